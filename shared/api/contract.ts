@@ -1,0 +1,104 @@
+/**
+ * The one source of truth shared by the CDK stack (infra/aws), the embedded environment
+ * (infra/local) and the functions: DynamoDB key design, EventBridge event patterns,
+ * event sources / detail-types, and environment variable names.
+ */
+
+/** Event source and detail-types the in-cluster agent publishes. */
+export const AgentSource = 'nodefleet.agent';
+export const DetailTypeUnschedulablePods = 'Unschedulable Pods';
+export const DetailTypeNodeLifecycle = 'Node Lifecycle';
+/** Schema version carried in every agent event's detail (`schemaVersion`). */
+export const AgentSchemaVersion = '1';
+
+/** EC2 / Health event kinds the interruption function handles (as EventBridge delivers them). */
+export const DetailTypeSpotInterruption = 'EC2 Spot Instance Interruption Warning';
+export const DetailTypeRebalance = 'EC2 Instance Rebalance Recommendation';
+export const DetailTypeStateChange = 'EC2 Instance State-change Notification';
+export const DetailTypeCapacityReservationInterruption = 'EC2 Capacity Reservation Instance Interruption Warning';
+export const DetailTypeHealth = 'AWS Health Event';
+
+/** An EventBridge event pattern (the subset nodefleet uses: exact values and prefix/anything-but are not needed). */
+export interface EventPattern {
+  source: string[];
+  'detail-type': string[];
+  detail?: Record<string, unknown>;
+}
+
+/** EventBridge rules, by name: the CDK stack creates exactly these; the local bus routes with them. */
+export const EventRules = {
+  /** Unschedulable pods → provisioner. */
+  provisioner: { source: [AgentSource], 'detail-type': [DetailTypeUnschedulablePods] },
+  /** Node added / ready / deleted → registration. */
+  registration: { source: [AgentSource], 'detail-type': [DetailTypeNodeLifecycle] },
+  spotInterruption: { source: ['aws.ec2'], 'detail-type': [DetailTypeSpotInterruption] },
+  rebalance: { source: ['aws.ec2'], 'detail-type': [DetailTypeRebalance] },
+  stateChange: { source: ['aws.ec2'], 'detail-type': [DetailTypeStateChange] },
+  capacityReservationInterruption: { source: ['aws.ec2'], 'detail-type': [DetailTypeCapacityReservationInterruption] },
+  scheduledChange: {
+    source: ['aws.health'],
+    'detail-type': [DetailTypeHealth],
+    detail: { service: ['EC2'], eventTypeCategory: ['scheduledChange'] },
+  },
+} satisfies Record<string, EventPattern>;
+
+/** Rules whose target is the interruption queue (SQS → interruption function). */
+export const InterruptionRuleNames = ['spotInterruption', 'rebalance', 'stateChange', 'capacityReservationInterruption', 'scheduledChange'] as const;
+
+/**
+ * Whether `event` matches `pattern` (EventBridge exact-match semantics: every pattern key must be
+ * present and its value one of the listed values; nested objects recurse).
+ */
+export function matchesPattern(pattern: Record<string, unknown>, event: Record<string, unknown>): boolean {
+  for (const [k, want] of Object.entries(pattern)) {
+    const got = event[k];
+    if (Array.isArray(want)) {
+      const values = Array.isArray(got) ? got : [got];
+      if (!values.some((v) => want.includes(v))) return false;
+    } else if (want && typeof want === 'object') {
+      if (!got || typeof got !== 'object') return false;
+      if (!matchesPattern(want as Record<string, unknown>, got as Record<string, unknown>)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * DynamoDB: one table.
+ * - NodeClaim:        pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; `instanceId` (GSI), `version`
+ * - Budget counter:   pk = `CLUSTER#<cluster>`, sk = `BUDGET#<nodePool>`; `inFlight` (number), `holders` (map claim → since)
+ * - ICE cache:        pk = `CLUSTER#<cluster>`, sk = `ICE#<type>#<zone>#<capacityType>`; `ttl`
+ * - Idempotency:      pk = `idempotency#<function>`, sk = idempotency key (Powertools, `ttl` as expiry attribute)
+ * - Disruption state: pk = `CLUSTER#<cluster>`, sk = `DISRUPTION#<command id>` (pending validation)
+ */
+export const Table = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttlAttribute: 'ttl',
+  instanceIdIndex: 'byInstanceId',
+  instanceIdAttribute: 'instanceId',
+} as const;
+
+export const keys = {
+  cluster: (cluster: string) => `CLUSTER#${cluster}`,
+  nodeClaim: (name: string) => `NODECLAIM#${name}`,
+  budget: (nodePool: string) => `BUDGET#${nodePool}`,
+  ice: (instanceType: string, zone: string, capacityType: string) => `ICE#${instanceType}#${zone}#${capacityType}`,
+};
+
+/** Environment variable names (the CDK construct sets these; each function parses them once). */
+export const Env = {
+  clusterName: 'NODEFLEET_CLUSTER_NAME',
+  tableName: 'NODEFLEET_TABLE_NAME',
+  region: 'AWS_REGION',
+  stateMachineArn: 'NODEFLEET_TERMINATION_STATE_MACHINE_ARN',
+  eventBusName: 'NODEFLEET_EVENT_BUS_NAME',
+  nodeRoleName: 'NODEFLEET_NODE_ROLE_NAME',
+  instanceProfileName: 'NODEFLEET_INSTANCE_PROFILE_NAME',
+  /** Kubeconfig path: set only in the embedded environment (otherwise EKS token auth). */
+  kubeconfig: 'NODEFLEET_KUBECONFIG',
+  /** Endpoint overrides for the embedded environment. */
+  dynamodbEndpoint: 'NODEFLEET_DYNAMODB_ENDPOINT',
+  ec2Endpoint: 'NODEFLEET_EC2_ENDPOINT',
+  logLevel: 'POWERTOOLS_LOG_LEVEL',
+} as const;

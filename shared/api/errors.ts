@@ -1,0 +1,35 @@
+/**
+ * Typed errors: one base class; ASL Retry/Catch match on `name`, so a rename is a breaking change.
+ */
+export class NodefleetError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad user input (NodePool YAML, events): `problems` are `<path>: <reason>` lines. */
+export class ValidationError extends NodefleetError {
+  constructor(message: string, readonly problems: string[] = [message]) {
+    super(message);
+  }
+}
+
+/** EC2 had no capacity for these offerings (InsufficientInstanceCapacity and friends). */
+export class InsufficientCapacityError extends NodefleetError {
+  constructor(message: string, readonly offerings: { instanceType: string; zone: string; capacityType: string }[] = [], options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A conditional write lost a race (another writer changed the item first). */
+export class ConflictError extends NodefleetError {}
+
+/** The object (instance, node, claim) does not exist; callers treating "gone" as success catch this. */
+export class NotFoundError extends NodefleetError {}
+
+/** Throttled / transient: safe to retry (ASL Retry matches this name). */
+export class TransientError extends NodefleetError {}
+
+/** A disruption budget has no free slot. */
+export class BudgetExhaustedError extends NodefleetError {}

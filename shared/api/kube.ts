@@ -1,0 +1,181 @@
+/**
+ * The subset of Kubernetes v1 objects nodefleet reads, shaped exactly as
+ * `kubectl get -o yaml` prints them (quantities are strings, times RFC 3339).
+ * Only fields that matter to scheduling and disruption are typed; everything else passes through.
+ */
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid?: string; controller?: boolean }[];
+  finalizers?: string[];
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  timeAdded?: string;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+export interface PodAffinityTerm {
+  labelSelector?: LabelSelector;
+  namespaces?: string[];
+  namespaceSelector?: LabelSelector;
+  topologyKey: string;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+export interface Affinity {
+  nodeAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
+    preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: NodeSelectorTerm }[];
+  };
+  podAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+    preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; podAffinityTerm: PodAffinityTerm }[];
+  };
+  podAntiAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+    preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; podAffinityTerm: PodAffinityTerm }[];
+  };
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  labelSelector?: LabelSelector;
+  minDomains?: number;
+  matchLabelKeys?: string[];
+  nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  nodeTaintsPolicy?: 'Honor' | 'Ignore';
+}
+
+export interface ResourceRequirements {
+  requests?: Record<string, string | number>;
+  limits?: Record<string, string | number>;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  resources?: ResourceRequirements;
+  ports?: { containerPort: number; hostPort?: number; protocol?: string; hostIP?: string }[];
+  restartPolicy?: string; // "Always" marks a sidecar init container
+  lifecycle?: { preStop?: unknown };
+}
+
+export interface Volume {
+  name: string;
+  persistentVolumeClaim?: { claimName: string };
+  [k: string]: unknown;
+}
+
+export interface PodSpec {
+  nodeName?: string;
+  nodeSelector?: Record<string, string>;
+  affinity?: Affinity;
+  tolerations?: Toleration[];
+  topologySpreadConstraints?: TopologySpreadConstraint[];
+  containers: Container[];
+  initContainers?: Container[];
+  overhead?: Record<string, string | number>;
+  priorityClassName?: string;
+  priority?: number;
+  preemptionPolicy?: string;
+  schedulerName?: string;
+  terminationGracePeriodSeconds?: number;
+  volumes?: Volume[];
+  hostNetwork?: boolean;
+}
+
+export interface PodCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface Pod {
+  apiVersion?: string;
+  kind?: 'Pod';
+  metadata: ObjectMeta;
+  spec: PodSpec;
+  status?: { phase?: string; conditions?: PodCondition[]; nominatedNodeName?: string; startTime?: string };
+}
+
+export interface NodeCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  lastTransitionTime?: string;
+}
+
+export interface Node {
+  apiVersion?: string;
+  kind?: 'Node';
+  metadata: ObjectMeta;
+  spec?: { providerID?: string; taints?: Taint[]; unschedulable?: boolean };
+  status?: {
+    capacity?: Record<string, string>;
+    allocatable?: Record<string, string>;
+    conditions?: NodeCondition[];
+  };
+}
+
+export interface PodDisruptionBudget {
+  apiVersion?: string;
+  kind?: 'PodDisruptionBudget';
+  metadata: ObjectMeta;
+  spec: { minAvailable?: number | string; maxUnavailable?: number | string; selector?: LabelSelector; unhealthyPodEvictionPolicy?: string };
+  status?: { currentHealthy?: number; desiredHealthy?: number; expectedPods?: number; disruptionsAllowed?: number };
+}
+
+/** Any Kubernetes object as read from YAML/JSON (apiVersion + kind + metadata). */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: any;
+  status?: any;
+  [k: string]: unknown;
+}
+
+/** `namespace/name` of a namespaced object, `name` otherwise. */
+export function objectKey(o: { metadata: ObjectMeta }): string {
+  return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+}

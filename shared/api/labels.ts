@@ -1,0 +1,65 @@
+/**
+ * Well-known label, annotation and taint keys, as Karpenter v1 and its AWS provider use them.
+ * Sources: kubernetes-sigs/karpenter pkg/apis/v1/labels.go, taints.go;
+ * aws/karpenter-provider-aws pkg/apis/v1/labels.go.
+ */
+export const LabelTopologyZone = 'topology.kubernetes.io/zone';
+export const LabelTopologyRegion = 'topology.kubernetes.io/region';
+export const LabelTopologyZoneID = 'topology.k8s.aws/zone-id';
+export const LabelInstanceType = 'node.kubernetes.io/instance-type';
+export const LabelArch = 'kubernetes.io/arch';
+export const LabelOS = 'kubernetes.io/os';
+export const LabelHostname = 'kubernetes.io/hostname';
+export const LabelWindowsBuild = 'node.kubernetes.io/windows-build';
+
+export const LabelCapacityType = 'karpenter.sh/capacity-type';
+export const LabelNodePool = 'karpenter.sh/nodepool';
+export const LabelRegistered = 'karpenter.sh/registered';
+export const LabelInitialized = 'karpenter.sh/initialized';
+export const LabelDoNotSync = 'karpenter.sh/do-not-sync-taints';
+
+export const LabelInstanceCategory = 'karpenter.k8s.aws/instance-category';
+export const LabelInstanceFamily = 'karpenter.k8s.aws/instance-family';
+export const LabelInstanceGeneration = 'karpenter.k8s.aws/instance-generation';
+export const LabelInstanceSize = 'karpenter.k8s.aws/instance-size';
+export const LabelInstanceCPU = 'karpenter.k8s.aws/instance-cpu';
+export const LabelInstanceCPUManufacturer = 'karpenter.k8s.aws/instance-cpu-manufacturer';
+export const LabelInstanceCPUSustainedClockSpeedMhz = 'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz';
+export const LabelInstanceMemory = 'karpenter.k8s.aws/instance-memory';
+export const LabelInstanceEBSBandwidth = 'karpenter.k8s.aws/instance-ebs-bandwidth';
+export const LabelInstanceNetworkBandwidth = 'karpenter.k8s.aws/instance-network-bandwidth';
+export const LabelInstanceHypervisor = 'karpenter.k8s.aws/instance-hypervisor';
+export const LabelInstanceEncryptionInTransit = 'karpenter.k8s.aws/instance-encryption-in-transit-supported';
+export const LabelInstanceGPUName = 'karpenter.k8s.aws/instance-gpu-name';
+export const LabelInstanceGPUManufacturer = 'karpenter.k8s.aws/instance-gpu-manufacturer';
+export const LabelInstanceGPUCount = 'karpenter.k8s.aws/instance-gpu-count';
+export const LabelInstanceGPUMemory = 'karpenter.k8s.aws/instance-gpu-memory';
+export const LabelInstanceAcceleratorName = 'karpenter.k8s.aws/instance-accelerator-name';
+export const LabelInstanceAcceleratorManufacturer = 'karpenter.k8s.aws/instance-accelerator-manufacturer';
+export const LabelInstanceAcceleratorCount = 'karpenter.k8s.aws/instance-accelerator-count';
+export const LabelInstanceLocalNVME = 'karpenter.k8s.aws/instance-local-nvme';
+export const LabelInstanceCapabilityFlex = 'karpenter.k8s.aws/instance-capability-flex';
+
+/** Capacity types, in Karpenter's launch preference order (reserved > spot > on-demand). */
+export const CapacityTypeReserved = 'reserved';
+export const CapacityTypeSpot = 'spot';
+export const CapacityTypeOnDemand = 'on-demand';
+export type CapacityType = 'reserved' | 'spot' | 'on-demand';
+
+/** Annotations. */
+export const AnnotationDoNotDisrupt = 'karpenter.sh/do-not-disrupt';
+export const AnnotationNodePoolHash = 'karpenter.sh/nodepool-hash';
+export const AnnotationNodePoolHashVersion = 'karpenter.sh/nodepool-hash-version';
+export const AnnotationNodeClassHash = 'karpenter.k8s.aws/ec2nodeclass-hash';
+export const AnnotationPodDeletionCost = 'controller.kubernetes.io/pod-deletion-cost';
+/** nodefleet extension: expiration waits for budgets and pre-spins the replacement. */
+export const AnnotationGracefulExpiration = 'nodefleet.io/graceful-expiration';
+/** nodefleet extension: a rebalance recommendation launches the replacement early and drains within budgets. */
+export const AnnotationRebalanceReplace = 'nodefleet.io/rebalance-replace';
+
+/** Taints. */
+export const TaintDisrupted = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
+export const TaintUnregistered = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' } as const;
+
+/** Label domains reserved to Karpenter/nodefleet: users may not set labels there in NodePool templates. */
+export const RestrictedLabelDomains = ['karpenter.sh', 'karpenter.k8s.aws', 'kubernetes.io', 'k8s.io'];

@@ -1,0 +1,115 @@
+/**
+ * NodeClaim: nodefleet's record of one node it launched, kept in DynamoDB (one item each).
+ * Mirrors karpenter.sh/v1 NodeClaim (KC pkg/apis/v1/nodeclaim.go, nodeclaim_status.go).
+ * Ready = Launched ∧ Registered ∧ Initialized. Expiry is a timer (`expireAt`), not a condition.
+ */
+import { z } from 'zod';
+import { RequirementSchema, TaintSchema } from './nodepool.ts';
+
+export const NodeClaimConditionTypes = [
+  'Launched',
+  'Registered',
+  'Initialized',
+  'Ready',
+  'Drifted',
+  'Consolidatable',
+  'Drained',
+  'InstanceTerminating',
+  'DisruptionReason',
+] as const;
+export type NodeClaimConditionType = (typeof NodeClaimConditionTypes)[number];
+
+export const ConditionSchema = z.object({
+  type: z.enum(NodeClaimConditionTypes),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  /** RFC 3339. */
+  lastTransitionTime: z.string(),
+});
+export type Condition = z.infer<typeof ConditionSchema>;
+
+/** Lifecycle phase, derived from conditions but stored for queries. */
+export const NodeClaimPhase = z.enum(['Pending', 'Launched', 'Registered', 'Initialized', 'Terminating', 'Terminated', 'Failed']);
+export type NodeClaimPhase = z.infer<typeof NodeClaimPhase>;
+
+export const NodeClaimSchema = z.object({
+  /** e.g. "default-x7k2p" (NodePool name + random suffix, as Karpenter). */
+  name: z.string(),
+  cluster: z.string(),
+  nodePool: z.string(),
+  nodeClass: z.string(),
+  /** Requirements including the launch set (node.kubernetes.io/instance-type In [...]). */
+  requirements: z.array(RequirementSchema),
+  taints: z.array(TaintSchema).default([]),
+  startupTaints: z.array(TaintSchema).default([]),
+  labels: z.record(z.string(), z.string()).default({}),
+  /** Sum of pod requests plus daemonset overhead, Kubernetes quantity strings. */
+  resources: z.object({ requests: z.record(z.string(), z.string()) }),
+  /** Filled once launched. */
+  instanceType: z.string().optional(),
+  zone: z.string().optional(),
+  capacityType: z.enum(['reserved', 'spot', 'on-demand']).optional(),
+  /** USD per hour of the launched offering. */
+  priceUsdPerHour: z.number().optional(),
+  instanceId: z.string().optional(),
+  /** aws:///<zone>/<instance-id> */
+  providerId: z.string().optional(),
+  nodeName: z.string().optional(),
+  imageId: z.string().optional(),
+  capacity: z.record(z.string(), z.string()).optional(),
+  allocatable: z.record(z.string(), z.string()).optional(),
+  conditions: z.array(ConditionSchema).default([]),
+  phase: NodeClaimPhase.default('Pending'),
+  /** Hashes for drift: NodePool template hash and EC2NodeClass hash at creation. */
+  nodePoolHash: z.string().optional(),
+  nodeClassHash: z.string().optional(),
+  /** RFC 3339. */
+  createdAt: z.string(),
+  /** RFC 3339; absent when expireAfter is Never. */
+  expireAt: z.string().optional(),
+  /** terminationGracePeriod in seconds, copied from the NodePool at creation. */
+  terminationGracePeriodSeconds: z.number().optional(),
+  /** Optimistic-lock version: every write is conditional on it. */
+  version: z.number().int().default(0),
+  /** The pods the claim was created for (namespace/name), for logs and idempotency. */
+  pods: z.array(z.string()).default([]),
+  /** Why a termination failed or a launch gave up. */
+  lastError: z.string().optional(),
+  annotations: z.record(z.string(), z.string()).default({}),
+});
+export type NodeClaim = z.infer<typeof NodeClaimSchema>;
+export type NodeClaimInput = z.input<typeof NodeClaimSchema>;
+
+/** The condition of `type`, if set. */
+export function getCondition(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimConditionType): Condition | undefined {
+  return c.conditions.find((x) => x.type === type);
+}
+
+/** True when the condition is set to True. */
+export function isTrue(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimConditionType): boolean {
+  return getCondition(c, type)?.status === 'True';
+}
+
+/**
+ * Returns a copy with condition `type` set; `lastTransitionTime` changes only when the status does.
+ * @param now RFC 3339 time of the change.
+ */
+export function setCondition(
+  c: NodeClaim,
+  type: NodeClaimConditionType,
+  status: 'True' | 'False' | 'Unknown',
+  now: string,
+  reason?: string,
+  message?: string,
+): NodeClaim {
+  const prev = getCondition(c, type);
+  const next: Condition = {
+    type,
+    status,
+    reason,
+    message,
+    lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : now,
+  };
+  return { ...c, conditions: [...c.conditions.filter((x) => x.type !== type), next] };
+}

@@ -1,0 +1,133 @@
+/**
+ * Ports: the small interfaces the functions need from the outside world. Adapters in
+ * shared/aws and shared/kube implement them against AWS / Kubernetes; infra/local and the test
+ * fakes implement the same interfaces. Each method documents the typed errors it throws.
+ */
+import type { NodeClaim } from './nodeclaim.ts';
+import type { Node, Pod, PodDisruptionBudget, KubeObject, Taint } from './kube.ts';
+import type { NodePool, EC2NodeClass } from './nodepool.ts';
+
+/** NodeClaim storage (DynamoDB). Every write is conditional on `version`. */
+export interface NodeClaimStore {
+  /** Creates a claim; throws ConflictError if the name exists. */
+  create(claim: NodeClaim): Promise<NodeClaim>;
+  /** undefined when absent. */
+  get(name: string): Promise<NodeClaim | undefined>;
+  list(): Promise<NodeClaim[]>;
+  /** Finds by EC2 instance id (GSI). */
+  getByInstanceId(instanceId: string): Promise<NodeClaim | undefined>;
+  /** Writes `claim` if the stored version equals `claim.version`; returns it with version + 1. Throws ConflictError otherwise. */
+  update(claim: NodeClaim): Promise<NodeClaim>;
+  /** Deletes; absent counts as success. */
+  delete(name: string): Promise<void>;
+}
+
+/** The unavailable-offerings cache (ICE): 3-minute TTL entries. */
+export interface UnavailableOfferings {
+  /** Marks (type, zone, capacity type) unavailable until `untilEpochSeconds`. */
+  mark(entries: { instanceType: string; zone: string; capacityType: string; reason: string }[], untilEpochSeconds: number): Promise<void>;
+  /** Entries not yet expired at `nowEpochSeconds`. */
+  list(nowEpochSeconds: number): Promise<{ instanceType: string; zone: string; capacityType: string }[]>;
+}
+
+/** Disruption budget counters: one conditional update takes a slot. */
+export interface BudgetCounter {
+  /** Takes a slot for `holder` if in-flight < allowed; false when none is free. Idempotent per holder. */
+  take(nodePool: string, holder: string, allowed: number, nowIso: string): Promise<boolean>;
+  /** Releases `holder`'s slot; absent counts as success. */
+  release(nodePool: string, holder: string): Promise<void>;
+  /** Current holders, for gc reclaiming crashed executions' slots. */
+  holders(nodePool: string): Promise<Record<string, string>>;
+}
+
+/** A launched (or failed) instance, as CloudProvider.create returns it. */
+export interface LaunchResult {
+  instanceId: string;
+  instanceType: string;
+  zone: string;
+  capacityType: 'reserved' | 'spot' | 'on-demand';
+  imageId?: string;
+  priceUsdPerHour?: number;
+}
+
+/** An EC2 instance nodefleet may own. */
+export interface CloudInstance {
+  instanceId: string;
+  instanceType: string;
+  zone: string;
+  capacityType: 'reserved' | 'spot' | 'on-demand';
+  state: 'pending' | 'running' | 'shutting-down' | 'terminated' | 'stopping' | 'stopped';
+  /** RFC 3339. */
+  launchTime: string;
+  tags: Record<string, string>;
+}
+
+/** EC2. */
+export interface CloudProvider {
+  /**
+   * Launches one instance for the claim (CreateFleet instant).
+   * @throws InsufficientCapacityError when every offering in the launch set failed for capacity
+   *   (its `offerings` lists what to mark unavailable).
+   * @throws TransientError on throttling.
+   */
+  create(claim: NodeClaim, launch: { instanceTypes: string[]; zones: string[]; capacityTypes: string[] }, nodeClass?: EC2NodeClass): Promise<LaunchResult>;
+  /** Terminates; an instance already gone counts as success. */
+  terminate(instanceId: string): Promise<void>;
+  /** undefined when the instance does not exist (or is long gone). */
+  get(instanceId: string): Promise<CloudInstance | undefined>;
+  /** Instances tagged with this cluster (any state but terminated). */
+  list(): Promise<CloudInstance[]>;
+}
+
+/** Kubernetes API operations the functions use. */
+export interface KubeApi {
+  listNodePools(): Promise<NodePool[]>;
+  listNodeClasses(): Promise<EC2NodeClass[]>;
+  listNodes(): Promise<Node[]>;
+  getNode(name: string): Promise<Node | undefined>;
+  /** All pods (or those on one node). */
+  listPods(opts?: { nodeName?: string }): Promise<Pod[]>;
+  listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]>;
+  /** DaemonSets, ReplicaSets etc. when needed (raw objects). */
+  listObjects(apiVersion: string, kind: string): Promise<KubeObject[]>;
+  /** Strategic/merge patch of labels, annotations, taints, unschedulable. Throws NotFoundError. */
+  patchNode(name: string, patch: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; taints?: Taint[]; unschedulable?: boolean }): Promise<Node>;
+  /** Deletes a node; absent counts as success. */
+  deleteNode(name: string): Promise<void>;
+  /**
+   * Evicts a pod through policy/v1 Eviction.
+   * @returns 'evicted', 'blocked' (429: a PodDisruptionBudget forbids it now) or 'gone' (404).
+   */
+  evictPod(namespace: string, name: string): Promise<'evicted' | 'blocked' | 'gone'>;
+  /** Deletes a pod (grace period seconds optional); absent counts as success. */
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;
+}
+
+/** Starts the termination state machine (one execution per NodeClaim). */
+export interface TerminationStarter {
+  /** Starts or finds the execution named after the claim; returns its ARN. Already running = success. */
+  start(input: TerminationInput): Promise<string>;
+}
+
+/** Input of statemachines/termination.asl.json. */
+export interface TerminationInput {
+  nodeClaim: string;
+  nodeName?: string;
+  instanceId?: string;
+  reason: 'consolidation' | 'drift' | 'expiration' | 'interruption' | 'emptiness' | 'manual' | 'gc';
+  /** Epoch ms: after it, whatever is left is deleted and the instance terminated. Absent = wait forever. */
+  deadlineEpochMs?: number;
+  /** NodePool whose budget slot to release at the end, if one was taken. */
+  budgetNodePool?: string;
+}
+
+/** Publishes events on the bus (EventBridge PutEvents). */
+export interface EventPublisher {
+  /** Publishes; returns entries that failed after retries (empty on success). */
+  publish(entries: { source: string; detailType: string; detail: unknown; resources?: string[] }[]): Promise<{ failed: number }>;
+}
+
+/** Time, injected so handlers are testable and the embedded environment can compress it. */
+export interface Clock {
+  now(): Date;
+}

@@ -1,0 +1,43 @@
+/**
+ * Instance catalog types: what the scheduler needs to know about an EC2 instance type.
+ */
+import type { Resources } from '../api/quantity.ts';
+import type { CapacityType } from '../api/labels.ts';
+
+/** One way to buy an instance type: (zone, capacity type) with a price. */
+export interface Offering {
+  zone: string;
+  capacityType: CapacityType;
+  /** USD per instance-hour. */
+  priceUsdPerHour: number;
+  /** False while the offering is marked insufficient-capacity (ICE cache) or not sold. */
+  available: boolean;
+  /** Capacity reservation id for `reserved` offerings. */
+  reservationId?: string;
+}
+
+/** An instance type ready for scheduling. */
+export interface InstanceType {
+  /** API name, e.g. "c5a.2xlarge". */
+  name: string;
+  /**
+   * Node labels this type sets (node.kubernetes.io/instance-type, kubernetes.io/arch,
+   * karpenter.k8s.aws/instance-*, …) as Karpenter's AWS provider sets them. Zone and capacity
+   * type are per offering and not in this map.
+   */
+  labels: Record<string, string>;
+  /** Capacity in canonical units (cpu millicores, memory bytes, pods, ephemeral-storage bytes, extended). */
+  capacity: Resources;
+  /** Capacity minus kube-reserved, system-reserved and eviction threshold (canonical units). */
+  allocatable: Resources;
+  offerings: Offering[];
+  /** True for GPU / accelerator / metal types: only used when asked for or nothing else fits. */
+  exotic?: boolean;
+}
+
+/** The cheapest available offering of a type among `offerings`, or undefined. */
+export function cheapestOffering(offerings: readonly Offering[]): Offering | undefined {
+  let best: Offering | undefined;
+  for (const o of offerings) if (o.available && (!best || o.priceUsdPerHour < best.priceUsdPerHour)) best = o;
+  return best;
+}
