@@ -1,0 +1,156 @@
+/**
+ * Scheduling simulation: input and output shapes of {@link solve} (shared/scheduling/index.ts).
+ *
+ * Mirrors Karpenter's `Scheduler.Solve` (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/scheduler.go): a snapshot goes in, plain data comes
+ * out, nothing is launched. Units: resources in canonical units (shared/api/quantity.ts:
+ * cpu millicores, memory bytes, pods count), prices in USD per hour.
+ */
+import type { Pod, PodSpec, ObjectMeta, Taint } from '../api/kube.ts';
+import type { NodePool } from '../api/nodepool.ts';
+import type { Resources } from '../api/quantity.ts';
+import type { Requirements } from '../api/requirements.ts';
+import type { CapacityType } from '../api/labels.ts';
+import type { InstanceType } from '../catalog/types.ts';
+
+/**
+ * A node that already exists, or an in-flight NodeClaim (launched or launching, no node yet).
+ * Pods are placed on these before any new NodeClaim is considered.
+ */
+export interface ExistingNode {
+  /** Node name (or NodeClaim name for a claim with no node yet); also its hostname domain. */
+  name: string;
+  /** Node labels (zone, instance type, capacity type, karpenter.sh/nodepool, …). */
+  labels: Record<string, string>;
+  /** Node taints. Startup taints of a launching claim must not be listed here. */
+  taints?: Taint[];
+  /** Allocatable in canonical units (cpu millicores, memory bytes, pods). */
+  allocatable: Resources;
+  /** Capacity in canonical units, counted against NodePool limits; defaults to `allocatable`. */
+  capacity?: Resources;
+  /** Pods already bound to (or nominated for) this node: they use its allocatable and count for topology. */
+  pods?: Pod[];
+  /** True for an in-flight NodeClaim that has no Node yet. */
+  launching?: boolean;
+  /** The NodePool managing it (label karpenter.sh/nodepool), undefined for unmanaged capacity. */
+  nodePool?: string;
+  /** Cordoned (`spec.unschedulable`) or being deleted: no new pods land here, it still counts for limits. */
+  unschedulable?: boolean;
+  /**
+   * For an in-flight claim whose instance type is not decided yet: its requirements. When set,
+   * labels not pinned by it are unknown, and pods are matched against the requirements.
+   */
+  requirements?: Requirements;
+}
+
+/** A DaemonSet's pod template, used to compute per-node overhead on new NodeClaims. */
+export interface DaemonSetTemplate {
+  metadata: ObjectMeta;
+  spec: PodSpec;
+}
+
+/** An offering marked out of capacity (ICE cache): skipped when choosing offerings. */
+export interface UnavailableOffering {
+  instanceType: string;
+  zone: string;
+  capacityType: string;
+}
+
+/** Knobs (Karpenter settings / feature gates that change scheduling). */
+export interface SchedulingSettings {
+  /**
+   * `Strict` (default): a NodePool whose minValues cannot be met schedules nothing.
+   * `BestEffort`: minValues are relaxed to what is available (KC options.go `MinValuesPolicy`).
+   */
+  minValuesPolicy?: 'Strict' | 'BestEffort';
+  /** `Respect` (default) treats preferences as required then relaxes them; `Ignore` skips them (KC `PREFERENCE_POLICY`). */
+  preferencePolicy?: 'Respect' | 'Ignore';
+  /** Max instance types kept on a NodeClaim (default 600, KC nodeclaimtemplate.go MaxInstanceTypes). */
+  maxInstanceTypes?: number;
+  /** Max instance types sent to one launch (default 60, KA instance.go maxInstanceTypes). */
+  maxLaunchInstanceTypes?: number;
+}
+
+/** Everything the simulation needs: one consistent snapshot of the cluster. */
+export interface SchedulingInput {
+  /** Pending pods to place (no spec.nodeName). DaemonSet-owned pods are ignored. */
+  pods: Pod[];
+  /** Parsed NodePools (shared/api/nodepool.ts); tried by weight, highest first, then name. */
+  nodePools: NodePool[];
+  /**
+   * The instance types a NodePool may use (built by the caller from the catalog and its
+   * EC2NodeClass: allocatable depends on kubelet settings). Called once per NodePool.
+   */
+  instanceTypes: (nodePool: NodePool) => InstanceType[];
+  /** Nodes and in-flight NodeClaims, filled first. */
+  existingNodes?: ExistingNode[];
+  /**
+   * Running pods that count for topology spread and pod (anti-)affinity, matched to a node by
+   * `spec.nodeName`. Pods in `existingNodes[].pods` count too (deduplicated by namespace/name).
+   */
+  boundPods?: Pod[];
+  /** DaemonSet pod templates: each new node must also hold those that would run on it. */
+  daemonSets?: DaemonSetTemplate[];
+  /**
+   * Zonal volumes: `namespace/claimName` → zones the volume lives in (a bound PV's node
+   * affinity, or the StorageClass `allowedTopologies`). A pod naming such a claim must land there.
+   */
+  volumes?: Record<string, string[]>;
+  /** ICE-cached offerings, not used for new NodeClaims. */
+  unavailableOfferings?: UnavailableOffering[];
+  settings?: SchedulingSettings;
+}
+
+/** A NodeClaim the provisioner should create. */
+export interface NewNodeClaim {
+  /** NodePool name. */
+  nodePool: string;
+  /** Simulated hostname (unique within one result), the hostname topology domain of the claim. */
+  hostname: string;
+  /**
+   * The claim's requirements: NodePool requirements ∩ pod requirements ∩ template labels, plus
+   * `node.kubernetes.io/instance-type In [launch set]`.
+   */
+  requirements: Requirements;
+  /** Instance types that can hold everything on the claim, cheapest compatible offering first, ≤ 600. */
+  instanceTypes: InstanceType[];
+  /** The cheapest ≤ 60 of `instanceTypes` (minValues re-checked after the cut): what a launch sends. */
+  launchInstanceTypes: InstanceType[];
+  /** Sum of the pods' requests plus daemonset overhead (canonical units). */
+  requests: Resources;
+  /** The daemonset part of `requests` (canonical units). */
+  daemonSetRequests: Resources;
+  /** Pods placed on this claim. */
+  pods: Pod[];
+  /** Labels the node will carry: template labels, single-valued requirements, karpenter.sh/nodepool. */
+  labels: Record<string, string>;
+  taints: Taint[];
+  startupTaints: Taint[];
+  /** Capacity types the claim may launch with, in preference order (reserved, spot, on-demand). */
+  capacityTypes: CapacityType[];
+  /** Zones the claim may launch in, sorted. */
+  zones: string[];
+  /** Price of the cheapest compatible available offering of `launchInstanceTypes[0]`, USD/hour. */
+  priceUsdPerHour: number;
+}
+
+/** A pod placed on an existing node or in-flight claim. */
+export interface Placement {
+  pod: Pod;
+  /** ExistingNode.name. */
+  node: string;
+}
+
+/** A pod that cannot run anywhere, with why for each NodePool. */
+export interface UnschedulablePod {
+  pod: Pod;
+  /** NodePool name → message ("incompatible requirements, key X …", "exceeds limits", …). */
+  reasons: Record<string, string>;
+}
+
+/** The decision. Plain data: log it, store it, assert it. */
+export interface SchedulingResult {
+  newNodeClaims: NewNodeClaim[];
+  placements: Placement[];
+  unschedulable: UnschedulablePod[];
+}
