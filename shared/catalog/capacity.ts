@@ -1,0 +1,305 @@
+/**
+ * Capacity and allocatable of a node, with the arithmetic of Karpenter's AWS provider
+ * (aws/karpenter-provider-aws pkg/providers/instancetype/types.go: `memory`, `pods`,
+ * `ENILimitedPods`, `ephemeralStorage`, `kubeReservedResources`, `evictionThreshold`;
+ * kubernetes-sigs/karpenter pkg/cloudprovider/types.go `InstanceTypeOverhead`).
+ *
+ * All figures are in canonical units (see shared/api/quantity.ts): cpu millicores, memory and
+ * ephemeral-storage bytes, pods count.
+ */
+import type { EC2NodeClass, KubeletConfiguration } from '../api/nodepool.ts';
+import { GiB, MiB, parseQuantity, parseResource, type Resources } from '../api/quantity.ts';
+
+/**
+ * Share of EC2's reported memory hidden by the hypervisor and the kernel (Karpenter setting
+ * `VM_MEMORY_OVERHEAD_PERCENT`, default 0.075). Karpenter subtracts it until it has seen a real node.
+ */
+export const DefaultVMMemoryOverheadPercent = 0.075;
+
+/** Graviton (arm64) instances keep 64 MiB of CMA memory the OS cannot use (KA `memory`). */
+export const Arm64ReservedMemoryMiB = 64;
+
+/** Pods when the AMI family does not size pods by ENIs (Windows): the kubelet default. */
+export const DefaultMaxPods = 110;
+
+/** Default root volume when the EC2NodeClass has no block device mappings (KA amifamily `DefaultEBS`). */
+export const DefaultRootVolumeGiB = 20;
+
+/** kube-reserved memory: `11 MiB × pods + 255 MiB` (KA `kubeReservedResources`). */
+export const KubeReservedMemoryPerPodMiB = 11;
+export const KubeReservedMemoryBaseMiB = 255;
+/** kube-reserved ephemeral-storage: 1 GiB. */
+export const KubeReservedEphemeralStorageBytes = GiB;
+/** Default hard eviction: memory.available < 100Mi, nodefs.available < 10 %. */
+export const EvictionHardMemoryBytes = 100 * MiB;
+export const EvictionHardNodeFsPercent = 10;
+
+/**
+ * kube-reserved CPU ladder: 6 % of the first core, 1 % of the second, 0.5 % of cores 3–4 and
+ * 0.25 % of every further core; each band is truncated to whole millicores (KA, after Bottlerocket).
+ */
+const KubeReservedCpuBands = [
+  { startMilli: 0, endMilli: 1000, share: 0.06 },
+  { startMilli: 1000, endMilli: 2000, share: 0.01 },
+  { startMilli: 2000, endMilli: 4000, share: 0.005 },
+  { startMilli: 4000, endMilli: 2 ** 31, share: 0.0025 },
+];
+
+/** AMI families as EC2NodeClass names them (`spec.amiFamily`, or inferred from an `alias` term). */
+export type AmiFamily = 'AL2' | 'AL2023' | 'Bottlerocket' | 'Windows2019' | 'Windows2022' | 'Windows2025' | 'Custom';
+
+/**
+ * What changes Karpenter's math per AMI family (KA pkg/providers/amifamily `FeatureFlags`).
+ * - `eniLimitedPodDensity`: pods default to the ENI limit (else 110).
+ * - `eniLimitedMemoryOverhead`: kube-reserved memory uses ENI-limited pods even when maxPods is set.
+ * - `podsPerCore`: kubelet podsPerCore is honoured.
+ * - `evictionSoft`: kubelet evictionSoft also reduces allocatable.
+ */
+export interface AmiFamilyFeatures {
+  eniLimitedPodDensity: boolean;
+  eniLimitedMemoryOverhead: boolean;
+  podsPerCore: boolean;
+  evictionSoft: boolean;
+  /** Root volume used for ephemeral storage when no mapping overrides it. */
+  defaultEphemeralVolumeGiB: number;
+  /** Device name of the volume that backs kubelet's ephemeral storage. */
+  ephemeralDeviceName: string;
+  os: 'linux' | 'windows';
+}
+
+const linuxDefaults: AmiFamilyFeatures = {
+  eniLimitedPodDensity: true,
+  eniLimitedMemoryOverhead: true,
+  podsPerCore: true,
+  evictionSoft: true,
+  defaultEphemeralVolumeGiB: DefaultRootVolumeGiB,
+  ephemeralDeviceName: '/dev/xvda',
+  os: 'linux',
+};
+const windows: AmiFamilyFeatures = {
+  eniLimitedPodDensity: false,
+  eniLimitedMemoryOverhead: false,
+  podsPerCore: false,
+  evictionSoft: false,
+  defaultEphemeralVolumeGiB: 50,
+  ephemeralDeviceName: '/dev/sda1',
+  os: 'windows',
+};
+
+/** Feature flags per AMI family (KA amifamily/al2.go, al2023.go, bottlerocket.go, windows.go, custom.go). */
+export const AmiFamilyFeatureTable: Record<AmiFamily, AmiFamilyFeatures> = {
+  AL2: linuxDefaults,
+  AL2023: linuxDefaults,
+  Custom: linuxDefaults,
+  // Bottlerocket: 4 GiB OS root + 20 GiB data volume (/dev/xvdb) that holds kubelet's storage.
+  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, ephemeralDeviceName: '/dev/xvdb' },
+  Windows2019: windows,
+  Windows2022: windows,
+  Windows2025: windows,
+};
+
+/** The EC2NodeClass's AMI family: `spec.amiFamily`, else from an `alias` term (`al2023@latest`), else AL2023. */
+export function amiFamilyOf(nodeClass?: EC2NodeClass): AmiFamily {
+  if (nodeClass?.spec.amiFamily) return nodeClass.spec.amiFamily;
+  const alias = nodeClass?.spec.amiSelectorTerms?.find((t) => t.alias)?.alias;
+  if (alias) {
+    const family = alias.split('@')[0].toLowerCase();
+    const byAlias: Record<string, AmiFamily> = {
+      al2: 'AL2', al2023: 'AL2023', bottlerocket: 'Bottlerocket',
+      windows2019: 'Windows2019', windows2022: 'Windows2022', windows2025: 'Windows2025',
+    };
+    if (byAlias[family]) return byAlias[family];
+  }
+  return 'AL2023';
+}
+
+/** What the arithmetic needs to know about an instance type. */
+export interface InstanceShape {
+  /** vCPUs. */
+  vcpu: number;
+  /** Memory EC2 reports, MiB. */
+  memoryMiB: number;
+  arch: 'amd64' | 'arm64';
+  /** ENIs of the default network card and IPv4 addresses per ENI; undefined = pods from `maxPods`. */
+  eni?: { maxEnis: number; ipv4PerEni: number };
+  /** Max pods when no ENI data is known (made-up types): used as the ENI-limited count. */
+  maxPods?: number;
+  /** Local NVMe instance store in GB (EC2 `TotalSizeInGB`), used with `instanceStorePolicy: RAID0`. */
+  localNvmeGiB?: number | null;
+}
+
+/** Knobs that change capacity and allocatable. */
+export interface CapacityOptions {
+  nodeClass?: EC2NodeClass;
+  /** Karpenter `VM_MEMORY_OVERHEAD_PERCENT` (fraction, default 0.075). */
+  vmMemoryOverheadPercent?: number;
+  /** Karpenter `RESERVED_ENIS` (default 0): ENIs kept out of the pod count. */
+  reservedENIs?: number;
+}
+
+/**
+ * Memory capacity in bytes: EC2 memory (−64 MiB on arm64) minus ceil(overhead% of it) MiB.
+ * Example: 16384 MiB amd64 → 16384 − ceil(1228.8) = 15155 MiB.
+ */
+export function memoryCapacityBytes(memoryMiB: number, arch: string, vmMemoryOverheadPercent = DefaultVMMemoryOverheadPercent): number {
+  const mib = arch === 'arm64' ? memoryMiB - Arm64ReservedMemoryMiB : memoryMiB;
+  // Karpenter works on the byte value and rounds the overhead up to whole MiB.
+  const overheadMiB = Math.ceil((mib * MiB * vmMemoryOverheadPercent) / MiB);
+  return (mib - overheadMiB) * MiB;
+}
+
+/** ENI-limited pods: usable ENIs × (IPv4 per ENI − 1) + 2, 0 when no ENI is usable (KA `ENILimitedPods`). */
+export function eniLimitedPods(shape: InstanceShape, reservedENIs = 0): number {
+  if (!shape.eni) return shape.maxPods ?? DefaultMaxPods;
+  const usable = Math.max(shape.eni.maxEnis - reservedENIs, 0);
+  if (usable === 0) return 0;
+  return usable * (shape.eni.ipv4PerEni - 1) + 2;
+}
+
+/** Max pods: kubelet maxPods, else ENI-limited (or 110 for Windows), then capped by podsPerCore × vCPU. */
+export function maxPodsFor(shape: InstanceShape, opts: CapacityOptions = {}): number {
+  const features = AmiFamilyFeatureTable[amiFamilyOf(opts.nodeClass)];
+  const kubelet = opts.nodeClass?.spec.kubelet;
+  let count: number;
+  if (kubelet?.maxPods !== undefined) count = kubelet.maxPods;
+  else if (features.eniLimitedPodDensity) count = eniLimitedPods(shape, opts.reservedENIs);
+  else count = DefaultMaxPods;
+  if ((kubelet?.podsPerCore ?? 0) > 0 && features.podsPerCore) count = Math.min(kubelet!.podsPerCore! * shape.vcpu, count);
+  return count;
+}
+
+/**
+ * Ephemeral storage in bytes: RAID0 instance store when asked for and present; else the root
+ * volume mapping's size (`rootVolume: true`, or the family's ephemeral device), else the family's
+ * default (20 GiB; Bottlerocket data volume 20 GiB; Windows 50 GiB). KA `ephemeralStorage`.
+ */
+export function ephemeralStorageBytes(shape: InstanceShape, nodeClass?: EC2NodeClass): number {
+  const family = amiFamilyOf(nodeClass);
+  const features = AmiFamilyFeatureTable[family];
+  if (nodeClass?.spec.instanceStorePolicy === 'RAID0' && shape.localNvmeGiB) {
+    return shape.localNvmeGiB * 1e9; // EC2 reports instance store in decimal GB
+  }
+  const mappings = nodeClass?.spec.blockDeviceMappings ?? [];
+  if (mappings.length > 0) {
+    const root = mappings.find((m) => m.rootVolume);
+    if (root?.ebs?.volumeSize !== undefined) return parseQuantity(root.ebs.volumeSize);
+    if (family === 'Custom') {
+      const last = mappings[mappings.length - 1].ebs?.volumeSize;
+      return last !== undefined ? parseQuantity(last) : DefaultRootVolumeGiB * GiB;
+    }
+    const device = mappings.find((m) => m.deviceName === features.ephemeralDeviceName);
+    if (device?.ebs?.volumeSize !== undefined) return parseQuantity(device.ebs.volumeSize);
+  }
+  return features.defaultEphemeralVolumeGiB * GiB;
+}
+
+/**
+ * Node capacity in canonical units: cpu, memory, ephemeral-storage, pods (extended resources
+ * are added by the caller).
+ */
+export function computeCapacity(shape: InstanceShape, opts: CapacityOptions = {}): Resources {
+  return {
+    cpu: shape.vcpu * 1000,
+    memory: memoryCapacityBytes(shape.memoryMiB, shape.arch, opts.vmMemoryOverheadPercent),
+    'ephemeral-storage': ephemeralStorageBytes(shape, opts.nodeClass),
+    pods: maxPodsFor(shape, opts),
+  };
+}
+
+/** kube-reserved cpu in millicores for `cpuMilli` of capacity (the ladder above). */
+export function kubeReservedCpuMilli(cpuMilli: number): number {
+  let total = 0;
+  for (const band of KubeReservedCpuBands) {
+    if (cpuMilli < band.startMilli) continue;
+    const width = cpuMilli < band.endMilli ? cpuMilli - band.startMilli : band.endMilli - band.startMilli;
+    total += Math.trunc(width * band.share);
+  }
+  return total;
+}
+
+/**
+ * kube-reserved: cpu ladder, memory 11 × pods + 255 MiB, ephemeral-storage 1 GiB, each replaced
+ * by the EC2NodeClass `kubelet.kubeReserved` value when set.
+ */
+export function kubeReserved(cpuMilli: number, pods: number, override?: Record<string, string>): Resources {
+  const out: Resources = {
+    cpu: kubeReservedCpuMilli(cpuMilli),
+    memory: (KubeReservedMemoryPerPodMiB * pods + KubeReservedMemoryBaseMiB) * MiB,
+    'ephemeral-storage': KubeReservedEphemeralStorageBytes,
+  };
+  for (const [k, v] of Object.entries(override ?? {})) out[k] = parseResource(k, v);
+  return out;
+}
+
+/** One eviction signal ("500Mi" or "5%") against a capacity in bytes. */
+function evictionSignalBytes(capacityBytes: number, signal: string): number {
+  const s = signal.trim();
+  if (s.endsWith('%')) return Math.ceil((capacityBytes * Number(s.slice(0, -1))) / 100);
+  return parseResource('memory', s);
+}
+
+/**
+ * Eviction threshold: memory 100Mi and nodefs 10 % of ephemeral storage, overridden by
+ * `kubelet.evictionHard` (and `evictionSoft` where the family honours it; the larger wins)
+ * for `memory.available` / `nodefs.available`.
+ */
+export function evictionThreshold(memoryBytes: number, storageBytes: number, kubelet?: KubeletConfiguration, family: AmiFamily = 'AL2023'): Resources {
+  const out: Resources = {
+    memory: EvictionHardMemoryBytes,
+    'ephemeral-storage': Math.ceil((storageBytes / 100) * EvictionHardNodeFsPercent),
+  };
+  const signals = [kubelet?.evictionHard];
+  if (AmiFamilyFeatureTable[family].evictionSoft) signals.push(kubelet?.evictionSoft);
+  const override: Resources = {};
+  for (const m of signals) {
+    if (!m) continue;
+    if (m['memory.available'] !== undefined) override.memory = Math.max(override.memory ?? 0, evictionSignalBytes(memoryBytes, m['memory.available']));
+    if (m['nodefs.available'] !== undefined) {
+      override['ephemeral-storage'] = Math.max(override['ephemeral-storage'] ?? 0, evictionSignalBytes(storageBytes, m['nodefs.available']));
+    }
+  }
+  return { ...out, ...override };
+}
+
+/** The overhead subtracted from capacity, by kind (all canonical units). */
+export interface NodeOverhead {
+  kubeReserved: Resources;
+  systemReserved: Resources;
+  evictionThreshold: Resources;
+}
+
+/** kube-reserved, system-reserved and eviction threshold for a node of this shape. */
+export function computeOverhead(shape: InstanceShape, capacity: Resources, opts: CapacityOptions = {}): NodeOverhead {
+  const family = amiFamilyOf(opts.nodeClass);
+  const features = AmiFamilyFeatureTable[family];
+  const kubelet = opts.nodeClass?.spec.kubelet;
+  // AL2/AL2023/Custom size kube-reserved memory by the ENI limit even when maxPods is set.
+  const podsForMemory = features.eniLimitedMemoryOverhead ? eniLimitedPods(shape, opts.reservedENIs) : capacity.pods;
+  const systemReserved: Resources = {};
+  for (const [k, v] of Object.entries(kubelet?.systemReserved ?? {})) systemReserved[k] = parseResource(k, v);
+  return {
+    kubeReserved: kubeReserved(capacity.cpu, podsForMemory, kubelet?.kubeReserved),
+    systemReserved,
+    evictionThreshold: evictionThreshold(capacity.memory, capacity['ephemeral-storage'], kubelet, family),
+  };
+}
+
+/** capacity − (kubeReserved + systemReserved + evictionThreshold), floored at 0, key by key. */
+export function subtractOverhead(capacity: Resources, overhead: NodeOverhead): Resources {
+  const out: Resources = { ...capacity };
+  for (const part of [overhead.kubeReserved, overhead.systemReserved, overhead.evictionThreshold]) {
+    for (const [k, v] of Object.entries(part)) if (k in out) out[k] = Math.max(0, out[k] - v);
+  }
+  return out;
+}
+
+/**
+ * Capacity and allocatable of one instance shape under an EC2NodeClass and settings.
+ * Reference (c5a.2xlarge, 20 GiB root): capacity cpu 8000m, memory 15155Mi, pods 58,
+ * ephemeral-storage 20Gi; allocatable 7910m, 14162Mi, 58, 17Gi.
+ */
+export function computeAllocatable(shape: InstanceShape, opts: CapacityOptions = {}): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead } {
+  const capacity = computeCapacity(shape, opts);
+  const overhead = computeOverhead(shape, capacity, opts);
+  return { capacity, allocatable: subtractOverhead(capacity, overhead), overhead };
+}

@@ -1,0 +1,313 @@
+/**
+ * The instance catalog: EC2 instance types with Karpenter's node labels, capacity,
+ * allocatable and offerings (zone × capacity type with a price) for one region, built from the
+ * shipped data in ./data (see data/SOURCES.md) or from the made-up types of a scenario case.
+ *
+ * Label source: aws/karpenter-provider-aws pkg/providers/instancetype/types.go `computeRequirements`
+ * and pkg/apis/v1/labels.go. Pure: no I/O (the JSON is imported), no clock.
+ */
+import instanceTypeData from './data/instance-types.json' with { type: 'json' };
+import priceData from './data/prices.json' with { type: 'json' };
+import zoneData from './data/zones.json' with { type: 'json' };
+import type { EC2NodeClass } from '../api/nodepool.ts';
+import { NotFoundError, ValidationError } from '../api/errors.ts';
+import * as L from '../api/labels.ts';
+import { parseResources, subtractResources, MiB, type Resources } from '../api/quantity.ts';
+import type { InstanceType, Offering } from './types.ts';
+import { amiFamilyOf, AmiFamilyFeatureTable, computeAllocatable, ephemeralStorageBytes, type CapacityOptions } from './capacity.ts';
+
+export * from './capacity.ts';
+export * from './types.ts';
+
+/** One row of data/instance-types.json (units in the field names; see data/SOURCES.md). */
+export interface InstanceTypeInfo {
+  name: string;
+  family: string;
+  category: string;
+  generation: number;
+  size: string;
+  vcpu: number;
+  memoryMiB: number;
+  arch: string;
+  cpuManufacturer: string;
+  cpuSustainedClockSpeedMhz: number | null;
+  hypervisor: string;
+  maxPods: number;
+  eni: { maxEnis: number; ipv4PerEni: number };
+  gpu: { count: number; name: string; manufacturer: string; memoryMiB: number } | null;
+  accelerator: { count: number; name: string; manufacturer: string; neuronCores?: number } | null;
+  localNvmeGiB: number | null;
+  networkBandwidthMbps: number | null;
+  ebsBandwidthMbps: number | null;
+  efaCount: number;
+  podEniCount: number;
+  encryptionInTransitSupported: boolean;
+  flex: boolean;
+  burstable: boolean;
+  baremetal: boolean;
+  /** Karpenter's documented allocatable with default settings (reference only). */
+  karpenterAllocatable: { cpuMillicores: number; memoryMiB: number; ephemeralStorageGiB: number; pods: number };
+}
+
+/** Every instance type in the shipped data (1 363 rows). */
+export const instanceTypeInfos: readonly InstanceTypeInfo[] = instanceTypeData as InstanceTypeInfo[];
+
+const onDemandPrices = (priceData as { onDemand: Record<string, Record<string, number>> }).onDemand;
+const spotPrices = (priceData as { spot: Record<string, Record<string, number>> }).spot;
+const zonesByRegion = (zoneData as { regions: Record<string, { zoneNames: string[]; zoneIds: string[] }> }).regions;
+
+/** An offering currently out of capacity (ICE cache entry). */
+export interface UnavailableOffering {
+  instanceType: string;
+  zone: string;
+  capacityType: string;
+}
+
+/** Settings that change the catalog (Karpenter's VM_MEMORY_OVERHEAD_PERCENT, RESERVED_ENIS). */
+export interface CatalogSettings {
+  /** Fraction of EC2 memory hidden by the VM (default 0.075). */
+  vmMemoryOverheadPercent?: number;
+  /** ENIs kept out of the pod count (default 0). */
+  reservedENIs?: number;
+}
+
+export interface LoadCatalogOptions {
+  /** AWS region, e.g. "us-east-1". */
+  region: string;
+  /** The EC2NodeClass the nodes launch with (kubelet, block devices, AMI family); default AL2023, 20 GiB. */
+  nodeClass?: EC2NodeClass;
+  /** Offerings to mark `available: false` (insufficient capacity). */
+  unavailable?: UnavailableOffering[];
+  settings?: CatalogSettings;
+}
+
+/** Regions with both prices and zone data in the shipped catalog. */
+export function catalogRegions(): string[] {
+  return Object.keys(onDemandPrices).filter((r) => zonesByRegion[r]).sort();
+}
+
+/** Zone names of a region from data/zones.json. @throws NotFoundError for a region without zone data. */
+export function regionZones(region: string): string[] {
+  const zones = zonesByRegion[region]?.zoneNames;
+  if (!zones) throw new NotFoundError(`no zone data for region "${region}"; known regions: ${catalogRegions().join(', ')}`);
+  return [...zones];
+}
+
+function isUnavailable(unavailable: readonly UnavailableOffering[] | undefined, instanceType: string, zone: string, capacityType: string): boolean {
+  return !!unavailable?.some((u) => u.instanceType === instanceType && u.zone === zone && u.capacityType === capacityType);
+}
+
+/** Karpenter's lower-kebab-case for GPU / accelerator names ("A10G" → "a10g"). */
+function kebab(s: string): string {
+  return s.trim().toLowerCase().replace(/[\s_]+/g, '-');
+}
+
+/**
+ * Node labels for a real instance type (zone and capacity type excluded: they are per offering).
+ * Integer labels are decimal strings; memory in MiB, bandwidth in Mbps, local NVMe in GB.
+ */
+export function labelsFor(info: InstanceTypeInfo, region: string, nodeClass?: EC2NodeClass): Record<string, string> {
+  const os = AmiFamilyFeatureTable[amiFamilyOf(nodeClass)].os;
+  const labels: Record<string, string> = {
+    [L.LabelInstanceType]: info.name,
+    [L.LabelArch]: info.arch,
+    [L.LabelOS]: os,
+    [L.LabelTopologyRegion]: region,
+    [L.LabelInstanceCategory]: info.category,
+    [L.LabelInstanceFamily]: info.family,
+    [L.LabelInstanceGeneration]: String(info.generation),
+    [L.LabelInstanceSize]: info.size,
+    [L.LabelInstanceCPU]: String(info.vcpu),
+    [L.LabelInstanceCPUManufacturer]: info.cpuManufacturer,
+    [L.LabelInstanceMemory]: String(info.memoryMiB),
+    [L.LabelInstanceHypervisor]: info.hypervisor,
+    [L.LabelInstanceEncryptionInTransit]: String(info.encryptionInTransitSupported),
+    [L.LabelInstanceCapabilityFlex]: String(info.flex),
+  };
+  if (info.cpuSustainedClockSpeedMhz != null) labels[L.LabelInstanceCPUSustainedClockSpeedMhz] = String(info.cpuSustainedClockSpeedMhz);
+  if (info.networkBandwidthMbps != null) labels[L.LabelInstanceNetworkBandwidth] = String(info.networkBandwidthMbps);
+  if (info.ebsBandwidthMbps != null) labels[L.LabelInstanceEBSBandwidth] = String(info.ebsBandwidthMbps);
+  if (info.localNvmeGiB != null) labels[L.LabelInstanceLocalNVME] = String(info.localNvmeGiB);
+  if (info.gpu) {
+    labels[L.LabelInstanceGPUName] = kebab(info.gpu.name);
+    labels[L.LabelInstanceGPUManufacturer] = kebab(info.gpu.manufacturer);
+    labels[L.LabelInstanceGPUCount] = String(info.gpu.count);
+    labels[L.LabelInstanceGPUMemory] = String(info.gpu.memoryMiB);
+  }
+  if (info.accelerator) {
+    labels[L.LabelInstanceAcceleratorName] = kebab(info.accelerator.name);
+    labels[L.LabelInstanceAcceleratorManufacturer] = kebab(info.accelerator.manufacturer);
+    labels[L.LabelInstanceAcceleratorCount] = String(info.accelerator.count);
+  }
+  if (os === 'windows') labels[L.LabelWindowsBuild] = windowsBuild(amiFamilyOf(nodeClass));
+  return labels;
+}
+
+/** node.kubernetes.io/windows-build per Windows family (KA pkg/apis/v1 labels). */
+function windowsBuild(family: string): string {
+  return ({ Windows2019: '10.0.17763', Windows2022: '10.0.20348', Windows2025: '10.0.26100' } as Record<string, string>)[family] ?? '';
+}
+
+/** Extended resources a type advertises (GPUs, Neuron, EFA, branch ENIs), whole units; zero ones left out. */
+export function extendedResourcesFor(info: InstanceTypeInfo): Resources {
+  const out: Resources = {};
+  if (info.gpu) {
+    const m = info.gpu.manufacturer.toLowerCase();
+    if (m === 'nvidia') out['nvidia.com/gpu'] = info.gpu.count;
+    else if (m === 'amd') out['amd.com/gpu'] = info.gpu.count;
+  }
+  if (info.accelerator && /inferentia|trainium/.test(info.accelerator.name)) {
+    out['aws.amazon.com/neuron'] = info.accelerator.count;
+    if (info.accelerator.neuronCores) out['aws.amazon.com/neuroncore'] = info.accelerator.neuronCores;
+  }
+  if (info.efaCount > 0) out['vpc.amazonaws.com/efa'] = info.efaCount;
+  if (info.podEniCount > 0) out['vpc.amazonaws.com/pod-eni'] = info.podEniCount;
+  return out;
+}
+
+/** Capacity options of a catalog load. */
+function capacityOptions(opts: { nodeClass?: EC2NodeClass; settings?: CatalogSettings }): CapacityOptions {
+  return { nodeClass: opts.nodeClass, vmMemoryOverheadPercent: opts.settings?.vmMemoryOverheadPercent, reservedENIs: opts.settings?.reservedENIs };
+}
+
+/** One real instance type for a region (offerings only in the region's zones; none when not priced there). */
+export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOptions): InstanceType {
+  const shape = { vcpu: info.vcpu, memoryMiB: info.memoryMiB, arch: info.arch as 'amd64' | 'arm64', eni: info.eni, localNvmeGiB: info.localNvmeGiB };
+  const { capacity, allocatable } = computeAllocatable(shape, capacityOptions(opts));
+  const extended = extendedResourcesFor(info);
+  const offerings: Offering[] = [];
+  const od = onDemandPrices[opts.region]?.[info.name];
+  const spot = spotPrices[opts.region]?.[info.name];
+  for (const zone of zonesByRegion[opts.region]?.zoneNames ?? []) {
+    if (od !== undefined) {
+      offerings.push({ zone, capacityType: 'on-demand', priceUsdPerHour: od, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
+    }
+    if (spot !== undefined) {
+      offerings.push({ zone, capacityType: 'spot', priceUsdPerHour: spot, available: !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
+    }
+  }
+  return {
+    name: info.name,
+    labels: labelsFor(info, opts.region, opts.nodeClass),
+    capacity: { ...capacity, ...extended },
+    allocatable: { ...allocatable, ...extended },
+    offerings,
+    exotic: !!info.gpu || !!info.accelerator || info.baremetal,
+  };
+}
+
+/**
+ * Every instance type with an on-demand or spot price in `region`, in data order (by name
+ * within family). Offerings: each zone of the region × on-demand (on-demand price) and spot
+ * (regional average spot price, when known); offerings in `unavailable` have `available: false`.
+ * @throws NotFoundError when the region has no zone data.
+ */
+export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
+  regionZones(opts.region); // validates the region
+  const od = onDemandPrices[opts.region] ?? {};
+  const spot = spotPrices[opts.region] ?? {};
+  return instanceTypeInfos
+    .filter((info) => od[info.name] !== undefined || spot[info.name] !== undefined)
+    .map((info) => instanceTypeFromInfo(info, opts));
+}
+
+/** A made-up instance type as written in a scenario case (test/cases/FORMAT.md "instanceTypes"). */
+export interface CaseInstanceType {
+  name: string;
+  /** vCPUs. */
+  cpu: number;
+  memoryMiB: number;
+  /** Max pods (ENI-limited count for the arithmetic). */
+  pods?: number;
+  arch?: 'amd64' | 'arm64';
+  os?: string;
+  zones?: string[];
+  capacityTypes?: string[];
+  /** USD per hour by capacity type, the same in every zone. */
+  price?: Record<string, number>;
+  /** Replaces zones × capacityTypes × price. */
+  offerings?: { zone: string; capacityType: string; price: number; available?: boolean }[];
+  labels?: Record<string, string>;
+  /** Extended resources in whole units ({ nvidia.com/gpu: 1 }). */
+  resources?: Record<string, string | number>;
+  /** Subtracted from capacity instead of Karpenter's arithmetic (quantities). */
+  overhead?: Record<string, string | number>;
+  /** Used as is when given (quantities). */
+  allocatable?: Record<string, string | number>;
+}
+
+/**
+ * Converts a case's made-up type into an InstanceType. Allocatable: `allocatable` if given; else
+ * capacity minus `overhead` if given (capacity = cpu, memoryMiB, pods and root volume as written);
+ * else the real AWS arithmetic (7.5 % VM memory overhead, kube-reserved, eviction, root volume
+ * of `nodeClass`). Labels: instance-type, arch, os, instance-cpu, instance-memory (and region when
+ * given), then the case's `labels` on top.
+ * @throws ValidationError when a capacity type is not on-demand/spot/reserved or a price is missing.
+ */
+export function instanceTypeFromCase(
+  t: CaseInstanceType,
+  opts: { region?: string; nodeClass?: EC2NodeClass; unavailable?: UnavailableOffering[]; settings?: CatalogSettings } = {},
+): InstanceType {
+  const arch = t.arch ?? 'amd64';
+  const pods = t.pods ?? 110;
+  const shape = { vcpu: t.cpu, memoryMiB: t.memoryMiB, arch, maxPods: pods };
+  const extended = parseResources(t.resources as Record<string, string | number> | undefined);
+  let capacity: Resources;
+  let allocatable: Resources;
+  if (t.allocatable || t.overhead) {
+    capacity = { cpu: t.cpu * 1000, memory: t.memoryMiB * MiB, 'ephemeral-storage': ephemeralStorageBytes(shape, opts.nodeClass), pods };
+    allocatable = t.allocatable
+      ? { ...capacity, ...parseResources(t.allocatable) }
+      : clampZero(subtractResources(capacity, parseResources(t.overhead)));
+  } else {
+    const computed = computeAllocatable(shape, capacityOptions(opts));
+    capacity = computed.capacity;
+    allocatable = computed.allocatable;
+  }
+  const offerings: Offering[] = [];
+  const checkType = (ct: string): L.CapacityType => {
+    if (ct !== 'on-demand' && ct !== 'spot' && ct !== 'reserved') {
+      throw new ValidationError(`instance type ${t.name}: capacity type "${ct}" is not one of on-demand, spot, reserved`);
+    }
+    return ct;
+  };
+  if (t.offerings) {
+    for (const o of t.offerings) {
+      const ct = checkType(o.capacityType);
+      offerings.push({ zone: o.zone, capacityType: ct, priceUsdPerHour: o.price, available: (o.available ?? true) && !isUnavailable(opts.unavailable, t.name, o.zone, ct) });
+    }
+  } else {
+    for (const zone of t.zones ?? []) {
+      for (const c of t.capacityTypes ?? ['on-demand']) {
+        const ct = checkType(c);
+        const price = t.price?.[ct];
+        if (price === undefined) throw new ValidationError(`instance type ${t.name}: no price for capacity type ${ct}`);
+        offerings.push({ zone, capacityType: ct, priceUsdPerHour: price, available: !isUnavailable(opts.unavailable, t.name, zone, ct) });
+      }
+    }
+  }
+  const labels: Record<string, string> = {
+    [L.LabelInstanceType]: t.name,
+    [L.LabelArch]: arch,
+    [L.LabelOS]: t.os ?? 'linux',
+    [L.LabelInstanceCPU]: String(t.cpu),
+    [L.LabelInstanceMemory]: String(t.memoryMiB),
+    ...(opts.region ? { [L.LabelTopologyRegion]: opts.region } : {}),
+    ...(t.labels ?? {}),
+  };
+  const exotic = Object.keys(extended).some((k) => /gpu|neuron|gaudi/.test(k)) || /metal/.test(labels[L.LabelInstanceSize] ?? '');
+  return {
+    name: t.name,
+    labels,
+    capacity: { ...capacity, ...extended },
+    allocatable: { ...allocatable, ...extended },
+    offerings,
+    exotic,
+  };
+}
+
+function clampZero(r: Resources): Resources {
+  const out: Resources = {};
+  for (const [k, v] of Object.entries(r)) out[k] = Math.max(0, v);
+  return out;
+}
