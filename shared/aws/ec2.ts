@@ -1,0 +1,405 @@
+/**
+ * EC2 CloudProvider: launches one instance per NodeClaim with CreateFleet (type instant), as
+ * Karpenter's AWS provider does (aws/karpenter-provider-aws pkg/providers/instance/instance.go,
+ * pkg/providers/launchtemplate/launchtemplate.go).
+ *
+ * ## EC2 / SSM API operations this adapter (and node-class-resolver.ts) calls
+ * The local EC2 server (infra/local) implements exactly these, EC2 query protocol (SSM: JSON 1.1,
+ * `X-Amz-Target: AmazonSSM.GetParameter`), on the endpoint from `NODEFLEET_EC2_ENDPOINT`
+ * (both the EC2 and the SSM client use that override).
+ *
+ * | Operation | Request fields used | Response fields read |
+ * | --- | --- | --- |
+ * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
+ * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName}`; error `InvalidLaunchTemplateName.NotFoundException` |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[], ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
+ * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
+ * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
+ * | `DescribeSecurityGroups` | `GroupIds[]` or `Filters` (`tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
+ * | `DescribeImages` | `ImageIds[]` or `Filters` (`name`, `tag:<k>`), `Owners[]` (only for id/name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
+ * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/standard/recommended/image_id` (alias `al2023@latest`; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
+ *
+ * Errors: one mapping file, shared/aws/ec2-errors.ts.
+ */
+import { createHash } from 'node:crypto';
+import {
+  CreateFleetCommand,
+  CreateLaunchTemplateCommand,
+  DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
+  TerminateInstancesCommand,
+  type CreateFleetCommandInput,
+  type CreateLaunchTemplateCommandInput,
+  type EC2Client,
+  type FleetLaunchTemplateOverridesRequest,
+  type Instance,
+  type RequestLaunchTemplateData,
+  type Tag,
+  type _InstanceType,
+  type VolumeType,
+} from '@aws-sdk/client-ec2';
+import type { CloudInstance, CloudProvider, LaunchResult } from '../api/ports.ts';
+import type { NodeClaim } from '../api/nodeclaim.ts';
+import type { EC2NodeClass } from '../api/nodepool.ts';
+import type { Taint } from '../api/kube.ts';
+import { ValidationError } from '../api/errors.ts';
+import { parseQuantity } from '../api/quantity.ts';
+import { LabelNodePool, TaintUnregistered } from '../api/labels.ts';
+import { AlreadyExistsErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, type FleetError } from './ec2-errors.ts';
+import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
+import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
+
+/** Types sent in one CreateFleet, cheapest first (KA instance.go `maxInstanceTypes = 60`). */
+export const MaxLaunchInstanceTypes = 60;
+
+/** Tag keys nodefleet writes on instances, volumes and fleets (Karpenter's keys plus our own cluster tag). */
+export const Tags = {
+  /** nodefleet's ownership tag: gc and list() only consider instances with this tag = cluster name. */
+  cluster: 'nodefleet.io/cluster',
+  nodePool: 'karpenter.sh/nodepool',
+  nodeClaim: 'karpenter.sh/nodeclaim',
+  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
+  eksClusterName: 'eks:eks-cluster-name',
+  /** `kubernetes.io/cluster/<name>` = owned (what the AWS cloud controller expects). */
+  kubernetesCluster: (cluster: string) => `kubernetes.io/cluster/${cluster}`,
+} as const;
+
+/** Karpenter v1 default metadata options (KA ec2nodeclass.go defaults: IMDSv2 only, hop limit 1). */
+export const DefaultMetadataOptions = {
+  httpEndpoint: 'enabled',
+  httpProtocolIPv6: 'disabled',
+  httpPutResponseHopLimit: 1,
+  httpTokens: 'required',
+} as const;
+
+/** AL2023 default root volume (KA amifamily/al2023.go `DefaultBlockDeviceMappings`): 20 GiB gp3, encrypted. */
+export const DefaultBlockDeviceMappings: NonNullable<EC2NodeClass['spec']['blockDeviceMappings']> = [
+  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true, deleteOnTermination: true } },
+];
+
+/** What to launch: the claim's launch set, already filtered of unavailable offerings. */
+export interface LaunchSpec {
+  /** Cheapest first; truncated to {@link MaxLaunchInstanceTypes}. */
+  instanceTypes: string[];
+  zones: string[];
+  /** Preference order; spot is used when listed, on-demand otherwise. */
+  capacityTypes: string[];
+}
+
+/** Static inputs of request building. */
+export interface LaunchContext {
+  cluster: ClusterInfo;
+  /** Instance profile for nodes when the EC2NodeClass names none (env NODEFLEET_INSTANCE_PROFILE_NAME). */
+  instanceProfileName?: string;
+  /** Architecture of an instance type (from the catalog's kubernetes.io/arch label). */
+  architectureOf: (instanceType: string) => Arch;
+}
+
+/** The two requests one launch sends. */
+export interface LaunchRequests {
+  launchTemplate: CreateLaunchTemplateCommandInput & { LaunchTemplateName: string };
+  createFleet: CreateFleetCommandInput;
+  /** spot | on-demand. */
+  capacityType: 'spot' | 'on-demand';
+}
+
+/**
+ * Guesses the architecture from the type name (Graviton families carry a `g` after the
+ * generation: m7g, c6gn, t4g, r8gd). Used only when no catalog is injected.
+ */
+export function guessArchitecture(instanceType: string): Arch {
+  const family = instanceType.split('.')[0] ?? '';
+  return /^[a-z]+[0-9]+[a-z]*g[a-z]*$/.test(family) && !/^(g[0-9]|p[0-9])/.test(family) ? 'arm64' : 'amd64';
+}
+
+function sha(s: string, n = 16): string {
+  return createHash('sha256').update(s).digest('hex').slice(0, n);
+}
+
+function toGiB(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  return Math.ceil(parseQuantity(q) / 2 ** 30);
+}
+
+function taintsOf(claim: NodeClaim): Taint[] {
+  // Karpenter registers nodes with its unregistered taint; registration removes it once labels are synced.
+  const all = [...claim.taints, ...claim.startupTaints, { ...TaintUnregistered }] as Taint[];
+  const seen = new Set<string>();
+  return all.filter((t) => {
+    const k = `${t.key}:${t.effect}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** Tags on the instance, its volumes and the fleet: the EC2NodeClass's first, ours win. */
+export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterName: string): Tag[] {
+  const tags: Record<string, string> = {
+    ...(nodeClass.spec.tags ?? {}),
+    [Tags.cluster]: clusterName,
+    [Tags.kubernetesCluster(clusterName)]: 'owned',
+    [Tags.eksClusterName]: clusterName,
+    [Tags.nodePool]: claim.nodePool,
+    [Tags.nodeClaim]: claim.name,
+    [Tags.nodeClass]: nodeClass.metadata.name,
+  };
+  return Object.entries(tags)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([Key, Value]) => ({ Key, Value }));
+}
+
+/** Launch template data for the claim (no ImageId: the AMI is set per override). */
+export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): RequestLaunchTemplateData {
+  const spec = nodeClass.spec;
+  const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool };
+  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, custom: spec.userData });
+  const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
+  const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
+  const profile = spec.instanceProfile ?? ctx.instanceProfileName;
+  return {
+    UserData: Buffer.from(userData, 'utf8').toString('base64'),
+    ...(profile ? { IamInstanceProfile: { Name: profile } } : {}),
+    ...(spec.associatePublicIPAddress !== undefined
+      ? { NetworkInterfaces: [{ DeviceIndex: 0, AssociatePublicIpAddress: spec.associatePublicIPAddress, Groups: resolved.securityGroupIds }] }
+      : { SecurityGroupIds: resolved.securityGroupIds }),
+    BlockDeviceMappings: mappings.map((m) => ({
+      DeviceName: m.deviceName ?? '/dev/xvda',
+      Ebs: m.ebs && {
+        VolumeSize: toGiB(m.ebs.volumeSize),
+        VolumeType: m.ebs.volumeType as VolumeType | undefined,
+        Iops: m.ebs.iops,
+        Throughput: m.ebs.throughput,
+        Encrypted: m.ebs.encrypted,
+        KmsKeyId: m.ebs.kmsKeyID,
+        DeleteOnTermination: m.ebs.deleteOnTermination,
+        SnapshotId: m.ebs.snapshotID,
+      },
+    })),
+    MetadataOptions: {
+      HttpEndpoint: metadata.httpEndpoint,
+      HttpProtocolIpv6: metadata.httpProtocolIPv6,
+      HttpPutResponseHopLimit: metadata.httpPutResponseHopLimit,
+      HttpTokens: metadata.httpTokens,
+    },
+    Monitoring: { Enabled: spec.detailedMonitoring ?? false },
+  };
+}
+
+/**
+ * Builds the CreateLaunchTemplate and CreateFleet inputs for one claim. Pure (no I/O): the CLI's
+ * `plan --launch-requests` prints exactly what {@link Ec2CloudProvider.create} would send.
+ * Overrides = launch types (≤ 60, in the given order) × one subnet per admitted zone (the one with
+ * the most free IPs), `ImageId` per override by architecture.
+ * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
+ */
+export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
+  const capacityType: 'spot' | 'on-demand' = launch.capacityTypes.includes('spot') ? 'spot' : 'on-demand';
+  const subnetByZone = new Map<string, ResolvedNodeClass['subnets'][number]>();
+  for (const s of resolved.subnets) {
+    if (!launch.zones.includes(s.zone)) continue;
+    const prev = subnetByZone.get(s.zone);
+    if (!prev || s.availableIpAddressCount > prev.availableIpAddressCount) subnetByZone.set(s.zone, s);
+  }
+  const zones = [...subnetByZone.keys()].sort();
+  const overrides: FleetLaunchTemplateOverridesRequest[] = [];
+  for (const type of launch.instanceTypes.slice(0, MaxLaunchInstanceTypes)) {
+    const imageId = resolved.images[ctx.architectureOf(type)];
+    if (!imageId) continue;
+    for (const zone of zones) {
+      overrides.push({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId });
+    }
+  }
+  if (overrides.length === 0) {
+    throw new ValidationError(`nodeclaim ${claim.name}: no launchable (instance type, zone): zones [${launch.zones.join(', ')}] have no subnet or the types have no AMI`);
+  }
+  const data = launchTemplateData(claim, nodeClass, resolved, ctx);
+  const ltName = `nodefleet/${ctx.cluster.name}/${nodeClass.metadata.name}/${sha(JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }))}`;
+  const tags = launchTags(claim, nodeClass, ctx.cluster.name);
+  const createFleet: CreateFleetCommandInput = {
+    Type: 'instant',
+    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType },
+    ...(capacityType === 'spot'
+      ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
+      : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
+    LaunchTemplateConfigs: [{ LaunchTemplateSpecification: { LaunchTemplateName: ltName, Version: '$Latest' }, Overrides: overrides }],
+    TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: tags })),
+    // Same claim + same launch set = same token: a retried invocation gets the first fleet's answer, not a second instance.
+    ClientToken: `${claim.name}-${sha(JSON.stringify([capacityType, overrides]), 24)}`.slice(0, 64),
+  };
+  return {
+    launchTemplate: {
+      LaunchTemplateName: ltName,
+      LaunchTemplateData: data,
+      TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags.filter((t) => t.Key !== Tags.nodeClaim && t.Key !== Tags.nodePool) }],
+    },
+    createFleet,
+    capacityType,
+  };
+}
+
+function capacityTypeOf(i: Instance): CloudInstance['capacityType'] {
+  if (i.InstanceLifecycle === 'spot') return 'spot';
+  if (i.CapacityReservationId) return 'reserved';
+  return 'on-demand';
+}
+
+/** EC2 Instance → CloudInstance. */
+export function toCloudInstance(i: Instance): CloudInstance {
+  return {
+    instanceId: i.InstanceId ?? '',
+    instanceType: i.InstanceType ?? '',
+    zone: i.Placement?.AvailabilityZone ?? '',
+    capacityType: capacityTypeOf(i),
+    state: (i.State?.Name ?? 'pending') as CloudInstance['state'],
+    launchTime: i.LaunchTime ? new Date(i.LaunchTime).toISOString() : '',
+    tags: Object.fromEntries((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+  };
+}
+
+/** Options of {@link Ec2CloudProvider}. */
+export interface Ec2CloudProviderOptions {
+  ec2: EC2Client;
+  resolver: NodeClassResolver;
+  /** Cluster endpoint/CA/CIDR/version: a value, or a function called once (EKS DescribeCluster). */
+  cluster: ClusterInfo | (() => Promise<ClusterInfo>);
+  instanceProfileName?: string;
+  /** Architecture of a type; defaults to {@link guessArchitecture}. */
+  architectureOf?: (instanceType: string) => Arch;
+}
+
+/**
+ * CloudProvider on EC2. One launch template per (EC2NodeClass hash, launch template data) is
+ * created on first use and remembered for the process lifetime.
+ */
+export class Ec2CloudProvider implements CloudProvider {
+  private readonly ensured = new Set<string>();
+  private clusterInfo?: Promise<ClusterInfo>;
+
+  constructor(private readonly opts: Ec2CloudProviderOptions) {}
+
+  private async context(): Promise<LaunchContext> {
+    const c = this.opts.cluster;
+    this.clusterInfo ??= typeof c === 'function' ? c() : Promise.resolve(c);
+    return {
+      cluster: await this.clusterInfo,
+      instanceProfileName: this.opts.instanceProfileName,
+      architectureOf: this.opts.architectureOf ?? guessArchitecture,
+    };
+  }
+
+  /** The requests {@link create} would send, without sending them. */
+  async launchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass): Promise<LaunchRequests> {
+    const resolved = await this.opts.resolver.resolve(nodeClass);
+    return buildLaunchRequests(claim, launch, nodeClass, resolved, await this.context());
+  }
+
+  /**
+   * @throws InsufficientCapacityError every pool failed for capacity (`offerings` = pools to mark).
+   * @throws TransientError throttled.
+   * @throws ValidationError no EC2NodeClass, or nothing launchable.
+   * @throws CreateFleetError the request was refused for another reason.
+   */
+  async create(claim: NodeClaim, launch: LaunchSpec, nodeClass?: EC2NodeClass): Promise<LaunchResult> {
+    if (!nodeClass) throw new ValidationError(`nodeclaim ${claim.name}: ec2nodeclass ${claim.nodeClass} not found`);
+    const req = await this.launchRequests(claim, launch, nodeClass);
+    await this.ensureLaunchTemplate(req.launchTemplate);
+    let out;
+    try {
+      out = await this.opts.ec2.send(new CreateFleetCommand(req.createFleet));
+    } catch (err) {
+      throw mapSdkError(err, 'CreateFleet');
+    }
+    const errors: FleetError[] = (out.Errors ?? []).map((e) => ({
+      errorCode: e.ErrorCode,
+      errorMessage: e.ErrorMessage,
+      lifecycle: e.Lifecycle,
+      instanceType: e.LaunchTemplateAndOverrides?.Overrides?.InstanceType,
+      zone: e.LaunchTemplateAndOverrides?.Overrides?.AvailabilityZone,
+      subnetId: e.LaunchTemplateAndOverrides?.Overrides?.SubnetId,
+    }));
+    const launched = (out.Instances ?? []).find((i) => (i.InstanceIds ?? []).length > 0);
+    if (!launched) throw launchFailure(errors, req.capacityType);
+    const o = launched.LaunchTemplateAndOverrides?.Overrides;
+    const instanceType = launched.InstanceType ?? o?.InstanceType ?? '';
+    const zone = o?.AvailabilityZone ?? req.createFleet.LaunchTemplateConfigs?.[0]?.Overrides?.find((x) => x.SubnetId === o?.SubnetId)?.AvailabilityZone ?? '';
+    const imageId = o?.ImageId ?? req.createFleet.LaunchTemplateConfigs?.[0]?.Overrides?.find((x) => x.InstanceType === instanceType)?.ImageId;
+    return {
+      instanceId: launched.InstanceIds![0],
+      instanceType,
+      zone,
+      capacityType: launched.Lifecycle === 'spot' ? 'spot' : req.capacityType,
+      imageId,
+    };
+  }
+
+  private async ensureLaunchTemplate(lt: LaunchRequests['launchTemplate']): Promise<void> {
+    if (this.ensured.has(lt.LaunchTemplateName)) return;
+    try {
+      const found = await this.opts.ec2.send(new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: [lt.LaunchTemplateName] }));
+      if ((found.LaunchTemplates ?? []).length > 0) {
+        this.ensured.add(lt.LaunchTemplateName);
+        return;
+      }
+    } catch (err) {
+      if (!isNotFound(err)) throw mapSdkError(err, 'DescribeLaunchTemplates');
+    }
+    try {
+      await this.opts.ec2.send(new CreateLaunchTemplateCommand(lt));
+    } catch (err) {
+      const code = errorCode(err);
+      if (!code || !AlreadyExistsErrorCodes.has(code)) throw mapSdkError(err, 'CreateLaunchTemplate');
+    }
+    this.ensured.add(lt.LaunchTemplateName);
+  }
+
+  /** Terminates; an instance already gone counts as success. @throws TransientError throttled. */
+  async terminate(instanceId: string): Promise<void> {
+    try {
+      await this.opts.ec2.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw mapSdkError(err, 'TerminateInstances');
+    }
+  }
+
+  /** undefined when EC2 does not know the instance. */
+  async get(instanceId: string): Promise<CloudInstance | undefined> {
+    try {
+      const out = await this.opts.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      const i = out.Reservations?.flatMap((r) => r.Instances ?? []).find((x) => x.InstanceId === instanceId);
+      return i && toCloudInstance(i);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw mapSdkError(err, 'DescribeInstances');
+    }
+  }
+
+  /** Instances tagged `nodefleet.io/cluster=<cluster>`, any state but terminated. */
+  async list(): Promise<CloudInstance[]> {
+    const { cluster } = await this.context();
+    const out: CloudInstance[] = [];
+    let NextToken: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.opts.ec2.send(
+          new DescribeInstancesCommand({
+            Filters: [
+              { Name: `tag:${Tags.cluster}`, Values: [cluster.name] },
+              { Name: 'instance-state-name', Values: ['pending', 'running', 'shutting-down', 'stopping', 'stopped'] },
+            ],
+            NextToken,
+          }),
+        );
+      } catch (err) {
+        throw mapSdkError(err, 'DescribeInstances');
+      }
+      for (const r of page.Reservations ?? []) for (const i of r.Instances ?? []) out.push(toCloudInstance(i));
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return out;
+  }
+}
+

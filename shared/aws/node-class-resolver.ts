@@ -1,0 +1,182 @@
+/**
+ * Resolves an EC2NodeClass's selector terms to concrete ids: subnets (with zone and free IPs),
+ * security groups and AMIs per architecture. A small interface so the embedded environment can
+ * use the real {@link Ec2CloudProvider} with {@link StaticNodeClassResolver}, or the real
+ * {@link Ec2NodeClassResolver} against its local EC2 (+ SSM) server.
+ *
+ * Calls (see the list in shared/aws/ec2.ts): DescribeSubnets, DescribeSecurityGroups,
+ * DescribeImages (id/name/tag AMI terms) and SSM GetParameter (alias terms).
+ * Results are cached for {@link ResolverCacheTtlMs} (Karpenter's default cache TTL for
+ * subnets / security groups, KA pkg/cache/cache.go `DefaultTTL = 1m`).
+ */
+import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client, type Filter } from '@aws-sdk/client-ec2';
+import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { EC2NodeClass } from '../api/nodepool.ts';
+import { ValidationError } from '../api/errors.ts';
+
+/** Node architectures nodefleet launches (values of kubernetes.io/arch). */
+export type Arch = 'amd64' | 'arm64';
+
+/** One subnet a node may use. */
+export interface SubnetInfo {
+  subnetId: string;
+  /** Availability zone name, e.g. "ap-northeast-2a". */
+  zone: string;
+  zoneId?: string;
+  availableIpAddressCount: number;
+}
+
+/** An EC2NodeClass resolved to ids. */
+export interface ResolvedNodeClass {
+  subnets: SubnetInfo[];
+  securityGroupIds: string[];
+  /** AMI id per architecture; an architecture without an AMI cannot be launched. */
+  images: Partial<Record<Arch, string>>;
+}
+
+/** The port: resolves selector terms (throws ValidationError when a term matches nothing). */
+export interface NodeClassResolver {
+  resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass>;
+}
+
+/** Subnets / security groups / AMIs are re-resolved after this long (KA `DefaultTTL` 1 minute). */
+export const ResolverCacheTtlMs = 60_000;
+
+/** Fixed answers: the CLI's `plan --launch-requests`, tests and the embedded environment. */
+export class StaticNodeClassResolver implements NodeClassResolver {
+  constructor(private readonly resolved: ResolvedNodeClass | ((nodeClass: EC2NodeClass) => ResolvedNodeClass)) {}
+
+  async resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass> {
+    return typeof this.resolved === 'function' ? this.resolved(nodeClass) : this.resolved;
+  }
+}
+
+/**
+ * Placeholder resolution for offline output: one subnet per zone named `subnet-<zone>`, one
+ * security group `sg-<nodeclass>`, AMIs `ami-<arch>` (the real ids are only known in the account).
+ */
+export function placeholderResolution(zones: readonly string[], nodeClassName: string): ResolvedNodeClass {
+  return {
+    subnets: zones.map((zone) => ({ subnetId: `subnet-${zone}`, zone, availableIpAddressCount: 4096 })),
+    securityGroupIds: [`sg-${nodeClassName}`],
+    images: { amd64: 'ami-resolved-at-launch-amd64', arm64: 'ami-resolved-at-launch-arm64' },
+  };
+}
+
+const SsmArch: Record<Arch, string> = { amd64: 'x86_64', arm64: 'arm64' };
+
+/**
+ * The public SSM parameter holding the EKS-optimized AL2023 AMI id for an alias
+ * (KA pkg/providers/amifamily/al2023.go `DescribeImageQuery`):
+ * `al2023@latest` → `.../standard/recommended/image_id`, `al2023@v20240807` → the pinned release.
+ */
+export function al2023AmiParameter(kubernetesVersion: string, arch: Arch, aliasVersion: string): string {
+  const a = SsmArch[arch];
+  const base = `/aws/service/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/${a}/standard`;
+  return aliasVersion === 'latest'
+    ? `${base}/recommended/image_id`
+    : `${base}/amazon-eks-node-al2023-${a}-standard-${kubernetesVersion}-${aliasVersion}/image_id`;
+}
+
+type Term = NonNullable<EC2NodeClass['spec']['subnetSelectorTerms']>[number];
+
+/** EC2 filters for one selector term (`tags` values of "*" mean "key exists"). */
+export function termFilters(term: Term, nameFilter = 'tag:Name'): Filter[] {
+  const filters: Filter[] = [];
+  for (const [k, v] of Object.entries(term.tags ?? {})) {
+    filters.push(v === '*' ? { Name: 'tag-key', Values: [k] } : { Name: `tag:${k}`, Values: [v] });
+  }
+  if (term.name) filters.push({ Name: nameFilter, Values: [term.name] });
+  return filters;
+}
+
+/** Real resolution through EC2 and SSM (clients injected; created once in buildDeps). */
+export class Ec2NodeClassResolver implements NodeClassResolver {
+  private readonly cache = new Map<string, { atMs: number; value: ResolvedNodeClass }>();
+
+  /**
+   * @param kubernetesVersion cluster version ("1.31"), for the AMI alias; a function is called lazily.
+   * @param nowMs clock (epoch ms), injected for tests.
+   */
+  constructor(
+    private readonly ec2: EC2Client,
+    private readonly ssm: SSMClient,
+    private readonly kubernetesVersion: string | (() => Promise<string>),
+    private readonly nowMs: () => number = () => Date.now(),
+  ) {}
+
+  async resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass> {
+    const key = JSON.stringify(nodeClass.spec);
+    const hit = this.cache.get(key);
+    if (hit && this.nowMs() - hit.atMs < ResolverCacheTtlMs) return hit.value;
+    const [subnets, securityGroupIds, images] = await Promise.all([this.subnets(nodeClass), this.securityGroups(nodeClass), this.images(nodeClass)]);
+    const name = nodeClass.metadata.name;
+    if (subnets.length === 0) throw new ValidationError(`ec2nodeclass ${name}: subnetSelectorTerms match no subnet`);
+    if (securityGroupIds.length === 0) throw new ValidationError(`ec2nodeclass ${name}: securityGroupSelectorTerms match no security group`);
+    if (!images.amd64 && !images.arm64) throw new ValidationError(`ec2nodeclass ${name}: amiSelectorTerms match no image`);
+    const value = { subnets, securityGroupIds, images };
+    this.cache.set(key, { atMs: this.nowMs(), value });
+    return value;
+  }
+
+  private async subnets(nc: EC2NodeClass): Promise<SubnetInfo[]> {
+    const byId = new Map<string, SubnetInfo>();
+    for (const term of nc.spec.subnetSelectorTerms) {
+      const out = await this.ec2.send(
+        new DescribeSubnetsCommand(term.id ? { SubnetIds: [term.id] } : { Filters: termFilters(term) }),
+      );
+      for (const s of out.Subnets ?? []) {
+        if (!s.SubnetId || !s.AvailabilityZone) continue;
+        byId.set(s.SubnetId, { subnetId: s.SubnetId, zone: s.AvailabilityZone, zoneId: s.AvailabilityZoneId, availableIpAddressCount: s.AvailableIpAddressCount ?? 0 });
+      }
+    }
+    return [...byId.values()].sort((a, b) => a.subnetId.localeCompare(b.subnetId));
+  }
+
+  private async securityGroups(nc: EC2NodeClass): Promise<string[]> {
+    const ids = new Set<string>();
+    for (const term of nc.spec.securityGroupSelectorTerms) {
+      const out = await this.ec2.send(
+        new DescribeSecurityGroupsCommand(term.id ? { GroupIds: [term.id] } : { Filters: termFilters(term, 'group-name') }),
+      );
+      for (const g of out.SecurityGroups ?? []) if (g.GroupId) ids.add(g.GroupId);
+    }
+    return [...ids].sort();
+  }
+
+  private async images(nc: EC2NodeClass): Promise<Partial<Record<Arch, string>>> {
+    const terms = nc.spec.amiSelectorTerms ?? [{ alias: 'al2023@latest' }];
+    const images: Partial<Record<Arch, string>> = {};
+    const alias = terms.find((t) => t.alias)?.alias;
+    if (alias) {
+      const [family, version = 'latest'] = alias.split('@');
+      if (family.toLowerCase() !== 'al2023') throw new ValidationError(`ec2nodeclass ${nc.metadata.name}: alias ${alias} is not supported (only al2023@…)`);
+      const k8s = typeof this.kubernetesVersion === 'string' ? this.kubernetesVersion : await this.kubernetesVersion();
+      for (const arch of ['amd64', 'arm64'] as const) {
+        try {
+          const out = await this.ssm.send(new GetParameterCommand({ Name: al2023AmiParameter(k8s, arch, version) }));
+          if (out.Parameter?.Value) images[arch] = out.Parameter.Value;
+        } catch (err) {
+          if ((err as Error).name !== 'ParameterNotFound') throw err;
+        }
+      }
+      return images;
+    }
+    const found: { id: string; arch: Arch; created: string }[] = [];
+    for (const term of terms) {
+      const filters = termFilters(term, 'name');
+      const out = await this.ec2.send(
+        new DescribeImagesCommand({ ...(term.id ? { ImageIds: [term.id] } : { Filters: filters }), ...(term.owner ? { Owners: [term.owner] } : {}) }),
+      );
+      for (const img of out.Images ?? []) {
+        if (!img.ImageId) continue;
+        const arch: Arch | undefined = img.Architecture === 'x86_64' ? 'amd64' : img.Architecture === 'arm64' ? 'arm64' : undefined;
+        if (arch) found.push({ id: img.ImageId, arch, created: img.CreationDate ?? '' });
+      }
+    }
+    // Newest image per architecture wins (Karpenter sorts by creation date, newest first).
+    found.sort((a, b) => b.created.localeCompare(a.created) || a.id.localeCompare(b.id));
+    for (const f of found) images[f.arch] ??= f.id;
+    return images;
+  }
+}

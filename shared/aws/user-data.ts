@@ -1,0 +1,112 @@
+/**
+ * AL2023 user data: a MIME multi-part document with a nodeadm `NodeConfig`
+ * (https://awslabs.github.io/amazon-eks-ami/nodeadm/), as Karpenter's AWS provider builds it for
+ * `amiFamily: AL2023` (aws/karpenter-provider-aws pkg/providers/amifamily/bootstrap/nodeadm.go).
+ * The user's own `spec.userData` part, if any, comes first; nodefleet's NodeConfig is merged after it.
+ */
+import type { Taint } from '../api/kube.ts';
+import type { KubeletConfiguration } from '../api/nodepool.ts';
+
+/** What the node needs to join the cluster (EKS DescribeCluster, or the local environment). */
+export interface ClusterInfo {
+  name: string;
+  /** https URL of the API server. */
+  endpoint: string;
+  /** Base64 PEM bundle of the cluster CA. */
+  certificateAuthority: string;
+  /** Service CIDR, e.g. "10.100.0.0/16" (nodeadm derives the cluster DNS IP from it). */
+  serviceCidr: string;
+  /** "1.31" etc.: picks the EKS-optimized AMI. */
+  kubernetesVersion: string;
+}
+
+/** MIME boundary (any string absent from the parts). */
+const Boundary = '//';
+
+export interface UserDataInput {
+  cluster: ClusterInfo;
+  /** Labels the kubelet registers with (`--node-labels`). */
+  labels: Record<string, string>;
+  /** Taints the kubelet registers with (`--register-with-taints`), startup taints included. */
+  taints: Taint[];
+  kubelet?: KubeletConfiguration;
+  /** Max pods when the EC2NodeClass sets none; omitted = nodeadm's ENI-based default. */
+  maxPods?: number;
+  /** The EC2NodeClass `spec.userData`, placed before nodefleet's part. */
+  custom?: string;
+}
+
+function yamlString(s: string): string {
+  return JSON.stringify(s);
+}
+
+function kubeletConfigYaml(k: KubeletConfiguration | undefined, maxPods: number | undefined): string[] {
+  const lines: string[] = [];
+  const pods = k?.maxPods ?? maxPods;
+  if (pods !== undefined) lines.push(`        maxPods: ${pods}`);
+  if (k?.podsPerCore !== undefined) lines.push(`        podsPerCore: ${k.podsPerCore}`);
+  if (k?.clusterDNS?.length) lines.push(`        clusterDNS: [${k.clusterDNS.map(yamlString).join(', ')}]`);
+  for (const key of ['systemReserved', 'kubeReserved', 'evictionHard', 'evictionSoft', 'evictionSoftGracePeriod'] as const) {
+    const m = k?.[key];
+    if (!m || Object.keys(m).length === 0) continue;
+    lines.push(`        ${key}:`);
+    for (const [a, b] of Object.entries(m).sort()) lines.push(`          ${yamlString(a)}: ${yamlString(b)}`);
+  }
+  if (k?.evictionMaxPodGracePeriod !== undefined) lines.push(`        evictionMaxPodGracePeriod: ${k.evictionMaxPodGracePeriod}`);
+  if (k?.imageGCHighThresholdPercent !== undefined) lines.push(`        imageGCHighThresholdPercent: ${k.imageGCHighThresholdPercent}`);
+  if (k?.imageGCLowThresholdPercent !== undefined) lines.push(`        imageGCLowThresholdPercent: ${k.imageGCLowThresholdPercent}`);
+  if (k?.cpuCFSQuota !== undefined) lines.push(`        cpuCFSQuota: ${k.cpuCFSQuota}`);
+  return lines;
+}
+
+/** `key=value,...` sorted, as kubelet's --node-labels takes it. */
+export function formatNodeLabels(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+/** `key=value:Effect,...` as kubelet's --register-with-taints takes it. */
+export function formatTaints(taints: readonly Taint[]): string {
+  return taints.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(',');
+}
+
+/**
+ * Builds the MIME multi-part user data (plain text; the launch template needs it base64-encoded).
+ * Deterministic: the same input gives the same bytes (the launch template name hashes it).
+ */
+export function buildAl2023UserData(input: UserDataInput): string {
+  const flags: string[] = [];
+  if (Object.keys(input.labels).length) flags.push(`--node-labels=${formatNodeLabels(input.labels)}`);
+  if (input.taints.length) flags.push(`--register-with-taints=${formatTaints(input.taints)}`);
+  const config = kubeletConfigYaml(input.kubelet, input.maxPods);
+  const nodeConfig = [
+    'apiVersion: node.eks.aws/v1alpha1',
+    'kind: NodeConfig',
+    'spec:',
+    '  cluster:',
+    `    name: ${yamlString(input.cluster.name)}`,
+    `    apiServerEndpoint: ${yamlString(input.cluster.endpoint)}`,
+    `    certificateAuthority: ${yamlString(input.cluster.certificateAuthority)}`,
+    `    cidr: ${yamlString(input.cluster.serviceCidr)}`,
+    '  kubelet:',
+    ...(config.length ? ['    config:', ...config.map((l) => l.slice(4))] : []),
+    ...(flags.length ? ['    flags:', ...flags.map((f) => `    - ${yamlString(f)}`)] : []),
+  ].join('\n');
+  const parts: string[] = [];
+  if (input.custom?.trim()) {
+    const custom = input.custom.trim();
+    const type = custom.startsWith('#!') ? 'text/x-shellscript; charset="us-ascii"' : 'application/node.eks.aws';
+    parts.push(`Content-Type: ${type}\n\n${custom}\n`);
+  }
+  parts.push(`Content-Type: application/node.eks.aws\n\n${nodeConfig}\n`);
+  return [
+    'MIME-Version: 1.0',
+    `Content-Type: multipart/mixed; boundary="${Boundary}"`,
+    '',
+    ...parts.map((p) => `--${Boundary}\n${p}`),
+    `--${Boundary}--`,
+    '',
+  ].join('\n');
+}
