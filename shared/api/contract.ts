@@ -79,6 +79,35 @@ export const Table = {
   instanceIdAttribute: 'instanceId',
 } as const;
 
+/**
+ * The table as a DynamoDB `CreateTable` input (API shape, plain data): the CDK stack and the
+ * embedded environment (dynalite) both create the table from this one definition.
+ * On-demand billing; GSI `byInstanceId` (hash `instanceId`, all attributes) for interruption and
+ * gc lookups; TTL on `ttl` is enabled separately (UpdateTimeToLive / CDK `timeToLiveAttribute`).
+ */
+export function tableCreateInput(tableName: string) {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [
+      { AttributeName: Table.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: Table.sortKey, AttributeType: 'S' as const },
+      { AttributeName: Table.instanceIdAttribute, AttributeType: 'S' as const },
+    ],
+    KeySchema: [
+      { AttributeName: Table.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: Table.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: Table.instanceIdIndex,
+        KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' as const }],
+        Projection: { ProjectionType: 'ALL' as const },
+      },
+    ],
+  };
+}
+
 export const keys = {
   cluster: (cluster: string) => `CLUSTER#${cluster}`,
   nodeClaim: (name: string) => `NODECLAIM#${name}`,
