@@ -1,0 +1,50 @@
+/**
+ * Which candidates consolidation (multi- and single-node) may look at: the NodePool's policy
+ * allows it (not WhenEmpty), consolidateAfter has passed (not Never), no do-not-disrupt / PDB
+ * block, a known price. Sorted by disruption cost, cheapest first.
+ * Source: KC pkg/controllers/disruption/consolidation.go `ShouldDisrupt`.
+ */
+import { BalancedK } from './constants.ts';
+import { byDisruptionCost } from './cost.ts';
+import type { MethodContext } from './method.ts';
+import type { ClusterState } from './state.ts';
+import type { Candidate, MethodName } from './types.ts';
+
+export function consolidationCandidates({ state, blocked }: MethodContext, method: MethodName): Candidate[] {
+  const out: Candidate[] = [];
+  for (const c of state.candidates) {
+    if (state.leaving.has(c.nodeName)) continue;
+    const pool = state.nodePools.get(c.nodePool);
+    const policy = pool?.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
+    const after = pool?.spec.disruption?.consolidateAfter ?? '0s';
+    let reason: string | undefined;
+    if (policy === 'WhenEmpty') continue; // emptiness only: not a block worth a log line per node
+    if (after === 'Never') reason = 'consolidateAfter is Never';
+    else if (!c.consolidatable) reason = `consolidateAfter (${after}) has not passed since the last pod event`;
+    else if (c.blockedBy) reason = c.blockedBy;
+    else if (c.priceUsdPerHour === undefined) reason = `no price known for ${c.instanceType} ${c.capacityType} in ${c.zone}`;
+    if (reason) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason });
+    else out.push(c);
+  }
+  return out.sort(byDisruptionCost);
+}
+
+/**
+ * Balanced policy (Karpenter v1.14): a move is worth it when
+ * (savings / pool cost) / (move disruption / pool disruption) ≥ 1/k, with a base cost of 1 per node.
+ * Pools with another policy always approve. Source: KC designs/balanced-consolidation.md.
+ */
+export function balancedApproves(state: ClusterState, candidates: readonly Candidate[], savingsUsdPerHour: number): boolean {
+  const pools = new Set(candidates.filter((c) => state.nodePools.get(c.nodePool)?.spec.disruption?.consolidationPolicy === 'Balanced').map((c) => c.nodePool));
+  if (pools.size === 0) return true;
+  let poolCost = 0;
+  let poolDisruption = 0;
+  for (const c of state.candidates) {
+    if (!pools.has(c.nodePool)) continue;
+    poolCost += c.priceUsdPerHour ?? 0;
+    poolDisruption += 1 + c.disruptionCost;
+  }
+  const moveDisruption = candidates.reduce((s, c) => s + 1 + c.disruptionCost, 0);
+  if (poolCost <= 0 || poolDisruption <= 0 || moveDisruption <= 0) return true;
+  return savingsUsdPerHour / poolCost / (moveDisruption / poolDisruption) >= 1 / BalancedK;
+}

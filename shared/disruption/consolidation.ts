@@ -1,0 +1,155 @@
+/**
+ * What consolidating a set of candidates would do: delete them (their pods fit elsewhere) or
+ * replace them with ONE strictly cheaper node, or nothing.
+ *
+ * Rules (KC pkg/controllers/disruption/consolidation.go `computeConsolidation`,
+ * `computeSpotToSpotConsolidation`; multinodeconsolidation.go `filterOutSameType`):
+ * - every pod must schedule; more than one new node is never worth it;
+ * - the replacement's instance types are cut to those whose cheapest compatible offering is
+ *   cheaper than the candidates' current price; none left → no consolidation;
+ * - on-demand → [spot, on-demand] replacements are pinned to spot (the price cut assumed spot);
+ * - spot → spot: only if enabled, and for a single node only with ≥ 15 cheaper types, of which
+ *   the 15 cheapest are launched;
+ * - several nodes → one node of a type among them: the replacement must be cheaper than that
+ *   type, or deleting the others onto the kept one would do with less disruption.
+ */
+import { Requirement, Requirements } from '../api/requirements.ts';
+import { formatResources } from '../api/quantity.ts';
+import { CapacityTypeOnDemand, CapacityTypeSpot, LabelCapacityType, LabelInstanceType, type CapacityType } from '../api/labels.ts';
+import type { InstanceType } from '../catalog/types.ts';
+import type { NewNodeClaim } from '../scheduling/index.ts';
+import { MaxLaunchInstanceTypes, MinInstanceTypesForSpotToSpotConsolidation } from './constants.ts';
+import { podKey } from './pods.ts';
+import type { Simulator } from './simulate.ts';
+import type { Candidate, CommandCandidate, ReplacementClaim } from './types.ts';
+
+/** A consolidation decision for some candidates, or why there is none. */
+export type ConsolidationOutcome =
+  | { decision: 'delete'; replacements: []; savingsUsdPerHour?: number }
+  | { decision: 'replace'; replacements: [ReplacementClaim]; savingsUsdPerHour: number }
+  | { decision: 'none'; reason: string };
+
+/** Cheapest available offering of `it` that the claim may launch (its zones and capacity types). */
+export function cheapestCompatiblePrice(it: InstanceType, zones: readonly string[], capacityTypes: readonly CapacityType[]): number | undefined {
+  let best: number | undefined;
+  for (const o of it.offerings) {
+    if (!o.available) continue;
+    if (zones.length > 0 && !zones.includes(o.zone)) continue;
+    if (!capacityTypes.includes(o.capacityType)) continue;
+    if (best === undefined || o.priceUsdPerHour < best) best = o.priceUsdPerHour;
+  }
+  return best;
+}
+
+/** Sum of the candidates' prices, undefined when any is unknown. */
+export function candidatesPrice(candidates: readonly Candidate[]): number | undefined {
+  let sum = 0;
+  for (const c of candidates) {
+    if (c.priceUsdPerHour === undefined) return undefined;
+    sum += c.priceUsdPerHour;
+  }
+  return sum;
+}
+
+/** A command candidate (JSON-safe) from a candidate. */
+export function toCommandCandidate(c: Candidate): CommandCandidate {
+  return {
+    nodeName: c.nodeName,
+    nodeClaim: c.nodeClaim,
+    nodePool: c.nodePool,
+    instanceType: c.instanceType,
+    zone: c.zone,
+    capacityType: c.capacityType,
+    ...(c.priceUsdPerHour !== undefined ? { priceUsdPerHour: c.priceUsdPerHour } : {}),
+    ...(c.instanceId ? { instanceId: c.instanceId } : {}),
+    ...(c.providerID ? { providerID: c.providerID } : {}),
+    ...(c.drifted ? { driftReason: c.drifted } : {}),
+    pods: c.reschedulablePods.map(podKey),
+  };
+}
+
+/**
+ * A replacement claim (JSON-safe) from a simulated claim, launching `types` (cheapest first) with
+ * `capacityTypes`.
+ */
+export function toReplacement(nc: NewNodeClaim, types: readonly InstanceType[], capacityTypes: readonly CapacityType[]): ReplacementClaim {
+  let reqs = new Requirements(nc.requirements.all().filter((r) => r.key !== LabelInstanceType && r.key !== LabelCapacityType));
+  reqs = reqs.add(Requirement.from({ key: LabelInstanceType, operator: 'In', values: types.map((t) => t.name) }));
+  reqs = reqs.add(Requirement.from({ key: LabelCapacityType, operator: 'In', values: [...capacityTypes] }));
+  const prices = types.map((t) => cheapestCompatiblePrice(t, nc.zones, capacityTypes)).filter((p): p is number => p !== undefined);
+  return {
+    nodePool: nc.nodePool,
+    requirements: reqs.toSpecs(),
+    instanceTypes: types.map((t) => t.name),
+    labels: { ...nc.labels },
+    taints: [...nc.taints],
+    startupTaints: [...nc.startupTaints],
+    requests: formatResources(nc.requests),
+    capacityTypes: [...capacityTypes],
+    zones: [...nc.zones],
+    priceUsdPerHour: prices.length > 0 ? Math.min(...prices) : nc.priceUsdPerHour,
+    pods: nc.pods.map(podKey),
+  };
+}
+
+/** Instance types ordered by their cheapest compatible price, with that price; types with none dropped. */
+function byPrice(types: readonly InstanceType[], zones: readonly string[], capacityTypes: readonly CapacityType[]): { it: InstanceType; price: number }[] {
+  return types
+    .map((it) => ({ it, price: cheapestCompatiblePrice(it, zones, capacityTypes) }))
+    .filter((x): x is { it: InstanceType; price: number } => x.price !== undefined)
+    .sort((a, b) => a.price - b.price || a.it.name.localeCompare(b.it.name));
+}
+
+/**
+ * Simulates consolidating `candidates` and decides delete / replace / none.
+ * @param multi true for multi-node consolidation (same-type filter, no 15-type spot rule)
+ */
+export function computeConsolidation(
+  sim: Simulator,
+  candidates: readonly Candidate[],
+  opts: { multi: boolean; spotToSpot: boolean },
+): ConsolidationOutcome {
+  const s = sim.simulate(candidates);
+  if (s.unschedulable.length > 0) {
+    const u = s.unschedulable[0];
+    return { decision: 'none', reason: `not all pods would schedule, ${u.pod}: ${u.reason}` };
+  }
+  const price = candidatesPrice(candidates);
+  if (s.newNodeClaims.length === 0) return { decision: 'delete', replacements: [], ...(price !== undefined ? { savingsUsdPerHour: price } : {}) };
+  if (s.newNodeClaims.length > 1) return { decision: 'none', reason: `removing it would need ${s.newNodeClaims.length} new nodes` };
+  if (price === undefined) return { decision: 'none', reason: 'the current price of a candidate is unknown' };
+
+  const nc = s.newNodeClaims[0];
+  const allowed = nc.capacityTypes.filter((ct) => ct !== 'reserved');
+  const allSpot = candidates.every((c) => c.capacityType === CapacityTypeSpot);
+  let capacityTypes: CapacityType[];
+  if (allSpot && allowed.includes(CapacityTypeSpot)) {
+    if (!opts.spotToSpot) return { decision: 'none', reason: 'spot-to-spot consolidation is disabled' };
+    capacityTypes = [CapacityTypeSpot];
+  } else if (allowed.includes(CapacityTypeSpot) && allowed.includes(CapacityTypeOnDemand)) {
+    // Prices were cut assuming spot; pin it so a spot shortage fails the launch instead of
+    // buying a pricier on-demand node (Karpenter does the same).
+    capacityTypes = [CapacityTypeSpot];
+  } else {
+    capacityTypes = allowed.length > 0 ? allowed : [CapacityTypeOnDemand];
+  }
+
+  let options = byPrice(nc.instanceTypes, nc.zones, capacityTypes).filter((x) => x.price < price);
+  if (options.length === 0) return { decision: 'none', reason: `can't replace with a cheaper node (current ${price.toFixed(4)} USD/h)` };
+
+  if (opts.multi) {
+    const existing = new Set(candidates.map((c) => c.instanceType));
+    let maxPrice = Infinity;
+    for (const x of options) if (existing.has(x.it.name)) maxPrice = Math.min(maxPrice, x.price);
+    options = options.filter((x) => x.price < maxPrice);
+    if (options.length === 0) return { decision: 'none', reason: 'the replacement would be one of the candidates\' own instance types; deleting is better' };
+  } else if (allSpot && capacityTypes[0] === CapacityTypeSpot) {
+    if (options.length < MinInstanceTypesForSpotToSpotConsolidation) {
+      return { decision: 'none', reason: `spot-to-spot consolidation needs ${MinInstanceTypesForSpotToSpotConsolidation} cheaper instance types, found ${options.length}` };
+    }
+    options = options.slice(0, MinInstanceTypesForSpotToSpotConsolidation);
+  }
+
+  const replacement = toReplacement(nc, options.slice(0, MaxLaunchInstanceTypes).map((x) => x.it), capacityTypes);
+  return { decision: 'replace', replacements: [replacement], savingsUsdPerHour: price - replacement.priceUsdPerHour };
+}

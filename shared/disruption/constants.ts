@@ -1,0 +1,45 @@
+/**
+ * Tuning numbers that carry behaviour, each with its reason and source.
+ */
+
+/**
+ * Seconds between planning a command and acting on it: the cluster is re-read and the command
+ * re-simulated after this wait, and dropped if pods churned meanwhile. Karpenter
+ * `commandValidationDelay = 15s` (KC pkg/controllers/disruption/validation.go).
+ */
+export const CommandValidationDelaySeconds = 15;
+
+/**
+ * A single spot node is replaced by another spot node only when at least this many cheaper
+ * instance types can hold its pods, and only the 15 cheapest are launched: with fewer, the
+ * replacement would likely land on the same interruption-prone pools and churn. Karpenter
+ * `MinInstanceTypesForSpotToSpotConsolidation` (KC pkg/controllers/disruption/consolidation.go).
+ */
+export const MinInstanceTypesForSpotToSpotConsolidation = 15;
+
+/** Multi-node consolidation looks at the first 100 candidates only, to bound the binary search (KC multinodeconsolidation.go). */
+export const MultiNodeMaxCandidates = 100;
+
+/**
+ * Upper bound on scheduling simulations per plan. Karpenter bounds multi-node by 1 minute and
+ * single-node by 3 minutes of wall time; a pure function cannot read a clock, so nodefleet
+ * bounds the work instead (a Lambda run has 15 minutes at most).
+ */
+export const DefaultMaxSimulations = 400;
+
+/** Default budget when a NodePool lists none (KC pkg/apis/v1/nodepool.go kubebuilder default). */
+export const DefaultBudgetNodes = '10%';
+
+/** Pod annotation value forms of karpenter.sh/do-not-disrupt that block: "true", or a duration since pod start. */
+export const DoNotDisruptTrue = 'true';
+
+/** Karpenter's per-pod disruption cost terms (KC pkg/utils/disruption/disruption.go `EvictionCost`). */
+export const PodDeletionCostDivisor = 2 ** 27;
+export const PodPriorityDivisor = 2 ** 25;
+export const PodEvictionCostClamp = 10;
+
+/** Most instance types a replacement launch sends (KA instance.go `maxInstanceTypes`, the CreateFleet override limit). */
+export const MaxLaunchInstanceTypes = 60;
+
+/** Balanced consolidation approves a move when score ≥ 1/k, k = 2 (KC nodepool.go `BalancedK`, designs/balanced-consolidation.md). */
+export const BalancedK = 2;

@@ -1,0 +1,33 @@
+/**
+ * Emptiness: delete nodes that run no reschedulable pods, once consolidateAfter has passed.
+ * Applies under every consolidation policy (WhenEmpty included); budget reason Empty.
+ * Source: KC pkg/controllers/disruption/emptiness.go.
+ */
+import { byDisruptionCost } from './cost.ts';
+import { makeCommand, unblocked, type DisruptionMethod, type MethodContext } from './method.ts';
+import { withinBudgets } from './state.ts';
+import type { DisruptionCommand } from './types.ts';
+
+export const Emptiness: DisruptionMethod = {
+  name: 'emptiness',
+  reason: 'Empty',
+  compute({ state, blocked }: MethodContext): DisruptionCommand | undefined {
+    const empty = state.candidates.filter((c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName));
+    const ready = empty.filter((c) => {
+      const after = state.nodePools.get(c.nodePool)?.spec.disruption?.consolidateAfter ?? '0s';
+      if (after === 'Never') {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'emptiness', reason: 'consolidateAfter is Never' });
+        return false;
+      }
+      if (!c.consolidatable) {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'emptiness', reason: `consolidateAfter (${after}) has not passed since the last pod event` });
+        return false;
+      }
+      return true;
+    });
+    const sorted = unblocked(ready, 'emptiness', blocked).sort(byDisruptionCost);
+    const chosen = withinBudgets(state, sorted, 'Empty', 'emptiness', blocked);
+    if (chosen.length === 0) return undefined;
+    return makeCommand('emptiness', 'Empty', chosen, [], state.now, chosen.reduce((s, c) => s + (c.priceUsdPerHour ?? 0), 0));
+  },
+};

@@ -1,0 +1,69 @@
+/**
+ * The shape every disruption method shares, and the helper that turns a decision into a
+ * {@link DisruptionCommand}. The order the methods run in lives in methods.ts.
+ */
+import { CommandValidationDelaySeconds } from './constants.ts';
+import { toCommandCandidate } from './consolidation.ts';
+import type { Simulator } from './simulate.ts';
+import type { ClusterState } from './state.ts';
+import type { BlockedCandidate, Candidate, DisruptionCommand, DisruptionReason, MethodName, ReplacementClaim } from './types.ts';
+
+/** What a method reads and where it reports blocks. */
+export interface MethodContext {
+  state: ClusterState;
+  sim: Simulator;
+  blocked: BlockedCandidate[];
+}
+
+/** One disruption method (KC pkg/controllers/disruption `Method`). */
+export interface DisruptionMethod {
+  name: MethodName;
+  /** The budget reason it is governed by. */
+  reason: DisruptionReason;
+  /** The command this method would run now, or undefined. Pure. */
+  compute(ctx: MethodContext): DisruptionCommand | undefined;
+}
+
+/** 32-bit FNV-1a, hex: a short stable id part. */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/** Builds a command; its id is derived from the method, the candidates and `now`. */
+export function makeCommand(
+  method: MethodName,
+  reason: DisruptionReason,
+  candidates: readonly Candidate[],
+  replacements: readonly ReplacementClaim[],
+  now: Date,
+  savingsUsdPerHour?: number,
+): DisruptionCommand {
+  const names = candidates.map((c) => c.nodeName).sort();
+  const createdAt = now.toISOString();
+  return {
+    id: `${method}-${now.getTime()}-${fnv1a(names.join(','))}`,
+    method,
+    reason,
+    decision: replacements.length > 0 ? 'replace' : 'delete',
+    candidates: candidates.map(toCommandCandidate),
+    replacements: [...replacements],
+    ...(savingsUsdPerHour !== undefined ? { savingsUsdPerHour: Math.round(savingsUsdPerHour * 1e6) / 1e6 } : {}),
+    createdAt,
+    validateAfter: new Date(now.getTime() + CommandValidationDelaySeconds * 1000).toISOString(),
+  };
+}
+
+/** Candidates not blocked by do-not-disrupt / PDB; blocked ones are reported for `method`. */
+export function unblocked(candidates: readonly Candidate[], method: MethodName, blocked: BlockedCandidate[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const c of candidates) {
+    if (c.blockedBy) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason: c.blockedBy });
+    else out.push(c);
+  }
+  return out;
+}

@@ -1,0 +1,14 @@
+/**
+ * The graceful disruption methods, in the order they run. The first one that produces a command
+ * wins the run (one command per run). Karpenter's order (KC pkg/controllers/disruption/controller.go
+ * `NewMethods`): emptiness → drift → multi-node → single-node consolidation. nodefleet's graceful
+ * expiration (an opt-in extension) runs before drift, where Karpenter before v1 ran expiration.
+ */
+import { Drift } from './drift.ts';
+import { Emptiness } from './emptiness.ts';
+import { GracefulExpiration } from './graceful-expiration.ts';
+import type { DisruptionMethod } from './method.ts';
+import { MultiNodeConsolidation } from './multi-node-consolidation.ts';
+import { SingleNodeConsolidation } from './single-node-consolidation.ts';
+
+export const Methods: readonly DisruptionMethod[] = [Emptiness, GracefulExpiration, Drift, MultiNodeConsolidation, SingleNodeConsolidation];

@@ -1,0 +1,34 @@
+/**
+ * planDisruption: one disruption pass over a cluster snapshot. Decide, don't act: the result is
+ * plain data the handler acts on (forceful expirations, then at most one graceful command).
+ */
+import { findExpirations } from './expiration.ts';
+import { Methods } from './methods.ts';
+import { Simulator } from './simulate.ts';
+import { budgetFor, buildState } from './state.ts';
+import type { BudgetStatus, DisruptionPlan, DisruptionReason, DisruptionSnapshot } from './types.ts';
+
+const BudgetReasons: DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized'];
+
+/**
+ * Plans one disruption run at `now`: forceful expirations (outside budgets), then the graceful
+ * methods in order (methods.ts) until one yields a command. Expiring nodes count as disrupting
+ * for the budgets of the graceful methods, as Karpenter counts nodes marked for deletion.
+ * Pure: no I/O, no clock.
+ * @throws ValidationError when a NodePool budget has an unparseable schedule or duration.
+ */
+export function planDisruption(snapshot: DisruptionSnapshot, now: Date): DisruptionPlan {
+  const state = buildState(snapshot, now);
+  const expirations = findExpirations(state);
+  for (const e of expirations) state.leaving.add(e.nodeName);
+  const sim = new Simulator(state);
+  const blocked = [...state.blocked];
+  let command;
+  for (const method of Methods) {
+    command = method.compute({ state, sim, blocked });
+    if (command) break;
+  }
+  const budgets: BudgetStatus[] = [];
+  for (const pool of snapshot.nodePools) for (const r of BudgetReasons) budgets.push(budgetFor(state, pool.metadata.name, r));
+  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations };
+}

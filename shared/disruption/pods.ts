@@ -1,0 +1,135 @@
+/**
+ * Pod facts disruption needs: which pods a drain moves, which pods forbid voluntary disruption
+ * (karpenter.sh/do-not-disrupt), and which PodDisruptionBudgets forbid their eviction.
+ *
+ * Sources: KC pkg/utils/pod/scheduling.go (`IsReschedulable`, `IsDisruptable`,
+ * `IsDoNotDisruptActive`), pkg/utils/pdb/pdb.go (`Limits.CanEvictPods`).
+ */
+import type { LabelSelector, Pod, PodDisruptionBudget } from '../api/kube.ts';
+import { AnnotationDoNotDisrupt } from '../api/labels.ts';
+import { DoNotDisruptTrue } from './constants.ts';
+import { parseDurationSeconds } from './duration.ts';
+
+/** `namespace/name`. */
+export function podKey(p: Pod): string {
+  return `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
+}
+
+function ownerKind(p: Pod): string | undefined {
+  return p.metadata.ownerReferences?.find((o) => o.controller)?.kind ?? p.metadata.ownerReferences?.[0]?.kind;
+}
+
+/** A DaemonSet's pod: it is not moved (it dies with its node). */
+export function isDaemonSetPod(p: Pod): boolean {
+  return ownerKind(p) === 'DaemonSet';
+}
+
+/** A static (mirror) pod: the kubelet owns it, it cannot be evicted. */
+export function isMirrorPod(p: Pod): boolean {
+  return !!p.metadata.annotations?.['kubernetes.io/config.mirror'] || ownerKind(p) === 'Node';
+}
+
+/** Succeeded or Failed. */
+export function isTerminal(p: Pod): boolean {
+  return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+}
+
+/**
+ * Pods a drain evicts and the simulation must place elsewhere: not DaemonSet, mirror, terminal
+ * or already terminating (KC `IsReschedulable`).
+ */
+export function isReschedulable(p: Pod): boolean {
+  return !isDaemonSetPod(p) && !isMirrorPod(p) && !isTerminal(p) && !p.metadata.deletionTimestamp;
+}
+
+/**
+ * Whether the pod's karpenter.sh/do-not-disrupt annotation forbids voluntary disruption at `now`:
+ * "true" always; a duration ("30m") until pod start + duration (Karpenter's duration form).
+ */
+export function isDoNotDisruptActive(p: Pod, now: Date): boolean {
+  const v = p.metadata.annotations?.[AnnotationDoNotDisrupt];
+  if (v === undefined) return false;
+  if (v === DoNotDisruptTrue) return true;
+  let seconds: number | undefined;
+  try {
+    seconds = parseDurationSeconds(v);
+  } catch {
+    return false;
+  }
+  if (seconds === undefined) return v === 'Never' ? true : false;
+  const start = Date.parse(p.status?.startTime ?? p.metadata.creationTimestamp ?? '');
+  if (Number.isNaN(start)) return true;
+  return now.getTime() < start + seconds * 1000;
+}
+
+/** Kubernetes label selector semantics (an empty selector matches everything, an absent one nothing). */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const values = e.values ?? [];
+    switch (e.operator) {
+      case 'In': if (!has || !values.includes(labels[e.key])) return false; break;
+      case 'NotIn': if (has && values.includes(labels[e.key])) return false; break;
+      case 'Exists': if (!has) return false; break;
+      case 'DoesNotExist': if (has) return false; break;
+    }
+  }
+  return true;
+}
+
+function isPodReady(p: Pod): boolean {
+  const c = p.status?.conditions?.find((x) => x.type === 'Ready');
+  return c ? c.status === 'True' : p.status?.phase === 'Running';
+}
+
+function scaled(value: number | string, total: number, roundUp: boolean): number {
+  if (typeof value === 'number') return value;
+  const m = /^(\d+)%$/.exec(value);
+  if (!m) return Number(value);
+  const x = (Number(m[1]) * total) / 100;
+  return roundUp ? Math.ceil(x) : Math.floor(x);
+}
+
+/**
+ * Evictions a PDB allows now: `status.disruptionsAllowed` when the controller has set it, else
+ * computed as the disruption controller would from the matching pods.
+ */
+export function disruptionsAllowed(pdb: PodDisruptionBudget, pods: readonly Pod[]): number {
+  if (pdb.status?.disruptionsAllowed !== undefined) return pdb.status.disruptionsAllowed;
+  const matching = pods.filter((p) => (p.metadata.namespace ?? 'default') === (pdb.metadata.namespace ?? 'default') && selectorMatches(pdb.spec.selector, p.metadata.labels) && !isTerminal(p));
+  const healthy = matching.filter(isPodReady).length;
+  if (pdb.spec.maxUnavailable !== undefined) {
+    const maxUnavailable = scaled(pdb.spec.maxUnavailable, matching.length, true);
+    return Math.max(0, healthy - (matching.length - maxUnavailable));
+  }
+  if (pdb.spec.minAvailable !== undefined) return Math.max(0, healthy - scaled(pdb.spec.minAvailable, matching.length, true));
+  return Math.max(0, healthy);
+}
+
+/** PodDisruptionBudgets indexed for repeated checks. */
+export class PdbLimits {
+  private readonly allowed: { pdb: PodDisruptionBudget; allowed: number }[];
+
+  constructor(pdbs: readonly PodDisruptionBudget[], pods: readonly Pod[]) {
+    this.allowed = pdbs.map((pdb) => ({ pdb, allowed: disruptionsAllowed(pdb, pods) }));
+  }
+
+  /**
+   * Why the eviction API would refuse to evict `pod` now, or undefined when it would not:
+   * a matching PDB allows no disruption (an unready pod under `AlwaysAllow` is exempt), or more
+   * than one PDB matches (the API server refuses those outright).
+   */
+  blocks(pod: Pod): string | undefined {
+    const ns = pod.metadata.namespace ?? 'default';
+    const matching = this.allowed.filter((x) => (x.pdb.metadata.namespace ?? 'default') === ns && selectorMatches(x.pdb.spec.selector, pod.metadata.labels));
+    if (matching.length > 1) {
+      return `pod ${podKey(pod)} is covered by multiple PodDisruptionBudgets (${matching.map((x) => `${ns}/${x.pdb.metadata.name}`).join(', ')})`;
+    }
+    const only = matching[0];
+    if (!only || only.allowed > 0) return undefined;
+    if (only.pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' && !isPodReady(pod)) return undefined;
+    return `pdb ${ns}/${only.pdb.metadata.name} prevents pod evictions (pod ${podKey(pod)})`;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The scheduling simulation, reused as Karpenter reuses its provisioner
+ * (KC pkg/controllers/disruption/helpers.go `SimulateScheduling`): the candidates are taken out
+ * of the cluster, their reschedulable pods become pending, and `solve()` places them on the
+ * remaining nodes (and in-flight NodeClaims) or on new NodeClaims.
+ */
+import type { Pod } from '../api/kube.ts';
+import { isTrue } from '../api/nodeclaim.ts';
+import { parseResources } from '../api/quantity.ts';
+import { LabelCapacityType, LabelNodePool, LabelTopologyZone } from '../api/labels.ts';
+import { solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
+import { podKey } from './pods.ts';
+import type { ClusterState } from './state.ts';
+import type { Candidate } from './types.ts';
+
+/** Result of simulating the removal of some candidates. */
+export interface Simulation {
+  result: SchedulingResult;
+  /** Candidate pods that found no place, with the first reason. */
+  unschedulable: { pod: string; reason: string }[];
+  newNodeClaims: NewNodeClaim[];
+}
+
+/** Counts simulations and caches the nodes that never change between them. */
+export class Simulator {
+  simulations = 0;
+  private existing?: ExistingNode[];
+
+  constructor(private readonly state: ClusterState) {}
+
+  /** Nodes and in-flight claims pods may land on (everything but nodes being deleted), built once. */
+  private existingNodes(): ExistingNode[] {
+    if (this.existing) return this.existing;
+    const s = this.state;
+    const out: ExistingNode[] = [];
+    const managedByName = new Map(s.managed.map((m) => [m.node.metadata.name, m]));
+    for (const node of s.snapshot.nodes) {
+      const m = managedByName.get(node.metadata.name);
+      if (m?.deleting || node.metadata.deletionTimestamp) continue;
+      const labels = node.metadata.labels ?? {};
+      out.push({
+        name: node.metadata.name,
+        labels,
+        taints: node.spec?.taints ?? [],
+        allocatable: parseResources(node.status?.allocatable),
+        capacity: node.status?.capacity ? parseResources(node.status.capacity) : undefined,
+        pods: s.podsByNode.get(node.metadata.name) ?? [],
+        nodePool: labels[LabelNodePool],
+        unschedulable: !!node.spec?.unschedulable,
+      });
+    }
+    // In-flight NodeClaims without a Node yet (launched or launching): capacity coming soon.
+    const nodeNames = new Set(s.snapshot.nodes.map((n) => n.metadata.name));
+    for (const c of s.snapshot.nodeClaims ?? []) {
+      if ((c.nodeName && nodeNames.has(c.nodeName)) || c.phase === 'Terminating' || c.phase === 'Terminated' || c.phase === 'Failed') continue;
+      if (!c.instanceType || !isTrue(c, 'Launched')) continue;
+      const it = s.catalog.get(c.instanceType);
+      if (!it && !c.allocatable) continue;
+      out.push({
+        name: c.name,
+        labels: { ...(it?.labels ?? {}), ...c.labels, [LabelNodePool]: c.nodePool, ...(c.zone ? { [LabelTopologyZone]: c.zone } : {}), ...(c.capacityType ? { [LabelCapacityType]: c.capacityType } : {}) },
+        taints: c.taints,
+        allocatable: c.allocatable ? parseResources(c.allocatable) : it!.allocatable,
+        capacity: c.capacity ? parseResources(c.capacity) : it?.capacity,
+        pods: [],
+        launching: true,
+        nodePool: c.nodePool,
+      });
+    }
+    this.existing = out;
+    return out;
+  }
+
+  /**
+   * Simulates removing `candidates` (plus nodes already leaving this pass): their reschedulable
+   * pods must fit on what remains or on new NodeClaims.
+   */
+  simulate(candidates: readonly Candidate[]): Simulation {
+    this.simulations++;
+    const s = this.state;
+    const removed = new Set([...candidates.map((c) => c.nodeName), ...s.leaving]);
+    const pending: Pod[] = [];
+    const candidateKeys = new Set<string>();
+    for (const c of candidates) {
+      for (const p of c.reschedulablePods) {
+        candidateKeys.add(podKey(p));
+        pending.push({ ...p, spec: { ...p.spec, nodeName: undefined }, status: { ...p.status, nominatedNodeName: undefined } });
+      }
+    }
+    const result = solve({
+      pods: pending,
+      nodePools: s.snapshot.nodePools,
+      instanceTypes: s.snapshot.instanceTypes,
+      existingNodes: this.existingNodes().filter((n) => !removed.has(n.name)),
+      daemonSets: s.snapshot.daemonSets,
+      unavailableOfferings: s.snapshot.unavailableOfferings,
+      settings: s.snapshot.settings?.scheduling,
+    });
+    const unschedulable = result.unschedulable
+      .filter((u) => candidateKeys.has(podKey(u.pod)))
+      .map((u) => ({ pod: podKey(u.pod), reason: Object.entries(u.reasons).map(([pool, why]) => `${pool}: ${why}`).join('; ') || 'no nodepool can run it' }));
+    return { result, unschedulable, newNodeClaims: result.newNodeClaims };
+  }
+}

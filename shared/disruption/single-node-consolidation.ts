@@ -1,0 +1,38 @@
+/**
+ * Single-node consolidation: the first candidate (by disruption cost) that can be deleted, or
+ * replaced by one cheaper node. Spot → spot needs ≥ 15 cheaper types (consolidation.ts).
+ * Budget reason Underutilized. Source: KC pkg/controllers/disruption/singlenodeconsolidation.go.
+ */
+import { computeConsolidation } from './consolidation.ts';
+import { balancedApproves, consolidationCandidates } from './consolidation-candidates.ts';
+import { makeCommand, type DisruptionMethod, type MethodContext } from './method.ts';
+import { budgetFor } from './state.ts';
+import type { DisruptionCommand } from './types.ts';
+
+export const SingleNodeConsolidation: DisruptionMethod = {
+  name: 'single-node-consolidation',
+  reason: 'Underutilized',
+  compute(ctx: MethodContext): DisruptionCommand | undefined {
+    const { state, sim, blocked } = ctx;
+    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
+    const maxSims = state.snapshot.settings?.maxSimulations;
+    for (const c of consolidationCandidates(ctx, 'single-node-consolidation')) {
+      if (budgetFor(state, c.nodePool, 'Underutilized').allowed <= 0) {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: `disruption budget for Underutilized in nodepool "${c.nodePool}" is spent` });
+        continue;
+      }
+      if (maxSims !== undefined && sim.simulations >= maxSims) break;
+      const outcome = computeConsolidation(sim, [c], { multi: false, spotToSpot });
+      if (outcome.decision === 'none') {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: outcome.reason });
+        continue;
+      }
+      if (!balancedApproves(state, [c], outcome.savingsUsdPerHour ?? 0)) {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: 'Balanced policy: savings too small for the disruption' });
+        continue;
+      }
+      return makeCommand('single-node-consolidation', 'Underutilized', [c], outcome.replacements, state.now, outcome.savingsUsdPerHour);
+    }
+    return undefined;
+  },
+};

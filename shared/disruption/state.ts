@@ -1,0 +1,271 @@
+/**
+ * The cluster as disruption sees it, built once per plan from a {@link DisruptionSnapshot}:
+ * candidates (managed, initialized nodes not being deleted) with their pods, price, drift,
+ * expiry and blocks; budget status per NodePool and reason; and the pieces the scheduling
+ * simulation reuses across runs.
+ *
+ * Candidate rules follow KC pkg/controllers/disruption/types.go `NewCandidate` and
+ * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
+ */
+import type { Node, Pod } from '../api/kube.ts';
+import type { NodePool, EC2NodeClass } from '../api/nodepool.ts';
+import type { NodeClaim } from '../api/nodeclaim.ts';
+import { isTrue, getCondition } from '../api/nodeclaim.ts';
+import {
+  AnnotationDoNotDisrupt,
+  LabelCapacityType,
+  LabelInitialized,
+  LabelInstanceType,
+  LabelNodePool,
+  LabelTopologyZone,
+  TaintDisrupted,
+  type CapacityType,
+} from '../api/labels.ts';
+import type { InstanceType } from '../catalog/types.ts';
+import { budgetStatus } from './budgets.ts';
+import { disruptionCost } from './cost.ts';
+import { driftReason } from './drift-detection.ts';
+import { parseDurationSeconds } from './duration.ts';
+import { isDoNotDisruptActive, isReschedulable, isTerminal, PdbLimits, podKey } from './pods.ts';
+import type { BlockedCandidate, BudgetStatus, Candidate, DisruptionReason, DisruptionSnapshot } from './types.ts';
+
+/** A managed node with its facts, whether or not it can be a candidate. */
+export interface ManagedNode {
+  node: Node;
+  claim?: NodeClaim;
+  nodePool?: NodePool;
+  initialized: boolean;
+  ready: boolean;
+  deleting: boolean;
+}
+
+/** Everything the methods read. Built by {@link buildState}; treat as read-only. */
+export interface ClusterState {
+  now: Date;
+  snapshot: DisruptionSnapshot;
+  nodePools: Map<string, NodePool>;
+  nodeClasses: Map<string, EC2NodeClass>;
+  /** Instance types by name (prices, labels). */
+  catalog: Map<string, InstanceType>;
+  managed: ManagedNode[];
+  /** Nodes that could be disrupted (blocked ones included, with `blockedBy`). */
+  candidates: Candidate[];
+  /** Blocks common to every method (not initialized, being deleted, unknown NodePool). */
+  blocked: BlockedCandidate[];
+  /** Pods per node name (non-terminal). */
+  podsByNode: Map<string, Pod[]>;
+  /** Managed, initialized node counts and disrupting counts per NodePool. */
+  poolCounts: Map<string, { nodes: number; disrupting: number }>;
+  /** Budget status per `pool/reason`, computed lazily. */
+  budgetCache: Map<string, BudgetStatus>;
+  /** Names of nodes to treat as leaving (forceful expirations found this pass). */
+  leaving: Set<string>;
+}
+
+function isNodeReady(n: Node): boolean {
+  return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+function claimFor(node: Node, claims: readonly NodeClaim[]): NodeClaim | undefined {
+  const pid = node.spec?.providerID;
+  return claims.find((c) => c.nodeName === node.metadata.name || (pid !== undefined && c.providerId === pid));
+}
+
+function instanceIdOf(providerID: string | undefined): string | undefined {
+  const m = /\/(i-[0-9a-z]+)$/.exec(providerID ?? '');
+  return m?.[1];
+}
+
+function priceOf(it: InstanceType | undefined, zone: string, capacityType: string, claim?: NodeClaim): number | undefined {
+  const offering = it?.offerings.find((o) => o.zone === zone && o.capacityType === capacityType);
+  if (offering) return offering.priceUsdPerHour;
+  const any = it?.offerings.filter((o) => o.capacityType === capacityType).map((o) => o.priceUsdPerHour);
+  if (any && any.length > 0) return Math.min(...any);
+  return claim?.priceUsdPerHour;
+}
+
+function latest(times: (string | undefined)[]): number {
+  let best = Number.NEGATIVE_INFINITY;
+  for (const t of times) {
+    const v = t ? Date.parse(t) : NaN;
+    if (!Number.isNaN(v) && v > best) best = v;
+  }
+  return best;
+}
+
+/** Why a node's graceful disruption is forbidden: do-not-disrupt on the node or a pod, or a PDB. */
+function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: Date): string | undefined {
+  if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return `node has "${AnnotationDoNotDisrupt}" annotation`;
+  for (const p of pods) if (isDoNotDisruptActive(p, now)) return `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`;
+  for (const p of pods) {
+    if (!isReschedulable(p)) continue;
+    const why = pdbs.blocks(p);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+/**
+ * Builds the state for one plan at `now`.
+ * @throws ValidationError when a NodePool budget schedule or duration does not parse.
+ */
+export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterState {
+  const nodePools = new Map(snapshot.nodePools.map((p) => [p.metadata.name, p]));
+  const nodeClasses = new Map((snapshot.nodeClasses ?? []).map((c) => [c.metadata.name, c]));
+  const catalog = new Map<string, InstanceType>();
+  if (snapshot.catalog) for (const it of snapshot.catalog) catalog.set(it.name, it);
+  else for (const p of snapshot.nodePools) for (const it of snapshot.instanceTypes(p)) if (!catalog.has(it.name)) catalog.set(it.name, it);
+
+  const podsByNode = new Map<string, Pod[]>();
+  for (const p of snapshot.pods) {
+    const n = p.spec.nodeName;
+    if (!n || isTerminal(p)) continue;
+    const list = podsByNode.get(n);
+    if (list) list.push(p);
+    else podsByNode.set(n, [p]);
+  }
+  const pdbs = new PdbLimits(snapshot.pdbs ?? [], snapshot.pods);
+  const claims = snapshot.nodeClaims ?? [];
+  const holders = new Set(Object.values(snapshot.budgetHolders ?? {}).flat());
+
+  const managed: ManagedNode[] = [];
+  const candidates: Candidate[] = [];
+  const blocked: BlockedCandidate[] = [];
+  const poolCounts = new Map<string, { nodes: number; disrupting: number }>();
+
+  for (const node of snapshot.nodes) {
+    const poolName = node.metadata.labels?.[LabelNodePool];
+    if (!poolName) continue; // unmanaged capacity: pods may use it, it is never disrupted
+    const name = node.metadata.name;
+    const claim = claimFor(node, claims);
+    const nodePool = nodePools.get(poolName);
+    const labels = node.metadata.labels ?? {};
+    const initialized = labels[LabelInitialized] === 'true' || (claim ? isTrue(claim, 'Initialized') : false);
+    const ready = isNodeReady(node);
+    const deleting =
+      !!node.metadata.deletionTimestamp ||
+      claim?.phase === 'Terminating' ||
+      claim?.phase === 'Terminated' ||
+      (claim ? isTrue(claim, 'InstanceTerminating') : false) ||
+      !!node.spec?.taints?.some((t) => t.key === TaintDisrupted.key) ||
+      holders.has(name) ||
+      (claim !== undefined && holders.has(claim.name));
+    managed.push({ node, claim, nodePool, initialized, ready, deleting });
+
+    if (initialized) {
+      const c = poolCounts.get(poolName) ?? { nodes: 0, disrupting: 0 };
+      c.nodes++;
+      if (!ready || deleting) c.disrupting++;
+      poolCounts.set(poolName, c);
+    }
+    if (!nodePool) {
+      blocked.push({ nodeName: name, nodePool: poolName, method: 'candidates', reason: `nodepool "${poolName}" not found` });
+      continue;
+    }
+    if (!initialized) {
+      blocked.push({ nodeName: name, nodePool: poolName, method: 'candidates', reason: 'node is not initialized' });
+      continue;
+    }
+    if (deleting) {
+      blocked.push({ nodeName: name, nodePool: poolName, method: 'candidates', reason: 'node is being deleted' });
+      continue;
+    }
+
+    const instanceTypeName = labels[LabelInstanceType] ?? claim?.instanceType ?? '';
+    const zone = labels[LabelTopologyZone] ?? claim?.zone ?? '';
+    const capacityType = (labels[LabelCapacityType] ?? claim?.capacityType ?? 'on-demand') as CapacityType;
+    const it = catalog.get(instanceTypeName);
+    const pods = podsByNode.get(name) ?? [];
+    const reschedulablePods = pods.filter(isReschedulable);
+    const createdAt = node.metadata.creationTimestamp ?? claim?.createdAt ?? now.toISOString();
+    const createdMs = Date.parse(createdAt);
+    const expireAfterSeconds = parseDurationSeconds(nodePool.spec.template.spec.expireAfter);
+    const expireAt = claim?.expireAt ?? (expireAfterSeconds === undefined ? undefined : new Date(createdMs + expireAfterSeconds * 1000).toISOString());
+    const nodeClassName = nodePool.spec.template.spec.nodeClassRef.name;
+    const drifted = driftReason({
+      node,
+      claim,
+      nodePool,
+      nodeClass: nodeClasses.get(nodeClassName),
+      labels: { ...(it?.labels ?? {}), ...labels },
+      instanceTypeKnown: catalog.size === 0 || it !== undefined,
+      nodePoolHash: snapshot.nodePoolHashes?.[poolName],
+      nodeClassHash: snapshot.nodeClassHashes?.[nodeClassName],
+    });
+    // Karpenter's Consolidatable: consolidateAfter has passed since the last pod event (or since
+    // initialization when no pod ever came or went).
+    const consolidateAfterSeconds = parseDurationSeconds(nodePool.spec.disruption?.consolidateAfter ?? '0s');
+    const initializedAt = claim ? getCondition(claim, 'Initialized')?.lastTransitionTime : undefined;
+    const lastPodEvent = latest([
+      claim?.annotations?.['nodefleet.io/last-pod-event-time'],
+      initializedAt,
+      createdAt,
+      ...pods.map((p) => p.status?.startTime ?? p.metadata.creationTimestamp),
+    ]);
+    const consolidatable = consolidateAfterSeconds !== undefined && now.getTime() - lastPodEvent >= consolidateAfterSeconds * 1000;
+
+    candidates.push({
+      nodeName: name,
+      nodeClaim: claim?.name ?? name,
+      nodePool: poolName,
+      instanceType: instanceTypeName,
+      zone,
+      capacityType,
+      priceUsdPerHour: priceOf(it, zone, capacityType, claim),
+      instanceId: claim?.instanceId ?? instanceIdOf(node.spec?.providerID),
+      providerID: node.spec?.providerID,
+      reschedulablePods,
+      disruptionCost: disruptionCost(reschedulablePods, (now.getTime() - createdMs) / 1000, expireAfterSeconds),
+      createdAt,
+      drifted,
+      expireAt,
+      consolidatable,
+      blockedBy: gracefulBlock(node, pods, pdbs, now),
+    });
+  }
+
+  return { now, snapshot, nodePools, nodeClasses, catalog, managed, candidates, blocked, podsByNode, poolCounts, budgetCache: new Map(), leaving: new Set() };
+}
+
+/**
+ * The budget status of a pool for a reason, counting nodes already leaving this pass.
+ * @throws ValidationError when a budget schedule does not parse.
+ */
+export function budgetFor(state: ClusterState, nodePool: string, reason: DisruptionReason): BudgetStatus {
+  const key = `${nodePool}/${reason}`;
+  const cached = state.budgetCache.get(key);
+  if (cached) return cached;
+  const pool = state.nodePools.get(nodePool);
+  const counts = state.poolCounts.get(nodePool) ?? { nodes: 0, disrupting: 0 };
+  let leaving = 0;
+  for (const c of state.candidates) if (c.nodePool === nodePool && state.leaving.has(c.nodeName)) leaving++;
+  const status = pool
+    ? budgetStatus(pool, reason, counts.nodes, counts.disrupting + leaving, state.now)
+    : { nodePool, reason, nodes: counts.nodes, disrupting: counts.disrupting, cap: 0, allowed: 0 };
+  state.budgetCache.set(key, status);
+  return status;
+}
+
+/**
+ * Takes candidates in order while their pool's budget for `reason` allows; the rest are
+ * reported as blocked by the budget (KC disruption methods filter candidates this way).
+ */
+export function withinBudgets(state: ClusterState, candidates: readonly Candidate[], reason: DisruptionReason, method: BlockedCandidate['method'], blocked: BlockedCandidate[]): Candidate[] {
+  const remaining = new Map<string, number>();
+  const out: Candidate[] = [];
+  for (const c of candidates) {
+    const left = remaining.get(c.nodePool) ?? budgetFor(state, c.nodePool, reason).allowed;
+    if (left <= 0) {
+      blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason: `disruption budget for ${reason} in nodepool "${c.nodePool}" is spent (${describeBudget(budgetFor(state, c.nodePool, reason))})` });
+      remaining.set(c.nodePool, 0);
+      continue;
+    }
+    remaining.set(c.nodePool, left - 1);
+    out.push(c);
+  }
+  return out;
+}
+
+function describeBudget(b: BudgetStatus): string {
+  return `allows ${b.cap ?? 'unlimited'} of ${b.nodes} nodes, ${b.disrupting} already disrupting`;
+}

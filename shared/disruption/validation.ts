@@ -1,0 +1,75 @@
+/**
+ * Command validation: after {@link CommandValidationDelaySeconds}, the cluster is read again and
+ * the command must still hold — same candidates, still candidates and unblocked, budgets still
+ * allowing them, and the re-simulation reaching the same kind of decision (a delete still needs
+ * no new node; a replace still needs exactly one node, still cheaper). Otherwise it is dropped
+ * (pods churned). Source: KC pkg/controllers/disruption/validation.go.
+ */
+import { CommandValidationDelaySeconds } from './constants.ts';
+import { computeConsolidation } from './consolidation.ts';
+import { hasGracefulExpiration } from './graceful-expiration.ts';
+import { makeCommand } from './method.ts';
+import { replacementsFor } from './replacements.ts';
+import { Simulator } from './simulate.ts';
+import { budgetFor, buildState } from './state.ts';
+import type { Candidate, DisruptionCommand, DisruptionSnapshot } from './types.ts';
+
+/** Outcome of {@link validateCommand}. */
+export type ValidationOutcome =
+  | { status: 'wait'; retryAfterSeconds: number }
+  | { status: 'invalid'; reason: string }
+  | { status: 'valid'; command: DisruptionCommand };
+
+/**
+ * Re-checks `command` against a fresh snapshot at `now`. A valid result carries the command with
+ * refreshed replacements (same id and candidates).
+ * @throws ValidationError when a budget schedule does not parse.
+ */
+export function validateCommand(command: DisruptionCommand, snapshot: DisruptionSnapshot, now: Date): ValidationOutcome {
+  const waitMs = Date.parse(command.validateAfter) - now.getTime();
+  if (waitMs > 0) return { status: 'wait', retryAfterSeconds: Math.ceil(waitMs / 1000) };
+  const state = buildState(snapshot, now);
+  const byName = new Map(state.candidates.map((c) => [c.nodeName, c]));
+  const current: Candidate[] = [];
+  for (const cc of command.candidates) {
+    const c = byName.get(cc.nodeName);
+    if (!c) {
+      const why = state.blocked.find((b) => b.nodeName === cc.nodeName)?.reason ?? 'node is gone';
+      return { status: 'invalid', reason: `${cc.nodeName}: ${why}` };
+    }
+    const gracefulExpiry = command.reason === 'Expired' && hasGracefulExpiration(state.nodePools.get(c.nodePool));
+    if (c.blockedBy && !gracefulExpiry) return { status: 'invalid', reason: `${c.nodeName}: ${c.blockedBy}` };
+    if (command.reason === 'Empty' && c.reschedulablePods.length > 0) return { status: 'invalid', reason: `${c.nodeName}: no longer empty` };
+    if (command.reason === 'Drifted' && !c.drifted) return { status: 'invalid', reason: `${c.nodeName}: no longer drifted` };
+    if ((command.reason === 'Empty' || command.reason === 'Underutilized') && !c.consolidatable) {
+      return { status: 'invalid', reason: `${c.nodeName}: consolidateAfter has not passed since the last pod event` };
+    }
+    current.push(c);
+  }
+  const perPool = new Map<string, number>();
+  for (const c of current) perPool.set(c.nodePool, (perPool.get(c.nodePool) ?? 0) + 1);
+  for (const [pool, n] of perPool) {
+    const b = budgetFor(state, pool, command.reason);
+    if (b.allowed < n) return { status: 'invalid', reason: `disruption budget for ${command.reason} in nodepool "${pool}" allows ${b.allowed}, command needs ${n}` };
+  }
+
+  const sim = new Simulator(state);
+  let replacements = command.replacements;
+  if (command.reason === 'Empty') {
+    replacements = [];
+  } else if (command.reason === 'Underutilized') {
+    const spotToSpot = snapshot.settings?.spotToSpotConsolidation ?? true;
+    const outcome = computeConsolidation(sim, current, { multi: current.length > 1, spotToSpot });
+    if (outcome.decision === 'none') return { status: 'invalid', reason: outcome.reason };
+    if (outcome.decision !== command.decision) return { status: 'invalid', reason: `the decision changed from ${command.decision} to ${outcome.decision}` };
+    replacements = outcome.replacements;
+  } else {
+    const r = replacementsFor(sim, current);
+    if ('reason' in r) return { status: 'invalid', reason: r.reason };
+    replacements = r.replacements;
+  }
+  const fresh = makeCommand(command.method, command.reason, current, replacements, new Date(Date.parse(command.createdAt)), command.savingsUsdPerHour);
+  return { status: 'valid', command: { ...fresh, id: command.id } };
+}
+
+export { CommandValidationDelaySeconds };
