@@ -111,6 +111,7 @@ const SelectorTermSchema = z.strictObject({
   owner: z.string().optional(),
   ssmParameter: z.string().optional(),
   instanceMatchCriteria: z.string().optional(),
+  ownerID: z.string().optional(),
 });
 
 export const KubeletSchema = z.strictObject({
@@ -175,9 +176,33 @@ export const EC2NodeClassSchema = z.strictObject({
     detailedMonitoring: z.boolean().optional(),
     context: z.string().optional(),
     ipPrefixes: z.any().optional(),
+    // Newer v1 fields (KA pkg/apis/v1/ec2nodeclass.go main): accepted and passed through.
+    ipPrefixCount: z.number().int().min(0).optional(),
+    networkInterfaces: z.array(z.looseObject({})).max(150).optional(),
+    placementGroupSelector: z.strictObject({ name: z.string().optional(), id: z.string().optional() }).optional(),
+    connectionTracking: z
+      .strictObject({
+        tcpEstablished: z.number().int().min(60).max(432000).optional(),
+        udpStream: z.number().int().min(60).max(180).optional(),
+        udp: z.number().int().min(30).max(60).optional(),
+      })
+      .optional(),
+    cpuOptions: z.looseObject({}).optional(),
   }),
   status: z.any().optional(),
 });
 
 export type EC2NodeClass = z.infer<typeof EC2NodeClassSchema>;
+export type EC2NodeClassInput = z.input<typeof EC2NodeClassSchema>;
+
+/**
+ * EC2NodeClass defaults Karpenter applies (KA pkg/apis/v1/ec2nodeclass.go kubebuilder defaults and
+ * pkg/providers/amifamily/resolver.go `DefaultEBS`). Used by the catalog and the launch template builder.
+ */
+export const EC2NodeClassDefaults = {
+  metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 1, httpTokens: 'required' } as const,
+  /** Root volume when no blockDeviceMappings are given: 20 GiB gp3, encrypted. */
+  rootVolume: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } as const,
+  amiFamily: 'AL2023' as const,
+};
 export type KubeletConfiguration = z.infer<typeof KubeletSchema>;

@@ -1,0 +1,674 @@
+/**
+ * Validation of NodePool and EC2NodeClass objects as the Kubernetes API server validates
+ * Karpenter's CRDs: the OpenAPI schema (shared/api/nodepool.ts, strict: unknown fields are
+ * errors) plus the CEL rules Karpenter attaches to them.
+ *
+ * Rule sources: kubernetes-sigs/karpenter pkg/apis/crds/karpenter.sh_nodepools.yaml and
+ * pkg/apis/v1/nodepool_validation_cel_test.go (requirements, budgets, labels, static pools);
+ * aws/karpenter-provider-aws pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml (selector terms,
+ * alias, role/instanceProfile, tags, block devices) and pkg/apis/v1/labels.go (well-known labels).
+ *
+ * A problem is one line `<field path>: <reason>`, e.g.
+ * `spec.template.spec.requirements[0].operator: unsupported operator "Equals"; valid operators are In, NotIn, …`.
+ */
+import { CronExpressionParser } from 'cron-parser';
+import type { z } from 'zod';
+import { ValidationError } from './errors.ts';
+import * as L from './labels.ts';
+import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, type EC2NodeClass, type NodePool } from './nodepool.ts';
+import { parseQuantity } from './quantity.ts';
+import { parseYamlObjects } from './yaml.ts';
+
+/** Requirement operators, in the order Karpenter documents them. */
+export const ValidOperators: readonly string[] = OperatorSchema.options;
+
+/** Core well-known labels usable in NodePool requirements (KC pkg/apis/v1/labels.go `WellKnownLabels`). */
+export const CoreWellKnownLabels: readonly string[] = [
+  L.LabelTopologyZone,
+  L.LabelTopologyRegion,
+  L.LabelInstanceType,
+  L.LabelArch,
+  L.LabelOS,
+  L.LabelCapacityType,
+  L.LabelWindowsBuild,
+];
+
+/** Deprecated kubernetes.io keys the API server still accepts (mapped to the ones above). */
+export const DeprecatedKubernetesLabels: readonly string[] = [
+  'beta.kubernetes.io/instance-type',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+];
+
+/** AWS well-known labels (KA pkg/apis/v1/labels.go `init()`). Zone id is under topology.k8s.aws. */
+export const AWSWellKnownLabels: readonly string[] = [
+  L.LabelInstanceCategory, L.LabelInstanceFamily, L.LabelInstanceGeneration, L.LabelInstanceSize,
+  L.LabelInstanceCPU, L.LabelInstanceCPUManufacturer, L.LabelInstanceCPUSustainedClockSpeedMhz,
+  L.LabelInstanceMemory, L.LabelInstanceHypervisor, L.LabelInstanceEncryptionInTransit,
+  L.LabelInstanceCapabilityFlex, L.LabelInstanceLocalNVME, L.LabelInstanceEBSBandwidth,
+  L.LabelInstanceNetworkBandwidth, 'karpenter.k8s.aws/instance-tenancy',
+  L.LabelInstanceGPUName, L.LabelInstanceGPUManufacturer, L.LabelInstanceGPUCount, L.LabelInstanceGPUMemory,
+  L.LabelInstanceAcceleratorName, L.LabelInstanceAcceleratorManufacturer, L.LabelInstanceAcceleratorCount,
+  'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type',
+  'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id',
+  'karpenter.k8s.aws/placement-group-partition', L.LabelTopologyZoneID,
+];
+
+/** karpenter.sh keys a NodePool requirement may use: only the capacity type (KC CRD key rule). */
+const KarpenterRequirementKeys = [L.LabelCapacityType];
+
+/** Kubelet eviction signals (k8s.io/kubelet config `evictionHard`). */
+const EvictionSignals = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'];
+/** Resources kubeReserved / systemReserved may hold (KA ec2nodeclass.go CEL). */
+const ReservedResources = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
+/** Tag keys an EC2NodeClass may not set (KA CRD `tags` rules). */
+const RestrictedTagPatterns: { test: (k: string) => boolean; name: string }[] = [
+  { test: (k) => /^kubernetes\.io\/cluster\//.test(k), name: 'kubernetes.io/cluster/*' },
+  { test: (k) => k === 'eks:eks-cluster-name', name: 'eks:eks-cluster-name' },
+  { test: (k) => k === L.LabelNodePool, name: L.LabelNodePool },
+  { test: (k) => k === 'karpenter.sh/nodeclaim', name: 'karpenter.sh/nodeclaim' },
+  { test: (k) => k === 'karpenter.k8s.aws/ec2nodeclass', name: 'karpenter.k8s.aws/ec2nodeclass' },
+];
+/** Field pairs an AMI selector term may not combine (KA CRD amiSelectorTerms rules). */
+const AmiExclusiveFields = [
+  ['alias', 'tags'], ['alias', 'id'], ['alias', 'name'], ['alias', 'owner'], ['alias', 'ssmParameter'],
+  ['id', 'tags'], ['id', 'name'], ['id', 'owner'],
+];
+const AliasFamilies = ['al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'];
+
+/** Karpenter v1beta1 fields that moved in v1: a targeted hint instead of "unknown field". */
+const MovedFieldHints: Record<string, string> = {
+  'spec.disruption.expireAfter': 'moved to spec.template.spec.expireAfter in karpenter.sh/v1',
+  'spec.template.spec.kubelet': 'moved to the EC2NodeClass (spec.kubelet) in karpenter.sh/v1',
+  'spec.template.spec.nodeClassRef.apiVersion': 'karpenter.sh/v1 uses group (karpenter.k8s.aws) instead of apiVersion',
+};
+
+const QualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNSSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LabelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const NonNegativeInteger = /^[0-9]+$/;
+
+type Path = (string | number)[];
+
+/** `spec.template.spec.requirements[0].operator` from ["spec","template","spec","requirements",0,"operator"]. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out || '(root)';
+}
+
+function getAt(obj: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = obj;
+  for (const p of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[p];
+  }
+  return cur;
+}
+
+function show(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return `${typeof v} ${show(v)}`;
+}
+
+/** Edit distance, for "did you mean" on misspelled fields, operators and keys. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+    }
+  }
+  return d[a.length][b.length];
+}
+
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const dd = distance(word, c);
+    if (dd < bestD) [best, bestD] = [c, dd];
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 4)) ? best : undefined;
+}
+
+/** The field names the schema allows at `path` (walks zod's definitions), for suggestions. */
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let cur: any = schema;
+  const unwrap = () => {
+    for (let i = 0; i < 10 && cur?._zod?.def; i++) {
+      const def = cur._zod.def;
+      if (['optional', 'default', 'nullable', 'prefault', 'readonly', 'catch'].includes(def.type)) cur = def.innerType;
+      else if (def.type === 'pipe') cur = def.in;
+      else break;
+    }
+  };
+  for (const p of path) {
+    unwrap();
+    const def = cur?._zod?.def;
+    if (!def) return [];
+    if (def.type === 'object') cur = def.shape[p as string];
+    else if (def.type === 'array') cur = def.element;
+    else if (def.type === 'record') cur = def.valueType;
+    else return [];
+  }
+  unwrap();
+  const def = cur?._zod?.def;
+  return def?.type === 'object' ? Object.keys(def.shape) : [];
+}
+
+/** What a missing required field should contain, for the fields users most often forget. */
+const RequiredHints: Record<string, string> = {
+  'spec.template.spec.nodeClassRef':
+    'required: the EC2NodeClass this NodePool launches with, e.g. nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}',
+  'spec.template.spec.requirements': 'required: a list of requirements (it may be empty: requirements: [])',
+  'spec.template': 'required: the template of the nodes this NodePool creates (spec.template.spec.nodeClassRef and requirements)',
+  spec: 'required',
+  'metadata.name': 'required: the object name',
+  'spec.subnetSelectorTerms': 'required: which subnets to launch in, e.g. - tags: {karpenter.sh/discovery: my-cluster}',
+  'spec.securityGroupSelectorTerms': 'required: which security groups to attach, e.g. - tags: {karpenter.sh/discovery: my-cluster}',
+};
+
+/** Turns zod issues into `<path>: <reason>` lines a Karpenter user can act on. */
+function zodProblems(schema: z.ZodType, input: unknown, issues: readonly z.core.$ZodIssue[]): string[] {
+  const out: string[] = [];
+  for (const issue of issues) {
+    const path = issue.path as Path;
+    const where = formatPath(path);
+    const value = getAt(input, path);
+    const last = path[path.length - 1];
+    switch (issue.code) {
+      case 'unrecognized_keys': {
+        const known = knownKeysAt(schema, path);
+        for (const key of issue.keys) {
+          const field = formatPath([...path, key]);
+          const moved = MovedFieldHints[field];
+          const guess = closest(key, known);
+          const hint = moved ? ` (${moved})` : guess ? ` (did you mean "${guess}"?)` : known.length ? ` (allowed fields: ${known.join(', ')})` : '';
+          out.push(`${field}: unknown field "${key}"${hint}`);
+        }
+        break;
+      }
+      case 'invalid_type':
+        if (value === undefined) out.push(`${where}: ${RequiredHints[where] ?? 'required field is missing'}`);
+        else out.push(`${where}: must be ${expectedName(issue.expected)}, got ${typeName(value)}`);
+        break;
+      case 'invalid_value': {
+        const allowed = issue.values.map(String);
+        if (last === 'operator') {
+          const guess = closest(String(value), allowed);
+          out.push(`${where}: unsupported operator ${show(value)}${guess ? ` (did you mean "${guess}"?)` : ''}; valid operators are ${allowed.join(', ')}`);
+        } else if (last === 'apiVersion') {
+          out.push(`${where}: unsupported apiVersion ${show(value)}; expected ${allowed.join(' or ')}${/v1beta1|v1alpha/.test(String(value)) ? ' (migrate with the Karpenter v1 upgrade guide)' : ''}`);
+        } else {
+          const guess = closest(String(value), allowed);
+          out.push(`${where}: ${show(value)} is not valid${guess ? ` (did you mean "${guess}"?)` : ''}; expected one of ${allowed.join(', ')}`);
+        }
+        break;
+      }
+      case 'invalid_format':
+        out.push(`${where}: ${show(value)} ${issue.message.startsWith('must') ? issue.message : `is not valid: ${issue.message}`}`);
+        break;
+      case 'too_small':
+        if (issue.origin === 'array') out.push(`${where}: must have at least ${issue.minimum} item(s)`);
+        else if (issue.origin === 'string') out.push(`${where}: must not be empty`);
+        else out.push(`${where}: must be at least ${issue.minimum}, got ${show(value)}`);
+        break;
+      case 'too_big':
+        if (issue.origin === 'array') out.push(`${where}: must have at most ${issue.maximum} items, got ${(value as unknown[]).length}`);
+        else out.push(`${where}: must be at most ${issue.maximum}, got ${show(value)}`);
+        break;
+      default:
+        out.push(`${where}: ${issue.message}`);
+    }
+  }
+  return out;
+}
+
+function expectedName(expected: string): string {
+  return ({ object: 'a mapping', array: 'a list', int: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false' } as Record<string, string>)[expected] ?? expected;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CEL-equivalent rules. They read the raw object defensively so that every problem is reported
+// in one pass, even when the schema check failed somewhere else.
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function domainOf(key: string): string {
+  return key.includes('/') ? key.split('/')[0] : '';
+}
+
+/** Syntax of a label / taint key: `[prefix/]name`, prefix a DNS subdomain ≤253, name ≤63. */
+function keySyntaxProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return `${show(key)} is not a valid label key (at most one "/")`;
+  const name = parts[parts.length - 1];
+  if (name.length === 0 || name.length > 63 || !QualifiedNamePart.test(name)) {
+    return `${show(key)} is not a valid label key: the name part must be 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric`;
+  }
+  if (parts.length === 2 && (parts[0].length > 253 || !DNSSubdomain.test(parts[0]))) {
+    return `${show(key)} is not a valid label key: the prefix must be a lowercase DNS subdomain`;
+  }
+  return undefined;
+}
+
+function labelValueProblem(v: string): string | undefined {
+  if (v.length > 63 || !LabelValue.test(v)) return `${show(v)} is not a valid label value (at most 63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
+  return undefined;
+}
+
+/** Restricted-domain rule shared by requirement keys and template labels. `where` names the use. */
+function restrictedKeyProblem(key: string, use: 'requirement' | 'label'): string | undefined {
+  const domain = domainOf(key);
+  if (key === L.LabelHostname) return `label "${L.LabelHostname}" is restricted (Karpenter sets it from the node name)`;
+  if (key === L.LabelNodePool) return `label "${L.LabelNodePool}" is restricted (Karpenter sets it to the NodePool name)`;
+  if (domain.endsWith('karpenter.sh')) {
+    if (use === 'requirement' && KarpenterRequirementKeys.includes(key)) return undefined;
+    const guess = use === 'requirement' ? closest(key, KarpenterRequirementKeys) : undefined;
+    return use === 'requirement'
+      ? `unknown key ${show(key)}: label domain "karpenter.sh" is restricted; the only karpenter.sh requirement key is ${KarpenterRequirementKeys.join(', ')}${guess ? ` (did you mean "${guess}"?)` : ''}`
+      : `label domain "karpenter.sh" is restricted: ${show(key)} cannot be set in a NodePool template`;
+  }
+  if (domain.endsWith('karpenter.k8s.aws')) {
+    if (AWSWellKnownLabels.includes(key)) return undefined;
+    const guess = closest(key, AWSWellKnownLabels);
+    return `unknown key ${show(key)}: label domain "karpenter.k8s.aws" is restricted to Karpenter's well-known labels${guess ? ` (did you mean "${guess}"?)` : ''}`;
+  }
+  if (domain.endsWith('kubernetes.io')) {
+    if ([...CoreWellKnownLabels, ...DeprecatedKubernetesLabels].includes(key)) return undefined;
+    if (domain.endsWith('node.kubernetes.io') || domain.endsWith('node-restriction.kubernetes.io')) return undefined;
+    const guess = closest(key, CoreWellKnownLabels);
+    return `label domain "kubernetes.io" is restricted: ${show(key)} is not a well-known label${guess ? ` (did you mean "${guess}"?)` : ''}`;
+  }
+  if (domain.endsWith('k8s.io') && !domain.endsWith('kops.k8s.io')) return `label domain "k8s.io" is restricted: ${show(key)} cannot be used`;
+  return undefined;
+}
+
+/** Checks one NodePool / NodeClaim requirement (KC CRD requirement rules). */
+export function requirementProblems(req: unknown, path: Path): string[] {
+  const out: string[] = [];
+  if (!isRecord(req)) return out;
+  const where = (p: PropertyKey) => formatPath([...path, p]);
+  const key = req.key;
+  const op = req.operator;
+  const values = Array.isArray(req.values) ? req.values : req.values === undefined ? [] : undefined;
+  if (typeof key === 'string' && key.length > 0) {
+    const bad = keySyntaxProblem(key) ?? restrictedKeyProblem(key, 'requirement');
+    if (bad) out.push(`${where('key')}: ${bad}`);
+  }
+  if (values === undefined) return out; // wrong type, reported by the schema
+  for (const [i, v] of values.entries()) {
+    if (typeof v === 'string' && op !== 'Gt' && op !== 'Lt' && op !== 'Gte' && op !== 'Lte') {
+      const bad = labelValueProblem(v);
+      if (bad) out.push(`${formatPath([...path, 'values', i])}: ${bad}`);
+    }
+  }
+  switch (op) {
+    case 'In':
+      if (values.length === 0) out.push(`${where('values')}: operator In needs at least one value`);
+      break;
+    case 'Exists':
+    case 'DoesNotExist':
+      if (values.length > 0) out.push(`${where('values')}: operator ${op} takes no values, got ${show(values)}`);
+      break;
+    case 'Gt':
+    case 'Lt':
+    case 'Gte':
+    case 'Lte':
+      if (values.length !== 1 || typeof values[0] !== 'string' || !NonNegativeInteger.test(values[0])) {
+        out.push(`${where('values')}: operator ${op} needs exactly one non-negative integer value, got ${show(values)}`);
+      }
+      break;
+  }
+  if (typeof req.minValues === 'number' && op === 'In' && values.length < req.minValues) {
+    out.push(`${where('minValues')}: minValues ${req.minValues} is more than the ${values.length} value(s) listed; an In requirement with minValues must list at least that many values`);
+  }
+  return out;
+}
+
+function taintProblems(taints: unknown, path: Path): string[] {
+  if (!Array.isArray(taints)) return [];
+  const out: string[] = [];
+  taints.forEach((t, i) => {
+    if (!isRecord(t)) return;
+    if (typeof t.key === 'string' && t.key) {
+      const bad = keySyntaxProblem(t.key);
+      if (bad) out.push(`${formatPath([...path, i, 'key'])}: ${bad.replace('label key', 'taint key')}`);
+    }
+    if (typeof t.value === 'string') {
+      const bad = labelValueProblem(t.value);
+      if (bad) out.push(`${formatPath([...path, i, 'value'])}: ${bad.replace('label value', 'taint value')}`);
+    }
+  });
+  return out;
+}
+
+/** Karpenter's budget schedule: a 5-field cron or a macro, UTC (KC CRD pattern + robfig/cron). */
+export function cronProblem(schedule: string): string | undefined {
+  const s = schedule.trim();
+  if (s.startsWith('@')) {
+    return ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'].includes(s)
+      ? undefined
+      : `${show(schedule)} is not a valid schedule macro; use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly`;
+  }
+  const fields = s.split(/\s+/);
+  if (fields.length !== 5) {
+    return `${show(schedule)} is not a valid cron schedule: expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}; time zones are not supported (schedules are UTC)`;
+  }
+  try {
+    CronExpressionParser.parse(s, { tz: 'UTC' });
+  } catch (e) {
+    return `${show(schedule)} is not a valid cron schedule: ${(e as Error).message}`;
+  }
+  return undefined;
+}
+
+function nodePoolRules(obj: unknown): string[] {
+  const out: string[] = [];
+  if (!isRecord(obj)) return out;
+  const name = isRecord(obj.metadata) ? obj.metadata.name : undefined;
+  if (typeof name === 'string' && name && (name.length > 253 || !DNSSubdomain.test(name))) {
+    out.push(`metadata.name: ${show(name)} is not a valid name (lowercase letters, digits, "-" and ".", starting and ending alphanumeric)`);
+  }
+  const spec = isRecord(obj.spec) ? obj.spec : {};
+  const template = isRecord(spec.template) ? spec.template : {};
+  const tspec = isRecord(template.spec) ? template.spec : {};
+  const tmeta = isRecord(template.metadata) ? template.metadata : {};
+  if (Array.isArray(tspec.requirements)) {
+    tspec.requirements.forEach((r, i) => out.push(...requirementProblems(r, ['spec', 'template', 'spec', 'requirements', i])));
+  }
+  if (isRecord(tmeta.labels)) {
+    for (const [k, v] of Object.entries(tmeta.labels)) {
+      const path = formatPath(['spec', 'template', 'metadata', 'labels', k]);
+      const bad = keySyntaxProblem(k) ?? restrictedKeyProblem(k, 'label');
+      if (bad) out.push(`${path}: ${bad}`);
+      if (typeof v === 'string') {
+        const badV = labelValueProblem(v);
+        if (badV) out.push(`${path}: ${badV}`);
+      }
+    }
+  }
+  out.push(...taintProblems(tspec.taints, ['spec', 'template', 'spec', 'taints']));
+  out.push(...taintProblems(tspec.startupTaints, ['spec', 'template', 'spec', 'startupTaints']));
+  if (isRecord(tspec.nodeClassRef)) {
+    for (const f of ['group', 'kind', 'name']) {
+      if (tspec.nodeClassRef[f] === undefined) {
+        out.push(`spec.template.spec.nodeClassRef.${f}: required (nodeClassRef needs group, kind and name, e.g. {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default})`);
+      }
+    }
+  }
+  const disruption = isRecord(spec.disruption) ? spec.disruption : {};
+  if (Array.isArray(disruption.budgets)) {
+    disruption.budgets.forEach((b, i) => {
+      if (!isRecord(b)) return;
+      const path = (f: string) => formatPath(['spec', 'disruption', 'budgets', i, f]);
+      const hasSchedule = b.schedule !== undefined;
+      const hasDuration = b.duration !== undefined;
+      if (hasSchedule && !hasDuration) out.push(`${path('duration')}: required when schedule is set ('schedule' must be set with 'duration')`);
+      if (hasDuration && !hasSchedule) out.push(`${path('schedule')}: required when duration is set ('duration' must be set with 'schedule')`);
+      if (typeof b.schedule === 'string') {
+        const bad = cronProblem(b.schedule);
+        if (bad) out.push(`${path('schedule')}: ${bad}`);
+      }
+    });
+  }
+  if (spec.replicas !== undefined) {
+    if (spec.weight !== undefined) out.push(`spec.weight: cannot be set on a static NodePool (spec.replicas is set)`);
+    if (isRecord(spec.limits)) {
+      for (const k of Object.keys(spec.limits)) {
+        if (k !== 'nodes') out.push(`spec.limits.${k}: only the nodes limit is allowed on a static NodePool (spec.replicas is set)`);
+      }
+    }
+  }
+  if (isRecord(spec.limits)) {
+    for (const [k, v] of Object.entries(spec.limits)) {
+      if (typeof v !== 'string' && typeof v !== 'number') continue;
+      try {
+        if (parseQuantity(v) < 0) out.push(`spec.limits.${k}: must not be negative`);
+      } catch {
+        out.push(`spec.limits.${k}: ${show(v)} is not a Kubernetes quantity (e.g. 1000, 500m, 1000Gi)`);
+      }
+    }
+  }
+  return out;
+}
+
+function selectorTermProblems(terms: unknown, path: Path, allowed: string[], exclusive: string[][]): string[] {
+  if (!Array.isArray(terms)) return [];
+  const out: string[] = [];
+  terms.forEach((t, i) => {
+    if (!isRecord(t)) return;
+    const where = formatPath([...path, i]);
+    const set = allowed.filter((f) => t[f] !== undefined);
+    if (set.length === 0) out.push(`${where}: expected at least one of ${allowed.join(', ')}`);
+    for (const group of exclusive) {
+      const both = group.filter((f) => t[f] !== undefined);
+      if (both.length > 1) out.push(`${where}: ${both.map((f) => `'${f}'`).join(' and ')} are mutually exclusive`);
+    }
+    if (isRecord(t.tags)) {
+      if (Object.keys(t.tags).length === 0) out.push(`${where}.tags: must not be empty`);
+      for (const [k, v] of Object.entries(t.tags)) {
+        if (k === '' || v === '') out.push(`${where}.tags: empty tag keys or values aren't supported`);
+      }
+    }
+  });
+  return out;
+}
+
+function nodeClassRules(obj: unknown): string[] {
+  const out: string[] = [];
+  if (!isRecord(obj) || !isRecord(obj.spec)) return out;
+  const spec = obj.spec;
+  // AMIs: alias alone, or other terms with an amiFamily.
+  const ami = spec.amiSelectorTerms;
+  if (ami === undefined) out.push(`spec.amiSelectorTerms: required: which AMIs to use, e.g. - alias: al2023@latest`);
+  if (Array.isArray(ami)) {
+    out.push(...selectorTermProblems(ami, ['spec', 'amiSelectorTerms'], ['tags', 'id', 'name', 'alias', 'ssmParameter'], AmiExclusiveFields));
+    const aliasIdx = ami.findIndex((t) => isRecord(t) && t.alias !== undefined);
+    if (aliasIdx >= 0) {
+      if (ami.length > 1) out.push(`spec.amiSelectorTerms: 'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms`);
+      const alias = (ami[aliasIdx] as Record<string, unknown>).alias;
+      if (typeof alias === 'string') {
+        const [family, version] = alias.split('@');
+        if (!AliasFamilies.includes(family) || !version) {
+          out.push(`spec.amiSelectorTerms[${aliasIdx}].alias: ${show(alias)} must be family@version with family one of ${AliasFamilies.join(', ')} (e.g. al2023@latest or al2023@v20240807)`);
+        } else if (family.startsWith('windows') && version !== 'latest') {
+          out.push(`spec.amiSelectorTerms[${aliasIdx}].alias: Windows families only support the latest version (${family}@latest)`);
+        }
+      }
+    } else if (spec.amiFamily === undefined && ami.length > 0) {
+      out.push(`spec.amiFamily: required when amiSelectorTerms does not use an alias (must specify amiFamily if amiSelectorTerms does not contain an alias)`);
+    }
+  }
+  out.push(...selectorTermProblems(spec.subnetSelectorTerms, ['spec', 'subnetSelectorTerms'], ['tags', 'id'], [['tags', 'id']]));
+  out.push(...selectorTermProblems(spec.securityGroupSelectorTerms, ['spec', 'securityGroupSelectorTerms'], ['tags', 'id', 'name'], [['tags', 'id'], ['id', 'name']]));
+  out.push(...selectorTermProblems(spec.capacityReservationSelectorTerms, ['spec', 'capacityReservationSelectorTerms'], ['tags', 'id'], [['tags', 'id']]));
+  const hasRole = spec.role !== undefined;
+  const hasProfile = spec.instanceProfile !== undefined;
+  if (hasRole === hasProfile) out.push(`spec: must specify exactly one of ['role', 'instanceProfile']`);
+  if (isRecord(spec.tags)) {
+    for (const k of Object.keys(spec.tags)) {
+      const r = RestrictedTagPatterns.find((p) => p.test(k));
+      if (r) out.push(`spec.tags.${k}: tag ${show(k)} is restricted (Karpenter sets ${r.name} itself)`);
+      if (k === '') out.push(`spec.tags: empty tag keys aren't supported`);
+    }
+  }
+  if (Array.isArray(spec.blockDeviceMappings)) {
+    const roots = spec.blockDeviceMappings.filter((m) => isRecord(m) && m.rootVolume === true).length;
+    if (roots > 1) out.push(`spec.blockDeviceMappings: must have at most one mapping with rootVolume: true, got ${roots}`);
+    spec.blockDeviceMappings.forEach((m, i) => {
+      const size = isRecord(m) && isRecord(m.ebs) ? m.ebs.volumeSize : undefined;
+      if (typeof size === 'string' || typeof size === 'number') {
+        try {
+          parseQuantity(size);
+        } catch {
+          out.push(`spec.blockDeviceMappings[${i}].ebs.volumeSize: ${show(size)} is not a quantity (e.g. 100Gi)`);
+        }
+      }
+    });
+  }
+  const kubelet = isRecord(spec.kubelet) ? spec.kubelet : undefined;
+  if (kubelet) {
+    for (const field of ['evictionHard', 'evictionSoft', 'evictionSoftGracePeriod']) {
+      const m = kubelet[field];
+      if (!isRecord(m)) continue;
+      for (const [k, v] of Object.entries(m)) {
+        if (!EvictionSignals.includes(k)) out.push(`spec.kubelet.${field}.${k}: unknown eviction signal; valid signals are ${EvictionSignals.join(', ')}`);
+        else if (field !== 'evictionSoftGracePeriod' && typeof v === 'string' && !/^(\d+(\.\d+)?%)$/.test(v)) {
+          try {
+            parseQuantity(v);
+          } catch {
+            out.push(`spec.kubelet.${field}.${k}: ${show(v)} must be a percentage (10%) or a quantity (100Mi)`);
+          }
+        }
+      }
+    }
+    if (isRecord(kubelet.evictionSoft)) {
+      for (const k of Object.keys(kubelet.evictionSoft)) {
+        if (!isRecord(kubelet.evictionSoftGracePeriod) || kubelet.evictionSoftGracePeriod[k] === undefined) {
+          out.push(`spec.kubelet.evictionSoftGracePeriod.${k}: required: every evictionSoft signal needs a grace period`);
+        }
+      }
+    }
+    for (const field of ['kubeReserved', 'systemReserved']) {
+      const m = kubelet[field];
+      if (!isRecord(m)) continue;
+      for (const [k, v] of Object.entries(m)) {
+        if (!ReservedResources.includes(k)) out.push(`spec.kubelet.${field}.${k}: only ${ReservedResources.join(', ')} may be reserved`);
+        else if (typeof v === 'string') {
+          try {
+            if (parseQuantity(v) < 0) out.push(`spec.kubelet.${field}.${k}: must not be negative`);
+          } catch {
+            out.push(`spec.kubelet.${field}.${k}: ${show(v)} is not a quantity`);
+          }
+        }
+      }
+    }
+    const hi = kubelet.imageGCHighThresholdPercent;
+    const lo = kubelet.imageGCLowThresholdPercent;
+    if (typeof hi === 'number' && typeof lo === 'number' && hi <= lo) {
+      out.push(`spec.kubelet.imageGCHighThresholdPercent: must be greater than imageGCLowThresholdPercent (${hi} ≤ ${lo})`);
+    }
+  }
+  return out;
+}
+
+function unique(lines: string[]): string[] {
+  return [...new Set(lines)];
+}
+
+/** Problems of a NodePool: schema then CEL rules, deduplicated. Empty when valid. */
+export function nodePoolProblems(obj: unknown): string[] {
+  const r = NodePoolSchema.safeParse(obj);
+  return unique([...(r.success ? [] : zodProblems(NodePoolSchema, obj, r.error.issues)), ...nodePoolRules(obj)]);
+}
+
+/** Problems of an EC2NodeClass: schema then CEL rules, deduplicated. Empty when valid. */
+export function nodeClassProblems(obj: unknown): string[] {
+  const r = EC2NodeClassSchema.safeParse(obj);
+  return unique([...(r.success ? [] : zodProblems(EC2NodeClassSchema, obj, r.error.issues)), ...nodeClassRules(obj)]);
+}
+
+/**
+ * Parses a NodePool (`karpenter.sh/v1` or `nodefleet.io/v1`) and applies Karpenter's defaults
+ * (NodePoolDefaults).
+ * @throws ValidationError with `problems` (`<field path>: <reason>`) when invalid.
+ */
+export function parseNodePool(obj: unknown): NodePool {
+  const problems = nodePoolProblems(obj);
+  if (problems.length > 0) throw new ValidationError(`invalid NodePool ${objectName(obj)}: ${problems[0]}`, problems);
+  return NodePoolSchema.parse(obj);
+}
+
+/**
+ * Parses an EC2NodeClass (`karpenter.k8s.aws/v1` or `nodefleet.io/v1`).
+ * @throws ValidationError with `problems` when invalid.
+ */
+export function parseNodeClass(obj: unknown): EC2NodeClass {
+  const problems = nodeClassProblems(obj);
+  if (problems.length > 0) throw new ValidationError(`invalid EC2NodeClass ${objectName(obj)}: ${problems[0]}`, problems);
+  return EC2NodeClassSchema.parse(obj);
+}
+
+/** Karpenter kinds validate skips without complaint (not user configuration nodefleet reads). */
+const SkippedKarpenterKinds = ['NodeClaim', 'NodeOverlay'];
+/** API groups whose kinds we know; an unknown kind there is most likely a typo. */
+const KarpenterGroups = ['karpenter.sh', 'karpenter.k8s.aws', 'nodefleet.io'];
+
+function objectName(obj: unknown): string {
+  const name = isRecord(obj) && isRecord(obj.metadata) ? obj.metadata.name : undefined;
+  return typeof name === 'string' && name ? name : '<unnamed>';
+}
+
+function objectKind(obj: unknown): string {
+  return isRecord(obj) && typeof obj.kind === 'string' ? obj.kind : '<no kind>';
+}
+
+/**
+ * Problems of any object by kind: NodePool and EC2NodeClass are validated; other Karpenter
+ * kinds are skipped; an unknown kind in a Karpenter API group or an object without kind is a
+ * problem; kinds of other groups (Deployments, …) are not nodefleet's to check (no problems).
+ */
+export function validateObject(obj: unknown): string[] {
+  if (!isRecord(obj)) return [`(root): expected a Kubernetes object (a mapping with apiVersion, kind and metadata), got ${typeName(obj)}`];
+  const kind = obj.kind;
+  if (kind === 'NodePool') return nodePoolProblems(obj);
+  if (kind === 'EC2NodeClass') return nodeClassProblems(obj);
+  if (typeof kind !== 'string' || kind === '') return ['kind: required (NodePool or EC2NodeClass)'];
+  const group = typeof obj.apiVersion === 'string' ? obj.apiVersion.split('/')[0] : '';
+  if (KarpenterGroups.includes(group) && !SkippedKarpenterKinds.includes(kind)) {
+    const guess = closest(kind, ['NodePool', 'EC2NodeClass']);
+    return [`kind: unknown kind ${show(kind)} in ${group}${guess ? ` (did you mean "${guess}"?)` : ''}; nodefleet reads NodePool and EC2NodeClass`];
+  }
+  return [];
+}
+
+/** One object found in a YAML file: `kind`, `name` (metadata.name) and the raw object. */
+export interface ValidatedObject {
+  kind: string;
+  name: string;
+  object: unknown;
+  /** True for NodePool and EC2NodeClass (the kinds validate checks). */
+  checked: boolean;
+  /** Problems of this object, `<field path>: <reason>`. */
+  problems: string[];
+}
+
+/**
+ * Validates every object in a YAML text (multi-document; kubectl `List` unwrapped). Each
+ * problem line is `FILE: <kind/name>: <field path>: <reason>`; a YAML syntax error is
+ * `FILE: document N: line L, column C: YAML syntax error: <reason>`.
+ */
+export function validateYamlText(text: string, file: string): { objects: ValidatedObject[]; problems: string[] } {
+  const { objects: raw, errors } = parseYamlObjects(text);
+  const problems: string[] = [];
+  for (const e of errors) {
+    const at = e.line !== undefined ? `line ${e.line}, column ${e.column}` : 'unknown position';
+    problems.push(`${file}: document ${e.document}: ${at}: YAML syntax error: ${e.message}`);
+  }
+  const objects: ValidatedObject[] = [];
+  for (const r of raw) {
+    const kind = objectKind(r.object);
+    const name = objectName(r.object);
+    const objProblems = validateObject(r.object);
+    const label = isRecord(r.object) ? `${kind}/${name}` : `document ${r.document}${r.item ? ` item ${r.item}` : ''}`;
+    for (const p of objProblems) problems.push(`${file}: ${label}: ${p}`);
+    objects.push({ kind, name, object: r.object, checked: kind === 'NodePool' || kind === 'EC2NodeClass', problems: objProblems });
+  }
+  return { objects, problems };
+}

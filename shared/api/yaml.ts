@@ -1,0 +1,58 @@
+/**
+ * Reading Kubernetes YAML the way kubectl does: several documents per file (`---`), empty
+ * documents skipped, `kind: List` objects unwrapped into their items. Syntax errors keep the
+ * line and column so a user can find them.
+ */
+import { parseAllDocuments } from 'yaml';
+
+/** One object read from a file; `document` is 1-based, `item` set when it came from a List. */
+export interface YamlObject {
+  document: number;
+  item?: number;
+  object: unknown;
+}
+
+/** A YAML syntax error; `line` and `column` are 1-based. */
+export interface YamlSyntaxError {
+  document: number;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
+/**
+ * Parses every document of `text`. Never throws: syntax errors come back in `errors` (a
+ * document with errors yields no object).
+ */
+export function parseYamlObjects(text: string): { objects: YamlObject[]; errors: YamlSyntaxError[] } {
+  const objects: YamlObject[] = [];
+  const errors: YamlSyntaxError[] = [];
+  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  list.forEach((doc, i) => {
+    const document = i + 1;
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) {
+        const pos = e.linePos?.[0];
+        // prettyErrors appends "at line N, column M:" and a code excerpt: keep the first sentence.
+        const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+        errors.push({ document, line: pos?.line, column: pos?.col, message });
+      }
+      return;
+    }
+    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    if (value === null || value === undefined) return;
+    if (isList(value)) {
+      (value.items as unknown[]).forEach((object, item) => objects.push({ document, item: item + 1, object }));
+      return;
+    }
+    objects.push({ document, object: value });
+  });
+  return { objects, errors };
+}
+
+function isList(v: unknown): v is { kind: string; items: unknown[] } {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.kind === 'string' && o.kind.endsWith('List') && Array.isArray(o.items);
+}
