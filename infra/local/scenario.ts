@@ -1,0 +1,264 @@
+/**
+ * Scenario files for the embedded environment (infra/local/scenarios/*.yaml): the cluster to
+ * start with, a timeline of changes and faults, and the expectations that decide the exit code.
+ * Times are virtual (see clock.ts) and written as durations ("90s", "2m") or seconds.
+ *
+ * ```yaml
+ * name: seed-inflate                 # = file name
+ * about: one paragraph
+ * origin: where the facts come from
+ * region: ap-northeast-2
+ * clusterName: karpenter-demo
+ * start: "2026-03-06T15:56:30Z"      # virtual start instant (schedules, budgets)
+ * speed: 10                          # default --speed
+ * timeout: 15m                       # virtual; the run fails past it
+ * ec2: { bootSeconds: 2, shutdownSeconds: 10, capacity: [{ instanceType, zone, capacityType, count }] }
+ * kubelet: { registerSeconds: 19, readySeconds: 10, podStartupSeconds: 1 }
+ * cluster:
+ *   nodes: [{ instanceType: m5.large, zone: ap-northeast-2a, labels: {…} }]   # managed node group
+ *   objects: [NodePool, EC2NodeClass, Deployment, PodDisruptionBudget, …]    # Kubernetes YAML
+ * timeline:                          # run in order; each step may wait `at` (absolute) or `after` (relative)
+ *   - { at: 1s, scale: { deployment: inflate, replicas: 5 } }
+ *   - { waitFor: { pods: { selector: app=inflate, running: 5 } }, timeout: 3m }
+ *   - { fault: { insufficientCapacity: { instanceTypes: [c5a.2xlarge], for: 3m } } }
+ *   - { fault: { spotInterruption: { nodePool: web } } }
+ *   - { mark: scaled-down }          # names the instant for expectations
+ * expect: { … see ExpectSchema … }
+ * ```
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { parseDurationSeconds } from './clock.ts';
+
+/** Folder holding the shipped scenarios. */
+export const ScenarioDir = join(dirname(fileURLToPath(import.meta.url)), 'scenarios');
+
+/** The scenario `npm start` runs. */
+export const DefaultScenario = 'seed-inflate';
+
+const Duration = z.union([z.number().nonnegative(), z.string()]).transform((v, ctx) => {
+  try {
+    return parseDurationSeconds(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+const CapacityType = z.enum(['on-demand', 'spot']);
+const KubeObject = z.looseObject({ apiVersion: z.string(), kind: z.string(), metadata: z.looseObject({ name: z.string() }) });
+
+const ManagedNode = z.strictObject({
+  instanceType: z.string(),
+  zone: z.string(),
+  capacityType: CapacityType.default('on-demand'),
+  /** Node name; default from the private IP, as EKS names nodes. */
+  name: z.string().optional(),
+  labels: z.record(z.string(), z.string()).default({}),
+  taints: z.array(z.looseObject({ key: z.string(), effect: z.string() })).default([]),
+});
+
+const PodsCondition = z.strictObject({
+  selector: z.string(),
+  namespace: z.string().default('default'),
+  /** Number of pods Running (and Ready). */
+  running: z.number().int().nonnegative().optional(),
+  /** Number of pods Pending. */
+  pending: z.number().int().nonnegative().optional(),
+  /** Running pods must not sit on the node(s) of this fault/mark (e.g. the interrupted node). */
+  notOnInterruptedNode: z.boolean().optional(),
+});
+
+const NodeClaimsCondition = z.strictObject({
+  count: z.number().int().nonnegative(),
+  nodePool: z.string().optional(),
+  /** Count only claims whose node is Initialized. */
+  initialized: z.boolean().optional(),
+});
+
+const WaitFor = z.strictObject({
+  pods: PodsCondition.optional(),
+  nodeClaims: NodeClaimsCondition.optional(),
+  /** Instances launched by nodefleet and not terminated. */
+  instances: z.strictObject({ count: z.number().int().nonnegative(), nodePool: z.string().optional() }).optional(),
+  /** All Kubernetes nodes (managed ones included). */
+  nodes: z.strictObject({ count: z.number().int().nonnegative(), selector: z.string().optional() }).optional(),
+  /** The interrupted instance is gone (shutting-down or terminated). */
+  interruptedInstanceGone: z.boolean().optional(),
+});
+
+const Fault = z.strictObject({
+  insufficientCapacity: z
+    .strictObject({
+      instanceTypes: z.array(z.string()).optional(),
+      zones: z.array(z.string()).optional(),
+      capacityType: CapacityType.optional(),
+      /** How long the fault lasts (virtual); absent = until the end. */
+      for: Duration.optional(),
+      errorCode: z.string().optional(),
+    })
+    .optional(),
+  spotInterruption: z
+    .strictObject({
+      /** Interrupt the oldest running spot instance of this NodePool. */
+      nodePool: z.string().optional(),
+      instanceId: z.string().optional(),
+      notice: Duration.default(120),
+    })
+    .optional(),
+});
+
+const Step = z
+  .strictObject({
+    at: Duration.optional(),
+    after: Duration.optional(),
+    /** Shown in the log and the timeline. */
+    note: z.string().optional(),
+    scale: z.strictObject({ deployment: z.string(), namespace: z.string().default('default'), replicas: z.number().int().nonnegative() }).optional(),
+    apply: z.array(KubeObject).optional(),
+    delete: z.array(z.strictObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), namespace: z.string().optional() })).optional(),
+    fault: Fault.optional(),
+    waitFor: WaitFor.optional(),
+    /** Virtual time the waitFor may take (default 10m). */
+    timeout: Duration.optional(),
+    mark: z.string().optional(),
+  })
+  .refine((s) => [s.scale, s.apply, s.delete, s.fault, s.waitFor, s.mark].filter((x) => x !== undefined).length <= 1, {
+    message: 'a timeline step does one thing: scale, apply, delete, fault, waitFor or mark',
+  });
+
+const Range = z.strictObject({ min: z.number().optional(), max: z.number().optional() });
+const CountOrRange = z.union([z.number().int().nonnegative(), Range]);
+
+const ExpectSchema = z.strictObject({
+  /** Instances nodefleet launched (CreateFleet), over the whole run. */
+  launched: z
+    .strictObject({
+      count: CountOrRange.optional(),
+      instanceTypes: z.array(z.string()).optional(),
+      capacityTypes: z.array(CapacityType).optional(),
+      /** Each listed NodePool launched at least one instance. */
+      nodePools: z.array(z.string()).optional(),
+    })
+    .optional(),
+  /** Most NodeClaims alive at once. */
+  maxConcurrentNodeClaims: CountOrRange.optional(),
+  /** State when the timeline has finished. */
+  final: z
+    .strictObject({
+      nodeClaims: z.number().int().nonnegative().optional(),
+      instances: z.number().int().nonnegative().optional(),
+      nodes: z.number().int().nonnegative().optional(),
+      pods: PodsCondition.optional(),
+    })
+    .optional(),
+  /** Termination state machine executions. */
+  terminations: z
+    .array(
+      z.strictObject({
+        reason: z.string().optional(),
+        status: z.enum(['SUCCEEDED', 'FAILED', 'RUNNING']).default('SUCCEEDED'),
+        count: CountOrRange.optional(),
+        /** Seconds from the execution's start to TerminateInstances for its instance. */
+        terminatedAfterSeconds: Range.optional(),
+      }),
+    )
+    .optional(),
+  /** The spot-interrupted instance. */
+  interruption: z
+    .strictObject({
+      /** nodefleet (TerminateInstances) removed it before EC2 reclaimed it. */
+      terminatedByNodefleetBeforeNoticeEnds: z.boolean().optional(),
+      /** A replacement instance was launched after the notice. */
+      replacementLaunched: z.boolean().optional(),
+    })
+    .optional(),
+  /** Karpenter-style log messages that must appear (exact `message` values). */
+  logs: z.array(z.string()).optional(),
+  /** Every event-bus delivery succeeded (no handler errors, nothing dead-lettered). */
+  noFailedDeliveries: z.boolean().optional(),
+});
+
+export const ScenarioSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
+  about: z.string(),
+  origin: z.string().optional(),
+  region: z.string().default('us-east-1'),
+  clusterName: z.string().default('nodefleet-local'),
+  start: z.string().default('2026-03-02T10:00:00Z'),
+  speed: z.number().positive().default(10),
+  timeout: Duration.default(1200),
+  ec2: z
+    .strictObject({
+      bootSeconds: z.number().nonnegative().default(2),
+      shutdownSeconds: z.number().nonnegative().default(10),
+      capacity: z.array(z.strictObject({ instanceType: z.string(), zone: z.string(), capacityType: CapacityType, count: z.number().int().nonnegative() })).default([]),
+    })
+    .default({ bootSeconds: 2, shutdownSeconds: 10, capacity: [] }),
+  kubelet: z
+    .strictObject({
+      registerSeconds: z.number().nonnegative().default(19),
+      readySeconds: z.number().nonnegative().default(10),
+      podStartupSeconds: z.number().nonnegative().default(1),
+    })
+    .default({ registerSeconds: 19, readySeconds: 10, podStartupSeconds: 1 }),
+  cluster: z.strictObject({
+    nodes: z.array(ManagedNode).default([]),
+    objects: z.array(KubeObject).default([]),
+  }),
+  timeline: z.array(Step).min(1),
+  expect: ExpectSchema.default({}),
+});
+
+export type Scenario = z.infer<typeof ScenarioSchema>;
+export type ScenarioStep = Scenario['timeline'][number];
+export type ScenarioExpect = Scenario['expect'];
+export type WaitForCondition = NonNullable<ScenarioStep['waitFor']>;
+export type PodsConditionT = z.infer<typeof PodsCondition>;
+export type CountOrRangeT = z.infer<typeof CountOrRange>;
+
+/** A scenario file that does not parse or validate. */
+export class ScenarioError extends Error {
+  override name = 'ScenarioError';
+}
+
+/** Path of a scenario given by name (a shipped one) or by file path. */
+export function resolveScenarioPath(nameOrFile: string): string {
+  if (/^[a-z0-9][a-z0-9-]*$/.test(nameOrFile)) {
+    const p = join(ScenarioDir, `${nameOrFile}.yaml`);
+    if (existsSync(p)) return p;
+  }
+  const p = resolve(nameOrFile);
+  if (existsSync(p)) return p;
+  throw new ScenarioError(`no scenario "${nameOrFile}": not a shipped name (${listScenarioNames().join(', ')}) nor an existing file`);
+}
+
+/** Names of the shipped scenarios. */
+export function listScenarioNames(): string[] {
+  return ['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain'].filter((n) => existsSync(join(ScenarioDir, `${n}.yaml`)));
+}
+
+/**
+ * Parses scenario YAML text.
+ * @throws ScenarioError with `file: path: reason` lines.
+ */
+export function parseScenario(text: string, file = '<scenario>'): Scenario {
+  const docs = parseAllDocuments(text);
+  if (docs.length !== 1) throw new ScenarioError(`${file}: a scenario file holds exactly one YAML document`);
+  const doc = docs[0];
+  if (doc.errors.length) throw new ScenarioError(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
+  const parsed = ScenarioSchema.safeParse(doc.toJS());
+  if (!parsed.success) {
+    throw new ScenarioError(parsed.error.issues.map((i) => `${file}: ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n'));
+  }
+  return parsed.data;
+}
+
+/** Loads a shipped scenario by name, or a scenario file. */
+export function loadScenario(nameOrFile: string): Scenario {
+  const p = resolveScenarioPath(nameOrFile);
+  return parseScenario(readFileSync(p, 'utf8'), p);
+}
