@@ -46,6 +46,7 @@ import type { Taint } from '../api/kube.ts';
 import { ValidationError } from '../api/errors.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TaintUnregistered } from '../api/labels.ts';
+import { instanceTypeInfos } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, type FleetError } from './ec2-errors.ts';
 import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
@@ -111,6 +112,15 @@ export interface LaunchRequests {
 export function guessArchitecture(instanceType: string): Arch {
   const family = instanceType.split('.')[0] ?? '';
   return /^[a-z]+[0-9]+[a-z]*g[a-z]*$/.test(family) && !/^(g[0-9]|p[0-9])/.test(family) ? 'arm64' : 'amd64';
+}
+
+const archByType = new Map<string, string>();
+
+/** Architecture from the shipped catalog (kubernetes.io/arch), falling back to {@link guessArchitecture}. */
+export function catalogArchitecture(instanceType: string): Arch {
+  if (archByType.size === 0) for (const i of instanceTypeInfos) archByType.set(i.name, i.arch);
+  const a = archByType.get(instanceType);
+  return a === 'arm64' ? 'arm64' : a === 'amd64' || a === 'x86_64' ? 'amd64' : guessArchitecture(instanceType);
 }
 
 function sha(s: string, n = 16): string {

@@ -1,0 +1,152 @@
+/**
+ * NodeClaimStore on DynamoDB (one table, keys in shared/api/contract.ts `Table` / `keys`):
+ * pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; top-level `version` (optimistic lock: every
+ * write is conditional on it), `instanceId` (sparse GSI `byInstanceId`), `nodePool`, `phase`, and the
+ * claim itself under `claim` (read back through NodeClaimSchema: a zod schema at every boundary).
+ *
+ * Errors: ConflictError (condition failed: name exists / version stale), TransientError (throttled).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { NodeClaimStore } from '../api/ports.ts';
+import { NodeClaimSchema, type NodeClaim } from '../api/nodeclaim.ts';
+import { Table, keys } from '../api/contract.ts';
+import { ConflictError, NodefleetError, TransientError } from '../api/errors.ts';
+
+/** DynamoDB error names that mean "retry later". */
+const ThrottlingNames = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError', 'TransactionConflictException']);
+
+/** Maps a DynamoDB SDK error to nodefleet's typed errors. */
+export function mapDynamoError(err: unknown, what: string): Error {
+  const name = (err as Error | undefined)?.name ?? '';
+  if (err instanceof ConditionalCheckFailedException || name === 'ConditionalCheckFailedException') return new ConflictError(`${what}: condition failed`, { cause: err });
+  if (ThrottlingNames.has(name)) return new TransientError(`${what}: ${name}`, { cause: err });
+  if (err instanceof NodefleetError) return err;
+  return new NodefleetError(`${what}: ${name} ${(err as Error)?.message ?? ''}`.trim(), { cause: err });
+}
+
+/** The item written for a claim. */
+export function nodeClaimItem(cluster: string, claim: NodeClaim): Record<string, unknown> {
+  return {
+    [Table.partitionKey]: keys.cluster(cluster),
+    [Table.sortKey]: keys.nodeClaim(claim.name),
+    type: 'NodeClaim',
+    version: claim.version,
+    nodePool: claim.nodePool,
+    phase: claim.phase,
+    // Sparse GSI: only launched claims are indexed by instance id.
+    ...(claim.instanceId ? { [Table.instanceIdAttribute]: claim.instanceId } : {}),
+    claim,
+  };
+}
+
+function fromItem(item: Record<string, unknown>): NodeClaim {
+  const claim = NodeClaimSchema.parse(item.claim);
+  return { ...claim, version: Number(item.version ?? claim.version) };
+}
+
+/** NodeClaimStore over a DynamoDB document client (injected; created once in buildDeps). */
+export class DynamoNodeClaimStore implements NodeClaimStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly cluster: string,
+  ) {}
+
+  private key(name: string) {
+    return { [Table.partitionKey]: keys.cluster(this.cluster), [Table.sortKey]: keys.nodeClaim(name) };
+  }
+
+  /** @throws ConflictError when a claim with that name exists. */
+  async create(claim: NodeClaim): Promise<NodeClaim> {
+    try {
+      await this.doc.send(
+        new PutCommand({ TableName: this.tableName, Item: nodeClaimItem(this.cluster, claim), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': Table.partitionKey } }),
+      );
+      return claim;
+    } catch (err) {
+      throw mapDynamoError(err, `create nodeclaim ${claim.name}`);
+    }
+  }
+
+  async get(name: string): Promise<NodeClaim | undefined> {
+    try {
+      const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.key(name), ConsistentRead: true }));
+      return out.Item ? fromItem(out.Item) : undefined;
+    } catch (err) {
+      throw mapDynamoError(err, `get nodeclaim ${name}`);
+    }
+  }
+
+  async list(): Promise<NodeClaim[]> {
+    const out: NodeClaim[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    try {
+      do {
+        const page = await this.doc.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+            ExpressionAttributeNames: { '#pk': Table.partitionKey, '#sk': Table.sortKey },
+            ExpressionAttributeValues: { ':pk': keys.cluster(this.cluster), ':prefix': keys.nodeClaim('') },
+            ConsistentRead: true,
+            ExclusiveStartKey,
+          }),
+        );
+        for (const item of page.Items ?? []) out.push(fromItem(item));
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey);
+    } catch (err) {
+      throw mapDynamoError(err, 'list nodeclaims');
+    }
+    return out;
+  }
+
+  /** GSI query (eventually consistent); the claim is re-read consistently before returning. */
+  async getByInstanceId(instanceId: string): Promise<NodeClaim | undefined> {
+    try {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: Table.instanceIdIndex,
+          KeyConditionExpression: '#i = :i',
+          ExpressionAttributeNames: { '#i': Table.instanceIdAttribute },
+          ExpressionAttributeValues: { ':i': instanceId },
+        }),
+      );
+      const item = (page.Items ?? []).find((i) => i[Table.partitionKey] === keys.cluster(this.cluster));
+      if (!item) return undefined;
+      const name = String(item[Table.sortKey]).slice(keys.nodeClaim('').length);
+      return this.get(name);
+    } catch (err) {
+      throw mapDynamoError(err, `get nodeclaim by instance ${instanceId}`);
+    }
+  }
+
+  /** @throws ConflictError when absent or the stored version is not `claim.version`. */
+  async update(claim: NodeClaim): Promise<NodeClaim> {
+    const next = { ...claim, version: claim.version + 1 };
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: nodeClaimItem(this.cluster, next),
+          ConditionExpression: '#v = :v',
+          ExpressionAttributeNames: { '#v': 'version' },
+          ExpressionAttributeValues: { ':v': claim.version },
+        }),
+      );
+      return next;
+    } catch (err) {
+      throw mapDynamoError(err, `update nodeclaim ${claim.name} (version ${claim.version})`);
+    }
+  }
+
+  async delete(name: string): Promise<void> {
+    try {
+      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: this.key(name) }));
+    } catch (err) {
+      throw mapDynamoError(err, `delete nodeclaim ${name}`);
+    }
+  }
+}

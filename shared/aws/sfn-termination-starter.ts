@@ -1,0 +1,42 @@
+/**
+ * TerminationStarter on Step Functions: one execution of statemachines/termination.asl.json per
+ * NodeClaim. The execution name is derived from the claim, so starting twice is idempotent:
+ * StartExecution with the same name and input returns the running execution, and
+ * `ExecutionAlreadyExists` (same name, other input, or already finished) counts as success.
+ */
+import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import type { TerminationInput, TerminationStarter } from '../api/ports.ts';
+import { NodefleetError, TransientError } from '../api/errors.ts';
+
+/** Step Functions execution names: 1–80 chars of [A-Za-z0-9-_]. */
+export function executionName(nodeClaim: string): string {
+  return nodeClaim.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 80);
+}
+
+/** ARN of the execution named `name` of `stateMachineArn`. */
+export function executionArn(stateMachineArn: string, name: string): string {
+  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+}
+
+export class SfnTerminationStarter implements TerminationStarter {
+  constructor(
+    private readonly sfn: SFNClient,
+    private readonly stateMachineArn: string,
+  ) {}
+
+  /** @throws TransientError throttled; NodefleetError otherwise. */
+  async start(input: TerminationInput): Promise<string> {
+    const name = executionName(input.nodeClaim);
+    try {
+      const out = await this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name, input: JSON.stringify(input) }));
+      return out.executionArn ?? executionArn(this.stateMachineArn, name);
+    } catch (err) {
+      const code = (err as Error)?.name;
+      if (code === 'ExecutionAlreadyExists') return executionArn(this.stateMachineArn, name);
+      if (code === 'ThrottlingException' || code === 'TooManyRequestsException' || code === 'ServiceUnavailable') {
+        throw new TransientError(`StartExecution ${name}: ${code}`, { cause: err });
+      }
+      throw new NodefleetError(`StartExecution ${name}: ${code} ${(err as Error)?.message ?? ''}`.trim(), { cause: err });
+    }
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * KubeApi (shared/api/ports.ts) over @kubernetes/client-node v2: nodes, pods, PDBs, evictions
+ * (policy/v1; 429 → 'blocked'), NodePools / EC2NodeClasses through the custom objects API
+ * (karpenter.sh/v1 + karpenter.k8s.aws/v1 as a Karpenter user has them, and nodefleet.io/v1).
+ *
+ * Connection: a {@link KubeConnection} provider — a kubeconfig file (embedded environment,
+ * `NODEFLEET_KUBECONFIG`) or an API server URL + CA + bearer token (Lambda: EKS DescribeCluster
+ * and the presigned-STS token from shared/aws/eks.ts). The clients are rebuilt when the provider
+ * hands out a new token (it refreshes before the 15-minute expiry).
+ */
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import type { KubeApi } from '../api/ports.ts';
+import type { KubeObject, Node, Pod, PodDisruptionBudget, Taint } from '../api/kube.ts';
+import { EC2NodeClassSchema, NodePoolSchema, type EC2NodeClass, type NodePool } from '../api/nodepool.ts';
+import { NotFoundError, TransientError, NodefleetError } from '../api/errors.ts';
+
+/** How to reach the API server. */
+export type KubeConnection =
+  | { kind: 'kubeconfig'; path: string; context?: string }
+  | { kind: 'kubeconfig-string'; yaml: string }
+  | { kind: 'token'; server: string; caData: string; token: string; clusterName: string };
+
+/** Returns the current connection; called before each request (cheap when cached). */
+export type KubeConnectionProvider = () => Promise<KubeConnection>;
+
+/** Builds a KubeConfig from a connection (also used by the agent's informers). */
+export function kubeConfigFor(c: KubeConnection): KubeConfig {
+  const kc = new KubeConfig();
+  if (c.kind === 'kubeconfig') {
+    kc.loadFromFile(c.path);
+    if (c.context) kc.setCurrentContext(c.context);
+  } else if (c.kind === 'kubeconfig-string') {
+    kc.loadFromString(c.yaml);
+  } else {
+    kc.loadFromOptions({
+      clusters: [{ name: c.clusterName, server: c.server, caData: c.caData, skipTLSVerify: false }],
+      users: [{ name: 'nodefleet', token: c.token }],
+      contexts: [{ name: 'nodefleet', cluster: c.clusterName, user: 'nodefleet' }],
+      currentContext: 'nodefleet',
+    });
+  }
+  return kc;
+}
+
+/** API groups read for NodePools / EC2NodeClasses, in order (the first listing a name wins). */
+export const NodePoolGroups = ['karpenter.sh', 'nodefleet.io'] as const;
+export const NodeClassGroups = ['karpenter.k8s.aws', 'nodefleet.io'] as const;
+
+/** Plural resource names for listObjects (default: lower-case kind + "s"). */
+const Plurals: Record<string, string> = {
+  DaemonSet: 'daemonsets',
+  ReplicaSet: 'replicasets',
+  StatefulSet: 'statefulsets',
+  Deployment: 'deployments',
+  Job: 'jobs',
+  StorageClass: 'storageclasses',
+  PersistentVolume: 'persistentvolumes',
+  PersistentVolumeClaim: 'persistentvolumeclaims',
+  CSINode: 'csinodes',
+  VolumeAttachment: 'volumeattachments',
+  NodePool: 'nodepools',
+  EC2NodeClass: 'ec2nodeclasses',
+};
+
+/** HTTP status of a client-node error, if any. */
+export function statusOf(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  const c = (err as { code?: unknown; statusCode?: unknown } | undefined)?.code ?? (err as { statusCode?: unknown } | undefined)?.statusCode;
+  return typeof c === 'number' ? c : undefined;
+}
+
+function mapError(err: unknown, what: string): Error {
+  const status = statusOf(err);
+  if (status === 404) return new NotFoundError(`${what}: not found`, { cause: err });
+  if (status === 429 || (status !== undefined && status >= 500)) return new TransientError(`${what}: HTTP ${status}`, { cause: err });
+  return new NodefleetError(`${what}: ${status ? `HTTP ${status}` : (err as Error)?.message ?? String(err)}`, { cause: err });
+}
+
+interface Clients {
+  key: string;
+  core: CoreV1Api;
+  policy: PolicyV1Api;
+  apps: AppsV1Api;
+  custom: CustomObjectsApi;
+}
+
+/** Problems met while reading NodePools / EC2NodeClasses (invalid objects are skipped, not fatal). */
+export type InvalidObjectReporter = (kind: string, name: string, problems: string[]) => void;
+
+/** KubeApi over client-node. */
+export class ClientNodeKubeApi implements KubeApi {
+  private clients?: Clients;
+
+  constructor(
+    private readonly connection: KubeConnectionProvider,
+    private readonly onInvalid: InvalidObjectReporter = () => {},
+  ) {}
+
+  private async api(): Promise<Clients> {
+    const c = await this.connection();
+    const key = c.kind === 'token' ? `${c.server}|${c.token}` : c.kind === 'kubeconfig' ? `${c.path}|${c.context ?? ''}` : c.yaml;
+    if (this.clients?.key === key) return this.clients;
+    const kc = kubeConfigFor(c);
+    this.clients = {
+      key,
+      core: kc.makeApiClient(CoreV1Api),
+      policy: kc.makeApiClient(PolicyV1Api),
+      apps: kc.makeApiClient(AppsV1Api),
+      custom: kc.makeApiClient(CustomObjectsApi),
+    };
+    return this.clients;
+  }
+
+  private async listCustom(group: string, plural: string): Promise<unknown[]> {
+    const { custom } = await this.api();
+    try {
+      const out = (await custom.listClusterCustomObject({ group, version: 'v1', plural })) as { items?: unknown[] };
+      return out.items ?? [];
+    } catch (err) {
+      if (statusOf(err) === 404) return []; // CRD not installed in this group
+      throw mapError(err, `list ${plural}.${group}`);
+    }
+  }
+
+  async listNodePools(): Promise<NodePool[]> {
+    const out: NodePool[] = [];
+    const seen = new Set<string>();
+    for (const g of NodePoolGroups) {
+      for (const raw of await this.listCustom(g, 'nodepools')) {
+        const r = NodePoolSchema.safeParse(stripServerFields(raw));
+        const name = (raw as KubeObject).metadata?.name ?? '?';
+        if (!r.success) {
+          this.onInvalid('NodePool', name, r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+          continue;
+        }
+        if (seen.has(name)) continue;
+        seen.add(name);
+        out.push(r.data);
+      }
+    }
+    return out;
+  }
+
+  async listNodeClasses(): Promise<EC2NodeClass[]> {
+    const out: EC2NodeClass[] = [];
+    const seen = new Set<string>();
+    for (const g of NodeClassGroups) {
+      for (const raw of await this.listCustom(g, 'ec2nodeclasses')) {
+        const r = EC2NodeClassSchema.safeParse(stripServerFields(raw));
+        const name = (raw as KubeObject).metadata?.name ?? '?';
+        if (!r.success) {
+          this.onInvalid('EC2NodeClass', name, r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+          continue;
+        }
+        if (seen.has(name)) continue;
+        seen.add(name);
+        out.push(r.data);
+      }
+    }
+    return out;
+  }
+
+  async listNodes(): Promise<Node[]> {
+    const { core } = await this.api();
+    try {
+      return plain<Node[]>((await core.listNode()).items);
+    } catch (err) {
+      throw mapError(err, 'list nodes');
+    }
+  }
+
+  async getNode(name: string): Promise<Node | undefined> {
+    const { core } = await this.api();
+    try {
+      return plain<Node>(await core.readNode({ name }));
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw mapError(err, `get node ${name}`);
+    }
+  }
+
+  async listPods(opts: { nodeName?: string } = {}): Promise<Pod[]> {
+    const { core } = await this.api();
+    try {
+      const list = await core.listPodForAllNamespaces(opts.nodeName ? { fieldSelector: `spec.nodeName=${opts.nodeName}` } : {});
+      return plain<Pod[]>(list.items);
+    } catch (err) {
+      throw mapError(err, 'list pods');
+    }
+  }
+
+  async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
+    const { policy } = await this.api();
+    try {
+      return plain<PodDisruptionBudget[]>((await policy.listPodDisruptionBudgetForAllNamespaces()).items);
+    } catch (err) {
+      throw mapError(err, 'list poddisruptionbudgets');
+    }
+  }
+
+  async listObjects(apiVersion: string, kind: string): Promise<KubeObject[]> {
+    const plural = Plurals[kind] ?? `${kind.toLowerCase()}s`;
+    if (!apiVersion.includes('/')) {
+      const { core } = await this.api();
+      try {
+        // Core group ("v1"): only the kinds nodefleet reads.
+        if (kind === 'PersistentVolume') return withKind(plain<KubeObject[]>((await core.listPersistentVolume()).items), apiVersion, kind);
+        if (kind === 'PersistentVolumeClaim') return withKind(plain<KubeObject[]>((await core.listPersistentVolumeClaimForAllNamespaces()).items), apiVersion, kind);
+        if (kind === 'Pod') return withKind(plain<KubeObject[]>((await core.listPodForAllNamespaces()).items), apiVersion, kind);
+        if (kind === 'Node') return withKind(plain<KubeObject[]>((await core.listNode()).items), apiVersion, kind);
+      } catch (err) {
+        throw mapError(err, `list ${plural}`);
+      }
+      throw new NodefleetError(`listObjects: core kind ${kind} is not supported`);
+    }
+    const [group, version] = apiVersion.split('/');
+    const { custom } = await this.api();
+    try {
+      const out = (await custom.listClusterCustomObject({ group, version, plural })) as { items?: KubeObject[] };
+      return withKind(out.items ?? [], apiVersion, kind);
+    } catch (err) {
+      if (statusOf(err) === 404) return [];
+      throw mapError(err, `list ${plural}.${group}`);
+    }
+  }
+
+  /** Merge patch (RFC 7386): `null` label values delete; `taints` replaces the whole list. */
+  async patchNode(
+    name: string,
+    patch: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; taints?: Taint[]; unschedulable?: boolean },
+  ): Promise<Node> {
+    const { core } = await this.api();
+    const body: Record<string, unknown> = {};
+    if (patch.labels || patch.annotations) body.metadata = { ...(patch.labels ? { labels: patch.labels } : {}), ...(patch.annotations ? { annotations: patch.annotations } : {}) };
+    if (patch.taints !== undefined || patch.unschedulable !== undefined) {
+      body.spec = { ...(patch.taints !== undefined ? { taints: patch.taints } : {}), ...(patch.unschedulable !== undefined ? { unschedulable: patch.unschedulable } : {}) };
+    }
+    try {
+      return plain<Node>(await core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+    } catch (err) {
+      throw mapError(err, `patch node ${name}`);
+    }
+  }
+
+  async deleteNode(name: string): Promise<void> {
+    const { core } = await this.api();
+    try {
+      await core.deleteNode({ name });
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw mapError(err, `delete node ${name}`);
+    }
+  }
+
+  /** 429 (a PDB forbids it now) and 500 (several PDBs match) → 'blocked'; 404 → 'gone'. */
+  async evictPod(namespace: string, name: string): Promise<'evicted' | 'blocked' | 'gone'> {
+    const { core } = await this.api();
+    try {
+      await core.createNamespacedPodEviction({
+        name,
+        namespace,
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+      });
+      return 'evicted';
+    } catch (err) {
+      const status = statusOf(err);
+      if (status === 404) return 'gone';
+      if (status === 429 || status === 500) return 'blocked';
+      throw mapError(err, `evict pod ${namespace}/${name}`);
+    }
+  }
+
+  async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
+    const { core } = await this.api();
+    try {
+      await core.deleteNamespacedPod({ name, namespace, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) });
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw mapError(err, `delete pod ${namespace}/${name}`);
+    }
+  }
+}
+
+/** client-node returns class instances with Date fields; nodefleet's types are plain JSON (RFC 3339 strings). */
+export function plain<T>(v: unknown): T {
+  return JSON.parse(JSON.stringify(v ?? null)) as T;
+}
+
+function withKind(items: KubeObject[], apiVersion: string, kind: string): KubeObject[] {
+  return items.map((i) => ({ ...i, apiVersion, kind }));
+}
+
+/** Drops server-populated metadata the strict schemas do not model (status stays). */
+function stripServerFields(raw: unknown): unknown {
+  if (!raw || typeof raw !== 'object') return raw;
+  const o = raw as Record<string, unknown>;
+  return { apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata, spec: o.spec, status: o.status };
+}
+
+/** Server URL and CA (base64) of the current context of a kubeconfig (embedded environment). */
+export function clusterOfKubeconfig(c: KubeConnection): { server: string; caData: string } {
+  if (c.kind === 'token') return { server: c.server, caData: c.caData };
+  const cluster = kubeConfigFor(c).getCurrentCluster();
+  return { server: cluster?.server ?? 'https://127.0.0.1:6443', caData: cluster?.caData ?? '' };
+}

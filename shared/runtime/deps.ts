@@ -1,0 +1,170 @@
+/**
+ * The composition root: every SDK client is created here, once per process, and injected into
+ * the adapters implementing shared/api/ports.ts. Nothing else says `new EC2Client`.
+ *
+ * ## Lambda
+ * `wrapHandler` (middleware.ts) calls `buildDeps(parseRuntimeEnv(process.env))` on the first
+ * invocation. Endpoint overrides: DynamoDB ← `NODEFLEET_DYNAMODB_ENDPOINT`, EC2 and SSM ←
+ * `NODEFLEET_EC2_ENDPOINT`. Kubernetes: `NODEFLEET_KUBECONFIG` if set, else EKS DescribeCluster +
+ * IAM token (shared/aws/eks.ts).
+ *
+ * ## Embedded environment (infra/local) and other engineers' functions
+ * ```ts
+ * const env = parseRuntimeEnv({ NODEFLEET_CLUSTER_NAME: 'local', NODEFLEET_TABLE_NAME: 'nodefleet',
+ *   AWS_REGION: 'ap-northeast-2', NODEFLEET_KUBECONFIG: kubeconfigPath,
+ *   NODEFLEET_DYNAMODB_ENDPOINT: 'http://127.0.0.1:4567', NODEFLEET_EC2_ENDPOINT: 'http://127.0.0.1:4568' });
+ * const deps = buildDeps(env, { clock: virtualClock, log, metrics,
+ *   overrides: { termination: localStarter, publisher: localBus, resolver: new StaticNodeClassResolver(...) } });
+ * await provisioner.run(event, deps);
+ * ```
+ * Any port can be replaced through `overrides` (fakes, local stand-ins). Budgets
+ * (engineer D's DynamoBudgetCounter) are built from `deps.clients.doc` by the caller until wired here.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { EKSClient } from '@aws-sdk/client-eks';
+import { STSClient } from '@aws-sdk/client-sts';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type {
+  BudgetCounter,
+  Clock,
+  CloudProvider,
+  EventPublisher,
+  KubeApi,
+  NodeClaimStore,
+  TerminationStarter,
+  UnavailableOfferings,
+} from '../api/ports.ts';
+import { NodefleetError } from '../api/errors.ts';
+import { DynamoNodeClaimStore } from '../aws/dynamo-node-claim-store.ts';
+import { DynamoUnavailableOfferings } from '../aws/dynamo-unavailable-offerings.ts';
+import { Ec2CloudProvider, catalogArchitecture } from '../aws/ec2.ts';
+import { Ec2NodeClassResolver, type NodeClassResolver } from '../aws/node-class-resolver.ts';
+import { EksConnectionProvider } from '../aws/eks.ts';
+import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
+import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
+import type { ClusterInfo } from '../aws/user-data.ts';
+import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
+import type { RuntimeEnv } from './env.ts';
+import { RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
+
+/** The SDK clients, exposed for adapters other engineers add (budget counter, SFN history). */
+export interface Clients {
+  dynamodb: DynamoDBClient;
+  doc: DynamoDBDocumentClient;
+  ec2: EC2Client;
+  ssm: SSMClient;
+  eks: EKSClient;
+  sts: STSClient;
+  sfn: SFNClient;
+  eventbridge: EventBridgeClient;
+}
+
+/** Everything a handler's `run` may use. Tests build a Deps from test/fakes. */
+export interface Deps {
+  env: RuntimeEnv;
+  clock: Clock;
+  log: Log;
+  metrics: MetricsSink;
+  store: NodeClaimStore;
+  unavailable: UnavailableOfferings;
+  cloud: CloudProvider;
+  kube: KubeApi;
+  /** EventBridge publisher (NODEFLEET_EVENT_BUS_NAME; absent when not configured). */
+  publisher?: EventPublisher;
+  /** Step Functions termination starter (NODEFLEET_TERMINATION_STATE_MACHINE_ARN; absent when not configured). */
+  termination?: TerminationStarter;
+  /** Disruption budget counters (engineer D's adapter). */
+  budgets?: BudgetCounter;
+  /** Cluster endpoint / CA / CIDR / version for user data. */
+  clusterInfo: () => Promise<ClusterInfo>;
+  /** SDK clients (undefined members when a test builds Deps by hand). */
+  clients?: Clients;
+}
+
+/** Options of {@link buildDeps}. */
+export interface BuildDepsOptions {
+  log?: Log;
+  metrics?: MetricsSink;
+  clock?: Clock;
+  functionName?: string;
+  /** Node-class resolution (subnets / security groups / AMIs); default EC2 + SSM. */
+  resolver?: NodeClassResolver;
+  /** Cluster info when not from EKS (default: EKS DescribeCluster, or the kubeconfig + defaults). */
+  clusterInfo?: ClusterInfo;
+  /** Replaces any port. */
+  overrides?: Partial<Omit<Deps, 'env' | 'clients'>>;
+}
+
+/** Service CIDR / version assumed for a kubeconfig cluster (embedded environment) unless given. */
+export const LocalClusterDefaults = { serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.31' } as const;
+
+const systemClock: Clock = { now: () => new Date() };
+
+/** Builds the production ports from the environment (see module doc). Creates no connection yet. */
+export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
+  const region = env.region;
+  const dynamodb = new DynamoDBClient({ region, ...(env.dynamodbEndpoint ? { endpoint: env.dynamodbEndpoint } : {}) });
+  const clients: Clients = {
+    dynamodb,
+    doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } }),
+    ec2: new EC2Client({ region, ...(env.ec2Endpoint ? { endpoint: env.ec2Endpoint } : {}) }),
+    ssm: new SSMClient({ region, ...(env.ec2Endpoint ? { endpoint: env.ec2Endpoint } : {}) }),
+    eks: new EKSClient({ region }),
+    sts: new STSClient({ region }),
+    sfn: new SFNClient({ region }),
+    eventbridge: new EventBridgeClient({ region }),
+  };
+  const log = opts.log ?? new RecordingLog();
+  const metrics = opts.metrics ?? new RecordingMetrics();
+
+  let connection: KubeConnectionProvider;
+  let clusterInfo: () => Promise<ClusterInfo>;
+  if (env.kubeconfig) {
+    const c: KubeConnection = { kind: 'kubeconfig', path: env.kubeconfig };
+    connection = async () => c;
+    clusterInfo = async () => {
+      if (opts.clusterInfo) return opts.clusterInfo;
+      const { server, caData } = clusterOfKubeconfig(c);
+      return { name: env.clusterName, endpoint: server, certificateAuthority: caData, ...LocalClusterDefaults };
+    };
+  } else {
+    const eks = new EksConnectionProvider(clients.eks, clients.sts, env.clusterName, region);
+    connection = async () => ({ kind: 'token', ...(await eks.connection()) });
+    clusterInfo = opts.clusterInfo ? async () => opts.clusterInfo! : () => eks.clusterInfo();
+  }
+  const resolver = opts.resolver ?? new Ec2NodeClassResolver(clients.ec2, clients.ssm, async () => (await clusterInfo()).kubernetesVersion);
+  const o = opts.overrides ?? {};
+  return {
+    env,
+    clock: o.clock ?? opts.clock ?? systemClock,
+    log: o.log ?? log,
+    metrics: o.metrics ?? metrics,
+    store: o.store ?? new DynamoNodeClaimStore(clients.doc, env.tableName, env.clusterName),
+    unavailable: o.unavailable ?? new DynamoUnavailableOfferings(clients.doc, env.tableName, env.clusterName),
+    cloud:
+      o.cloud ??
+      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, architectureOf: catalogArchitecture }),
+    kube:
+      o.kube ??
+      new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems })),
+    publisher:
+      o.publisher ??
+      (env.eventBusName
+        ? new EventBridgePublisher(clients.eventbridge, { eventBusName: env.eventBusName, onDropped: (e, reason) => log.error('dropped event', { detailType: e.DetailType, reason }) })
+        : undefined),
+    termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
+    budgets: o.budgets,
+    clusterInfo: o.clusterInfo ?? clusterInfo,
+    clients,
+  };
+}
+
+/** The termination starter, or a clear error naming the missing variable. */
+export function requireTermination(deps: Pick<Deps, 'termination'>): TerminationStarter {
+  if (!deps.termination) throw new NodefleetError('termination state machine not configured (NODEFLEET_TERMINATION_STATE_MACHINE_ARN)');
+  return deps.termination;
+}
