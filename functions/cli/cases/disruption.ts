@@ -1,0 +1,249 @@
+/**
+ * The disruption part of the scenario-case runner (test/cases/FORMAT.md): builds a
+ * {@link DisruptionSnapshot} from a case, runs {@link planDisruption} at the case's `now`, and
+ * checks the disruption expectations (`disrupt`, `keep`, `disruptCount`, `disruptFrom`,
+ * `disruptReason`, `replaceWith`). Garbage-collection expectations (`deleteNodeClaims`,
+ * `terminateInstances`) are checked by {@link planGarbageCollection}-style logic below.
+ *
+ * The runner (functions/cli/cases/) calls {@link checkDisruptionCase} for every case whose
+ * `expect` has one of {@link DisruptionExpectKeys}.
+ */
+import type { Node, Pod, PodDisruptionBudget, KubeObject } from '../../../shared/api/kube.ts';
+import { NodePoolSchema, EC2NodeClassSchema, type NodePool, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
+import { NodeClaimSchema, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
+import { AnnotationNodeClassHash, AnnotationNodePoolHash, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelOS, LabelTopologyZone } from '../../../shared/api/labels.ts';
+import { loadCatalog, instanceTypeFromCase, type CaseInstanceType, type UnavailableOffering } from '../../../shared/catalog/index.ts';
+import { AmiFamilyFeatureTable, amiFamilyOf } from '../../../shared/catalog/capacity.ts';
+import type { InstanceType } from '../../../shared/catalog/types.ts';
+import type { DaemonSetTemplate } from '../../../shared/scheduling/index.ts';
+import { planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
+import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
+
+/** The `expect` keys this module checks. */
+export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'deleteNodeClaims', 'terminateInstances'] as const;
+
+/** A scenario case as parsed from YAML (only the fields disruption reads are typed). */
+export interface DisruptionCaseDoc {
+  name?: string;
+  region?: string;
+  now?: string;
+  settings?: Record<string, unknown>;
+  instanceTypes?: CaseInstanceType[];
+  unavailableOfferings?: UnavailableOffering[];
+  nodePools?: unknown[];
+  nodeClasses?: unknown[];
+  nodes?: Node[];
+  existingNodeClaims?: KubeObject[];
+  instances?: { id: string; instanceType?: string; zone?: string; capacityType?: string; state?: string; launchTime?: string; tags?: Record<string, string> }[];
+  objects?: KubeObject[];
+  expect?: Record<string, unknown>;
+}
+
+/** Outcome of one case's disruption checks. */
+export interface DisruptionCaseResult {
+  /** Empty when every disruption / gc expectation holds. */
+  failures: string[];
+  plan?: DisruptionPlan;
+}
+
+/** True when the case's `expect` has any key this module checks. */
+export function hasDisruptionExpectations(expect: Record<string, unknown> | undefined): boolean {
+  return !!expect && DisruptionExpectKeys.some((k) => k in expect);
+}
+
+/**
+ * The case's time: `now`, else the latest timestamp in the case (a fixed point, so a case
+ * without `now` never depends on the wall clock).
+ */
+export function caseNow(doc: DisruptionCaseDoc): Date {
+  if (doc.now) return new Date(doc.now);
+  let latest = 0;
+  const visit = (t: unknown) => {
+    const v = typeof t === 'string' ? Date.parse(t) : NaN;
+    if (!Number.isNaN(v) && v > latest) latest = v;
+  };
+  for (const n of doc.nodes ?? []) visit(n.metadata?.creationTimestamp);
+  for (const o of doc.objects ?? []) visit(o.metadata?.creationTimestamp);
+  for (const c of doc.existingNodeClaims ?? []) visit(c.metadata?.creationTimestamp);
+  return new Date(latest || Date.parse('2026-01-01T00:00:00Z'));
+}
+
+/** A Karpenter v1 NodeClaim object (or nodefleet's stored shape) as nodefleet's NodeClaim. */
+export function nodeClaimFromCase(o: KubeObject, cluster = 'case'): NodeClaim {
+  if (typeof (o as Record<string, unknown>).nodePool === 'string') return NodeClaimSchema.parse(o);
+  const labels = o.metadata.labels ?? {};
+  const annotations = o.metadata.annotations ?? {};
+  const status = (o.status ?? {}) as Record<string, any>;
+  const spec = (o.spec ?? {}) as Record<string, any>;
+  const providerId: string | undefined = status.providerID;
+  const instanceId = /\/(i-[0-9a-z]+)$/.exec(providerId ?? '')?.[1];
+  const created = o.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z';
+  const conditions = ((status.conditions ?? []) as Record<string, string>[])
+    .filter((c) => ['Launched', 'Registered', 'Initialized', 'Ready', 'Drifted', 'Consolidatable', 'Drained', 'InstanceTerminating', 'DisruptionReason'].includes(c.type))
+    .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: c.lastTransitionTime ?? created }));
+  return NodeClaimSchema.parse({
+    name: o.metadata.name,
+    cluster,
+    nodePool: labels[LabelNodePool] ?? '',
+    nodeClass: spec.nodeClassRef?.name ?? 'default',
+    requirements: (spec.requirements ?? []).map((r: Record<string, unknown>) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: r.values } : {}) })),
+    labels,
+    resources: { requests: spec.resources?.requests ?? {} },
+    instanceType: labels[LabelInstanceType],
+    zone: labels[LabelTopologyZone],
+    capacityType: labels[LabelCapacityType],
+    instanceId,
+    providerId,
+    nodeName: status.nodeName,
+    imageId: status.imageID,
+    capacity: status.capacity,
+    allocatable: status.allocatable,
+    conditions,
+    phase: o.metadata.deletionTimestamp ? 'Terminating' : conditions.some((c) => c.type === 'Initialized' && c.status === 'True') ? 'Initialized' : conditions.some((c) => c.type === 'Registered' && c.status === 'True') ? 'Registered' : conditions.some((c) => c.type === 'Launched' && c.status === 'True') ? 'Launched' : 'Pending',
+    nodePoolHash: annotations[AnnotationNodePoolHash],
+    nodeClassHash: annotations[AnnotationNodeClassHash],
+    createdAt: created,
+    annotations,
+  });
+}
+
+/**
+ * Builds the disruption snapshot of a case.
+ * @throws ZodError / ValidationError when a NodePool, EC2NodeClass or instance type is invalid.
+ */
+export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
+  const region = doc.region ?? 'us-east-1';
+  const settings = doc.settings ?? {};
+  const nodePools: NodePool[] = (doc.nodePools ?? []).map((p) => NodePoolSchema.parse(p));
+  const nodeClasses: EC2NodeClass[] = (doc.nodeClasses ?? []).map((c) => EC2NodeClassSchema.parse(c));
+  const classByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+  const catalogSettings = {
+    vmMemoryOverheadPercent: settings.vmMemoryOverheadPercent as number | undefined,
+    reservedENIs: settings.reservedENIs as number | undefined,
+  };
+  const byClass = new Map<string, InstanceType[]>();
+  const typesFor = (className: string): InstanceType[] => {
+    const cached = byClass.get(className);
+    if (cached) return cached;
+    const nodeClass = classByName.get(className);
+    const types = doc.instanceTypes
+      ? doc.instanceTypes.map((t) => instanceTypeFromCase(t, { region, nodeClass, unavailable: doc.unavailableOfferings, settings: catalogSettings }))
+      : loadCatalog({ region, nodeClass, unavailable: doc.unavailableOfferings, settings: catalogSettings });
+    byClass.set(className, types);
+    return types;
+  };
+  // A NodePool launches only types its node class has an image for (AMI family → OS).
+  const instanceTypes = (pool: NodePool): InstanceType[] => {
+    const className = pool.spec.template.spec.nodeClassRef.name;
+    const os = AmiFamilyFeatureTable[amiFamilyOf(classByName.get(className))].os;
+    return typesFor(className).filter((t) => (t.labels[LabelOS] ?? 'linux') === os);
+  };
+  const catalog = new Map<string, InstanceType>();
+  for (const p of nodePools) for (const t of typesFor(p.spec.template.spec.nodeClassRef.name)) if (!catalog.has(t.name)) catalog.set(t.name, t);
+  if (nodePools.length === 0) for (const t of typesFor('default')) catalog.set(t.name, t);
+
+  const objects = doc.objects ?? [];
+  const pods = objects.filter((o) => o.kind === 'Pod') as unknown as Pod[];
+  const pdbs = objects.filter((o) => o.kind === 'PodDisruptionBudget') as unknown as PodDisruptionBudget[];
+  const daemonSets: DaemonSetTemplate[] = objects
+    .filter((o) => o.kind === 'DaemonSet' && o.spec?.template)
+    .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
+  const featureGates = (settings.featureGates ?? {}) as Record<string, boolean>;
+
+  return {
+    nodePools,
+    nodeClasses,
+    nodes: doc.nodes ?? [],
+    nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
+    pods,
+    pdbs,
+    instanceTypes,
+    catalog: [...catalog.values()],
+    daemonSets,
+    unavailableOfferings: doc.unavailableOfferings,
+    settings: {
+      ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
+      scheduling: { ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}) },
+    },
+  };
+}
+
+function asList(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
+}
+
+function countMatches(n: number, want: unknown): boolean {
+  if (typeof want === 'number') return n === want;
+  const r = want as { min?: number; max?: number };
+  return (r.min === undefined || n >= r.min) && (r.max === undefined || n <= r.max);
+}
+
+/**
+ * Runs disruption (and gc) for a case and checks its expectations.
+ * @param now overrides the case time (default {@link caseNow}).
+ */
+export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(doc)): DisruptionCaseResult {
+  const expect = doc.expect ?? {};
+  const failures: string[] = [];
+  let plan: DisruptionPlan | undefined;
+  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith'].some((k) => k in expect);
+  if (needsPlan) {
+    const snapshot = snapshotFromCase(doc);
+    plan = planDisruption(snapshot, now);
+    const reasons = new Map<string, string>();
+    for (const e of plan.expirations) reasons.set(e.nodeName, 'Expired');
+    for (const c of plan.command?.candidates ?? []) reasons.set(c.nodeName, plan.command!.reason);
+    const chosen = [...reasons.keys()];
+    const why = (name: string) => plan!.blocked.filter((b) => b.nodeName === name).map((b) => `${b.method}: ${b.reason}`).join('; ') || 'no method chose it';
+    for (const n of asList(expect.disrupt)) if (!reasons.has(n)) failures.push(`expected ${n} to be disrupted, it was not (${why(n)})`);
+    for (const n of asList(expect.keep)) if (reasons.has(n)) failures.push(`expected ${n} to be kept, it was disrupted (${reasons.get(n)})`);
+    if ('disruptCount' in expect) {
+      const from = 'disruptFrom' in expect ? asList(expect.disruptFrom) : (doc.nodes ?? []).map((n) => n.metadata.name);
+      const n = from.filter((x) => reasons.has(x)).length;
+      if (!countMatches(n, expect.disruptCount)) failures.push(`expected disruptCount ${JSON.stringify(expect.disruptCount)}, got ${n} (${chosen.join(', ') || 'none'})`);
+    }
+    for (const [node, reason] of Object.entries((expect.disruptReason ?? {}) as Record<string, string>)) {
+      if (reasons.get(node) !== reason) failures.push(`expected ${node} disrupted as ${reason}, got ${reasons.get(node) ?? 'not disrupted'}`);
+    }
+    if (expect.replaceWith) {
+      const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string> };
+      const reps = plan.command?.replacements ?? [];
+      const catalog = new Map((snapshot.catalog ?? []).map((t) => [t.name, t]));
+      const ok = reps.some((r) => {
+        const first = r.instanceTypes[0];
+        if (want.instanceTypeIn && !want.instanceTypeIn.includes(first)) return false;
+        if (want.nodePool && r.nodePool !== want.nodePool) return false;
+        if (want.capacityType) {
+          const offers = catalog.get(first)?.offerings.filter((o) => o.available && r.capacityTypes.includes(o.capacityType) && (r.zones.length === 0 || r.zones.includes(o.zone))) ?? [];
+          const cheapest = offers.sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour)[0];
+          if ((cheapest?.capacityType ?? r.capacityTypes[0]) !== want.capacityType) return false;
+        }
+        for (const [k, v] of Object.entries(want.labels ?? {})) {
+          const req = r.requirements.find((x) => x.key === k);
+          const single = req && req.operator === 'In' && req.values?.length === 1 ? req.values[0] : undefined;
+          if ((r.labels[k] ?? single) !== v) return false;
+        }
+        return true;
+      });
+      if (!ok) {
+        const got = reps.map((r) => `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')} ${r.capacityTypes.join('/')}`).join(', ') || 'no replacement';
+        failures.push(`expected a replacement ${JSON.stringify(want)}, got ${got}`);
+      }
+    }
+  }
+  if ('deleteNodeClaims' in expect || 'terminateInstances' in expect) {
+    const gcInput: GcInput = {
+      nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
+      nodes: doc.nodes ?? [],
+      instances: (doc.instances ?? []).map((i) => ({ instanceId: i.id, state: i.state ?? 'running', launchTime: i.launchTime, tags: i.tags ?? {} })),
+    };
+    const gc = planGarbageCollection(gcInput, now);
+    const deleted = new Set(gc.deleteNodeClaims.map((d) => d.nodeClaim));
+    const terminated = new Set(gc.terminateInstances.map((t) => t.instanceId));
+    for (const c of asList(expect.deleteNodeClaims)) if (!deleted.has(c)) failures.push(`expected NodeClaim ${c} to be garbage-collected, it was not`);
+    for (const d of deleted) if ('deleteNodeClaims' in expect && !asList(expect.deleteNodeClaims).includes(d)) failures.push(`NodeClaim ${d} was garbage-collected but is not in deleteNodeClaims`);
+    for (const i of asList(expect.terminateInstances)) if (!terminated.has(i)) failures.push(`expected instance ${i} to be terminated, it was not`);
+    for (const t of terminated) if ('terminateInstances' in expect && !asList(expect.terminateInstances).includes(t)) failures.push(`instance ${t} was terminated but is not in terminateInstances`);
+  }
+  return { failures, ...(plan ? { plan } : {}) };
+}
