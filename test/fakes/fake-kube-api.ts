@@ -31,8 +31,8 @@ export interface FakeKubeApiOptions {
   clock?: Clock;
   /**
    * 'immediate' (default): an evicted/deleted pod disappears at once.
-   * 'graceful': it gets a deletionTimestamp and disappears once the clock passes
-   * deletionTimestamp + its grace period (pod.spec.terminationGracePeriodSeconds, default 30 s).
+   * 'graceful': it gets deletionTimestamp = now + its grace period (the delete's grace, else
+   * pod.spec.terminationGracePeriodSeconds, else 30 s) and disappears once the clock reaches it.
    */
   podTermination?: 'immediate' | 'graceful';
   /** Delete pods bound to a node when the node is deleted, as the pod GC controller does (default true). */
@@ -247,16 +247,21 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
     this.objects = [];
   }
 
+  /**
+   * Starts a pod's deletion as the API server does: deletionTimestamp = now + grace period (the
+   * moment the kubelet kills it), shortened by a later delete with a smaller grace, never extended.
+   */
   private beginDelete(key: string, pod: Pod, gracePeriodSeconds: number | undefined): void {
     const exit = this.exits.get(key) ?? 'normal';
     const nowMs = this.clock.now().getTime();
-    if (!pod.metadata.deletionTimestamp) pod.metadata.deletionTimestamp = new Date(nowMs).toISOString();
+    const grace = gracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? DefaultPodGraceSeconds;
+    const at = nowMs + grace * 1000;
+    const prev = pod.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : Infinity;
+    if (at < prev) pod.metadata.deletionTimestamp = new Date(at).toISOString();
     if (exit === 'forever') return;
     if (gracePeriodSeconds === 0) return this.removePod(key);
     if (exit === 'until-force') return;
     if ((this.opts.podTermination ?? 'immediate') === 'immediate') return this.removePod(key);
-    const grace = gracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? DefaultPodGraceSeconds;
-    const at = nowMs + grace * 1000;
     this.removeAt.set(key, Math.min(at, this.removeAt.get(key) ?? at));
   }
 

@@ -1,0 +1,41 @@
+/**
+ * Task Cordon: resolves the node and instance from the NodeClaim, marks the claim Terminating with
+ * its disruption reason, then taints the node karpenter.sh/disrupted:NoSchedule and cordons it
+ * (Karpenter node/termination/controller.go). Re-entrant: an already tainted and cordoned node is
+ * left as is; a missing node or claim is fine.
+ */
+import { NotFoundError } from '../../shared/api/errors.ts';
+import { setCondition } from '../../shared/api/nodeclaim.ts';
+import { TaintDisrupted } from '../../shared/api/labels.ts';
+import { TaskInputSchema, type TaskInput, type Target, type TerminationDeps } from './schemas.ts';
+import { updateClaim } from './claims.ts';
+
+export { TaskInputSchema as InputSchema };
+
+/** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock'>): Promise<Target> {
+  const now = deps.clock.now().toISOString();
+  const claim = await updateClaim(deps.store, input.nodeClaim, (c) => {
+    if (c.phase === 'Terminating' || c.phase === 'Terminated') return undefined;
+    return { ...setCondition(c, 'DisruptionReason', 'True', now, input.reason), phase: 'Terminating' };
+  });
+  const nodeName = input.nodeName ?? claim?.nodeName ?? null;
+  const instanceId = input.instanceId ?? claim?.instanceId ?? null;
+  if (!nodeName) return { nodeName, instanceId, nodeFound: false };
+
+  const node = await deps.kube.getNode(nodeName);
+  if (!node) return { nodeName, instanceId, nodeFound: false };
+  const taints = node.spec?.taints ?? [];
+  const tainted = taints.some((t) => t.key === TaintDisrupted.key && t.effect === TaintDisrupted.effect);
+  if (tainted && node.spec?.unschedulable) return { nodeName, instanceId, nodeFound: true };
+  try {
+    await deps.kube.patchNode(nodeName, {
+      taints: tainted ? taints : [...taints, { key: TaintDisrupted.key, effect: TaintDisrupted.effect, timeAdded: now }],
+      unschedulable: true,
+    });
+  } catch (err) {
+    if (err instanceof NotFoundError) return { nodeName, instanceId, nodeFound: false };
+    throw err;
+  }
+  return { nodeName, instanceId, nodeFound: true };
+}

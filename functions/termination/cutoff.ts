@@ -1,0 +1,28 @@
+/**
+ * Task Cutoff: the grace-period cutoff. Reached when the deadline has passed (or the drain failed
+ * and the deadline was waited out): every pod still on the node is deleted with grace period 0,
+ * whatever its PDB, do-not-disrupt annotation or preStop hook says, and the state machine goes on
+ * to terminate the instance without waiting for them (Karpenter: after terminationGracePeriod the
+ * node is deleted regardless; KC pkg/apis/v1/nodepool.go TerminationGracePeriod).
+ */
+import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+import { classifyPod, podKey } from './drain-plan.ts';
+
+export { TaskInputSchema as InputSchema };
+
+export interface CutoffResult {
+  deleted: string[];
+  deletedCount: number;
+}
+
+/** @throws whatever the ports throw; the state machine's Catch still goes on to TerminateInstance. */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>): Promise<CutoffResult> {
+  const { nodeName } = resolveTarget(input);
+  if (!nodeName) return { deleted: [], deletedCount: 0 };
+  const pods = (await deps.kube.listPods({ nodeName })).filter((p) => {
+    const role = classifyPod(p);
+    return role !== 'mirror' && role !== 'daemonset' && role !== 'terminal';
+  });
+  for (const p of pods) await deps.kube.deletePod(p.metadata.namespace ?? 'default', p.metadata.name, 0);
+  return { deleted: pods.slice(0, 10).map(podKey), deletedCount: pods.length };
+}

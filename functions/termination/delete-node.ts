@@ -1,0 +1,15 @@
+/** Task DeleteNode: deletes the Node object once the instance is going away. A node already gone is fine. */
+import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+
+export { TaskInputSchema as InputSchema };
+
+export interface DeleteNodeResult {
+  nodeName: string | null;
+}
+
+/** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>): Promise<DeleteNodeResult> {
+  const { nodeName } = resolveTarget(input);
+  if (nodeName) await deps.kube.deleteNode(nodeName);
+  return { nodeName };
+}

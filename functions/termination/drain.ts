@@ -1,0 +1,52 @@
+/**
+ * Task Drain: one drain round. Evicts the current priority tier through the Eviction API (a 429
+ * from a PodDisruptionBudget is not an error: the pod is reported `blocked` and the state machine
+ * waits and loops), holds do-not-disrupt pods, deletes pods early so their grace period ends by the
+ * deadline, and reports whether the node is drained or the deadline has passed. Never sleeps: it
+ * returns `retryAfterSeconds` for the WaitForDrain state.
+ */
+import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+import { drainWaitSeconds, planDrain, podKey } from './drain-plan.ts';
+
+export { TaskInputSchema as InputSchema };
+
+/** Names listed in the result (the history stays small; counts are exact). */
+const ListedPods = 10;
+
+/** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock'>): Promise<DrainResult> {
+  const attempt = (input.drain?.attempt ?? 0) + 1;
+  const { nodeName } = resolveTarget(input);
+  const deadline = input.deadlineEpochMs ?? undefined;
+  const nowMs = deps.clock.now().getTime();
+  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0 };
+  if (!nodeName) return { done: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
+
+  const plan = planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline);
+  const deletedEarly: string[] = [];
+  for (const { pod, graceSeconds } of plan.deleteEarly) {
+    await deps.kube.deletePod(pod.metadata.namespace ?? 'default', pod.metadata.name, graceSeconds);
+    deletedEarly.push(podKey(pod));
+  }
+  const evicted: string[] = [];
+  const blocked: string[] = [];
+  if (!plan.deadlineReached) {
+    for (const pod of plan.evict) {
+      const r = await deps.kube.evictPod(pod.metadata.namespace ?? 'default', pod.metadata.name);
+      (r === 'blocked' ? blocked : evicted).push(podKey(pod));
+    }
+  }
+  // Re-read after acting so a node whose pods left at once is reported drained without a wait.
+  const after = evicted.length || deletedEarly.length ? planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline) : plan;
+  return {
+    done: after.drained,
+    deadlineReached: after.deadlineReached,
+    retryAfterSeconds: after.drained || after.deadlineReached ? 0 : drainWaitSeconds(attempt, nowMs, after.nextEventMs, deadline !== undefined),
+    attempt,
+    evicted: evicted.slice(0, ListedPods),
+    blocked: blocked.slice(0, ListedPods),
+    deletedEarly: deletedEarly.slice(0, ListedPods),
+    remaining: after.blocking.slice(0, ListedPods).map(podKey),
+    remainingCount: after.blocking.length,
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * Task Finalize: marks the NodeClaim Terminated (Drained True when the drain finished, False with
+ * reason TerminationGracePeriodElapsed when the cutoff cut it short) and releases the disruption
+ * budget slot the execution held. A claim already gone is fine; releasing twice is harmless.
+ */
+import { setCondition } from '../../shared/api/nodeclaim.ts';
+import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
+import { updateClaim } from './claims.ts';
+
+export { TaskInputSchema as InputSchema };
+
+export interface FinalizeResult {
+  claimFound: boolean;
+  releasedBudgetOf: string | null;
+}
+
+/** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' | 'budgets' | 'clock'>): Promise<FinalizeResult> {
+  const now = deps.clock.now().toISOString();
+  const drained = input.drain?.done === true;
+  const claim = await updateClaim(deps.store, input.nodeClaim, (c) => {
+    if (c.phase === 'Terminated') return undefined;
+    let next = setCondition(c, 'Drained', drained ? 'True' : 'False', now, drained ? 'Drained' : 'TerminationGracePeriodElapsed');
+    next = setCondition(next, 'InstanceTerminating', 'True', now, input.reason);
+    next = setCondition(next, 'Ready', 'False', now, 'Terminated');
+    return { ...next, phase: 'Terminated' };
+  });
+  if (input.budgetNodePool) await deps.budgets.release(input.budgetNodePool, input.nodeClaim);
+  return { claimFound: !!claim, releasedBudgetOf: input.budgetNodePool ?? null };
+}

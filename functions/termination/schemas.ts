@@ -1,0 +1,71 @@
+/**
+ * zod schemas of the termination state machine's data (statemachines/termination.asl.json).
+ * Every Task receives the whole execution state (the input plus each earlier Task's result under
+ * its ResultPath) and parses what it needs; unknown keys are ignored.
+ */
+import { z } from 'zod';
+import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore } from '../../shared/api/ports.ts';
+
+/** TerminationInput (shared/api/ports.ts) as the execution receives it. */
+export const TerminationInputSchema = z.object({
+  nodeClaim: z.string().min(1),
+  nodeName: z.string().nullish(),
+  instanceId: z.string().nullish(),
+  reason: z.enum(['consolidation', 'drift', 'expiration', 'interruption', 'emptiness', 'manual', 'gc']),
+  /** Epoch ms; absent = wait for the drain forever. */
+  deadlineEpochMs: z.number().nullish(),
+  budgetNodePool: z.string().nullish(),
+});
+export type TerminationState = z.infer<typeof TerminationInputSchema>;
+
+/** Cordon's result, at `$.target`: what the later tasks act on. */
+export const TargetSchema = z.object({
+  nodeName: z.string().nullable(),
+  instanceId: z.string().nullable(),
+  nodeFound: z.boolean(),
+});
+export type Target = z.infer<typeof TargetSchema>;
+
+/** Drain's result, at `$.drain`. `retryAfterSeconds` feeds the WaitForDrain state. */
+export const DrainResultSchema = z.object({
+  done: z.boolean(),
+  deadlineReached: z.boolean(),
+  retryAfterSeconds: z.number().int().min(0),
+  /** Loop count, 1 on the first Drain. */
+  attempt: z.number().int(),
+  evicted: z.array(z.string()),
+  blocked: z.array(z.string()),
+  deletedEarly: z.array(z.string()),
+  /** Pods still keeping the node (first 10, namespace/name). */
+  remaining: z.array(z.string()),
+  remainingCount: z.number().int(),
+});
+export type DrainResult = z.infer<typeof DrainResultSchema>;
+
+/** An error caught by a Catch (ResultPath `$.error`). */
+export const CaughtErrorSchema = z.object({ Error: z.string(), Cause: z.string().nullish() });
+
+/** The whole execution state, as each Task receives it. */
+export const TaskInputSchema = TerminationInputSchema.extend({
+  target: TargetSchema.optional(),
+  drain: DrainResultSchema.optional(),
+  error: CaughtErrorSchema.optional(),
+});
+export type TaskInput = z.infer<typeof TaskInputSchema>;
+
+/** Ports the termination tasks use (each task takes the subset it needs). */
+export interface TerminationDeps {
+  kube: KubeApi;
+  cloud: CloudProvider;
+  store: NodeClaimStore;
+  budgets: BudgetCounter;
+  clock: Clock;
+}
+
+/** The node and instance to act on: Cordon's resolution, else the execution input. */
+export function resolveTarget(input: TaskInput): { nodeName: string | null; instanceId: string | null } {
+  return {
+    nodeName: input.target?.nodeName ?? input.nodeName ?? null,
+    instanceId: input.target?.instanceId ?? input.instanceId ?? null,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The termination state machine's contract shared by its starters (shared/aws, infra/local), the
+ * CDK stack and the CLI: execution naming, the substitution variables of
+ * statemachines/termination.asl.json, and the execution-history record the CLI prints.
+ */
+
+/** Step Functions execution names: 1–80 characters of [0-9A-Za-z_-] (StartExecution `name`). */
+export const ExecutionNameMaxLength = 80;
+
+/**
+ * The execution name for a NodeClaim's termination: the claim name itself when it is a valid
+ * execution name (Karpenter-style names such as `default-x7k2p` are), else the name with invalid
+ * characters replaced by `-`, truncated, and suffixed with an FNV-1a hash so distinct claims keep
+ * distinct names. Starting the same claim twice therefore hits the same execution (idempotent).
+ */
+export function terminationExecutionName(nodeClaim: string): string {
+  const clean = nodeClaim.replace(/[^0-9A-Za-z_-]/g, '-');
+  if (clean === nodeClaim && clean.length > 0 && clean.length <= ExecutionNameMaxLength) return clean;
+  const hash = fnv1a(nodeClaim);
+  return `${clean.slice(0, ExecutionNameMaxLength - hash.length - 1)}-${hash}`;
+}
+
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * Definition substitutions of statemachines/termination.asl.json (`${Name}` in Task `Resource`),
+ * each the ARN of the Lambda built from functions/termination/<file>.ts.
+ */
+export const TerminationTaskFunctions = {
+  CordonFunctionArn: 'cordon',
+  DrainFunctionArn: 'drain',
+  CutoffFunctionArn: 'cutoff',
+  TerminateInstanceFunctionArn: 'terminate-instance',
+  DeleteNodeFunctionArn: 'delete-node',
+  FinalizeFunctionArn: 'finalize',
+  RecordFailureFunctionArn: 'record-failure',
+} as const;
+export type TerminationSubstitution = keyof typeof TerminationTaskFunctions;
+
+/**
+ * One event of an execution's history, in the shape GetExecutionHistory gives (simplified):
+ * `type` is the Step Functions HistoryEventType (TaskStateEntered, WaitStateExited,
+ * ExecutionFailed, …); times are RFC 3339.
+ */
+export interface ExecutionHistoryEvent {
+  id: number;
+  type: string;
+  timestamp: string;
+  stateName?: string;
+  /** JSON text, as Step Functions reports it. */
+  input?: string;
+  output?: string;
+  error?: string;
+  cause?: string;
+}
+
+/** An execution with its history (what `nodefleet history NODECLAIM` prints). */
+export interface ExecutionRecord {
+  name: string;
+  executionArn?: string;
+  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+  startDate: string;
+  stopDate?: string;
+  input?: string;
+  output?: string;
+  error?: string;
+  cause?: string;
+  events: ExecutionHistoryEvent[];
+}

@@ -1,0 +1,50 @@
+/** Shared setup for the termination tests: a fake world with one node, its instance and claim. */
+import { createLocalTermination } from '../../../infra/local/sfn.ts';
+import { fakeWorld, node, nodeClaim, type FakeWorld } from '../../fakes/index.ts';
+import type { TerminationInput } from '../../../shared/api/ports.ts';
+import type { ExecutionRecord } from '../../../shared/api/termination.ts';
+
+export const NodeName = 'ip-10-0-1-23.ec2.internal';
+export const InstanceId = 'i-0abc1234def56789a';
+export const ClaimName = 'default-x7k2p';
+
+export interface Harness {
+  w: FakeWorld;
+  /** Start instant, epoch ms. */
+  t0: number;
+  /** Clock time of each cloud.terminate call (epoch ms). */
+  terminateCalls: number[];
+  run(input?: Partial<TerminationInput>): Promise<ExecutionRecord>;
+  statesVisited(rec: ExecutionRecord): string[];
+}
+
+/** One Ready node with a claim and a running instance; Waits advance the FixedClock instantly. */
+export function harness(opts: { withNode?: boolean; withInstance?: boolean } = {}): Harness {
+  const w = fakeWorld({ kube: { podTermination: 'graceful' } });
+  const t0 = w.clock.nowMs();
+  w.store.put(nodeClaim({ name: ClaimName, nodeName: NodeName, instanceId: InstanceId, instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' }));
+  if (opts.withNode !== false) w.kube.addNode(node({ name: NodeName, providerID: `aws:///us-east-1a/${InstanceId}` }));
+  if (opts.withInstance !== false) w.cloud.addInstance({ instanceId: InstanceId });
+  const terminateCalls: number[] = [];
+  const terminate = w.cloud.terminate.bind(w.cloud);
+  w.cloud.terminate = async (id: string) => {
+    terminateCalls.push(w.clock.nowMs());
+    return terminate(id);
+  };
+  const { sfn, starter } = createLocalTermination(
+    { kube: w.kube, cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock },
+    { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0 },
+  );
+  return {
+    w,
+    t0,
+    terminateCalls,
+    async run(input = {}) {
+      const arn = await starter.start({ nodeClaim: ClaimName, reason: 'consolidation', ...input });
+      return sfn.waitForExecution(arn.split(':').pop()!);
+    },
+    statesVisited(rec) {
+      return rec.events.filter((e) => e.type.endsWith('StateEntered')).map((e) => e.stateName!);
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { TaintDisrupted } from '../../../shared/api/labels.ts';
+import { TerminationTaskFunctions } from '../../../shared/api/termination.ts';
+import { TransientError } from '../../../shared/api/errors.ts';
+import { getCondition } from '../../../shared/api/nodeclaim.ts';
+import { pod, pdb } from '../../fakes/index.ts';
+import { ClaimName, InstanceId, NodeName, harness } from './helpers.ts';
+
+const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown, o?: unknown) => { isValid: boolean; errorsText: (sep?: string) => string };
+const definitionText = readFileSync(new URL('../../../statemachines/termination.asl.json', import.meta.url), 'utf8');
+
+describe('termination.asl.json definition', () => {
+  it('is valid ASL once its substitutions are filled, and uses exactly the documented substitutions', () => {
+    const used = [...new Set([...definitionText.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]))].sort();
+    expect(used).toEqual(Object.keys(TerminationTaskFunctions).sort());
+    const filled = definitionText.replace(/\$\{(\w+)\}/g, (_, n) => `arn:aws:lambda:us-east-1:123456789012:function:nodefleet-${n}`);
+    const r = aslValidator(JSON.parse(filled));
+    expect(r.errorsText('\n')).toBe('');
+    expect(r.isValid).toBe(true);
+  });
+
+  it('gives every Task a Retry on TransientError and a Catch', () => {
+    const d = JSON.parse(definitionText);
+    const tasks = Object.entries<any>(d.States).filter(([, s]) => s.Type === 'Task');
+    expect(tasks.map(([n]) => n)).toEqual(['Cordon', 'Drain', 'RecordDrainFailure', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize', 'RecordTerminationFailure']);
+    for (const [, s] of tasks) {
+      expect(s.Retry[0].ErrorEquals).toContain('TransientError');
+      expect(s.Catch[0].ErrorEquals).toEqual(['States.ALL']);
+    }
+  });
+});
+
+describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)', () => {
+  it('clean drain: taint + cordon, non-critical before critical, daemonset and mirror pods left, then terminate, delete node, finish claim, release budget', async () => {
+    const h = harness();
+    const { w } = h;
+    w.kube.addPods(
+      pod({ name: 'web-1', nodeName: NodeName }),
+      pod({ name: 'web-2', nodeName: NodeName }),
+      pod({ name: 'coredns', namespace: 'kube-system', nodeName: NodeName, priorityClassName: 'system-cluster-critical' }),
+      pod({ name: 'aws-node', namespace: 'kube-system', nodeName: NodeName, owner: 'DaemonSet' }),
+      pod({ name: 'kube-proxy-static', namespace: 'kube-system', nodeName: NodeName, mirror: true }),
+    );
+    await w.budgets.take('default', ClaimName, 1, w.clock.nowIso());
+
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 600_000, budgetNodePool: 'default' });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    const patch = w.kube.callsOf('patchNode')[0][1] as any;
+    expect(patch.unschedulable).toBe(true);
+    expect(patch.taints).toEqual([{ key: TaintDisrupted.key, effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00.000Z' }]);
+    const evicted = w.kube.callsOf('evictPod').map((a) => `${a[0]}/${a[1]}`);
+    expect(evicted).toEqual(['default/web-1', 'default/web-2', 'kube-system/coredns']);
+    // web pods have 30 s of grace: coredns is evicted only after they are gone, the node drained 30 s later.
+    expect(h.terminateCalls).toEqual([h.t0 + 60_000]);
+    expect(w.cloud.peek(InstanceId)?.state).toBe('shutting-down');
+    expect(w.kube.peekNode(NodeName)).toBeUndefined();
+    const claim = w.store.peek(ClaimName)!;
+    expect(claim.phase).toBe('Terminated');
+    expect(getCondition(claim, 'Drained')?.status).toBe('True');
+    expect(getCondition(claim, 'DisruptionReason')?.reason).toBe('consolidation');
+    expect(w.budgets.inFlight('default')).toBe(0);
+    const visited = h.statesVisited(rec);
+    expect(visited.slice(0, 2)).toEqual(['Cordon', 'Drain']);
+    expect(visited.slice(-5)).toEqual(['InstanceGone', 'DeleteNode', 'Finalize', 'Outcome', 'Terminated']);
+    expect(visited).not.toContain('Cutoff');
+  });
+
+  it('PDB at zero blocks until the deadline: nothing terminated before it, the pod deleted early by its grace, the instance terminated right at it', async () => {
+    const h = harness();
+    const { w } = h;
+    w.kube.addPdb(pdb({ name: 'web', matchLabels: { app: 'web' }, disruptionsAllowed: 0 }));
+    w.kube.addPod(pod({ name: 'web-1', nodeName: NodeName, labels: { app: 'web' }, terminationGracePeriodSeconds: 30 }));
+    const deadline = h.t0 + 300_000;
+
+    const rec = await h.run({ deadlineEpochMs: deadline });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    const evictions = w.kube.callsOf('evictPod');
+    expect(evictions.length).toBeGreaterThan(10);
+    // Every eviction was refused (429) and none happened after the early-deletion point.
+    expect(w.kube.peekPdb('default', 'web')?.status?.disruptionsAllowed).toBe(0);
+    expect(w.kube.callsOf('deletePod')).toEqual([['default', 'web-1', 30]]);
+    expect(h.terminateCalls).toHaveLength(1);
+    expect(h.terminateCalls[0]).toBeGreaterThanOrEqual(deadline);
+    expect(h.terminateCalls[0] - deadline).toBeLessThanOrEqual(5_000);
+    const drainExits = rec.events.filter((e) => e.type === 'TaskStateExited' && e.stateName === 'Drain');
+    const beforeDeadline = drainExits.filter((e) => Date.parse(e.timestamp) < deadline);
+    expect(beforeDeadline.every((e) => JSON.parse(e.output!).drain.done === false)).toBe(true);
+  });
+
+  it('PDB at zero and a pod that ignores its grace: the cutoff force-deletes at the deadline and terminates anyway', async () => {
+    const h = harness();
+    const { w } = h;
+    w.kube.addPdb(pdb({ name: 'web', matchLabels: { app: 'web' }, disruptionsAllowed: 0 }));
+    w.kube.addPod(pod({ name: 'web-1', nodeName: NodeName, labels: { app: 'web' } }), 'until-force');
+    const deadline = h.t0 + 120_000;
+
+    const rec = await h.run({ deadlineEpochMs: deadline, reason: 'interruption' });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(h.statesVisited(rec)).toContain('Cutoff');
+    expect(h.terminateCalls).toEqual([deadline]);
+    expect(w.kube.callsOf('deletePod').at(-1)).toEqual(['default', 'web-1', 0]);
+    expect(getCondition(w.store.peek(ClaimName)!, 'Drained')).toMatchObject({ status: 'False', reason: 'TerminationGracePeriodElapsed' });
+  });
+
+  it('do-not-disrupt pod is never evicted: held, deleted at deadline − its grace, node terminated at the deadline', async () => {
+    const h = harness();
+    const { w } = h;
+    w.kube.addPod(pod({ name: 'batch-1', nodeName: NodeName, annotations: { 'karpenter.sh/do-not-disrupt': 'true' }, terminationGracePeriodSeconds: 60 }));
+    w.kube.addPod(pod({ name: 'web-1', nodeName: NodeName }));
+    const deadline = h.t0 + 600_000;
+    const deletes: number[] = [];
+    const del = w.kube.deletePod.bind(w.kube);
+    w.kube.deletePod = async (ns, name, g) => {
+      deletes.push(w.clock.nowMs());
+      return del(ns, name, g);
+    };
+
+    const rec = await h.run({ deadlineEpochMs: deadline });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(w.kube.callsOf('evictPod').map((a) => a[1])).toEqual(['web-1']);
+    expect(w.kube.callsOf('deletePod')).toEqual([['default', 'batch-1', 60]]);
+    expect(deletes).toEqual([deadline - 60_000]);
+    expect(h.terminateCalls).toEqual([deadline]);
+  });
+
+  it('a stuck pod that never terminates stops blocking one minute after its deletion time (Karpenter), long before the deadline', async () => {
+    const h = harness();
+    const { w } = h;
+    w.kube.addPod(pod({ name: 'stuck-1', nodeName: NodeName, terminationGracePeriodSeconds: 30 }), 'forever');
+    const deadline = h.t0 + 3_600_000;
+
+    const rec = await h.run({ deadlineEpochMs: deadline });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    // evicted at t0 → deletionTimestamp t0+30 s → stuck after t0+90 s.
+    expect(h.terminateCalls).toHaveLength(1);
+    expect(h.terminateCalls[0] - h.t0).toBeGreaterThan(90_000);
+    expect(h.terminateCalls[0] - h.t0).toBeLessThanOrEqual(92_000);
+    expect(w.kube.peekPods(NodeName).map((p) => p.metadata.name)).toEqual(['stuck-1']);
+  });
+
+  it('instance and node already gone: succeeds without TerminateInstances, claim Terminated', async () => {
+    const h = harness({ withNode: false, withInstance: false });
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(h.terminateCalls).toEqual([]);
+    expect(h.w.kube.callsOf('patchNode')).toEqual([]);
+    expect(h.w.store.peek(ClaimName)?.phase).toBe('Terminated');
+  });
+
+  it('a task throwing TransientError once is retried and the execution succeeds', async () => {
+    const h = harness();
+    h.w.cloud.failNext('get', new TransientError('RequestLimitExceeded'));
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
+    expect(rec.status).toBe('SUCCEEDED');
+    const types = rec.events.filter((e) => e.stateName === 'TerminateInstance').map((e) => e.type);
+    expect(types).toEqual(['TaskStateEntered', 'LambdaFunctionFailed', 'TaskStateRetried', 'TaskStateExited']);
+    expect(rec.events.find((e) => e.type === 'LambdaFunctionFailed')).toMatchObject({ error: 'TransientError', cause: 'RequestLimitExceeded' });
+    expect(h.w.cloud.peek(InstanceId)?.state).toBe('shutting-down');
+  });
+
+  it('a permanent TerminateInstances failure records lastError on the claim and fails the execution', async () => {
+    const h = harness();
+    const denied = new Error('UnauthorizedOperation: not allowed');
+    denied.name = 'UnauthorizedOperation';
+    h.w.cloud.failAlways('terminate', denied);
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
+    expect(rec.status).toBe('FAILED');
+    expect(rec.error).toBe('UnauthorizedOperation');
+    expect(h.w.store.peek(ClaimName)?.lastError).toBe('UnauthorizedOperation: UnauthorizedOperation: not allowed');
+    expect(h.statesVisited(rec).slice(-2)).toEqual(['RecordTerminationFailure', 'Failed']);
+  });
+
+  it('a drain that fails for good still reaches the cutoff at the deadline, then fails loudly', async () => {
+    const h = harness();
+    h.w.kube.addPod(pod({ name: 'web-1', nodeName: NodeName }));
+    h.w.kube.failAlways('listPods', new Error('forbidden'));
+    const deadline = h.t0 + 300_000;
+    const rec = await h.run({ deadlineEpochMs: deadline });
+    expect(rec.status).toBe('FAILED');
+    expect(h.terminateCalls).toEqual([deadline]);
+    expect(h.statesVisited(rec)).toEqual(expect.arrayContaining(['RecordDrainFailure', 'WaitForDeadline', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize']));
+    expect(h.w.store.peek(ClaimName)?.lastError).toBe('Error: forbidden');
+  });
+});
