@@ -1,13 +1,480 @@
 /**
- * The scheduling simulation (first stub: everything unschedulable until the packer lands).
+ * The scheduling simulation: places pending pods on existing nodes and in-flight claims first,
+ * then on new NodeClaims, NodePools tried by weight; preferences relaxed one at a time when a
+ * pod fits nowhere. Follows Karpenter's `Scheduler.Solve`
+ * (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/scheduler.go, queue.go,
+ * nodeclaim.go, existingnode.go).
+ *
+ * Speed: pods that schedule identically share a signature; a node or claim that rejected a
+ * signature for a reason that can only get worse (resources, requirements, taints, ports,
+ * hostname topology, anti-affinity) is not tried again for that signature, and claims too full
+ * for the smallest pending pod are closed. This keeps the run close to linear in pods.
  */
-import type { SchedulingInput, SchedulingResult } from './types.ts';
+import type { Pod, Taint } from '../api/kube.ts';
+import * as L from '../api/labels.ts';
+import type { Resources } from '../api/quantity.ts';
+import { Requirement, type Requirements } from '../api/requirements.ts';
+import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch, unmetMinValues } from './launch.ts';
+import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
+import { podRequests } from './resources.ts';
+import { formatTaint, untoleratedTaint } from './taints.ts';
+import { ClaimTemplate, collectTypeKeys, typeMatches, type TemplateType } from './template.ts';
+import { Topology, type PodGroups, type TopologyFailure, type TopologyTarget } from './topology.ts';
+import type { ExistingNode, NewNodeClaim, Placement, SchedulingInput, SchedulingResult, UnschedulablePod } from './types.ts';
 
-/** Places pending pods on existing capacity and new NodeClaims. Pure; never throws on bad pods. */
+interface Failure {
+  reason: string;
+  /** True when the target can never accept a pod with this signature later in the run. */
+  monotone: boolean;
+}
+
+function fitsRoom(requests: Resources, room: Resources): boolean {
+  for (const k in requests) if (requests[k] > (room[k] ?? 0)) return false;
+  return true;
+}
+
+function formatAmount(k: string, v: number): string {
+  if (k === 'cpu') return `${v}m`;
+  if (k === 'memory' || k === 'ephemeral-storage') return `${Math.round(v / 2 ** 20)}Mi`;
+  return String(v);
+}
+
+/** An existing node or in-flight claim during the simulation. */
+class SimNode implements TopologyTarget {
+  readonly hostname: string;
+  readonly room: Resources;
+  readonly ports: string[] = [];
+  readonly labels: Record<string, string>;
+  readonly taints: Taint[];
+  readonly requirements?: Requirements;
+
+  constructor(readonly node: ExistingNode, pods: readonly Pod[]) {
+    this.labels = node.labels;
+    this.hostname = node.labels[L.LabelHostname] ?? node.name;
+    this.taints = node.taints ?? [];
+    this.requirements = node.requirements;
+    this.room = { ...node.allocatable };
+    for (const p of pods) {
+      for (const [k, v] of Object.entries(podRequests(p.spec))) this.room[k] = (this.room[k] ?? 0) - v;
+    }
+  }
+
+  domains(key: string): readonly string[] {
+    if (key === L.LabelHostname) return [this.hostname];
+    const v = this.labels[key];
+    if (v !== undefined) return [v];
+    const r = this.requirements?.get(key);
+    if (r && !r.complement) return [...r.values];
+    return [];
+  }
+}
+
+/** A NodeClaim being packed. */
+class SimClaim implements TopologyTarget {
+  readonly pods: PodInfo[] = [];
+  readonly ports: string[] = [];
+  requests: Resources = {};
+  zones: string[] = [];
+  capacityTypes: string[] = [];
+  /** Per resource, the largest room among the options (an upper bound used to reject fast). */
+  maxRoom: Resources = {};
+  /** Capacity held against the NodePool limits (largest option, per limited resource). */
+  reserved: Resources = {};
+  closed = false;
+
+  constructor(
+    readonly template: ClaimTemplate,
+    readonly hostname: string,
+    public requirements: Requirements,
+    public options: TemplateType[],
+  ) {
+    this.refresh();
+  }
+
+  /** Recomputes zones, capacity types and max room from the options. */
+  refresh(): void {
+    const zoneReq = this.requirements.get(L.LabelTopologyZone);
+    const ctReq = this.requirements.get(L.LabelCapacityType);
+    const zones = new Set<string>();
+    const cts = new Set<string>();
+    const maxRoom: Resources = {};
+    for (const t of this.options) {
+      for (const o of t.offerings) {
+        if ((zoneReq && !zoneReq.has(o.zone)) || (ctReq && !ctReq.has(o.capacityType))) continue;
+        zones.add(o.zone);
+        cts.add(o.capacityType);
+      }
+      for (const k in t.room) if (!(t.room[k] <= (maxRoom[k] ?? -Infinity))) maxRoom[k] = t.room[k];
+    }
+    this.zones = [...zones].sort();
+    this.capacityTypes = [...cts].sort();
+    this.maxRoom = maxRoom;
+  }
+
+  domains(key: string): readonly string[] {
+    return this.domainsWith(key, this.requirements);
+  }
+
+  domainsWith(key: string, reqs: Requirements): readonly string[] {
+    if (key === L.LabelHostname) return [this.hostname];
+    const r = reqs.get(key);
+    if (key === L.LabelTopologyZone) return r ? this.zones.filter((z) => r.has(z)) : this.zones;
+    if (key === L.LabelCapacityType) return r ? this.capacityTypes.filter((c) => r.has(c)) : this.capacityTypes;
+    if (r && !r.complement) return [...r.values].sort();
+    if (this.template.typeKeys.has(key)) {
+      const values = new Set<string>();
+      for (const t of this.options) {
+        const v = key === L.LabelInstanceType ? t.type.name : t.type.labels[key];
+        if (v !== undefined && (!r || r.has(v))) values.add(v);
+      }
+      return [...values].sort();
+    }
+    return [];
+  }
+}
+
+/** Sort order of the queue: priority, then CPU and memory descending, pods with pod affinity after the others, then name. */
+function comparePods(a: PodInfo, b: PodInfo): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  const cpu = (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0);
+  if (cpu !== 0) return cpu;
+  const mem = (b.requests.memory ?? 0) - (a.requests.memory ?? 0);
+  if (mem !== 0) return mem;
+  const aff = (a.affinity.length > 0 ? 1 : 0) - (b.affinity.length > 0 ? 1 : 0);
+  if (aff !== 0) return aff;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/**
+ * Decides where pending pods go: existing capacity, new NodeClaims, or nowhere (with reasons).
+ * Pure and deterministic; never throws for bad pods (they come back unschedulable).
+ */
 export function solve(input: SchedulingInput): SchedulingResult {
-  return {
-    newNodeClaims: [],
-    placements: [],
-    unschedulable: input.pods.map((pod) => ({ pod, reasons: Object.fromEntries(input.nodePools.map((np) => [np.metadata.name, 'not implemented yet'])) })),
+  const settings = input.settings ?? {};
+  const strictMinValues = (settings.minValuesPolicy ?? 'Strict') === 'Strict';
+  const existing = input.existingNodes ?? [];
+  const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  const typeLists = pools.map((np) => input.instanceTypes(np));
+  const typeKeys = collectTypeKeys(typeLists);
+  const templates = pools.map((np, i) => new ClaimTemplate(np, typeLists[i], input.daemonSets ?? [], existing, input.unavailableOfferings ?? [], typeKeys));
+
+  const unschedulable: UnschedulablePod[] = [];
+  const placements: Placement[] = [];
+  const infos: PodInfo[] = [];
+  for (const pod of input.pods) {
+    if (isDaemonSetPod(pod)) {
+      unschedulable.push({ pod, reasons: Object.fromEntries(templates.map((t) => [t.name, 'pod is owned by a DaemonSet and bound to its node; a new node cannot help it'])) });
+      continue;
+    }
+    infos.push(new PodInfo(pod, input.volumes, settings.preferencePolicy === 'Ignore'));
+  }
+
+  // Domains that exist for topology spread: every zone / capacity type / type label value the
+  // NodePools can launch, plus those of existing nodes.
+  const universe = new Map<string, Set<string>>();
+  const addDomain = (k: string, v: string) => {
+    let s = universe.get(k);
+    if (!s) universe.set(k, (s = new Set()));
+    s.add(v);
   };
+  const spreadKeys = new Set<string>();
+  for (const info of infos) for (const s of info.activeSpreads) spreadKeys.add(s.key);
+  for (const t of templates) {
+    for (const tt of t.types) {
+      for (const o of tt.offerings) {
+        addDomain(L.LabelTopologyZone, o.zone);
+        addDomain(L.LabelCapacityType, o.capacityType);
+      }
+      for (const k of spreadKeys) {
+        if (k === L.LabelTopologyZone || k === L.LabelCapacityType || k === L.LabelHostname) continue;
+        const r = t.requirements.get(k);
+        const v = k === L.LabelInstanceType ? tt.type.name : (tt.type.labels[k] ?? (r && !r.complement && r.values.size === 1 ? [...r.values][0] : undefined));
+        if (v !== undefined) addDomain(k, v);
+      }
+    }
+  }
+  for (const n of existing) for (const k of [...spreadKeys, L.LabelTopologyZone, L.LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
+  const topology = new Topology(universe);
+
+  // Existing capacity and the pods already running there.
+  const nodes: SimNode[] = [];
+  const nodeByName = new Map<string, SimNode>();
+  const boundByNode = new Map<string, Pod[]>();
+  const seenBound = new Set<string>();
+  const sortedExisting = [...existing].sort((a, b) => Number(!!a.launching) - Number(!!b.launching));
+  for (const n of sortedExisting) {
+    const pods = (n.pods ?? []).filter((p) => !seenBound.has(`${p.metadata.namespace}/${p.metadata.name}`));
+    for (const p of pods) seenBound.add(`${p.metadata.namespace}/${p.metadata.name}`);
+    boundByNode.set(n.name, [...pods]);
+    const sim = new SimNode(n, pods);
+    nodes.push(sim);
+    nodeByName.set(n.name, sim);
+  }
+  for (const p of input.boundPods ?? []) {
+    const k = `${p.metadata.namespace}/${p.metadata.name}`;
+    if (seenBound.has(k) || !p.spec.nodeName || !nodeByName.has(p.spec.nodeName)) continue;
+    seenBound.add(k);
+    boundByNode.get(p.spec.nodeName)!.push(p);
+  }
+  // Register every group before counting, so counts are complete.
+  const groupsOf = new Map<PodInfo, PodGroups>();
+  for (const info of infos) groupsOf.set(info, topology.groupsOf(info));
+  const boundInfos: [PodInfo, SimNode][] = [];
+  for (const [name, pods] of boundByNode) {
+    for (const p of pods) {
+      const bi = new PodInfo(p, input.volumes, true);
+      boundInfos.push([bi, nodeByName.get(name)!]);
+      topology.groupsOf(bi);
+    }
+  }
+  for (const [bi, node] of boundInfos) topology.record(bi, topology.groupsOf(bi).anti, node);
+
+  // Smallest pending pod: claims that cannot take it are closed.
+  let minCpu = Infinity;
+  let minMem = Infinity;
+  for (const info of infos) {
+    minCpu = Math.min(minCpu, info.requests.cpu ?? 0);
+    minMem = Math.min(minMem, info.requests.memory ?? 0);
+  }
+
+  const claims: SimClaim[] = [];
+  const skip = new Map<string, { node: number; claim: number }>();
+  let claimSeq = 0;
+
+  const tryNode = (node: SimNode, info: PodInfo, groups: PodGroups): Failure | undefined => {
+    if (node.node.unschedulable) return { reason: 'node is cordoned or being deleted', monotone: true };
+    if (!fitsRoom(info.requests, node.room)) return { reason: 'not enough room', monotone: true };
+    for (const p of info.hostPorts) if (node.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
+    const taint = untoleratedTaint(node.taints, info.tolerations, info.toleratePreferNoSchedule);
+    if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
+    const term = info.nodeTerm;
+    if (term.nodeNames && !term.nodeNames.has(node.node.name)) return { reason: 'node affinity selects other nodes', monotone: true };
+    if (node.requirements) {
+      const m = node.requirements.incompatibility(info.requirements, templates[0]?.allowUndefined);
+      if (m) return { reason: m, monotone: true };
+    } else if (!info.requirements.matchesLabels(node.labels)) {
+      return { reason: 'node labels do not match', monotone: true };
+    }
+    const topo = topology.check(groups, node);
+    if (!(topo instanceof Map)) return topo;
+    for (const [k, v] of Object.entries(info.requests)) node.room[k] = (node.room[k] ?? 0) - v;
+    node.ports.push(...info.hostPorts);
+    topology.record(info, groups.anti, node);
+    placements.push({ pod: info.pod, node: node.node.name });
+    return undefined;
+  };
+
+  const tryClaim = (claim: SimClaim, info: PodInfo, groups: PodGroups): Failure | undefined => {
+    const t = claim.template;
+    for (const k in info.requests) {
+      if (claim.pods.length === 0) break; // a fresh claim: let the full check explain
+      const mr = claim.maxRoom[k];
+      if ((claim.requests[k] ?? 0) + info.requests[k] > (mr ?? 0)) {
+        return { reason: `no instance type has enough ${k}`, monotone: true };
+      }
+    }
+    for (const p of info.hostPorts) if (claim.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
+    const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
+    if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
+    if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
+    let reqs = claim.requirements;
+    if (info.requirements.keys().length > 0) {
+      const m = reqs.incompatibility(info.requirements, t.allowUndefined);
+      if (m) return { reason: m, monotone: true };
+      reqs = reqs.intersect(info.requirements);
+    }
+    const podReqs = reqs;
+    const topo = topology.check(groups, { hostname: claim.hostname, domains: (k) => claim.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints });
+    if (!(topo instanceof Map)) return topo as TopologyFailure;
+    let narrowed = false;
+    for (const [k, values] of topo) {
+      if (k === L.LabelHostname) continue;
+      reqs = reqs.add(new Requirement(k, false, new Set(values), false));
+      narrowed = true;
+    }
+    const requests: Resources = { ...claim.requests };
+    for (const k in info.requests) requests[k] = (requests[k] ?? 0) + info.requests[k];
+    const reqsChanged = reqs !== claim.requirements;
+    const options = claim.options.filter((o) => fitsRoom(requests, o.room) && (!reqsChanged || typeMatches(o.type, reqs, t.typeKeys, o.offerings)));
+    if (options.length === 0) {
+      return { reason: explainNoType(claim, info, reqs, requests), monotone: !narrowed };
+    }
+    if (strictMinValues && reqsChanged) {
+      const m = unmetMinValues(options, reqs);
+      if (m) return { reason: m, monotone: !narrowed };
+    } else if (strictMinValues && options.length < claim.options.length) {
+      const m = unmetMinValues(options, reqs);
+      if (m) return { reason: m, monotone: true };
+    }
+    // Commit.
+    const optionsChanged = options.length !== claim.options.length;
+    claim.requirements = reqs;
+    claim.options = options;
+    claim.requests = requests;
+    claim.pods.push(info);
+    claim.ports.push(...info.hostPorts);
+    if (optionsChanged || reqsChanged) claim.refresh();
+    if (t.remaining) reserve(claim);
+    topology.record(info, groups.anti, claim);
+    if ((claim.maxRoom.cpu ?? 0) - (requests.cpu ?? 0) < minCpu || (claim.maxRoom.memory ?? 0) - (requests.memory ?? 0) < minMem || (claim.maxRoom.pods ?? 0) - (requests.pods ?? 0) < 1) {
+      claim.closed = true;
+    }
+    return undefined;
+  };
+
+  /** Keeps the NodePool's remaining limits in step with the largest capacity the claim may still launch. */
+  const reserve = (claim: SimClaim) => {
+    const t = claim.template;
+    if (!t.remaining) return;
+    const next: Resources = {};
+    for (const k of Object.keys(t.remaining)) {
+      let max = 0;
+      for (const o of claim.options) max = Math.max(max, k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0));
+      next[k] = max;
+    }
+    for (const k of Object.keys(t.remaining)) t.remaining[k] += (claim.reserved[k] ?? 0) - next[k];
+    claim.reserved = next;
+  };
+
+  const explainNoType = (claim: SimClaim, info: PodInfo, reqs: Requirements, requests: Resources): string => {
+    const compatible = claim.options.filter((o) => typeMatches(o.type, reqs, claim.template.typeKeys, o.offerings));
+    if (compatible.length === 0) {
+      return claim.pods.length === 0 ? `no instance type satisfies the requirements (${reqs.toString()})` : 'no instance type satisfies the requirements of the pods together';
+    }
+    for (const k in requests) {
+      let max = -Infinity;
+      for (const o of compatible) max = Math.max(max, o.room[k] ?? 0);
+      if (requests[k] > max) {
+        const what = claim.pods.length === 0 ? `pod requests ${formatAmount(k, info.requests[k])}` : `requests ${formatAmount(k, requests[k])}`;
+        return `no instance type has enough ${k} (${what}, the largest type leaves ${formatAmount(k, Math.max(0, max))} after daemonsets)`;
+      }
+    }
+    return 'no instance type fits all the requests at once';
+  };
+
+  const openClaim = (t: ClaimTemplate, info: PodInfo, groups: PodGroups): Failure | undefined => {
+    if (t.unusable) return { reason: t.unusable, monotone: true };
+    const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
+    if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
+    if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
+    const m = t.requirements.incompatibility(info.requirements, t.allowUndefined);
+    if (m) return { reason: m, monotone: true };
+    const options = t.remaining ? t.types.filter((o) => t.withinLimits(o)) : t.types;
+    if (options.length === 0) {
+      const over = Object.entries(t.remaining ?? {}).find(([, v]) => v <= 0)?.[0] ?? Object.keys(t.remaining ?? {})[0];
+      return { reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`, monotone: true };
+    }
+    const claim = new SimClaim(t, `${t.name}-new-${++claimSeq}`, t.requirements, options);
+    const f = tryClaim(claim, info, groups);
+    if (f) {
+      claimSeq--;
+      if (t.remaining && /no instance type has enough/.test(f.reason) && options.length < t.types.length) {
+        const withoutLimits = new SimClaim(t, 'limits-probe', t.requirements, t.types);
+        withoutLimits.refresh();
+        if (fitsRoom(info.requests, withoutLimits.maxRoom)) return { reason: `exceeds limits: every instance type that fits is larger than what nodepool ${t.name} has left under its limits`, monotone: true };
+      }
+      return f;
+    }
+    // GPU / accelerator / metal types only when nothing else can hold the pod (KA filter.go exotic filter).
+    if (claim.options.some((o) => !o.exotic) && claim.options.some((o) => o.exotic)) {
+      claim.options = claim.options.filter((o) => !o.exotic);
+      claim.refresh();
+      if (t.remaining) reserve(claim);
+    }
+    claims.push(claim);
+    return undefined;
+  };
+
+  /** Tries every place for a pod; returns undefined when placed, else the reason per NodePool. */
+  const schedule = (info: PodInfo): Record<string, string> | undefined => {
+    const groups = groupsOf.get(info)!;
+    const sig = info.signature;
+    let s = skip.get(sig);
+    if (!s) skip.set(sig, (s = { node: 0, claim: 0 }));
+    let advance = true;
+    for (let i = s.node; i < nodes.length; i++) {
+      const f = tryNode(nodes[i], info, groups);
+      if (!f) return undefined;
+      if (advance && f.monotone) s.node = i + 1;
+      else advance = false;
+    }
+    advance = true;
+    for (let i = s.claim; i < claims.length; i++) {
+      const c = claims[i];
+      if (c.closed) {
+        if (advance) s.claim = i + 1;
+        continue;
+      }
+      const f = tryClaim(c, info, groups);
+      if (!f) return undefined;
+      if (advance && f.monotone) s.claim = i + 1;
+      else advance = false;
+    }
+    const reasons: Record<string, string> = {};
+    for (const t of templates) {
+      const f = openClaim(t, info, groups);
+      if (!f) return undefined;
+      reasons[t.name] = f.reason;
+    }
+    return reasons;
+  };
+
+  // The queue: a failed pod is relaxed and retried; with nothing left to relax it is retried
+  // only after some other pod was placed, and fails for good when nothing changed since its last try.
+  const queue = [...infos].sort(comparePods);
+  const lastFail = new Map<PodInfo, number>();
+  let placedCount = 0;
+  for (let head = 0; head < queue.length; head++) {
+    const info = queue[head];
+    const reasons = schedule(info);
+    if (!reasons) {
+      placedCount++;
+      continue;
+    }
+    if (info.hasPreferences && info.relax()) {
+      groupsOf.set(info, topology.groupsOf(info));
+      queue.push(info);
+      continue;
+    }
+    if (lastFail.get(info) === placedCount) {
+      unschedulable.push({ pod: info.pod, reasons });
+      continue;
+    }
+    lastFail.set(info, placedCount);
+    queue.push(info);
+  }
+
+  // Launch decisions.
+  const newNodeClaims: NewNodeClaim[] = [];
+  const maxTypes = settings.maxInstanceTypes ?? MaxInstanceTypes;
+  const maxLaunch = settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes;
+  for (const claim of claims) {
+    if (claim.pods.length === 0) continue;
+    const plan = planLaunch(claim.options, claim.requirements, maxTypes, maxLaunch, strictMinValues);
+    if (plan.problem) {
+      for (const p of claim.pods) unschedulable.push({ pod: p.pod, reasons: { [claim.template.name]: plan.problem } });
+      continue;
+    }
+    const launchType = plan.launch[0];
+    const requirements = claim.requirements.add(new Requirement(L.LabelInstanceType, false, new Set(plan.ordered.map((o) => o.type.name)), false));
+    const requests: Resources = { ...claim.requests };
+    for (const [k, v] of Object.entries(launchType.daemonOverhead)) requests[k] = (requests[k] ?? 0) + v;
+    newNodeClaims.push({
+      nodePool: claim.template.name,
+      hostname: claim.hostname,
+      requirements,
+      instanceTypes: plan.ordered.map((o) => o.type),
+      launchInstanceTypes: plan.launch.map((o) => o.type),
+      requests,
+      daemonSetRequests: { ...launchType.daemonOverhead },
+      pods: claim.pods.map((p) => p.pod),
+      labels: { ...claim.template.labels, ...claim.requirements.singleValueLabels() },
+      taints: claim.template.taints,
+      startupTaints: claim.template.startupTaints,
+      capacityTypes: plan.capacityTypes,
+      zones: plan.zones,
+      priceUsdPerHour: plan.priceUsdPerHour,
+    });
+  }
+  return { newNodeClaims, placements, unschedulable };
 }

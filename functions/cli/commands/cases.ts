@@ -1,13 +1,26 @@
+/**
+ * `nodefleet cases DIR...`: runs the scenario cases under the folders (test/cases/FORMAT.md),
+ * prints one line per failing case (expected vs got) and `N passed, M failed`; exit 1 on any failure.
+ */
 import type { Command } from 'commander';
+import { loadCases } from '../cases/load.ts';
+import { formatReport, runCases } from '../cases/runner.ts';
 
-/** Placeholder until its issue lands: registers the command so the CLI contract is visible. */
 export function register(program: Command): void {
   program
     .command('cases')
-    .description('(not built yet)')
-    .allowUnknownOption()
-    .action(() => {
-      process.stderr.write('nodefleet cases: not built yet\n');
-      process.exit(2);
+    .description('run scenario cases (test/cases/FORMAT.md); prints failing cases and "N passed, M failed"')
+    .argument('<dir...>', 'folders (or files) holding *.yaml cases')
+    .option('--verbose', 'also list passing cases')
+    .action(async (dirs: string[], opts: { verbose?: boolean }) => {
+      const cases = loadCases(dirs);
+      if (cases.length === 0) {
+        process.stderr.write(`no *.yaml cases under ${dirs.join(', ')}\n`);
+        process.exit(1);
+      }
+      const results = await runCases(cases);
+      if (opts.verbose) for (const r of results) if (r.status === 'passed') process.stdout.write(`ok   ${r.name}\n`);
+      process.stdout.write(`${formatReport(results)}\n`);
+      process.exit(results.some((r) => r.status === 'failed') ? 1 : 0);
     });
 }

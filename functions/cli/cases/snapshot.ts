@@ -1,0 +1,128 @@
+/**
+ * A scenario case as a scheduling snapshot: NodePools parsed, instance types from the case (or
+ * the real catalog of its region), nodes and in-flight NodeClaims as existing capacity with
+ * their bound pods, workloads expanded into pending pods (shared/api/workloads.ts).
+ */
+import type { KubeObject, Node, Pod } from '../../../shared/api/kube.ts';
+import * as L from '../../../shared/api/labels.ts';
+import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
+import { parseResources } from '../../../shared/api/quantity.ts';
+import { Requirements, type RequirementSpec } from '../../../shared/api/requirements.ts';
+import { parseNodeClass, parseNodePool } from '../../../shared/api/validate.ts';
+import { readWorkloads, type Workloads } from '../../../shared/api/workloads.ts';
+import { AmiFamilyFeatureTable, amiFamilyOf, instanceTypeFromCase, loadCatalog, type CaseInstanceType } from '../../../shared/catalog/index.ts';
+import type { InstanceType } from '../../../shared/catalog/types.ts';
+import type { ExistingNode, SchedulingInput, UnavailableOffering } from '../../../shared/scheduling/index.ts';
+
+/** Everything a provisioning check needs from a case. */
+export interface CaseSnapshot {
+  input: SchedulingInput;
+  workloads: Workloads;
+  nodePools: NodePool[];
+  /** Instance types per NodePool name (what `input.instanceTypes` returns). */
+  typesByPool: Map<string, InstanceType[]>;
+  /** Pending pods that count for `scheduled` (DaemonSet pods excluded). */
+  countedPending: Pod[];
+}
+
+function isDaemonPod(p: Pod): boolean {
+  return !!p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet');
+}
+
+/** A Node object as existing capacity, holding the bound pods that name it. */
+export function existingFromNode(node: Node, boundPods: readonly Pod[]): ExistingNode {
+  const labels = { ...(node.metadata.labels ?? {}) };
+  labels[L.LabelHostname] ??= node.metadata.name;
+  const taints = node.spec?.taints ?? [];
+  return {
+    name: node.metadata.name,
+    labels,
+    taints,
+    allocatable: parseResources(node.status?.allocatable ?? node.status?.capacity),
+    capacity: node.status?.capacity ? parseResources(node.status.capacity) : undefined,
+    pods: boundPods.filter((p) => p.spec.nodeName === node.metadata.name),
+    nodePool: labels[L.LabelNodePool],
+    unschedulable: !!node.spec?.unschedulable || !!node.metadata.deletionTimestamp || taints.some((t) => t.key === L.TaintDisrupted.key),
+  };
+}
+
+/** An in-flight NodeClaim (no Node yet) as capacity coming soon. */
+export function existingFromClaim(claim: KubeObject, types: ReadonlyMap<string, InstanceType>): ExistingNode | undefined {
+  const spec = (claim.spec ?? {}) as { requirements?: RequirementSpec[]; taints?: ExistingNode['taints']; resources?: unknown };
+  const status = (claim.status ?? {}) as { allocatable?: Record<string, string>; capacity?: Record<string, string> };
+  const requirements = Requirements.fromSpecs(spec.requirements ?? []);
+  const labels = { ...requirements.singleValueLabels(), ...(claim.metadata.labels ?? {}) };
+  const type = types.get(labels[L.LabelInstanceType] ?? '');
+  const allocatable = status.allocatable ? parseResources(status.allocatable) : type?.allocatable;
+  if (!allocatable) return undefined;
+  return {
+    name: claim.metadata.name,
+    labels: { ...(type?.labels ?? {}), ...labels, [L.LabelHostname]: claim.metadata.name },
+    taints: spec.taints ?? [],
+    allocatable,
+    capacity: status.capacity ? parseResources(status.capacity) : type?.capacity,
+    pods: [],
+    launching: true,
+    nodePool: labels[L.LabelNodePool],
+    requirements,
+  };
+}
+
+/**
+ * Builds the snapshot.
+ * @throws ValidationError when a NodePool, EC2NodeClass or made-up instance type is invalid.
+ */
+export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
+  const region: string = doc.region ?? 'us-east-1';
+  const settings = (doc.settings ?? {}) as Record<string, unknown>;
+  const unavailable = (doc.unavailableOfferings ?? []) as UnavailableOffering[];
+  const nodePools = ((doc.nodePools ?? []) as unknown[]).map(parseNodePool);
+  const nodeClasses: EC2NodeClass[] = ((doc.nodeClasses ?? []) as unknown[]).map(parseNodeClass);
+  const classByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+  const catalogSettings = { vmMemoryOverheadPercent: settings.vmMemoryOverheadPercent as number | undefined, reservedENIs: settings.reservedENIs as number | undefined };
+  const byClass = new Map<string, InstanceType[]>();
+  const typesForClass = (name: string): InstanceType[] => {
+    let types = byClass.get(name);
+    if (!types) {
+      const nodeClass = classByName.get(name);
+      types = doc.instanceTypes
+        ? (doc.instanceTypes as CaseInstanceType[]).map((t) => instanceTypeFromCase(t, { region, nodeClass, unavailable, settings: catalogSettings }))
+        : loadCatalog({ region, nodeClass, unavailable, settings: catalogSettings });
+      byClass.set(name, types);
+    }
+    return types;
+  };
+  const typesByPool = new Map<string, InstanceType[]>();
+  for (const np of nodePools) {
+    const className = np.spec.template.spec.nodeClassRef.name;
+    // A NodePool launches only types whose OS its node class's image runs.
+    const os = AmiFamilyFeatureTable[amiFamilyOf(classByName.get(className))].os;
+    typesByPool.set(np.metadata.name, typesForClass(className).filter((t) => (t.labels[L.LabelOS] ?? 'linux') === os));
+  }
+  const workloads = readWorkloads([...((doc.objects ?? []) as unknown[]), ...((doc.nodes ?? []) as unknown[])]);
+  const existingNodes = workloads.nodes.map((n) => existingFromNode(n, workloads.boundPods));
+  const nodeNames = new Set(existingNodes.map((n) => n.name));
+  const allTypes = new Map<string, InstanceType>();
+  for (const types of typesByPool.values()) for (const t of types) allTypes.set(t.name, t);
+  for (const c of (doc.existingNodeClaims ?? []) as KubeObject[]) {
+    const nodeName = (c.status as { nodeName?: string } | undefined)?.nodeName;
+    if ((nodeName && nodeNames.has(nodeName)) || c.metadata.deletionTimestamp) continue;
+    const e = existingFromClaim(c, allTypes);
+    if (e) existingNodes.push(e);
+  }
+  const input: SchedulingInput = {
+    pods: workloads.pendingPods,
+    nodePools,
+    instanceTypes: (np) => typesByPool.get(np.metadata.name) ?? [],
+    existingNodes,
+    boundPods: workloads.boundPods,
+    daemonSets: workloads.daemonSets,
+    volumes: workloads.volumes,
+    unavailableOfferings: unavailable,
+    settings: {
+      ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
+      ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
+    },
+  };
+  return { input, workloads, nodePools, typesByPool, countedPending: workloads.pendingPods.filter((p) => !isDaemonPod(p)) };
+}

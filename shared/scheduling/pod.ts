@@ -1,0 +1,261 @@
+/**
+ * What the simulation needs to know about one pending pod, computed once: requests, node
+ * requirements (nodeSelector, required node affinity terms, zonal volumes), preferences,
+ * tolerations, topology spread, pod (anti-)affinity and host ports; plus Karpenter's
+ * relaxation of preferences (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/preferences.go): preferences start as if required
+ * and are dropped one at a time when the pod cannot be placed.
+ */
+import type { LabelSelector, NodeSelectorTerm, Pod, Toleration, TopologySpreadConstraint } from '../api/kube.ts';
+import { LabelTopologyZone } from '../api/labels.ts';
+import type { Resources } from '../api/quantity.ts';
+import { Requirement, Requirements } from '../api/requirements.ts';
+import { podRequests } from './resources.ts';
+import { withMatchLabelKeys } from './selectors.ts';
+import { termNamespaces, type NamespaceScope } from './topology.ts';
+
+/** One alternative of required node affinity (terms are ORed), with the nodeSelector folded in. */
+export interface NodeTerm {
+  requirements: Requirements;
+  /** From `matchFields: metadata.name In [...]`: only these existing nodes qualify; never a new node. */
+  nodeNames?: ReadonlySet<string>;
+  /** Why no new node can satisfy the term (unsupported matchFields). */
+  unsupported?: string;
+}
+
+/** A topology spread constraint, resolved for this pod. */
+export interface SpreadSpec {
+  key: string;
+  maxSkew: number;
+  minDomains?: number;
+  selector: LabelSelector | undefined;
+  namespaces: NamespaceScope;
+  /** nodeAffinityPolicy Honor (default): only nodes matching the pod's node affinity count. */
+  honorAffinity: boolean;
+  /** nodeTaintsPolicy Honor (default Ignore): only nodes whose taints the pod tolerates count. */
+  honorTaints: boolean;
+}
+
+/** A pod (anti-)affinity term, resolved for this pod. */
+export interface AffinitySpec {
+  key: string;
+  selector: LabelSelector | undefined;
+  namespaces: NamespaceScope;
+}
+
+/** True for pods owned by a DaemonSet (never provisioned for; KC `IsProvisionable`). */
+export function isDaemonSetPod(pod: Pod): boolean {
+  return !!pod.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet' && o.controller !== false);
+}
+
+/** `namespace/name`. */
+export function podKey(pod: Pod): string {
+  return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+}
+
+function termToNodeTerm(term: NodeSelectorTerm, base: Requirements): NodeTerm {
+  const reqs = base.intersect(Requirements.fromSpecs(term.matchExpressions ?? []));
+  const out: NodeTerm = { requirements: reqs };
+  for (const f of term.matchFields ?? []) {
+    if (f.key === 'metadata.name' && f.operator === 'In') out.nodeNames = new Set(f.values ?? []);
+    else out.unsupported = `matchFields ${f.key} ${f.operator} is not supported`;
+  }
+  if (out.nodeNames) out.unsupported ??= `node affinity selects existing node(s) by name (${[...out.nodeNames].join(', ')})`;
+  return out;
+}
+
+/** Host ports a pod asks for, as `protocol/hostIP/port` strings. */
+export function hostPorts(pod: Pod): string[] {
+  const out: string[] = [];
+  for (const c of [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])]) {
+    for (const p of c.ports ?? []) {
+      if (p.hostPort) out.push(`${p.protocol ?? 'TCP'}/${p.hostIP && p.hostIP !== '0.0.0.0' ? p.hostIP : '*'}/${p.hostPort}`);
+    }
+  }
+  return out;
+}
+
+/** Whether two host port strings conflict (same protocol and port, and either address is the wildcard or both are equal). */
+export function portsConflict(a: string, b: string): boolean {
+  const [pa, ia, na] = a.split('/');
+  const [pb, ib, nb] = b.split('/');
+  return pa === pb && na === nb && (ia === '*' || ib === '*' || ia === ib);
+}
+
+/** Pending pod as the simulation sees it. Mutable only through {@link PodInfo.relax}. */
+export class PodInfo {
+  readonly key: string;
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+  /** Canonical units, including `pods: 1`. */
+  readonly requests: Resources;
+  readonly priority: number;
+  readonly hostPorts: string[];
+  /** Alternatives of required node affinity; the first is in force. */
+  requiredTerms: NodeTerm[];
+  /** Preferred node affinity terms, heaviest first; the first is in force. */
+  preferredNode: Requirements[];
+  tolerations: Toleration[];
+  /** After the last relaxation step: PreferNoSchedule taints are tolerated. */
+  toleratePreferNoSchedule = false;
+  spreads: SpreadSpec[];
+  /** ScheduleAnyway spreads, in force until relaxed. */
+  spreadsAnyway: SpreadSpec[];
+  affinity: AffinitySpec[];
+  preferredAffinity: AffinitySpec[];
+  anti: AffinitySpec[];
+  preferredAnti: AffinitySpec[];
+  /** How many relaxation steps were taken (part of the signature). */
+  relaxations = 0;
+  /** Text identical for pods that schedule identically (same spec, namespace and labels). */
+  private readonly baseSignature: string;
+  private cachedRequirements?: Requirements;
+
+  constructor(
+    readonly pod: Pod,
+    volumes: Record<string, string[]> = {},
+    ignorePreferences = false,
+  ) {
+    const spec = pod.spec;
+    this.key = podKey(pod);
+    this.namespace = pod.metadata.namespace ?? 'default';
+    this.labels = pod.metadata.labels ?? {};
+    this.requests = podRequests(spec);
+    this.priority = spec.priority ?? 0;
+    this.hostPorts = hostPorts(pod);
+    this.tolerations = spec.tolerations ?? [];
+
+    let base = Requirements.fromLabels(spec.nodeSelector ?? {});
+    for (const v of spec.volumes ?? []) {
+      const claim = v.persistentVolumeClaim?.claimName;
+      const zones = claim ? volumes[`${this.namespace}/${claim}`] : undefined;
+      if (zones && zones.length > 0) base = base.add(new Requirement(LabelTopologyZone, false, new Set(zones), false));
+    }
+    const na = spec.affinity?.nodeAffinity;
+    const terms = na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    this.requiredTerms = terms.length > 0 ? terms.map((t) => termToNodeTerm(t, base)) : [{ requirements: base }];
+    this.preferredNode = [...(na?.preferredDuringSchedulingIgnoredDuringExecution ?? [])]
+      .sort((a, b) => b.weight - a.weight)
+      .map((p) => Requirements.fromSpecs(p.preference.matchExpressions ?? []));
+
+    const nodeFilterTerms = terms.length > 0 || spec.nodeSelector ? this.requiredTerms.map((t) => t.requirements) : undefined;
+    const spread = (c: TopologySpreadConstraint): SpreadSpec => ({
+      key: c.topologyKey,
+      maxSkew: c.maxSkew,
+      minDomains: c.minDomains,
+      selector: withMatchLabelKeys(c.labelSelector, c.matchLabelKeys, this.labels),
+      namespaces: new Set([this.namespace]),
+      honorAffinity: (c.nodeAffinityPolicy ?? 'Honor') === 'Honor' && nodeFilterTerms !== undefined,
+      honorTaints: c.nodeTaintsPolicy === 'Honor',
+    });
+    const tscs = spec.topologySpreadConstraints ?? [];
+    this.spreads = tscs.filter((c) => c.whenUnsatisfiable !== 'ScheduleAnyway').map(spread);
+    this.spreadsAnyway = tscs.filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway').map(spread);
+    this.nodeFilterTerms = nodeFilterTerms;
+
+    const term = (t: { labelSelector?: LabelSelector; namespaces?: string[]; namespaceSelector?: LabelSelector; topologyKey: string; matchLabelKeys?: string[] }): AffinitySpec => ({
+      key: t.topologyKey,
+      selector: withMatchLabelKeys(t.labelSelector, t.matchLabelKeys, this.labels),
+      namespaces: termNamespaces(pod, t.namespaces, t.namespaceSelector),
+    });
+    const pa = spec.affinity?.podAffinity;
+    const paa = spec.affinity?.podAntiAffinity;
+    this.affinity = (pa?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term);
+    this.anti = (paa?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term);
+    this.preferredAffinity = [...(pa?.preferredDuringSchedulingIgnoredDuringExecution ?? [])].sort((a, b) => b.weight - a.weight).map((w) => term(w.podAffinityTerm));
+    this.preferredAnti = [...(paa?.preferredDuringSchedulingIgnoredDuringExecution ?? [])].sort((a, b) => b.weight - a.weight).map((w) => term(w.podAffinityTerm));
+
+    if (ignorePreferences) {
+      this.preferredNode = [];
+      this.preferredAffinity = [];
+      this.preferredAnti = [];
+      this.spreadsAnyway = [];
+    }
+    this.baseSignature = JSON.stringify([
+      this.namespace,
+      this.labels,
+      spec.nodeSelector,
+      spec.affinity,
+      spec.tolerations,
+      spec.topologySpreadConstraints,
+      this.requests,
+      this.hostPorts,
+      spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName),
+      this.priority,
+    ]);
+  }
+
+  /** The pod's node requirements used as spread node filter (nodeAffinityPolicy Honor); undefined when it has none. */
+  readonly nodeFilterTerms: Requirements[] | undefined;
+
+  /** Identical for pods that behave identically at the current relaxation step. */
+  get signature(): string {
+    return `${this.relaxations}|${this.baseSignature}`;
+  }
+
+  /** Node requirements in force: the first required term ∩ the heaviest remaining preferred term. */
+  get requirements(): Requirements {
+    if (!this.cachedRequirements) {
+      const req = this.requiredTerms[0].requirements;
+      this.cachedRequirements = this.preferredNode.length > 0 ? req.intersect(this.preferredNode[0]) : req;
+    }
+    return this.cachedRequirements;
+  }
+
+  /** The node term in force. */
+  get nodeTerm(): NodeTerm {
+    return this.requiredTerms[0];
+  }
+
+  /** All spreads in force (required, then ScheduleAnyway ones not relaxed yet). */
+  get activeSpreads(): SpreadSpec[] {
+    return this.spreadsAnyway.length > 0 ? [...this.spreads, ...this.spreadsAnyway] : this.spreads;
+  }
+
+  get activeAffinity(): AffinitySpec[] {
+    return this.preferredAffinity.length > 0 ? [...this.affinity, ...this.preferredAffinity] : this.affinity;
+  }
+
+  get activeAnti(): AffinitySpec[] {
+    return this.preferredAnti.length > 0 ? [...this.anti, ...this.preferredAnti] : this.anti;
+  }
+
+  /** Whether any preference is still in force (placement might need a relaxation step). */
+  get hasPreferences(): boolean {
+    return this.requiredTerms.length > 1 || this.preferredAffinity.length > 0 || this.preferredAnti.length > 0 || this.preferredNode.length > 0 || this.spreadsAnyway.length > 0 || !this.toleratePreferNoSchedule;
+  }
+
+  /**
+   * Drops one preference, in Karpenter's order: next required node term, heaviest preferred pod
+   * affinity, heaviest preferred anti-affinity, heaviest preferred node affinity, a
+   * ScheduleAnyway spread, then PreferNoSchedule taints become tolerated.
+   * @returns a description of what was relaxed, or undefined when nothing is left to relax.
+   */
+  relax(): string | undefined {
+    let what: string | undefined;
+    if (this.requiredTerms.length > 1) {
+      this.requiredTerms = this.requiredTerms.slice(1);
+      what = 'required node affinity term';
+    } else if (this.preferredAffinity.length > 0) {
+      this.preferredAffinity = this.preferredAffinity.slice(1);
+      what = 'preferred pod affinity';
+    } else if (this.preferredAnti.length > 0) {
+      this.preferredAnti = this.preferredAnti.slice(1);
+      what = 'preferred pod anti-affinity';
+    } else if (this.preferredNode.length > 0) {
+      this.preferredNode = this.preferredNode.slice(1);
+      what = 'preferred node affinity';
+    } else if (this.spreadsAnyway.length > 0) {
+      this.spreadsAnyway = this.spreadsAnyway.slice(1);
+      what = 'ScheduleAnyway topology spread';
+    } else if (!this.toleratePreferNoSchedule) {
+      this.toleratePreferNoSchedule = true;
+      what = 'PreferNoSchedule taints';
+    }
+    if (what) {
+      this.relaxations++;
+      this.cachedRequirements = undefined;
+    }
+    return what;
+  }
+}

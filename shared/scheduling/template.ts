@@ -1,0 +1,176 @@
+/**
+ * NodeClaim templates: one per NodePool, with everything precomputed that every new NodeClaim
+ * of the pool shares — requirements (NodePool requirements ∩ template labels ∩
+ * `karpenter.sh/nodepool In [name]`), taints, the instance types the pool admits, per type the
+ * daemonset overhead (KC scheduler.go `buildDaemonOverheadGroups`) and the room left for pods,
+ * and what is left under the pool's limits.
+ */
+import type { Taint } from '../api/kube.ts';
+import * as L from '../api/labels.ts';
+import type { NodePool } from '../api/nodepool.ts';
+import { parseResource, type Resources } from '../api/quantity.ts';
+import { Requirement, Requirements } from '../api/requirements.ts';
+import type { InstanceType, Offering } from '../catalog/types.ts';
+import { PodInfo } from './pod.ts';
+import { untoleratedTaint } from './taints.ts';
+import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from './types.ts';
+
+/** Labels every node gets from its offering rather than from its type. */
+const OFFERING_KEYS = new Set([L.LabelTopologyZone, L.LabelCapacityType]);
+
+/**
+ * Well-known labels a pod may require although the NodePool does not mention them: their
+ * values come from the instance type or offering (KC `AllowUndefinedWellKnownLabels`).
+ */
+export const WellKnownLabels: ReadonlySet<string> = new Set(
+  Object.entries(L)
+    .filter(([name, v]) => name.startsWith('Label') && typeof v === 'string')
+    .map(([, v]) => v as string)
+    .filter((k) => k !== L.LabelHostname),
+);
+
+/** One admitted instance type with its precomputed data. */
+export interface TemplateType {
+  type: InstanceType;
+  /** Available offerings (not ICE-cached, `available`). */
+  offerings: Offering[];
+  /** Daemonset requests on a node of this type (canonical units). */
+  daemonOverhead: Resources;
+  /** Allocatable minus daemonset overhead: room for pods. */
+  room: Resources;
+  /** Whether it is a GPU / accelerator / metal type. */
+  exotic: boolean;
+}
+
+export class ClaimTemplate {
+  readonly name: string;
+  readonly weight: number;
+  readonly requirements: Requirements;
+  readonly labels: Record<string, string>;
+  readonly taints: Taint[];
+  readonly startupTaints: Taint[];
+  readonly types: TemplateType[];
+  /** Label keys the admitted types (or their offerings) define: a type without one has it absent. */
+  readonly typeKeys: ReadonlySet<string>;
+  /** Keys a pod may require without the NodePool defining them. */
+  readonly allowUndefined: ReadonlySet<string>;
+  /** Limits left (canonical units, `nodes` a count); undefined when the pool has no limits. */
+  remaining: Resources | undefined;
+  /** The pool's limits as written, parsed (for messages). */
+  readonly limits: Resources | undefined;
+  /** Why the pool can launch nothing at all, if so. */
+  readonly unusable?: string;
+
+  constructor(
+    readonly nodePool: NodePool,
+    instanceTypes: readonly InstanceType[],
+    daemonSets: readonly DaemonSetTemplate[],
+    existingNodes: readonly ExistingNode[],
+    unavailable: readonly UnavailableOffering[],
+    typeKeysAll: ReadonlySet<string>,
+  ) {
+    const spec = nodePool.spec.template.spec;
+    this.name = nodePool.metadata.name;
+    this.weight = nodePool.spec.weight ?? 0;
+    this.labels = { ...(nodePool.spec.template.metadata?.labels ?? {}), [L.LabelNodePool]: this.name };
+    this.requirements = Requirements.fromSpecs(spec.requirements).intersect(Requirements.fromLabels(this.labels));
+    this.taints = (spec.taints ?? []) as Taint[];
+    this.startupTaints = (spec.startupTaints ?? []) as Taint[];
+    this.typeKeys = typeKeysAll;
+    this.allowUndefined = new Set([...WellKnownLabels, ...typeKeysAll]);
+
+    const unavailableSet = new Set(unavailable.map((u) => `${u.instanceType}|${u.zone}|${u.capacityType}`));
+    const zoneReq = this.requirements.get(L.LabelTopologyZone);
+    const ctReq = this.requirements.get(L.LabelCapacityType);
+    const daemons = daemonSets.map((d) => ({ info: new PodInfo({ metadata: d.metadata, spec: d.spec }), tolerated: !untoleratedTaint(this.taints, d.spec.tolerations, true) }));
+    const types: TemplateType[] = [];
+    for (const type of instanceTypes) {
+      if (!typeMatches(type, this.requirements, typeKeysAll)) continue;
+      const offerings = type.offerings.filter(
+        (o) => o.available && !unavailableSet.has(`${type.name}|${o.zone}|${o.capacityType}`) && (!zoneReq || zoneReq.has(o.zone)) && (!ctReq || ctReq.has(o.capacityType)),
+      );
+      if (offerings.length === 0) continue;
+      const daemonOverhead: Resources = {};
+      const nodeReqs = this.requirements.intersect(Requirements.fromLabels(typeLabels(type)));
+      for (const d of daemons) {
+        if (!d.tolerated) continue;
+        // A daemon pod lands on the node when one of its node terms is compatible with the node.
+        if (!d.info.requiredTerms.some((t) => !t.nodeNames && nodeReqs.incompatibility(t.requirements, this.allowUndefined) === undefined)) continue;
+        for (const [k, v] of Object.entries(d.info.requests)) daemonOverhead[k] = (daemonOverhead[k] ?? 0) + v;
+      }
+      const room: Resources = { ...type.allocatable };
+      for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
+      types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic });
+    }
+    this.types = types;
+
+    const limits = nodePool.spec.limits;
+    if (limits && Object.keys(limits).length > 0) {
+      this.limits = {};
+      for (const [k, v] of Object.entries(limits)) this.limits[k] = parseResource(k, v);
+      const remaining: Resources = { ...this.limits };
+      for (const n of existingNodes) {
+        if (n.nodePool !== this.name) continue;
+        const cap = n.capacity ?? n.allocatable;
+        for (const k of Object.keys(remaining)) remaining[k] -= k === 'nodes' ? 1 : (cap[k] ?? 0);
+      }
+      this.remaining = remaining;
+    }
+    if (types.length === 0) {
+      this.unusable = instanceTypes.length === 0 ? 'no instance types available for the nodepool' : `no instance type satisfies the nodepool requirements (${this.requirements.toString()})`;
+    }
+  }
+
+  /** Whether a type's capacity fits what is left under the limits. */
+  withinLimits(t: TemplateType): boolean {
+    if (!this.remaining) return true;
+    for (const [k, left] of Object.entries(this.remaining)) {
+      const need = k === 'nodes' ? 1 : (t.type.capacity[k] ?? 0);
+      if (need > left) return false;
+    }
+    return true;
+  }
+}
+
+/** A type's labels including the instance-type name (some made-up types may omit it). */
+export function typeLabels(type: InstanceType): Record<string, string> {
+  return type.labels[L.LabelInstanceType] ? type.labels : { ...type.labels, [L.LabelInstanceType]: type.name };
+}
+
+/**
+ * Whether an instance type can satisfy `reqs`: every requirement on a key types define must
+ * accept the type's value (absent when the type lacks the label; Karpenter's AWS types define
+ * every well-known label, DoesNotExist when not applicable), and one of `offerings` must be in
+ * an allowed zone with an allowed capacity type.
+ */
+export function typeMatches(type: InstanceType, reqs: Requirements, typeKeys: ReadonlySet<string>, offerings: readonly Offering[] = type.offerings): boolean {
+  const labels = type.labels;
+  for (const r of reqs.all()) {
+    if (OFFERING_KEYS.has(r.key) || !typeKeys.has(r.key)) continue;
+    const v = r.key === L.LabelInstanceType ? type.name : labels[r.key];
+    if (!r.matches(v)) return false;
+  }
+  const zoneReq = reqs.get(L.LabelTopologyZone);
+  const ctReq = reqs.get(L.LabelCapacityType);
+  if (!zoneReq && !ctReq) return offerings.length > 0;
+  return offerings.some((o) => offeringMatches(o, zoneReq, ctReq));
+}
+
+/** Whether an offering is allowed by the zone and capacity-type requirements. */
+export function offeringMatches(o: Offering, zoneReq: Requirement | undefined, ctReq: Requirement | undefined): boolean {
+  return (!zoneReq || zoneReq.has(o.zone)) && (!ctReq || ctReq.has(o.capacityType));
+}
+
+/** Every label key any of the types defines, plus zone and capacity type. */
+export function collectTypeKeys(typeLists: readonly (readonly InstanceType[])[]): Set<string> {
+  const keys = new Set<string>([L.LabelTopologyZone, L.LabelCapacityType, L.LabelInstanceType]);
+  const seen = new Set<InstanceType>();
+  for (const list of typeLists) {
+    for (const t of list) {
+      if (seen.has(t)) continue;
+      seen.add(t);
+      for (const k of Object.keys(t.labels)) keys.add(k);
+    }
+  }
+  return keys;
+}

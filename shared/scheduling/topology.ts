@@ -1,0 +1,328 @@
+/**
+ * Topology: pod counts per domain for topology spread constraints and pod (anti-)affinity.
+ *
+ * Follows Karpenter's `scheduling/topology.go` and `topologygroup.go`: identical constraints of
+ * different pods share one group; a placement is recorded in every group whose selector and
+ * namespaces match the pod; spread and affinity groups record a domain only once a node's
+ * domain is known (one value), anti-affinity groups block every domain the node may still land
+ * in. For hostname spread the minimum count is zero, because a new node can always be added.
+ */
+import type { LabelSelector, Pod, Taint, Toleration } from '../api/kube.ts';
+import { LabelHostname } from '../api/labels.ts';
+import type { Requirements } from '../api/requirements.ts';
+import { matchesSelector, selectorKey } from './selectors.ts';
+import { untoleratedTaint } from './taints.ts';
+
+export type TopologyKind = 'spread' | 'affinity' | 'anti';
+
+/** The namespaces a term applies to: a set, or every namespace. */
+export type NamespaceScope = ReadonlySet<string> | 'all';
+
+/** One shared constraint and its domain counts. */
+export class TopologyGroup {
+  /** Pods matching the selector, per domain. */
+  readonly counts = new Map<string, number>();
+  /** Anti-affinity only: pods that own this term, per domain (the inverse direction). */
+  readonly owners = new Map<string, number>();
+  /** Sum of `counts`. */
+  total = 0;
+
+  constructor(
+    readonly id: string,
+    readonly kind: TopologyKind,
+    readonly key: string,
+    readonly selector: LabelSelector | undefined,
+    readonly namespaces: NamespaceScope,
+    /** Spread only. */
+    readonly maxSkew: number,
+    readonly minDomains: number | undefined,
+    /** Spread with nodeAffinityPolicy Honor: only nodes matching one of these count (undefined = all). */
+    readonly nodeFilter: Requirements[] | undefined,
+    /** Spread with nodeTaintsPolicy Honor: only nodes whose taints these tolerate count (undefined = all). */
+    readonly taintFilter: Toleration[] | undefined,
+    /** Spread over non-hostname keys: every domain that exists, including empty ones. */
+    readonly universe: ReadonlySet<string>,
+  ) {}
+
+  /** Whether a pod (namespace + labels) is counted by this group. */
+  selects(namespace: string, labels: Record<string, string> | undefined): boolean {
+    if (this.namespaces !== 'all' && !this.namespaces.has(namespace)) return false;
+    return matchesSelector(this.selector, labels);
+  }
+
+  /** Whether a node (labels, or requirements of a new claim) counts for this group's filters. */
+  nodeCounts(labels: Record<string, string> | undefined, requirements: Requirements | undefined, taints: readonly Taint[] | undefined): boolean {
+    if (this.taintFilter && untoleratedTaint(taints, this.taintFilter, true)) return false;
+    if (!this.nodeFilter) return true;
+    return this.nodeFilter.some((f) => (labels ? f.matchesLabels(labels) : requirements ? requirements.incompatibility(f, ALL_KEYS) === undefined : true));
+  }
+
+  count(domain: string): number {
+    return this.counts.get(domain) ?? 0;
+  }
+
+  record(domain: string, n = 1): void {
+    this.counts.set(domain, (this.counts.get(domain) ?? 0) + n);
+    this.total += n;
+  }
+
+  recordOwner(domain: string): void {
+    this.owners.set(domain, (this.owners.get(domain) ?? 0) + 1);
+  }
+
+  /**
+   * The smallest count over the domains a spread counts (the global minimum of kube-scheduler's
+   * skew formula). Hostname: 0 (a new node is always an empty domain). Fewer eligible domains
+   * than `minDomains`: 0 (KEP-3022).
+   */
+  minCount(): number {
+    if (this.key === LabelHostname) return 0;
+    if (this.minDomains !== undefined && this.universe.size < this.minDomains) return 0;
+    let min = Infinity;
+    for (const d of this.universe) min = Math.min(min, this.count(d));
+    return min === Infinity ? 0 : min;
+  }
+}
+
+/** A set that contains every key: used where the filter checks may name any label. */
+const ALL_KEYS: ReadonlySet<string> = { has: () => true } as unknown as ReadonlySet<string>;
+
+/** Identity of a group, so identical constraints from different pods share counts. */
+export function groupId(
+  kind: TopologyKind,
+  key: string,
+  selector: LabelSelector | undefined,
+  namespaces: NamespaceScope,
+  maxSkew = 0,
+  minDomains: number | undefined = undefined,
+  nodeFilter: Requirements[] | undefined = undefined,
+  taintFilter: Toleration[] | undefined = undefined,
+): string {
+  const ns = namespaces === 'all' ? '*' : [...namespaces].sort().join(',');
+  const nf = nodeFilter ? nodeFilter.map((r) => r.toString()).join(' || ') : '';
+  const tf = taintFilter ? JSON.stringify(taintFilter) : '';
+  return `${kind}|${key}|${selectorKey(selector)}|${ns}|${maxSkew}|${minDomains ?? ''}|${nf}|${tf}`;
+}
+
+/** The namespaces a pod affinity term covers (namespaceSelector {} = all; a non-empty one is treated as all, labels of namespaces being unknown here). */
+export function termNamespaces(pod: Pod, namespaces: readonly string[] | undefined, namespaceSelector: LabelSelector | undefined): NamespaceScope {
+  if (namespaceSelector) return 'all';
+  if (namespaces && namespaces.length > 0) return new Set(namespaces);
+  return new Set([pod.metadata.namespace ?? 'default']);
+}
+
+/** Where a pod would land, as topology sees it. */
+export interface TopologyTarget {
+  /** The hostname domain. */
+  hostname: string;
+  /** The values `key` may take on this node (one for a real node; several for an undecided claim; none when the node lacks the label). */
+  domains(key: string): readonly string[];
+  /** Existing node labels (undefined for a new claim). */
+  labels?: Record<string, string>;
+  /** Requirements of a new claim. */
+  requirements?: Requirements;
+  taints?: readonly Taint[];
+}
+
+/** A rejected placement: `monotone` when the target can never accept this pod later in the same run. */
+export interface TopologyFailure {
+  reason: string;
+  monotone: boolean;
+}
+
+/** The groups one pod takes part in. */
+export interface PodGroups {
+  spreads: { group: TopologyGroup; self: boolean }[];
+  affinity: { group: TopologyGroup; self: boolean }[];
+  anti: TopologyGroup[];
+  /** Anti-affinity groups of other pods whose selector matches this pod. */
+  inverse: TopologyGroup[];
+}
+
+interface SpreadLike {
+  key: string;
+  maxSkew: number;
+  minDomains?: number;
+  selector: LabelSelector | undefined;
+  namespaces: NamespaceScope;
+  honorAffinity: boolean;
+  honorTaints: boolean;
+}
+interface TermLike {
+  key: string;
+  selector: LabelSelector | undefined;
+  namespaces: NamespaceScope;
+}
+interface PodLike {
+  namespace: string;
+  labels: Record<string, string>;
+  tolerations: Toleration[];
+  nodeFilterTerms: Requirements[] | undefined;
+  activeSpreads: SpreadLike[];
+  activeAffinity: TermLike[];
+  activeAnti: TermLike[];
+}
+
+/** All topology groups of one simulation and their counts. */
+export class Topology {
+  private readonly groups = new Map<string, TopologyGroup>();
+  private readonly all: TopologyGroup[] = [];
+  private antiGroups: TopologyGroup[] = [];
+  private readonly inverseCache = new Map<string, TopologyGroup[]>();
+  private readonly selectCache = new Map<string, TopologyGroup[]>();
+
+  /** @param universe every domain value per key that a new or existing node may have (zones, capacity types, …). */
+  constructor(private readonly universe: ReadonlyMap<string, ReadonlySet<string>>) {}
+
+  private group(kind: TopologyKind, key: string, selector: LabelSelector | undefined, namespaces: NamespaceScope, s?: SpreadLike, pod?: PodLike): TopologyGroup {
+    const nodeFilter = s?.honorAffinity ? pod?.nodeFilterTerms : undefined;
+    const taintFilter = s?.honorTaints ? pod?.tolerations : undefined;
+    const id = groupId(kind, key, selector, namespaces, s?.maxSkew, s?.minDomains, nodeFilter, taintFilter);
+    let g = this.groups.get(id);
+    if (!g) {
+      let universe: ReadonlySet<string> = this.universe.get(key) ?? new Set();
+      if (nodeFilter) {
+        universe = new Set([...universe].filter((d) => nodeFilter.some((f) => f.get(key)?.has(d) ?? true)));
+      }
+      g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe);
+      this.groups.set(id, g);
+      this.all.push(g);
+      if (kind === 'anti') {
+        this.antiGroups.push(g);
+        this.inverseCache.clear();
+      }
+      this.selectCache.clear();
+    }
+    return g;
+  }
+
+  /** Creates (or finds) the groups of a pod's constraints in force. */
+  groupsOf(pod: PodLike): PodGroups {
+    const self = (g: TopologyGroup) => g.selects(pod.namespace, pod.labels);
+    const spreads = pod.activeSpreads.map((s) => {
+      const group = this.group('spread', s.key, s.selector, s.namespaces, s, pod);
+      return { group, self: self(group) };
+    });
+    const affinity = pod.activeAffinity.map((t) => {
+      const group = this.group('affinity', t.key, t.selector, t.namespaces);
+      return { group, self: self(group) };
+    });
+    const anti = pod.activeAnti.map((t) => this.group('anti', t.key, t.selector, t.namespaces));
+    return { spreads, affinity, anti, inverse: this.inverseOf(pod) };
+  }
+
+  private inverseOf(pod: { namespace: string; labels: Record<string, string> }): TopologyGroup[] {
+    if (this.antiGroups.length === 0) return [];
+    const k = `${pod.namespace}|${JSON.stringify(pod.labels)}`;
+    let out = this.inverseCache.get(k);
+    if (!out) {
+      out = this.antiGroups.filter((g) => g.selects(pod.namespace, pod.labels));
+      this.inverseCache.set(k, out);
+    }
+    return out;
+  }
+
+  /** Groups whose selector counts this pod (cached by namespace + labels). */
+  private selecting(namespace: string, labels: Record<string, string>): TopologyGroup[] {
+    const k = `${namespace}|${JSON.stringify(labels)}`;
+    let out = this.selectCache.get(k);
+    if (!out) {
+      out = this.all.filter((g) => g.selects(namespace, labels));
+      this.selectCache.set(k, out);
+    }
+    return out;
+  }
+
+  /**
+   * Checks a pod's constraints against a target and says which domain values it must be narrowed
+   * to (key → allowed values), or why it cannot go there.
+   */
+  check(groups: PodGroups, target: TopologyTarget): Map<string, string[]> | TopologyFailure {
+    const narrow = new Map<string, string[]>();
+    const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? target.domains(key);
+    for (const { group: g, self } of groups.spreads) {
+      const inc = self ? 1 : 0;
+      if (g.key === LabelHostname) {
+        if (g.count(target.hostname) + inc > g.maxSkew) {
+          return { reason: `would violate topology spread on ${g.key} (maxSkew ${g.maxSkew})`, monotone: true };
+        }
+        continue;
+      }
+      const d = domainsOf(g.key);
+      if (d.length === 0) return { reason: `node has no ${g.key} for topology spread`, monotone: true };
+      const min = g.minCount();
+      let best: string | undefined;
+      let bestCount = Infinity;
+      for (const v of d) {
+        const c = g.count(v);
+        if (c + inc - min <= g.maxSkew && c < bestCount) {
+          best = v;
+          bestCount = c;
+        }
+      }
+      if (best === undefined) return { reason: `would violate topology spread on ${g.key} (maxSkew ${g.maxSkew})`, monotone: false };
+      narrow.set(g.key, [best]);
+    }
+    for (const { group: g, self } of groups.affinity) {
+      if (g.key === LabelHostname) {
+        if (g.count(target.hostname) > 0) continue;
+        if (g.total === 0 && self) continue;
+        return { reason: `no pod matching required pod affinity on ${g.key}`, monotone: false };
+      }
+      const d = domainsOf(g.key);
+      const withPods = d.filter((v) => g.count(v) > 0);
+      if (withPods.length > 0) {
+        narrow.set(g.key, withPods);
+        continue;
+      }
+      if (g.total === 0 && self && d.length > 0) {
+        narrow.set(g.key, [d[0]]);
+        continue;
+      }
+      return { reason: `no pod matching required pod affinity on ${g.key}`, monotone: false };
+    }
+    const blocked = (g: TopologyGroup, counts: Map<string, number>, what: string): TopologyFailure | undefined => {
+      if (g.key === LabelHostname) {
+        return (counts.get(target.hostname) ?? 0) > 0 ? { reason: `would violate ${what} on ${g.key}`, monotone: true } : undefined;
+      }
+      const d = domainsOf(g.key);
+      const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
+      if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
+      if (free.length < d.length) narrow.set(g.key, free);
+      return undefined;
+    };
+    for (const g of groups.anti) {
+      const f = blocked(g, g.counts, 'pod anti-affinity');
+      if (f) return f;
+    }
+    for (const g of groups.inverse) {
+      const f = blocked(g, g.owners, 'pod anti-affinity of a placed pod');
+      if (f) return f;
+    }
+    return narrow;
+  }
+
+  /**
+   * Records a placement: counts the pod in every group selecting it (one known domain for spread
+   * and affinity, every possible domain for anti-affinity) and registers it as owner of its
+   * anti-affinity terms.
+   */
+  record(pod: { namespace: string; labels: Record<string, string> }, ownAnti: readonly TopologyGroup[], target: TopologyTarget): void {
+    for (const g of this.selecting(pod.namespace, pod.labels)) {
+      if (g.nodeFilter || g.taintFilter) {
+        if (!g.nodeCounts(target.labels, target.requirements, target.taints)) continue;
+      }
+      if (g.key === LabelHostname) {
+        g.record(target.hostname);
+        continue;
+      }
+      const d = target.domains(g.key);
+      if (g.kind === 'anti') for (const v of d) g.record(v);
+      else if (d.length === 1) g.record(d[0]);
+    }
+    for (const g of ownAnti) {
+      if (g.key === LabelHostname) g.recordOwner(target.hostname);
+      else for (const v of target.domains(g.key)) g.recordOwner(v);
+    }
+  }
+}
