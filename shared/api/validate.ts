@@ -568,20 +568,44 @@ function nodeClassRules(obj: unknown): string[] {
   return out;
 }
 
-function unique(lines: string[]): string[] {
-  return [...new Set(lines)];
+/** Every field path of `obj` in document order (formatted), for ordering problems as the YAML reads. */
+function pathOrder(obj: unknown): Map<string, number> {
+  const order = new Map<string, number>();
+  const walk = (v: unknown, path: Path) => {
+    order.set(formatPath(path), order.size);
+    if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, i]));
+    else if (isRecord(v)) for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+  };
+  walk(obj, []);
+  return order;
+}
+
+/** Deduplicated problems, sorted by where their field sits in the object (missing fields after their parent). */
+function ordered(obj: unknown, lines: string[]): string[] {
+  const order = pathOrder(obj);
+  const rank = (line: string): number => {
+    let path = line.slice(0, line.indexOf(': '));
+    for (;;) {
+      const r = order.get(path);
+      if (r !== undefined) return r;
+      const cut = Math.max(path.lastIndexOf('.'), path.lastIndexOf('['));
+      if (cut <= 0) return Infinity;
+      path = path.slice(0, cut);
+    }
+  };
+  return [...new Set(lines)].map((l, i) => ({ l, i, r: rank(l) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.l);
 }
 
 /** Problems of a NodePool: schema then CEL rules, deduplicated. Empty when valid. */
 export function nodePoolProblems(obj: unknown): string[] {
   const r = NodePoolSchema.safeParse(obj);
-  return unique([...(r.success ? [] : zodProblems(NodePoolSchema, obj, r.error.issues)), ...nodePoolRules(obj)]);
+  return ordered(obj, [...(r.success ? [] : zodProblems(NodePoolSchema, obj, r.error.issues)), ...nodePoolRules(obj)]);
 }
 
 /** Problems of an EC2NodeClass: schema then CEL rules, deduplicated. Empty when valid. */
 export function nodeClassProblems(obj: unknown): string[] {
   const r = EC2NodeClassSchema.safeParse(obj);
-  return unique([...(r.success ? [] : zodProblems(EC2NodeClassSchema, obj, r.error.issues)), ...nodeClassRules(obj)]);
+  return ordered(obj, [...(r.success ? [] : zodProblems(EC2NodeClassSchema, obj, r.error.issues)), ...nodeClassRules(obj)]);
 }
 
 /**

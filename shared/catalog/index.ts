@@ -311,3 +311,4 @@ function clampZero(r: Resources): Resources {
   for (const [k, v] of Object.entries(r)) out[k] = Math.max(0, v);
   return out;
 }
+export * from './filter.ts';

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { validateFiles } from '../../../functions/cli/commands/validate.ts';
+
+const good = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+        - {key: kubernetes.io/os, operator: In, values: [linux]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+`;
+
+describe('validate command', () => {
+  it('prints one summary line per valid object and exits 0', () => {
+    expect(validateFiles([{ file: 'nodepool.yaml', text: good }])).toEqual({
+      exitCode: 0,
+      lines: ['nodepool.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)'],
+    });
+  });
+
+  it('prints only problems, one per line, and exits 1', () => {
+    const bad = good.replace('operator: In, values: [amd64]', 'operator: Gt, values: [amd64]');
+    const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: bad }, { file: 'c.yaml', readError: 'ENOENT' }]);
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual([
+      'b.yaml: NodePool/default: spec.template.spec.requirements[0].values: operator Gt needs exactly one non-negative integer value, got ["amd64"]',
+      'c.yaml: cannot read file: ENOENT',
+    ]);
+  });
+
+  it('treats a file without objects as a problem', () => {
+    expect(validateFiles([{ file: 'empty.yaml', text: '# nothing\n' }])).toEqual({ exitCode: 1, lines: ['empty.yaml: no objects found (expected NodePool or EC2NodeClass YAML)'] });
+  });
+});
