@@ -1,0 +1,78 @@
+/**
+ * Every Lambda function of nodefleet, in one list: adding a function is one line here. The stack
+ * builds each entry the same way (NodejsFunction, own role, log group, env, DLQ for async paths)
+ * and wires its trigger and permissions from this description.
+ *
+ * This list is also the one place where not-yet-written functions are tolerated: an entry whose
+ * file does not exist is skipped at synth with a warning (never replaced by a fake).
+ * The termination state machine's task functions are not listed: they are derived from the
+ * `${…FunctionArn}` substitutions in statemachines/termination.asl.json (see termination.ts).
+ */
+import { EventRules, InterruptionRuleNames } from '../../shared/api/contract.ts';
+
+/** Named permission sets; each maps to least-privilege statements in iam.ts. */
+export type Permission =
+  /** DynamoDB item reads/writes on the nodefleet table and its GSI. */
+  | 'table'
+  /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
+  | 'kube'
+  /** ec2 Describe* calls the functions make (resource `*`: EC2 has no resource-level permissions for them). */
+  | 'ec2Describe'
+  /** CreateFleet / RunInstances / launch templates, request-tag-scoped; PassRole of the node role; SSM AMI parameters. */
+  | 'ec2Launch'
+  /** TerminateInstances (and DeleteLaunchTemplate) on resources tagged with this cluster only. */
+  | 'ec2Terminate'
+  /** Start / describe executions of the termination state machine. */
+  | 'startTermination'
+  /** events:PutEvents on nodefleet's bus. */
+  | 'putEvents';
+
+/** How a function is invoked. */
+export type Trigger =
+  /** An EventBridge rule on nodefleet's bus → SQS FIFO (one message group per cluster) → the function: serialised decisions. */
+  | { kind: 'fifoQueue'; rule: keyof typeof EventRules }
+  /** An EventBridge rule on nodefleet's bus → the function (async invoke). */
+  | { kind: 'rule'; rule: keyof typeof EventRules }
+  /** EventBridge rules on the default bus → SQS (SSE, DLQ) → the function (batch, ReportBatchItemFailures). */
+  | { kind: 'queue'; rules: readonly (keyof typeof EventRules)[]; optional: 'interruption' }
+  /** EventBridge Scheduler, every `minutes` minutes (async invoke). */
+  | { kind: 'schedule'; minutes: number };
+
+/** One Lambda function. */
+export interface FunctionSpec {
+  /** Short name: construct id and suffix of the function name (`nodefleet-<cluster>-<name>`). */
+  name: string;
+  /** Entry file relative to the repository root; exports `handler`. */
+  entry: string;
+  trigger: Trigger;
+  permissions: Permission[];
+  /** Timeout in seconds. */
+  timeoutSeconds: number;
+  /** Memory in MiB (CPU scales with it; the provisioner's simulation is CPU-bound). */
+  memoryMiB: number;
+}
+
+/** The event-driven and scheduled functions (the agent is not here: it runs in the cluster). */
+export const Functions: readonly FunctionSpec[] = [
+  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'fifoQueue', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch'], timeoutSeconds: 120, memoryMiB: 2048 },
+  { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: ['table', 'kube'], timeoutSeconds: 30, memoryMiB: 512 },
+  { name: 'disruption', entry: 'functions/disruption/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'startTermination'], timeoutSeconds: 55, memoryMiB: 2048 },
+  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'startTermination'], timeoutSeconds: 55, memoryMiB: 512 },
+  { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: ['table', 'kube', 'ec2Describe', 'startTermination'], timeoutSeconds: 20, memoryMiB: 512 },
+];
+
+/**
+ * Permissions of the termination state machine's task functions, by task name (the `Xxx` of
+ * `${XxxFunctionArn}`). A task not listed gets {@link DefaultTerminationTaskPermissions}.
+ */
+export const TerminationTaskPermissions: Record<string, Permission[]> = {
+  Terminate: ['table', 'kube', 'ec2Describe', 'ec2Terminate'],
+  TerminateInstance: ['table', 'kube', 'ec2Describe', 'ec2Terminate'],
+};
+
+/** Task functions work on the NodeClaim (DynamoDB) and the Node / its pods (Kubernetes). */
+export const DefaultTerminationTaskPermissions: Permission[] = ['table', 'kube'];
+
+/** Termination task functions: timeout (seconds) and memory (MiB). Each call is one short, re-entrant step. */
+export const TerminationTaskTimeoutSeconds = 60;
+export const TerminationTaskMemoryMiB = 512;

@@ -1,0 +1,189 @@
+/**
+ * Alarms (DLQ depth, failed/timed-out termination executions, Lambda throttles and errors) and a
+ * CloudWatch dashboard of the Karpenter-named metrics the functions emit through Powertools
+ * Metrics in namespace {@link MetricsNamespace}.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** CloudWatch namespace of nodefleet's metrics (POWERTOOLS_METRICS_NAMESPACE). */
+export const MetricsNamespace = 'nodefleet';
+
+/**
+ * Karpenter's metric names (ANCHORS §4.1, aws/karpenter-provider-aws website reference/metrics.md)
+ * without the `karpenter_` prefix, grouped as the dashboard shows them, with the statistic to plot.
+ * A name no function emits yet shows an empty graph, not an error: SEARCH matches whatever exists.
+ */
+export const DashboardMetrics: readonly { title: string; metrics: readonly string[]; stat: 'Sum' | 'Average' | 'Maximum' | 'p99' }[] = [
+  { title: 'NodeClaims created / terminated', metrics: ['nodeclaims_created_total', 'nodeclaims_terminated_total'], stat: 'Sum' },
+  { title: 'NodeClaims disrupted (by reason)', metrics: ['nodeclaims_disrupted_total'], stat: 'Sum' },
+  { title: 'Nodes created / terminated / drained', metrics: ['nodes_created_total', 'nodes_terminated_total', 'nodes_drained_total'], stat: 'Sum' },
+  { title: 'Unschedulable pods', metrics: ['scheduler_unschedulable_pods_count'], stat: 'Maximum' },
+  { title: 'Scheduling duration (s, p99)', metrics: ['scheduler_scheduling_duration_seconds', 'pods_scheduling_decision_duration_seconds'], stat: 'p99' },
+  { title: 'Launch failures / cloud provider errors', metrics: ['cloudprovider_instance_launch_failures_total', 'cloudprovider_errors_total'], stat: 'Sum' },
+  { title: 'Voluntary disruption decisions', metrics: ['voluntary_disruption_decisions_total'], stat: 'Sum' },
+  { title: 'Eligible nodes (by reason)', metrics: ['voluntary_disruption_eligible_nodes'], stat: 'Maximum' },
+  { title: 'NodePool usage / limit', metrics: ['nodepools_usage', 'nodepools_limit'], stat: 'Maximum' },
+  { title: 'Allowed disruptions / nodes consuming budgets', metrics: ['nodepools_allowed_disruptions', 'nodepools_nodes_consuming_budgets'], stat: 'Maximum' },
+  { title: 'Interruption messages', metrics: ['interruption_received_messages_total', 'interruption_deleted_messages_total'], stat: 'Sum' },
+  { title: 'Pods drained / eviction requests', metrics: ['pods_drained_total', 'pods_eviction_requests_total'], stat: 'Sum' },
+  { title: 'NodeClaim termination duration (s, p99)', metrics: ['nodeclaims_termination_duration_seconds'], stat: 'p99' },
+];
+
+/** Dead-letter queues to alarm on, with a label for the alarm description. */
+export interface WatchedQueue {
+  name: string;
+  queue: sqs.IQueue;
+}
+
+export interface ObservabilityProps {
+  clusterName: string;
+  topic: sns.ITopic;
+  functions: { name: string; fn: lambda.IFunction }[];
+  deadLetterQueues: WatchedQueue[];
+  /** Source queues whose oldest message age matters (interruption: a spot notice is 2 minutes). */
+  sourceQueues: WatchedQueue[];
+  stateMachine?: sfn.IStateMachine;
+}
+
+/** Builds the alarms and the dashboard. */
+export class Observability extends Construct {
+  readonly dashboard: cw.Dashboard;
+  readonly alarms: cw.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const action = new cwActions.SnsAction(props.topic);
+    const alarm = (alarmId: string, a: cw.CreateAlarmOptions & { metric: cw.IMetric }) => {
+      const created = new cw.Alarm(this, alarmId, { ...a, treatMissingData: cw.TreatMissingData.NOT_BREACHING });
+      created.addAlarmAction(action);
+      this.alarms.push(created);
+      return created;
+    };
+
+    for (const q of props.deadLetterQueues) {
+      alarm(`Dlq-${q.name}`, {
+        metric: q.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: messages in the ${q.name} dead-letter queue (failed async deliveries; inspect and redrive)`,
+      });
+    }
+    for (const q of props.sourceQueues) {
+      alarm(`QueueAge-${q.name}`, {
+        // A spot interruption notice gives 2 minutes; a message waiting 60 s means the handler is behind.
+        metric: q.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: 60,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: the ${q.name} queue's oldest message is older than 60 s`,
+      });
+    }
+    for (const f of props.functions) {
+      alarm(`Throttles-${f.name}`, {
+        metric: f.fn.metricThrottles({ period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: the ${f.name} function is throttled`,
+      });
+      alarm(`Errors-${f.name}`, {
+        metric: f.fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 3,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: the ${f.name} function failed 3+ times in 5 minutes`,
+      });
+    }
+    if (props.stateMachine) {
+      const sm = props.stateMachine;
+      alarm('TerminationFailed', {
+        metric: sm.metricFailed({ period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: a termination execution failed (a node may be left cordoned or running; see its execution history)`,
+      });
+      alarm('TerminationTimedOut', {
+        metric: sm.metricTimedOut({ period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: a termination execution timed out`,
+      });
+      alarm('TerminationThrottled', {
+        metric: sm.metric('ExecutionThrottled', { period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: termination executions are throttled`,
+      });
+    }
+
+    this.dashboard = new cw.Dashboard(this, 'Dashboard', { dashboardName: `nodefleet-${props.clusterName}`.slice(0, 255) });
+    const search = (metric: string, stat: string) =>
+      new cw.MathExpression({
+        expression: `SEARCH('Namespace="${MetricsNamespace}" MetricName="${metric}"', '${stat}', 60)`,
+        usingMetrics: {},
+        label: metric,
+        period: Duration.minutes(1),
+      });
+    this.dashboard.addWidgets(
+      new cw.TextWidget({
+        markdown: `# nodefleet — ${props.clusterName}\nKarpenter-named metrics (namespace \`${MetricsNamespace}\`, names without the \`karpenter_\` prefix), then the functions, queues and termination state machine.`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    const graphs = DashboardMetrics.map(
+      (g) => new cw.GraphWidget({ title: g.title, left: g.metrics.map((m) => search(m, g.stat)), width: 8, height: 6 }),
+    );
+    for (let i = 0; i < graphs.length; i += 3) this.dashboard.addWidgets(...graphs.slice(i, i + 3));
+
+    const fnMetric = (title: string, pick: (fn: lambda.IFunction) => cw.IMetric) =>
+      new cw.GraphWidget({ title, left: props.functions.map((f) => pick(f.fn)), width: 8, height: 6 });
+    this.dashboard.addWidgets(
+      fnMetric('Function errors', (fn) => fn.metricErrors({ period: Duration.minutes(1) })),
+      fnMetric('Function throttles', (fn) => fn.metricThrottles({ period: Duration.minutes(1) })),
+      fnMetric('Function duration p99 (ms)', (fn) => fn.metricDuration({ period: Duration.minutes(1), statistic: 'p99' })),
+    );
+    const queueWidgets: cw.IWidget[] = [
+      new cw.GraphWidget({
+        title: 'Dead-letter queues (messages)',
+        left: props.deadLetterQueues.map((q) => q.queue.metricApproximateNumberOfMessagesVisible({ label: q.name, period: Duration.minutes(1) })),
+        width: 8,
+        height: 6,
+      }),
+      new cw.GraphWidget({
+        title: 'Source queues: oldest message (s)',
+        left: props.sourceQueues.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ label: q.name, period: Duration.minutes(1) })),
+        width: 8,
+        height: 6,
+      }),
+    ];
+    if (props.stateMachine) {
+      const sm = props.stateMachine;
+      queueWidgets.push(
+        new cw.GraphWidget({
+          title: 'Termination executions',
+          left: [
+            sm.metricStarted({ period: Duration.minutes(1) }),
+            sm.metricSucceeded({ period: Duration.minutes(1) }),
+            sm.metricFailed({ period: Duration.minutes(1) }),
+            sm.metricTimedOut({ period: Duration.minutes(1) }),
+          ],
+          width: 8,
+          height: 6,
+        }),
+      );
+    }
+    this.dashboard.addWidgets(...queueWidgets);
+  }
+}

@@ -1,0 +1,419 @@
+/**
+ * Template tests for infra/aws (aws-cdk-lib/assertions). The stack is built with inline stand-in
+ * code (no esbuild: see stack-fixture.ts) and a fixture termination definition with three task
+ * functions (Cordon, EvictPods, Terminate) and a direct DynamoDB integration.
+ */
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AgentSource, Env, EventRules, InterruptionRuleNames, Table } from '../../../shared/api/contract.ts';
+import { ConfigError } from '../../../infra/aws/config.ts';
+import { Functions } from '../../../infra/aws/functions.ts';
+import { buildTestStack, TestCluster } from './stack-fixture.ts';
+
+type Resources = Record<string, { Type: string; Properties: any }>;
+type Statement = { Sid?: string; Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+
+const ClusterTag = `kubernetes.io/cluster/${TestCluster}`;
+const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+
+/** The logical id of the resource whose id starts with `prefix` (exactly one). */
+function logicalId(resources: Resources, type: string, prefix: string): string {
+  if (resources[prefix]?.Type === type) return prefix;
+  const pattern = new RegExp(`^${prefix}[A-F0-9]{8}$`);
+  const ids = Object.keys(resources).filter((id) => resources[id].Type === type && pattern.test(id));
+  if (ids.length !== 1) throw new Error(`expected one ${type} ${prefix}*, found ${ids.join(', ') || 'none'}`);
+  return ids[0];
+}
+
+/** Every statement of the inline policies attached to the role `rolePrefix`. */
+function roleStatements(resources: Resources, rolePrefix: string): Statement[] {
+  const roleId = logicalId(resources, 'AWS::IAM::Role', rolePrefix);
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+function actionsOf(statements: Statement[]): string[] {
+  return statements.flatMap((s) => asArray(s.Action));
+}
+
+describe('NodefleetStack template', () => {
+  let template: Template;
+  let resources: Resources;
+  beforeAll(() => {
+    template = buildTestStack().template;
+    resources = template.toJSON().Resources;
+  });
+
+  describe('DynamoDB', () => {
+    it('has one table keyed by contract.ts Table with the byInstanceId GSI, TTL, PITR and encryption', () => {
+      template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      template.hasResourceProperties('AWS::DynamoDB::Table', {
+        KeySchema: [
+          { AttributeName: Table.partitionKey, KeyType: 'HASH' },
+          { AttributeName: Table.sortKey, KeyType: 'RANGE' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: Table.ttlAttribute, Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        GlobalSecondaryIndexes: [
+          { IndexName: Table.instanceIdIndex, KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
+        ],
+      });
+    });
+  });
+
+  describe('functions', () => {
+    it('builds the five registry functions and one per ASL task (8), each nodejs22.x arm64 with X-Ray', () => {
+      const fns = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+      expect(fns).toHaveLength(Functions.length + 3);
+      for (const f of fns) {
+        expect(f.Properties.Runtime).toBe('nodejs22.x');
+        expect(f.Properties.Architectures).toEqual(['arm64']);
+        expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      }
+    });
+
+    it('gives every function its own role', () => {
+      const roles = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::Lambda::Function')
+        .map((r) => JSON.stringify(r.Properties.Role));
+      expect(new Set(roles).size).toBe(roles.length);
+    });
+
+    it('sets the contract.ts env names and Powertools variables', () => {
+      const provisioner = resources[logicalId(resources, 'AWS::Lambda::Function', 'Provisioner')];
+      const env = provisioner.Properties.Environment.Variables;
+      expect(env[Env.clusterName]).toBe(TestCluster);
+      expect(env[Env.tableName]).toEqual({ Ref: expect.stringMatching(/^Table/) });
+      expect(env[Env.eventBusName]).toEqual({ Ref: expect.stringMatching(/^Bus/) });
+      expect(env[Env.nodeRoleName]).toEqual({ Ref: expect.stringMatching(/^NodeRole/) });
+      expect(env[Env.instanceProfileName]).toEqual({ Ref: expect.stringMatching(/^NodeInstanceProfile/) });
+      expect(env[Env.logLevel]).toBe('INFO');
+      expect(env.POWERTOOLS_SERVICE_NAME).toBe('nodefleet-provisioner');
+      expect(env.POWERTOOLS_METRICS_NAMESPACE).toBe('nodefleet');
+      expect(env[Env.region]).toBeUndefined(); // reserved: Lambda sets it
+
+      const disruption = resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties.Environment.Variables;
+      expect(disruption[Env.stateMachineArn]).toEqual({ Ref: expect.stringMatching(/^Termination/) });
+      const registration = resources[logicalId(resources, 'AWS::Lambda::Function', 'Registration')].Properties.Environment.Variables;
+      expect(registration[Env.stateMachineArn]).toBeUndefined();
+      expect(registration[Env.nodeRoleName]).toBeUndefined();
+    });
+
+    it('passes context logLevel to POWERTOOLS_LOG_LEVEL', () => {
+      const { template: t } = buildTestStack({ logLevel: 'debug', interruption: 'false' });
+      const fns = Object.values(t.toJSON().Resources as Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+      expect(fns.map((f) => f.Properties.Environment.Variables[Env.logLevel])).toEqual(fns.map(() => 'DEBUG'));
+    });
+
+    it('gives async-invoked functions (registration, disruption, gc) a DLQ', () => {
+      for (const name of ['Registration', 'Disruption', 'Gc']) {
+        const fn = resources[logicalId(resources, 'AWS::Lambda::Function', name)];
+        expect(fn.Properties.DeadLetterConfig?.TargetArn, name).toEqual({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${name}Dlq`)), 'Arn'] });
+      }
+    });
+  });
+
+  describe('EventBridge', () => {
+    it('routes agent events on nodefleet\'s bus with the contract patterns', () => {
+      template.hasResourceProperties('AWS::Events::EventBus', { Name: `nodefleet-${TestCluster}` });
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventBusName: { Ref: Match.stringLikeRegexp('^Bus') },
+        EventPattern: { source: [AgentSource], 'detail-type': EventRules.provisioner['detail-type'] },
+        Targets: [Match.objectLike({ SqsParameters: { MessageGroupId: TestCluster }, DeadLetterConfig: Match.anyValue() })],
+      });
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventBusName: { Ref: Match.stringLikeRegexp('^Bus') },
+        EventPattern: { source: [AgentSource], 'detail-type': EventRules.registration['detail-type'] },
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Registration'), 'Arn'] }, DeadLetterConfig: Match.anyValue() })],
+      });
+    });
+
+    it('puts the provisioner behind a FIFO queue (one message group per cluster) with a FIFO DLQ', () => {
+      const queueId = logicalId(resources, 'AWS::SQS::Queue', 'ProvisionerQueue');
+      const queue = resources[queueId].Properties;
+      expect(queue.FifoQueue).toBe(true);
+      expect(queue.ContentBasedDeduplication).toBe(true);
+      expect(queue.SqsManagedSseEnabled).toBe(true);
+      const dlq = resources[queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]].Properties;
+      expect(dlq.FifoQueue).toBe(true);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+        FunctionName: { Ref: Match.stringLikeRegexp('^Provisioner') },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    });
+
+    it('sends the five interruption rules from the default bus to an encrypted queue with a DLQ', () => {
+      const queueId = logicalId(resources, 'AWS::SQS::Queue', 'InterruptionQueue');
+      const rules = Object.values(resources).filter(
+        (r) => r.Type === 'AWS::Events::Rule' && r.Properties.Targets.some((t: any) => t.Arn?.['Fn::GetAtt']?.[0] === queueId),
+      );
+      expect(rules).toHaveLength(InterruptionRuleNames.length);
+      for (const r of rules) expect(r.Properties.EventBusName).toBeUndefined();
+      const patterns = rules.map((r) => r.Properties.EventPattern);
+      for (const name of InterruptionRuleNames) expect(patterns).toContainEqual(JSON.parse(JSON.stringify(EventRules[name])));
+      const queue = resources[queueId].Properties;
+      expect(queue.MessageRetentionPeriod).toBe(300);
+      expect(queue.SqsManagedSseEnabled).toBe(true);
+      expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+        FunctionName: { Ref: Match.stringLikeRegexp('^Interruption') },
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      // Only EventBridge, for these five rules, may send to it; and only over TLS.
+      const policy = Object.values(resources).find((r) => r.Type === 'AWS::SQS::QueuePolicy' && r.Properties.Queues[0].Ref === queueId)!;
+      const statements = policy.Properties.PolicyDocument.Statement as Statement[];
+      expect(statements.filter((x) => x.Effect === 'Deny')).toEqual([expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+      const allows = statements.filter((x) => x.Effect === 'Allow');
+      expect(allows).toHaveLength(InterruptionRuleNames.length);
+      for (const a of allows) {
+        expect((a as any).Principal).toEqual({ Service: 'events.amazonaws.com' });
+        expect(asArray(a.Action)).toContain('sqs:SendMessage');
+        expect(a.Condition?.ArnEquals?.['aws:SourceArn']).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Rule/), 'Arn'] });
+      }
+    });
+
+    it('omits the interruption path when interruption=false', () => {
+      const { template: t } = buildTestStack({ interruption: 'false' });
+      const res = t.toJSON().Resources as Resources;
+      expect(Object.keys(res).filter((id) => id.startsWith('Interruption'))).toEqual([]);
+      expect(Object.values(res).filter((r) => r.Type === 'AWS::Events::Rule')).toHaveLength(2);
+    });
+  });
+
+  describe('Scheduler', () => {
+    it('runs disruption and gc every minute with a DLQ and no stale retries', () => {
+      const schedules = Object.values(resources).filter((r) => r.Type === 'AWS::Scheduler::Schedule');
+      expect(schedules).toHaveLength(2);
+      const targets = schedules.map((s) => s.Properties.Target.Arn['Fn::GetAtt'][0] as string).sort();
+      expect(targets[0]).toMatch(/^Disruption/);
+      expect(targets[1]).toMatch(/^Gc/);
+      for (const s of schedules) {
+        expect(s.Properties.ScheduleExpression).toBe('rate(1 minute)');
+        expect(s.Properties.Target.DeadLetterConfig.Arn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^DeliveryDlq/), 'Arn'] });
+        expect(s.Properties.Target.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 0 });
+      }
+    });
+  });
+
+  describe('termination state machine', () => {
+    it('is a Standard machine with logging ALL and X-Ray, substituting every ${…} of the definition', () => {
+      const sm = resources[logicalId(resources, 'AWS::StepFunctions::StateMachine', 'Termination')].Properties;
+      expect(sm.StateMachineType).toBe('STANDARD');
+      expect(sm.TracingConfiguration).toEqual({ Enabled: true });
+      expect(sm.LoggingConfiguration.Level).toBe('ALL');
+      expect(Object.keys(sm.DefinitionSubstitutions).sort()).toEqual(['CordonFunctionArn', 'EvictPodsFunctionArn', 'TableName', 'TerminateFunctionArn']);
+      expect(sm.DefinitionSubstitutions.EvictPodsFunctionArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^TerminationEvictPods/), 'Arn'] });
+      expect(sm.DefinitionSubstitutions.TableName).toEqual({ Ref: expect.stringMatching(/^Table/) });
+    });
+
+    it('lets the state machine invoke only its task functions and use the table directly only as the definition does', () => {
+      const smRoleId = resources[logicalId(resources, 'AWS::StepFunctions::StateMachine', 'Termination')].Properties.RoleArn['Fn::GetAtt'][0];
+      const statements = roleStatements(resources, smRoleId);
+      const invoke = statements.filter((s) => asArray(s.Action).includes('lambda:InvokeFunction'));
+      const invoked = invoke.flatMap((s) => asArray(s.Resource as any)).map((r: any) => r['Fn::GetAtt']?.[0] ?? r['Fn::Join'][1][0]['Fn::GetAtt'][0]);
+      expect([...new Set(invoked)].sort()).toEqual([
+        expect.stringMatching(/^TerminationCordon/),
+        expect.stringMatching(/^TerminationEvictPods/),
+        expect.stringMatching(/^TerminationTerminate/),
+      ]);
+      expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem']);
+    });
+  });
+
+  describe('IAM least privilege', () => {
+    it('never grants a wildcard action', () => {
+      const statements = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy')
+        .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[]);
+      expect(statements.length).toBeGreaterThan(20);
+      for (const a of actionsOf(statements)) expect(a).not.toMatch(/\*/);
+    });
+
+    it('uses Resource "*" only for actions without resource-level permissions', () => {
+      const allowed = /^(ec2:Describe[A-Za-z]+|xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/;
+      const star = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy')
+        .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[])
+        .filter((s) => asArray(s.Resource as any).includes('*'));
+      for (const a of actionsOf(star)) expect(a).toMatch(allowed);
+      for (const s of star.filter((x) => actionsOf([x]).some((a) => a.startsWith('ec2:')))) {
+        expect(s.Condition).toEqual({ StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } } });
+      }
+    });
+
+    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with the cluster request tag', () => {
+      const s = roleStatements(resources, 'ProvisionerRole').find((x) => x.Sid === 'LaunchCreatesClusterTaggedResources')!;
+      expect(asArray(s.Action).sort()).toEqual(['ec2:CreateFleet', 'ec2:CreateLaunchTemplate', 'ec2:RunInstances']);
+      expect(s.Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned' } });
+      const res = JSON.stringify(s.Resource);
+      for (const r of ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*']) expect(res).toContain(`:${r}`);
+    });
+
+    it('lets RunInstances/CreateFleet use only existing subnet/SG/image/snapshot/capacity-reservation ARNs, and only cluster-tagged launch templates', () => {
+      const statements = roleStatements(resources, 'ProvisionerRole');
+      const existing = statements.find((x) => x.Sid === 'LaunchUsesExistingResources')!;
+      expect(existing.Condition).toBeUndefined();
+      expect(JSON.stringify(existing.Resource)).not.toMatch(/instance\/|fleet\/|launch-template/);
+      const lt = statements.find((x) => x.Sid === 'LaunchUsesOwnLaunchTemplates')!;
+      expect(lt.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' } });
+      // No other statement grants a launch action.
+      const launchers = statements.filter((x) => actionsOf([x]).some((a) => ['ec2:RunInstances', 'ec2:CreateFleet'].includes(a)));
+      expect(launchers.map((x) => x.Sid).sort()).toEqual(['LaunchCreatesClusterTaggedResources', 'LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates']);
+    });
+
+    it('allows CreateTags only inside a launch that carries the cluster tag', () => {
+      const s = roleStatements(resources, 'ProvisionerRole').find((x) => asArray(x.Action).includes('ec2:CreateTags'))!;
+      expect(s.Condition).toEqual({
+        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+      });
+    });
+
+    it('allows TerminateInstances only on cluster-tagged resources, and only to gc and the Terminate task', () => {
+      const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
+      const terminators: string[] = [];
+      for (const role of roles) {
+        for (const s of roleStatements(resources, role)) {
+          if (!asArray(s.Action).includes('ec2:TerminateInstances')) continue;
+          terminators.push(role);
+          expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' } });
+        }
+      }
+      expect(terminators.sort()).toEqual([expect.stringMatching(/^GcRole/), expect.stringMatching(/^TerminationTerminateRole/)]);
+    });
+
+    it('passes only the node role, only to EC2', () => {
+      const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
+      const pass = roles.flatMap((r) => roleStatements(resources, r).filter((s) => asArray(s.Action).includes('iam:PassRole')));
+      expect(pass.length).toBe(2); // provisioner and disruption (replacements)
+      for (const s of pass) {
+        expect(s.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
+        expect(s.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ec2.amazonaws.com' } });
+      }
+    });
+
+    it('allows eks:DescribeCluster on this cluster only', () => {
+      const s = roleStatements(resources, 'RegistrationRole').find((x) => asArray(x.Action).includes('eks:DescribeCluster'))!;
+      expect(s.Resource).toEqual({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':eks:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:cluster/${TestCluster}`]],
+      });
+    });
+
+    it('gives registration no EC2 and no Step Functions permissions', () => {
+      const actions = actionsOf(roleStatements(resources, 'RegistrationRole'));
+      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:'))).toEqual([]);
+    });
+  });
+
+  describe('nodes and cluster access', () => {
+    it('creates the node role with the four EKS worker policies and an instance profile', () => {
+      const role = resources[logicalId(resources, 'AWS::IAM::Role', 'NodeRole')].Properties;
+      expect(role.RoleName).toBe(`nodefleet-node-${TestCluster}`);
+      const policies = role.ManagedPolicyArns.map((p: any) => p['Fn::Join'][1][2].replace(':iam::aws:policy/', '')).sort();
+      expect(policies).toEqual(['AmazonEC2ContainerRegistryReadOnly', 'AmazonEKSWorkerNodePolicy', 'AmazonEKS_CNI_Policy', 'AmazonSSMManagedInstanceCore']);
+      template.hasResourceProperties('AWS::IAM::InstanceProfile', { Roles: [{ Ref: Match.stringLikeRegexp('^NodeRole') }] });
+    });
+
+    it('maps the node role (EC2_LINUX) and every Kubernetes-using function role (group nodefleet-controllers) with access entries', () => {
+      const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry').map((r) => r.Properties);
+      const node = entries.filter((e) => e.Type === 'EC2_LINUX');
+      expect(node).toHaveLength(1);
+      expect(node[0].PrincipalArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
+      const fnEntries = entries.filter((e) => e.Type === 'STANDARD');
+      expect(fnEntries).toHaveLength(8); // every function uses the Kubernetes API
+      for (const e of [...node, ...fnEntries]) expect(e.ClusterName).toBe(TestCluster);
+      for (const e of fnEntries) expect(e.KubernetesGroups).toEqual(['nodefleet-controllers']);
+    });
+  });
+
+  describe('the agent', () => {
+    it('may only PutEvents on nodefleet\'s bus, through an EKS Pod Identity association', () => {
+      const statements = roleStatements(resources, 'AgentRole');
+      expect(statements).toEqual([{ Sid: 'PutEventsOnNodefleetBus', Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] } }]);
+      const trust = resources[logicalId(resources, 'AWS::IAM::Role', 'AgentRole')].Properties.AssumeRolePolicyDocument.Statement;
+      expect(trust).toEqual([
+        expect.objectContaining({
+          Action: ['sts:AssumeRole', 'sts:TagSession'],
+          Principal: { Service: 'pods.eks.amazonaws.com' },
+          Condition: {
+            StringEquals: {
+              'aws:SourceAccount': { Ref: 'AWS::AccountId' },
+              'aws:RequestTag/eks-cluster-name': TestCluster,
+              'aws:RequestTag/kubernetes-namespace': 'nodefleet',
+              'aws:RequestTag/kubernetes-service-account': 'nodefleet-agent',
+            },
+          },
+        }),
+      ]);
+      template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { ClusterName: TestCluster, Namespace: 'nodefleet', ServiceAccount: 'nodefleet-agent' });
+    });
+
+    it('supports IRSA instead (web identity for the agent ServiceAccount only)', () => {
+      const arn = 'arn:aws:iam::123456789012:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABC123';
+      const { template: t } = buildTestStack({ agentIdentity: 'irsa', oidcProviderArn: arn, interruption: 'false' });
+      t.resourceCountIs('AWS::EKS::PodIdentityAssociation', 0);
+      t.hasResourceProperties('AWS::IAM::Role', {
+        AssumeRolePolicyDocument: {
+          Statement: [
+            {
+              Action: 'sts:AssumeRoleWithWebIdentity',
+              Effect: 'Allow',
+              Principal: { Federated: arn },
+              Condition: {
+                StringEquals: {
+                  'oidc.eks.eu-west-1.amazonaws.com/id/ABC123:sub': 'system:serviceaccount:nodefleet:nodefleet-agent',
+                  'oidc.eks.eu-west-1.amazonaws.com/id/ABC123:aud': 'sts.amazonaws.com',
+                },
+              },
+            },
+          ],
+        },
+      });
+    });
+  });
+
+  describe('observability', () => {
+    it('alarms on every DLQ, failed/timed-out/throttled executions and each function\'s throttles', () => {
+      const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties);
+      const dlqs = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::SQS::Queue' && /Dlq/.test(id));
+      expect(dlqs.length).toBe(6); // delivery, registration/disruption/gc async, provisioner FIFO, interruption
+      for (const dlq of dlqs) {
+        expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions[0].Value['Fn::GetAtt'][0] === dlq), dlq).toBe(true);
+      }
+      for (const m of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionThrottled']) {
+        expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === m)).toHaveLength(1);
+      }
+      expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Throttles')).toHaveLength(8);
+      for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
+    });
+
+    it('has a dashboard of Karpenter-named metrics in namespace nodefleet', () => {
+      const body = JSON.stringify(resources[logicalId(resources, 'AWS::CloudWatch::Dashboard', 'ObservabilityDashboard')].Properties.DashboardBody);
+      for (const m of ['nodeclaims_created_total', 'nodeclaims_disrupted_total', 'interruption_received_messages_total', 'scheduler_unschedulable_pods_count']) {
+        expect(body).toContain(`MetricName=\\\\\\"${m}\\\\\\"`);
+      }
+      expect(body).toContain('Namespace=\\\\\\"nodefleet\\\\\\"');
+    });
+  });
+
+  describe('config', () => {
+    it('requires clusterName and validates it', () => {
+      expect(() => buildTestStack({ clusterName: '' })).toThrow(ConfigError);
+      expect(() => buildTestStack({ clusterName: 'bad name!' })).toThrow(/clusterName/);
+      expect(() => buildTestStack({ logLevel: 'LOUD' })).toThrow(/logLevel/);
+      expect(() => buildTestStack({ agentIdentity: 'irsa' })).toThrow(/oidcProviderArn/);
+      expect(() => buildTestStack({ subnetIds: 'subnet-1' })).toThrow(/vpcId/);
+    });
+
+    it('places functions in the given VPC subnets when vpcId/subnetIds are set', () => {
+      const { template: t } = buildTestStack({ vpcId: 'vpc-0123', subnetIds: 'subnet-a,subnet-b', interruption: 'false' });
+      const fns = Object.values(t.toJSON().Resources as Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+      for (const f of fns) expect(f.Properties.VpcConfig.SubnetIds).toEqual(['subnet-a', 'subnet-b']);
+    });
+  });
+});
