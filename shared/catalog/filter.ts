@@ -8,17 +8,19 @@
  * - Well-known labels the type does not define (e.g. instance-gpu-name on a CPU type) are
  *   "absent": only NotIn / DoesNotExist admit them.
  * - Custom keys (team=a) say nothing about the type: the node gets them from the NodePool.
- * - Zone and capacity type are per offering: offerings outside the requirement are dropped,
+ * - Zone, zone id, capacity type and reservation id are per offering: offerings outside the requirement are dropped,
  *   and a type with no offering left (or none available, when asked) is not admitted.
  */
-import { LabelCapacityType, LabelTopologyZone } from '../api/labels.ts';
+import { LabelCapacityType, LabelTopologyZone, LabelTopologyZoneID } from '../api/labels.ts';
 import { Requirements } from '../api/requirements.ts';
 import { AWSWellKnownLabels, CoreWellKnownLabels } from '../api/validate.ts';
 import type { NodePool } from '../api/nodepool.ts';
 import { cheapestOffering, type InstanceType } from './types.ts';
 
 const WellKnown = new Set<string>([...CoreWellKnownLabels, ...AWSWellKnownLabels]);
-const PerOffering = new Set<string>([LabelTopologyZone, LabelCapacityType]);
+const LabelCapacityReservationID = 'karpenter.k8s.aws/capacity-reservation-id';
+/** Labels whose value depends on the offering, not the type. */
+const PerOffering = new Set<string>([LabelTopologyZone, LabelCapacityType, LabelTopologyZoneID, LabelCapacityReservationID]);
 
 /** Requirements a NodePool puts on its nodes: spec.template.spec.requirements plus template labels (In). */
 export function nodePoolRequirements(np: Pick<NodePool, 'spec'>): Requirements {
@@ -49,11 +51,18 @@ export function instanceTypeIncompatibility(it: InstanceType, reqs: Requirements
 export function filterInstanceTypes(types: readonly InstanceType[], reqs: Requirements, opts: { availableOnly?: boolean } = {}): InstanceType[] {
   const zone = reqs.get(LabelTopologyZone);
   const capacityType = reqs.get(LabelCapacityType);
+  const zoneId = reqs.get(LabelTopologyZoneID);
+  const reservation = reqs.get(LabelCapacityReservationID);
   const out: InstanceType[] = [];
   for (const it of types) {
     if (instanceTypeIncompatibility(it, reqs)) continue;
     const offerings = it.offerings.filter(
-      (o) => (!zone || zone.has(o.zone)) && (!capacityType || capacityType.has(o.capacityType)) && (!opts.availableOnly || o.available),
+      (o) =>
+        (!zone || zone.has(o.zone)) &&
+        (!capacityType || capacityType.has(o.capacityType)) &&
+        (!zoneId || zoneId.matches(o.zoneId)) &&
+        (!reservation || reservation.matches(o.reservationId)) &&
+        (!opts.availableOnly || o.available),
     );
     if (offerings.length > 0) out.push({ ...it, offerings });
   }

@@ -54,7 +54,7 @@ export const instanceTypeInfos: readonly InstanceTypeInfo[] = instanceTypeData a
 
 const onDemandPrices = (priceData as { onDemand: Record<string, Record<string, number>> }).onDemand;
 const spotPrices = (priceData as { spot: Record<string, Record<string, number>> }).spot;
-const zonesByRegion = (zoneData as { regions: Record<string, { zoneNames: string[]; zoneIds: string[] }> }).regions;
+const zonesByRegion = (zoneData as { regions: Record<string, { zoneNames: string[]; zoneIds: string[]; exampleNameToId?: Record<string, string> }> }).regions;
 
 /** An offering currently out of capacity (ICE cache entry). */
 export interface UnavailableOffering {
@@ -178,12 +178,16 @@ export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOp
   const offerings: Offering[] = [];
   const od = onDemandPrices[opts.region]?.[info.name];
   const spot = spotPrices[opts.region]?.[info.name];
-  for (const zone of zonesByRegion[opts.region]?.zoneNames ?? []) {
+  const region = zonesByRegion[opts.region];
+  for (const zone of region?.zoneNames ?? []) {
+    // The shipped name→id pairing was seen in one account; the AWS adapter replaces it at run time.
+    const zoneId = region?.exampleNameToId?.[zone];
+    const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
-      offerings.push({ zone, capacityType: 'on-demand', priceUsdPerHour: od, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
+      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
     }
     if (spot !== undefined) {
-      offerings.push({ zone, capacityType: 'spot', priceUsdPerHour: spot, available: !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
+      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot, available: !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
     }
   }
   return {

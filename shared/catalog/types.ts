@@ -14,6 +14,8 @@ export interface Offering {
   available: boolean;
   /** Capacity reservation id for `reserved` offerings. */
   reservationId?: string;
+  /** Zone id (topology.k8s.aws/zone-id, e.g. "use1-az4") when known; the name→id pairing is per account. */
+  zoneId?: string;
 }
 
 /** An instance type ready for scheduling. */

@@ -61,3 +61,13 @@ describe('filterInstanceTypes', () => {
     expect(sorted[0].name).toBe('m5.large');
   });
 });
+
+describe('per-offering labels', () => {
+  it('matches topology.k8s.aws/zone-id against the offering zone id', () => {
+    const [c5a] = filterInstanceTypes(catalog, reqs([
+      { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c5a.2xlarge'] },
+      { key: 'topology.k8s.aws/zone-id', operator: 'In', values: ['use1-az4'] },
+    ]));
+    expect(new Set(c5a.offerings.map((o) => o.zone))).toEqual(new Set(['us-east-1a']));
+  });
+});

@@ -134,7 +134,7 @@ describe('loadCatalog', () => {
   it('marks unavailable offerings', () => {
     const cat = loadCatalog({ region: 'ap-northeast-2', unavailable: [{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a', capacityType: 'spot' }] });
     const offs = cat.find((t) => t.name === 'c5a.2xlarge')!.offerings;
-    expect(offs.filter((o) => !o.available)).toEqual([{ zone: 'ap-northeast-2a', capacityType: 'spot', priceUsdPerHour: 0.135267, available: false }]);
+    expect(offs.filter((o) => !o.available)).toEqual([{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1', capacityType: 'spot', priceUsdPerHour: 0.135267, available: false }]);
   });
 
   it('rejects a region without zone data', () => {
