@@ -595,10 +595,11 @@ export class Controllers {
       for (const [k, v] of Object.entries(requests)) if (v > 0 && v > (free[k] ?? 0)) out.push(k === 'pods' ? 'Too many pods' : `Insufficient ${k}`);
       return out;
     }
-    const affinity = this.interPodAffinity(pod, node, bound, nodes);
-    if (affinity) return [affinity];
+    // kube-scheduler's default filter order: PodTopologySpread before InterPodAffinity
     const spread = this.topologySpread(pod, node, bound, nodes);
     if (spread) return [spread];
+    const affinity = this.interPodAffinity(pod, node, bound, nodes);
+    if (affinity) return [affinity];
     return [];
   }
 

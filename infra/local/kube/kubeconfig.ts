@@ -14,7 +14,8 @@ export function kubeconfigYaml(url: string, namespace = 'default'): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: LOCAL_CONTEXT, cluster: { server: url } }],
+    // client-node v2 refuses plain http unless skip-TLS-verify is set (config.ts createDispatcherOptions)
+    clusters: [{ name: LOCAL_CONTEXT, cluster: { server: url, 'insecure-skip-tls-verify': true } }],
     users: [{ name: LOCAL_CONTEXT, user: { token: 'nodefleet-local' } }],
     contexts: [{ name: LOCAL_CONTEXT, context: { cluster: LOCAL_CONTEXT, user: LOCAL_CONTEXT, namespace } }],
     'current-context': LOCAL_CONTEXT,

@@ -301,6 +301,7 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
   const tKey = typeKey(t);
 
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  res.flushHeaders(); // clients resolve the watch request on the headers; an idle watch must not hold them back
   const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
 
   const matched = new Set<string>();
