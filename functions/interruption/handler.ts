@@ -1,0 +1,74 @@
+/**
+ * Interruption function: an SQS batch of EventBridge events (spot interruption warning, rebalance
+ * recommendation, AWS Health scheduled change, instance state change, capacity reservation
+ * interruption). Each record is parsed with zod (shared/api/events); a malformed record is
+ * reported in the partial batch response so SQS redelivers it and, after maxReceiveCount, moves it
+ * to the DLQ. A record whose handling throws (throttling …) is reported too; everything else is
+ * acknowledged, unknown kinds and unknown instances included.
+ */
+import { ZodError } from 'zod';
+import {
+  InterruptionDetailTypes,
+  InterruptionEventSchema,
+  EventBridgeEnvelopeSchema,
+  toInterruptionMessage,
+  type SqsBatchResponse,
+  type SqsEvent,
+} from '../../shared/api/events/index.ts';
+import { handleMessage, type InterruptionDeps, type InterruptionOutcome } from './handle-message.ts';
+
+export { SqsEventSchema as InputSchema } from '../../shared/api/events/index.ts';
+export type { InterruptionDeps } from './handle-message.ts';
+
+/** Per-record result, for logs and tests. */
+export interface RecordResult {
+  messageId: string;
+  status: 'handled' | 'ignored' | 'malformed' | 'failed';
+  outcomes?: InterruptionOutcome[];
+  error?: string;
+}
+
+/** Handles the batch; returns the partial batch response plus what happened to each record. */
+export async function run(event: SqsEvent, deps: InterruptionDeps): Promise<SqsBatchResponse & { results: RecordResult[] }> {
+  const results: RecordResult[] = [];
+  for (const record of event.Records) results.push(await handleRecord(record.messageId, record.body, deps));
+  return {
+    batchItemFailures: results.filter((r) => r.status === 'malformed' || r.status === 'failed').map((r) => ({ itemIdentifier: r.messageId })),
+    results,
+  };
+}
+
+async function handleRecord(messageId: string, body: string, deps: InterruptionDeps): Promise<RecordResult> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch (err) {
+    deps.log.warn('malformed interruption message: body is not JSON', { messageId, error: String(err) });
+    return { messageId, status: 'malformed', error: 'body is not JSON' };
+  }
+  const envelope = EventBridgeEnvelopeSchema.safeParse(raw);
+  if (!envelope.success) return malformed(messageId, envelope.error, deps);
+  if (!InterruptionDetailTypes.includes(envelope.data['detail-type'])) {
+    deps.log.debug('ignoring event of an unhandled kind', { messageId, detailType: envelope.data['detail-type'] });
+    return { messageId, status: 'ignored' };
+  }
+  const parsed = InterruptionEventSchema.safeParse(raw);
+  if (!parsed.success) return malformed(messageId, parsed.error, deps);
+  const msg = toInterruptionMessage(parsed.data);
+  if (!msg) {
+    deps.log.debug('ignoring health event outside EC2 scheduled changes', { messageId });
+    return { messageId, status: 'ignored' };
+  }
+  try {
+    return { messageId, status: 'handled', outcomes: await handleMessage(msg, deps) };
+  } catch (err) {
+    deps.log.warn('interruption message failed; SQS will redeliver it', { messageId, kind: msg.kind, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    return { messageId, status: 'failed', error: err instanceof Error ? err.name : String(err) };
+  }
+}
+
+function malformed(messageId: string, error: ZodError, deps: InterruptionDeps): RecordResult {
+  const problems = error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  deps.log.warn('malformed interruption message', { messageId, problems });
+  return { messageId, status: 'malformed', error: problems.join('; ') };
+}

@@ -1,0 +1,188 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { run, type InterruptionDeps } from '../../../functions/interruption/handler.ts';
+import { AnnotationRebalanceRecommendedAt, InterruptedOfferingTtlSeconds } from '../../../functions/interruption/handle-message.ts';
+import { SqsEventSchema, type SqsEvent } from '../../../shared/api/events/index.ts';
+import { TransientError } from '../../../shared/api/errors.ts';
+import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
+import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
+
+const InstanceId = 'i-0abc1234def567890';
+const fixture = (name: string): Record<string, any> => JSON.parse(readFileSync(new URL(`../../fixtures/events/${name}.json`, import.meta.url), 'utf8'));
+const sqs = (...bodies: (string | object)[]): SqsEvent =>
+  SqsEventSchema.parse({
+    Records: bodies.map((b, i) => ({ ...fixture('sqs-record-wrapping').Records[0], messageId: `m-${i + 1}`, body: typeof b === 'string' ? b : JSON.stringify(b) })),
+  });
+
+function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalanceReplace?: boolean; tgpSeconds?: number; now?: string } = {}) {
+  const w = fakeWorld({ start: opts.now ?? '2026-03-10T12:00:05Z' });
+  w.store.put(
+    nodeClaim({
+      name: 'spot-abc12',
+      nodePool: 'spot',
+      instanceId: InstanceId,
+      nodeName: 'ip-10-0-0-1.us-east-2.compute.internal',
+      instanceType: 'm5.xlarge',
+      zone: 'us-east-2a',
+      capacityType: opts.capacityType ?? 'spot',
+      ...(opts.tgpSeconds !== undefined ? { terminationGracePeriodSeconds: opts.tgpSeconds } : {}),
+    }),
+  );
+  w.kube.setNodePools([
+    NodePoolSchema.parse({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'spot', ...(opts.rebalanceReplace ? { annotations: { 'nodefleet.io/rebalance-replace': 'true' } } : {}) },
+      spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } },
+    }),
+  ]);
+  const logs: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
+  const log = (level: string) => (message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields });
+  const deps: InterruptionDeps = {
+    store: w.store,
+    starter: w.starter,
+    unavailable: w.unavailable,
+    kube: w.kube,
+    budgets: w.budgets,
+    clock: w.clock,
+    log: { debug: log('debug'), info: log('info'), warn: log('warn') },
+  };
+  return { w, deps, logs };
+}
+
+describe('interruption handler with the real AWS sample events', () => {
+  it('SQS-wrapped spot interruption warning: terminate with the 2-minute notice as deadline, mark the spot offering unavailable for 3 minutes', async () => {
+    const { w, deps } = setup();
+    const res = await run(SqsEventSchema.parse(fixture('sqs-record-wrapping')), deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(w.starter.started).toEqual([
+      { nodeClaim: 'spot-abc12', instanceId: InstanceId, nodeName: 'ip-10-0-0-1.us-east-2.compute.internal', reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:00Z') },
+    ]);
+    const now = Date.parse('2026-03-10T12:00:05Z') / 1000;
+    expect(w.unavailable.all()).toEqual([{ instanceType: 'm5.xlarge', zone: 'us-east-2a', capacityType: 'spot', reason: 'SpotInterruption', untilEpochSeconds: now + InterruptedOfferingTtlSeconds }]);
+    expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 179)).toBe(true);
+    expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 180)).toBe(false);
+  });
+
+  it('the same warning delivered twice starts one execution', async () => {
+    const { w, deps } = setup();
+    const body = fixture('spot-interruption-warning');
+    await run(sqs(body, body), deps);
+    expect(w.starter.started).toHaveLength(1);
+    expect(w.starter.callsOf('start')).toHaveLength(2);
+  });
+
+  it('capacity reservation interruption: deadline is instance-termination-time, the reserved offering is marked', async () => {
+    const { w, deps } = setup({ capacityType: 'reserved' });
+    const res = await run(sqs(fixture('capacity-reservation-interruption-warning')), deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(w.starter.started[0]).toMatchObject({ reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:00Z') });
+    expect(w.unavailable.all().map((e) => e.capacityType)).toEqual(['reserved']);
+  });
+
+  it.each([
+    ['health-scheduled-change', 'ARN in entityValue and resources'],
+    ['health-scheduled-change-bare-id', 'bare instance id'],
+  ])('AWS Health scheduled change (%s: %s) drains the instance', async (file) => {
+    const { w, deps } = setup({ tgpSeconds: 3600 });
+    const res = await run(sqs(fixture(file)), deps);
+    expect(res.results[0].status).toBe('handled');
+    expect(w.starter.started).toHaveLength(1);
+    expect(w.starter.started[0].instanceId).toBe(InstanceId);
+    expect(w.unavailable.all()).toEqual([]);
+  });
+
+  it('scheduled change deadline: the terminationGracePeriod, capped by the change start; a past start leaves 2 minutes', async () => {
+    const future = setup({ tgpSeconds: 3600, now: '2026-08-27T12:30:00Z' });
+    await run(sqs(fixture('health-scheduled-change')), future.deps);
+    // startTime Thu, 27 Aug 2026 13:19:03 GMT comes before now + 1 h.
+    expect(future.w.starter.started[0].deadlineEpochMs).toBe(Date.parse('2026-08-27T13:19:03Z'));
+    const past = setup({ now: '2026-03-10T12:00:05Z' });
+    await run(sqs(fixture('health-scheduled-change-bare-id')), past.deps);
+    expect(past.w.starter.started[0].deadlineEpochMs).toBe(Date.parse('2026-03-10T12:02:05Z'));
+  });
+
+  it.each(['instance-state-change-stopping', 'instance-state-change-terminated'])('%s: cleans up through the termination machine with an immediate deadline', async (file) => {
+    const { w, deps } = setup();
+    await run(sqs(fixture(file)), deps);
+    expect(w.starter.started).toHaveLength(1);
+    expect(w.starter.started[0].deadlineEpochMs).toBe(w.clock.nowMs());
+    expect(w.unavailable.all()).toEqual([]);
+  });
+
+  it('state change to running is acknowledged without action', async () => {
+    const { w, deps } = setup();
+    const e = fixture('instance-state-change-stopping');
+    e.detail.state = 'running';
+    const res = await run(sqs(e), deps);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'ignored-state' }]);
+    expect(w.starter.started).toEqual([]);
+  });
+
+  it('rebalance recommendation: recorded on the claim only, by default', async () => {
+    const { w, deps, logs } = setup();
+    const res = await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'recorded' }]);
+    expect(w.starter.started).toEqual([]);
+    expect(w.store.peek('spot-abc12')?.annotations[AnnotationRebalanceRecommendedAt]).toBe('2026-03-10T12:00:05.000Z');
+    expect(logs.some((l) => l.fields?.reason === 'SpotRebalanceRecommendation')).toBe(true);
+  });
+
+  it('rebalance recommendation with nodefleet.io/rebalance-replace: graceful replacement taking a budget slot', async () => {
+    const { w, deps } = setup({ rebalanceReplace: true, tgpSeconds: 600 });
+    await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(w.starter.started[0]).toMatchObject({ budgetNodePool: 'spot', deadlineEpochMs: w.clock.nowMs() + 600_000 });
+    expect(await w.budgets.holders('spot')).toEqual({ 'spot-abc12': '2026-03-10T12:00:05.000Z' });
+  });
+
+  it('rebalance replacement waits when the budget is exhausted', async () => {
+    const { w, deps } = setup({ rebalanceReplace: true });
+    await w.budgets.take('spot', 'other-claim', 1, 'earlier');
+    const res = await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'budget-exhausted' }]);
+    expect(w.starter.started).toEqual([]);
+  });
+
+  it('unknown instance: acknowledged with a debug log', async () => {
+    const { w, deps, logs } = setup();
+    const e = fixture('spot-interruption-warning');
+    e.detail['instance-id'] = 'i-0fff0000fff000000';
+    const res = await run(sqs(e), deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: 'i-0fff0000fff000000', action: 'unknown-instance' }]);
+    expect(logs.find((l) => l.level === 'debug')?.fields).toMatchObject({ instanceId: 'i-0fff0000fff000000' });
+    expect(w.starter.started).toEqual([]);
+  });
+
+  it('malformed messages are batch item failures (→ DLQ); the good ones in the batch still run', async () => {
+    const { w, deps } = setup();
+    const noInstance = fixture('spot-interruption-warning');
+    delete noInstance.detail['instance-id'];
+    const res = await run(sqs('not json', noInstance, fixture('spot-interruption-warning'), { hello: 'world' }), deps);
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }, { itemIdentifier: 'm-4' }]);
+    expect(res.results[1].error).toContain('detail.instance-id');
+    expect(w.starter.started).toHaveLength(1);
+  });
+
+  it('an event of another kind is acknowledged as a no-op', async () => {
+    const { deps } = setup();
+    const e = { ...fixture('spot-interruption-warning'), 'detail-type': 'EC2 Fast Snapshot Restore State-change Notification' };
+    const res = await run(sqs(e), deps);
+    expect(res).toMatchObject({ batchItemFailures: [], results: [{ status: 'ignored' }] });
+  });
+
+  it('a throttled lookup is reported for redelivery, not dropped', async () => {
+    const { w, deps } = setup();
+    w.store.failNext('getByInstanceId', new TransientError('ProvisionedThroughputExceeded'));
+    const res = await run(sqs(fixture('spot-interruption-warning')), deps);
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    expect(res.results[0].error).toBe('TransientError');
+  });
+
+  it('a claim already terminating is left to its execution', async () => {
+    const { w, deps } = setup();
+    w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating' });
+    const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'already-terminating' }]);
+  });
+});
