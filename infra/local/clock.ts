@@ -25,13 +25,16 @@ export interface VirtualClockOptions {
   speed: number;
   /** Wall-clock source in epoch ms; injectable for tests. Default `Date.now`. */
   realNowMs?: () => number;
+  /** Hold virtual time at `start` until {@link VirtualClock.begin} (setup time does not count). */
+  frozen?: boolean;
 }
 
 /** The virtual clock (implements the `Clock` port the handlers take). */
 export class VirtualClock implements Clock {
   readonly speed: number;
   private readonly startMs: number;
-  private readonly realStartMs: number;
+  private realStartMs: number;
+  private frozen: boolean;
   private readonly realNowMs: () => number;
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
@@ -44,6 +47,14 @@ export class VirtualClock implements Clock {
     if (!Number.isFinite(this.startMs)) throw new RangeError(`invalid start time ${String(opts.start)}`);
     this.realNowMs = opts.realNowMs ?? Date.now;
     this.realStartMs = this.realNowMs();
+    this.frozen = opts.frozen ?? false;
+  }
+
+  /** Starts virtual time (from `start`) if the clock was created frozen; no-op otherwise. */
+  begin(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    this.realStartMs = this.realNowMs();
   }
 
   now(): Date {
@@ -52,6 +63,7 @@ export class VirtualClock implements Clock {
 
   /** Virtual epoch milliseconds. */
   nowMs(): number {
+    if (this.frozen) return this.startMs;
     return Math.round(this.startMs + (this.realNowMs() - this.realStartMs) * this.speed);
   }
 

@@ -1,13 +1,39 @@
+/**
+ * `nodefleet demo [--scenario NAME|FILE] [--speed X]`: runs a scenario of the embedded
+ * environment (infra/local) end to end — the same functions, state machine and event patterns
+ * as in AWS against local stand-ins — printing Karpenter-style log lines, a live view and a
+ * summary. Exit code 0 only when the scenario's expectations hold; 1 when they do not; 2 for
+ * a usage error (unknown scenario, bad speed, invalid scenario file).
+ */
 import type { Command } from 'commander';
+import { DefaultScenario, ScenarioError, listScenarioNames, loadScenario } from '../../../infra/local/scenario.ts';
+import { runScenario } from '../../../infra/local/runner.ts';
 
-/** Placeholder until its issue lands: registers the command so the CLI contract is visible. */
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('(not built yet)')
-    .allowUnknownOption()
-    .action(() => {
-      process.stderr.write('nodefleet demo: not built yet\n');
-      process.exit(2);
+    .description(`run a scenario of the embedded environment end to end (default ${DefaultScenario})`)
+    .option('--scenario <name|file>', `scenario name (${listScenarioNames().join(', ')}) or YAML file`, DefaultScenario)
+    .option('--speed <x>', "virtual seconds per real second (default: the scenario's own, usually 10)")
+    .option('--verbose', 'print DEBUG log lines too')
+    .action(async (opts: { scenario: string; speed?: string; verbose?: boolean }) => {
+      let speed: number | undefined;
+      if (opts.speed !== undefined) {
+        speed = Number(opts.speed);
+        if (!Number.isFinite(speed) || speed < 0.01) {
+          process.stderr.write(`nodefleet demo: --speed must be a number ≥ 0.01, got "${opts.speed}"\n`);
+          process.exit(2);
+        }
+      }
+      let scenario;
+      try {
+        scenario = loadScenario(opts.scenario);
+      } catch (err) {
+        process.stderr.write(`nodefleet demo: ${err instanceof ScenarioError ? err.message : String(err)}\n`);
+        process.exit(2);
+      }
+      const result = await runScenario(scenario, { speed, logLevel: opts.verbose ? 'DEBUG' : 'INFO' });
+      // Open sockets / SDK keep-alive agents must not keep the process (or its exit code) hostage.
+      process.exit(result.ok ? 0 : 1);
     });
 }

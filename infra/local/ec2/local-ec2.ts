@@ -54,6 +54,9 @@ export interface LocalInstance {
   priceUsdPerHour?: number;
   /** True for instances that exist before the scenario (managed node group), not launched through the API. */
   preexisting?: boolean;
+  /** Base64 user data from the launch template. */
+  userData?: string;
+  launchTemplateName?: string;
 }
 
 /** A CreateFleet override (one launch template × instance type × subnet/zone). */
@@ -76,6 +79,8 @@ export interface CreateFleetRequest {
   launchTemplateId?: string;
   launchTemplateName?: string;
   launchTemplateVersion?: string;
+  /** The launch template's UserData (base64), which the simulated kubelet reads its flags from. */
+  userData?: string;
 }
 
 export interface CreateFleetError {
@@ -134,6 +139,10 @@ export interface LocalEc2Listeners {
   onRunning?: (instance: LocalInstance) => void;
   /** The instance is shutting down: its kubelet stops. */
   onStopping?: (instance: LocalInstance) => void;
+  /** The instance reached `terminated`. */
+  onTerminated?: (instance: LocalInstance) => void;
+  /** A CreateFleet call was answered. */
+  onCreateFleet?: (request: CreateFleetRequest, outcome: CreateFleetOutcome) => void;
 }
 
 /** Default account id used in ARNs and events (the fixtures' placeholder account). */
@@ -266,7 +275,9 @@ export class LocalEc2 {
       errors.push({ errorCode: 'UnfulfillableCapacity', errorMessage: 'Failed to fulfill capacity. Please review errors in the response.' });
     }
     this.calls.push({ action: 'CreateFleet', atMs: this.clock.nowMs(), detail: { capacityType: req.capacityType, overrides: req.overrides.length, launched: instances.map((i) => i.instanceType), errors: errors.map((e) => e.errorCode) } });
-    return { fleetId, instances, errors };
+    const outcome = { fleetId, instances, errors };
+    this.listeners.onCreateFleet?.(req, outcome);
+    return outcome;
   }
 
   private nextIp(z: LocalZone): string {
@@ -292,6 +303,8 @@ export class LocalEc2 {
       privateDnsName: `ip-${ip.replaceAll('.', '-')}.${this.region}.compute.internal`,
       fleetId,
       priceUsdPerHour: price,
+      userData: req.userData,
+      launchTemplateName: req.launchTemplateName,
     };
     this.instances.set(inst.instanceId, inst);
     this.emitStateChange(inst);
@@ -352,6 +365,7 @@ export class LocalEc2 {
         this.clock.setTimer(() => {
           inst.state = 'terminated';
           this.emitStateChange(inst);
+          this.listeners.onTerminated?.(inst);
         }, this.shutdownSeconds * 1000);
       }
       return { instanceId: id, previous, current: inst.state };

@@ -32,6 +32,7 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     server = new LocalAwsServer({ ec2, clusterName: 'karpenter-demo' });
     const url = await server.start();
     client = new EC2Client({ endpoint: url, region: 'ap-northeast-2', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await client.send(new CreateLaunchTemplateCommand({ LaunchTemplateName: 'nodefleet/abc', LaunchTemplateData: { UserData: Buffer.from('--node-labels=karpenter.sh/nodepool=default').toString('base64') } }));
   });
 
   afterEach(async () => {
@@ -72,6 +73,7 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     expect(inst.State?.Name).toBe('pending');
     expect(inst.Placement?.AvailabilityZone).toBe('ap-northeast-2a');
     expect(inst.Tags).toContainEqual({ Key: 'karpenter.sh/nodeclaim', Value: 'default-n4xc5' });
+    expect(Buffer.from(ec2.instances.get(id)!.userData!, 'base64').toString()).toBe('--node-labels=karpenter.sh/nodepool=default');
     await clock.sleep(61_000);
     const d2 = await client.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
     expect(d2.Reservations![0].Instances![0].State?.Name).toBe('running');

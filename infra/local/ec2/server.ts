@@ -315,7 +315,14 @@ export class LocalAwsServer {
     }
     if (overrides.length === 0) throw new Ec2ApiError('InvalidParameterValue', 'CreateFleet needs at least one LaunchTemplateConfigs override');
     const strategy = capacityType === 'spot' ? str(obj(q.SpotOptions).AllocationStrategy) : str(obj(q.OnDemandOptions).AllocationStrategy);
+    const spec0 = overrides[0].spec;
+    const template = [...this.templates.values()].find((t) => t.name === str(spec0.LaunchTemplateName) || t.id === str(spec0.LaunchTemplateId));
+    if ((str(spec0.LaunchTemplateName) || str(spec0.LaunchTemplateId)) && !template) {
+      throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId)}, does not exist.`);
+    }
     const outcome = this.ec2.createFleet({
+      userData: template ? str(template.data.UserData) : undefined,
+      launchTemplateName: template?.name,
       capacityType,
       overrides,
       allocationStrategy: strategy,

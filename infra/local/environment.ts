@@ -1,0 +1,428 @@
+/**
+ * The embedded environment: nodefleet's functions, state machine and event patterns running
+ * against local stand-ins, on one virtual clock.
+ *
+ * ```
+ *  LocalCluster (API server, scheduler, kubelets) ◄── agent (functions/agent) ──► LocalEventBus
+ *        ▲  addInstance / removeInstance                                          │ EventRules
+ *        │                                                                        ▼
+ *  LocalEc2 ◄── EC2 query protocol (LocalAwsServer) ◄── buildDeps clients ◄── provisioner, registration,
+ *     │  state-change / spot events ──────────────────────────► bus ──SQS──► interruption
+ *     │                                                        scheduler ──► disruption, gc (every minute)
+ *  dynalite (.nodefleet/dynamodb) ◄── DynamoDB clients         LocalStepFunctions ◄── termination starter
+ * ```
+ * Everything AWS-facing goes through the real SDK clients that `buildDeps` creates, with the
+ * endpoint overrides pointed here; only the clock, log, event publisher, termination starter and
+ * budget counter are injected as ports.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { EventRules, InterruptionRuleNames, Env } from '../../shared/api/contract.ts';
+import { loadCatalog } from '../../shared/catalog/index.ts';
+import type { InstanceType } from '../../shared/catalog/types.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { Taint } from '../../shared/api/kube.ts';
+import zoneData from '../../shared/catalog/data/zones.json' with { type: 'json' };
+import { VirtualClock } from './clock.ts';
+import { startLocalDynamo, type LocalDynamo } from './dynamo.ts';
+import { LocalEc2, type Ec2CapacityType, type LocalInstance } from './ec2/local-ec2.ts';
+import { LocalAwsServer } from './ec2/server.ts';
+import { LocalEventBus } from './bus.ts';
+import { LocalCluster } from './kube/index.ts';
+import { LogTap } from './log.ts';
+import { importPart, invokerOf, type Invoke, type MissingPart } from './functions.ts';
+import type { Scenario } from './scenario.ts';
+
+/** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
+export const ScheduleIntervalSeconds = 60;
+/** Name of the local event bus (NODEFLEET_EVENT_BUS_NAME). */
+export const LocalEventBusName = 'nodefleet-local';
+/** Folder under the working directory holding the local state (dynalite data, executions, kubeconfig). */
+export const StateDirName = '.nodefleet';
+
+export interface LocalEnvironmentOptions {
+  scenario: Scenario;
+  /** Virtual seconds per real second; default the scenario's `speed`. */
+  speed?: number;
+  /** Working directory whose `.nodefleet/` holds the state (default: process.cwd()). */
+  workDir?: string;
+  /** Keep dynalite data and execution histories on disk (default true). */
+  persist?: boolean;
+}
+
+/** Functions the environment binds, with their files. */
+export const FunctionFiles = {
+  provisioner: 'functions/provisioner/handler.ts',
+  registration: 'functions/registration/handler.ts',
+  interruption: 'functions/interruption/handler.ts',
+  disruption: 'functions/disruption/handler.ts',
+  gc: 'functions/gc/handler.ts',
+} as const;
+
+/** The running environment. */
+export class LocalEnvironment {
+  readonly scenario: Scenario;
+  readonly clock: VirtualClock;
+  readonly logs: LogTap;
+  readonly missing: MissingPart[] = [];
+  readonly stateDir: string;
+  ec2!: LocalEc2;
+  aws!: LocalAwsServer;
+  dynamo!: LocalDynamo;
+  cluster!: LocalCluster;
+  bus!: LocalEventBus;
+  /** T's LocalStepFunctions (infra/local/sfn.ts) when it loaded. */
+  sfn?: any;
+  /** NodeClaim store of the environment's own deps (reads for the view and expectations). */
+  store?: { list(): Promise<NodeClaim[]> };
+  kubeconfigPath!: string;
+  readonly invokers: Partial<Record<keyof typeof FunctionFiles, Invoke>> = {};
+  private catalog = new Map<string, InstanceType>();
+  private agent?: { stop(): Promise<void> | void };
+  private agentModule?: any;
+  private agentDeps?: any;
+  private stopping = false;
+  private readonly stops: (() => Promise<void> | void)[] = [];
+
+  constructor(private readonly opts: LocalEnvironmentOptions) {
+    this.scenario = opts.scenario;
+    this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true });
+    this.logs = new LogTap(this.clock);
+    this.stateDir = resolve(opts.workDir ?? process.cwd(), StateDirName);
+  }
+
+  /** Log for the environment's own lines (controller "local"). */
+  get log() {
+    return this.logs.forFunction('environment');
+  }
+
+  /** Starts every stand-in, applies the scenario's cluster, binds the functions. */
+  async start(): Promise<void> {
+    const s = this.scenario;
+    const persist = this.opts.persist ?? true;
+    mkdirSync(this.stateDir, { recursive: true });
+    // Each run starts from a clean slate; what it leaves stays for `status` / `history`.
+    for (const d of ['dynamodb', 'executions']) rmSync(join(this.stateDir, d), { recursive: true, force: true });
+
+    for (const t of loadCatalog({ region: s.region })) this.catalog.set(t.name, t);
+
+    this.dynamo = await startLocalDynamo({ path: persist ? join(this.stateDir, 'dynamodb') : undefined, region: s.region });
+    this.stops.push(() => this.dynamo.stop());
+
+    const zones = zonesOf(s.region);
+    this.ec2 = new LocalEc2({
+      clock: this.clock,
+      region: s.region,
+      zones,
+      bootSeconds: s.ec2.bootSeconds,
+      shutdownSeconds: s.ec2.shutdownSeconds,
+      priceOf: (type, zone, ct) => this.catalog.get(type)?.offerings.find((o) => o.zone === zone && o.capacityType === ct)?.priceUsdPerHour,
+    });
+    for (const c of s.ec2.capacity) this.ec2.setCapacity(c.instanceType, c.zone, c.capacityType, c.count);
+
+    this.bus = new LocalEventBus({
+      clock: this.clock,
+      region: s.region,
+      onError: (rule, ev, err) => this.log.error('event delivery failed', { rule, 'detail-type': ev['detail-type'], error: errText(err) }),
+    });
+    this.stops.push(() => this.bus.close());
+    this.aws = new LocalAwsServer({ ec2: this.ec2, clusterName: s.clusterName, putEvents: (e) => this.bus.putEntries(e) });
+    await this.aws.start();
+    this.stops.push(() => this.aws.stop());
+
+    this.cluster = new LocalCluster({ clock: this.clock, podStartupSeconds: s.kubelet.podStartupSeconds });
+    await this.cluster.start();
+    this.stops.push(() => this.cluster.stop());
+    this.kubeconfigPath = this.cluster.writeKubeconfig(join(this.stateDir, 'kubeconfig'));
+
+    this.wireEc2ToCluster();
+    this.ec2.listeners.onEvent = (e) => this.bus.deliver(e);
+
+    for (const n of s.cluster.nodes) this.addManagedNode(n);
+    if (s.cluster.objects.length) this.cluster.apply(s.cluster.objects as any);
+
+    await this.bindFunctions();
+    await this.begin();
+  }
+
+  /** Instances reaching `running` start a kubelet; shutting-down stops it; terminated removes the Node (the cloud node lifecycle controller's job in EKS). */
+  private wireEc2ToCluster(): void {
+    const s = this.scenario;
+    this.ec2.listeners.onRunning = (i) => {
+      if (i.preexisting || this.stopping) return;
+      const t = this.catalog.get(i.instanceType);
+      const flags = kubeletFlags(i.userData);
+      try {
+        this.cluster.addInstance({
+          instanceId: i.instanceId,
+          instanceType: i.instanceType,
+          zone: i.zone,
+          region: s.region,
+          capacityType: i.capacityType,
+          capacity: t?.capacity ?? {},
+          allocatable: t?.allocatable ?? t?.capacity ?? {},
+          labels: { ...(t?.labels ?? {}), 'topology.k8s.aws/zone-id': i.zoneId, ...flags.labels },
+          taints: flags.taints,
+          nodeName: i.privateDnsName,
+          privateIp: i.privateIp,
+          bootDelaySeconds: s.kubelet.registerSeconds,
+          readyDelaySeconds: s.kubelet.readySeconds,
+        });
+      } catch (err) {
+        this.log.error('kubelet could not start', { instance: i.instanceId, error: errText(err) });
+      }
+    };
+    this.ec2.listeners.onStopping = (i) => {
+      if (this.stopping) return;
+      try {
+        this.cluster.removeInstance(i.instanceId, { deleteNode: false });
+      } catch {
+        // The kubelet never started (terminated while pending): nothing to stop.
+      }
+    };
+    this.ec2.listeners.onTerminated = (i) => {
+      if (this.stopping) return;
+      const node = this.cluster.nodes().find((n) => n.spec?.providerID === `aws:///${i.zone}/${i.instanceId}`);
+      if (node) {
+        try {
+          this.cluster.delete('v1', 'Node', node.metadata.name);
+        } catch {
+          // Already deleted by nodefleet.
+        }
+      }
+    };
+  }
+
+  private addManagedNode(n: Scenario['cluster']['nodes'][number]): void {
+    const t = this.catalog.get(n.instanceType);
+    if (!t) throw new Error(`managed node: instance type ${n.instanceType} is not sold in ${this.scenario.region}`);
+    const inst = this.ec2.addExisting({ instanceType: n.instanceType, zone: n.zone, capacityType: n.capacityType, name: n.name, tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed' } });
+    this.cluster.addInstance({
+      instanceId: inst.instanceId,
+      instanceType: n.instanceType,
+      zone: n.zone,
+      region: this.scenario.region,
+      capacityType: n.capacityType,
+      capacity: t.capacity,
+      allocatable: t.allocatable,
+      labels: { ...t.labels, 'topology.k8s.aws/zone-id': inst.zoneId, ...n.labels },
+      taints: n.taints as Taint[],
+      nodeName: inst.privateDnsName,
+      privateIp: inst.privateIp,
+      bootDelaySeconds: 0,
+      readyDelaySeconds: 0,
+    });
+  }
+
+  /** The runtime environment variables of every function (as the CDK construct sets them, endpoints local). */
+  runtimeEnv(): Record<string, string> {
+    const s = this.scenario;
+    return {
+      [Env.clusterName]: s.clusterName,
+      [Env.tableName]: this.dynamo.tableName,
+      [Env.region]: s.region,
+      [Env.kubeconfig]: this.kubeconfigPath,
+      [Env.dynamodbEndpoint]: this.dynamo.endpoint,
+      [Env.ec2Endpoint]: this.aws.url,
+      [Env.eventBusName]: LocalEventBusName,
+      [Env.stateMachineArn]: `arn:aws:states:${s.region}:123456789012:stateMachine:termination`,
+      [Env.instanceProfileName]: `KarpenterNodeInstanceProfile-${s.clusterName}`,
+      [Env.nodeRoleName]: `KarpenterNodeRole-${s.clusterName}`,
+    };
+  }
+
+  private async bindFunctions(): Promise<void> {
+    // The SDK clients need some credentials even against local endpoints; never real ones here.
+    process.env.AWS_ACCESS_KEY_ID ??= 'local';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+    process.env.AWS_EC2_METADATA_DISABLED ??= 'true';
+
+    const runtime = await importPart('runtime', 'shared/runtime/deps.ts', this.missing);
+    const envMod = await importPart('runtime env', 'shared/runtime/env.ts', this.missing);
+    const obs = await importPart('runtime observability', 'shared/runtime/observability.ts', this.missing);
+    const budgetsMod = await importPart('budget counter', 'shared/aws/dynamo-budget-counter.ts', this.missing);
+    const sfnMod = await importPart('local step functions', 'infra/local/sfn.ts', this.missing);
+    if (!runtime || !envMod) return;
+    const env = envMod.parseRuntimeEnv(this.runtimeEnv());
+
+    const depsFor = (name: string, extra: Record<string, unknown> = {}): any => {
+      const base = runtime.buildDeps(env, {
+        functionName: name,
+        clock: this.clock,
+        log: this.logs.forFunction(name),
+        metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
+        overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.bus, ...extra },
+      });
+      if (!base.budgets && budgetsMod) {
+        const Counter = budgetsMod.DynamoBudgetCounter ?? Object.values(budgetsMod).find((v: any) => typeof v === 'function' && /Budget/.test(v.name));
+        if (Counter) base.budgets = new (Counter as any)(base.clients.doc, env.tableName, env.clusterName);
+      }
+      return base;
+    };
+
+    const own = depsFor('environment');
+    this.store = own.store;
+
+    // Step Functions: T's runner, waits on the virtual clock.
+    let starter: unknown;
+    if (sfnMod?.createLocalTermination) {
+      const tdeps = depsFor('termination');
+      try {
+        const created = sfnMod.createLocalTermination(
+          { kube: tdeps.kube, cloud: tdeps.cloud, store: tdeps.store, budgets: tdeps.budgets, clock: this.clock, log: tdeps.log },
+          {
+            clock: this.clock,
+            wait: (seconds: number) => this.clock.sleep(seconds * 1000),
+            retryPauseMs: 50,
+            historyDir: (this.opts.persist ?? true) ? join(this.stateDir, 'executions') : undefined,
+            region: this.scenario.region,
+          },
+        );
+        this.sfn = created.sfn;
+        starter = created.starter;
+        this.stops.push(() => this.sfn?.stop());
+      } catch (err) {
+        this.missing.push({ name: 'termination state machine', file: 'statemachines/termination.asl.json', reason: `not registered: ${errText(err)}` });
+      }
+    }
+
+    const extra = starter ? { termination: starter } : {};
+    for (const [name, file] of Object.entries(FunctionFiles) as [keyof typeof FunctionFiles, string][]) {
+      const mod = await importPart(name, file, this.missing);
+      const inv = invokerOf(name, file, mod, depsFor(name, extra), this.missing);
+      if (inv) this.invokers[name] = inv;
+    }
+
+    if (this.invokers.provisioner) this.bus.addTarget({ rule: 'provisioner', pattern: EventRules.provisioner, kind: 'lambda', invoke: this.invokers.provisioner });
+    if (this.invokers.registration) this.bus.addTarget({ rule: 'registration', pattern: EventRules.registration, kind: 'lambda', invoke: this.invokers.registration });
+    if (this.invokers.interruption) {
+      for (const r of InterruptionRuleNames) this.bus.addTarget({ rule: r, pattern: EventRules[r], kind: 'sqs', invoke: this.invokers.interruption });
+    }
+
+    this.agentModule = await importPart('agent', 'functions/agent/agent.ts', this.missing);
+    this.agentDeps = this.agentModule ? depsFor('agent') : undefined;
+  }
+
+  /** Starts virtual time, the scheduler (disruption and gc every minute) and the agent. */
+  private async begin(): Promise<void> {
+    this.clock.begin();
+    for (const name of ['disruption', 'gc'] as const) {
+      const inv = this.invokers[name];
+      if (!inv) continue;
+      const timer = this.clock.setInterval(async () => {
+        if (this.stopping) return;
+        try {
+          await inv(scheduledEvent(this.scenario.region, name, this.clock.nowMs()));
+        } catch (err) {
+          this.log.error(`${name} run failed`, { error: errText(err) });
+        }
+      }, ScheduleIntervalSeconds * 1000);
+      this.stops.push(() => timer.cancel());
+    }
+    if (this.agentModule) await this.startAgent(this.agentModule, this.agentDeps);
+  }
+
+  private async startAgent(mod: any, deps: any): Promise<void> {
+    const start = mod.startAgent ?? mod.start ?? mod.runAgent;
+    if (typeof start !== 'function') {
+      this.missing.push({ name: 'agent', file: 'functions/agent/agent.ts', reason: 'exports no startAgent()' });
+      return;
+    }
+    // Karpenter's batch window (idle 1 s, max 10 s) in virtual time.
+    const batch = { idleMs: 1000 / this.clock.speed, maxMs: 10_000 / this.clock.speed };
+    this.agent = await start({
+      kube: deps.kube,
+      kubeconfig: this.kubeconfigPath,
+      publisher: this.bus,
+      clock: this.clock,
+      log: this.logs.forFunction('agent'),
+      clusterName: this.scenario.clusterName,
+      batchIdleMs: batch.idleMs,
+      batchMaxMs: batch.maxMs,
+      relistIntervalMs: 60_000 / this.clock.speed,
+    });
+    this.stops.push(() => this.agent?.stop());
+  }
+
+  /** NodeClaims in the store (empty when the store is not available). */
+  async nodeClaims(): Promise<NodeClaim[]> {
+    if (!this.store) return [];
+    try {
+      return await this.store.list();
+    } catch {
+      return [];
+    }
+  }
+
+  /** Instances nodefleet launched that are not gone (pending or running). */
+  liveInstances(): LocalInstance[] {
+    return [...this.ec2.instances.values()].filter((i) => !i.preexisting && (i.state === 'pending' || i.state === 'running'));
+  }
+
+  /** Price of an offering (USD/hour) from the catalog. */
+  priceOf(type: string, zone: string, ct: Ec2CapacityType): number | undefined {
+    return this.catalog.get(type)?.offerings.find((o) => o.zone === zone && o.capacityType === ct)?.priceUsdPerHour;
+  }
+
+  /** Stops everything (timers first, then servers). Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.clock.stop();
+    for (const s of this.stops.reverse()) {
+      try {
+        await s();
+      } catch {
+        // Best effort: a stand-in that fails to stop must not hide the run's result.
+      }
+    }
+  }
+}
+
+/** Zones (name + id) of a region from the shipped catalog data. */
+export function zonesOf(region: string): { zone: string; zoneId: string }[] {
+  const r = (zoneData as { regions: Record<string, { zoneNames: string[]; zoneIds: string[]; exampleNameToId?: Record<string, string> }> }).regions[region];
+  if (!r) throw new Error(`no zone data for region ${region}`);
+  return r.zoneNames.map((z, i) => ({ zone: z, zoneId: r.exampleNameToId?.[z] ?? r.zoneIds[i] ?? `${region}-az${i + 1}` }));
+}
+
+/**
+ * The labels and taints a kubelet registers with, read from the launch template's user data
+ * (nodeadm `--node-labels=k=v,…` and `--register-with-taints=k=v:Effect,…` flags).
+ */
+export function kubeletFlags(userDataBase64: string | undefined): { labels: Record<string, string>; taints: Taint[] } {
+  const out = { labels: {} as Record<string, string>, taints: [] as Taint[] };
+  if (!userDataBase64) return out;
+  const text = Buffer.from(userDataBase64, 'base64').toString('utf8');
+  const labels = /--node-labels=([^\s"']+)/.exec(text)?.[1];
+  for (const kv of labels?.split(',') ?? []) {
+    const i = kv.indexOf('=');
+    if (i > 0) out.labels[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  const taints = /--register-with-taints=([^\s"']+)/.exec(text)?.[1];
+  for (const t of taints?.split(',') ?? []) {
+    const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
+    if (m) out.taints.push({ key: m[1], ...(m[2] ? { value: m[2] } : {}), effect: m[3] as Taint['effect'] });
+  }
+  return out;
+}
+
+/** An EventBridge Scheduler / scheduled-rule event, as the disruption and gc functions receive it. */
+export function scheduledEvent(region: string, name: string, nowMs: number): Record<string, unknown> {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '123456789012',
+    time: new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z'),
+    region,
+    resources: [`arn:aws:events:${region}:123456789012:rule/nodefleet-${name}-every-minute`],
+    detail: {},
+  };
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

@@ -1,0 +1,172 @@
+/**
+ * A scenario's `expect` block checked against what the run produced: the instances the local EC2
+ * launched, the NodeClaims in DynamoDB, the cluster's nodes and pods, the termination
+ * executions' records and the captured log lines. Each expectation is one named check with
+ * the measured value in its detail, so a failure says what was seen.
+ */
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { LocalEnvironment } from './environment.ts';
+import type { CountOrRangeT, ScenarioExpect } from './scenario.ts';
+import { podsMatch } from './runner.ts';
+
+/** What the runner measured while the scenario ran. */
+export interface RunFacts {
+  maxConcurrentNodeClaims: number;
+  interruptions: { instanceId: string; nodeName?: string; noticeAtMs: number; deadlineMs: number }[];
+  /** Named instants from `mark` steps (virtual epoch ms). */
+  marks: Record<string, number>;
+  finalNodeClaims?: NodeClaim[];
+}
+
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** A termination execution as T's runner records it (shared/api/termination.ts ExecutionRecord). */
+interface ExecutionLike {
+  name: string;
+  status: string;
+  startDate: string;
+  stopDate?: string;
+  input: string;
+  events: { type: string; stateName?: string; timestamp: string }[];
+}
+
+function inRange(n: number, r: CountOrRangeT | { min?: number; max?: number }): boolean {
+  if (typeof r === 'number') return n === r;
+  return (r.min === undefined || n >= r.min) && (r.max === undefined || n <= r.max);
+}
+
+function rangeText(r: CountOrRangeT | { min?: number; max?: number }): string {
+  if (typeof r === 'number') return String(r);
+  return `${r.min ?? '-∞'}..${r.max ?? '∞'}`;
+}
+
+/** Termination execution records from the local Step Functions (empty when it is not running). */
+export function executions(env: LocalEnvironment): ExecutionLike[] {
+  return (env.sfn?.listExecutions?.() ?? []) as ExecutionLike[];
+}
+
+/** Checks every expectation present in `expect`. */
+export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect, facts: RunFacts): CheckResult[] {
+  const out: CheckResult[] = [];
+  const launched = [...env.ec2.instances.values()].filter((i) => !i.preexisting).sort((a, b) => a.launchTimeMs - b.launchTimeMs);
+  const launchedText = launched.map((i) => `${i.instanceType}/${i.capacityType}/${i.tags['karpenter.sh/nodepool'] ?? '?'}`).join(', ') || 'none';
+
+  if (expect.launched) {
+    const l = expect.launched;
+    if (l.count !== undefined) out.push({ name: 'launched.count', ok: inRange(launched.length, l.count), detail: `launched ${launched.length} (want ${rangeText(l.count)}): ${launchedText}` });
+    if (l.instanceTypes) {
+      const bad = launched.filter((i) => !l.instanceTypes!.includes(i.instanceType));
+      out.push({ name: 'launched.instanceTypes', ok: bad.length === 0 && launched.length > 0, detail: `launched ${launchedText}; allowed ${l.instanceTypes.join(', ')}` });
+    }
+    if (l.capacityTypes) {
+      const bad = launched.filter((i) => !l.capacityTypes!.includes(i.capacityType));
+      out.push({ name: 'launched.capacityTypes', ok: bad.length === 0 && launched.length > 0, detail: `launched ${launchedText}; allowed ${l.capacityTypes.join(', ')}` });
+    }
+    if (l.nodePools) {
+      const pools = new Set(launched.map((i) => i.tags['karpenter.sh/nodepool']));
+      const missing = l.nodePools.filter((p) => !pools.has(p));
+      out.push({ name: 'launched.nodePools', ok: missing.length === 0, detail: missing.length ? `no launch for NodePool(s) ${missing.join(', ')} (launched ${launchedText})` : `every NodePool launched (${launchedText})` });
+    }
+  }
+
+  if (expect.maxConcurrentNodeClaims !== undefined) {
+    out.push({ name: 'maxConcurrentNodeClaims', ok: inRange(facts.maxConcurrentNodeClaims, expect.maxConcurrentNodeClaims), detail: `at most ${facts.maxConcurrentNodeClaims} NodeClaim(s) at once (want ${rangeText(expect.maxConcurrentNodeClaims)})` });
+  }
+
+  if (expect.final) {
+    const f = expect.final;
+    const claims = (facts.finalNodeClaims ?? []).filter((c) => c.phase !== 'Terminated');
+    if (f.nodeClaims !== undefined) out.push({ name: 'final.nodeClaims', ok: claims.length === f.nodeClaims, detail: `${claims.length} NodeClaim(s) left (want ${f.nodeClaims})${claims.length ? `: ${claims.map((c) => `${c.name}[${c.phase}]`).join(', ')}` : ''}` });
+    if (f.instances !== undefined) {
+      const live = env.liveInstances();
+      out.push({ name: 'final.instances', ok: live.length === f.instances, detail: `${live.length} nodefleet instance(s) not terminated (want ${f.instances})${live.length ? `: ${live.map((i) => `${i.instanceId} ${i.instanceType} ${i.state}`).join(', ')}` : ''}` });
+    }
+    if (f.nodes !== undefined) {
+      const nodes = env.cluster.nodes();
+      out.push({ name: 'final.nodes', ok: nodes.length === f.nodes, detail: `${nodes.length} node(s) (want ${f.nodes}): ${nodes.map((n) => n.metadata.name).join(', ')}` });
+    }
+    if (f.pods) {
+      const r = podsMatch(env, f.pods, facts);
+      out.push({ name: 'final.pods', ok: r.ok, detail: `pods ${f.pods.selector}: ${r.detail}` });
+    }
+  }
+
+  if (expect.terminations) {
+    const all = executions(env);
+    for (const [i, t] of expect.terminations.entries()) {
+      const matching = all.filter((e) => {
+        const input = safeJson(e.input);
+        return (!t.reason || input?.reason === t.reason) && e.status === t.status;
+      });
+      const name = `terminations[${i}]${t.reason ? ` (${t.reason})` : ''}`;
+      const want = t.count ?? { min: 1 };
+      const seen = all.map((e) => `${e.name}:${safeJson(e.input)?.reason ?? '?'}:${e.status}`).join(', ') || 'none';
+      out.push({ name: `${name}.count`, ok: inRange(matching.length, want), detail: `${matching.length} ${t.status} execution(s) (want ${rangeText(want)}); all executions: ${seen}` });
+      if (t.terminatedAfterSeconds) {
+        for (const e of matching) {
+          const input = safeJson(e.input);
+          const inst = input?.instanceId ? env.ec2.instances.get(input.instanceId) : undefined;
+          const took = inst?.terminatingAtMs !== undefined ? (inst.terminatingAtMs - Date.parse(e.startDate)) / 1000 : undefined;
+          out.push({
+            name: `${name}.terminatedAfterSeconds`,
+            ok: took !== undefined && inst?.terminatedBy === 'api' && inRange(took, t.terminatedAfterSeconds),
+            detail:
+              took === undefined
+                ? `instance ${input?.instanceId ?? '?'} of ${e.name} was never terminated`
+                : `TerminateInstances ${took.toFixed(1)}s after the execution started (want ${rangeText(t.terminatedAfterSeconds)}), by ${inst?.terminatedBy}`,
+          });
+        }
+      }
+    }
+  }
+
+  if (expect.interruption) {
+    const x = expect.interruption;
+    if (facts.interruptions.length === 0) out.push({ name: 'interruption', ok: false, detail: 'no spot interruption happened' });
+    for (const it of facts.interruptions) {
+      const inst = env.ec2.instances.get(it.instanceId);
+      if (x.terminatedByNodefleetBeforeNoticeEnds) {
+        const ok = inst?.terminatedBy === 'api' && inst.terminatingAtMs !== undefined && inst.terminatingAtMs < it.deadlineMs;
+        const when = inst?.terminatingAtMs !== undefined ? `${((inst.terminatingAtMs - it.noticeAtMs) / 1000).toFixed(1)}s after the notice` : 'never';
+        out.push({ name: 'interruption.terminatedBeforeNoticeEnds', ok, detail: `${it.instanceId} terminated ${when} by ${inst?.terminatedBy ?? 'nobody'} (notice ${((it.deadlineMs - it.noticeAtMs) / 1000).toFixed(0)}s)` });
+      }
+      if (x.replacementLaunched) {
+        const repl = launched.filter((i) => i.launchTimeMs >= it.noticeAtMs && i.instanceId !== it.instanceId);
+        out.push({ name: 'interruption.replacementLaunched', ok: repl.length > 0, detail: repl.length ? `replacement ${repl.map((r) => `${r.instanceType}/${r.capacityType} ${((r.launchTimeMs - it.noticeAtMs) / 1000).toFixed(1)}s after the notice`).join(', ')}` : 'no instance launched after the notice' });
+      }
+    }
+  }
+
+  if (expect.logs) {
+    const seen = env.logs.messages();
+    const missing = expect.logs.filter((m) => !seen.has(m));
+    out.push({ name: 'logs', ok: missing.length === 0, detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen` });
+  }
+
+  if (expect.noFailedDeliveries) {
+    const failed = env.bus.deliveries.filter((d) => !d.ok);
+    const errors = env.logs.records.filter((r) => r.level === 'ERROR');
+    const failedExecs = executions(env).filter((e) => e.status === 'FAILED');
+    const ok = failed.length === 0 && env.bus.deadLetters.length === 0 && failedExecs.length === 0;
+    out.push({
+      name: 'noFailedDeliveries',
+      ok,
+      detail: ok
+        ? `${env.bus.deliveries.length} deliveries, none failed (${errors.length} ERROR log line(s))`
+        : `${failed.length} failed deliveries, ${env.bus.deadLetters.length} dead-lettered, ${failedExecs.length} failed execution(s): ${[...failed.map((d) => `${d.rule}: ${d.error}`), ...failedExecs.map((e) => `${e.name} failed`)].slice(0, 5).join('; ')}`,
+    });
+  }
+  return out;
+}
+
+function safeJson(s: string | undefined): any {
+  try {
+    return s ? JSON.parse(s) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * Runs a scenario in the embedded environment: starts it, plays the timeline (scale changes,
+ * applies, faults, waits), prints Karpenter-style log lines and a compact live view as things
+ * happen, then checks the scenario's expectations and prints the summary (timeline, cost per
+ * hour, termination execution histories). `ok` is true only when every expectation holds.
+ */
+import { LocalEnvironment, type LocalEnvironmentOptions } from './environment.ts';
+import { atLeast, formatKarpenterJson, type LogLevel } from './log.ts';
+import { checkExpectations, type CheckResult, type RunFacts } from './expectations.ts';
+import type { Scenario, ScenarioStep, WaitForCondition, PodsConditionT } from './scenario.ts';
+import { renderSummary, viewLine, type TimelineEntry } from './summary.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { Pod } from '../../shared/api/kube.ts';
+
+/** Real milliseconds between live-view / condition polls. */
+const PollRealMs = 100;
+/** Default virtual time a `waitFor` may take. */
+const DefaultWaitSeconds = 600;
+
+export interface RunOptions extends Omit<LocalEnvironmentOptions, 'scenario'> {
+  /** Where lines go (default stdout). */
+  out?: (line: string) => void;
+  /** Lowest log level printed (default INFO). */
+  logLevel?: LogLevel;
+  /** Print nothing while running (the result still has the summary). */
+  quiet?: boolean;
+}
+
+export interface RunResult {
+  ok: boolean;
+  checks: CheckResult[];
+  summary: string;
+  facts: RunFacts;
+  /** Real seconds the run took. */
+  realSeconds: number;
+  /** Virtual seconds the run covered. */
+  virtualSeconds: number;
+}
+
+/** Runs `scenario` end to end. Never throws for a scenario failure: `ok` says it. */
+export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Promise<RunResult> {
+  const out = opts.quiet ? () => undefined : (opts.out ?? ((l: string) => process.stdout.write(`${l}\n`)));
+  const realStart = Date.now();
+  const env = new LocalEnvironment({ scenario, ...opts });
+  const timeline: TimelineEntry[] = [];
+  const failures: string[] = [];
+  const facts: RunFacts = { maxConcurrentNodeClaims: 0, interruptions: [], marks: {} };
+  const minLevel = opts.logLevel ?? 'INFO';
+  const unsubscribe = env.logs.subscribe((r) => {
+    if (atLeast(r, minLevel)) out(formatKarpenterJson(r));
+  });
+  const note = (text: string) => {
+    timeline.push({ atMs: env.clock.nowMs(), text });
+    out(`── ${offset(env, env.clock.nowMs())} ${text}`);
+  };
+
+  let lastView = '';
+  let viewTimer: NodeJS.Timeout | undefined;
+  let polling = false;
+  const poll = async () => {
+    if (polling) return;
+    polling = true;
+    try {
+      const claims = await env.nodeClaims();
+      facts.maxConcurrentNodeClaims = Math.max(facts.maxConcurrentNodeClaims, claims.filter((c) => c.phase !== 'Terminated').length);
+      const line = viewLine(env, claims);
+      if (line !== lastView) {
+        lastView = line;
+        out(`   ${offset(env, env.clock.nowMs())} │ ${line}`);
+      }
+    } finally {
+      polling = false;
+    }
+  };
+
+  try {
+    out(`nodefleet demo: scenario ${scenario.name} (region ${scenario.region}, speed ×${env.clock.speed}, virtual start ${scenario.start})`);
+    await env.start();
+    trackEvents(env, note);
+    if (env.missing.length) {
+      for (const m of env.missing) out(`!! missing: ${m.name} (${m.file}): ${m.reason}`);
+    }
+    viewTimer = setInterval(() => void poll(), PollRealMs);
+    const deadlineMs = env.clock.startEpochMs() + scenario.timeout * 1000;
+    let prevEndMs = env.clock.nowMs();
+    for (const [i, step] of scenario.timeline.entries()) {
+      if (step.at !== undefined) await env.clock.sleepUntil(env.clock.startEpochMs() + step.at * 1000);
+      if (step.after !== undefined) await env.clock.sleepUntil(prevEndMs + step.after * 1000);
+      const err = await runStep(env, step, facts, note, deadlineMs);
+      prevEndMs = env.clock.nowMs();
+      if (err) {
+        failures.push(`timeline step ${i + 1}: ${err}`);
+        note(`step ${i + 1} failed: ${err}`);
+        break;
+      }
+    }
+    await poll();
+  } catch (err) {
+    failures.push(`environment: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    if (viewTimer) clearInterval(viewTimer);
+  }
+
+  // Snapshot before stopping (the stand-ins go away with stop()).
+  const claims: NodeClaim[] = await env.nodeClaims().catch(() => []);
+  facts.finalNodeClaims = claims;
+  const checks = failures.map((f) => ({ name: f.slice(0, f.indexOf(':')), ok: false, detail: f.slice(f.indexOf(':') + 2) }));
+  if (env.missing.length) checks.push({ name: 'environment', ok: false, detail: `missing parts: ${env.missing.map((m) => `${m.name} (${m.file}: ${m.reason})`).join('; ')}` });
+  checks.push(...checkExpectations(env, scenario.expect, facts));
+  const summary = renderSummary(env, { timeline, checks, facts, realSeconds: (Date.now() - realStart) / 1000 });
+  const virtualSeconds = env.clock.elapsedSeconds();
+  unsubscribe();
+  await env.stop();
+  const realSeconds = (Date.now() - realStart) / 1000;
+  for (const l of summary.split('\n')) out(l);
+  return { ok: checks.every((c) => c.ok), checks, summary, facts, realSeconds, virtualSeconds };
+}
+
+function offset(env: LocalEnvironment, ms: number): string {
+  const s = Math.max(0, Math.round((ms - env.clock.startEpochMs()) / 1000));
+  return `t+${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** Adds timeline entries for cloud and state-machine events as they happen. */
+function trackEvents(env: LocalEnvironment, note: (t: string) => void): void {
+  const prev = { ...env.ec2.listeners };
+  env.ec2.listeners.onRunning = (i) => {
+    prev.onRunning?.(i);
+    if (!i.preexisting) note(`EC2 ${i.instanceId} running (${i.instanceType} ${i.capacityType} ${i.zone})`);
+  };
+  env.ec2.listeners.onStopping = (i) => {
+    prev.onStopping?.(i);
+    note(`EC2 ${i.instanceId} shutting-down (${i.terminatedBy === 'spot-reclaim' ? 'reclaimed by EC2' : 'TerminateInstances'})`);
+  };
+  env.ec2.listeners.onTerminated = (i) => {
+    prev.onTerminated?.(i);
+  };
+  env.ec2.listeners.onCreateFleet = (req, o) => {
+    prev.onCreateFleet?.(req, o);
+    const launched = o.instances.map((i) => `${i.instanceType} ${i.capacityType} ${i.zone} ${i.instanceId}`).join(', ');
+    const errs = [...new Set(o.errors.map((e) => e.errorCode))].join(', ');
+    note(`EC2 CreateFleet (${req.overrides.length} overrides, ${req.capacityType}) → ${launched || 'nothing launched'}${errs ? ` [errors: ${errs}]` : ''}`);
+  };
+  const seen = new Set<string>();
+  env.cluster.onNodeChange((type, node) => {
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    const key = `${node.metadata.name}|${type === 'DELETED' ? 'deleted' : ready ? 'ready' : 'registered'}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    if (type === 'DELETED') note(`node ${node.metadata.name} deleted`);
+    else if (ready) note(`node ${node.metadata.name} Ready`);
+    else note(`node ${node.metadata.name} registered (NotReady)`);
+  });
+  if (env.sfn) {
+    const orig = env.sfn.startExecution.bind(env.sfn);
+    env.sfn.startExecution = (machine: string, input: any, name: string) => {
+      const r = orig(machine, input, name);
+      if (!r.alreadyExists) {
+        note(`Step Functions ${machine} execution ${name} started (reason ${input?.reason ?? '?'})`);
+        env.sfn
+          .waitForExecution(name)
+          .then((rec: any) => note(`Step Functions execution ${name} ${rec.status}`))
+          .catch(() => undefined);
+      }
+      return r;
+    };
+  }
+}
+
+/** Runs one timeline step; returns an error text when it failed. */
+async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFacts, note: (t: string) => void, deadlineMs: number): Promise<string | undefined> {
+  if (step.note && !step.waitFor) note(step.note);
+  if (step.scale) {
+    env.cluster.scale(step.scale.namespace, step.scale.deployment, step.scale.replicas);
+    if (!step.note) note(`scaled deployment ${step.scale.namespace}/${step.scale.deployment} to ${step.scale.replicas}`);
+    return undefined;
+  }
+  if (step.apply) {
+    env.cluster.apply(step.apply as any);
+    note(`applied ${step.apply.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+    return undefined;
+  }
+  if (step.delete) {
+    for (const d of step.delete) env.cluster.delete(d.apiVersion, d.kind, d.name, d.namespace);
+    note(`deleted ${step.delete.map((d) => `${d.kind}/${d.name}`).join(', ')}`);
+    return undefined;
+  }
+  if (step.mark) {
+    facts.marks[step.mark] = env.clock.nowMs();
+    return undefined;
+  }
+  if (step.fault?.insufficientCapacity) {
+    const f = step.fault.insufficientCapacity;
+    env.ec2.addFault({ instanceTypes: f.instanceTypes, zones: f.zones, capacityType: f.capacityType, errorCode: f.errorCode, untilMs: f.for !== undefined ? env.clock.nowMs() + f.for * 1000 : undefined });
+    note(`fault: insufficient capacity for ${f.instanceTypes?.join(', ') ?? 'all types'} ${f.capacityType ?? ''} ${f.zones?.join(', ') ?? 'all zones'}${f.for !== undefined ? ` for ${f.for}s` : ''}`);
+    return undefined;
+  }
+  if (step.fault?.spotInterruption) {
+    const f = step.fault.spotInterruption;
+    const candidates = [...env.ec2.instances.values()]
+      .filter((i) => i.capacityType === 'spot' && i.state === 'running' && !i.preexisting)
+      .filter((i) => (f.instanceId ? i.instanceId === f.instanceId : f.nodePool ? i.tags['karpenter.sh/nodepool'] === f.nodePool : true))
+      .sort((a, b) => a.launchTimeMs - b.launchTimeMs);
+    const target = candidates[0];
+    if (!target) return `spot interruption: no running spot instance${f.nodePool ? ` in NodePool ${f.nodePool}` : ''}`;
+    const nodeName = env.cluster.nodes().find((n) => n.spec?.providerID?.endsWith(`/${target.instanceId}`))?.metadata.name;
+    env.ec2.interruptSpot(target.instanceId, f.notice);
+    facts.interruptions.push({ instanceId: target.instanceId, nodeName, noticeAtMs: target.interruptionNoticeAtMs!, deadlineMs: target.interruptionDeadlineMs! });
+    note(`fault: EC2 Spot Instance Interruption Warning for ${target.instanceId} (${target.instanceType}, node ${nodeName ?? '?'}); reclaim at +${f.notice}s`);
+    return undefined;
+  }
+  if (step.waitFor) {
+    const timeoutMs = (step.timeout ?? DefaultWaitSeconds) * 1000;
+    const until = Math.min(env.clock.nowMs() + timeoutMs, deadlineMs);
+    const what = describeWait(step.waitFor);
+    if (step.note) note(step.note);
+    for (;;) {
+      const r = await conditionHolds(env, step.waitFor, facts);
+      if (r.ok) {
+        note(`reached: ${what}`);
+        return undefined;
+      }
+      if (env.clock.nowMs() >= until) return `timed out after ${Math.round(timeoutMs / 1000)}s (virtual) waiting for ${what}: ${r.detail}`;
+      await new Promise((res) => setTimeout(res, PollRealMs));
+    }
+  }
+  return undefined;
+}
+
+function describeWait(w: WaitForCondition): string {
+  const parts: string[] = [];
+  if (w.pods) parts.push(`pods ${w.pods.selector}${w.pods.running !== undefined ? ` running=${w.pods.running}` : ''}${w.pods.pending !== undefined ? ` pending=${w.pods.pending}` : ''}${w.pods.notOnInterruptedNode ? ' (off the interrupted node)' : ''}`);
+  if (w.nodeClaims) parts.push(`nodeclaims${w.nodeClaims.nodePool ? `(${w.nodeClaims.nodePool})` : ''}${w.nodeClaims.initialized ? ' initialized' : ''}=${w.nodeClaims.count}`);
+  if (w.instances) parts.push(`instances=${w.instances.count}`);
+  if (w.nodes) parts.push(`nodes=${w.nodes.count}`);
+  if (w.interruptedInstanceGone) parts.push('interrupted instance gone');
+  return parts.join(', ');
+}
+
+/** Whether the pods condition holds now. */
+export function podsMatch(env: LocalEnvironment, c: PodsConditionT, facts: RunFacts): { ok: boolean; detail: string } {
+  const pods = selectPods(env.cluster.pods({ namespace: c.namespace }), c.selector).filter((p) => !p.metadata.deletionTimestamp);
+  const interrupted = new Set(facts.interruptions.map((i) => i.nodeName).filter(Boolean));
+  const running = pods.filter((p) => p.status?.phase === 'Running' && (!c.notOnInterruptedNode || !interrupted.has(p.spec.nodeName ?? '')));
+  const pending = pods.filter((p) => p.status?.phase === 'Pending');
+  const ok = (c.running === undefined || running.length === c.running) && (c.pending === undefined || pending.length === c.pending);
+  return { ok, detail: `running ${running.length}, pending ${pending.length}` };
+}
+
+async function conditionHolds(env: LocalEnvironment, w: WaitForCondition, facts: RunFacts): Promise<{ ok: boolean; detail: string }> {
+  const details: string[] = [];
+  let ok = true;
+  if (w.pods) {
+    const r = podsMatch(env, w.pods, facts);
+    ok &&= r.ok;
+    details.push(r.detail);
+  }
+  if (w.nodeClaims) {
+    const claims = (await env.nodeClaims()).filter((c) => (!w.nodeClaims!.nodePool || c.nodePool === w.nodeClaims!.nodePool) && c.phase !== 'Terminated');
+    const counted = w.nodeClaims.initialized ? claims.filter((c) => c.conditions.some((x) => x.type === 'Initialized' && x.status === 'True')) : claims;
+    ok &&= counted.length === w.nodeClaims.count;
+    details.push(`nodeclaims ${counted.length}`);
+  }
+  if (w.instances) {
+    const n = env.liveInstances().filter((i) => !w.instances!.nodePool || i.tags['karpenter.sh/nodepool'] === w.instances!.nodePool).length;
+    ok &&= n === w.instances.count;
+    details.push(`instances ${n}`);
+  }
+  if (w.nodes) {
+    const n = selectNodes(env, w.nodes.selector).length;
+    ok &&= n === w.nodes.count;
+    details.push(`nodes ${n}`);
+  }
+  if (w.interruptedInstanceGone) {
+    const gone = facts.interruptions.every((i) => {
+      const s = env.ec2.instances.get(i.instanceId)?.state;
+      return s === 'shutting-down' || s === 'terminated';
+    });
+    ok &&= gone && facts.interruptions.length > 0;
+    details.push(`interrupted instance gone: ${gone}`);
+  }
+  return { ok, detail: details.join(', ') };
+}
+
+/** Pods matching an equality label selector ("app=web,tier=x"). */
+export function selectPods(pods: Pod[], selector: string): Pod[] {
+  const want = parseEqualitySelector(selector);
+  return pods.filter((p) => Object.entries(want).every(([k, v]) => p.metadata.labels?.[k] === v));
+}
+
+function selectNodes(env: LocalEnvironment, selector: string | undefined) {
+  const want = parseEqualitySelector(selector ?? '');
+  return env.cluster.nodes().filter((n) => Object.entries(want).every(([k, v]) => (v === '' ? k in (n.metadata.labels ?? {}) : n.metadata.labels?.[k] === v)));
+}
+
+function parseEqualitySelector(s: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const [k, v] = part.split('=');
+    out[k.trim()] = (v ?? '').trim();
+  }
+  return out;
+}

@@ -1,0 +1,114 @@
+/**
+ * What the demo prints besides the log lines: the one-line live view (nodes, NodeClaims, pending
+ * pods) and the end-of-run summary (timeline, cost per hour, termination execution histories,
+ * expectation results).
+ */
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { LocalEnvironment } from './environment.ts';
+import { executions, type CheckResult, type RunFacts } from './expectations.ts';
+
+export interface TimelineEntry {
+  /** Virtual epoch ms. */
+  atMs: number;
+  text: string;
+}
+
+function isReady(n: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
+  return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+function claimState(c: NodeClaim): string {
+  const has = (t: string) => c.conditions.some((x) => x.type === t && x.status === 'True');
+  if (c.phase === 'Terminating' || has('InstanceTerminating')) return 'Terminating';
+  if (has('Initialized')) return 'Ready';
+  if (has('Registered')) return 'Registered';
+  if (has('Launched')) return 'Launched';
+  return c.phase;
+}
+
+/** One line: nodes, NodeClaims (name type capacity zone state), pods by phase. */
+export function viewLine(env: LocalEnvironment, claims: NodeClaim[]): string {
+  const nodes = env.cluster.nodes();
+  const ready = nodes.filter(isReady).length;
+  const cordoned = nodes.filter((n) => (n.spec as { unschedulable?: boolean } | undefined)?.unschedulable).length;
+  const pods = env.cluster.pods().filter((p) => !p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
+  const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).length;
+  const pending = pods.filter((p) => p.status?.phase === 'Pending').length;
+  const terminating = pods.filter((p) => p.metadata.deletionTimestamp).length;
+  const nc = claims.filter((c) => c.phase !== 'Terminated').map((c) => `${c.name} ${c.instanceType ?? '-'} ${c.capacityType ?? '-'} ${c.zone ?? '-'} ${claimState(c)}`);
+  return [
+    `nodes ${nodes.length} (ready ${ready}${cordoned ? `, cordoned ${cordoned}` : ''})`,
+    `nodeclaims ${nc.length ? nc.join('; ') : '0'}`,
+    `pods running ${running}, pending ${pending}${terminating ? `, terminating ${terminating}` : ''}`,
+  ].join(' │ ');
+}
+
+function clockText(env: LocalEnvironment, ms: number): string {
+  const s = Math.max(0, Math.round((ms - env.clock.startEpochMs()) / 1000));
+  return `t+${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** Cost table: every instance that ran, its price and how long it ran (virtual). */
+function costLines(env: LocalEnvironment): string[] {
+  const endMs = env.clock.nowMs();
+  const lines: string[] = [];
+  let peak = 0;
+  const all = [...env.ec2.instances.values()];
+  // Cost per hour at each launch/termination instant; the peak is the most the cluster cost.
+  const instants = [...new Set(all.flatMap((i) => [i.launchTimeMs, i.terminatingAtMs ?? endMs]))].sort((a, b) => a - b);
+  for (const t of instants) {
+    const rate = all.filter((i) => i.launchTimeMs <= t && (i.terminatingAtMs ?? Infinity) > t).reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0);
+    peak = Math.max(peak, rate);
+  }
+  let total = 0;
+  for (const i of all) {
+    const hours = ((i.terminatingAtMs ?? endMs) - i.launchTimeMs) / 3_600_000;
+    const cost = hours * (i.priceUsdPerHour ?? 0);
+    total += cost;
+    lines.push(
+      `  ${i.preexisting ? 'managed ' : 'nodefleet'} ${i.instanceType.padEnd(12)} ${i.capacityType.padEnd(9)} ${i.zone.padEnd(16)} ${(i.priceUsdPerHour ?? 0).toFixed(4)} USD/h  ran ${Math.round(hours * 3600)}s → ${cost.toFixed(5)} USD`,
+    );
+  }
+  const now = env.liveInstances().reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0) + all.filter((i) => i.preexisting && i.state === 'running').reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0);
+  lines.push(`  peak ${peak.toFixed(4)} USD/h, at the end ${now.toFixed(4)} USD/h; this run cost ${total.toFixed(5)} USD (virtual time, catalog on-demand/spot prices for ${env.scenario.region})`);
+  return lines;
+}
+
+/** The end-of-run summary text. */
+export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntry[]; checks: { name: string; ok: boolean; detail: string }[] | CheckResult[]; facts: RunFacts; realSeconds: number }): string {
+  const lines: string[] = [];
+  lines.push('', `═══ summary: ${env.scenario.name} ═══`);
+  lines.push(`virtual ${Math.round(env.clock.elapsedSeconds())}s in real ${r.realSeconds.toFixed(1)}s (speed ×${env.clock.speed})`);
+  lines.push('', 'timeline:');
+  for (const e of r.timeline) lines.push(`  ${clockText(env, e.atMs)}  ${e.text}`);
+  lines.push('', 'cost per hour:');
+  lines.push(...costLines(env));
+  const execs = executions(env);
+  lines.push('', `termination executions (${execs.length}):`);
+  for (const e of execs) {
+    let input: any;
+    try {
+      input = JSON.parse(e.input);
+    } catch {
+      input = {};
+    }
+    lines.push(`  ${e.name}  ${e.status}  reason=${input.reason ?? '?'} node=${input.nodeName ?? '?'} instance=${input.instanceId ?? '?'}  ${e.startDate} → ${e.stopDate ?? 'running'}`);
+    const start = Date.parse(e.startDate);
+    for (const ev of e.events) {
+      const t = ((Date.parse(ev.timestamp) - start) / 1000).toFixed(1).padStart(7);
+      const extra = (ev as { error?: string; cause?: string }).error ? `  ${(ev as { error?: string }).error}: ${(ev as { cause?: string }).cause ?? ''}` : '';
+      lines.push(`    ${String((ev as { id?: number }).id ?? '').padStart(3)} +${t}s  ${ev.type}${ev.stateName ? `  ${ev.stateName}` : ''}${extra}`);
+    }
+  }
+  if (env.missing.length) {
+    lines.push('', 'missing parts (not faked):');
+    for (const m of env.missing) lines.push(`  ${m.name}: ${m.file}: ${m.reason}`);
+  }
+  const unsupported = [...env.aws.unsupported];
+  if (unsupported.length) lines.push('', `AWS operations the local endpoint does not serve (called): ${unsupported.join(', ')}`);
+  lines.push('', 'expectations:');
+  for (const c of r.checks) lines.push(`  ${c.ok ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}`);
+  const ok = r.checks.every((c) => c.ok);
+  lines.push('', ok ? `RESULT: PASS (${env.scenario.name})` : `RESULT: FAIL (${env.scenario.name})`);
+  return lines.join('\n');
+}
