@@ -79,8 +79,8 @@ const linuxDefaults: AmiFamilyFeatures = {
 const windows: AmiFamilyFeatures = {
   eniLimitedPodDensity: false,
   eniLimitedMemoryOverhead: false,
-  podsPerCore: false,
-  evictionSoft: false,
+  podsPerCore: true,
+  evictionSoft: true,
   defaultEphemeralVolumeGiB: 50,
   ephemeralDeviceName: '/dev/sda1',
   os: 'windows',
@@ -91,8 +91,9 @@ export const AmiFamilyFeatureTable: Record<AmiFamily, AmiFamilyFeatures> = {
   AL2: linuxDefaults,
   AL2023: linuxDefaults,
   Custom: linuxDefaults,
-  // Bottlerocket: 4 GiB OS root + 20 GiB data volume (/dev/xvdb) that holds kubelet's storage.
-  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, ephemeralDeviceName: '/dev/xvdb' },
+  // Bottlerocket: 4 GiB OS root + 20 GiB data volume (/dev/xvdb) that holds kubelet's storage;
+  // its settings TOML has no podsPerCore / evictionSoft, so Karpenter ignores them there.
+  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, podsPerCore: false, evictionSoft: false, ephemeralDeviceName: '/dev/xvdb' },
   Windows2019: windows,
   Windows2022: windows,
   Windows2025: windows,
@@ -231,10 +232,16 @@ export function kubeReserved(cpuMilli: number, pods: number, override?: Record<s
   return out;
 }
 
-/** One eviction signal ("500Mi" or "5%") against a capacity in bytes. */
+/**
+ * One eviction signal ("500Mi" or "5%") against a capacity in bytes. "100%" disables the
+ * threshold (kubelet config semantics), so it counts as 0 (KA `computeEvictionSignal`).
+ */
 function evictionSignalBytes(capacityBytes: number, signal: string): number {
   const s = signal.trim();
-  if (s.endsWith('%')) return Math.ceil((capacityBytes * Number(s.slice(0, -1))) / 100);
+  if (s.endsWith('%')) {
+    const pct = Number(s.slice(0, -1));
+    return pct === 100 ? 0 : Math.ceil((capacityBytes / 100) * pct);
+  }
   return parseResource('memory', s);
 }
 

@@ -73,8 +73,8 @@ describe('computeAllocatable', () => {
     expect(capacity.pods).toBe(110);
     expect(allocatable.cpu).toBe(8000 - 200 - 100);
     // AL2023 keeps kube-reserved memory at the ENI limit (58 pods → 893Mi) even with maxPods set;
-    // eviction 5 % of 15155Mi = ceil(794296320 × 0.05) bytes.
-    expect(allocatable.memory).toBe(15155 * MiB - 893 * MiB - 100 * MiB - Math.ceil(15155 * MiB * 0.05));
+    // systemReserved 100Mi; eviction 5 % of 15155Mi = 794558464 bytes (replaces the 100Mi default).
+    expect(allocatable.memory).toBe(15155 * MiB - 893 * MiB - 100 * MiB - 794558464);
     expect(allocatable['ephemeral-storage']).toBe(20 * GiB - GiB - Math.ceil(20 * GiB * 0.15));
 
     const perCore = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ kubelet: { podsPerCore: 4 } }) });
@@ -93,6 +93,14 @@ describe('computeAllocatable', () => {
     expect(win.capacity['ephemeral-storage']).toBe(50 * GiB);
     const br = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 20 } }) });
     expect(br.allocatable.memory).toBe(15155 * MiB - (11 * 20 + 255) * MiB - 100 * MiB);
+    // Bottlerocket ignores podsPerCore and evictionSoft; AL2023 honours both.
+    const soft = { podsPerCore: 2, evictionSoft: { 'memory.available': '500Mi' }, evictionSoftGracePeriod: { 'memory.available': '1m' } };
+    const brSoft = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ amiFamily: 'Bottlerocket', kubelet: soft }) });
+    expect(brSoft.capacity.pods).toBe(58);
+    expect(brSoft.overhead.evictionThreshold.memory).toBe(100 * MiB);
+    const alSoft = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ kubelet: soft }) });
+    expect(alSoft.capacity.pods).toBe(16);
+    expect(alSoft.overhead.evictionThreshold.memory).toBe(500 * MiB);
   });
 });
 
