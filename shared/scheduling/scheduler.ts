@@ -227,7 +227,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
       topology.groupsOf(bi);
     }
   }
-  for (const [bi, node] of boundInfos) topology.record(bi, topology.groupsOf(bi).anti, node);
+  for (const [bi, node] of boundInfos) topology.record(bi, topology.groupsOf(bi).ownedAnti, node);
 
   // Smallest pending pod: claims that cannot take it are closed.
   let minCpu = Infinity;
@@ -259,7 +259,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
     if (!(topo instanceof Map)) return topo;
     for (const [k, v] of Object.entries(info.requests)) node.room[k] = (node.room[k] ?? 0) - v;
     node.ports.push(...info.hostPorts);
-    topology.record(info, groups.anti, node);
+    topology.record(info, groups.ownedAnti, node);
     placements.push({ pod: info.pod, node: node.node.name });
     return undefined;
   };
@@ -315,7 +315,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
     claim.ports.push(...info.hostPorts);
     if (optionsChanged || reqsChanged) claim.refresh();
     if (t.remaining) reserve(claim);
-    topology.record(info, groups.anti, claim);
+    topology.record(info, groups.ownedAnti, claim);
     if ((claim.maxRoom.cpu ?? 0) - (requests.cpu ?? 0) < minCpu || (claim.maxRoom.memory ?? 0) - (requests.memory ?? 0) < minMem || (claim.maxRoom.pods ?? 0) - (requests.pods ?? 0) < 1) {
       claim.closed = true;
     }

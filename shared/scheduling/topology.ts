@@ -134,7 +134,9 @@ export interface TopologyFailure {
 export interface PodGroups {
   spreads: { group: TopologyGroup; self: boolean }[];
   affinity: { group: TopologyGroup; self: boolean }[];
-  anti: TopologyGroup[];
+  anti: { group: TopologyGroup; self: boolean }[];
+  /** The groups of the pod's required anti-affinity terms: placed, it blocks their domains for matching pods (preferred terms never block others). */
+  ownedAnti: TopologyGroup[];
   /** Anti-affinity groups of other pods whose selector matches this pod. */
   inverse: TopologyGroup[];
 }
@@ -161,6 +163,7 @@ interface PodLike {
   activeSpreads: SpreadLike[];
   activeAffinity: TermLike[];
   activeAnti: TermLike[];
+  anti: TermLike[];
 }
 
 /** All topology groups of one simulation and their counts. */
@@ -207,8 +210,12 @@ export class Topology {
       const group = this.group('affinity', t.key, t.selector, t.namespaces);
       return { group, self: self(group) };
     });
-    const anti = pod.activeAnti.map((t) => this.group('anti', t.key, t.selector, t.namespaces));
-    return { spreads, affinity, anti, inverse: this.inverseOf(pod) };
+    const anti = pod.activeAnti.map((t) => {
+      const group = this.group('anti', t.key, t.selector, t.namespaces);
+      return { group, self: self(group) };
+    });
+    const ownedAnti = pod.anti.map((t) => this.group('anti', t.key, t.selector, t.namespaces));
+    return { spreads, affinity, anti, ownedAnti, inverse: this.inverseOf(pod) };
   }
 
   private inverseOf(pod: { namespace: string; labels: Record<string, string> }): TopologyGroup[] {
@@ -281,22 +288,25 @@ export class Topology {
       }
       return { reason: `no pod matching required pod affinity on ${g.key}`, monotone: false };
     }
-    const blocked = (g: TopologyGroup, counts: Map<string, number>, what: string): TopologyFailure | undefined => {
+    // A pod that repels its own kind takes one free domain, so the next one can take another
+    // (otherwise an undecided claim would block every zone it might land in).
+    const blocked = (g: TopologyGroup, counts: Map<string, number>, what: string, pin: boolean): TopologyFailure | undefined => {
       if (g.key === LabelHostname) {
         return (counts.get(target.hostname) ?? 0) > 0 ? { reason: `would violate ${what} on ${g.key}`, monotone: true } : undefined;
       }
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      if (free.length < d.length) narrow.set(g.key, free);
+      if (pin && free.length > 1) narrow.set(g.key, [free[0]]);
+      else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
-    for (const g of groups.anti) {
-      const f = blocked(g, g.counts, 'pod anti-affinity');
+    for (const { group: g, self } of groups.anti) {
+      const f = blocked(g, g.counts, 'pod anti-affinity', self);
       if (f) return f;
     }
     for (const g of groups.inverse) {
-      const f = blocked(g, g.owners, 'pod anti-affinity of a placed pod');
+      const f = blocked(g, g.owners, 'pod anti-affinity of a placed pod', false);
       if (f) return f;
     }
     return narrow;

@@ -1,0 +1,183 @@
+import { describe, expect, it } from 'vitest';
+import { solve } from '../../../shared/scheduling/index.ts';
+import { input, itype, nodePool, pendingPod, pendingPods } from './builders.ts';
+
+const GiB = 2 ** 30;
+const std = itype({ name: 'std' });
+const small = itype({ name: 'small', cpu: 2, memoryMiB: 8192, price: { 'on-demand': 0.1 } });
+const big = itype({ name: 'big', cpu: 16, memoryMiB: 65536, price: { 'on-demand': 0.8 } });
+
+describe('solve: bin packing', () => {
+  it('packs pods onto one claim and launches the cheapest type that holds them all', () => {
+    // Prepare: 6 × 500m = 3000m fit a 4-vCPU type (3920m allocatable) but not a 2-vCPU one.
+    const r = solve(input(pendingPods('web', 6, { cpu: '500m' }), [small, std, big]));
+    // Assess
+    expect(r.newNodeClaims).toHaveLength(1);
+    expect(r.newNodeClaims[0].launchInstanceTypes.map((t) => t.name)).toEqual(['std', 'big']);
+    expect(r.newNodeClaims[0].requests).toEqual({ cpu: 3000, memory: 6 * 128 * 2 ** 20, pods: 6 });
+    expect(r.newNodeClaims[0].priceUsdPerHour).toBe(0.2);
+    expect(r.unschedulable).toEqual([]);
+  });
+
+  it('opens a second claim only when the largest type is full', () => {
+    // 40 × 1 cpu: a 16-vCPU type takes 15 (15.86 cpu allocatable), so 3 claims.
+    const r = solve(input(pendingPods('w', 40, { cpu: '1' }), [std, big]));
+    expect(r.newNodeClaims.map((c) => c.pods.length)).toEqual([15, 15, 10]);
+    expect(r.newNodeClaims.map((c) => c.launchInstanceTypes[0].name)).toEqual(['big', 'big', 'big']);
+  });
+
+  it('uses existing nodes with room before creating claims', () => {
+    const r = solve(
+      input(pendingPods('w', 2, { cpu: '500m' }), [std], [nodePool('default')], {
+        existingNodes: [{ name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', 'topology.kubernetes.io/zone': 'us-east-1a' }, allocatable: { cpu: 1500, memory: 4 * GiB, pods: 10 }, pods: [pendingPod('running', { cpu: '600m', spec: { nodeName: 'n1', containers: [{ name: 'a', resources: { requests: { cpu: '600m' } } }] } })] }],
+      }),
+    );
+    // 1500 - 600 = 900m left: one 500m pod fits, the second needs a claim.
+    expect(r.placements.map((p) => [p.pod.metadata.name, p.node])).toEqual([['w-0', 'n1']]);
+    expect(r.newNodeClaims).toHaveLength(1);
+    expect(r.newNodeClaims[0].pods.map((p) => p.metadata.name)).toEqual(['w-1']);
+  });
+
+  it('fills an in-flight claim before launching another', () => {
+    const r = solve(
+      input(pendingPods('w', 3, { cpu: '1' }), [std], [nodePool('default')], {
+        existingNodes: [{ name: 'claim-x', launching: true, nodePool: 'default', labels: { 'karpenter.sh/nodepool': 'default' }, allocatable: { cpu: 3920, memory: 14 * GiB, pods: 110 } }],
+      }),
+    );
+    expect(r.placements).toHaveLength(3);
+    expect(r.newNodeClaims).toHaveLength(0);
+  });
+
+  it('keeps pods with the same host port apart', () => {
+    const spec = { containers: [{ name: 'a', ports: [{ containerPort: 80, hostPort: 8080 }], resources: { requests: { cpu: '100m' } } }] };
+    const r = solve(input([pendingPod('a', { spec }), pendingPod('b', { spec })], [std]));
+    expect(r.newNodeClaims).toHaveLength(2);
+  });
+
+  it('adds the overhead of daemonsets that tolerate the pool taints only', () => {
+    const pools = [nodePool('tainted', { taints: [{ key: 'team', value: 'a', effect: 'NoSchedule' }] })];
+    const pods = [pendingPod('p', { cpu: '1', spec: { tolerations: [{ key: 'team', operator: 'Equal', value: 'a', effect: 'NoSchedule' }] } })];
+    const r = solve(
+      input(pods, [std], pools, {
+        daemonSets: [
+          { metadata: { name: 'all' }, spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', resources: { requests: { cpu: '200m' } } }] } },
+          { metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '2' } } }] } },
+        ],
+      }),
+    );
+    expect(r.newNodeClaims[0].requests.cpu).toBe(1200);
+    expect(r.newNodeClaims[0].daemonSetRequests).toEqual({ cpu: 200, pods: 1 });
+  });
+});
+
+describe('solve: requirements and offerings', () => {
+  it('lets a pod require a well-known label the NodePool does not mention (zone)', () => {
+    const r = solve(input([pendingPod('z', { spec: { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } } })], [std]));
+    expect(r.newNodeClaims[0].zones).toEqual(['us-east-1b']);
+  });
+
+  it('rejects a custom label the NodePool does not define, naming the key', () => {
+    const r = solve(input([pendingPod('c', { spec: { nodeSelector: { 'example.com/team': 'a' } } })], [std]));
+    expect(r.newNodeClaims).toHaveLength(0);
+    expect(r.unschedulable[0].reasons.default).toContain('example.com/team');
+  });
+
+  it('puts a pod with a zonal volume in the volume zone', () => {
+    const pod = pendingPod('db', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
+    const r = solve(input([pod], [std], [nodePool('default')], { volumes: { 'default/data-db': ['us-east-1c'] } }));
+    expect(r.newNodeClaims[0].zones).toEqual(['us-east-1c']);
+  });
+
+  it('explains a pod larger than every type', () => {
+    const r = solve(input([pendingPod('huge', { cpu: '64' })], [std, big]));
+    expect(r.unschedulable[0].reasons.default).toMatch(/no instance type has enough cpu \(pod requests 64000m/);
+  });
+
+  it('reports exceeded limits', () => {
+    const pool = nodePool('capped', { spec: { limits: { cpu: '4' } } });
+    const r = solve(input(pendingPods('w', 2, { cpu: '3' }), [std], [pool]));
+    // One 4-vCPU node uses the whole 4-cpu limit; the second pod cannot get another.
+    expect(r.newNodeClaims).toHaveLength(1);
+    expect(r.unschedulable).toHaveLength(1);
+    expect(r.unschedulable[0].reasons.capped).toMatch(/exceeds limits/);
+  });
+
+  it('only launches types whose capacity fits the remaining limits', () => {
+    const pool = nodePool('capped', { spec: { limits: { cpu: '8' } } });
+    const r = solve(input(pendingPods('w', 20, { cpu: '1' }), [std, big], [pool]));
+    expect(r.newNodeClaims.map((c) => c.launchInstanceTypes[0].name)).toEqual(['std', 'std']);
+    expect(r.unschedulable.length).toBe(20 - 6);
+  });
+
+  it('prefers spot when cheaper but drops spot offerings dearer than the cheapest on-demand one', () => {
+    const cheapSpot = itype({ name: 'cs', capacityTypes: ['on-demand', 'spot'], price: { 'on-demand': 0.2, spot: 0.07 } });
+    const dearSpot = itype({ name: 'ds', capacityTypes: ['on-demand', 'spot'], price: { 'on-demand': 0.2, spot: 0.25 } });
+    const pool = nodePool('default', { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }] });
+    expect(solve(input([pendingPod('a')], [cheapSpot], [pool])).newNodeClaims[0].capacityTypes[0]).toBe('spot');
+    const r = solve(input([pendingPod('a')], [dearSpot], [pool]));
+    expect(r.newNodeClaims[0].capacityTypes).toEqual(['on-demand']);
+    expect(r.newNodeClaims[0].priceUsdPerHour).toBe(0.2);
+  });
+
+  it('avoids GPU types for pods that do not ask for them', () => {
+    const gpu = itype({ name: 'gpu', price: { 'on-demand': 0.05 }, resources: { 'nvidia.com/gpu': 1 } });
+    const r = solve(input([pendingPod('a'), pendingPod('g', { spec: { containers: [{ name: 'g', resources: { limits: { 'nvidia.com/gpu': 1 } } }] } })], [gpu, std]));
+    const byPod = Object.fromEntries(r.newNodeClaims.flatMap((c) => c.pods.map((p) => [p.metadata.name, c.launchInstanceTypes[0].name])));
+    expect(byPod).toEqual({ a: 'std', g: 'gpu' });
+  });
+
+  it('enforces minValues (Strict) and relaxes it with BestEffort', () => {
+    const pool = nodePool('default', {
+      requirements: [
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        { key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 3 },
+      ],
+    });
+    const strict = solve(input([pendingPod('a', { cpu: '3' })], [small, std, big], [pool]));
+    expect(strict.unschedulable[0].reasons.default).toMatch(/minValues/);
+    const best = solve(input([pendingPod('a', { cpu: '3' })], [small, std, big], [pool], { settings: { minValuesPolicy: 'BestEffort' } }));
+    expect(best.newNodeClaims[0].launchInstanceTypes.map((t) => t.name)).toEqual(['std', 'big']);
+  });
+
+  it('tries NodePools by weight and falls back when the heavier one cannot take the pod', () => {
+    const heavy = nodePool('heavy', { spec: { weight: 50 }, taints: [{ key: 'dedicated', effect: 'NoSchedule' }] });
+    const r = solve(input([pendingPod('a')], [std], [nodePool('light'), heavy]));
+    expect(r.newNodeClaims[0].nodePool).toBe('light');
+  });
+});
+
+describe('solve: topology', () => {
+  it('spreads zonal anti-affinity pods over distinct zones and leaves the fourth pending', () => {
+    const spec = { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'topology.kubernetes.io/zone' }] } } };
+    const r = solve(input(pendingPods('db', 4, { labels: { app: 'db' }, spec }), [std]));
+    expect(r.newNodeClaims.map((c) => c.zones).sort()).toEqual([['us-east-1a'], ['us-east-1b'], ['us-east-1c']]);
+    expect(r.unschedulable).toHaveLength(1);
+    expect(r.unschedulable[0].reasons.default).toMatch(/anti-affinity/);
+  });
+
+  it('relaxes preferred anti-affinity when it cannot be met', () => {
+    const spec = { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, podAffinityTerm: { labelSelector: { matchLabels: { app: 'w' } }, topologyKey: 'topology.kubernetes.io/zone' } }] } } };
+    const r = solve(input(pendingPods('w', 5, { labels: { app: 'w' }, spec }), [std]));
+    expect(r.unschedulable).toEqual([]);
+    expect(r.newNodeClaims.reduce((s, c) => s + c.pods.length, 0)).toBe(5);
+  });
+
+  it('follows zonal pod affinity to the zone of the selected pod', () => {
+    const leader = pendingPod('leader', { labels: { role: 'leader' }, spec: { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } } });
+    const follower = pendingPod('follower', { cpu: '3500m', spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { role: 'leader' } }, topologyKey: 'topology.kubernetes.io/zone' }] } } } });
+    const r = solve(input([leader, follower], [std]));
+    expect(r.unschedulable).toEqual([]);
+    for (const c of r.newNodeClaims) expect(c.zones).toEqual(['us-east-1b']);
+  });
+
+  it('counts running pods for zonal spread (minDomains and existing skew)', () => {
+    const running = pendingPod('old', { labels: { app: 's' }, spec: { nodeName: 'n1', containers: [{ name: 'a' }] } });
+    const tsc = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' as const, labelSelector: { matchLabels: { app: 's' } } }];
+    const r = solve(
+      input(pendingPods('s', 2, { labels: { app: 's' }, spec: { topologySpreadConstraints: tsc } }), [std], [nodePool('default')], {
+        existingNodes: [{ name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', 'topology.kubernetes.io/zone': 'us-east-1a' }, allocatable: { cpu: 100, memory: GiB, pods: 10 }, pods: [running] }],
+      }),
+    );
+    expect(r.newNodeClaims.map((c) => c.zones[0]).sort()).toEqual(['us-east-1b', 'us-east-1c']);
+  });
+});

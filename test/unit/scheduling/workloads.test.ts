@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { readWorkloads } from '../../../shared/api/workloads.ts';
+
+const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } };
+
+describe('readWorkloads', () => {
+  it('expands controllers without listed pods into <name>-i pending pods', () => {
+    const w = readWorkloads([
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop' }, spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template } },
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { replicas: 2, template } },
+      { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'once' }, spec: { template } },
+    ]);
+    expect(w.pendingPods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`)).toEqual(['shop/web-0', 'shop/web-1', 'shop/web-2', 'default/db-0', 'default/db-1', 'default/once-0']);
+    expect(w.pendingPods[0].metadata.labels).toEqual({ app: 'web' });
+  });
+
+  it('does not expand a Deployment whose own pods are listed, but does when a pod only shares its labels', () => {
+    const own = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-abc', labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8c' }] }, spec: { nodeName: 'n1', containers: [] } };
+    const stranger = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'seed', labels: { app: 'web' } }, spec: { nodeName: 'n1', containers: [] } };
+    const deploy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template } };
+    expect(readWorkloads([own, deploy]).pendingPods).toHaveLength(0);
+    expect(readWorkloads([stranger, deploy]).pendingPods).toHaveLength(2);
+  });
+
+  it('sorts pods, daemonset templates, nodes and PDBs; skips finished pods', () => {
+    const w = readWorkloads([
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done' }, spec: { containers: [] }, status: { phase: 'Succeeded' } },
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'run' }, spec: { nodeName: 'n1', containers: [] } },
+      { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent', namespace: 'kube-system' }, spec: { template } },
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } },
+      { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'pdb' }, spec: {} },
+    ]);
+    expect(w.pendingPods).toHaveLength(0);
+    expect(w.boundPods.map((p) => p.metadata.name)).toEqual(['run']);
+    expect(w.daemonSets.map((d) => d.metadata.name)).toEqual(['agent']);
+    expect(w.nodes).toHaveLength(1);
+    expect(w.pdbs).toHaveLength(1);
+  });
+
+  it('finds the zone of a bound volume and of a WaitForFirstConsumer class with allowed topologies', () => {
+    const w = readWorkloads([
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'a', namespace: 'ns' }, spec: { volumeName: 'pv-a' } },
+      { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-a' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', operator: 'In', values: ['us-east-1b'] }] }] } } } },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'b', namespace: 'ns' }, spec: { storageClassName: 'zonal' } },
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'zonal' }, allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c'] }] }] },
+    ]);
+    expect(w.volumes).toEqual({ 'ns/a': ['us-east-1b'], 'ns/b': ['us-east-1c'] });
+  });
+});
