@@ -56,7 +56,10 @@ export const AWSWellKnownLabels: readonly string[] = [
   'karpenter.k8s.aws/placement-group-partition', L.LabelTopologyZoneID,
 ];
 
-/** karpenter.sh keys a NodePool requirement may use: only the capacity type (KC CRD key rule). */
+/**
+ * karpenter.sh keys a NodePool may use in requirements and template labels: only the capacity
+ * type (KC CRD: the domain rule allows capacity-type and nodepool, a second rule forbids nodepool).
+ */
 const KarpenterRequirementKeys = [L.LabelCapacityType];
 
 /** Kubelet eviction signals (k8s.io/kubelet config `evictionHard`). */
@@ -278,7 +281,8 @@ function restrictedKeyProblem(key: string, use: 'requirement' | 'label'): string
   if (key === L.LabelHostname) return `label "${L.LabelHostname}" is restricted (Karpenter sets it from the node name)`;
   if (key === L.LabelNodePool) return `label "${L.LabelNodePool}" is restricted (Karpenter sets it to the NodePool name)`;
   if (domain.endsWith('karpenter.sh')) {
-    if (use === 'requirement' && KarpenterRequirementKeys.includes(key)) return undefined;
+    // The CRD allows karpenter.sh/capacity-type both as a requirement key and a template label.
+    if (KarpenterRequirementKeys.includes(key)) return undefined;
     const guess = use === 'requirement' ? closest(key, KarpenterRequirementKeys) : undefined;
     return use === 'requirement'
       ? `unknown key ${show(key)}: label domain "karpenter.sh" is restricted; the only karpenter.sh requirement key is ${KarpenterRequirementKeys.join(', ')}${guess ? ` (did you mean "${guess}"?)` : ''}`
