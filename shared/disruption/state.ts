@@ -22,7 +22,7 @@ import {
   type CapacityType,
 } from '../api/labels.ts';
 import type { InstanceType } from '../catalog/types.ts';
-import { budgetStatus } from './budgets.ts';
+import { budgetStatus, counterLimit } from './budgets.ts';
 import { disruptionCost } from './cost.ts';
 import { driftReason } from './drift-detection.ts';
 import { parseDurationSeconds } from './duration.ts';
@@ -37,6 +37,15 @@ export interface ManagedNode {
   initialized: boolean;
   ready: boolean;
   deleting: boolean;
+}
+
+/** Node counts of one NodePool for its budgets. */
+export interface PoolCounts {
+  nodes: number;
+  /** NotReady or being deleted. */
+  disrupting: number;
+  /** Of `disrupting`, those without a budget counter slot (the counter does not count them). */
+  disruptingNonHolders: number;
 }
 
 /** Everything the methods read. Built by {@link buildState}; treat as read-only. */
@@ -54,8 +63,8 @@ export interface ClusterState {
   blocked: BlockedCandidate[];
   /** Pods per node name (non-terminal). */
   podsByNode: Map<string, Pod[]>;
-  /** Managed, initialized node counts and disrupting counts per NodePool. */
-  poolCounts: Map<string, { nodes: number; disrupting: number }>;
+  /** Managed, initialized node counts and disrupting counts per NodePool (and how many of those hold no counter slot). */
+  poolCounts: Map<string, PoolCounts>;
   /** Budget status per `pool/reason`, computed lazily. */
   budgetCache: Map<string, BudgetStatus>;
   /** Names of nodes to treat as leaving (forceful expirations found this pass). */
@@ -131,7 +140,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
   const managed: ManagedNode[] = [];
   const candidates: Candidate[] = [];
   const blocked: BlockedCandidate[] = [];
-  const poolCounts = new Map<string, { nodes: number; disrupting: number }>();
+  const poolCounts = new Map<string, PoolCounts>();
 
   for (const node of snapshot.nodes) {
     const poolName = node.metadata.labels?.[LabelNodePool];
@@ -142,20 +151,23 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const labels = node.metadata.labels ?? {};
     const initialized = labels[LabelInitialized] === 'true' || (claim ? isTrue(claim, 'Initialized') : false);
     const ready = isNodeReady(node);
+    const holder = holders.has(name) || (claim !== undefined && holders.has(claim.name));
     const deleting =
+      holder ||
       !!node.metadata.deletionTimestamp ||
       claim?.phase === 'Terminating' ||
       claim?.phase === 'Terminated' ||
       (claim ? isTrue(claim, 'InstanceTerminating') : false) ||
-      !!node.spec?.taints?.some((t) => t.key === TaintDisrupted.key) ||
-      holders.has(name) ||
-      (claim !== undefined && holders.has(claim.name));
+      !!node.spec?.taints?.some((t) => t.key === TaintDisrupted.key);
     managed.push({ node, claim, nodePool, initialized, ready, deleting });
 
     if (initialized) {
-      const c = poolCounts.get(poolName) ?? { nodes: 0, disrupting: 0 };
+      const c = poolCounts.get(poolName) ?? { nodes: 0, disrupting: 0, disruptingNonHolders: 0 };
       c.nodes++;
-      if (!ready || deleting) c.disrupting++;
+      if (!ready || deleting) {
+        c.disrupting++;
+        if (!holder) c.disruptingNonHolders++;
+      }
       poolCounts.set(poolName, c);
     }
     if (!nodePool) {
@@ -236,7 +248,7 @@ export function budgetFor(state: ClusterState, nodePool: string, reason: Disrupt
   const cached = state.budgetCache.get(key);
   if (cached) return cached;
   const pool = state.nodePools.get(nodePool);
-  const counts = state.poolCounts.get(nodePool) ?? { nodes: 0, disrupting: 0 };
+  const counts = state.poolCounts.get(nodePool) ?? { nodes: 0, disrupting: 0, disruptingNonHolders: 0 };
   let leaving = 0;
   for (const c of state.candidates) if (c.nodePool === nodePool && state.leaving.has(c.nodeName)) leaving++;
   const status = pool
@@ -264,6 +276,18 @@ export function withinBudgets(state: ClusterState, candidates: readonly Candidat
     out.push(c);
   }
   return out;
+}
+
+/**
+ * The limit to hand the budget counter for `nodePool` and `reason`: the cap minus disrupting
+ * nodes that hold no slot (the counter counts its holders itself). MAX_SAFE_INTEGER = unbounded.
+ */
+export function counterLimitFor(state: ClusterState, nodePool: string, reason: DisruptionReason): number {
+  const b = budgetFor(state, nodePool, reason);
+  const counts = state.poolCounts.get(nodePool);
+  let leaving = 0;
+  for (const c of state.candidates) if (c.nodePool === nodePool && state.leaving.has(c.nodeName)) leaving++;
+  return counterLimit(b, (counts?.disruptingNonHolders ?? 0) + leaving);
 }
 
 function describeBudget(b: BudgetStatus): string {

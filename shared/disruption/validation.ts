@@ -11,14 +11,14 @@ import { hasGracefulExpiration } from './graceful-expiration.ts';
 import { makeCommand } from './method.ts';
 import { replacementsFor } from './replacements.ts';
 import { Simulator } from './simulate.ts';
-import { budgetFor, buildState } from './state.ts';
+import { budgetFor, buildState, counterLimitFor } from './state.ts';
 import type { Candidate, DisruptionCommand, DisruptionSnapshot } from './types.ts';
 
 /** Outcome of {@link validateCommand}. */
 export type ValidationOutcome =
   | { status: 'wait'; retryAfterSeconds: number }
   | { status: 'invalid'; reason: string }
-  | { status: 'valid'; command: DisruptionCommand };
+  | { status: 'valid'; command: DisruptionCommand; counterLimits: Record<string, number> };
 
 /**
  * Re-checks `command` against a fresh snapshot at `now`. A valid result carries the command with
@@ -69,7 +69,8 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
     replacements = r.replacements;
   }
   const fresh = makeCommand(command.method, command.reason, current, replacements, new Date(Date.parse(command.createdAt)), command.savingsUsdPerHour);
-  return { status: 'valid', command: { ...fresh, id: command.id } };
+  const counterLimits = Object.fromEntries([...perPool.keys()].map((pool) => [pool, counterLimitFor(state, pool, command.reason)]));
+  return { status: 'valid', command: { ...fresh, id: command.id }, counterLimits };
 }
 
 export { CommandValidationDelaySeconds };

@@ -1,0 +1,179 @@
+/**
+ * The effects of a disruption command, each idempotent on its trigger: budget slots (holder =
+ * NodeClaim name), the karpenter.sh/disrupted taint on candidates, replacement NodeClaims
+ * (deterministic names from the command id, created in the store and launched with CreateFleet),
+ * and termination executions (named after the claim).
+ */
+import type { Deps } from '../../shared/runtime/deps.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { NodeClaimSchema, isTrue, setCondition } from '../../shared/api/nodeclaim.ts';
+import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
+import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
+import type { TerminationInput } from '../../shared/api/ports.ts';
+import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
+import type { CommandCandidate, DisruptionCommand, DisruptionReason, ReplacementClaim } from '../../shared/disruption/index.ts';
+import { parseDurationSeconds } from '../../shared/disruption/index.ts';
+
+/** Offerings that failed for capacity are skipped this long (KA pkg/cache `UnavailableOfferingsTTL`, 3 minutes). */
+export const UnavailableOfferingsTtlSeconds = 180;
+
+const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
+  Empty: 'emptiness',
+  Drifted: 'drift',
+  Underutilized: 'consolidation',
+  Expired: 'expiration',
+};
+
+/** Takes one budget slot per candidate (holder = claim name); all or nothing. */
+export async function takeSlots(deps: Pick<Deps, 'budgets'>, command: DisruptionCommand, limits: Record<string, number>, nowIso: string): Promise<boolean> {
+  if (!deps.budgets) throw new NodefleetError('disruption needs the budget counter (deps.budgets)');
+  const taken: CommandCandidate[] = [];
+  for (const c of command.candidates) {
+    const ok = await deps.budgets.take(c.nodePool, c.nodeClaim, limits[c.nodePool] ?? 0, nowIso);
+    if (!ok) {
+      await releaseSlots(deps, taken);
+      return false;
+    }
+    taken.push(c);
+  }
+  return true;
+}
+
+/** Releases the candidates' slots (absent = fine). */
+export async function releaseSlots(deps: Pick<Deps, 'budgets'>, candidates: readonly CommandCandidate[]): Promise<void> {
+  if (!deps.budgets) return;
+  for (const c of candidates) await deps.budgets.release(c.nodePool, c.nodeClaim);
+}
+
+/** Adds (or removes) karpenter.sh/disrupted:NoSchedule so no new pod lands on a node about to go. */
+export async function setDisruptedTaint(deps: Pick<Deps, 'kube'>, candidates: readonly CommandCandidate[], on: boolean): Promise<void> {
+  for (const c of candidates) {
+    const node = await deps.kube.getNode(c.nodeName);
+    if (!node) continue;
+    const others = (node.spec?.taints ?? []).filter((t) => t.key !== TaintDisrupted.key);
+    const taints = on ? [...others, { key: TaintDisrupted.key, effect: TaintDisrupted.effect }] : others;
+    if (taints.length === (node.spec?.taints ?? []).length && on === (node.spec?.taints ?? []).some((t) => t.key === TaintDisrupted.key)) continue;
+    await deps.kube.patchNode(c.nodeName, { taints });
+  }
+}
+
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(36);
+}
+
+/** The replacement claim names of a command (stable across retries). */
+export function replacementNames(command: DisruptionCommand): string[] {
+  return command.replacements.map((r, i) => `${r.nodePool}-r${fnv1a(`${command.id}/${i}`)}`);
+}
+
+/**
+ * Creates (if absent) and launches (if not launched) one replacement claim.
+ * @returns undefined on success, else why it failed (capacity, unknown NodePool).
+ */
+export async function launchReplacement(
+  deps: Pick<Deps, 'kube' | 'store' | 'cloud' | 'unavailable' | 'env'>,
+  r: ReplacementClaim,
+  name: string,
+  command: DisruptionCommand,
+  now: Date,
+): Promise<string | undefined> {
+  const pools = await deps.kube.listNodePools();
+  const pool = pools.find((p) => p.metadata.name === r.nodePool);
+  if (!pool) return `nodepool "${r.nodePool}" not found`;
+  const classes = await deps.kube.listNodeClasses();
+  const nodeClass = classes.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
+  let claim = await deps.store.get(name);
+  if (!claim) {
+    const expireAfter = parseDurationSeconds(pool.spec.template.spec.expireAfter);
+    const tgp = parseDurationSeconds(pool.spec.template.spec.terminationGracePeriod);
+    const fresh: NodeClaim = NodeClaimSchema.parse({
+      name,
+      cluster: deps.env.clusterName,
+      nodePool: r.nodePool,
+      nodeClass: pool.spec.template.spec.nodeClassRef.name,
+      requirements: r.requirements,
+      taints: r.taints,
+      startupTaints: r.startupTaints,
+      labels: { ...r.labels, [LabelNodePool]: r.nodePool },
+      resources: { requests: r.requests },
+      nodePoolHash: nodePoolHash(pool),
+      ...(nodeClass ? { nodeClassHash: nodeClassHash(nodeClass) } : {}),
+      createdAt: now.toISOString(),
+      ...(expireAfter !== undefined ? { expireAt: new Date(now.getTime() + expireAfter * 1000).toISOString() } : {}),
+      ...(tgp !== undefined ? { terminationGracePeriodSeconds: tgp } : {}),
+      pods: r.pods,
+      annotations: { 'nodefleet.io/disruption-command': command.id },
+    });
+    try {
+      claim = await deps.store.create(fresh);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      claim = (await deps.store.get(name)) ?? fresh;
+    }
+  }
+  if (claim.instanceId || isTrue(claim, 'Launched')) return undefined;
+  try {
+    const res = await deps.cloud.create(claim, { instanceTypes: r.instanceTypes, zones: r.zones, capacityTypes: r.capacityTypes }, nodeClass);
+    let launched: NodeClaim = {
+      ...claim,
+      instanceId: res.instanceId,
+      instanceType: res.instanceType,
+      zone: res.zone,
+      capacityType: res.capacityType,
+      providerId: `aws:///${res.zone}/${res.instanceId}`,
+      ...(res.imageId ? { imageId: res.imageId } : {}),
+      ...(res.priceUsdPerHour !== undefined ? { priceUsdPerHour: res.priceUsdPerHour } : {}),
+      phase: 'Launched',
+    };
+    launched = setCondition(launched, 'Launched', 'True', now.toISOString());
+    await deps.store.update(launched);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof InsufficientCapacityError)) throw err;
+    await deps.unavailable.mark(err.offerings.map((o) => ({ ...o, reason: 'InsufficientCapacity' })), Math.floor(now.getTime() / 1000) + UnavailableOfferingsTtlSeconds);
+    await deps.store.update(setCondition({ ...claim, phase: 'Failed', lastError: err.message }, 'Launched', 'False', now.toISOString(), 'InsufficientCapacity', err.message));
+    return `replacement ${name}: ${err.message}`;
+  }
+}
+
+/** 'ready' when every replacement is Initialized, 'failed' with a reason when one failed or vanished, else 'waiting'. */
+export async function replacementsState(deps: Pick<Deps, 'store'>, names: readonly string[]): Promise<{ state: 'ready' | 'waiting' } | { state: 'failed'; reason: string }> {
+  let waiting = false;
+  for (const n of names) {
+    const c = await deps.store.get(n);
+    if (!c || c.phase === 'Failed' || c.phase === 'Terminating' || c.phase === 'Terminated') return { state: 'failed', reason: `replacement ${n} ${c ? c.phase.toLowerCase() : 'is gone'}` };
+    if (!isTrue(c, 'Initialized')) waiting = true;
+  }
+  return { state: waiting ? 'waiting' : 'ready' };
+}
+
+/** Starts one termination execution per candidate (already running = success). */
+export async function startTerminations(
+  deps: Pick<Deps, 'termination' | 'kube'>,
+  candidates: readonly { nodeClaim: string; nodeName: string; nodePool: string; instanceId?: string }[],
+  reason: DisruptionReason,
+  now: Date,
+  budgeted: boolean,
+): Promise<string[]> {
+  if (!deps.termination) throw new NodefleetError('termination state machine not configured (NODEFLEET_TERMINATION_STATE_MACHINE_ARN)');
+  const pools = new Map((await deps.kube.listNodePools()).map((p) => [p.metadata.name, p]));
+  const started: string[] = [];
+  for (const c of candidates) {
+    const tgp = parseDurationSeconds(pools.get(c.nodePool)?.spec.template.spec.terminationGracePeriod);
+    await deps.termination.start({
+      nodeClaim: c.nodeClaim,
+      nodeName: c.nodeName,
+      ...(c.instanceId ? { instanceId: c.instanceId } : {}),
+      reason: TerminationReasons[reason],
+      ...(tgp !== undefined ? { deadlineEpochMs: now.getTime() + tgp * 1000 } : {}),
+      ...(budgeted ? { budgetNodePool: c.nodePool } : {}),
+    });
+    started.push(c.nodeClaim);
+  }
+  return started;
+}

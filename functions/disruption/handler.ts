@@ -1,0 +1,110 @@
+/**
+ * Disruption function: every minute (EventBridge Scheduler) and on demand.
+ *
+ * Re-entrant, one step per invocation (waits belong to the state machine / the next call):
+ * 1. no command in the input → read the snapshot, plan; start forceful expirations; return the
+ *    graceful command with `retryAfterSeconds: 15` (Karpenter's validation delay);
+ * 2. a command → re-read, validate; take the budget slots (one conditional DynamoDB update each;
+ *    all or nothing), taint the candidates, launch the replacements → return them to wait for,
+ *    or start the terminations right away for a delete;
+ * 3. a command with replacement claims → once every replacement is Initialized, start the
+ *    terminations; if one failed, untaint the candidates and release the slots.
+ * Every block is logged with its reason and counted (metric `nodefleet_disruption_blocked_total`).
+ */
+import type { Deps } from '../../shared/runtime/deps.ts';
+import { buildDeps } from '../../shared/runtime/deps.ts';
+import type { RuntimeEnv } from '../../shared/runtime/env.ts';
+import { wrapHandler } from '../../shared/runtime/middleware.ts';
+import { powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
+import { DynamoBudgetCounter } from '../../shared/aws/dynamo-budget-counter.ts';
+import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
+import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
+import { readSnapshot } from './snapshot.ts';
+import { launchReplacement, releaseSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
+import { DisruptionInputSchema, type DisruptionInput, type DisruptionOutput } from './schemas.ts';
+
+/** How often to re-check replacements for Initialized (Karpenter polls cluster state continuously; a launch takes ~1 min). */
+export const ReplacementPollSeconds = 15;
+
+/** Karpenter's decision metric (ANCHORS.md §4.1). */
+export const MetricDecisions = 'karpenter_voluntary_disruption_decisions_total';
+/** nodefleet: candidates a method could not take, by method and kind of reason. */
+export const MetricBlocked = 'nodefleet_disruption_blocked_total';
+
+/** A low-cardinality kind for a block reason (metric dimension; the full text goes to the log). */
+export function blockKind(reason: string): string {
+  if (/do-not-disrupt/.test(reason)) return 'do-not-disrupt';
+  if (/pdb|PodDisruptionBudget/.test(reason)) return 'pdb';
+  if (/budget/.test(reason)) return 'budget';
+  if (/not initialized/.test(reason)) return 'not-initialized';
+  if (/being deleted/.test(reason)) return 'deleting';
+  if (/consolidateAfter/.test(reason)) return 'consolidate-after';
+  if (/schedule|new nodes/.test(reason)) return 'would-not-schedule';
+  if (/cheaper|price|spot-to-spot|Balanced|instance types/.test(reason)) return 'not-cheaper';
+  return 'other';
+}
+
+function report(deps: Pick<Deps, 'log' | 'metrics'>, blocked: readonly BlockedCandidate[]): void {
+  for (const b of blocked) {
+    deps.log.info('disruption blocked', { node: b.nodeName, nodePool: b.nodePool, method: b.method, reason: b.reason });
+    deps.metrics.count(MetricBlocked, { method: b.method, kind: blockKind(b.reason) });
+  }
+}
+
+async function planStep(deps: Deps, now: Date): Promise<DisruptionOutput> {
+  const plan = planDisruption(await readSnapshot(deps, now), now);
+  report(deps, plan.blocked);
+  const started = plan.expirations.length > 0 ? await startTerminations(deps, plan.expirations, 'Expired', now, false) : [];
+  for (const e of plan.expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
+  if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations };
+  deps.log.info('disruption command planned', { id: plan.command.id, method: plan.command.method, candidates: plan.command.candidates.map((c) => c.nodeName), decision: plan.command.decision });
+  return { status: 'validating', command: plan.command, retryAfterSeconds: CommandValidationDelaySeconds, terminationsStarted: started, simulations: plan.simulations };
+}
+
+async function actStep(deps: Deps, command: DisruptionCommand, now: Date): Promise<DisruptionOutput> {
+  const v = validateCommand(command, await readSnapshot(deps, now), now);
+  if (v.status === 'wait') return { status: 'validating', command, retryAfterSeconds: v.retryAfterSeconds, terminationsStarted: [] };
+  if (v.status === 'invalid') {
+    deps.log.info('abandoning disruption command', { id: command.id, reason: v.reason });
+    return { status: 'invalidated', command, reason: v.reason, terminationsStarted: [] };
+  }
+  const cmd = v.command;
+  if (!(await takeSlots(deps, cmd, v.counterLimits, now.toISOString()))) return { status: 'budget-exhausted', command: cmd, reason: 'disruption budget taken by a concurrent run', terminationsStarted: [] };
+  deps.metrics.count(MetricDecisions, { decision: cmd.decision, reason: cmd.reason, consolidation_type: cmd.method });
+  await setDisruptedTaint(deps, cmd.candidates, true);
+  if (cmd.replacements.length === 0) return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
+  const names = replacementNames(cmd);
+  for (let i = 0; i < names.length; i++) {
+    const failed = await launchReplacement(deps, cmd.replacements[i], names[i], cmd, now);
+    if (failed) return abandon(deps, cmd, failed);
+  }
+  return { status: 'waiting-for-replacements', command: cmd, replacementClaims: names, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };
+}
+
+async function abandon(deps: Deps, cmd: DisruptionCommand, reason: string): Promise<DisruptionOutput> {
+  deps.log.warn('abandoning disruption command', { id: cmd.id, reason });
+  await setDisruptedTaint(deps, cmd.candidates, false);
+  await releaseSlots(deps, cmd.candidates);
+  return { status: 'invalidated', command: cmd, reason, terminationsStarted: [] };
+}
+
+/** One disruption step (see module doc). Tests call this with fakes. */
+export async function run(input: DisruptionInput, deps: Deps): Promise<DisruptionOutput> {
+  const now = deps.clock.now();
+  if (!input.command) return planStep(deps, now);
+  if (!input.replacementClaims) return actStep(deps, input.command, now);
+  const r = await replacementsState(deps, input.replacementClaims);
+  if (r.state === 'failed') return abandon(deps, input.command, r.reason);
+  if (r.state === 'waiting') return { status: 'waiting-for-replacements', command: input.command, replacementClaims: input.replacementClaims, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };
+  const started = await startTerminations(deps, input.command.candidates, input.command.reason, now, true);
+  return { status: 'terminating', command: input.command, replacementClaims: input.replacementClaims, terminationsStarted: started };
+}
+
+/** Production deps plus the DynamoDB budget counter (not yet wired in buildDeps), built from the same document client. */
+function disruptionDeps(env: RuntimeEnv, pt: Powertools): Deps {
+  const deps = buildDeps(env, { log: powertoolsLog(pt.logger), metrics: powertoolsMetrics(pt.metrics), functionName: 'disruption' });
+  return { ...deps, budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, env.tableName, env.clusterName) };
+}
+
+/** The Lambda entry point: `run` wrapped once by the shared middy chain. */
+export const handler = wrapHandler('disruption', run, { schema: DisruptionInputSchema, required: ['stateMachineArn'], depsFactory: disruptionDeps });

@@ -1,0 +1,75 @@
+/**
+ * Reads one consistent-enough cluster snapshot for disruption from the ports: Kubernetes
+ * (NodePools, EC2NodeClasses, Nodes, Pods, PDBs, DaemonSets), the NodeClaim store, the ICE
+ * cache, the budget counters, and the shipped catalog for the function's region.
+ */
+import type { Deps } from '../../shared/runtime/deps.ts';
+import type { NodePool } from '../../shared/api/nodepool.ts';
+import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
+import { LabelOS } from '../../shared/api/labels.ts';
+import { loadCatalog } from '../../shared/catalog/index.ts';
+import { AmiFamilyFeatureTable, amiFamilyOf } from '../../shared/catalog/capacity.ts';
+import type { InstanceType } from '../../shared/catalog/types.ts';
+import type { DaemonSetTemplate } from '../../shared/scheduling/index.ts';
+import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
+
+/** The ports the snapshot reads. */
+export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env'>;
+
+/**
+ * Reads the snapshot at `now`.
+ * @throws whatever the ports throw (TransientError when throttled).
+ */
+export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<DisruptionSnapshot> {
+  const [nodePools, nodeClasses, nodes, pods, pdbs, daemonSetObjects, nodeClaims, unavailable] = await Promise.all([
+    deps.kube.listNodePools(),
+    deps.kube.listNodeClasses(),
+    deps.kube.listNodes(),
+    deps.kube.listPods(),
+    deps.kube.listPodDisruptionBudgets(),
+    deps.kube.listObjects('apps/v1', 'DaemonSet'),
+    deps.store.list(),
+    deps.unavailable.list(Math.floor(now.getTime() / 1000)),
+  ]);
+  const budgetHolders: Record<string, string[]> = {};
+  if (deps.budgets) {
+    const lists = await Promise.all(nodePools.map((p) => deps.budgets!.holders(p.metadata.name)));
+    nodePools.forEach((p, i) => (budgetHolders[p.metadata.name] = Object.keys(lists[i])));
+  }
+  const classByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+  const byClass = new Map<string, InstanceType[]>();
+  const typesOfClass = (name: string): InstanceType[] => {
+    let types = byClass.get(name);
+    if (!types) {
+      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable });
+      byClass.set(name, types);
+    }
+    return types;
+  };
+  // A NodePool launches only the types its node class has an image for (AMI family → OS).
+  const instanceTypes = (pool: NodePool): InstanceType[] => {
+    const name = pool.spec.template.spec.nodeClassRef.name;
+    const os = AmiFamilyFeatureTable[amiFamilyOf(classByName.get(name))].os;
+    return typesOfClass(name).filter((t) => (t.labels[LabelOS] ?? 'linux') === os);
+  };
+  const catalog = new Map<string, InstanceType>();
+  for (const p of nodePools) for (const t of typesOfClass(p.spec.template.spec.nodeClassRef.name)) if (!catalog.has(t.name)) catalog.set(t.name, t);
+  const daemonSets: DaemonSetTemplate[] = daemonSetObjects
+    .filter((o) => o.spec?.template)
+    .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
+  return {
+    nodePools,
+    nodeClasses,
+    nodes,
+    nodeClaims,
+    pods,
+    pdbs,
+    instanceTypes,
+    catalog: [...catalog.values()],
+    daemonSets,
+    unavailableOfferings: unavailable,
+    nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
+    nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
+    budgetHolders,
+  };
+}

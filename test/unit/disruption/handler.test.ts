@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { fakeWorld, node, pod, type FakeWorld } from '../../fakes/index.ts';
+import { NodePoolSchema, type NodePool } from '../../../shared/api/nodepool.ts';
+import { setCondition } from '../../../shared/api/nodeclaim.ts';
+import type { BudgetCounter } from '../../../shared/api/ports.ts';
+import type { Deps } from '../../../shared/runtime/deps.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
+import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.ts';
+import { run, blockKind, MetricBlocked } from '../../../functions/disruption/handler.ts';
+import { loadCatalog } from '../../../shared/catalog/index.ts';
+
+const Start = '2026-03-02T10:00:00Z';
+
+function nodePool(budgetNodes = '100%'): NodePool {
+  return NodePoolSchema.parse({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'default' },
+    spec: {
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+          ],
+        },
+      },
+      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: budgetNodes }] },
+    },
+  });
+}
+
+/** A managed, initialized on-demand node of a real type. */
+function managedNode(name: string, instanceType: string, allocatable: Record<string, string>, zone = 'us-east-1a') {
+  const n = node({
+    name,
+    providerID: `aws:///${zone}/i-${name.replace(/[^0-9a-z]/g, '').padEnd(17, '0').slice(0, 17)}`,
+    allocatable,
+    labels: {
+      'karpenter.sh/nodepool': 'default',
+      'karpenter.sh/initialized': 'true',
+      'karpenter.sh/registered': 'true',
+      'karpenter.sh/capacity-type': 'on-demand',
+      'node.kubernetes.io/instance-type': instanceType,
+      'topology.kubernetes.io/zone': zone,
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+    },
+  });
+  n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
+  return n;
+}
+
+function depsOf(w: FakeWorld, budgets: BudgetCounter = w.budgets): Deps {
+  return {
+    env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+    clock: w.clock,
+    log: new RecordingLog(),
+    metrics: new RecordingMetrics(),
+    store: w.store,
+    unavailable: w.unavailable,
+    cloud: w.cloud,
+    kube: w.kube,
+    termination: w.starter,
+    budgets,
+    clusterInfo: async () => ({}) as never,
+  };
+}
+
+describe('disruption handler run()', () => {
+  let w: FakeWorld;
+  beforeEach(() => {
+    w = fakeWorld({ start: Start });
+    w.kube.setNodePools([nodePool()]);
+  });
+
+  it('plans an empty node, validates after 15 s, takes a budget slot, taints it and starts its termination', async () => {
+    // Prepare
+    w.kube.addNode(managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
+    w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '500m' }));
+    const deps = depsOf(w);
+
+    // Act: plan
+    const planned = await run({}, deps);
+    // Assess
+    expect(planned.status).toBe('validating');
+    expect(planned.retryAfterSeconds).toBe(15);
+    expect(planned.command?.method).toBe('emptiness');
+    expect(planned.command?.candidates.map((c) => c.nodeName)).toEqual(['idle']);
+
+    // too early: still validating, nothing taken
+    const early = await run({ command: planned.command }, deps);
+    expect(early.status).toBe('validating');
+    expect(w.budgets.inFlight('default')).toBe(0);
+
+    w.clock.advanceSeconds(15);
+    const acted = await run({ command: planned.command }, deps);
+    expect(acted.status).toBe('terminating');
+    expect(w.starter.started).toEqual([{ nodeClaim: 'idle', nodeName: 'idle', instanceId: expect.stringMatching(/^i-/), reason: 'emptiness', budgetNodePool: 'default' }]);
+    expect(w.budgets.inFlight('default')).toBe(1);
+    expect(w.kube.peekNode('idle')?.spec?.taints).toContainEqual({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' });
+  });
+
+  it('drops the command when the node got a pod during the validation delay', async () => {
+    w.kube.addNode(managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
+    w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '1500m' }));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    w.kube.addPod(pod({ name: 'web-2', nodeName: 'idle', cpu: '1500m' }));
+    w.clock.advanceSeconds(15);
+    const acted = await run({ command: planned.command }, deps);
+    expect(acted.status).toBe('invalidated');
+    expect(acted.reason).toMatch(/idle: no longer empty/);
+    expect(w.starter.started).toHaveLength(0);
+    expect(w.budgets.inFlight('default')).toBe(0);
+  });
+
+  it('replaces a big node with a cheaper one, and starts the termination only once the replacement is Initialized', async () => {
+    const catalog = new Map(loadCatalog({ region: 'us-east-1' }).map((t) => [t.name, t]));
+    const bigPrice = catalog.get('m5.4xlarge')!.offerings.find((o) => o.capacityType === 'on-demand')!.priceUsdPerHour;
+    w.kube.addNode(managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
+    const deps = depsOf(w);
+
+    const planned = await run({}, deps);
+    expect(planned.command?.method).toBe('single-node-consolidation');
+    expect(planned.command?.decision).toBe('replace');
+    const replacement = planned.command!.replacements[0];
+    expect(replacement.priceUsdPerHour).toBeLessThan(bigPrice);
+    expect(replacement.capacityTypes).toEqual(['on-demand']);
+    expect(replacement.instanceTypes.length).toBeGreaterThan(0);
+    expect(replacement.instanceTypes.length).toBeLessThanOrEqual(60);
+
+    w.clock.advanceSeconds(15);
+    const launched = await run({ command: planned.command }, deps);
+    expect(launched.status).toBe('waiting-for-replacements');
+    expect(launched.replacementClaims).toHaveLength(1);
+    expect(w.cloud.callsOf('create')).toHaveLength(1);
+    const claimName = launched.replacementClaims![0];
+    const claim = await w.store.get(claimName);
+    expect(claim?.phase).toBe('Launched');
+    expect(claim?.nodePoolHash).toBeDefined();
+    expect(w.starter.started).toHaveLength(0);
+    expect(w.kube.peekNode('big')?.spec?.taints).toContainEqual({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' });
+
+    // not initialized yet: keep waiting
+    w.clock.advanceSeconds(15);
+    expect((await run({ command: launched.command, replacementClaims: launched.replacementClaims }, deps)).status).toBe('waiting-for-replacements');
+
+    await w.store.update(setCondition({ ...claim!, phase: 'Initialized' }, 'Initialized', 'True', w.clock.nowIso()));
+    const done = await run({ command: launched.command, replacementClaims: launched.replacementClaims }, deps);
+    expect(done.status).toBe('terminating');
+    expect(w.starter.started.map((s) => [s.nodeClaim, s.reason])).toEqual([['big', 'consolidation']]);
+  });
+
+  it('a failed replacement untaints the candidate and releases its slot', async () => {
+    w.kube.addNode(managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    w.clock.advanceSeconds(15);
+    const launched = await run({ command: planned.command }, deps);
+    const claim = (await w.store.get(launched.replacementClaims![0]))!;
+    await w.store.update({ ...claim, phase: 'Failed' });
+    const out = await run({ command: launched.command, replacementClaims: launched.replacementClaims }, deps);
+    expect(out.status).toBe('invalidated');
+    expect(w.budgets.inFlight('default')).toBe(0);
+    expect(w.kube.peekNode('big')?.spec?.taints ?? []).not.toContainEqual({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' });
+    expect(w.starter.started).toHaveLength(0);
+  });
+
+  it('expires old nodes forcefully, outside the budget, and logs blocks with a metric', async () => {
+    w.kube.setNodePools([nodePool('0')]);
+    const old = managedNode('old', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
+    old.metadata.creationTimestamp = '2026-01-20T10:00:00Z'; // 41 days: past the default 720h
+    w.kube.addNode(old, managedNode('young', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
+    const deps = depsOf(w);
+    const out = await run({}, deps);
+    expect(out.status).toBe('idle');
+    expect(out.terminationsStarted).toEqual(['old']);
+    expect(w.starter.started[0]).toMatchObject({ nodeClaim: 'old', reason: 'expiration' });
+    expect(w.starter.started[0].budgetNodePool).toBeUndefined();
+    const metrics = deps.metrics as RecordingMetrics;
+    expect(JSON.stringify(metrics)).toContain(MetricBlocked);
+  });
+
+  it('classifies block reasons for the metric', () => {
+    expect(blockKind('pdb default/critical prevents pod evictions (pod default/b-1)')).toBe('pdb');
+    expect(blockKind('pod default/x has "karpenter.sh/do-not-disrupt" annotation')).toBe('do-not-disrupt');
+    expect(blockKind('disruption budget for Empty in nodepool "default" is spent')).toBe('budget');
+  });
+});
+
+describe('two disruption runs at once against one budget of 1 (DynamoDB counter on dynalite)', () => {
+  let dynamo: LocalDynamo;
+  let doc: DynamoDBDocumentClient;
+  beforeAll(async () => {
+    dynamo = await startLocalDynamo({ tableName: 'disruption-race' });
+    doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  }, 30_000);
+  afterAll(async () => {
+    await dynamo?.stop();
+  });
+
+  it('only one node is taken', async () => {
+    // Prepare: two empty nodes, budget nodes "1"
+    const w = fakeWorld({ start: Start });
+    w.kube.setNodePools([nodePool('1')]);
+    w.kube.addNode(managedNode('empty-a', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('empty-b', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
+    const counter = new DynamoBudgetCounter(doc, dynamo.tableName, 'race');
+    const deps = depsOf(w, counter);
+    const planned = await run({}, deps);
+    const cmdA = planned.command!;
+    expect(cmdA.candidates).toHaveLength(1);
+    // A second run that planned from a slightly different view picked the other node.
+    const other = cmdA.candidates[0].nodeName === 'empty-a' ? 'empty-b' : 'empty-a';
+    const cmdB = { ...cmdA, id: `${cmdA.id}-b`, candidates: [{ ...cmdA.candidates[0], nodeName: other, nodeClaim: other, zone: other === 'empty-b' ? 'us-east-1b' : 'us-east-1a' }] };
+    w.clock.advanceSeconds(15);
+
+    // Act: both invocations at once
+    const results = await Promise.all([run({ command: cmdA }, depsOf(w, counter)), run({ command: cmdB }, depsOf(w, counter))]);
+
+    // Assess
+    expect(results.filter((r) => r.status === 'terminating')).toHaveLength(1);
+    expect(w.starter.started).toHaveLength(1);
+    expect(Object.keys(await counter.holders('default'))).toEqual([w.starter.started[0].nodeClaim]);
+  });
+});
