@@ -48,6 +48,8 @@ export interface LaunchResult {
   capacityType: 'reserved' | 'spot' | 'on-demand';
   imageId?: string;
   priceUsdPerHour?: number;
+  /** Pools EC2 refused for capacity while launching this instance (CreateFleet `Errors[]`): mark them unavailable. */
+  unavailableOfferings?: { instanceType: string; zone: string; capacityType: string }[];
 }
 
 /** An EC2 instance nodefleet may own. */

@@ -47,7 +47,7 @@ import { ValidationError } from '../api/errors.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
-import { AlreadyExistsErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, type FleetError } from './ec2-errors.ts';
+import { AlreadyExistsErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
 
@@ -84,7 +84,7 @@ export interface LaunchSpec {
   /** Cheapest first; truncated to {@link MaxLaunchInstanceTypes}. */
   instanceTypes: string[];
   zones: string[];
-  /** Preference order; spot is used when listed, on-demand otherwise. */
+  /** Preference order: the first of spot / on-demand is launched (reserved is not modelled). */
   capacityTypes: string[];
 }
 
@@ -205,7 +205,8 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
 export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
-  const capacityType: 'spot' | 'on-demand' = launch.capacityTypes.includes('spot') ? 'spot' : 'on-demand';
+  // The first of spot / on-demand in the caller's preference order (the provisioner passes the one it chose).
+  const capacityType: 'spot' | 'on-demand' = (launch.capacityTypes.find((c) => c === 'spot' || c === 'on-demand') as 'spot' | 'on-demand' | undefined) ?? 'on-demand';
   const subnetByZone = new Map<string, ResolvedNodeClass['subnets'][number]>();
   for (const s of resolved.subnets) {
     if (!launch.zones.includes(s.zone)) continue;
@@ -341,6 +342,8 @@ export class Ec2CloudProvider implements CloudProvider {
       zone,
       capacityType: launched.Lifecycle === 'spot' ? 'spot' : req.capacityType,
       imageId,
+      // Pools that failed while another one launched: Karpenter marks these unavailable too.
+      ...(errors.length ? { unavailableOfferings: unavailableOfferingsFrom(errors, req.capacityType) } : {}),
     };
   }
 

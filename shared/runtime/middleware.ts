@@ -45,6 +45,8 @@ export function parseWith<T>(schema: ZodType<T>, input: unknown, what = 'event')
 export interface WrapOptions<I> {
   /** Input schema (parsing middleware). Omit for functions taking any input. */
   schema?: ZodType<I>;
+  /** Custom parser instead of `schema` (throw ValidationError on bad input). */
+  parse?: (input: unknown) => I;
   /** Optional env keys this function requires (the error names the variable). */
   required?: readonly OptionalEnvKey[];
   /** Replaces buildDeps (tests, embedded environment). */
@@ -72,7 +74,8 @@ export function wrapHandler<I, O>(name: string, run: (input: I, deps: Deps) => P
     .use(logMetrics(pt.metrics, { captureColdStartMetric: true }))
     .use({
       before: (request) => {
-        if (opts.schema) request.event = parseWith(opts.schema, request.event) as never;
+        if (opts.parse) request.event = opts.parse(request.event) as never;
+        else if (opts.schema) request.event = parseWith(opts.schema, request.event) as never;
       },
     })
     .use({

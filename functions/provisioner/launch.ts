@@ -1,0 +1,171 @@
+/**
+ * Launching one NodeClaim: CreateFleet through the CloudProvider port, with Karpenter's reaction
+ * to insufficient capacity (KA pkg/providers/instance/instance.go): the failed offerings are
+ * marked unavailable for 3 minutes and the launch is retried with what is left; when no spot
+ * offering remains and the claim allows on-demand, it falls back to on-demand. A claim nothing
+ * can fulfil is deleted (never left launching forever).
+ */
+import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
+import { setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { EC2NodeClass } from '../../shared/api/nodepool.ts';
+import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
+import { Requirements } from '../../shared/api/requirements.ts';
+import { formatResources } from '../../shared/api/quantity.ts';
+import * as L from '../../shared/api/labels.ts';
+import type { InstanceType } from '../../shared/catalog/index.ts';
+import { UnavailableOfferingsTtlSeconds } from '../../shared/aws/dynamo-unavailable-offerings.ts';
+import { MaxLaunchInstanceTypes } from '../../shared/aws/ec2.ts';
+import { MetricNames, type Log, type MetricsSink } from '../../shared/runtime/observability.ts';
+import { providerIdOf } from './claims.ts';
+
+/** CreateFleet attempts per claim before giving up (each attempt removes the pools that failed). */
+export const MaxLaunchAttempts = 5;
+
+/**
+ * Spot attempts before falling back to on-demand (when the claim allows it): a claim may list up to
+ * 600 types, so walking every spot pool 60 at a time would keep pods waiting for minutes; after two
+ * refused spot fleets the on-demand pools, the NodePool's declared alternative, are used.
+ */
+export const MaxSpotAttempts = 2;
+
+/** One launch: capacity type, types cheapest first, zones. */
+export interface LaunchChoice {
+  capacityType: 'spot' | 'on-demand';
+  instanceTypes: string[];
+  zones: string[];
+}
+
+const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
+
+/**
+ * Picks what to launch from the claim's compatible types and what is still available: spot when
+ * the claim allows it and a spot offering is left (Karpenter's reserved > spot > on-demand; reserved
+ * capacity is not modelled), else on-demand; types ordered by their cheapest available offering of
+ * that capacity type in the allowed zones, at most 60. undefined when nothing is left.
+ */
+export function chooseLaunch(types: readonly InstanceType[], requirements: Requirements, unavailable: ReadonlySet<string>, excludeSpot = false): LaunchChoice | undefined {
+  const zoneReq = requirements.get(L.LabelTopologyZone);
+  const ctReq = requirements.get(L.LabelCapacityType);
+  const typeReq = requirements.get(L.LabelInstanceType);
+  for (const capacityType of ['spot', 'on-demand'] as const) {
+    if (ctReq && !ctReq.matches(capacityType)) continue;
+    if (excludeSpot && capacityType === 'spot') continue;
+    const priced: { name: string; price: number; zones: string[] }[] = [];
+    for (const t of types) {
+      if (typeReq && !typeReq.matches(t.name)) continue;
+      const offers = t.offerings.filter(
+        (o) => o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)),
+      );
+      if (offers.length === 0) continue;
+      priced.push({ name: t.name, price: Math.min(...offers.map((o) => o.priceUsdPerHour)), zones: offers.map((o) => o.zone) });
+    }
+    if (priced.length === 0) continue;
+    priced.sort((a, b) => a.price - b.price || a.name.localeCompare(b.name));
+    const launch = priced.slice(0, MaxLaunchInstanceTypes);
+    return { capacityType, instanceTypes: launch.map((p) => p.name), zones: [...new Set(launch.flatMap((p) => p.zones))].sort() };
+  }
+  return undefined;
+}
+
+export interface LaunchDeps {
+  cloud: CloudProvider;
+  store: NodeClaimStore;
+  unavailable: UnavailableOfferings;
+  log: Log;
+  metrics: MetricsSink;
+}
+
+/** Outcome of {@link launchClaim}. */
+export type LaunchOutcome =
+  | { status: 'launched'; claim: NodeClaim; result: LaunchResult }
+  | { status: 'unfulfillable'; claim: NodeClaim; reason: string }
+  | { status: 'failed'; claim: NodeClaim; error: Error };
+
+/**
+ * Launches `claim` (stored, version current) and records the result on it.
+ * @param first the scheduler's launch (used for the first attempt, so it matches `plan`).
+ * @param types the claim's compatible instance types (for retries after capacity errors).
+ */
+export async function launchClaim(
+  deps: LaunchDeps,
+  claim: NodeClaim,
+  nodeClass: EC2NodeClass | undefined,
+  types: readonly InstanceType[],
+  first: LaunchChoice | undefined,
+  now: Date,
+): Promise<LaunchOutcome> {
+  const requirements = Requirements.fromSpecs(claim.requirements);
+  const unavailable = new Set<string>();
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  let choice = first ?? chooseLaunch(types, requirements, unavailable);
+  let spotAttempts = 0;
+  for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
+    try {
+      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType] }, nodeClass);
+      if (result.unavailableOfferings?.length) {
+        await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
+      }
+      return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, now), result };
+    } catch (err) {
+      if (!(err instanceof InsufficientCapacityError)) {
+        deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: (err as Error).message });
+        deps.metrics.count(MetricNames.cloudProviderErrors, { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'aws', error: (err as Error).name });
+        return { status: 'failed', claim, error: err as Error };
+      }
+      // The pools EC2 refused (or, when it named none, every pool of this attempt).
+      const failed = err.offerings.length
+        ? err.offerings
+        : choice.instanceTypes.flatMap((t) => choice!.zones.map((zone) => ({ instanceType: t, zone, capacityType: choice!.capacityType })));
+      for (const o of failed) unavailable.add(offeringKey(o.instanceType, o.zone, o.capacityType));
+      await deps.unavailable.mark(failed.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
+      for (const o of failed) deps.metrics.count(MetricNames.launchFailures, { zone: o.zone, capacity_type: o.capacityType, reason: 'InsufficientCapacityError' });
+      deps.log.warn('insufficient capacity, retrying with the remaining offerings', { NodeClaim: { name: claim.name }, attempt: attempt + 1, unavailable: failed.map((o) => offeringKey(o.instanceType, o.zone, o.capacityType)) });
+      const previous = choice.capacityType;
+      if (previous === 'spot') spotAttempts++;
+      choice = chooseLaunch(types, requirements, unavailable, spotAttempts >= MaxSpotAttempts) ?? chooseLaunch(types, requirements, unavailable);
+      if (choice && previous === 'spot' && choice.capacityType === 'on-demand') {
+        deps.log.info('falling back to on-demand, no spot capacity left', { NodeClaim: { name: claim.name }, 'instance-types': choice.instanceTypes.length });
+      }
+    }
+  }
+  const reason = 'all requested instance types were unavailable during launch';
+  deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: `insufficient capacity, ${reason}` });
+  deps.metrics.count(MetricNames.cloudProviderErrors, { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'aws', error: 'InsufficientCapacityError' });
+  await deps.store.delete(claim.name);
+  deps.log.info('deleted nodeclaim', { NodeClaim: { name: claim.name }, reason: 'unfulfillable', pods: claim.pods });
+  deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: claim.nodePool, reason: 'unfulfillable' });
+  return { status: 'unfulfillable', claim, reason };
+}
+
+/** Writes the launch onto the claim (conditional on version; one re-read on conflict). */
+async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult, types: readonly InstanceType[], now: Date): Promise<NodeClaim> {
+  const type = types.find((t) => t.name === r.instanceType);
+  const price = type?.offerings.find((o) => o.zone === r.zone && o.capacityType === r.capacityType)?.priceUsdPerHour;
+  const apply = (c: NodeClaim): NodeClaim =>
+    setCondition(
+      {
+        ...c,
+        instanceId: r.instanceId,
+        providerId: providerIdOf(r.zone, r.instanceId),
+        instanceType: r.instanceType,
+        zone: r.zone,
+        capacityType: r.capacityType,
+        imageId: r.imageId,
+        priceUsdPerHour: r.priceUsdPerHour ?? price,
+        labels: { ...c.labels, [L.LabelInstanceType]: r.instanceType, [L.LabelTopologyZone]: r.zone, [L.LabelCapacityType]: r.capacityType, ...(type?.labels ?? {}) },
+        ...(type ? { capacity: formatResources(type.capacity), allocatable: formatResources(type.allocatable) } : {}),
+        phase: 'Launched',
+      },
+      'Launched',
+      'True',
+      now.toISOString(),
+    );
+  try {
+    return await deps.store.update(apply(claim));
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+    const fresh = await deps.store.get(claim.name);
+    if (!fresh) throw new NodefleetError(`nodeclaim ${claim.name} was deleted while launching instance ${r.instanceId}`, { cause: err });
+    return deps.store.update(apply(fresh));
+  }
+}

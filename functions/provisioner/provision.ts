@@ -1,0 +1,121 @@
+/**
+ * The provisioning pass for one batch of pending pods: snapshot → solve() → conditional creates →
+ * launches. Decide, then act: the SchedulingResult is plain data, logged before anything launches.
+ * Log lines and metric names are Karpenter's (ANCHORS.md §4.1, §4.3).
+ */
+import type { Pod } from '../../shared/api/kube.ts';
+import { objectKey } from '../../shared/api/kube.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { ConflictError } from '../../shared/api/errors.ts';
+import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import type { Deps } from '../../shared/runtime/deps.ts';
+import { MetricNames } from '../../shared/runtime/observability.ts';
+import { firstFive, toNodeClaim } from './claims.ts';
+import { launchClaim, type LaunchOutcome } from './launch.ts';
+import { loadSnapshot, provisionablePods } from './snapshot.ts';
+
+/** What a provisioner run needs from Deps. */
+export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube'>;
+
+/** Summary of one pass (returned by run; asserted by tests). */
+export interface ProvisionSummary {
+  /** Pods still needing capacity after dropping bound / assigned / gone ones. */
+  provisionable: number;
+  /** Claims this pass created (conflicts with a concurrent or earlier pass are not counted). */
+  created: string[];
+  launched: { nodeClaim: string; instanceId: string; instanceType: string; zone: string; capacityType: string }[];
+  /** Claims deleted because no offering could be launched. */
+  unfulfillable: string[];
+  /** Claims whose launch failed for another reason (left Pending; gc's launch timeout cleans up). */
+  failed: string[];
+  /** Pods no NodePool can run, with the reason per NodePool. */
+  unschedulable: { pod: string; reasons: Record<string, string> }[];
+  /** Pods placed on existing nodes or in-flight claims. */
+  placedOnExisting: number;
+}
+
+/** Runs one provisioning pass for the pods of an event. */
+export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]): Promise<ProvisionSummary> {
+  const now = deps.clock.now();
+  const snap = await loadSnapshot(deps, deps.env.region, now);
+  const pods = provisionablePods(eventPods, snap);
+  const summary: ProvisionSummary = { provisionable: pods.length, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0 };
+  if (pods.length === 0) {
+    deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
+    return summary;
+  }
+  const started = performance.now();
+  const result: SchedulingResult = solve({
+    pods,
+    nodePools: snap.nodePools,
+    instanceTypes: snap.instanceTypes,
+    existingNodes: snap.existingNodes,
+    boundPods: snap.boundPods,
+    daemonSets: snap.daemonSets,
+    unavailableOfferings: snap.unavailable,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  deps.metrics.seconds(MetricNames.schedulingDuration, seconds, { controller: 'provisioner' });
+  deps.log.info('found provisionable pod(s)', { Pods: firstFive(pods.map(objectKey)), duration: `${seconds.toFixed(3)}s` });
+  summary.placedOnExisting = result.placements.length;
+  if (result.newNodeClaims.length) {
+    deps.log.info('computed new nodeclaim(s) to fit pod(s)', { nodeclaims: result.newNodeClaims.length, pods: result.newNodeClaims.reduce((n, c) => n + c.pods.length, 0) });
+  }
+  for (const u of result.unschedulable) {
+    summary.unschedulable.push({ pod: objectKey(u.pod), reasons: u.reasons });
+    deps.log.error('could not schedule pod', { Pod: { name: u.pod.metadata.name, namespace: u.pod.metadata.namespace }, error: Object.entries(u.reasons).map(([np, r]) => `nodepool ${np}: ${r}`).join('; ') });
+  }
+  deps.metrics.count(MetricNames.unschedulablePods, { controller: 'provisioner' }, result.unschedulable.length);
+
+  // Create every claim first (as Karpenter does), then launch them concurrently.
+  const toLaunch: { claim: NodeClaim; index: number }[] = [];
+  for (const [index, c] of result.newNodeClaims.entries()) {
+    const nodePool = snap.nodePools.find((np) => np.metadata.name === c.nodePool)!;
+    const nodeClass = snap.nodeClasses.get(nodePool.spec.template.spec.nodeClassRef.name);
+    const claim = toNodeClaim(c, { cluster: deps.env.clusterName, nodePool, nodeClass, now });
+    try {
+      await deps.store.create(claim);
+    } catch (err) {
+      if (err instanceof ConflictError) {
+        deps.log.debug('nodeclaim already exists, another pass created it', { NodeClaim: { name: claim.name } });
+        continue;
+      }
+      throw err;
+    }
+    summary.created.push(claim.name);
+    deps.metrics.count(MetricNames.nodeClaimsCreated, { reason: 'provisioning', nodepool: c.nodePool, min_values_relaxed: 'false' });
+    deps.log.info('created nodeclaim', {
+      NodePool: { name: c.nodePool },
+      NodeClaim: { name: claim.name },
+      requests: claim.resources.requests,
+      'instance-types': firstFive(c.instanceTypes.map((t) => t.name)),
+    });
+    toLaunch.push({ claim, index });
+  }
+  const outcomes: LaunchOutcome[] = await Promise.all(
+    toLaunch.map(({ claim, index }) => {
+      const c = result.newNodeClaims[index];
+      const nodeClass = snap.nodeClasses.get(claim.nodeClass);
+      const capacityType = c.capacityTypes.find((t) => t === 'spot' || t === 'on-demand') ?? 'on-demand';
+      const first = c.launchInstanceTypes.length ? { capacityType, instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones } : undefined;
+      return launchClaim(deps, claim, nodeClass, c.instanceTypes, first, now);
+    }),
+  );
+  for (const o of outcomes) {
+    if (o.status === 'launched') {
+      const r = o.result;
+      summary.launched.push({ nodeClaim: o.claim.name, instanceId: r.instanceId, instanceType: r.instanceType, zone: r.zone, capacityType: r.capacityType });
+      deps.metrics.count(MetricNames.nodeClaimsLaunched, { nodepool: o.claim.nodePool });
+      deps.log.info('launched nodeclaim', {
+        NodeClaim: { name: o.claim.name },
+        'provider-id': o.claim.providerId,
+        'instance-type': r.instanceType,
+        zone: r.zone,
+        'capacity-type': r.capacityType,
+        allocatable: o.claim.allocatable,
+      });
+    } else if (o.status === 'unfulfillable') summary.unfulfillable.push(o.claim.name);
+    else summary.failed.push(o.claim.name);
+  }
+  return summary;
+}

@@ -1,0 +1,206 @@
+/**
+ * Events the in-cluster agent publishes (source `nodefleet.agent`), schema version
+ * {@link AgentSchemaVersion}: the detail zod schemas, the EventBridge envelopes the provisioner and
+ * registration parse, and the compaction that keeps only scheduling-relevant pod fields.
+ *
+ * Compatibility: a change that removes or retypes a field bumps `schemaVersion`; fixtures per
+ * version live in test/unit/agent/fixtures/. Added optional fields keep the version.
+ */
+import { z } from 'zod';
+import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from './contract.ts';
+import type { Container, Node, Pod } from './kube.ts';
+
+const stringMap = z.record(z.string(), z.string());
+const quantityMap = z.record(z.string(), z.union([z.string(), z.number()]));
+
+const ContainerSchema = z.looseObject({
+  name: z.string(),
+  resources: z.looseObject({ requests: quantityMap.optional(), limits: quantityMap.optional() }).optional(),
+  ports: z.array(z.looseObject({ containerPort: z.number(), hostPort: z.number().optional(), protocol: z.string().optional(), hostIP: z.string().optional() })).optional(),
+  restartPolicy: z.string().optional(),
+});
+
+/** A pod as the agent sends it: Kubernetes shape, scheduling-relevant fields only. */
+export const AgentPodSchema = z.object({
+  metadata: z.looseObject({
+    name: z.string().min(1),
+    namespace: z.string().min(1),
+    uid: z.string().optional(),
+    creationTimestamp: z.string().optional(),
+    labels: stringMap.optional(),
+    annotations: stringMap.optional(),
+    ownerReferences: z.array(z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), controller: z.boolean().optional() })).optional(),
+  }),
+  spec: z.looseObject({
+    containers: z.array(ContainerSchema).min(1),
+    initContainers: z.array(ContainerSchema).optional(),
+    nodeSelector: stringMap.optional(),
+    affinity: z.record(z.string(), z.unknown()).optional(),
+    tolerations: z.array(z.record(z.string(), z.unknown())).optional(),
+    topologySpreadConstraints: z.array(z.record(z.string(), z.unknown())).optional(),
+    overhead: quantityMap.optional(),
+    priorityClassName: z.string().optional(),
+    priority: z.number().optional(),
+    schedulerName: z.string().optional(),
+    volumes: z.array(z.looseObject({ name: z.string() })).optional(),
+    hostNetwork: z.boolean().optional(),
+  }),
+  status: z.looseObject({ phase: z.string().optional(), conditions: z.array(z.record(z.string(), z.unknown())).optional() }).optional(),
+});
+export type AgentPod = z.infer<typeof AgentPodSchema>;
+
+/** Detail of `Unschedulable Pods`: one batch (or one part of a batch split under 256 KB). */
+export const UnschedulablePodsDetailSchema = z.object({
+  schemaVersion: z.literal(AgentSchemaVersion),
+  cluster: z.string().min(1),
+  /** Batch id (agent-generated); parts of one batch share it. */
+  batchId: z.string().min(1),
+  /** 0-based part index and count when a batch was split to stay under the entry size limit. */
+  part: z.number().int().min(0).default(0),
+  parts: z.number().int().min(1).default(1),
+  /** RFC 3339: when the batch closed. */
+  observedAt: z.string(),
+  pods: z.array(AgentPodSchema),
+});
+export type UnschedulablePodsDetail = z.infer<typeof UnschedulablePodsDetailSchema>;
+
+/** A node as the agent sends it. */
+export const AgentNodeSchema = z.object({
+  metadata: z.looseObject({
+    name: z.string().min(1),
+    uid: z.string().optional(),
+    creationTimestamp: z.string().optional(),
+    labels: stringMap.optional(),
+    annotations: stringMap.optional(),
+  }),
+  spec: z
+    .looseObject({
+      providerID: z.string().optional(),
+      taints: z.array(z.looseObject({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']), timeAdded: z.string().optional() })).optional(),
+      unschedulable: z.boolean().optional(),
+    })
+    .optional(),
+  status: z
+    .looseObject({
+      capacity: stringMap.optional(),
+      allocatable: stringMap.optional(),
+      conditions: z.array(z.looseObject({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), reason: z.string().optional(), lastTransitionTime: z.string().optional() })).optional(),
+    })
+    .optional(),
+});
+
+/** Detail of `Node Lifecycle`. */
+export const NodeLifecycleDetailSchema = z.object({
+  schemaVersion: z.literal(AgentSchemaVersion),
+  cluster: z.string().min(1),
+  /** added: first seen; ready: Ready became True; updated: labels/taints/conditions changed; deleted: gone. */
+  change: z.enum(['added', 'ready', 'updated', 'deleted']),
+  observedAt: z.string(),
+  node: AgentNodeSchema,
+});
+export type NodeLifecycleDetail = z.infer<typeof NodeLifecycleDetailSchema>;
+
+/** The EventBridge envelope (every field EventBridge delivers; `id` is the idempotency key). */
+function envelope<D extends z.ZodType, T extends string>(detailType: T, detail: D) {
+  return z.object({
+    version: z.string().default('0'),
+    id: z.string().min(1),
+    'detail-type': z.literal(detailType),
+    source: z.literal(AgentSource),
+    account: z.string().default(''),
+    time: z.string(),
+    region: z.string().default(''),
+    resources: z.array(z.string()).default([]),
+    detail,
+  });
+}
+
+export const UnschedulablePodsEventSchema = envelope(DetailTypeUnschedulablePods, UnschedulablePodsDetailSchema);
+export type UnschedulablePodsEvent = z.infer<typeof UnschedulablePodsEventSchema>;
+export const NodeLifecycleEventSchema = envelope(DetailTypeNodeLifecycle, NodeLifecycleDetailSchema);
+export type NodeLifecycleEvent = z.infer<typeof NodeLifecycleEventSchema>;
+
+function compactContainer(c: Container): Container {
+  const ports = c.ports?.filter((p) => p.hostPort !== undefined);
+  return {
+    name: c.name,
+    ...(c.resources && (c.resources.requests || c.resources.limits) ? { resources: { ...(c.resources.requests ? { requests: c.resources.requests } : {}), ...(c.resources.limits ? { limits: c.resources.limits } : {}) } } : {}),
+    ...(ports?.length ? { ports } : {}),
+    ...(c.restartPolicy ? { restartPolicy: c.restartPolicy } : {}),
+  };
+}
+
+/**
+ * Keeps what the scheduling simulation reads: identity, labels, the do-not-disrupt style
+ * annotations, owners, requests/limits, host ports, node selection, tolerations, topology spread,
+ * priority, PVC volumes. Images, env, commands, probes and status details are dropped.
+ */
+export function compactPod(p: Pod): AgentPod {
+  const s = p.spec;
+  const volumes = s.volumes?.filter((v) => v.persistentVolumeClaim).map((v) => ({ name: v.name, persistentVolumeClaim: v.persistentVolumeClaim }));
+  const m = p.metadata;
+  return {
+    metadata: {
+      name: m.name,
+      namespace: m.namespace ?? 'default',
+      ...(m.uid ? { uid: m.uid } : {}),
+      ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
+      ...(m.labels && Object.keys(m.labels).length ? { labels: m.labels } : {}),
+      ...(m.annotations ? { annotations: pickAnnotations(m.annotations) } : {}),
+      ...(m.ownerReferences?.length ? { ownerReferences: m.ownerReferences.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, ...(o.controller !== undefined ? { controller: o.controller } : {}) })) } : {}),
+    },
+    spec: {
+      containers: s.containers.map(compactContainer) as AgentPod['spec']['containers'],
+      ...(s.initContainers?.length ? { initContainers: s.initContainers.map(compactContainer) as AgentPod['spec']['containers'] } : {}),
+      ...(s.nodeSelector ? { nodeSelector: s.nodeSelector } : {}),
+      ...(s.affinity ? { affinity: s.affinity as Record<string, unknown> } : {}),
+      ...(s.tolerations?.length ? { tolerations: s.tolerations as Record<string, unknown>[] } : {}),
+      ...(s.topologySpreadConstraints?.length ? { topologySpreadConstraints: s.topologySpreadConstraints as unknown as Record<string, unknown>[] } : {}),
+      ...(s.overhead ? { overhead: s.overhead } : {}),
+      ...(s.priorityClassName ? { priorityClassName: s.priorityClassName } : {}),
+      ...(s.priority !== undefined ? { priority: s.priority } : {}),
+      ...(s.schedulerName ? { schedulerName: s.schedulerName } : {}),
+      ...(volumes?.length ? { volumes } : {}),
+      ...(s.hostNetwork ? { hostNetwork: true } : {}),
+    },
+  };
+}
+
+/** Annotations that change scheduling or disruption (everything else is dropped). */
+const KeptAnnotationPrefixes = ['karpenter.sh/', 'nodefleet.io/', 'kubernetes.io/config.mirror'];
+
+function pickAnnotations(a: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(a).filter(([k]) => KeptAnnotationPrefixes.some((p) => k.startsWith(p))));
+}
+
+/** An agent pod back in the Kubernetes Pod shape the scheduler takes. */
+export function toPod(p: AgentPod): Pod {
+  return { apiVersion: 'v1', kind: 'Pod', ...(p as unknown as Pod) };
+}
+
+/** An agent node back in the Kubernetes Node shape. */
+export function toNode(n: z.infer<typeof AgentNodeSchema>): Node {
+  return { apiVersion: 'v1', kind: 'Node', ...(n as unknown as Node) };
+}
+
+/** Compacts a node (labels, taints, providerID, capacity/allocatable, conditions type+status). */
+export function compactNode(n: Node): z.infer<typeof AgentNodeSchema> {
+  return {
+    metadata: {
+      name: n.metadata.name,
+      ...(n.metadata.uid ? { uid: n.metadata.uid } : {}),
+      ...(n.metadata.creationTimestamp ? { creationTimestamp: n.metadata.creationTimestamp } : {}),
+      ...(n.metadata.labels ? { labels: n.metadata.labels } : {}),
+    },
+    spec: {
+      ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}),
+      ...(n.spec?.taints?.length ? { taints: n.spec.taints.map((t) => ({ ...t })) } : {}),
+      ...(n.spec?.unschedulable ? { unschedulable: true } : {}),
+    },
+    status: {
+      ...(n.status?.capacity ? { capacity: n.status.capacity } : {}),
+      ...(n.status?.allocatable ? { allocatable: n.status.allocatable } : {}),
+      ...(n.status?.conditions ? { conditions: n.status.conditions.map((c) => ({ type: c.type, status: c.status, ...(c.reason ? { reason: c.reason } : {}), ...(c.lastTransitionTime ? { lastTransitionTime: c.lastTransitionTime } : {}) })) } : {}),
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { run, parseInput, handler } from '../../../functions/provisioner/handler.ts';
+import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
+import { MetricNames } from '../../../shared/runtime/observability.ts';
+import { pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
+
+const inflate = () => Array.from({ length: 5 }, (_, i) => pendingPod(`inflate-${i}`, '1'));
+
+describe('provisioner run', () => {
+  it('inflate: 5 × 1 cpu become one launched NodeClaim with Karpenter log lines', async () => {
+    // Prepare
+    const pods = inflate();
+    const { w, log, metrics, deps } = provisionerWorld({ pods });
+    // Act
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    // Assess
+    expect(summary.provisionable).toBe(5);
+    expect(summary.created).toHaveLength(1);
+    expect(summary.launched).toHaveLength(1);
+    const claim = (await w.store.list())[0];
+    expect(claim.phase).toBe('Launched');
+    expect(claim.pods).toHaveLength(5);
+    expect(claim.resources.requests.cpu).toBe('5');
+    expect(claim.capacityType).toBe('on-demand');
+    expect(claim.instanceId).toBe(summary.launched[0].instanceId);
+    expect(claim.providerId).toBe(`aws:///${claim.zone}/${claim.instanceId}`);
+    expect(log.withMessage('found provisionable pod(s)')).toHaveLength(1);
+    expect(log.withMessage('computed new nodeclaim(s) to fit pod(s)')[0].fields).toMatchObject({ nodeclaims: 1, pods: 5 });
+    expect(log.withMessage('created nodeclaim')[0].fields).toMatchObject({ NodePool: { name: 'default' }, NodeClaim: { name: claim.name } });
+    expect(log.withMessage('launched nodeclaim')[0].fields).toMatchObject({ 'instance-type': claim.instanceType, 'capacity-type': 'on-demand' });
+    expect(metrics.total(MetricNames.nodeClaimsCreated, { nodepool: 'default' })).toBe(1);
+    expect(metrics.total(MetricNames.nodeClaimsLaunched)).toBe(1);
+    // The launch went to the cheapest type first, at most 60 types.
+    const launch = w.cloud.callsOf('create')[0][1] as { instanceTypes: string[]; capacityTypes: string[] };
+    expect(launch.instanceTypes.length).toBeLessThanOrEqual(60);
+    expect(launch.instanceTypes[0]).toBe(claim.instanceType);
+    expect(launch.capacityTypes).toEqual(['on-demand']);
+  });
+
+  it('duplicate event: the second delivery creates and launches nothing', async () => {
+    const pods = inflate();
+    const { w, deps } = provisionerWorld({ pods });
+    const event = parseInput(unschedulableEvent(pods));
+    await run(event, deps);
+    const second = await run(event, deps);
+    expect(second.provisionable).toBe(0);
+    expect(second.created).toEqual([]);
+    expect(w.cloud.callsOf('create')).toHaveLength(1);
+    expect(await w.store.list()).toHaveLength(1);
+  });
+
+  it('concurrent invocations for the same pods launch once', async () => {
+    const pods = inflate();
+    const { w, deps } = provisionerWorld({ pods });
+    const [a, b] = await Promise.all([run(parseInput(unschedulableEvent(pods, 'e1')), deps), run(parseInput(unschedulableEvent(pods, 'e2')), deps)]);
+    expect(a.created.length + b.created.length).toBe(1);
+    expect(w.cloud.callsOf('create')).toHaveLength(1);
+    expect(w.cloud.all()).toHaveLength(1);
+  });
+
+  it('ICE on the cheapest pool: marks it unavailable for 3 minutes and launches the next one', async () => {
+    const pods = inflate();
+    const { w, deps, metrics } = provisionerWorld({ pods });
+    // Find the cheapest type by a dry run, then make it fail everywhere.
+    const dry = provisionerWorld({ pods });
+    const cheapest = (await run(parseInput(unschedulableEvent(pods)), dry.deps)).launched[0].instanceType;
+    const zones = ['ap-northeast-2a', 'ap-northeast-2b', 'ap-northeast-2c', 'ap-northeast-2d'];
+    // CreateFleet answers with InsufficientInstanceCapacity for every pool of that type.
+    w.cloud.failNext('create', new InsufficientCapacityError('InsufficientInstanceCapacity', zones.map((zone) => ({ instanceType: cheapest, zone, capacityType: 'on-demand' }))));
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    expect(summary.launched).toHaveLength(1);
+    expect(summary.launched[0].instanceType).not.toBe(cheapest);
+    expect(w.cloud.callsOf('create')).toHaveLength(2);
+    expect((w.cloud.callsOf('create')[1][1] as { instanceTypes: string[] }).instanceTypes).not.toContain(cheapest);
+    const nowS = Math.floor(w.clock.nowMs() / 1000);
+    expect(w.unavailable.isUnavailable(cheapest, 'ap-northeast-2a', 'on-demand', nowS)).toBe(true);
+    expect(w.unavailable.isUnavailable(cheapest, 'ap-northeast-2a', 'on-demand', nowS + 180)).toBe(false);
+    expect(metrics.total(MetricNames.launchFailures, { reason: 'InsufficientCapacityError' })).toBeGreaterThan(0);
+  });
+
+  it('spot → on-demand fallback when no spot capacity is left', async () => {
+    const pods = inflate();
+    // EC2 has no spot capacity at all: every spot attempt fails for capacity.
+    const { w, deps, log } = provisionerWorld({ pods, capacityTypes: ['spot', 'on-demand'], cloud: { isOffered: (o) => o.capacityType !== 'spot' } });
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    const launches = w.cloud.callsOf('create').map((c) => (c[1] as { capacityTypes: string[] }).capacityTypes[0]);
+    expect(launches.slice(0, 2)).toEqual(['spot', 'spot']);
+    expect(launches.at(-1)).toBe('on-demand');
+    expect(summary.launched[0].capacityType).toBe('on-demand');
+    expect(log.withMessage('falling back to on-demand, no spot capacity left')).toHaveLength(1);
+  });
+
+  it('unfulfillable claim is deleted with a log line and a metric', async () => {
+    const pods = inflate();
+    const { w, deps, log, metrics } = provisionerWorld({ pods, cloud: { isOffered: () => false } });
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    expect(summary.unfulfillable).toHaveLength(1);
+    expect(await w.store.list()).toEqual([]);
+    expect(log.withMessage('failed launching nodeclaim')).toHaveLength(1);
+    expect(metrics.total(MetricNames.cloudProviderErrors, { error: 'InsufficientCapacityError' })).toBe(1);
+  });
+
+  it('pods already bound or deleted since the event are not provisioned', async () => {
+    const pods = inflate();
+    const { w, deps } = provisionerWorld({ pods: pods.slice(0, 2) });
+    w.kube.addPod({ ...pods[2], spec: { ...pods[2].spec, nodeName: 'n1' } });
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    expect(summary.provisionable).toBe(2);
+    expect((await w.store.list())[0].resources.requests.cpu).toBe('2');
+  });
+});
+
+describe('provisioner handler', () => {
+  it('a malformed event is rejected with the reason (DLQ path), without touching anything', async () => {
+    const bad = { id: 'x', 'detail-type': 'Unschedulable Pods', source: 'nodefleet.agent', time: 'now', detail: { schemaVersion: '99', pods: 'nope' } };
+    expect(() => parseInput(bad)).toThrow(ValidationError);
+    await expect(handler(bad, {} as never)).rejects.toThrow(/malformed provisioner input/);
+  });
+});
