@@ -47,7 +47,7 @@ describe('discovery', () => {
     cluster.addInstance(managedNode(1));
     cluster.tick();
     const r = await fetch(`${url}/api/v1/nodes`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' } });
-    const table = await r.json();
+    const table = (await r.json()) as any;
     expect(table.kind).toBe('Table');
     expect(table.columnDefinitions.map((c: { name: string }) => c.name).slice(0, 3)).toEqual(['Name', 'Status', 'Roles']);
     expect(table.rows[0].cells[1]).toBe('Ready');
