@@ -49,6 +49,8 @@ export function summarize(o: ValidatedObject): string {
 export function validateFiles(inputs: readonly ValidateInput[]): { lines: string[]; exitCode: number } {
   const problems: string[] = [];
   const summaries: string[] = [];
+  // NodePools and EC2NodeClasses are cluster-scoped: one name per kind across all the files.
+  const seen = new Map<string, string>();
   for (const input of inputs) {
     if (input.text === undefined) {
       problems.push(`${input.file}: cannot read file: ${input.readError ?? 'unknown error'}`);
@@ -57,7 +59,15 @@ export function validateFiles(inputs: readonly ValidateInput[]): { lines: string
     const r = validateYamlText(input.text, input.file);
     problems.push(...r.problems);
     if (r.objects.length === 0 && r.problems.length === 0) problems.push(`${input.file}: no objects found (expected NodePool or EC2NodeClass YAML)`);
-    for (const o of r.objects) if (o.problems.length === 0) summaries.push(`${input.file}: ${o.kind}/${o.name}: ${summarize(o)}`);
+    for (const o of r.objects) {
+      if (o.checked) {
+        const key = `${o.kind}/${o.name}`;
+        const first = seen.get(key);
+        if (first !== undefined) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" (also defined in ${first}); names are cluster-wide`);
+        else seen.set(key, input.file);
+      }
+      if (o.problems.length === 0) summaries.push(`${input.file}: ${o.kind}/${o.name}: ${summarize(o)}`);
+    }
   }
   return problems.length > 0 ? { lines: problems, exitCode: 1 } : { lines: summaries, exitCode: 0 };
 }

@@ -24,16 +24,24 @@ describe('validate command', () => {
   });
 
   it('prints only problems, one per line, and exits 1', () => {
-    const bad = good.replace('operator: In, values: [amd64]', 'operator: Gt, values: [amd64]');
+    const bad = good.replace('operator: In, values: [amd64]', 'operator: Gt, values: [amd64]').replace('metadata: {name: default}', 'metadata: {name: other}');
     const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: bad }, { file: 'c.yaml', readError: 'ENOENT' }]);
     expect(r.exitCode).toBe(1);
     expect(r.lines).toEqual([
-      'b.yaml: NodePool/default: spec.template.spec.requirements[0].values: operator Gt needs exactly one non-negative integer value, got ["amd64"]',
+      'b.yaml: NodePool/other: spec.template.spec.requirements[0].values: operator Gt needs exactly one non-negative integer value, got ["amd64"]',
       'c.yaml: cannot read file: ENOENT',
     ]);
   });
 
   it('treats a file without objects as a problem', () => {
     expect(validateFiles([{ file: 'empty.yaml', text: '# nothing\n' }])).toEqual({ exitCode: 1, lines: ['empty.yaml: no objects found (expected NodePool or EC2NodeClass YAML)'] });
+  });
+
+  it('flags the same NodePool name defined twice', () => {
+    const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: good }]);
+    expect(r).toEqual({
+      exitCode: 1,
+      lines: ['b.yaml: NodePool/default: metadata.name: duplicate NodePool "default" (also defined in a.yaml); names are cluster-wide'],
+    });
   });
 });
