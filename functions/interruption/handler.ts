@@ -6,7 +6,9 @@
  * to the DLQ. A record whose handling throws (throttling …) is reported too; everything else is
  * acknowledged, unknown kinds and unknown instances included.
  */
+import type { Context } from 'aws-lambda';
 import { ZodError } from 'zod';
+import type { Deps } from '../../shared/runtime/deps.ts';
 import {
   InterruptionDetailTypes,
   InterruptionEventSchema,
@@ -72,3 +74,38 @@ function malformed(messageId: string, error: ZodError, deps: InterruptionDeps): 
   deps.log.warn('malformed interruption message', { messageId, problems });
   return { messageId, status: 'malformed', error: problems.join('; ') };
 }
+
+/**
+ * Lambda handler (SQS event source with ReportBatchItemFailures): `run` wrapped once by the shared
+ * middy chain. The runtime is imported on the first invocation (tests calling `run` never load it).
+ */
+export const handler = (() => {
+  let wrapped: ((event: unknown, context: Context) => Promise<SqsBatchResponse>) | undefined;
+  return async (event: unknown, context: Context): Promise<SqsBatchResponse> => {
+    if (!wrapped) {
+      const [{ wrapHandler }, { requireTermination }, { DynamoBudgetCounter }, { SqsEventSchema }] = await Promise.all([
+        import('../../shared/runtime/middleware.ts'),
+        import('../../shared/runtime/deps.ts'),
+        import('../../shared/aws/dynamo-budget-counter.ts'),
+        import('../../shared/api/events/index.ts'),
+      ]);
+      wrapped = wrapHandler(
+        'interruption',
+        async (e: SqsEvent, deps: Deps) => {
+          const r = await run(e, {
+            store: deps.store,
+            starter: requireTermination(deps),
+            unavailable: deps.unavailable,
+            kube: deps.kube,
+            budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, deps.env.tableName, deps.env.clusterName),
+            clock: deps.clock,
+            log: deps.log,
+          });
+          return { batchItemFailures: r.batchItemFailures };
+        },
+        { schema: SqsEventSchema, required: ['stateMachineArn'] },
+      );
+    }
+    return wrapped(event, context);
+  };
+})();

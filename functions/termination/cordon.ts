@@ -4,6 +4,7 @@
  * (Karpenter node/termination/controller.go). Re-entrant: an already tainted and cordoned node is
  * left as is; a missing node or claim is fine.
  */
+import { taskHandler } from './lambda.ts';
 import { NotFoundError } from '../../shared/api/errors.ts';
 import { setCondition } from '../../shared/api/nodeclaim.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
@@ -39,3 +40,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   }
   return { nodeName, instanceId, nodeFound: true };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-cordon', run);

@@ -5,6 +5,7 @@
  * to terminate the instance without waiting for them (Karpenter: after terminationGracePeriod the
  * node is deleted regardless; KC pkg/apis/v1/nodepool.go TerminationGracePeriod).
  */
+import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
 import { classifyPod, podKey } from './drain-plan.ts';
 
@@ -26,3 +27,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>)
   for (const p of pods) await deps.kube.deletePod(p.metadata.namespace ?? 'default', p.metadata.name, 0);
   return { deleted: pods.slice(0, 10).map(podKey), deletedCount: pods.length };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-cutoff', run);

@@ -1,4 +1,5 @@
 /** Task DeleteNode: deletes the Node object once the instance is going away. A node already gone is fine. */
+import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
 
 export { TaskInputSchema as InputSchema };
@@ -13,3 +14,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>)
   if (nodeName) await deps.kube.deleteNode(nodeName);
   return { nodeName };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-delete-node', run);

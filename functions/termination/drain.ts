@@ -5,6 +5,7 @@
  * deadline, and reports whether the node is drained or the deadline has passed. Never sleeps: it
  * returns `retryAfterSeconds` for the WaitForDrain state.
  */
+import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
 import { drainWaitSeconds, planDrain, podKey } from './drain-plan.ts';
 
@@ -50,3 +51,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     remainingCount: after.blocking.length,
   };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-drain', run);

@@ -3,6 +3,7 @@
  * reason TerminationGracePeriodElapsed when the cutoff cut it short) and releases the disruption
  * budget slot the execution held. A claim already gone is fine; releasing twice is harmless.
  */
+import { taskHandler } from './lambda.ts';
 import { setCondition } from '../../shared/api/nodeclaim.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { updateClaim } from './claims.ts';
@@ -28,3 +29,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
   if (input.budgetNodePool) await deps.budgets.release(input.budgetNodePool, input.nodeClaim);
   return { claimFound: !!claim, releasedBudgetOf: input.budgetNodePool ?? null };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-finalize', run);

@@ -4,6 +4,7 @@
  * the grace-period cutoff. Never throws for a store problem: the execution must go on to the
  * cutoff or to its Fail state either way.
  */
+import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { updateClaim } from './claims.ts';
 
@@ -32,3 +33,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
     lastError,
   };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-record-failure', run);

@@ -3,6 +3,7 @@
  * terminated (Karpenter re-checks the instance every 5 s: node/termination/controller.go).
  * Re-entrant: an instance already shutting down, terminated or gone counts as done.
  */
+import { taskHandler } from './lambda.ts';
 import { setCondition } from '../../shared/api/nodeclaim.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
 import { updateClaim } from './claims.ts';
@@ -37,3 +38,6 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' 
   const done = !after || Gone.has(after.state);
   return { done, retryAfterSeconds: done ? 0 : InstanceCheckSeconds, state: after?.state ?? 'gone' };
 }
+
+/** Lambda handler (statemachines/termination.asl.json Task Resource). */
+export const handler = taskHandler('termination-terminate-instance', run);
