@@ -313,7 +313,15 @@ export class LocalEnvironment {
       const timer = this.clock.setInterval(async () => {
         if (this.stopping) return;
         try {
-          await inv(scheduledEvent(this.scenario.region, name, this.clock.nowMs()));
+          let out = (await inv(scheduledEvent(this.scenario.region, name, this.clock.nowMs()))) as LoopOutput | undefined;
+          // The disruption function is re-entrant: an output with retryAfterSeconds is its next input
+          // after that wait (validation delay, replacements initializing), as a Step Functions
+          // Wait → Task loop runs it.
+          while (!this.stopping && out && typeof out.retryAfterSeconds === 'number' && out.command) {
+            await this.clock.sleep(out.retryAfterSeconds * 1000);
+            if (this.stopping) break;
+            out = (await inv({ command: out.command, ...(out.replacementClaims ? { replacementClaims: out.replacementClaims } : {}) })) as LoopOutput | undefined;
+          }
         } catch (err) {
           this.log.error(`${name} run failed`, { error: errText(err) });
         }
@@ -360,6 +368,11 @@ export class LocalEnvironment {
     return [...this.ec2.instances.values()].filter((i) => !i.preexisting && (i.state === 'pending' || i.state === 'running'));
   }
 
+  /** kubernetes.io/arch of an instance type from the catalog ('?' when unknown). */
+  archOf(type: string): string {
+    return this.catalog.get(type)?.labels['kubernetes.io/arch'] ?? '?';
+  }
+
   /** Price of an offering (USD/hour) from the catalog. */
   priceOf(type: string, zone: string, ct: Ec2CapacityType): number | undefined {
     return this.catalog.get(type)?.offerings.find((o) => o.zone === zone && o.capacityType === ct)?.priceUsdPerHour;
@@ -378,6 +391,13 @@ export class LocalEnvironment {
       }
     }
   }
+}
+
+/** The part of a re-entrant function's output that asks to be called again. */
+interface LoopOutput {
+  retryAfterSeconds?: number;
+  command?: unknown;
+  replacementClaims?: string[];
 }
 
 /** Zones (name + id) of a region from the shipped catalog data. */

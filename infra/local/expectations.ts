@@ -55,21 +55,23 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
   const launched = [...env.ec2.instances.values()].filter((i) => !i.preexisting).sort((a, b) => a.launchTimeMs - b.launchTimeMs);
   const launchedText = launched.map((i) => `${i.instanceType}/${i.capacityType}/${i.tags['karpenter.sh/nodepool'] ?? '?'}`).join(', ') || 'none';
 
-  if (expect.launched) {
-    const l = expect.launched;
-    if (l.count !== undefined) out.push({ name: 'launched.count', ok: inRange(launched.length, l.count), detail: `launched ${launched.length} (want ${rangeText(l.count)}): ${launchedText}` });
+  for (const l of expect.launched === undefined ? [] : Array.isArray(expect.launched) ? expect.launched : [expect.launched]) {
+    const set = launched.filter((i) => !l.nodePool || i.tags['karpenter.sh/nodepool'] === l.nodePool);
+    const scope = l.nodePool ? `launched(${l.nodePool})` : 'launched';
+    const text = set.map((i) => `${i.instanceType}/${i.capacityType}`).join(', ') || 'none';
+    if (l.count !== undefined) out.push({ name: `${scope}.count`, ok: inRange(set.length, l.count), detail: `launched ${set.length} (want ${rangeText(l.count)}): ${l.nodePool ? text : launchedText}` });
     if (l.instanceTypes) {
-      const bad = launched.filter((i) => !l.instanceTypes!.includes(i.instanceType));
-      out.push({ name: 'launched.instanceTypes', ok: bad.length === 0 && launched.length > 0, detail: `launched ${launchedText}; allowed ${l.instanceTypes.join(', ')}` });
+      const bad = set.filter((i) => !l.instanceTypes!.includes(i.instanceType));
+      out.push({ name: `${scope}.instanceTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; allowed ${l.instanceTypes.join(', ')}` });
     }
     if (l.capacityTypes) {
-      const bad = launched.filter((i) => !l.capacityTypes!.includes(i.capacityType));
-      out.push({ name: 'launched.capacityTypes', ok: bad.length === 0 && launched.length > 0, detail: `launched ${launchedText}; allowed ${l.capacityTypes.join(', ')}` });
+      const bad = set.filter((i) => !l.capacityTypes!.includes(i.capacityType));
+      out.push({ name: `${scope}.capacityTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; allowed ${l.capacityTypes.join(', ')}` });
     }
-    if (l.nodePools) {
-      const pools = new Set(launched.map((i) => i.tags['karpenter.sh/nodepool']));
-      const missing = l.nodePools.filter((p) => !pools.has(p));
-      out.push({ name: 'launched.nodePools', ok: missing.length === 0, detail: missing.length ? `no launch for NodePool(s) ${missing.join(', ')} (launched ${launchedText})` : `every NodePool launched (${launchedText})` });
+    if (l.archs) {
+      const archOf = (t: string) => env.archOf(t);
+      const bad = set.filter((i) => !l.archs!.includes(archOf(i.instanceType) as 'amd64' | 'arm64'));
+      out.push({ name: `${scope}.archs`, ok: bad.length === 0 && set.length > 0, detail: `launched ${set.map((i) => `${i.instanceType}(${archOf(i.instanceType)})`).join(', ') || 'none'}; allowed ${l.archs.join(', ')}` });
     }
   }
 
@@ -106,6 +108,11 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       const want = t.count ?? { min: 1 };
       const seen = all.map((e) => `${e.name}:${safeJson(e.input)?.reason ?? '?'}:${e.status}`).join(', ') || 'none';
       out.push({ name: `${name}.count`, ok: inRange(matching.length, want), detail: `${matching.length} ${t.status} execution(s) (want ${rangeText(want)}); all executions: ${seen}` });
+      if (t.notBefore) {
+        const limit = Date.parse(t.notBefore);
+        const early = matching.filter((e) => Date.parse(e.startDate) < limit);
+        out.push({ name: `${name}.notBefore`, ok: early.length === 0, detail: early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${t.notBefore})` : `${matching.length} execution(s), none before ${t.notBefore}${matching.length ? ` (first ${matching.map((e) => e.startDate).sort()[0]})` : ''}` });
+      }
       if (t.terminatedAfterSeconds) {
         for (const e of matching) {
           const input = safeJson(e.input);

@@ -6,7 +6,7 @@
  */
 import { LocalEnvironment, type LocalEnvironmentOptions } from './environment.ts';
 import { atLeast, formatKarpenterJson, type LogLevel } from './log.ts';
-import { checkExpectations, type CheckResult, type RunFacts } from './expectations.ts';
+import { checkExpectations, executions, type CheckResult, type RunFacts } from './expectations.ts';
 import type { Scenario, ScenarioStep, WaitForCondition, PodsConditionT } from './scenario.ts';
 import { renderSummary, viewLine, type TimelineEntry } from './summary.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
@@ -234,6 +234,7 @@ function describeWait(w: WaitForCondition): string {
   if (w.instances) parts.push(`instances=${w.instances.count}`);
   if (w.nodes) parts.push(`nodes=${w.nodes.count}`);
   if (w.interruptedInstanceGone) parts.push('interrupted instance gone');
+  if (w.terminations) parts.push(`${w.terminations.count} ${w.terminations.status} termination(s)${w.terminations.reason ? ` (${w.terminations.reason})` : ''}`);
   return parts.join(', ');
 }
 
@@ -279,7 +280,21 @@ async function conditionHolds(env: LocalEnvironment, w: WaitForCondition, facts:
     ok &&= gone && facts.interruptions.length > 0;
     details.push(`interrupted instance gone: ${gone}`);
   }
+  if (w.terminations) {
+    const t = w.terminations;
+    const n = executions(env).filter((e) => e.status === t.status && (!t.reason || safeReason(e.input) === t.reason)).length;
+    ok &&= n >= t.count;
+    details.push(`terminations ${n}`);
+  }
   return { ok, detail: details.join(', ') };
+}
+
+function safeReason(input: string): string | undefined {
+  try {
+    return JSON.parse(input)?.reason;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Pods matching an equality label selector ("app=web,tier=x"). */

@@ -88,6 +88,8 @@ const WaitFor = z.strictObject({
   nodes: z.strictObject({ count: z.number().int().nonnegative(), selector: z.string().optional() }).optional(),
   /** The interrupted instance is gone (shutting-down or terminated). */
   interruptedInstanceGone: z.boolean().optional(),
+  /** Termination executions (reason from the input, status) reached a count. */
+  terminations: z.strictObject({ reason: z.string().optional(), status: z.enum(['SUCCEEDED', 'FAILED', 'RUNNING']).default('SUCCEEDED'), count: z.number().int().nonnegative() }).optional(),
 });
 
 const Fault = z.strictObject({
@@ -133,17 +135,18 @@ const Step = z
 const Range = z.strictObject({ min: z.number().optional(), max: z.number().optional() });
 const CountOrRange = z.union([z.number().int().nonnegative(), Range]);
 
+const LaunchedExpect = z.strictObject({
+  /** Only instances of this NodePool (tag karpenter.sh/nodepool). */
+  nodePool: z.string().optional(),
+  count: CountOrRange.optional(),
+  instanceTypes: z.array(z.string()).optional(),
+  capacityTypes: z.array(CapacityType).optional(),
+  archs: z.array(z.enum(['amd64', 'arm64'])).optional(),
+});
+
 const ExpectSchema = z.strictObject({
-  /** Instances nodefleet launched (CreateFleet), over the whole run. */
-  launched: z
-    .strictObject({
-      count: CountOrRange.optional(),
-      instanceTypes: z.array(z.string()).optional(),
-      capacityTypes: z.array(CapacityType).optional(),
-      /** Each listed NodePool launched at least one instance. */
-      nodePools: z.array(z.string()).optional(),
-    })
-    .optional(),
+  /** Instances nodefleet launched (CreateFleet), over the whole run; one entry or a list (each may filter by NodePool). */
+  launched: z.union([LaunchedExpect, z.array(LaunchedExpect)]).optional(),
   /** Most NodeClaims alive at once. */
   maxConcurrentNodeClaims: CountOrRange.optional(),
   /** State when the timeline has finished. */
@@ -164,6 +167,8 @@ const ExpectSchema = z.strictObject({
         count: CountOrRange.optional(),
         /** Seconds from the execution's start to TerminateInstances for its instance. */
         terminatedAfterSeconds: Range.optional(),
+        /** No matching execution starts before this instant (RFC 3339), e.g. the end of a budget window. */
+        notBefore: z.string().optional(),
       }),
     )
     .optional(),
