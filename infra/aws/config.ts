@@ -4,8 +4,8 @@
  */
 import type { Node } from 'constructs';
 
-/** Log levels Powertools Logger accepts (POWERTOOLS_LOG_LEVEL). */
-export const LogLevels = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+/** Log levels Powertools Logger accepts (POWERTOOLS_LOG_LEVEL; shared/runtime/env.ts parses the same set). */
+export const LogLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 export type LogLevel = (typeof LogLevels)[number];
 
 /** How the in-cluster agent gets AWS credentials. */

@@ -50,11 +50,18 @@ export interface FunctionSpec {
   timeoutSeconds: number;
   /** Memory in MiB (CPU scales with it; the provisioner's simulation is CPU-bound). */
   memoryMiB: number;
+  /**
+   * Reserved concurrency, when decisions must not run concurrently (1 = serialised). Throttled
+   * async invocations wait in Lambda's internal queue, so such a function is alarmed on
+   * AsyncEventAge instead of Throttles.
+   */
+  reservedConcurrency?: number;
 }
 
 /** The event-driven and scheduled functions (the agent is not here: it runs in the cluster). */
 export const Functions: readonly FunctionSpec[] = [
-  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'fifoQueue', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch'], timeoutSeconds: 120, memoryMiB: 2048 },
+  // Serialised by reserved concurrency 1 (engineer P's choice, functions/provisioner/handler.ts); `{ kind: 'fifoQueue', rule: 'provisioner' }` is the alternative.
+  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch'], timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
   { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: ['table', 'kube'], timeoutSeconds: 30, memoryMiB: 512 },
   { name: 'disruption', entry: 'functions/disruption/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'startTermination'], timeoutSeconds: 55, memoryMiB: 2048 },
   { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'startTermination'], timeoutSeconds: 55, memoryMiB: 512 },
@@ -63,14 +70,27 @@ export const Functions: readonly FunctionSpec[] = [
 
 /**
  * Permissions of the termination state machine's task functions, by task name (the `Xxx` of
- * `${XxxFunctionArn}`). A task not listed gets {@link DefaultTerminationTaskPermissions}.
+ * `${XxxFunctionArn}`), from the ports each functions/termination/<task>.ts uses. A task not
+ * listed gets {@link DefaultTerminationTaskPermissions}.
  */
 export const TerminationTaskPermissions: Record<string, Permission[]> = {
-  Terminate: ['table', 'kube', 'ec2Describe', 'ec2Terminate'],
-  TerminateInstance: ['table', 'kube', 'ec2Describe', 'ec2Terminate'],
+  /** Taints/cordons the Node, marks the NodeClaim. */
+  Cordon: ['table', 'kube'],
+  /** Evicts pods (Eviction API), deletes pods of a done node. */
+  Drain: ['kube'],
+  /** Deletes whatever is left at the grace-period deadline. */
+  Cutoff: ['kube'],
+  /** TerminateInstances on the claim's (cluster-tagged) instance, marks the NodeClaim. */
+  TerminateInstance: ['table', 'ec2Describe', 'ec2Terminate'],
+  /** Deletes the Node object. */
+  DeleteNode: ['kube'],
+  /** Removes the NodeClaim and releases the budget slot. */
+  Finalize: ['table'],
+  /** Records a failed termination on the NodeClaim. */
+  RecordFailure: ['table'],
 };
 
-/** Task functions work on the NodeClaim (DynamoDB) and the Node / its pods (Kubernetes). */
+/** A new task's default until it is listed above: the NodeClaim (DynamoDB) and the Node / its pods (Kubernetes). */
 export const DefaultTerminationTaskPermissions: Permission[] = ['table', 'kube'];
 
 /** Termination task functions: timeout (seconds) and memory (MiB). Each call is one short, re-entrant step. */

@@ -78,14 +78,18 @@ export interface NodefleetStackProps extends StackProps {
   repoRoot: string;
   /** Override of the ASL path relative to repoRoot (template tests pin a fixture definition). */
   terminationAslPath?: string;
+  /** Override of the function registry (template tests of alternative triggers); default functions.ts `Functions`. */
+  functions?: readonly FunctionSpec[];
 }
 
 /** A built function and how it was declared. */
 interface BuiltFunction {
   name: string;
-  spec: { entry: string; permissions: Permission[] };
+  spec: { entry: string; permissions: Permission[]; reservedConcurrency?: number };
   fn: lambda.Function;
   role: iam.Role;
+  /** Invoked asynchronously (EventBridge rule or Scheduler). */
+  async: boolean;
 }
 
 export class NodefleetStack extends Stack {
@@ -172,7 +176,7 @@ export class NodefleetStack extends Stack {
     }
 
     // ---- event-driven and scheduled functions ------------------------------------------------
-    for (const spec of Functions) {
+    for (const spec of props.functions ?? Functions) {
       if (spec.trigger.kind === 'queue' && spec.trigger.optional === 'interruption' && !cfg.interruption) continue;
       if (spec.permissions.includes('startTermination') && !this.stateMachine) {
         Annotations.of(this).addWarningV2('nodefleet:no-state-machine', `${spec.name} skipped: it starts terminations and there is no state machine`);
@@ -190,7 +194,7 @@ export class NodefleetStack extends Stack {
     const obs = new Observability(this, 'Observability', {
       clusterName: cfg.clusterName,
       topic: alarmTopic,
-      functions: [...this.functions.values()].map((f) => ({ name: f.name, fn: f.fn })),
+      functions: [...this.functions.values()].map((f) => ({ name: f.name, fn: f.fn, serialised: f.spec.reservedConcurrency !== undefined, async: f.async })),
       deadLetterQueues: this.deadLetterQueues,
       sourceQueues: this.sourceQueues,
       stateMachine: this.stateMachine,
@@ -252,7 +256,11 @@ export class NodefleetStack extends Stack {
    * env; `async` ones get a DLQ for failed asynchronous invocations.
    * Returns undefined (with a synth warning) when the entry file does not exist yet.
    */
-  private buildFunction(name: string, spec: { entry: string; permissions: Permission[]; timeoutSeconds: number; memoryMiB: number }, opts: { async: boolean }): BuiltFunction | undefined {
+  private buildFunction(
+    name: string,
+    spec: { entry: string; permissions: Permission[]; timeoutSeconds: number; memoryMiB: number; reservedConcurrency?: number },
+    opts: { async: boolean },
+  ): BuiltFunction | undefined {
     const cfg = this.config;
     const entry = join(this.repoRoot, spec.entry);
     if (!this.inlineCode && !existsSync(entry)) {
@@ -278,7 +286,7 @@ export class NodefleetStack extends Stack {
       [Env.tableName]: this.table.tableName,
       [Env.eventBusName]: this.bus.eventBusName,
       [Env.logLevel]: cfg.logLevel,
-      POWERTOOLS_SERVICE_NAME: `nodefleet-${name}`,
+      POWERTOOLS_SERVICE_NAME: name,
       POWERTOOLS_METRICS_NAMESPACE: MetricsNamespace,
       NODE_OPTIONS: '--enable-source-maps',
     };
@@ -310,6 +318,7 @@ export class NodefleetStack extends Stack {
       retryAttempts: opts.async ? 2 : undefined,
       vpc: this.vpcPlacement?.vpc,
       vpcSubnets: this.vpcPlacement?.subnets,
+      reservedConcurrentExecutions: spec.reservedConcurrency,
     } satisfies Partial<lambda.FunctionProps>;
 
     const fn = this.inlineCode
@@ -347,7 +356,7 @@ export class NodefleetStack extends Stack {
         kubernetesGroups: [ControllersGroup],
       });
     }
-    const built: BuiltFunction = { name, spec, fn, role };
+    const built: BuiltFunction = { name, spec, fn, role, async: opts.async };
     this.functions.set(name, built);
     return built;
   }

@@ -16,24 +16,26 @@ import { Construct } from 'constructs';
 export const MetricsNamespace = 'nodefleet';
 
 /**
- * Karpenter's metric names (ANCHORS §4.1, aws/karpenter-provider-aws website reference/metrics.md)
- * without the `karpenter_` prefix, grouped as the dashboard shows them, with the statistic to plot.
- * A name no function emits yet shows an empty graph, not an error: SEARCH matches whatever exists.
+ * Karpenter's metric names (ANCHORS §4.1, aws/karpenter-provider-aws website reference/metrics.md),
+ * as the functions emit them (shared/runtime/observability.ts MetricNames), grouped as the
+ * dashboard shows them, with the statistic to plot. A name no function emits yet shows an empty
+ * graph, not an error: SEARCH matches whatever exists, under any dimensions.
  */
 export const DashboardMetrics: readonly { title: string; metrics: readonly string[]; stat: 'Sum' | 'Average' | 'Maximum' | 'p99' }[] = [
-  { title: 'NodeClaims created / terminated', metrics: ['nodeclaims_created_total', 'nodeclaims_terminated_total'], stat: 'Sum' },
-  { title: 'NodeClaims disrupted (by reason)', metrics: ['nodeclaims_disrupted_total'], stat: 'Sum' },
-  { title: 'Nodes created / terminated / drained', metrics: ['nodes_created_total', 'nodes_terminated_total', 'nodes_drained_total'], stat: 'Sum' },
-  { title: 'Unschedulable pods', metrics: ['scheduler_unschedulable_pods_count'], stat: 'Maximum' },
-  { title: 'Scheduling duration (s, p99)', metrics: ['scheduler_scheduling_duration_seconds', 'pods_scheduling_decision_duration_seconds'], stat: 'p99' },
-  { title: 'Launch failures / cloud provider errors', metrics: ['cloudprovider_instance_launch_failures_total', 'cloudprovider_errors_total'], stat: 'Sum' },
-  { title: 'Voluntary disruption decisions', metrics: ['voluntary_disruption_decisions_total'], stat: 'Sum' },
-  { title: 'Eligible nodes (by reason)', metrics: ['voluntary_disruption_eligible_nodes'], stat: 'Maximum' },
-  { title: 'NodePool usage / limit', metrics: ['nodepools_usage', 'nodepools_limit'], stat: 'Maximum' },
-  { title: 'Allowed disruptions / nodes consuming budgets', metrics: ['nodepools_allowed_disruptions', 'nodepools_nodes_consuming_budgets'], stat: 'Maximum' },
-  { title: 'Interruption messages', metrics: ['interruption_received_messages_total', 'interruption_deleted_messages_total'], stat: 'Sum' },
-  { title: 'Pods drained / eviction requests', metrics: ['pods_drained_total', 'pods_eviction_requests_total'], stat: 'Sum' },
-  { title: 'NodeClaim termination duration (s, p99)', metrics: ['nodeclaims_termination_duration_seconds'], stat: 'p99' },
+  { title: 'NodeClaims created / launched / registered / initialized', metrics: ['karpenter_nodeclaims_created_total', 'karpenter_nodeclaims_launched_total', 'karpenter_nodeclaims_registered_total', 'karpenter_nodeclaims_initialized_total'], stat: 'Sum' },
+  { title: 'NodeClaims terminated / disrupted', metrics: ['karpenter_nodeclaims_terminated_total', 'karpenter_nodeclaims_disrupted_total'], stat: 'Sum' },
+  { title: 'Nodes created / terminated / drained', metrics: ['karpenter_nodes_created_total', 'karpenter_nodes_terminated_total', 'karpenter_nodes_drained_total'], stat: 'Sum' },
+  { title: 'Unschedulable pods', metrics: ['karpenter_scheduler_unschedulable_pods_count'], stat: 'Maximum' },
+  { title: 'Scheduling duration (s, p99)', metrics: ['karpenter_scheduler_scheduling_duration_seconds', 'karpenter_pods_scheduling_decision_duration_seconds'], stat: 'p99' },
+  { title: 'Pod startup duration (s, p99)', metrics: ['karpenter_pods_startup_duration_seconds'], stat: 'p99' },
+  { title: 'Launch failures / cloud provider errors', metrics: ['karpenter_cloudprovider_instance_launch_failures_total', 'karpenter_cloudprovider_errors_total'], stat: 'Sum' },
+  { title: 'Cloud provider call duration (s, p99)', metrics: ['karpenter_cloudprovider_duration_seconds'], stat: 'p99' },
+  { title: 'Voluntary disruption decisions', metrics: ['karpenter_voluntary_disruption_decisions_total', 'karpenter_voluntary_disruption_eligible_nodes'], stat: 'Sum' },
+  { title: 'NodePool usage / limit', metrics: ['karpenter_nodepools_usage', 'karpenter_nodepools_limit'], stat: 'Maximum' },
+  { title: 'Allowed disruptions / nodes consuming budgets', metrics: ['karpenter_nodepools_allowed_disruptions', 'karpenter_nodepools_nodes_consuming_budgets'], stat: 'Maximum' },
+  { title: 'Interruption messages', metrics: ['karpenter_interruption_received_messages_total', 'karpenter_interruption_deleted_messages_total'], stat: 'Sum' },
+  { title: 'Pods drained / eviction requests', metrics: ['karpenter_pods_drained_total', 'karpenter_pods_eviction_requests_total'], stat: 'Sum' },
+  { title: 'NodeClaim termination duration (s, p99)', metrics: ['karpenter_nodeclaims_termination_duration_seconds'], stat: 'p99' },
 ];
 
 /** Dead-letter queues to alarm on, with a label for the alarm description. */
@@ -45,7 +47,11 @@ export interface WatchedQueue {
 export interface ObservabilityProps {
   clusterName: string;
   topic: sns.ITopic;
-  functions: { name: string; fn: lambda.IFunction }[];
+  /**
+   * The functions; `serialised` ones (reserved concurrency) are throttled by design, so they are
+   * alarmed on how long events wait instead; `async` ones also on events Lambda dropped.
+   */
+  functions: { name: string; fn: lambda.IFunction; serialised: boolean; async: boolean }[];
   deadLetterQueues: WatchedQueue[];
   /** Source queues whose oldest message age matters (interruption: a spot notice is 2 minutes). */
   sourceQueues: WatchedQueue[];
@@ -87,13 +93,33 @@ export class Observability extends Construct {
       });
     }
     for (const f of props.functions) {
-      alarm(`Throttles-${f.name}`, {
-        metric: f.fn.metricThrottles({ period: Duration.minutes(1), statistic: 'Sum' }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        alarmDescription: `nodefleet ${props.clusterName}: the ${f.name} function is throttled`,
-      });
+      if (f.serialised) {
+        alarm(`EventAge-${f.name}`, {
+          // Events queue while the single instance works; a minute's wait means it cannot keep up.
+          metric: f.fn.metric('AsyncEventAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
+          threshold: 60_000,
+          evaluationPeriods: 2,
+          comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          alarmDescription: `nodefleet ${props.clusterName}: events for ${f.name} (reserved concurrency) wait more than 60 s`,
+        });
+      } else {
+        alarm(`Throttles-${f.name}`, {
+          metric: f.fn.metricThrottles({ period: Duration.minutes(1), statistic: 'Sum' }),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          alarmDescription: `nodefleet ${props.clusterName}: the ${f.name} function is throttled`,
+        });
+      }
+      if (f.async) {
+        alarm(`Dropped-${f.name}`, {
+          metric: f.fn.metric('AsyncEventsDropped', { period: Duration.minutes(1), statistic: 'Sum' }),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          alarmDescription: `nodefleet ${props.clusterName}: Lambda dropped async events for ${f.name} (expired or retries exhausted without a DLQ delivery)`,
+        });
+      }
       alarm(`Errors-${f.name}`, {
         metric: f.fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
         threshold: 3,
@@ -137,7 +163,7 @@ export class Observability extends Construct {
       });
     this.dashboard.addWidgets(
       new cw.TextWidget({
-        markdown: `# nodefleet — ${props.clusterName}\nKarpenter-named metrics (namespace \`${MetricsNamespace}\`, names without the \`karpenter_\` prefix), then the functions, queues and termination state machine.`,
+        markdown: `# nodefleet — ${props.clusterName}\nKarpenter's metric names (namespace \`${MetricsNamespace}\`), then the functions, queues and termination state machine.`,
         width: 24,
         height: 2,
       }),

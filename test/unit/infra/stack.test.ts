@@ -1,13 +1,14 @@
 /**
  * Template tests for infra/aws (aws-cdk-lib/assertions). The stack is built with inline stand-in
  * code (no esbuild: see stack-fixture.ts) and a fixture termination definition with three task
- * functions (Cordon, EvictPods, Terminate) and a direct DynamoDB integration.
+ * functions (Cordon, Drain, TerminateInstance) and a direct DynamoDB integration.
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentSource, Env, EventRules, InterruptionRuleNames, Table } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
+import { MetricNames, MetricsNamespace } from '../../../shared/runtime/observability.ts';
 import { buildTestStack, TestCluster } from './stack-fixture.ts';
 
 type Resources = Record<string, { Type: string; Properties: any }>;
@@ -91,7 +92,8 @@ describe('NodefleetStack template', () => {
       expect(env[Env.nodeRoleName]).toEqual({ Ref: expect.stringMatching(/^NodeRole/) });
       expect(env[Env.instanceProfileName]).toEqual({ Ref: expect.stringMatching(/^NodeInstanceProfile/) });
       expect(env[Env.logLevel]).toBe('INFO');
-      expect(env.POWERTOOLS_SERVICE_NAME).toBe('nodefleet-provisioner');
+      expect(env.POWERTOOLS_SERVICE_NAME).toBe('provisioner');
+      expect(provisioner.Properties.ReservedConcurrentExecutions).toBe(1);
       expect(env.POWERTOOLS_METRICS_NAMESPACE).toBe('nodefleet');
       expect(env[Env.region]).toBeUndefined(); // reserved: Lambda sets it
 
@@ -108,8 +110,8 @@ describe('NodefleetStack template', () => {
       expect(fns.map((f) => f.Properties.Environment.Variables[Env.logLevel])).toEqual(fns.map(() => 'DEBUG'));
     });
 
-    it('gives async-invoked functions (registration, disruption, gc) a DLQ', () => {
-      for (const name of ['Registration', 'Disruption', 'Gc']) {
+    it('gives async-invoked functions (provisioner, registration, disruption, gc) a DLQ', () => {
+      for (const name of ['Provisioner', 'Registration', 'Disruption', 'Gc']) {
         const fn = resources[logicalId(resources, 'AWS::Lambda::Function', name)];
         expect(fn.Properties.DeadLetterConfig?.TargetArn, name).toEqual({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${name}Dlq`)), 'Arn'] });
       }
@@ -122,7 +124,7 @@ describe('NodefleetStack template', () => {
       template.hasResourceProperties('AWS::Events::Rule', {
         EventBusName: { Ref: Match.stringLikeRegexp('^Bus') },
         EventPattern: { source: [AgentSource], 'detail-type': EventRules.provisioner['detail-type'] },
-        Targets: [Match.objectLike({ SqsParameters: { MessageGroupId: TestCluster }, DeadLetterConfig: Match.anyValue() })],
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Provisioner'), 'Arn'] }, DeadLetterConfig: Match.anyValue() })],
       });
       template.hasResourceProperties('AWS::Events::Rule', {
         EventBusName: { Ref: Match.stringLikeRegexp('^Bus') },
@@ -131,19 +133,19 @@ describe('NodefleetStack template', () => {
       });
     });
 
-    it('puts the provisioner behind a FIFO queue (one message group per cluster) with a FIFO DLQ', () => {
-      const queueId = logicalId(resources, 'AWS::SQS::Queue', 'ProvisionerQueue');
-      const queue = resources[queueId].Properties;
+    it('can put the provisioner behind a FIFO queue instead (one message group per cluster, FIFO DLQ)', () => {
+      const functions = Functions.map((f) => (f.name === 'provisioner' ? { ...f, trigger: { kind: 'fifoQueue', rule: 'provisioner' } as const, reservedConcurrency: undefined } : f));
+      const res = buildTestStack({ interruption: 'false' }, { functions }).template.toJSON().Resources as Resources;
+      const queueId = logicalId(res, 'AWS::SQS::Queue', 'ProvisionerQueue');
+      const queue = res[queueId].Properties;
       expect(queue.FifoQueue).toBe(true);
       expect(queue.ContentBasedDeduplication).toBe(true);
       expect(queue.SqsManagedSseEnabled).toBe(true);
-      const dlq = resources[queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]].Properties;
-      expect(dlq.FifoQueue).toBe(true);
-      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-        EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
-        FunctionName: { Ref: Match.stringLikeRegexp('^Provisioner') },
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      });
+      expect(res[queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]].Properties.FifoQueue).toBe(true);
+      const rule = Object.values(res).find((r) => r.Type === 'AWS::Events::Rule' && r.Properties.EventPattern['detail-type'][0] === EventRules.provisioner['detail-type'][0])!;
+      expect(rule.Properties.Targets[0]).toMatchObject({ Arn: { 'Fn::GetAtt': [queueId, 'Arn'] }, SqsParameters: { MessageGroupId: TestCluster } });
+      const mapping = Object.values(res).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!;
+      expect(mapping.Properties).toMatchObject({ EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] }, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     });
 
     it('sends the five interruption rules from the default bus to an encrypted queue with a DLQ', () => {
@@ -207,8 +209,8 @@ describe('NodefleetStack template', () => {
       expect(sm.StateMachineType).toBe('STANDARD');
       expect(sm.TracingConfiguration).toEqual({ Enabled: true });
       expect(sm.LoggingConfiguration.Level).toBe('ALL');
-      expect(Object.keys(sm.DefinitionSubstitutions).sort()).toEqual(['CordonFunctionArn', 'EvictPodsFunctionArn', 'TableName', 'TerminateFunctionArn']);
-      expect(sm.DefinitionSubstitutions.EvictPodsFunctionArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^TerminationEvictPods/), 'Arn'] });
+      expect(Object.keys(sm.DefinitionSubstitutions).sort()).toEqual(['CordonFunctionArn', 'DrainFunctionArn', 'TableName', 'TerminateInstanceFunctionArn']);
+      expect(sm.DefinitionSubstitutions.DrainFunctionArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^TerminationDrain/), 'Arn'] });
       expect(sm.DefinitionSubstitutions.TableName).toEqual({ Ref: expect.stringMatching(/^Table/) });
     });
 
@@ -219,8 +221,8 @@ describe('NodefleetStack template', () => {
       const invoked = invoke.flatMap((s) => asArray(s.Resource as any)).map((r: any) => r['Fn::GetAtt']?.[0] ?? r['Fn::Join'][1][0]['Fn::GetAtt'][0]);
       expect([...new Set(invoked)].sort()).toEqual([
         expect.stringMatching(/^TerminationCordon/),
-        expect.stringMatching(/^TerminationEvictPods/),
-        expect.stringMatching(/^TerminationTerminate/),
+        expect.stringMatching(/^TerminationDrain/),
+        expect.stringMatching(/^TerminationTerminateInstance/),
       ]);
       expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual(['dynamodb:UpdateItem']);
     });
@@ -274,7 +276,7 @@ describe('NodefleetStack template', () => {
       });
     });
 
-    it('allows TerminateInstances only on cluster-tagged resources, and only to gc and the Terminate task', () => {
+    it('allows TerminateInstances only on cluster-tagged resources, and only to gc and the TerminateInstance task', () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const terminators: string[] = [];
       for (const role of roles) {
@@ -284,7 +286,7 @@ describe('NodefleetStack template', () => {
           expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' } });
         }
       }
-      expect(terminators.sort()).toEqual([expect.stringMatching(/^GcRole/), expect.stringMatching(/^TerminationTerminateRole/)]);
+      expect(terminators.sort()).toEqual([expect.stringMatching(/^GcRole/), expect.stringMatching(/^TerminationTerminateInstanceRole/)]);
     });
 
     it('passes only the node role, only to EC2', () => {
@@ -325,7 +327,8 @@ describe('NodefleetStack template', () => {
       expect(node).toHaveLength(1);
       expect(node[0].PrincipalArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
       const fnEntries = entries.filter((e) => e.Type === 'STANDARD');
-      expect(fnEntries).toHaveLength(8); // every function uses the Kubernetes API
+      // Every function using the Kubernetes API: the five, Cordon and Drain (TerminateInstance does not).
+      expect(fnEntries).toHaveLength(7);
       for (const e of [...node, ...fnEntries]) expect(e.ClusterName).toBe(TestCluster);
       for (const e of fnEntries) expect(e.KubernetesGroups).toEqual(['nodefleet-controllers']);
     });
@@ -381,23 +384,33 @@ describe('NodefleetStack template', () => {
     it('alarms on every DLQ, failed/timed-out/throttled executions and each function\'s throttles', () => {
       const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties);
       const dlqs = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::SQS::Queue' && /Dlq/.test(id));
-      expect(dlqs.length).toBe(6); // delivery, registration/disruption/gc async, provisioner FIFO, interruption
+      expect(dlqs.length).toBe(6); // delivery, provisioner/registration/disruption/gc async, interruption queue
       for (const dlq of dlqs) {
         expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions[0].Value['Fn::GetAtt'][0] === dlq), dlq).toBe(true);
       }
       for (const m of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionThrottled']) {
         expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === m)).toHaveLength(1);
       }
-      expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Throttles')).toHaveLength(8);
+      const fnOf = (a: any) => a.Dimensions[0].Value.Ref as string;
+      // The provisioner is throttled by design (reserved concurrency 1): alarmed on event age instead.
+      const throttled = alarms.filter((a) => a.MetricName === 'Throttles').map(fnOf);
+      expect(throttled).toHaveLength(7);
+      expect(throttled.some((id) => id.startsWith('Provisioner'))).toBe(false);
+      expect(alarms.filter((a) => a.MetricName === 'AsyncEventAge').map(fnOf)).toEqual([expect.stringMatching(/^Provisioner/)]);
+      expect(alarms.filter((a) => a.MetricName === 'AsyncEventsDropped').map(fnOf).sort()).toEqual([
+        expect.stringMatching(/^Disruption/),
+        expect.stringMatching(/^Gc/),
+        expect.stringMatching(/^Provisioner/),
+        expect.stringMatching(/^Registration/),
+      ]);
       for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
     });
 
-    it('has a dashboard of Karpenter-named metrics in namespace nodefleet', () => {
+    it('has a dashboard of Karpenter-named metrics in namespace nodefleet, including every metric the functions emit', () => {
       const body = JSON.stringify(resources[logicalId(resources, 'AWS::CloudWatch::Dashboard', 'ObservabilityDashboard')].Properties.DashboardBody);
-      for (const m of ['nodeclaims_created_total', 'nodeclaims_disrupted_total', 'interruption_received_messages_total', 'scheduler_unschedulable_pods_count']) {
-        expect(body).toContain(`MetricName=\\\\\\"${m}\\\\\\"`);
-      }
+      expect(MetricsNamespace).toBe('nodefleet');
       expect(body).toContain('Namespace=\\\\\\"nodefleet\\\\\\"');
+      for (const m of Object.values(MetricNames)) expect(body, m).toContain(`MetricName=\\\\\\"${m}\\\\\\"`);
     });
   });
 
@@ -411,9 +424,9 @@ describe('NodefleetStack template', () => {
     });
 
     it('places functions in the given VPC subnets when vpcId/subnetIds are set', () => {
-      const { template: t } = buildTestStack({ vpcId: 'vpc-0123', subnetIds: 'subnet-a,subnet-b', interruption: 'false' });
+      const { template: t } = buildTestStack({ vpcId: 'vpc-0123456789abcdef0', subnetIds: 'subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719', interruption: 'false' });
       const fns = Object.values(t.toJSON().Resources as Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-      for (const f of fns) expect(f.Properties.VpcConfig.SubnetIds).toEqual(['subnet-a', 'subnet-b']);
+      for (const f of fns) expect(f.Properties.VpcConfig.SubnetIds).toEqual(['subnet-0a1b2c3d4e5f60718', 'subnet-0a1b2c3d4e5f60719']);
     });
   });
 });
