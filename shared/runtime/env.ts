@@ -86,6 +86,6 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
 export const FunctionEnv = {
   provisioner: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
   registration: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.logLevel] },
-  gc: { required: [Env.clusterName, Env.tableName, Env.region, Env.stateMachineArn], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
+  gc: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
   agent: { required: [Env.clusterName, Env.eventBusName, Env.region], optional: [Env.kubeconfig] },
 } as const;

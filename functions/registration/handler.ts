@@ -1,0 +1,135 @@
+/**
+ * Registration Lambda: `Node Lifecycle` events from the agent → the matching NodeClaim becomes
+ * Registered (node found by spec.providerID; NodePool labels and taints the kubelet did not set are
+ * applied, the karpenter.sh/unregistered taint removed) and then Initialized (node Ready, startup
+ * taints gone, requested extended resources reported). Karpenter: KC
+ * pkg/controllers/nodeclaim/lifecycle/registration.go and initialization.go.
+ * Idempotent: each step checks the claim's conditions first; writes are conditional on version.
+ */
+import type { Context } from 'aws-lambda';
+import { NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
+import type { Node, Taint } from '../../shared/api/kube.ts';
+import { isTrue, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { ConflictError } from '../../shared/api/errors.ts';
+import { parseResources, formatResources } from '../../shared/api/quantity.ts';
+import * as L from '../../shared/api/labels.ts';
+import type { Deps } from '../../shared/runtime/deps.ts';
+import { MetricNames } from '../../shared/runtime/observability.ts';
+import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
+
+export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube'>;
+export const InputSchema = NodeLifecycleEventSchema;
+export type Input = NodeLifecycleEvent;
+
+/** Parses the event. @throws ValidationError */
+export function parseInput(input: unknown): Input {
+  return parseWith(NodeLifecycleEventSchema, input, 'node lifecycle event');
+}
+
+/** What run did. */
+export type RegistrationResult = { action: 'ignored'; reason: string } | { action: 'registered' | 'initialized' | 'registered+initialized' | 'unchanged'; nodeClaim: string };
+
+/** Conditional-write retries when another function updated the claim at the same time. */
+const MaxConflictRetries = 3;
+
+/** `aws:///ap-northeast-2a/i-0abc…` → `i-0abc…`. */
+export function instanceIdOf(providerId: string | undefined): string | undefined {
+  const id = providerId?.split('/').pop();
+  return id && id.startsWith('i-') ? id : undefined;
+}
+
+const BaseResources = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
+
+/** Why the node is not initialized yet, or undefined when it is (KC initialization.go). */
+export function notInitializedReason(node: Node, claim: NodeClaim): string | undefined {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  if (ready?.status !== 'True') return 'node not ready';
+  const taints = node.spec?.taints ?? [];
+  const startup = claim.startupTaints.find((s) => taints.some((t) => t.key === s.key && t.effect === s.effect));
+  if (startup) return `startup taint ${startup.key}:${startup.effect} still present`;
+  if (taints.some((t) => t.key === L.TaintUnregistered.key)) return 'unregistered taint still present';
+  const allocatable = parseResources(node.status?.allocatable ?? {});
+  const requested = parseResources(claim.resources.requests);
+  for (const [k, v] of Object.entries(requested)) if (!BaseResources.has(k) && v > 0 && !(allocatable[k] > 0)) return `extended resource ${k} not registered`;
+  return undefined;
+}
+
+/** Labels and taints the claim expects that the node lacks; the unregistered taint removed. */
+export function registrationPatch(node: Node, claim: NodeClaim): { labels: Record<string, string>; taints: Taint[] } {
+  const labels: Record<string, string> = {};
+  const have = node.metadata.labels ?? {};
+  for (const [k, v] of Object.entries({ ...claim.labels, [L.LabelNodePool]: claim.nodePool, [L.LabelRegistered]: 'true' })) if (have[k] !== v) labels[k] = v;
+  const current = (node.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key);
+  const sync = node.metadata.annotations?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
+  const taints = [...current];
+  for (const t of sync) if (!taints.some((x) => x.key === t.key && x.effect === t.effect)) taints.push({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect });
+  return { labels, taints };
+}
+
+async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<NodeClaim | undefined> {
+  for (let i = 0; i <= MaxConflictRetries; i++) {
+    const current = await deps.store.get(name);
+    if (!current) return undefined;
+    const next = change(current);
+    if (!next) return current;
+    try {
+      return await deps.store.update(next);
+    } catch (err) {
+      if (!(err instanceof ConflictError) || i === MaxConflictRetries) throw err;
+    }
+  }
+  return undefined;
+}
+
+/** Handles one node event. */
+export async function run(input: Input, deps: RegistrationDeps): Promise<RegistrationResult> {
+  const eventNode = input.detail.node;
+  const instanceId = instanceIdOf(eventNode.spec?.providerID);
+  if (!instanceId) return { action: 'ignored', reason: 'node has no AWS providerID' };
+  const claim = await deps.store.getByInstanceId(instanceId);
+  if (!claim) return { action: 'ignored', reason: `no nodeclaim for instance ${instanceId}` };
+  if (input.detail.change === 'deleted') return { action: 'ignored', reason: 'node deleted (termination / gc handle the claim)' };
+  const node = await deps.kube.getNode(eventNode.metadata.name);
+  if (!node) return { action: 'ignored', reason: `node ${eventNode.metadata.name} is gone` };
+  const now = deps.clock.now().toISOString();
+  let registered = false;
+  let current: NodeClaim | undefined = claim;
+  let liveNode = node;
+
+  if (!isTrue(claim, 'Registered')) {
+    const patch = registrationPatch(node, claim);
+    liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, taints: patch.taints });
+    current = await updateWithRetry(deps, claim.name, (c) =>
+      isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: 'Registered' },
+    );
+    registered = true;
+    deps.log.info('registered nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name } });
+    deps.metrics.count(MetricNames.nodeClaimsRegistered, { nodepool: claim.nodePool });
+  }
+  if (!current || isTrue(current, 'Initialized')) return registered ? { action: 'registered', nodeClaim: claim.name } : { action: 'unchanged', nodeClaim: claim.name };
+  const reason = notInitializedReason(liveNode, current);
+  if (reason) {
+    deps.log.debug('nodeclaim not initialized yet', { NodeClaim: { name: claim.name }, reason });
+    return { action: registered ? 'registered' : 'unchanged', nodeClaim: claim.name };
+  }
+  await deps.kube.patchNode(node.metadata.name, { labels: { [L.LabelInitialized]: 'true' } });
+  const allocatable = liveNode.status?.allocatable ? formatResources(parseResources(liveNode.status.allocatable)) : current.allocatable;
+  await updateWithRetry(deps, claim.name, (c) =>
+    isTrue(c, 'Initialized')
+      ? undefined
+      : {
+          ...setCondition(setCondition(c, 'Initialized', 'True', now), 'Ready', 'True', now),
+          phase: 'Initialized',
+          ...(liveNode.status?.capacity ? { capacity: formatResources(parseResources(liveNode.status.capacity)) } : {}),
+          ...(allocatable ? { allocatable } : {}),
+        },
+  );
+  deps.log.info('initialized nodeclaim', { NodeClaim: { name: claim.name }, allocatable });
+  deps.metrics.count(MetricNames.nodeClaimsInitialized, { nodepool: claim.nodePool });
+  const launched = claim.conditions.find((c) => c.type === 'Launched')?.lastTransitionTime;
+  if (launched) deps.metrics.seconds('karpenter_nodeclaims_startup_duration_seconds', (Date.parse(now) - Date.parse(launched)) / 1000, { nodepool: claim.nodePool });
+  return { action: registered ? 'registered+initialized' : 'initialized', nodeClaim: claim.name };
+}
+
+/** Lambda entry (EventBridge rule `registration` → this function). */
+export const handler: (event: unknown, context: Context) => Promise<RegistrationResult> = wrapHandler('registration', run, { parse: parseInput });

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { run, LaunchTimeoutSeconds, RegistrationTimeoutSeconds } from '../../../functions/gc/handler.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
+
+function world() {
+  const w = fakeWorld({ cloud: { tags: { 'nodefleet.io/cluster': 'test' } } });
+  const log = new RecordingLog();
+  return { w, log, deps: { clock: w.clock, log, metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube } };
+}
+
+const t0 = '2026-01-01T00:00:00.000Z';
+
+describe('gc', () => {
+  it('a node that never registers: instance terminated and claim deleted after 15 minutes', async () => {
+    const { w, log, deps } = world();
+    w.cloud.addInstance({ instanceId: 'i-1', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' } });
+    await w.store.create(nodeClaim({ name: 'default-a', phase: 'Launched', instanceId: 'i-1', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }] }));
+    w.clock.advanceSeconds(RegistrationTimeoutSeconds - 1);
+    expect((await run({}, deps)).deleted).toEqual([]);
+    w.clock.advanceSeconds(2);
+    const r = await run({}, deps);
+    expect(r.deleted).toEqual([{ nodeClaim: 'default-a', reason: 'registration_timeout' }]);
+    expect(r.terminated).toEqual(['i-1']);
+    expect(w.cloud.peek('i-1')?.state).toBe('shutting-down');
+    expect(await w.store.get('default-a')).toBeUndefined();
+    expect(log.withMessage('terminating due to timeout')[0].fields).toMatchObject({ timeout: '15m', reason: 'registration_timeout' });
+  });
+
+  it('a claim never launched is deleted after 5 minutes', async () => {
+    const { w, deps } = world();
+    await w.store.create(nodeClaim({ name: 'default-b', phase: 'Pending', createdAt: t0 }));
+    w.clock.advanceSeconds(LaunchTimeoutSeconds + 1);
+    expect((await run({}, deps)).deleted).toEqual([{ nodeClaim: 'default-b', reason: 'launch_timeout' }]);
+  });
+
+  it('an orphan instance (tagged, no claim) older than 30 s is terminated; a younger one is not', async () => {
+    const { w, deps } = world();
+    w.cloud.addInstance({ instanceId: 'i-old', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'gone-x' } });
+    w.clock.advanceSeconds(31);
+    w.cloud.addInstance({ instanceId: 'i-new', launchTime: w.clock.nowIso(), tags: { 'nodefleet.io/cluster': 'test' } });
+    const r = await run({}, deps);
+    expect(r.terminated).toEqual(['i-old']);
+    expect(w.cloud.peek('i-new')?.state).toBe('running');
+  });
+
+  it('a claim whose instance was terminated outside nodefleet is cleaned up with its node', async () => {
+    const { w, deps } = world();
+    w.cloud.addInstance({ instanceId: 'i-2', launchTime: t0, state: 'terminated' });
+    await w.store.create(nodeClaim({ name: 'default-c', instanceId: 'i-2', nodeName: 'n-2', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    w.kube.addNode({ metadata: { name: 'n-2' } });
+    w.clock.advanceSeconds(60);
+    const r = await run({}, deps);
+    expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_terminated' }]);
+    expect(await w.kube.getNode('n-2')).toBeUndefined();
+  });
+});

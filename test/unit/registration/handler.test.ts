@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { run, parseInput, instanceIdOf } from '../../../functions/registration/handler.ts';
+import { compactNode } from '../../../shared/api/agent-events.ts';
+import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
+import type { Node } from '../../../shared/api/kube.ts';
+import { isTrue } from '../../../shared/api/nodeclaim.ts';
+import { RecordingLog, RecordingMetrics, MetricNames } from '../../../shared/runtime/observability.ts';
+import { fakeWorld, node, nodeClaim } from '../../fakes/index.ts';
+
+const providerID = 'aws:///ap-northeast-2a/i-0abc1234def567891';
+
+function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'added') {
+  return parseInput({
+    version: '0',
+    id: `e-${change}`,
+    'detail-type': DetailTypeNodeLifecycle,
+    source: AgentSource,
+    account: '123456789012',
+    time: '2026-01-01T00:01:00Z',
+    region: 'ap-northeast-2',
+    resources: [],
+    detail: { schemaVersion: AgentSchemaVersion, cluster: 'test', change, observedAt: '2026-01-01T00:01:00Z', node: compactNode(n) },
+  });
+}
+
+function world(ready: boolean) {
+  const w = fakeWorld();
+  const claim = nodeClaim({
+    name: 'default-abcde',
+    phase: 'Launched',
+    instanceId: 'i-0abc1234def567891',
+    providerId: providerID,
+    labels: { team: 'a', 'karpenter.sh/nodepool': 'default' },
+    taints: [{ key: 'dedicated', value: 'a', effect: 'NoSchedule' }],
+    startupTaints: [{ key: 'cni.example/not-ready', effect: 'NoSchedule' }],
+    conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }],
+  });
+  void w.store.create(claim);
+  const n = node({ name: 'ip-10-0-0-1', providerID, ready, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }, { key: 'cni.example/not-ready', effect: 'NoSchedule' }] });
+  w.kube.addNode(n);
+  return { w, n, deps: { clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube } };
+}
+
+describe('registration', () => {
+  it('parses the instance id from spec.providerID', () => {
+    expect(instanceIdOf(providerID)).toBe('i-0abc1234def567891');
+    expect(instanceIdOf('kind://docker/x')).toBeUndefined();
+  });
+
+  it('registers: labels and taints synced, unregistered taint removed, log line', async () => {
+    const { w, n, deps } = world(false);
+    const r = await run(event(n), deps);
+    expect(r).toEqual({ action: 'registered', nodeClaim: 'default-abcde' });
+    const live = await w.kube.getNode('ip-10-0-0-1');
+    expect(live?.metadata.labels).toMatchObject({ team: 'a', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/registered': 'true' });
+    expect(live?.spec?.taints?.map((t) => t.key).sort()).toEqual(['cni.example/not-ready', 'dedicated']);
+    const claim = await w.store.get('default-abcde');
+    expect(isTrue(claim!, 'Registered')).toBe(true);
+    expect(claim?.nodeName).toBe('ip-10-0-0-1');
+    expect(deps.log.withMessage('registered nodeclaim')[0].fields).toEqual({ NodeClaim: { name: 'default-abcde' }, Node: { name: 'ip-10-0-0-1' } });
+    expect(deps.metrics.total(MetricNames.nodeClaimsRegistered)).toBe(1);
+  });
+
+  it('initializes only once Ready and the startup taint is gone', async () => {
+    const { w, n, deps } = world(true);
+    await run(event(n), deps);
+    expect(isTrue((await w.store.get('default-abcde'))!, 'Initialized')).toBe(false);
+    // The CNI removes its startup taint.
+    await w.kube.patchNode('ip-10-0-0-1', { taints: [{ key: 'dedicated', value: 'a', effect: 'NoSchedule' }] });
+    const r = await run(event(n, 'updated'), deps);
+    expect(r.action).toBe('initialized');
+    const claim = (await w.store.get('default-abcde'))!;
+    expect(claim.phase).toBe('Initialized');
+    expect(isTrue(claim, 'Ready')).toBe(true);
+    expect((await w.kube.getNode('ip-10-0-0-1'))?.metadata.labels?.['karpenter.sh/initialized']).toBe('true');
+    expect(deps.log.withMessage('initialized nodeclaim')).toHaveLength(1);
+    // A repeated event changes nothing.
+    expect((await run(event(n, 'updated'), deps)).action).toBe('unchanged');
+  });
+
+  it('ignores nodes that are not ours', async () => {
+    const { deps } = world(true);
+    const other = node({ name: 'ng-1', providerID: 'aws:///ap-northeast-2b/i-0ffffffffffffffff' });
+    expect((await run(event(other), deps)).action).toBe('ignored');
+  });
+});
