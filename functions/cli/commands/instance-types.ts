@@ -81,6 +81,7 @@ export function formatTable(rows: readonly InstanceTypeRow[]): string {
   return [line(header), ...body.map(line)].join('\n') + '\n';
 }
 
+/** Adds the command to the CLI (see the module doc for its contract). */
 export function register(program: Command): void {
   program
     .command('instance-types')

@@ -80,6 +80,7 @@ function readInput(file: string): ValidateInput {
   }
 }
 
+/** Adds the command to the CLI (see the module doc for its contract). */
 export function register(program: Command): void {
   program
     .command('validate')
