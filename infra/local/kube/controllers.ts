@@ -13,7 +13,7 @@ import { fits, formatResource, parseResources, subtractResources, addResources, 
 import type { CapacityType } from '../../../shared/api/labels.ts';
 import { T, type ApiCore } from './api.ts';
 import { rfc3339 } from './store.ts';
-import { isNodeReady, isTerminal, matchesNodeSelection, podRequests, untoleratedTaint } from './pods.ts';
+import { isNodeReady, isTerminal, matchesNodeSelection, podRequests, tolerates, untoleratedTaint } from './pods.ts';
 import { matchesLabelSelector } from './selectors.ts';
 
 /** Pod annotation: the pod's preStop hook hangs, so it never finishes terminating until force-deleted (gracePeriodSeconds=0) or its node is gone. */
@@ -299,6 +299,41 @@ export class Controllers {
         if (n && kept.length !== taints.length) {
           n.spec!.taints = kept;
           this.api.store.update(T.nodes, n as unknown as KubeObject);
+        }
+      }
+    }
+  }
+
+  /**
+   * Node lifecycle controller (TaintNodesByCondition): a Ready node never keeps the not-ready
+   * taint, even when a client wrote back a taint list it read before the node turned Ready.
+   */
+  private nodeLifecycle(nodes: Node[]): void {
+    for (const n of nodes) {
+      const taints = n.spec?.taints ?? [];
+      if (isNodeReady(n) && taints.some((t) => t.key === TaintNotReady.key)) {
+        n.spec!.taints = taints.filter((t) => t.key !== TaintNotReady.key);
+        this.api.store.update(T.nodes, n as unknown as KubeObject);
+      }
+    }
+  }
+
+  /**
+   * Taint manager: pods that do not tolerate a node's NoExecute taint are deleted (gracefully),
+   * at once or after their toleration's `tolerationSeconds` counted from the taint's `timeAdded`.
+   */
+  private noExecuteEvictions(pods: Pod[], nodes: Map<string, Node>): void {
+    const nowMs = this.now.getTime();
+    for (const pod of pods) {
+      if (!pod.spec.nodeName || pod.metadata.deletionTimestamp || isTerminal(pod)) continue;
+      const node = nodes.get(pod.spec.nodeName);
+      for (const taint of node?.spec?.taints ?? []) {
+        if (taint.effect !== 'NoExecute') continue;
+        const tol = (pod.spec.tolerations ?? []).find((t) => tolerates(t, taint));
+        const addedMs = Date.parse(taint.timeAdded ?? '') || nowMs;
+        if (!tol || (tol.tolerationSeconds !== undefined && nowMs >= addedMs + Math.max(0, tol.tolerationSeconds) * 1000)) {
+          this.api.delete(T.pods, pod.metadata.namespace, pod.metadata.name);
+          break;
         }
       }
     }
@@ -678,7 +713,11 @@ export class Controllers {
       this.garbageCollect(this.api.store.list(T.pods) as unknown as Pod[]);
       nodes = this.api.store.list(T.nodes) as unknown as Node[];
       this.schedule(this.api.store.list(T.pods) as unknown as Pod[], nodes);
-      this.podLifecycle(this.api.store.list(T.pods) as unknown as Pod[], new Map(nodes.map((n) => [n.metadata.name, n])));
+      this.nodeLifecycle(nodes);
+      nodes = this.api.store.list(T.nodes) as unknown as Node[];
+      const byName = new Map(nodes.map((n) => [n.metadata.name, n]));
+      this.noExecuteEvictions(this.api.store.list(T.pods) as unknown as Pod[], byName);
+      this.podLifecycle(this.api.store.list(T.pods) as unknown as Pod[], byName);
       this.pdbStatuses();
       if (this.api.store.resourceVersion === before) break;
       changedRounds++;

@@ -108,6 +108,38 @@ describe('kubelets', () => {
   });
 });
 
+describe('node lifecycle and taint manager', () => {
+  it('evicts pods that do not tolerate a NoExecute taint, after tolerationSeconds when set', async () => {
+    const { nodeName } = cluster.addInstance(managedNode(1));
+    const patient = deployment('patient', 1, { cpu: '100m' });
+    patient.spec.template.spec.tolerations = [{ key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 }];
+    cluster.apply([deployment('plain', 1, { cpu: '100m' }), patient]);
+    cluster.tick(at(1));
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.patchNode({ name: nodeName, body: { spec: { taints: [{ key: 'maintenance', effect: 'NoExecute', timeAdded: at(10).toISOString() }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    cluster.tick(at(10));
+    const onNode = () => cluster.pods({ nodeName }).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.labels?.app);
+    expect(onNode()).toEqual(['patient']);
+    expect(cluster.pendingPods().map((p) => p.metadata.labels?.app)).toEqual(['plain']); // its replacement cannot land
+    cluster.tick(at(69));
+    expect(cluster.pods().filter((p) => p.metadata.labels?.app === 'patient' && p.metadata.deletionTimestamp)).toHaveLength(0);
+    cluster.tick(at(70));
+    expect(cluster.pods().filter((p) => p.metadata.labels?.app === 'patient' && p.spec.nodeName === nodeName && !p.metadata.deletionTimestamp)).toHaveLength(0);
+  });
+
+  it('drops a stale not-ready taint written back onto a Ready node', async () => {
+    const { nodeName } = cluster.addInstance(managedNode(1, { readyDelaySeconds: 5 }));
+    cluster.tick(at(1));
+    const stale = cluster.nodes()[0].spec?.taints;
+    expect(stale?.map((t) => t.key)).toEqual(['node.kubernetes.io/not-ready']);
+    cluster.tick(at(6));
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.patchNode({ name: nodeName, body: { spec: { taints: stale } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    cluster.tick(at(7));
+    expect(cluster.nodes()[0].spec?.taints ?? []).toEqual([]);
+  });
+});
+
 describe('deployments and the scheduler', () => {
   it('places inflate pods, reports the rest unschedulable like kube-scheduler, and uses a new node', async () => {
     cluster.addInstance(managedNode(1));
