@@ -24,6 +24,8 @@ export interface RunOptions extends Omit<LocalEnvironmentOptions, 'scenario'> {
   logLevel?: LogLevel;
   /** Print nothing while running (the result still has the summary). */
   quiet?: boolean;
+  /** Skip the timeline when a function or stand-in is missing (the run cannot pass anyway). */
+  failFast?: boolean;
 }
 
 export interface RunResult {
@@ -80,6 +82,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     if (env.missing.length) {
       for (const m of env.missing) out(`!! missing: ${m.name} (${m.file}): ${m.reason}`);
     }
+    if (env.missing.length && opts.failFast) throw new MissingPartsError();
     viewTimer = setInterval(() => void poll(), PollRealMs);
     const deadlineMs = env.clock.startEpochMs() + scenario.timeout * 1000;
     let prevEndMs = env.clock.nowMs();
@@ -96,7 +99,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     }
     await poll();
   } catch (err) {
-    failures.push(`environment: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (!(err instanceof MissingPartsError)) failures.push(`environment: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   } finally {
     if (viewTimer) clearInterval(viewTimer);
   }
@@ -114,6 +117,11 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const realSeconds = (Date.now() - realStart) / 1000;
   for (const l of summary.split('\n')) out(l);
   return { ok: checks.every((c) => c.ok), checks, summary, facts, realSeconds, virtualSeconds };
+}
+
+/** Thrown to skip the timeline when parts are missing (reported as the `environment` check). */
+class MissingPartsError extends Error {
+  override name = 'MissingPartsError';
 }
 
 function offset(env: LocalEnvironment, ms: number): string {

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { listScenarioNames, loadScenario, parseScenario, ScenarioError } from './scenario.ts';
+import { kubeletFlags } from './environment.ts';
+
+describe('scenario files', () => {
+  it('ships the four scenarios the CLI contract names', () => {
+    expect(listScenarioNames()).toEqual(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain']);
+  });
+
+  it.each(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain'])('%s parses, and its name is its file name', (name) => {
+    const s = loadScenario(name);
+    expect(s.name).toBe(name);
+    expect(s.timeline.length).toBeGreaterThan(1);
+  });
+
+  it('reads the seed facts: ap-northeast-2, two m5.large managed nodes, inflate 0 → 5 at t=30s', () => {
+    const s = loadScenario('seed-inflate');
+    expect(s.region).toBe('ap-northeast-2');
+    expect(s.cluster.nodes.map((n) => n.instanceType)).toEqual(['m5.large', 'm5.large']);
+    expect(s.timeline[0]).toMatchObject({ at: 30, scale: { deployment: 'inflate', replicas: 5 } });
+    expect(s.expect.launched).toEqual({ count: 1, instanceTypes: ['c5a.2xlarge'], capacityTypes: ['on-demand'] });
+  });
+
+  it('names the file and the path of a bad field', () => {
+    const bad = 'name: x\nabout: y\ncluster: {}\ntimeline:\n  - { at: soon, scale: { deployment: a, replicas: 1 } }\n';
+    expect(() => parseScenario(bad, 'bad.yaml')).toThrow(ScenarioError);
+    expect(() => parseScenario(bad, 'bad.yaml')).toThrow(/bad\.yaml: timeline\.0\.at: "soon" is not a duration/);
+  });
+
+  it('rejects a step that does two things', () => {
+    const bad = 'name: x\nabout: y\ncluster: {}\ntimeline:\n  - { scale: { deployment: a, replicas: 1 }, mark: m }\n';
+    expect(() => parseScenario(bad, 'two.yaml')).toThrow(/a timeline step does one thing/);
+  });
+});
+
+describe('kubeletFlags', () => {
+  it('reads --node-labels and --register-with-taints from nodeadm user data', () => {
+    const ud = Buffer.from('flags:\n  - "--node-labels=karpenter.sh/nodepool=stateful,workload=stateful"\n  - "--register-with-taints=workload=stateful:NoSchedule,karpenter.sh/unregistered:NoExecute"\n').toString('base64');
+    expect(kubeletFlags(ud)).toEqual({
+      labels: { 'karpenter.sh/nodepool': 'stateful', workload: 'stateful' },
+      taints: [
+        { key: 'workload', value: 'stateful', effect: 'NoSchedule' },
+        { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+      ],
+    });
+  });
+});
