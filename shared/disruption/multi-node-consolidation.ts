@@ -5,7 +5,7 @@
  * consolidation handles one). Budget reason Underutilized.
  * Source: KC pkg/controllers/disruption/multinodeconsolidation.go `firstNConsolidationOption`.
  */
-import { MultiNodeMaxCandidates } from './constants.ts';
+import { DefaultMaxSimulations, MultiNodeMaxCandidates } from './constants.ts';
 import { computeConsolidation, type ConsolidationOutcome } from './consolidation.ts';
 import { balancedApproves, consolidationCandidates } from './consolidation-candidates.ts';
 import { makeCommand, type DisruptionMethod, type MethodContext } from './method.ts';
@@ -22,12 +22,12 @@ export const MultiNodeConsolidation: DisruptionMethod = {
     const candidates = eligible.slice(0, limit);
     if (candidates.length < 2) return undefined;
     const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
-    const maxSims = state.snapshot.settings?.maxSimulations;
+    const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     let lo = 1;
     let hi = candidates.length - 1;
     let best: { set: Candidate[]; outcome: Exclude<ConsolidationOutcome, { decision: 'none' }> } | undefined;
     while (lo <= hi) {
-      if (maxSims !== undefined && sim.simulations >= maxSims) break;
+      if (sim.simulations >= maxSims) break;
       const mid = Math.floor((lo + hi) / 2);
       const set = candidates.slice(0, mid + 1);
       const outcome = computeConsolidation(sim, set, { multi: true, spotToSpot });

@@ -3,7 +3,9 @@
  * replaced by one cheaper node. Spot → spot needs ≥ 15 cheaper types (consolidation.ts).
  * Budget reason Underutilized. Source: KC pkg/controllers/disruption/singlenodeconsolidation.go.
  */
+import { DefaultMaxSimulations } from './constants.ts';
 import { computeConsolidation } from './consolidation.ts';
+import { FreeCapacity } from './prefilter.ts';
 import { balancedApproves, consolidationCandidates } from './consolidation-candidates.ts';
 import { makeCommand, type DisruptionMethod, type MethodContext } from './method.ts';
 import { budgetFor } from './state.ts';
@@ -15,13 +17,19 @@ export const SingleNodeConsolidation: DisruptionMethod = {
   compute(ctx: MethodContext): DisruptionCommand | undefined {
     const { state, sim, blocked } = ctx;
     const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
-    const maxSims = state.snapshot.settings?.maxSimulations;
+    const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
+    const free = new FreeCapacity(state);
     for (const c of consolidationCandidates(ctx, 'single-node-consolidation')) {
       if (budgetFor(state, c.nodePool, 'Underutilized').allowed <= 0) {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: `disruption budget for Underutilized in nodepool "${c.nodePool}" is spent` });
         continue;
       }
-      if (maxSims !== undefined && sim.simulations >= maxSims) break;
+      const certain = free.certainFailure(c);
+      if (certain) {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: certain });
+        continue;
+      }
+      if (sim.simulations >= maxSims) break;
       const outcome = computeConsolidation(sim, [c], { multi: false, spotToSpot });
       if (outcome.decision === 'none') {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: outcome.reason });
