@@ -1,0 +1,282 @@
+/**
+ * Schema checks for infra/k8s (kubectl is not installed here, so no --dry-run): every document
+ * parses and has its required fields; the kustomization's files exist; the agent Deployment meets
+ * Pod Security Standards "restricted"; RBAC is exactly the least set; the CRDs are structural,
+ * declare every field of shared/api/nodepool.ts's zod schemas and accept the example NodePool.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { Env } from '../../../shared/api/contract.ts';
+import { EC2NodeClassSchema, NodePoolSchema } from '../../../shared/api/nodepool.ts';
+import { RepoRoot } from '../../../infra/aws/app.ts';
+import { AgentNamespace, AgentServiceAccount, ControllersGroup } from '../../../infra/aws/config.ts';
+
+const K8sDir = join(RepoRoot, 'infra/k8s');
+type Obj = Record<string, any>;
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? yamlFiles(join(dir, e.name)) : /\.ya?ml$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
+}
+
+function load(file: string): Obj[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  for (const d of docs) expect(d.errors.map((e) => e.message), relative(RepoRoot, file)).toEqual([]);
+  return docs.map((d) => d.toJS() as Obj).filter((d) => d !== null);
+}
+
+const kustomization = load(join(K8sDir, 'kustomization.yaml'))[0];
+const manifests = (kustomization.resources as string[]).flatMap((f) => load(join(K8sDir, f)));
+const byKind = (kind: string) => manifests.filter((m) => m.kind === kind);
+const one = (kind: string, name: string) => {
+  const found = manifests.filter((m) => m.kind === kind && m.metadata.name === name);
+  expect(found, `${kind}/${name}`).toHaveLength(1);
+  return found[0];
+};
+const ClusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
+
+describe('infra/k8s documents', () => {
+  it('every YAML file parses and every object has apiVersion, kind and metadata.name', () => {
+    const files = yamlFiles(K8sDir);
+    expect(files.length).toBeGreaterThanOrEqual(9);
+    for (const f of files) {
+      for (const d of load(f)) {
+        if (d.kind === 'Kustomization') continue;
+        expect(typeof d.apiVersion, f).toBe('string');
+        expect(typeof d.kind, f).toBe('string');
+        expect(d.metadata?.name, f).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+      }
+    }
+  });
+
+  it('kustomization lists existing files, one namespace, and the image and config generator the Deployment uses', () => {
+    expect(kustomization.kind).toBe('Kustomization');
+    expect(kustomization.namespace).toBe(AgentNamespace);
+    for (const f of kustomization.resources) expect(existsSync(join(K8sDir, f)), f).toBe(true);
+    for (const m of manifests) if (!ClusterScoped.has(m.kind)) expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe(AgentNamespace);
+    const crdKustomization = load(join(K8sDir, 'crds/kustomization.yaml'))[0];
+    for (const f of crdKustomization.resources) expect(existsSync(join(K8sDir, 'crds', f)), f).toBe(true);
+    expect(kustomization.images.map((i: Obj) => i.name)).toEqual([one('Deployment', 'nodefleet-agent').spec.template.spec.containers[0].image.split(':')[0]]);
+  });
+
+  it('configures the agent with the contract.ts env names it requires', () => {
+    const gen = kustomization.configMapGenerator[0];
+    expect(gen.name).toBe('nodefleet-agent');
+    const keys = readFileSync(join(K8sDir, gen.envs[0]), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'))
+      .map((l) => l.split('=')[0]);
+    expect(keys.sort()).toEqual([Env.region, Env.clusterName, Env.eventBusName].sort());
+    const container = one('Deployment', 'nodefleet-agent').spec.template.spec.containers[0];
+    expect(container.envFrom).toEqual([{ configMapRef: { name: gen.name } }]);
+  });
+});
+
+describe('agent Deployment', () => {
+  const deploy = one('Deployment', 'nodefleet-agent');
+  const pod = deploy.spec.template.spec;
+  const container = pod.containers[0];
+
+  it('runs one replica of the agent ServiceAccount, rolling with no gap, off nodefleet-managed nodes', () => {
+    expect(deploy.spec.replicas).toBe(1);
+    expect(readFileSync(join(K8sDir, 'deployment.yaml'), 'utf8')).toMatch(/One replica, no leader election, on purpose/);
+    expect(deploy.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    expect(pod.serviceAccountName).toBe(AgentServiceAccount);
+    one('ServiceAccount', AgentServiceAccount);
+    expect(deploy.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'nodefleet-agent' });
+    expect(deploy.spec.template.metadata.labels).toMatchObject(deploy.spec.selector.matchLabels);
+    expect(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions).toEqual([
+      { key: 'karpenter.sh/nodepool', operator: 'DoesNotExist' },
+    ]);
+  });
+
+  it('meets Pod Security Standards "restricted" (and the namespace enforces it)', () => {
+    expect(one('Namespace', AgentNamespace).metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(pod.hostNetwork ?? false).toBe(false);
+    expect(pod.hostPID ?? false).toBe(false);
+    expect(pod.hostIPC ?? false).toBe(false);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(pod.securityContext.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+    for (const v of pod.volumes ?? []) {
+      expect(Object.keys(v).filter((k) => k !== 'name'), v.name).toEqual([expect.stringMatching(/^(configMap|emptyDir|projected|secret|downwardAPI|csi|persistentVolumeClaim|ephemeral)$/)]);
+    }
+    for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+      const sc = c.securityContext;
+      expect(sc.allowPrivilegeEscalation).toBe(false);
+      expect(sc.privileged ?? false).toBe(false);
+      expect(sc.readOnlyRootFilesystem).toBe(true);
+      expect(sc.capabilities).toEqual({ drop: ['ALL'] });
+      expect(sc.runAsNonRoot ?? pod.securityContext.runAsNonRoot).toBe(true);
+      expect(sc.runAsUser ?? pod.securityContext.runAsUser).toBeGreaterThan(0);
+      for (const p of c.ports ?? []) expect(p.hostPort).toBeUndefined();
+    }
+  });
+
+  it('sets requests and a memory limit', () => {
+    expect(container.resources.requests).toEqual({ cpu: '100m', memory: '128Mi' });
+    expect(container.resources.limits.memory).toBe('512Mi');
+  });
+
+  it('matches the Dockerfile: multi-stage, Node 22, non-root user = runAsUser, the agent bundled from functions/agent', () => {
+    const dockerfile = readFileSync(join(K8sDir, 'Dockerfile'), 'utf8');
+    const froms = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    expect(dockerfile).toMatch(/ARG NODE_VERSION=22\n/);
+    expect(froms.at(-1)).toMatch(/distroless\/nodejs\$\{NODE_VERSION\}-debian12:nonroot/);
+    const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const user = finalStage.match(/^USER (\d+):(\d+)$/m);
+    expect(user?.[1]).toBe(String(container.securityContext.runAsUser));
+    expect(user?.[2]).toBe(String(container.securityContext.runAsGroup));
+    expect(finalStage).not.toMatch(/^USER (root|0)\b/m);
+    expect(dockerfile).toMatch(/npx esbuild functions\/agent\/main\.ts/);
+  });
+});
+
+describe('RBAC', () => {
+  const noWildcards = (rules: Obj[]) => {
+    for (const r of rules) for (const k of ['apiGroups', 'resources', 'verbs']) expect(r[k], JSON.stringify(r)).not.toContain('*');
+  };
+
+  it('gives the agent only get/list/watch on pods and nodes', () => {
+    const role = one('ClusterRole', 'nodefleet-agent');
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['get', 'list', 'watch'] }]);
+    const binding = one('ClusterRoleBinding', 'nodefleet-agent');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'nodefleet-agent' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: AgentServiceAccount, namespace: AgentNamespace }]);
+  });
+
+  it('gives the functions\' group exactly the calls the Kubernetes adapter makes', () => {
+    const role = one('ClusterRole', 'nodefleet-controllers');
+    noWildcards(role.rules);
+    const flat = role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g || 'core'}/${res}: ${[...r.verbs].sort().join(',')}`))).sort();
+    expect(flat).toEqual([
+      'apps/daemonsets: list',
+      'core/nodes: delete,get,list,patch,watch',
+      'core/pods/eviction: create',
+      'core/pods: delete,get,list',
+      'karpenter.k8s.aws/ec2nodeclasses: get,list,watch',
+      'karpenter.sh/nodepools: get,list,watch',
+      'nodefleet.io/ec2nodeclasses: get,list,watch',
+      'nodefleet.io/nodepools: get,list,watch',
+      'policy/poddisruptionbudgets: list',
+    ]);
+    const binding = one('ClusterRoleBinding', 'nodefleet-controllers');
+    expect(binding.roleRef.name).toBe('nodefleet-controllers');
+    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: ControllersGroup }]);
+  });
+
+  it('has no Role/ClusterRole with a wildcard and no binding to cluster-admin', () => {
+    for (const r of [...byKind('ClusterRole'), ...byKind('Role')]) noWildcards(r.rules);
+    for (const b of [...byKind('ClusterRoleBinding'), ...byKind('RoleBinding')]) expect(b.roleRef.name).not.toBe('cluster-admin');
+  });
+});
+
+// ---- CRDs -------------------------------------------------------------------------------------
+
+const crd = (file: string) => load(join(K8sDir, 'crds', file))[0];
+const crds = { NodePool: crd('karpenter.sh_nodepools.yaml'), EC2NodeClass: crd('karpenter.k8s.aws_ec2nodeclasses.yaml') };
+const schemaOf = (c: Obj) => c.spec.versions[0].schema.openAPIV3Schema;
+
+/** Every node is structural: a type, or int-or-string / preserve-unknown-fields. */
+function structuralProblems(node: Obj, path: string, out: string[] = []): string[] {
+  if (!node.type && !node['x-kubernetes-int-or-string'] && !node['x-kubernetes-preserve-unknown-fields']) out.push(`${path}: no type`);
+  for (const [k, v] of Object.entries<Obj>(node.properties ?? {})) structuralProblems(v, `${path}.${k}`, out);
+  if (node.items) structuralProblems(node.items, `${path}[]`, out);
+  if (node.additionalProperties && typeof node.additionalProperties === 'object') structuralProblems(node.additionalProperties, `${path}{}`, out);
+  return out;
+}
+
+/** Field names that the zod JSON schema declares but the CRD does not (or the reverse), and enum mismatches. */
+function fieldDifferences(zod: Obj, crdNode: Obj, path: string, out: string[] = []): string[] {
+  if (zod.anyOf && !zod.properties) zod = zod.anyOf.find((x: Obj) => x.properties || x.items) ?? zod;
+  if (zod.properties) {
+    const a = Object.keys(zod.properties).sort();
+    const b = Object.keys(crdNode.properties ?? {}).sort();
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push(`${path}: zod [${a}] vs CRD [${b}]`);
+    for (const k of a) if (crdNode.properties?.[k]) fieldDifferences(zod.properties[k], crdNode.properties[k], `${path}.${k}`, out);
+  }
+  if (zod.items && crdNode.items) fieldDifferences(zod.items, crdNode.items, `${path}[]`, out);
+  if (zod.enum && crdNode.enum && JSON.stringify([...zod.enum].sort()) !== JSON.stringify([...crdNode.enum].sort())) out.push(`${path}: enum`);
+  return out;
+}
+
+/** A small OpenAPI v3 structural validator: type, enum, required, pattern, min/max, items, additionalProperties. */
+function validate(node: Obj, value: unknown, path: string, out: string[] = []): string[] {
+  if (value === undefined) return out;
+  // ObjectMeta is validated by the API server itself, not by the CRD schema.
+  if (path === '.metadata') return out;
+  if (node['x-kubernetes-preserve-unknown-fields'] && !node.properties) return out;
+  const t = node['x-kubernetes-int-or-string'] ? (typeof value === 'number' ? 'integer' : 'string') : node.type;
+  const actual = Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
+  if (t && !(actual === t || (t === 'number' && actual === 'integer'))) return [...out, `${path}: ${actual}, want ${t}`];
+  if (node.enum && !node.enum.includes(value)) out.push(`${path}: ${String(value)} not in enum`);
+  if (node.pattern && typeof value === 'string' && !new RegExp(node.pattern).test(value)) out.push(`${path}: '${value}' !~ ${node.pattern}`);
+  if (typeof value === 'number') {
+    if (node.minimum !== undefined && value < node.minimum) out.push(`${path}: < minimum`);
+    if (node.maximum !== undefined && value > node.maximum) out.push(`${path}: > maximum`);
+  }
+  if (Array.isArray(value)) {
+    if (node.maxItems !== undefined && value.length > node.maxItems) out.push(`${path}: too many items`);
+    if (node.minItems !== undefined && value.length < node.minItems) out.push(`${path}: too few items`);
+    value.forEach((v, i) => validate(node.items, v, `${path}[${i}]`, out));
+  } else if (value && typeof value === 'object' && t === 'object') {
+    const o = value as Obj;
+    for (const r of node.required ?? []) if (!(r in o)) out.push(`${path}.${r}: required`);
+    for (const [k, v] of Object.entries(o)) {
+      const sub = node.properties?.[k] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+      if (!sub) {
+        if (!node['x-kubernetes-preserve-unknown-fields']) out.push(`${path}.${k}: unknown field`);
+        continue;
+      }
+      validate(sub, v, `${path}.${k}`, out);
+    }
+  }
+  return out;
+}
+
+describe('CRDs', () => {
+  it.each([
+    ['NodePool', 'karpenter.sh', 'nodepools'],
+    ['EC2NodeClass', 'karpenter.k8s.aws', 'ec2nodeclasses'],
+  ] as const)('%s: v1, cluster-scoped, named <plural>.<group>, with a structural schema', (kind, group, plural) => {
+    const c = crds[kind];
+    expect(c.apiVersion).toBe('apiextensions.k8s.io/v1');
+    expect(c.metadata.name).toBe(`${plural}.${group}`);
+    expect(c.spec).toMatchObject({ group, scope: 'Cluster', names: { kind, plural } });
+    expect(c.spec.versions.map((v: Obj) => [v.name, v.served, v.storage])).toEqual([['v1', true, true]]);
+    expect(structuralProblems(schemaOf(c), kind)).toEqual([]);
+  });
+
+  it.each([
+    ['NodePool', NodePoolSchema],
+    ['EC2NodeClass', EC2NodeClassSchema],
+  ] as const)('%s: declares exactly the fields of shared/api/nodepool.ts', (kind, schema) => {
+    const zodJson = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Obj;
+    expect(fieldDifferences(zodJson.properties.spec, schemaOf(crds[kind]).properties.spec, `${kind}.spec`)).toEqual([]);
+  });
+
+  it('accepts the example NodePool and EC2NodeClass, which shared/api/nodepool.ts also accepts', () => {
+    const [pool, nodeClass] = load(join(K8sDir, 'examples/default-nodepool.yaml'));
+    expect(NodePoolSchema.safeParse(pool).success).toBe(true);
+    expect(EC2NodeClassSchema.safeParse(nodeClass).success).toBe(true);
+    expect(validate(schemaOf(crds.NodePool), pool, '')).toEqual([]);
+    expect(validate(schemaOf(crds.EC2NodeClass), nodeClass, '')).toEqual([]);
+  });
+
+  it('rejects what the API server would: a bad operator, a missing nodeClassRef, an out-of-range weight', () => {
+    const [pool] = load(join(K8sDir, 'examples/default-nodepool.yaml'));
+    const bad = structuredClone(pool);
+    bad.spec.template.spec.requirements[0].operator = 'Equals';
+    delete bad.spec.template.spec.nodeClassRef;
+    bad.spec.weight = 101;
+    expect(validate(schemaOf(crds.NodePool), bad, '').sort()).toEqual([
+      '.spec.template.spec.nodeClassRef: required',
+      '.spec.template.spec.requirements[0].operator: Equals not in enum',
+      '.spec.weight: > maximum',
+    ]);
+  });
+});
