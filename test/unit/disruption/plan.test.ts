@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { node as nodeBuilder, pod as podBuilder, nodeClaim } from '../../fakes/index.ts';
+import { NodePoolSchema, type NodePool, type NodePoolInput } from '../../../shared/api/nodepool.ts';
+import type { Node, Pod } from '../../../shared/api/kube.ts';
+import { instanceTypeFromCase, type CaseInstanceType } from '../../../shared/catalog/index.ts';
+import type { InstanceType } from '../../../shared/catalog/types.ts';
+import { planDisruption, validateCommand, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
+
+const Now = new Date('2026-03-02T10:00:00Z');
+
+function itype(name: string, cpu: number, memoryMiB: number, price: Record<string, number>): InstanceType {
+  const t: CaseInstanceType = { name, cpu, memoryMiB, pods: 110, zones: ['us-east-1a', 'us-east-1b'], capacityTypes: Object.keys(price), price, allocatable: { cpu: String(cpu), memory: `${memoryMiB}Mi`, pods: '110' } };
+  return instanceTypeFromCase(t, { region: 'us-east-1' });
+}
+
+const Small = itype('small', 2, 8192, { 'on-demand': 0.1, spot: 0.03 });
+const Medium = itype('medium', 4, 16384, { 'on-demand': 0.2, spot: 0.06 });
+const Big = itype('big', 16, 65536, { 'on-demand': 0.8, spot: 0.24 });
+
+function pool(over: { name?: string; disruption?: Record<string, unknown>; capacityTypes?: string[]; annotations?: Record<string, string>; expireAfter?: string } = {}): NodePool {
+  const input: NodePoolInput = {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: over.name ?? 'default', ...(over.annotations ? { annotations: over.annotations } : {}) },
+    spec: {
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: over.capacityTypes ?? ['on-demand'] }],
+          ...(over.expireAfter ? { expireAfter: over.expireAfter } : {}),
+        },
+      },
+      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }], ...(over.disruption ?? {}) } as never,
+    },
+  };
+  return NodePoolSchema.parse(input);
+}
+
+function node(name: string, it: InstanceType, o: { zone?: string; capacityType?: string; created?: string; annotations?: Record<string, string>; initialized?: boolean; pool?: string } = {}): Node {
+  const n = nodeBuilder({
+    name,
+    providerID: `aws:///${o.zone ?? 'us-east-1a'}/i-${name.padEnd(17, '0').slice(0, 17)}`,
+    allocatable: { cpu: String(it.allocatable.cpu / 1000), memory: `${it.allocatable.memory / 2 ** 20}Mi`, pods: '110' },
+    labels: {
+      'karpenter.sh/nodepool': o.pool ?? 'default',
+      ...(o.initialized === false ? {} : { 'karpenter.sh/initialized': 'true' }),
+      'karpenter.sh/capacity-type': o.capacityType ?? 'on-demand',
+      'node.kubernetes.io/instance-type': it.name,
+      'topology.kubernetes.io/zone': o.zone ?? 'us-east-1a',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+    },
+  });
+  n.metadata.creationTimestamp = o.created ?? '2026-03-01T10:00:00Z';
+  if (o.annotations) n.metadata.annotations = o.annotations;
+  return n;
+}
+
+function pod(name: string, nodeName: string, cpu = '100m', extra: Partial<Parameters<typeof podBuilder>[0]> = {}): Pod {
+  const p = podBuilder({ name, nodeName, cpu, memory: '256Mi', ...extra });
+  p.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
+  return p;
+}
+
+function snapshot(parts: Partial<DisruptionSnapshot> & { types?: InstanceType[] }): DisruptionSnapshot {
+  const types = parts.types ?? [Small, Medium, Big];
+  return { nodePools: [pool()], nodes: [], pods: [], instanceTypes: () => types, catalog: types, ...parts };
+}
+
+const names = (p: ReturnType<typeof planDisruption>) => p.command?.candidates.map((c) => c.nodeName).sort() ?? [];
+
+describe('planDisruption', () => {
+  it('WhenEmpty deletes only empty nodes; WhenEmptyOrUnderutilized also consolidates', () => {
+    const nodes = [node('a', Medium), node('b', Medium, { zone: 'us-east-1b' }), node('c', Medium)];
+    // 1.5 CPU each: one medium holds both, a small holds neither pair (so no merge into a new node)
+    const pods = [pod('p1', 'a', '1500m'), pod('p2', 'b', '1500m')];
+    const whenEmpty = planDisruption(snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes, pods }), Now);
+    expect(whenEmpty.command?.method).toBe('emptiness');
+    expect(names(whenEmpty)).toEqual(['c']);
+
+    // with c gone, a WhenEmpty pool never merges a and b
+    const noEmpty = planDisruption(snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: nodes.slice(0, 2), pods }), Now);
+    expect(noEmpty.command).toBeUndefined();
+    const underutilized = planDisruption(snapshot({ nodes: nodes.slice(0, 2), pods }), Now);
+    expect(underutilized.command?.reason).toBe('Underutilized');
+    expect(underutilized.command?.decision).toBe('delete');
+    expect(underutilized.command?.candidates).toHaveLength(1);
+  });
+
+  it('multi-node consolidation deletes the largest prefix that fits (binary search), cheapest disruption first', () => {
+    const nodes = ['n1', 'n2', 'n3', 'n4'].map((n) => node(n, Medium));
+    // n4 has two pods (costlier to disrupt); each node runs 600m–1200m of 4 CPU
+    const pods = [pod('p1', 'n1', '600m'), pod('p2', 'n2', '600m'), pod('p3', 'n3', '600m'), pod('p4a', 'n4', '600m'), pod('p4b', 'n4', '600m')];
+    const plan = planDisruption(snapshot({ nodes, pods }), Now);
+    expect(plan.command?.method).toBe('multi-node-consolidation');
+    expect(plan.command?.decision).toBe('delete');
+    expect(names(plan)).toEqual(['n1', 'n2', 'n3']);
+    expect(plan.command?.savingsUsdPerHour).toBeCloseTo(0.6);
+    expect(plan.simulations).toBeGreaterThanOrEqual(2);
+  });
+
+  it('replaces a node only with a strictly cheaper type', () => {
+    const plan = planDisruption(snapshot({ nodes: [node('big', Big)], pods: [pod('p', 'big', '1500m')] }), Now);
+    expect(plan.command?.decision).toBe('replace');
+    expect(plan.command?.replacements[0].instanceTypes[0]).toBe('small');
+    expect(plan.command?.replacements[0].instanceTypes).not.toContain('big');
+    expect(plan.command?.savingsUsdPerHour).toBeCloseTo(0.7);
+
+    // the pod needs 3 CPU: only medium (0.20) or big fit; a medium node stays as it is
+    const keep = planDisruption(snapshot({ nodes: [node('m', Medium)], pods: [pod('p', 'm', '3')] }), Now);
+    expect(keep.command).toBeUndefined();
+    expect(keep.blocked.find((b) => b.nodeName === 'm' && b.method === 'single-node-consolidation')?.reason).toMatch(/fit on no other node|cheaper/);
+  });
+
+  it('spot-to-spot needs 15 cheaper types, and launches the 15 cheapest', () => {
+    const spotPool = pool({ capacityTypes: ['spot'] });
+    const few = planDisruption(snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    expect(few.command).toBeUndefined();
+    expect(few.blocked.some((b) => /15 cheaper instance types, found 2/.test(b.reason))).toBe(true);
+
+    const many = Array.from({ length: 20 }, (_, i) => itype(`t${String(i).padStart(2, '0')}`, 2, 8192, { spot: 0.01 + i * 0.001 }));
+    const types = [...many, Big];
+    const ok = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    expect(ok.command?.decision).toBe('replace');
+    expect(ok.command?.replacements[0].instanceTypes).toHaveLength(15);
+    expect(ok.command?.replacements[0].instanceTypes[0]).toBe('t00');
+    expect(ok.command?.replacements[0].capacityTypes).toEqual(['spot']);
+
+    const off = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: { spotToSpotConsolidation: false } }), Now);
+    expect(off.command).toBeUndefined();
+  });
+
+  it('on-demand → spot-or-on-demand replacement is pinned to spot', () => {
+    const mixed = pool({ capacityTypes: ['spot', 'on-demand'] });
+    const plan = planDisruption(snapshot({ nodePools: [mixed], nodes: [node('big', Big)], pods: [pod('p', 'big', '500m')] }), Now);
+    expect(plan.command?.replacements[0].capacityTypes).toEqual(['spot']);
+    expect(plan.command?.replacements[0].priceUsdPerHour).toBeCloseTo(0.03);
+  });
+
+  it('honours consolidateAfter from the last pod event', () => {
+    const recent = pod('p', 'a', '1500m');
+    recent.status = { phase: 'Running', startTime: '2026-03-02T09:55:00Z' };
+    const s = snapshot({ nodePools: [pool({ disruption: { consolidateAfter: '10m' } })], nodes: [node('a', Medium), node('b', Medium)], pods: [recent, pod('q', 'b', '1500m')] });
+    const plan = planDisruption(s, Now);
+    expect(plan.blocked.some((b) => b.nodeName === 'a' && /consolidateAfter \(10m\)/.test(b.reason))).toBe(true);
+    expect(names(plan)).toEqual(['b']);
+    expect(planDisruption(s, new Date('2026-03-02T10:06:00Z')).command?.candidates).toHaveLength(1);
+  });
+
+  it('blocks do-not-disrupt pods and uninitialized nodes with a reason', () => {
+    const pinned = pod('pinned', 'a', '100m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    const plan = planDisruption(snapshot({ nodes: [node('a', Medium), node('b', Medium, { initialized: false }), node('c', Medium)], pods: [pinned, pod('q', 'c', '100m')] }), Now);
+    expect(plan.blocked).toContainEqual({ nodeName: 'b', nodePool: 'default', method: 'candidates', reason: 'node is not initialized' });
+    expect(plan.blocked.some((b) => b.nodeName === 'a' && b.reason === 'pod default/pinned has "karpenter.sh/do-not-disrupt" annotation')).toBe(true);
+    expect(names(plan)).toEqual(['c']);
+  });
+
+  it('drift: a claim whose NodePool hash changed is replaced, within the Drifted budget', () => {
+    const nodes = [node('old', Medium)];
+    const claims = [nodeClaim({ name: 'default-abc', nodeName: 'old', nodePoolHash: 'h-old', createdAt: '2026-03-01T10:00:00Z' })];
+    const base = { nodes, nodeClaims: claims, pods: [pod('p', 'old', '1500m')], nodePoolHashes: { default: 'h-new' } };
+    const plan = planDisruption(snapshot({ ...base, nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })] }), Now);
+    expect(plan.command?.method).toBe('drift');
+    expect(plan.command?.candidates[0]).toMatchObject({ nodeName: 'old', nodeClaim: 'default-abc', driftReason: 'NodePoolDrifted' });
+    expect(plan.command?.replacements).toHaveLength(1);
+
+    const blocked = planDisruption(snapshot({ ...base, nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', reasons: ['Drifted'] }] } })] }), Now);
+    expect(blocked.command).toBeUndefined();
+    expect(blocked.blocked.some((b) => b.method === 'drift' && /budget for Drifted/.test(b.reason))).toBe(true);
+  });
+
+  it('expiration is forceful by default; graceful expiration waits for the budget and pre-spins a replacement', () => {
+    const old = node('old', Medium, { created: '2026-01-01T00:00:00Z' });
+    const pods = [pod('p', 'old', '3', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })];
+    const forceful = planDisruption(snapshot({ nodePools: [pool({ disruption: { budgets: [{ nodes: '0' }] } })], nodes: [old], pods }), Now);
+    expect(forceful.expirations.map((e) => e.nodeName)).toEqual(['old']);
+
+    const gracefulPool = (nodes: string) => pool({ annotations: { 'nodefleet.io/graceful-expiration': 'true' }, disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes }] } });
+    const waiting = planDisruption(snapshot({ nodePools: [gracefulPool('0')], nodes: [old], pods }), Now);
+    expect(waiting.expirations).toEqual([]);
+    expect(waiting.command).toBeUndefined();
+    const graceful = planDisruption(snapshot({ nodePools: [gracefulPool('1')], nodes: [old], pods }), Now);
+    expect(graceful.command?.method).toBe('graceful-expiration');
+    expect(graceful.command?.reason).toBe('Expired');
+    expect(graceful.command?.replacements).toHaveLength(1);
+  });
+
+  it('orders candidates by disruption cost: pod-deletion-cost makes a node dearer', () => {
+    const nodes = [node('a', Medium), node('b', Medium)];
+    const cheap = planDisruption(snapshot({ nodes, pods: [pod('pa', 'a', '1500m'), pod('pb', 'b', '1500m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000000000' } })] }), Now);
+    expect(names(cheap)).toEqual(['a']);
+  });
+});
+
+describe('validateCommand', () => {
+  it('waits for the 15 s delay, then drops a command whose node got busy', () => {
+    const s = snapshot({ nodes: [node('a', Medium), node('b', Medium)], pods: [pod('p', 'a', '3')] });
+    const cmd = planDisruption(s, Now).command!;
+    expect(cmd.validateAfter).toBe('2026-03-02T10:00:15.000Z');
+    expect(validateCommand(cmd, s, new Date('2026-03-02T10:00:05Z'))).toEqual({ status: 'wait', retryAfterSeconds: 10 });
+    const later = new Date('2026-03-02T10:00:15Z');
+    expect(validateCommand(cmd, s, later).status).toBe('valid');
+    const busy = { ...s, pods: [...s.pods, pod('new', 'b', '100m')] };
+    expect(validateCommand(cmd, busy, later)).toEqual({ status: 'invalid', reason: 'b: no longer empty' });
+  });
+});
