@@ -26,6 +26,7 @@ export const T = {
   daemonsets: findType('apps', 'v1', 'daemonsets')!,
   statefulsets: findType('apps', 'v1', 'statefulsets')!,
   pdbs: findType('policy', 'v1', 'poddisruptionbudgets')!,
+  priorityclasses: findType('scheduling.k8s.io', 'v1', 'priorityclasses')!,
   nodepools: findType('karpenter.sh', 'v1', 'nodepools')!,
   ec2nodeclasses: findType('karpenter.k8s.aws', 'v1', 'ec2nodeclasses')!,
 };
@@ -132,7 +133,14 @@ export class ApiCore {
       spec.schedulerName = spec.schedulerName ?? 'default-scheduler';
       spec.terminationGracePeriodSeconds = spec.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS;
       spec.restartPolicy = spec.restartPolicy ?? 'Always';
-      spec.priority = spec.priority ?? 0;
+      // Priority admission: the PriorityClass's value, or the global default class's, or 0
+      const classes = this.store.list(T.priorityclasses) as unknown as { metadata: { name: string }; value?: number; globalDefault?: boolean }[];
+      const pc = spec.priorityClassName ? classes.find((c) => c.metadata.name === spec.priorityClassName) : classes.find((c) => c.globalDefault);
+      if (spec.priorityClassName && !pc && !['system-cluster-critical', 'system-node-critical'].includes(spec.priorityClassName)) {
+        throw new ApiError(403, 'Forbidden', `pods "${o.metadata.name}" is forbidden: no PriorityClass with name ${spec.priorityClassName} was found`, { name: o.metadata.name, kind: 'pods' });
+      }
+      const builtin = spec.priorityClassName === 'system-node-critical' ? 2000001000 : spec.priorityClassName === 'system-cluster-critical' ? 2000000000 : undefined;
+      spec.priority = spec.priority ?? pc?.value ?? builtin ?? 0;
       spec.tolerations = spec.tolerations ?? [];
       for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
         const has = (spec.tolerations as { key?: string; effect?: string; operator?: string }[]).some((x) => (x.key === key || (!x.key && x.operator === 'Exists')) && (!x.effect || x.effect === 'NoExecute'));
