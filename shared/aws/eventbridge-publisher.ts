@@ -8,7 +8,7 @@
  * - Partial failures (`FailedEntryCount`, per-entry `ErrorCode`) and throttling of the whole call are
  *   retried with exponential backoff and full jitter, {@link PublishMaxAttempts} attempts in all.
  */
-import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { EventPublisher } from '../api/ports.ts';
 
 /** PutEvents takes 1–10 entries per request. */
@@ -129,4 +129,10 @@ export class EventBridgePublisher implements EventPublisher {
     for (const e of pending) this.opts.onDropped?.(e, lastReason);
     return pending.length;
   }
+}
+
+/** Creates the client and the publisher (the agent's composition root uses this; Lambdas use buildDeps). */
+export function createEventBridgePublisher(opts: EventBridgePublisherOptions & { region: string; endpoint?: string }): EventBridgePublisher {
+  const client = new EventBridgeClient({ region: opts.region, ...(opts.endpoint ? { endpoint: opts.endpoint } : {}) });
+  return new EventBridgePublisher(client, opts);
 }

@@ -27,6 +27,8 @@ import { NotFoundError, TransientError, NodefleetError } from '../api/errors.ts'
 export type KubeConnection =
   | { kind: 'kubeconfig'; path: string; context?: string }
   | { kind: 'kubeconfig-string'; yaml: string }
+  /** The pod's service account (the agent's Deployment). */
+  | { kind: 'in-cluster' }
   | { kind: 'token'; server: string; caData: string; token: string; clusterName: string };
 
 /** Returns the current connection; called before each request (cheap when cached). */
@@ -40,6 +42,8 @@ export function kubeConfigFor(c: KubeConnection): KubeConfig {
     if (c.context) kc.setCurrentContext(c.context);
   } else if (c.kind === 'kubeconfig-string') {
     kc.loadFromString(c.yaml);
+  } else if (c.kind === 'in-cluster') {
+    kc.loadFromCluster();
   } else {
     kc.loadFromOptions({
       clusters: [{ name: c.clusterName, server: c.server, caData: c.caData, skipTLSVerify: false }],
@@ -107,7 +111,7 @@ export class ClientNodeKubeApi implements KubeApi {
 
   private async api(): Promise<Clients> {
     const c = await this.connection();
-    const key = c.kind === 'token' ? `${c.server}|${c.token}` : c.kind === 'kubeconfig' ? `${c.path}|${c.context ?? ''}` : c.yaml;
+    const key = c.kind === 'token' ? `${c.server}|${c.token}` : c.kind === 'kubeconfig' ? `${c.path}|${c.context ?? ''}` : c.kind === 'in-cluster' ? 'in-cluster' : c.yaml;
     if (this.clients?.key === key) return this.clients;
     const kc = kubeConfigFor(c);
     this.clients = {

@@ -1,0 +1,199 @@
+/**
+ * The agent's state machine, apart from I/O so tests drive it directly: pending pods in,
+ * batches out (idle 1 s / max 10 s as Karpenter), pending pods re-sent periodically, node
+ * lifecycle changes forwarded. Failed publishes are kept and retried: nothing is lost while
+ * EventBridge is briefly unavailable.
+ */
+import { createHash } from 'node:crypto';
+import type { EventPublisher } from '../../shared/api/ports.ts';
+import type { Node, Pod } from '../../shared/api/kube.ts';
+import { compactNode, compactPod, type AgentPod, type NodeLifecycleDetail } from '../../shared/api/agent-events.ts';
+import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from '../../shared/api/contract.ts';
+import { isProvisionable } from './select.ts';
+import { splitDetails } from './split.ts';
+
+/** Karpenter's batch idle duration (KC options.go `BATCH_IDLE_DURATION` = 1 s). */
+export const BatchIdleMs = 1_000;
+/** Karpenter's batch max duration (KC options.go `BATCH_MAX_DURATION` = 10 s). */
+export const BatchMaxMs = 10_000;
+/**
+ * Still-pending pods are sent again after this long. Karpenter re-triggers provisioning every 10 s
+ * in-process; here each send is a Lambda invocation, and the provisioner skips pods already on an
+ * in-flight claim, so 30 s keeps retries (after ICE, after an unfulfillable claim) without a storm.
+ */
+export const PendingResendMs = 30_000;
+
+/** A structured log sink (JSON lines in main.ts). */
+export type AgentLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+
+export interface AgentCoreOptions {
+  clusterName: string;
+  publisher: EventPublisher;
+  batchIdleMs?: number;
+  batchMaxMs?: number;
+  pendingResendMs?: number;
+  log?: AgentLog;
+  /** Epoch ms (injected for tests). */
+  nowMs?: () => number;
+}
+
+interface PendingPod {
+  pod: AgentPod;
+  lastSentMs?: number;
+}
+
+interface NodeState {
+  fingerprint: string;
+  ready: boolean;
+}
+
+function nodeFingerprint(n: Node): { fingerprint: string; ready: boolean } {
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  const f = JSON.stringify([n.spec?.providerID, n.metadata.labels ?? {}, n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [], n.spec?.unschedulable ?? false, ready, n.status?.allocatable ?? {}]);
+  return { fingerprint: createHash('sha1').update(f).digest('hex'), ready };
+}
+
+export class AgentCore {
+  readonly pending = new Map<string, PendingPod>();
+  private readonly nodes = new Map<string, NodeState>();
+  private readonly batch = new Set<string>();
+  private batchStartMs?: number;
+  private idleTimer?: NodeJS.Timeout;
+  private maxTimer?: NodeJS.Timeout;
+  private resendTimer?: NodeJS.Timeout;
+  private readonly nodeOutbox: NodeLifecycleDetail[] = [];
+  private seq = 0;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly nowMs: () => number;
+  private readonly log: AgentLog;
+
+  constructor(private readonly opts: AgentCoreOptions) {
+    this.nowMs = opts.nowMs ?? (() => Date.now());
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** Starts the periodic re-send of still-pending pods. */
+  start(): void {
+    const every = this.opts.pendingResendMs ?? PendingResendMs;
+    this.resendTimer = setInterval(() => this.resendStale(), Math.max(1_000, Math.floor(every / 3)));
+    this.resendTimer.unref?.();
+  }
+
+  stop(): void {
+    clearInterval(this.resendTimer);
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.maxTimer);
+  }
+
+  /** Reduces a raw pod to what is kept: its compact form when provisionable. */
+  static podTransform(raw: Pod): AgentPod | undefined {
+    return isProvisionable(raw) ? compactPod(raw) : undefined;
+  }
+
+  // ---- pods ----
+
+  onPodSync(items: Map<string, AgentPod>): void {
+    for (const key of [...this.pending.keys()]) if (!items.has(key)) this.pending.delete(key);
+    for (const [key, pod] of items) this.upsertPod(key, pod);
+  }
+
+  onPodEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, pod: AgentPod | undefined): void {
+    if (type === 'DELETED' || !pod) {
+      this.pending.delete(key);
+      return;
+    }
+    this.upsertPod(key, pod);
+  }
+
+  private upsertPod(key: string, pod: AgentPod): void {
+    const prev = this.pending.get(key);
+    this.pending.set(key, { pod, lastSentMs: prev?.lastSentMs });
+    if (!prev) this.enqueue(key);
+  }
+
+  private resendStale(): void {
+    const cutoff = this.nowMs() - (this.opts.pendingResendMs ?? PendingResendMs);
+    for (const [key, p] of this.pending) if (p.lastSentMs !== undefined && p.lastSentMs <= cutoff) this.enqueue(key);
+  }
+
+  private enqueue(key: string): void {
+    this.batch.add(key);
+    const now = this.nowMs();
+    this.batchStartMs ??= now;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
+    if (!this.maxTimer) this.maxTimer = setTimeout(() => void this.flush(), this.opts.batchMaxMs ?? BatchMaxMs);
+  }
+
+  /** Sends the current batch (and queued node events) now. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.doFlush());
+    return this.flushing;
+  }
+
+  private async doFlush(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.maxTimer);
+    this.idleTimer = this.maxTimer = undefined;
+    this.batchStartMs = undefined;
+    const keys = [...this.batch].filter((k) => this.pending.has(k));
+    this.batch.clear();
+    if (keys.length) {
+      const now = this.nowMs();
+      const batchId = `${this.opts.clusterName}-${now}-${++this.seq}`;
+      const details = splitDetails(keys.map((k) => this.pending.get(k)!.pod), { cluster: this.opts.clusterName, batchId, observedAt: new Date(now).toISOString() });
+      const r = await this.opts.publisher.publish(details.map((detail) => ({ source: AgentSource, detailType: DetailTypeUnschedulablePods, detail })));
+      if (r.failed > 0) {
+        // Which entries failed is not known: send the whole batch again (the provisioner deduplicates).
+        this.log('warn', 'publishing unschedulable pods failed, will retry', { pods: keys.length, failedEntries: r.failed });
+        for (const k of keys) this.enqueue(k);
+      } else {
+        for (const k of keys) {
+          const p = this.pending.get(k);
+          if (p) p.lastSentMs = now;
+        }
+        this.log('info', 'sent unschedulable pods', { pods: keys.length, events: details.length, batchId });
+      }
+    }
+    await this.flushNodes();
+  }
+
+  // ---- nodes ----
+
+  onNodeSync(items: Map<string, Node>): void {
+    for (const name of [...this.nodes.keys()]) if (!items.has(name)) this.nodeChanged('DELETED', name, undefined);
+    for (const [name, n] of items) this.nodeChanged(this.nodes.has(name) ? 'MODIFIED' : 'ADDED', name, n);
+  }
+
+  nodeChanged(type: 'ADDED' | 'MODIFIED' | 'DELETED', name: string, n: Node | undefined): void {
+    const prev = this.nodes.get(name);
+    if (type === 'DELETED' || !n) {
+      if (!prev) return;
+      this.nodes.delete(name);
+      this.queueNode('deleted', { metadata: { name } });
+      return;
+    }
+    const cur = nodeFingerprint(n);
+    this.nodes.set(name, cur);
+    if (!prev) this.queueNode('added', n);
+    else if (cur.ready && !prev.ready) this.queueNode('ready', n);
+    else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n);
+  }
+
+  private queueNode(change: NodeLifecycleDetail['change'], n: Node): void {
+    this.nodeOutbox.push({ schemaVersion: AgentSchemaVersion, cluster: this.opts.clusterName, change, observedAt: new Date(this.nowMs()).toISOString(), node: compactNode(n) });
+    void this.flush();
+  }
+
+  private async flushNodes(): Promise<void> {
+    if (this.nodeOutbox.length === 0) return;
+    const out = this.nodeOutbox.splice(0);
+    const r = await this.opts.publisher.publish(out.map((detail) => ({ source: AgentSource, detailType: DetailTypeNodeLifecycle, detail })));
+    if (r.failed > 0) {
+      this.log('warn', 'publishing node events failed, will retry', { failedEntries: r.failed });
+      this.nodeOutbox.unshift(...out.slice(out.length - r.failed));
+      const t = setTimeout(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
+      t.unref?.();
+    }
+  }
+}

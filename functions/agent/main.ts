@@ -1,0 +1,54 @@
+/**
+ * Process entry of the agent Deployment. Env: NODEFLEET_CLUSTER_NAME, NODEFLEET_EVENT_BUS_NAME,
+ * AWS_REGION (required); NODEFLEET_KUBECONFIG (else the in-cluster service account),
+ * NODEFLEET_AGENT_HEALTH_PORT (default 8080), NODEFLEET_BATCH_IDLE_MS / NODEFLEET_BATCH_MAX_MS.
+ * Logs are JSON lines on stdout.
+ */
+import { z } from 'zod';
+import { Env } from '../../shared/api/contract.ts';
+import { createEventBridgePublisher } from '../../shared/aws/eventbridge-publisher.ts';
+import { Agent } from './agent.ts';
+import { BatchIdleMs, BatchMaxMs, type AgentLog } from './agent-core.ts';
+
+const EnvSchema = z.object({
+  [Env.clusterName]: z.string().min(1),
+  [Env.eventBusName]: z.string().min(1),
+  [Env.region]: z.string().min(1),
+  [Env.kubeconfig]: z.string().optional(),
+  NODEFLEET_AGENT_HEALTH_PORT: z.coerce.number().int().default(8080),
+  NODEFLEET_BATCH_IDLE_MS: z.coerce.number().int().positive().default(BatchIdleMs),
+  NODEFLEET_BATCH_MAX_MS: z.coerce.number().int().positive().default(BatchMaxMs),
+});
+
+const log: AgentLog = (level, message, fields = {}) => {
+  process.stdout.write(`${JSON.stringify({ level: level.toUpperCase(), time: new Date().toISOString(), logger: 'agent', message, ...fields })}\n`);
+};
+
+async function main(): Promise<void> {
+  const parsed = EnvSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    log('error', `environment variable ${String(issue.path[0])}: ${issue.message}`);
+    process.exit(2);
+  }
+  const env = parsed.data;
+  const agent = new Agent({
+    connection: env[Env.kubeconfig] ? { kind: 'kubeconfig', path: env[Env.kubeconfig]! } : { kind: 'in-cluster' },
+    publisher: createEventBridgePublisher({ region: env[Env.region], eventBusName: env[Env.eventBusName], onDropped: (e, reason) => log('error', 'dropped event', { detailType: e.DetailType, reason }) }),
+    clusterName: env[Env.clusterName],
+    healthPort: env.NODEFLEET_AGENT_HEALTH_PORT,
+    batchIdleMs: env.NODEFLEET_BATCH_IDLE_MS,
+    batchMaxMs: env.NODEFLEET_BATCH_MAX_MS,
+    log,
+  });
+  await agent.start();
+  log('info', 'agent started', { cluster: env[Env.clusterName] });
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, () => {
+      log('info', 'stopping', { signal: sig });
+      void agent.stop().then(() => process.exit(0));
+    });
+  }
+}
+
+void main();

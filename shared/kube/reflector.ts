@@ -1,0 +1,138 @@
+/**
+ * A small list + watch loop (client-go's Reflector, without its full object cache): lists with
+ * pagination, hands each object to a `transform` that keeps only what the caller needs (memory
+ * stays proportional to what is kept, not to the cluster), then watches from the list's
+ * resourceVersion. The watch resumes from the last resourceVersion seen (bookmarks included);
+ * a 410 Gone re-lists; and every {@link DefaultRelistIntervalMs} it re-lists anyway, so a missed
+ * event heals.
+ */
+import { Watch, type KubeConfig, CoreV1Api } from '@kubernetes/client-node';
+import { plain, statusOf } from './kube-api.ts';
+
+/** Periodic full re-list (client-go informers default to a resync; Karpenter's state re-syncs too). */
+export const DefaultRelistIntervalMs = 5 * 60_000;
+/** Page size of the initial list. */
+export const ListPageSize = 500;
+/** Delay before retrying after a failed list or watch. */
+export const RetryDelayMs = 2_000;
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface ReflectorOptions<K> {
+  kind: 'pods' | 'nodes';
+  /** Reduces a raw object (plain JSON) to what is kept; undefined = not interesting. Called on every list item and event. */
+  transform: (raw: any) => K | undefined;
+  /** Full state after a (re)list: every kept item. */
+  onSync: (items: Map<string, K>) => void;
+  /** One watch event (the raw object's key; `item` undefined when the transform dropped it). */
+  onEvent: (type: WatchEventType, key: string, item: K | undefined) => void;
+  onError?: (err: unknown, phase: 'list' | 'watch') => void;
+  relistIntervalMs?: number;
+}
+
+function keyOf(o: { metadata?: { name?: string; namespace?: string } }): string {
+  return o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');
+}
+
+export class Reflector<K> {
+  private stopped = true;
+  private abort?: AbortController;
+  private resourceVersion = '';
+  private relistTimer?: NodeJS.Timeout;
+  private synced = false;
+  private generation = 0;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly opts: ReflectorOptions<K>,
+  ) {}
+
+  /** True after the first successful list. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.relist();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.generation++;
+    clearTimeout(this.relistTimer);
+    this.abort?.abort();
+  }
+
+  private async list(): Promise<Map<string, K>> {
+    const core = this.kc.makeApiClient(CoreV1Api);
+    const items = new Map<string, K>();
+    let cont: string | undefined;
+    do {
+      const page =
+        this.opts.kind === 'pods'
+          ? await core.listPodForAllNamespaces({ limit: ListPageSize, _continue: cont })
+          : await core.listNode({ limit: ListPageSize, _continue: cont });
+      for (const raw of page.items) {
+        const o = plain<any>(raw);
+        const k = this.opts.transform(o);
+        if (k !== undefined) items.set(keyOf(o), k);
+      }
+      this.resourceVersion = page.metadata?.resourceVersion ?? this.resourceVersion;
+      cont = page.metadata?._continue || undefined;
+    } while (cont);
+    return items;
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    const gen = ++this.generation;
+    this.abort?.abort();
+    clearTimeout(this.relistTimer);
+    try {
+      const items = await this.list();
+      if (gen !== this.generation) return;
+      this.synced = true;
+      this.opts.onSync(items);
+      this.relistTimer = setTimeout(() => void this.relist(), this.opts.relistIntervalMs ?? DefaultRelistIntervalMs);
+      this.relistTimer.unref?.();
+      await this.watch(gen);
+    } catch (err) {
+      this.opts.onError?.(err, 'list');
+      if (gen === this.generation) this.relistTimer = setTimeout(() => void this.relist(), RetryDelayMs);
+    }
+  }
+
+  private async watch(gen: number): Promise<void> {
+    if (this.stopped || gen !== this.generation) return;
+    const path = this.opts.kind === 'pods' ? '/api/v1/pods' : '/api/v1/nodes';
+    let gone = false;
+    this.abort = await new Watch(this.kc).watch(
+      path,
+      { resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
+      (phase, obj) => {
+        if (gen !== this.generation) return;
+        if (phase === 'ERROR') {
+          if (obj?.code === 410) gone = true;
+          return;
+        }
+        const rv = obj?.metadata?.resourceVersion;
+        if (rv) this.resourceVersion = rv;
+        if (phase === 'BOOKMARK') return;
+        const o = plain<any>(obj);
+        this.opts.onEvent(phase as WatchEventType, keyOf(o), phase === 'DELETED' ? undefined : this.opts.transform(o));
+      },
+      (err) => {
+        if (gen !== this.generation || this.stopped) return;
+        if (gone || statusOf(err) === 410) {
+          void this.relist(); // resourceVersion too old: start over
+          return;
+        }
+        if (err) this.opts.onError?.(err, 'watch');
+        // Watch ended (server timeout or error): resume from the last resourceVersion.
+        setTimeout(() => void this.watch(gen).catch((e) => this.opts.onError?.(e, 'watch')), err ? RetryDelayMs : 0).unref?.();
+      },
+    );
+  }
+}
