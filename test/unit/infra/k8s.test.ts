@@ -116,6 +116,13 @@ describe('agent Deployment', () => {
     }
   });
 
+  it('probes the agent\'s /healthz and /readyz on its health port', () => {
+    const port = container.ports.find((p: Obj) => p.name === 'health');
+    expect(container.env).toContainEqual({ name: 'NODEFLEET_AGENT_HEALTH_PORT', value: String(port.containerPort) });
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
+  });
+
   it('sets requests and a memory limit', () => {
     expect(container.resources.requests).toEqual({ cpu: '100m', memory: '128Mi' });
     expect(container.resources.limits.memory).toBe('512Mi');
