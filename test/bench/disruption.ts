@@ -153,6 +153,19 @@ export function benchDisruption(opts: { runs?: number; nodes?: number; podsPerNo
   return { disruption: { ...scenarios[0], scenarios } };
 }
 
+/**
+ * Entry point for test/bench/main.ts: prints a table and returns the `disruption` JSON value
+ * (the `mixed` headline fields plus every scenario). `quick`: one run per scenario.
+ */
+export function runDisruptionBench(opts: { quick?: boolean } = {}): DisruptionBench & { scenarios: DisruptionBench[] } {
+  const { disruption } = benchDisruption({ runs: opts.quick ? 1 : 3 });
+  const cols = ['scenario', 'nodes', 'pods', 'planMs', 'simulations', 'method', 'decision', 'candidatesInCommand', 'savingsUsdPerHour', 'blocked'] as const;
+  const rows = disruption.scenarios.map((r) => cols.map((c) => String(r[c] ?? '')));
+  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
+  process.stdout.write(`disruption\n${[[...cols], ...rows].map((r) => r.map((c, i) => c.padStart(widths[i])).join('  ')).join('\n')}\n`);
+  return disruption;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   process.stdout.write(`${JSON.stringify(benchDisruption(), null, 2)}\n`);
 }
