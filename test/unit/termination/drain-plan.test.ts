@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { classifyPod, doNotDisruptUntilMs, drainWaitSeconds, planDrain } from '../../../functions/termination/drain-plan.ts';
+import { pod } from '../../fakes/index.ts';
+
+const t0 = Date.parse('2026-01-01T00:00:00Z');
+const names = (ps: { metadata: { name: string } }[]) => ps.map((p) => p.metadata.name);
+
+describe('planDrain', () => {
+  it('leaves daemonset, mirror, terminal and disrupted-tolerating pods alone', () => {
+    const pods = [
+      pod({ name: 'ds', owner: 'DaemonSet' }),
+      pod({ name: 'mirror', mirror: true }),
+      pod({ name: 'done', phase: 'Succeeded' }),
+      pod({ name: 'tolerant', tolerations: [{ key: 'karpenter.sh/disrupted', operator: 'Exists', effect: 'NoSchedule' }] }),
+      pod({ name: 'web' }),
+    ];
+    expect(pods.map(classifyPod)).toEqual(['daemonset', 'mirror', 'terminal', 'tolerates-disrupted', 'drainable']);
+    const plan = planDrain(pods, t0, undefined);
+    expect(names(plan.evict)).toEqual(['web']);
+    expect(names(plan.blocking)).toEqual(['web']);
+  });
+
+  it('evicts critical pods only once every non-critical pod is gone (terminating ones count)', () => {
+    const critical = pod({ name: 'coredns', priorityClassName: 'system-cluster-critical' });
+    const terminating = pod({ name: 'web' });
+    terminating.metadata.deletionTimestamp = new Date(t0 + 20_000).toISOString();
+    expect(names(planDrain([critical, terminating], t0, undefined).evict)).toEqual([]);
+    expect(names(planDrain([critical], t0, undefined).evict)).toEqual(['coredns']);
+  });
+
+  it('holds do-not-disrupt pods; the duration form expires after pod start + duration', () => {
+    const held = pod({ name: 'batch', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    const timed = pod({ name: 'timed', annotations: { 'karpenter.sh/do-not-disrupt': '10m' } });
+    timed.status = { phase: 'Running', startTime: new Date(t0 - 9 * 60_000).toISOString() };
+    expect(doNotDisruptUntilMs(timed)).toBe(t0 + 60_000);
+    const plan = planDrain([held, timed], t0, undefined);
+    expect(names(plan.held)).toEqual(['batch', 'timed']);
+    expect(plan.evict).toEqual([]);
+    expect(plan.nextEventMs).toBe(t0 + 60_000);
+    expect(names(planDrain([held, timed], t0 + 60_001, undefined).evict)).toEqual(['timed']);
+  });
+
+  it('deletes a pod early at deadline − its grace, with the remaining seconds as grace', () => {
+    const p = pod({ name: 'web', terminationGracePeriodSeconds: 120 });
+    const deadline = t0 + 600_000;
+    expect(planDrain([p], deadline - 121_000, deadline)).toMatchObject({ deleteEarly: [], nextEventMs: deadline - 120_000 });
+    const plan = planDrain([p], deadline - 100_000, deadline);
+    expect(plan.deleteEarly.map((d) => d.graceSeconds)).toEqual([100]);
+    expect(plan.evict).toEqual([]);
+  });
+
+  it('a pod stuck terminating for more than a minute past its deletion time stops blocking', () => {
+    const p = pod({ name: 'stuck' });
+    p.metadata.deletionTimestamp = new Date(t0).toISOString();
+    expect(planDrain([p], t0 + 60_000, undefined).drained).toBe(false);
+    expect(planDrain([p], t0 + 60_001, undefined).drained).toBe(true);
+  });
+
+  it('reports the deadline', () => {
+    expect(planDrain([pod({ name: 'web' })], t0 + 1000, t0 + 1000).deadlineReached).toBe(true);
+    expect(planDrain([], t0, t0 + 1000)).toMatchObject({ drained: true, deadlineReached: false });
+  });
+});
+
+describe('drainWaitSeconds', () => {
+  it('slows down as the drain drags on, never sleeping past the next event', () => {
+    expect([1, 24, 25, 84, 85].map((a) => drainWaitSeconds(a, t0, undefined, true))).toEqual([5, 5, 15, 15, 60]);
+    expect(drainWaitSeconds(201, t0, undefined, false)).toBe(300);
+    expect(drainWaitSeconds(100, t0, t0 + 2_500, true)).toBe(3);
+    expect(drainWaitSeconds(1, t0, t0 + 10, true)).toBe(1);
+  });
+});
