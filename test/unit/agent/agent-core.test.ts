@@ -1,0 +1,111 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AgentCore, BatchIdleMs, BatchMaxMs } from '../../../functions/agent/agent-core.ts';
+import { isProvisionable } from '../../../functions/agent/select.ts';
+import { splitDetails, MaxDetailBytes } from '../../../functions/agent/split.ts';
+import { UnschedulablePodsDetailSchema, NodeLifecycleDetailSchema, compactPod, type AgentPod } from '../../../shared/api/agent-events.ts';
+import type { Pod } from '../../../shared/api/kube.ts';
+import { FakeEventPublisher, node, pod } from '../../fakes/index.ts';
+
+function pending(name: string, extra: Partial<Pod['metadata']> = {}): Pod {
+  const p = pod({ name, cpu: '1', phase: 'Pending' });
+  p.metadata = { ...p.metadata, ...extra };
+  p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
+  return p;
+}
+
+const add = (core: AgentCore, p: Pod) => core.onPodEvent('ADDED', `${p.metadata.namespace}/${p.metadata.name}`, AgentCore.podTransform(p));
+
+describe('pod selection (KC IsProvisionable)', () => {
+  it('takes only unschedulable, unbound, unnominated, live, non-DaemonSet pods', () => {
+    expect(isProvisionable(pending('a'))).toBe(true);
+    const nominated = pending('b');
+    nominated.status!.nominatedNodeName = 'n1';
+    expect(isProvisionable(nominated)).toBe(false);
+    expect(isProvisionable(pending('c', { deletionTimestamp: '2026-01-01T00:00:00Z' }))).toBe(false);
+    const ds = pending('d');
+    ds.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'x' }];
+    expect(isProvisionable(ds)).toBe(false);
+    const gated = pending('e');
+    gated.status!.conditions = [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }];
+    expect(isProvisionable(gated)).toBe(false);
+  });
+});
+
+describe('AgentCore batching', () => {
+  let now = 0;
+  let publisher: FakeEventPublisher;
+  let core: AgentCore;
+  beforeEach(() => {
+    vi.useFakeTimers();
+    now = Date.parse('2026-01-01T00:00:00Z');
+    vi.setSystemTime(now);
+    publisher = new FakeEventPublisher();
+    core = new AgentCore({ clusterName: 'c1', publisher, nowMs: () => Date.now() });
+  });
+  afterEach(() => {
+    core.stop();
+    vi.useRealTimers();
+  });
+
+  it('sends one event per batch after 1 s idle, schema-valid', async () => {
+    for (const n of ['a', 'b', 'c']) add(core, pending(n));
+    await vi.advanceTimersByTimeAsync(BatchIdleMs - 1);
+    expect(publisher.published).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(publisher.published).toHaveLength(1);
+    const detail = UnschedulablePodsDetailSchema.parse(publisher.published[0].detail);
+    expect(detail.pods.map((p) => p.metadata.name)).toEqual(['a', 'b', 'c']);
+    expect(publisher.published[0].detailType).toBe('Unschedulable Pods');
+  });
+
+  it('closes a busy batch at 10 s even while pods keep arriving', async () => {
+    for (let i = 0; i < 25; i++) {
+      add(core, pending(`p${i}`));
+      await vi.advanceTimersByTimeAsync(500);
+    }
+    const first = UnschedulablePodsDetailSchema.parse(publisher.published[0].detail);
+    expect(first.pods).toHaveLength(BatchMaxMs / 500);
+  });
+
+  it('PutEvents partial failure: the batch is kept and sent again', async () => {
+    add(core, pending('a'));
+    publisher.failEntries(1);
+    await vi.advanceTimersByTimeAsync(BatchIdleMs);
+    expect(publisher.published).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(BatchIdleMs);
+    expect(publisher.published).toHaveLength(1);
+    expect((publisher.published[0].detail as { pods: AgentPod[] }).pods[0].metadata.name).toBe('a');
+  });
+
+  it('a pod bound before the flush is not sent', async () => {
+    const p = pending('a');
+    add(core, p);
+    core.onPodEvent('MODIFIED', 'default/a', AgentCore.podTransform({ ...p, spec: { ...p.spec, nodeName: 'n1' } }));
+    await vi.advanceTimersByTimeAsync(BatchIdleMs);
+    expect(publisher.published).toHaveLength(0);
+  });
+
+  it('node added, ready, updated and deleted become Node Lifecycle events', async () => {
+    const n = node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: false });
+    core.nodeChanged('ADDED', 'n1', n);
+    core.nodeChanged('MODIFIED', 'n1', n); // heartbeat only: nothing
+    core.nodeChanged('MODIFIED', 'n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true }));
+    core.nodeChanged('MODIFIED', 'n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, labels: { a: 'b' } }));
+    core.nodeChanged('DELETED', 'n1', undefined);
+    await core.flush();
+    const changes = publisher.ofType('Node Lifecycle').map((e) => NodeLifecycleDetailSchema.parse(e.detail).change);
+    expect(changes).toEqual(['added', 'ready', 'updated', 'deleted']);
+  });
+});
+
+describe('split under the 256 KB entry limit', () => {
+  it('keeps every part under the budget and every pod once', () => {
+    const pods = Array.from({ length: 3000 }, (_, i) => compactPod(pending(`pod-${i}`, { labels: { app: 'x'.repeat(60), i: String(i) } })));
+    const parts = splitDetails(pods, { cluster: 'c1', batchId: 'b', observedAt: '2026-01-01T00:00:00Z' });
+    expect(parts.length).toBeGreaterThan(1);
+    for (const d of parts) expect(Buffer.byteLength(JSON.stringify(d))).toBeLessThanOrEqual(MaxDetailBytes);
+    expect(parts.reduce((n, d) => n + d.pods.length, 0)).toBe(3000);
+    expect(parts.map((d) => d.part)).toEqual(parts.map((_, i) => i));
+    expect(new Set(parts.map((d) => d.parts))).toEqual(new Set([parts.length]));
+  });
+});
