@@ -254,6 +254,8 @@ export class LocalEnvironment {
         metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
         overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.bus, ...extra },
       });
+      // What each handler's deps factory adds on top of buildDeps (interruption names the starter `starter`).
+      if (base.termination) base.starter = base.termination;
       if (!base.budgets && budgetsMod) {
         const Counter = budgetsMod.DynamoBudgetCounter ?? Object.values(budgetsMod).find((v: any) => typeof v === 'function' && /Budget/.test(v.name));
         if (Counter) base.budgets = new (Counter as any)(base.clients.doc, env.tableName, env.clusterName);

@@ -26,6 +26,8 @@ export interface RunOptions extends Omit<LocalEnvironmentOptions, 'scenario'> {
   quiet?: boolean;
   /** Skip the timeline when a function or stand-in is missing (the run cannot pass anyway). */
   failFast?: boolean;
+  /** Called once the environment has started (tests attach probes here). */
+  onStarted?: (env: LocalEnvironment) => void;
 }
 
 export interface RunResult {
@@ -79,6 +81,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     out(`nodefleet demo: scenario ${scenario.name} (region ${scenario.region}, speed ×${env.clock.speed}, virtual start ${scenario.start})`);
     await env.start();
     trackEvents(env, note);
+    opts.onStarted?.(env);
     if (env.missing.length) {
       for (const m of env.missing) out(`!! missing: ${m.name} (${m.file}): ${m.reason}`);
     }
