@@ -88,8 +88,8 @@ export class LocalStepFunctions {
    * @throws Error naming the Task states whose substitution has no function, or when the definition is invalid.
    * @returns the state machine ARN.
    */
-  register(name: string, definition: StateMachineDefinition | string, tasks: Record<string, TaskFunction>): string {
-    const parsed: StateMachineDefinition = typeof definition === 'string' ? JSON.parse(definition) : structuredClone(definition);
+  register(name: string, definition: StateMachineDefinition | object | string, tasks: Record<string, TaskFunction>): string {
+    const parsed: StateMachineDefinition = typeof definition === 'string' ? JSON.parse(definition) : (structuredClone(definition) as StateMachineDefinition);
     const arn = `arn:aws:states:${this.region}:${this.account}:stateMachine:${name}`;
     const waits = new Map<string, WaitDefinition>();
     const types = new Map<string, string>();
@@ -366,7 +366,7 @@ export class LocalTerminationStarter implements TerminationStarter {
  */
 export function createLocalTermination(
   deps: TerminationDeps,
-  opts: LocalStepFunctionsOptions & { sfn?: LocalStepFunctions; definition?: StateMachineDefinition; root?: string; overrides?: Partial<Record<string, TaskFunction>> } = {},
+  opts: LocalStepFunctionsOptions & { sfn?: LocalStepFunctions; definition?: StateMachineDefinition | object; root?: string; overrides?: Partial<Record<string, TaskFunction>> } = {},
 ): { sfn: LocalStepFunctions; starter: LocalTerminationStarter; stateMachineArn: string } {
   const sfn = opts.sfn ?? new LocalStepFunctions({ clock: deps.clock, ...opts });
   const tasks = { ...terminationTasks(deps), ...opts.overrides } as Record<string, TaskFunction>;
