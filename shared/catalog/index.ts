@@ -13,41 +13,13 @@ import type { EC2NodeClass } from '../api/nodepool.ts';
 import { NotFoundError, ValidationError } from '../api/errors.ts';
 import * as L from '../api/labels.ts';
 import { parseResources, subtractResources, MiB, type Resources } from '../api/quantity.ts';
-import type { InstanceType, Offering } from './types.ts';
+import type { InstanceType, InstanceTypeInfo, Offering } from './types.ts';
 import { amiFamilyOf, AmiFamilyFeatureTable, computeAllocatable, ephemeralStorageBytes, type CapacityOptions } from './capacity.ts';
+import { mergeInstanceTypeInfos, zoneOfferingPrices, type CatalogRefresh, type ShippedRegionData } from './refresh.ts';
 
 export * from './capacity.ts';
 export * from './types.ts';
-
-/** One row of data/instance-types.json (units in the field names; see data/SOURCES.md). */
-export interface InstanceTypeInfo {
-  name: string;
-  family: string;
-  category: string;
-  generation: number;
-  size: string;
-  vcpu: number;
-  memoryMiB: number;
-  arch: string;
-  cpuManufacturer: string;
-  cpuSustainedClockSpeedMhz: number | null;
-  hypervisor: string;
-  maxPods: number;
-  eni: { maxEnis: number; ipv4PerEni: number };
-  gpu: { count: number; name: string; manufacturer: string; memoryMiB: number } | null;
-  accelerator: { count: number; name: string; manufacturer: string; neuronCores?: number } | null;
-  localNvmeGiB: number | null;
-  networkBandwidthMbps: number | null;
-  ebsBandwidthMbps: number | null;
-  efaCount: number;
-  podEniCount: number;
-  encryptionInTransitSupported: boolean;
-  flex: boolean;
-  burstable: boolean;
-  baremetal: boolean;
-  /** Karpenter's documented allocatable with default settings (reference only). */
-  karpenterAllocatable: { cpuMillicores: number; memoryMiB: number; ephemeralStorageGiB: number; pods: number };
-}
+export * from './refresh.ts';
 
 /** Every instance type in the shipped data (1 363 rows). */
 export const instanceTypeInfos: readonly InstanceTypeInfo[] = instanceTypeData as InstanceTypeInfo[];
@@ -79,6 +51,12 @@ export interface LoadCatalogOptions {
   /** Offerings to mark `available: false` (insufficient capacity). */
   unavailable?: UnavailableOffering[];
   settings?: CatalogSettings;
+  /**
+   * Live data for `region` from the AWS adapter (shared/aws/catalog-refresh.ts): real zone
+   * availability per type, account zone ids, current on-demand and per-zone spot prices, new
+   * instance types. Anything missing falls back to the shipped data (see {@link zoneOfferingPrices}).
+   */
+  refreshed?: CatalogRefresh;
 }
 
 /** Regions with both prices and zone data in the shipped catalog. */
@@ -170,18 +148,30 @@ function capacityOptions(opts: { nodeClass?: EC2NodeClass; settings?: CatalogSet
   return { nodeClass: opts.nodeClass, vmMemoryOverheadPercent: opts.settings?.vmMemoryOverheadPercent, reservedENIs: opts.settings?.reservedENIs };
 }
 
-/** One real instance type for a region (offerings only in the region's zones; none when not priced there). */
-export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOptions): InstanceType {
+/** The shipped data of a region in the shape the refresh merge takes. */
+export function shippedRegionData(region: string): ShippedRegionData {
+  return {
+    zoneNames: zonesByRegion[region]?.zoneNames ?? [],
+    exampleNameToId: zonesByRegion[region]?.exampleNameToId,
+    onDemandUsdPerHour: onDemandPrices[region] ?? {},
+    spotUsdPerHour: spotPrices[region] ?? {},
+  };
+}
+
+/**
+ * One real instance type for a region. Offerings: each zone the type is offered in × on-demand
+ * and spot where priced (refreshed data first, shipped data for the rest; see
+ * {@link zoneOfferingPrices}); none when the type is not priced in the region.
+ * @throws ValidationError when `opts.refreshed` is for another region.
+ */
+export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOptions, shipped: ShippedRegionData = shippedRegionData(opts.region)): InstanceType {
+  checkRefreshRegion(opts);
   const shape = { vcpu: info.vcpu, memoryMiB: info.memoryMiB, arch: info.arch as 'amd64' | 'arm64', eni: info.eni, localNvmeGiB: info.localNvmeGiB };
   const { capacity, allocatable } = computeAllocatable(shape, capacityOptions(opts));
   const extended = extendedResourcesFor(info);
   const offerings: Offering[] = [];
-  const od = onDemandPrices[opts.region]?.[info.name];
-  const spot = spotPrices[opts.region]?.[info.name];
-  const region = zonesByRegion[opts.region];
-  for (const zone of region?.zoneNames ?? []) {
-    // The shipped name→id pairing was seen in one account; the AWS adapter replaces it at run time.
-    const zoneId = region?.exampleNameToId?.[zone];
+  // The shipped name→id pairing was seen in one account; refreshed zone ids replace it.
+  for (const { zone, zoneId, onDemandUsdPerHour: od, spotUsdPerHour: spot } of zoneOfferingPrices(info.name, shipped, opts.refreshed)) {
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
       offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
@@ -202,17 +192,36 @@ export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOp
 
 /**
  * Every instance type with an on-demand or spot price in `region`, in data order (by name
- * within family). Offerings: each zone of the region × on-demand (on-demand price) and spot
- * (regional average spot price, when known); offerings in `unavailable` have `available: false`.
- * @throws NotFoundError when the region has no zone data.
+ * within family; types only known from `opts.refreshed` after them, by name). Offerings: each zone
+ * the type is offered in × on-demand (on-demand price) and spot (per-zone spot price when
+ * refreshed, else the shipped regional average); offerings in `unavailable` have
+ * `available: false`. With refreshed zone data, types EC2 does not offer in the region are left out.
+ * @throws NotFoundError when the region has no zone data (shipped or refreshed).
+ * @throws ValidationError when `opts.refreshed` is for another region.
  */
 export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
-  regionZones(opts.region); // validates the region
-  const od = onDemandPrices[opts.region] ?? {};
-  const spot = spotPrices[opts.region] ?? {};
-  return instanceTypeInfos
-    .filter((info) => od[info.name] !== undefined || spot[info.name] !== undefined)
-    .map((info) => instanceTypeFromInfo(info, opts));
+  checkRefreshRegion(opts);
+  const shipped = shippedRegionData(opts.region);
+  const refreshed = opts.refreshed;
+  if (!refreshed?.zoneIds && !refreshed?.zonesByType) regionZones(opts.region); // validates the region
+  const od = refreshed?.onDemandUsdPerHour ?? {};
+  const spot = refreshed?.spotUsdPerHour ?? {};
+  const out: InstanceType[] = [];
+  for (const info of mergeInstanceTypeInfos(instanceTypeInfos, refreshed?.instanceTypes)) {
+    const name = info.name;
+    const priced = shipped.onDemandUsdPerHour[name] !== undefined || shipped.spotUsdPerHour[name] !== undefined || od[name] !== undefined || spot[name] !== undefined;
+    if (!priced) continue;
+    const it = instanceTypeFromInfo(info, opts, shipped);
+    if (refreshed?.zonesByType && it.offerings.length === 0) continue; // not offered in this region
+    out.push(it);
+  }
+  return out;
+}
+
+function checkRefreshRegion(opts: LoadCatalogOptions): void {
+  if (opts.refreshed && opts.refreshed.region !== opts.region) {
+    throw new ValidationError(`refreshed catalog data is for region "${opts.refreshed.region}", not "${opts.region}"`);
+  }
 }
 
 /** A made-up instance type as written in a scenario case (test/cases/FORMAT.md "instanceTypes"). */

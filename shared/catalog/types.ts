@@ -37,6 +37,36 @@ export interface InstanceType {
   exotic?: boolean;
 }
 
+/** One row of data/instance-types.json (units in the field names; see data/SOURCES.md). */
+export interface InstanceTypeInfo {
+  name: string;
+  family: string;
+  category: string;
+  generation: number;
+  size: string;
+  vcpu: number;
+  memoryMiB: number;
+  arch: string;
+  cpuManufacturer: string;
+  cpuSustainedClockSpeedMhz: number | null;
+  hypervisor: string;
+  maxPods: number;
+  eni: { maxEnis: number; ipv4PerEni: number };
+  gpu: { count: number; name: string; manufacturer: string; memoryMiB: number } | null;
+  accelerator: { count: number; name: string; manufacturer: string; neuronCores?: number } | null;
+  localNvmeGiB: number | null;
+  networkBandwidthMbps: number | null;
+  ebsBandwidthMbps: number | null;
+  efaCount: number;
+  podEniCount: number;
+  encryptionInTransitSupported: boolean;
+  flex: boolean;
+  burstable: boolean;
+  baremetal: boolean;
+  /** Karpenter's documented allocatable with default settings (reference only). */
+  karpenterAllocatable: { cpuMillicores: number; memoryMiB: number; ephemeralStorageGiB: number; pods: number };
+}
+
 /** The cheapest available offering of a type among `offerings`, or undefined. */
 export function cheapestOffering(offerings: readonly Offering[]): Offering | undefined {
   let best: Offering | undefined;
