@@ -30,6 +30,10 @@ export interface LocalClusterOptions {
   reconcileIntervalMs?: number;
   /** Cluster-clock seconds from binding (on a Ready node) until a pod is Running. Default 0. */
   podStartupSeconds?: number;
+  /** Cluster-clock seconds a deleted pod takes to stop (capped at its grace period) unless annotated otherwise. Default 0. */
+  podTerminationSeconds?: number;
+  /** Watch events kept for resuming watches (older resourceVersions get 410 Expired). Default 20 000. */
+  eventLogSize?: number;
   /** Namespaces that exist from the start. Default: default, kube-system, kube-public, kube-node-lease. */
   namespaces?: string[];
   /** Called for every HTTP request (method, path, status). */
@@ -59,9 +63,9 @@ export class LocalCluster {
 
   constructor(private readonly options: LocalClusterOptions = {}) {
     const now = () => this.now();
-    this.store = new ObjectStore(now);
+    this.store = new ObjectStore(now, options.eventLogSize);
     this.api = new ApiCore(this.store, now, () => this.queueReconcile());
-    this.controllers = new Controllers(this.api, { podPending: (p, m) => this.pendingListeners.forEach((l) => l(p, m)) }, { podStartupSeconds: options.podStartupSeconds });
+    this.controllers = new Controllers(this.api, { podPending: (p, m) => this.pendingListeners.forEach((l) => l(p, m)) }, { podStartupSeconds: options.podStartupSeconds, podTerminationSeconds: options.podTerminationSeconds });
     for (const ns of options.namespaces ?? ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
       this.store.create(T.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns }, status: { phase: 'Active' } } as KubeObject);
     }
@@ -94,6 +98,14 @@ export class LocalCluster {
     const s = this.server;
     this.server = undefined;
     await s?.close();
+  }
+
+  /**
+   * Ends every open watch stream, as an API server restart or a load balancer timeout would;
+   * clients resume from their resourceVersion (or re-list after 410). Returns how many ended.
+   */
+  dropWatches(): number {
+    return this.server?.closeWatches() ?? 0;
   }
 
   /** Base URL while started. @throws Error when not started. */

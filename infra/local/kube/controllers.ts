@@ -133,11 +133,13 @@ export class Controllers {
   /**
    * @param api the API semantics (writes go through the store so watches see them).
    * @param options.podStartupSeconds seconds from binding (on a Ready node) to Running. Default 0.
+   * @param options.podTerminationSeconds seconds a deleted pod takes to stop when it has no
+   *   `nodefleet.io/simulate-termination-seconds` annotation (capped at its grace period). Default 0.
    */
   constructor(
     private readonly api: ApiCore,
     private readonly hooks: ControllerHooks = {},
-    private readonly options: { podStartupSeconds?: number } = {},
+    private readonly options: { podStartupSeconds?: number; podTerminationSeconds?: number } = {},
   ) {}
 
   private get now(): Date {
@@ -357,7 +359,7 @@ export class Controllers {
         if (pod.metadata.annotations?.[AnnotationSimulateStuckPreStop] === 'true') continue;
         const deadlineMs = Date.parse(meta.deletionTimestamp);
         const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
-        const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? 0);
+        const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? this.options.podTerminationSeconds ?? 0);
         if (nowMs >= Math.min(deadlineMs, startMs + stopSeconds * 1000)) this.api.forceDeletePod(ns, pod.metadata.name);
         continue;
       }

@@ -42,8 +42,13 @@ export interface RunningServer {
   /** http://127.0.0.1:PORT */
   url: string;
   port: number;
+  /** Ends every open watch stream (clients reconnect from their last resourceVersion). Returns how many ended. */
+  closeWatches(): number;
   close(): Promise<void>;
 }
+
+/** Open watch streams per server, so they can be ended on purpose (tests of re-list healing). */
+const openWatches = new WeakMap<Server, Set<() => void>>();
 
 interface Route {
   t: ResourceType;
@@ -161,8 +166,8 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
  * {@link startApiServer} rather than this, unless you manage the socket yourself.
  */
 export function createApiServer(api: ApiCore, log?: RequestLogger): Server {
-  const server = createServer((req, res) => {
-    handle(api, req, res)
+  const server: Server = createServer((req, res) => {
+    handle(api, req, res, server)
       .catch((e: unknown) => {
         const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `Internal error occurred: ${(e as Error)?.message ?? String(e)}`);
         if (!res.headersSent) send(res, err.code, err.toStatus());
@@ -170,10 +175,11 @@ export function createApiServer(api: ApiCore, log?: RequestLogger): Server {
       })
       .finally(() => log?.({ method: req.method ?? 'GET', path: req.url ?? '/', status: res.statusCode }));
   });
+  openWatches.set(server, new Set());
   return server;
 }
 
-async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, server: Server): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const q = url.searchParams;
   const method = (req.method ?? 'GET').toUpperCase();
@@ -209,7 +215,7 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse): 
 
   if (method === 'GET' && (route.watchPath || q.get('watch') === 'true' || q.get('watch') === '1')) {
     if (name) q.set('fieldSelector', [q.get('fieldSelector'), `metadata.name=${name}`].filter(Boolean).join(','));
-    return serveWatch(api, req, res, t, namespace, q);
+    return serveWatch(api, req, res, t, namespace, q, openWatches.get(server));
   }
 
   if (!name) {
@@ -292,7 +298,7 @@ function notFoundPath(): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource');
 }
 
-function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: ResourceType, namespace: string | undefined, q: URLSearchParams): void {
+function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: ResourceType, namespace: string | undefined, q: URLSearchParams, registry?: Set<() => void>): void {
   const label = parseLabelSelector(q.get('labelSelector') ?? undefined);
   const field = parseFieldSelector(q.get('fieldSelector') ?? undefined);
   const matches = (o: KubeObject) => (!namespace || !t.namespaced || o.metadata.namespace === namespace) && label(o.metadata.labels ?? {}) && field(o);
@@ -351,6 +357,7 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
   });
   const timers: NodeJS.Timeout[] = [];
   const finish = () => {
+    registry?.delete(finish);
     unsubscribe();
     for (const tm of timers) clearTimeout(tm);
     if (!res.writableEnded) res.end();
@@ -366,6 +373,7 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
     tm.unref();
     timers.push(tm);
   }
+  registry?.add(finish);
   req.on('close', finish);
   res.on('close', finish);
 }
@@ -385,6 +393,11 @@ export async function startApiServer(api: ApiCore, opts: { host?: string; port?:
   return {
     url: `http://${host}:${port}`,
     port,
+    closeWatches: () => {
+      const all = [...(openWatches.get(server) ?? [])];
+      for (const f of all) f();
+      return all.length;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

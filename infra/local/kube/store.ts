@@ -88,7 +88,7 @@ export class ObjectStore {
   private readonly listeners = new Set<(e: StoreEvent) => void>();
 
   /** @param now the cluster clock (creationTimestamp, deletionTimestamp). */
-  constructor(private readonly now: () => Date, private readonly logSize = EVENT_LOG_SIZE) {}
+  constructor(private readonly now: () => Date, private readonly logSize: number = EVENT_LOG_SIZE) {}
 
   /** The latest resourceVersion (as a number). */
   get resourceVersion(): number {

@@ -123,3 +123,26 @@ describe('client-node informers', () => {
     expect(seen).toContain(`delete ${name}`);
   });
 });
+
+describe('informers heal after a dropped watch', () => {
+  it('re-lists after 410 Expired when the events it missed fell out of the log', async () => {
+    await cluster.stop();
+    cluster = new LocalCluster({ reconcileIntervalMs: 0, eventLogSize: 10 });
+    cluster.tick(at(0));
+    await cluster.start();
+    kc.loadFromString(cluster.kubeconfig());
+    cluster.addInstance(c5a2xlarge('i-heal', { startupTaints: [] }));
+    cluster.apply([deployment('heal', 1, { cpu: '10m' })]);
+    cluster.tick(at(1));
+    const core = kc.makeApiClient(CoreV1Api);
+    const informer = makeInformer<V1Pod>(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
+    await informer.start();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(informer.list()).toHaveLength(1);
+    expect(cluster.dropWatches()).toBe(1);
+    cluster.scale('default', 'heal', 20); // > 10 events while no watch is open
+    for (let i = 0; i < 40 && informer.list().length !== 20; i++) await new Promise((r) => setTimeout(r, 100));
+    await informer.stop();
+    expect(informer.list()).toHaveLength(20);
+  });
+});
