@@ -2,7 +2,6 @@
  * From the scheduler's NewNodeClaim to the stored NodeClaim: deterministic name, requirements,
  * labels, taints, requests, hashes, expiry; and the log/metric vocabulary Karpenter uses.
  */
-import { createHash } from 'node:crypto';
 import type { NewNodeClaim } from '../../shared/scheduling/index.ts';
 import { NodeClaimSchema, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
@@ -11,20 +10,9 @@ import { objectKey } from '../../shared/api/kube.ts';
 import { nodeClassHash, nodePoolHash, NodePoolHashVersion } from '../../shared/api/hash.ts';
 import { AnnotationNodeClassHash, AnnotationNodePoolHash, AnnotationNodePoolHashVersion, LabelNodePool } from '../../shared/api/labels.ts';
 import { parseDurationSeconds } from '../../shared/disruption/duration.ts';
+import { nodeClaimName } from '../../shared/aws/launch-preview.ts';
 
-const Alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-
-/**
- * `<nodepool>-<5 chars>` like Karpenter's generated names, but derived from the pods (not random):
- * the same pods computed onto the same NodePool by a duplicate or concurrent invocation give the
- * same name, so the conditional create lets only one of them through.
- */
-export function nodeClaimName(nodePool: string, podKeys: readonly string[]): string {
-  const digest = createHash('sha256').update(`${nodePool}\n${[...podKeys].sort().join('\n')}`).digest();
-  let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += Alphabet[digest[i] % Alphabet.length];
-  return `${nodePool}-${suffix}`;
-}
+export { nodeClaimName };
 
 /** Per-resource minimum of the launch types' allocatable: what the claim can hold for sure before launch. */
 export function minAllocatable(c: NewNodeClaim): Resources {

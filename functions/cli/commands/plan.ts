@@ -22,6 +22,7 @@ import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog } from '../../../shared
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { solve, type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
+import { addLaunchRequests } from '../../../shared/aws/launch-preview.ts';
 
 /** One planned NodeClaim as printed. */
 export interface PlannedNodeClaim {
@@ -173,7 +174,9 @@ export function register(program: Command): void {
     .option('--nodes <file>', 'existing nodes: kubectl get nodes -o json|yaml')
     .option('--region <region>', 'AWS region of the instance catalog', 'us-east-1')
     .option('--output <format>', 'json or table', 'table')
-    .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string }) => {
+    .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
+    .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
+    .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string }) => {
       if (opts.output !== 'json' && opts.output !== 'table') {
         process.stderr.write(`nodefleet plan: --output must be json or table, got "${opts.output}"\n`);
         process.exit(2);
@@ -190,7 +193,17 @@ export function register(program: Command): void {
         process.stderr.write(`nodefleet plan: ${(e as Error).message}\n`);
         process.exit(1);
       }
-      const out = toPlanOutput(solve(input));
+      const result = solve(input);
+      const out = toPlanOutput(result);
+      if (opts.launchRequests) {
+        // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
+        const objects = validateYamlText(readText(opts.nodepools).text, opts.nodepools).objects;
+        const nodeClasses = objects.filter((o) => o.kind === 'EC2NodeClass').map((o) => parseNodeClass(o.object));
+        const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
+        const nodeClaims = addLaunchRequests(out.nodeClaims, result.newNodeClaims, { nodeClasses, nodeClassOf, clusterName: opts.clusterName, region: opts.region });
+        process.stdout.write(`${JSON.stringify({ ...out, nodeClaims }, null, 2)}\n`);
+        return;
+      }
       process.stdout.write(opts.output === 'json' ? `${JSON.stringify(out, null, 2)}\n` : `${formatPlanTable(out)}\n`);
     });
 }

@@ -1,0 +1,121 @@
+/**
+ * What a launch would send, without AWS: the CLI's `plan --launch-requests` prints, per planned
+ * NodeClaim, the exact CreateFleet input (and its launch template) {@link Ec2CloudProvider.create}
+ * would send. Account-specific ids (subnets, security groups, AMIs) are placeholders unless a
+ * {@link ResolvedNodeClass} is given; cluster endpoint and CA likewise.
+ */
+import { createHash } from 'node:crypto';
+import type { Pod, Taint } from '../api/kube.ts';
+import { objectKey } from '../api/kube.ts';
+import { NodeClaimSchema, type NodeClaim } from '../api/nodeclaim.ts';
+import { EC2NodeClassSchema, type EC2NodeClass } from '../api/nodepool.ts';
+import type { RequirementSpec } from '../api/requirements.ts';
+import { nodeClassHash } from '../api/hash.ts';
+import { LabelNodePool } from '../api/labels.ts';
+import { buildLaunchRequests, catalogArchitecture, type LaunchRequests } from './ec2.ts';
+import { placeholderResolution, type ResolvedNodeClass } from './node-class-resolver.ts';
+import type { ClusterInfo } from './user-data.ts';
+
+const Alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+
+/**
+ * `<nodepool>-<5 chars>` like Karpenter's generated names, but derived from the pods (not random):
+ * the same pods computed onto the same NodePool by a duplicate or concurrent provisioner pass get
+ * the same name, so the conditional create lets only one of them through.
+ */
+export function nodeClaimName(nodePool: string, podKeys: readonly string[]): string {
+  const digest = createHash('sha256').update(`${nodePool}\n${[...podKeys].sort().join('\n')}`).digest();
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += Alphabet[digest[i] % Alphabet.length];
+  return `${nodePool}-${suffix}`;
+}
+
+/** The scheduler's NewNodeClaim, structurally (shared/aws does not import shared/scheduling). */
+export interface PlannedClaim {
+  nodePool: string;
+  pods: Pod[];
+  labels: Record<string, string>;
+  taints: Taint[];
+  startupTaints: Taint[];
+  requirements: { toSpecs(): RequirementSpec[] };
+  launchInstanceTypes: { name: string }[];
+  zones: string[];
+  capacityTypes: string[];
+}
+
+/** EC2NodeClass assumed when the plan input has none (Karpenter's defaults: AL2023, discovery tags). */
+export function defaultNodeClass(name: string, clusterName: string): EC2NodeClass {
+  return EC2NodeClassSchema.parse({
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name },
+    spec: {
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': clusterName } }],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': clusterName } }],
+    },
+  });
+}
+
+/** Placeholder cluster info for offline output. */
+export function placeholderCluster(clusterName: string, region: string): ClusterInfo {
+  return {
+    name: clusterName,
+    endpoint: `https://<cluster-endpoint>.${region}.eks.amazonaws.com`,
+    certificateAuthority: '<cluster-certificate-authority-data>',
+    serviceCidr: '10.100.0.0/16',
+    kubernetesVersion: '1.31',
+  };
+}
+
+/** The requests one planned claim would send (first launch attempt). */
+export function previewLaunchRequests(
+  c: PlannedClaim,
+  opts: { clusterName: string; region: string; nodeClassName: string; nodeClass?: EC2NodeClass; resolved?: ResolvedNodeClass; cluster?: ClusterInfo; instanceProfileName?: string; now?: string },
+): LaunchRequests {
+  const nodeClass = opts.nodeClass ?? defaultNodeClass(opts.nodeClassName, opts.clusterName);
+  const pods = c.pods.map((p) => objectKey(p));
+  const claim: NodeClaim = NodeClaimSchema.parse({
+    name: nodeClaimName(c.nodePool, pods),
+    cluster: opts.clusterName,
+    nodePool: c.nodePool,
+    nodeClass: nodeClass.metadata.name,
+    requirements: c.requirements.toSpecs(),
+    taints: c.taints,
+    startupTaints: c.startupTaints,
+    labels: { ...c.labels, [LabelNodePool]: c.nodePool },
+    resources: { requests: {} },
+    nodeClassHash: nodeClassHash(nodeClass),
+    createdAt: opts.now ?? '1970-01-01T00:00:00.000Z',
+    pods,
+  });
+  const capacityType = c.capacityTypes.find((t) => t === 'spot' || t === 'on-demand') ?? 'on-demand';
+  return buildLaunchRequests(
+    claim,
+    { instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones, capacityTypes: [capacityType] },
+    nodeClass,
+    opts.resolved ?? placeholderResolution(c.zones, nodeClass.metadata.name),
+    {
+      cluster: opts.cluster ?? placeholderCluster(opts.clusterName, opts.region),
+      instanceProfileName: nodeClass.spec.instanceProfile ?? opts.instanceProfileName ?? (nodeClass.spec.role ? `<instance profile of role ${nodeClass.spec.role}>` : undefined),
+      architectureOf: catalogArchitecture,
+    },
+  );
+}
+
+/**
+ * Adds `launchRequest` (the CreateFleet input) and `launchTemplate` (the CreateLaunchTemplate
+ * input) to each printed NodeClaim of a plan, index-aligned with the scheduler's new claims.
+ */
+export function addLaunchRequests<T extends object>(
+  printed: T[],
+  planned: readonly (PlannedClaim & { nodePool: string })[],
+  opts: { nodeClasses: readonly EC2NodeClass[]; nodeClassOf: (nodePool: string) => string; clusterName: string; region: string },
+): (T & { launchRequest: LaunchRequests['createFleet']; launchTemplate: LaunchRequests['launchTemplate'] })[] {
+  return printed.map((p, i) => {
+    const c = planned[i];
+    const nodeClassName = opts.nodeClassOf(c.nodePool);
+    const req = previewLaunchRequests(c, { clusterName: opts.clusterName, region: opts.region, nodeClassName, nodeClass: opts.nodeClasses.find((n) => n.metadata.name === nodeClassName) });
+    return { ...p, launchRequest: req.createFleet, launchTemplate: req.launchTemplate };
+  });
+}
