@@ -14,7 +14,7 @@ import { updateClaim } from './claims.ts';
 export { TaskInputSchema as InputSchema };
 
 /** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock'>): Promise<Target> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log'>): Promise<Target> {
   const now = deps.clock.now().toISOString();
   const claim = await updateClaim(deps.store, input.nodeClaim, (c) => {
     if (c.phase === 'Terminating' || c.phase === 'Terminated') return undefined;
@@ -38,6 +38,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     if (err instanceof NotFoundError) return { nodeName, instanceId, nodeFound: false };
     throw err;
   }
+  deps.log?.info('tainted node', { Node: nodeName, NodeClaim: input.nodeClaim, 'taint.Key': TaintDisrupted.key, 'taint.Effect': TaintDisrupted.effect, reason: input.reason });
   return { nodeName, instanceId, nodeFound: true };
 }
 

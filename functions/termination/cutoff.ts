@@ -17,7 +17,7 @@ export interface CutoffResult {
 }
 
 /** @throws whatever the ports throw; the state machine's Catch still goes on to TerminateInstance. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>): Promise<CutoffResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'log'>): Promise<CutoffResult> {
   const { nodeName } = resolveTarget(input);
   if (!nodeName) return { deleted: [], deletedCount: 0 };
   const pods = (await deps.kube.listPods({ nodeName })).filter((p) => {
@@ -25,6 +25,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>)
     return role !== 'mirror' && role !== 'daemonset' && role !== 'terminal';
   });
   for (const p of pods) await deps.kube.deletePod(p.metadata.namespace ?? 'default', p.metadata.name, 0);
+  if (pods.length) deps.log?.info('termination grace period elapsed, deleted remaining pods', { Node: nodeName, NodeClaim: input.nodeClaim, pods: pods.map(podKey) });
   return { deleted: pods.slice(0, 10).map(podKey), deletedCount: pods.length };
 }
 

@@ -9,9 +9,12 @@ export interface DeleteNodeResult {
 }
 
 /** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube'>): Promise<DeleteNodeResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'log'>): Promise<DeleteNodeResult> {
   const { nodeName } = resolveTarget(input);
-  if (nodeName) await deps.kube.deleteNode(nodeName);
+  if (nodeName) {
+    await deps.kube.deleteNode(nodeName);
+    deps.log?.info('deleted node', { Node: nodeName, NodeClaim: input.nodeClaim });
+  }
   return { nodeName };
 }
 

@@ -15,7 +15,7 @@ export { TaskInputSchema as InputSchema };
 const ListedPods = 10;
 
 /** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock'>): Promise<DrainResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log'>): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
   const { nodeName } = resolveTarget(input);
   const deadline = input.deadlineEpochMs ?? undefined;
@@ -36,6 +36,9 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
       const r = await deps.kube.evictPod(pod.metadata.namespace ?? 'default', pod.metadata.name);
       (r === 'blocked' ? blocked : evicted).push(podKey(pod));
     }
+  }
+  if (evicted.length || deletedEarly.length || blocked.length) {
+    deps.log?.info('draining node', { Node: nodeName, NodeClaim: input.nodeClaim, evicted, blockedByPdb: blocked, deletedEarly, attempt });
   }
   // Re-read after acting so a node whose pods left at once is reported drained without a wait.
   const after = evicted.length || deletedEarly.length ? planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline) : plan;

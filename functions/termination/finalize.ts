@@ -16,7 +16,7 @@ export interface FinalizeResult {
 }
 
 /** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' | 'budgets' | 'clock'>): Promise<FinalizeResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' | 'budgets' | 'clock' | 'log'>): Promise<FinalizeResult> {
   const now = deps.clock.now().toISOString();
   const drained = input.drain?.done === true;
   const claim = await updateClaim(deps.store, input.nodeClaim, (c) => {
@@ -27,6 +27,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
     return { ...next, phase: 'Terminated' };
   });
   if (input.budgetNodePool) await deps.budgets.release(input.budgetNodePool, input.nodeClaim);
+  deps.log?.info('deleted nodeclaim', { NodeClaim: input.nodeClaim, drained, reason: input.reason });
   return { claimFound: !!claim, releasedBudgetOf: input.budgetNodePool ?? null };
 }
 

@@ -60,6 +60,14 @@ export interface TerminationDeps {
   store: NodeClaimStore;
   budgets: BudgetCounter;
   clock: Clock;
+  /** Structured log (Karpenter's termination log lines); optional so tests may omit it. */
+  log?: TaskLog;
+}
+
+/** The log calls the tasks make (Powertools' logger and the local LogTap both fit). */
+export interface TaskLog {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
 }
 
 /** The node and instance to act on: Cordon's resolution, else the execution input. */

@@ -23,7 +23,7 @@ export interface TerminateInstanceResult {
 const Gone = new Set(['shutting-down', 'terminated']);
 
 /** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock'>): Promise<TerminateInstanceResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock' | 'log'>): Promise<TerminateInstanceResult> {
   const { instanceId } = resolveTarget(input);
   if (!instanceId) return { done: true, retryAfterSeconds: 0, state: 'gone' };
   const before = await deps.cloud.get(instanceId);
@@ -34,6 +34,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' 
     c.conditions.some((x) => x.type === 'InstanceTerminating' && x.status === 'True') ? undefined : setCondition(c, 'InstanceTerminating', 'True', now, input.reason),
   );
   await deps.cloud.terminate(instanceId);
+  deps.log?.info('terminating instance', { instanceId, NodeClaim: input.nodeClaim });
   const after = await deps.cloud.get(instanceId);
   const done = !after || Gone.has(after.state);
   return { done, retryAfterSeconds: done ? 0 : InstanceCheckSeconds, state: after?.state ?? 'gone' };
