@@ -66,9 +66,14 @@ function fnv1a(text: string): string {
   return h.toString(36);
 }
 
-/** The replacement claim names of a command (stable across retries). */
+/**
+ * The replacement claim names of a command: derived from the candidates (not the command id), so
+ * two overlapping runs that planned the same move at different minutes create the same claims
+ * (the store's conditional create and CreateFleet's client token make the second a no-op).
+ */
 export function replacementNames(command: DisruptionCommand): string[] {
-  return command.replacements.map((r, i) => `${r.nodePool}-r${fnv1a(`${command.id}/${i}`)}`);
+  const key = command.candidates.map((c) => c.nodeClaim).sort().join(',');
+  return command.replacements.map((r, i) => `${r.nodePool}-r${fnv1a(`${key}/${i}/${r.instanceTypes[0]}`)}`);
 }
 
 /**
@@ -88,6 +93,11 @@ export async function launchReplacement(
   const classes = await deps.kube.listNodeClasses();
   const nodeClass = classes.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
   let claim = await deps.store.get(name);
+  if (claim && (claim.phase === 'Failed' || claim.phase === 'Terminated')) {
+    // left over from an earlier, abandoned attempt at the same move: start afresh
+    await deps.store.delete(name);
+    claim = undefined;
+  }
   if (!claim) {
     const expireAfter = parseDurationSeconds(pool.spec.template.spec.expireAfter);
     const tgp = parseDurationSeconds(pool.spec.template.spec.terminationGracePeriod);
