@@ -59,9 +59,31 @@ function kubeletConfigYaml(k: KubeletConfiguration | undefined, maxPods: number 
   return lines;
 }
 
-/** `key=value,...` sorted, as kubelet's --node-labels takes it. */
+/** kubernetes.io / k8s.io labels the kubelet may set on itself (NodeRestriction; kubelet `--node-labels` validation). */
+const KubeletAllowedLabels = new Set([
+  'kubernetes.io/hostname',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'node.kubernetes.io/instance-type',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
+]);
+
+/** Whether the kubelet accepts `key` in --node-labels (others are applied by registration instead). */
+export function kubeletMaySetLabel(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return true;
+  const domain = key.slice(0, slash);
+  const restricted = domain === 'kubernetes.io' || domain.endsWith('.kubernetes.io') || domain === 'k8s.io' || domain.endsWith('.k8s.io');
+  if (!restricted) return true;
+  if (KubeletAllowedLabels.has(key)) return true;
+  return ['kubelet.kubernetes.io', 'node.kubernetes.io'].some((d) => domain === d || domain.endsWith(`.${d}`));
+}
+
+/** `key=value,...` sorted, as kubelet's --node-labels takes it (labels the kubelet may not set are left out). */
 export function formatNodeLabels(labels: Record<string, string>): string {
   return Object.entries(labels)
+    .filter(([k]) => kubeletMaySetLabel(k))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
@@ -78,7 +100,8 @@ export function formatTaints(taints: readonly Taint[]): string {
  */
 export function buildAl2023UserData(input: UserDataInput): string {
   const flags: string[] = [];
-  if (Object.keys(input.labels).length) flags.push(`--node-labels=${formatNodeLabels(input.labels)}`);
+  const nodeLabels = formatNodeLabels(input.labels);
+  if (nodeLabels) flags.push(`--node-labels=${nodeLabels}`);
   if (input.taints.length) flags.push(`--register-with-taints=${formatTaints(input.taints)}`);
   const config = kubeletConfigYaml(input.kubelet, input.maxPods);
   const nodeConfig = [
