@@ -28,6 +28,8 @@ export const ReplacementPollSeconds = 15;
 
 /** Karpenter's decision metric (ANCHORS.md §4.1). */
 export const MetricDecisions = 'karpenter_voluntary_disruption_decisions_total';
+/** Karpenter's budget gauge (ANCHORS.md §4.1), emitted per run for bounded budgets. */
+export const MetricAllowedDisruptions = 'karpenter_nodepools_allowed_disruptions';
 /** nodefleet: candidates a method could not take, by method and kind of reason. */
 export const MetricBlocked = 'nodefleet_disruption_blocked_total';
 
@@ -54,6 +56,7 @@ function report(deps: Pick<Deps, 'log' | 'metrics'>, blocked: readonly BlockedCa
 async function planStep(deps: Deps, now: Date): Promise<DisruptionOutput> {
   const plan = planDisruption(await readSnapshot(deps, now), now);
   report(deps, plan.blocked);
+  for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   const started = plan.expirations.length > 0 ? await startTerminations(deps, plan.expirations, 'Expired', now, false) : [];
   for (const e of plan.expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
   if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations };

@@ -47,10 +47,16 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<Disru
     return types;
   };
   // A NodePool launches only the types its node class has an image for (AMI family → OS).
+  // Memoized: every simulation asks again for every pool.
+  const byPool = new Map<string, InstanceType[]>();
   const instanceTypes = (pool: NodePool): InstanceType[] => {
+    const cached = byPool.get(pool.metadata.name);
+    if (cached) return cached;
     const name = pool.spec.template.spec.nodeClassRef.name;
     const os = AmiFamilyFeatureTable[amiFamilyOf(classByName.get(name))].os;
-    return typesOfClass(name).filter((t) => (t.labels[LabelOS] ?? 'linux') === os);
+    const types = typesOfClass(name).filter((t) => (t.labels[LabelOS] ?? 'linux') === os);
+    byPool.set(pool.metadata.name, types);
+    return types;
   };
   const catalog = new Map<string, InstanceType>();
   for (const p of nodePools) for (const t of typesOfClass(p.spec.template.spec.nodeClassRef.name)) if (!catalog.has(t.name)) catalog.set(t.name, t);

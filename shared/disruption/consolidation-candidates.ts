@@ -19,6 +19,7 @@ export function consolidationCandidates({ state, blocked }: MethodContext, metho
     const after = pool?.spec.disruption?.consolidateAfter ?? '0s';
     let reason: string | undefined;
     if (policy === 'WhenEmpty') continue; // emptiness only: not a block worth a log line per node
+    if (pool?.spec.replicas !== undefined) continue; // static pool: consolidation fields are ignored (KC StaticCapacity)
     if (after === 'Never') reason = 'consolidateAfter is Never';
     else if (!c.consolidatable) reason = `consolidateAfter (${after}) has not passed since the last pod event`;
     else if (c.blockedBy) reason = c.blockedBy;

@@ -12,7 +12,8 @@ export const Emptiness: DisruptionMethod = {
   name: 'emptiness',
   reason: 'Empty',
   compute({ state, blocked }: MethodContext): DisruptionCommand | undefined {
-    const empty = state.candidates.filter((c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName));
+    // Static pools (spec.replicas) keep their node count: never consolidated (KC StaticCapacity).
+    const empty = state.candidates.filter((c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName) && state.nodePools.get(c.nodePool)?.spec.replicas === undefined);
     const ready = empty.filter((c) => {
       const after = state.nodePools.get(c.nodePool)?.spec.disruption?.consolidateAfter ?? '0s';
       if (after === 'Never') {
