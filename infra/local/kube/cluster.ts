@@ -38,6 +38,8 @@ export interface LocalClusterOptions {
   namespaces?: string[];
   /** Called for every HTTP request (method, path, status). */
   logRequest?: RequestLogger;
+  /** Called when a simulated controller step throws (the others still run). Default: ignored. */
+  onControllerError?: (step: string, err: unknown) => void;
 }
 
 /** Default real-time interval of background reconciles. */
@@ -65,7 +67,7 @@ export class LocalCluster {
     const now = () => this.now();
     this.store = new ObjectStore(now, options.eventLogSize);
     this.api = new ApiCore(this.store, now, () => this.queueReconcile());
-    this.controllers = new Controllers(this.api, { podPending: (p, m) => this.pendingListeners.forEach((l) => l(p, m)) }, { podStartupSeconds: options.podStartupSeconds, podTerminationSeconds: options.podTerminationSeconds });
+    this.controllers = new Controllers(this.api, { podPending: (p, m) => this.notifyPending(p, m), error: options.onControllerError }, { podStartupSeconds: options.podStartupSeconds, podTerminationSeconds: options.podTerminationSeconds });
     for (const ns of options.namespaces ?? ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
       this.store.create(T.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns }, status: { phase: 'Active' } } as KubeObject);
     }
@@ -270,6 +272,16 @@ export class LocalCluster {
     const t = findTypeByKind(apiVersion, kind);
     if (!t) throw new Error(`no matches for kind "${kind}" in version "${apiVersion}"`);
     return this.store.get(t, t.namespaced ? namespace ?? 'default' : undefined, name);
+  }
+
+  private notifyPending(pod: Pod, message: string): void {
+    for (const l of [...this.pendingListeners]) {
+      try {
+        l(structuredClone(pod), message);
+      } catch (e) {
+        this.options.onControllerError?.('onPodPending listener', e);
+      }
+    }
   }
 
   /** Calls `fn` whenever the scheduler marks a pod unschedulable (again). Returns the unsubscribe function. */

@@ -12,7 +12,7 @@ import { LabelArch, LabelCapacityType, LabelHostname, LabelInstanceType, LabelOS
 import { fits, formatResource, parseResources, subtractResources, addResources, type Resources } from '../../../shared/api/quantity.ts';
 import type { CapacityType } from '../../../shared/api/labels.ts';
 import { T, type ApiCore } from './api.ts';
-import { rfc3339 } from './store.ts';
+import { ApiError, rfc3339 } from './store.ts';
 import { isNodeReady, isTerminal, matchesNodeSelection, podRequests, tolerates, untoleratedTaint } from './pods.ts';
 import { matchesLabelSelector } from './selectors.ts';
 
@@ -81,6 +81,8 @@ export interface InstanceState {
 export interface ControllerHooks {
   /** A pod was (re)marked unschedulable; `message` as kube-scheduler's FailedScheduling. */
   podPending?: (pod: Pod, message: string) => void;
+  /** A controller step threw; the pass goes on with the next step. Default: ignored. */
+  error?: (step: string, err: unknown) => void;
 }
 
 /** Kubernetes version the simulated kubelets report. */
@@ -408,7 +410,17 @@ export class Controllers {
       spec,
     } as unknown as KubeObject;
     if (extra.nodeName) pod.status = { phase: 'Pending', conditions: [condition('PodScheduled', 'True', this.now)] };
-    this.api.create(T.pods, owner.metadata.namespace, pod);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.api.create(T.pods, owner.metadata.namespace, pod);
+        return;
+      } catch (e) {
+        // a random-suffix name collision: draw another suffix, as generateName retries
+        const collided = e instanceof ApiError && e.reason === 'AlreadyExists' && name.length > owner.metadata.name.length + 1 && !/-\d+$/.test(name);
+        if (!collided || attempt >= 3) throw e;
+        pod.metadata.name = `${owner.metadata.name}-${this.api.randomSuffix()}`;
+      }
+    }
   }
 
   /** Ranks pods for deletion on scale down as the ReplicaSet controller: unassigned, pending, not ready, then newest first. */
@@ -696,6 +708,15 @@ export class Controllers {
 
   // ---------------------------------------------------------------- the pass
 
+  /** Runs one controller; a throw is reported and does not stop the others (a real controller would retry). */
+  private step(name: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.hooks.error?.(name, e);
+    }
+  }
+
   /**
    * One pass of every controller at the cluster's current time, repeated while something changed
    * (at most `maxRounds`). Returns the number of rounds that changed something.
@@ -704,23 +725,20 @@ export class Controllers {
     let changedRounds = 0;
     for (let round = 0; round < maxRounds; round++) {
       const before = this.api.store.resourceVersion;
-      this.kubelets();
-      this.deployments();
-      let pods = this.api.store.list(T.pods) as unknown as Pod[];
-      this.replicaSets(pods);
-      this.statefulSets(pods);
-      let nodes = this.api.store.list(T.nodes) as unknown as Node[];
-      pods = this.api.store.list(T.pods) as unknown as Pod[];
-      this.daemonSets(pods, nodes);
-      this.garbageCollect(this.api.store.list(T.pods) as unknown as Pod[]);
-      nodes = this.api.store.list(T.nodes) as unknown as Node[];
-      this.schedule(this.api.store.list(T.pods) as unknown as Pod[], nodes);
-      this.nodeLifecycle(nodes);
-      nodes = this.api.store.list(T.nodes) as unknown as Node[];
-      const byName = new Map(nodes.map((n) => [n.metadata.name, n]));
-      this.noExecuteEvictions(this.api.store.list(T.pods) as unknown as Pod[], byName);
-      this.podLifecycle(this.api.store.list(T.pods) as unknown as Pod[], byName);
-      this.pdbStatuses();
+      const pods = () => this.api.store.list(T.pods) as unknown as Pod[];
+      const nodes = () => this.api.store.list(T.nodes) as unknown as Node[];
+      const byName = () => new Map(nodes().map((n) => [n.metadata.name, n]));
+      this.step('kubelets', () => this.kubelets());
+      this.step('deployments', () => this.deployments());
+      this.step('replicasets', () => this.replicaSets(pods()));
+      this.step('statefulsets', () => this.statefulSets(pods()));
+      this.step('daemonsets', () => this.daemonSets(pods(), nodes()));
+      this.step('garbage-collector', () => this.garbageCollect(pods()));
+      this.step('scheduler', () => this.schedule(pods(), nodes()));
+      this.step('node-lifecycle', () => this.nodeLifecycle(nodes()));
+      this.step('taint-manager', () => this.noExecuteEvictions(pods(), byName()));
+      this.step('pod-lifecycle', () => this.podLifecycle(pods(), byName()));
+      this.step('disruption', () => this.pdbStatuses());
       if (this.api.store.resourceVersion === before) break;
       changedRounds++;
     }

@@ -327,7 +327,11 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
     else if (was) write('DELETED', o);
   };
 
-  if (!rvParam || rvParam === '0') {
+  if (q.get('sendInitialEvents') === 'true') {
+    // streaming list (WatchList): the current state as ADDED, then a bookmark marking its end
+    for (const o of api.store.list(t, namespace)) if (matches(o)) deliver('ADDED', o);
+    write('BOOKMARK', { kind: t.kind, apiVersion: groupVersion(t), metadata: { resourceVersion: String(api.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+  } else if (!rvParam || rvParam === '0') {
     for (const o of api.store.list(t, namespace)) if (matches(o)) deliver('ADDED', o);
   } else {
     const rv = Number(rvParam);

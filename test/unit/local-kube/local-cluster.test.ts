@@ -399,3 +399,27 @@ spec:
     expect((await k.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name)).toEqual(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
   });
 });
+
+describe('watch details', () => {
+  it('turns selector transitions into ADDED/DELETED and streams initial events with an end bookmark', async () => {
+    cluster.addInstance(managedNode(1));
+    cluster.tick(at(1));
+    const { nodeName } = cluster.instances()[0];
+    const ac = new AbortController();
+    const r = await fetch(`${url}/api/v1/nodes?watch=true&labelSelector=pool%3Dblue&resourceVersion=${cluster.store.resourceVersion}`, { signal: ac.signal });
+    const core = kc.makeApiClient(CoreV1Api);
+    const label = (v: string | null) => core.patchNode({ name: nodeName, body: { metadata: { labels: { pool: v } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await label('blue');
+    await label('green');
+    const reader = r.body!.getReader();
+    let text = '';
+    while (text.split('\n').filter(Boolean).length < 2) text += new TextDecoder().decode((await reader.read()).value);
+    ac.abort();
+    expect(text.split('\n').filter(Boolean).map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'DELETED']);
+
+    const init = await fetch(`${url}/api/v1/namespaces?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`);
+    const lines = (await init.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'ADDED', 'BOOKMARK']);
+    expect(lines[4].object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
+  });
+});
