@@ -11,7 +11,9 @@
  *   batches (up to 10 records, as the event source mapping) wrapped exactly as
  *   test/fixtures/events/sqs-record-wrapping.json; records reported in `batchItemFailures` (or a
  *   thrown batch) are redelivered until `maxReceiveCount`, then dead-lettered.
- * Each target runs one invocation at a time (reserved concurrency 1), in arrival order.
+ * A target's `concurrency` caps its parallel invocations (the provisioner runs with reserved
+ * concurrency 1 in the CDK stack; a queue's consumer takes one batch at a time); the default is
+ * unbounded, as Lambda scales async invocations out.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { EventPublisher } from '../../shared/api/ports.ts';
@@ -50,6 +52,8 @@ export interface BusTarget {
   /** 'lambda': async invoke with the event; 'sqs': batched through a queue. */
   kind: 'lambda' | 'sqs';
   invoke: (payload: unknown) => Promise<unknown>;
+  /** Most invocations at once (default: unbounded). */
+  concurrency?: number;
 }
 
 /** One delivery attempt's outcome, kept for the summary and tests. */
@@ -76,7 +80,8 @@ export class LocalEventBus implements EventPublisher {
   readonly deliveries: DeliveryRecord[] = [];
   readonly deadLetters: { rule: string; event: BusEvent; error: string }[] = [];
   private readonly targets: BusTarget[] = [];
-  private readonly chains = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, (() => void)[]>();
   private readonly queues = new Map<string, QueueMessage[]>();
   private readonly pollScheduled = new Set<string>();
   private inFlight = 0;
@@ -158,23 +163,32 @@ export class LocalEventBus implements EventPublisher {
     }
   }
 
-  /** Serialises work per target (one invocation at a time). */
-  private runOn(rule: string, work: () => Promise<void>): void {
+  /** Runs work on a target within its concurrency limit, in arrival order. */
+  private runOn(t: BusTarget, work: () => Promise<void>): void {
     this.inFlight += 1;
-    const prev = this.chains.get(rule) ?? Promise.resolve();
-    const next = prev.then(work).finally(() => {
-      this.inFlight -= 1;
-      if (this.inFlight === 0) {
-        const w = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const f of w) f();
-      }
-    });
-    this.chains.set(rule, next);
+    const limit = t.concurrency ?? Infinity;
+    const start = () => {
+      this.running.set(t.rule, (this.running.get(t.rule) ?? 0) + 1);
+      void work()
+        .catch(() => undefined)
+        .finally(() => {
+          this.running.set(t.rule, (this.running.get(t.rule) ?? 1) - 1);
+          const next = this.waiting.get(t.rule)?.shift();
+          if (next) next();
+          this.inFlight -= 1;
+          if (this.inFlight === 0) {
+            const w = this.idleWaiters;
+            this.idleWaiters = [];
+            for (const f of w) f();
+          }
+        });
+    };
+    if ((this.running.get(t.rule) ?? 0) < limit) start();
+    else this.waiting.set(t.rule, [...(this.waiting.get(t.rule) ?? []), start]);
   }
 
   private enqueueInvoke(t: BusTarget, ev: BusEvent, attempt: number): void {
-    this.runOn(t.rule, async () => {
+    this.runOn(t, async () => {
       if (this.closed) return;
       try {
         await t.invoke(ev);
@@ -202,7 +216,7 @@ export class LocalEventBus implements EventPublisher {
     // Let events published in the same tick join one batch, as a long poll would.
     setImmediate(() => {
       this.pollScheduled.delete(t.rule);
-      this.runOn(t.rule, () => this.pollOnce(t));
+      this.runOn(t, () => this.pollOnce(t));
     });
   }
 

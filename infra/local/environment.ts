@@ -36,6 +36,8 @@ import type { Scenario } from './scenario.ts';
 
 /** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
 export const ScheduleIntervalSeconds = 60;
+/** The provisioner's reserved concurrency in the CDK stack (serialised decisions per cluster). */
+export const ProvisionerConcurrency = 1;
 /** Name of the local event bus (NODEFLEET_EVENT_BUS_NAME). */
 export const LocalEventBusName = 'nodefleet-local';
 /** Folder under the working directory holding the local state (dynalite data, executions, kubeconfig). */
@@ -296,10 +298,10 @@ export class LocalEnvironment {
       if (inv) this.invokers[name] = inv;
     }
 
-    if (this.invokers.provisioner) this.bus.addTarget({ rule: 'provisioner', pattern: EventRules.provisioner, kind: 'lambda', invoke: this.invokers.provisioner });
+    if (this.invokers.provisioner) this.bus.addTarget({ rule: 'provisioner', pattern: EventRules.provisioner, kind: 'lambda', invoke: this.invokers.provisioner, concurrency: ProvisionerConcurrency });
     if (this.invokers.registration) this.bus.addTarget({ rule: 'registration', pattern: EventRules.registration, kind: 'lambda', invoke: this.invokers.registration });
     if (this.invokers.interruption) {
-      for (const r of InterruptionRuleNames) this.bus.addTarget({ rule: r, pattern: EventRules[r], kind: 'sqs', invoke: this.invokers.interruption });
+      for (const r of InterruptionRuleNames) this.bus.addTarget({ rule: r, pattern: EventRules[r], kind: 'sqs', invoke: this.invokers.interruption, concurrency: 1 });
     }
 
     this.agentModule = await importPart('agent', 'functions/agent/agent.ts', this.missing);

@@ -74,6 +74,32 @@ function costLines(env: LocalEnvironment): string[] {
   return lines;
 }
 
+/**
+ * Folds a loop in an execution history (e.g. Drain → DrainProgress → WaitForDrain repeated until
+ * the grace period): the first pass is listed, further identical passes become one line.
+ */
+export function collapseLoops(keys: string[]): ({ kind: 'one'; index: number } | { kind: 'loop'; from: number; to: number; length: number; times: number })[] {
+  const out: ({ kind: 'one'; index: number } | { kind: 'loop'; from: number; to: number; length: number; times: number })[] = [];
+  let i = 0;
+  while (i < keys.length) {
+    let best: { length: number; times: number } | undefined;
+    for (let len = 2; len <= 10 && i + 2 * len <= keys.length; len++) {
+      let times = 0;
+      while (i + (times + 2) * len <= keys.length && keys.slice(i, i + len).every((k, j) => k === keys[i + (times + 1) * len + j])) times++;
+      if (times >= 2 && (!best || times * len > best.times * best.length)) best = { length: len, times };
+    }
+    if (!best) {
+      out.push({ kind: 'one', index: i });
+      i++;
+      continue;
+    }
+    for (let j = 0; j < best.length; j++) out.push({ kind: 'one', index: i + j });
+    out.push({ kind: 'loop', from: i + best.length, to: i + best.length * (best.times + 1) - 1, length: best.length, times: best.times });
+    i += best.length * (best.times + 1);
+  }
+  return out;
+}
+
 /** The end-of-run summary text. */
 export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntry[]; checks: { name: string; ok: boolean; detail: string }[] | CheckResult[]; facts: RunFacts; realSeconds: number }): string {
   const lines: string[] = [];
@@ -94,10 +120,18 @@ export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntr
     }
     lines.push(`  ${e.name}  ${e.status}  reason=${input.reason ?? '?'} node=${input.nodeName ?? '?'} instance=${input.instanceId ?? '?'}  ${e.startDate} → ${e.stopDate ?? 'running'}`);
     const start = Date.parse(e.startDate);
-    for (const ev of e.events) {
+    const line = (ev: (typeof e.events)[number]) => {
       const t = ((Date.parse(ev.timestamp) - start) / 1000).toFixed(1).padStart(7);
       const extra = (ev as { error?: string; cause?: string }).error ? `  ${(ev as { error?: string }).error}: ${(ev as { cause?: string }).cause ?? ''}` : '';
-      lines.push(`    ${String((ev as { id?: number }).id ?? '').padStart(3)} +${t}s  ${ev.type}${ev.stateName ? `  ${ev.stateName}` : ''}${extra}`);
+      return `    ${String((ev as { id?: number }).id ?? '').padStart(3)} +${t}s  ${ev.type}${ev.stateName ? `  ${ev.stateName}` : ''}${extra}`;
+    };
+    for (const item of collapseLoops(e.events.map((ev) => `${ev.type}|${ev.stateName ?? ''}`))) {
+      if (item.kind === 'one') lines.push(line(e.events[item.index]));
+      else {
+        const first = e.events[item.from];
+        const last = e.events[item.to];
+        lines.push(`    ${String((first as { id?: number }).id ?? '').padStart(3)}…${(last as { id?: number }).id ?? ''}  the ${item.length} events above repeated ${item.times}× more (+${((Date.parse(first.timestamp) - start) / 1000).toFixed(1)}s … +${((Date.parse(last.timestamp) - start) / 1000).toFixed(1)}s)`);
+      }
     }
   }
   if (env.missing.length) {
