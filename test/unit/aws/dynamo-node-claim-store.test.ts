@@ -1,0 +1,65 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
+import { DynamoUnavailableOfferings, UnavailableOfferingsTtlSeconds } from '../../../shared/aws/dynamo-unavailable-offerings.ts';
+import { ConflictError, TransientError } from '../../../shared/api/errors.ts';
+import { nodeClaim } from '../../fakes/index.ts';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const store = () => new DynamoNodeClaimStore(doc, 'nodefleet', 'c1');
+const ccf = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+
+describe('DynamoNodeClaimStore', () => {
+  beforeEach(() => ddb.reset());
+
+  it('create is conditional on the key not existing; a lost race is a ConflictError', async () => {
+    ddb.on(PutCommand).rejectsOnce(ccf());
+    await expect(store().create(nodeClaim({ name: 'a' }))).rejects.toBeInstanceOf(ConflictError);
+    const input = ddb.commandCalls(PutCommand)[0].args[0].input;
+    expect(input.ConditionExpression).toBe('attribute_not_exists(#pk)');
+    expect(input.Item).toMatchObject({ pk: 'CLUSTER#c1', sk: 'NODECLAIM#a', version: 0, type: 'NodeClaim' });
+    expect(input.Item).not.toHaveProperty('instanceId');
+  });
+
+  it('update writes version + 1 conditional on the read version and indexes the instance id', async () => {
+    ddb.on(PutCommand).resolves({});
+    const next = await store().update(nodeClaim({ name: 'a', version: 3, instanceId: 'i-1' }));
+    expect(next.version).toBe(4);
+    const input = ddb.commandCalls(PutCommand)[0].args[0].input;
+    expect(input.ConditionExpression).toBe('#v = :v');
+    expect(input.ExpressionAttributeValues).toEqual({ ':v': 3 });
+    expect(input.Item).toMatchObject({ version: 4, instanceId: 'i-1' });
+  });
+
+  it('a stale update is a ConflictError; throttling is a TransientError', async () => {
+    ddb.on(PutCommand).rejectsOnce(ccf()).rejectsOnce(Object.assign(new Error('slow'), { name: 'ProvisionedThroughputExceededException' }));
+    await expect(store().update(nodeClaim({ name: 'a', version: 1 }))).rejects.toBeInstanceOf(ConflictError);
+    await expect(store().update(nodeClaim({ name: 'a', version: 1 }))).rejects.toBeInstanceOf(TransientError);
+  });
+
+  it('items read back go through the NodeClaim schema; getByInstanceId uses the GSI then a consistent read', async () => {
+    const claim = nodeClaim({ name: 'a', instanceId: 'i-9', version: 2 });
+    ddb.on(QueryCommand).resolves({ Items: [{ pk: 'CLUSTER#c1', sk: 'NODECLAIM#a', instanceId: 'i-9' }] });
+    ddb.on(GetCommand).resolves({ Item: { pk: 'CLUSTER#c1', sk: 'NODECLAIM#a', version: 2, claim } });
+    const got = await store().getByInstanceId('i-9');
+    expect(got?.name).toBe('a');
+    expect(ddb.commandCalls(QueryCommand)[0].args[0].input.IndexName).toBe('byInstanceId');
+    expect(ddb.commandCalls(GetCommand)[0].args[0].input.ConsistentRead).toBe(true);
+  });
+});
+
+describe('DynamoUnavailableOfferings', () => {
+  beforeEach(() => ddb.reset());
+  it('marks with a TTL item and lists only unexpired ones', async () => {
+    ddb.on(PutCommand).resolves({});
+    ddb.on(QueryCommand).resolves({ Items: [{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot' }] });
+    const ice = new DynamoUnavailableOfferings(doc, 'nodefleet', 'c1');
+    await ice.mark([{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot', reason: 'InsufficientCapacityError' }], 1000 + UnavailableOfferingsTtlSeconds);
+    expect(ddb.commandCalls(PutCommand)[0].args[0].input.Item).toMatchObject({ sk: 'ICE#c5.large#z1#spot', ttl: 1180 });
+    expect(await ice.list(1000)).toEqual([{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot' }]);
+    expect(ddb.commandCalls(QueryCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({ ':now': 1000, ':prefix': 'ICE#' });
+  });
+});
