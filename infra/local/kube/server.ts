@@ -220,9 +220,10 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
 
   if (!name) {
     if (method === 'GET') {
-      const { items, resourceVersion } = api.list(t, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
-      if ((req.headers.accept ?? '').includes('as=Table')) return send(res, 200, toTable(t, items, resourceVersion, api.now(), q.get('includeObject')));
-      return send(res, 200, { kind: listKind(t), apiVersion: groupVersion(t), metadata: { resourceVersion }, items });
+      const all = api.list(t, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
+      const { items, metadata } = paginate(all.items, all.resourceVersion, q.get('limit'), q.get('continue'));
+      if ((req.headers.accept ?? '').includes('as=Table')) return send(res, 200, toTable(t, items, metadata.resourceVersion, api.now(), q.get('includeObject')));
+      return send(res, 200, { kind: listKind(t), apiVersion: groupVersion(t), metadata, items });
     }
     if (method === 'POST') {
       const body = (await readBody(req)) as KubeObject;
@@ -279,6 +280,30 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
     default:
       throw methodNotAllowed(method);
   }
+}
+
+/**
+ * `limit` / `continue` paging. The continue token carries the list's resourceVersion and the
+ * next offset (the real server pins pages to one etcd revision; here later pages see the
+ * current objects, which is enough for list-then-watch clients).
+ * @throws ApiError 400 for a malformed continue token.
+ */
+function paginate(items: KubeObject[], resourceVersion: string, limitParam: string | null, cont: string | null): { items: KubeObject[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } } {
+  let offset = 0;
+  let rv = resourceVersion;
+  if (cont) {
+    try {
+      const token = JSON.parse(Buffer.from(cont, 'base64url').toString('utf8')) as { rv: string; offset: number };
+      offset = token.offset;
+      rv = token.rv;
+    } catch {
+      throw ApiError.badRequest('continue key is not valid: illegal base64 data');
+    }
+  }
+  const limit = Number(limitParam ?? 0);
+  if (!(limit > 0) || offset + limit >= items.length) return { items: items.slice(offset), metadata: { resourceVersion: rv } };
+  const next = Buffer.from(JSON.stringify({ rv, offset: offset + limit })).toString('base64url');
+  return { items: items.slice(offset, offset + limit), metadata: { resourceVersion: rv, continue: next, remainingItemCount: items.length - offset - limit } };
 }
 
 function deleteOptions(q: URLSearchParams, body: DeleteOptions | undefined): DeleteOptions {

@@ -423,3 +423,23 @@ describe('watch details', () => {
     expect(lines[4].object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
   });
 });
+
+describe('paging', () => {
+  it('serves limit/continue pages that add up to the whole list', async () => {
+    cluster.addInstance(c5a2xlarge('i-page', { startupTaints: [] }));
+    cluster.apply([deployment('many', 7, { cpu: '10m' })]);
+    cluster.tick(at(1));
+    const core = kc.makeApiClient(CoreV1Api);
+    const names: string[] = [];
+    let cont: string | undefined;
+    let pages = 0;
+    do {
+      const page = await core.listPodForAllNamespaces({ limit: 3, _continue: cont });
+      names.push(...page.items.map((p) => p.metadata!.name!));
+      cont = page.metadata?._continue;
+      pages++;
+    } while (cont);
+    expect(pages).toBe(3);
+    expect(names.sort()).toEqual(cluster.pods().map((p) => p.metadata.name).sort());
+  });
+});
