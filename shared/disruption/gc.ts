@@ -82,3 +82,43 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   }
   return out;
 }
+
+/**
+ * A budget slot whose holder shows no sign of being disrupted for this long is considered lost
+ * (the run that took it crashed between taking the slot and starting the termination).
+ */
+export const StaleBudgetHolderSeconds = 30 * 60;
+
+/**
+ * Budget counter holders to release: the holder's NodeClaim and Node are both gone (the
+ * termination finished but its release was lost), or the holder took its slot more than
+ * {@link StaleBudgetHolderSeconds} ago and its node carries no karpenter.sh/disrupted taint and
+ * its claim is not terminating (nothing is disrupting it). Holders are claim names (or node
+ * names for nodes without a claim).
+ * @param holders per NodePool: holder → RFC 3339 time the slot was taken (BudgetCounter.holders)
+ */
+export function staleBudgetHolders(
+  holders: Record<string, Record<string, string>>,
+  nodeClaims: readonly NodeClaim[],
+  nodes: readonly Node[],
+  now: Date,
+): { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[] {
+  const claims = new Map(nodeClaims.map((c) => [c.name, c]));
+  const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
+  const out: { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[] = [];
+  for (const [nodePool, hs] of Object.entries(holders)) {
+    for (const [holder, since] of Object.entries(hs)) {
+      const claim = claims.get(holder);
+      const node = nodesByName.get(claim?.nodeName ?? holder);
+      if (!claim && !node) {
+        out.push({ nodePool, holder, reason: 'gone' });
+        continue;
+      }
+      const ageSeconds = (now.getTime() - Date.parse(since)) / 1000;
+      const tainted = !!node?.spec?.taints?.some((t) => t.key === 'karpenter.sh/disrupted');
+      const terminating = claim?.phase === 'Terminating' || claim?.phase === 'Terminated' || !!node?.metadata.deletionTimestamp;
+      if (ageSeconds >= StaleBudgetHolderSeconds && !tainted && !terminating) out.push({ nodePool, holder, reason: 'abandoned' });
+    }
+  }
+  return out;
+}

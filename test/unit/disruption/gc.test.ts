@@ -39,3 +39,22 @@ describe('planGarbageCollection', () => {
     expect(plan.terminateInstances).toEqual([{ instanceId: 'i-0orphan', reason: 'orphan' }]);
   });
 });
+
+describe('staleBudgetHolders', () => {
+  it('releases holders whose claim and node are gone, or that nothing has disrupted for 30 min', async () => {
+    const { staleBudgetHolders } = await import('../../../shared/disruption/gc.ts');
+    const draining = node({ name: 'n-draining', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] });
+    const idle = node({ name: 'n-idle' });
+    const claims = [nodeClaim({ name: 'c-draining', nodeName: 'n-draining' }), nodeClaim({ name: 'c-idle', nodeName: 'n-idle' }), nodeClaim({ name: 'c-recent', nodeName: 'n-idle' })];
+    const out = staleBudgetHolders(
+      { default: { 'c-gone': '2026-03-02T09:59:00Z', 'c-draining': '2026-03-02T08:00:00Z', 'c-idle': '2026-03-02T09:00:00Z', 'c-recent': '2026-03-02T09:50:00Z' } },
+      claims,
+      [draining, idle],
+      Now,
+    );
+    expect(out).toEqual([
+      { nodePool: 'default', holder: 'c-gone', reason: 'gone' },
+      { nodePool: 'default', holder: 'c-idle', reason: 'abandoned' },
+    ]);
+  });
+});
