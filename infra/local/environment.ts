@@ -15,7 +15,7 @@
  * endpoint overrides pointed here; only the clock, log, event publisher, termination starter and
  * budget counter are injected as ports.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { EventRules, InterruptionRuleNames, Env } from '../../shared/api/contract.ts';
@@ -31,11 +31,18 @@ import { LocalAwsServer } from './ec2/server.ts';
 import { LocalEventBus } from './bus.ts';
 import { LocalCluster } from './kube/index.ts';
 import { LogTap } from './log.ts';
-import { importPart, invokerOf, type Invoke, type MissingPart } from './functions.ts';
+import { importPart, invokerOf, RepoRoot, type Invoke, type MissingPart } from './functions.ts';
 import type { Scenario } from './scenario.ts';
 
 /** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
 export const ScheduleIntervalSeconds = 60;
+/** Karpenter's batch window (idle 1 s, max 10 s) and the agent's re-send / re-list periods, in virtual seconds. */
+const AgentBatchIdleSeconds = 1;
+const AgentBatchMaxSeconds = 10;
+const AgentPendingResendSeconds = 30;
+const AgentRelistSeconds = 300;
+/** The disruption loop's state machine (engineer D's; run by the local Step Functions). */
+export const DisruptionLoopDefinition = 'functions/disruption/disruption-loop.asl.json';
 /** The provisioner's reserved concurrency in the CDK stack (serialised decisions per cluster). */
 export const ProvisionerConcurrency = 1;
 /** Name of the local event bus (NODEFLEET_EVENT_BUS_NAME). */
@@ -83,7 +90,9 @@ export class LocalEnvironment {
   private catalog = new Map<string, InstanceType>();
   private agent?: { stop(): Promise<void> | void };
   private agentModule?: any;
-  private agentDeps?: any;
+  /** The disruption loop's own Step Functions runner (its executions are not termination records). */
+  private disruptionSfn?: any;
+  private disruptionRuns = 0;
   private stopping = false;
   private readonly stops: (() => Promise<void> | void)[] = [];
 
@@ -305,15 +314,33 @@ export class LocalEnvironment {
     }
 
     this.agentModule = await importPart('agent', 'functions/agent/agent.ts', this.missing);
-    this.agentDeps = this.agentModule ? depsFor('agent') : undefined;
+
+    // Disruption runs as its Step Functions loop when the definition exists (plan → Wait → validate/act).
+    const loopDef = existsSync(join(RepoRoot, DisruptionLoopDefinition)) ? JSON.parse(readFileSync(join(RepoRoot, DisruptionLoopDefinition), 'utf8')) : undefined;
+    if (loopDef && sfnMod?.LocalStepFunctions && this.invokers.disruption) {
+      const inv = this.invokers.disruption;
+      this.disruptionSfn = new sfnMod.LocalStepFunctions({ clock: this.clock, wait: (seconds: number) => this.clock.sleep(seconds * 1000), retryPauseMs: 50, region: this.scenario.region });
+      this.disruptionSfn.register('disruption', loopDef, { DisruptionFunctionArn: (input: unknown) => inv(input) });
+      this.stops.push(() => this.disruptionSfn?.stop());
+    }
   }
 
   /** Starts virtual time, the scheduler (disruption and gc every minute) and the agent. */
   private async begin(): Promise<void> {
     this.clock.begin();
+    if (this.disruptionSfn) {
+      // EventBridge Scheduler starts one loop execution a minute; overlapping executions are allowed.
+      const timer = this.clock.setInterval(() => {
+        if (this.stopping) return;
+        this.disruptionRuns += 1;
+        const name = `disruption-${new Date(this.clock.nowMs()).toISOString().replace(/[:.]/g, '-')}-${this.disruptionRuns}`;
+        this.disruptionSfn.startExecution('disruption', scheduledEvent(this.scenario.region, 'disruption', this.clock.nowMs()), name);
+      }, ScheduleIntervalSeconds * 1000);
+      this.stops.push(() => timer.cancel());
+    }
     for (const name of ['disruption', 'gc'] as const) {
       const inv = this.invokers[name];
-      if (!inv) continue;
+      if (!inv || (name === 'disruption' && this.disruptionSfn)) continue;
       const timer = this.clock.setInterval(async () => {
         if (this.stopping) return;
         try {
@@ -332,28 +359,30 @@ export class LocalEnvironment {
       }, ScheduleIntervalSeconds * 1000);
       this.stops.push(() => timer.cancel());
     }
-    if (this.agentModule) await this.startAgent(this.agentModule, this.agentDeps);
+    if (this.agentModule) await this.startAgent(this.agentModule);
   }
 
-  private async startAgent(mod: any, deps: any): Promise<void> {
-    const start = mod.startAgent ?? mod.start ?? mod.runAgent;
-    if (typeof start !== 'function') {
-      this.missing.push({ name: 'agent', file: 'functions/agent/agent.ts', reason: 'exports no startAgent()' });
+  private async startAgent(mod: any): Promise<void> {
+    if (typeof mod.Agent !== 'function') {
+      this.missing.push({ name: 'agent', file: 'functions/agent/agent.ts', reason: 'exports no Agent class' });
       return;
     }
-    // Karpenter's batch window (idle 1 s, max 10 s) in virtual time.
-    const batch = { idleMs: 1000 / this.clock.speed, maxMs: 10_000 / this.clock.speed };
-    this.agent = await start({
-      kube: deps.kube,
-      kubeconfig: this.kubeconfigPath,
+    const log = this.logs.forFunction('agent');
+    const speed = this.clock.speed;
+    // The agent's own timers run on wall time: its windows are scaled so they last what they last in AWS in virtual time.
+    const agent = new mod.Agent({
+      connection: { kind: 'kubeconfig', path: this.kubeconfigPath },
       publisher: this.bus,
-      clock: this.clock,
-      log: this.logs.forFunction('agent'),
       clusterName: this.scenario.clusterName,
-      batchIdleMs: batch.idleMs,
-      batchMaxMs: batch.maxMs,
-      relistIntervalMs: 60_000 / this.clock.speed,
+      batchIdleMs: AgentBatchIdleSeconds * 1000 / speed,
+      batchMaxMs: AgentBatchMaxSeconds * 1000 / speed,
+      pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
+      relistIntervalMs: AgentRelistSeconds * 1000 / speed,
+      log: (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => log[level](message, fields),
+      nowMs: () => this.clock.nowMs(),
     });
+    await agent.start();
+    this.agent = agent;
     this.stops.push(() => this.agent?.stop());
   }
 
