@@ -13,6 +13,7 @@ import {
   CatalogRefresher,
   CatalogRefreshIntervalMs,
   CatalogRefreshRetryAfterFailureMs,
+  createPricingClient,
   fetchOnDemandPrices,
   fetchSpotPrices,
   fetchZonesByType,
@@ -269,6 +270,11 @@ describe('fetchOnDemandPrices (Pricing GetProducts)', () => {
     const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
     c.pricingMock.on(GetProductsCommand).rejects(throttled);
     await expect(fetchOnDemandPrices(c.pricing, 'us-east-1')).rejects.toBeInstanceOf(TransientError);
+  });
+
+  it('creates the Pricing client in us-east-1 for a European region, none for GovCloud', async () => {
+    expect(await createPricingClient('eu-west-1')!.config.region()).toBe('us-east-1');
+    expect(createPricingClient('us-gov-east-1')).toBeUndefined();
   });
 
   it('uses the us-east-1 Pricing endpoint, none in GovCloud', () => {
