@@ -111,10 +111,15 @@ export class PodInfo {
   private readonly baseSignature: string;
   private cachedRequirements?: Requirements;
 
+  /**
+   * @param cache shared between the pods of one simulation: pods with identical scheduling
+   *   fields reuse one parsed copy of their constraints (it is never mutated, only replaced).
+   */
   constructor(
     readonly pod: Pod,
     volumes: Record<string, string[]> = {},
     ignorePreferences = false,
+    cache?: Map<string, PodInfo>,
   ) {
     const spec = pod.spec;
     this.key = podKey(pod);
@@ -124,6 +129,33 @@ export class PodInfo {
     this.priority = spec.priority ?? 0;
     this.hostPorts = hostPorts(pod);
     this.tolerations = spec.tolerations ?? [];
+    this.baseSignature = JSON.stringify([
+      this.namespace,
+      this.labels,
+      spec.nodeSelector,
+      spec.affinity,
+      spec.tolerations,
+      spec.topologySpreadConstraints,
+      this.requests,
+      this.hostPorts,
+      spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName),
+      this.priority,
+      ignorePreferences,
+    ]);
+    const same = cache?.get(this.baseSignature);
+    if (same) {
+      this.requiredTerms = same.requiredTerms;
+      this.preferredNode = same.preferredNode;
+      this.spreads = same.spreads;
+      this.spreadsAnyway = same.spreadsAnyway;
+      this.affinity = same.affinity;
+      this.anti = same.anti;
+      this.preferredAffinity = same.preferredAffinity;
+      this.preferredAnti = same.preferredAnti;
+      this.nodeFilterTerms = same.nodeFilterTerms;
+      return;
+    }
+    cache?.set(this.baseSignature, this);
 
     let base = Requirements.fromLabels(spec.nodeSelector ?? {});
     for (const v of spec.volumes ?? []) {
@@ -171,18 +203,6 @@ export class PodInfo {
       this.preferredAnti = [];
       this.spreadsAnyway = [];
     }
-    this.baseSignature = JSON.stringify([
-      this.namespace,
-      this.labels,
-      spec.nodeSelector,
-      spec.affinity,
-      spec.tolerations,
-      spec.topologySpreadConstraints,
-      this.requests,
-      this.hostPorts,
-      spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName),
-      this.priority,
-    ]);
   }
 
   /** The pod's node requirements used as spread node filter (nodeAffinityPolicy Honor); undefined when it has none. */
@@ -190,16 +210,31 @@ export class PodInfo {
 
   /** Identical for pods that behave identically at the current relaxation step. */
   get signature(): string {
-    return `${this.relaxations}|${this.baseSignature}`;
+    if (this.cachedSignature?.[0] !== this.relaxations) this.cachedSignature = [this.relaxations, `${this.relaxations}|${this.baseSignature}`];
+    return this.cachedSignature[1];
   }
+  private cachedSignature?: [number, string];
 
   /** Node requirements in force: the first required term ∩ the heaviest remaining preferred term. */
   get requirements(): Requirements {
     if (!this.cachedRequirements) {
       const req = this.requiredTerms[0].requirements;
       this.cachedRequirements = this.preferredNode.length > 0 ? req.intersect(this.preferredNode[0]) : req;
+      this.cachedHasRequirements = this.cachedRequirements.keys().length > 0;
     }
     return this.cachedRequirements;
+  }
+  private cachedHasRequirements = false;
+
+  /** Whether the pod has node requirements in force. */
+  get hasRequirements(): boolean {
+    void this.requirements;
+    return this.cachedHasRequirements;
+  }
+
+  /** Whether any spread or pod (anti-)affinity is in force. */
+  get hasTopology(): boolean {
+    return this.spreads.length + this.spreadsAnyway.length + this.affinity.length + this.preferredAffinity.length + this.anti.length + this.preferredAnti.length > 0;
   }
 
   /** The node term in force. */

@@ -18,7 +18,7 @@ import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch, unmetMinValues } 
 import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
 import { podRequests } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
-import { ClaimTemplate, collectTypeKeys, typeMatches, type TemplateType } from './template.ts';
+import { ClaimTemplate, collectTypeKeys, typeFilter, typeMatches, type TemplateType } from './template.ts';
 import { Topology, type PodGroups, type TopologyFailure, type TopologyTarget } from './topology.ts';
 import type { ExistingNode, NewNodeClaim, Placement, SchedulingInput, SchedulingResult, UnschedulablePod } from './types.ts';
 
@@ -74,13 +74,20 @@ class SimClaim implements TopologyTarget {
   readonly pods: PodInfo[] = [];
   readonly ports: string[] = [];
   requests: Resources = {};
-  zones: string[] = [];
-  capacityTypes: string[] = [];
-  /** Per resource, the largest room among the options (an upper bound used to reject fast). */
-  maxRoom: Resources = {};
+  private cachedZones?: string[];
+  private cachedCapacityTypes?: string[];
+  /** Largest and smallest room among the options for cpu (millicores), memory (bytes) and pods: fast reject and fast accept. */
+  maxCpu = 0;
+  maxMem = 0;
+  maxPods = 0;
+  minCpu = 0;
+  minMem = 0;
+  minPods = 0;
   /** Capacity held against the NodePool limits (largest option, per limited resource). */
   reserved: Resources = {};
   closed = false;
+  /** Cost-aware packing: the claim must keep at least one efficient option. */
+  capped = false;
 
   constructor(
     readonly template: ClaimTemplate,
@@ -91,24 +98,55 @@ class SimClaim implements TopologyTarget {
     this.refresh();
   }
 
-  /** Recomputes zones, capacity types and max room from the options. */
+  /** Recomputes the room bounds from the options; zones and capacity types are recomputed on next use. */
   refresh(): void {
+    this.cachedZones = undefined;
+    this.cachedCapacityTypes = undefined;
+    let maxCpu = -Infinity, maxMem = -Infinity, maxPods = -Infinity;
+    let minCpu = Infinity, minMem = Infinity, minPods = Infinity;
+    for (const t of this.options) {
+      const cpu = t.room.cpu ?? 0;
+      const mem = t.room.memory ?? 0;
+      const pods = t.room.pods ?? 0;
+      if (cpu > maxCpu) maxCpu = cpu;
+      if (cpu < minCpu) minCpu = cpu;
+      if (mem > maxMem) maxMem = mem;
+      if (mem < minMem) minMem = mem;
+      if (pods > maxPods) maxPods = pods;
+      if (pods < minPods) minPods = pods;
+    }
+    Object.assign(this, { maxCpu, maxMem, maxPods, minCpu, minMem, minPods });
+  }
+
+  private offeringDomains(): void {
     const zoneReq = this.requirements.get(L.LabelTopologyZone);
     const ctReq = this.requirements.get(L.LabelCapacityType);
+    // Stop as soon as every zone / capacity type the pool offers (under the requirements) is seen.
+    const allZones = this.template.zones.filter((z) => !zoneReq || zoneReq.has(z)).length;
+    const allCts = this.template.capacityTypes.filter((c) => !ctReq || ctReq.has(c)).length;
     const zones = new Set<string>();
     const cts = new Set<string>();
-    const maxRoom: Resources = {};
     for (const t of this.options) {
       for (const o of t.offerings) {
         if ((zoneReq && !zoneReq.has(o.zone)) || (ctReq && !ctReq.has(o.capacityType))) continue;
         zones.add(o.zone);
         cts.add(o.capacityType);
       }
-      for (const k in t.room) if (!(t.room[k] <= (maxRoom[k] ?? -Infinity))) maxRoom[k] = t.room[k];
+      if (zones.size === allZones && cts.size === allCts) break;
     }
-    this.zones = [...zones].sort();
-    this.capacityTypes = [...cts].sort();
-    this.maxRoom = maxRoom;
+    this.cachedZones = [...zones].sort();
+    this.cachedCapacityTypes = [...cts].sort();
+  }
+
+  /** Zones some option can launch in under the requirements. */
+  get zones(): string[] {
+    if (!this.cachedZones) this.offeringDomains();
+    return this.cachedZones!;
+  }
+
+  get capacityTypes(): string[] {
+    if (!this.cachedCapacityTypes) this.offeringDomains();
+    return this.cachedCapacityTypes!;
   }
 
   domains(key: string): readonly string[] {
@@ -133,16 +171,40 @@ class SimClaim implements TopologyTarget {
   }
 }
 
-/** Sort order of the queue: priority, then CPU and memory descending, pods with pod affinity after the others, then name. */
-function comparePods(a: PodInfo, b: PodInfo): number {
-  if (a.priority !== b.priority) return b.priority - a.priority;
-  const cpu = (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0);
-  if (cpu !== 0) return cpu;
-  const mem = (b.requests.memory ?? 0) - (a.requests.memory ?? 0);
-  if (mem !== 0) return mem;
-  const aff = (a.affinity.length > 0 ? 1 : 0) - (b.affinity.length > 0 ? 1 : 0);
-  if (aff !== 0) return aff;
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+/**
+ * Memory-to-cpu class of a pod (GiB per vCPU: ≤ 3 compute, ≤ 6 general, else memory), matching
+ * EC2's c / m / r families (2 / 4 / 8 GiB per vCPU). Cost-aware packing queues pods class by
+ * class so a claim fills with pods of one shape and lands on the family that sells that shape
+ * cheapest.
+ */
+function shapeClass(r: Resources): number {
+  const cpu = (r.cpu ?? 0) / 1000;
+  const memGiB = (r.memory ?? 0) / 2 ** 30;
+  if (cpu === 0) return memGiB === 0 ? 0 : 2;
+  const ratio = memGiB / cpu;
+  return ratio <= 3 ? 0 : ratio <= 6 ? 1 : 2;
+}
+
+/**
+ * Sort order of the queue (KC queue.go `byCPUAndMemoryDescending`): priority, then CPU and
+ * memory descending, pods with pod affinity after the others, then name. With cost-aware
+ * packing the shape class comes right after priority.
+ */
+function comparePods(byShape: boolean): (a: PodInfo, b: PodInfo) => number {
+  return (a, b) => {
+    if (a.priority !== b.priority) return b.priority - a.priority;
+    if (byShape) {
+      const shape = shapeClass(a.requests) - shapeClass(b.requests);
+      if (shape !== 0) return shape;
+    }
+    const cpu = (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0);
+    if (cpu !== 0) return cpu;
+    const mem = (b.requests.memory ?? 0) - (a.requests.memory ?? 0);
+    if (mem !== 0) return mem;
+    const aff = (a.affinity.length > 0 ? 1 : 0) - (b.affinity.length > 0 ? 1 : 0);
+    if (aff !== 0) return aff;
+    return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  };
 }
 
 /**
@@ -152,21 +214,23 @@ function comparePods(a: PodInfo, b: PodInfo): number {
 export function solve(input: SchedulingInput): SchedulingResult {
   const settings = input.settings ?? {};
   const strictMinValues = (settings.minValuesPolicy ?? 'Strict') === 'Strict';
+  const costPacking = (settings.packing ?? 'cost') === 'cost';
   const existing = input.existingNodes ?? [];
   const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const typeKeys = collectTypeKeys(typeLists);
-  const templates = pools.map((np, i) => new ClaimTemplate(np, typeLists[i], input.daemonSets ?? [], existing, input.unavailableOfferings ?? [], typeKeys));
+  const templates = pools.map((np, i) => new ClaimTemplate(np, typeLists[i], input.daemonSets ?? [], existing, input.unavailableOfferings ?? [], typeKeys, settings.efficientPriceMargin));
 
   const unschedulable: UnschedulablePod[] = [];
   const placements: Placement[] = [];
   const infos: PodInfo[] = [];
+  const infoCache = new Map<string, PodInfo>();
   for (const pod of input.pods) {
     if (isDaemonSetPod(pod)) {
       unschedulable.push({ pod, reasons: Object.fromEntries(templates.map((t) => [t.name, 'pod is owned by a DaemonSet and bound to its node; a new node cannot help it'])) });
       continue;
     }
-    infos.push(new PodInfo(pod, input.volumes, settings.preferencePolicy === 'Ignore'));
+    infos.push(new PodInfo(pod, input.volumes, settings.preferencePolicy === 'Ignore', infoCache));
   }
 
   // Domains that exist for topology spread: every zone / capacity type / type label value the
@@ -217,24 +281,31 @@ export function solve(input: SchedulingInput): SchedulingResult {
     boundByNode.get(p.spec.nodeName)!.push(p);
   }
   // Register every group before counting, so counts are complete.
+  // Pods with one signature share their groups.
+  const groupsBySignature = new Map<string, PodGroups>();
+  const groupsFor = (info: PodInfo): PodGroups => {
+    let g = groupsBySignature.get(info.signature);
+    if (!g) groupsBySignature.set(info.signature, (g = topology.groupsOf(info)));
+    return g;
+  };
   const groupsOf = new Map<PodInfo, PodGroups>();
-  for (const info of infos) groupsOf.set(info, topology.groupsOf(info));
+  for (const info of infos) groupsOf.set(info, groupsFor(info));
   const boundInfos: [PodInfo, SimNode][] = [];
   for (const [name, pods] of boundByNode) {
     for (const p of pods) {
-      const bi = new PodInfo(p, input.volumes, true);
+      const bi = new PodInfo(p, input.volumes, true, infoCache);
       boundInfos.push([bi, nodeByName.get(name)!]);
       topology.groupsOf(bi);
     }
   }
-  for (const [bi, node] of boundInfos) topology.record(bi, topology.groupsOf(bi).ownedAnti, node);
+  for (const [bi, node] of boundInfos) topology.record(bi, groupsFor(bi).ownedAnti, node);
 
   // Smallest pending pod: claims that cannot take it are closed.
-  let minCpu = Infinity;
-  let minMem = Infinity;
+  let smallestCpu = Infinity;
+  let smallestMem = Infinity;
   for (const info of infos) {
-    minCpu = Math.min(minCpu, info.requests.cpu ?? 0);
-    minMem = Math.min(minMem, info.requests.memory ?? 0);
+    smallestCpu = Math.min(smallestCpu, info.requests.cpu ?? 0);
+    smallestMem = Math.min(smallestMem, info.requests.memory ?? 0);
   }
 
   const claims: SimClaim[] = [];
@@ -266,48 +337,68 @@ export function solve(input: SchedulingInput): SchedulingResult {
 
   const tryClaim = (claim: SimClaim, info: PodInfo, groups: PodGroups): Failure | undefined => {
     const t = claim.template;
-    for (const k in info.requests) {
-      if (claim.pods.length === 0) break; // a fresh claim: let the full check explain
-      const mr = claim.maxRoom[k];
-      if ((claim.requests[k] ?? 0) + info.requests[k] > (mr ?? 0)) {
-        return { reason: `no instance type has enough ${k}`, monotone: true };
-      }
+    const r = info.requests;
+    const cpu = (claim.requests.cpu ?? 0) + (r.cpu ?? 0);
+    const mem = (claim.requests.memory ?? 0) + (r.memory ?? 0);
+    const pods = (claim.requests.pods ?? 0) + (r.pods ?? 0);
+    // A fresh claim skips the fast reject so the full check can explain.
+    if (claim.pods.length > 0 && (cpu > claim.maxCpu || mem > claim.maxMem || pods > claim.maxPods)) {
+      return { reason: 'no instance type has enough room', monotone: true };
     }
     for (const p of info.hostPorts) if (claim.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
     const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
     if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
     if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
     let reqs = claim.requirements;
-    if (info.requirements.keys().length > 0) {
+    if (info.hasRequirements) {
       const m = reqs.incompatibility(info.requirements, t.allowUndefined);
       if (m) return { reason: m, monotone: true };
       reqs = reqs.intersect(info.requirements);
     }
-    const podReqs = reqs;
-    const topo = topology.check(groups, { hostname: claim.hostname, domains: (k) => claim.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints });
-    if (!(topo instanceof Map)) return topo as TopologyFailure;
     let narrowed = false;
-    for (const [k, values] of topo) {
-      if (k === L.LabelHostname) continue;
-      reqs = reqs.add(new Requirement(k, false, new Set(values), false));
-      narrowed = true;
+    if (info.hasTopology || groups.inverse.length > 0) {
+      const podReqs = reqs;
+      const topo = topology.check(groups, { hostname: claim.hostname, domains: (k) => claim.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints });
+      if (!(topo instanceof Map)) return topo as TopologyFailure;
+      for (const [k, values] of topo) {
+        if (k === L.LabelHostname) continue;
+        reqs = reqs.add(new Requirement(k, false, new Set(values), false));
+        narrowed = true;
+      }
     }
     const requests: Resources = { ...claim.requests };
-    for (const k in info.requests) requests[k] = (requests[k] ?? 0) + info.requests[k];
-    const reqsChanged = reqs !== claim.requirements;
-    const options = claim.options.filter((o) => fitsRoom(requests, o.room) && (!reqsChanged || typeMatches(o.type, reqs, t.typeKeys, o.offerings)));
-    if (options.length === 0) {
-      return { reason: explainNoType(claim, info, reqs, requests), monotone: !narrowed };
+    let onlyBasic = true;
+    for (const k in r) {
+      requests[k] = (requests[k] ?? 0) + r[k];
+      if (k !== 'cpu' && k !== 'memory' && k !== 'pods') onlyBasic = false;
     }
-    if (strictMinValues && reqsChanged) {
-      const m = unmetMinValues(options, reqs);
-      if (m) return { reason: m, monotone: !narrowed };
-    } else if (strictMinValues && options.length < claim.options.length) {
-      const m = unmetMinValues(options, reqs);
-      if (m) return { reason: m, monotone: true };
+    const reqsChanged = reqs !== claim.requirements;
+    let options = claim.options;
+    let efficient = true;
+    // Fast accept: every option still holds the claim, nothing else changed.
+    const unchanged = !reqsChanged && onlyBasic && cpu <= claim.minCpu && mem <= claim.minMem && pods <= claim.minPods;
+    if (!unchanged) {
+      const filter = reqsChanged ? typeFilter(reqs, t.typeKeys) : undefined;
+      options = [];
+      efficient = false;
+      for (const o of claim.options) {
+        if (!fitsRoom(requests, o.room) || (filter && !typeMatches(o.type, filter, t.typeKeys, o.offerings))) continue;
+        options.push(o);
+        if (o.efficient) efficient = true;
+      }
+      if (options.length === 0) {
+        return { reason: explainNoType(claim, info, reqs, requests), monotone: !narrowed };
+      }
+      if (claim.capped && !efficient) {
+        return { reason: 'the claim is as large as an efficient instance type can be', monotone: !narrowed };
+      }
+      if (strictMinValues && (reqsChanged || options.length < claim.options.length)) {
+        const m = unmetMinValues(options, reqs);
+        if (m) return { reason: m, monotone: !narrowed };
+      }
     }
     // Commit.
-    const optionsChanged = options.length !== claim.options.length;
+    const optionsChanged = options !== claim.options && options.length !== claim.options.length;
     claim.requirements = reqs;
     claim.options = options;
     claim.requests = requests;
@@ -316,9 +407,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
     if (optionsChanged || reqsChanged) claim.refresh();
     if (t.remaining) reserve(claim);
     topology.record(info, groups.ownedAnti, claim);
-    if ((claim.maxRoom.cpu ?? 0) - (requests.cpu ?? 0) < minCpu || (claim.maxRoom.memory ?? 0) - (requests.memory ?? 0) < minMem || (claim.maxRoom.pods ?? 0) - (requests.pods ?? 0) < 1) {
-      claim.closed = true;
-    }
+    if (claim.maxCpu - cpu < smallestCpu || claim.maxMem - mem < smallestMem || claim.maxPods - pods < 1) claim.closed = true;
     return undefined;
   };
 
@@ -337,7 +426,8 @@ export function solve(input: SchedulingInput): SchedulingResult {
   };
 
   const explainNoType = (claim: SimClaim, info: PodInfo, reqs: Requirements, requests: Resources): string => {
-    const compatible = claim.options.filter((o) => typeMatches(o.type, reqs, claim.template.typeKeys, o.offerings));
+    const filter = typeFilter(reqs, claim.template.typeKeys);
+    const compatible = claim.options.filter((o) => typeMatches(o.type, filter, claim.template.typeKeys, o.offerings));
     if (compatible.length === 0) {
       return claim.pods.length === 0 ? `no instance type satisfies the requirements (${reqs.toString()})` : 'no instance type satisfies the requirements of the pods together';
     }
@@ -369,12 +459,12 @@ export function solve(input: SchedulingInput): SchedulingResult {
     if (f) {
       claimSeq--;
       if (t.remaining && /no instance type has enough/.test(f.reason) && options.length < t.types.length) {
-        const withoutLimits = new SimClaim(t, 'limits-probe', t.requirements, t.types);
-        withoutLimits.refresh();
-        if (fitsRoom(info.requests, withoutLimits.maxRoom)) return { reason: `exceeds limits: every instance type that fits is larger than what nodepool ${t.name} has left under its limits`, monotone: true };
+        const probe = new SimClaim(t, 'limits-probe', t.requirements, t.types);
+        if ((info.requests.cpu ?? 0) <= probe.maxCpu && (info.requests.memory ?? 0) <= probe.maxMem) return { reason: `exceeds limits: every instance type that fits is larger than what nodepool ${t.name} has left under its limits`, monotone: true };
       }
       return f;
     }
+    claim.capped = costPacking && claim.options.some((o) => o.efficient);
     // GPU / accelerator / metal types only when nothing else can hold the pod (KA filter.go exotic filter).
     if (claim.options.some((o) => !o.exotic) && claim.options.some((o) => o.exotic)) {
       claim.options = claim.options.filter((o) => !o.exotic);
@@ -421,7 +511,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
 
   // The queue: a failed pod is relaxed and retried; with nothing left to relax it is retried
   // only after some other pod was placed, and fails for good when nothing changed since its last try.
-  const queue = [...infos].sort(comparePods);
+  const queue = [...infos].sort(comparePods(false));
   const lastFail = new Map<PodInfo, number>();
   let placedCount = 0;
   for (let head = 0; head < queue.length; head++) {
@@ -432,7 +522,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
       continue;
     }
     if (info.hasPreferences && info.relax()) {
-      groupsOf.set(info, topology.groupsOf(info));
+      groupsOf.set(info, groupsFor(info));
       queue.push(info);
       continue;
     }

@@ -9,7 +9,7 @@ import type { Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import type { NodePool } from '../api/nodepool.ts';
 import { parseResource, type Resources } from '../api/quantity.ts';
-import { Requirement, Requirements } from '../api/requirements.ts';
+import { Requirements, type Requirement } from '../api/requirements.ts';
 import type { InstanceType, Offering } from '../catalog/types.ts';
 import { PodInfo } from './pod.ts';
 import { untoleratedTaint } from './taints.ts';
@@ -40,6 +40,38 @@ export interface TemplateType {
   room: Resources;
   /** Whether it is a GPU / accelerator / metal type. */
   exotic: boolean;
+  /**
+   * Among the cheapest per vCPU or per GiB of the pool (within {@link EfficientPriceMargin}):
+   * with cost-aware packing a claim stops growing once none of these can hold it.
+   */
+  efficient: boolean;
+}
+
+/**
+ * How far above the cheapest way to buy its vCPUs (or its memory) in the pool a type may be
+ * priced and still count as efficient. The largest instance sizes exist only in a few, dearer families (384-vCPU m8i
+ * vs 64-vCPU c7g): a claim that keeps growing into them costs more than two efficient nodes.
+ */
+export const EfficientPriceMargin = 0.1;
+
+function markEfficient(types: TemplateType[], margin: number): void {
+  let minCpu = Infinity;
+  let minMem = Infinity;
+  const shape = types.map((t) => {
+    const price = Math.min(...t.offerings.map((o) => o.priceUsdPerHour));
+    const cpu = Math.max(1, (t.type.capacity.cpu ?? 0) / 1000);
+    const memGiB = Math.max(1 / 1024, (t.type.capacity.memory ?? 0) / 2 ** 30);
+    if (!t.exotic) {
+      minCpu = Math.min(minCpu, price / cpu);
+      minMem = Math.min(minMem, price / memGiB);
+    }
+    return { price, cpu, memGiB };
+  });
+  // Efficient: priced close to the cheapest way to buy its own cpu or its own memory.
+  types.forEach((t, i) => {
+    const { price, cpu, memGiB } = shape[i];
+    t.efficient = !t.exotic && price <= (1 + margin) * Math.max(cpu * minCpu, memGiB * minMem);
+  });
 }
 
 export class ClaimTemplate {
@@ -58,6 +90,9 @@ export class ClaimTemplate {
   remaining: Resources | undefined;
   /** The pool's limits as written, parsed (for messages). */
   readonly limits: Resources | undefined;
+  /** Every zone and capacity type some admitted type offers. */
+  readonly zones: string[];
+  readonly capacityTypes: string[];
   /** Why the pool can launch nothing at all, if so. */
   readonly unusable?: string;
 
@@ -68,6 +103,7 @@ export class ClaimTemplate {
     existingNodes: readonly ExistingNode[],
     unavailable: readonly UnavailableOffering[],
     typeKeysAll: ReadonlySet<string>,
+    efficientMargin = EfficientPriceMargin,
   ) {
     const spec = nodePool.spec.template.spec;
     this.name = nodePool.metadata.name;
@@ -84,8 +120,9 @@ export class ClaimTemplate {
     const ctReq = this.requirements.get(L.LabelCapacityType);
     const daemons = daemonSets.map((d) => ({ info: new PodInfo({ metadata: d.metadata, spec: d.spec }), tolerated: !untoleratedTaint(this.taints, d.spec.tolerations, true) }));
     const types: TemplateType[] = [];
+    const poolFilter = typeFilter(this.requirements, typeKeysAll);
     for (const type of instanceTypes) {
-      if (!typeMatches(type, this.requirements, typeKeysAll)) continue;
+      if (!typeMatches(type, poolFilter, typeKeysAll)) continue;
       const offerings = type.offerings.filter(
         (o) => o.available && !unavailableSet.has(`${type.name}|${o.zone}|${o.capacityType}`) && (!zoneReq || zoneReq.has(o.zone)) && (!ctReq || ctReq.has(o.capacityType)),
       );
@@ -100,9 +137,12 @@ export class ClaimTemplate {
       }
       const room: Resources = { ...type.allocatable };
       for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
-      types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic });
+      types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic, efficient: false });
     }
+    markEfficient(types, efficientMargin);
     this.types = types;
+    this.zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
+    this.capacityTypes = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.capacityType)))].sort();
 
     const limits = nodePool.spec.limits;
     if (limits && Object.keys(limits).length > 0) {
@@ -143,17 +183,32 @@ export function typeLabels(type: InstanceType): Record<string, string> {
  * every well-known label, DoesNotExist when not applicable), and one of `offerings` must be in
  * an allowed zone with an allowed capacity type.
  */
-export function typeMatches(type: InstanceType, reqs: Requirements, typeKeys: ReadonlySet<string>, offerings: readonly Offering[] = type.offerings): boolean {
+export function typeMatches(type: InstanceType, reqs: Requirements | TypeFilter, typeKeys: ReadonlySet<string>, offerings: readonly Offering[] = type.offerings): boolean {
+  const f = reqs instanceof Requirements ? typeFilter(reqs, typeKeys) : reqs;
   const labels = type.labels;
-  for (const r of reqs.all()) {
-    if (OFFERING_KEYS.has(r.key) || !typeKeys.has(r.key)) continue;
+  for (const r of f.labelReqs) {
     const v = r.key === L.LabelInstanceType ? type.name : labels[r.key];
     if (!r.matches(v)) return false;
   }
-  const zoneReq = reqs.get(L.LabelTopologyZone);
-  const ctReq = reqs.get(L.LabelCapacityType);
-  if (!zoneReq && !ctReq) return offerings.length > 0;
-  return offerings.some((o) => offeringMatches(o, zoneReq, ctReq));
+  if (!f.zoneReq && !f.ctReq) return offerings.length > 0;
+  for (const o of offerings) if (offeringMatches(o, f.zoneReq, f.ctReq)) return true;
+  return false;
+}
+
+/** Requirements split for fast type checks: label requirements on type-defined keys, zone, capacity type. */
+export interface TypeFilter {
+  labelReqs: Requirement[];
+  zoneReq?: Requirement;
+  ctReq?: Requirement;
+}
+
+/** Prepares `reqs` for many {@link typeMatches} calls. */
+export function typeFilter(reqs: Requirements, typeKeys: ReadonlySet<string>): TypeFilter {
+  return {
+    labelReqs: reqs.all().filter((r) => !OFFERING_KEYS.has(r.key) && typeKeys.has(r.key)),
+    zoneReq: reqs.get(L.LabelTopologyZone),
+    ctReq: reqs.get(L.LabelCapacityType),
+  };
 }
 
 /** Whether an offering is allowed by the zone and capacity-type requirements. */

@@ -69,6 +69,15 @@ export interface SchedulingSettings {
   maxInstanceTypes?: number;
   /** Max instance types sent to one launch (default 60, KA instance.go maxInstanceTypes). */
   maxLaunchInstanceTypes?: number;
+  /**
+   * `cost` (default): a new NodeClaim stops taking pods once none of the pool's cheapest types
+   * per vCPU or per GiB (template.ts `EfficientPriceMargin`) could hold it, so big batches go
+   * to several efficient nodes rather than one node of a rare, dearer giant size.
+   * `karpenter`: a claim grows until no instance type can hold more, as Karpenter does.
+   */
+  packing?: 'cost' | 'karpenter';
+  /** Cost-aware packing margin (default template.ts `EfficientPriceMargin`, 0.1). */
+  efficientPriceMargin?: number;
 }
 
 /** Everything the simulation needs: one consistent snapshot of the cluster. */

@@ -1,0 +1,36 @@
+/**
+ * `npm run bench -- [--json] [--quick]`: benchmarks. Prints a table per benchmark; with --json
+ * the last line is one JSON object `{"scheduling": [...], "disruption"?: ...}`.
+ * Scheduling: test/bench/scheduling.ts. Disruption (engineer D): test/bench/disruption.ts, run
+ * when present (its exported `runDisruptionBench` / `benchDisruption` is called).
+ */
+import { existsSync } from 'node:fs';
+import { benchKarpenterMix, benchRealCatalog, type SchedulingBenchRow } from './scheduling.ts';
+
+const args = new Set(process.argv.slice(2));
+const json = args.has('--json');
+const quick = args.has('--quick');
+
+function table(rows: readonly Record<string, unknown>[], columns: string[]): string {
+  const cells = rows.map((r) => columns.map((c) => String(r[c] ?? '')));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i].length)));
+  return [columns, ...cells].map((r) => r.map((c, i) => c.padStart(widths[i])).join('  ')).join('\n');
+}
+
+const scheduling: SchedulingBenchRow[] = [
+  ...benchKarpenterMix(quick ? [1000, 5000] : [1000, 5000, 10000, 20000]),
+  ...benchRealCatalog(quick ? [1000] : [1000, 5000]),
+];
+process.stdout.write('scheduling\n');
+process.stdout.write(`${table(scheduling as unknown as Record<string, unknown>[], ['workload', 'pods', 'instanceTypes', 'podsPerSecond', 'heapMiB', 'nodeClaims', 'unschedulable', 'costPerHour', 'lowerBoundPerHour', 'baselinePerHour'])}\n`);
+const real = scheduling.find((r) => r.baseline);
+if (real) process.stdout.write(`baseline: ${real.baseline}\n`);
+
+const report: Record<string, unknown> = { scheduling: scheduling.map(({ baseline: _b, ...r }) => r) };
+const disruptionFile = new URL('./disruption.ts', import.meta.url);
+if (existsSync(disruptionFile)) {
+  const mod = (await import(disruptionFile.href)) as Record<string, unknown>;
+  const run = (mod.runDisruptionBench ?? mod.benchDisruption ?? mod.default) as ((o: { quick: boolean; json: boolean }) => unknown) | undefined;
+  if (typeof run === 'function') report.disruption = await run({ quick, json });
+}
+if (json) process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -1,0 +1,164 @@
+/**
+ * Scheduling benchmarks: speed on the karpenter-mix workload and packing quality on the real
+ * catalog (cost per hour versus a lower bound and versus a Cluster-Autoscaler-style baseline).
+ */
+import type { Pod } from '../../shared/api/kube.ts';
+import type { NodePool } from '../../shared/api/nodepool.ts';
+import { loadCatalog } from '../../shared/catalog/index.ts';
+import { filterInstanceTypes, nodePoolRequirements } from '../../shared/catalog/filter.ts';
+import type { InstanceType } from '../../shared/catalog/types.ts';
+import { podRequests, solve, type DaemonSetTemplate, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import { genericPods, mixInstanceTypes, mixNodePool, mixPods, realNodePool } from './workloads.ts';
+
+/** One row of the JSON report (USD per hour, MiB). */
+export interface SchedulingBenchRow {
+  workload: 'karpenter-mix' | 'real-catalog';
+  pods: number;
+  instanceTypes: number;
+  podsPerSecond: number;
+  heapMiB: number;
+  nodeClaims: number;
+  unschedulable: number;
+  costPerHour: number;
+  lowerBoundPerHour?: number;
+  baselinePerHour?: number;
+  /** The baseline's node groups and expander, for the record. */
+  baseline?: string;
+}
+
+/** The EKS add-on daemonsets of a default cluster (aws-node, kube-proxy, eks-pod-identity-agent). */
+export const AddOnDaemonSets: DaemonSetTemplate[] = [
+  { name: 'aws-node', cpu: '25m' },
+  { name: 'kube-proxy', cpu: '100m' },
+  { name: 'eks-pod-identity-agent', cpu: '25m' },
+].map((d) => ({ metadata: { name: d.name, namespace: 'kube-system' }, spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: d.name, resources: { requests: { cpu: d.cpu } } }] } }));
+
+function timeSolve(pods: Pod[], pools: NodePool[], types: InstanceType[], daemonSets: DaemonSetTemplate[] = []): { result: SchedulingResult; seconds: number; heapMiB: number } {
+  const start = process.hrtime.bigint();
+  const result = solve({ pods, nodePools: pools, instanceTypes: () => types, daemonSets });
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+  return { result, seconds, heapMiB };
+}
+
+function cost(result: SchedulingResult): number {
+  return result.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
+}
+
+const round = (v: number, d = 2) => Number(v.toFixed(d));
+
+/** karpenter-mix at each size. */
+export function benchKarpenterMix(sizes: readonly number[]): SchedulingBenchRow[] {
+  const types = mixInstanceTypes();
+  const pool = mixNodePool();
+  timeSolve(mixPods(500, 1), [pool], types); // warm-up (JIT)
+  return sizes.map((n) => {
+    const pods = mixPods(n);
+    const { result, seconds, heapMiB } = timeSolve(pods, [pool], types);
+    return {
+      workload: 'karpenter-mix',
+      pods: n,
+      instanceTypes: types.length,
+      podsPerSecond: Math.round(n / seconds),
+      heapMiB: Math.round(heapMiB),
+      nodeClaims: result.newNodeClaims.length,
+      unschedulable: result.unschedulable.length,
+      costPerHour: round(cost(result)),
+    };
+  });
+}
+
+/**
+ * Lower bound of any packing: total requests priced at the cheapest USD per vCPU and per GiB
+ * among the offerings the NodePool admits, whichever total is larger.
+ */
+export function lowerBound(pods: readonly Pod[], admitted: readonly InstanceType[], daemonCpuPerNode = 0): number {
+  let cpu = 0;
+  let memGiB = 0;
+  for (const p of pods) {
+    const r = podRequests(p.spec);
+    cpu += (r.cpu ?? 0) / 1000;
+    memGiB += (r.memory ?? 0) / 2 ** 30;
+  }
+  void daemonCpuPerNode;
+  let perCpu = Infinity;
+  let perGiB = Infinity;
+  for (const t of admitted) {
+    for (const o of t.offerings) {
+      if (!o.available) continue;
+      perCpu = Math.min(perCpu, o.priceUsdPerHour / ((t.capacity.cpu ?? 1000) / 1000));
+      perGiB = Math.min(perGiB, o.priceUsdPerHour / (Number(t.labels['karpenter.k8s.aws/instance-memory'] ?? 1024) / 1024));
+    }
+  }
+  return Math.max(cpu * perCpu, memGiB * perGiB);
+}
+
+/** Node groups of the Cluster-Autoscaler-style baseline: one instance type each. */
+export const BaselineGroups = ['m6i.2xlarge', 'c6i.4xlarge', 'r6i.2xlarge', 'm6i.8xlarge'];
+
+/**
+ * A Cluster-Autoscaler-style scale-up: fixed node groups of one type each; for every group a
+ * first-fit-decreasing estimate of the new nodes the pending pods need; the least-waste expander
+ * picks the group whose new nodes would be best used (mean unused fraction of cpu and memory);
+ * repeat until every pod that fits some group is placed. Returns USD per hour.
+ */
+export function clusterAutoscalerBaseline(pods: readonly Pod[], catalog: readonly InstanceType[], groups: readonly string[], daemonCpu: number): number {
+  const types = groups.map((g) => catalog.find((t) => t.name === g)).filter((t): t is InstanceType => !!t);
+  const price = (t: InstanceType) => Math.min(...t.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.priceUsdPerHour));
+  let pending = pods.map((p) => podRequests(p.spec)).sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0) || (b.memory ?? 0) - (a.memory ?? 0));
+  let total = 0;
+  while (pending.length > 0) {
+    let best: { t: InstanceType; nodes: number; placed: Set<number>; waste: number } | undefined;
+    for (const t of types) {
+      const cap = { cpu: (t.allocatable.cpu ?? 0) - daemonCpu, memory: t.allocatable.memory ?? 0, pods: (t.allocatable.pods ?? 0) - 3 };
+      const bins: { cpu: number; memory: number; pods: number }[] = [];
+      const placed = new Set<number>();
+      pending.forEach((r, i) => {
+        const c = r.cpu ?? 0;
+        const m = r.memory ?? 0;
+        if (c > cap.cpu || m > cap.memory) return;
+        let bin = bins.find((b) => b.cpu >= c && b.memory >= m && b.pods >= 1);
+        if (!bin) bins.push((bin = { ...cap }));
+        bin.cpu -= c;
+        bin.memory -= m;
+        bin.pods -= 1;
+        placed.add(i);
+      });
+      if (bins.length === 0) continue;
+      const unusedCpu = bins.reduce((s, b) => s + b.cpu, 0) / (cap.cpu * bins.length);
+      const unusedMem = bins.reduce((s, b) => s + b.memory, 0) / (cap.memory * bins.length);
+      const waste = (unusedCpu + unusedMem) / 2;
+      if (!best || waste < best.waste) best = { t, nodes: bins.length, placed, waste };
+    }
+    if (!best) break;
+    total += best.nodes * price(best.t);
+    const placed = best.placed;
+    pending = pending.filter((_, i) => !placed.has(i));
+  }
+  return total;
+}
+
+/** real-catalog at each size (region us-east-1, on-demand, c/m/r gen > 4, amd64 + arm64, EKS add-on daemonsets). */
+export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1'): SchedulingBenchRow[] {
+  const pool = realNodePool();
+  const catalog = loadCatalog({ region });
+  const admitted = filterInstanceTypes(catalog, nodePoolRequirements(pool));
+  const daemonCpu = 150;
+  return sizes.map((n) => {
+    const pods = genericPods(n);
+    const { result, seconds, heapMiB } = timeSolve(pods, [pool], catalog, AddOnDaemonSets);
+    return {
+      workload: 'real-catalog',
+      pods: n,
+      instanceTypes: admitted.length,
+      podsPerSecond: Math.round(n / seconds),
+      heapMiB: Math.round(heapMiB),
+      nodeClaims: result.newNodeClaims.length,
+      unschedulable: result.unschedulable.length,
+      costPerHour: round(cost(result)),
+      lowerBoundPerHour: round(lowerBound(pods, admitted)),
+      baselinePerHour: round(clusterAutoscalerBaseline(pods, catalog, BaselineGroups, daemonCpu)),
+      baseline: `Cluster-Autoscaler-style: node groups ${BaselineGroups.join(', ')} (on-demand), least-waste expander, first-fit-decreasing estimator`,
+    };
+  });
+}
