@@ -66,19 +66,23 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
   return { labels, taints };
 }
 
-async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<NodeClaim | undefined> {
+/**
+ * Applies `change` to the stored claim with a conditional write, re-reading on conflict.
+ * `changed` is false when `change` found nothing to do (another invocation did it first).
+ */
+async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<{ claim?: NodeClaim; changed: boolean }> {
   for (let i = 0; i <= MaxConflictRetries; i++) {
     const current = await deps.store.get(name);
-    if (!current) return undefined;
+    if (!current) return { changed: false };
     const next = change(current);
-    if (!next) return current;
+    if (!next) return { claim: current, changed: false };
     try {
-      return await deps.store.update(next);
+      return { claim: await deps.store.update(next), changed: true };
     } catch (err) {
       if (!(err instanceof ConflictError) || i === MaxConflictRetries) throw err;
     }
   }
-  return undefined;
+  return { changed: false };
 }
 
 /** Handles one node event. */
@@ -99,12 +103,16 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   if (!isTrue(claim, 'Registered')) {
     const patch = registrationPatch(node, claim);
     liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, taints: patch.taints });
-    current = await updateWithRetry(deps, claim.name, (c) =>
+    const r = await updateWithRetry(deps, claim.name, (c) =>
       isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: 'Registered' },
     );
-    registered = true;
-    deps.log.info('registered nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name } });
-    deps.metrics.count(MetricNames.nodeClaimsRegistered, { nodepool: claim.nodePool });
+    current = r.claim;
+    // Only the invocation whose write made the transition reports it (events for one node can overlap).
+    if (r.changed) {
+      registered = true;
+      deps.log.info('registered nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name } });
+      deps.metrics.count(MetricNames.nodeClaimsRegistered, { nodepool: claim.nodePool });
+    }
   }
   if (!current || isTrue(current, 'Initialized')) return registered ? { action: 'registered', nodeClaim: claim.name } : { action: 'unchanged', nodeClaim: claim.name };
   const reason = notInitializedReason(liveNode, current);
@@ -114,7 +122,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   }
   await deps.kube.patchNode(node.metadata.name, { labels: { [L.LabelInitialized]: 'true' } });
   const allocatable = liveNode.status?.allocatable ? formatResources(parseResources(liveNode.status.allocatable)) : current.allocatable;
-  await updateWithRetry(deps, claim.name, (c) =>
+  const init = await updateWithRetry(deps, claim.name, (c) =>
     isTrue(c, 'Initialized')
       ? undefined
       : {
@@ -124,6 +132,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
           ...(allocatable ? { allocatable } : {}),
         },
   );
+  if (!init.changed) return { action: registered ? 'registered' : 'unchanged', nodeClaim: claim.name };
   deps.log.info('initialized nodeclaim', { NodeClaim: { name: claim.name }, allocatable });
   deps.metrics.count(MetricNames.nodeClaimsInitialized, { nodepool: claim.nodePool });
   const launched = claim.conditions.find((c) => c.type === 'Launched')?.lastTransitionTime;

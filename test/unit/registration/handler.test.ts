@@ -78,6 +78,13 @@ describe('registration', () => {
     expect((await run(event(n, 'updated'), deps)).action).toBe('unchanged');
   });
 
+  it('overlapping events for one node report the transition once', async () => {
+    const { n, deps } = world(false);
+    await Promise.all([run(event(n, 'added'), deps), run(event(n, 'updated'), deps), run(event(n, 'ready'), deps)]);
+    expect(deps.log.withMessage('registered nodeclaim')).toHaveLength(1);
+    expect(deps.metrics.total(MetricNames.nodeClaimsRegistered)).toBe(1);
+  });
+
   it('ignores nodes that are not ours', async () => {
     const { deps } = world(true);
     const other = node({ name: 'ng-1', providerID: 'aws:///ap-northeast-2b/i-0ffffffffffffffff' });
