@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const pureFolders = ['shared/api/**', 'shared/catalog/**', 'shared/scheduling/**', 'shared/disruption/**'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.nodefleet/**', 'dist/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
