@@ -9,7 +9,7 @@ import { isTrue } from '../api/nodeclaim.ts';
 import { parseResources } from '../api/quantity.ts';
 import { LabelCapacityType, LabelNodePool, LabelTopologyZone } from '../api/labels.ts';
 import { solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
-import { podKey } from './pods.ts';
+import { isReschedulable, podKey } from './pods.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
 
@@ -72,8 +72,24 @@ export class Simulator {
   }
 
   /**
+   * Pods that will need a place anyway: pending ones, and those on nodes being deleted or
+   * leaving this pass. They go into every simulation first-class (so consolidation does not take
+   * capacity they need), but only the candidates' pods decide the outcome (KC helpers.go
+   * `SimulateScheduling`: pending and deleting-node pods are added to the candidates' pods).
+   */
+  private background(): Pod[] {
+    const s = this.state;
+    const out: Pod[] = [];
+    for (const p of s.snapshot.pods) if (!p.spec.nodeName && isReschedulable(p)) out.push(p);
+    const gone = new Set([...s.managed.filter((m) => m.deleting).map((m) => m.node.metadata.name), ...s.leaving]);
+    for (const name of gone) for (const p of s.podsByNode.get(name) ?? []) if (isReschedulable(p)) out.push(p);
+    return out;
+  }
+
+  /**
    * Simulates removing `candidates` (plus nodes already leaving this pass): their reschedulable
-   * pods must fit on what remains or on new NodeClaims.
+   * pods must fit on what remains or on new NodeClaims. New NodeClaims holding none of the
+   * candidates' pods (made for pending pods) are not the command's business and are dropped.
    */
   simulate(candidates: readonly Candidate[]): Simulation {
     this.simulations++;
@@ -81,12 +97,14 @@ export class Simulator {
     const removed = new Set([...candidates.map((c) => c.nodeName), ...s.leaving]);
     const pending: Pod[] = [];
     const candidateKeys = new Set<string>();
+    const unbind = (p: Pod): Pod => ({ ...p, spec: { ...p.spec, nodeName: undefined }, status: { ...p.status, nominatedNodeName: undefined } });
     for (const c of candidates) {
       for (const p of c.reschedulablePods) {
         candidateKeys.add(podKey(p));
-        pending.push({ ...p, spec: { ...p.spec, nodeName: undefined }, status: { ...p.status, nominatedNodeName: undefined } });
+        pending.push(unbind(p));
       }
     }
+    for (const p of this.background()) if (!candidateKeys.has(podKey(p))) pending.push(unbind(p));
     const result = solve({
       pods: pending,
       nodePools: s.snapshot.nodePools,
@@ -99,6 +117,7 @@ export class Simulator {
     const unschedulable = result.unschedulable
       .filter((u) => candidateKeys.has(podKey(u.pod)))
       .map((u) => ({ pod: podKey(u.pod), reason: Object.entries(u.reasons).map(([pool, why]) => `${pool}: ${why}`).join('; ') || 'no nodepool can run it' }));
-    return { result, unschedulable, newNodeClaims: result.newNodeClaims };
+    const newNodeClaims = result.newNodeClaims.filter((nc) => nc.pods.some((p) => candidateKeys.has(podKey(p))));
+    return { result, unschedulable, newNodeClaims };
   }
 }

@@ -185,6 +185,17 @@ describe('planDisruption', () => {
     expect(graceful.command?.replacements).toHaveLength(1);
   });
 
+  it('pending pods take free capacity first: a delete becomes a cheaper replace', () => {
+    const nodes = [node('a', Medium), node('b', Medium, { zone: 'us-east-1b' })];
+    const bound = [pod('pa', 'a', '1500m'), pod('pb', 'b', '1500m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000000000' } })];
+    expect(planDisruption(snapshot({ nodes, pods: bound }), Now).command).toMatchObject({ decision: 'delete', candidates: [{ nodeName: 'a' }] });
+    const pending = pod('waiting', '', '2000m');
+    delete pending.spec.nodeName;
+    const plan = planDisruption(snapshot({ nodes, pods: [...bound, pending] }), Now);
+    expect(plan.command).toMatchObject({ decision: 'replace', candidates: [{ nodeName: 'a' }] });
+    expect(plan.command?.replacements[0].pods).toEqual(['default/pa']);
+  });
+
   it('orders candidates by disruption cost: pod-deletion-cost makes a node dearer', () => {
     const nodes = [node('a', Medium), node('b', Medium)];
     const cheap = planDisruption(snapshot({ nodes, pods: [pod('pa', 'a', '1500m'), pod('pb', 'b', '1500m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000000000' } })] }), Now);
