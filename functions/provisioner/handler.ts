@@ -48,9 +48,8 @@ export async function run(input: Input, deps: ProvisionerDeps): Promise<Provisio
 let idempotentRun: ((e: Record<string, unknown>) => Promise<ProvisionSummary>) | undefined;
 
 function idempotent(deps: Deps): (e: Record<string, unknown>) => Promise<ProvisionSummary> {
-  idempotentRun ??= deps.clients
-    ? idempotentOn((e: Record<string, unknown>) => run(e as Input, deps), idempotencyStore(deps.clients.dynamodb, deps.env.tableName, 'provisioner'), 'id')
-    : (e) => run(e as Input, deps);
+  const persistence = deps.idempotency ?? (deps.clients ? idempotencyStore(deps.clients.dynamodb, deps.env.tableName, 'provisioner') : undefined);
+  idempotentRun ??= persistence ? idempotentOn((e: Record<string, unknown>) => run(e as Input, deps), persistence, 'id') : (e) => run(e as Input, deps);
   return idempotentRun;
 }
 

@@ -48,6 +48,7 @@ import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
 import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
 import type { ClusterInfo } from '../aws/user-data.ts';
 import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
+import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { RuntimeEnv } from './env.ts';
 import { RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
 
@@ -83,6 +84,8 @@ export interface Deps {
   clusterInfo: () => Promise<ClusterInfo>;
   /** SDK clients (undefined members when a test builds Deps by hand). */
   clients?: Clients;
+  /** Powertools idempotency persistence; default: DynamoDB on the shared table (middleware.ts idempotencyStore). */
+  idempotency?: BasePersistenceLayer;
 }
 
 /** Options of {@link buildDeps}. */
