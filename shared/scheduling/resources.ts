@@ -26,10 +26,25 @@ function maxInto(target: Resources, other: Resources): void {
 }
 
 /**
+ * Parsed requests by spec object: simulations run many times over the same pods. A spec must
+ * not be changed in place after its requests were read (build a new spec object instead).
+ */
+const cache = new WeakMap<PodSpec, Resources>();
+
+/**
  * The requests of a pod (or pod template) in canonical units (cpu millicores, memory bytes),
- * including `pods: 1`.
+ * including `pods: 1`. Returns a fresh object the caller may change.
  */
 export function podRequests(spec: PodSpec): Resources {
+  let r = cache.get(spec);
+  if (!r) {
+    r = computePodRequests(spec);
+    cache.set(spec, r);
+  }
+  return { ...r };
+}
+
+function computePodRequests(spec: PodSpec): Resources {
   const total: Resources = {};
   for (const c of spec.containers ?? []) addInto(total, containerRequests(c));
   const sidecars: Resources = {};

@@ -19,7 +19,7 @@ import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
 import { podRequests } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
 import { ClaimTemplate, collectTypeKeys, typeFilter, typeMatches, type TemplateType } from './template.ts';
-import { Topology, type PodGroups, type TopologyFailure, type TopologyTarget } from './topology.ts';
+import { Topology, type PodGroups, type TopologyFailure, type TopologyGroup, type TopologyTarget } from './topology.ts';
 import type { ExistingNode, NewNodeClaim, Placement, SchedulingInput, SchedulingResult, UnschedulablePod } from './types.ts';
 
 interface Failure {
@@ -290,15 +290,20 @@ export function solve(input: SchedulingInput): SchedulingResult {
   };
   const groupsOf = new Map<PodInfo, PodGroups>();
   for (const info of infos) groupsOf.set(info, groupsFor(info));
-  const boundInfos: [PodInfo, SimNode][] = [];
+  // Running pods count in the groups that select them; only those with required anti-affinity need parsing.
+  const boundInfos: [{ namespace: string; labels: Record<string, string> }, TopologyGroup[], SimNode][] = [];
   for (const [name, pods] of boundByNode) {
     for (const p of pods) {
-      const bi = new PodInfo(p, input.volumes, true, infoCache);
-      boundInfos.push([bi, nodeByName.get(name)!]);
-      topology.groupsOf(bi);
+      const node = nodeByName.get(name)!;
+      if (p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
+        const bi = new PodInfo(p, input.volumes, true, infoCache);
+        boundInfos.push([bi, groupsFor(bi).ownedAnti, node]);
+      } else {
+        boundInfos.push([{ namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} }, [], node]);
+      }
     }
   }
-  for (const [bi, node] of boundInfos) topology.record(bi, groupsFor(bi).ownedAnti, node);
+  if (!topology.empty) for (const [bi, owned, node] of boundInfos) topology.record(bi, owned, node);
 
   // Smallest pending pod: claims that cannot take it are closed.
   let smallestCpu = Infinity;

@@ -174,6 +174,11 @@ export class Topology {
   private readonly inverseCache = new Map<string, TopologyGroup[]>();
   private readonly selectCache = new Map<string, TopologyGroup[]>();
 
+  /** True while no pod has any spread or (anti-)affinity constraint: nothing to count. */
+  get empty(): boolean {
+    return this.all.length === 0;
+  }
+
   /** @param universe every domain value per key that a new or existing node may have (zones, capacity types, …). */
   constructor(private readonly universe: ReadonlyMap<string, ReadonlySet<string>>) {}
 
@@ -318,6 +323,7 @@ export class Topology {
    * anti-affinity terms.
    */
   record(pod: { namespace: string; labels: Record<string, string> }, ownAnti: readonly TopologyGroup[], target: TopologyTarget): void {
+    if (this.all.length === 0) return;
     for (const g of this.selecting(pod.namespace, pod.labels)) {
       if (g.nodeFilter || g.taintFilter) {
         if (!g.nodeCounts(target.labels, target.requirements, target.taints)) continue;
