@@ -15,7 +15,7 @@
  * endpoint overrides pointed here; only the clock, log, event publisher, termination starter and
  * budget counter are injected as ports.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { EventRules, InterruptionRuleNames, Env } from '../../shared/api/contract.ts';
@@ -49,6 +49,8 @@ export const ProvisionerConcurrency = 1;
 export const LocalEventBusName = 'nodefleet-local';
 /** Folder under the working directory holding the local state (dynalite data, executions, kubeconfig). */
 export const StateDirName = '.nodefleet';
+/** Lock file inside the state folder (holds the running demo's pid). */
+export const LockFileName = 'demo.lock';
 
 export interface LocalEnvironmentOptions {
   scenario: Scenario;
@@ -113,6 +115,7 @@ export class LocalEnvironment {
     const s = this.scenario;
     const persist = this.opts.persist ?? true;
     mkdirSync(this.stateDir, { recursive: true });
+    this.takeLock();
     // Each run starts from a clean slate; what it leaves stays for `status` / `history`.
     for (const d of ['dynamodb', 'executions']) rmSync(join(this.stateDir, d), { recursive: true, force: true });
 
@@ -155,6 +158,29 @@ export class LocalEnvironment {
 
     await this.bindFunctions();
     await this.begin();
+  }
+
+  /**
+   * One environment per state folder: a second demo in the same directory would wipe the first
+   * one's DynamoDB data and repoint its kubeconfig. A lock file with the owner's pid guards it; a
+   * lock left by a process that is gone is taken over.
+   * @throws EnvironmentBusyError naming the pid holding the folder.
+   */
+  private takeLock(): void {
+    const lock = join(this.stateDir, LockFileName);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(lock, String(process.pid), { flag: 'wx' });
+        this.stops.push(() => rmSync(lock, { force: true }));
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const pid = Number(readFileSync(lock, 'utf8').trim());
+        if (pid && pid !== process.pid && isAlive(pid)) throw new EnvironmentBusyError(this.stateDir, pid);
+        rmSync(lock, { force: true });
+      }
+    }
+    throw new EnvironmentBusyError(this.stateDir, 0);
   }
 
   /** Instances reaching `running` start a kubelet; shutting-down stops it; terminated removes the Node (the cloud node lifecycle controller's job in EKS). */
@@ -290,6 +316,7 @@ export class LocalEnvironment {
             retryPauseMs: 50,
             historyDir: (this.opts.persist ?? true) ? join(this.stateDir, 'executions') : undefined,
             region: this.scenario.region,
+            root: RepoRoot,
           },
         );
         this.sfn = created.sfn;
@@ -423,6 +450,26 @@ export class LocalEnvironment {
         // Best effort: a stand-in that fails to stop must not hide the run's result.
       }
     }
+  }
+}
+
+/** Another embedded environment is running on the same state folder. */
+export class EnvironmentBusyError extends Error {
+  override name = 'EnvironmentBusyError';
+  constructor(
+    readonly stateDir: string,
+    readonly pid: number,
+  ) {
+    super(`another nodefleet demo (pid ${pid}) is using ${stateDir}; wait for it to finish or run from another directory`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

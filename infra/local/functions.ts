@@ -7,12 +7,12 @@
  * is reported by name — `missing` — instead of being faked: a scenario that needs it fails and
  * says what is missing.
  */
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 
 /** Repository root (infra/local/ → ../..). */
-export const RepoRoot = join(import.meta.dirname, '..', '..');
+export const RepoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A function that could not be bound, and why. */
 export interface MissingPart {
