@@ -153,10 +153,15 @@ export class LocalStepFunctions {
         return (await fn(stateInput)) ?? {};
       };
     }
+    // Aborting must also end a Wait in progress: the library keeps its task timer until the
+    // handler settles, which would hold the process open.
+    const aborted = new AbortController();
+    const abortable = <T>(p: Promise<T>): Promise<T | undefined> =>
+      Promise.race([p, new Promise<undefined>((r) => aborted.signal.addEventListener('abort', () => r(undefined), { once: true }))]);
     for (const [stateName, w] of m.waits) {
       handlers[stateName] = async (stateInput) => {
         await yieldToHistory();
-        await this.pass(waitSeconds(w, stateInput, this.clock), stateName);
+        await abortable(this.pass(waitSeconds(w, stateInput, this.clock), stateName, aborted.signal));
         return stateInput;
       };
     }
@@ -183,7 +188,14 @@ export class LocalStepFunctions {
       this.persist(record);
       return record;
     })();
-    this.executions.set(executionName, { record, done, abort: execution.abort });
+    this.executions.set(executionName, {
+      record,
+      done,
+      abort: () => {
+        execution.abort();
+        aborted.abort();
+      },
+    });
     this.persist(record);
     return { executionArn, alreadyExists: false };
   }
@@ -219,9 +231,13 @@ export class LocalStepFunctions {
     return this.opts.accountId ?? '123456789012';
   }
 
-  private async pass(seconds: number, stateName: string): Promise<void> {
+  private async pass(seconds: number, stateName: string, signal: AbortSignal): Promise<void> {
     if (this.opts.wait) return void (await this.opts.wait(seconds, stateName));
-    if (seconds > 0) await new Promise((r) => setTimeout(r, (seconds * 1000) / this.speed));
+    if (seconds <= 0 || signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, (seconds * 1000) / this.speed);
+      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    });
   }
 
   private retryOverrides(m: Registered): Record<string, number[]> {

@@ -88,3 +88,14 @@ describe('terminationExecutionName', () => {
     expect(n).not.toBe(terminationExecutionName('a.'.repeat(59) + 'b.'));
   });
 });
+
+describe('LocalStepFunctions.stop', () => {
+  it('aborts an execution blocked in a Wait at once', async () => {
+    const sfn = new LocalStepFunctions({ wait: () => new Promise<void>(() => undefined) });
+    sfn.register('loop', loop, { CountFunctionArn: counter() });
+    sfn.startExecution('loop', {}, 'stuck');
+    await new Promise((r) => setTimeout(r, 50));
+    await sfn.stop();
+    expect(sfn.describeExecution('stuck')?.status).toBe('ABORTED');
+  });
+});
