@@ -91,7 +91,7 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     await deps.cloud.terminate(i.instanceId);
     result.terminated.push(i.instanceId);
     deps.log.info('garbage collecting instance with no nodeclaim', { instance: i.instanceId, 'instance-type': i.instanceType, zone: i.zone, nodeclaim: claimName });
-    deps.metrics.count('karpenter_nodeclaims_garbage_collected_total', { reason: 'orphan_instance' });
+    deps.metrics.count(MetricNames.orphanInstancesTerminated, { zone: i.zone });
   }
   return result;
 }

@@ -136,7 +136,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   deps.log.info('initialized nodeclaim', { NodeClaim: { name: claim.name }, allocatable });
   deps.metrics.count(MetricNames.nodeClaimsInitialized, { nodepool: claim.nodePool });
   const launched = claim.conditions.find((c) => c.type === 'Launched')?.lastTransitionTime;
-  if (launched) deps.metrics.seconds('karpenter_nodeclaims_startup_duration_seconds', (Date.parse(now) - Date.parse(launched)) / 1000, { nodepool: claim.nodePool });
+  if (launched) deps.metrics.seconds(MetricNames.nodeClaimLaunchToInitialized, (Date.parse(now) - Date.parse(launched)) / 1000, { nodepool: claim.nodePool });
   return { action: registered ? 'registered+initialized' : 'initialized', nodeClaim: claim.name };
 }
 

@@ -1,8 +1,8 @@
 /**
  * Logging and metrics behind two small interfaces, so handlers and tests do not depend on
  * Powertools: {@link Log} (structured JSON lines, Karpenter's messages and field names) and
- * {@link MetricsSink} (CloudWatch EMF, namespace "nodefleet", Karpenter's metric names without
- * the `karpenter_` prefix's meaning changed: e.g. `karpenter_nodeclaims_created_total`).
+ * {@link MetricsSink} (CloudWatch EMF, namespace "nodefleet", metrics named exactly as Karpenter
+ * names them, e.g. `karpenter_nodeclaims_created_total`, with Karpenter's label names as dimensions).
  * The Powertools-backed implementations live here (the only folder importing Powertools);
  * {@link RecordingLog} / {@link RecordingMetrics} are for tests and the embedded environment.
  */
@@ -44,6 +44,10 @@ export const MetricNames = {
   cloudProviderDuration: 'karpenter_cloudprovider_duration_seconds',
   launchFailures: 'karpenter_cloudprovider_instance_launch_failures_total',
   interruptionReceived: 'karpenter_interruption_received_messages_total',
+  /** nodefleet's own (no Karpenter equivalent): seconds from Launched to Initialized. */
+  nodeClaimLaunchToInitialized: 'nodefleet_nodeclaim_launch_to_initialized_seconds',
+  /** nodefleet's own: instances gc terminated because no NodeClaim owns them. */
+  orphanInstancesTerminated: 'nodefleet_orphan_instances_terminated_total',
 } as const;
 
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */
