@@ -329,7 +329,11 @@ export class CatalogRefresher {
       },
       (err: unknown) => {
         s.failedAtMs = nowMs;
-        this.opts.onError?.(part, err instanceof Error ? err : new Error(String(err)));
+        try {
+          this.opts.onError?.(part, err instanceof Error ? err : new Error(String(err)));
+        } catch {
+          // a failing logger must not break the catalog
+        }
       },
     ).finally(() => {
       s.inFlight = undefined;

@@ -331,6 +331,23 @@ describe('instanceTypeInfoFromEc2 (DescribeInstanceTypes)', () => {
     expect(row.accelerator).toEqual(instanceTypeInfos.find((i) => i.name === 'inf2.xlarge')!.accelerator);
   });
 
+  it('maps GPUs and local NVMe (g5.xlarge: one NVIDIA A10G, 250 GB instance store)', () => {
+    const g5: Ec2InstanceTypeInfo = {
+      ...m5Large,
+      InstanceType: 'g5.xlarge',
+      ProcessorInfo: { SupportedArchitectures: ['x86_64'], SustainedClockSpeedInGhz: 3.3, Manufacturer: 'AMD' },
+      VCpuInfo: { DefaultVCpus: 4 },
+      MemoryInfo: { SizeInMiB: 16384 },
+      InstanceStorageSupported: true,
+      InstanceStorageInfo: { TotalSizeInGB: 250, Disks: [{ SizeInGB: 250, Count: 1, Type: 'ssd' }], NvmeSupport: 'required' },
+      GpuInfo: { Gpus: [{ Name: 'A10G', Manufacturer: 'NVIDIA', Count: 1, MemoryInfo: { SizeInMiB: 24576 } }], TotalGpuMemoryInMiB: 24576 },
+      NetworkInfo: { ...m5Large.NetworkInfo, MaximumNetworkInterfaces: 4, NetworkCards: [{ NetworkCardIndex: 0, MaximumNetworkInterfaces: 4, BaselineBandwidthInGbps: 2.5 }], Ipv4AddressesPerInterface: 15, EncryptionInTransitSupported: true },
+    };
+    const row = instanceTypeInfoFromEc2(g5)!;
+    expect(row).toMatchObject({ category: 'g', generation: 5, vcpu: 4, maxPods: 58, localNvmeGiB: 250, networkBandwidthMbps: 2500, cpuManufacturer: 'amd' });
+    expect(row.gpu).toEqual({ count: 1, name: 'a10g', manufacturer: 'nvidia', memoryMiB: 24576 });
+  });
+
   it('skips types it cannot run nodes on', () => {
     expect(instanceTypeInfoFromEc2({ ...m5Large, InstanceType: 'mac2.metal', ProcessorInfo: { SupportedArchitectures: ['arm64_mac'] } })).toBeUndefined();
     expect(instanceTypeInfoFromEc2({ ...m5Large, MemoryInfo: undefined })).toBeUndefined();
