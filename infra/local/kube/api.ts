@@ -100,7 +100,12 @@ export class ApiCore {
   list(t: ResourceType, namespace: string | undefined, opts: ListOptions = {}): { items: KubeObject[]; resourceVersion: string } {
     const label = parseLabelSelector(opts.labelSelector);
     const field = parseFieldSelector(opts.fieldSelector);
-    const items = this.store.list(t, namespace).filter((o) => label(o.metadata.labels ?? {}) && field(o));
+    const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const items = this.store
+      .listShared(t, namespace)
+      .filter((o) => label(o.metadata.labels ?? {}) && field(o))
+      .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+      .map((o) => clone(o));
     return { items, resourceVersion: String(this.store.resourceVersion) };
   }
 
@@ -268,12 +273,12 @@ export class ApiCore {
 
   /** PDBs in the pod's namespace whose selector matches the pod. */
   pdbsFor(pod: Pod): PodDisruptionBudget[] {
-    return (this.store.list(T.pdbs, pod.metadata.namespace) as unknown as PodDisruptionBudget[]).filter((p) => matchesLabelSelector(p.spec.selector, pod.metadata.labels));
+    return (this.store.listShared(T.pdbs, pod.metadata.namespace) as unknown as PodDisruptionBudget[]).filter((p) => matchesLabelSelector(p.spec.selector, pod.metadata.labels));
   }
 
   /** Live status of a PDB (what the disruption controller would write). */
   pdbStatus(pdb: PodDisruptionBudget): ReturnType<typeof computePdbStatus> {
-    const pods = (this.store.list(T.pods, pdb.metadata.namespace) as unknown as Pod[]).filter((p) => !isTerminal(p) && matchesLabelSelector(pdb.spec.selector, p.metadata.labels));
+    const pods = (this.store.listShared(T.pods, pdb.metadata.namespace) as unknown as Pod[]).filter((p) => !isTerminal(p) && matchesLabelSelector(pdb.spec.selector, p.metadata.labels));
     return computePdbStatus(pdb, pods, (p) => this.controllerScale(p));
   }
 

@@ -60,6 +60,8 @@ export class LocalCluster {
   private manualNow?: Date;
   private reconcileQueued = false;
   private reconciling = false;
+  /** Store version after the last pass (a later one means writes happened since). */
+  private settledVersion = -1;
   private interval?: NodeJS.Timeout;
   private readonly pendingListeners = new Set<PodPendingListener>();
 
@@ -87,7 +89,11 @@ export class LocalCluster {
     this.server = await startApiServer(this.api, { host: this.options.host, port: this.options.port, log: this.options.logRequest });
     const ms = this.options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
     if (ms > 0) {
-      this.interval = setInterval(() => this.reconcileNow(), ms);
+      // skip idle passes: nothing was written since the last settled pass and nothing is due yet
+      this.interval = setInterval(() => {
+        if (this.store.resourceVersion === this.settledVersion && this.now().getTime() < this.controllers.nextWakeMs) return;
+        this.reconcileNow();
+      }, ms);
       this.interval.unref();
     }
     return { url: this.server.url };
@@ -152,6 +158,7 @@ export class LocalCluster {
       return this.controllers.reconcile();
     } finally {
       this.reconciling = false;
+      this.settledVersion = this.store.resourceVersion;
     }
   }
 

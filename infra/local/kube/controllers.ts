@@ -131,6 +131,20 @@ const DAEMONSET_TOLERATIONS: Toleration[] = [
 export class Controllers {
   readonly instances = new Map<string, InstanceState>();
   private nextIp = 10;
+  private wakeAtMs = Infinity;
+
+  /**
+   * Cluster-clock epoch ms at which the next time-driven change is due (a boot or ready delay,
+   * a pod start, the end of a termination, a toleration expiring); Infinity when nothing waits
+   * on time. A reconcile before then with no new writes would change nothing.
+   */
+  get nextWakeMs(): number {
+    return this.wakeAtMs;
+  }
+
+  private wake(atMs: number): void {
+    if (atMs < this.wakeAtMs) this.wakeAtMs = atMs;
+  }
 
   /**
    * @param api the API semantics (writes go through the store so watches see them).
@@ -279,11 +293,13 @@ export class Controllers {
         st.phase = 'deleted'; // deleted through the API: the simulated kubelet does not re-register
         continue;
       }
+      if (st.phase === 'booting') this.wake(st.launchedAtMs + (s.bootDelaySeconds ?? 0) * 1000);
       if (st.phase === 'booting' && nowMs >= st.launchedAtMs + (s.bootDelaySeconds ?? 0) * 1000) {
         if (!node) this.api.store.create(T.nodes, this.nodeFor(st) as unknown as KubeObject);
         st.phase = 'registered';
         st.registeredAtMs = nowMs;
       }
+      if (st.phase === 'registered') this.wake((st.registeredAtMs ?? nowMs) + (s.readyDelaySeconds ?? 0) * 1000);
       if (st.phase === 'registered' && nowMs >= (st.registeredAtMs ?? nowMs) + (s.readyDelaySeconds ?? 0) * 1000) {
         const n = this.api.store.get(T.nodes, undefined, st.nodeName) as Node | undefined;
         if (n) {
@@ -296,10 +312,15 @@ export class Controllers {
         st.phase = 'ready';
         st.readyAtMs = nowMs;
       }
-      if (st.phase === 'ready' && s.startupTaints?.length && s.startupTaintsRemovalSeconds !== undefined && nowMs >= (st.readyAtMs ?? nowMs) + s.startupTaintsRemovalSeconds * 1000) {
+      if (st.phase === 'ready' && s.startupTaints?.length && s.startupTaintsRemovalSeconds !== undefined) {
+        const dueMs = (st.readyAtMs ?? nowMs) + s.startupTaintsRemovalSeconds * 1000;
         const n = this.api.store.get(T.nodes, undefined, st.nodeName) as Node | undefined;
         const taints = n?.spec?.taints ?? [];
         const kept = taints.filter((t) => !s.startupTaints!.some((x) => x.key === t.key && x.effect === t.effect));
+        if (kept.length !== taints.length && nowMs < dueMs) {
+          this.wake(dueMs);
+          continue;
+        }
         if (n && kept.length !== taints.length) {
           n.spec!.taints = kept;
           this.api.store.update(T.nodes, n as unknown as KubeObject);
@@ -316,8 +337,7 @@ export class Controllers {
     for (const n of nodes) {
       const taints = n.spec?.taints ?? [];
       if (isNodeReady(n) && taints.some((t) => t.key === TaintNotReady.key)) {
-        n.spec!.taints = taints.filter((t) => t.key !== TaintNotReady.key);
-        this.api.store.update(T.nodes, n as unknown as KubeObject);
+        this.api.store.update(T.nodes, { ...n, spec: { ...n.spec, taints: taints.filter((t) => t.key !== TaintNotReady.key) } } as unknown as KubeObject);
       }
     }
   }
@@ -335,6 +355,7 @@ export class Controllers {
         if (taint.effect !== 'NoExecute') continue;
         const tol = (pod.spec.tolerations ?? []).find((t) => tolerates(t, taint));
         const addedMs = Date.parse(taint.timeAdded ?? '') || nowMs;
+        if (tol?.tolerationSeconds !== undefined) this.wake(addedMs + Math.max(0, tol.tolerationSeconds) * 1000);
         if (!tol || (tol.tolerationSeconds !== undefined && nowMs >= addedMs + Math.max(0, tol.tolerationSeconds) * 1000)) {
           this.api.delete(T.pods, pod.metadata.namespace, pod.metadata.name);
           break;
@@ -347,7 +368,7 @@ export class Controllers {
   private podLifecycle(pods: Pod[], nodes: Map<string, Node>): void {
     const now = this.now;
     const nowMs = now.getTime();
-    for (const pod of pods) {
+    for (let pod of pods) {
       const ns = pod.metadata.namespace ?? 'default';
       if (!pod.spec.nodeName) continue;
       const node = nodes.get(pod.spec.nodeName);
@@ -362,16 +383,22 @@ export class Controllers {
         const deadlineMs = Date.parse(meta.deletionTimestamp);
         const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
         const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? this.options.podTerminationSeconds ?? 0);
-        if (nowMs >= Math.min(deadlineMs, startMs + stopSeconds * 1000)) this.api.forceDeletePod(ns, pod.metadata.name);
+        const doneMs = Math.min(deadlineMs, startMs + stopSeconds * 1000);
+        if (nowMs >= doneMs) this.api.forceDeletePod(ns, pod.metadata.name);
+        else this.wake(doneMs);
         continue;
       }
       if (pod.status?.phase === 'Pending' && isNodeReady(node)) {
+        pod = structuredClone(pod);
         const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True');
         const boundMs = Date.parse(scheduled?.lastTransitionTime ?? pod.metadata.creationTimestamp ?? rfc3339(now));
-        if (nowMs < boundMs + (this.options.podStartupSeconds ?? 0) * 1000) continue;
+        if (nowMs < boundMs + (this.options.podStartupSeconds ?? 0) * 1000) {
+          this.wake(boundMs + (this.options.podStartupSeconds ?? 0) * 1000);
+          continue;
+        }
         const ip = `10.0.${128 + (fnv32a(pod.metadata.name) % 120)}.${fnv32a(ns + pod.metadata.name) % 250 + 2}`;
         const hostIP = node.status && (node.status as { addresses?: { type: string; address: string }[] }).addresses?.find((a) => a.type === 'InternalIP')?.address;
-        let conds = pod.status.conditions ?? [];
+        let conds = pod.status?.conditions ?? [];
         for (const t of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) conds = setCondition(conds, condition(t, 'True', now));
         pod.status = {
           ...pod.status,
@@ -435,7 +462,7 @@ export class Controllers {
   }
 
   private replicaSets(pods: Pod[]): void {
-    for (const rs of this.api.store.list(T.replicasets)) {
+    for (const rs of this.api.store.listShared(T.replicasets)) {
       if (rs.metadata.deletionTimestamp) continue;
       const owned = this.ownedPods(pods, rs.metadata.uid).filter((p) => !isTerminal(p));
       const active = owned.filter((p) => !p.metadata.deletionTimestamp);
@@ -454,8 +481,8 @@ export class Controllers {
   }
 
   private deployments(): void {
-    const allRs = this.api.store.list(T.replicasets);
-    for (const d of this.api.store.list(T.deployments)) {
+    const allRs = this.api.store.listShared(T.replicasets);
+    for (const d of this.api.store.listShared(T.deployments)) {
       if (d.metadata.deletionTimestamp) continue;
       const template = d.spec?.template ?? { spec: { containers: [] } };
       const hash = podTemplateHash(template);
@@ -482,15 +509,17 @@ export class Controllers {
           },
         } as unknown as KubeObject);
       } else if ((current.spec?.replicas ?? 1) !== replicas) {
-        current.spec.replicas = replicas;
-        current.metadata.annotations = { ...(current.metadata.annotations ?? {}), 'deployment.kubernetes.io/desired-replicas': String(replicas) };
-        current = this.api.store.update(T.replicasets, current);
+        current = this.api.store.update(T.replicasets, {
+          ...current,
+          metadata: { ...current.metadata, annotations: { ...(current.metadata.annotations ?? {}), 'deployment.kubernetes.io/desired-replicas': String(replicas) } },
+          spec: { ...current.spec, replicas },
+        });
       }
       // old template revisions scale to zero (a Recreate-style rollout; enough for the simulation)
       for (const old of owned) {
         if (old.metadata.name !== rsName && (old.spec?.replicas ?? 1) !== 0) this.api.store.update(T.replicasets, { ...old, spec: { ...old.spec, replicas: 0 } });
       }
-      const rsNow = this.api.store.list(T.replicasets, d.metadata.namespace).filter((rs) => rs.metadata.ownerReferences?.some((r) => r.controller && r.uid === d.metadata.uid));
+      const rsNow = this.api.store.listShared(T.replicasets, d.metadata.namespace).filter((rs) => rs.metadata.ownerReferences?.some((r) => r.controller && r.uid === d.metadata.uid));
       const sum = (f: (s: Record<string, number>) => number | undefined) => rsNow.reduce((a, rs) => a + (f(rs.status ?? {}) ?? 0), 0);
       const total = sum((s) => s.replicas);
       const ready = sum((s) => s.readyReplicas);
@@ -509,7 +538,7 @@ export class Controllers {
   }
 
   private statefulSets(pods: Pod[]): void {
-    for (const sts of this.api.store.list(T.statefulsets)) {
+    for (const sts of this.api.store.listShared(T.statefulsets)) {
       if (sts.metadata.deletionTimestamp) continue;
       const owned = this.ownedPods(pods, sts.metadata.uid);
       const want = sts.spec?.replicas ?? 1;
@@ -528,7 +557,7 @@ export class Controllers {
   }
 
   private daemonSets(pods: Pod[], nodes: Node[]): void {
-    for (const ds of this.api.store.list(T.daemonsets)) {
+    for (const ds of this.api.store.listShared(T.daemonsets)) {
       if (ds.metadata.deletionTimestamp) continue;
       const template = ds.spec?.template ?? { spec: { containers: [] } };
       const probe = { metadata: { name: 'probe', labels: template.metadata?.labels }, spec: { ...template.spec, tolerations: [...(template.spec?.tolerations ?? []), ...DAEMONSET_TOLERATIONS] } } as Pod;
@@ -555,8 +584,8 @@ export class Controllers {
   /** Owner GC: ReplicaSets whose Deployment is gone and pods whose controller is gone are deleted (background propagation). */
   private garbageCollect(pods: Pod[]): void {
     const uids = new Set<string>();
-    for (const t of [T.deployments, T.replicasets, T.daemonsets, T.statefulsets]) for (const o of this.api.store.list(t)) uids.add(o.metadata.uid ?? '');
-    for (const rs of this.api.store.list(T.replicasets)) {
+    for (const t of [T.deployments, T.replicasets, T.daemonsets, T.statefulsets]) for (const o of this.api.store.listShared(t)) uids.add(o.metadata.uid ?? '');
+    for (const rs of [...this.api.store.listShared(T.replicasets)]) {
       const ref = rs.metadata.ownerReferences?.find((r) => r.controller);
       if (ref && ref.kind === 'Deployment' && !uids.has(ref.uid ?? '')) this.api.store.remove(T.replicasets, rs.metadata.namespace, rs.metadata.name);
     }
@@ -568,7 +597,7 @@ export class Controllers {
   }
 
   private pdbStatuses(): void {
-    for (const pdb of this.api.store.list(T.pdbs)) {
+    for (const pdb of this.api.store.listShared(T.pdbs)) {
       const st = this.api.pdbStatus(pdb as never);
       const status = { ...(pdb.status ?? {}), ...st, observedGeneration: pdb.metadata.generation };
       if (JSON.stringify(status) !== JSON.stringify(pdb.status)) this.api.store.update(T.pdbs, { ...pdb, status });
@@ -591,7 +620,7 @@ export class Controllers {
     const used = new Map<string, Resources>();
     for (const p of bound) used.set(p.spec.nodeName!, addResources(used.get(p.spec.nodeName!) ?? {}, podRequests(p)));
     const now = this.now;
-    for (const pod of pending) {
+    for (let pod of pending) {
       const reasons = new Map<string, number>();
       const add = (r: string) => reasons.set(r, (reasons.get(r) ?? 0) + 1);
       const requests = podRequests(pod);
@@ -611,6 +640,7 @@ export class Controllers {
         }
       }
       if (chosen) {
+        pod = structuredClone(pod);
         pod.spec.nodeName = chosen.metadata.name;
         pod.status = { ...(pod.status ?? {}), conditions: setCondition(pod.status?.conditions ?? [], condition('PodScheduled', 'True', now)) };
         this.api.store.update(T.pods, pod as unknown as KubeObject);
@@ -623,7 +653,7 @@ export class Controllers {
         : `0/${nodes.length} nodes are available: ${[...reasons.entries()].map(([r, n]) => `${n} ${r}`).sort().join(', ')}.`;
       const conds = setCondition(pod.status?.conditions ?? [], condition('PodScheduled', 'False', now, 'Unschedulable', message));
       if (conds !== pod.status?.conditions) {
-        pod.status = { ...(pod.status ?? {}), phase: 'Pending', conditions: conds };
+        pod = { ...pod, status: { ...(pod.status ?? {}), phase: 'Pending', conditions: conds } };
         this.api.store.update(T.pods, pod as unknown as KubeObject);
         this.hooks.podPending?.(pod, message);
       }
@@ -725,8 +755,10 @@ export class Controllers {
     let changedRounds = 0;
     for (let round = 0; round < maxRounds; round++) {
       const before = this.api.store.resourceVersion;
-      const pods = () => this.api.store.list(T.pods) as unknown as Pod[];
-      const nodes = () => this.api.store.list(T.nodes) as unknown as Node[];
+      this.wakeAtMs = Infinity;
+      // read-only views; every step copies an object before changing it
+      const pods = () => this.api.store.listShared(T.pods) as unknown as Pod[];
+      const nodes = () => this.api.store.listShared(T.nodes) as unknown as Node[];
       const byName = () => new Map(nodes().map((n) => [n.metadata.name, n]));
       this.step('kubelets', () => this.kubelets());
       this.step('deployments', () => this.deployments());

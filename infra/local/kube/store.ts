@@ -121,6 +121,17 @@ export class ObjectStore {
   }
 
   /**
+   * The stored objects themselves, in insertion order, without copying: for read-only use by the
+   * simulated controllers (copy before changing one; a mutated stored object would defeat the
+   * change detection of {@link update}).
+   */
+  listShared(t: ResourceType, namespace?: string): readonly KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const o of this.bucket(t).values()) if (!namespace || !t.namespaced || o.metadata.namespace === namespace) out.push(o);
+    return out;
+  }
+
+  /**
    * Stores a new object: sets uid, resourceVersion, creationTimestamp, generation 1, apiVersion and kind.
    * @throws ApiError 409 AlreadyExists.
    */

@@ -30,3 +30,30 @@ describe('background reconciles on a compressed clock', () => {
     }
   });
 });
+
+describe('idle background passes are skipped until something is due', () => {
+  it('still starts pods after podStartupSeconds and finishes terminations on time', async () => {
+    const start = Date.now();
+    const clock = { now: () => new Date(start + (Date.now() - start) * 100) };
+    const cluster = new LocalCluster({ clock, reconcileIntervalMs: 10, podStartupSeconds: 30, podTerminationSeconds: 40 });
+    await cluster.start();
+    try {
+      cluster.addInstance(c5a2xlarge('i-0idle', { startupTaints: [] }));
+      cluster.apply([{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } }]);
+      const waitFor = async (f: () => boolean) => {
+        while (!f() && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 20));
+        return Date.now() - start;
+      };
+      const runningAfter = await waitFor(() => cluster.pods()[0]?.status?.phase === 'Running');
+      expect(runningAfter).toBeGreaterThanOrEqual(280); // 30 cluster seconds
+      expect(runningAfter).toBeLessThan(1500);
+      const deletedAt = Date.now() - start;
+      cluster.delete('v1', 'Pod', 'p', 'default');
+      const goneAfter = await waitFor(() => cluster.pods().length === 0);
+      expect(goneAfter - deletedAt).toBeGreaterThanOrEqual(280); // capped at the 30 s grace period, not the 40 s stop time
+      expect(goneAfter - deletedAt).toBeLessThan(1500);
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
