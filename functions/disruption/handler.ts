@@ -17,6 +17,7 @@ import type { RuntimeEnv } from '../../shared/runtime/env.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
 import { powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
 import { DynamoBudgetCounter } from '../../shared/aws/dynamo-budget-counter.ts';
+import { Ec2NodeClassResolver, type NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
@@ -53,7 +54,7 @@ function report(deps: Pick<Deps, 'log' | 'metrics'>, blocked: readonly BlockedCa
   }
 }
 
-async function planStep(deps: Deps, now: Date): Promise<DisruptionOutput> {
+async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
   const plan = planDisruption(await readSnapshot(deps, now), now);
   report(deps, plan.blocked);
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
@@ -64,7 +65,7 @@ async function planStep(deps: Deps, now: Date): Promise<DisruptionOutput> {
   return { status: 'validating', command: plan.command, retryAfterSeconds: CommandValidationDelaySeconds, terminationsStarted: started, simulations: plan.simulations };
 }
 
-async function actStep(deps: Deps, command: DisruptionCommand, now: Date): Promise<DisruptionOutput> {
+async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Date): Promise<DisruptionOutput> {
   const v = validateCommand(command, await readSnapshot(deps, now), now);
   if (v.status === 'wait') return { status: 'validating', command, retryAfterSeconds: v.retryAfterSeconds, terminationsStarted: [] };
   if (v.status === 'invalid') {
@@ -91,8 +92,11 @@ async function abandon(deps: Deps, cmd: DisruptionCommand, reason: string): Prom
   return { status: 'invalidated', command: cmd, reason, terminationsStarted: [] };
 }
 
+/** Deps of the disruption function: the shared ones plus an optional node class resolver (AMI drift). */
+export type DisruptionDeps = Deps & { resolver?: NodeClassResolver };
+
 /** One disruption step (see module doc). Tests call this with fakes. */
-export async function run(input: DisruptionInput, deps: Deps): Promise<DisruptionOutput> {
+export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise<DisruptionOutput> {
   const now = deps.clock.now();
   if (!input.command) return planStep(deps, now);
   if (!input.replacementClaims) return actStep(deps, input.command, now);
@@ -103,10 +107,18 @@ export async function run(input: DisruptionInput, deps: Deps): Promise<Disruptio
   return { status: 'terminating', command: input.command, replacementClaims: input.replacementClaims, terminationsStarted: started };
 }
 
-/** Production deps plus the DynamoDB budget counter (not yet wired in buildDeps), built from the same document client. */
-function disruptionDeps(env: RuntimeEnv, pt: Powertools): Deps {
+/**
+ * Production deps plus the DynamoDB budget counter (not yet wired in buildDeps) and the node
+ * class resolver (AMI drift), built from the same clients.
+ */
+function disruptionDeps(env: RuntimeEnv, pt: Powertools): DisruptionDeps {
   const deps = buildDeps(env, { log: powertoolsLog(pt.logger), metrics: powertoolsMetrics(pt.metrics), functionName: 'disruption' });
-  return { ...deps, budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, env.tableName, env.clusterName) };
+  const clients = deps.clients!;
+  return {
+    ...deps,
+    budgets: deps.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
+    resolver: new Ec2NodeClassResolver(clients.ec2, clients.ssm, async () => (await deps.clusterInfo()).kubernetesVersion),
+  };
 }
 
 /** The Lambda entry point: `run` wrapped once by the shared middy chain. */

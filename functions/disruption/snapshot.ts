@@ -4,7 +4,8 @@
  * cache, the budget counters, and the shipped catalog for the function's region.
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
-import type { NodePool } from '../../shared/api/nodepool.ts';
+import type { NodePool, EC2NodeClass } from '../../shared/api/nodepool.ts';
+import type { NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import { LabelOS } from '../../shared/api/labels.ts';
 import { loadCatalog } from '../../shared/catalog/index.ts';
@@ -13,8 +14,23 @@ import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { DaemonSetTemplate } from '../../shared/scheduling/index.ts';
 import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
 
-/** The ports the snapshot reads. */
-export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env'>;
+/** The ports the snapshot reads; `resolver` (optional) gives the AMIs node classes resolve to now (AMI drift). */
+export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
+
+/** Current AMI ids per node class; a class whose terms resolve to nothing is left out (no drift verdict). */
+async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeClass[]): Promise<Record<string, string[]> | undefined> {
+  if (!deps.resolver) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const c of nodeClasses) {
+    try {
+      const r = await deps.resolver.resolve(c);
+      out[c.metadata.name] = Object.values(r.images).filter((x): x is string => !!x);
+    } catch (err) {
+      deps.log?.warn('cannot resolve node class images; AMI drift not checked', { nodeClass: c.metadata.name, error: (err as Error).message });
+    }
+  }
+  return out;
+}
 
 /**
  * Reads the snapshot at `now`.
@@ -31,6 +47,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<Disru
     deps.store.list(),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
   ]);
+  const resolvedImageIds = await resolveImages(deps, nodeClasses);
   const budgetHolders: Record<string, string[]> = {};
   if (deps.budgets) {
     const lists = await Promise.all(nodePools.map((p) => deps.budgets!.holders(p.metadata.name)));
@@ -77,5 +94,6 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<Disru
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     budgetHolders,
+    ...(resolvedImageIds ? { resolvedImageIds } : {}),
   };
 }

@@ -30,6 +30,8 @@ export interface DriftInput {
   /** Current hashes, when the caller computed them. */
   nodePoolHash?: string;
   nodeClassHash?: string;
+  /** AMI ids the node class resolves to now (see DisruptionSnapshot.resolvedImageIds). */
+  resolvedImageIds?: string[];
 }
 
 /**
@@ -56,9 +58,10 @@ export function driftReason(d: DriftInput): DriftReason | undefined {
   const claimClassHash = d.claim?.nodeClassHash ?? d.node.metadata.annotations?.[AnnotationNodeClassHash];
   if (d.nodeClassHash !== undefined && claimClassHash !== undefined && claimClassHash !== d.nodeClassHash) return 'NodeClassDrift';
 
-  const amis = (d.nodeClass?.status as { amis?: { id?: string }[] } | undefined)?.amis;
+  const statusAmis = (d.nodeClass?.status as { amis?: { id?: string }[] } | undefined)?.amis;
+  const current = d.resolvedImageIds ?? (Array.isArray(statusAmis) ? statusAmis.map((a) => a.id).filter((x): x is string => !!x) : undefined);
   const imageId = d.claim?.imageId;
-  if (imageId && Array.isArray(amis) && amis.length > 0 && !amis.some((a) => a.id === imageId)) return 'AMIDrift';
+  if (imageId && current && current.length > 0 && !current.includes(imageId)) return 'AMIDrift';
 
   return undefined;
 }

@@ -203,6 +203,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       instanceTypeKnown: catalog.size === 0 || it !== undefined,
       nodePoolHash: snapshot.nodePoolHashes?.[poolName],
       nodeClassHash: snapshot.nodeClassHashes?.[nodeClassName],
+      resolvedImageIds: snapshot.resolvedImageIds?.[nodeClassName],
     });
     // Karpenter's Consolidatable: consolidateAfter has passed since the last pod event (or since
     // initialization when no pod ever came or went).

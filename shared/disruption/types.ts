@@ -74,6 +74,12 @@ export interface DisruptionSnapshot {
   nodePoolHashes?: Record<string, string>;
   /** Current EC2NodeClass hash per node class name (NodeClassDrift). Absent = not compared. */
   nodeClassHashes?: Record<string, string>;
+  /**
+   * AMI ids each EC2NodeClass resolves to now (per node class name), e.g. the current AL2023
+   * image of an `al2023@latest` alias; a claim launched from another image is drifted (AMIDrift).
+   * Absent = falls back to the node class's `status.amis`.
+   */
+  resolvedImageIds?: Record<string, string[]>;
   /** Budget counter holders per NodePool (claim or node names being disrupted by nodefleet now). */
   budgetHolders?: Record<string, string[]>;
   settings?: DisruptionSettings;

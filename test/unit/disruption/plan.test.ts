@@ -169,6 +169,14 @@ describe('planDisruption', () => {
     expect(blocked.blocked.some((b) => b.method === 'drift' && /budget for Drifted/.test(b.reason))).toBe(true);
   });
 
+  it('AMI drift: a claim launched from an image the node class no longer resolves to', () => {
+    const claims = [nodeClaim({ name: 'default-ami', nodeName: 'n', imageId: 'ami-old', createdAt: '2026-03-01T10:00:00Z' })];
+    const base = { nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')] };
+    const drifted = planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-new-amd64', 'ami-new-arm64'] } }), Now);
+    expect(drifted.command?.candidates[0]).toMatchObject({ nodeName: 'n', driftReason: 'AMIDrift' });
+    expect(planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-old', 'ami-new-arm64'] } }), Now).command).toBeUndefined();
+  });
+
   it('expiration is forceful by default; graceful expiration waits for the budget and pre-spins a replacement', () => {
     const old = node('old', Medium, { created: '2026-01-01T00:00:00Z' });
     const pods = [pod('p', 'old', '3', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })];
