@@ -35,7 +35,8 @@ export interface Log {
 
 export interface InterruptionDeps {
   store: NodeClaimStore;
-  starter: TerminationStarter;
+  /** Named as in shared/runtime Deps, so the runtime's deps can be passed as they are. */
+  termination: TerminationStarter;
   unavailable: UnavailableOfferings;
   kube: Pick<KubeApi, 'listNodePools'>;
   budgets: BudgetCounter;
@@ -90,7 +91,7 @@ async function start(msg: InterruptionMessage, claim: NodeClaim, instanceId: str
     ...(deadlineEpochMs !== undefined ? { deadlineEpochMs } : {}),
     ...(budgetNodePool ? { budgetNodePool } : {}),
   };
-  const executionArn = await deps.starter.start(input);
+  const executionArn = await deps.termination.start(input);
   deps.log.info('initiating delete from interruption message', { messageKind: msg.kind, action: 'CordonAndDrain', NodeClaim: claim.name, Node: claim.nodeName, executionArn });
   return { instanceId, action: 'terminate', executionArn, ...(deadlineEpochMs !== undefined ? { deadlineEpochMs } : {}) };
 }

@@ -94,7 +94,7 @@ export const handler = (() => {
         async (e: SqsEvent, deps: Deps) => {
           const r = await run(e, {
             store: deps.store,
-            starter: requireTermination(deps),
+            termination: requireTermination(deps),
             unavailable: deps.unavailable,
             kube: deps.kube,
             budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, deps.env.tableName, deps.env.clusterName),

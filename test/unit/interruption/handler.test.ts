@@ -40,7 +40,7 @@ function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalan
   const log = (level: string) => (message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields });
   const deps: InterruptionDeps = {
     store: w.store,
-    starter: w.starter,
+    termination: w.starter,
     unavailable: w.unavailable,
     kube: w.kube,
     budgets: w.budgets,
