@@ -24,15 +24,15 @@
 /** Test files: layer rules apply to them, package-ownership rules do not. */
 const TEST = '\\.test\\.ts$';
 
-/**
- * npm packages match on the resolved path (node_modules/…) or, if a subpath export does not resolve,
- * on the bare specifier, hence `(node_modules/)?`.
- */
 /** npm libraries the pure folders may use (no I/O, no clock). */
 const PURE_NPM = '^node_modules/(zod|yaml|cron-parser)/';
 /** Node core modules the pure folders may use (resolved name; `node:crypto` resolves to `crypto`). */
 const PURE_CORE = '^crypto$';
 
+/**
+ * Owned packages match on the resolved path (node_modules/…) or, if a subpath export does not
+ * resolve, on the bare specifier, hence `(node_modules/)?`.
+ */
 const AWS_SDK = '^(node_modules/)?(@aws-sdk|@smithy|@aws-crypto)/';
 const KUBE_CLIENT = '^(node_modules/)?@kubernetes/client-node/';
 const LAMBDA_RUNTIME = '^(node_modules/)?(@aws-lambda-powertools|@middy)/';
