@@ -118,7 +118,18 @@ export class ClaimTemplate {
     const unavailableSet = new Set(unavailable.map((u) => `${u.instanceType}|${u.zone}|${u.capacityType}`));
     const zoneReq = this.requirements.get(L.LabelTopologyZone);
     const ctReq = this.requirements.get(L.LabelCapacityType);
-    const daemons = daemonSets.map((d) => ({ info: new PodInfo({ metadata: d.metadata, spec: d.spec }), tolerated: !untoleratedTaint(this.taints, d.spec.tolerations, true) }));
+    // Daemons that tolerate the pool's taints, with their node terms that the pool's requirements
+    // allow; each term's requirements on instance-type labels are checked per type below.
+    const daemons = daemonSets
+      .filter((d) => !untoleratedTaint(this.taints, d.spec.tolerations, true))
+      .map((d) => {
+        const info = new PodInfo({ metadata: d.metadata, spec: d.spec });
+        const terms = info.requiredTerms
+          .filter((t) => !t.nodeNames && this.requirements.incompatibility(t.requirements, this.allowUndefined) === undefined)
+          .map((t) => t.requirements.all().filter((r) => typeKeysAll.has(r.key) && !OFFERING_KEYS.has(r.key)));
+        return { requests: info.requests, terms };
+      })
+      .filter((d) => d.terms.length > 0);
     const types: TemplateType[] = [];
     const poolFilter = typeFilter(this.requirements, typeKeysAll);
     for (const type of instanceTypes) {
@@ -128,12 +139,10 @@ export class ClaimTemplate {
       );
       if (offerings.length === 0) continue;
       const daemonOverhead: Resources = {};
-      const nodeReqs = this.requirements.intersect(Requirements.fromLabels(typeLabels(type)));
       for (const d of daemons) {
-        if (!d.tolerated) continue;
-        // A daemon pod lands on the node when one of its node terms is compatible with the node.
-        if (!d.info.requiredTerms.some((t) => !t.nodeNames && nodeReqs.incompatibility(t.requirements, this.allowUndefined) === undefined)) continue;
-        for (const [k, v] of Object.entries(d.info.requests)) daemonOverhead[k] = (daemonOverhead[k] ?? 0) + v;
+        // A daemon pod lands on the node when one of its node terms accepts the type's labels.
+        if (!d.terms.some((reqs) => reqs.every((r) => r.matches(r.key === L.LabelInstanceType ? type.name : type.labels[r.key])))) continue;
+        for (const k in d.requests) daemonOverhead[k] = (daemonOverhead[k] ?? 0) + d.requests[k];
       }
       const room: Resources = { ...type.allocatable };
       for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
@@ -170,11 +179,6 @@ export class ClaimTemplate {
     }
     return true;
   }
-}
-
-/** A type's labels including the instance-type name (some made-up types may omit it). */
-export function typeLabels(type: InstanceType): Record<string, string> {
-  return type.labels[L.LabelInstanceType] ? type.labels : { ...type.labels, [L.LabelInstanceType]: type.name };
 }
 
 /**

@@ -70,6 +70,24 @@ describe('solve: bin packing', () => {
   });
 });
 
+describe('solve: daemonset overhead per instance type', () => {
+  it('counts a daemonset only on the types its node affinity selects', () => {
+    const arm = itype({ name: 'arm', arch: 'arm64', price: { 'on-demand': 0.1 } });
+    const x86 = itype({ name: 'x86', price: { 'on-demand': 0.2 } });
+    const armOnly = {
+      metadata: { name: 'arm-agent' },
+      spec: {
+        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In' as const, values: ['arm64'] }] }] } } },
+        containers: [{ name: 'c', resources: { requests: { cpu: '500m' } } }],
+      },
+    };
+    const pod = pendingPod('x', { spec: { nodeSelector: { 'kubernetes.io/arch': 'amd64' }, containers: [{ name: 'a', resources: { requests: { cpu: '1' } } }] } });
+    const r = solve(input([pod], [arm, x86], [nodePool('default')], { daemonSets: [armOnly] }));
+    expect(r.newNodeClaims[0].launchInstanceTypes.map((t) => t.name)).toEqual(['x86']);
+    expect(r.newNodeClaims[0].requests.cpu).toBe(1000);
+  });
+});
+
 describe('solve: requirements and offerings', () => {
   it('lets a pod require a well-known label the NodePool does not mention (zone)', () => {
     const r = solve(input([pendingPod('z', { spec: { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } } })], [std]));
