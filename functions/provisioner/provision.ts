@@ -14,6 +14,9 @@ import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
 import { loadSnapshot, provisionablePods } from './snapshot.ts';
 
+/** At most this many per-pod duration samples per pass (one EMF document each). */
+export const MaxPodDurationSamples = 100;
+
 /** What a provisioner run needs from Deps. */
 export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube'>;
 
@@ -57,6 +60,11 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const seconds = (performance.now() - started) / 1000;
   deps.metrics.seconds(MetricNames.schedulingDuration, seconds, { controller: 'provisioner' });
   deps.log.info('found provisionable pod(s)', { Pods: firstFive(pods.map(objectKey)), duration: `${seconds.toFixed(3)}s` });
+  // Pod creation → scheduling decision, per pod (KC `pods_scheduling_decision_duration_seconds`), capped per pass.
+  for (const p of pods.slice(0, MaxPodDurationSamples)) {
+    const created = p.metadata.creationTimestamp ? Date.parse(p.metadata.creationTimestamp) : NaN;
+    if (Number.isFinite(created)) deps.metrics.seconds(MetricNames.podsSchedulingDecisionDuration, Math.max(0, (now.getTime() - created) / 1000));
+  }
   summary.placedOnExisting = result.placements.length;
   if (result.newNodeClaims.length) {
     deps.log.info('computed new nodeclaim(s) to fit pod(s)', { nodeclaims: result.newNodeClaims.length, pods: result.newNodeClaims.reduce((n, c) => n + c.pods.length, 0) });

@@ -38,6 +38,7 @@ export const MetricNames = {
   nodeClaimsTerminated: 'karpenter_nodeclaims_terminated_total',
   nodeClaimsDisrupted: 'karpenter_nodeclaims_disrupted_total',
   podsStartupDuration: 'karpenter_pods_startup_duration_seconds',
+  podsSchedulingDecisionDuration: 'karpenter_pods_scheduling_decision_duration_seconds',
   schedulingDuration: 'karpenter_scheduler_scheduling_duration_seconds',
   unschedulablePods: 'karpenter_scheduler_unschedulable_pods_count',
   cloudProviderErrors: 'karpenter_cloudprovider_errors_total',

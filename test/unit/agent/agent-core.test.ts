@@ -109,3 +109,16 @@ describe('split under the 256 KB entry limit', () => {
     expect(new Set(parts.map((d) => d.parts))).toEqual(new Set([parts.length]));
   });
 });
+
+describe('Agent health endpoints', () => {
+  it('/healthz is 200 while running; /readyz is 503 until both informers listed', async () => {
+    const { Agent } = await import('../../../functions/agent/agent.ts');
+    const yaml = 'apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: http://127.0.0.1:9\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: u\ncurrent-context: t\n';
+    const agent = new Agent({ connection: { kind: 'kubeconfig-string', yaml }, publisher: new FakeEventPublisher(), clusterName: 'c1', healthPort: 18_000 + Math.floor(Math.random() * 1000) });
+    await agent.start();
+    const port = (agent as unknown as { opts: { healthPort: number } }).opts.healthPort;
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
+    await agent.stop();
+  });
+});
