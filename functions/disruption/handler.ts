@@ -15,7 +15,7 @@ import type { Deps } from '../../shared/runtime/deps.ts';
 import { buildDeps } from '../../shared/runtime/deps.ts';
 import type { RuntimeEnv } from '../../shared/runtime/env.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
-import { powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
+import { MetricNames, powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
 import { DynamoBudgetCounter } from '../../shared/aws/dynamo-budget-counter.ts';
 import { Ec2NodeClassResolver, type NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
@@ -31,6 +31,8 @@ export const ReplacementPollSeconds = 15;
 export const MetricDecisions = 'karpenter_voluntary_disruption_decisions_total';
 /** Karpenter's budget gauge (ANCHORS.md §4.1), emitted per run for bounded budgets. */
 export const MetricAllowedDisruptions = 'karpenter_nodepools_allowed_disruptions';
+/** Karpenter's gauge of nodes NotReady or being deleted per pool (ANCHORS.md §4.1). */
+export const MetricNodesConsumingBudgets = 'karpenter_nodepools_nodes_consuming_budgets';
 /** nodefleet: candidates a method could not take, by method and kind of reason. */
 export const MetricBlocked = 'nodefleet_disruption_blocked_total';
 
@@ -58,6 +60,8 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
   const plan = planDisruption(await readSnapshot(deps, now), now);
   report(deps, plan.blocked);
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
+  for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
+  for (const e of plan.expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
   const started = plan.expirations.length > 0 ? await startTerminations(deps, plan.expirations, 'Expired', now, false) : [];
   for (const e of plan.expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
   if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations };
@@ -75,6 +79,7 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
   const cmd = v.command;
   if (!(await takeSlots(deps, cmd, v.counterLimits, now.toISOString()))) return { status: 'budget-exhausted', command: cmd, reason: 'disruption budget taken by a concurrent run', terminationsStarted: [] };
   deps.metrics.count(MetricDecisions, { decision: cmd.decision, reason: cmd.reason, consolidation_type: cmd.method });
+  for (const c of cmd.candidates) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: cmd.reason.toLowerCase(), capacity_type: c.capacityType });
   await setDisruptedTaint(deps, cmd.candidates, true);
   if (cmd.replacements.length === 0) return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
   const names = replacementNames(cmd);
