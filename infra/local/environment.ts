@@ -36,6 +36,15 @@ import type { Scenario } from './scenario.ts';
 
 /** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
 export const ScheduleIntervalSeconds = 60;
+/** Real milliseconds the shutdown waits for running invocations. */
+const ShutdownGraceRealMs = 3000;
+/**
+ * Real-time floors of the agent's batch window: handler latency does not compress with the clock,
+ * so a window scaled below it would cut one burst of pending pods (a drain's evictions) into
+ * several batches and NodeClaims.
+ */
+const AgentBatchIdleFloorMs = 500;
+const AgentBatchMaxFloorMs = 2000;
 /** Karpenter's batch window (idle 1 s, max 10 s) and the agent's re-send / re-list periods, in virtual seconds. */
 const AgentBatchIdleSeconds = 1;
 const AgentBatchMaxSeconds = 10;
@@ -401,8 +410,8 @@ export class LocalEnvironment {
       connection: { kind: 'kubeconfig', path: this.kubeconfigPath },
       publisher: this.bus,
       clusterName: this.scenario.clusterName,
-      batchIdleMs: AgentBatchIdleSeconds * 1000 / speed,
-      batchMaxMs: AgentBatchMaxSeconds * 1000 / speed,
+      batchIdleMs: Math.max(AgentBatchIdleFloorMs, (AgentBatchIdleSeconds * 1000) / speed),
+      batchMaxMs: Math.max(AgentBatchMaxFloorMs, (AgentBatchMaxSeconds * 1000) / speed),
       pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
       relistIntervalMs: AgentRelistSeconds * 1000 / speed,
       log: (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => log[level](message, fields),
@@ -443,12 +452,24 @@ export class LocalEnvironment {
     if (this.stopping) return;
     this.stopping = true;
     this.clock.stop();
-    for (const s of this.stops.reverse()) {
-      try {
-        await s();
-      } catch {
-        // Best effort: a stand-in that fails to stop must not hide the run's result.
+    // dynalite throws from a request callback when its database closes under an in-flight request:
+    // during shutdown that is expected, and must not crash the process before the exit code is set.
+    const ignoreClosedDb = (err: Error) => {
+      if (!/Database is (closed|not open)/.test(err?.message ?? '')) throw err;
+    };
+    process.on('uncaughtException', ignoreClosedDb);
+    try {
+      // Let invocations already running finish (bounded), so they do not hit closed stand-ins.
+      await Promise.race([this.bus?.idle(), new Promise((r) => setTimeout(r, ShutdownGraceRealMs))]);
+      for (const s of this.stops.reverse()) {
+        try {
+          await s();
+        } catch {
+          // Best effort: a stand-in that fails to stop must not hide the run's result.
+        }
       }
+    } finally {
+      setTimeout(() => process.off('uncaughtException', ignoreClosedDb), ShutdownGraceRealMs).unref();
     }
   }
 }

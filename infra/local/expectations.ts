@@ -64,6 +64,10 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       const bad = set.filter((i) => !l.instanceTypes!.includes(i.instanceType));
       out.push({ name: `${scope}.instanceTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; allowed ${l.instanceTypes.join(', ')}` });
     }
+    if (l.excludeInstanceTypes) {
+      const bad = set.filter((i) => l.excludeInstanceTypes!.includes(i.instanceType));
+      out.push({ name: `${scope}.excludeInstanceTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; none may be ${l.excludeInstanceTypes.join(', ')}` });
+    }
     if (l.capacityTypes) {
       const bad = set.filter((i) => !l.capacityTypes!.includes(i.capacityType));
       out.push({ name: `${scope}.capacityTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; allowed ${l.capacityTypes.join(', ')}` });
@@ -152,6 +156,12 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     const seen = env.logs.messages();
     const missing = expect.logs.filter((m) => !seen.has(m));
     out.push({ name: 'logs', ok: missing.length === 0, detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen` });
+  }
+
+  if (expect.capacityErrors) {
+    const fleets = env.ec2.calls.filter((c) => c.action === 'CreateFleet');
+    const errors = fleets.flatMap((c) => ((c.detail as { errors?: string[] })?.errors ?? []).filter((e) => /Insufficient|Unfulfillable/.test(e)));
+    out.push({ name: 'capacityErrors', ok: errors.length >= expect.capacityErrors.min, detail: `${errors.length} insufficient-capacity error(s) in ${fleets.length} CreateFleet call(s) (want ≥ ${expect.capacityErrors.min})` });
   }
 
   if (expect.noFailedDeliveries) {

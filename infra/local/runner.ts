@@ -116,9 +116,9 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const summary = renderSummary(env, { timeline, checks, facts, realSeconds: (Date.now() - realStart) / 1000 });
   const virtualSeconds = env.clock.elapsedSeconds();
   unsubscribe();
+  for (const l of summary.split('\n')) out(l);
   await env.stop();
   const realSeconds = (Date.now() - realStart) / 1000;
-  for (const l of summary.split('\n')) out(l);
   return { ok: checks.every((c) => c.ok), checks, summary, facts, realSeconds, virtualSeconds };
 }
 

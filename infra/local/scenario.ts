@@ -140,6 +140,8 @@ const LaunchedExpect = z.strictObject({
   nodePool: z.string().optional(),
   count: CountOrRange.optional(),
   instanceTypes: z.array(z.string()).optional(),
+  /** None of the launched instances is of these types (e.g. the one under an ICE fault). */
+  excludeInstanceTypes: z.array(z.string()).optional(),
   capacityTypes: z.array(CapacityType).optional(),
   archs: z.array(z.enum(['amd64', 'arm64'])).optional(),
 });
@@ -183,6 +185,8 @@ const ExpectSchema = z.strictObject({
     .optional(),
   /** Karpenter-style log messages that must appear (exact `message` values). */
   logs: z.array(z.string()).optional(),
+  /** CreateFleet answered insufficient-capacity errors at least this many times (an ICE fault was hit). */
+  capacityErrors: z.strictObject({ min: z.number().int().nonnegative() }).optional(),
   /** Every event-bus delivery succeeded (no handler errors, nothing dead-lettered). */
   noFailedDeliveries: z.boolean().optional(),
 });
