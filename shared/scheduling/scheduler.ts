@@ -83,6 +83,10 @@ class SimClaim implements TopologyTarget {
   minCpu = 0;
   minMem = 0;
   minPods = 0;
+  /** Largest room among the efficient options (the bounds that matter once `capped`). */
+  effCpu = 0;
+  effMem = 0;
+  effPods = 0;
   /** Capacity held against the NodePool limits (largest option, per limited resource). */
   reserved: Resources = {};
   closed = false;
@@ -104,10 +108,16 @@ class SimClaim implements TopologyTarget {
     this.cachedCapacityTypes = undefined;
     let maxCpu = -Infinity, maxMem = -Infinity, maxPods = -Infinity;
     let minCpu = Infinity, minMem = Infinity, minPods = Infinity;
+    let effCpu = -Infinity, effMem = -Infinity, effPods = -Infinity;
     for (const t of this.options) {
       const cpu = t.room.cpu ?? 0;
       const mem = t.room.memory ?? 0;
       const pods = t.room.pods ?? 0;
+      if (t.efficient) {
+        if (cpu > effCpu) effCpu = cpu;
+        if (mem > effMem) effMem = mem;
+        if (pods > effPods) effPods = pods;
+      }
       if (cpu > maxCpu) maxCpu = cpu;
       if (cpu < minCpu) minCpu = cpu;
       if (mem > maxMem) maxMem = mem;
@@ -115,7 +125,7 @@ class SimClaim implements TopologyTarget {
       if (pods > maxPods) maxPods = pods;
       if (pods < minPods) minPods = pods;
     }
-    Object.assign(this, { maxCpu, maxMem, maxPods, minCpu, minMem, minPods });
+    Object.assign(this, { maxCpu, maxMem, maxPods, minCpu, minMem, minPods, effCpu, effMem, effPods });
   }
 
   private offeringDomains(): void {
@@ -347,8 +357,9 @@ export function solve(input: SchedulingInput): SchedulingResult {
     const mem = (claim.requests.memory ?? 0) + (r.memory ?? 0);
     const pods = (claim.requests.pods ?? 0) + (r.pods ?? 0);
     // A fresh claim skips the fast reject so the full check can explain.
-    if (claim.pods.length > 0 && (cpu > claim.maxCpu || mem > claim.maxMem || pods > claim.maxPods)) {
-      return { reason: 'no instance type has enough room', monotone: true };
+    if (claim.pods.length > 0) {
+      if (cpu > claim.maxCpu || mem > claim.maxMem || pods > claim.maxPods) return { reason: 'no instance type has enough room', monotone: true };
+      if (claim.capped && (cpu > claim.effCpu || mem > claim.effMem || pods > claim.effPods)) return { reason: 'the claim is as large as an efficient instance type can be', monotone: true };
     }
     for (const p of info.hostPorts) if (claim.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
     const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
@@ -392,7 +403,8 @@ export function solve(input: SchedulingInput): SchedulingResult {
         if (o.efficient) efficient = true;
       }
       if (options.length === 0) {
-        return { reason: explainNoType(claim, info, reqs, requests), monotone: !narrowed };
+        const reason = claim.pods.length === 0 ? explainNoType(claim, info, reqs, requests) : 'no instance type can hold the claim with this pod';
+        return { reason, monotone: !narrowed };
       }
       if (claim.capped && !efficient) {
         return { reason: 'the claim is as large as an efficient instance type can be', monotone: !narrowed };
@@ -412,7 +424,8 @@ export function solve(input: SchedulingInput): SchedulingResult {
     if (optionsChanged || reqsChanged) claim.refresh();
     if (t.remaining) reserve(claim);
     topology.record(info, groups.ownedAnti, claim);
-    if (claim.maxCpu - cpu < smallestCpu || claim.maxMem - mem < smallestMem || claim.maxPods - pods < 1) claim.closed = true;
+    const [bCpu, bMem, bPods] = claim.capped ? [claim.effCpu, claim.effMem, claim.effPods] : [claim.maxCpu, claim.maxMem, claim.maxPods];
+    if (bCpu - cpu < smallestCpu || bMem - mem < smallestMem || bPods - pods < 1) claim.closed = true;
     return undefined;
   };
 
