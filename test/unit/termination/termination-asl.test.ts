@@ -5,7 +5,7 @@ import { TaintDisrupted } from '../../../shared/api/labels.ts';
 import { TerminationTaskFunctions } from '../../../shared/api/termination.ts';
 import { TransientError } from '../../../shared/api/errors.ts';
 import { getCondition } from '../../../shared/api/nodeclaim.ts';
-import { pod, pdb } from '../../fakes/index.ts';
+import { node, pod, pdb } from '../../fakes/index.ts';
 import { ClaimName, InstanceId, NodeName, harness } from './helpers.ts';
 
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown, o?: unknown) => { isValid: boolean; errorsText: (sep?: string) => string };
@@ -187,5 +187,22 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     expect(h.terminateCalls).toEqual([deadline]);
     expect(h.statesVisited(rec)).toEqual(expect.arrayContaining(['RecordDrainFailure', 'WaitForDeadline', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize']));
     expect(h.w.store.peek(ClaimName)?.lastError).toBe('Error: forbidden');
+  });
+
+  it('re-running after a crash resumes where the node is: already cordoned and instance already shutting down', async () => {
+    const h = harness();
+    const { w } = h;
+    w.cloud.setState(InstanceId, 'shutting-down');
+    w.store.put({ ...w.store.peek(ClaimName)!, phase: 'Terminating' });
+    w.kube.reset();
+    w.kube.addNode(node({ name: NodeName, unschedulable: true, taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }] }));
+
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(w.kube.callsOf('patchNode')).toEqual([]);
+    expect(h.terminateCalls).toEqual([]);
+    expect(w.kube.callsOf('deleteNode')).toEqual([[NodeName]]);
+    expect(w.store.peek(ClaimName)?.phase).toBe('Terminated');
   });
 });
