@@ -13,7 +13,11 @@ import type { NodePool, EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { getCondition } from '../api/nodeclaim.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
-import { AnnotationNodeClassHash, AnnotationNodePoolHash, LabelOS } from '../api/labels.ts';
+import { AnnotationNodeClassHash, AnnotationNodePoolHash, AnnotationNodePoolHashVersion, LabelOS } from '../api/labels.ts';
+import { NodeClassHashVersion, NodePoolHashVersion } from '../api/hash.ts';
+
+/** KA's node class hash-version annotation (pkg/apis/v1 `AnnotationEC2NodeClassHashVersion`). */
+export const AnnotationNodeClassHashVersion = 'karpenter.k8s.aws/ec2nodeclass-hash-version';
 import { AmiFamilyFeatureTable, amiFamilyOf } from '../catalog/capacity.ts';
 import type { DriftReason } from './types.ts';
 
@@ -48,15 +52,20 @@ export function driftReason(d: DriftInput): DriftReason | undefined {
   const stored = d.claim ? getCondition(d.claim, 'Drifted') : undefined;
   if (stored?.status === 'True' && stored.reason) return stored.reason as DriftReason;
 
-  const claimPoolHash = d.claim?.nodePoolHash ?? d.node.metadata.annotations?.[AnnotationNodePoolHash];
-  if (d.nodePoolHash !== undefined && claimPoolHash !== undefined && claimPoolHash !== d.nodePoolHash) return 'NodePoolDrifted';
+  // A hash written by another hash version (e.g. Karpenter's own v3 on a migrated cluster) is not
+  // comparable: Karpenter then re-hashes instead of calling it drift, and so do we.
+  const annotations = { ...(d.node.metadata.annotations ?? {}), ...(d.claim?.annotations ?? {}) };
+  const poolVersionOk = (annotations[AnnotationNodePoolHashVersion] ?? NodePoolHashVersion) === NodePoolHashVersion;
+  const claimPoolHash = d.claim?.nodePoolHash ?? annotations[AnnotationNodePoolHash];
+  if (poolVersionOk && d.nodePoolHash !== undefined && claimPoolHash !== undefined && claimPoolHash !== d.nodePoolHash) return 'NodePoolDrifted';
 
   if (!d.instanceTypeKnown) return 'InstanceTypeNotFound';
 
   if (!effectiveRequirements(d.nodePool, d.nodeClass).matchesLabels(d.labels)) return 'RequirementsDrifted';
 
-  const claimClassHash = d.claim?.nodeClassHash ?? d.node.metadata.annotations?.[AnnotationNodeClassHash];
-  if (d.nodeClassHash !== undefined && claimClassHash !== undefined && claimClassHash !== d.nodeClassHash) return 'NodeClassDrift';
+  const classVersionOk = (annotations[AnnotationNodeClassHashVersion] ?? NodeClassHashVersion) === NodeClassHashVersion;
+  const claimClassHash = d.claim?.nodeClassHash ?? annotations[AnnotationNodeClassHash];
+  if (classVersionOk && d.nodeClassHash !== undefined && claimClassHash !== undefined && claimClassHash !== d.nodeClassHash) return 'NodeClassDrift';
 
   const statusAmis = (d.nodeClass?.status as { amis?: { id?: string }[] } | undefined)?.amis;
   const current = d.resolvedImageIds ?? (Array.isArray(statusAmis) ? statusAmis.map((a) => a.id).filter((x): x is string => !!x) : undefined);

@@ -15,6 +15,7 @@ import { AnnotationNodeClassHash, AnnotationNodePoolHash, LabelCapacityType, Lab
 import { loadCatalog, instanceTypeFromCase, type CaseInstanceType, type UnavailableOffering } from '../../../shared/catalog/index.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf } from '../../../shared/catalog/capacity.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
+import { nodeClassHash, nodePoolHash } from '../../../shared/api/hash.ts';
 import type { DaemonSetTemplate } from '../../../shared/scheduling/index.ts';
 import { planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
@@ -153,6 +154,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
   return {
     nodePools,
     nodeClasses,
+    nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
+    nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     nodes: doc.nodes ?? [],
     nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
     pods,

@@ -169,6 +169,12 @@ describe('planDisruption', () => {
     expect(blocked.blocked.some((b) => b.method === 'drift' && /budget for Drifted/.test(b.reason))).toBe(true);
   });
 
+  it('ignores a NodePool hash written by another hash version (Karpenter re-hashes instead)', () => {
+    const claims = [nodeClaim({ name: 'c', nodeName: 'n', nodePoolHash: '1234567890', annotations: { 'karpenter.sh/nodepool-hash-version': 'v3' }, createdAt: '2026-03-01T10:00:00Z' })];
+    const plan = planDisruption(snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')], nodePoolHashes: { default: 'ours' } }), Now);
+    expect(plan.command).toBeUndefined();
+  });
+
   it('AMI drift: a claim launched from an image the node class no longer resolves to', () => {
     const claims = [nodeClaim({ name: 'default-ami', nodeName: 'n', imageId: 'ami-old', createdAt: '2026-03-01T10:00:00Z' })];
     const base = { nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')] };
