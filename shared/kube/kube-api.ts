@@ -55,6 +55,9 @@ export function kubeConfigFor(c: KubeConnection): KubeConfig {
   return kc;
 }
 
+/** Page size of pod lists. */
+export const ListPageLimit = 500;
+
 /** API groups read for NodePools / EC2NodeClasses, in order (the first listing a name wins). */
 export const NodePoolGroups = ['karpenter.sh', 'nodefleet.io'] as const;
 export const NodeClassGroups = ['karpenter.k8s.aws', 'nodefleet.io'] as const;
@@ -192,11 +195,18 @@ export class ClientNodeKubeApi implements KubeApi {
     }
   }
 
+  /** Pages of {@link ListPageLimit} (the API server's continue token), so a large cluster is not one response. */
   async listPods(opts: { nodeName?: string } = {}): Promise<Pod[]> {
     const { core } = await this.api();
+    const out: Pod[] = [];
+    let cont: string | undefined;
     try {
-      const list = await core.listPodForAllNamespaces(opts.nodeName ? { fieldSelector: `spec.nodeName=${opts.nodeName}` } : {});
-      return plain<Pod[]>(list.items);
+      do {
+        const page = await core.listPodForAllNamespaces({ ...(opts.nodeName ? { fieldSelector: `spec.nodeName=${opts.nodeName}` } : {}), limit: ListPageLimit, _continue: cont });
+        out.push(...plain<Pod[]>(page.items));
+        cont = page.metadata?._continue || undefined;
+      } while (cont);
+      return out;
     } catch (err) {
       throw mapError(err, 'list pods');
     }
