@@ -23,9 +23,11 @@ export const MultiNodeMaxCandidates = 100;
 /**
  * Upper bound on scheduling simulations per plan. Karpenter bounds multi-node by 1 minute and
  * single-node by 3 minutes of wall time; a pure function cannot read a clock, so nodefleet
- * bounds the work instead (a Lambda run has 15 minutes at most).
+ * bounds the work instead: one simulation of a 200-node / 4 000-pod cluster costs ~0.2 s on a
+ * Lambda-sized CPU, so 150 keep a run near 30 s. Candidates beyond the cap are reached by the
+ * next runs (single-node-consolidation.ts rotates its start).
  */
-export const DefaultMaxSimulations = 400;
+export const DefaultMaxSimulations = 150;
 
 /** Default budget when a NodePool lists none (KC pkg/apis/v1/nodepool.go kubebuilder default). */
 export const DefaultBudgetNodes = '10%';

@@ -19,7 +19,16 @@ export const SingleNodeConsolidation: DisruptionMethod = {
     const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     const free = new FreeCapacity(state);
-    for (const c of consolidationCandidates(ctx, 'single-node-consolidation')) {
+    let candidates = consolidationCandidates(ctx, 'single-node-consolidation');
+    // When the simulation cap cannot cover every candidate, start each minute's run further down
+    // the list so successive runs reach every node (Karpenter instead remembers where a 3-minute
+    // timeout stopped it). Deterministic: the offset comes from `now`.
+    const budget = maxSims - sim.simulations;
+    if (budget > 0 && candidates.length > budget) {
+      const offset = (Math.floor(state.now.getTime() / 60_000) * budget) % candidates.length;
+      candidates = [...candidates.slice(offset), ...candidates.slice(0, offset)];
+    }
+    for (const c of candidates) {
       if (budgetFor(state, c.nodePool, 'Underutilized').allowed <= 0) {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: `disruption budget for Underutilized in nodepool "${c.nodePool}" is spent` });
         continue;
