@@ -12,7 +12,7 @@
  * | --- | --- | --- |
  * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
  * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName}`; error `InvalidLaunchTemplateName.NotFoundException` |
- * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface, Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
  * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[], ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
  * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
@@ -194,7 +194,23 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
       HttpTokens: metadata.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
+    // ENIs created by the launch carry the cluster tags too (IAM conditions on aws:RequestTag; Karpenter does the same).
+    TagSpecifications: [{ ResourceType: 'network-interface', Tags: clusterTags(nodeClass, ctx.cluster.name) }],
   };
+}
+
+/** The cluster-level tags (no NodePool / NodeClaim): launch templates and ENIs. */
+function clusterTags(nodeClass: EC2NodeClass, clusterName: string): Tag[] {
+  const tags: Record<string, string> = {
+    ...(nodeClass.spec.tags ?? {}),
+    [Tags.cluster]: clusterName,
+    [Tags.kubernetesCluster(clusterName)]: 'owned',
+    [Tags.eksClusterName]: clusterName,
+    [Tags.nodeClass]: nodeClass.metadata.name,
+  };
+  return Object.entries(tags)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([Key, Value]) => ({ Key, Value }));
 }
 
 /**
@@ -243,7 +259,7 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
     launchTemplate: {
       LaunchTemplateName: ltName,
       LaunchTemplateData: data,
-      TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags.filter((t) => t.Key !== Tags.nodeClaim && t.Key !== Tags.nodePool) }],
+      TagSpecifications: [{ ResourceType: 'launch-template', Tags: clusterTags(nodeClass, ctx.cluster.name) }],
     },
     createFleet,
     capacityType,
