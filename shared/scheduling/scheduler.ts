@@ -325,6 +325,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
 
   const claims: SimClaim[] = [];
   const skip = new Map<string, { node: number; claim: number }>();
+  const openFailures = new Map<string, string>();
   let claimSeq = 0;
 
   const tryNode = (node: SimNode, info: PodInfo, groups: PodGroups): Failure | undefined => {
@@ -520,9 +521,17 @@ export function solve(input: SchedulingInput): SchedulingResult {
     }
     const reasons: Record<string, string> = {};
     for (const t of templates) {
+      // A pool without limits that refused this signature for a lasting reason refuses it again
+      // (with limits, room comes back as other claims narrow their instance types).
+      const known = openFailures.get(`${t.name}|${sig}`);
+      if (known) {
+        reasons[t.name] = known;
+        continue;
+      }
       const f = openClaim(t, info, groups);
       if (!f) return undefined;
       reasons[t.name] = f.reason;
+      if (f.monotone && !t.remaining) openFailures.set(`${t.name}|${sig}`, f.reason);
     }
     return reasons;
   };
