@@ -15,6 +15,10 @@ import { tableCreateInput } from '../../shared/api/contract.ts';
 
 const require = createRequire(import.meta.url);
 
+/** Real ms without a request in flight before dynalite is closed, and the most stop() waits for it. */
+const StopQuietMs = 150;
+const StopQuietMaxMs = 5000;
+
 /** Default table name of the embedded environment. */
 export const LocalTableName = 'nodefleet-local';
 
@@ -79,14 +83,34 @@ export async function startLocalDynamo(opts: { path?: string; port?: number; tab
       throw err;
     }
   }
+  // Requests being served: the database must not close under one (dynalite throws from its
+  // callbacks when it does), so stop() waits for a quiet moment first.
+  let active = 0;
+  server.on('request', (_req, res) => {
+    active += 1;
+    res.once('close', () => (active -= 1));
+  });
+  const quiet = async (): Promise<void> => {
+    const until = Date.now() + StopQuietMaxMs;
+    let quietSince = active === 0 ? Date.now() : undefined;
+    while (Date.now() < until) {
+      if (active === 0) {
+        quietSince ??= Date.now();
+        if (Date.now() - quietSince >= StopQuietMs) return;
+      } else quietSince = undefined;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
   return {
     endpoint,
     tableName,
     call,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await quiet();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections?.();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 }

@@ -454,8 +454,13 @@ export class LocalEnvironment {
     this.clock.stop();
     // dynalite throws from a request callback when its database closes under an in-flight request:
     // during shutdown that is expected, and must not crash the process before the exit code is set.
-    const ignoreClosedDb = (err: Error) => {
-      if (!/Database is (closed|not open)/.test(err?.message ?? '')) throw err;
+    const ignoreClosedDb = (err: Error & { code?: string }) => {
+      if (/^LEVEL_/.test(err?.code ?? '') || /Database is (closed|not open)|is not open/.test(err?.message ?? '')) return;
+      // Not ours: with other listeners (a test runner) they report it; alone, fail the process as Node would.
+      if (process.listenerCount('uncaughtException') <= 1) {
+        process.stderr.write(`${err?.stack ?? String(err)}\n`);
+        process.exit(1);
+      }
     };
     process.on('uncaughtException', ignoreClosedDb);
     try {

@@ -7,12 +7,12 @@
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { LocalEnvironment } from './environment.ts';
 import type { CountOrRangeT, ScenarioExpect } from './scenario.ts';
-import { podsMatch } from './runner.ts';
+import { podsMatch, type InterruptionFact } from './conditions.ts';
 
 /** What the runner measured while the scenario ran. */
 export interface RunFacts {
   maxConcurrentNodeClaims: number;
-  interruptions: { instanceId: string; nodeName?: string; noticeAtMs: number; deadlineMs: number }[];
+  interruptions: InterruptionFact[];
   /** Named instants from `mark` steps (virtual epoch ms). */
   marks: Record<string, number>;
   finalNodeClaims?: NodeClaim[];

@@ -7,10 +7,10 @@
 import { LocalEnvironment, type LocalEnvironmentOptions } from './environment.ts';
 import { atLeast, formatKarpenterJson, type LogLevel } from './log.ts';
 import { checkExpectations, executions, type CheckResult, type RunFacts } from './expectations.ts';
-import type { Scenario, ScenarioStep, WaitForCondition, PodsConditionT } from './scenario.ts';
+import type { Scenario, ScenarioStep, WaitForCondition } from './scenario.ts';
 import { renderSummary, viewLine, type TimelineEntry } from './summary.ts';
+import { podsMatch, selectNodes } from './conditions.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
-import type { Pod } from '../../shared/api/kube.ts';
 
 /** Real milliseconds between live-view / condition polls. */
 const PollRealMs = 100;
@@ -249,16 +249,6 @@ function describeWait(w: WaitForCondition): string {
   return parts.join(', ');
 }
 
-/** Whether the pods condition holds now. */
-export function podsMatch(env: LocalEnvironment, c: PodsConditionT, facts: RunFacts): { ok: boolean; detail: string } {
-  const pods = selectPods(env.cluster.pods({ namespace: c.namespace }), c.selector).filter((p) => !p.metadata.deletionTimestamp);
-  const interrupted = new Set(facts.interruptions.map((i) => i.nodeName).filter(Boolean));
-  const running = pods.filter((p) => p.status?.phase === 'Running' && (!c.notOnInterruptedNode || !interrupted.has(p.spec.nodeName ?? '')));
-  const pending = pods.filter((p) => p.status?.phase === 'Pending');
-  const ok = (c.running === undefined || running.length === c.running) && (c.pending === undefined || pending.length === c.pending);
-  return { ok, detail: `running ${running.length}, pending ${pending.length}` };
-}
-
 async function conditionHolds(env: LocalEnvironment, w: WaitForCondition, facts: RunFacts): Promise<{ ok: boolean; detail: string }> {
   const details: string[] = [];
   let ok = true;
@@ -308,22 +298,3 @@ function safeReason(input: string): string | undefined {
   }
 }
 
-/** Pods matching an equality label selector ("app=web,tier=x"). */
-export function selectPods(pods: Pod[], selector: string): Pod[] {
-  const want = parseEqualitySelector(selector);
-  return pods.filter((p) => Object.entries(want).every(([k, v]) => p.metadata.labels?.[k] === v));
-}
-
-function selectNodes(env: LocalEnvironment, selector: string | undefined) {
-  const want = parseEqualitySelector(selector ?? '');
-  return env.cluster.nodes().filter((n) => Object.entries(want).every(([k, v]) => (v === '' ? k in (n.metadata.labels ?? {}) : n.metadata.labels?.[k] === v)));
-}
-
-function parseEqualitySelector(s: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of s.split(',').map((x) => x.trim()).filter(Boolean)) {
-    const [k, v] = part.split('=');
-    out[k.trim()] = (v ?? '').trim();
-  }
-  return out;
-}
