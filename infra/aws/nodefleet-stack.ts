@@ -10,7 +10,8 @@
  * Function entries come from functions.ts (plus the ASL's task functions); names of env vars, the
  * DynamoDB key design and the event patterns come from shared/api/contract.ts.
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -65,12 +66,59 @@ export const NodeRoleManagedPolicies = [
 const InterruptionRetention = Duration.seconds(300);
 /** 2 × the interruption function's timeout: 3 failed receives reach the DLQ (~2 min) before the 300 s retention drops the message. */
 const InterruptionVisibility = Duration.seconds(40);
+/** esbuild options of every function bundle (local esbuild, never Docker). */
+const BundlingOptions = {
+  format: nodejs.OutputFormat.ESM,
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourceMap: true,
+  // Maps point at the repository's files instead of embedding them: smaller assets, faster synth.
+  sourcesContent: false,
+  // Some dependencies are CommonJS and call require(): give ESM output a require.
+  banner: "import { createRequire as __nfCreateRequire } from 'node:module'; const require = __nfCreateRequire(import.meta.url);",
+  // The nodejs22.x runtime provides AWS SDK v3; not bundling it keeps bundles small and synth fast.
+  externalModules: ['@aws-sdk/*'],
+  forceDockerBundling: false,
+} satisfies nodejs.BundlingOptions;
+
 /** A message failing this many receives goes to its queue's DLQ. */
 const MaxReceiveCount = 3;
 /** DLQs keep messages the SQS maximum, 14 days, so an operator can inspect and redrive. */
 const DlqRetention = Duration.days(14);
 /** Agent events are re-published by the agent's periodic re-list, so an old one is not worth keeping. */
 const ProvisionerQueueRetention = Duration.minutes(15);
+
+/** What a function bundle can depend on: the code folders and the lock file (tests excluded). */
+const BundleInputs = ['functions', 'shared', 'statemachines', 'package-lock.json', 'tsconfig.json'];
+
+const treeHashes = new Map<string, string>();
+
+/**
+ * SHA-256 over every file a bundle can be built from. Used as each function's asset hash (with
+ * its entry and bundling options), so an unchanged tree reuses the previous synth's bundles in
+ * cdk.out instead of running esbuild again; any change in these files rebundles.
+ */
+export function sourceTreeHash(repoRoot: string): string {
+  const cached = treeHashes.get(repoRoot);
+  if (cached) return cached;
+  const hash = createHash('sha256');
+  const walk = (rel: string): void => {
+    const abs = join(repoRoot, rel);
+    if (!existsSync(abs)) return;
+    if (statSync(abs).isDirectory()) {
+      for (const name of readdirSync(abs).sort()) {
+        if (name !== 'node_modules' && !name.endsWith('.test.ts')) walk(join(rel, name));
+      }
+      return;
+    }
+    hash.update(rel).update('\0').update(readFileSync(abs)).update('\0');
+  };
+  for (const input of BundleInputs) walk(input);
+  const digest = hash.digest('hex');
+  treeHashes.set(repoRoot, digest);
+  return digest;
+}
 
 export interface NodefleetStackProps extends StackProps {
   config: NodefleetConfig;
@@ -334,18 +382,7 @@ export class NodefleetStack extends Stack {
           handler: 'handler',
           projectRoot: this.repoRoot,
           depsLockFilePath: join(this.repoRoot, 'package-lock.json'),
-          bundling: {
-            format: nodejs.OutputFormat.ESM,
-            target: 'node22',
-            mainFields: ['module', 'main'],
-            minify: true,
-            sourceMap: true,
-            // Some dependencies are CommonJS and call require(): give ESM output a require.
-            banner: "import { createRequire as __nfCreateRequire } from 'node:module'; const require = __nfCreateRequire(import.meta.url);",
-            // The nodejs22.x runtime provides AWS SDK v3; not bundling it keeps bundles small and synth fast.
-            externalModules: ['@aws-sdk/*'],
-            forceDockerBundling: false,
-          },
+          bundling: { ...BundlingOptions, assetHash: createHash('sha256').update(sourceTreeHash(this.repoRoot)).update(spec.entry).update(JSON.stringify(BundlingOptions)).digest('hex') },
         });
 
     if (spec.permissions.includes('kube')) {

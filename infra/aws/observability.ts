@@ -36,6 +36,8 @@ export const DashboardMetrics: readonly { title: string; metrics: readonly strin
   { title: 'Interruption messages', metrics: ['karpenter_interruption_received_messages_total', 'karpenter_interruption_deleted_messages_total'], stat: 'Sum' },
   { title: 'Pods drained / eviction requests', metrics: ['karpenter_pods_drained_total', 'karpenter_pods_eviction_requests_total'], stat: 'Sum' },
   { title: 'NodeClaim termination duration (s, p99)', metrics: ['karpenter_nodeclaims_termination_duration_seconds'], stat: 'p99' },
+  { title: 'nodefleet: launch → initialized (s, p99)', metrics: ['nodefleet_nodeclaim_launch_to_initialized_seconds'], stat: 'p99' },
+  { title: 'nodefleet: orphan instances terminated', metrics: ['nodefleet_orphan_instances_terminated_total'], stat: 'Sum' },
 ];
 
 /** Dead-letter queues to alarm on, with a label for the alarm description. */
@@ -170,6 +172,15 @@ export class Observability extends Construct {
     );
     const graphs = DashboardMetrics.map(
       (g) => new cw.GraphWidget({ title: g.title, left: g.metrics.map((m) => search(m, g.stat)), width: 8, height: 6 }),
+    );
+    // Everything in the namespace, so a metric added later shows up before it gets its own graph.
+    graphs.push(
+      new cw.GraphWidget({
+        title: 'All nodefleet metrics (Sum)',
+        left: [new cw.MathExpression({ expression: `SEARCH('Namespace="${MetricsNamespace}"', 'Sum', 60)`, usingMetrics: {}, label: '', period: Duration.minutes(1) })],
+        width: 8,
+        height: 6,
+      }),
     );
     for (let i = 0; i < graphs.length; i += 3) this.dashboard.addWidgets(...graphs.slice(i, i + 3));
 

@@ -7,6 +7,7 @@
  * Without `-c clusterName=…` it synthesises for the example cluster name below, so a clean
  * clone can check the app; `npx cdk deploy` (cdk.json → app.ts) requires the name.
  */
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { buildApp, RepoRoot } from './app.ts';
@@ -30,6 +31,28 @@ export function parseContextArgs(argv: string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * Removes `asset.*` entries of earlier synths that this assembly no longer references, so cdk.out
+ * keeps one bundle per function (bundles of an unchanged tree are reused, see sourceTreeHash).
+ * @returns how many were removed.
+ */
+export function pruneStaleAssets(outdir: string): number {
+  const entries = readdirSync(outdir);
+  const referenced = new Set<string>();
+  for (const f of entries.filter((e) => e.endsWith('.assets.json'))) {
+    const manifest = JSON.parse(readFileSync(join(outdir, f), 'utf8')) as { files?: Record<string, { source?: { path?: string } }> };
+    for (const a of Object.values(manifest.files ?? {})) if (a.source?.path) referenced.add(a.source.path);
+  }
+  let removed = 0;
+  for (const e of entries) {
+    if (e.startsWith('asset.') && !referenced.has(e)) {
+      rmSync(join(outdir, e), { recursive: true, force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
 function main(): number {
   const started = performance.now();
   const context = parseContextArgs(process.argv.slice(2));
@@ -40,6 +63,7 @@ function main(): number {
   const outdir = process.env.CDK_OUTDIR ?? join(RepoRoot, 'cdk.out');
   const { app, stack } = buildApp({ context, outdir });
   const assembly = app.synth();
+  pruneStaleAssets(outdir);
   const artifact = assembly.getStackArtifact(stack.artifactId);
   const resources = Object.values((artifact.template as { Resources: Record<string, { Type: string }> }).Resources);
   const count = (type: string) => resources.filter((r) => r.Type === type).length;

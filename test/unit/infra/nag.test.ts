@@ -16,7 +16,8 @@ function findings(context: Record<string, unknown>) {
   return { messages: all.map((m) => `${m.id}: ${String(m.entry.data).slice(0, 200)}`), suppressions };
 }
 
-describe('cdk-nag AwsSolutions', () => {
+/** Builds with cdk-nag are slow on a loaded machine. */
+describe('cdk-nag AwsSolutions', { timeout: 240_000 }, () => {
   it('reports no unsuppressed finding on the default stack, and every suppression states a reason', () => {
     const { messages, suppressions } = findings({});
     expect(messages).toEqual([]);

@@ -17,7 +17,7 @@ import { readTerminationDefinition, type TerminationDefinition } from '../../../
 
 const exportsHandler = (file: string) => /export\s+(const|async function|function|let)\s+handler\b|export\s*\{[^}]*\bhandler\b[^}]*\}/.test(readFileSync(join(RepoRoot, file), 'utf8'));
 
-describe('the stack against the repository', () => {
+describe('the stack against the repository', { timeout: 240_000 }, () => {
   let definition: TerminationDefinition | undefined;
   beforeAll(() => {
     definition = readTerminationDefinition(RepoRoot);
