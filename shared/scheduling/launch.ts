@@ -7,7 +7,7 @@
  * on-demand one dropped, and the 60 cheapest types sent, with minValues re-checked after the cut.
  */
 import * as L from '../api/labels.ts';
-import type { Requirements } from '../api/requirements.ts';
+import type { Requirement, Requirements } from '../api/requirements.ts';
 import type { Offering } from '../catalog/types.ts';
 import { offeringMatches, type TemplateType } from './template.ts';
 
@@ -33,10 +33,8 @@ export interface LaunchPlan {
   problem?: string;
 }
 
-function compatibleOfferings(t: TemplateType, reqs: Requirements): Offering[] {
-  const zoneReq = reqs.get(L.LabelTopologyZone);
-  const ctReq = reqs.get(L.LabelCapacityType);
-  return t.offerings.filter((o) => offeringMatches(o, zoneReq, ctReq));
+function compatibleOfferings(t: TemplateType, zoneReq: Requirement | undefined, ctReq: Requirement | undefined): Offering[] {
+  return zoneReq || ctReq ? t.offerings.filter((o) => offeringMatches(o, zoneReq, ctReq)) : t.offerings;
 }
 
 function cheapest(offerings: readonly Offering[], capacityType?: string): number {
@@ -109,8 +107,10 @@ export function truncateKeepingMinValues(ordered: readonly TemplateType[], reqs:
  * @param reqs the claim's requirements (zone, capacity type, minValues).
  */
 export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true): LaunchPlan {
+  const zoneReq = reqs.get(L.LabelTopologyZone);
+  const ctReq = reqs.get(L.LabelCapacityType);
   const priced = options
-    .map((t) => ({ t, offerings: compatibleOfferings(t, reqs) }))
+    .map((t) => ({ t, offerings: compatibleOfferings(t, zoneReq, ctReq) }))
     .filter((x) => x.offerings.length > 0)
     .map((x) => ({ ...x, price: cheapest(x.offerings) }))
     .sort((a, b) => a.price - b.price || (a.t.type.name < b.t.type.name ? -1 : a.t.type.name > b.t.type.name ? 1 : 0));
