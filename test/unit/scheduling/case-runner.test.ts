@@ -1,0 +1,61 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadCase } from '../../../functions/cli/cases/load.ts';
+import { formatReport, runCase } from '../../../functions/cli/cases/runner.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'nodefleet-cases-'));
+function write(name: string, text: string): string {
+  const f = join(dir, `${name}.yaml`);
+  writeFileSync(f, text);
+  return f;
+}
+
+const pool = `nodePools:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: { name: default }
+    spec:
+      template:
+        spec:
+          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
+          requirements: [{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }]
+instanceTypes:
+  - { name: std, cpu: 4, memoryMiB: 16384, zones: [us-east-1a], capacityTypes: [on-demand], price: { on-demand: 0.2 } }
+objects:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: { name: web }
+    spec:
+      replicas: 2
+      template: { metadata: { labels: { app: web } }, spec: { containers: [{ name: a, resources: { requests: { cpu: "1" } } }] } }
+`;
+
+describe('case runner', () => {
+  it('passes a case whose expectations hold', async () => {
+    const r = await runCase(loadCase(write('ok', `name: ok\n${pool}expect:\n  scheduled: all\n  nodeClaims: 1\n  nodeClaimsMatch: [{ nodePool: default, instanceTypeIn: [std] }]\n`)));
+    expect(r).toMatchObject({ status: 'passed', messages: [] });
+  });
+
+  it('fails with expected vs got', async () => {
+    const r = await runCase(loadCase(write('wrong', `name: wrong\n${pool}expect:\n  nodeClaims: 3\n`)));
+    expect(r.status).toBe('failed');
+    expect(r.messages[0]).toMatch(/^nodeClaims: expected 3, got 1/);
+  });
+
+  it('fails a case with an unknown key, a typo under expect, or no expect', async () => {
+    expect((await runCase(loadCase(write('typo', `name: typo\n${pool}expect:\n  nodeClaim: 1\n`)))).messages).toEqual(['unknown key "expect.nodeClaim"']);
+    expect((await runCase(loadCase(write('extra', `name: extra\nwhatever: 1\n${pool}expect:\n  nodeClaims: 1\n`)))).messages).toEqual(['unknown key "whatever"']);
+    expect((await runCase(loadCase(write('none', `name: none\n${pool}`)))).messages).toEqual(['no expect']);
+  });
+
+  it('checks validation errors by substring', async () => {
+    const bad = `name: bad\nnodePools:\n  - { apiVersion: karpenter.sh/v1, kind: NodePool, metadata: { name: x }, spec: { template: { spec: { requirements: [] } } } }\nexpect:\n  errors: [nodeClassRef]\n`;
+    expect((await runCase(loadCase(write('bad', bad)))).status).toBe('passed');
+  });
+
+  it('summarises as N passed, M failed', () => {
+    expect(formatReport([{ name: 'a', file: 'a', status: 'passed', messages: [] }, { name: 'b', file: 'b', status: 'failed', messages: ['x'] }])).toBe('FAIL b: x\n1 passed, 1 failed');
+  });
+});
