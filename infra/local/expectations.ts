@@ -158,6 +158,15 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     out.push({ name: 'logs', ok: missing.length === 0, detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen` });
   }
 
+  for (const [mark, before] of Object.entries(expect.marksBefore ?? {})) {
+    const at = facts.marks[mark];
+    out.push({
+      name: `marksBefore.${mark}`,
+      ok: at !== undefined && at < Date.parse(before),
+      detail: at === undefined ? `mark ${mark} never reached` : `${mark} at ${new Date(at).toISOString()} (want before ${before})`,
+    });
+  }
+
   if (expect.capacityErrors) {
     const fleets = env.ec2.calls.filter((c) => c.action === 'CreateFleet');
     const errors = fleets.flatMap((c) => ((c.detail as { errors?: string[] })?.errors ?? []).filter((e) => /Insufficient|Unfulfillable/.test(e)));

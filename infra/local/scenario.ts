@@ -185,6 +185,8 @@ const ExpectSchema = z.strictObject({
     .optional(),
   /** Karpenter-style log messages that must appear (exact `message` values). */
   logs: z.array(z.string()).optional(),
+  /** Named marks that must have been reached before an instant (RFC 3339), e.g. before a budget window ends. */
+  marksBefore: z.record(z.string(), z.string()).optional(),
   /** CreateFleet answered insufficient-capacity errors at least this many times (an ICE fault was hit). */
   capacityErrors: z.strictObject({ min: z.number().int().nonnegative() }).optional(),
   /** Every event-bus delivery succeeded (no handler errors, nothing dead-lettered). */
