@@ -43,14 +43,7 @@ const CDK = '^(node_modules/)?(aws-cdk-lib|constructs|cdk-nag)/';
  * with the reason and what would fix it. Keep this list short and shrinking.
  */
 const KNOWN_VIOLATIONS = {
-  'aws-sdk-only-in-shared-aws': [
-    // Composition root: constructs the SDK clients (DynamoDB, EC2, EKS, EventBridge, SFN, SSM, STS).
-    // Fix: a client factory in shared/aws (e.g. shared/aws/clients.ts) called from deps.ts.
-    '^shared/runtime/deps\\.ts$',
-    // `import type { DynamoDBClient }` for the Powertools idempotency persistence layer.
-    // Fix: take the client type from the same shared/aws factory.
-    '^shared/runtime/middleware\\.ts$',
-  ],
+  // none today (shared/runtime gets its SDK clients from shared/aws/clients.ts)
 };
 
 /** A rule forbidding `from` → anything not matching `allowed` (local paths, npm, core). */

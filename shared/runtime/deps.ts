@@ -1,6 +1,7 @@
 /**
- * The composition root: every SDK client is created here, once per process, and injected into
- * the adapters implementing shared/api/ports.ts. Nothing else says `new EC2Client`.
+ * The composition root: every SDK client is created once per process (by shared/aws/clients.ts
+ * `createClients`, the only place that says `new EC2Client`) and injected into the adapters
+ * implementing shared/api/ports.ts.
  *
  * ## Lambda
  * `wrapHandler` (middleware.ts) calls `buildDeps(parseRuntimeEnv(process.env))` on the first
@@ -20,14 +21,6 @@
  * Any port can be replaced through `overrides` (fakes, local stand-ins). Budgets
  * (engineer D's DynamoBudgetCounter) are built from `deps.clients.doc` by the caller until wired here.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { SSMClient } from '@aws-sdk/client-ssm';
-import { EKSClient } from '@aws-sdk/client-eks';
-import { STSClient } from '@aws-sdk/client-sts';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type {
   BudgetCounter,
   Clock,
@@ -39,6 +32,7 @@ import type {
   UnavailableOfferings,
 } from '../api/ports.ts';
 import { NodefleetError } from '../api/errors.ts';
+import { createClients, type Clients } from '../aws/clients.ts';
 import { DynamoNodeClaimStore } from '../aws/dynamo-node-claim-store.ts';
 import { DynamoUnavailableOfferings } from '../aws/dynamo-unavailable-offerings.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../aws/ec2.ts';
@@ -52,17 +46,8 @@ import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/pe
 import type { RuntimeEnv } from './env.ts';
 import { RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
 
-/** The SDK clients, exposed for adapters other engineers add (budget counter, SFN history). */
-export interface Clients {
-  dynamodb: DynamoDBClient;
-  doc: DynamoDBDocumentClient;
-  ec2: EC2Client;
-  ssm: SSMClient;
-  eks: EKSClient;
-  sts: STSClient;
-  sfn: SFNClient;
-  eventbridge: EventBridgeClient;
-}
+/** The SDK clients (created by shared/aws/clients.ts), exposed for adapters other engineers add. */
+export type { Clients } from '../aws/clients.ts';
 
 /** Everything a handler's `run` may use. Tests build a Deps from test/fakes. */
 export interface Deps {
@@ -110,17 +95,7 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const dynamodb = new DynamoDBClient({ region, ...(env.dynamodbEndpoint ? { endpoint: env.dynamodbEndpoint } : {}) });
-  const clients: Clients = {
-    dynamodb,
-    doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } }),
-    ec2: new EC2Client({ region, ...(env.ec2Endpoint ? { endpoint: env.ec2Endpoint } : {}) }),
-    ssm: new SSMClient({ region, ...(env.ec2Endpoint ? { endpoint: env.ec2Endpoint } : {}) }),
-    eks: new EKSClient({ region }),
-    sts: new STSClient({ region }),
-    sfn: new SFNClient({ region }),
-    eventbridge: new EventBridgeClient({ region }),
-  };
+  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 

@@ -26,7 +26,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { makeIdempotent, IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '../aws/clients.ts';
 import { Table } from '../api/contract.ts';
 import { ValidationError } from '../api/errors.ts';
 import { parseRuntimeEnv, type OptionalEnvKey, type RuntimeEnv } from './env.ts';

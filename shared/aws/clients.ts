@@ -1,0 +1,60 @@
+/**
+ * The AWS SDK client factory: the only place nodefleet says `new EC2Client` (and friends). The
+ * composition root (shared/runtime/deps.ts `buildDeps`) calls {@link createClients} once per
+ * process and injects the clients into the adapters of this folder, so no file outside shared/aws
+ * imports `@aws-sdk/*` (architecture rule `aws-sdk-only-in-shared-aws`, .dependency-cruiser.cjs).
+ *
+ * Endpoint overrides (embedded environment, infra/local): DynamoDB ← `dynamodbEndpoint`, EC2 and
+ * SSM ← `ec2Endpoint`. EKS, STS, Step Functions and EventBridge always use the regional endpoint.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { EKSClient } from '@aws-sdk/client-eks';
+import { STSClient } from '@aws-sdk/client-sts';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+
+export type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/** The SDK clients the adapters use, one of each per process. */
+export interface Clients {
+  dynamodb: DynamoDBClient;
+  /** Document client over `dynamodb` (undefined attributes removed, class instances as maps). */
+  doc: DynamoDBDocumentClient;
+  ec2: EC2Client;
+  ssm: SSMClient;
+  eks: EKSClient;
+  sts: STSClient;
+  sfn: SFNClient;
+  eventbridge: EventBridgeClient;
+}
+
+/** Options of {@link createClients}. */
+export interface ClientOptions {
+  /** AWS region, e.g. `ap-northeast-2`. */
+  region: string;
+  /** DynamoDB endpoint override (a local DynamoDB-compatible server). */
+  dynamodbEndpoint?: string;
+  /** EC2 and SSM endpoint override (the embedded EC2 stand-in). */
+  ec2Endpoint?: string;
+}
+
+/** Creates every SDK client (no connection is opened until the first request). */
+export function createClients(opts: ClientOptions): Clients {
+  const { region } = opts;
+  const dynamodbAt = opts.dynamodbEndpoint ? { endpoint: opts.dynamodbEndpoint } : {};
+  const ec2At = opts.ec2Endpoint ? { endpoint: opts.ec2Endpoint } : {};
+  const dynamodb = new DynamoDBClient({ region, ...dynamodbAt });
+  return {
+    dynamodb,
+    doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } }),
+    ec2: new EC2Client({ region, ...ec2At }),
+    ssm: new SSMClient({ region, ...ec2At }),
+    eks: new EKSClient({ region }),
+    sts: new STSClient({ region }),
+    sfn: new SFNClient({ region }),
+    eventbridge: new EventBridgeClient({ region }),
+  };
+}
