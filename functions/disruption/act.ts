@@ -22,6 +22,8 @@ const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> =
   Drifted: 'drift',
   Underutilized: 'consolidation',
   Expired: 'expiration',
+  // a rebalance recommendation is an interruption signal, acted on early and gracefully
+  Rebalance: 'interruption',
 };
 
 /** Takes one budget slot per candidate (holder = claim name); all or nothing. */

@@ -37,8 +37,8 @@ export const CommandCandidateSchema = z.object({
 
 export const DisruptionCommandSchema = z.object({
   id: z.string(),
-  method: z.enum(['emptiness', 'graceful-expiration', 'drift', 'multi-node-consolidation', 'single-node-consolidation']),
-  reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired']),
+  method: z.enum(['rebalance', 'emptiness', 'graceful-expiration', 'drift', 'multi-node-consolidation', 'single-node-consolidation']),
+  reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired', 'Rebalance']),
   decision: z.enum(['delete', 'replace']),
   candidates: z.array(CommandCandidateSchema).min(1),
   replacements: z.array(ReplacementClaimSchema),

@@ -5,16 +5,19 @@
  *   cordon and drain through the termination state machine with the notice as deadline; a spot
  *   (reserved) interruption marks its offering unavailable for 3 minutes so the replacement goes
  *   elsewhere;
- * - rebalance recommendation: recorded only, unless the NodePool opts in with
- *   `nodefleet.io/rebalance-replace`, then a graceful replacement within the disruption budget;
+ * - rebalance recommendation: recorded only (a log line and the claim annotation
+ *   `nodefleet.io/rebalance-recommended-at`), unless the NodePool opts in with
+ *   `nodefleet.io/rebalance-replace`: then the disruption run replaces the node gracefully
+ *   (replacement launched and Initialized first, then the drain, within budgets; see `rebalance`);
  * - state change to stopping / stopped / shutting-down / terminated: the node is already going,
  *   so the termination runs with an immediate deadline (cutoff, terminate, delete Node, finish claim).
  * Unknown instances are ignored (debug log).
  */
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
-import type { NodePool } from '../../shared/api/nodepool.ts';
 import type { BudgetCounter, Clock, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
-import { AnnotationRebalanceReplace } from '../../shared/api/labels.ts';
+import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
+import { budgetStatus } from '../../shared/disruption/budgets.ts';
+import { hasRebalanceReplace } from '../../shared/disruption/rebalance.ts';
 import type { InterruptionMessage } from '../../shared/api/events/index.ts';
 
 /**
@@ -23,8 +26,8 @@ import type { InterruptionMessage } from '../../shared/api/events/index.ts';
  * launch to pick another offering, short enough not to shun the pool for long.
  */
 export const InterruptedOfferingTtlSeconds = 180;
-/** Annotation recording the last rebalance recommendation on the NodeClaim (RFC 3339). */
-export const AnnotationRebalanceRecommendedAt = 'nodefleet.io/rebalance-recommended-at';
+/** Annotation recording the last rebalance recommendation on the NodeClaim (RFC 3339); defined in shared/api/labels.ts. */
+export { AnnotationRebalanceRecommendedAt };
 
 /** Structured log sink (the runtime passes Powertools' logger; tests a recorder). */
 export interface Log {
@@ -46,7 +49,11 @@ export interface InterruptionDeps {
 
 /** What was done for one instance, for logs and tests. */
 export type InterruptionOutcome =
-  | { instanceId: string; action: 'unknown-instance' | 'already-terminating' | 'ignored-state' | 'recorded' | 'budget-exhausted' }
+  | { instanceId: string; action: 'unknown-instance' | 'already-terminating' | 'ignored-state' | 'recorded' }
+  /** Opted-in rebalance: marked for the next disruption run, which launches the replacement first. */
+  | { instanceId: string; action: 'replacement-queued' }
+  /** Opted-in rebalance the budget blocks now; marked all the same, a later run replaces it when a slot frees. */
+  | { instanceId: string; action: 'budget-exhausted'; reason: string }
   | { instanceId: string; action: 'terminate'; executionArn: string; deadlineEpochMs?: number };
 
 const GoneStates = new Set(['stopping', 'stopped', 'shutting-down', 'terminated']);
@@ -82,14 +89,13 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
   }
 }
 
-async function start(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, deadlineEpochMs: number | undefined, deps: InterruptionDeps, budgetNodePool?: string): Promise<InterruptionOutcome> {
+async function start(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, deadlineEpochMs: number | undefined, deps: InterruptionDeps): Promise<InterruptionOutcome> {
   const input: TerminationInput = {
     nodeClaim: claim.name,
     instanceId,
     ...(claim.nodeName ? { nodeName: claim.nodeName } : {}),
     reason: 'interruption',
     ...(deadlineEpochMs !== undefined ? { deadlineEpochMs } : {}),
-    ...(budgetNodePool ? { budgetNodePool } : {}),
   };
   const executionArn = await deps.termination.start(input);
   deps.log.info('initiating delete from interruption message', { messageKind: msg.kind, action: 'CordonAndDrain', NodeClaim: claim.name, Node: claim.nodeName, executionArn });
@@ -119,34 +125,44 @@ export function scheduledChangeDeadline(msg: InterruptionMessage, claim: NodeCla
   return tgp === undefined ? start : Math.min(start, tgp);
 }
 
-async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, nowMs: number, deps: InterruptionDeps): Promise<InterruptionOutcome> {
-  const nowIso = new Date(nowMs).toISOString();
-  deps.log.info('spot rebalance recommendation', { reason: 'SpotRebalanceRecommendation', NodeClaim: claim.name, Node: claim.nodeName, instanceId });
-  await deps.store.update({ ...claim, annotations: { ...claim.annotations, [AnnotationRebalanceRecommendedAt]: nowIso } });
-  const pool = (await deps.kube.listNodePools()).find((p) => p.metadata.name === claim.nodePool);
-  if (pool?.metadata.annotations?.[AnnotationRebalanceReplace] !== 'true') return { instanceId, action: 'recorded' };
-
-  const poolClaims = (await deps.store.list()).filter((c) => c.nodePool === claim.nodePool && c.phase !== 'Terminated');
-  const allowed = allowedDisruptions(pool, poolClaims.length);
-  if (!(await deps.budgets.take(claim.nodePool, claim.name, allowed, nowIso))) {
-    deps.log.info('rebalance replacement blocked by disruption budget', { NodeClaim: claim.name, nodePool: claim.nodePool, allowed });
-    return { instanceId, action: 'budget-exhausted' };
-  }
-  const tgp = claim.terminationGracePeriodSeconds;
-  return start(msg, claim, instanceId, tgp !== undefined ? nowMs + tgp * 1000 : undefined, deps, claim.nodePool);
-}
-
 /**
- * Nodes the pool may disrupt at once: the lowest of its budgets, a percentage rounded up over the
- * pool's nodes (Karpenter nodepool.go GetAllowedDisruptions). Scheduled budgets are counted as
- * active (the conservative choice: this path has no cron evaluation).
+ * Rebalance recommendation. Always recorded: a log line (Karpenter's event) and the claim
+ * annotation. In an opted-in pool the replacement is handed to the disruption machinery rather
+ * than done here: the claim annotation makes the next disruption run (EventBridge Scheduler, every
+ * minute) plan a `rebalance` command first (shared/disruption/rebalance.ts), which validates it,
+ * takes the budget slot, launches the replacement, waits until it is Initialized and only then
+ * starts the termination — the same path as drift, so budgets, do-not-disrupt, PDBs, the
+ * validation delay and the abandon-on-failed-replacement rule all apply without a second copy.
+ * Starting the loop from here would save under a minute but needs the disruption state machine
+ * in this function's deps; the recommendation usually comes well ahead of an interruption, and
+ * if the two-minute notice arrives first the spot-interruption path takes over.
+ * Nothing is taken here: the budget is only evaluated (with the real schedules) to say in the log
+ * whether the replacement is blocked now.
  */
-export function allowedDisruptions(pool: NodePool, nodeCount: number): number {
-  const budgets = pool.spec.disruption?.budgets ?? [{ nodes: '10%' }];
-  let allowed = Number.POSITIVE_INFINITY;
-  for (const b of budgets) {
-    const n = b.nodes.endsWith('%') ? Math.ceil((Number(b.nodes.slice(0, -1)) / 100) * nodeCount) : Number(b.nodes);
-    allowed = Math.min(allowed, n);
+async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, nowMs: number, deps: InterruptionDeps): Promise<InterruptionOutcome> {
+  const now = new Date(nowMs);
+  deps.log.info('spot rebalance recommendation', { reason: 'SpotRebalanceRecommendation', NodeClaim: claim.name, Node: claim.nodeName, instanceId, eventId: msg.eventId });
+  const pool = (await deps.kube.listNodePools()).find((p) => p.metadata.name === claim.nodePool);
+  const optedIn = hasRebalanceReplace(pool);
+  if (claim.annotations[AnnotationRebalanceRecommendedAt] === undefined) {
+    // keep the first recommendation: it orders the replacements (oldest first)
+    await deps.store.update({ ...claim, annotations: { ...claim.annotations, [AnnotationRebalanceRecommendedAt]: now.toISOString() } });
   }
-  return Number.isFinite(allowed) ? allowed : 0;
+  if (!pool || !optedIn) return { instanceId, action: 'recorded' };
+
+  const poolClaims = (await deps.store.list()).filter((c) => c.nodePool === claim.nodePool && c.phase !== 'Terminated' && c.phase !== 'Failed');
+  const leaving = new Set([...poolClaims.filter((c) => c.phase === 'Terminating').map((c) => c.name), ...Object.keys(await deps.budgets.holders(claim.nodePool))]);
+  const status = budgetStatus(pool, 'Rebalance', poolClaims.length, leaving.size, now);
+  if (status.allowed <= 0) {
+    const reason = `disruption budget for Rebalance in nodepool "${claim.nodePool}" is spent (allows ${status.cap ?? 'unlimited'} of ${status.nodes} nodes, ${status.disrupting} already disrupting)`;
+    deps.log.info('rebalance replacement blocked by disruption budget; the disruption runs retry it', { NodeClaim: claim.name, nodePool: claim.nodePool, reason });
+    return { instanceId, action: 'budget-exhausted', reason };
+  }
+  // The recommendation means this spot pool is at elevated risk: keep the replacement off it
+  // (the disruption run plans within a minute, well inside the 3-minute TTL).
+  if (claim.capacityType === 'spot' && claim.instanceType && claim.zone) {
+    await deps.unavailable.mark([{ instanceType: claim.instanceType, zone: claim.zone, capacityType: 'spot', reason: msg.kind }], Math.floor(nowMs / 1000) + InterruptedOfferingTtlSeconds);
+  }
+  deps.log.info('rebalance replacement queued for the next disruption run', { NodeClaim: claim.name, nodePool: claim.nodePool, allowed: status.allowed });
+  return { instanceId, action: 'replacement-queued' };
 }

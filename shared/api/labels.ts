@@ -56,6 +56,11 @@ export const AnnotationPodDeletionCost = 'controller.kubernetes.io/pod-deletion-
 export const AnnotationGracefulExpiration = 'nodefleet.io/graceful-expiration';
 /** nodefleet extension: a rebalance recommendation launches the replacement early and drains within budgets. */
 export const AnnotationRebalanceReplace = 'nodefleet.io/rebalance-replace';
+/**
+ * nodefleet: set on a NodeClaim (RFC 3339 time) when EC2 sent a rebalance recommendation for its
+ * instance; in a pool with {@link AnnotationRebalanceReplace} the disruption run replaces it first.
+ */
+export const AnnotationRebalanceRecommendedAt = 'nodefleet.io/rebalance-recommended-at';
 
 /** Taints. */
 export const TaintDisrupted = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;

@@ -85,7 +85,8 @@ export function budgetsOf(nodePool: NodePool): Budget[] {
 
 /**
  * The most restrictive active budget for `reason`, or undefined when none applies (unbounded).
- * Expired (nodefleet's graceful expiration) is governed by the budgets that list no reasons.
+ * Expired (graceful expiration) and Rebalance (rebalance replacement), nodefleet's extensions,
+ * are governed by the budgets that list no reasons.
  */
 export function budgetCap(nodePool: NodePool, reason: DisruptionReason, nodes: number, now: Date): number | undefined {
   let cap: number | undefined;

@@ -2,7 +2,7 @@
  * Disruption: decide which nodes should go, safely and within budgets.
  *
  * `planDisruption(snapshot, now)` returns forceful expirations and at most one graceful command
- * (emptiness → graceful expiration → drift → multi-node → single-node consolidation, methods.ts);
+ * (rebalance → emptiness → graceful expiration → drift → multi-node → single-node consolidation, methods.ts);
  * `validateCommand` re-checks a command after the 15 s validation delay. Pure: no I/O, no clock.
  * Behaviour follows Karpenter v1 (kubernetes-sigs/karpenter pkg/controllers/disruption).
  */
@@ -16,4 +16,5 @@ export { evictionCost, disruptionCost, lifetimeRemaining } from './cost.ts';
 export { parseDurationSeconds } from './duration.ts';
 export { isReschedulable, isDoNotDisruptActive, PdbLimits } from './pods.ts';
 export { hasGracefulExpiration } from './graceful-expiration.ts';
+export { hasRebalanceReplace } from './rebalance.ts';
 export * from './constants.ts';

@@ -13,6 +13,7 @@ import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
 import {
   AnnotationDoNotDisrupt,
+  AnnotationRebalanceRecommendedAt,
   LabelCapacityType,
   LabelInitialized,
   LabelInstanceType,
@@ -234,6 +235,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       expireAt,
       consolidatable,
       blockedBy: gracefulBlock(node, pods, pdbs, now),
+      ...(claim?.annotations?.[AnnotationRebalanceRecommendedAt] ? { rebalanceRecommendedAt: claim.annotations[AnnotationRebalanceRecommendedAt] } : {}),
     });
   }
 

@@ -15,11 +15,15 @@ import type { CapacityType } from '../api/labels.ts';
 import type { InstanceType } from '../catalog/types.ts';
 import type { DaemonSetTemplate, UnavailableOffering, SchedulingSettings } from '../scheduling/index.ts';
 
-/** Karpenter's disruption reasons (KC pkg/apis/v1 `DisruptionReason`), plus Expired for the graceful-expiration extension. */
-export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Expired';
+/**
+ * Karpenter's disruption reasons (KC pkg/apis/v1 `DisruptionReason`), plus two nodefleet
+ * extensions: Expired (graceful expiration) and Rebalance (replacement on an EC2 rebalance
+ * recommendation). The extensions are governed by the budgets that list no reasons.
+ */
+export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Expired' | 'Rebalance';
 
 /** The graceful methods, in the order {@link Methods} runs them (shared/disruption/methods.ts). */
-export type MethodName = 'emptiness' | 'graceful-expiration' | 'drift' | 'multi-node-consolidation' | 'single-node-consolidation';
+export type MethodName = 'rebalance' | 'emptiness' | 'graceful-expiration' | 'drift' | 'multi-node-consolidation' | 'single-node-consolidation';
 
 /** Why a node is drifted (KC `nodeclaim/disruption/drift.go`, KA `cloudprovider/drift.go`). */
 export type DriftReason =
@@ -112,6 +116,8 @@ export interface Candidate {
   consolidatable: boolean;
   /** Why graceful disruption is blocked (do-not-disrupt, PDB), undefined when it is not. */
   blockedBy?: string;
+  /** RFC 3339 time of the EC2 rebalance recommendation recorded on the claim (`nodefleet.io/rebalance-recommended-at`). */
+  rebalanceRecommendedAt?: string;
 }
 
 /** A node some method could not take, and why (log line + metric label). */
@@ -192,7 +198,7 @@ export interface Expiration {
 /** Budget state of one NodePool for one reason. */
 export interface BudgetStatus {
   nodePool: string;
-  reason: Exclude<DisruptionReason, 'Expired'> | 'Expired';
+  reason: DisruptionReason;
   /** Managed, initialized nodes of the pool. */
   nodes: number;
   /** Min over active budgets of ceil(pct × nodes) or the count; undefined = no active budget applies (unbounded). */

@@ -9,6 +9,7 @@ import { CommandValidationDelaySeconds } from './constants.ts';
 import { computeConsolidation } from './consolidation.ts';
 import { hasGracefulExpiration } from './graceful-expiration.ts';
 import { makeCommand } from './method.ts';
+import { hasRebalanceReplace } from './rebalance.ts';
 import { replacementsFor } from './replacements.ts';
 import { Simulator } from './simulate.ts';
 import { budgetFor, buildState, counterLimitFor } from './state.ts';
@@ -41,6 +42,9 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
     if (c.blockedBy && !gracefulExpiry) return { status: 'invalid', reason: `${c.nodeName}: ${c.blockedBy}` };
     if (command.reason === 'Empty' && c.reschedulablePods.length > 0) return { status: 'invalid', reason: `${c.nodeName}: no longer empty` };
     if (command.reason === 'Drifted' && !c.drifted) return { status: 'invalid', reason: `${c.nodeName}: no longer drifted` };
+    if (command.reason === 'Rebalance' && (!c.rebalanceRecommendedAt || !hasRebalanceReplace(state.nodePools.get(c.nodePool)))) {
+      return { status: 'invalid', reason: `${c.nodeName}: no rebalance recommendation to act on (or its nodepool no longer opts in)` };
+    }
     if ((command.reason === 'Empty' || command.reason === 'Underutilized') && !c.consolidatable) {
       return { status: 'invalid', reason: `${c.nodeName}: consolidateAfter has not passed since the last pod event` };
     }

@@ -14,7 +14,7 @@ const sqs = (...bodies: (string | object)[]): SqsEvent =>
     Records: bodies.map((b, i) => ({ ...fixture('sqs-record-wrapping').Records[0], messageId: `m-${i + 1}`, body: typeof b === 'string' ? b : JSON.stringify(b) })),
   });
 
-function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalanceReplace?: boolean; tgpSeconds?: number; now?: string } = {}) {
+function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalanceReplace?: boolean; budgets?: { nodes: string; schedule?: string; duration?: string }[]; tgpSeconds?: number; now?: string } = {}) {
   const w = fakeWorld({ start: opts.now ?? '2026-03-10T12:00:05Z' });
   w.store.put(
     nodeClaim({
@@ -33,7 +33,10 @@ function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalan
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodePool',
       metadata: { name: 'spot', ...(opts.rebalanceReplace ? { annotations: { 'nodefleet.io/rebalance-replace': 'true' } } : {}) },
-      spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } },
+      spec: {
+        template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } },
+        ...(opts.budgets ? { disruption: { budgets: opts.budgets } } : {}),
+      },
     }),
   ]);
   const logs: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
@@ -119,27 +122,62 @@ describe('interruption handler with the real AWS sample events', () => {
     expect(w.starter.started).toEqual([]);
   });
 
-  it('rebalance recommendation: recorded on the claim only, by default', async () => {
+  it('rebalance recommendation: recorded on the claim only, by default (a log line, no action)', async () => {
     const { w, deps, logs } = setup();
     const res = await run(sqs(fixture('rebalance-recommendation')), deps);
     expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'recorded' }]);
     expect(w.starter.started).toEqual([]);
     expect(w.store.peek('spot-abc12')?.annotations[AnnotationRebalanceRecommendedAt]).toBe('2026-03-10T12:00:05.000Z');
-    expect(logs.some((l) => l.fields?.reason === 'SpotRebalanceRecommendation')).toBe(true);
+    expect(logs.filter((l) => l.fields?.reason === 'SpotRebalanceRecommendation')).toHaveLength(1);
+    expect(await w.budgets.holders('spot')).toEqual({});
+    expect(await w.unavailable.list(w.clock.nowMs() / 1000)).toEqual([]);
   });
 
-  it('rebalance recommendation with nodefleet.io/rebalance-replace: graceful replacement taking a budget slot', async () => {
-    const { w, deps } = setup({ rebalanceReplace: true, tgpSeconds: 600 });
-    await run(sqs(fixture('rebalance-recommendation')), deps);
-    expect(w.starter.started[0]).toMatchObject({ budgetNodePool: 'spot', deadlineEpochMs: w.clock.nowMs() + 600_000 });
-    expect(await w.budgets.holders('spot')).toEqual({ 'spot-abc12': '2026-03-10T12:00:05.000Z' });
+  it('rebalance recommendation with nodefleet.io/rebalance-replace: queued for the disruption run, nothing drained or taken here', async () => {
+    const { w, deps, logs } = setup({ rebalanceReplace: true, tgpSeconds: 600 });
+    const res = await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'replacement-queued' }]);
+    expect(w.starter.started).toEqual([]);
+    expect(await w.budgets.holders('spot')).toEqual({});
+    expect(w.store.peek('spot-abc12')?.annotations[AnnotationRebalanceRecommendedAt]).toBe('2026-03-10T12:00:05.000Z');
+    // the at-risk spot offering is avoided by the replacement for 3 minutes
+    expect(await w.unavailable.list(w.clock.nowMs() / 1000)).toEqual([{ instanceType: 'm5.xlarge', zone: 'us-east-2a', capacityType: 'spot' }]);
+    expect(logs.some((l) => l.message === 'rebalance replacement queued for the next disruption run' && l.fields?.allowed === 1)).toBe(true);
   });
 
-  it('rebalance replacement waits when the budget is exhausted', async () => {
+  it('a second recommendation keeps the first time (it orders the replacements)', async () => {
     const { w, deps } = setup({ rebalanceReplace: true });
+    await run(sqs(fixture('rebalance-recommendation')), deps);
+    w.clock.advanceSeconds(300);
+    await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(w.store.peek('spot-abc12')?.annotations[AnnotationRebalanceRecommendedAt]).toBe('2026-03-10T12:00:05.000Z');
+  });
+
+  it('rebalance replacement with a budget of 0: blocked with the reason', async () => {
+    const { w, deps, logs } = setup({ rebalanceReplace: true, budgets: [{ nodes: '0' }] });
+    const res = await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(res.results[0].outcomes).toEqual([
+      { instanceId: InstanceId, action: 'budget-exhausted', reason: 'disruption budget for Rebalance in nodepool "spot" is spent (allows 0 of 1 nodes, 0 already disrupting)' },
+    ]);
+    expect(logs.find((l) => l.message.startsWith('rebalance replacement blocked'))?.fields?.reason).toMatch(/budget for Rebalance/);
+    expect(w.starter.started).toEqual([]);
+    // still marked: a later disruption run replaces it once the budget allows
+    expect(w.store.peek('spot-abc12')?.annotations[AnnotationRebalanceRecommendedAt]).toBeDefined();
+  });
+
+  it('rebalance budgets with a schedule use the cron (UTC): "0 9 * * mon-fri" for 8h blocks at 12:00 Tuesday, not at 18:00', async () => {
+    const budgets = [{ nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h' }];
+    const inside = setup({ rebalanceReplace: true, budgets, now: '2026-03-10T12:00:05Z' });
+    expect((await run(sqs(fixture('rebalance-recommendation')), inside.deps)).results[0].outcomes?.[0].action).toBe('budget-exhausted');
+    const outside = setup({ rebalanceReplace: true, budgets, now: '2026-03-10T18:00:00Z' });
+    expect((await run(sqs(fixture('rebalance-recommendation')), outside.deps)).results[0].outcomes?.[0].action).toBe('replacement-queued');
+  });
+
+  it('rebalance replacement counts slots held by running disruptions', async () => {
+    const { w, deps } = setup({ rebalanceReplace: true, budgets: [{ nodes: '1' }] });
     await w.budgets.take('spot', 'other-claim', 1, 'earlier');
     const res = await run(sqs(fixture('rebalance-recommendation')), deps);
-    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'budget-exhausted' }]);
+    expect(res.results[0].outcomes?.[0]).toMatchObject({ action: 'budget-exhausted', reason: expect.stringContaining('1 already disrupting') });
     expect(w.starter.started).toEqual([]);
   });
 
