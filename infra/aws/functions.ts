@@ -20,7 +20,7 @@ export type Permission =
   | 'ec2Describe'
   /** CreateFleet / RunInstances / launch templates, request-tag-scoped; PassRole of the node role; SSM AMI parameters. */
   | 'ec2Launch'
-  /** TerminateInstances (and DeleteLaunchTemplate) on resources tagged with this cluster only. */
+  /** TerminateInstances on instances tagged with this cluster only. */
   | 'ec2Terminate'
   /** Start / describe executions of the termination state machine. */
   | 'startTermination'
@@ -64,8 +64,9 @@ export const Functions: readonly FunctionSpec[] = [
   { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch'], timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
   { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: ['table', 'kube'], timeoutSeconds: 30, memoryMiB: 512 },
   { name: 'disruption', entry: 'functions/disruption/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'startTermination'], timeoutSeconds: 55, memoryMiB: 2048 },
-  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'startTermination'], timeoutSeconds: 55, memoryMiB: 512 },
-  { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: ['table', 'kube', 'ec2Describe', 'startTermination'], timeoutSeconds: 20, memoryMiB: 512 },
+  // gc terminates orphans and deletes nodes itself (no state machine): functions/gc/handler.ts.
+  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate'], timeoutSeconds: 55, memoryMiB: 512 },
+  { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: ['table', 'kube', 'startTermination'], timeoutSeconds: 20, memoryMiB: 512 },
 ];
 
 /**

@@ -141,8 +141,8 @@ export function statementsFor(stack: Stack, permission: Permission, t: IamTarget
       return [
         new iam.PolicyStatement({
           sid: 'TerminateClusterTaggedOnly',
-          actions: ['ec2:TerminateInstances', 'ec2:DeleteLaunchTemplate'],
-          resources: [ec2Arn(stack, 'instance/*'), ec2Arn(stack, 'launch-template/*')],
+          actions: ['ec2:TerminateInstances'],
+          resources: [ec2Arn(stack, 'instance/*')],
           conditions: { StringEquals: { [`aws:ResourceTag/${tag}`]: ClusterTagValue } },
         }),
       ];
