@@ -18,8 +18,9 @@
  *   overrides: { termination: localStarter, publisher: localBus, resolver: new StaticNodeClassResolver(...) } });
  * await provisioner.run(event, deps);
  * ```
- * Any port can be replaced through `overrides` (fakes, local stand-ins). Budgets
- * (engineer D's DynamoBudgetCounter) are built from `deps.clients.doc` by the caller until wired here.
+ * Any port can be replaced through `overrides` (fakes, local stand-ins). `budgets` defaults to the
+ * DynamoDB budget counter on the shared table (shared/aws/dynamo-budget-counter.ts), so termination
+ * (Finalize releases the slot), disruption, interruption and gc all count against the same items.
  */
 import type {
   BudgetCounter,
@@ -33,6 +34,7 @@ import type {
 } from '../api/ports.ts';
 import { NodefleetError } from '../api/errors.ts';
 import { createClients, type Clients } from '../aws/clients.ts';
+import { DynamoBudgetCounter } from '../aws/dynamo-budget-counter.ts';
 import { DynamoNodeClaimStore } from '../aws/dynamo-node-claim-store.ts';
 import { DynamoUnavailableOfferings } from '../aws/dynamo-unavailable-offerings.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../aws/ec2.ts';
@@ -63,7 +65,7 @@ export interface Deps {
   publisher?: EventPublisher;
   /** Step Functions termination starter (NODEFLEET_TERMINATION_STATE_MACHINE_ARN; absent when not configured). */
   termination?: TerminationStarter;
-  /** Disruption budget counters (engineer D's adapter). */
+  /** Disruption budget counters; buildDeps: DynamoBudgetCounter (optional so tests may build Deps by hand). */
   budgets?: BudgetCounter;
   /** Cluster endpoint / CA / CIDR / version for user data. */
   clusterInfo: () => Promise<ClusterInfo>;
@@ -135,7 +137,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
         ? new EventBridgePublisher(clients.eventbridge, { eventBusName: env.eventBusName, onDropped: (e, reason) => log.error('dropped event', { detailType: e.DetailType, reason }) })
         : undefined),
     termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
-    budgets: o.budgets,
+    budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
     clients,
   };

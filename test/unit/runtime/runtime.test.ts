@@ -3,6 +3,7 @@ import { BasePersistenceLayer, IdempotencyRecord } from '@aws-lambda-powertools/
 import { IdempotencyItemAlreadyExistsError, IdempotencyItemNotFoundError } from '@aws-lambda-powertools/idempotency';
 import { EnvError, parseRuntimeEnv } from '../../../shared/runtime/env.ts';
 import { buildDeps } from '../../../shared/runtime/deps.ts';
+import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
 import { idempotentOn, wrapHandler } from '../../../shared/runtime/middleware.ts';
 import { parseInput, run } from '../../../functions/provisioner/handler.ts';
 import { ValidationError } from '../../../shared/api/errors.ts';
@@ -49,6 +50,7 @@ describe('env', () => {
     expect([ec2.port, ssm.port]).toEqual([4568, 4568]);
     expect(deps.termination).toBeUndefined();
     expect(deps.publisher).toBeUndefined();
+    expect(deps.budgets).toBeInstanceOf(DynamoBudgetCounter);
   });
 });
 
