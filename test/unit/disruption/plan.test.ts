@@ -229,3 +229,48 @@ describe('validateCommand', () => {
     expect(validateCommand(cmd, busy, later)).toEqual({ status: 'invalid', reason: 'b: no longer empty' });
   });
 });
+
+describe('rebalance (nodefleet.io/rebalance-replace)', () => {
+  const optIn = (budget = '100%') => pool({ capacityTypes: ['spot', 'on-demand'], annotations: { 'nodefleet.io/rebalance-replace': 'true' }, disruption: { budgets: [{ nodes: budget }] } });
+  const flagged = (at: string) => ({ 'nodefleet.io/rebalance-recommended-at': at });
+  const nodes = [node('a', Medium, { capacityType: 'spot' }), node('b', Medium, { capacityType: 'spot', zone: 'us-east-1b' }), node('idle', Medium)];
+  const pods = [pod('pa', 'a', '3'), pod('pb', 'b', '3')];
+  const claims = (annotated: Record<string, string>) =>
+    ['a', 'b', 'idle'].map((n) => nodeClaim({ name: `${n}-claim`, nodeName: n, ...(annotated[n] ? { annotations: flagged(annotated[n]) } : {}) }));
+
+  it('runs before emptiness, oldest recommendation first; replaced only when its pods need a new node', () => {
+    const nodeClaims = claims({ a: '2026-03-02T09:58:00Z', b: '2026-03-02T09:50:00Z' });
+    // b's 3 CPU fit on the idle medium node: no new node, the drain alone moves it
+    const plan = planDisruption(snapshot({ nodePools: [optIn()], nodes, pods, nodeClaims }), Now);
+    expect(plan.command).toMatchObject({ method: 'rebalance', reason: 'Rebalance', decision: 'delete', candidates: [{ nodeName: 'b', nodeClaim: 'b-claim' }], replacements: [] });
+    // without the idle node: one replacement, launched before the drain
+    const busy = planDisruption(snapshot({ nodePools: [optIn()], nodes: nodes.slice(0, 2), pods, nodeClaims }), Now);
+    expect(busy.command).toMatchObject({ method: 'rebalance', decision: 'replace', candidates: [{ nodeName: 'b' }] });
+    expect(busy.command?.replacements).toHaveLength(1);
+    expect(busy.command?.replacements[0].pods).toEqual(['default/pb']);
+  });
+
+  it('ignored in a pool that does not opt in; blocked with the reason when the budget is 0 (scheduled budgets by cron, UTC)', () => {
+    const nodeClaims = claims({ a: '2026-03-02T09:58:00Z' });
+    const plain = planDisruption(snapshot({ nodePools: [pool({ capacityTypes: ['spot', 'on-demand'] })], nodes, pods, nodeClaims }), Now);
+    expect(plain.command?.method).toBe('emptiness');
+
+    const zero = planDisruption(snapshot({ nodePools: [optIn('0')], nodes, pods, nodeClaims }), Now);
+    expect(zero.command).toBeUndefined();
+    expect(zero.blocked).toContainEqual({ nodeName: 'a', nodePool: 'default', method: 'rebalance', reason: 'disruption budget for Rebalance in nodepool "default" is spent (allows 0 of 3 nodes, 0 already disrupting)' });
+
+    // Monday 2026-03-02: "0 9 * * mon-fri" for 8h is active at 10:00 UTC, not at 18:00 UTC
+    const scheduled = pool({ capacityTypes: ['spot', 'on-demand'], annotations: { 'nodefleet.io/rebalance-replace': 'true' }, disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h' }] } });
+    expect(planDisruption(snapshot({ nodePools: [scheduled], nodes, pods, nodeClaims }), Now).command).toBeUndefined();
+    expect(planDisruption(snapshot({ nodePools: [scheduled], nodes, pods, nodeClaims }), new Date('2026-03-02T18:00:00Z')).command?.method).toBe('rebalance');
+  });
+
+  it('validation drops the command when the pool stopped opting in', () => {
+    const s = snapshot({ nodePools: [optIn()], nodes, pods, nodeClaims: claims({ a: '2026-03-02T09:58:00Z' }) });
+    const cmd = planDisruption(s, Now).command!;
+    const later = new Date('2026-03-02T10:00:15Z');
+    expect(validateCommand(cmd, s, later)).toMatchObject({ status: 'valid', command: { method: 'rebalance', candidates: [{ nodeName: 'a' }] } });
+    const optedOut = { ...s, nodePools: [pool({ capacityTypes: ['spot', 'on-demand'] })] };
+    expect(validateCommand(cmd, optedOut, later)).toEqual({ status: 'invalid', reason: 'a: no rebalance recommendation to act on (or its nodepool no longer opts in)' });
+  });
+});
