@@ -51,7 +51,8 @@ describe('LocalEventBus', () => {
     let n = 0;
     b.addTarget({ rule: 'spotInterruption', pattern: EventRules.spotInterruption, kind: 'sqs', invoke: async (e: any) => { n += 1; return { batchItemFailures: [{ itemIdentifier: e.Records[0].messageId }] }; } });
     b.deliver(fixture('spot-interruption-warning.json'));
-    await clock.sleep(70_000);
+    // Redeliveries come after the (virtual) visibility timeout; wait for the outcome, not a fixed time.
+    for (let i = 0; i < 500 && b.deadLetters.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     await b.idle();
     expect(n).toBe(3);
     expect(b.deadLetters).toHaveLength(1);
