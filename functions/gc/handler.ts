@@ -6,11 +6,15 @@
  * - Instances tagged for this cluster with no NodeClaim, older than {@link OrphanMinAgeSeconds}
  *   → terminate (KA pkg/controllers/nodeclaim/garbagecollection/controller.go).
  * - NodeClaims whose instance is terminated or gone → delete the node (if any) and the claim.
+ * - Disruption budget slots (BudgetCounter) whose holder is gone, or abandoned for 30 minutes by a
+ *   crashed execution → released (shared/disruption/gc.ts `staleBudgetHolders`), so a lost
+ *   Finalize never blocks a NodePool's budget for good.
  * Every action is idempotent: terminate/delete of something already gone succeeds.
  */
 import type { Context } from 'aws-lambda';
 import { getCondition, isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { CloudInstance } from '../../shared/api/ports.ts';
+import { staleBudgetHolders } from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
@@ -26,13 +30,16 @@ export const RegistrationTimeoutSeconds = 15 * 60;
  */
 export const OrphanMinAgeSeconds = 30;
 
-export type GcDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube'>;
+/** What gc uses; without `budgets` no budget slot is reclaimed. */
+export type GcDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets'>;
 
 export interface GcResult {
   /** Claims deleted, with why. */
   deleted: { nodeClaim: string; reason: 'launch_timeout' | 'registration_timeout' | 'instance_terminated' }[];
   /** Instances terminated. */
   terminated: string[];
+  /** Budget slots released (holder = NodeClaim name, or node name for a node without claim). */
+  releasedBudgetSlots: { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[];
 }
 
 const TerminalStates = new Set<CloudInstance['state']>(['terminated']);
@@ -45,7 +52,7 @@ function ageSeconds(from: string | undefined, nowMs: number): number {
 export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   const nowMs = deps.clock.now().getTime();
   const [claims, instances] = await Promise.all([deps.store.list(), deps.cloud.list()]);
-  const result: GcResult = { deleted: [], terminated: [] };
+  const result: GcResult = { deleted: [], terminated: [], releasedBudgetSlots: [] };
   const byId = new Map(instances.map((i) => [i.instanceId, i]));
 
   const remove = async (c: NodeClaim, reason: GcResult['deleted'][number]['reason'], timeout?: string) => {
@@ -93,7 +100,27 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     deps.log.info('garbage collecting instance with no nodeclaim', { instance: i.instanceId, 'instance-type': i.instanceType, zone: i.zone, nodeclaim: claimName });
     deps.metrics.count(MetricNames.orphanInstancesTerminated, { zone: i.zone });
   }
+  if (deps.budgets) result.releasedBudgetSlots = await reclaimBudgetSlots(deps as GcDeps & Required<Pick<GcDeps, 'budgets'>>, claims, result);
   return result;
+}
+
+/**
+ * Releases the budget slots of executions that will never release them (see module doc). The pools
+ * asked are the NodePools in the cluster plus those of stored claims (a deleted pool's slots too).
+ * Claims gc deleted in this pass count as gone. `release` is conditional on the holder, so a
+ * Finalize releasing the same slot concurrently never decrements twice.
+ */
+async function reclaimBudgetSlots(deps: GcDeps & Required<Pick<GcDeps, 'budgets'>>, claims: readonly NodeClaim[], pass: GcResult): Promise<GcResult['releasedBudgetSlots']> {
+  const [pools, nodes] = await Promise.all([deps.kube.listNodePools(), deps.kube.listNodes()]);
+  const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
+  const holders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets.holders(p)] as const)));
+  const deleted = new Set(pass.deleted.map((d) => d.nodeClaim));
+  const stale = staleBudgetHolders(holders, claims.filter((c) => !deleted.has(c.name)), nodes, deps.clock.now());
+  for (const s of stale) {
+    await deps.budgets.release(s.nodePool, s.holder);
+    deps.log.info('released disruption budget slot', { nodepool: s.nodePool, holder: s.holder, since: holders[s.nodePool]?.[s.holder], reason: s.reason });
+  }
+  return stale;
 }
 
 /** Lambda entry (EventBridge schedule → this function). */

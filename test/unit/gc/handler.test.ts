@@ -55,3 +55,34 @@ describe('gc', () => {
     expect(await w.kube.getNode('n-2')).toBeUndefined();
   });
 });
+
+describe('gc: disruption budget slots', () => {
+  it('releases the slot of a finished claim and of a run abandoned 30 minutes ago; keeps a live disruption', async () => {
+    const { w, log, deps } = world();
+    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
+    w.cloud.addInstance({ instanceId: 'i-a', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-abandoned' } });
+    w.cloud.addInstance({ instanceId: 'i-b', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-draining' } });
+    await w.store.create(nodeClaim({ name: 'default-abandoned', nodePool: 'default', instanceId: 'i-a', nodeName: 'n-a', createdAt: t0, conditions: [...registered] }));
+    await w.store.create(nodeClaim({ name: 'default-draining', nodePool: 'default', instanceId: 'i-b', nodeName: 'n-b', createdAt: t0, conditions: [...registered] }));
+    w.kube.addNode({ metadata: { name: 'n-a' } });
+    w.kube.addNode({ metadata: { name: 'n-b' }, spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] } });
+    for (const h of ['default-finished', 'default-abandoned', 'default-draining']) expect(await w.budgets.take('default', h, 3, t0)).toBe(true);
+    const d = { ...deps, budgets: w.budgets };
+
+    w.clock.advanceSeconds(29 * 60);
+    const early = await run({}, d);
+    expect(early.releasedBudgetSlots).toEqual([{ nodePool: 'default', holder: 'default-finished', reason: 'gone' }]);
+    expect(w.budgets.inFlight('default')).toBe(2);
+
+    w.clock.advanceSeconds(60);
+    const late = await run({}, d);
+    expect(late.releasedBudgetSlots).toEqual([{ nodePool: 'default', holder: 'default-abandoned', reason: 'abandoned' }]);
+    expect(Object.keys(await w.budgets.holders('default'))).toEqual(['default-draining']);
+    expect(log.withMessage('released disruption budget slot').map((l) => l.fields.holder)).toEqual(['default-finished', 'default-abandoned']);
+  });
+
+  it('without a budget counter gc releases nothing and still runs', async () => {
+    const { deps } = world();
+    expect((await run({}, deps)).releasedBudgetSlots).toEqual([]);
+  });
+});
