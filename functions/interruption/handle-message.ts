@@ -16,6 +16,7 @@
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { BudgetCounter, Clock, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
+import { ValidationError } from '../../shared/api/errors.ts';
 import { budgetStatus } from '../../shared/disruption/budgets.ts';
 import { hasRebalanceReplace } from '../../shared/disruption/rebalance.ts';
 import type { InterruptionMessage } from '../../shared/api/events/index.ts';
@@ -152,7 +153,16 @@ async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId:
 
   const poolClaims = (await deps.store.list()).filter((c) => c.nodePool === claim.nodePool && c.phase !== 'Terminated' && c.phase !== 'Failed');
   const leaving = new Set([...poolClaims.filter((c) => c.phase === 'Terminating').map((c) => c.name), ...Object.keys(await deps.budgets.holders(claim.nodePool))]);
-  const status = budgetStatus(pool, 'Rebalance', poolClaims.length, leaving.size, now);
+  let status;
+  try {
+    status = budgetStatus(pool, 'Rebalance', poolClaims.length, leaving.size, now);
+  } catch (err) {
+    // a budget schedule that does not parse blocks every graceful method of the pool (the
+    // disruption run reports it too); redelivering the message would not fix it
+    if (!(err instanceof ValidationError)) throw err;
+    deps.log.warn('rebalance replacement blocked: the nodepool budgets do not parse', { NodeClaim: claim.name, nodePool: claim.nodePool, error: err.message });
+    return { instanceId, action: 'budget-exhausted', reason: `nodepool "${claim.nodePool}" budgets: ${err.message}` };
+  }
   if (status.allowed <= 0) {
     const reason = `disruption budget for Rebalance in nodepool "${claim.nodePool}" is spent (allows ${status.cap ?? 'unlimited'} of ${status.nodes} nodes, ${status.disrupting} already disrupting)`;
     deps.log.info('rebalance replacement blocked by disruption budget; the disruption runs retry it', { NodeClaim: claim.name, nodePool: claim.nodePool, reason });

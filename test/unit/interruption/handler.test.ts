@@ -173,6 +173,14 @@ describe('interruption handler with the real AWS sample events', () => {
     expect((await run(sqs(fixture('rebalance-recommendation')), outside.deps)).results[0].outcomes?.[0].action).toBe('replacement-queued');
   });
 
+  it('a rebalance budget whose schedule does not parse blocks with the reason instead of failing the message', async () => {
+    const { w, deps } = setup({ rebalanceReplace: true, budgets: [{ nodes: '0', schedule: 'TZ=Asia/Seoul 0 9 * * mon-fri', duration: '8h' }] });
+    const res = await run(sqs(fixture('rebalance-recommendation')), deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(res.results[0].outcomes?.[0]).toMatchObject({ action: 'budget-exhausted', reason: expect.stringContaining('time zones are not supported') });
+    expect(w.starter.started).toEqual([]);
+  });
+
   it('rebalance replacement counts slots held by running disruptions', async () => {
     const { w, deps } = setup({ rebalanceReplace: true, budgets: [{ nodes: '1' }] });
     await w.budgets.take('spot', 'other-claim', 1, 'earlier');
