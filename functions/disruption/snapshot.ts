@@ -15,7 +15,7 @@ import type { DaemonSetTemplate } from '../../shared/scheduling/index.ts';
 import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
 
 /** The ports the snapshot reads; `resolver` (optional) gives the AMIs node classes resolve to now (AMI drift). */
-export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
+export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
 
 /** Current AMI ids per node class; a class whose terms resolve to nothing is left out (no drift verdict). */
 async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeClass[]): Promise<Record<string, string[]> | undefined> {
@@ -48,6 +48,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<Disru
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
   ]);
   const resolvedImageIds = await resolveImages(deps, nodeClasses);
+  const refreshed = await deps.catalogRefresher?.get(now.getTime()); // live prices / offerings (shipped data locally)
   const budgetHolders: Record<string, string[]> = {};
   if (deps.budgets) {
     const lists = await Promise.all(nodePools.map((p) => deps.budgets!.holders(p.metadata.name)));
@@ -58,7 +59,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<Disru
   const typesOfClass = (name: string): InstanceType[] => {
     let types = byClass.get(name);
     if (!types) {
-      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable });
+      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable, refreshed });
       byClass.set(name, types);
     }
     return types;

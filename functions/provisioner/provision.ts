@@ -18,7 +18,7 @@ import { loadSnapshot, provisionablePods } from './snapshot.ts';
 export const MaxPodDurationSamples = 100;
 
 /** What a provisioner run needs from Deps. */
-export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube'>;
+export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher'>;
 
 /** Summary of one pass (returned by run; asserted by tests). */
 export interface ProvisionSummary {
@@ -40,7 +40,7 @@ export interface ProvisionSummary {
 /** Runs one provisioning pass for the pods of an event. */
 export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]): Promise<ProvisionSummary> {
   const now = deps.clock.now();
-  const snap = await loadSnapshot(deps, deps.env.region, now);
+  const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()));
   const pods = provisionablePods(eventPods, snap);
   const summary: ProvisionSummary = { provisionable: pods.length, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0 };
   if (pods.length === 0) {

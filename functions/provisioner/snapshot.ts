@@ -12,6 +12,7 @@ import { parseResources } from '../../shared/api/quantity.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
 import * as L from '../../shared/api/labels.ts';
 import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
+import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 
 /** Claims in these phases hold (or will hold) capacity. */
@@ -37,8 +38,11 @@ function isTerminating(o: { metadata: { deletionTimestamp?: string } }): boolean
   return !!o.metadata.deletionTimestamp;
 }
 
-/** Loads everything in parallel. */
-export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore; unavailable: UnavailableOfferings }, region: string, now: Date): Promise<Snapshot> {
+/**
+ * Loads everything in parallel. `refreshed`: live catalog data (deps.catalogRefresher) for
+ * `region`; without it, or for any part it lacks, the shipped catalog data is used.
+ */
+export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore; unavailable: UnavailableOfferings }, region: string, now: Date, refreshed?: CatalogRefresh): Promise<Snapshot> {
   const [nodePools, classes, claims, nodes, livePods, dsObjects, unavailable] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
@@ -111,7 +115,7 @@ export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore;
     if (!nodeClass) return []; // NodePool whose EC2NodeClass is missing: not ready, nothing launches.
     let types = catalogs.get(ref);
     if (!types) {
-      types = loadCatalog({ region, nodeClass, unavailable });
+      types = loadCatalog({ region, nodeClass, unavailable, refreshed });
       catalogs.set(ref, types);
     }
     return types;

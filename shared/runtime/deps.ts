@@ -34,6 +34,7 @@ import type {
 } from '../api/ports.ts';
 import { NodefleetError } from '../api/errors.ts';
 import { createClients, type Clients } from '../aws/clients.ts';
+import { CatalogRefresher, createPricingClient } from '../aws/catalog-refresh.ts';
 import { DynamoBudgetCounter } from '../aws/dynamo-budget-counter.ts';
 import { DynamoNodeClaimStore } from '../aws/dynamo-node-claim-store.ts';
 import { DynamoUnavailableOfferings } from '../aws/dynamo-unavailable-offerings.ts';
@@ -71,6 +72,12 @@ export interface Deps {
   clusterInfo: () => Promise<ClusterInfo>;
   /** SDK clients (undefined members when a test builds Deps by hand). */
   clients?: Clients;
+  /**
+   * Live catalog data (prices, zone offerings, instance types) refreshed every 12 h, one cache per
+   * container; pass `await catalogRefresher?.get(nowMs)` to `loadCatalog({ refreshed })`. Absent in
+   * the embedded environment (NODEFLEET_EC2_ENDPOINT set: the shipped data is used) and in tests.
+   */
+  catalogRefresher?: Pick<CatalogRefresher, 'get'>;
   /** Powertools idempotency persistence; default: DynamoDB on the shared table (middleware.ts idempotencyStore). */
   idempotency?: BasePersistenceLayer;
 }
@@ -139,8 +146,24 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
+    catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
     clients,
   };
+}
+
+/**
+ * The per-container catalog refresher (EC2 in `region`, Pricing in us-east-1). Failed fetches are
+ * logged as warnings and the shipped data is used for that part. IAM: ec2:DescribeAvailabilityZones,
+ * ec2:DescribeInstanceTypeOfferings, ec2:DescribeSpotPriceHistory, ec2:DescribeInstanceTypes,
+ * pricing:GetProducts.
+ */
+function catalogRefresher(clients: Clients, region: string, log: Log): CatalogRefresher {
+  return new CatalogRefresher({
+    ec2: clients.ec2,
+    pricing: createPricingClient(region),
+    region,
+    onError: (part, error) => log.warn('failed to refresh catalog data, using the previous or shipped data', { part, error: error.message }),
+  });
 }
 
 /** The termination starter, or a clear error naming the missing variable. */

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { run, parseInput, handler } from '../../../functions/provisioner/handler.ts';
 import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
 import { MetricNames } from '../../../shared/runtime/observability.ts';
-import { pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
+import { Region, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 
+const w0 = (launch: unknown) => launch as { instanceTypes: string[]; capacityTypes: string[] };
 const inflate = () => Array.from({ length: 5 }, (_, i) => pendingPod(`inflate-${i}`, '1'));
 
 describe('provisioner run', () => {
@@ -35,6 +36,32 @@ describe('provisioner run', () => {
     expect(launch.instanceTypes.length).toBeLessThanOrEqual(60);
     expect(launch.instanceTypes[0]).toBe(claim.instanceType);
     expect(launch.capacityTypes).toEqual(['on-demand']);
+  });
+
+  it('refreshed catalog prices (deps.catalogRefresher) decide the launch: a type made cheapest live is launched', async () => {
+    // Prepare: the shipped-data choice and its runner-up
+    const pods = inflate();
+    const shipped = provisionerWorld({ pods });
+    await run(parseInput(unschedulableEvent(pods)), shipped.deps);
+    const first = w0(shipped.w.cloud.callsOf('create')[0][1]);
+    const runnerUp = first.instanceTypes[1];
+    expect(runnerUp).toBeDefined();
+    const live = provisionerWorld({ pods });
+    const asked: number[] = [];
+    const catalogRefresher = {
+      get: async (nowMs: number) => {
+        asked.push(nowMs);
+        return { region: Region, onDemandUsdPerHour: { [runnerUp]: 0.001 } };
+      },
+    };
+    // Act
+    const summary = await run(parseInput(unschedulableEvent(pods)), { ...live.deps, catalogRefresher });
+    // Assess
+    expect(asked).toEqual([live.w.clock.now().getTime()]);
+    expect(summary.launched).toHaveLength(1);
+    expect(w0(live.w.cloud.callsOf('create')[0][1]).instanceTypes[0]).toBe(runnerUp);
+    expect((await live.w.store.list())[0].instanceType).toBe(runnerUp);
+    expect(first.instanceTypes[0]).not.toBe(runnerUp);
   });
 
   it('duplicate event: the second delivery creates and launches nothing', async () => {

@@ -4,6 +4,7 @@ import { IdempotencyItemAlreadyExistsError, IdempotencyItemNotFoundError } from 
 import { EnvError, parseRuntimeEnv } from '../../../shared/runtime/env.ts';
 import { buildDeps } from '../../../shared/runtime/deps.ts';
 import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
+import { CatalogRefresher } from '../../../shared/aws/catalog-refresh.ts';
 import { idempotentOn, wrapHandler } from '../../../shared/runtime/middleware.ts';
 import { parseInput, run } from '../../../functions/provisioner/handler.ts';
 import { ValidationError } from '../../../shared/api/errors.ts';
@@ -51,6 +52,14 @@ describe('env', () => {
     expect(deps.termination).toBeUndefined();
     expect(deps.publisher).toBeUndefined();
     expect(deps.budgets).toBeInstanceOf(DynamoBudgetCounter);
+    // Embedded environment (EC2 endpoint override): shipped catalog data, no refresher.
+    expect(deps.catalogRefresher).toBeUndefined();
+  });
+
+  it('buildDeps creates one catalog refresher per container in AWS', () => {
+    const deps = buildDeps(parseRuntimeEnv(baseEnv));
+    expect(deps.catalogRefresher).toBeInstanceOf(CatalogRefresher);
+    expect(buildDeps(parseRuntimeEnv(baseEnv), { overrides: { catalogRefresher: undefined } }).catalogRefresher).toBeUndefined();
   });
 });
 
