@@ -3,7 +3,9 @@
  * plain data the handler acts on (forceful expirations, then at most one graceful command).
  */
 import { findExpirations } from './expiration.ts';
+import { hasGracefulExpiration } from './graceful-expiration.ts';
 import { Methods } from './methods.ts';
+import { hasRebalanceReplace } from './rebalance.ts';
 import { Simulator } from './simulate.ts';
 import { budgetFor, buildState } from './state.ts';
 import type { BudgetStatus, DisruptionPlan, DisruptionReason, DisruptionSnapshot } from './types.ts';
@@ -29,6 +31,10 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date): Disrupt
     if (command) break;
   }
   const budgets: BudgetStatus[] = [];
-  for (const pool of snapshot.nodePools) for (const r of BudgetReasons) budgets.push(budgetFor(state, pool.metadata.name, r));
+  for (const pool of snapshot.nodePools) {
+    // the extensions' reasons only where a pool opted in (metrics stay Karpenter's otherwise)
+    const reasons: DisruptionReason[] = [...BudgetReasons, ...(hasGracefulExpiration(pool) ? ['Expired' as const] : []), ...(hasRebalanceReplace(pool) ? ['Rebalance' as const] : [])];
+    for (const r of reasons) budgets.push(budgetFor(state, pool.metadata.name, r));
+  }
   return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations };
 }

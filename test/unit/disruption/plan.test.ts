@@ -258,6 +258,8 @@ describe('rebalance (nodefleet.io/rebalance-replace)', () => {
     const zero = planDisruption(snapshot({ nodePools: [optIn('0')], nodes, pods, nodeClaims }), Now);
     expect(zero.command).toBeUndefined();
     expect(zero.blocked).toContainEqual({ nodeName: 'a', nodePool: 'default', method: 'rebalance', reason: 'disruption budget for Rebalance in nodepool "default" is spent (allows 0 of 3 nodes, 0 already disrupting)' });
+    expect(zero.budgets.find((b) => b.reason === 'Rebalance')).toEqual({ nodePool: 'default', reason: 'Rebalance', nodes: 3, cap: 0, disrupting: 0, allowed: 0 });
+    expect(plain.budgets.map((b) => b.reason)).toEqual(['Empty', 'Drifted', 'Underutilized']);
 
     // Monday 2026-03-02: "0 9 * * mon-fri" for 8h is active at 10:00 UTC, not at 18:00 UTC
     const scheduled = pool({ capacityTypes: ['spot', 'on-demand'], annotations: { 'nodefleet.io/rebalance-replace': 'true' }, disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h' }] } });
