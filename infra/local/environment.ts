@@ -126,7 +126,7 @@ export class LocalEnvironment {
     mkdirSync(this.stateDir, { recursive: true });
     this.takeLock();
     // Each run starts from a clean slate; what it leaves stays for `status` / `history`.
-    for (const d of ['dynamodb', 'executions']) rmSync(join(this.stateDir, d), { recursive: true, force: true });
+    for (const d of ['dynamodb', 'executions', 'logs.jsonl']) rmSync(join(this.stateDir, d), { recursive: true, force: true });
 
     for (const t of loadCatalog({ region: s.region })) this.catalog.set(t.name, t);
 

@@ -4,6 +4,8 @@
  * happen, then checks the scenario's expectations and prints the summary (timeline, cost per
  * hour, termination execution histories). `ok` is true only when every expectation holds.
  */
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { LocalEnvironment, type LocalEnvironmentOptions } from './environment.ts';
 import { atLeast, formatKarpenterJson, type LogLevel } from './log.ts';
 import { checkExpectations, executions, type CheckResult, type RunFacts } from './expectations.ts';
@@ -50,8 +52,26 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const failures: string[] = [];
   const facts: RunFacts = { maxConcurrentNodeClaims: 0, interruptions: [], marks: {} };
   const minLevel = opts.logLevel ?? 'INFO';
+  // Every line goes to .nodefleet/logs.jsonl; the console skips a line that repeats the previous
+  // one from the same controller with the same fields (e.g. "disruption blocked" every minute).
+  const lastByKey = new Map<string, string>();
+  const logFile = join(env.stateDir, 'logs.jsonl');
+  let logFileOk = true;
   const unsubscribe = env.logs.subscribe((r) => {
-    if (atLeast(r, minLevel)) out(formatKarpenterJson(r));
+    if (!atLeast(r, minLevel)) return;
+    const line = formatKarpenterJson(r);
+    if (logFileOk) {
+      try {
+        appendFileSync(logFile, `${line}\n`);
+      } catch {
+        logFileOk = false;
+      }
+    }
+    const key = `${r.controller}|${r.message}|${JSON.stringify(r.fields.node ?? r.fields.Node ?? r.fields.NodeClaim ?? '')}`;
+    const sig = JSON.stringify(r.fields);
+    if (lastByKey.get(key) === sig) return;
+    lastByKey.set(key, sig);
+    out(line);
   });
   const note = (text: string) => {
     timeline.push({ atMs: env.clock.nowMs(), text });
