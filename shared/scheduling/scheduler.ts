@@ -18,6 +18,7 @@ import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch, unmetMinValues } 
 import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
 import { podRequests } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
+import { listTypeKeys, poolTemplate } from './cache.ts';
 import { ClaimTemplate, collectTypeKeys, typeFilter, typeMatches, type TemplateType } from './template.ts';
 import { Topology, type PodGroups, type TopologyFailure, type TopologyGroup, type TopologyTarget } from './topology.ts';
 import type { ExistingNode, NewNodeClaim, Placement, SchedulingInput, SchedulingResult, UnschedulablePod } from './types.ts';
@@ -228,8 +229,12 @@ export function solve(input: SchedulingInput): SchedulingResult {
   const existing = input.existingNodes ?? [];
   const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
-  const typeKeys = collectTypeKeys(typeLists);
-  const templates = pools.map((np, i) => new ClaimTemplate(np, typeLists[i], input.daemonSets ?? [], existing, input.unavailableOfferings ?? [], typeKeys, settings.efficientPriceMargin));
+  const cache = input.cache;
+  const typeKeys = new Set<string>();
+  for (const list of typeLists) for (const k of listTypeKeys(cache, list, (l) => collectTypeKeys([l]))) typeKeys.add(k);
+  const templates = pools.map(
+    (np, i) => new ClaimTemplate(np, poolTemplate(cache, np, typeLists[i], input.daemonSets ?? [], input.unavailableOfferings ?? [], typeKeys, settings.efficientPriceMargin), existing),
+  );
 
   const unschedulable: UnschedulablePod[] = [];
   const placements: Placement[] = [];
@@ -253,14 +258,13 @@ export function solve(input: SchedulingInput): SchedulingResult {
   };
   const spreadKeys = new Set<string>();
   for (const info of infos) for (const s of info.activeSpreads) spreadKeys.add(s.key);
+  const typeSpreadKeys = [...spreadKeys].filter((k) => k !== L.LabelTopologyZone && k !== L.LabelCapacityType && k !== L.LabelHostname);
   for (const t of templates) {
+    for (const z of t.zones) addDomain(L.LabelTopologyZone, z);
+    for (const c of t.capacityTypes) addDomain(L.LabelCapacityType, c);
+    if (typeSpreadKeys.length === 0) continue;
     for (const tt of t.types) {
-      for (const o of tt.offerings) {
-        addDomain(L.LabelTopologyZone, o.zone);
-        addDomain(L.LabelCapacityType, o.capacityType);
-      }
-      for (const k of spreadKeys) {
-        if (k === L.LabelTopologyZone || k === L.LabelCapacityType || k === L.LabelHostname) continue;
+      for (const k of typeSpreadKeys) {
         const r = t.requirements.get(k);
         const v = k === L.LabelInstanceType ? tt.type.name : (tt.type.labels[k] ?? (r && !r.complement && r.values.size === 1 ? [...r.values][0] : undefined));
         if (v !== undefined) addDomain(k, v);

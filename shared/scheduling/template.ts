@@ -45,6 +45,8 @@ export interface TemplateType {
    * with cost-aware packing a claim stops growing once none of these can hold it.
    */
   efficient: boolean;
+  /** Price of the cheapest of `offerings`, USD/hour. */
+  minPriceUsdPerHour: number;
 }
 
 /**
@@ -58,7 +60,7 @@ function markEfficient(types: TemplateType[], margin: number): void {
   let minCpu = Infinity;
   let minMem = Infinity;
   const shape = types.map((t) => {
-    const price = Math.min(...t.offerings.map((o) => o.priceUsdPerHour));
+    const price = t.minPriceUsdPerHour;
     const cpu = Math.max(1, (t.type.capacity.cpu ?? 0) / 1000);
     const memGiB = Math.max(1 / 1024, (t.type.capacity.memory ?? 0) / 2 ** 30);
     if (!t.exotic) {
@@ -74,40 +76,39 @@ function markEfficient(types: TemplateType[], margin: number): void {
   });
 }
 
-export class ClaimTemplate {
+/**
+ * The part of a NodePool's template that depends only on the pool's template, its instance
+ * types, the daemonsets, the ICE-cached offerings and the label keys types define: immutable,
+ * so a {@link SchedulingCache} (shared/scheduling/cache.ts) may share it between `solve()` calls.
+ */
+export class PoolTemplate {
   readonly name: string;
-  readonly weight: number;
   readonly requirements: Requirements;
   readonly labels: Record<string, string>;
   readonly taints: Taint[];
   readonly startupTaints: Taint[];
+  /** Admitted types, cheapest available offering first (then name): a claim's options keep this order. */
   readonly types: TemplateType[];
   /** Label keys the admitted types (or their offerings) define: a type without one has it absent. */
   readonly typeKeys: ReadonlySet<string>;
   /** Keys a pod may require without the NodePool defining them. */
   readonly allowUndefined: ReadonlySet<string>;
-  /** Limits left (canonical units, `nodes` a count); undefined when the pool has no limits. */
-  remaining: Resources | undefined;
-  /** The pool's limits as written, parsed (for messages). */
-  readonly limits: Resources | undefined;
-  /** Every zone and capacity type some admitted type offers. */
+  /** Every zone and capacity type some admitted type offers, sorted. */
   readonly zones: string[];
   readonly capacityTypes: string[];
   /** Why the pool can launch nothing at all, if so. */
   readonly unusable?: string;
 
   constructor(
-    readonly nodePool: NodePool,
+    nodePool: NodePool,
     instanceTypes: readonly InstanceType[],
     daemonSets: readonly DaemonSetTemplate[],
-    existingNodes: readonly ExistingNode[],
     unavailable: readonly UnavailableOffering[],
     typeKeysAll: ReadonlySet<string>,
     efficientMargin = EfficientPriceMargin,
   ) {
     const spec = nodePool.spec.template.spec;
     this.name = nodePool.metadata.name;
-    this.weight = nodePool.spec.weight ?? 0;
     this.labels = { ...(nodePool.spec.template.metadata?.labels ?? {}), [L.LabelNodePool]: this.name };
     this.requirements = Requirements.fromSpecs(spec.requirements).intersect(Requirements.fromLabels(this.labels));
     this.taints = (spec.taints ?? []) as Taint[];
@@ -135,7 +136,11 @@ export class ClaimTemplate {
     for (const type of instanceTypes) {
       if (!typeMatches(type, poolFilter, typeKeysAll)) continue;
       const offerings = type.offerings.filter(
-        (o) => o.available && !unavailableSet.has(`${type.name}|${o.zone}|${o.capacityType}`) && (!zoneReq || zoneReq.has(o.zone)) && (!ctReq || ctReq.has(o.capacityType)),
+        (o) =>
+          o.available &&
+          (unavailableSet.size === 0 || !unavailableSet.has(`${type.name}|${o.zone}|${o.capacityType}`)) &&
+          (!zoneReq || zoneReq.has(o.zone)) &&
+          (!ctReq || ctReq.has(o.capacityType)),
       );
       if (offerings.length === 0) continue;
       const daemonOverhead: Resources = {};
@@ -146,12 +151,66 @@ export class ClaimTemplate {
       }
       const room: Resources = { ...type.allocatable };
       for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
-      types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic, efficient: false });
+      let minPrice = Infinity;
+      for (const o of offerings) if (o.priceUsdPerHour < minPrice) minPrice = o.priceUsdPerHour;
+      types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic, efficient: false, minPriceUsdPerHour: minPrice });
     }
+    // Cheapest first, as a launch orders them: claims filter this list in order, so their options
+    // are already sorted when no zone or capacity-type requirement narrows the offerings.
+    types.sort((a, b) => a.minPriceUsdPerHour - b.minPriceUsdPerHour || (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0));
     markEfficient(types, efficientMargin);
     this.types = types;
     this.zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
     this.capacityTypes = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.capacityType)))].sort();
+    if (types.length === 0) {
+      this.unusable = instanceTypes.length === 0 ? 'no instance types available for the nodepool' : `no instance type satisfies the nodepool requirements (${this.requirements.toString()})`;
+    }
+  }
+}
+
+/**
+ * A NodePool's template for one `solve()` call: the shared {@link PoolTemplate} plus what is left
+ * under the pool's limits (which the run consumes as it opens claims).
+ */
+export class ClaimTemplate {
+  readonly name: string;
+  readonly weight: number;
+  readonly requirements: Requirements;
+  readonly labels: Record<string, string>;
+  readonly taints: Taint[];
+  readonly startupTaints: Taint[];
+  readonly types: TemplateType[];
+  /** Label keys the admitted types (or their offerings) define: a type without one has it absent. */
+  readonly typeKeys: ReadonlySet<string>;
+  /** Keys a pod may require without the NodePool defining them. */
+  readonly allowUndefined: ReadonlySet<string>;
+  /** Limits left (canonical units, `nodes` a count); undefined when the pool has no limits. */
+  remaining: Resources | undefined;
+  /** The pool's limits as written, parsed (for messages). */
+  readonly limits: Resources | undefined;
+  /** Every zone and capacity type some admitted type offers. */
+  readonly zones: string[];
+  readonly capacityTypes: string[];
+  /** Why the pool can launch nothing at all, if so. */
+  readonly unusable?: string;
+
+  constructor(
+    readonly nodePool: NodePool,
+    readonly base: PoolTemplate,
+    existingNodes: readonly ExistingNode[],
+  ) {
+    this.name = base.name;
+    this.weight = nodePool.spec.weight ?? 0;
+    this.requirements = base.requirements;
+    this.labels = base.labels;
+    this.taints = base.taints;
+    this.startupTaints = base.startupTaints;
+    this.types = base.types;
+    this.typeKeys = base.typeKeys;
+    this.allowUndefined = base.allowUndefined;
+    this.zones = base.zones;
+    this.capacityTypes = base.capacityTypes;
+    this.unusable = base.unusable;
 
     const limits = nodePool.spec.limits;
     if (limits && Object.keys(limits).length > 0) {
@@ -164,9 +223,6 @@ export class ClaimTemplate {
         for (const k of Object.keys(remaining)) remaining[k] -= k === 'nodes' ? 1 : (cap[k] ?? 0);
       }
       this.remaining = remaining;
-    }
-    if (types.length === 0) {
-      this.unusable = instanceTypes.length === 0 ? 'no instance types available for the nodepool' : `no instance type satisfies the nodepool requirements (${this.requirements.toString()})`;
     }
   }
 

@@ -1,11 +1,11 @@
 /**
  * `npm run bench -- [--json] [--quick]`: benchmarks. Prints a table per benchmark; with --json
- * the last line is one JSON object `{"scheduling": [...], "disruption"?: ...}`.
+ * the last line is one JSON object `{"scheduling": [...], "solveSetup": {...}, "disruption"?: ...}`.
  * Scheduling: test/bench/scheduling.ts. Disruption (engineer D): test/bench/disruption.ts, run
  * when present (its exported `runDisruptionBench` / `benchDisruption` is called).
  */
 import { existsSync } from 'node:fs';
-import { benchKarpenterMix, benchRealCatalog, type SchedulingBenchRow } from './scheduling.ts';
+import { benchKarpenterMix, benchRealCatalog, benchSolveSetup, type SchedulingBenchRow } from './scheduling.ts';
 
 const args = new Set(process.argv.slice(2));
 const json = args.has('--json');
@@ -26,7 +26,10 @@ process.stdout.write(`${table(scheduling as unknown as Record<string, unknown>[]
 const real = scheduling.find((r) => r.baseline);
 if (real) process.stdout.write(`baseline: ${real.baseline}\n`);
 
-const report: Record<string, unknown> = { scheduling: scheduling.map(({ baseline: _b, ...r }) => r) };
+const setup = benchSolveSetup(quick ? 7 : 15);
+process.stdout.write(`solve() fixed cost (1 pod, ${setup.admittedTypes} of ${setup.catalogTypes} ${setup.region} types admitted, median of ${setup.runs}): ${setup.coldMs} ms cold, ${setup.cachedMs} ms with createSchedulingCache()\n`);
+
+const report: Record<string, unknown> = { scheduling: scheduling.map(({ baseline: _b, ...r }) => r), solveSetup: setup };
 const disruptionFile = new URL('./disruption.ts', import.meta.url);
 if (existsSync(disruptionFile)) {
   const mod = (await import(disruptionFile.href)) as Record<string, unknown>;

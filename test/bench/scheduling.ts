@@ -7,7 +7,7 @@ import type { NodePool } from '../../shared/api/nodepool.ts';
 import { loadCatalog } from '../../shared/catalog/index.ts';
 import { filterInstanceTypes, nodePoolRequirements } from '../../shared/catalog/filter.ts';
 import type { InstanceType } from '../../shared/catalog/types.ts';
-import { podRequests, solve, type DaemonSetTemplate, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import { createSchedulingCache, podRequests, solve, type DaemonSetTemplate, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { genericPods, mixInstanceTypes, mixNodePool, mixPods, realNodePool } from './workloads.ts';
 
 /** One row of the JSON report (USD per hour, MiB). */
@@ -161,4 +161,38 @@ export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1')
       baseline: `Cluster-Autoscaler-style: node groups ${BaselineGroups.join(', ')} (on-demand), least-waste expander, first-fit-decreasing estimator`,
     };
   });
+}
+
+/** Fixed cost of one `solve()` call (milliseconds, median of `runs`): cold, and with a shared cache. */
+export interface SolveSetupRow {
+  region: string;
+  catalogTypes: number;
+  admittedTypes: number;
+  runs: number;
+  coldMs: number;
+  cachedMs: number;
+}
+
+/**
+ * The fixed cost of `solve()` as disruption pays it per simulation: one small pod against the
+ * real catalog with the EKS add-on daemonsets, without a cache (every call builds the NodePool
+ * template) and with one `createSchedulingCache()` shared by the calls.
+ */
+export function benchSolveSetup(runs = 15, region = 'us-east-1'): SolveSetupRow {
+  const pool = realNodePool();
+  const catalog = loadCatalog({ region });
+  const admitted = filterInstanceTypes(catalog, nodePoolRequirements(pool));
+  const pods = genericPods(1);
+  const cache = createSchedulingCache();
+  const once = (withCache: boolean) => {
+    const start = process.hrtime.bigint();
+    solve({ pods, nodePools: [pool], instanceTypes: () => catalog, daemonSets: AddOnDaemonSets, ...(withCache ? { cache } : {}) });
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (let i = 0; i < 3; i++) once(false); // warm-up (JIT)
+  once(true); // fills the cache
+  const cold = Array.from({ length: runs }, () => once(false));
+  const cached = Array.from({ length: runs }, () => once(true));
+  return { region, catalogTypes: catalog.length, admittedTypes: admitted.length, runs, coldMs: round(median(cold), 1), cachedMs: round(median(cached), 1) };
 }

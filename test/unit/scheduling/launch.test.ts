@@ -6,7 +6,7 @@ import { itype } from './builders.ts';
 
 function tt(name: string, family: string, price: number): TemplateType {
   const type = itype({ name, price: { 'on-demand': price }, labels: { 'karpenter.k8s.aws/instance-family': family } });
-  return { type, offerings: type.offerings, daemonOverhead: {}, room: type.allocatable, exotic: false, efficient: true };
+  return { type, offerings: type.offerings, daemonOverhead: {}, room: type.allocatable, exotic: false, efficient: true, minPriceUsdPerHour: price };
 }
 
 describe('launch planning', () => {
