@@ -30,6 +30,8 @@ export interface RunOptions extends Omit<LocalEnvironmentOptions, 'scenario'> {
   failFast?: boolean;
   /** Called once the environment has started (tests attach probes here). */
   onStarted?: (env: LocalEnvironment) => void;
+  /** After the summary, keep the environment running until this resolves (e.g. Ctrl-C), for kubectl. */
+  keepUntil?: (env: LocalEnvironment) => Promise<void>;
 }
 
 export interface RunResult {
@@ -137,6 +139,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const virtualSeconds = env.clock.elapsedSeconds();
   unsubscribe();
   for (const l of summary.split('\n')) out(l);
+  if (opts.keepUntil) await opts.keepUntil(env);
   await env.stop();
   const realSeconds = (Date.now() - realStart) / 1000;
   return { ok: checks.every((c) => c.ok), checks, summary, facts, realSeconds, virtualSeconds };

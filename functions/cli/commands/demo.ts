@@ -16,7 +16,8 @@ export function register(program: Command): void {
     .option('--scenario <name|file>', `scenario name (${listScenarioNames().join(', ')}) or YAML file`, DefaultScenario)
     .option('--speed <x>', "virtual seconds per real second (default: the scenario's own, usually 10)")
     .option('--verbose', 'print DEBUG log lines too')
-    .action(async (opts: { scenario: string; speed?: string; verbose?: boolean }) => {
+    .option('--keep', 'keep the environment running after the summary (kubectl --kubeconfig .nodefleet/kubeconfig …) until Ctrl-C')
+    .action(async (opts: { scenario: string; speed?: string; verbose?: boolean; keep?: boolean }) => {
       let speed: number | undefined;
       if (opts.speed !== undefined) {
         speed = Number(opts.speed);
@@ -32,7 +33,13 @@ export function register(program: Command): void {
         process.stderr.write(`nodefleet demo: ${err instanceof ScenarioError ? err.message : String(err)}\n`);
         process.exit(2);
       }
-      const result = await runScenario(scenario, { speed, logLevel: opts.verbose ? 'DEBUG' : 'INFO' });
+      const keepUntil = opts.keep
+        ? (env: { kubeconfigPath: string }) => {
+            process.stdout.write(`\nenvironment kept running: kubectl --kubeconfig ${env.kubeconfigPath} get nodes,pods -A   (Ctrl-C to stop)\n`);
+            return new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+          }
+        : undefined;
+      const result = await runScenario(scenario, { speed, logLevel: opts.verbose ? 'DEBUG' : 'INFO', keepUntil });
       // Open sockets / SDK keep-alive agents must not keep the process (or its exit code) hostage.
       process.exit(result.ok ? 0 : 1);
     });
