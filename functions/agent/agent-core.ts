@@ -1,7 +1,9 @@
 /**
  * The agent's state machine, apart from I/O so tests drive it directly: pending pods in,
  * batches out (idle 1 s / max 10 s as Karpenter), pending pods re-sent periodically, node
- * lifecycle changes forwarded. Failed publishes are kept and retried: nothing is lost while
+ * lifecycle changes forwarded, and per node the last time a pod was bound to or removed from it
+ * (Karpenter's NodeClaim `status.lastPodEventTime`, which restarts consolidateAfter), sent at most
+ * once per node per {@link PodEventMinIntervalMs}. Failed publishes are kept and retried: nothing is lost while
  * EventBridge is briefly unavailable.
  */
 import { createHash } from 'node:crypto';
@@ -23,6 +25,28 @@ export const BatchMaxMs = 10_000;
  */
 export const PendingResendMs = 30_000;
 
+/**
+ * Pod activity on one node is reported at most this often. Karpenter patches `lastPodEventTime`
+ * on every pod event; here each report is an EventBridge event and a Lambda invocation with a
+ * DynamoDB write, so a busy node (a rollout, a Job fan-out) is coalesced: the first event is sent
+ * at once, later ones wait until 10 s after the previous send and carry the latest time. A
+ * consolidateAfter shorter than 10 s can therefore see a pod event up to 10 s late.
+ */
+export const PodEventMinIntervalMs = 10_000;
+
+/** What the agent keeps of a pod bound to a node, for pod-event tracking (DaemonSet pods are not tracked). */
+export interface PodBinding {
+  node: string;
+  /** Terminal (Succeeded / Failed) or terminating (deletionTimestamp set): removed from the node. */
+  removed: boolean;
+}
+
+/** The reflector's view of a pod: its compact form when provisionable, its binding when bound. */
+export interface PodView {
+  pending?: AgentPod;
+  binding?: PodBinding;
+}
+
 /** A structured log sink (JSON lines in main.ts). */
 export type AgentLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
@@ -32,6 +56,8 @@ export interface AgentCoreOptions {
   batchIdleMs?: number;
   batchMaxMs?: number;
   pendingResendMs?: number;
+  /** Override of {@link PodEventMinIntervalMs}. */
+  podEventMinIntervalMs?: number;
   log?: AgentLog;
   /** Epoch ms (injected for tests). */
   nowMs?: () => number;
@@ -45,17 +71,37 @@ interface PendingPod {
 interface NodeState {
   fingerprint: string;
   ready: boolean;
+  providerID?: string;
 }
 
-function nodeFingerprint(n: Node): { fingerprint: string; ready: boolean } {
+/** Pod activity of one node: the latest event, the latest event sent, and when it was sent (epoch ms). */
+interface PodActivity {
+  lastEventMs: number;
+  sentEventMs?: number;
+  sentAtMs?: number;
+}
+
+function nodeFingerprint(n: Node): NodeState {
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   const f = JSON.stringify([n.spec?.providerID, n.metadata.labels ?? {}, n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [], n.spec?.unschedulable ?? false, ready, n.status?.allocatable ?? {}]);
-  return { fingerprint: createHash('sha1').update(f).digest('hex'), ready };
+  return { fingerprint: createHash('sha1').update(f).digest('hex'), ready, ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}) };
+}
+
+/** A bound, non-DaemonSet pod's binding; undefined for unbound and DaemonSet pods (KC podevents skips those). */
+export function podBinding(p: Pod): PodBinding | undefined {
+  if (!p.spec?.nodeName) return undefined;
+  if (p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet')) return undefined;
+  const terminal = p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+  return { node: p.spec.nodeName, removed: terminal || !!p.metadata.deletionTimestamp };
 }
 
 export class AgentCore {
   readonly pending = new Map<string, PendingPod>();
   private readonly nodes = new Map<string, NodeState>();
+  private readonly bindings = new Map<string, PodBinding>();
+  private bindingsSynced = false;
+  private readonly podActivity = new Map<string, PodActivity>();
+  private podEventTimer?: NodeJS.Timeout;
   private readonly batch = new Set<string>();
   private batchStartMs?: number;
   private idleTimer?: NodeJS.Timeout;
@@ -83,11 +129,38 @@ export class AgentCore {
     clearInterval(this.resendTimer);
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
+    clearTimeout(this.podEventTimer);
   }
 
   /** Reduces a raw pod to what is kept: its compact form when provisionable. */
   static podTransform(raw: Pod): AgentPod | undefined {
     return isProvisionable(raw) ? compactPod(raw) : undefined;
+  }
+
+  /** Reduces a raw pod to what the agent keeps (see {@link PodView}); undefined when neither. */
+  static podView(raw: Pod): PodView | undefined {
+    const pending = AgentCore.podTransform(raw);
+    const binding = podBinding(raw);
+    if (!pending && !binding) return undefined;
+    return { ...(pending ? { pending } : {}), ...(binding ? { binding } : {}) };
+  }
+
+  /** A full pod list (initial list or re-list) in the {@link PodView} form. */
+  onPodViewSync(items: Map<string, PodView>): void {
+    const pending = new Map<string, AgentPod>();
+    const bindings = new Map<string, PodBinding>();
+    for (const [key, v] of items) {
+      if (v.pending) pending.set(key, v.pending);
+      if (v.binding) bindings.set(key, v.binding);
+    }
+    this.onPodSync(pending);
+    this.onPodBindingSync(bindings);
+  }
+
+  /** One pod watch event in the {@link PodView} form (`view` undefined when dropped or deleted). */
+  onPodViewEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, view: PodView | undefined): void {
+    this.onPodEvent(type, key, view?.pending);
+    this.onPodBindingEvent(type, key, view?.binding);
   }
 
   // ---- pods ----
@@ -158,6 +231,80 @@ export class AgentCore {
     await this.flushNodes();
   }
 
+  // ---- pod events per node (lastPodEventTime) ----
+
+  /**
+   * Bound pods from a list. The first list is the baseline (nothing reported: the claims keep the
+   * times they have); a re-list reports what the watch missed (pods bound, removed or gone).
+   */
+  onPodBindingSync(items: Map<string, PodBinding>): void {
+    if (!this.bindingsSynced) {
+      this.bindingsSynced = true;
+      for (const [key, b] of items) this.bindings.set(key, b);
+      return;
+    }
+    for (const key of [...this.bindings.keys()]) if (!items.has(key)) this.podBindingChanged(key, undefined);
+    for (const [key, b] of items) this.podBindingChanged(key, b);
+  }
+
+  onPodBindingEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, binding: PodBinding | undefined): void {
+    this.podBindingChanged(key, type === 'DELETED' ? undefined : binding);
+  }
+
+  private podBindingChanged(key: string, b: PodBinding | undefined): void {
+    const prev = this.bindings.get(key);
+    if (b) this.bindings.set(key, b);
+    else this.bindings.delete(key);
+    // Karpenter's pod events: bound to a node, or went terminal / terminating (deleted outright too).
+    if (prev && !prev.removed && (!b || b.node !== prev.node)) this.podEvent(prev.node);
+    if (b && (!prev || prev.node !== b.node)) this.podEvent(b.node);
+    else if (b && prev && !prev.removed && b.removed) this.podEvent(b.node);
+  }
+
+  private podEvent(node: string): void {
+    const a = this.podActivity.get(node);
+    const now = this.nowMs();
+    if (a) a.lastEventMs = now;
+    else this.podActivity.set(node, { lastEventMs: now });
+    this.sendDuePodEvents();
+  }
+
+  /** Queues a pod-activity event for every node whose news is due; re-arms one timer for the rest. */
+  private sendDuePodEvents(): void {
+    clearTimeout(this.podEventTimer);
+    this.podEventTimer = undefined;
+    const now = this.nowMs();
+    const every = this.opts.podEventMinIntervalMs ?? PodEventMinIntervalMs;
+    let next: number | undefined;
+    let queued = false;
+    for (const [name, a] of this.podActivity) {
+      if (a.sentEventMs !== undefined && a.sentEventMs >= a.lastEventMs) continue;
+      const due = a.sentAtMs === undefined ? now : a.sentAtMs + every;
+      if (due > now) {
+        next = Math.min(next ?? due, due);
+        continue;
+      }
+      const providerID = this.nodes.get(name)?.providerID;
+      if (!providerID) continue; // node not seen yet (or no providerID): sent once it is (nodeChanged)
+      this.nodeOutbox.push({
+        schemaVersion: AgentSchemaVersion,
+        cluster: this.opts.clusterName,
+        change: 'updated',
+        observedAt: new Date(now).toISOString(),
+        node: { metadata: { name }, spec: { providerID } },
+        lastPodEventTime: new Date(a.lastEventMs).toISOString(),
+      });
+      a.sentEventMs = a.lastEventMs;
+      a.sentAtMs = now;
+      queued = true;
+    }
+    if (queued) void this.flush();
+    if (next !== undefined) {
+      this.podEventTimer = setTimeout(() => this.sendDuePodEvents(), next - now);
+      this.podEventTimer.unref?.();
+    }
+  }
+
   // ---- nodes ----
 
   onNodeSync(items: Map<string, Node>): void {
@@ -170,6 +317,7 @@ export class AgentCore {
     if (type === 'DELETED' || !n) {
       if (!prev) return;
       this.nodes.delete(name);
+      this.podActivity.delete(name);
       this.queueNode('deleted', { metadata: { name } });
       return;
     }
@@ -178,6 +326,7 @@ export class AgentCore {
     if (!prev) this.queueNode('added', n);
     else if (cur.ready && !prev.ready) this.queueNode('ready', n);
     else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n);
+    if (cur.providerID && !prev?.providerID && this.podActivity.has(name)) this.sendDuePodEvents();
   }
 
   private queueNode(change: NodeLifecycleDetail['change'], n: Node): void {

@@ -14,8 +14,7 @@ import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node } from '../../shared/api/kube.ts';
 import { kubeConfigFor, type KubeConnection } from '../../shared/kube/kube-api.ts';
 import { Reflector, DefaultRelistIntervalMs } from '../../shared/kube/reflector.ts';
-import type { AgentPod } from '../../shared/api/agent-events.ts';
-import { AgentCore, type AgentLog } from './agent-core.ts';
+import { AgentCore, type AgentLog, type PodView } from './agent-core.ts';
 
 export interface AgentOptions {
   connection: KubeConnection;
@@ -24,6 +23,8 @@ export interface AgentOptions {
   batchIdleMs?: number;
   batchMaxMs?: number;
   pendingResendMs?: number;
+  /** Pod activity per node reported at most this often (default PodEventMinIntervalMs, 10 s). */
+  podEventMinIntervalMs?: number;
   relistIntervalMs?: number;
   /** Port for /healthz and /readyz; 0 or undefined = no server. */
   healthPort?: number;
@@ -33,7 +34,7 @@ export interface AgentOptions {
 
 export class Agent {
   readonly core: AgentCore;
-  private readonly pods: Reflector<AgentPod>;
+  private readonly pods: Reflector<PodView>;
   private readonly nodes: Reflector<Node>;
   private server?: Server;
 
@@ -43,11 +44,12 @@ export class Agent {
     const kc = kubeConfigFor(opts.connection);
     const relist = opts.relistIntervalMs ?? DefaultRelistIntervalMs;
     const onError = (kind: string) => (err: unknown, phase: string) => log('warn', `${kind} ${phase} failed, retrying`, { error: (err as Error)?.message ?? String(err) });
-    this.pods = new Reflector<AgentPod>(kc, {
+    // Per pod: its compact form while provisionable, its node binding while bound (pod events).
+    this.pods = new Reflector<PodView>(kc, {
       kind: 'pods',
-      transform: (raw) => AgentCore.podTransform(raw),
-      onSync: (items) => this.core.onPodSync(items),
-      onEvent: (type, key, pod) => this.core.onPodEvent(type, key, pod),
+      transform: (raw) => AgentCore.podView(raw),
+      onSync: (items) => this.core.onPodViewSync(items),
+      onEvent: (type, key, view) => this.core.onPodViewEvent(type, key, view),
       onError: onError('pods'),
       relistIntervalMs: relist,
     });

@@ -4,10 +4,14 @@
  * applied, the karpenter.sh/unregistered taint removed) and then Initialized (node Ready, startup
  * taints gone, requested extended resources reported). Karpenter: KC
  * pkg/controllers/nodeclaim/lifecycle/registration.go and initialization.go.
+ * Pod activity (`lastPodEventTime` in the event, sent by the agent at most once per node per
+ * 10 s) is recorded on the claim as the {@link AnnotationLastPodEventTime} annotation, only ever
+ * moving forward, so consolidateAfter restarts on pod removal as well as addition (Karpenter's
+ * NodeClaim `status.lastPodEventTime`, KC pkg/controllers/nodeclaim/podevents/controller.go).
  * Idempotent: each step checks the claim's conditions first; writes are conditional on version.
  */
 import type { Context } from 'aws-lambda';
-import { NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
+import { AnnotationLastPodEventTime, NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
 import type { Node, Taint } from '../../shared/api/kube.ts';
 import { isTrue, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
@@ -26,8 +30,10 @@ export function parseInput(input: unknown): Input {
   return parseWith(NodeLifecycleEventSchema, input, 'node lifecycle event');
 }
 
-/** What run did. */
-export type RegistrationResult = { action: 'ignored'; reason: string } | { action: 'registered' | 'initialized' | 'registered+initialized' | 'unchanged'; nodeClaim: string };
+/** What run did; `podEventRecorded` when the claim's last-pod-event annotation moved forward. */
+export type RegistrationResult =
+  | { action: 'ignored'; reason: string }
+  | { action: 'registered' | 'initialized' | 'registered+initialized' | 'unchanged'; nodeClaim: string; podEventRecorded?: boolean };
 
 /** Conditional-write retries when another function updated the claim at the same time. */
 const MaxConflictRetries = 3;
@@ -85,6 +91,22 @@ async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c:
   return { changed: false };
 }
 
+/**
+ * Moves the claim's {@link AnnotationLastPodEventTime} forward to `at` (RFC 3339); an older or
+ * equal time (a late or redelivered event) changes nothing. Conditional write on version.
+ * @returns whether this call wrote it.
+ */
+export async function recordPodEvent(deps: RegistrationDeps, claimName: string, at: string): Promise<boolean> {
+  const atMs = Date.parse(at);
+  if (Number.isNaN(atMs)) return false;
+  const r = await updateWithRetry(deps, claimName, (c) => {
+    const have = Date.parse(c.annotations?.[AnnotationLastPodEventTime] ?? '');
+    if (!Number.isNaN(have) && have >= atMs) return undefined;
+    return { ...c, annotations: { ...c.annotations, [AnnotationLastPodEventTime]: new Date(atMs).toISOString() } };
+  });
+  return r.changed;
+}
+
 /** Handles one node event. */
 export async function run(input: Input, deps: RegistrationDeps): Promise<RegistrationResult> {
   const eventNode = input.detail.node;
@@ -93,6 +115,9 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   const claim = await deps.store.getByInstanceId(instanceId);
   if (!claim) return { action: 'ignored', reason: `no nodeclaim for instance ${instanceId}` };
   if (input.detail.change === 'deleted') return { action: 'ignored', reason: 'node deleted (termination / gc handle the claim)' };
+  const podEventRecorded = input.detail.lastPodEventTime ? await recordPodEvent(deps, claim.name, input.detail.lastPodEventTime) : undefined;
+  // An initialized claim has nothing left to register: pod-activity events stop here (no API read).
+  if (isTrue(claim, 'Initialized')) return { action: 'unchanged', nodeClaim: claim.name, ...(podEventRecorded !== undefined ? { podEventRecorded } : {}) };
   const node = await deps.kube.getNode(eventNode.metadata.name);
   if (!node) return { action: 'ignored', reason: `node ${eventNode.metadata.name} is gone` };
   const now = deps.clock.now().toISOString();

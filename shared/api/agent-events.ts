@@ -89,14 +89,30 @@ export const AgentNodeSchema = z.object({
     .optional(),
 });
 
+/**
+ * NodeClaim annotation holding the last time a (non-DaemonSet) pod was bound to or removed from
+ * the claim's node, RFC 3339: nodefleet's stand-in for Karpenter's NodeClaim
+ * `status.lastPodEventTime` (KC pkg/controllers/nodeclaim/podevents/controller.go). consolidateAfter
+ * counts from it (shared/disruption/state.ts). Written by registration from {@link NodeLifecycleDetail}
+ * `lastPodEventTime`.
+ */
+export const AnnotationLastPodEventTime = 'nodefleet.io/last-pod-event-time';
+
 /** Detail of `Node Lifecycle`. */
 export const NodeLifecycleDetailSchema = z.object({
   schemaVersion: z.literal(AgentSchemaVersion),
   cluster: z.string().min(1),
-  /** added: first seen; ready: Ready became True; updated: labels/taints/conditions changed; deleted: gone. */
+  /** added: first seen; ready: Ready became True; updated: labels/taints/conditions changed, or pod activity; deleted: gone. */
   change: z.enum(['added', 'ready', 'updated', 'deleted']),
   observedAt: z.string(),
   node: AgentNodeSchema,
+  /**
+   * RFC 3339: the last time the agent saw a non-DaemonSet pod bound to this node, or one of its pods
+   * become terminal / terminating / deleted (Karpenter's `lastPodEventTime`). Pod-activity events
+   * carry only this, the node name and its providerID; at most one per node per 10 s (agent).
+   * Optional: added in schema version 1 without a bump.
+   */
+  lastPodEventTime: z.string().optional(),
 });
 export type NodeLifecycleDetail = z.infer<typeof NodeLifecycleDetailSchema>;
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AgentCore, BatchIdleMs, BatchMaxMs } from '../../../functions/agent/agent-core.ts';
+import { AgentCore, BatchIdleMs, BatchMaxMs, PodEventMinIntervalMs } from '../../../functions/agent/agent-core.ts';
 import { isProvisionable } from '../../../functions/agent/select.ts';
 import { splitDetails, MaxDetailBytes } from '../../../functions/agent/split.ts';
 import { UnschedulablePodsDetailSchema, NodeLifecycleDetailSchema, compactPod, type AgentPod } from '../../../shared/api/agent-events.ts';
@@ -95,6 +95,96 @@ describe('AgentCore batching', () => {
     await core.flush();
     const changes = publisher.ofType('Node Lifecycle').map((e) => NodeLifecycleDetailSchema.parse(e.detail).change);
     expect(changes).toEqual(['added', 'ready', 'updated', 'deleted']);
+  });
+});
+
+describe('AgentCore pod events per node (lastPodEventTime)', () => {
+  let publisher: FakeEventPublisher;
+  let core: AgentCore;
+  const t0 = Date.parse('2026-01-01T00:00:00Z');
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const bound = (name: string, nodeName: string, extra: { phase?: string; deleting?: boolean; daemonSet?: boolean } = {}): Pod => {
+    const p = pod({ name, cpu: '1', phase: (extra.phase ?? 'Running') as never });
+    p.spec = { ...p.spec, nodeName };
+    if (extra.deleting) p.metadata.deletionTimestamp = '2026-01-01T00:00:30Z';
+    if (extra.daemonSet) p.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds' }];
+    return p;
+  };
+  const ev = (type: 'ADDED' | 'MODIFIED' | 'DELETED', p: Pod) => core.onPodViewEvent(type, `default/${p.metadata.name}`, type === 'DELETED' ? undefined : AgentCore.podView(p));
+  const podEvents = () =>
+    publisher
+      .ofType('Node Lifecycle')
+      .map((e) => NodeLifecycleDetailSchema.parse(e.detail))
+      .filter((d) => d.lastPodEventTime)
+      .map((d) => [d.node.metadata.name, d.lastPodEventTime]);
+
+  beforeEach(async () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(t0);
+    publisher = new FakeEventPublisher();
+    core = new AgentCore({ clusterName: 'c1', publisher, nowMs: () => Date.now() });
+    core.onNodeSync(new Map([['n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1' })], ['n2', node({ name: 'n2', providerID: 'aws:///ap-northeast-2a/i-2' })]]));
+    // The first list is the baseline: pods already there are no event.
+    core.onPodViewSync(new Map([['default/old', AgentCore.podView(bound('old', 'n1'))!]]));
+    await core.flush();
+    publisher.published.length = 0;
+  });
+  afterEach(() => {
+    core.stop();
+    vi.useRealTimers();
+  });
+
+  it('a pod bound, then removed, restarts the node timer; removal counts like addition', async () => {
+    ev('MODIFIED', bound('web-1', 'n2'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(podEvents()).toEqual([['n2', iso(t0)]]);
+    const detail = NodeLifecycleDetailSchema.parse(publisher.ofType('Node Lifecycle')[0].detail);
+    expect(detail).toMatchObject({ change: 'updated', node: { metadata: { name: 'n2' }, spec: { providerID: 'aws:///ap-northeast-2a/i-2' } } });
+    expect(detail.node.status).toBeUndefined(); // compact: name and providerID only
+
+    await vi.advanceTimersByTimeAsync(60_000);
+    ev('DELETED', bound('old', 'n1')); // the pre-existing pod on n1 goes away: n1 is emptied
+    await vi.advanceTimersByTimeAsync(0);
+    expect(podEvents()).toEqual([
+      ['n2', iso(t0)],
+      ['n1', iso(t0 + 60_000)],
+    ]);
+  });
+
+  it('terminal or terminating counts once; DaemonSet pods and status-only updates do not count', async () => {
+    ev('MODIFIED', bound('old', 'n1', { deleting: true }));
+    await vi.advanceTimersByTimeAsync(20_000);
+    ev('MODIFIED', bound('old', 'n1', { deleting: true, phase: 'Succeeded' })); // already removed
+    ev('DELETED', bound('old', 'n1'));
+    ev('ADDED', bound('ds-1', 'n1', { daemonSet: true }));
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(podEvents()).toEqual([['n1', iso(t0)]]);
+  });
+
+  it('rate limit: at most one event per node per 10 s, the last one carries the latest time', async () => {
+    for (let i = 0; i < 5; i++) {
+      if (i > 0) await vi.advanceTimersByTimeAsync(2_000);
+      ev('ADDED', bound(`job-${i}`, 'n1'));
+    }
+    // t0: sent at once; t0+2..8 s coalesced and sent at t0+10 s with the time of the last (t0+8 s).
+    await vi.advanceTimersByTimeAsync(PodEventMinIntervalMs - 8_000 - 1);
+    expect(podEvents()).toEqual([['n1', iso(t0)]]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(podEvents()).toEqual([
+      ['n1', iso(t0)],
+      ['n1', iso(t0 + 8_000)],
+    ]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(podEvents()).toHaveLength(2);
+  });
+
+  it('a re-list reports what the watch missed', async () => {
+    core.onPodViewSync(new Map([['default/new', AgentCore.podView(bound('new', 'n2'))!]])); // old gone from n1, new on n2
+    await vi.advanceTimersByTimeAsync(0);
+    expect(podEvents().sort()).toEqual([
+      ['n1', iso(t0)],
+      ['n2', iso(t0)],
+    ]);
   });
 });
 

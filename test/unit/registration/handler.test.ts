@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { run, parseInput, instanceIdOf } from '../../../functions/registration/handler.ts';
-import { compactNode } from '../../../shared/api/agent-events.ts';
+import { run, parseInput, instanceIdOf, recordPodEvent } from '../../../functions/registration/handler.ts';
+import { AnnotationLastPodEventTime, compactNode } from '../../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
 import type { Node } from '../../../shared/api/kube.ts';
 import { isTrue } from '../../../shared/api/nodeclaim.ts';
@@ -89,5 +89,59 @@ describe('registration', () => {
     const { deps } = world(true);
     const other = node({ name: 'ng-1', providerID: 'aws:///ap-northeast-2b/i-0ffffffffffffffff' });
     expect((await run(event(other), deps)).action).toBe('ignored');
+  });
+});
+
+describe('registration: last pod event time (consolidateAfter restarts)', () => {
+  function podActivity(lastPodEventTime: string, id: string) {
+    return parseInput({
+      version: '0',
+      id,
+      'detail-type': DetailTypeNodeLifecycle,
+      source: AgentSource,
+      time: lastPodEventTime,
+      detail: { schemaVersion: AgentSchemaVersion, cluster: 'test', change: 'updated', observedAt: lastPodEventTime, node: { metadata: { name: 'ip-10-0-0-1' }, spec: { providerID } }, lastPodEventTime },
+    });
+  }
+
+  it('writes the annotation on the claim, only forward, without reading the node once initialized', async () => {
+    const { w, n, deps } = world(true);
+    w.kube.addNode({ ...n, spec: { ...n.spec, taints: [] } });
+    await run(event(n, 'ready'), deps);
+    const v0 = (await w.store.get('default-abcde'))!;
+    expect(isTrue(v0, 'Initialized')).toBe(true);
+    const readsBefore = w.kube.callsOf('getNode').length;
+
+    const r = await run(podActivity('2026-01-01T00:05:00Z', 'p1'), deps);
+    expect(r).toEqual({ action: 'unchanged', nodeClaim: 'default-abcde', podEventRecorded: true });
+    const v1 = (await w.store.get('default-abcde'))!;
+    expect(v1.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:05:00.000Z');
+    expect(v1.version).toBe(v0.version + 1);
+    expect(w.kube.callsOf('getNode')).toHaveLength(readsBefore);
+
+    // A late (older) event never moves it back; a redelivery writes nothing.
+    expect(await run(podActivity('2026-01-01T00:04:00Z', 'p0'), deps)).toMatchObject({ podEventRecorded: false });
+    expect(await run(podActivity('2026-01-01T00:05:00Z', 'p1'), deps)).toMatchObject({ podEventRecorded: false });
+    const v2 = (await w.store.get('default-abcde'))!;
+    expect(v2.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:05:00.000Z');
+    expect(v2.version).toBe(v1.version);
+  });
+
+  it('a conflicting concurrent update is retried: both the condition and the annotation survive', async () => {
+    const { w, deps } = world(false);
+    const realUpdate = w.store.update.bind(w.store);
+    let raced = false;
+    w.store.update = async (c) => {
+      if (!raced) {
+        raced = true;
+        const cur = (await w.store.get(c.name))!;
+        await realUpdate({ ...cur, labels: { ...cur.labels, racer: 'yes' } });
+      }
+      return realUpdate(c);
+    };
+    expect(await recordPodEvent(deps, 'default-abcde', '2026-01-01T00:06:00Z')).toBe(true);
+    const c = (await w.store.get('default-abcde'))!;
+    expect(c.labels.racer).toBe('yes');
+    expect(c.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:06:00.000Z');
   });
 });
