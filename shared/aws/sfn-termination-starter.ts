@@ -7,10 +7,15 @@
 import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { TerminationInput, TerminationStarter } from '../api/ports.ts';
 import { NodefleetError, TransientError } from '../api/errors.ts';
+import { terminationExecutionName } from '../api/termination.ts';
 
-/** Step Functions execution names: 1–80 chars of [A-Za-z0-9-_]. */
+/**
+ * The execution name for a NodeClaim: shared/api/termination.ts `terminationExecutionName` (the
+ * claim name when valid, else sanitized + hash), the same name `history` and the embedded
+ * environment look executions up by, so every claim name finds its execution.
+ */
 export function executionName(nodeClaim: string): string {
-  return nodeClaim.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 80);
+  return terminationExecutionName(nodeClaim);
 }
 
 /** ARN of the execution named `name` of `stateMachineArn`. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { SfnTerminationStarter, executionName } from '../../../shared/aws/sfn-termination-starter.ts';
+import { SfnTerminationStarter, executionArn, executionName } from '../../../shared/aws/sfn-termination-starter.ts';
+import { terminationExecutionName } from '../../../shared/api/termination.ts';
 import { eksToken, EksTokenPrefix } from '../../../shared/aws/eks.ts';
 
 const arn = 'arn:aws:states:ap-northeast-2:123456789012:stateMachine:nodefleet-termination';
@@ -15,7 +16,23 @@ describe('SfnTerminationStarter', () => {
     const b = await s.start({ nodeClaim: 'default-abcde', reason: 'gc' });
     expect(a).toBe(b);
     expect(sfn.commandCalls(StartExecutionCommand)[0].args[0].input.name).toBe('default-abcde');
-    expect(executionName('a.b/c')).toBe('a-b-c');
+  });
+
+  it('uses terminationExecutionName, so history finds the execution for any claim name', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(StartExecutionCommand).resolves({});
+    const s = new SfnTerminationStarter(new SFNClient({ region: 'ap-northeast-2' }), arn);
+    const long = `team.a/${'x'.repeat(100)}`;
+    for (const nodeClaim of ['default-abcde', 'a.b/c', 'a/b.c', long]) {
+      const started = await s.start({ nodeClaim, reason: 'gc' });
+      expect(started).toBe(executionArn(arn, terminationExecutionName(nodeClaim)));
+    }
+    const names = sfn.commandCalls(StartExecutionCommand).map((c) => c.args[0].input.name!);
+    expect(names[0]).toBe('default-abcde');
+    expect(names.slice(1).every((n) => /^[A-Za-z0-9_-]{1,80}$/.test(n))).toBe(true);
+    expect(new Set(names).size).toBe(4); // 'a.b/c' and 'a/b.c' no longer collide on 'a-b-c'
+    expect(names[3]).toHaveLength(80);
+    expect(executionName('a.b/c')).toBe(terminationExecutionName('a.b/c'));
   });
 });
 
