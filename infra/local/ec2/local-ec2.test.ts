@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { VirtualClock } from '../clock.ts';
+import { LocalEc2 } from './local-ec2.ts';
+
+const clock = new VirtualClock({ start: '2026-03-06T15:57:00Z', speed: 1, frozen: true });
+afterEach(() => clock.stop());
+
+function region() {
+  return new LocalEc2({
+    clock,
+    region: 'ap-northeast-2',
+    zones: [
+      { zone: 'ap-northeast-2a', zoneId: 'apne2-az1' },
+      { zone: 'ap-northeast-2b', zoneId: 'apne2-az2' },
+    ],
+    priceOf: (t) => ({ 'c5a.2xlarge': 0.344, 'c5.2xlarge': 0.384 })[t],
+  });
+}
+
+const request = (overrides: { instanceType: string; zone?: string }[]) => ({ capacityType: 'on-demand' as const, overrides, targetCapacity: 1, tags: {} });
+
+describe('LocalEc2', () => {
+  it('launches from an offering until its capacity is used up, then reports InsufficientInstanceCapacity for it', () => {
+    // Prepare
+    const ec2 = region();
+    ec2.setCapacity('c5a.2xlarge', 'ap-northeast-2a', 'on-demand', 1);
+    const req = request([{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a' }, { instanceType: 'c5.2xlarge', zone: 'ap-northeast-2a' }]);
+    // Act
+    const first = ec2.createFleet(req);
+    const second = ec2.createFleet(req);
+    // Assess
+    expect(first.instances.map((i) => i.instanceType)).toEqual(['c5a.2xlarge']);
+    expect(second.instances.map((i) => i.instanceType)).toEqual(['c5.2xlarge']);
+    expect(second.errors.map((e) => [e.errorCode, e.override?.instanceType, e.override?.zone])).toEqual([['InsufficientInstanceCapacity', 'c5a.2xlarge', 'ap-northeast-2a']]);
+  });
+
+  it('spreads an override without a zone over every zone and skips types not sold there', () => {
+    const ec2 = region();
+    const out = ec2.createFleet(request([{ instanceType: 'x9.huge' }, { instanceType: 'c5.2xlarge' }]));
+    expect(out.instances[0]).toMatchObject({ instanceType: 'c5.2xlarge', zone: 'ap-northeast-2a', state: 'pending', priceUsdPerHour: 0.384 });
+    expect(out.errors.map((e) => e.errorCode)).toEqual(['Unsupported', 'Unsupported']);
+  });
+
+  it('ends an insufficient-capacity fault when its time is up', () => {
+    const ec2 = region();
+    ec2.addFault({ instanceTypes: ['c5a.2xlarge'], untilMs: clock.nowMs() });
+    expect(ec2.createFleet(request([{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2b' }])).instances).toHaveLength(1);
+  });
+});
