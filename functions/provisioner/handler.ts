@@ -47,15 +47,16 @@ export async function run(input: Input, deps: ProvisionerDeps): Promise<Provisio
 
 let idempotentRun: ((e: Record<string, unknown>) => Promise<ProvisionSummary>) | undefined;
 
-function idempotent(deps: Deps): (e: Record<string, unknown>) => Promise<ProvisionSummary> {
+/** The idempotent run, made on the first invocation with its Lambda context (later ones: the chain registers theirs). */
+function idempotent(deps: Deps, context?: Context): (e: Record<string, unknown>) => Promise<ProvisionSummary> {
   const persistence = deps.idempotency ?? (deps.clients ? idempotencyStore(deps.clients.dynamodb, deps.env.tableName, 'provisioner') : undefined);
-  idempotentRun ??= persistence ? idempotentOn((e: Record<string, unknown>) => run(e as Input, deps), persistence, 'id') : (e) => run(e as Input, deps);
+  idempotentRun ??= persistence ? idempotentOn((e: Record<string, unknown>) => run(e as Input, deps), persistence, 'id', context) : (e) => run(e as Input, deps);
   return idempotentRun;
 }
 
 /** Lambda entry: the shared middy chain around run, idempotent on the event id. */
 export const handler: (event: unknown, context: Context) => Promise<ProvisionSummary> = wrapHandler(
   'provisioner',
-  async (input: Input, deps: Deps) => ('Records' in input ? run(input, deps) : idempotent(deps)(input as unknown as Record<string, unknown>)),
+  async (input: Input, deps: Deps, context?: Context) => ('Records' in input ? run(input, deps) : idempotent(deps, context)(input as unknown as Record<string, unknown>)),
   { parse: parseInput },
 );

@@ -15,7 +15,10 @@
  * and error mapping (every error is logged once with its `name`, message and cause, then rethrown,
  * so ASL Retry/Catch can match on the name). The environment is parsed and `buildDeps(env)` called
  * once, on the first invocation (cold start); later invocations reuse the same clients.
- * Tests pass `depsFactory` to substitute fakes.
+ * Tests pass `depsFactory` to substitute fakes. Before `run`, the chain registers the invocation's
+ * Lambda context on every idempotency config made by {@link idempotentOn}, so Powertools knows the
+ * remaining time (an in-progress record then expires with the invocation instead of blocking
+ * redeliveries for the whole idempotency window, and no "Could not determine remaining time" warning).
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
@@ -58,8 +61,22 @@ export interface WrapOptions<I> {
 /** The Lambda handler type produced by {@link wrapHandler}. */
 export type WrappedHandler<O> = (event: unknown, context: Context) => Promise<O>;
 
-/** Wraps `run` once with the shared chain (see module doc). */
-export function wrapHandler<I, O>(name: string, run: (input: I, deps: Deps) => Promise<O>, opts: WrapOptions<I> = {}): WrappedHandler<O> {
+/** Idempotency configs made by {@link idempotentOn} in this process (one function per Lambda process). */
+const idempotencyConfigs = new Set<IdempotencyConfig>();
+
+/** A real Lambda context (the embedded environment and tests may pass `{}`). */
+function isLambdaContext(context: unknown): context is Context {
+  return typeof (context as Partial<Context> | undefined)?.getRemainingTimeInMillis === 'function';
+}
+
+/** Registers `context` on every idempotency config of this process (called by the chain per invocation). */
+export function registerIdempotencyContext(context: unknown): void {
+  if (!isLambdaContext(context)) return;
+  for (const c of idempotencyConfigs) c.registerLambdaContext(context);
+}
+
+/** Wraps `run` once with the shared chain (see module doc). `run` also gets the Lambda context. */
+export function wrapHandler<I, O>(name: string, run: (input: I, deps: Deps, context?: Context) => Promise<O>, opts: WrapOptions<I> = {}): WrappedHandler<O> {
   const pt = createPowertools(name, (opts.envSource ?? process.env).POWERTOOLS_LOG_LEVEL ?? 'INFO');
   let deps: Deps | undefined;
   const getDeps = (): Deps => {
@@ -68,12 +85,13 @@ export function wrapHandler<I, O>(name: string, run: (input: I, deps: Deps) => P
     deps = opts.depsFactory ? opts.depsFactory(env, pt) : buildDeps(env, { log: powertoolsLog(pt.logger), metrics: powertoolsMetrics(pt.metrics), functionName: name });
     return deps;
   };
-  const h = middy(async (event: I) => run(event, getDeps()))
+  const h = middy(async (event: I, context: Context) => run(event, getDeps(), context))
     .use(injectLambdaContext(pt.logger))
     .use(captureLambdaHandler(pt.tracer))
     .use(logMetrics(pt.metrics, { captureColdStartMetric: true }))
     .use({
       before: (request) => {
+        registerIdempotencyContext(request.context);
         if (opts.parse) request.event = opts.parse(request.event) as never;
         else if (opts.schema) request.event = parseWith(opts.schema, request.event) as never;
       },
@@ -106,6 +124,8 @@ export function idempotencyStore(client: DynamoDBClient, tableName: string, func
  * Makes `fn(event)` idempotent on `event[keyPath]` (JMESPath; e.g. 'id' for an EventBridge event):
  * a second call with the same key returns the first result without running `fn` again; a call
  * while the first is still running throws IdempotencyAlreadyInProgressError (retried later).
+ * The config is registered with the chain ({@link wrapHandler} registers each invocation's Lambda
+ * context on it); `context`, when given, is registered at once.
  */
 export function idempotentOn<E extends Record<string, unknown>, R>(
   fn: (event: E) => Promise<R>,
@@ -114,6 +134,7 @@ export function idempotentOn<E extends Record<string, unknown>, R>(
   context?: Context,
 ): (event: E) => Promise<R> {
   const config = new IdempotencyConfig({ eventKeyJmesPath: keyPath, expiresAfterSeconds: IdempotencyExpirySeconds, throwOnNoIdempotencyKey: true });
-  if (context) config.registerLambdaContext(context);
+  if (isLambdaContext(context)) config.registerLambdaContext(context);
+  idempotencyConfigs.add(config);
   return makeIdempotent(fn, { persistenceStore: persistence, config }) as (event: E) => Promise<R>;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BasePersistenceLayer, IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
 import { IdempotencyItemAlreadyExistsError, IdempotencyItemNotFoundError } from '@aws-lambda-powertools/idempotency';
 import { EnvError, parseRuntimeEnv } from '../../../shared/runtime/env.ts';
@@ -97,5 +97,29 @@ describe('provisioner handler idempotency (Powertools, keyed on the event id)', 
     expect(w.kube.callsOf('listPods').length).toBe(listsAfterFirst);
     expect(w.cloud.callsOf('create')).toHaveLength(1);
     expect(persistence.records.size).toBe(1);
+  });
+
+  it('the chain registers the Lambda context: the in-progress record expires with the invocation, no warning', async () => {
+    const pods = [pendingPod('inflate-0')];
+    const { deps } = provisionerWorld({ pods });
+    const persistence = new InMemoryPersistence();
+    const remaining: (number | undefined)[] = [];
+    const save = persistence.saveInProgress.bind(persistence);
+    persistence.saveInProgress = (data: unknown, ms?: number) => {
+      remaining.push(ms);
+      return save(data, ms);
+    };
+    const once = idempotentOn((x: Record<string, unknown>) => run(parseInput(x), deps), persistence, 'id');
+    const h = wrapHandler('provisioner-ctx-test', (e: Record<string, unknown>) => once(e), { envSource: baseEnv });
+    const context = { functionName: 'provisioner', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 42_000 } as never;
+    const warnings: string[] = [];
+    const warn = vi.spyOn(console, 'warn').mockImplementation((m: unknown) => void warnings.push(String(m)));
+    try {
+      await h(unschedulableEvent(pods, 'evt-ctx'), context);
+    } finally {
+      warn.mockRestore();
+    }
+    expect(remaining).toEqual([42_000]);
+    expect(warnings.filter((m) => m.includes('Could not determine remaining time'))).toEqual([]);
   });
 });
