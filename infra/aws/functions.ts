@@ -16,13 +16,19 @@ export type Permission =
   | 'table'
   /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
   | 'kube'
-  /** ec2 Describe* calls the functions make (resource `*`: EC2 has no resource-level permissions for them). */
+  /** ec2 Describe* calls of the cloud provider and node-class resolver (resource `*`: EC2 has no resource-level permissions for them). */
   | 'ec2Describe'
+  /**
+   * Live catalog data (shared/aws/catalog-refresh.ts): ec2 DescribeAvailabilityZones /
+   * DescribeInstanceTypeOfferings / DescribeInstanceTypes / DescribeSpotPriceHistory and
+   * pricing:GetProducts (Pricing API endpoint in us-east-1; no resource-level permissions).
+   */
+  | 'catalogRefresh'
   /** CreateFleet / RunInstances / launch templates, request-tag-scoped; PassRole of the node role; SSM AMI parameters. */
   | 'ec2Launch'
   /** TerminateInstances on instances tagged with this cluster only. */
   | 'ec2Terminate'
-  /** Start / describe executions of the termination state machine. */
+  /** Start executions of the termination state machine. */
   | 'startTermination'
   /** events:PutEvents on nodefleet's bus. */
   | 'putEvents';
@@ -36,7 +42,14 @@ export type Trigger =
   /** EventBridge rules on the default bus → SQS (SSE, DLQ) → the function (batch, ReportBatchItemFailures). */
   | { kind: 'queue'; rules: readonly (keyof typeof EventRules)[]; optional: 'interruption' }
   /** EventBridge Scheduler, every `minutes` minutes (async invoke). */
-  | { kind: 'schedule'; minutes: number };
+  | { kind: 'schedule'; minutes: number }
+  /**
+   * EventBridge Scheduler, every `minutes` minutes, starts an execution of a Standard state
+   * machine (`definition`, repository-relative ASL with one substitution `${<Name>FunctionArn}`)
+   * that invokes the function (synchronously) in a loop: plan → Wait → act. For re-entrant
+   * functions whose steps are separated by waits longer than an invocation should last.
+   */
+  | { kind: 'loop'; minutes: number; definition: string };
 
 /** One Lambda function. */
 export interface FunctionSpec {
@@ -61,9 +74,19 @@ export interface FunctionSpec {
 /** The event-driven and scheduled functions (the agent is not here: it runs in the cluster). */
 export const Functions: readonly FunctionSpec[] = [
   // Serialised by reserved concurrency 1 (engineer P's choice, functions/provisioner/handler.ts); `{ kind: 'fifoQueue', rule: 'provisioner' }` is the alternative.
-  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch'], timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
+  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh'], timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
   { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: ['table', 'kube'], timeoutSeconds: 30, memoryMiB: 512 },
-  { name: 'disruption', entry: 'functions/disruption/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'startTermination'], timeoutSeconds: 55, memoryMiB: 2048 },
+  // Re-entrant (functions/disruption/handler.ts): invoked directly it only plans, so the disruption
+  // loop state machine drives it (plan → Wait 15 s validation → act → Wait for replacements → terminate).
+  // 120 s: one run can take ~30 s at the simulation cap, plus launches of replacements.
+  {
+    name: 'disruption',
+    entry: 'functions/disruption/handler.ts',
+    trigger: { kind: 'loop', minutes: 1, definition: 'functions/disruption/disruption-loop.asl.json' },
+    permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh', 'startTermination'],
+    timeoutSeconds: 120,
+    memoryMiB: 2048,
+  },
   // gc terminates orphans and deletes nodes itself (no state machine): functions/gc/handler.ts.
   { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate'], timeoutSeconds: 55, memoryMiB: 512 },
   { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: ['table', 'kube', 'startTermination'], timeoutSeconds: 20, memoryMiB: 512 },

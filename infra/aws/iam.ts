@@ -1,7 +1,7 @@
 /**
  * Least-privilege IAM statements for the function roles, one builder per {@link Permission}.
- * No action is a wildcard; resources are `*` only for EC2 Describe calls, which have no
- * resource-level permissions (and are pinned to this region by condition).
+ * No action is a wildcard; resources are `*` only for EC2 Describe calls (pinned to this region
+ * by condition) and pricing:GetProducts, which have no resource-level permissions.
  *
  * The EC2 scoping follows Karpenter's controller policy (aws/karpenter-provider-aws
  * website/content/en/docs/reference/cloudformation.md, `KarpenterControllerPolicy`): resources an
@@ -19,19 +19,28 @@ export function clusterTagKey(clusterName: string): string {
 /** Value of {@link clusterTagKey}. */
 export const ClusterTagValue = 'owned';
 
-/** EC2 Describe calls the functions make. */
+/**
+ * EC2 Describe calls of the cloud provider (shared/aws/ec2.ts: instances, launch templates) and
+ * the node-class resolver (shared/aws/node-class-resolver.ts: images, subnets, security groups).
+ */
 export const Ec2DescribeActions = [
-  'ec2:DescribeAvailabilityZones',
-  'ec2:DescribeCapacityReservations',
   'ec2:DescribeImages',
-  'ec2:DescribeInstanceTypeOfferings',
-  'ec2:DescribeInstanceTypes',
   'ec2:DescribeInstances',
   'ec2:DescribeLaunchTemplates',
   'ec2:DescribeSecurityGroups',
-  'ec2:DescribeSpotPriceHistory',
   'ec2:DescribeSubnets',
 ];
+
+/** EC2 Describe calls of the catalog refresh (shared/aws/catalog-refresh.ts: zones, offerings, types, spot prices). */
+export const CatalogDescribeActions = [
+  'ec2:DescribeAvailabilityZones',
+  'ec2:DescribeInstanceTypeOfferings',
+  'ec2:DescribeInstanceTypes',
+  'ec2:DescribeSpotPriceHistory',
+];
+
+/** Pricing API calls of the catalog refresh (on-demand prices). */
+export const PricingActions = ['pricing:GetProducts'];
 
 /** DynamoDB item actions the NodeClaim store, budget counters, ICE cache and Powertools idempotency use. */
 export const TableActions = [
@@ -54,7 +63,6 @@ export interface IamTargets {
   eventBusArn: string;
   /** Undefined when the state machine does not exist yet (its definition file is missing). */
   stateMachineArn?: string;
-  stateMachineName?: string;
 }
 
 function ec2Arn(stack: Stack, resource: string, account: string = Aws.ACCOUNT_ID): string {
@@ -84,6 +92,14 @@ export function statementsFor(stack: Stack, permission: Permission, t: IamTarget
       ];
     case 'ec2Describe':
       return [new iam.PolicyStatement({ sid: 'Ec2DescribeInRegion', actions: Ec2DescribeActions, resources: ['*'], conditions: inRegion })];
+    case 'catalogRefresh':
+      return [
+        new iam.PolicyStatement({ sid: 'CatalogDescribeInRegion', actions: CatalogDescribeActions, resources: ['*'], conditions: inRegion }),
+        // GetProducts has no resource-level permissions, and the request goes to the Pricing API's
+        // endpoint region (us-east-1; shared/aws/catalog-refresh.ts pricingApiRegion), not this
+        // stack's: no aws:RequestedRegion pin. Read-only public price list data.
+        new iam.PolicyStatement({ sid: 'ReadOnDemandPrices', actions: PricingActions, resources: ['*'] }),
+      ];
     case 'ec2Launch':
       return [
         // Existing resources a launch uses (no tags in the request apply to them).
@@ -147,15 +163,9 @@ export function statementsFor(stack: Stack, permission: Permission, t: IamTarget
         }),
       ];
     case 'startTermination': {
-      if (!t.stateMachineArn || !t.stateMachineName) throw new Error('startTermination needs the termination state machine');
-      return [
-        new iam.PolicyStatement({ sid: 'StartTermination', actions: ['states:StartExecution'], resources: [t.stateMachineArn] }),
-        new iam.PolicyStatement({
-          sid: 'ReadTerminationExecutions',
-          actions: ['states:DescribeExecution'],
-          resources: [`arn:${Aws.PARTITION}:states:${stack.region}:${Aws.ACCOUNT_ID}:execution:${t.stateMachineName}:*`],
-        }),
-      ];
+      // StartExecution only (shared/aws/sfn-termination-starter.ts): nothing a function runs reads executions back.
+      if (!t.stateMachineArn) throw new Error('startTermination needs the termination state machine');
+      return [new iam.PolicyStatement({ sid: 'StartTermination', actions: ['states:StartExecution'], resources: [t.stateMachineArn] })];
     }
     case 'putEvents':
       return [new iam.PolicyStatement({ sid: 'PutEventsOnNodefleetBus', actions: ['events:PutEvents'], resources: [t.eventBusArn] })];

@@ -26,7 +26,7 @@ const FunctionRoleWildcards = [
   {
     appliesTo: ['Resource::*'],
     reason:
-      'Only actions without resource-level permissions: X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) and ec2:Describe* (pinned to this region by aws:RequestedRegion).',
+      'Only actions without resource-level permissions: X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), ec2:Describe* (pinned to this region by aws:RequestedRegion) and pricing:GetProducts (read-only public price list; served from the us-east-1 Pricing endpoint, so no region pin).',
   },
   {
     appliesTo: [
@@ -43,10 +43,6 @@ const FunctionRoleWildcards = [
   {
     appliesTo: ['Resource::arn:<AWS::Partition>:ssm:<AWS::Region>::parameter/aws/service/*'],
     reason: 'Public AWS-owned SSM parameters that resolve EKS-optimised AMI aliases (read-only).',
-  },
-  {
-    appliesTo: [re('Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<Termination[A-Z0-9]+\\.Name>:\\*')],
-    reason: 'Executions of nodefleet\'s own termination state machine (one per NodeClaim, named at run time).',
   },
 ];
 
@@ -112,16 +108,21 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
             reason: 'Step Functions needs logs:*LogDelivery / DescribeResourcePolicies / DescribeLogGroups and X-Ray PutTraceSegments on "*" for logging and tracing (no resource-level permissions).',
             appliesTo: ['Resource::*'],
           },
-          {
-            id: 'AwsSolutions-IAM5',
-            reason: 'lambda:InvokeFunction on the task functions and their versions (grantInvoke adds <arn>:* for qualified invocations).',
-            appliesTo: [re('Resource::<Termination[A-Za-z0-9]+\\.Arn>:\\*')],
-          },
-          {
-            id: 'AwsSolutions-IAM5',
-            reason: 'Direct DynamoDB integrations on the nodefleet table\'s own GSI.',
-            appliesTo: [re('Resource::<Table[A-Z0-9]+\\.Arn>\\/index\\/\\*')],
-          },
+          // The termination machine's task grants; loop machines (the disruption loop) invoke one unqualified function ARN, no wildcard.
+          ...(c.node.id === 'Termination'
+            ? [
+                {
+                  id: 'AwsSolutions-IAM5',
+                  reason: 'lambda:InvokeFunction on the task functions and their versions (grantInvoke adds <arn>:* for qualified invocations).',
+                  appliesTo: [re('Resource::<Termination[A-Za-z0-9]+\\.Arn>:\\*')],
+                },
+                {
+                  id: 'AwsSolutions-IAM5',
+                  reason: 'Direct DynamoDB integrations on the nodefleet table\'s own GSI.',
+                  appliesTo: [re('Resource::<Table[A-Z0-9]+\\.Arn>\\/index\\/\\*')],
+                },
+              ]
+            : []),
         ],
         true,
       );

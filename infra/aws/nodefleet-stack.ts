@@ -4,8 +4,9 @@
  *   agent ──PutEvents──► bus ─ rule provisioner ─► SQS FIFO (group = cluster) ─► provisioner
  *                            └ rule registration ─► registration
  *   default bus ─ 5 interruption rules ─► SQS (SSE, DLQ) ─► interruption (batch, partial failures)
- *   Scheduler (1 min) ─► disruption, gc
- *   disruption / interruption / gc ─StartExecution─► termination state machine ─► task functions
+ *   Scheduler (1 min) ─► gc
+ *   Scheduler (1 min) ─StartExecution─► disruption loop state machine ─► disruption (plan → Wait → act)
+ *   disruption / interruption ─StartExecution─► termination state machine ─► task functions
  *
  * Function entries come from functions.ts (plus the ASL's task functions); names of env vars, the
  * DynamoDB key design and the event patterns come from shared/api/contract.ts.
@@ -45,6 +46,7 @@ import {
 import { statementsFor, type IamTargets } from './iam.ts';
 import { addNagSuppressions } from './nag.ts';
 import { MetricsNamespace, Observability, type WatchedQueue } from './observability.ts';
+import { readLoopDefinition, type LoopDefinition } from './loop.ts';
 import { readTerminationDefinition, TerminationAslPath, type TerminationDefinition } from './termination.ts';
 
 /**
@@ -148,6 +150,8 @@ export class NodefleetStack extends Stack {
   readonly instanceProfile: iam.InstanceProfile;
   readonly agentRole: iam.Role;
   readonly stateMachine?: sfn.StateMachine;
+  /** Loop state machines (functions.ts trigger `loop`) by function name, e.g. `disruption`. */
+  readonly loops = new Map<string, sfn.StateMachine>();
   readonly functions = new Map<string, BuiltFunction>();
   /** Registry entries skipped because their entry file does not exist yet. */
   readonly missingEntries: string[] = [];
@@ -231,8 +235,19 @@ export class NodefleetStack extends Stack {
         this.missingEntries.push(spec.entry);
         continue;
       }
+      let loop: LoopDefinition | undefined;
+      if (spec.trigger.kind === 'loop') {
+        loop = readLoopDefinition(this.repoRoot, spec.trigger.definition, spec.name);
+        if (!loop) {
+          // Invoked directly, a loop function only does its first step (disruption: plans, never acts): build nothing rather than that.
+          Annotations.of(this).addWarningV2(`nodefleet:missing-loop:${spec.name}`, `${spec.name} skipped: ${spec.trigger.definition} does not exist yet`);
+          this.missingEntries.push(spec.trigger.definition);
+          continue;
+        }
+      }
+      // Loop functions are invoked synchronously by their state machine (its Retry/Catch handle failures).
       const built = this.buildFunction(spec.name, spec, { async: spec.trigger.kind === 'rule' || spec.trigger.kind === 'schedule' });
-      if (built) this.wireTrigger(spec, built.fn);
+      if (built) this.wireTrigger(spec, built.fn, loop);
     }
 
     // ---- the agent's identity ----------------------------------------------------------------
@@ -246,6 +261,7 @@ export class NodefleetStack extends Stack {
       deadLetterQueues: this.deadLetterQueues,
       sourceQueues: this.sourceQueues,
       stateMachine: this.stateMachine,
+      loops: [...this.loops].map(([name, stateMachine]) => ({ name, stateMachine })),
     });
 
     // ---- outputs (docs/deploy.md, the agent's config and the CLI read them) -------------------
@@ -258,6 +274,10 @@ export class NodefleetStack extends Stack {
     new CfnOutput(this, 'DashboardName', { value: obs.dashboard.dashboardName });
     if (this.stateMachine) {
       new CfnOutput(this, 'TerminationStateMachineArn', { value: this.stateMachine.stateMachineArn, description: Env.stateMachineArn });
+    }
+    const disruptionLoop = this.loops.get('disruption');
+    if (disruptionLoop) {
+      new CfnOutput(this, 'DisruptionLoopStateMachineArn', { value: disruptionLoop.stateMachineArn, description: 'Disruption runs (one execution a minute)' });
     }
 
     addNagSuppressions(this, { vpc: Boolean(cfg.vpc) });
@@ -295,7 +315,6 @@ export class NodefleetStack extends Stack {
       nodeRoleArn: this.nodeRole.roleArn,
       eventBusArn: this.bus.eventBusArn,
       stateMachineArn: this.stateMachine?.stateMachineArn,
-      stateMachineName: this.stateMachine?.stateMachineName,
     };
   }
 
@@ -451,7 +470,7 @@ export class NodefleetStack extends Stack {
     return { source: pattern.source, detailType: pattern['detail-type'], detail: pattern.detail };
   }
 
-  private wireTrigger(spec: FunctionSpec, fn: lambda.Function): void {
+  private wireTrigger(spec: FunctionSpec, fn: lambda.Function, loop?: LoopDefinition): void {
     const t = spec.trigger;
     const id = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);
     const deliveryRetry = { deadLetterQueue: this.deliveryDlq, retryAttempts: 8, maxEventAge: Duration.hours(1) };
@@ -523,7 +542,55 @@ export class NodefleetStack extends Stack {
           }),
         });
         return;
+      case 'loop': {
+        if (!loop) throw new Error(`${spec.name}: loop trigger without its definition`);
+        const sm = this.buildLoop(spec.name, id, loop, fn);
+        // Overlapping executions are expected and safe: a new one starts every minute while an
+        // earlier one may still wait (15 s validation, minutes for replacements to initialize).
+        // Two runs can plan the same candidates, but acting takes each candidate's budget slot
+        // with a conditional DynamoDB update, all or nothing (shared/aws/dynamo-budget-counter.ts),
+        // so only one of them disrupts a node and the other ends as 'budget-exhausted'; replacement
+        // NodeClaim names are derived from the candidates and termination execution names from the
+        // NodeClaim (functions/disruption/act.ts), so a repeated step launches or terminates nothing twice.
+        new scheduler.Schedule(this, `${id}Schedule`, {
+          description: `nodefleet ${this.config.clusterName}: ${spec.name} loop every ${t.minutes} minute(s)`,
+          schedule: scheduler.ScheduleExpression.rate(Duration.minutes(t.minutes)),
+          target: new schedulerTargets.StepFunctionsStartExecution(sm, {
+            // A fresh run: no command (the function plans).
+            input: scheduler.ScheduleTargetInput.fromObject({}),
+            deadLetterQueue: this.deliveryDlq,
+            // The next tick is a retry: a late start is not worth more than one period.
+            retryAttempts: 0,
+            maxEventAge: Duration.minutes(Math.max(1, t.minutes)),
+          }),
+        });
+        return;
+      }
     }
+  }
+
+  /**
+   * A function's loop state machine (Standard: its Wait states outlast an Express machine's 5
+   * minutes when replacements take long), logging ALL and X-Ray like the termination machine.
+   * Its role may invoke this function only (the definition's single Task, see loop.ts).
+   */
+  private buildLoop(name: string, id: string, def: LoopDefinition, fn: lambda.Function): sfn.StateMachine {
+    const logGroup = new logs.LogGroup(this, `${id}LoopLogs`, {
+      logGroupName: `/aws/vendedlogs/states/nodefleet-${this.config.clusterName}-${name}-loop`,
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const sm = new sfn.StateMachine(this, `${id}Loop`, {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromString(def.body),
+      definitionSubstitutions: { [def.substitution]: fn.functionArn },
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      tracingEnabled: true,
+    });
+    // The definition invokes the unqualified ARN: no `:*` for versions/aliases.
+    sm.addToRolePolicy(new iam.PolicyStatement({ sid: `Invoke${id}Function`, actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }));
+    this.loops.set(name, sm);
+    return sm;
   }
 
   /** The agent's role: events:PutEvents on the bus, nothing else. Pod Identity by default, IRSA optional. */

@@ -1,5 +1,5 @@
 /**
- * Alarms (DLQ depth, failed/timed-out termination executions, Lambda throttles and errors) and a
+ * Alarms (DLQ depth, failed/timed-out termination and loop executions, Lambda throttles and errors) and a
  * CloudWatch dashboard of the Karpenter-named metrics the functions emit through Powertools
  * Metrics in namespace {@link MetricsNamespace}.
  */
@@ -58,6 +58,8 @@ export interface ObservabilityProps {
   /** Source queues whose oldest message age matters (interruption: a spot notice is 2 minutes). */
   sourceQueues: WatchedQueue[];
   stateMachine?: sfn.IStateMachine;
+  /** Loop state machines (the disruption loop): a failed or timed-out execution is alarmed. */
+  loops?: { name: string; stateMachine: sfn.IStateMachine }[];
 }
 
 /** Builds the alarms and the dashboard. */
@@ -155,6 +157,23 @@ export class Observability extends Construct {
       });
     }
 
+    for (const l of props.loops ?? []) {
+      alarm(`LoopFailed-${l.name}`, {
+        metric: l.stateMachine.metricFailed({ period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: a ${l.name} loop execution failed (the function failed after retries; see the execution's error)`,
+      });
+      alarm(`LoopTimedOut-${l.name}`, {
+        metric: l.stateMachine.metricTimedOut({ period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarmDescription: `nodefleet ${props.clusterName}: a ${l.name} loop execution timed out (replacements never initialized?)`,
+      });
+    }
+
     this.dashboard = new cw.Dashboard(this, 'Dashboard', { dashboardName: `nodefleet-${props.clusterName}`.slice(0, 255) });
     const search = (metric: string, stat: string) =>
       new cw.MathExpression({
@@ -221,6 +240,22 @@ export class Observability extends Construct {
         }),
       );
     }
-    this.dashboard.addWidgets(...queueWidgets);
+    for (const l of props.loops ?? []) {
+      const sm = l.stateMachine;
+      queueWidgets.push(
+        new cw.GraphWidget({
+          title: `${l.name} loop executions`,
+          left: [
+            sm.metricStarted({ period: Duration.minutes(1) }),
+            sm.metricSucceeded({ period: Duration.minutes(1) }),
+            sm.metricFailed({ period: Duration.minutes(1) }),
+            sm.metricTimedOut({ period: Duration.minutes(1) }),
+          ],
+          width: 8,
+          height: 6,
+        }),
+      );
+    }
+    for (let i = 0; i < queueWidgets.length; i += 3) this.dashboard.addWidgets(...queueWidgets.slice(i, i + 3));
   }
 }

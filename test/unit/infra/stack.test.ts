@@ -122,11 +122,23 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(fns.map((f) => f.Properties.Environment.Variables[Env.logLevel])).toEqual(fns.map(() => 'DEBUG'));
     });
 
-    it('gives async-invoked functions (provisioner, registration, disruption, gc) a DLQ', () => {
-      for (const name of ['Provisioner', 'Registration', 'Disruption', 'Gc']) {
+    it('gives async-invoked functions (provisioner, registration, gc) a DLQ; disruption is invoked synchronously by its loop', () => {
+      for (const name of ['Provisioner', 'Registration', 'Gc']) {
         const fn = resources[logicalId(resources, 'AWS::Lambda::Function', name)];
         expect(fn.Properties.DeadLetterConfig?.TargetArn, name).toEqual({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${name}Dlq`)), 'Arn'] });
       }
+      expect(resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties.DeadLetterConfig).toBeUndefined();
+    });
+
+    it('gives disruption 120 s and the env it reads (termination machine, cluster, table, instance profile)', () => {
+      const fn = resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties;
+      expect(fn.Timeout).toBe(120);
+      expect(fn.MemorySize).toBe(2048);
+      const env = fn.Environment.Variables;
+      expect(env[Env.stateMachineArn]).toEqual({ Ref: expect.stringMatching(/^Termination[A-F0-9]{8}$/) });
+      expect(env[Env.clusterName]).toBe(TestCluster);
+      expect(env[Env.tableName]).toEqual({ Ref: expect.stringMatching(/^Table/) });
+      expect(env[Env.instanceProfileName]).toEqual({ Ref: expect.stringMatching(/^NodeInstanceProfile/) });
     });
   });
 
@@ -199,12 +211,22 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('Scheduler', () => {
-    it('runs disruption and gc every minute with a DLQ and no stale retries', () => {
+    it('starts a disruption loop execution and invokes gc every minute, with a DLQ and no stale retries', () => {
       const schedules = Object.values(resources).filter((r) => r.Type === 'AWS::Scheduler::Schedule');
       expect(schedules).toHaveLength(2);
-      const targets = schedules.map((s) => s.Properties.Target.Arn['Fn::GetAtt'][0] as string).sort();
-      expect(targets[0]).toMatch(/^Disruption/);
-      expect(targets[1]).toMatch(/^Gc/);
+      const loopId = logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop');
+      const gcId = logicalId(resources, 'AWS::Lambda::Function', 'Gc');
+      // The disruption function is never a Scheduler target: invoked directly it only plans.
+      expect(schedules.map((s) => s.Properties.Target.Arn).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+        { 'Fn::GetAtt': [gcId, 'Arn'] },
+        { Ref: loopId },
+      ]);
+      const loopSchedule = schedules.find((s) => s.Properties.Target.Arn.Ref === loopId)!;
+      expect(JSON.parse(loopSchedule.Properties.Target.Input)).toEqual({});
+      // Its role may start executions of the loop and nothing else.
+      const roleId = loopSchedule.Properties.Target.RoleArn['Fn::GetAtt'][0];
+      const statements = roleStatements(resources, roleId).filter((st) => !actionsOf([st]).every((a) => a.startsWith('sqs:')));
+      expect(statements).toEqual([expect.objectContaining({ Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: loopId } })]);
       for (const s of schedules) {
         expect(s.Properties.ScheduleExpression).toBe('rate(1 minute)');
         expect(s.Properties.Target.DeadLetterConfig.Arn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^DeliveryDlq/), 'Arn'] });
@@ -238,6 +260,30 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     });
   });
 
+  describe('disruption loop state machine', () => {
+    it('is a Standard machine from functions/disruption/disruption-loop.asl.json with logging ALL and X-Ray, invoking the disruption function', () => {
+      const sm = resources[logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop')].Properties;
+      expect(sm.StateMachineType).toBe('STANDARD');
+      expect(sm.TracingConfiguration).toEqual({ Enabled: true });
+      expect(sm.LoggingConfiguration.Level).toBe('ALL');
+      expect(sm.LoggingConfiguration.IncludeExecutionData).toBe(true);
+      expect(sm.DefinitionSubstitutions).toEqual({ DisruptionFunctionArn: { 'Fn::GetAtt': [logicalId(resources, 'AWS::Lambda::Function', 'Disruption'), 'Arn'] } });
+      const definition = JSON.parse(sm.DefinitionString);
+      expect(definition.States.Disrupt.Resource).toBe('${DisruptionFunctionArn}');
+      expect(definition.States.Wait.SecondsPath).toBe('$.retryAfterSeconds');
+      expect(definition.States.Disrupt.Retry[0].ErrorEquals).toContain('TransientError');
+    });
+
+    it('may invoke only the disruption function (unqualified), besides logging and tracing', () => {
+      const sm = resources[logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop')].Properties;
+      const statements = roleStatements(resources, sm.RoleArn['Fn::GetAtt'][0]);
+      const invoke = statements.filter((s) => asArray(s.Action).includes('lambda:InvokeFunction'));
+      expect(invoke).toEqual([expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [logicalId(resources, 'AWS::Lambda::Function', 'Disruption'), 'Arn'] } })]);
+      const others = actionsOf(statements).filter((a) => a !== 'lambda:InvokeFunction');
+      for (const a of others) expect(a).toMatch(/^(logs|xray):/);
+    });
+  });
+
   describe('IAM least privilege', () => {
     it('never grants a wildcard action', () => {
       const statements = Object.values(resources)
@@ -248,7 +294,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     });
 
     it('uses Resource "*" only for actions without resource-level permissions', () => {
-      const allowed = /^(ec2:Describe[A-Za-z]+|xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/;
+      const allowed = /^(ec2:Describe[A-Za-z]+|pricing:GetProducts|xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/;
       const star = Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy')
         .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[])
@@ -307,6 +353,60 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         expect(s.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
         expect(s.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ec2.amazonaws.com' } });
       }
+    });
+
+    it('gives disruption exactly what it calls: table, EKS, tag-scoped launches, Describe*, PassRole, AMI parameters, StartExecution on the termination machine, catalog refresh', () => {
+      const statements = roleStatements(resources, 'DisruptionRole');
+      const provisioner = roleStatements(resources, 'ProvisionerRole');
+      const bySid = (list: Statement[], sid: string) => list.find((x) => x.Sid === sid)!;
+      // Launch statements: the provisioner's request/resource-tag conditions exactly.
+      for (const sid of ['LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates', 'LaunchCreatesClusterTaggedResources', 'TagOnLaunchOnly', 'PassNodeRoleToEc2', 'ReadPublicAmiParameters']) {
+        // CDK may order merged actions differently per role: compare them as sets.
+        const norm = (x: Statement) => ({ ...x, Action: asArray(x.Action).sort() });
+        expect(norm(bySid(statements, sid)), sid).toEqual(norm(bySid(provisioner, sid)));
+      }
+      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned' } });
+      expect(bySid(statements, 'TagOnLaunchOnly').Condition).toEqual({
+        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+      });
+      expect(bySid(statements, 'StartTermination')).toEqual({
+        Sid: 'StartTermination',
+        Effect: 'Allow',
+        Action: 'states:StartExecution',
+        Resource: { Ref: expect.stringMatching(/^Termination[A-F0-9]{8}$/) },
+      });
+      expect(bySid(statements, 'DescribeThisCluster').Resource).toEqual(bySid(provisioner, 'DescribeThisCluster').Resource);
+      expect(asArray(bySid(statements, 'NodefleetTable').Action)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query']));
+      const actions = new Set(actionsOf(statements));
+      for (const a of ['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeImages', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ssm:GetParameter', 'iam:PassRole']) expect(actions, a).toContain(a);
+      // Nothing it does not call: no termination of instances, no reading executions, no events.
+      for (const a of ['ec2:TerminateInstances', 'states:DescribeExecution', 'events:PutEvents', 'ec2:DeleteLaunchTemplate']) expect(actions, a).not.toContain(a);
+      // Its own access entry maps it to the controllers' group.
+      const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry').map((r) => r.Properties);
+      expect(entries.filter((e) => e.PrincipalArn['Fn::GetAtt']?.[0]?.startsWith('DisruptionRole'))).toEqual([
+        expect.objectContaining({ ClusterName: TestCluster, Type: 'STANDARD', KubernetesGroups: ['nodefleet-controllers'] }),
+      ]);
+    });
+
+    it('grants the catalog refresh (zones, offerings, types, spot prices in this region; pricing:GetProducts) to provisioner and disruption only', () => {
+      const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
+      const pricing: string[] = [];
+      for (const role of roles) {
+        for (const s of roleStatements(resources, role)) {
+          if (s.Sid === 'CatalogDescribeInRegion') {
+            expect(asArray(s.Action).sort()).toEqual(['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory']);
+            expect(s.Resource).toBe('*');
+            expect(s.Condition).toEqual({ StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } } });
+          }
+          if (!asArray(s.Action).includes('pricing:GetProducts')) continue;
+          pricing.push(role);
+          // Pricing is served from us-east-1: no region condition, and nothing else in the statement.
+          expect(s).toEqual({ Sid: 'ReadOnDemandPrices', Effect: 'Allow', Action: 'pricing:GetProducts', Resource: '*' });
+        }
+      }
+      expect(pricing.sort()).toEqual([expect.stringMatching(/^DisruptionRole/), expect.stringMatching(/^ProvisionerRole/)]);
+      const catalog = roles.filter((r) => roleStatements(resources, r).some((s) => s.Sid === 'CatalogDescribeInRegion'));
+      expect(catalog.sort()).toEqual(pricing.sort());
     });
 
     it('allows eks:DescribeCluster on this cluster only', () => {
@@ -394,13 +494,17 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     it('alarms on every DLQ, failed/timed-out/throttled executions and each function\'s throttles', () => {
       const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties);
       const dlqs = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::SQS::Queue' && /Dlq/.test(id));
-      expect(dlqs.length).toBe(6); // delivery, provisioner/registration/disruption/gc async, interruption queue
+      expect(dlqs.length).toBe(5); // delivery, provisioner/registration/gc async, interruption queue
       for (const dlq of dlqs) {
         expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions[0].Value['Fn::GetAtt'][0] === dlq), dlq).toBe(true);
       }
-      for (const m of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionThrottled']) {
-        expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === m)).toHaveLength(1);
+      const smOf = (a: any) => a.Dimensions[0].Value.Ref as string;
+      const terminationId = logicalId(resources, 'AWS::StepFunctions::StateMachine', 'Termination');
+      const loopId = logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop');
+      for (const m of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
+        expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === m).map(smOf).sort(), m).toEqual([loopId, terminationId].sort());
       }
+      expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === 'ExecutionThrottled').map(smOf)).toEqual([terminationId]);
       const fnOf = (a: any) => a.Dimensions[0].Value.Ref as string;
       // The provisioner is throttled by design (reserved concurrency 1): alarmed on event age instead.
       const throttled = alarms.filter((a) => a.MetricName === 'Throttles').map(fnOf);
@@ -408,7 +512,6 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(throttled.some((id) => id.startsWith('Provisioner'))).toBe(false);
       expect(alarms.filter((a) => a.MetricName === 'AsyncEventAge').map(fnOf)).toEqual([expect.stringMatching(/^Provisioner/)]);
       expect(alarms.filter((a) => a.MetricName === 'AsyncEventsDropped').map(fnOf).sort()).toEqual([
-        expect.stringMatching(/^Disruption/),
         expect.stringMatching(/^Gc/),
         expect.stringMatching(/^Provisioner/),
         expect.stringMatching(/^Registration/),
