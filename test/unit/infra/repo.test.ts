@@ -56,8 +56,14 @@ describe('the stack against the repository', { timeout: 240_000 }, () => {
     const fns = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     expect(fns).toHaveLength(Functions.length - missing.length + definition!.tasks.length);
     for (const f of fns) expect(f.Properties.Handler).toBe('index.handler');
-    const sm = Object.values(resources).find((r) => r.Type === 'AWS::StepFunctions::StateMachine')!;
+    const machines = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine');
+    expect(machines.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual(['DisruptionLoop', 'Termination']);
+    const sm = machines.find(([id]) => id.startsWith('Termination'))![1];
     const placeholders = [...new Set([...definition!.body.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]))].sort();
     expect(Object.keys(sm.Properties.DefinitionSubstitutions).sort()).toEqual(placeholders);
+    // The disruption loop: the real functions/disruption/disruption-loop.asl.json, its one substitution the disruption function.
+    const loop = machines.find(([id]) => id.startsWith('DisruptionLoop'))![1];
+    expect(loop.Properties.DefinitionString).toBe(readFileSync(join(RepoRoot, 'functions/disruption/disruption-loop.asl.json'), 'utf8'));
+    expect(loop.Properties.DefinitionSubstitutions).toEqual({ DisruptionFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^Disruption[A-F0-9]{8}$/), 'Arn'] } });
   });
 });
