@@ -34,6 +34,32 @@ function fitsRoom(requests: Resources, room: Resources): boolean {
   return true;
 }
 
+/**
+ * How much dearer (fraction) than the best rate for a claim's shape an instance type may sell it
+ * and still be launched for the claim under cost-aware packing (see {@link rateOf}).
+ */
+const ShapeRateTolerance = 0.02;
+
+/**
+ * What a claim's requests cost at a type's rate (USD/hour): the type's price times the largest
+ * fraction of its room (cpu, memory, pods) the requests take. Equal to the price when the claim
+ * fills the type exactly; comparing types by it compares how well each sells the claim's shape.
+ */
+function rateOf(t: TemplateType, requests: Resources): number {
+  const f = Math.max((requests.cpu ?? 0) / Math.max(1, t.room.cpu ?? 0), (requests.memory ?? 0) / Math.max(1, t.room.memory ?? 0), (requests.pods ?? 0) / Math.max(1, t.room.pods ?? 0));
+  return t.minPriceUsdPerHour * f;
+}
+
+function bestRate(types: readonly TemplateType[], requests: Resources): number {
+  let best = Infinity;
+  for (const t of types) {
+    if (t.exotic) continue;
+    const r = rateOf(t, requests);
+    if (r < best) best = r;
+  }
+  return best;
+}
+
 function formatAmount(k: string, v: number): string {
   if (k === 'cpu') return `${v}m`;
   if (k === 'memory' || k === 'ephemeral-storage') return `${Math.round(v / 2 ** 20)}Mi`;
@@ -183,31 +209,13 @@ class SimClaim implements TopologyTarget {
 }
 
 /**
- * Memory-to-cpu class of a pod (GiB per vCPU: ≤ 3 compute, ≤ 6 general, else memory), matching
- * EC2's c / m / r families (2 / 4 / 8 GiB per vCPU). Cost-aware packing queues pods class by
- * class so a claim fills with pods of one shape and lands on the family that sells that shape
- * cheapest.
- */
-function shapeClass(r: Resources): number {
-  const cpu = (r.cpu ?? 0) / 1000;
-  const memGiB = (r.memory ?? 0) / 2 ** 30;
-  if (cpu === 0) return memGiB === 0 ? 0 : 2;
-  const ratio = memGiB / cpu;
-  return ratio <= 3 ? 0 : ratio <= 6 ? 1 : 2;
-}
-
-/**
  * Sort order of the queue (KC queue.go `byCPUAndMemoryDescending`): priority, then CPU and
- * memory descending, pods with pod affinity after the others, then name. With cost-aware
- * packing the shape class comes right after priority.
+ * memory descending, pods with pod affinity after the others, then name. Cost-aware packing
+ * then interleaves shapes within each priority ({@link balanceShapes}).
  */
-function comparePods(byShape: boolean): (a: PodInfo, b: PodInfo) => number {
+function comparePods(): (a: PodInfo, b: PodInfo) => number {
   return (a, b) => {
     if (a.priority !== b.priority) return b.priority - a.priority;
-    if (byShape) {
-      const shape = shapeClass(a.requests) - shapeClass(b.requests);
-      if (shape !== 0) return shape;
-    }
     const cpu = (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0);
     if (cpu !== 0) return cpu;
     const mem = (b.requests.memory ?? 0) - (a.requests.memory ?? 0);
@@ -216,6 +224,51 @@ function comparePods(byShape: boolean): (a: PodInfo, b: PodInfo) => number {
     if (aff !== 0) return aff;
     return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
   };
+}
+
+/**
+ * Cost-aware packing: reorders each priority level of the sorted queue so that pods with more
+ * memory per cpu than the target ratio and pods with less alternate, keeping the running
+ * memory:cpu ratio of the queue near the allocatable ratio of the instance type that sells the
+ * whole batch cheapest (for a typical web/worker mix on c/m/r: m6g.16xlarge, 3.6 GiB/vCPU).
+ * First-fit then fills claims with a mix that uses both the cpu and the memory of that type,
+ * instead of cpu-heavy claims that idle the memory of general-purpose nodes and memory-heavy
+ * claims on memory-optimised ones. Each half keeps its order (largest first, pod affinity last).
+ */
+function balanceShapes(queue: PodInfo[], templates: readonly ClaimTemplate[]): void {
+  const pool = templates.find((t) => !t.unusable);
+  if (!pool || queue.length < 2) return;
+  const total: Resources = {};
+  for (const info of queue) for (const k of ['cpu', 'memory', 'pods']) total[k] = (total[k] ?? 0) + (info.requests[k] ?? 0);
+  if (!total.cpu || !total.memory) return;
+  let best: TemplateType | undefined;
+  let bestRate = Infinity;
+  for (const t of pool.types) {
+    if (t.exotic || !t.room.cpu || !t.room.memory) continue;
+    const r = rateOf(t, total);
+    if (r < bestRate) [best, bestRate] = [t, r];
+  }
+  if (!best) return;
+  const target = best.room.memory! / best.room.cpu!;
+  for (let start = 0; start < queue.length; ) {
+    let end = start;
+    while (end < queue.length && queue[end].priority === queue[start].priority) end++;
+    const low: PodInfo[] = [];
+    const high: PodInfo[] = [];
+    for (let i = start; i < end; i++) {
+      const r = queue[i].requests;
+      ((r.memory ?? 0) > target * (r.cpu ?? 0) ? high : low).push(queue[i]);
+    }
+    let cpu = 0, mem = 0, li = 0, hi = 0;
+    for (let i = start; i < end; i++) {
+      const takeHigh = hi < high.length && (li >= low.length || mem < target * cpu);
+      const next = takeHigh ? high[hi++] : low[li++];
+      cpu += next.requests.cpu ?? 0;
+      mem += next.requests.memory ?? 0;
+      queue[i] = next;
+    }
+    start = end;
+  }
 }
 
 /**
@@ -414,6 +467,19 @@ export function solve(input: SchedulingInput): SchedulingResult {
       if (claim.capped && !efficient) {
         return { reason: 'the claim is as large as an efficient instance type can be', monotone: !narrowed };
       }
+      // Options keep the template's cheapest-first order, so options[0] is what the claim would
+      // launch as. When a pod moves it to another type, compare what the claim's content costs
+      // at each type's rate (rateOf): a pod that only fits types selling this shape dearer than
+      // the types the claim had goes to another claim (a 2 GiB/vCPU claim overflowing
+      // c6g.16xlarge's memory would otherwise land on m6g.16xlarge and idle 40 % of its memory;
+      // a claim outgrowing m6g.16xlarge's memory would land on r6g.16xlarge and idle half of it).
+      if (claim.capped && claim.pods.length > 0 && options[0] !== claim.options[0]) {
+        const before = bestRate(claim.options, requests);
+        const after = bestRate(options, requests);
+        if (after > (1 + ShapeRateTolerance) * before) {
+          return { reason: 'the pod would move the claim onto instance types that sell its shape dearer', monotone: !narrowed };
+        }
+      }
       if (strictMinValues && (reqsChanged || options.length < claim.options.length)) {
         const m = unmetMinValues(options, reqs);
         if (m) return { reason: m, monotone: !narrowed };
@@ -542,7 +608,8 @@ export function solve(input: SchedulingInput): SchedulingResult {
 
   // The queue: a failed pod is relaxed and retried; with nothing left to relax it is retried
   // only after some other pod was placed, and fails for good when nothing changed since its last try.
-  const queue = [...infos].sort(comparePods(false));
+  const queue = [...infos].sort(comparePods());
+  if (costPacking) balanceShapes(queue, templates);
   const lastFail = new Map<PodInfo, number>();
   let placedCount = 0;
   for (let head = 0; head < queue.length; head++) {

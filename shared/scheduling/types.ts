@@ -73,7 +73,11 @@ export interface SchedulingSettings {
   /**
    * `cost` (default): a new NodeClaim stops taking pods once none of the pool's cheapest types
    * per vCPU or per GiB (template.ts `EfficientPriceMargin`) could hold it, so big batches go
-   * to several efficient nodes rather than one node of a rare, dearer giant size.
+   * to several efficient nodes rather than one node of a rare, dearer giant size; a claim
+   * refuses a pod that would move it onto types selling its cpu:memory shape dearer (more than
+   * 2 %) than the types it had; and the queue interleaves memory-heavy and cpu-heavy pods so
+   * claims match the ratio of the type that sells the whole batch cheapest (scheduler.ts
+   * `balanceShapes`).
    * `karpenter`: a claim grows until no instance type can hold more, as Karpenter does.
    */
   packing?: 'cost' | 'karpenter';
