@@ -79,6 +79,16 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
   const cmd = v.command;
   if (!(await takeSlots(deps, cmd, v.counterLimits, now.toISOString()))) return { status: 'budget-exhausted', command: cmd, reason: 'disruption budget taken by a concurrent run', terminationsStarted: [] };
   deps.metrics.count(MetricDecisions, { decision: cmd.decision, reason: cmd.reason, consolidation_type: cmd.method });
+  // Karpenter's line when a command starts (kubernetes-sigs/karpenter disruption/queue.go StartCommand).
+  deps.log.info('disrupting node(s)', {
+    command: cmd.id,
+    reason: cmd.reason.toLowerCase(),
+    decision: cmd.decision,
+    'disrupted-node-count': cmd.candidates.length,
+    'replacement-node-count': cmd.replacements.length,
+    'pod-count': cmd.candidates.reduce((n, c) => n + c.pods.length, 0),
+    'disrupted-nodes': cmd.candidates.map((c) => c.nodeName),
+  });
   for (const c of cmd.candidates) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: cmd.reason.toLowerCase(), capacity_type: c.capacityType });
   await setDisruptedTaint(deps, cmd.candidates, true);
   if (cmd.replacements.length === 0) return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
