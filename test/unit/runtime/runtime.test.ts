@@ -105,7 +105,7 @@ describe('provisioner handler idempotency (Powertools, keyed on the event id)', 
     const persistence = new InMemoryPersistence();
     const remaining: (number | undefined)[] = [];
     const save = persistence.saveInProgress.bind(persistence);
-    persistence.saveInProgress = (data: unknown, ms?: number) => {
+    persistence.saveInProgress = (data: Parameters<InMemoryPersistence['saveInProgress']>[0], ms?: number) => {
       remaining.push(ms);
       return save(data, ms);
     };
