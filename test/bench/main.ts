@@ -22,7 +22,7 @@ const scheduling: SchedulingBenchRow[] = [
   ...benchRealCatalog(quick ? [1000] : [1000, 5000]),
 ];
 process.stdout.write('scheduling\n');
-process.stdout.write(`${table(scheduling as unknown as Record<string, unknown>[], ['workload', 'pods', 'instanceTypes', 'podsPerSecond', 'heapMiB', 'nodeClaims', 'unschedulable', 'costPerHour', 'lowerBoundPerHour', 'lpBoundPerHour', 'baselinePerHour'])}\n`);
+process.stdout.write(`${table(scheduling as unknown as Record<string, unknown>[], ['workload', 'pods', 'instanceTypes', 'podsPerSecond', 'podsPerCpuSecond', 'runs', 'firstRunMs', 'heapMiB', 'nodeClaims', 'unschedulable', 'costPerHour', 'lowerBoundPerHour', 'lpBoundPerHour', 'baselinePerHour'])}\n`);
 const real = scheduling.find((r) => r.baseline);
 if (real) process.stdout.write(`baseline: ${real.baseline}\n`);
 process.stdout.write(
