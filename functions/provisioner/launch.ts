@@ -33,6 +33,8 @@ export interface LaunchChoice {
   capacityType: 'spot' | 'on-demand';
   instanceTypes: string[];
   zones: string[];
+  /** The available (type, zone) pairs: the only ones CreateFleet is offered. */
+  offerings: { instanceType: string; zone: string }[];
 }
 
 const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
@@ -62,7 +64,12 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
     if (priced.length === 0) continue;
     priced.sort((a, b) => a.price - b.price || a.name.localeCompare(b.name));
     const launch = priced.slice(0, MaxLaunchInstanceTypes);
-    return { capacityType, instanceTypes: launch.map((p) => p.name), zones: [...new Set(launch.flatMap((p) => p.zones))].sort() };
+    return {
+      capacityType,
+      instanceTypes: launch.map((p) => p.name),
+      zones: [...new Set(launch.flatMap((p) => p.zones))].sort(),
+      offerings: launch.flatMap((p) => p.zones.map((zone) => ({ instanceType: p.name, zone }))),
+    };
   }
   return undefined;
 }
@@ -101,7 +108,7 @@ export async function launchClaim(
   let spotAttempts = 0;
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
-      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType] }, nodeClass);
+      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings }, nodeClass);
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
       }

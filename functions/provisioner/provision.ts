@@ -105,7 +105,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
       const c = result.newNodeClaims[index];
       const nodeClass = snap.nodeClasses.get(claim.nodeClass);
       const capacityType = c.capacityTypes.find((t) => t === 'spot' || t === 'on-demand') ?? 'on-demand';
-      const first = c.launchInstanceTypes.length ? { capacityType, instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones } : undefined;
+      const offerings = c.launchInstanceTypes.flatMap((t) =>
+        t.offerings.filter((o) => o.available && o.capacityType === capacityType && c.zones.includes(o.zone)).map((o) => ({ instanceType: t.name, zone: o.zone })),
+      );
+      const first = offerings.length ? { capacityType, instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones, offerings } : undefined;
       return launchClaim(deps, claim, nodeClass, c.instanceTypes, first, now);
     }),
   );

@@ -72,7 +72,17 @@ export interface CloudProvider {
    *   (its `offerings` lists what to mark unavailable).
    * @throws TransientError on throttling.
    */
-  create(claim: NodeClaim, launch: { instanceTypes: string[]; zones: string[]; capacityTypes: string[] }, nodeClass?: EC2NodeClass): Promise<LaunchResult>;
+  create(
+    claim: NodeClaim,
+    launch: {
+      instanceTypes: string[];
+      zones: string[];
+      capacityTypes: string[];
+      /** When given, only these (type, zone) pairs are launched: an offering marked unavailable (ICE) is never retried while its zone is still open for other types. */
+      offerings?: { instanceType: string; zone: string }[];
+    },
+    nodeClass?: EC2NodeClass,
+  ): Promise<LaunchResult>;
   /** Terminates; an instance already gone counts as success. */
   terminate(instanceId: string): Promise<void>;
   /** undefined when the instance does not exist (or is long gone). */

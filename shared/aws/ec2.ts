@@ -86,6 +86,12 @@ export interface LaunchSpec {
   zones: string[];
   /** Preference order: the first of spot / on-demand is launched (reserved is not modelled). */
   capacityTypes: string[];
+  /**
+   * When given, only these (type, zone) pairs become overrides. Without it the overrides are the
+   * full product types × zones, which would re-offer a (type, zone) marked unavailable whenever
+   * another type is still available in that zone.
+   */
+  offerings?: { instanceType: string; zone: string }[];
 }
 
 /** Static inputs of request building. */
@@ -231,10 +237,12 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   }
   const zones = [...subnetByZone.keys()].sort();
   const overrides: FleetLaunchTemplateOverridesRequest[] = [];
+  const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
   for (const type of launch.instanceTypes.slice(0, MaxLaunchInstanceTypes)) {
     const imageId = resolved.images[ctx.architectureOf(type)];
     if (!imageId) continue;
     for (const zone of zones) {
+      if (allowed && !allowed.has(`${type}/${zone}`)) continue;
       overrides.push({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId });
     }
   }

@@ -69,6 +69,31 @@ describe('buildLaunchRequests', () => {
     expect(r.launchTemplate.LaunchTemplateName).toMatch(/^nodefleet\/karpenter-demo\/default\/[0-9a-f]{16}$/);
   });
 
+  it('with offerings, a (type, zone) marked unavailable is not offered even while its zone stays open for other types', () => {
+    const r = buildLaunchRequests(
+      claim(),
+      {
+        instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge'],
+        zones: ['ap-northeast-2a', 'ap-northeast-2b'],
+        capacityTypes: ['spot'],
+        // c5a.2xlarge spot in 2a is out of capacity (ICE cache); c6g.2xlarge is fine in both zones.
+        offerings: [
+          { instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2b' },
+          { instanceType: 'c6g.2xlarge', zone: 'ap-northeast-2a' },
+          { instanceType: 'c6g.2xlarge', zone: 'ap-northeast-2b' },
+        ],
+      },
+      nodeClass(),
+      resolved,
+      ctx,
+    );
+    expect(r.createFleet.LaunchTemplateConfigs![0].Overrides!.map((o) => `${o.InstanceType}/${o.AvailabilityZone}`)).toEqual([
+      'c5a.2xlarge/ap-northeast-2b',
+      'c6g.2xlarge/ap-northeast-2a',
+      'c6g.2xlarge/ap-northeast-2b',
+    ]);
+  });
+
   it('spot uses price-capacity-optimized; the same claim and launch give the same ClientToken', () => {
     const a = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['spot', 'on-demand'] }, nodeClass(), resolved, ctx);
     const b = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['spot', 'on-demand'] }, nodeClass(), resolved, ctx);
