@@ -61,12 +61,13 @@ function costLines(env: LocalEnvironment): string[] {
     peak = Math.max(peak, rate);
   }
   let total = 0;
+  const typeWidth = Math.max(12, ...all.map((i) => i.instanceType.length));
   for (const i of all) {
     const hours = ((i.terminatingAtMs ?? endMs) - i.launchTimeMs) / 3_600_000;
     const cost = hours * (i.priceUsdPerHour ?? 0);
     total += cost;
     lines.push(
-      `  ${i.preexisting ? 'managed ' : 'nodefleet'} ${i.instanceType.padEnd(12)} ${i.capacityType.padEnd(9)} ${i.zone.padEnd(16)} ${(i.priceUsdPerHour ?? 0).toFixed(4)} USD/h  ran ${Math.round(hours * 3600)}s → ${cost.toFixed(5)} USD`,
+      `  ${i.preexisting ? 'managed  ' : 'nodefleet'} ${i.instanceType.padEnd(typeWidth)} ${i.capacityType.padEnd(9)} ${i.zone.padEnd(16)} ${(i.priceUsdPerHour ?? 0).toFixed(4)} USD/h  ran ${Math.round(hours * 3600)}s → ${cost.toFixed(5)} USD`,
     );
   }
   const now = env.liveInstances().reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0) + all.filter((i) => i.preexisting && i.state === 'running').reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0);

@@ -2,6 +2,7 @@
  * `nodefleet cases DIR...`: runs the scenario cases under the folders (test/cases/FORMAT.md),
  * prints one line per failing case (expected vs got) and `N passed, M failed`; exit 1 on any failure.
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCases } from '../cases/load.ts';
 import { formatReport, runCases } from '../cases/runner.ts';
@@ -13,6 +14,11 @@ export function register(program: Command): void {
     .argument('<dir...>', 'folders (or files) holding *.yaml cases')
     .option('--verbose', 'also list passing cases')
     .action(async (dirs: string[], opts: { verbose?: boolean }) => {
+      const missing = dirs.filter((d) => !existsSync(d));
+      if (missing.length) {
+        process.stderr.write(`nodefleet cases: no such file or folder: ${missing.join(', ')}\n`);
+        process.exit(2);
+      }
       const cases = loadCases(dirs);
       if (cases.length === 0) {
         process.stderr.write(`no *.yaml cases under ${dirs.join(', ')}\n`);

@@ -162,7 +162,13 @@ export function planInput(t: PlanTexts): SchedulingInput {
 }
 
 function readText(file: string): { file: string; text: string } {
-  return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
+  try {
+    return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw new Error(`${file}: cannot read: ${why}`);
+  }
 }
 
 export function register(program: Command): void {
@@ -204,6 +210,7 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify({ ...out, nodeClaims }, null, 2)}\n`);
         return;
       }
-      process.stdout.write(opts.output === 'json' ? `${JSON.stringify(out, null, 2)}\n` : `${formatPlanTable(out)}\n`);
+      if (opts.output === 'json') process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      else process.stdout.write(`region ${opts.region} (prices and offerings of the shipped catalog; --region to change)\n${formatPlanTable(out)}\n`);
     });
 }

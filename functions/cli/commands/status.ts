@@ -328,9 +328,10 @@ export function register(program: Command): void {
       } catch (err) {
         return fail((err as Error).message);
       }
+      const terminated = claims.filter((c) => c.phase === 'Terminated').length;
       if (!opts.all) claims = claims.filter((c) => c.phase !== 'Terminated');
       if (opts.output === 'json') process.stdout.write(JSON.stringify(claims, null, 2) + '\n');
-      else if (claims.length === 0) process.stdout.write('No NodeClaims found.\n');
+      else if (claims.length === 0) process.stdout.write(`No NodeClaims found.${terminated ? ` (${terminated} terminated: status --all lists them, history NODECLAIM shows how each ended)` : ''}\n`);
       else process.stdout.write(formatStatus(claims, nowMs));
     });
 
