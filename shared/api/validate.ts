@@ -597,7 +597,13 @@ function ordered(obj: unknown, lines: string[]): string[] {
       path = path.slice(0, cut);
     }
   };
-  return [...new Set(lines)].map((l, i) => ({ l, i, r: rank(l) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.l);
+  // An unknown field is usually the root cause (a typo such as `requirments`) of the "required"
+  // problem reported for the field it was meant to be, so unknown fields come first.
+  const unknown = (l: string) => (l.includes(': unknown field "') ? 0 : 1);
+  return [...new Set(lines)]
+    .map((l, i) => ({ l, i, r: rank(l), u: unknown(l) }))
+    .sort((a, b) => a.u - b.u || a.r - b.r || a.i - b.i)
+    .map((x) => x.l);
 }
 
 /** Problems of a NodePool: schema then CEL rules, deduplicated. Empty when valid. */
@@ -685,7 +691,12 @@ export interface ValidatedObject {
 export function validateYamlText(text: string, file: string): { objects: ValidatedObject[]; problems: string[] } {
   const { objects: raw, errors } = parseYamlObjects(text);
   const problems: string[] = [];
+  // The first syntax error of a document is the one to fix; the parser's later ones are mostly
+  // consequences of it (one bad indent gives several), so only the first per document is shown.
+  const seenDocuments = new Set<number>();
   for (const e of errors) {
+    if (seenDocuments.has(e.document)) continue;
+    seenDocuments.add(e.document);
     const at = e.line !== undefined ? `line ${e.line}, column ${e.column}` : 'unknown position';
     problems.push(`${file}: document ${e.document}: ${at}: YAML syntax error: ${e.message}`);
   }

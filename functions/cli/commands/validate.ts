@@ -76,7 +76,9 @@ function readInput(file: string): ValidateInput {
   try {
     return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
   } catch (e) {
-    return { file, readError: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    return { file, readError: why };
   }
 }
 

@@ -200,12 +200,35 @@ describe('validateYamlText', () => {
     expect(r.objects.map((o) => [o.kind, o.name, o.checked])).toEqual([['NodePool', 'a', true], ['Deployment', 'web', false]]);
   });
 
-  it('prefixes each problem with file and kind/name', () => {
+  it('prefixes each problem with file and kind/name, unknown fields (the likely typo) first', () => {
     const text = 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: bad}\nspec:\n  template:\n    spec:\n      requirements: []\n      colour: blue\n';
     expect(validateYamlText(text, 'np.yaml').problems).toEqual([
-      'np.yaml: NodePool/bad: spec.template.spec.nodeClassRef: required: the EC2NodeClass this NodePool launches with, e.g. nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}',
       'np.yaml: NodePool/bad: spec.template.spec.colour: unknown field "colour" (allowed fields: nodeClassRef, taints, startupTaints, requirements, expireAfter, terminationGracePeriod)',
+      'np.yaml: NodePool/bad: spec.template.spec.nodeClassRef: required: the EC2NodeClass this NodePool launches with, e.g. nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}',
     ]);
+  });
+
+  it('a misspelled field is reported before the required field it was meant to be', () => {
+    const text = [
+      'apiVersion: karpenter.sh/v1',
+      'kind: NodePool',
+      'metadata: {name: typo}',
+      'spec:',
+      '  template:',
+      '    spec:',
+      '      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}',
+      '      requirments: []',
+    ].join('\n');
+    const problems = validateYamlText(text, 'np.yaml').problems;
+    expect(problems[0]).toContain('spec.template.spec.requirments: unknown field "requirments" (did you mean "requirements"?)');
+    expect(problems[1]).toContain('spec.template.spec.requirements: required');
+  });
+
+  it('shows only the first YAML syntax error of a document, with its line', () => {
+    const text = 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      requirements:\n        - key: a\n         operator: In\n';
+    const problems = validateYamlText(text, 'np.yaml').problems;
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^np\.yaml: document 1: line \d+, column \d+: YAML syntax error: /);
   });
 
   it('shows the line of a YAML syntax error', () => {
