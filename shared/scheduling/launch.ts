@@ -109,11 +109,14 @@ export function truncateKeepingMinValues(ordered: readonly TemplateType[], reqs:
 export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true): LaunchPlan {
   const zoneReq = reqs.get(L.LabelTopologyZone);
   const ctReq = reqs.get(L.LabelCapacityType);
-  const priced = options
-    .map((t) => ({ t, offerings: compatibleOfferings(t, zoneReq, ctReq) }))
-    .filter((x) => x.offerings.length > 0)
-    .map((x) => ({ ...x, price: cheapest(x.offerings) }))
-    .sort((a, b) => a.price - b.price || (a.t.type.name < b.t.type.name ? -1 : a.t.type.name > b.t.type.name ? 1 : 0));
+  const priced: { t: TemplateType; offerings: Offering[]; price: number }[] = [];
+  for (const t of options) {
+    // Without zone / capacity-type requirements every offering counts and the cheapest is known.
+    const offerings = compatibleOfferings(t, zoneReq, ctReq);
+    if (offerings.length > 0) priced.push({ t, offerings, price: zoneReq || ctReq ? cheapest(offerings) : t.minPriceUsdPerHour });
+  }
+  // Claims keep the template's cheapest-first order, so this sort mostly confirms it.
+  priced.sort((a, b) => a.price - b.price || (a.t.type.name < b.t.type.name ? -1 : a.t.type.name > b.t.type.name ? 1 : 0));
   const offeringsOf = new Map(priced.map((x) => [x.t, x.offerings]));
   const ordered = truncateKeepingMinValues(
     priced.map((x) => x.t),
