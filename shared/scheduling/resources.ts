@@ -26,22 +26,26 @@ function maxInto(target: Resources, other: Resources): void {
 }
 
 /**
- * Parsed requests by spec object: simulations run many times over the same pods. A spec must
- * not be changed in place after its requests were read (build a new spec object instead).
+ * Parsed requests, keyed on the spec's `containers` array: simulations run many times over the
+ * same pods, and callers that copy a spec to change another field (`{ ...spec, nodeName }`, as
+ * disruption does to unbind a pod) keep the same arrays. An entry holds only when the spec's
+ * `initContainers` and `overhead` are the same objects too. Containers must not be changed in
+ * place after their requests were read (build new ones instead).
  */
-const cache = new WeakMap<PodSpec, Resources>();
+const cache = new WeakMap<object, { initContainers: unknown; overhead: unknown; requests: Resources }>();
+const NoContainers: object = {};
 
 /**
  * The requests of a pod (or pod template) in canonical units (cpu millicores, memory bytes),
  * including `pods: 1`. Returns a fresh object the caller may change.
  */
 export function podRequests(spec: PodSpec): Resources {
-  let r = cache.get(spec);
-  if (!r) {
-    r = computePodRequests(spec);
-    cache.set(spec, r);
-  }
-  return { ...r };
+  const key = spec.containers ?? NoContainers;
+  const hit = cache.get(key);
+  if (hit && hit.initContainers === spec.initContainers && hit.overhead === spec.overhead) return { ...hit.requests };
+  const requests = computePodRequests(spec);
+  if (key !== NoContainers) cache.set(key, { initContainers: spec.initContainers, overhead: spec.overhead, requests });
+  return { ...requests };
 }
 
 function computePodRequests(spec: PodSpec): Resources {
