@@ -8,7 +8,7 @@ import type { Pod } from '../api/kube.ts';
 import { isTrue } from '../api/nodeclaim.ts';
 import { parseResources } from '../api/quantity.ts';
 import { LabelCapacityType, LabelNodePool, LabelTopologyZone } from '../api/labels.ts';
-import { solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
+import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
 import { isReschedulable, podKey } from './pods.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
@@ -25,6 +25,8 @@ export interface Simulation {
 export class Simulator {
   simulations = 0;
   private existing?: ExistingNode[];
+  /** One scheduling cache per run: every simulation reuses the NodePool templates (shared/scheduling/cache.ts). */
+  private readonly cache = createSchedulingCache();
 
   constructor(private readonly state: ClusterState) {}
 
@@ -113,6 +115,7 @@ export class Simulator {
       daemonSets: s.snapshot.daemonSets,
       unavailableOfferings: s.snapshot.unavailableOfferings,
       settings: s.snapshot.settings?.scheduling,
+      cache: this.cache,
     });
     const unschedulable = result.unschedulable
       .filter((u) => candidateKeys.has(podKey(u.pod)))
