@@ -540,7 +540,9 @@ export function solve(input: SchedulingInput): SchedulingResult {
     if (m) return { reason: m, monotone: true };
     const options = t.remaining ? t.types.filter((o) => t.withinLimits(o)) : t.types;
     if (options.length === 0) {
-      const over = Object.entries(t.remaining ?? {}).find(([, v]) => v <= 0)?.[0] ?? Object.keys(t.remaining ?? {})[0];
+      // The limit no type fits under (memory can block while cpu still has room).
+      const left = Object.entries(t.remaining ?? {});
+      const over = (left.find(([k, v]) => t.types.every((o) => (k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0)) > v)) ?? left.find(([, v]) => v <= 0) ?? left[0])[0];
       return { reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`, monotone: true };
     }
     const claim = new SimClaim(t, `${t.name}-new-${++claimSeq}`, t.requirements, options);

@@ -45,3 +45,50 @@ describe('cost-aware packing', () => {
     expect(cost(costAware)).toBe(1.224);
   });
 });
+
+describe('cost-aware packing with a zone spread (web-stateful scenario)', () => {
+  // A 1-vCPU type (940m room) and a 2-vCPU type; 4 pods of 500m spread over 3 zones.
+  const tiny = itype({ name: 'tiny', cpu: 1, memoryMiB: 2048, pods: 8, price: { 'on-demand': 0.006 } });
+  const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' as const, labelSelector: { matchLabels: { app: 'web' } } }];
+  const pods = pendingPods('web', 4, { cpu: '500m', memory: '512Mi', labels: { app: 'web' }, spec: { topologySpreadConstraints: spread } });
+  const zonesAndTypes = (r: SchedulingResult) => r.newNodeClaims.map((c) => [c.zones[0], c.launchInstanceTypes[0].name, c.pods.length]);
+
+  it('splits a zone into two 1-vCPU claims when they cost less than the 2-vCPU type holding both', () => {
+    // 2 × tiny = $0.012/h < small $0.016/h: the claim in us-east-1a stops at tiny (the only
+    // efficient type) and the zone's second pod gets its own tiny claim.
+    const small = itype({ name: 'small', cpu: 2, memoryMiB: 4096, pods: 29, price: { 'on-demand': 0.016 } });
+    const costAware = solve(input(pods, [tiny, small], [nodePool('web')]));
+    expect(zonesAndTypes(costAware)).toEqual([
+      ['us-east-1a', 'tiny', 1],
+      ['us-east-1b', 'tiny', 1],
+      ['us-east-1c', 'tiny', 1],
+      ['us-east-1a', 'tiny', 1],
+    ]);
+    expect(cost(costAware)).toBe(0.024);
+    const karpenter = solve(input(pods, [tiny, small], [nodePool('web')], { settings: { packing: 'karpenter' } }));
+    expect(zonesAndTypes(karpenter)).toEqual([
+      ['us-east-1a', 'small', 2],
+      ['us-east-1b', 'tiny', 1],
+      ['us-east-1c', 'tiny', 1],
+    ]);
+    expect(cost(karpenter)).toBe(0.028);
+  });
+
+  it('keeps one claim per zone when the larger type sells a vCPU at the same price', () => {
+    const small = itype({ name: 'small', cpu: 2, memoryMiB: 4096, pods: 29, price: { 'on-demand': 0.012 } });
+    const r = solve(input(pods, [tiny, small], [nodePool('web')]));
+    expect(zonesAndTypes(r)).toEqual([
+      ['us-east-1a', 'small', 2],
+      ['us-east-1b', 'tiny', 1],
+      ['us-east-1c', 'tiny', 1],
+    ]);
+  });
+
+  it('names the NodePool limit that blocks a new claim (memory, although cpu has room)', () => {
+    const tight = nodePool('web', { spec: { limits: { cpu: '2000', memory: '3Gi' } } });
+    // One 600m pod per 1-vCPU node; the first node holds 2 GiB of the 3 GiB limit.
+    const r = solve(input(pendingPods('w', 2, { cpu: '600m', memory: '128Mi' }), [tiny], [tight]));
+    expect(r.newNodeClaims).toHaveLength(1);
+    expect(r.unschedulable[0].reasons.web).toMatch(/under its memory limit \(3072Mi\)/);
+  });
+});
