@@ -224,33 +224,16 @@ export class Observability extends Construct {
         height: 6,
       }),
     ];
-    if (props.stateMachine) {
-      const sm = props.stateMachine;
+    const machines = [
+      ...(props.stateMachine ? [{ title: 'Termination executions', sm: props.stateMachine }] : []),
+      ...(props.loops ?? []).map((l) => ({ title: `${l.name} loop executions`, sm: l.stateMachine })),
+    ];
+    for (const { title, sm } of machines) {
+      const period = Duration.minutes(1);
       queueWidgets.push(
         new cw.GraphWidget({
-          title: 'Termination executions',
-          left: [
-            sm.metricStarted({ period: Duration.minutes(1) }),
-            sm.metricSucceeded({ period: Duration.minutes(1) }),
-            sm.metricFailed({ period: Duration.minutes(1) }),
-            sm.metricTimedOut({ period: Duration.minutes(1) }),
-          ],
-          width: 8,
-          height: 6,
-        }),
-      );
-    }
-    for (const l of props.loops ?? []) {
-      const sm = l.stateMachine;
-      queueWidgets.push(
-        new cw.GraphWidget({
-          title: `${l.name} loop executions`,
-          left: [
-            sm.metricStarted({ period: Duration.minutes(1) }),
-            sm.metricSucceeded({ period: Duration.minutes(1) }),
-            sm.metricFailed({ period: Duration.minutes(1) }),
-            sm.metricTimedOut({ period: Duration.minutes(1) }),
-          ],
+          title,
+          left: [sm.metricStarted({ period }), sm.metricSucceeded({ period }), sm.metricFailed({ period }), sm.metricTimedOut({ period })],
           width: 8,
           height: 6,
         }),

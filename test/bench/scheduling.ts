@@ -75,6 +75,23 @@ const round = (v: number, d = 2) => Number(v.toFixed(d));
 /** Runs per size: the median of 3 up to 5 000 pods, one run above (20 000 pods take seconds). */
 const runsFor = (pods: number) => (pods <= 5000 ? 3 : 1);
 
+/** The speed and result columns every scheduling workload row shares. */
+function timedRow(workload: SchedulingBenchRow['workload'], n: number, instanceTypes: number, runs: number, t: ReturnType<typeof timeSolve>) {
+  return {
+    workload,
+    pods: n,
+    instanceTypes,
+    podsPerSecond: Math.round(n / t.seconds),
+    podsPerCpuSecond: Math.round(n / t.cpuSeconds),
+    runs,
+    firstRunMs: Math.round(t.firstSeconds * 1000),
+    heapMiB: Math.round(t.heapMiB),
+    nodeClaims: t.result.newNodeClaims.length,
+    unschedulable: t.result.unschedulable.length,
+    costPerHour: round(cost(t.result)),
+  };
+}
+
 /** karpenter-mix at each size. */
 export function benchKarpenterMix(sizes: readonly number[]): SchedulingBenchRow[] {
   const types = mixInstanceTypes();
@@ -83,20 +100,7 @@ export function benchKarpenterMix(sizes: readonly number[]): SchedulingBenchRow[
   return sizes.map((n) => {
     const pods = mixPods(n);
     const runs = runsFor(n);
-    const { result, seconds, cpuSeconds, firstSeconds, heapMiB } = timeSolve(pods, [pool], types, [], runs);
-    return {
-      workload: 'karpenter-mix',
-      pods: n,
-      instanceTypes: types.length,
-      podsPerSecond: Math.round(n / seconds),
-      podsPerCpuSecond: Math.round(n / cpuSeconds),
-      runs,
-      firstRunMs: Math.round(firstSeconds * 1000),
-      heapMiB: Math.round(heapMiB),
-      nodeClaims: result.newNodeClaims.length,
-      unschedulable: result.unschedulable.length,
-      costPerHour: round(cost(result)),
-    };
+    return timedRow('karpenter-mix', n, types.length, runs, timeSolve(pods, [pool], types, [], runs));
   });
 }
 
@@ -225,19 +229,9 @@ export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1')
   return sizes.map((n) => {
     const pods = genericPods(n);
     const runs = runsFor(n);
-    const { result, seconds, cpuSeconds, firstSeconds, heapMiB } = timeSolve(pods, [pool], catalog, AddOnDaemonSets, runs);
+    const timing = timeSolve(pods, [pool], catalog, AddOnDaemonSets, runs);
     return {
-      workload: 'real-catalog',
-      pods: n,
-      instanceTypes: admitted.length,
-      podsPerSecond: Math.round(n / seconds),
-      podsPerCpuSecond: Math.round(n / cpuSeconds),
-      runs,
-      firstRunMs: Math.round(firstSeconds * 1000),
-      heapMiB: Math.round(heapMiB),
-      nodeClaims: result.newNodeClaims.length,
-      unschedulable: result.unschedulable.length,
-      costPerHour: round(cost(result)),
+      ...timedRow('real-catalog', n, admitted.length, runs, timing),
       lowerBoundPerHour: round(lowerBound(pods, admitted)),
       lpBoundPerHour: round(lpBound(pods, admitted, daemonCpu)),
       baselinePerHour: round(clusterAutoscalerBaseline(pods, catalog, BaselineGroups, daemonCpu)),
