@@ -1,5 +1,7 @@
 /**
- * `npm run bench -- [--json] [--quick]`: benchmarks. Prints a table per benchmark; with --json
+ * `npm run bench -- [--json] [--quick]`: benchmarks. `--scale [--sizes NxP,...]`: only the cluster-state
+ * scale benchmark (test/bench/scale/index.ts), last JSON line `{"scale": [...]}`.
+ * Prints a table per benchmark; with --json
  * the last line is one JSON object `{"scheduling": [...], "solveSetup": {...}, "disruption"?: ...}`.
  * Scheduling: test/bench/scheduling.ts. Disruption (engineer D): test/bench/disruption.ts, run
  * when present (its exported `runDisruptionBench` / `benchDisruption` is called).
@@ -7,9 +9,20 @@
 import { existsSync } from 'node:fs';
 import { benchKarpenterMix, benchRealCatalog, benchSolveSetup, type SchedulingBenchRow } from './scheduling.ts';
 
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
 const json = args.has('--json');
 const quick = args.has('--quick');
+
+if (args.has('--scale')) {
+  // Cluster-state scale benchmark (test/bench/scale): its own report, nothing else runs.
+  const { parseSizes, runScaleBench, scaleTable } = await import('./scale/index.ts');
+  const sizesAt = argv.indexOf('--sizes');
+  const rows = await runScaleBench({ sizes: parseSizes(sizesAt >= 0 ? argv[sizesAt + 1] : undefined), log: (s) => process.stderr.write(`${s}\n`) });
+  process.stdout.write(`scale\n${scaleTable(rows)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ scale: rows })}\n`);
+  process.exit(0);
+}
 
 function table(rows: readonly Record<string, unknown>[], columns: string[]): string {
   const cells = rows.map((r) => columns.map((c) => String(r[c] ?? '')));

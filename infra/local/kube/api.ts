@@ -65,6 +65,8 @@ const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 /** The API server semantics over an {@link ObjectStore}. */
 export class ApiCore {
   private seed = 0x2f6b_1a3d;
+  /** The last {@link listShared} result and its key (type, namespace, selectors, resourceVersion). */
+  private lastList?: { key: string; items: readonly KubeObject[] };
 
   /**
    * @param store where objects live.
@@ -98,15 +100,30 @@ export class ApiCore {
 
   /** Objects matching the selectors (all namespaces when `namespace` is undefined). */
   list(t: ResourceType, namespace: string | undefined, opts: ListOptions = {}): { items: KubeObject[]; resourceVersion: string } {
+    const { items, resourceVersion } = this.listShared(t, namespace, opts);
+    return { items: items.map((o) => clone(o)), resourceVersion };
+  }
+
+  /**
+   * The stored objects matching the selectors, sorted by namespace/name, uncopied (read-only: the
+   * HTTP layer copies only the page it sends). The last result is reused while nothing was
+   * written, so the pages of one paged list cost one filter and sort, not one each (as the real
+   * API server serves pages from its watch cache).
+   */
+  listShared(t: ResourceType, namespace: string | undefined, opts: ListOptions = {}): { items: readonly KubeObject[]; resourceVersion: string } {
+    const resourceVersion = String(this.store.resourceVersion);
+    const cacheKey = `${t.group}/${t.plural}|${namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}|${resourceVersion}`;
+    if (this.lastList?.key === cacheKey) return { items: this.lastList.items, resourceVersion };
     const label = parseLabelSelector(opts.labelSelector);
     const field = parseFieldSelector(opts.fieldSelector);
-    const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    const items = this.store
+    const keyed = this.store
       .listShared(t, namespace)
       .filter((o) => label(o.metadata.labels ?? {}) && field(o))
-      .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
-      .map((o) => clone(o));
-    return { items, resourceVersion: String(this.store.resourceVersion) };
+      .map((o) => ({ k: `${o.metadata.namespace ?? ''}/${o.metadata.name}`, o }));
+    keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+    const items = keyed.map((x) => x.o);
+    this.lastList = { key: cacheKey, items };
+    return { items, resourceVersion };
   }
 
   /**

@@ -220,8 +220,10 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
 
   if (!name) {
     if (method === 'GET') {
-      const all = api.list(t, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
-      const { items, metadata } = paginate(all.items, all.resourceVersion, q.get('limit'), q.get('continue'));
+      const all = api.listShared(t, namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined });
+      const page = paginate(all.items, all.resourceVersion, q.get('limit'), q.get('continue'));
+      // Serialised straight from the stored objects (JSON.stringify reads, never writes them).
+      const { items, metadata } = page;
       if ((req.headers.accept ?? '').includes('as=Table')) return send(res, 200, toTable(t, items, metadata.resourceVersion, api.now(), q.get('includeObject')));
       return send(res, 200, { kind: listKind(t), apiVersion: groupVersion(t), metadata, items });
     }
@@ -288,7 +290,7 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
  * current objects, which is enough for list-then-watch clients).
  * @throws ApiError 400 for a malformed continue token.
  */
-function paginate(items: KubeObject[], resourceVersion: string, limitParam: string | null, cont: string | null): { items: KubeObject[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } } {
+function paginate(items: readonly KubeObject[], resourceVersion: string, limitParam: string | null, cont: string | null): { items: KubeObject[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } } {
   let offset = 0;
   let rv = resourceVersion;
   if (cont) {
