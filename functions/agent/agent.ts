@@ -1,7 +1,9 @@
 /**
  * The in-cluster agent: list+watch on pods and nodes (shared/kube Reflector: resumes from
- * resourceVersion, re-lists on 410 Gone and every 5 minutes), an {@link AgentCore} that batches
- * unschedulable pods and forwards node changes through any EventPublisher, and /healthz /readyz.
+ * resourceVersion with bookmarks, re-lists only on 410 Gone), an {@link AgentCore} that batches
+ * unschedulable pods and forwards node changes through any EventPublisher, the cluster view
+ * (nodes and bound pods, compact) published through a ClusterViewStore when one is given
+ * ({@link ViewPublisher}, docs/cluster-state.md), and /healthz /readyz.
  *
  * The embedded environment starts it against its local API server and bus:
  * ```ts
@@ -10,11 +12,14 @@
  * ```
  */
 import { createServer, type Server } from 'node:http';
-import type { EventPublisher } from '../../shared/api/ports.ts';
-import type { Node } from '../../shared/api/kube.ts';
+import type { ClusterViewStore, EventPublisher } from '../../shared/api/ports.ts';
+import type { Node, Pod } from '../../shared/api/kube.ts';
+import { compactNode, toNode } from '../../shared/api/agent-events.ts';
+import { ClusterViewBuilder, toViewPod, type ViewPod } from '../../shared/api/cluster-view.ts';
 import { kubeConfigFor, type KubeConnection } from '../../shared/kube/kube-api.ts';
-import { Reflector, DefaultRelistIntervalMs } from '../../shared/kube/reflector.ts';
+import { Reflector } from '../../shared/kube/reflector.ts';
 import { AgentCore, type AgentLog, type PodView } from './agent-core.ts';
+import { ViewPublisher } from './view-publisher.ts';
 
 export interface AgentOptions {
   connection: KubeConnection;
@@ -25,16 +30,28 @@ export interface AgentOptions {
   pendingResendMs?: number;
   /** Pod activity per node reported at most this often (default PodEventMinIntervalMs, 10 s). */
   podEventMinIntervalMs?: number;
+  /** Re-list without 410 this often (ms); default never. */
   relistIntervalMs?: number;
+  /** Where to publish the cluster view; none = no view (functions list the cluster live). */
+  views?: ClusterViewStore;
+  /** View publish interval / heartbeat overrides (ms). */
+  viewIntervalMs?: number;
+  viewHeartbeatMs?: number;
   /** Port for /healthz and /readyz; 0 or undefined = no server. */
   healthPort?: number;
   log?: AgentLog;
   nowMs?: () => number;
 }
 
+/** What the pod reflector keeps of a pod: the core's view, and the cluster view's row when bound. */
+type AgentPodItem = PodView & { row?: ViewPod };
+
 export class Agent {
   readonly core: AgentCore;
-  private readonly pods: Reflector<PodView>;
+  /** The cluster view's state (nodes and bound pods), kept whether or not it is published. */
+  readonly view = new ClusterViewBuilder();
+  readonly publisher?: ViewPublisher;
+  private readonly pods: Reflector<AgentPodItem>;
   private readonly nodes: Reflector<Node>;
   private server?: Server;
 
@@ -42,25 +59,63 @@ export class Agent {
     const log = opts.log ?? (() => {});
     this.core = new AgentCore({ ...opts, log });
     const kc = kubeConfigFor(opts.connection);
-    const relist = opts.relistIntervalMs ?? DefaultRelistIntervalMs;
+    const relist = opts.relistIntervalMs;
     const onError = (kind: string) => (err: unknown, phase: string) => log('warn', `${kind} ${phase} failed, retrying`, { error: (err as Error)?.message ?? String(err) });
-    // Per pod: its compact form while provisionable, its node binding while bound (pod events).
-    this.pods = new Reflector<PodView>(kc, {
+    const nowMs = opts.nowMs;
+    // Per pod: its compact form while provisionable, its node binding while bound (pod events),
+    // its row in the cluster view while bound (template shared with its siblings).
+    this.pods = new Reflector<AgentPodItem>(kc, {
       kind: 'pods',
-      transform: (raw) => AgentCore.podView(raw),
-      onSync: (items) => this.core.onPodViewSync(items),
-      onEvent: (type, key, view) => this.core.onPodViewEvent(type, key, view),
+      transform: (raw: Pod) => {
+        const v = AgentCore.podView(raw);
+        const row = this.opts.views ? toViewPod(raw) : undefined;
+        if (!v && !row) return undefined;
+        return { ...(v ?? {}), ...(row ? { row: this.view.intern(row) } : {}) };
+      },
+      onSync: (items) => {
+        this.core.onPodViewSync(items);
+        if (this.opts.views) this.view.syncPods([...items].flatMap(([k, v]) => (v.row ? [[k, v.row] as [string, ViewPod]] : [])));
+      },
+      onEvent: (type, key, item) => {
+        this.core.onPodViewEvent(type, key, item);
+        if (this.opts.views) this.view.setPod(key, type === 'DELETED' ? undefined : item?.row);
+      },
       onError: onError('pods'),
       relistIntervalMs: relist,
+      nowMs,
     });
+    // Nodes are kept compact (labels, taints, capacity, conditions): all the core and the view read.
     this.nodes = new Reflector<Node>(kc, {
       kind: 'nodes',
-      transform: (raw) => raw as Node,
-      onSync: (items) => this.core.onNodeSync(items),
-      onEvent: (type, key, n) => this.core.nodeChanged(type, key, n),
+      transform: (raw) => toNode(compactNode(raw as Node)),
+      onSync: (items) => {
+        this.core.onNodeSync(items);
+        if (this.opts.views) this.view.syncNodes(items);
+      },
+      onEvent: (type, key, n) => {
+        this.core.nodeChanged(type, key, n);
+        if (this.opts.views) this.view.setNode(key, type === 'DELETED' ? undefined : n);
+      },
       onError: onError('nodes'),
       relistIntervalMs: relist,
+      nowMs,
     });
+    if (opts.views) {
+      this.publisher = new ViewPublisher({
+        store: opts.views,
+        cluster: opts.clusterName,
+        builder: this.view,
+        currentAsOfMs: () => {
+          const a = this.pods.currentAsOfMs();
+          const b = this.nodes.currentAsOfMs();
+          return a === undefined || b === undefined ? undefined : Math.min(a, b);
+        },
+        nowMs,
+        log,
+        intervalMs: opts.viewIntervalMs,
+        heartbeatMs: opts.viewHeartbeatMs,
+      });
+    }
   }
 
   /** Both informers have listed once. */
@@ -72,6 +127,7 @@ export class Agent {
     this.core.start();
     this.pods.start();
     this.nodes.start();
+    this.publisher?.start();
     if (this.opts.healthPort) {
       this.server = createServer((req, res) => {
         const ok = req.url === '/healthz' ? true : req.url === '/readyz' ? this.ready() : undefined;
@@ -85,6 +141,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.pods.stop();
     this.nodes.stop();
+    this.publisher?.stop();
     await this.core.flush();
     this.core.stop();
     if (this.server) await new Promise<void>((resolve) => this.server!.close(() => resolve()));

@@ -12,13 +12,13 @@ import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
-import { loadSnapshot, provisionablePods } from './snapshot.ts';
+import { assignedPods, loadSnapshot, provisionablePods } from './snapshot.ts';
 
 /** At most this many per-pod duration samples per pass (one EMF document each). */
 export const MaxPodDurationSamples = 100;
 
 /** What a provisioner run needs from Deps. */
-export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher'>;
+export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher' | 'views'>;
 
 /** Summary of one pass (returned by run; asserted by tests). */
 export interface ProvisionSummary {
@@ -37,12 +37,30 @@ export interface ProvisionSummary {
   placedOnExisting: number;
 }
 
-/** Runs one provisioning pass for the pods of an event. */
+/**
+ * Runs one provisioning pass for the pods of an event. Cheapest checks first: the live pending
+ * pods (one list of unbound pods) and then the in-flight claims decide whether any of the event's
+ * pods still needs capacity; only then are the cluster picture, NodePools and catalog loaded.
+ * The pass then solves the event's pods together with every other pending pod kube-scheduler
+ * gave up on ({@link provisionablePods} `others`).
+ */
 export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]): Promise<ProvisionSummary> {
   const now = deps.clock.now();
-  const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()));
-  const pods = provisionablePods(eventPods, snap);
-  const summary: ProvisionSummary = { provisionable: pods.length, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0 };
+  const summary: ProvisionSummary = { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0 };
+  const pending = await deps.kube.listPods({ unbound: true });
+  const live = new Map(pending.map((p) => [objectKey(p), p]));
+  if (provisionablePods(eventPods, { livePods: pending, assigned: new Map() }).length === 0) {
+    deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
+    return summary;
+  }
+  const claims = await deps.store.list();
+  if (provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live) }).length === 0) {
+    deps.log.debug('no provisionable pod(s): every pod is on an in-flight nodeclaim', { received: eventPods.length });
+    return summary;
+  }
+  const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()), { pending, claims });
+  const pods = provisionablePods(eventPods, snap, { others: true });
+  summary.provisionable = pods.length;
   if (pods.length === 0) {
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;

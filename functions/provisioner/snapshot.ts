@@ -1,13 +1,17 @@
 /**
- * One consistent picture of the cluster for the scheduling simulation: live pods and nodes,
- * NodePools / EC2NodeClasses (Kubernetes API), in-flight NodeClaims (store), DaemonSets, the
- * ICE cache and the instance catalog per EC2NodeClass.
+ * One consistent picture of the cluster for the scheduling simulation: nodes and bound pods
+ * (the agent's cluster view, or live — shared/runtime/cluster-picture.ts), pending pods (live),
+ * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
+ * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
  */
 import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
-import type { KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
+import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
+import { isProvisionable } from '../../shared/api/agent-events.ts';
+import { readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
+import type { Log } from '../../shared/runtime/observability.ts';
 import { parseResources } from '../../shared/api/quantity.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
 import * as L from '../../shared/api/labels.ts';
@@ -23,7 +27,10 @@ export interface Snapshot {
   nodeClasses: Map<string, EC2NodeClass>;
   claims: NodeClaim[];
   nodes: Node[];
+  /** Bound pods and pending pods (the view's and the live ones). */
   livePods: Pod[];
+  /** Where nodes and bound pods came from (view or live), and its age. */
+  picture: Pick<ClusterPicture, 'source' | 'ageSeconds' | 'refused'>;
   existingNodes: ExistingNode[];
   boundPods: Pod[];
   daemonSets: DaemonSetTemplate[];
@@ -38,28 +45,44 @@ function isTerminating(o: { metadata: { deletionTimestamp?: string } }): boolean
   return !!o.metadata.deletionTimestamp;
 }
 
+/** What loadSnapshot reads through. */
+export interface SnapshotPorts {
+  kube: KubeApi;
+  store: NodeClaimStore;
+  unavailable: UnavailableOfferings;
+  views?: ClusterViewStore;
+  env: { clusterName: string };
+  log: Log;
+}
+
 /**
  * Loads everything in parallel. `refreshed`: live catalog data (deps.catalogRefresher) for
- * `region`; without it, or for any part it lacks, the shipped catalog data is used.
+ * `region`; without it, or for any part it lacks, the shipped catalog data is used. `pre`: the
+ * live pending pods and the claims when the caller read them already (not read again).
  */
-export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore; unavailable: UnavailableOfferings }, region: string, now: Date, refreshed?: CatalogRefresh): Promise<Snapshot> {
-  const [nodePools, classes, claims, nodes, livePods, dsObjects, unavailable] = await Promise.all([
+export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Date, refreshed?: CatalogRefresh, pre: { pending?: Pod[]; claims?: NodeClaim[] } = {}): Promise<Snapshot> {
+  const [nodePools, classes, claims, picture, dsObjects, unavailable] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
-    deps.store.list(),
-    deps.kube.listNodes(),
-    deps.kube.listPods(),
+    pre.claims ?? deps.store.list(),
+    readClusterPicture(deps, now, { pending: pre.pending }),
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
   ]);
+  const nodes = picture.nodes;
+  const livePods = [...picture.boundPods, ...picture.pendingPods];
   const nodeClasses = new Map(classes.map((c) => [c.metadata.name, c]));
   const daemonSets: DaemonSetTemplate[] = dsObjects
     .filter((d) => d.spec?.template?.spec)
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
-  const boundPods = livePods.filter((p) => p.spec.nodeName && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
+  const boundPods = picture.boundPods;
 
   const byNode = new Map<string, Pod[]>();
-  for (const p of boundPods) byNode.set(p.spec.nodeName!, [...(byNode.get(p.spec.nodeName!) ?? []), p]);
+  for (const p of boundPods) {
+    const list = byNode.get(p.spec.nodeName!);
+    if (list) list.push(p);
+    else byNode.set(p.spec.nodeName!, [p]);
+  }
   const liveByKey = new Map(livePods.map((p) => [objectKey(p), p]));
 
   const existing = new Map<string, ExistingNode>();
@@ -120,7 +143,20 @@ export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore;
     }
     return types;
   };
-  return { nodePools, nodeClasses, claims, nodes, livePods, existingNodes: [...existing.values()], boundPods, daemonSets, unavailable, instanceTypes, assigned };
+  return {
+    nodePools,
+    nodeClasses,
+    claims,
+    nodes,
+    livePods,
+    picture: { source: picture.source, ...(picture.ageSeconds !== undefined ? { ageSeconds: picture.ageSeconds } : {}), ...(picture.refused ? { refused: picture.refused } : {}) },
+    existingNodes: [...existing.values()],
+    boundPods,
+    daemonSets,
+    unavailable,
+    instanceTypes,
+    assigned,
+  };
 }
 
 /**
@@ -128,8 +164,13 @@ export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore;
  * it is still unbound and not terminating, and not already assigned to an in-flight claim.
  * Karpenter's rule (KC pkg/utils/pod/scheduling.go `IsProvisionable`): unbound, not nominated,
  * not DaemonSet-owned, not mirror, not terminating.
+ *
+ * `others` (the pass's second half): every other live pod kube-scheduler gave up on
+ * (agent-events.ts `isProvisionable`) and no claim holds, appended after the event's. One pass
+ * thus solves the parts of a batch the agent split over several events, and pods of batches still
+ * on their way, together — as Karpenter solves all pending pods in one pass.
  */
-export function provisionablePods(eventPods: readonly Pod[], snap: Pick<Snapshot, 'livePods' | 'assigned'>): Pod[] {
+export function provisionablePods(eventPods: readonly Pod[], snap: Pick<Snapshot, 'livePods' | 'assigned'>, opts: { others?: boolean } = {}): Pod[] {
   const live = new Map(snap.livePods.map((p) => [objectKey(p), p]));
   const out: Pod[] = [];
   const seen = new Set<string>();
@@ -143,6 +184,29 @@ export function provisionablePods(eventPods: readonly Pod[], snap: Pick<Snapshot
     if (p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet')) continue;
     if (p.metadata.annotations?.['kubernetes.io/config.mirror']) continue;
     out.push(p);
+  }
+  if (opts.others) {
+    for (const [key, p] of live) {
+      if (seen.has(key) || snap.assigned.has(key) || !isProvisionable(p)) continue;
+      seen.add(key);
+      out.push(p);
+    }
+  }
+  return out;
+}
+
+/**
+ * `namespace/name` of pending pods already assigned to an in-flight claim → claim name: the
+ * claim's `pods` that are still pending in `live` (unbound pods by key).
+ */
+export function assignedPods(claims: readonly NodeClaim[], live: ReadonlyMap<string, Pod>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const c of claims) {
+    if (!InFlightPhases.has(c.phase)) continue;
+    for (const key of c.pods) {
+      const p = live.get(key);
+      if (p && !p.spec.nodeName) out.set(key, c.name);
+    }
   }
   return out;
 }

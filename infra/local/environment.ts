@@ -26,6 +26,7 @@ import type { Taint } from '../../shared/api/kube.ts';
 import zoneData from '../../shared/catalog/data/zones.json' with { type: 'json' };
 import { VirtualClock } from './clock.ts';
 import { startLocalDynamo, type LocalDynamo } from './dynamo.ts';
+import { startLocalS3, type LocalS3 } from './s3.ts';
 import { LocalEc2, type Ec2CapacityType, type LocalInstance } from './ec2/local-ec2.ts';
 import { LocalAwsServer } from './ec2/server.ts';
 import { LocalEventBus } from './bus.ts';
@@ -45,11 +46,14 @@ const ShutdownGraceRealMs = 3000;
  */
 const AgentBatchIdleFloorMs = 500;
 const AgentBatchMaxFloorMs = 2000;
-/** Karpenter's batch window (idle 1 s, max 10 s) and the agent's re-send / re-list periods, in virtual seconds. */
+/** Karpenter's batch window (idle 1 s, max 10 s) and the agent's re-send period, in virtual seconds. */
 const AgentBatchIdleSeconds = 1;
 const AgentBatchMaxSeconds = 10;
 const AgentPendingResendSeconds = 30;
-const AgentRelistSeconds = 300;
+/** The agent's cluster-view publish interval and heartbeat (functions/agent/view-publisher.ts), virtual seconds; real-time floor of the interval. */
+const AgentViewIntervalSeconds = 2;
+const AgentViewHeartbeatSeconds = 20;
+const AgentViewIntervalFloorMs = 100;
 /** The disruption loop's state machine (engineer D's; run by the local Step Functions). */
 export const DisruptionLoopDefinition = 'functions/disruption/disruption-loop.asl.json';
 /** The provisioner's reserved concurrency in the CDK stack (serialised decisions per cluster). */
@@ -90,6 +94,8 @@ export class LocalEnvironment {
   ec2!: LocalEc2;
   aws!: LocalAwsServer;
   dynamo!: LocalDynamo;
+  /** s3rver holding the cluster view the agent publishes. */
+  s3!: LocalS3;
   cluster!: LocalCluster;
   bus!: LocalEventBus;
   /** T's LocalStepFunctions (infra/local/sfn.ts) when it loaded. */
@@ -101,6 +107,8 @@ export class LocalEnvironment {
   private catalog = new Map<string, InstanceType>();
   private agent?: { stop(): Promise<void> | void };
   private agentModule?: any;
+  /** The cluster-view store the agent writes (the functions' deps read the same bucket). */
+  private views?: unknown;
   /** The disruption loop's own Step Functions runner (its executions are not termination records). */
   private disruptionSfn?: any;
   private disruptionRuns = 0;
@@ -126,12 +134,17 @@ export class LocalEnvironment {
     mkdirSync(this.stateDir, { recursive: true });
     this.takeLock();
     // Each run starts from a clean slate; what it leaves stays for `status` / `history`.
-    for (const d of ['dynamodb', 'executions', 'logs.jsonl']) rmSync(join(this.stateDir, d), { recursive: true, force: true });
+    for (const d of ['dynamodb', 's3', 'executions', 'logs.jsonl']) rmSync(join(this.stateDir, d), { recursive: true, force: true });
 
     for (const t of loadCatalog({ region: s.region })) this.catalog.set(t.name, t);
 
     this.dynamo = await startLocalDynamo({ path: persist ? join(this.stateDir, 'dynamodb') : undefined, region: s.region });
     this.stops.push(() => this.dynamo.stop());
+
+    process.env.AWS_ACCESS_KEY_ID ??= 'local';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+    this.s3 = await startLocalS3({ directory: persist ? join(this.stateDir, 's3') : undefined });
+    this.stops.push(() => this.s3.stop());
 
     const zones = zonesOf(s.region);
     this.ec2 = new LocalEc2({
@@ -271,6 +284,8 @@ export class LocalEnvironment {
       [Env.kubeconfig]: this.kubeconfigPath,
       [Env.dynamodbEndpoint]: this.dynamo.endpoint,
       [Env.ec2Endpoint]: this.aws.url,
+      [Env.viewBucket]: this.s3.bucket,
+      [Env.s3Endpoint]: this.s3.endpoint,
       [Env.eventBusName]: LocalEventBusName,
       [Env.stateMachineArn]: `arn:aws:states:${s.region}:123456789012:stateMachine:termination`,
       [Env.instanceProfileName]: `KarpenterNodeInstanceProfile-${s.clusterName}`,
@@ -311,6 +326,7 @@ export class LocalEnvironment {
 
     const own = depsFor('environment');
     this.store = own.store;
+    this.views = own.views;
 
     // Step Functions: T's runner, waits on the virtual clock.
     let starter: unknown;
@@ -413,7 +429,9 @@ export class LocalEnvironment {
       batchIdleMs: Math.max(AgentBatchIdleFloorMs, (AgentBatchIdleSeconds * 1000) / speed),
       batchMaxMs: Math.max(AgentBatchMaxFloorMs, (AgentBatchMaxSeconds * 1000) / speed),
       pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
-      relistIntervalMs: AgentRelistSeconds * 1000 / speed,
+      views: this.views,
+      viewIntervalMs: Math.max(AgentViewIntervalFloorMs, (AgentViewIntervalSeconds * 1000) / speed),
+      viewHeartbeatMs: (AgentViewHeartbeatSeconds * 1000) / speed,
       log: (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => log[level](message, fields),
       nowMs: () => this.clock.nowMs(),
     });

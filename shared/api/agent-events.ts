@@ -189,6 +189,23 @@ function pickAnnotations(a: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(a).filter(([k]) => KeptAnnotationPrefixes.some((p) => k.startsWith(p))));
 }
 
+/**
+ * Pods kube-scheduler gave up on (Karpenter's rule, KC pkg/utils/pod/scheduling.go
+ * `IsProvisionable`): PodScheduled=False with reason Unschedulable, not bound, not nominated
+ * (preempting), not terminating, not terminal, not DaemonSet-owned, not mirror. The agent sends
+ * these; the provisioner solves these.
+ */
+export function isProvisionable(p: Pod): boolean {
+  if (p.spec?.nodeName) return false;
+  if (p.metadata.deletionTimestamp) return false;
+  if (p.status?.nominatedNodeName) return false;
+  if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') return false;
+  if (p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet')) return false;
+  if (p.metadata.annotations?.['kubernetes.io/config.mirror']) return false;
+  const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  return scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
+}
+
 /** An agent pod back in the Kubernetes Pod shape the scheduler takes. */
 export function toPod(p: AgentPod): Pod {
   return { apiVersion: 'v1', kind: 'Pod', ...(p as unknown as Pod) };

@@ -63,6 +63,11 @@ export function matchesPattern(pattern: Record<string, unknown>, event: Record<s
   return true;
 }
 
+/** Key of a cluster's view object in the view bucket (docs/cluster-state.md). */
+export function clusterViewKey(cluster: string): string {
+  return `clusters/${cluster}/view.json.gz`;
+}
+
 /**
  * DynamoDB: one table.
  * - NodeClaim:        pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; `instanceId` (GSI), `version`
@@ -129,5 +134,9 @@ export const Env = {
   /** Endpoint overrides for the embedded environment. */
   dynamodbEndpoint: 'NODEFLEET_DYNAMODB_ENDPOINT',
   ec2Endpoint: 'NODEFLEET_EC2_ENDPOINT',
+  /** S3 bucket of the cluster view (agent writes, functions read); unset = functions list the cluster live. */
+  viewBucket: 'NODEFLEET_VIEW_BUCKET',
+  /** S3 endpoint override (the embedded environment's s3rver). */
+  s3Endpoint: 'NODEFLEET_S3_ENDPOINT',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
 } as const;

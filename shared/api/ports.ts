@@ -97,8 +97,11 @@ export interface KubeApi {
   listNodeClasses(): Promise<EC2NodeClass[]>;
   listNodes(): Promise<Node[]>;
   getNode(name: string): Promise<Node | undefined>;
-  /** All pods (or those on one node). */
-  listPods(opts?: { nodeName?: string }): Promise<Pod[]>;
+  /**
+   * All pods, those on one node (`nodeName`), or only those bound to no node (`unbound`: field
+   * selector `spec.nodeName=`, what kube-scheduler watches; bytes grow with pending pods only).
+   */
+  listPods(opts?: { nodeName?: string; unbound?: boolean }): Promise<Pod[]>;
   listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]>;
   /** DaemonSets, ReplicaSets etc. when needed (raw objects). */
   listObjects(apiVersion: string, kind: string): Promise<KubeObject[]>;
@@ -113,6 +116,20 @@ export interface KubeApi {
   evictPod(namespace: string, name: string): Promise<'evicted' | 'blocked' | 'gone'>;
   /** Deletes a pod (grace period seconds optional); absent counts as success. */
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;
+}
+
+/**
+ * Where the cluster view lives (shared/api/cluster-view.ts): one object per cluster, gzip JSON.
+ * The agent writes it; provisioning and disruption read it.
+ */
+export interface ClusterViewStore {
+  /** Replaces the object. @throws TransientError when throttled or unreachable. */
+  put(body: Uint8Array): Promise<void>;
+  /**
+   * The object and its ETag; `'unchanged'` when its ETag is still `etag` (conditional GET, nothing
+   * transferred); undefined when there is none. @throws TransientError when throttled or unreachable.
+   */
+  get(etag?: string): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined>;
 }
 
 /** Starts the termination state machine (one execution per NodeClaim). */

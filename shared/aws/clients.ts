@@ -5,7 +5,7 @@
  * imports `@aws-sdk/*` (architecture rule `aws-sdk-only-in-shared-aws`, .dependency-cruiser.cjs).
  *
  * Endpoint overrides (embedded environment, infra/local): DynamoDB ← `dynamodbEndpoint`, EC2 and
- * SSM ← `ec2Endpoint`. EKS, STS, Step Functions and EventBridge always use the regional endpoint.
+ * SSM ← `ec2Endpoint`, S3 ← `s3Endpoint`. EKS, STS, Step Functions and EventBridge always use the regional endpoint.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +15,7 @@ import { EKSClient } from '@aws-sdk/client-eks';
 import { STSClient } from '@aws-sdk/client-sts';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
 
 export type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
@@ -29,6 +30,8 @@ export interface Clients {
   sts: STSClient;
   sfn: SFNClient;
   eventbridge: EventBridgeClient;
+  /** The cluster view bucket (path-style when an endpoint override is set). */
+  s3: S3Client;
 }
 
 /** Options of {@link createClients}. */
@@ -39,6 +42,8 @@ export interface ClientOptions {
   dynamodbEndpoint?: string;
   /** EC2 and SSM endpoint override (the embedded EC2 stand-in). */
   ec2Endpoint?: string;
+  /** S3 endpoint override (the embedded environment's S3-compatible server). */
+  s3Endpoint?: string;
 }
 
 /** Creates every SDK client (no connection is opened until the first request). */
@@ -56,5 +61,6 @@ export function createClients(opts: ClientOptions): Clients {
     sts: new STSClient({ region }),
     sfn: new SFNClient({ region }),
     eventbridge: new EventBridgeClient({ region }),
+    s3: new S3Client({ region, ...(opts.s3Endpoint ? { endpoint: opts.s3Endpoint, forcePathStyle: true } : {}) }),
   };
 }

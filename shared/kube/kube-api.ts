@@ -196,13 +196,14 @@ export class ClientNodeKubeApi implements KubeApi {
   }
 
   /** Pages of {@link ListPageLimit} (the API server's continue token), so a large cluster is not one response. */
-  async listPods(opts: { nodeName?: string } = {}): Promise<Pod[]> {
+  async listPods(opts: { nodeName?: string; unbound?: boolean } = {}): Promise<Pod[]> {
     const { core } = await this.api();
     const out: Pod[] = [];
     let cont: string | undefined;
+    const fieldSelector = opts.nodeName ? `spec.nodeName=${opts.nodeName}` : opts.unbound ? 'spec.nodeName=' : undefined;
     try {
       do {
-        const page = await core.listPodForAllNamespaces({ ...(opts.nodeName ? { fieldSelector: `spec.nodeName=${opts.nodeName}` } : {}), limit: ListPageLimit, _continue: cont });
+        const page = await core.listPodForAllNamespaces({ ...(fieldSelector ? { fieldSelector } : {}), limit: ListPageLimit, _continue: cont });
         out.push(...plain<Pod[]>(page.items));
         cont = page.metadata?._continue || undefined;
       } while (cont);

@@ -2,15 +2,18 @@
  * A small list + watch loop (client-go's Reflector, without its full object cache): lists with
  * pagination, hands each object to a `transform` that keeps only what the caller needs (memory
  * stays proportional to what is kept, not to the cluster), then watches from the list's
- * resourceVersion. The watch resumes from the last resourceVersion seen (bookmarks included);
- * a 410 Gone re-lists; and every {@link DefaultRelistIntervalMs} it re-lists anyway, so a missed
- * event heals.
+ * resourceVersion. The watch resumes from the last resourceVersion seen (bookmarks included, so
+ * a quiet watch's resourceVersion keeps up with the cluster's); only a 410 Gone (or a failed
+ * list) lists again. The API server's watch is reliable from a resourceVersion; a periodic
+ * re-list would cost a full list of the cluster every period for nothing (it remains an option,
+ * `relistIntervalMs`, off by default).
+ *
+ * {@link Reflector.currentAsOfMs} tells how current the kept state is: now while the watch is
+ * open, else the moment it was last open (what the agent stamps on the cluster view).
  */
 import { Watch, type KubeConfig, CoreV1Api } from '@kubernetes/client-node';
 import { plain, statusOf } from './kube-api.ts';
 
-/** Periodic full re-list (client-go informers default to a resync; Karpenter's state re-syncs too). */
-export const DefaultRelistIntervalMs = 5 * 60_000;
 /** Page size of the initial list. */
 export const ListPageSize = 500;
 /** Delay before retrying after a failed list or watch. */
@@ -27,7 +30,10 @@ export interface ReflectorOptions<K> {
   /** One watch event (the raw object's key; `item` undefined when the transform dropped it). */
   onEvent: (type: WatchEventType, key: string, item: K | undefined) => void;
   onError?: (err: unknown, phase: 'list' | 'watch') => void;
+  /** Re-list this often even without 410 (ms); default never. */
   relistIntervalMs?: number;
+  /** Clock for {@link Reflector.currentAsOfMs} (epoch ms); default Date.now. */
+  nowMs?: () => number;
 }
 
 function keyOf(o: { metadata?: { name?: string; namespace?: string } }): string {
@@ -41,6 +47,10 @@ export class Reflector<K> {
   private relistTimer?: NodeJS.Timeout;
   private synced = false;
   private generation = 0;
+  /** A watch stream is open (its events reach us as they happen). */
+  private watching = false;
+  /** When the state was last known current (list done, or the watch last open), epoch ms. */
+  private currentMs?: number;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -52,6 +62,23 @@ export class Reflector<K> {
     return this.synced;
   }
 
+  /**
+   * Until when the kept state is known to match the API server (epoch ms): now while the watch
+   * stream is open; the time it closed or failed while reconnecting; undefined before the first list.
+   */
+  currentAsOfMs(): number | undefined {
+    return this.watching ? this.now() : this.currentMs;
+  }
+
+  private endWatching(): void {
+    if (this.watching) this.currentMs = this.now();
+    this.watching = false;
+  }
+
+  private now(): number {
+    return this.opts.nowMs?.() ?? Date.now();
+  }
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
@@ -60,6 +87,7 @@ export class Reflector<K> {
 
   stop(): void {
     this.stopped = true;
+    this.endWatching();
     this.generation++;
     clearTimeout(this.relistTimer);
     this.abort?.abort();
@@ -88,15 +116,19 @@ export class Reflector<K> {
   private async relist(): Promise<void> {
     if (this.stopped) return;
     const gen = ++this.generation;
+    this.endWatching();
     this.abort?.abort();
     clearTimeout(this.relistTimer);
     try {
       const items = await this.list();
       if (gen !== this.generation) return;
       this.synced = true;
+      this.currentMs = this.now();
       this.opts.onSync(items);
-      this.relistTimer = setTimeout(() => void this.relist(), this.opts.relistIntervalMs ?? DefaultRelistIntervalMs);
-      this.relistTimer.unref?.();
+      if (this.opts.relistIntervalMs) {
+        this.relistTimer = setTimeout(() => void this.relist(), this.opts.relistIntervalMs);
+        this.relistTimer.unref?.();
+      }
       await this.watch(gen);
     } catch (err) {
       this.opts.onError?.(err, 'list');
@@ -108,7 +140,8 @@ export class Reflector<K> {
     if (this.stopped || gen !== this.generation) return;
     const path = this.opts.kind === 'pods' ? '/api/v1/pods' : '/api/v1/nodes';
     let gone = false;
-    this.abort = await new Watch(this.kc).watch(
+    let ended = false;
+    const abort = await new Watch(this.kc).watch(
       path,
       { resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
       (phase, obj) => {
@@ -124,7 +157,11 @@ export class Reflector<K> {
         this.opts.onEvent(phase as WatchEventType, keyOf(o), phase === 'DELETED' ? undefined : this.opts.transform(o));
       },
       (err) => {
-        if (gen !== this.generation || this.stopped) return;
+        ended = true;
+        if (gen !== this.generation) return;
+        if (this.watching) this.currentMs = this.now();
+        this.watching = false;
+        if (this.stopped) return;
         if (gone || statusOf(err) === 410) {
           void this.relist(); // resourceVersion too old: start over
           return;
@@ -134,5 +171,7 @@ export class Reflector<K> {
         setTimeout(() => void this.watch(gen).catch((e) => this.opts.onError?.(e, 'watch')), err ? RetryDelayMs : 0).unref?.();
       },
     );
+    this.abort = abort;
+    if (!ended && gen === this.generation && !this.stopped) this.watching = true;
   }
 }

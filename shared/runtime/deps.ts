@@ -25,6 +25,7 @@
 import type {
   BudgetCounter,
   Clock,
+  ClusterViewStore,
   CloudProvider,
   EventPublisher,
   KubeApi,
@@ -43,6 +44,7 @@ import { Ec2NodeClassResolver, type NodeClassResolver } from '../aws/node-class-
 import { EksConnectionProvider } from '../aws/eks.ts';
 import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
 import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
+import { S3ClusterViewStore } from '../aws/s3-cluster-view-store.ts';
 import type { ClusterInfo } from '../aws/user-data.ts';
 import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
@@ -78,6 +80,11 @@ export interface Deps {
    * the embedded environment (NODEFLEET_EC2_ENDPOINT set: the shipped data is used) and in tests.
    */
   catalogRefresher?: Pick<CatalogRefresher, 'get'>;
+  /**
+   * The cluster view (docs/cluster-state.md): S3 when NODEFLEET_VIEW_BUCKET is set. Absent = the
+   * functions list nodes and pods live (tests with fakes; a stack without the bucket).
+   */
+  views?: ClusterViewStore;
   /** Powertools idempotency persistence; default: DynamoDB on the shared table (middleware.ts idempotencyStore). */
   idempotency?: BasePersistenceLayer;
 }
@@ -104,7 +111,7 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint });
+  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, s3Endpoint: env.s3Endpoint });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 
@@ -146,6 +153,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
+    views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
     catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
     clients,
   };

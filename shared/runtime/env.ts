@@ -30,6 +30,8 @@ export const RuntimeEnvSchema = z.object({
   [Env.kubeconfig]: z.string().min(1).optional(),
   [Env.dynamodbEndpoint]: optionalUrl,
   [Env.ec2Endpoint]: optionalUrl,
+  [Env.viewBucket]: z.string().min(1).optional(),
+  [Env.s3Endpoint]: optionalUrl,
   [Env.logLevel]: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL']).default('INFO'),
 });
 
@@ -46,11 +48,14 @@ export interface RuntimeEnv {
   kubeconfig?: string;
   dynamodbEndpoint?: string;
   ec2Endpoint?: string;
+  /** S3 bucket of the cluster view (docs/cluster-state.md); unset = list the cluster live. */
+  viewBucket?: string;
+  s3Endpoint?: string;
   logLevel: string;
 }
 
 /** Keys that are optional in the schema but a function may require. */
-export type OptionalEnvKey = 'stateMachineArn' | 'eventBusName' | 'nodeRoleName' | 'instanceProfileName' | 'kubeconfig' | 'dynamodbEndpoint' | 'ec2Endpoint';
+export type OptionalEnvKey = 'stateMachineArn' | 'eventBusName' | 'nodeRoleName' | 'instanceProfileName' | 'kubeconfig' | 'dynamodbEndpoint' | 'ec2Endpoint' | 'viewBucket' | 's3Endpoint';
 
 /**
  * Parses and checks the environment.
@@ -76,6 +81,8 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     kubeconfig: v[Env.kubeconfig],
     dynamodbEndpoint: v[Env.dynamodbEndpoint],
     ec2Endpoint: v[Env.ec2Endpoint],
+    viewBucket: v[Env.viewBucket],
+    s3Endpoint: v[Env.s3Endpoint],
     logLevel: v[Env.logLevel] ?? 'INFO',
   };
   for (const key of required) if (!env[key]) throw new EnvError(Env[key], 'is required');
@@ -84,8 +91,8 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
 
 /** Environment variables each function needs (infra/aws sets these; the report lists them). */
 export const FunctionEnv = {
-  provisioner: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
+  provisioner: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.viewBucket, Env.s3Endpoint, Env.logLevel] },
   registration: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.logLevel] },
   gc: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
-  agent: { required: [Env.clusterName, Env.eventBusName, Env.region], optional: [Env.kubeconfig] },
+  agent: { required: [Env.clusterName, Env.eventBusName, Env.region], optional: [Env.kubeconfig, Env.viewBucket, Env.s3Endpoint] },
 } as const;

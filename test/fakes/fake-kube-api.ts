@@ -165,9 +165,10 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
     return n && clone(n);
   }
 
-  async listPods(opts?: { nodeName?: string }): Promise<Pod[]> {
+  async listPods(opts?: { nodeName?: string; unbound?: boolean }): Promise<Pod[]> {
     this.record('listPods', opts);
-    return this.peekPods(opts?.nodeName);
+    const pods = this.peekPods(opts?.nodeName);
+    return opts?.unbound ? pods.filter((p) => !p.spec.nodeName) : pods;
   }
 
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {

@@ -1,0 +1,89 @@
+/**
+ * Publishes the cluster view (shared/api/cluster-view.ts) the agent keeps from its watches: gzip
+ * JSON through a ClusterViewStore (S3), within {@link ViewPublishIntervalMs} of a change, and at
+ * least every {@link ViewHeartbeatSeconds} s unchanged so readers can tell it is current.
+ *
+ * `generatedAt` is the time until which both watches were known current (Reflector
+ * `currentAsOfMs`): while a watch is broken the agent keeps republishing the same time, the
+ * view ages, and past the readers' bound (MaxViewAgeSeconds) they list the cluster live instead.
+ * Nothing is published before both informers have listed once (a partial view is never written).
+ */
+import { gzipSync } from 'node:zlib';
+import { ClusterViewBuilder } from '../../shared/api/cluster-view.ts';
+import type { ClusterViewStore } from '../../shared/api/ports.ts';
+import { ViewHeartbeatSeconds } from '../../shared/runtime/cluster-picture.ts';
+import type { AgentLog } from './agent-core.ts';
+
+/** A changed view is published at most this often (ms). */
+export const ViewPublishIntervalMs = 2_000;
+
+export interface ViewPublisherOptions {
+  store: ClusterViewStore;
+  cluster: string;
+  builder: ClusterViewBuilder;
+  /** Until when the watches were current (epoch ms), undefined before the first lists. */
+  currentAsOfMs: () => number | undefined;
+  nowMs?: () => number;
+  log?: AgentLog;
+  intervalMs?: number;
+  heartbeatMs?: number;
+}
+
+export class ViewPublisher {
+  private timer?: NodeJS.Timeout;
+  private readonly agent: string;
+  private sequence = 0;
+  private publishedChanges = -1;
+  private publishedAtMs = 0;
+  private publishedAsOfMs = 0;
+  private busy = false;
+  /** Bytes of the last object written (gzip), and of its JSON. */
+  lastBytes = { gzip: 0, json: 0 };
+
+  constructor(private readonly opts: ViewPublisherOptions) {
+    this.agent = new Date(this.now()).toISOString();
+  }
+
+  private now(): number {
+    return this.opts.nowMs?.() ?? Date.now();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs ?? ViewPublishIntervalMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Publishes when the view changed or the heartbeat is due; returns whether it wrote. */
+  async tick(): Promise<boolean> {
+    if (this.busy) return false;
+    const asOf = this.opts.currentAsOfMs();
+    if (asOf === undefined) return false;
+    const b = this.opts.builder;
+    const heartbeat = this.opts.heartbeatMs ?? ViewHeartbeatSeconds * 1000;
+    const changed = b.changes !== this.publishedChanges;
+    const due = this.now() - this.publishedAtMs >= heartbeat && asOf > this.publishedAsOfMs;
+    if (!changed && !due) return false;
+    this.busy = true;
+    const changes = b.changes;
+    try {
+      const view = b.render({ cluster: this.opts.cluster, agent: this.agent, sequence: ++this.sequence, generatedAt: new Date(asOf).toISOString() });
+      const json = Buffer.from(JSON.stringify(view));
+      const gz = gzipSync(json);
+      await this.opts.store.put(gz);
+      this.publishedChanges = changes;
+      this.publishedAtMs = this.now();
+      this.publishedAsOfMs = asOf;
+      this.lastBytes = { gzip: gz.byteLength, json: json.byteLength };
+      return true;
+    } catch (err) {
+      this.opts.log?.('warn', 'publishing the cluster view failed, will retry', { error: (err as Error)?.message ?? String(err) });
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * The cluster view: the compact, versioned picture of a cluster's nodes and bound pods that the
+ * in-cluster agent keeps from its watches and publishes (gzip JSON, one object per cluster), and
+ * that provisioning and disruption read instead of listing every pod and node (docs/cluster-state.md).
+ *
+ * Shape (schema version {@link ClusterViewSchemaVersion}):
+ * ```
+ * { schemaVersion: 1, cluster, agent: "<start RFC 3339>", sequence: 42,
+ *   generatedAt: "RFC 3339: the agent's watches were current at this time",
+ *   nodes: [compactNode(...)],                       // labels, taints, unschedulable, capacity, allocatable, conditions
+ *   templates: [{ metadata: { namespace, labels?, annotations?, ownerReferences? }, spec }],
+ *   pods: [[name, template, nodeName, phase, startTime?, creationTimestamp?, deletionTimestamp?], ...] }
+ * ```
+ * A template is what the pods of one ReplicaSet (or DaemonSet, Job, ...) share: the scheduling
+ * fields of {@link compactPod} without name and node. Pods are rows pointing at one, so a pod costs
+ * its name, node and times (~100 bytes), not its spec. Only bound, non-terminal pods are kept:
+ * pending pods are read live by whoever needs them.
+ *
+ * Pure: no I/O, no clock. The agent builds it ({@link ClusterViewBuilder}); readers call
+ * {@link parseClusterView} and {@link clusterOfView}.
+ */
+import { compactNode, compactPod, toNode, type AgentPod } from './agent-events.ts';
+import type { Node, Pod } from './kube.ts';
+
+export const ClusterViewSchemaVersion = 1;
+
+/** The shared part of a group of pods (compactPod without name, uid, times and node). */
+export interface PodTemplate {
+  metadata: { namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: AgentPod['metadata']['ownerReferences'] };
+  spec: AgentPod['spec'];
+}
+
+/** `[name, template index, nodeName, phase, startTime, creationTimestamp, deletionTimestamp]` ('' = absent). */
+export type PodRow = [string, number, string, string, string, string, string];
+
+export interface ClusterView {
+  schemaVersion: typeof ClusterViewSchemaVersion;
+  cluster: string;
+  /** When the publishing agent started (RFC 3339): `(agent, sequence)` orders views. */
+  agent: string;
+  /** Increases with every publish of one agent. */
+  sequence: number;
+  /** RFC 3339: the time at which this picture was current (the agent's clock). */
+  generatedAt: string;
+  nodes: ReturnType<typeof compactNode>[];
+  templates: PodTemplate[];
+  pods: PodRow[];
+}
+
+/** A bound pod as the view keeps it: a template plus its own fields. */
+export interface ViewPod {
+  name: string;
+  template: PodTemplate;
+  /** JSON of the template: pods with equal keys share one template. */
+  templateKey: string;
+  nodeName: string;
+  phase: string;
+  startTime: string;
+  creationTimestamp: string;
+  deletionTimestamp: string;
+}
+
+/** Is the pod one the view keeps (bound to a node, not Succeeded / Failed)? */
+export function inView(p: Pod): boolean {
+  return !!p.spec?.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+}
+
+/** The view's form of a pod, or undefined when the view does not keep it ({@link inView}). */
+export function toViewPod(p: Pod): ViewPod | undefined {
+  if (!inView(p)) return undefined;
+  const c = compactPod(p);
+  const { name: _n, uid: _u, creationTimestamp: _c, namespace, ...meta } = c.metadata;
+  const template: PodTemplate = { metadata: { namespace, ...meta }, spec: c.spec };
+  return {
+    name: p.metadata.name,
+    template,
+    templateKey: JSON.stringify(template),
+    nodeName: p.spec.nodeName!,
+    phase: p.status?.phase ?? '',
+    startTime: p.status?.startTime ?? '',
+    creationTimestamp: p.metadata.creationTimestamp ?? '',
+    deletionTimestamp: p.metadata.deletionTimestamp ?? '',
+  };
+}
+
+/**
+ * Keeps the current nodes and bound pods from watch events and renders the view. Templates are
+ * reference-counted, so memory follows the number of distinct templates plus one small record per
+ * pod. Not thread-safe (one agent event loop).
+ */
+export class ClusterViewBuilder {
+  private readonly nodes = new Map<string, ReturnType<typeof compactNode>>();
+  private readonly pods = new Map<string, { pod: Omit<ViewPod, 'template' | 'templateKey'>; tpl: { template: PodTemplate; key: string; refs: number } }>();
+  private readonly templates = new Map<string, { template: PodTemplate; key: string; refs: number }>();
+  /** Bumped on every change that alters the rendered view. */
+  changes = 0;
+
+  get podCount(): number {
+    return this.pods.size;
+  }
+
+  get templateCount(): number {
+    return this.templates.size;
+  }
+
+  /**
+   * The same pod with the template object and key every pod of its template shares (call on each
+   * pod as it is read, so a list of 100 000 pods holds one copy per template, not per pod).
+   */
+  intern(p: ViewPod): ViewPod {
+    let tpl = this.templates.get(p.templateKey);
+    if (!tpl) this.templates.set(p.templateKey, (tpl = { template: p.template, key: p.templateKey, refs: 0 }));
+    return { ...p, template: tpl.template, templateKey: tpl.key };
+  }
+
+  /** Replaces every pod (a full list). `key` is namespace/name. */
+  syncPods(items: Iterable<[string, ViewPod]>): void {
+    const seen = new Set<string>();
+    for (const [key, p] of items) {
+      seen.add(key);
+      this.setPod(key, p);
+    }
+    for (const key of [...this.pods.keys()]) if (!seen.has(key)) this.setPod(key, undefined);
+  }
+
+  /** One pod changed (`undefined`: gone, or no longer kept). */
+  setPod(key: string, p: ViewPod | undefined): void {
+    const prev = this.pods.get(key);
+    if (!p) {
+      if (!prev) return;
+      this.pods.delete(key);
+      this.release(prev.tpl);
+      this.changes++;
+      return;
+    }
+    const { template: _t, templateKey, ...own } = p;
+    if (prev && prev.tpl.key === templateKey && sameOwn(prev.pod, own)) return;
+    let tpl = this.templates.get(templateKey);
+    if (!tpl) this.templates.set(templateKey, (tpl = { template: p.template, key: templateKey, refs: 0 }));
+    tpl.refs++;
+    if (prev) this.release(prev.tpl);
+    this.pods.set(key, { pod: own, tpl });
+    this.changes++;
+  }
+
+  private release(tpl: { key: string; refs: number }): void {
+    if (--tpl.refs <= 0) this.templates.delete(tpl.key);
+  }
+
+  /** Replaces every node (a full list). */
+  syncNodes(items: Iterable<[string, Node]>): void {
+    const seen = new Set<string>();
+    for (const [name, n] of items) {
+      seen.add(name);
+      this.setNode(name, n);
+    }
+    for (const name of [...this.nodes.keys()]) if (!seen.has(name)) this.setNode(name, undefined);
+  }
+
+  /** One node changed (`undefined`: deleted). */
+  setNode(name: string, n: Node | undefined): void {
+    if (!n) {
+      if (this.nodes.delete(name)) this.changes++;
+      return;
+    }
+    const c = compactNode(n);
+    const prev = this.nodes.get(name);
+    if (prev && JSON.stringify(prev) === JSON.stringify(c)) return;
+    this.nodes.set(name, c);
+    this.changes++;
+  }
+
+  /** The view as of now (`generatedAt`), numbered `sequence` of agent `agent`. */
+  render(meta: { cluster: string; agent: string; sequence: number; generatedAt: string }): ClusterView {
+    for (const [k, t] of this.templates) if (t.refs <= 0) this.templates.delete(k); // interned, never kept
+    const index = new Map<string, number>();
+    const templates: PodTemplate[] = [];
+    const pods: PodRow[] = [];
+    for (const [key, { pod, tpl }] of this.pods) {
+      let i = index.get(tpl.key);
+      if (i === undefined) {
+        i = templates.length;
+        index.set(tpl.key, i);
+        templates.push(tpl.template);
+      }
+      void key;
+      pods.push([pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp]);
+    }
+    return { schemaVersion: ClusterViewSchemaVersion, ...meta, nodes: [...this.nodes.values()], templates, pods };
+  }
+}
+
+function sameOwn(a: Omit<ViewPod, 'template' | 'templateKey'>, b: Omit<ViewPod, 'template' | 'templateKey'>): boolean {
+  return a.name === b.name && a.nodeName === b.nodeName && a.phase === b.phase && a.startTime === b.startTime && a.creationTimestamp === b.creationTimestamp && a.deletionTimestamp === b.deletionTimestamp;
+}
+
+/** A view that cannot be read (wrong schema version, wrong cluster, malformed). */
+export class ClusterViewError extends Error {
+  override name = 'ClusterViewError';
+}
+
+/**
+ * Checks the parts of a decoded view the readers rely on (header fields, array shapes, template
+ * indexes). Item contents are the agent's own output and are not re-validated field by field
+ * (100 000 rows; a zod pass would cost more than the read).
+ * @throws ClusterViewError naming the field.
+ */
+export function parseClusterView(raw: unknown, cluster: string): ClusterView {
+  const v = raw as Partial<ClusterView> | null;
+  if (!v || typeof v !== 'object') throw new ClusterViewError('cluster view: not an object');
+  if (v.schemaVersion !== ClusterViewSchemaVersion) throw new ClusterViewError(`cluster view: schemaVersion ${String(v.schemaVersion)} is not ${ClusterViewSchemaVersion}`);
+  if (v.cluster !== cluster) throw new ClusterViewError(`cluster view: cluster "${String(v.cluster)}" is not "${cluster}"`);
+  if (typeof v.generatedAt !== 'string' || !Number.isFinite(Date.parse(v.generatedAt))) throw new ClusterViewError('cluster view: generatedAt is not an RFC 3339 time');
+  if (typeof v.sequence !== 'number' || typeof v.agent !== 'string') throw new ClusterViewError('cluster view: agent / sequence missing');
+  if (!Array.isArray(v.nodes) || !Array.isArray(v.templates) || !Array.isArray(v.pods)) throw new ClusterViewError('cluster view: nodes, templates and pods must be arrays');
+  const n = v.templates.length;
+  for (const row of v.pods) {
+    if (!Array.isArray(row) || typeof row[0] !== 'string' || typeof row[1] !== 'number' || row[1] < 0 || row[1] >= n || typeof row[2] !== 'string') {
+      throw new ClusterViewError(`cluster view: pod row ${JSON.stringify(row).slice(0, 80)} is malformed`);
+    }
+  }
+  return v as ClusterView;
+}
+
+/**
+ * The view's nodes and pods in the Kubernetes shapes the scheduler and disruption take. Pods of
+ * one template share its label, owner and spec objects (read-only, as everywhere downstream).
+ */
+export function clusterOfView(v: ClusterView): { nodes: Node[]; pods: Pod[] } {
+  const nodes = v.nodes.map(toNode);
+  const pods: Pod[] = new Array(v.pods.length);
+  for (let i = 0; i < v.pods.length; i++) {
+    const [name, t, nodeName, phase, startTime, creationTimestamp, deletionTimestamp] = v.pods[i];
+    const tpl = v.templates[t];
+    pods[i] = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { ...(tpl.metadata as Pod['metadata']), name, ...(creationTimestamp ? { creationTimestamp } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+      spec: { ...(tpl.spec as unknown as Pod['spec']), nodeName },
+      status: { ...(phase ? { phase } : {}), ...(startTime ? { startTime } : {}) },
+    };
+  }
+  return { nodes, pods };
+}
+
+/** Seconds between the view's `generatedAt` and `now` (negative when the agent's clock is ahead). */
+export function viewAgeSeconds(v: Pick<ClusterView, 'generatedAt'>, now: Date): number {
+  return (now.getTime() - Date.parse(v.generatedAt)) / 1000;
+}

@@ -1,0 +1,54 @@
+/**
+ * ClusterViewStore (shared/api/ports.ts) over S3: one object per cluster
+ * (`clusters/<cluster>/view.json.gz`, contract.ts `clusterViewKey`). Reads are conditional on the
+ * ETag the caller holds (If-None-Match → 304 → `'unchanged'`, nothing transferred).
+ *
+ * IAM: the agent needs s3:PutObject on the key; functions s3:GetObject.
+ */
+import { GetObjectCommand, PutObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import type { ClusterViewStore } from '../api/ports.ts';
+import { NodefleetError, TransientError } from '../api/errors.ts';
+import { clusterViewKey } from '../api/contract.ts';
+
+function statusOf(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+function mapError(err: unknown, what: string): Error {
+  const status = statusOf(err);
+  if (status === undefined || status === 429 || status === 503 || status >= 500) return new TransientError(`${what}: ${status ? `HTTP ${status}` : (err as Error)?.message ?? String(err)}`, { cause: err });
+  return new NodefleetError(`${what}: HTTP ${status} ${(err as S3ServiceException)?.name ?? ''}`.trim(), { cause: err });
+}
+
+export class S3ClusterViewStore implements ClusterViewStore {
+  private readonly key: string;
+
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucket: string,
+    cluster: string,
+  ) {
+    this.key = clusterViewKey(cluster);
+  }
+
+  async put(body: Uint8Array): Promise<void> {
+    try {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key, Body: body, ContentType: 'application/json', ContentEncoding: 'gzip' }));
+    } catch (err) {
+      throw mapError(err, `put s3://${this.bucket}/${this.key}`);
+    }
+  }
+
+  async get(etag?: string): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined> {
+    try {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key, ...(etag ? { IfNoneMatch: etag } : {}) }));
+      const body = await out.Body!.transformToByteArray();
+      return { body, etag: out.ETag ?? '' };
+    } catch (err) {
+      const status = statusOf(err);
+      if (status === 304) return 'unchanged';
+      if (status === 404 || (err as Error)?.name === 'NoSuchKey') return undefined;
+      throw mapError(err, `get s3://${this.bucket}/${this.key}`);
+    }
+  }
+}
