@@ -70,7 +70,8 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
 }
 
 async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Date): Promise<DisruptionOutput> {
-  const v = validateCommand(command, await readSnapshot(deps, now), now);
+  // The candidates are re-read live (a GET and a per-node pod list each), never trusted from the view.
+  const v = validateCommand(command, await readSnapshot(deps, now, { recheck: command.candidates.map((c) => c.nodeName) }), now);
   if (v.status === 'wait') return { status: 'validating', command, retryAfterSeconds: v.retryAfterSeconds, terminationsStarted: [] };
   if (v.status === 'invalid') {
     deps.log.info('abandoning disruption command', { id: command.id, reason: v.reason });

@@ -1,7 +1,13 @@
 /**
- * Reads one consistent-enough cluster snapshot for disruption from the ports: Kubernetes
- * (NodePools, EC2NodeClasses, Nodes, Pods, PDBs, DaemonSets), the NodeClaim store, the ICE
- * cache, the budget counters, and the shipped catalog for the function's region.
+ * Reads one consistent-enough cluster snapshot for disruption from the ports: nodes and bound
+ * pods from the cluster picture (the agent's view when fresh, else listed live —
+ * shared/runtime/cluster-picture.ts), pending pods, NodePools, EC2NodeClasses, PDBs and
+ * DaemonSets from Kubernetes, the NodeClaim store, the ICE cache, the budget counters, and the
+ * shipped catalog for the function's region.
+ *
+ * Before a command acts (`recheck`: its candidates' node names) the candidates are read live —
+ * one GET of the node and one list of the pods bound to it each — and replace what the view said
+ * about them, so a command is validated against the cluster as it is, not as the view saw it.
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
 import type { NodePool, EC2NodeClass } from '../../shared/api/nodepool.ts';
@@ -13,9 +19,28 @@ import { AmiFamilyFeatureTable, amiFamilyOf } from '../../shared/catalog/capacit
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { DaemonSetTemplate } from '../../shared/scheduling/index.ts';
 import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
+import type { Node, Pod } from '../../shared/api/kube.ts';
+import { inView } from '../../shared/api/cluster-view.ts';
+import { readClusterPicture } from '../../shared/runtime/cluster-picture.ts';
+import type { Log } from '../../shared/runtime/observability.ts';
 
 /** The ports the snapshot reads; `resolver` (optional) gives the AMIs node classes resolve to now (AMI drift). */
-export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
+export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher' | 'views'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
+
+const silent: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Nodes and pods with the named nodes (and the pods bound to them) replaced by their live state:
+ * a node gone live is dropped with its pods. Reads 2 objects-worth per name, never a list of the cluster.
+ */
+export async function withLiveNodes(kube: Deps['kube'], nodes: readonly Node[], pods: readonly Pod[], names: readonly string[]): Promise<{ nodes: Node[]; pods: Pod[] }> {
+  const wanted = new Set(names);
+  const live = await Promise.all([...wanted].map(async (n) => ({ node: await kube.getNode(n), pods: await kube.listPods({ nodeName: n }) })));
+  return {
+    nodes: [...nodes.filter((n) => !wanted.has(n.metadata.name)), ...live.flatMap((l) => (l.node ? [l.node] : []))],
+    pods: [...pods.filter((p) => !wanted.has(p.spec.nodeName ?? '')), ...live.flatMap((l) => (l.node ? l.pods.filter(inView) : []))],
+  };
+}
 
 /** Current AMI ids per node class; a class whose terms resolve to nothing is left out (no drift verdict). */
 async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeClass[]): Promise<Record<string, string[]> | undefined> {
@@ -33,20 +58,22 @@ async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeCl
 }
 
 /**
- * Reads the snapshot at `now`.
+ * Reads the snapshot at `now`; `recheck`: node names to read live over the picture (see module doc).
  * @throws whatever the ports throw (TransientError when throttled).
  */
-export async function readSnapshot(deps: SnapshotDeps, now: Date): Promise<DisruptionSnapshot> {
-  const [nodePools, nodeClasses, nodes, pods, pdbs, daemonSetObjects, nodeClaims, unavailable] = await Promise.all([
+export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { recheck?: readonly string[] } = {}): Promise<DisruptionSnapshot> {
+  const [nodePools, nodeClasses, picture, pdbs, daemonSetObjects, nodeClaims, unavailable] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
-    deps.kube.listNodes(),
-    deps.kube.listPods(),
+    readClusterPicture({ ...deps, log: deps.log ?? silent }, now),
     deps.kube.listPodDisruptionBudgets(),
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.store.list(),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
   ]);
+  let nodes = picture.nodes;
+  let pods = [...picture.boundPods, ...picture.pendingPods];
+  if (opts.recheck?.length && picture.source === 'view') ({ nodes, pods } = await withLiveNodes(deps.kube, nodes, pods, opts.recheck));
   const resolvedImageIds = await resolveImages(deps, nodeClasses);
   const refreshed = await deps.catalogRefresher?.get(now.getTime()); // live prices / offerings (shipped data locally)
   const budgetHolders: Record<string, string[]> = {};

@@ -111,9 +111,12 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
  * Finalize releasing the same slot concurrently never decrements twice.
  */
 async function reclaimBudgetSlots(deps: GcDeps & Required<Pick<GcDeps, 'budgets'>>, claims: readonly NodeClaim[], pass: GcResult): Promise<GcResult['releasedBudgetSlots']> {
-  const [pools, nodes] = await Promise.all([deps.kube.listNodePools(), deps.kube.listNodes()]);
+  const pools = await deps.kube.listNodePools();
   const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
   const holders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets.holders(p)] as const)));
+  // Nodes are listed (live) only when some slot is held: a quiet cluster costs no node list a minute.
+  if (Object.values(holders).every((h) => Object.keys(h).length === 0)) return [];
+  const nodes = await deps.kube.listNodes();
   const deleted = new Set(pass.deleted.map((d) => d.nodeClaim));
   const stale = staleBudgetHolders(holders, claims.filter((c) => !deleted.has(c.name)), nodes, deps.clock.now());
   for (const s of stale) {

@@ -56,3 +56,4 @@ export function fakeWorld(opts: { start?: string | number | Date; cloud?: Omit<F
   };
   return w;
 }
+export { InMemoryClusterViewStore } from './in-memory-cluster-view-store.ts';
