@@ -76,9 +76,59 @@ export const NodeClaimSchema = z.object({
   pods: z.array(z.string()).default([]),
   /** Why a termination failed or a launch gave up. */
   lastError: z.string().optional(),
+  /** RFC 3339 time `lastError` was recorded (gc backs off restarting a failed termination from it). */
+  lastErrorAt: z.string().optional(),
+  /**
+   * The termination in progress, recorded by its Cordon task so that gc can restart it with the
+   * same deadline and budget slot if its execution fails or is lost: `attempt` numbers the
+   * executions (1, 2, … see shared/api/termination.ts `terminationExecutionName`),
+   * `deadlineEpochMs` absent = no deadline.
+   */
+  termination: z
+    .object({
+      attempt: z.number().int().min(1),
+      reason: z.string(),
+      deadlineEpochMs: z.number().optional(),
+      budgetNodePool: z.string().optional(),
+      /** RFC 3339, when the first attempt started. */
+      startedAt: z.string(),
+    })
+    .optional(),
+  /**
+   * RFC 3339: the record expires (is deleted) after this; set when the claim becomes Terminated
+   * ({@link TerminatedClaimRetentionSeconds} later). Stored as DynamoDB's TTL attribute.
+   */
+  retainUntil: z.string().optional(),
   annotations: z.record(z.string(), z.string()).default({}),
 });
 export type NodeClaim = z.infer<typeof NodeClaimSchema>;
+
+/**
+ * How long a Terminated claim is kept (for `status` and gc's bookkeeping) before it expires:
+ * DynamoDB's TTL deletes it in AWS (within days), gc deletes it at once when it sees it expired.
+ */
+export const TerminatedClaimRetentionSeconds = 3600;
+
+/** Characters of the generated name suffix (lower-case consonants and digits, as Kubernetes' generateName). */
+export const NodeClaimNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+/** Length of the generated name suffix (Karpenter: `<nodepool>-<5 chars>`). */
+export const NodeClaimNameSuffixLength = 5;
+
+/**
+ * A fresh NodeClaim name, `<nodepool>-<5 random chars>` as Karpenter generates them: unique per
+ * creation (a pod re-created with the same name gets a new claim, never an old one's name).
+ * @param random uniform in [0, 1) (seeded in tests and the chaos harness; crypto-backed in production)
+ */
+export function randomNodeClaimName(nodePool: string, random: () => number): string {
+  let suffix = '';
+  for (let i = 0; i < NodeClaimNameSuffixLength; i++) suffix += NodeClaimNameAlphabet[Math.floor(random() * NodeClaimNameAlphabet.length) % NodeClaimNameAlphabet.length];
+  return `${nodePool}-${suffix}`;
+}
+
+/** Whether the claim record has expired at `now` (see `retainUntil`). */
+export function isExpired(c: Pick<NodeClaim, 'retainUntil'>, now: Date): boolean {
+  return c.retainUntil !== undefined && Date.parse(c.retainUntil) <= now.getTime();
+}
 export type NodeClaimInput = z.input<typeof NodeClaimSchema>;
 
 /** The condition of `type`, if set. */
