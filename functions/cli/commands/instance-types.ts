@@ -1,5 +1,5 @@
 /**
- * `nodefleet instance-types --region R [--nodepool FILE] [--output json|table]`: the instance
+ * `nodefleet instance-types --region R [--nodepool FILE] [-o json|yaml|wide]`: the instance
  * types a NodePool admits in a region (all priced types without --nodepool), with capacity,
  * allocatable and price per offering, cheapest first.
  *

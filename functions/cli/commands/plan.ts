@@ -1,14 +1,15 @@
 /**
- * `nodefleet plan --nodepools FILE --pods FILE|- [--nodes FILE] [--region R] [--output json|table]`:
+ * `nodefleet plan --nodepools FILE --pods FILE|- [--nodes FILE] [--region R] [-o json|yaml|wide]`:
  * the NodeClaims nodefleet would create for pending pods, and the pods that cannot run with the
  * reason per NodePool. Reads `kubectl get pods -A -o json|yaml` (List or single objects;
  * Deployments, ReplicaSets, StatefulSets and Jobs stand for their replicas; DaemonSets add
  * per-node overhead; bound pods and Nodes are existing capacity).
  *
- * JSON: `{nodeClaims: [{nodePool, requests, instanceTypes (launch set, cheapest first), price
- * (USD/h of the cheapest), capacityTypes, zones, pods}], placements: [{pod, node}],
- * unschedulable: [{pod, reasons: {<nodePool>: message}}]}`.
- * Exit codes: 0 ok (even with unschedulable pods), 1 unreadable or invalid input.
+ * `-o json|yaml`: a v1 List of karpenter.sh/v1 NodeClaims and pod Events ({@link planObjects}).
+ * `--launch-requests` (JSON): `{nodeClaims: [{nodePool, requests, instanceTypes (launch set,
+ * cheapest first), price (USD/h of the cheapest), capacityTypes, zones, pods, launchRequest}],
+ * placements: [{pod, node}], unschedulable: [{pod, reasons: {<nodePool>: message}}]}`.
+ * Exit codes: 0 ok (even with unschedulable pods), 1 unreadable or invalid input, 2 usage.
  */
 import type { Command } from 'commander';
 import type { Pod } from '../../../shared/api/kube.ts';
