@@ -163,3 +163,103 @@ export function setCondition(
   };
   return { ...c, conditions: [...c.conditions.filter((x) => x.type !== type), next] };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Kubernetes view: a NodeClaim record as `kubectl get nodeclaims -o yaml` shows Karpenter's.
+
+/** A karpenter.sh/v1 NodeClaim object (KC pkg/apis/crds/karpenter.sh_nodeclaims.yaml), fields nodefleet knows. */
+export interface KubeNodeClaim {
+  apiVersion: 'karpenter.sh/v1';
+  kind: 'NodeClaim';
+  metadata: {
+    name: string;
+    creationTimestamp: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers: string[];
+    ownerReferences: { apiVersion: string; kind: string; name: string; blockOwnerDeletion: boolean }[];
+  };
+  spec: {
+    nodeClassRef: { group: string; kind: string; name: string };
+    requirements: NodeClaim['requirements'];
+    resources: { requests: Record<string, string> };
+    taints?: NodeClaim['taints'];
+    startupTaints?: NodeClaim['startupTaints'];
+    expireAfter: string;
+    terminationGracePeriod?: string;
+  };
+  status?: {
+    providerID?: string;
+    nodeName?: string;
+    imageID?: string;
+    capacity?: Record<string, string>;
+    allocatable?: Record<string, string>;
+    conditions?: { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[];
+  };
+}
+
+/** A duration in seconds as Karpenter's NodePool fields write it: "720h", "1h30m", "45s". */
+export function formatDurationSeconds(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = Math.round(seconds % 60);
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || (!h && !m) ? `${s}s` : ''}`;
+}
+
+/** RFC 3339 at second precision, as the API server writes metadata times ("2026-01-02T03:04:05Z"). */
+function kubeTime(iso: string): string {
+  return iso.replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * The record as a karpenter.sh/v1 NodeClaim object: labels as Karpenter sets them on the claim
+ * (template labels, nodepool, and once launched instance type, zone and capacity type), the
+ * termination finalizer, the NodePool owner, spec (requirements, requests, taints, expireAfter
+ * from `expireAt - createdAt`, terminationGracePeriod) and status (providerID, node, image,
+ * capacity, allocatable, conditions with reason defaulting to the type as Karpenter's status
+ * conditions do). `extraAnnotations` adds nodefleet facts (e.g. a planned price).
+ */
+export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, string> = {}): KubeNodeClaim {
+  const labels: Record<string, string> = { ...c.labels, 'karpenter.sh/nodepool': c.nodePool };
+  if (c.instanceType) labels['node.kubernetes.io/instance-type'] = c.instanceType;
+  if (c.zone) labels['topology.kubernetes.io/zone'] = c.zone;
+  if (c.capacityType) labels['karpenter.sh/capacity-type'] = c.capacityType;
+  const annotations = { ...c.annotations, ...extraAnnotations };
+  const expire = c.expireAt ? formatDurationSeconds(Math.round((Date.parse(c.expireAt) - Date.parse(c.createdAt)) / 1000)) : 'Never';
+  const status: NonNullable<KubeNodeClaim['status']> = {
+    ...(c.providerId ? { providerID: c.providerId } : {}),
+    ...(c.nodeName ? { nodeName: c.nodeName } : {}),
+    ...(c.imageId ? { imageID: c.imageId } : {}),
+    ...(c.capacity ? { capacity: c.capacity } : {}),
+    ...(c.allocatable ? { allocatable: c.allocatable } : {}),
+    ...(c.conditions.length
+      ? {
+          conditions: [...c.conditions]
+            .sort((a, b) => NodeClaimConditionTypes.indexOf(a.type) - NodeClaimConditionTypes.indexOf(b.type))
+            .map((x) => ({ type: x.type, status: x.status, reason: x.reason || x.type, message: x.message ?? '', lastTransitionTime: kubeTime(x.lastTransitionTime) })),
+        }
+      : {}),
+  };
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: {
+      name: c.name,
+      creationTimestamp: kubeTime(c.createdAt),
+      labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
+      finalizers: ['karpenter.sh/termination'],
+      ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }],
+    },
+    spec: {
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: c.nodeClass },
+      requirements: c.requirements,
+      resources: { requests: c.resources.requests },
+      ...(c.taints.length ? { taints: c.taints } : {}),
+      ...(c.startupTaints.length ? { startupTaints: c.startupTaints } : {}),
+      expireAfter: expire,
+      ...(c.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriod: formatDurationSeconds(c.terminationGracePeriodSeconds) } : {}),
+    },
+    ...(Object.keys(status).length ? { status } : {}),
+  };
+}
