@@ -184,7 +184,7 @@
         height: 260,
         scales: { x: { time: false }, count: { range: (_u, _min, max) => [0, Math.max(4, max + 1)] }, usd: { range: (_u, _min, max) => [0, Math.max(0.1, max * 1.25)] } },
         axes: [
-          { values: (_u, ticks) => ticks.map(clock) },
+          { space: 70, incrs: [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200], values: (_u, ticks) => ticks.map(clock) },
           { scale: 'count', label: 'nodes / pods' },
           { scale: 'usd', side: 1, label: 'USD per hour', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => `$${t.toFixed(2)}`) },
         ],
