@@ -68,6 +68,8 @@ export interface Deps {
   publisher?: EventPublisher;
   /** Step Functions termination starter (NODEFLEET_TERMINATION_STATE_MACHINE_ARN; absent when not configured). */
   termination?: TerminationStarter;
+  /** Uniform random in [0, 1) for generated names (NodeClaim suffixes); default crypto-backed (shared/runtime/random.ts). Seeded in tests and chaos runs. */
+  random?: () => number;
   /** Disruption budget counters; buildDeps: DynamoBudgetCounter (optional so tests may build Deps by hand). */
   budgets?: BudgetCounter;
   /** Cluster endpoint / CA / CIDR / version for user data. */
@@ -155,6 +157,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     clusterInfo: o.clusterInfo ?? clusterInfo,
     views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
     catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
+    ...(o.random ? { random: o.random } : {}),
     clients,
   };
 }
