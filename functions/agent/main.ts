@@ -1,12 +1,15 @@
 /**
  * Process entry of the agent Deployment. Env: NODEFLEET_CLUSTER_NAME, NODEFLEET_EVENT_BUS_NAME,
  * AWS_REGION (required); NODEFLEET_KUBECONFIG (else the in-cluster service account),
- * NODEFLEET_AGENT_HEALTH_PORT (default 8080), NODEFLEET_BATCH_IDLE_MS / NODEFLEET_BATCH_MAX_MS.
+ * NODEFLEET_AGENT_HEALTH_PORT (default 8080), NODEFLEET_BATCH_IDLE_MS / NODEFLEET_BATCH_MAX_MS,
+ * NODEFLEET_VIEW_BUCKET (publish the cluster view there; docs/cluster-state.md), NODEFLEET_S3_ENDPOINT.
  * Logs are JSON lines on stdout.
  */
 import { z } from 'zod';
 import { Env } from '../../shared/api/contract.ts';
 import { createEventBridgePublisher } from '../../shared/aws/eventbridge-publisher.ts';
+import { createClients } from '../../shared/aws/clients.ts';
+import { S3ClusterViewStore } from '../../shared/aws/s3-cluster-view-store.ts';
 import { Agent } from './agent.ts';
 import { BatchIdleMs, BatchMaxMs, type AgentLog } from './agent-core.ts';
 
@@ -15,6 +18,8 @@ const EnvSchema = z.object({
   [Env.eventBusName]: z.string().min(1),
   [Env.region]: z.string().min(1),
   [Env.kubeconfig]: z.string().optional(),
+  [Env.viewBucket]: z.string().min(1).optional(),
+  [Env.s3Endpoint]: z.string().url().optional(),
   NODEFLEET_AGENT_HEALTH_PORT: z.coerce.number().int().default(8080),
   NODEFLEET_BATCH_IDLE_MS: z.coerce.number().int().positive().default(BatchIdleMs),
   NODEFLEET_BATCH_MAX_MS: z.coerce.number().int().positive().default(BatchMaxMs),
@@ -36,6 +41,7 @@ async function main(): Promise<void> {
     connection: env[Env.kubeconfig] ? { kind: 'kubeconfig', path: env[Env.kubeconfig]! } : { kind: 'in-cluster' },
     publisher: createEventBridgePublisher({ region: env[Env.region], eventBusName: env[Env.eventBusName], onDropped: (e, reason) => log('error', 'dropped event', { detailType: e.DetailType, reason }) }),
     clusterName: env[Env.clusterName],
+    ...(env[Env.viewBucket] ? { views: new S3ClusterViewStore(createClients({ region: env[Env.region], s3Endpoint: env[Env.s3Endpoint] }).s3, env[Env.viewBucket]!, env[Env.clusterName]) } : {}),
     healthPort: env.NODEFLEET_AGENT_HEALTH_PORT,
     batchIdleMs: env.NODEFLEET_BATCH_IDLE_MS,
     batchMaxMs: env.NODEFLEET_BATCH_MAX_MS,

@@ -9,9 +9,8 @@
  * Nothing is published before both informers have listed once (a partial view is never written).
  */
 import { gzipSync } from 'node:zlib';
-import { ClusterViewBuilder } from '../../shared/api/cluster-view.ts';
+import { ClusterViewBuilder, ViewHeartbeatSeconds } from '../../shared/api/cluster-view.ts';
 import type { ClusterViewStore } from '../../shared/api/ports.ts';
-import { ViewHeartbeatSeconds } from '../../shared/runtime/cluster-picture.ts';
 import type { AgentLog } from './agent-core.ts';
 
 /** A changed view is published at most this often (ms). */

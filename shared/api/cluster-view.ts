@@ -24,6 +24,9 @@ import type { Node, Pod } from './kube.ts';
 
 export const ClusterViewSchemaVersion = 1;
 
+/** The agent republishes an unchanged view this often (its "still current" signal; readers' bound: MaxViewAgeSeconds, 60 s). */
+export const ViewHeartbeatSeconds = 20;
+
 /** The shared part of a group of pods (compactPod without name, uid, times and node). */
 export interface PodTemplate {
   metadata: { namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: AgentPod['metadata']['ownerReferences'] };

@@ -12,6 +12,9 @@ import { gunzipSync } from 'node:zlib';
 import type { Node, Pod } from '../api/kube.ts';
 import type { ClusterViewStore, KubeApi } from '../api/ports.ts';
 import { clusterOfView, inView, parseClusterView, viewAgeSeconds, type ClusterView } from '../api/cluster-view.ts';
+import { ViewHeartbeatSeconds } from '../api/cluster-view.ts';
+
+export { ViewHeartbeatSeconds };
 import type { Log } from './observability.ts';
 
 /**
@@ -21,8 +24,6 @@ import type { Log } from './observability.ts';
  * or cannot write leaves the functions on the live path, slower but exact.
  */
 export const MaxViewAgeSeconds = 60;
-/** The agent republishes an unchanged view this often (its "still current" signal). */
-export const ViewHeartbeatSeconds = 20;
 
 export interface ClusterPicture {
   nodes: Node[];
