@@ -148,10 +148,10 @@ module.exports = {
     },
     {
       name: 'agent-decides-nothing',
-      comment: 'functions/agent may import api, kube and the EventBridge publisher: no runtime, scheduling, disruption, catalog.',
+      comment: 'functions/agent may import api, kube, the EventBridge publisher and the cluster-view store: no runtime, scheduling, disruption, catalog.',
       severity: 'error',
       from: { path: '^functions/agent/' },
-      to: { path: ['^shared/(runtime|scheduling|disruption|catalog)/', '^shared/aws/(?!eventbridge-publisher\\.ts$)'] },
+      to: { path: ['^shared/(runtime|scheduling|disruption|catalog)/', '^shared/aws/(?!(eventbridge-publisher|s3-cluster-view-store)\\.ts$)'] },
     },
 
     // ---- infra ----

@@ -8,8 +8,7 @@
 import { z } from 'zod';
 import { Env } from '../../shared/api/contract.ts';
 import { createEventBridgePublisher } from '../../shared/aws/eventbridge-publisher.ts';
-import { createClients } from '../../shared/aws/clients.ts';
-import { S3ClusterViewStore } from '../../shared/aws/s3-cluster-view-store.ts';
+import { createS3ClusterViewStore } from '../../shared/aws/s3-cluster-view-store.ts';
 import { Agent } from './agent.ts';
 import { BatchIdleMs, BatchMaxMs, type AgentLog } from './agent-core.ts';
 
@@ -41,7 +40,7 @@ async function main(): Promise<void> {
     connection: env[Env.kubeconfig] ? { kind: 'kubeconfig', path: env[Env.kubeconfig]! } : { kind: 'in-cluster' },
     publisher: createEventBridgePublisher({ region: env[Env.region], eventBusName: env[Env.eventBusName], onDropped: (e, reason) => log('error', 'dropped event', { detailType: e.DetailType, reason }) }),
     clusterName: env[Env.clusterName],
-    ...(env[Env.viewBucket] ? { views: new S3ClusterViewStore(createClients({ region: env[Env.region], s3Endpoint: env[Env.s3Endpoint] }).s3, env[Env.viewBucket]!, env[Env.clusterName]) } : {}),
+    ...(env[Env.viewBucket] ? { views: createS3ClusterViewStore({ region: env[Env.region], bucket: env[Env.viewBucket]!, cluster: env[Env.clusterName], endpoint: env[Env.s3Endpoint] }) } : {}),
     healthPort: env.NODEFLEET_AGENT_HEALTH_PORT,
     batchIdleMs: env.NODEFLEET_BATCH_IDLE_MS,
     batchMaxMs: env.NODEFLEET_BATCH_MAX_MS,

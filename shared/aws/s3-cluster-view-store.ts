@@ -5,7 +5,7 @@
  *
  * IAM: the agent needs s3:PutObject on the key; functions s3:GetObject.
  */
-import { GetObjectCommand, PutObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { ClusterViewStore } from '../api/ports.ts';
 import { NodefleetError, TransientError } from '../api/errors.ts';
 import { clusterViewKey } from '../api/contract.ts';
@@ -51,4 +51,13 @@ export class S3ClusterViewStore implements ClusterViewStore {
       throw mapError(err, `get s3://${this.bucket}/${this.key}`);
     }
   }
+}
+
+/**
+ * The store with its own S3 client, for the agent (which has no composition root of functions;
+ * as createEventBridgePublisher). `endpoint`: an S3-compatible server, addressed path-style.
+ */
+export function createS3ClusterViewStore(opts: { region: string; bucket: string; cluster: string; endpoint?: string }): S3ClusterViewStore {
+  const s3 = new S3Client({ region: opts.region, ...(opts.endpoint ? { endpoint: opts.endpoint, forcePathStyle: true } : {}) });
+  return new S3ClusterViewStore(s3, opts.bucket, opts.cluster);
 }
