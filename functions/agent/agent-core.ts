@@ -61,7 +61,23 @@ export interface AgentCoreOptions {
   log?: AgentLog;
   /** Epoch ms (injected for tests). */
   nowMs?: () => number;
+  /** Timer source (default the global setTimeout; the embedded environment's chaos runs pass its virtual clock). */
+  timers?: AgentTimers;
 }
+
+/** A one-shot timer source: `set` runs `fn` after `ms`; the returned handle cancels it. */
+export interface AgentTimers {
+  set(fn: () => void, ms: number): { cancel(): void };
+}
+
+/** The default timer source: Node's setTimeout, unref'd so an idle agent never holds a process open. */
+export const RealTimers: AgentTimers = {
+  set(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
 
 interface PendingPod {
   pod: AgentPod;
@@ -101,12 +117,14 @@ export class AgentCore {
   private readonly bindings = new Map<string, PodBinding>();
   private bindingsSynced = false;
   private readonly podActivity = new Map<string, PodActivity>();
-  private podEventTimer?: NodeJS.Timeout;
+  private podEventTimer?: { cancel(): void };
   private readonly batch = new Set<string>();
   private batchStartMs?: number;
-  private idleTimer?: NodeJS.Timeout;
-  private maxTimer?: NodeJS.Timeout;
-  private resendTimer?: NodeJS.Timeout;
+  private idleTimer?: { cancel(): void };
+  private maxTimer?: { cancel(): void };
+  private resendTimer?: { cancel(): void };
+  private readonly timers: AgentTimers;
+  private stopped = false;
   private readonly nodeOutbox: NodeLifecycleDetail[] = [];
   private seq = 0;
   private flushing: Promise<void> = Promise.resolve();
@@ -116,20 +134,27 @@ export class AgentCore {
   constructor(private readonly opts: AgentCoreOptions) {
     this.nowMs = opts.nowMs ?? (() => Date.now());
     this.log = opts.log ?? (() => {});
+    this.timers = opts.timers ?? RealTimers;
   }
 
   /** Starts the periodic re-send of still-pending pods. */
   start(): void {
     const every = this.opts.pendingResendMs ?? PendingResendMs;
-    this.resendTimer = setInterval(() => this.resendStale(), Math.max(1_000, Math.floor(every / 3)));
-    this.resendTimer.unref?.();
+    const period = Math.max(1_000, Math.floor(every / 3));
+    const tick = () => {
+      if (this.stopped) return;
+      this.resendStale();
+      this.resendTimer = this.timers.set(tick, period);
+    };
+    this.resendTimer = this.timers.set(tick, period);
   }
 
   stop(): void {
-    clearInterval(this.resendTimer);
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxTimer);
-    clearTimeout(this.podEventTimer);
+    this.stopped = true;
+    this.resendTimer?.cancel();
+    this.idleTimer?.cancel();
+    this.maxTimer?.cancel();
+    this.podEventTimer?.cancel();
   }
 
   /** Reduces a raw pod to what is kept: its compact form when provisionable. */
@@ -193,9 +218,9 @@ export class AgentCore {
     this.batch.add(key);
     const now = this.nowMs();
     this.batchStartMs ??= now;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
-    if (!this.maxTimer) this.maxTimer = setTimeout(() => void this.flush(), this.opts.batchMaxMs ?? BatchMaxMs);
+    this.idleTimer?.cancel();
+    this.idleTimer = this.timers.set(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
+    if (!this.maxTimer) this.maxTimer = this.timers.set(() => void this.flush(), this.opts.batchMaxMs ?? BatchMaxMs);
   }
 
   /** Sends the current batch (and queued node events) now. */
@@ -205,8 +230,8 @@ export class AgentCore {
   }
 
   private async doFlush(): Promise<void> {
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxTimer);
+    this.idleTimer?.cancel();
+    this.maxTimer?.cancel();
     this.idleTimer = this.maxTimer = undefined;
     this.batchStartMs = undefined;
     const keys = [...this.batch].filter((k) => this.pending.has(k));
@@ -271,7 +296,7 @@ export class AgentCore {
 
   /** Queues a pod-activity event for every node whose news is due; re-arms one timer for the rest. */
   private sendDuePodEvents(): void {
-    clearTimeout(this.podEventTimer);
+    this.podEventTimer?.cancel();
     this.podEventTimer = undefined;
     const now = this.nowMs();
     const every = this.opts.podEventMinIntervalMs ?? PodEventMinIntervalMs;
@@ -300,8 +325,7 @@ export class AgentCore {
     }
     if (queued) void this.flush();
     if (next !== undefined) {
-      this.podEventTimer = setTimeout(() => this.sendDuePodEvents(), next - now);
-      this.podEventTimer.unref?.();
+      this.podEventTimer = this.timers.set(() => this.sendDuePodEvents(), next - now);
     }
   }
 
@@ -341,8 +365,7 @@ export class AgentCore {
     if (r.failed > 0) {
       this.log('warn', 'publishing node events failed, will retry', { failedEntries: r.failed });
       this.nodeOutbox.unshift(...out.slice(out.length - r.failed));
-      const t = setTimeout(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
-      t.unref?.();
+      this.timers.set(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
     }
   }
 }

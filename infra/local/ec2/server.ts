@@ -32,6 +32,8 @@ export interface AwsServerOptions {
   putEvents?: (entries: PutEventsEntry[]) => { eventId?: string; errorCode?: string; errorMessage?: string }[];
   /** Cluster name for the discovery tag on subnets and security groups. */
   clusterName: string;
+  /** Fault injection (infra/local/faults.ts): may throw an Ec2ApiError before an EC2 action runs. */
+  fault?: (action: string) => void;
 }
 
 interface LaunchTemplate {
@@ -98,6 +100,7 @@ export class LocalAwsServer {
       }
       const q = parseQueryBody(body);
       const action = str(q.Action) ?? '';
+      this.opts.fault?.(action);
       const out = this.query(action, q);
       res.writeHead(200, { 'content-type': 'text/xml;charset=UTF-8', 'x-amzn-requestid': requestId });
       res.end(xmlResponse(action, requestId, out));
