@@ -110,7 +110,7 @@ describe('LocalEventBus faults', () => {
     const actions = [{ kind: 'drop' as const }, { kind: 'duplicate' as const }, { kind: 'delay' as const, ms: 30_000 }, undefined];
     const bus = new LocalEventBus({ clock, region: 'us-east-1', fault: () => actions.shift(), work: (fn) => clock.work(fn) });
     const got: string[] = [];
-    bus.addTarget({ rule: 'r', pattern: { source: ['t'] }, kind: 'lambda', invoke: async (e: any) => void got.push(e.detail.n) });
+    bus.addTarget({ rule: 'r', pattern: { source: ['t'], 'detail-type': ['x'] }, kind: 'lambda', invoke: async (e: any) => void got.push(e.detail.n) });
     clock.begin();
     // Act
     await bus.publish(['a', 'b', 'c', 'd'].map((n) => ({ source: 't', detailType: 'x', detail: { n } })));

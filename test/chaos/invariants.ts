@@ -273,6 +273,21 @@ export class Monitor {
     return `pods not running [${notRunning.join(' ')}]; claims [${claims.join(' ')}]; terminations running [${running.join(' ')}]; instances ${env.liveInstances().length}`;
   }
 
+  /** Several lines: nodes (taints, readiness), claims, pending pods, recent failed deliveries (for a run that did not settle). */
+  async dump(): Promise<string> {
+    const env = this.env;
+    const lines: string[] = [];
+    for (const n of env.cluster.nodes()) {
+      const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+      lines.push(`  node ${n.metadata.name} pool=${n.metadata.labels?.['karpenter.sh/nodepool'] ?? '-'} ready=${ready} unschedulable=${!!n.spec?.unschedulable} taints=${(n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',')} ${n.spec?.providerID ?? ''}`);
+    }
+    for (const c of await env.nodeClaims()) lines.push(`  claim ${c.name} ${c.phase} node=${c.nodeName ?? '-'} inst=${c.instanceId ?? '-'} pods=${(c.pods ?? []).length} created=${c.createdAt} ${c.lastError ?? ''}`);
+    for (const p of env.cluster.pendingPods()) lines.push(`  pending ${p.metadata.name} ${JSON.stringify(p.status?.conditions ?? [])}`);
+    for (const d of env.bus.deadLetters) lines.push(`  dead-letter ${d.rule} ${d.event['detail-type']} ${d.error}`);
+    for (const f of env.bus.dropped) lines.push(`  dropped ${f.rule} ${f.detailType} at ${Math.round((f.atMs - env.clock.startEpochMs()) / 1000)}s`);
+    return lines.join('\n');
+  }
+
   /** End-of-run checks (after faults stopped and the run settled or ran out of time). */
   async final(): Promise<void> {
     await this.check();

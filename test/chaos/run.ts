@@ -100,7 +100,7 @@ export async function runChaos(o: RunOptions): Promise<RunResult> {
         break;
       }
     }
-    if (!settled) o.log?.(`seed ${o.seed}: not settled: ${await monitor.describe()}`);
+    if (!settled) o.log?.(`seed ${o.seed}: not settled: ${await monitor.describe()}${process.env.CHAOS_DEBUG ? `\n${await monitor.dump()}\n${injector.injected.map((f) => `  fault ${f.index} ${f.kind} at ${Math.round(f.atMs / 1000)}s ${f.detail}`).join('\n')}` : ''}`);
     await monitor.final();
     injector.collectCrashes();
   } finally {
