@@ -186,6 +186,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    // Worktrees may symlink node_modules; keep its paths as node_modules/… for the rules.
+    preserveSymlinks: true,
     exclude: { path: '^(cdk\\.out|dist|coverage)/' },
     // Count `import type` too: a type import still couples the layers.
     tsPreCompilationDeps: true,

@@ -71,3 +71,16 @@ function computePodRequests(spec: PodSpec): Resources {
   for (const k of Object.keys(total)) if (total[k] === 0 && k !== 'pods') delete total[k];
   return total;
 }
+
+/** Whether every request fits the room (a resource missing from the room has none). */
+export function fitsRoom(requests: Resources, room: Resources): boolean {
+  for (const k in requests) if (requests[k] > (room[k] ?? 0)) return false;
+  return true;
+}
+
+/** A resource amount for messages: cpu in millicores, memory and ephemeral storage in Mi, others as counts. */
+export function formatAmount(k: string, v: number): string {
+  if (k === 'cpu') return `${v}m`;
+  if (k === 'memory' || k === 'ephemeral-storage') return `${Math.round(v / 2 ** 20)}Mi`;
+  return String(v);
+}

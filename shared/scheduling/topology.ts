@@ -8,8 +8,10 @@
  * in. For hostname spread the minimum count is zero, because a new node can always be added.
  */
 import type { LabelSelector, Pod, Taint, Toleration } from '../api/kube.ts';
-import { LabelHostname } from '../api/labels.ts';
+import { LabelCapacityType, LabelHostname, LabelInstanceType, LabelTopologyZone } from '../api/labels.ts';
 import type { Requirements } from '../api/requirements.ts';
+import type { ClaimTemplate } from './template.ts';
+import type { ExistingNode } from './types.ts';
 import { matchesSelector, selectorKey } from './selectors.ts';
 import { untoleratedTaint } from './taints.ts';
 
@@ -341,4 +343,35 @@ export class Topology {
       else for (const v of target.domains(g.key)) g.recordOwner(v);
     }
   }
+}
+
+/**
+ * The domains that exist for topology spread and affinity: every zone, capacity type and
+ * instance-type label value (for the keys pending pods spread on) that the NodePools can launch,
+ * plus those of existing nodes. A domain counts even with zero pods (KC topology.go
+ * `domainGroups` built from the NodePools' instance types and requirements).
+ * @param spreadKeys the topology keys of the pending pods' spreads in force.
+ */
+export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): Map<string, Set<string>> {
+  const universe = new Map<string, Set<string>>();
+  const addDomain = (k: string, v: string) => {
+    let s = universe.get(k);
+    if (!s) universe.set(k, (s = new Set()));
+    s.add(v);
+  };
+  const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
+  for (const t of templates) {
+    for (const z of t.zones) addDomain(LabelTopologyZone, z);
+    for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
+    if (typeSpreadKeys.length === 0) continue;
+    for (const tt of t.types) {
+      for (const k of typeSpreadKeys) {
+        const r = t.requirements.get(k);
+        const v = k === LabelInstanceType ? tt.type.name : (tt.type.labels[k] ?? (r && !r.complement && r.values.size === 1 ? [...r.values][0] : undefined));
+        if (v !== undefined) addDomain(k, v);
+      }
+    }
+  }
+  for (const n of existing) for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
+  return universe;
 }

@@ -1,0 +1,96 @@
+/**
+ * IAM policy evaluation for the embedded environment and the IAM simulation test, by an
+ * independent implementation of AWS policy semantics: `@cloud-copilot/iam-simulate`.
+ *
+ * Licence: iam-simulate is AGPL-3.0. It is a devDependency, used only here (the embedded
+ * environment and tests); nothing under functions/ or shared/ imports this folder, so it is never
+ * in a Lambda bundle or the agent image (.dependency-cruiser.cjs `function-imports-no-infra`).
+ */
+import { runSimulation } from '@cloud-copilot/iam-simulate';
+
+/** An IAM policy document (`Version` 2012-10-17). */
+export interface PolicyDocument {
+  Version: string;
+  Statement: PolicyStatementJson[];
+}
+
+/** One statement as IAM JSON. */
+export interface PolicyStatementJson {
+  Sid?: string;
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  Resource: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+/**
+ * One authorization request: what AWS evaluates for one (action, resource) of an API call.
+ * `context` holds the condition keys the request carries (`aws:RequestTag/<k>`, `aws:TagKeys`,
+ * `aws:ResourceTag/<k>`, `ec2:CreateAction`, `iam:PassedToService`, `aws:RequestedRegion`, …).
+ */
+export interface IamRequest {
+  action: string;
+  /** Full resource ARN, or `*` for actions without resource-level permissions. */
+  resource: string;
+  context: Record<string, string | string[]>;
+}
+
+/** Allowed, or denied (implicitly: no statement allows; explicitly: a Deny matched). */
+export type Decision = 'Allowed' | 'ImplicitlyDenied' | 'ExplicitlyDenied';
+
+/** The outcome of one request. */
+export interface Verdict {
+  request: IamRequest;
+  decision: Decision;
+}
+
+/** The simulator refused the request itself (unknown action, resource type not valid for the action, invalid policy). */
+export class IamSimulationError extends Error {
+  override name = 'IamSimulationError';
+}
+
+/** Account id of an ARN (`''` for account-less ARNs such as AMIs and public SSM parameters). */
+function accountOf(arn: string, fallback: string): string {
+  const parts = arn.split(':');
+  return parts.length > 4 && /^[0-9]{12}$/.test(parts[4]) ? parts[4] : fallback;
+}
+
+/**
+ * Evaluates `request` for `principal` (a role ARN) holding the identity policies `policies`.
+ * @throws IamSimulationError when the simulator cannot evaluate the request (the message names action and resource).
+ */
+export async function evaluate(principal: string, policies: PolicyDocument[], request: IamRequest): Promise<Decision> {
+  const account = accountOf(principal, '000000000000');
+  const result = await runSimulation(
+    {
+      identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy })),
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      request: {
+        principal,
+        action: request.action,
+        resource: { resource: request.resource, accountId: accountOf(request.resource, account) },
+        contextVariables: { 'aws:PrincipalArn': principal, 'aws:PrincipalAccount': account, ...request.context },
+      },
+    },
+    { simulationMode: 'Strict' },
+  );
+  if (result.resultType === 'error') {
+    throw new IamSimulationError(`${request.action} on ${request.resource}: ${result.errors.message}${detail(result.errors)}`);
+  }
+  const overall = result.overallResult;
+  if (overall === 'Allowed' || overall === 'ImplicitlyDenied' || overall === 'ExplicitlyDenied') return overall;
+  throw new IamSimulationError(`${request.action} on ${request.resource}: unexpected result ${String(overall)}`);
+}
+
+function detail(errors: object): string {
+  const rest = Object.entries(errors).filter(([k]) => k !== 'message');
+  return rest.length ? ` (${JSON.stringify(Object.fromEntries(rest))})` : '';
+}
+
+/** Evaluates every request; the verdicts in the same order. */
+export async function evaluateAll(principal: string, policies: PolicyDocument[], requests: IamRequest[]): Promise<Verdict[]> {
+  const out: Verdict[] = [];
+  for (const request of requests) out.push({ request, decision: await evaluate(principal, policies, request) });
+  return out;
+}

@@ -1,0 +1,134 @@
+/**
+ * Existing nodes and in-flight NodeClaims as the simulation sees them: room left after the pods
+ * already bound, host ports in use, labels, taints, and (for a claim not yet registered) its
+ * requirements. Follows Karpenter's ExistingNode (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/existingnode.go): a pending pod goes there when it
+ * fits the room, tolerates the taints, matches the labels (or the claim's requirements) and
+ * keeps every topology rule.
+ */
+import type { Pod, Taint } from '../api/kube.ts';
+import * as L from '../api/labels.ts';
+import type { Resources } from '../api/quantity.ts';
+import type { Requirements } from '../api/requirements.ts';
+import { PodInfo, portsConflict } from './pod.ts';
+import { fitsRoom, podRequests } from './resources.ts';
+import { formatTaint, untoleratedTaint } from './taints.ts';
+import type { PodGroups, Topology, TopologyGroup, TopologyTarget } from './topology.ts';
+import type { ExistingNode, SchedulingInput } from './types.ts';
+
+/** Why a node or claim refused a pod; `monotone` when it can never accept a pod with this signature later in the run. */
+export interface Failure {
+  reason: string;
+  monotone: boolean;
+}
+
+/** An existing node or in-flight claim during the simulation. */
+export class SimNode implements TopologyTarget {
+  readonly hostname: string;
+  readonly room: Resources;
+  readonly ports: string[] = [];
+  readonly labels: Record<string, string>;
+  readonly taints: Taint[];
+  readonly requirements?: Requirements;
+
+  constructor(readonly node: ExistingNode, pods: readonly Pod[]) {
+    this.labels = node.labels;
+    this.hostname = node.labels[L.LabelHostname] ?? node.name;
+    this.taints = node.taints ?? [];
+    this.requirements = node.requirements;
+    this.room = { ...node.allocatable };
+    for (const p of pods) {
+      for (const [k, v] of Object.entries(podRequests(p.spec))) this.room[k] = (this.room[k] ?? 0) - v;
+    }
+  }
+
+  domains(key: string): readonly string[] {
+    if (key === L.LabelHostname) return [this.hostname];
+    const v = this.labels[key];
+    if (v !== undefined) return [v];
+    const r = this.requirements?.get(key);
+    if (r && !r.complement) return [...r.values];
+    return [];
+  }
+
+  /**
+   * Places the pod here when every rule allows it (room, host ports, taints, node affinity,
+   * labels or claim requirements, topology) and records it in `topology`.
+   * @param allowUndefined label keys an in-flight claim's requirements may leave undefined.
+   * @returns undefined when placed, else why not.
+   */
+  add(info: PodInfo, groups: PodGroups, topology: Topology, allowUndefined: ReadonlySet<string> | undefined): Failure | undefined {
+    if (this.node.unschedulable) return { reason: 'node is cordoned or being deleted', monotone: true };
+    if (!fitsRoom(info.requests, this.room)) return { reason: 'not enough room', monotone: true };
+    for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
+    const taint = untoleratedTaint(this.taints, info.tolerations, info.toleratePreferNoSchedule);
+    if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
+    const term = info.nodeTerm;
+    if (term.nodeNames && !term.nodeNames.has(this.node.name)) return { reason: 'node affinity selects other nodes', monotone: true };
+    if (this.requirements) {
+      const m = this.requirements.incompatibility(info.requirements, allowUndefined);
+      if (m) return { reason: m, monotone: true };
+    } else if (!info.requirements.matchesLabels(this.labels)) {
+      return { reason: 'node labels do not match', monotone: true };
+    }
+    const topo = topology.check(groups, this);
+    if (!(topo instanceof Map)) return topo;
+    for (const [k, v] of Object.entries(info.requests)) this.room[k] = (this.room[k] ?? 0) - v;
+    this.ports.push(...info.hostPorts);
+    topology.record(info, groups.ownedAnti, this);
+    return undefined;
+  }
+}
+
+/**
+ * The existing nodes to simulate (registered ones before launching claims, so pods fill running
+ * capacity first) and the pods bound to each: a pod listed on a node and again in `boundPods`
+ * counts once, on the first node that lists it; `boundPods` on unknown nodes are ignored.
+ */
+export function simulateExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[]): { nodes: SimNode[]; bound: Map<SimNode, Pod[]> } {
+  const nodes: SimNode[] = [];
+  const byName = new Map<string, SimNode>();
+  const bound = new Map<SimNode, Pod[]>();
+  const seen = new Set<string>();
+  const sorted = [...existing].sort((a, b) => Number(!!a.launching) - Number(!!b.launching));
+  for (const n of sorted) {
+    const pods = (n.pods ?? []).filter((p) => !seen.has(`${p.metadata.namespace}/${p.metadata.name}`));
+    for (const p of pods) seen.add(`${p.metadata.namespace}/${p.metadata.name}`);
+    const sim = new SimNode(n, pods);
+    nodes.push(sim);
+    byName.set(n.name, sim);
+    bound.set(sim, [...pods]);
+  }
+  for (const p of boundPods) {
+    const k = `${p.metadata.namespace}/${p.metadata.name}`;
+    if (seen.has(k) || !p.spec.nodeName || !byName.has(p.spec.nodeName)) continue;
+    seen.add(k);
+    bound.get(byName.get(p.spec.nodeName)!)!.push(p);
+  }
+  return { nodes, bound };
+}
+
+/**
+ * Counts the running pods in the topology groups that select them. Only pods with required
+ * anti-affinity need parsing (their terms block domains for the pending pods they select).
+ */
+export function recordBoundPods(
+  topology: Topology,
+  bound: ReadonlyMap<SimNode, readonly Pod[]>,
+  groupsFor: (info: PodInfo) => PodGroups,
+  volumes: SchedulingInput['volumes'],
+  infoCache: Map<string, PodInfo>,
+): void {
+  const entries: [{ namespace: string; labels: Record<string, string> }, TopologyGroup[], SimNode][] = [];
+  for (const [node, pods] of bound) {
+    for (const p of pods) {
+      if (p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
+        const bi = new PodInfo(p, volumes, true, infoCache);
+        entries.push([bi, groupsFor(bi).ownedAnti, node]);
+      } else {
+        entries.push([{ namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} }, [], node]);
+      }
+    }
+  }
+  if (!topology.empty) for (const [bi, owned, node] of entries) topology.record(bi, owned, node);
+}

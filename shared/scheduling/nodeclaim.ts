@@ -1,0 +1,340 @@
+/**
+ * A NodeClaim being packed during the simulation: its pods, the requirements they narrowed it
+ * to, the instance types that can still hold them, and the NodePool limit capacity it holds.
+ * Follows Karpenter's NodeClaim (kubernetes-sigs/karpenter
+ * pkg/controllers/provisioning/scheduling/nodeclaim.go, nodeclaimtemplate.go): a pod joins a
+ * claim when it tolerates the taints, its requirements intersect the claim's, topology allows a
+ * domain of the claim, and some instance type still holds the claim's requests plus the pod's
+ * (with minValues kept). Cost-aware packing (nodefleet's default) adds two refusals: a claim
+ * capped to efficient types, and a pod that would move the claim onto types selling its shape
+ * dearer ({@link rateOf}).
+ */
+import * as L from '../api/labels.ts';
+import type { Resources } from '../api/quantity.ts';
+import { Requirement, type Requirements } from '../api/requirements.ts';
+import type { Failure } from './existing-node.ts';
+import { unmetMinValues } from './launch.ts';
+import { portsConflict, type PodInfo } from './pod.ts';
+import { fitsRoom, formatAmount } from './resources.ts';
+import { formatTaint, untoleratedTaint } from './taints.ts';
+import { typeFilter, typeMatches, type ClaimTemplate, type TemplateType } from './template.ts';
+import type { PodGroups, Topology, TopologyFailure, TopologyTarget } from './topology.ts';
+
+/**
+ * How much dearer (fraction) than the best rate for a claim's shape an instance type may sell it
+ * and still be launched for the claim under cost-aware packing (see {@link rateOf}).
+ */
+const ShapeRateTolerance = 0.02;
+
+/**
+ * What a claim's requests cost at a type's rate (USD/hour): the type's price times the largest
+ * fraction of its room (cpu, memory, pods) the requests take. Equal to the price when the claim
+ * fills the type exactly; comparing types by it compares how well each sells the claim's shape.
+ */
+export function rateOf(t: TemplateType, requests: Resources): number {
+  const f = Math.max((requests.cpu ?? 0) / Math.max(1, t.room.cpu ?? 0), (requests.memory ?? 0) / Math.max(1, t.room.memory ?? 0), (requests.pods ?? 0) / Math.max(1, t.room.pods ?? 0));
+  return t.minPriceUsdPerHour * f;
+}
+
+function bestRate(types: readonly TemplateType[], requests: Resources): number {
+  let best = Infinity;
+  for (const t of types) {
+    if (t.exotic) continue;
+    const r = rateOf(t, requests);
+    if (r < best) best = r;
+  }
+  return best;
+}
+
+/** What claims share during one simulation. */
+export interface ClaimContext {
+  readonly topology: Topology;
+  /** minValues must hold after each pod (`minValuesPolicy: Strict`). */
+  readonly strictMinValues: boolean;
+  /** Cost-aware packing (`packing: cost`): a new claim is capped to efficient types. */
+  readonly costPacking: boolean;
+  /** The smallest pending pod's cpu (millicores) and memory (bytes): a claim with less room left is closed. */
+  readonly smallestCpu: number;
+  readonly smallestMem: number;
+}
+
+/** A NodeClaim being packed. */
+export class SimClaim implements TopologyTarget {
+  readonly pods: PodInfo[] = [];
+  readonly ports: string[] = [];
+  requests: Resources = {};
+  private cachedZones?: string[];
+  private cachedCapacityTypes?: string[];
+  /** Largest and smallest room among the options for cpu (millicores), memory (bytes) and pods: fast reject and fast accept. */
+  maxCpu = 0;
+  maxMem = 0;
+  maxPods = 0;
+  minCpu = 0;
+  minMem = 0;
+  minPods = 0;
+  /** Largest room among the efficient options (the bounds that matter once `capped`). */
+  effCpu = 0;
+  effMem = 0;
+  effPods = 0;
+  /** Capacity held against the NodePool limits (largest option, per limited resource). */
+  reserved: Resources = {};
+  closed = false;
+  /** Cost-aware packing: the claim must keep at least one efficient option. */
+  capped = false;
+
+  constructor(
+    readonly template: ClaimTemplate,
+    readonly hostname: string,
+    public requirements: Requirements,
+    public options: TemplateType[],
+  ) {
+    this.refresh();
+  }
+
+  /** Recomputes the room bounds from the options; zones and capacity types are recomputed on next use. */
+  refresh(): void {
+    this.cachedZones = undefined;
+    this.cachedCapacityTypes = undefined;
+    let maxCpu = -Infinity, maxMem = -Infinity, maxPods = -Infinity;
+    let minCpu = Infinity, minMem = Infinity, minPods = Infinity;
+    let effCpu = -Infinity, effMem = -Infinity, effPods = -Infinity;
+    for (const t of this.options) {
+      const cpu = t.room.cpu ?? 0;
+      const mem = t.room.memory ?? 0;
+      const pods = t.room.pods ?? 0;
+      if (t.efficient) {
+        if (cpu > effCpu) effCpu = cpu;
+        if (mem > effMem) effMem = mem;
+        if (pods > effPods) effPods = pods;
+      }
+      if (cpu > maxCpu) maxCpu = cpu;
+      if (cpu < minCpu) minCpu = cpu;
+      if (mem > maxMem) maxMem = mem;
+      if (mem < minMem) minMem = mem;
+      if (pods > maxPods) maxPods = pods;
+      if (pods < minPods) minPods = pods;
+    }
+    Object.assign(this, { maxCpu, maxMem, maxPods, minCpu, minMem, minPods, effCpu, effMem, effPods });
+  }
+
+  private offeringDomains(): void {
+    const zoneReq = this.requirements.get(L.LabelTopologyZone);
+    const ctReq = this.requirements.get(L.LabelCapacityType);
+    // Stop as soon as every zone / capacity type the pool offers (under the requirements) is seen.
+    const allZones = this.template.zones.filter((z) => !zoneReq || zoneReq.has(z)).length;
+    const allCts = this.template.capacityTypes.filter((c) => !ctReq || ctReq.has(c)).length;
+    const zones = new Set<string>();
+    const cts = new Set<string>();
+    for (const t of this.options) {
+      for (const o of t.offerings) {
+        if ((zoneReq && !zoneReq.has(o.zone)) || (ctReq && !ctReq.has(o.capacityType))) continue;
+        zones.add(o.zone);
+        cts.add(o.capacityType);
+      }
+      if (zones.size === allZones && cts.size === allCts) break;
+    }
+    this.cachedZones = [...zones].sort();
+    this.cachedCapacityTypes = [...cts].sort();
+  }
+
+  /** Zones some option can launch in under the requirements. */
+  get zones(): string[] {
+    if (!this.cachedZones) this.offeringDomains();
+    return this.cachedZones!;
+  }
+
+  get capacityTypes(): string[] {
+    if (!this.cachedCapacityTypes) this.offeringDomains();
+    return this.cachedCapacityTypes!;
+  }
+
+  domains(key: string): readonly string[] {
+    return this.domainsWith(key, this.requirements);
+  }
+
+  domainsWith(key: string, reqs: Requirements): readonly string[] {
+    if (key === L.LabelHostname) return [this.hostname];
+    const r = reqs.get(key);
+    if (key === L.LabelTopologyZone) return r ? this.zones.filter((z) => r.has(z)) : this.zones;
+    if (key === L.LabelCapacityType) return r ? this.capacityTypes.filter((c) => r.has(c)) : this.capacityTypes;
+    if (r && !r.complement) return [...r.values].sort();
+    if (this.template.typeKeys.has(key)) {
+      const values = new Set<string>();
+      for (const t of this.options) {
+        const v = key === L.LabelInstanceType ? t.type.name : t.type.labels[key];
+        if (v !== undefined && (!r || r.has(v))) values.add(v);
+      }
+      return [...values].sort();
+    }
+    return [];
+  }
+
+  /**
+   * Adds the pod when the claim can take it: room on some option, host ports, taints,
+   * requirements, topology (which may narrow the claim to the allowed domains), cost-aware caps
+   * and minValues. On success the claim's requirements, options and requests are updated, its
+   * limit reservation follows, and the pod is recorded in topology.
+   * @returns undefined when added, else why not.
+   */
+  add(info: PodInfo, groups: PodGroups, ctx: ClaimContext): Failure | undefined {
+    const t = this.template;
+    const r = info.requests;
+    const cpu = (this.requests.cpu ?? 0) + (r.cpu ?? 0);
+    const mem = (this.requests.memory ?? 0) + (r.memory ?? 0);
+    const pods = (this.requests.pods ?? 0) + (r.pods ?? 0);
+    // A fresh claim skips the fast reject so the full check can explain.
+    if (this.pods.length > 0) {
+      if (cpu > this.maxCpu || mem > this.maxMem || pods > this.maxPods) return { reason: 'no instance type has enough room', monotone: true };
+      if (this.capped && (cpu > this.effCpu || mem > this.effMem || pods > this.effPods)) return { reason: 'the claim is as large as an efficient instance type can be', monotone: true };
+    }
+    for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
+    const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
+    if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
+    if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
+    let reqs = this.requirements;
+    if (info.hasRequirements) {
+      const m = reqs.incompatibility(info.requirements, t.allowUndefined);
+      if (m) return { reason: m, monotone: true };
+      reqs = reqs.intersect(info.requirements);
+    }
+    let narrowed = false;
+    if (info.hasTopology || groups.inverse.length > 0) {
+      const podReqs = reqs;
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains: (k) => this.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints });
+      if (!(topo instanceof Map)) return topo as TopologyFailure;
+      for (const [k, values] of topo) {
+        if (k === L.LabelHostname) continue;
+        reqs = reqs.add(new Requirement(k, false, new Set(values), false));
+        narrowed = true;
+      }
+    }
+    const requests: Resources = { ...this.requests };
+    let onlyBasic = true;
+    for (const k in r) {
+      requests[k] = (requests[k] ?? 0) + r[k];
+      if (k !== 'cpu' && k !== 'memory' && k !== 'pods') onlyBasic = false;
+    }
+    const reqsChanged = reqs !== this.requirements;
+    let options = this.options;
+    let efficient = true;
+    // Fast accept: every option still holds the claim, nothing else changed.
+    const unchanged = !reqsChanged && onlyBasic && cpu <= this.minCpu && mem <= this.minMem && pods <= this.minPods;
+    if (!unchanged) {
+      const filter = reqsChanged ? typeFilter(reqs, t.typeKeys) : undefined;
+      options = [];
+      efficient = false;
+      for (const o of this.options) {
+        if (!fitsRoom(requests, o.room) || (filter && !typeMatches(o.type, filter, t.typeKeys, o.offerings))) continue;
+        options.push(o);
+        if (o.efficient) efficient = true;
+      }
+      if (options.length === 0) {
+        const reason = this.pods.length === 0 ? this.explainNoType(info, reqs, requests) : 'no instance type can hold the claim with this pod';
+        return { reason, monotone: !narrowed };
+      }
+      if (this.capped && !efficient) {
+        return { reason: 'the claim is as large as an efficient instance type can be', monotone: !narrowed };
+      }
+      // Options keep the template's cheapest-first order, so options[0] is what the claim would
+      // launch as. When a pod moves it to another type, compare what the claim's content costs
+      // at each type's rate (rateOf): a pod that only fits types selling this shape dearer than
+      // the types the claim had goes to another claim (a 2 GiB/vCPU claim overflowing
+      // c6g.16xlarge's memory would otherwise land on m6g.16xlarge and idle 40 % of its memory;
+      // a claim outgrowing m6g.16xlarge's memory would land on r6g.16xlarge and idle half of it).
+      if (this.capped && this.pods.length > 0 && options[0] !== this.options[0]) {
+        const before = bestRate(this.options, requests);
+        const after = bestRate(options, requests);
+        if (after > (1 + ShapeRateTolerance) * before) {
+          return { reason: 'the pod would move the claim onto instance types that sell its shape dearer', monotone: !narrowed };
+        }
+      }
+      if (ctx.strictMinValues && (reqsChanged || options.length < this.options.length)) {
+        const m = unmetMinValues(options, reqs);
+        if (m) return { reason: m, monotone: !narrowed };
+      }
+    }
+    // Commit.
+    const optionsChanged = options !== this.options && options.length !== this.options.length;
+    this.requirements = reqs;
+    this.options = options;
+    this.requests = requests;
+    this.pods.push(info);
+    this.ports.push(...info.hostPorts);
+    if (optionsChanged || reqsChanged) this.refresh();
+    if (t.remaining) this.reserve();
+    ctx.topology.record(info, groups.ownedAnti, this);
+    const [bCpu, bMem, bPods] = this.capped ? [this.effCpu, this.effMem, this.effPods] : [this.maxCpu, this.maxMem, this.maxPods];
+    if (bCpu - cpu < ctx.smallestCpu || bMem - mem < ctx.smallestMem || bPods - pods < 1) this.closed = true;
+    return undefined;
+  }
+
+  /** Keeps the NodePool's remaining limits in step with the largest capacity the claim may still launch. */
+  reserve(): void {
+    const t = this.template;
+    if (!t.remaining) return;
+    const next: Resources = {};
+    for (const k of Object.keys(t.remaining)) {
+      let max = 0;
+      for (const o of this.options) max = Math.max(max, k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0));
+      next[k] = max;
+    }
+    for (const k of Object.keys(t.remaining)) t.remaining[k] += (this.reserved[k] ?? 0) - next[k];
+    this.reserved = next;
+  }
+
+  private explainNoType(info: PodInfo, reqs: Requirements, requests: Resources): string {
+    const filter = typeFilter(reqs, this.template.typeKeys);
+    const compatible = this.options.filter((o) => typeMatches(o.type, filter, this.template.typeKeys, o.offerings));
+    if (compatible.length === 0) {
+      return this.pods.length === 0 ? `no instance type satisfies the requirements (${reqs.toString()})` : 'no instance type satisfies the requirements of the pods together';
+    }
+    for (const k in requests) {
+      let max = -Infinity;
+      for (const o of compatible) max = Math.max(max, o.room[k] ?? 0);
+      if (requests[k] > max) {
+        const what = this.pods.length === 0 ? `pod requests ${formatAmount(k, info.requests[k])}` : `requests ${formatAmount(k, requests[k])}`;
+        return `no instance type has enough ${k} (${what}, the largest type leaves ${formatAmount(k, Math.max(0, max))} after daemonsets)`;
+      }
+    }
+    return 'no instance type fits all the requests at once';
+  }
+}
+
+/**
+ * Opens a new claim from a NodePool template for the pod: the pool must be usable, its taints
+ * tolerated, its requirements compatible, and some instance type within its remaining limits
+ * must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
+ * the pod (KA filter.go exotic filter).
+ * @returns the claim holding the pod, or why the pool cannot launch one.
+ */
+export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext): SimClaim | Failure {
+  if (t.unusable) return { reason: t.unusable, monotone: true };
+  const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
+  if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
+  if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
+  const m = t.requirements.incompatibility(info.requirements, t.allowUndefined);
+  if (m) return { reason: m, monotone: true };
+  const options = t.remaining ? t.types.filter((o) => t.withinLimits(o)) : t.types;
+  if (options.length === 0) {
+    // The limit no type fits under (memory can block while cpu still has room).
+    const left = Object.entries(t.remaining ?? {});
+    const over = (left.find(([k, v]) => t.types.every((o) => (k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0)) > v)) ?? left.find(([, v]) => v <= 0) ?? left[0])[0];
+    return { reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`, monotone: true };
+  }
+  const claim = new SimClaim(t, hostname, t.requirements, options);
+  const f = claim.add(info, groups, ctx);
+  if (f) {
+    if (t.remaining && /no instance type has enough/.test(f.reason) && options.length < t.types.length) {
+      const probe = new SimClaim(t, 'limits-probe', t.requirements, t.types);
+      if ((info.requests.cpu ?? 0) <= probe.maxCpu && (info.requests.memory ?? 0) <= probe.maxMem) return { reason: `exceeds limits: every instance type that fits is larger than what nodepool ${t.name} has left under its limits`, monotone: true };
+    }
+    return f;
+  }
+  claim.capped = ctx.costPacking && claim.options.some((o) => o.efficient);
+  if (claim.options.some((o) => !o.exotic) && claim.options.some((o) => o.exotic)) {
+    claim.options = claim.options.filter((o) => !o.exotic);
+    claim.refresh();
+    if (t.remaining) claim.reserve();
+  }
+  return claim;
+}
