@@ -11,6 +11,7 @@ import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
 import { compactNode, compactPod, type AgentPod, type NodeLifecycleDetail } from '../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from '../../shared/api/contract.ts';
+import { LabelInitialized, LabelNodePool, TaintUnregistered } from '../../shared/api/labels.ts';
 import { isProvisionable } from './select.ts';
 import { splitDetails } from './split.ts';
 
@@ -88,6 +89,22 @@ interface NodeState {
   fingerprint: string;
   ready: boolean;
   providerID?: string;
+  /** The node as last seen, while nodefleet has not finished registering it (see {@link registrationUnfinished}). */
+  unfinished?: Node;
+  /** When an event for this node was last queued (epoch ms). */
+  sentMs?: number;
+}
+
+/**
+ * A node nodefleet launched whose registration is not finished: it still carries the
+ * karpenter.sh/unregistered taint, or has a NodePool label but not karpenter.sh/initialized.
+ * Its state is re-sent every pending-resend period, as pending pods are: registration is driven by
+ * node events, and one lost event (a dead-lettered delivery) must not leave a claim Registered for ever.
+ */
+export function registrationUnfinished(n: Node): boolean {
+  if (!n.spec?.providerID) return false;
+  if (n.spec.taints?.some((t) => t.key === TaintUnregistered.key)) return true;
+  return !!n.metadata.labels?.[LabelNodePool] && n.metadata.labels?.[LabelInitialized] !== 'true';
 }
 
 /** Pod activity of one node: the latest event, the latest event sent, and when it was sent (epoch ms). */
@@ -212,6 +229,7 @@ export class AgentCore {
   private resendStale(): void {
     const cutoff = this.nowMs() - (this.opts.pendingResendMs ?? PendingResendMs);
     for (const [key, p] of this.pending) if (p.lastSentMs !== undefined && p.lastSentMs <= cutoff) this.enqueue(key);
+    for (const st of this.nodes.values()) if (st.unfinished && (st.sentMs ?? 0) <= cutoff) this.queueNode('updated', st.unfinished, st);
   }
 
   private enqueue(key: string): void {
@@ -345,15 +363,16 @@ export class AgentCore {
       this.queueNode('deleted', { metadata: { name } });
       return;
     }
-    const cur = nodeFingerprint(n);
+    const cur: NodeState = { ...nodeFingerprint(n), sentMs: prev?.sentMs, ...(registrationUnfinished(n) ? { unfinished: n } : {}) };
     this.nodes.set(name, cur);
-    if (!prev) this.queueNode('added', n);
-    else if (cur.ready && !prev.ready) this.queueNode('ready', n);
-    else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n);
+    if (!prev) this.queueNode('added', n, cur);
+    else if (cur.ready && !prev.ready) this.queueNode('ready', n, cur);
+    else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n, cur);
     if (cur.providerID && !prev?.providerID && this.podActivity.has(name)) this.sendDuePodEvents();
   }
 
-  private queueNode(change: NodeLifecycleDetail['change'], n: Node): void {
+  private queueNode(change: NodeLifecycleDetail['change'], n: Node, st?: NodeState): void {
+    if (st) st.sentMs = this.nowMs();
     this.nodeOutbox.push({ schemaVersion: AgentSchemaVersion, cluster: this.opts.clusterName, change, observedAt: new Date(this.nowMs()).toISOString(), node: compactNode(n) });
     void this.flush();
   }
