@@ -12,6 +12,8 @@
  *   {@link AbandonBoundSeconds} without one (a failed execution is retried by gc within a period).
  * - `karpenter.sh/disrupted` taint or budget slot without a RUNNING termination execution or
  *   disruption loop execution for that node: at most {@link AbandonBoundSeconds}.
+ * - a registered claim whose node is gone while its instance runs (a node deleted out of band):
+ *   at most {@link AbandonBoundSeconds} before something terminates it (the zombie of seed 002).
  * - every pod running: checked at the end, after faults stopped and the cluster settled (the run
  *   waits up to the registration timeout + 5 minutes, the longest recovery: a node that never
  *   registers is only given up after RegistrationTimeoutSeconds).
@@ -25,7 +27,7 @@ import { ScheduleIntervalSeconds, type LocalEnvironment } from '../../infra/loca
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { ChaosInjector } from './injector.ts';
 
-export const CheckEverySeconds = 15;
+export const CheckEverySeconds = 20;
 export const OrphanBoundSeconds = OrphanInstanceGraceSeconds + 3 * ScheduleIntervalSeconds;
 export const AbandonBoundSeconds = 5 * 60;
 /** Termination deadline slack (the issue's "+ 2 minutes"). */
@@ -152,6 +154,15 @@ export class Monitor {
           this.add('termination-abandoned', t.claim, `NodeClaim ${t.claim} (${t.reason}): termination started, no execution running for ${Math.round((now - since) / 1000)}s, ${instAlive ? `instance ${t.instanceId} still ${inst!.state}` : `node ${t.nodeName} still exists`}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
         }
       } else this.unattendedSince.delete(`term|${t.claim}`);
+    }
+
+    // 2b. The zombie of seed 002 by another road: a registered claim whose node is gone while its instance keeps running.
+    const nodeNames = new Set(nodes.map((n) => n.metadata.name));
+    const providerIds = new Set(nodes.map((n) => n.spec?.providerID).filter(Boolean));
+    const liveIds = new Set(instances.map((i) => i.instanceId));
+    for (const c of live) {
+      const gone = (c.phase === 'Registered' || c.phase === 'Initialized') && c.nodeName && !nodeNames.has(c.nodeName) && !(c.providerId && providerIds.has(c.providerId)) && c.instanceId && liveIds.has(c.instanceId);
+      this.unattended(`nodegone|${c.name}`, !!gone, now, 'instance-without-node', `NodeClaim ${c.name} (${c.phase}): node ${c.nodeName} is gone, instance ${c.instanceId} still runs and nothing terminates it`, [c.name, c.nodeName ?? '', c.instanceId ?? '']);
     }
 
     // 3. At most one instance per NodeClaim.

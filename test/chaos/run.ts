@@ -40,10 +40,10 @@ export interface RunResult {
   settled: boolean;
 }
 
-export const DefaultActiveSeconds = 12 * 60;
+export const DefaultActiveSeconds = 8 * 60;
 export const DefaultSettleSeconds = RegistrationTimeoutSeconds + 5 * 60;
 /** The run checks for "settled" only after this long without faults (stragglers: delayed events, pending retries). */
-const MinSettleSeconds = 3 * 60;
+const MinSettleSeconds = 2 * 60;
 
 export async function runChaos(o: RunOptions): Promise<RunResult> {
   const realStart = Date.now();
