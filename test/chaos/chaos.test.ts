@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { runChaos } from './run.ts';
 
-const Seeds = [3, 8];
+const Seeds = [4, 5];
 
 describe('chaos (short pass)', () => {
   for (const seed of Seeds) {

@@ -101,7 +101,7 @@ interface Armed {
 export class ChaosInjector implements FaultHooks {
   readonly injected: InjectedFault[] = [];
   /** Pod deletions (not evictions) nodefleet sent to the API server, for the PDB / force-delete invariant. */
-  readonly podDeletes: { atMs: number; namespace: string; name: string }[] = [];
+  readonly podDeletes: { atMs: number; namespace: string; name: string; nodeName?: string; graceSeconds: number }[] = [];
   /** Evictions nodefleet sent, with the API server's answer unknown here (the server enforces PDBs). */
   private armed: Armed[] = [];
   private stopped = false;
@@ -300,7 +300,9 @@ export class ChaosInjector implements FaultHooks {
   kube(method: string, path: string): FaultResponse | undefined {
     if (method === 'DELETE' && /\/api\/v1\/namespaces\/[^/]+\/pods\/[^/?]+/.test(path)) {
       const m = /namespaces\/([^/]+)\/pods\/([^/?]+)/.exec(path)!;
-      this.podDeletes.push({ atMs: this.now(), namespace: m[1], name: decodeURIComponent(m[2]) });
+      const name = decodeURIComponent(m[2]);
+      const pod = this.env.cluster.pods({ namespace: m[1] }).find((p) => p.metadata.name === name);
+      this.podDeletes.push({ atMs: this.now(), namespace: m[1], name, nodeName: pod?.spec?.nodeName, graceSeconds: pod?.spec?.terminationGracePeriodSeconds ?? 30 });
     }
     const watch = /[?&]watch=(true|1)/.test(path);
     if (watch) {

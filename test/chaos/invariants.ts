@@ -207,14 +207,15 @@ export class Monitor {
     }
     for (const n of [...this.voluntary]) if (!nodes.some((x) => x.metadata.name === n && (tainted(x) || x.spec?.unschedulable))) this.voluntary.delete(n);
 
-    // 5. No pod force-deleted (DELETE instead of eviction) before its node's termination deadline.
+    // 5. No pod deleted past its PDB (DELETE instead of eviction) before its node's termination
+    //    deadline. Karpenter deletes a pod its terminationGracePeriodSeconds before the deadline, so
+    //    that it ends by then (ANCHORS.md §2.6): a delete at or after deadline − grace is the cutoff.
     for (const d of this.injector.podDeletes.splice(0)) {
-      const pod = env.cluster.pods({ namespace: d.namespace }).find((p) => p.metadata.name === d.name);
-      const nodeName = pod?.spec?.nodeName;
-      const claim = nodeName ? claimOfNode.get(nodeName) : undefined;
+      const nodeName = d.nodeName;
+      const claim = nodeName ? (claimOfNode.get(nodeName) ?? claims.find((c) => c.nodeName === nodeName)) : undefined;
       const t = claim ? termByClaim.get(claim.name) : undefined;
-      if (!t || t.deadlineMs === undefined || d.atMs < t.deadlineMs) {
-        this.add('force-delete-before-deadline', `${d.namespace}/${d.name}@${d.atMs}`, `pod ${d.namespace}/${d.name} on ${nodeName ?? '?'} deleted without eviction ${t?.deadlineMs !== undefined ? `${Math.round((t.deadlineMs - d.atMs) / 1000)}s before the deadline` : '(no deadline)'}`, [`${d.namespace}/${d.name}`, nodeName ?? '', claim?.name ?? '']);
+      if (!t || t.deadlineMs === undefined || d.atMs < t.deadlineMs - d.graceSeconds * 1000) {
+        this.add('force-delete-before-deadline', `${d.namespace}/${d.name}@${d.atMs}`, `pod ${d.namespace}/${d.name} on ${nodeName ?? '?'} deleted without eviction ${t?.deadlineMs !== undefined ? `${Math.round((t.deadlineMs - d.atMs) / 1000)}s before the deadline (grace ${d.graceSeconds}s)` : '(no deadline)'}`, [`${d.namespace}/${d.name}`, nodeName ?? '', claim?.name ?? '']);
       }
     }
 
