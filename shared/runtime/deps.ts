@@ -66,6 +66,8 @@ export interface Deps {
   publisher?: EventPublisher;
   /** Step Functions termination starter (NODEFLEET_TERMINATION_STATE_MACHINE_ARN; absent when not configured). */
   termination?: TerminationStarter;
+  /** Uniform random in [0, 1) for generated names (NodeClaim suffixes); default crypto-backed (shared/runtime/random.ts). Seeded in tests and chaos runs. */
+  random?: () => number;
   /** Disruption budget counters; buildDeps: DynamoBudgetCounter (optional so tests may build Deps by hand). */
   budgets?: BudgetCounter;
   /** Cluster endpoint / CA / CIDR / version for user data. */
@@ -147,6 +149,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
     catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
+    ...(o.random ? { random: o.random } : {}),
     clients,
   };
 }

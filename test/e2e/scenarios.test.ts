@@ -26,8 +26,8 @@ describe('embedded environment scenarios', () => {
       const failed = result.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
       if (failed.length) process.stdout.write(`${result.summary}\n`);
       expect(failed).toEqual([]);
-      expect(result.realSeconds).toBeLessThan(90);
     },
-    150_000,
+    // A generous ceiling, not a speed claim: speed belongs in `npm run bench`.
+    300_000,
   );
 });

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { readErrorReason } from '../io.ts';
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 
@@ -76,9 +77,7 @@ function readInput(file: string): ValidateInput {
   try {
     return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-    return { file, readError: why };
+    return { file, readError: readErrorReason(e) };
   }
 }
 

@@ -1,0 +1,575 @@
+// Command oracle runs Karpenter's provisioning scheduler (sigs.k8s.io/karpenter, the version pinned in
+// go.mod) in-process on one scenario and prints its decision in the shape `nodefleet plan --output json`
+// prints, so the parity harness (test/parity) can compare the two schedulers on the same input.
+//
+// Usage: oracle [--bench N] < scenario.json > result.json
+//
+// The scenario format is described in README.md next to this file. Karpenter is used only as a library:
+// its fake cloud provider (pkg/cloudprovider/fake) serves the scenario's instance types, a
+// controller-runtime fake client holds the Kubernetes objects, and the cluster state (pkg/controllers/state)
+// is fed from them the way its informers would. The decision comes from Provisioner.Schedule, which lists
+// pending pods, NodePools and DaemonSets, builds the topology and calls Scheduler.Solve.
+//
+// Bad input: one line on stderr naming the field, exit 1.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/awslabs/operatorpkg/object"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider/fake"
+	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
+	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/events"
+	"sigs.k8s.io/karpenter/pkg/operator/injection"
+	"sigs.k8s.io/karpenter/pkg/operator/logging"
+	"sigs.k8s.io/karpenter/pkg/operator/options"
+	karpsched "sigs.k8s.io/karpenter/pkg/scheduling"
+	"sigs.k8s.io/karpenter/pkg/test"
+	"sigs.k8s.io/karpenter/pkg/test/v1alpha1"
+)
+
+// Scenario is one scheduling problem (README.md).
+type Scenario struct {
+	InstanceTypes []InstanceType     `json:"instanceTypes"`
+	NodePools     []v1.NodePool      `json:"nodePools"`
+	Nodes         []corev1.Node      `json:"nodes"`
+	Pods          []corev1.Pod       `json:"pods"`
+	DaemonSets    []appsv1.DaemonSet `json:"daemonSets"`
+	Settings      Settings           `json:"settings"`
+	// FakeInstanceTypes, when > 0, adds Karpenter's own fake catalog (fake.InstanceTypes(N)), the one its
+	// scheduling benchmark uses.
+	FakeInstanceTypes int `json:"fakeInstanceTypes"`
+}
+
+// InstanceType is a type as the cloud provider reports it: capacity, overhead (capacity − allocatable),
+// labels it sets on its nodes, and its offerings.
+type InstanceType struct {
+	Name      string              `json:"name"`
+	Capacity  corev1.ResourceList `json:"capacity"`
+	Overhead  corev1.ResourceList `json:"overhead"`
+	Labels    map[string]string   `json:"labels"`
+	Offerings []Offering          `json:"offerings"`
+}
+
+type Offering struct {
+	Zone         string  `json:"zone"`
+	CapacityType string  `json:"capacityType"`
+	Price        float64 `json:"price"`
+	Available    bool    `json:"available"`
+}
+
+type Settings struct {
+	MinValuesPolicy  string `json:"minValuesPolicy"`
+	PreferencePolicy string `json:"preferencePolicy"`
+}
+
+// Output mirrors `nodefleet plan --output json` (functions/cli/commands/plan.ts PlanOutput).
+type Output struct {
+	NodeClaims    []OutClaim         `json:"nodeClaims"`
+	Placements    []OutPlacement     `json:"placements"`
+	Unschedulable []OutUnschedulable `json:"unschedulable"`
+	// SolveSeconds is the wall-clock time of Provisioner.Schedule (median over --bench runs).
+	SolveSeconds float64 `json:"solveSeconds"`
+}
+
+type OutClaim struct {
+	NodePool            string            `json:"nodePool"`
+	Requests            map[string]string `json:"requests"`
+	InstanceTypes       []string          `json:"instanceTypes"`
+	InstanceTypeOptions int               `json:"instanceTypeOptions"`
+	Price               float64           `json:"price"`
+	CapacityTypes       []string          `json:"capacityTypes"`
+	Zones               []string          `json:"zones"`
+	Pods                []string          `json:"pods"`
+}
+
+type OutPlacement struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
+}
+
+type OutUnschedulable struct {
+	Pod     string            `json:"pod"`
+	Reasons map[string]string `json:"reasons"`
+}
+
+// maxLaunchTypes is how many types a launch sends (the AWS provider's CreateFleet cut).
+const maxLaunchTypes = 60
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "oracle: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func main() {
+	bench := flag.Int("bench", 1, "solve N times and report the median time")
+	lines := flag.Bool("lines", false, "read one scenario per line, write one result per line ({\"error\": …} for a bad one)")
+	fakeTypes := flag.Int("print-fake-instance-types", 0, "print Karpenter's fake.InstanceTypes(N) in the scenario's instanceTypes format and exit")
+	benchPods := flag.Int("print-benchmark-pods", 0, "print N pods of Karpenter's scheduling benchmark mix (benchmark.go) and exit")
+	flag.Parse()
+	log.SetLogger(logging.NopLogger)
+	enc := json.NewEncoder(os.Stdout)
+
+	if *fakeTypes > 0 {
+		if err := enc.Encode(describeInstanceTypes(fake.InstanceTypes(*fakeTypes))); err != nil {
+			fail("writing output: %v", err)
+		}
+		return
+	}
+	if *benchPods > 0 {
+		if err := enc.Encode(benchmarkPods(*benchPods)); err != nil {
+			fail("writing output: %v", err)
+		}
+		return
+	}
+	if *lines {
+		in := bufio.NewReader(os.Stdin)
+		w := bufio.NewWriter(os.Stdout)
+		enc := json.NewEncoder(w)
+		for {
+			line, err := in.ReadBytes('\n')
+			if len(strings.TrimSpace(string(line))) > 0 {
+				out, runErr := decodeAndRun(line, *bench)
+				if runErr != nil {
+					_ = enc.Encode(map[string]string{"error": runErr.Error()})
+				} else {
+					_ = enc.Encode(out)
+				}
+				if flushErr := w.Flush(); flushErr != nil {
+					fail("writing output: %v", flushErr)
+				}
+			}
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				fail("reading stdin: %v", err)
+			}
+		}
+	}
+	data, err := io.ReadAll(bufio.NewReader(os.Stdin))
+	if err != nil {
+		fail("reading stdin: %v", err)
+	}
+	out, err := decodeAndRun(data, *bench)
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := enc.Encode(out); err != nil {
+		fail("writing output: %v", err)
+	}
+}
+
+func decodeAndRun(data []byte, bench int) (out *Output, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("karpenter panicked: %v", r)
+		}
+	}()
+	var sc Scenario
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		return nil, fmt.Errorf("scenario: %v", err)
+	}
+	return run(&sc, bench)
+}
+
+// describeInstanceTypes turns cloud-provider instance types back into the scenario format: capacity,
+// overhead, the labels their single-valued requirements pin, offerings.
+func describeInstanceTypes(its []*cloudprovider.InstanceType) []InstanceType {
+	var out []InstanceType
+	for _, it := range its {
+		t := InstanceType{Name: it.Name, Capacity: it.Capacity, Overhead: it.Overhead.Total(), Labels: map[string]string{}}
+		for key, req := range it.Requirements {
+			if key == corev1.LabelTopologyZone || key == v1.CapacityTypeLabelKey {
+				continue
+			}
+			if req.Operator() == corev1.NodeSelectorOpIn && req.Len() == 1 {
+				t.Labels[key] = req.Any()
+			}
+		}
+		for _, o := range it.Offerings {
+			t.Offerings = append(t.Offerings, Offering{
+				Zone:         o.Requirements.Get(corev1.LabelTopologyZone).Any(),
+				CapacityType: o.Requirements.Get(v1.CapacityTypeLabelKey).Any(),
+				Price:        o.Price,
+				Available:    o.Available,
+			})
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func buildInstanceTypes(sc *Scenario) ([]*cloudprovider.InstanceType, error) {
+	var its []*cloudprovider.InstanceType
+	if sc.FakeInstanceTypes > 0 {
+		its = append(its, fake.InstanceTypes(sc.FakeInstanceTypes)...)
+	}
+	for i, t := range sc.InstanceTypes {
+		if t.Name == "" {
+			return nil, fmt.Errorf("instanceTypes[%d].name: missing", i)
+		}
+		if len(t.Offerings) == 0 {
+			return nil, fmt.Errorf("instanceTypes[%d] (%s).offerings: empty", i, t.Name)
+		}
+		reqs := karpsched.NewRequirements(
+			karpsched.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, t.Name),
+		)
+		keys := make([]string, 0, len(t.Labels))
+		for k := range t.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == corev1.LabelTopologyZone || k == v1.CapacityTypeLabelKey || k == corev1.LabelInstanceTypeStable {
+				continue
+			}
+			reqs.Add(karpsched.NewRequirement(k, corev1.NodeSelectorOpIn, t.Labels[k]))
+		}
+		var offerings cloudprovider.Offerings
+		zones, cts := sets.New[string](), sets.New[string]()
+		for _, o := range t.Offerings {
+			offerings = append(offerings, &cloudprovider.Offering{
+				Available: o.Available,
+				Price:     o.Price,
+				Requirements: karpsched.NewLabelRequirements(map[string]string{
+					v1.CapacityTypeLabelKey:  o.CapacityType,
+					corev1.LabelTopologyZone: o.Zone,
+				}),
+			})
+			if o.Available {
+				zones.Insert(o.Zone)
+				cts.Insert(o.CapacityType)
+			}
+		}
+		reqs.Add(karpsched.NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, sets.List(zones)...))
+		reqs.Add(karpsched.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, sets.List(cts)...))
+		its = append(its, &cloudprovider.InstanceType{
+			Name:         t.Name,
+			Requirements: reqs,
+			Offerings:    offerings,
+			Capacity:     t.Capacity,
+			Overhead:     &cloudprovider.InstanceTypeOverhead{KubeReserved: t.Overhead},
+		})
+	}
+	return its, nil
+}
+
+// wellKnown registers the scenario's instance-type label keys as well-known, as a cloud provider does for
+// the labels its types carry (the AWS provider registers karpenter.k8s.aws/*); a NodePool need not
+// mention them for pods to select them.
+func wellKnown(sc *Scenario) {
+	for _, t := range sc.InstanceTypes {
+		for k := range t.Labels {
+			v1.WellKnownLabels.Insert(k)
+		}
+	}
+}
+
+func podIndex(o client.Object) []string  { return []string{o.(*corev1.Pod).Spec.NodeName} }
+func nodeIndex(o client.Object) []string { return []string{o.(*corev1.Node).Spec.ProviderID} }
+func claimIndex(o client.Object) []string {
+	return []string{o.(*v1.NodeClaim).Status.ProviderID}
+}
+
+func run(sc *Scenario, benchRuns int) (*Output, error) {
+	ctx := options.ToContext(injection.WithControllerName(context.Background(), "provisioner"), scenarioOptions(sc.Settings))
+	wellKnown(sc)
+	its, err := buildInstanceTypes(sc)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*cloudprovider.InstanceType{}
+	for _, it := range its {
+		byName[it.Name] = it
+	}
+
+	var samples []float64
+	var out *Output
+	for i := 0; i < benchRuns; i++ {
+		o, secs, err := solveOnce(ctx, sc, its, byName)
+		if err != nil {
+			return nil, err
+		}
+		out = o
+		samples = append(samples, secs)
+	}
+	sort.Float64s(samples)
+	out.SolveSeconds = samples[len(samples)/2]
+	return out, nil
+}
+
+func scenarioOptions(s Settings) *options.Options {
+	f := test.OptionsFields{}
+	if s.MinValuesPolicy != "" {
+		p := options.MinValuesPolicy(s.MinValuesPolicy)
+		f.MinValuesPolicy = &p
+	}
+	if s.PreferencePolicy != "" {
+		p := options.PreferencePolicy(s.PreferencePolicy)
+		f.PreferencePolicy = &p
+	}
+	// test.Options keeps Karpenter's test default of 5 solver workers, the figure its benchmark uses.
+	return test.Options(f)
+}
+
+func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, byName map[string]*cloudprovider.InstanceType) (*Output, float64, error) {
+	kube := fakecr.NewClientBuilder().
+		WithScheme(scheme.Scheme).
+		WithIndex(&corev1.Pod{}, "spec.nodeName", podIndex).
+		WithIndex(&corev1.Node{}, "spec.providerID", nodeIndex).
+		WithIndex(&v1.NodeClaim{}, "status.providerID", claimIndex).
+		Build()
+	cp := fake.NewCloudProvider()
+	cp.InstanceTypes = its
+	clk := clock.RealClock{}
+	cluster := state.NewCluster(clk, kube, cp)
+	recorder := events.NewRecorder(&record.FakeRecorder{})
+
+	nodeClass := &v1alpha1.TestNodeClass{}
+	gvk := object.GVK(nodeClass)
+	for i := range sc.NodePools {
+		np := sc.NodePools[i].DeepCopy()
+		if np.Name == "" {
+			return nil, 0, fmt.Errorf("nodePools[%d].metadata.name: missing", i)
+		}
+		// The fake cloud provider manages NodePools that reference its test node class.
+		name := "default"
+		if np.Spec.Template.Spec.NodeClassRef != nil && np.Spec.Template.Spec.NodeClassRef.Name != "" {
+			name = np.Spec.Template.Spec.NodeClassRef.Name
+		}
+		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: name}
+		np.StatusConditions().SetTrue(v1.ConditionTypeValidationSucceeded)
+		np.StatusConditions().SetTrue(v1.ConditionTypeNodeClassReady)
+		np.StatusConditions().SetUnknown(v1.ConditionTypeNodeRegistrationHealthy)
+		if err := kube.Create(ctx, np); err != nil {
+			return nil, 0, fmt.Errorf("nodePools[%d] (%s): %v", i, np.Name, err)
+		}
+	}
+	for i := range sc.DaemonSets {
+		ds := sc.DaemonSets[i].DeepCopy()
+		if ds.Namespace == "" {
+			ds.Namespace = "default"
+		}
+		if err := kube.Create(ctx, ds); err != nil {
+			return nil, 0, fmt.Errorf("daemonSets[%d] (%s): %v", i, ds.Name, err)
+		}
+		if err := cluster.UpdateDaemonSet(ctx, ds); err != nil {
+			return nil, 0, fmt.Errorf("daemonSets[%d] (%s): %v", i, ds.Name, err)
+		}
+	}
+	now := metav1.NewTime(time.Now().Add(-time.Hour))
+	for i := range sc.Nodes {
+		node := sc.Nodes[i].DeepCopy()
+		if node.Name == "" {
+			return nil, 0, fmt.Errorf("nodes[%d].metadata.name: missing", i)
+		}
+		if node.Labels == nil {
+			node.Labels = map[string]string{}
+		}
+		if node.Spec.ProviderID == "" {
+			node.Spec.ProviderID = "fake:///" + node.Name
+		}
+		node.CreationTimestamp = now
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: now, LastTransitionTime: now}}
+		pool, managed := node.Labels[v1.NodePoolLabelKey]
+		if managed {
+			node.Labels[v1.NodeRegisteredLabelKey] = "true"
+			node.Labels[v1.NodeInitializedLabelKey] = "true"
+			nc := &v1.NodeClaim{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:              node.Name,
+					Labels:            map[string]string{v1.NodePoolLabelKey: pool},
+					CreationTimestamp: now,
+				},
+				Spec: v1.NodeClaimSpec{
+					NodeClassRef: &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
+					Taints:       node.Spec.Taints,
+				},
+				Status: v1.NodeClaimStatus{
+					ProviderID:  node.Spec.ProviderID,
+					NodeName:    node.Name,
+					Capacity:    node.Status.Capacity,
+					Allocatable: node.Status.Allocatable,
+				},
+			}
+			for k, v := range node.Labels {
+				nc.Labels[k] = v
+			}
+			nc.StatusConditions().SetTrue(v1.ConditionTypeLaunched)
+			nc.StatusConditions().SetTrue(v1.ConditionTypeRegistered)
+			nc.StatusConditions().SetTrue(v1.ConditionTypeInitialized)
+			if err := kube.Create(ctx, nc); err != nil {
+				return nil, 0, fmt.Errorf("nodes[%d] (%s): nodeclaim: %v", i, node.Name, err)
+			}
+			cluster.UpdateNodeClaim(nc)
+		}
+		if err := kube.Create(ctx, node); err != nil {
+			return nil, 0, fmt.Errorf("nodes[%d] (%s): %v", i, node.Name, err)
+		}
+	}
+	var pending []*corev1.Pod
+	for i := range sc.Pods {
+		pod := sc.Pods[i].DeepCopy()
+		if pod.Name == "" {
+			return nil, 0, fmt.Errorf("pods[%d].metadata.name: missing", i)
+		}
+		if pod.Namespace == "" {
+			pod.Namespace = "default"
+		}
+		if pod.UID == "" {
+			pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
+		}
+		if pod.Spec.NodeName == "" {
+			pod.Status.Phase = corev1.PodPending
+			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+			pending = append(pending, pod)
+		} else {
+			pod.Status.Phase = corev1.PodRunning
+		}
+		if err := kube.Create(ctx, pod); err != nil {
+			return nil, 0, fmt.Errorf("pods[%d] (%s): %v", i, pod.Name, err)
+		}
+	}
+	for i := range sc.Nodes {
+		node := &corev1.Node{}
+		if err := kube.Get(ctx, client.ObjectKey{Name: sc.Nodes[i].Name}, node); err != nil {
+			return nil, 0, err
+		}
+		if err := cluster.UpdateNode(ctx, node); err != nil {
+			return nil, 0, fmt.Errorf("nodes[%d] (%s): %v", i, node.Name, err)
+		}
+	}
+	podList := &corev1.PodList{}
+	if err := kube.List(ctx, podList); err != nil {
+		return nil, 0, err
+	}
+	for i := range podList.Items {
+		if err := cluster.UpdatePod(ctx, &podList.Items[i]); err != nil {
+			return nil, 0, fmt.Errorf("pod %s: %v", podList.Items[i].Name, err)
+		}
+	}
+	if !cluster.Synced(ctx) {
+		return nil, 0, fmt.Errorf("cluster state did not sync with the scenario's objects")
+	}
+
+	prov := provisioning.NewProvisioner(kube, recorder, cp, cluster, clk, nil, nil)
+	start := time.Now()
+	results, err := prov.Schedule(ctx)
+	secs := time.Since(start).Seconds()
+	if err != nil {
+		return nil, 0, fmt.Errorf("scheduling: %v", err)
+	}
+	return toOutput(results, byName), secs, nil
+}
+
+func podName(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+var capacityTypeOrder = map[string]int{v1.CapacityTypeReserved: 0, v1.CapacityTypeSpot: 1, v1.CapacityTypeOnDemand: 2}
+
+func toOutput(r scheduling.Results, byName map[string]*cloudprovider.InstanceType) *Output {
+	out := &Output{NodeClaims: []OutClaim{}, Placements: []OutPlacement{}, Unschedulable: []OutUnschedulable{}}
+	for _, nc := range r.NewNodeClaims {
+		type priced struct {
+			name  string
+			price float64
+		}
+		var options []priced
+		for _, it := range nc.InstanceTypeOptions {
+			best := math.Inf(1)
+			for _, o := range it.Offerings.Available().Compatible(nc.Requirements) {
+				best = math.Min(best, o.Price)
+			}
+			if !math.IsInf(best, 1) {
+				options = append(options, priced{it.Name, best})
+			}
+		}
+		sort.SliceStable(options, func(i, j int) bool {
+			if options[i].price != options[j].price {
+				return options[i].price < options[j].price
+			}
+			return options[i].name < options[j].name
+		})
+		claim := OutClaim{NodePool: nc.NodePoolName, InstanceTypeOptions: len(nc.InstanceTypeOptions), Requests: map[string]string{}}
+		for i, o := range options {
+			if i == maxLaunchTypes {
+				break
+			}
+			claim.InstanceTypes = append(claim.InstanceTypes, o.name)
+		}
+		if len(options) > 0 {
+			claim.Price = options[0].price
+		}
+		for k, q := range nc.Spec.Resources.Requests {
+			claim.Requests[string(k)] = q.String()
+		}
+		if len(nc.Spec.Resources.Requests) == 0 {
+			for k, q := range claimRequests(nc) {
+				claim.Requests[string(k)] = q.String()
+			}
+		}
+		if ct := nc.Requirements.Get(v1.CapacityTypeLabelKey); ct != nil {
+			claim.CapacityTypes = ct.Values()
+			sort.Slice(claim.CapacityTypes, func(i, j int) bool {
+				return capacityTypeOrder[claim.CapacityTypes[i]] < capacityTypeOrder[claim.CapacityTypes[j]]
+			})
+		}
+		if z := nc.Requirements.Get(corev1.LabelTopologyZone); z != nil {
+			claim.Zones = z.Values()
+			sort.Strings(claim.Zones)
+		}
+		for _, p := range nc.Pods {
+			claim.Pods = append(claim.Pods, podName(p))
+		}
+		out.NodeClaims = append(out.NodeClaims, claim)
+	}
+	for _, en := range r.ExistingNodes {
+		for _, p := range en.Pods {
+			out.Placements = append(out.Placements, OutPlacement{Pod: podName(p), Node: en.Name()})
+		}
+	}
+	sort.Slice(out.Placements, func(i, j int) bool { return out.Placements[i].Pod < out.Placements[j].Pod })
+	for p, err := range r.PodErrors {
+		out.Unschedulable = append(out.Unschedulable, OutUnschedulable{Pod: podName(p), Reasons: map[string]string{"karpenter": err.Error()}})
+	}
+	sort.Slice(out.Unschedulable, func(i, j int) bool { return out.Unschedulable[i].Pod < out.Unschedulable[j].Pod })
+	return out
+}
+
+// claimRequests is the sum of the claim's pods' requests plus its daemon overhead, as the NodeClaim
+// will carry them once created.
+func claimRequests(nc *scheduling.NodeClaim) corev1.ResourceList {
+	nodeClaim := nc.ToNodeClaim()
+	if nodeClaim.Spec.Resources.Requests != nil {
+		return nodeClaim.Spec.Resources.Requests
+	}
+	return corev1.ResourceList{}
+}

@@ -1,0 +1,175 @@
+/**
+ * `npm run parity -- [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]`:
+ * differential testing of nodefleet's `solve()` against Karpenter's scheduler (issue 13).
+ *
+ * Generates `--scenarios` (default 200) random scenarios from `--seed` (default 1) with
+ * fast-check (test/parity/generate.ts), asks the Karpenter oracle (test/oracle/karpenter, built
+ * here with `go build` on first use) and nodefleet (`packing: karpenter` and the default) for
+ * their decisions, and compares them (test/parity/compare.ts). A divergence not listed in
+ * test/parity/differences.ts is shrunk to a minimal scenario (fast-check replays the failing run
+ * and shrinks it, the oracle re-run on each try); `--write-cases` writes it as a case under
+ * test/cases/parity/.
+ *
+ * Output: one line per undocumented divergence and a summary; with --json the last line is
+ * `{"scenarios", "seed", "divergences": {"total", "undocumented", "documented", "byKind"},
+ * "costRatio": {"median", "max", "compared"}, "oracleErrors", "seconds"}`.
+ * Exit: 0 when there is no undocumented divergence and no oracle error, 1 otherwise, 2 on a
+ * usage error or when the oracle cannot be built.
+ */
+import fc from 'fast-check';
+import { solve } from '../../shared/scheduling/index.ts';
+import { compare, type Comparison, type DivergenceKind } from './compare.ts';
+import { documentedReason } from './differences.ts';
+import { scenario } from './generate.ts';
+import { buildOracle, Oracle, solveSync, type OracleOutput } from './oracle.ts';
+import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario } from './scenario.ts';
+import { writeCase } from './cases.ts';
+
+interface Options {
+  seed: number;
+  scenarios: number;
+  json: boolean;
+  shrink: boolean;
+  writeCases: boolean;
+}
+
+function usage(msg: string): never {
+  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { seed: 1, scenarios: 200, json: false, shrink: true, writeCases: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const int = (name: string) => {
+      const v = argv[++i];
+      if (v === undefined || !/^\d+$/.test(v)) usage(`${name} needs a non-negative integer, got ${v === undefined ? 'nothing' : `"${v}"`}`);
+      return Number(v);
+    };
+    if (a === '--seed') o.seed = int(a);
+    else if (a === '--scenarios') o.scenarios = int(a);
+    else if (a === '--json') o.json = true;
+    else if (a === '--no-shrink') o.shrink = false;
+    else if (a === '--write-cases') o.writeCases = true;
+    else usage(`unknown argument "${a}"`);
+  }
+  return o;
+}
+
+/** Both nodefleet decisions and the comparison with Karpenter's. */
+export function check(s: ParityScenario, karpenter: OracleOutput): Comparison {
+  const types = resolvedTypes(s);
+  const karp = solve(toSchedulingInput(s, 'karpenter', types));
+  const def = solve(toSchedulingInput(s, 'cost', types));
+  return compare(karpenter, karp, def);
+}
+
+function undocumented(s: ParityScenario, karpenter: OracleOutput, c: Comparison) {
+  return c.divergences.filter((d) => !documentedReason(d, s, karpenter));
+}
+
+const median = (xs: number[]) => {
+  if (xs.length === 0) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  let bin: string;
+  try {
+    bin = buildOracle(log);
+  } catch (e) {
+    process.stderr.write(`parity: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+
+  // The scenarios fast-check generates for this seed, in run order (run i replays with path "i").
+  const scenarios: ParityScenario[] = [];
+  fc.assert(
+    fc.property(scenario, (s) => {
+      scenarios.push(s);
+    }),
+    { seed: opts.seed, numRuns: opts.scenarios },
+  );
+
+  const oracle = new Oracle(bin);
+  const results = await Promise.all(scenarios.map((s) => oracle.solve(toOracleScenario(s)).catch((e: Error) => e)));
+  oracle.close();
+
+  const byKind: Partial<Record<DivergenceKind, number>> = {};
+  let total = 0;
+  let documented = 0;
+  const ratios: number[] = [];
+  const oracleErrors: string[] = [];
+  const failing: { index: number; kind: DivergenceKind; detail: string }[] = [];
+  scenarios.forEach((s, index) => {
+    const k = results[index];
+    if (k instanceof Error) {
+      oracleErrors.push(`scenario ${index}: ${k.message}`);
+      return;
+    }
+    const c = check(s, k);
+    if (c.costRatio !== undefined) ratios.push(c.costRatio);
+    const und = undocumented(s, k, c);
+    total += c.divergences.length;
+    documented += c.divergences.length - und.length;
+    for (const d of und) {
+      byKind[d.kind] = (byKind[d.kind] ?? 0) + 1;
+      failing.push({ index, kind: d.kind, detail: d.detail });
+    }
+  });
+
+  for (const e of oracleErrors.slice(0, 10)) log(`oracle error: ${e}`);
+  for (const f of failing.slice(0, 30)) log(`divergence ${f.kind} (seed ${opts.seed}, path "${f.index}"): ${f.detail}`);
+  if (failing.length > 30) log(`… ${failing.length - 30} more`);
+
+  // Shrink one scenario per kind to a minimal one that still shows the divergence.
+  if (opts.shrink) {
+    const seen = new Set<DivergenceKind>();
+    for (const f of failing) {
+      if (seen.has(f.kind)) continue;
+      seen.add(f.kind);
+      const still = (s: ParityScenario) => {
+        let k: OracleOutput;
+        try {
+          k = solveSync(toOracleScenario(s), bin);
+        } catch {
+          return true; // the oracle rejects this shrink: not a smaller divergence
+        }
+        return !undocumented(s, k, check(s, k)).some((d) => d.kind === f.kind);
+      };
+      const details = fc.check(fc.property(scenario, still), { seed: opts.seed, path: String(f.index), numRuns: opts.scenarios, endOnFailure: true });
+      const minimal = details.counterexample?.[0];
+      if (!minimal) {
+        log(`shrink ${f.kind}: the run did not reproduce`);
+        continue;
+      }
+      const k = solveSync(toOracleScenario(minimal), bin);
+      const d = undocumented(minimal, k, check(minimal, k)).find((x) => x.kind === f.kind)!;
+      log(`shrunk ${f.kind} (${details.numShrinks} shrinks): ${minimal.pods.length} pods, ${minimal.instanceTypes.length} types, ${minimal.nodePools.length} NodePools, ${minimal.nodes.length} nodes: ${d.detail}`);
+      if (opts.writeCases) log(`  wrote ${writeCase(minimal, k, f.kind, d.detail, `seed ${opts.seed}, path "${f.index}"`)}`);
+    }
+  }
+
+  const summary = {
+    scenarios: scenarios.length,
+    seed: opts.seed,
+    divergences: { total, undocumented: failing.length, documented, byKind },
+    costRatio: { median: median(ratios), max: ratios.length ? Math.max(...ratios) : undefined, compared: ratios.length },
+    oracleErrors: oracleErrors.length,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+  };
+  log(
+    `${summary.scenarios} scenarios (seed ${opts.seed}): ${failing.length} undocumented divergence(s), ${documented} documented; ` +
+      `cost ratio (default packing ÷ Karpenter) median ${summary.costRatio.median?.toFixed(4) ?? '-'}, max ${summary.costRatio.max?.toFixed(4) ?? '-'} over ${ratios.length}; ` +
+      `${oracleErrors.length} oracle error(s); ${summary.seconds} s`,
+  );
+  if (opts.json) log(JSON.stringify(summary));
+  process.exitCode = failing.length === 0 && oracleErrors.length === 0 ? 0 : 1;
+}
+
+await main();
