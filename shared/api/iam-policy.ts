@@ -26,15 +26,18 @@ export type Permission =
   | 'table'
   /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
   | 'kube'
-  /** EC2 Describe calls of the cloud provider and node-class resolver (no resource-level permissions). */
+  /** ec2:DescribeInstances (the cloud provider's get / list; no resource-level permissions). */
   | 'ec2Describe'
   /** Live catalog data: EC2 zones / offerings / types / spot prices and pricing:GetProducts. */
   | 'catalogRefresh'
-  /** CreateFleet / RunInstances / CreateLaunchTemplate, tag-scoped; PassRole of the node role; SSM AMI parameters. */
+  /**
+   * CreateFleet / RunInstances / CreateLaunchTemplate, tag-scoped; PassRole of the node role; SSM AMI
+   * parameters; the Describe calls of a launch (launch template lookup, node-class resolution).
+   */
   | 'ec2Launch'
   /** TerminateInstances on this cluster's NodePool instances only. */
   | 'ec2Terminate'
-  /** DeleteLaunchTemplate on this cluster's NodePool launch templates only (launch-template GC). */
+  /** DescribeLaunchTemplates, and DeleteLaunchTemplate on this cluster's NodePool launch templates only (launch-template GC). */
   | 'launchTemplateGc'
   /** Start executions of the termination state machine. */
   | 'startTermination'
@@ -43,9 +46,9 @@ export type Permission =
 
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
-  provisioner: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh'],
+  provisioner: ['table', 'kube', 'ec2Launch', 'catalogRefresh'],
   registration: ['table', 'kube'],
-  disruption: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh', 'startTermination'],
+  disruption: ['table', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
   gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc'],
   interruption: ['table', 'kube', 'startTermination'],
 } as const satisfies Record<string, readonly Permission[]>;
@@ -89,11 +92,14 @@ export const EksClusterNameTagKey = 'eks:eks-cluster-name';
 /** Tag with the NodePool name. */
 export const NodePoolTagKey = 'karpenter.sh/nodepool';
 
+/** EC2 Describe call of the cloud provider's get / list (shared/aws/ec2.ts). */
+export const Ec2DescribeActions = ['ec2:DescribeInstances'];
+
 /**
- * EC2 Describe calls of the cloud provider (shared/aws/ec2.ts: instances, launch templates) and
- * the node-class resolver (shared/aws/node-class-resolver.ts: images, subnets, security groups).
+ * EC2 Describe calls of a launch: the launch-template lookup (shared/aws/ec2.ts) and the node-class
+ * resolver (shared/aws/node-class-resolver.ts: images, subnets, security groups).
  */
-export const Ec2DescribeActions = ['ec2:DescribeImages', 'ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets'];
+export const LaunchDescribeActions = ['ec2:DescribeImages', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets'];
 
 /** EC2 Describe calls of the catalog refresh (shared/aws/catalog-refresh.ts: zones, offerings, types, spot prices). */
 export const CatalogDescribeActions = ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory'];
@@ -200,11 +206,15 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
         allow('PassNodeRoleToEc2', ['iam:PassRole'], [t.nodeRoleArn], { StringEquals: { 'iam:PassedToService': Ec2ServicePrincipals } }),
         // EKS-optimised AMI aliases (EC2NodeClass amiSelectorTerms alias) resolve through public SSM parameters.
         allow('ReadPublicAmiParameters', ['ssm:GetParameter'], [`arn:${t.partition}:ssm:${t.region}::parameter/aws/service/*`]),
+        allow('LaunchDescribeInRegion', LaunchDescribeActions, ['*'], inRegion),
       ];
     case 'ec2Terminate':
       return [allow('TerminateClusterNodePoolInstancesOnly', ['ec2:TerminateInstances'], [ec2('instance/*')], resourceTags)];
     case 'launchTemplateGc':
-      return [allow('DeleteClusterNodePoolLaunchTemplatesOnly', ['ec2:DeleteLaunchTemplate'], [ec2('launch-template/*')], resourceTags)];
+      return [
+        allow('DescribeLaunchTemplatesInRegion', ['ec2:DescribeLaunchTemplates'], ['*'], inRegion),
+        allow('DeleteClusterNodePoolLaunchTemplatesOnly', ['ec2:DeleteLaunchTemplate'], [ec2('launch-template/*')], resourceTags),
+      ];
     case 'startTermination':
       // StartExecution only (shared/aws/sfn-termination-starter.ts): nothing a function runs reads executions back.
       if (!t.stateMachineArn) throw new Error('startTermination needs the termination state machine');

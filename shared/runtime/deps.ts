@@ -96,6 +96,8 @@ export interface BuildDepsOptions {
   clusterInfo?: ClusterInfo;
   /** Replaces any port. */
   overrides?: Partial<Omit<Deps, 'env' | 'clients'>>;
+  /** Static credentials for the EC2/SSM clients on a local endpoint (shared/aws/clients.ts ClientOptions.credentials). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /** Service CIDR / version assumed for a kubeconfig cluster (embedded environment) unless given. */
@@ -106,7 +108,7 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint });
+  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, credentials: opts.credentials });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 

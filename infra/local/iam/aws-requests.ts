@@ -144,6 +144,12 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       // Public parameters (`/aws/service/…`) are owned by AWS: no account in their ARN.
       return names.map((n) => ({ action, resource: `arn:${c.partition}:ssm:${c.region}:${n.startsWith('/aws/service/') ? '' : c.account}:parameter/${n.replace(/^\//, '')}`, context: region }));
     }
+    case 'events:PutEvents':
+      return [...new Set(asList(input.Entries).map((e: Json) => String(e?.EventBusName ?? 'default')))].map((bus) => ({
+        action,
+        resource: bus.startsWith('arn:') ? bus : `arn:${c.partition}:events:${c.region}:${c.account}:event-bus/${bus}`,
+        context: region,
+      }));
     default:
       throw new Error(`no authorization mapping for ${action}: add it to infra/local/iam/aws-requests.ts`);
   }
