@@ -145,6 +145,28 @@ describe('agent Deployment', () => {
     expect(finalStage).not.toMatch(/^USER (root|0)\b/m);
     expect(dockerfile).toMatch(/npx esbuild functions\/agent\/main\.ts/);
   });
+
+  it('pins every base image by digest and runs no dependency install script in the build stage', () => {
+    const dockerfile = readFileSync(join(K8sDir, 'Dockerfile'), 'utf8');
+    const args = Object.fromEntries([...dockerfile.matchAll(/^ARG (\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+    const froms = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
+    for (const from of froms) {
+      const image = from.split(/\s+/).find((w) => w.includes('/') || w.includes(':'))!;
+      const digest = image.split('@')[1]?.replace(/^\$\{(\w+)\}$/, (_, name: string) => args[name] ?? '');
+      expect(digest, from).toMatch(/^sha256:[0-9a-f]{64}$/);
+    }
+    const installs = dockerfile.split('\n').filter((l) => /\bnpm (ci|install)\b/.test(l));
+    expect(installs.length).toBeGreaterThan(0);
+    for (const l of installs) expect(l).toContain('--ignore-scripts');
+  });
+
+  it('deploys a real release tag set by kustomize (package.json version), never latest', () => {
+    const version = JSON.parse(readFileSync(join(RepoRoot, 'package.json'), 'utf8')).version as string;
+    const image = kustomization.images.find((i: Obj) => i.name === 'nodefleet-agent');
+    expect(image.newTag).toBe(version);
+    expect(image.newTag).not.toBe('latest');
+    expect(container.image).toBe('nodefleet-agent');
+  });
 });
 
 describe('RBAC', () => {
