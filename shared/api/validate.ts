@@ -15,7 +15,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { z } from 'zod';
 import { ValidationError } from './errors.ts';
 import * as L from './labels.ts';
-import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, type EC2NodeClass, type NodePool } from './nodepool.ts';
+import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, StaticNodePoolUnsupported, type EC2NodeClass, type NodePool } from './nodepool.ts';
 import { parseQuantity } from './quantity.ts';
 import { parseYamlObjects } from './yaml.ts';
 
@@ -293,13 +293,10 @@ function restrictedKeyProblem(key: string, use: 'requirement' | 'label'): string
     const guess = closest(key, AWSWellKnownLabels);
     return `unknown key ${show(key)}: label domain "karpenter.k8s.aws" is restricted to Karpenter's well-known labels${guess ? ` (did you mean "${guess}"?)` : ''}`;
   }
-  if (domain.endsWith('kubernetes.io')) {
-    if ([...CoreWellKnownLabels, ...DeprecatedKubernetesLabels].includes(key)) return undefined;
-    if (domain.endsWith('node.kubernetes.io') || domain.endsWith('node-restriction.kubernetes.io')) return undefined;
-    const guess = closest(key, CoreWellKnownLabels);
-    return `label domain "kubernetes.io" is restricted: ${show(key)} is not a well-known label${guess ? ` (did you mean "${guess}"?)` : ''}`;
-  }
-  if (domain.endsWith('k8s.io') && !domain.endsWith('kops.k8s.io')) return `label domain "k8s.io" is restricted: ${show(key)} cannot be used`;
+  // kubernetes.io and k8s.io keys (well-known or custom, e.g. "kubernetes.io/team") are allowed:
+  // Karpenter v1.15's NodePool CRD restricts only karpenter.sh, the nodepool label and hostname
+  // (scheduling suite_test.go "should schedule pods that have node selectors with label in the
+  // kubernetes domains").
   return undefined;
 }
 
@@ -432,6 +429,7 @@ function nodePoolRules(obj: unknown): string[] {
     });
   }
   if (spec.replicas !== undefined) {
+    out.push(`spec.replicas: ${StaticNodePoolUnsupported}`);
     if (spec.weight !== undefined) out.push(`spec.weight: cannot be set on a static NodePool (spec.replicas is set)`);
     if (isRecord(spec.limits)) {
       for (const k of Object.keys(spec.limits)) {
