@@ -71,8 +71,9 @@ describe('live view and report', () => {
     const liveSeen: Record<string, unknown> = {};
 
     // Act: the scenario, with the page opened as soon as the view serves
+    const consoleLines: string[] = [];
     const result = await runScenario(loadScenario('seed-inflate'), {
-      quiet: true,
+      out: (l) => consoleLines.push(l),
       workDir,
       failFast: true,
       ui: { port: 0 },
@@ -109,6 +110,17 @@ describe('live view and report', () => {
     const states = Object.keys(JSON.parse(readFileSync('statemachines/termination.asl.json', 'utf8')).States);
     expect(states).toContain(liveSeen.execution);
     expect(liveSeen.graphStates).toBe(states.length);
+
+    // Assess: the console was for people (no JSON, ≤ 100 columns, one status line per change); JSON went to logs.jsonl
+    expect(consoleLines.filter((l) => l.trimStart().startsWith('{'))).toEqual([]);
+    expect(consoleLines.filter((l) => [...l].length > 100)).toEqual([]);
+    expect(consoleLines.some((l) => /^live view: http:\/\/127\.0\.0\.1:\d+\/$/.test(l))).toBe(true);
+    expect(consoleLines.some((l) => /^ {2}t\+\d\d:\d\d provisioner +launched nodeclaim {2}NodeClaim=default-/.test(l))).toBe(true);
+    const statuses = consoleLines.filter((l) => /^ {3}t\+\d\d:\d\d │ nodes \d/.test(l)).map((l) => l.slice(l.indexOf('│')));
+    expect(statuses.length).toBeGreaterThan(3);
+    expect(statuses.every((x, i) => i === 0 || x !== statuses[i - 1])).toBe(true);
+    const jsonl = readFileSync(join(workDir, '.nodefleet', 'logs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(jsonl.find((r) => r.message === 'launched nodeclaim')).toMatchObject({ level: 'INFO', logger: 'controller', controller: 'provisioner', 'instance-type': 'c5a.2xlarge' });
 
     // Assess: the report, from disk, with the network refused
     expect(result.reportPath).toBeDefined();
