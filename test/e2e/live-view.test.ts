@@ -17,6 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../infra/local/scenario.ts';
 import { runScenario } from '../../infra/local/runner.ts';
+import type { LocalEnvironment } from '../../infra/local/environment.ts';
 
 /** Where screenshots are kept (ignored by git; docs/live-view.png is a copy of one). */
 const ArtifactsDir = resolve('test-results');
@@ -72,11 +73,13 @@ describe('live view and report', () => {
 
     // Act: the scenario, with the page opened as soon as the view serves
     const consoleLines: string[] = [];
+    let env: LocalEnvironment | undefined;
     const result = await runScenario(loadScenario('seed-inflate'), {
       out: (l) => consoleLines.push(l),
       workDir,
       failFast: true,
       ui: { port: 0 },
+      onStarted: (e) => (env = e),
       onViewUrl: (url) => {
         liveChecks = (async () => {
           await live.goto(url);
@@ -101,7 +104,11 @@ describe('live view and report', () => {
     // Assess: the live page during the run
     expect(result.checks.filter((c) => !c.ok)).toEqual([]);
     expect(liveSeen.instanceType).toBe('c5a.2xlarge');
-    expect(liveSeen.nodeText).toMatch(/c5a\.2xlarge[\s\S]*on-demand[\s\S]*ap-northeast-2[abcd][\s\S]*NodePool default[\s\S]*\$0\.3440\/h/);
+    // The price shown is what the EC2 stand-in charges for the instance (catalog price, EBS included).
+    const launchedInstance = [...env!.ec2.instances.values()].find((i) => !i.preexisting)!;
+    expect(launchedInstance.priceUsdPerHour).toBeGreaterThan(0.3);
+    expect(liveSeen.nodeText).toMatch(/c5a\.2xlarge[\s\S]*on-demand[\s\S]*ap-northeast-2[abcd][\s\S]*NodePool default/);
+    expect(liveSeen.nodeText).toContain(`$${launchedInstance.priceUsdPerHour!.toFixed(4)}/h`);
     expect(['Launched', 'Registered', 'Ready']).toContain(liveSeen.claimState);
     const liveChart = liveSeen.chart as Awaited<ReturnType<typeof chartInk>>;
     expect(liveChart.points).toBeGreaterThan(2);
