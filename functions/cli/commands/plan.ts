@@ -201,7 +201,7 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
   const claims = result.newNodeClaims.map((c) => {
     const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
     const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
-    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now }) };
+    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, random: Math.random }) };
   });
   const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
     apiVersion: 'v1',
