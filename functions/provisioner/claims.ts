@@ -20,17 +20,19 @@ export function minAllocatable(c: NewNodeClaim): Resources {
 }
 
 /**
- * Builds the NodeClaim to store for a scheduler decision, named `<nodepool>-<random>`.
+ * Builds the NodeClaim to store for a scheduler decision, named `<nodepool>-<random>` (or `name`,
+ * for offline previews such as `plan`, which name claims by shared/aws/launch-preview.ts
+ * `previewNodeClaimName`).
  * @param opts.random uniform in [0, 1) for the name suffix
  */
-export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date; random: () => number }): NodeClaim {
+export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date } & ({ random: () => number } | { name: string })): NodeClaim {
   const pods = c.pods.map((p) => objectKey(p));
   const tmpl = opts.nodePool.spec.template.spec;
   const expireSeconds = parseDurationSeconds(tmpl.expireAfter);
   const npHash = nodePoolHash(opts.nodePool);
   const ncHash = opts.nodeClass ? nodeClassHash(opts.nodeClass) : undefined;
   return NodeClaimSchema.parse({
-    name: randomNodeClaimName(c.nodePool, opts.random),
+    name: 'name' in opts ? opts.name : randomNodeClaimName(c.nodePool, opts.random),
     cluster: opts.cluster,
     nodePool: c.nodePool,
     nodeClass: tmpl.nodeClassRef.name,

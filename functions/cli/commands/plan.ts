@@ -26,7 +26,7 @@ import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog } from '../../../shared
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { solve, type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
-import { addLaunchRequests } from '../../../shared/aws/launch-preview.ts';
+import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
 
 /** One planned NodeClaim as printed. */
 export interface PlannedNodeClaim {
@@ -201,7 +201,8 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
   const claims = result.newNodeClaims.map((c) => {
     const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
     const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
-    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, random: Math.random }) };
+    const name = previewNodeClaimName(c.nodePool, c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
+    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
   });
   const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
     apiVersion: 'v1',
