@@ -239,4 +239,11 @@ export const EC2NodeClassDefaults = {
   rootVolume: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } as const,
   amiFamily: 'AL2023' as const,
 };
+/**
+ * Why a static NodePool (`spec.replicas`, Karpenter v1.6+) is refused: nodefleet provisions for
+ * pending pods only and keeps no fixed node count, so such a pool launches nothing (validation
+ * reports it; the scheduler gives this reason for the pool).
+ */
+export const StaticNodePoolUnsupported = 'static NodePools (spec.replicas) are not supported by nodefleet: it launches nodes for pending pods only and keeps no fixed node count; remove spec.replicas to use this NodePool for pending pods';
+
 export type KubeletConfiguration = z.infer<typeof KubeletSchema>;

@@ -15,7 +15,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { z } from 'zod';
 import { ValidationError } from './errors.ts';
 import * as L from './labels.ts';
-import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, QualifiedNamePattern, type EC2NodeClass, type NodePool } from './nodepool.ts';
+import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, QualifiedNamePattern, StaticNodePoolUnsupported, type EC2NodeClass, type NodePool } from './nodepool.ts';
 import { parseQuantity } from './quantity.ts';
 import { parseYamlObjects } from './yaml.ts';
 import { celProblems } from './cel.ts';
@@ -415,6 +415,7 @@ function nodePoolRules(obj: unknown): string[] {
     });
   }
   if (spec.replicas !== undefined) {
+    out.push(`spec.replicas: ${StaticNodePoolUnsupported}`);
     if (spec.weight !== undefined) out.push(`spec.weight: cannot be set on a static NodePool (spec.replicas is set)`);
     if (isRecord(spec.limits)) {
       for (const k of Object.keys(spec.limits)) {
