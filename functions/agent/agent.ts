@@ -18,7 +18,7 @@ import { compactNode, toNode } from '../../shared/api/agent-events.ts';
 import { ClusterViewBuilder, toViewPod, type ViewPod } from '../../shared/api/cluster-view.ts';
 import { kubeConfigFor, type KubeConnection } from '../../shared/kube/kube-api.ts';
 import { Reflector } from '../../shared/kube/reflector.ts';
-import { AgentCore, type AgentLog, type PodView } from './agent-core.ts';
+import { AgentCore, type AgentLog, type AgentTimers, type PodView } from './agent-core.ts';
 import { ViewPublisher } from './view-publisher.ts';
 
 export interface AgentOptions {
@@ -41,6 +41,8 @@ export interface AgentOptions {
   healthPort?: number;
   log?: AgentLog;
   nowMs?: () => number;
+  /** Timer source for batching and re-sends (default setTimeout). */
+  timers?: AgentTimers;
 }
 
 /** What the pod reflector keeps of a pod: the core's view, and the cluster view's row when bound. */
