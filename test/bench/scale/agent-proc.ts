@@ -7,6 +7,8 @@ import { Agent } from '../../../functions/agent/agent.ts';
 import type { EventPublisher } from '../../../shared/api/ports.ts';
 import type { EnvReady } from './env-proc.ts';
 import { BenchCluster } from './env-proc.ts';
+import { BenchRegion } from './objects.ts';
+import { createS3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 
 const ready = JSON.parse(process.argv[2]) as EnvReady;
 const published = { entries: 0, bytes: 0 };
@@ -19,16 +21,19 @@ const publisher: EventPublisher = {
 };
 
 async function main(): Promise<void> {
-  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster });
+  const views = process.env.BENCH_NO_VIEW ? undefined : createS3ClusterViewStore({ region: BenchRegion, bucket: ready.viewBucket, cluster: BenchCluster, endpoint: ready.s3Endpoint });
+  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}) });
   const t0 = performance.now();
   await agent.start();
   while (!agent.ready()) await new Promise((r) => setTimeout(r, 50));
+  // With a view store: synced once the first view is written (functions read it from then on).
+  while (views && agent.publisher && agent.publisher.lastBytes.gzip === 0) await new Promise((r) => setTimeout(r, 50));
   process.send!({ synced: true, syncMs: Math.round(performance.now() - t0) });
   process.on('message', (m: { op?: string }) => {
     if (m.op !== 'memory') return;
     global.gc?.();
     const mem = process.memoryUsage();
-    process.send!({ memory: { heapMiB: Math.round(mem.heapUsed / 2 ** 20), rssMiB: Math.round(mem.rss / 2 ** 20), peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) }, published: { ...published } });
+    process.send!({ view: agent.publisher?.lastBytes, memory: { heapMiB: Math.round(mem.heapUsed / 2 ** 20), rssMiB: Math.round(mem.rss / 2 ** 20), peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) }, published: { ...published } });
   });
 }
 

@@ -24,6 +24,7 @@ import { ApiCore, T } from '../../../infra/local/kube/api.ts';
 import { createApiServer } from '../../../infra/local/kube/server.ts';
 import { kubeconfigYaml } from '../../../infra/local/kube/kubeconfig.ts';
 import { startLocalDynamo } from '../../../infra/local/dynamo.ts';
+import { startLocalS3 } from '../../../infra/local/s3.ts';
 import { LocalEc2 } from '../../../infra/local/ec2/local-ec2.ts';
 import { LocalAwsServer } from '../../../infra/local/ec2/server.ts';
 import { VirtualClock } from '../../../infra/local/clock.ts';
@@ -46,6 +47,8 @@ export interface EnvReady {
   dynamodbEndpoint: string;
   ec2Endpoint: string;
   tableName: string;
+  s3Endpoint: string;
+  viewBucket: string;
   nodes: number;
   pods: number;
   seedSeconds: number;
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
   const clock = new VirtualClock({ start: new Date(), speed: 1 });
   const catalog = new Map(loadCatalog({ region: BenchRegion }).map((t) => [t.name, t]));
   const ec2 = new LocalEc2({ clock, region: BenchRegion, zones: zonesOf(BenchRegion), priceOf: (type, zone, ct) => catalog.get(type)?.offerings.find((o) => o.zone === zone && o.capacityType === ct)?.priceUsdPerHour });
+  const s3 = await startLocalS3();
   const aws = new LocalAwsServer({ ec2, clusterName: BenchCluster });
   const ec2Endpoint = await aws.start();
 
@@ -166,7 +170,7 @@ async function main(): Promise<void> {
       (err: Error) => process.send!({ id: m.id, ok: false, error: err.message }),
     );
   });
-  const ready: EnvReady = { kubeconfig, kubeUrl, dynamodbEndpoint: dynamo.endpoint, ec2Endpoint, tableName: dynamo.tableName, nodes, pods: nodes * podsPerNode, seedSeconds: Math.round((performance.now() - started) / 100) / 10 };
+  const ready: EnvReady = { kubeconfig, kubeUrl, dynamodbEndpoint: dynamo.endpoint, ec2Endpoint, tableName: dynamo.tableName, s3Endpoint: s3.endpoint, viewBucket: s3.bucket, nodes, pods: nodes * podsPerNode, seedSeconds: Math.round((performance.now() - started) / 100) / 10 };
   process.send!({ ready });
 }
 

@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     [Env.ec2Endpoint]: r.ec2Endpoint,
     [Env.stateMachineArn]: `arn:aws:states:${BenchRegion}:123456789012:stateMachine:termination`,
     [Env.instanceProfileName]: `KarpenterNodeInstanceProfile-${BenchCluster}`,
+    ...(process.env.BENCH_NO_VIEW ? {} : { [Env.viewBucket]: r.viewBucket, [Env.s3Endpoint]: r.s3Endpoint }),
   });
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
