@@ -105,6 +105,9 @@ async function runFunction(env: Env, args: FnArgs): Promise<Record<string, Measu
     child.on('message', async (m: any) => {
       if (m.mark === 'start') {
         current = m.label;
+        // Each provisioning invocation's pending pods appear just before it (a pass solves every
+        // pending pod, so pods created earlier would be solved by the previous invocation).
+        if (args.op === 'provision') await env.call({ op: 'addPending', count: args.pending ?? PendingPerInvocation, prefix: m.label });
         await env.call({ op: 'counters', reset: true });
         child.send({ go: true });
       } else if (m.mark === 'end') {
@@ -160,8 +163,6 @@ export async function benchScale(nodes: number, pods: number, log: (s: string) =
   const env = await startEnv(nodes, pods);
   log(`  seeded ${nodes} nodes / ${pods} pods in ${env.ready.seedSeconds} s`);
   try {
-    await env.call({ op: 'addPending', count: PendingPerInvocation, prefix: 'pending-a' });
-    await env.call({ op: 'addPending', count: PendingPerInvocation, prefix: 'pending-b' });
     // The agent first: it keeps running (watching, publishing the cluster view) while the
     // functions are measured, as in a cluster; its watch bytes are not counted against them.
     const { row: agent, child: agentChild } = await measureAgent(env);
