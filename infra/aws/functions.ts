@@ -87,8 +87,9 @@ export const Functions: readonly FunctionSpec[] = [
     timeoutSeconds: 120,
     memoryMiB: 2048,
   },
-  // gc terminates orphans and deletes nodes itself (no state machine): functions/gc/handler.ts.
-  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate'], timeoutSeconds: 55, memoryMiB: 512 },
+  // gc terminates orphans and deletes nodes itself, and starts the next attempt of a termination
+  // that ended unfinished (StartExecution): functions/gc/handler.ts.
+  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'startTermination'], timeoutSeconds: 55, memoryMiB: 512 },
   { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: ['table', 'kube', 'startTermination'], timeoutSeconds: 20, memoryMiB: 512 },
 ];
 
