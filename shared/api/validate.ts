@@ -293,13 +293,10 @@ function restrictedKeyProblem(key: string, use: 'requirement' | 'label'): string
     const guess = closest(key, AWSWellKnownLabels);
     return `unknown key ${show(key)}: label domain "karpenter.k8s.aws" is restricted to Karpenter's well-known labels${guess ? ` (did you mean "${guess}"?)` : ''}`;
   }
-  if (domain.endsWith('kubernetes.io')) {
-    if ([...CoreWellKnownLabels, ...DeprecatedKubernetesLabels].includes(key)) return undefined;
-    if (domain.endsWith('node.kubernetes.io') || domain.endsWith('node-restriction.kubernetes.io')) return undefined;
-    const guess = closest(key, CoreWellKnownLabels);
-    return `label domain "kubernetes.io" is restricted: ${show(key)} is not a well-known label${guess ? ` (did you mean "${guess}"?)` : ''}`;
-  }
-  if (domain.endsWith('k8s.io') && !domain.endsWith('kops.k8s.io')) return `label domain "k8s.io" is restricted: ${show(key)} cannot be used`;
+  // kubernetes.io and k8s.io keys (well-known or custom, e.g. "kubernetes.io/team") are allowed:
+  // Karpenter v1.15's NodePool CRD restricts only karpenter.sh, the nodepool label and hostname
+  // (scheduling suite_test.go "should schedule pods that have node selectors with label in the
+  // kubernetes domains").
   return undefined;
 }
 
