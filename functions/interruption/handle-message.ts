@@ -15,7 +15,7 @@
  * that comes before its termination's deadline (or a termination with none) starts the next
  * attempt with the notice's deadline (`escalate`).
  */
-import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { BudgetCounter, Clock, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
 import { ConflictError, TransientError, ValidationError } from '../../shared/api/errors.ts';
@@ -112,6 +112,8 @@ async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: 
           : undefined;
   const t = claim.termination;
   const current = t?.deadlineEpochMs;
+  // The termination already got as far as TerminateInstances (its own state-change events come back here).
+  if (isTrue(claim, 'InstanceTerminating')) return { instanceId, action: 'already-terminating' };
   if (deadline === undefined || (current !== undefined && current <= deadline)) return { instanceId, action: 'already-terminating' };
   const attempt = (t?.attempt ?? 1) + 1;
   const nowIso = new Date(nowMs).toISOString();
