@@ -1,17 +1,4 @@
 /**
- * Garbage collection Lambda (EventBridge schedule, every minute). Reads the claims, the cluster's
- * nodes and NodePools, the instances tagged for the cluster (plus any claim's instance the list
- * lacks: DescribeInstances is eventually consistent) and the budget holders, then carries out
- * exactly the plan of the pure planner shared/disruption/gc.ts `planGarbageCollection` — the
- * rules the tests and cases check live there, not here:
- * - claims not launched / not registered in time, or whose instance is gone → instance
- *   terminated (if any), node and claim deleted; expired Terminated claims deleted;
- * - instances no claim owns → terminated;
- * - terminations that ended unfinished (failed: after a backoff; continued: at once) or went
- *   silent → the next attempt started under its own execution name (the claim records the
- *   attempt first, a conditional write, so two passes never start two);
- * - a terminating claim past its deadline whose instance still runs → instance terminated;
- * - budget slots and karpenter.sh/disrupted taints nothing works on → released / removed.
  * Every action is idempotent: terminate/delete of something already gone succeeds.
  */
 import type { Context } from 'aws-lambda';
@@ -55,7 +42,12 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
   const plan = planGarbageCollection({ nodeClaims: claims, nodes, instances, ...(budgetHolders ? { budgetHolders } : {}) }, now);
-  return execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
+  const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
+  if (deps.cloud.collectLaunchTemplates) {
+    const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
+    for (const name of await deps.cloud.collectLaunchTemplates(live, now.getTime())) deps.log.info('deleted launch template', { name });
+  }
+  return result;
 }
 
 /** The listed instances plus each claim's instance the list lacks (get; absent = gone). */

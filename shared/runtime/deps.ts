@@ -96,6 +96,8 @@ export interface BuildDepsOptions {
   clusterInfo?: ClusterInfo;
   /** Replaces any port. */
   overrides?: Partial<Omit<Deps, 'env' | 'clients'>>;
+  /** Static credentials for the EC2/SSM clients on a local endpoint (shared/aws/clients.ts ClientOptions.credentials). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /** Service CIDR / version assumed for a kubeconfig cluster (embedded environment) unless given. */
@@ -106,7 +108,7 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint });
+  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, credentials: opts.credentials });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 
@@ -136,7 +138,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     unavailable: o.unavailable ?? new DynamoUnavailableOfferings(clients.doc, env.tableName, env.clusterName),
     cloud:
       o.cloud ??
-      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, architectureOf: catalogArchitecture }),
+      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
     kube:
       o.kube ??
       new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems })),
