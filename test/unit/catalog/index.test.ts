@@ -16,7 +16,7 @@ function nodeClass(spec: Partial<EC2NodeClass['spec']> = {}): EC2NodeClass {
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
     metadata: { name: 'default' },
-    spec: { subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }], ...spec },
+    spec: { amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }], ...spec },
   };
 }
 

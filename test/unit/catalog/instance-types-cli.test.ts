@@ -28,8 +28,8 @@ describe('instance-types command', () => {
       spec: {
         amiSelectorTerms: [{ alias: 'al2023@latest' }],
         role: 'r',
-        subnetSelectorTerms: [{ id: 's' }],
-        securityGroupSelectorTerms: [{ id: 'g' }],
+        subnetSelectorTerms: [{ id: 'subnet-1' }],
+        securityGroupSelectorTerms: [{ id: 'sg-1' }],
         blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi' } }],
       },
     });

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
+import { EC2NodeClassRules } from '../../../shared/api/crd-rules.ts';
 import { describe, expect, it } from 'vitest';
 import { Env } from '../../../shared/api/contract.ts';
 import { EC2NodeClassSchema, NodePoolSchema } from '../../../shared/api/nodepool.ts';
@@ -321,6 +322,19 @@ describe('CRDs', () => {
   ] as const)('%s: declares exactly the fields of shared/api/nodepool.ts', (kind, schema) => {
     const zodJson = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Obj;
     expect(fieldDifferences(zodJson.properties.spec, schemaOf(crds[kind]).properties.spec, `${kind}.spec`)).toEqual([]);
+  });
+
+  it('EC2NodeClass: carries exactly the CEL rules nodefleet validate evaluates (shared/api/crd-rules.ts)', () => {
+    const found: string[] = [];
+    const walk = (node: Obj, path: string[]) => {
+      for (const v of node['x-kubernetes-validations'] ?? []) found.push(`${path.join('.')} ${v.fieldPath ?? ''} ${v.rule} -- ${v.message}`);
+      for (const [k, x] of Object.entries<Obj>(node.properties ?? {})) walk(x, [...path, k]);
+      if (node.items) walk(node.items, [...path, '*']);
+      if (typeof node.additionalProperties === 'object') walk(node.additionalProperties, [...path, '*']);
+    };
+    walk(schemaOf(crds.EC2NodeClass).properties.spec, ['spec']);
+    const expected = EC2NodeClassRules.map((r) => `${r.path.join('.')} ${r.field ? `.${r.field}` : ''} ${r.rule} -- ${r.message}`);
+    expect(found.sort()).toEqual(expected.sort());
   });
 
   it('accepts the example NodePool and EC2NodeClass, which shared/api/nodepool.ts also accepts', () => {
