@@ -31,6 +31,8 @@ interface Options {
   json: boolean;
   shrink: boolean;
   writeCases: boolean;
+  /** Only run `i` and print the scenario and both decisions (debugging). */
+  only?: number;
 }
 
 function usage(msg: string): never {
@@ -52,6 +54,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--json') o.json = true;
     else if (a === '--no-shrink') o.shrink = false;
     else if (a === '--write-cases') o.writeCases = true;
+    else if (a === '--only') o.only = int(a);
     else usage(`unknown argument "${a}"`);
   }
   return o;
@@ -95,6 +98,36 @@ async function main(): Promise<void> {
     }),
     { seed: opts.seed, numRuns: opts.scenarios },
   );
+
+  if (opts.only !== undefined) {
+    const s = scenarios[opts.only];
+    const k = solveSync(toOracleScenario(s), bin);
+    const types = resolvedTypes(s);
+    const brief = (r: ReturnType<typeof solve>) => ({
+      nodeClaims: r.newNodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.launchInstanceTypes[0]?.name, price: c.priceUsdPerHour, zones: c.zones, pods: c.pods.map((p) => p.metadata.name) })),
+      placements: r.placements.map((p) => `${p.pod.metadata.name}→${p.node}`),
+      unschedulable: r.unschedulable.map((u) => `${u.pod.metadata.name}: ${JSON.stringify(u.reasons)}`),
+    });
+    const seenApps = new Set<string>();
+    const compact = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'image' || k === 'apiVersion' || k === 'kind' ? undefined : v));
+    log(`types: ${s.instanceTypes.map((t) => `${t.name} alloc ${compact(t.allocatable)} ${compact(t.offerings)}`).join('\n  ')}`);
+    log(`pools: ${s.nodePools.map((np) => compact(np.spec)).join('\n  ')}`);
+    log(`nodes: ${s.nodes.map((n) => compact({ name: n.metadata.name, labels: n.metadata.labels, taints: n.spec?.taints, alloc: n.status?.allocatable })).join('\n  ')}`);
+    log(`daemonSets: ${s.daemonSets.map((d) => compact((d as { spec: unknown }).spec)).join('\n  ')}`);
+    for (const p of s.pods) {
+      const app = p.metadata.labels?.app ?? p.metadata.name;
+      if (seenApps.has(app) && !p.spec.nodeName) continue;
+      seenApps.add(app);
+      log(`pod ${p.metadata.name} (${s.pods.filter((q) => q.metadata.labels?.app === app && !q.spec.nodeName).length} pending of app ${app}): ${compact(p.spec)}`);
+    }
+    log(`settings: ${compact(s.settings)}`);
+    const show = (x: { nodeClaims: unknown[]; placements: unknown[]; unschedulable: unknown[] }) => [...x.nodeClaims.map((c) => `  claim ${JSON.stringify(c)}`), `  placements ${JSON.stringify(x.placements)}`, ...x.unschedulable.map((u) => `  unschedulable ${JSON.stringify(u)}`)].join('\n');
+    log(`karpenter:\n${show({ nodeClaims: k.nodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.instanceTypes?.[0], price: c.price, zones: c.zones, pods: (c.pods ?? []).map((p) => p.split('/')[1]) })), placements: k.placements, unschedulable: k.unschedulable })}`);
+    log(`nodefleet packing karpenter:\n${show(brief(solve(toSchedulingInput(s, 'karpenter', types))))}`);
+    log(`nodefleet default:\n${show(brief(solve(toSchedulingInput(s, 'cost', types))))}`);
+    log(JSON.stringify(check(s, k).divergences, null, 1));
+    return;
+  }
 
   const oracle = new Oracle(bin);
   const results = await Promise.all(scenarios.map((s) => oracle.solve(toOracleScenario(s)).catch((e: Error) => e)));
