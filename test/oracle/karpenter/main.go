@@ -119,6 +119,9 @@ type OutUnschedulable struct {
 	Reasons map[string]string `json:"reasons"`
 }
 
+// solveOnlyTiming: --solve-only.
+var solveOnlyTiming bool
+
 // maxLaunchTypes is how many types a launch sends (the AWS provider's CreateFleet cut).
 const maxLaunchTypes = 60
 
@@ -129,6 +132,7 @@ func fail(format string, args ...any) {
 
 func main() {
 	bench := flag.Int("bench", 1, "solve N times and report the median time")
+	flag.BoolVar(&solveOnlyTiming, "solve-only", false, "time Scheduler.Solve alone (Karpenter's benchmark measure) instead of Provisioner.Schedule")
 	lines := flag.Bool("lines", false, "read one scenario per line, write one result per line ({\"error\": …} for a bad one)")
 	fakeTypes := flag.Int("print-fake-instance-types", 0, "print Karpenter's fake.InstanceTypes(N) in the scenario's instanceTypes format and exit")
 	benchPods := flag.Int("print-benchmark-pods", 0, "print N pods of Karpenter's scheduling benchmark mix (benchmark.go) and exit")
@@ -315,7 +319,7 @@ func run(sc *Scenario, benchRuns int) (*Output, error) {
 	var samples []float64
 	var out *Output
 	for i := 0; i < benchRuns; i++ {
-		o, secs, err := solveOnce(ctx, sc, its, byName)
+		o, secs, err := solveOnce(ctx, sc, its, byName, solveOnlyTiming)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +345,7 @@ func scenarioOptions(s Settings) *options.Options {
 	return test.Options(f)
 }
 
-func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, byName map[string]*cloudprovider.InstanceType) (*Output, float64, error) {
+func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, byName map[string]*cloudprovider.InstanceType, solveOnly bool) (*Output, float64, error) {
 	kube := fakecr.NewClientBuilder().
 		WithScheme(scheme.Scheme).
 		WithIndex(&corev1.Pod{}, "spec.nodeName", podIndex).
@@ -482,12 +486,41 @@ func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceT
 	}
 
 	prov := provisioning.NewProvisioner(kube, recorder, cp, cluster, clk, nil, nil)
+	if !solveOnly {
+		start := time.Now()
+		results, err := prov.Schedule(ctx)
+		secs := time.Since(start).Seconds()
+		if err != nil {
+			return nil, 0, fmt.Errorf("scheduling: %v", err)
+		}
+		return toOutput(results, byName), secs, nil
+	}
+	// Benchmark: time Scheduler.Solve alone, as Karpenter's scheduling benchmark does, on a scheduler
+	// the provisioner builds (NodePools, instance types, topology, daemonset overhead) from the same
+	// state, with Provisioner.Schedule's options.
+	pods, err := prov.GetPendingPods(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	opts := []scheduling.Options{
+		scheduling.DisableReservedCapacityFallback,
+		scheduling.NumConcurrentReconciles(int(math.Ceil(float64(options.FromContext(ctx).CPURequests) / 1000.0))),
+		scheduling.MinValuesPolicy(options.FromContext(ctx).MinValuesPolicy),
+	}
+	if options.FromContext(ctx).PreferencePolicy == options.PreferencePolicyIgnore {
+		opts = append(opts, scheduling.IgnorePreferences)
+	}
+	s, err := prov.NewScheduler(ctx, pods, cluster.DeepCopyNodes().Active(), sets.New[types.UID](), opts...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("scheduling: %v", err)
+	}
 	start := time.Now()
-	results, err := prov.Schedule(ctx)
+	results, err := s.Solve(ctx, pods)
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		return nil, 0, fmt.Errorf("scheduling: %v", err)
 	}
+	results = results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes)
 	return toOutput(results, byName), secs, nil
 }
 
