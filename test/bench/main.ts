@@ -17,9 +17,9 @@ if (args.has('--vs-karpenter')) {
   const out = benchVsKarpenter({ quick, log: (line) => process.stderr.write(`${line}\n`) });
   const rows = out.rows as unknown as Record<string, unknown>[];
   process.stdout.write('nodefleet vs Karpenter (sigs.k8s.io/karpenter v1.15.0, same inputs, same run)\n');
-  process.stdout.write(`${table(rows, ['workload', 'pods', 'instanceTypes', 'nodefleetPodsPerSecond', 'karpenterPodsPerSecond', 'speedRatio', 'nodefleetNodeClaims', 'karpenterNodeClaims', 'nodefleetUnschedulable', 'karpenterUnschedulable', 'nodefleetCostPerHour', 'karpenterCostPerHour', 'costRatio', 'clusterAutoscalerPerHour', 'costRatioVsClusterAutoscaler', 'runs'])}\n`);
+  process.stdout.write(`${table(rows, ['workload', 'pods', 'instanceTypes', 'nodefleetPodsPerSecond', 'karpenterPodsPerSecond', 'speedRatio', 'nodefleetPodsPerCpuSecond', 'karpenterPodsPerCpuSecond', 'cpuSpeedRatio', 'nodefleetNodeClaims', 'karpenterNodeClaims', 'nodefleetUnschedulable', 'karpenterUnschedulable', 'nodefleetCostPerHour', 'karpenterCostPerHour', 'costRatio', 'clusterAutoscalerPerHour', 'costRatioVsClusterAutoscaler', 'runs'])}\n`);
   if (out.clusterAutoscaler[0]) process.stdout.write(`baseline: ${out.clusterAutoscaler[0].description}: ${out.clusterAutoscaler[0].groups.join(', ')}\n`);
-  process.stdout.write('speed: Karpenter = Scheduler.Solve alone (its benchmark measure, 5 workers); nodefleet = the whole solve() call; median run, wall clock\n');
+  process.stdout.write('speed: Karpenter = Scheduler.Solve alone (its benchmark measure, 5 workers); nodefleet = the whole solve() call; median run; per wall-clock second and per CPU second of the process\n');
   if (json) process.stdout.write(`${JSON.stringify({ vsKarpenter: out.rows, clusterAutoscaler: out.clusterAutoscaler.map(({ groups: _g, ...r }) => r) })}\n`);
   process.exit(0);
 }

@@ -35,6 +35,11 @@ export interface VsKarpenterRow {
   karpenterPodsPerSecond: number;
   /** nodefleet ÷ Karpenter pods per second. */
   speedRatio: number;
+  /** Pods per CPU second (user + system, all threads of the process): steadier on a loaded machine. */
+  nodefleetPodsPerCpuSecond: number;
+  karpenterPodsPerCpuSecond: number;
+  /** nodefleet ÷ Karpenter pods per CPU second. */
+  cpuSpeedRatio: number;
   nodefleetNodeClaims: number;
   karpenterNodeClaims: number;
   nodefleetUnschedulable: number;
@@ -105,18 +110,23 @@ function benchmarkNodePool(): Record<string, unknown> {
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (v: number, d = 2) => Number(v.toFixed(d));
 
 function timeNodefleet(pods: Pod[], pools: NodePool[], types: InstanceType[], daemonSets: DaemonSetTemplate[], runs: number) {
-  const secs: number[] = [];
+  const samples: { wall: number; cpu: number }[] = [];
   let result = solve({ pods, nodePools: pools, instanceTypes: () => types, daemonSets }); // warm-up (JIT)
   for (let i = 0; i < runs; i++) {
+    const input = structuredClone(pods);
+    const cpu = process.cpuUsage();
     const start = process.hrtime.bigint();
-    result = solve({ pods: structuredClone(pods), nodePools: pools, instanceTypes: () => types, daemonSets });
-    secs.push(Number(process.hrtime.bigint() - start) / 1e9);
+    result = solve({ pods: input, nodePools: pools, instanceTypes: () => types, daemonSets });
+    const wall = Number(process.hrtime.bigint() - start) / 1e9;
+    const used = process.cpuUsage(cpu);
+    samples.push({ wall, cpu: (used.user + used.system) / 1e6 });
   }
-  return { result, seconds: median(secs) };
+  samples.sort((a, b) => a.wall - b.wall);
+  const m = samples[Math.floor(samples.length / 2)];
+  return { result, seconds: m.wall, cpuSeconds: m.cpu };
 }
 
 function row(workload: VsKarpenterRow['workload'], pods: number, types: number, runs: number, nf: ReturnType<typeof timeNodefleet>, k: OracleOutput, ca?: FairBaseline): VsKarpenterRow {
@@ -131,6 +141,9 @@ function row(workload: VsKarpenterRow['workload'], pods: number, types: number, 
     nodefleetPodsPerSecond: Math.round(nfPps),
     karpenterPodsPerSecond: Math.round(kPps),
     speedRatio: round(nfPps / kPps, 1),
+    nodefleetPodsPerCpuSecond: Math.round(pods / nf.cpuSeconds),
+    karpenterPodsPerCpuSecond: Math.round(pods / k.solveCpuSeconds),
+    cpuSpeedRatio: round(pods / nf.cpuSeconds / (pods / k.solveCpuSeconds), 1),
     nodefleetNodeClaims: nf.result.newNodeClaims.length,
     karpenterNodeClaims: k.nodeClaims.length,
     nodefleetUnschedulable: nf.result.unschedulable.length,

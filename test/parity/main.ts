@@ -69,7 +69,7 @@ export function check(s: ParityScenario, karpenter: OracleOutput): Comparison {
 }
 
 function undocumented(s: ParityScenario, karpenter: OracleOutput, c: Comparison) {
-  return c.divergences.filter((d) => !documentedReason(d, s, karpenter));
+  return c.divergences.filter((d) => !documentedReason(d, s, karpenter, c.divergences));
 }
 
 const median = (xs: number[]) => {
