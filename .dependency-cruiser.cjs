@@ -25,7 +25,7 @@
 const TEST = '\\.test\\.ts$';
 
 /** npm libraries the pure folders may use (no I/O, no clock). */
-const PURE_NPM = '^node_modules/(zod|yaml|cron-parser)/';
+const PURE_NPM = '^node_modules/(zod|yaml|cron-parser|@bufbuild/cel|@bufbuild/cel-spec|@bufbuild/protobuf)/';
 /** Node core modules the pure folders may use (resolved name; `node:crypto` resolves to `crypto`). */
 const PURE_CORE = '^crypto$';
 
@@ -157,11 +157,11 @@ module.exports = {
     // ---- infra ----
     {
       name: 'infra-aws-imports-cdk-and-contract',
-      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), statemachines/, Node core.',
+      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), statemachines/, Node core.',
       severity: 'error',
       from: { path: '^infra/aws/', pathNot: TEST },
       // Node core modules are fine in build-time code (the synth script reads the ASL, hashes names).
-      to: { pathNot: ['^infra/aws/', CDK, '^shared/api/contract\\.ts$', '^statemachines/'], dependencyTypesNot: ['core'] },
+      to: { pathNot: ['^infra/aws/', CDK, '^shared/api/(contract|iam-policy)\\.ts$', '^statemachines/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'infra-local-layers',

@@ -1,7 +1,8 @@
 /**
- * Every scenario case in test/cases as its own test (test/cases/FORMAT.md). Cases whose
- * checks belong to a module that cannot be loaded yet are skipped with the reason shown.
+ * Every scenario case in test/cases as its own test (test/cases/FORMAT.md), the cases of a
+ * group file (`cases:`) one test each. A checking module that fails to load fails this file.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCases } from '../functions/cli/cases/load.ts';
@@ -15,11 +16,26 @@ describe('scenario cases', () => {
   });
 
   describe.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    it('meets its expectations', async (ctx) => {
+    it('meets its expectations', async () => {
       const result = await runCase(c);
-      if (result.status === 'pending') ctx.skip(result.messages.join('; '));
       expect(result.messages).toEqual([]);
       expect(result.status).toBe('passed');
     });
+  });
+});
+
+describe('Karpenter ports (test/cases/karpenter/COVERAGE.md)', () => {
+  const coverage = readFileSync(join(import.meta.dirname, 'cases', 'karpenter', 'COVERAGE.md'), 'utf8');
+  const names = new Set(cases.map((c) => c.name));
+
+  it('every case a coverage line names exists', () => {
+    const named = [...coverage.matchAll(/— case: (.*)$/gm)].flatMap((m) => m[1].split(', ').map((n) => n.replace(/^\.\.\//, '')));
+    expect(named.length).toBeGreaterThan(100);
+    expect(named.filter((n) => !names.has(n))).toEqual([]);
+  });
+
+  it('every ported group case is named by a coverage line', () => {
+    const ported = cases.filter((c) => c.file.includes(`${join('cases', 'karpenter')}`) && c.name.includes('/'));
+    expect(ported.filter((c) => !coverage.includes(c.name))).toEqual([]);
   });
 });

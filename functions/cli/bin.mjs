@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Installed entry point: runs the TypeScript CLI through tsx.
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-const here = dirname(fileURLToPath(import.meta.url));
-const r = spawnSync(process.execPath, ['--import', 'tsx', join(here, 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+// Installed entry point (`nodefleet`, `npm run cli`, `npm start`): checks the Node.js version
+// first, then runs the TypeScript CLI in this process through tsx, resolved from this file's own
+// node_modules so that it works from any working directory.
+import './node-version.mjs';
+const { register } = await import('tsx/esm/api');
+register();
+await import('./main.ts');

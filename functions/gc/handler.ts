@@ -9,6 +9,8 @@
  * - Disruption budget slots (BudgetCounter) whose holder is gone, or abandoned for 30 minutes by a
  *   crashed execution → released (shared/disruption/gc.ts `staleBudgetHolders`), so a lost
  *   Finalize never blocks a NodePool's budget for good.
+ * - Launch templates of this cluster no instance uses, older than the provider's minimum age →
+ *   deleted (shared/aws/ec2.ts `collectLaunchTemplates`; Karpenter deletes its templates too).
  * Every action is idempotent: terminate/delete of something already gone succeeds.
  */
 import type { Context } from 'aws-lambda';
@@ -99,6 +101,10 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     result.terminated.push(i.instanceId);
     deps.log.info('garbage collecting instance with no nodeclaim', { instance: i.instanceId, 'instance-type': i.instanceType, zone: i.zone, nodeclaim: claimName });
     deps.metrics.count(MetricNames.orphanInstancesTerminated, { zone: i.zone });
+  }
+  if (deps.cloud.collectLaunchTemplates) {
+    const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
+    for (const name of await deps.cloud.collectLaunchTemplates(live, nowMs)) deps.log.info('deleted launch template', { name });
   }
   if (deps.budgets) result.releasedBudgetSlots = await reclaimBudgetSlots(deps as GcDeps & Required<Pick<GcDeps, 'budgets'>>, claims, result);
   return result;

@@ -1,18 +1,15 @@
 /**
- * From the scheduler's NewNodeClaim to the stored NodeClaim: deterministic name, requirements,
+ * From the scheduler's NewNodeClaim to the stored NodeClaim: a fresh random name, requirements,
  * labels, taints, requests, hashes, expiry; and the log/metric vocabulary Karpenter uses.
  */
 import type { NewNodeClaim } from '../../shared/scheduling/index.ts';
-import { NodeClaimSchema, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { NodeClaimSchema, randomNodeClaimName, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import { formatResources, type Resources } from '../../shared/api/quantity.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { nodeClassHash, nodePoolHash, NodePoolHashVersion } from '../../shared/api/hash.ts';
 import { AnnotationNodeClassHash, AnnotationNodePoolHash, AnnotationNodePoolHashVersion, LabelNodePool } from '../../shared/api/labels.ts';
 import { parseDurationSeconds } from '../../shared/disruption/duration.ts';
-import { nodeClaimName } from '../../shared/aws/launch-preview.ts';
-
-export { nodeClaimName };
 
 /** Per-resource minimum of the launch types' allocatable: what the claim can hold for sure before launch. */
 export function minAllocatable(c: NewNodeClaim): Resources {
@@ -22,15 +19,20 @@ export function minAllocatable(c: NewNodeClaim): Resources {
   return out;
 }
 
-/** Builds the NodeClaim to store for a scheduler decision. */
-export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date }): NodeClaim {
+/**
+ * Builds the NodeClaim to store for a scheduler decision, named `<nodepool>-<random>` (or `name`,
+ * for offline previews such as `plan`, which name claims by shared/aws/launch-preview.ts
+ * `previewNodeClaimName`).
+ * @param opts.random uniform in [0, 1) for the name suffix
+ */
+export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date } & ({ random: () => number } | { name: string })): NodeClaim {
   const pods = c.pods.map((p) => objectKey(p));
   const tmpl = opts.nodePool.spec.template.spec;
   const expireSeconds = parseDurationSeconds(tmpl.expireAfter);
   const npHash = nodePoolHash(opts.nodePool);
   const ncHash = opts.nodeClass ? nodeClassHash(opts.nodeClass) : undefined;
   return NodeClaimSchema.parse({
-    name: nodeClaimName(c.nodePool, pods),
+    name: 'name' in opts ? opts.name : randomNodeClaimName(c.nodePool, opts.random),
     cluster: opts.cluster,
     nodePool: c.nodePool,
     nodeClass: tmpl.nodeClassRef.name,

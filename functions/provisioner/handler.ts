@@ -39,7 +39,10 @@ function eventsOf(input: Input): UnschedulablePodsEvent[] {
 
 /** Processes the pods of every event in one pass (pods deduplicated by namespace/name). */
 export async function run(input: Input, deps: ProvisionerDeps): Promise<ProvisionSummary> {
-  const events = eventsOf(input);
+  const all = eventsOf(input);
+  // One bus may carry several clusters' agents: another cluster's pods are never provisioned here.
+  const events = all.filter((e) => e.detail.cluster === deps.env.clusterName);
+  for (const e of all) if (e.detail.cluster !== deps.env.clusterName) deps.log.warn('ignoring unschedulable pods event for another cluster', { event: e.id, cluster: e.detail.cluster, expected: deps.env.clusterName });
   const pods = events.flatMap((e) => e.detail.pods.map(toPod));
   deps.log.debug('computing scheduling decision for provisionable pod(s)', { events: events.map((e) => e.id), 'pending-pods': pods.length });
   return provision(deps, pods);

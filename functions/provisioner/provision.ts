@@ -10,6 +10,7 @@ import { ConflictError } from '../../shared/api/errors.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
+import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
 import { loadSnapshot, provisionablePods } from './snapshot.ts';
@@ -18,7 +19,7 @@ import { loadSnapshot, provisionablePods } from './snapshot.ts';
 export const MaxPodDurationSamples = 100;
 
 /** What a provisioner run needs from Deps. */
-export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher'>;
+export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher' | 'random'>;
 
 /** Summary of one pass (returned by run; asserted by tests). */
 export interface ProvisionSummary {
@@ -35,6 +36,27 @@ export interface ProvisionSummary {
   unschedulable: { pod: string; reasons: Record<string, string> }[];
   /** Pods placed on existing nodes or in-flight claims. */
   placedOnExisting: number;
+}
+
+/** Attempts at a fresh name when a generated one is taken (27^5 suffixes: a clash is rare, two in a row rarer still). */
+export const NameAttempts = 5;
+
+/**
+ * Stores a new claim under a fresh random name (conditional create), drawing a new name if the
+ * one drawn exists. Idempotency does not come from the name: a duplicate event is stopped by the
+ * handler's idempotency on the event id, and a later pass for the same pods finds them assigned
+ * to this claim (snapshot `assigned`).
+ * @throws ConflictError after {@link NameAttempts} taken names; what the store throws otherwise.
+ */
+async function createClaim(deps: Pick<ProvisionerDeps, 'store'>, build: () => NodeClaim): Promise<NodeClaim> {
+  for (let attempt = 1; ; attempt++) {
+    const claim = build();
+    try {
+      return await deps.store.create(claim);
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= NameAttempts) throw err;
+    }
+  }
 }
 
 /** Runs one provisioning pass for the pods of an event. */
@@ -80,16 +102,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   for (const [index, c] of result.newNodeClaims.entries()) {
     const nodePool = snap.nodePools.find((np) => np.metadata.name === c.nodePool)!;
     const nodeClass = snap.nodeClasses.get(nodePool.spec.template.spec.nodeClassRef.name);
-    const claim = toNodeClaim(c, { cluster: deps.env.clusterName, nodePool, nodeClass, now });
-    try {
-      await deps.store.create(claim);
-    } catch (err) {
-      if (err instanceof ConflictError) {
-        deps.log.debug('nodeclaim already exists, another pass created it', { NodeClaim: { name: claim.name } });
-        continue;
-      }
-      throw err;
-    }
+    const claim = await createClaim(deps, () => toNodeClaim(c, { cluster: deps.env.clusterName, nodePool, nodeClass, now, random: deps.random ?? cryptoRandom }));
     summary.created.push(claim.name);
     deps.metrics.count(MetricNames.nodeClaimsCreated, { reason: 'provisioning', nodepool: c.nodePool, min_values_relaxed: 'false' });
     deps.log.info('created nodeclaim', {

@@ -9,6 +9,10 @@
  * moving forward, so consolidateAfter restarts on pod removal as well as addition (Karpenter's
  * NodeClaim `status.lastPodEventTime`, KC pkg/controllers/nodeclaim/podevents/controller.go).
  * Idempotent: each step checks the claim's conditions first; writes are conditional on version.
+ * Trust: the event is only a hint. An event for another cluster (`detail.cluster`, one bus may
+ * carry several) is ignored; the claim is found by the event's providerID, but the live node is
+ * acted on only when its own spec.providerID is the claim's (a node renamed, re-created or named
+ * wrongly in the event is never labelled, bound to the claim and later drained in its place).
  */
 import type { Context } from 'aws-lambda';
 import { AnnotationLastPodEventTime, NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
@@ -21,7 +25,7 @@ import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 
-export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube'>;
+export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube'> & { env: Pick<Deps['env'], 'clusterName'> };
 export const InputSchema = NodeLifecycleEventSchema;
 export type Input = NodeLifecycleEvent;
 
@@ -109,6 +113,10 @@ export async function recordPodEvent(deps: RegistrationDeps, claimName: string, 
 
 /** Handles one node event. */
 export async function run(input: Input, deps: RegistrationDeps): Promise<RegistrationResult> {
+  if (input.detail.cluster !== deps.env.clusterName) {
+    deps.log.warn('ignoring node event for another cluster', { cluster: input.detail.cluster, expected: deps.env.clusterName, Node: { name: input.detail.node.metadata.name } });
+    return { action: 'ignored', reason: `event for cluster "${input.detail.cluster}", not "${deps.env.clusterName}"` };
+  }
   const eventNode = input.detail.node;
   const instanceId = instanceIdOf(eventNode.spec?.providerID);
   if (!instanceId) return { action: 'ignored', reason: 'node has no AWS providerID' };
@@ -120,6 +128,10 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   if (isTrue(claim, 'Initialized')) return { action: 'unchanged', nodeClaim: claim.name, ...(podEventRecorded !== undefined ? { podEventRecorded } : {}) };
   const node = await deps.kube.getNode(eventNode.metadata.name);
   if (!node) return { action: 'ignored', reason: `node ${eventNode.metadata.name} is gone` };
+  if (instanceIdOf(node.spec?.providerID) !== instanceId || (claim.providerId && node.spec?.providerID !== claim.providerId) || (claim.nodeName && claim.nodeName !== node.metadata.name)) {
+    deps.log.warn('ignoring node event: the live node is not the nodeclaim\'s', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, 'provider-id': node.spec?.providerID ?? null, expected: claim.providerId ?? instanceId });
+    return { action: 'ignored', reason: `node ${node.metadata.name} has providerID ${node.spec?.providerID ?? '(none)'}, not nodeclaim ${claim.name}'s` };
+  }
   const now = deps.clock.now().toISOString();
   let registered = false;
   let current: NodeClaim | undefined = claim;

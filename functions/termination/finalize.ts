@@ -1,10 +1,11 @@
 /**
  * Task Finalize: marks the NodeClaim Terminated (Drained True when the drain finished, False with
  * reason TerminationGracePeriodElapsed when the cutoff cut it short) and releases the disruption
- * budget slot the execution held. A claim already gone is fine; releasing twice is harmless.
+ * budget slot the execution held. The claim record then expires after TerminatedClaimRetentionSeconds
+ * (`retainUntil`, DynamoDB TTL). A claim already gone is fine; releasing twice is harmless.
  */
 import { taskHandler } from './lambda.ts';
-import { setCondition } from '../../shared/api/nodeclaim.ts';
+import { setCondition, TerminatedClaimRetentionSeconds } from '../../shared/api/nodeclaim.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { updateClaim } from './claims.ts';
 
@@ -24,7 +25,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
     let next = setCondition(c, 'Drained', drained ? 'True' : 'False', now, drained ? 'Drained' : 'TerminationGracePeriodElapsed');
     next = setCondition(next, 'InstanceTerminating', 'True', now, input.reason);
     next = setCondition(next, 'Ready', 'False', now, 'Terminated');
-    return { ...next, phase: 'Terminated' };
+    return { ...next, phase: 'Terminated', retainUntil: new Date(deps.clock.now().getTime() + TerminatedClaimRetentionSeconds * 1000).toISOString() };
   });
   if (input.budgetNodePool) await deps.budgets.release(input.budgetNodePool, input.nodeClaim);
   deps.log?.info('deleted nodeclaim', { NodeClaim: input.nodeClaim, drained, reason: input.reason });

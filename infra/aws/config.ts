@@ -45,8 +45,14 @@ export interface NodefleetConfig {
 /** Names shared with infra/k8s (the manifests use the same literals; a test checks they agree). */
 export const AgentNamespace = 'nodefleet';
 export const AgentServiceAccount = 'nodefleet-agent';
-/** Kubernetes group the function roles are mapped to by their EKS access entries (RBAC in infra/k8s/rbac-controllers.yaml). */
-export const ControllersGroup = 'nodefleet-controllers';
+/**
+ * Kubernetes group a function's role is mapped to by its EKS access entry: one per function
+ * (`provisioner` → `nodefleet-provisioner`, `terminationDeleteNode` → `nodefleet-termination-delete-node`),
+ * bound in infra/k8s/rbac-controllers.yaml to only the verbs that function uses.
+ */
+export function kubernetesGroupOf(functionName: string): string {
+  return `nodefleet-${functionName.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
 
 /** EKS cluster names: 1–100 characters, alphanumerics, hyphens and underscores, starting alphanumeric (EKS CreateCluster). */
 const ClusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;

@@ -9,29 +9,9 @@
  * `${…FunctionArn}` substitutions in statemachines/termination.asl.json (see termination.ts).
  */
 import { EventRules, InterruptionRuleNames } from '../../shared/api/contract.ts';
+import { FunctionPermissions, type Permission } from '../../shared/api/iam-policy.ts';
 
-/** Named permission sets; each maps to least-privilege statements in iam.ts. */
-export type Permission =
-  /** DynamoDB item reads/writes on the nodefleet table and its GSI. */
-  | 'table'
-  /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
-  | 'kube'
-  /** ec2 Describe* calls of the cloud provider and node-class resolver (resource `*`: EC2 has no resource-level permissions for them). */
-  | 'ec2Describe'
-  /**
-   * Live catalog data (shared/aws/catalog-refresh.ts): ec2 DescribeAvailabilityZones /
-   * DescribeInstanceTypeOfferings / DescribeInstanceTypes / DescribeSpotPriceHistory and
-   * pricing:GetProducts (Pricing API endpoint in us-east-1; no resource-level permissions).
-   */
-  | 'catalogRefresh'
-  /** CreateFleet / RunInstances / launch templates, request-tag-scoped; PassRole of the node role; SSM AMI parameters. */
-  | 'ec2Launch'
-  /** TerminateInstances on instances tagged with this cluster only. */
-  | 'ec2Terminate'
-  /** Start executions of the termination state machine. */
-  | 'startTermination'
-  /** events:PutEvents on nodefleet's bus. */
-  | 'putEvents';
+export type { Permission } from '../../shared/api/iam-policy.ts';
 
 /** How a function is invoked. */
 export type Trigger =
@@ -58,7 +38,8 @@ export interface FunctionSpec {
   /** Entry file relative to the repository root; exports `handler`. */
   entry: string;
   trigger: Trigger;
-  permissions: Permission[];
+  /** Permission sets (shared/api/iam-policy.ts `FunctionPermissions`, one source with the embedded environment). */
+  permissions: readonly Permission[];
   /** Timeout in seconds. */
   timeoutSeconds: number;
   /** Memory in MiB (CPU scales with it; the provisioner's simulation is CPU-bound). */
@@ -74,8 +55,8 @@ export interface FunctionSpec {
 /** The event-driven and scheduled functions (the agent is not here: it runs in the cluster). */
 export const Functions: readonly FunctionSpec[] = [
   // Serialised by reserved concurrency 1 (engineer P's choice, functions/provisioner/handler.ts); `{ kind: 'fifoQueue', rule: 'provisioner' }` is the alternative.
-  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh'], timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
-  { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: ['table', 'kube'], timeoutSeconds: 30, memoryMiB: 512 },
+  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: FunctionPermissions.provisioner, timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
+  { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: FunctionPermissions.registration, timeoutSeconds: 30, memoryMiB: 512 },
   // Re-entrant (functions/disruption/handler.ts): invoked directly it only plans, so the disruption
   // loop state machine drives it (plan → Wait 15 s validation → act → Wait for replacements → terminate).
   // 120 s: one run can take ~30 s at the simulation cap, plus launches of replacements.
@@ -83,39 +64,16 @@ export const Functions: readonly FunctionSpec[] = [
     name: 'disruption',
     entry: 'functions/disruption/handler.ts',
     trigger: { kind: 'loop', minutes: 1, definition: 'functions/disruption/disruption-loop.asl.json' },
-    permissions: ['table', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh', 'startTermination'],
+    permissions: FunctionPermissions.disruption,
     timeoutSeconds: 120,
     memoryMiB: 2048,
   },
   // gc terminates orphans and deletes nodes itself (no state machine): functions/gc/handler.ts.
-  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: ['table', 'kube', 'ec2Describe', 'ec2Terminate'], timeoutSeconds: 55, memoryMiB: 512 },
-  { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: ['table', 'kube', 'startTermination'], timeoutSeconds: 20, memoryMiB: 512 },
+  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: FunctionPermissions.gc, timeoutSeconds: 55, memoryMiB: 512 },
+  { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: FunctionPermissions.interruption, timeoutSeconds: 20, memoryMiB: 512 },
 ];
 
-/**
- * Permissions of the termination state machine's task functions, by task name (the `Xxx` of
- * `${XxxFunctionArn}`), from the ports each functions/termination/<task>.ts uses. A task not
- * listed gets {@link DefaultTerminationTaskPermissions}.
- */
-export const TerminationTaskPermissions: Record<string, Permission[]> = {
-  /** Taints/cordons the Node, marks the NodeClaim. */
-  Cordon: ['table', 'kube'],
-  /** Evicts pods (Eviction API), deletes pods of a done node. */
-  Drain: ['kube'],
-  /** Deletes whatever is left at the grace-period deadline. */
-  Cutoff: ['kube'],
-  /** TerminateInstances on the claim's (cluster-tagged) instance, marks the NodeClaim. */
-  TerminateInstance: ['table', 'ec2Describe', 'ec2Terminate'],
-  /** Deletes the Node object. */
-  DeleteNode: ['kube'],
-  /** Removes the NodeClaim and releases the budget slot. */
-  Finalize: ['table'],
-  /** Records a failed termination on the NodeClaim. */
-  RecordFailure: ['table'],
-};
-
-/** A new task's default until it is listed above: the NodeClaim (DynamoDB) and the Node / its pods (Kubernetes). */
-export const DefaultTerminationTaskPermissions: Permission[] = ['table', 'kube'];
+export { DefaultTerminationTaskPermissions, TerminationTaskPermissions } from '../../shared/api/iam-policy.ts';
 
 /** Termination task functions: timeout (seconds) and memory (MiB). Each call is one short, re-entrant step. */
 export const TerminationTaskTimeoutSeconds = 60;

@@ -33,12 +33,12 @@ const FunctionRoleWildcards = [
       re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:(fleet|instance|volume|network-interface|launch-template|spot-instances-request)\\/\\*'),
     ],
     reason:
-      'EC2 resources created or terminated by nodefleet: ids are not known at deploy time; every statement is conditioned on the cluster tag (aws:RequestTag on create, aws:ResourceTag on terminate/use), as in Karpenter\'s controller policy.',
+      'EC2 resources nodefleet creates, uses, terminates or deletes: ids are not known at deploy time. Creating needs the cluster, eks:eks-cluster-name and karpenter.sh/nodepool tags in the request (aws:RequestTag), tagging only within the creating call (ec2:CreateAction); using a launch template, terminating an instance or deleting a launch template needs the cluster and NodePool tags on it (aws:ResourceTag). Same conditions as Karpenter\'s controller policy.',
   },
   {
-    appliesTo: [re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::(image|snapshot)\\/\\*'), re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:(subnet|security-group|capacity-reservation)\\/\\*')],
+    appliesTo: [re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::(image|snapshot)\\/\\*'), re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:\\*:(subnet|security-group|capacity-reservation|placement-group)\\/\\*')],
     reason:
-      'Existing resources a launch uses, chosen at run time by the EC2NodeClass selectors (AMIs may be owned by AWS, hence no account); they cannot carry request tags. Same as Karpenter\'s AllowScopedEC2InstanceAccessActions.',
+      'Existing resources a launch uses, chosen at run time by the EC2NodeClass selectors: AMIs and snapshots may be owned by AWS or another account (no account in their ARN); subnets, security groups, capacity reservations and placement groups may be shared from another account (shared VPC via RAM), hence any account, this region only. Only RunInstances/CreateFleet, which cannot modify them. Same as Karpenter\'s AllowScopedEC2InstanceAccessActions.',
   },
   {
     appliesTo: ['Resource::arn:<AWS::Partition>:ssm:<AWS::Region>::parameter/aws/service/*'],
@@ -58,8 +58,8 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
       {
         id: 'AwsSolutions-IAM4',
         reason:
-          'The AWS managed policies EKS requires on a worker node role (AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy, AmazonEC2ContainerRegistryReadOnly, AmazonSSMManagedInstanceCore), as Karpenter\'s KarpenterNodeRole; AWS maintains them as EKS evolves.',
-        appliesTo: [re('Policy::arn:<AWS::Partition>:iam::aws:policy\\/(AmazonEKSWorkerNodePolicy|AmazonEKS_CNI_Policy|AmazonEC2ContainerRegistryReadOnly|AmazonSSMManagedInstanceCore)')],
+          'The AWS managed policies EKS requires on a worker node role (AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy, AmazonEC2ContainerRegistryPullOnly, AmazonSSMManagedInstanceCore), the same set as Karpenter\'s KarpenterNodeRole; AWS maintains them as EKS evolves.',
+        appliesTo: [re('Policy::arn:<AWS::Partition>:iam::aws:policy\\/(AmazonEKSWorkerNodePolicy|AmazonEKS_CNI_Policy|AmazonEC2ContainerRegistryPullOnly|AmazonSSMManagedInstanceCore)')],
       },
     ]);
   }

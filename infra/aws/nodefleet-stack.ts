@@ -33,7 +33,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { Env, EventRules, Table, type EventPattern } from '../../shared/api/contract.ts';
-import { ControllersGroup, type NodefleetConfig } from './config.ts';
+import { kubernetesGroupOf, type NodefleetConfig } from './config.ts';
 import {
   DefaultTerminationTaskPermissions,
   Functions,
@@ -60,7 +60,8 @@ export const InlineCodeContextKey = 'nodefleet:inlineCodeForTests';
 export const NodeRoleManagedPolicies = [
   'AmazonEKSWorkerNodePolicy',
   'AmazonEKS_CNI_Policy',
-  'AmazonEC2ContainerRegistryReadOnly',
+  // Pull only (no List/Describe of repositories, images or scan findings): all a kubelet needs.
+  'AmazonEC2ContainerRegistryPullOnly',
   'AmazonSSMManagedInstanceCore',
 ];
 
@@ -135,7 +136,7 @@ export interface NodefleetStackProps extends StackProps {
 /** A built function and how it was declared. */
 interface BuiltFunction {
   name: string;
-  spec: { entry: string; permissions: Permission[]; reservedConcurrency?: number };
+  spec: { entry: string; permissions: readonly Permission[]; reservedConcurrency?: number };
   fn: lambda.Function;
   role: iam.Role;
   /** Invoked asynchronously (EventBridge rule or Scheduler). */
@@ -325,7 +326,7 @@ export class NodefleetStack extends Stack {
    */
   private buildFunction(
     name: string,
-    spec: { entry: string; permissions: Permission[]; timeoutSeconds: number; memoryMiB: number; reservedConcurrency?: number },
+    spec: { entry: string; permissions: readonly Permission[]; timeoutSeconds: number; memoryMiB: number; reservedConcurrency?: number },
     opts: { async: boolean },
   ): BuiltFunction | undefined {
     const cfg = this.config;
@@ -409,7 +410,8 @@ export class NodefleetStack extends Stack {
         clusterName: cfg.clusterName,
         principalArn: role.roleArn,
         type: 'STANDARD',
-        kubernetesGroups: [ControllersGroup],
+        // One Kubernetes identity per function: infra/k8s/rbac-controllers.yaml binds each group to only the verbs that function uses.
+        kubernetesGroups: [kubernetesGroupOf(name)],
       });
     }
     const built: BuiltFunction = { name, spec, fn, role, async: opts.async };

@@ -32,6 +32,8 @@ import { LocalEventBus } from './bus.ts';
 import { LocalCluster } from './kube/index.ts';
 import { LogTap } from './log.ts';
 import { importPart, invokerOf, RepoRoot, type Invoke, type MissingPart } from './functions.ts';
+import { FunctionPermissions, TerminationTaskPermissions, policyDocument, type PolicyStatementJson } from '../../shared/api/iam-policy.ts';
+import { LocalAuthorizer, type LocalPrincipal } from './iam/authorizer.ts';
 import type { Scenario } from './scenario.ts';
 
 /** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
@@ -69,7 +71,27 @@ export interface LocalEnvironmentOptions {
   workDir?: string;
   /** Keep dynalite data and execution histories on disk (default true). */
   persist?: boolean;
+  /**
+   * Tests only: keeps a statement of a function's IAM policy only when this returns true (e.g.
+   * drop the provisioner's PassRole to watch a scenario fail with UnauthorizedOperation).
+   */
+  policyFilter?: (functionName: string, statement: PolicyStatementJson) => boolean;
 }
+
+/**
+ * The local caller identities: each function's SDK clients sign with its own access key id, and
+ * the local EC2/SSM endpoint authorizes the call against that function's policy. The termination
+ * state machine's tasks share one set of deps here, and only its TerminateInstance task calls
+ * EC2, so they sign as that task.
+ */
+export const LocalIdentities = {
+  provisioner: 'provisioner',
+  registration: 'registration',
+  interruption: 'interruption',
+  disruption: 'disruption',
+  gc: 'gc',
+  termination: 'terminationTerminateInstance',
+} as const;
 
 /** Functions the environment binds, with their files. */
 export const FunctionFiles = {
@@ -89,6 +111,8 @@ export class LocalEnvironment {
   readonly stateDir: string;
   ec2!: LocalEc2;
   aws!: LocalAwsServer;
+  /** Authorizes every local EC2/SSM call against the calling function's IAM policy. */
+  authorizer!: LocalAuthorizer;
   dynamo!: LocalDynamo;
   cluster!: LocalCluster;
   bus!: LocalEventBus;
@@ -150,7 +174,16 @@ export class LocalEnvironment {
       onError: (rule, ev, err) => this.log.error('event delivery failed', { rule, 'detail-type': ev['detail-type'], error: errText(err) }),
     });
     this.stops.push(() => this.bus.close());
-    this.aws = new LocalAwsServer({ ec2: this.ec2, clusterName: s.clusterName, putEvents: (e) => this.bus.putEntries(e) });
+    this.authorizer = new LocalAuthorizer(this.principals());
+    const nodeRoleArn = this.nodeRoleArn();
+    const profile = this.profileName();
+    this.aws = new LocalAwsServer({
+      ec2: this.ec2,
+      clusterName: s.clusterName,
+      putEvents: (e) => this.bus.putEntries(e),
+      authorizer: this.authorizer,
+      roleOfInstanceProfile: (name) => (name === profile ? nodeRoleArn : undefined),
+    });
     await this.aws.start();
     this.stops.push(() => this.aws.stop());
 
@@ -261,8 +294,49 @@ export class LocalEnvironment {
     });
   }
 
+  private nodeRoleArn(): string {
+    return `arn:aws:iam::${this.ec2.accountId}:role/KarpenterNodeRole-${this.scenario.clusterName}`;
+  }
+
+  private profileName(): string {
+    return `KarpenterNodeInstanceProfile-${this.scenario.clusterName}`;
+  }
+
+  /**
+   * Each function's role and IAM policy, as the CDK stack deploys them (shared/api/iam-policy.ts),
+   * in this environment's account and region, keyed by the access key id its clients sign with.
+   */
+  private principals(): Map<string, LocalPrincipal> {
+    const s = this.scenario;
+    const account = this.ec2.accountId;
+    const targets = {
+      partition: 'aws',
+      region: s.region,
+      account,
+      clusterName: s.clusterName,
+      tableArn: `arn:aws:dynamodb:${s.region}:${account}:table/${this.dynamo.tableName}`,
+      nodeRoleArn: this.nodeRoleArn(),
+      eventBusArn: `arn:aws:events:${s.region}:${account}:event-bus/${LocalEventBusName}`,
+      stateMachineArn: this.runtimeEnvBase()[Env.stateMachineArn],
+    };
+    const out = new Map<string, LocalPrincipal>();
+    for (const name of Object.values(LocalIdentities)) {
+      const task = name.startsWith('termination') ? name.slice('termination'.length) : undefined;
+      const permissions = task ? TerminationTaskPermissions[task] : FunctionPermissions[name as keyof typeof FunctionPermissions];
+      const doc = policyDocument(permissions, targets);
+      const filter = this.opts.policyFilter;
+      const policy = filter ? { ...doc, Statement: doc.Statement.filter((st) => filter(name, st)) } : doc;
+      out.set(accessKeyOf(name), { name, roleArn: `arn:aws:iam::${account}:role/nodefleet-${s.clusterName}-${name}`, policies: [policy] });
+    }
+    return out;
+  }
+
   /** The runtime environment variables of every function (as the CDK construct sets them, endpoints local). */
   runtimeEnv(): Record<string, string> {
+    return this.runtimeEnvBase();
+  }
+
+  private runtimeEnvBase(): Record<string, string> {
     const s = this.scenario;
     return {
       [Env.clusterName]: s.clusterName,
@@ -270,10 +344,10 @@ export class LocalEnvironment {
       [Env.region]: s.region,
       [Env.kubeconfig]: this.kubeconfigPath,
       [Env.dynamodbEndpoint]: this.dynamo.endpoint,
-      [Env.ec2Endpoint]: this.aws.url,
+      [Env.ec2Endpoint]: this.aws?.url ?? '',
       [Env.eventBusName]: LocalEventBusName,
       [Env.stateMachineArn]: `arn:aws:states:${s.region}:123456789012:stateMachine:termination`,
-      [Env.instanceProfileName]: `KarpenterNodeInstanceProfile-${s.clusterName}`,
+      [Env.instanceProfileName]: this.profileName(),
       [Env.nodeRoleName]: `KarpenterNodeRole-${s.clusterName}`,
     };
   }
@@ -293,8 +367,11 @@ export class LocalEnvironment {
     const env = envMod.parseRuntimeEnv(this.runtimeEnv());
 
     const depsFor = (name: string, extra: Record<string, unknown> = {}): any => {
+      const identity = LocalIdentities[name as keyof typeof LocalIdentities];
       const base = runtime.buildDeps(env, {
         functionName: name,
+        // Unknown to the local endpoint (AuthFailure on any EC2 call) unless it is a function's.
+        credentials: { accessKeyId: accessKeyOf(identity ?? name), secretAccessKey: 'local' },
         clock: this.clock,
         log: this.logs.forFunction(name),
         metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
@@ -477,6 +554,11 @@ export class LocalEnvironment {
       setTimeout(() => process.off('uncaughtException', ignoreClosedDb), ShutdownGraceRealMs).unref();
     }
   }
+}
+
+/** The access key id a function's local SDK clients sign with. */
+export function accessKeyOf(identity: string): string {
+  return `LOCAL-${identity}`;
 }
 
 /** Another embedded environment is running on the same state folder. */

@@ -186,6 +186,19 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
         : `${failed.length} failed deliveries, ${env.bus.deadLetters.length} dead-lettered, ${failedExecs.length} failed execution(s): ${[...failed.map((d) => `${d.rule}: ${d.error}`), ...failedExecs.map((e) => `${e.name} failed`)].slice(0, 5).join('; ')}`,
     });
   }
+  // Always: every local EC2/SSM call was allowed by the calling function's IAM policy (the policy the CDK stack deploys).
+  if (env.authorizer) {
+    const denials = env.authorizer.denials;
+    const calls = [...env.authorizer.allowed.values()].reduce((a, b) => a + b, 0);
+    out.push({
+      name: 'iam',
+      ok: denials.length === 0,
+      detail:
+        denials.length === 0
+          ? `${calls} EC2/SSM call(s), each allowed by its function's IAM policy`
+          : `${denials.length} call(s) denied: ${denials.slice(0, 3).map((d) => `${d.principal ?? '?'} ${d.action}: ${d.code}: ${d.message}`).join('; ')}`,
+    });
+  }
   return out;
 }
 

@@ -1,16 +1,21 @@
 /**
  * Runs a scenario in the embedded environment: starts it, plays the timeline (scale changes,
- * applies, faults, waits), prints Karpenter-style log lines and a compact live view as things
- * happen, then checks the scenario's expectations and prints the summary (timeline, cost per
- * hour, termination execution histories). `ok` is true only when every expectation holds.
+ * applies, faults, waits), prints one human line per log record (or Karpenter's JSON lines with
+ * `logFormat: 'json'`) and a one-line live status as things happen, serves the live view when
+ * asked, then checks the scenario's expectations, prints the summary (timeline, cost per hour,
+ * termination execution histories) and writes `.nodefleet/report.html`. Every log record also
+ * goes to `.nodefleet/logs.jsonl` as Karpenter's JSON line. `ok` is true only when every
+ * expectation holds.
  */
 import { appendFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { LocalEnvironment, type LocalEnvironmentOptions } from './environment.ts';
 import { atLeast, formatKarpenterJson, type LogLevel } from './log.ts';
 import { checkExpectations, executions, type CheckResult, type RunFacts } from './expectations.ts';
 import type { Scenario, ScenarioStep, WaitForCondition } from './scenario.ts';
-import { renderSummary, viewLine, type TimelineEntry } from './summary.ts';
+import { renderSummary, statusLine, type TimelineEntry } from './summary.ts';
+import { clockText, demoConsole, humanLogLine, type DemoConsole } from './console.ts';
+import { LiveView } from './ui/index.ts';
 import { podsMatch, selectNodes } from './conditions.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 
@@ -20,8 +25,14 @@ const PollRealMs = 100;
 const DefaultWaitSeconds = 600;
 
 export interface RunOptions extends Omit<LocalEnvironmentOptions, 'scenario'> {
-  /** Where lines go (default stdout). */
+  /** Where lines go (default stdout, with the live status redrawn in place on a terminal). */
   out?: (line: string) => void;
+  /** Log records on the console as human lines (default) or Karpenter's JSON lines. */
+  logFormat?: 'text' | 'json';
+  /** Serve the live view on 127.0.0.1 (`port` 0 = any free port; default: none). */
+  ui?: { port?: number };
+  /** Called with the live view's URL once it serves. */
+  onViewUrl?: (url: string) => void;
   /** Lowest log level printed (default INFO). */
   logLevel?: LogLevel;
   /** Print nothing while running (the result still has the summary). */
@@ -41,13 +52,20 @@ export interface RunResult {
   facts: RunFacts;
   /** Real seconds the run took. */
   realSeconds: number;
+  /** The report written after the run (undefined when it could not be written). */
+  reportPath?: string;
   /** Virtual seconds the run covered. */
   virtualSeconds: number;
 }
 
 /** Runs `scenario` end to end. Never throws for a scenario failure: `ok` says it. */
 export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Promise<RunResult> {
-  const out = opts.quiet ? () => undefined : (opts.out ?? ((l: string) => process.stdout.write(`${l}\n`)));
+  const con: DemoConsole = opts.quiet
+    ? { line: () => undefined, status: () => undefined, end: () => undefined }
+    : opts.out
+      ? demoConsole((s) => opts.out!(s.replace(/\n$/, '')))
+      : demoConsole((s) => process.stdout.write(s), { tty: process.stdout.isTTY, width: process.stdout.columns });
+  const out = (l: string) => con.line(l);
   const realStart = Date.now();
   const env = new LocalEnvironment({ scenario, ...opts });
   const timeline: TimelineEntry[] = [];
@@ -73,14 +91,14 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     const sig = JSON.stringify(r.fields);
     if (lastByKey.get(key) === sig) return;
     lastByKey.set(key, sig);
-    out(line);
+    out(opts.logFormat === 'json' ? line : humanLogLine(r, env.clock.startEpochMs()));
   });
   const note = (text: string) => {
     timeline.push({ atMs: env.clock.nowMs(), text });
     out(`── ${offset(env, env.clock.nowMs())} ${text}`);
   };
 
-  let lastView = '';
+  let view: LiveView | undefined;
   let viewTimer: NodeJS.Timeout | undefined;
   let polling = false;
   const poll = async () => {
@@ -89,11 +107,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     try {
       const claims = await env.nodeClaims();
       facts.maxConcurrentNodeClaims = Math.max(facts.maxConcurrentNodeClaims, claims.filter((c) => c.phase !== 'Terminated').length);
-      const line = viewLine(env, claims);
-      if (line !== lastView) {
-        lastView = line;
-        out(`   ${offset(env, env.clock.nowMs())} │ ${line}`);
-      }
+      view?.recorder.sample();
+      con.status(statusLine(env, claims), `   ${offset(env, env.clock.nowMs())} │ `);
     } finally {
       polling = false;
     }
@@ -102,6 +117,14 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   try {
     out(`nodefleet demo: scenario ${scenario.name} (region ${scenario.region}, speed ×${env.clock.speed}, virtual start ${scenario.start})`);
     await env.start();
+    view = await LiveView.start(env, timeline, opts.ui ? { serve: true, port: opts.ui.port } : {}).catch(async (err: unknown) => {
+      out(`live view not served: ${err instanceof Error ? err.message : String(err)}`);
+      return LiveView.start(env, timeline);
+    });
+    if (view.url) {
+      out(`live view: ${view.url}`);
+      opts.onViewUrl?.(view.url);
+    }
     trackEvents(env, note);
     opts.onStarted?.(env);
     if (env.missing.length) {
@@ -137,12 +160,24 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   checks.push(...checkExpectations(env, scenario.expect, facts));
   const summary = renderSummary(env, { timeline, checks, facts, realSeconds: (Date.now() - realStart) / 1000 });
   const virtualSeconds = env.clock.elapsedSeconds();
+  const ok = checks.every((c) => c.ok);
   unsubscribe();
-  for (const l of summary.split('\n')) out(l);
+  con.end();
+  out(summary);
+  let reportPath: string | undefined;
+  if (view) {
+    try {
+      reportPath = await view.writeReport({ ok, summary });
+      out(`report: ${relativeToCwd(reportPath)}`);
+    } catch (err) {
+      out(`report not written: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   if (opts.keepUntil) await opts.keepUntil(env);
+  await view?.close();
   await env.stop();
   const realSeconds = (Date.now() - realStart) / 1000;
-  return { ok: checks.every((c) => c.ok), checks, summary, facts, realSeconds, virtualSeconds };
+  return { ok, checks, summary, facts, realSeconds, virtualSeconds, reportPath };
 }
 
 /** Thrown to skip the timeline when parts are missing (reported as the `environment` check). */
@@ -150,9 +185,14 @@ class MissingPartsError extends Error {
   override name = 'MissingPartsError';
 }
 
+/** `path` relative to the working directory when it is inside it (shorter to print). */
+function relativeToCwd(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
 function offset(env: LocalEnvironment, ms: number): string {
-  const s = Math.max(0, Math.round((ms - env.clock.startEpochMs()) / 1000));
-  return `t+${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+  return clockText(env.clock.startEpochMs(), ms);
 }
 
 /** Adds timeline entries for cloud and state-machine events as they happen. */

@@ -26,7 +26,7 @@
  * expect: { … see ExpectSchema … }
  * ```
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -247,9 +247,13 @@ export function resolveScenarioPath(nameOrFile: string): string {
   throw new ScenarioError(`no scenario "${nameOrFile}": not a shipped name (${listScenarioNames().join(', ')}) nor an existing file`);
 }
 
-/** Names of the shipped scenarios. */
+/** Names of the shipped scenarios: every `*.yaml` in the scenarios folder (a new file is run by `npm test` without being listed anywhere), sorted. */
 export function listScenarioNames(): string[] {
-  return ['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain'].filter((n) => existsSync(join(ScenarioDir, `${n}.yaml`)));
+  if (!existsSync(ScenarioDir)) return [];
+  return readdirSync(ScenarioDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort();
 }
 
 /**

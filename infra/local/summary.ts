@@ -5,6 +5,8 @@
  */
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { LocalEnvironment } from './environment.ts';
+import type { LocalInstance } from './ec2/local-ec2.ts';
+import { clockText } from './console.ts';
 import { executions, type CheckResult, type RunFacts } from './expectations.ts';
 
 export interface TimelineEntry {
@@ -17,8 +19,10 @@ function isReady(n: { status?: { conditions?: { type: string; status: string }[]
   return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 }
 
-function claimState(c: NodeClaim): string {
+/** What `status` calls a claim: Pending, Launched, Registered, Ready, Terminating (or the stored phase). */
+export function claimState(c: NodeClaim): string {
   const has = (t: string) => c.conditions.some((x) => x.type === t && x.status === 'True');
+  if (c.phase === 'Terminated' || c.phase === 'Failed') return c.phase;
   if (c.phase === 'Terminating' || has('InstanceTerminating')) return 'Terminating';
   if (has('Initialized')) return 'Ready';
   if (has('Registered')) return 'Registered';
@@ -26,8 +30,11 @@ function claimState(c: NodeClaim): string {
   return c.phase;
 }
 
-/** One line: nodes, NodeClaims (name type capacity zone state), pods by phase. */
-export function viewLine(env: LocalEnvironment, claims: NodeClaim[]): string {
+/**
+ * The live status, one line: nodes (ready, cordoned), NodeClaims by state, pods by phase, and
+ * what the instances cost per hour now. Per-claim detail is in the log lines and the live view.
+ */
+export function statusLine(env: LocalEnvironment, claims: NodeClaim[]): string {
   const nodes = env.cluster.nodes();
   const ready = nodes.filter(isReady).length;
   const cordoned = nodes.filter((n) => (n.spec as { unschedulable?: boolean } | undefined)?.unschedulable).length;
@@ -35,43 +42,60 @@ export function viewLine(env: LocalEnvironment, claims: NodeClaim[]): string {
   const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).length;
   const pending = pods.filter((p) => p.status?.phase === 'Pending').length;
   const terminating = pods.filter((p) => p.metadata.deletionTimestamp).length;
-  const nc = claims.filter((c) => c.phase !== 'Terminated').map((c) => `${c.name} ${c.instanceType ?? '-'} ${c.capacityType ?? '-'} ${c.zone ?? '-'} ${claimState(c)}`);
+  const live = claims.filter((c) => c.phase !== 'Terminated');
+  const byState = new Map<string, number>();
+  for (const c of live) byState.set(claimState(c), (byState.get(claimState(c)) ?? 0) + 1);
+  const states = [...byState].map(([k, n]) => (byState.size === 1 ? k : `${n} ${k}`)).join(', ');
   return [
-    `nodes ${nodes.length} (ready ${ready}${cordoned ? `, cordoned ${cordoned}` : ''})`,
-    `nodeclaims ${nc.length ? nc.join('; ') : '0'}`,
-    `pods running ${running}, pending ${pending}${terminating ? `, terminating ${terminating}` : ''}`,
+    `nodes ${nodes.length} (${ready} ready${cordoned ? `, ${cordoned} cordoned` : ''})`,
+    `nodeclaims ${live.length}${states ? (byState.size === 1 ? ` ${states}` : `: ${states}`) : ''}`,
+    `pods ${running} running, ${pending} pending${terminating ? `, ${terminating} terminating` : ''}`,
+    `$${rateAt([...env.ec2.instances.values()], env.clock.nowMs()).toFixed(3)}/h`,
   ].join(' │ ');
 }
 
-function clockText(env: LocalEnvironment, ms: number): string {
-  const s = Math.max(0, Math.round((ms - env.clock.startEpochMs()) / 1000));
-  return `t+${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+/** USD per hour of the instances running at virtual epoch ms `t` (launched at or before, not yet terminating). */
+export function rateAt(instances: LocalInstance[], t: number): number {
+  return instances.filter((i) => i.launchTimeMs <= t && (i.terminatingAtMs ?? Infinity) > t).reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0);
+}
+
+/** What a run's instances cost, USD. */
+export interface CostFigures {
+  nowUsdPerHour: number;
+  /** The most the instances cost per hour at any moment. */
+  peakUsdPerHour: number;
+  /** Every instance's price × how long it ran (launch → TerminateInstances or now), virtual time. */
+  totalUsd: number;
+}
+
+/** {@link CostFigures} of `instances` at virtual epoch ms `nowMs`. */
+export function costFigures(instances: LocalInstance[], nowMs: number): CostFigures {
+  const instants = [...new Set(instances.flatMap((i) => [i.launchTimeMs, i.terminatingAtMs ?? nowMs]))];
+  const totalUsd = instances.reduce((s, i) => s + (((i.terminatingAtMs ?? nowMs) - i.launchTimeMs) / 3_600_000) * (i.priceUsdPerHour ?? 0), 0);
+  return {
+    nowUsdPerHour: Math.round(rateAt(instances, nowMs) * 1e4) / 1e4,
+    peakUsdPerHour: Math.round(Math.max(0, ...instants.map((t) => rateAt(instances, t))) * 1e4) / 1e4,
+    totalUsd: Math.round(totalUsd * 1e5) / 1e5,
+  };
 }
 
 /** Cost table: every instance that ran, its price and how long it ran (virtual). */
 function costLines(env: LocalEnvironment): string[] {
   const endMs = env.clock.nowMs();
   const lines: string[] = [];
-  let peak = 0;
   const all = [...env.ec2.instances.values()];
-  // Cost per hour at each launch/termination instant; the peak is the most the cluster cost.
-  const instants = [...new Set(all.flatMap((i) => [i.launchTimeMs, i.terminatingAtMs ?? endMs]))].sort((a, b) => a - b);
-  for (const t of instants) {
-    const rate = all.filter((i) => i.launchTimeMs <= t && (i.terminatingAtMs ?? Infinity) > t).reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0);
-    peak = Math.max(peak, rate);
-  }
-  let total = 0;
   const typeWidth = Math.max(12, ...all.map((i) => i.instanceType.length));
+  lines.push(`  ${'launched'.padEnd(9)} ${'type'.padEnd(typeWidth)} ${'capacity'.padEnd(9)} ${'zone'.padEnd(16)} ${'price'.padEnd(12)}  ${'ran'.padStart(6)}  cost`);
   for (const i of all) {
     const hours = ((i.terminatingAtMs ?? endMs) - i.launchTimeMs) / 3_600_000;
     const cost = hours * (i.priceUsdPerHour ?? 0);
-    total += cost;
     lines.push(
-      `  ${i.preexisting ? 'managed  ' : 'nodefleet'} ${i.instanceType.padEnd(typeWidth)} ${i.capacityType.padEnd(9)} ${i.zone.padEnd(16)} ${(i.priceUsdPerHour ?? 0).toFixed(4)} USD/h  ran ${Math.round(hours * 3600)}s → ${cost.toFixed(5)} USD`,
+      `  ${i.preexisting ? 'managed  ' : 'nodefleet'} ${i.instanceType.padEnd(typeWidth)} ${i.capacityType.padEnd(9)} ${i.zone.padEnd(16)} ${(i.priceUsdPerHour ?? 0).toFixed(4)} USD/h  ${String(Math.round(hours * 3600)).padStart(5)}s  ${cost.toFixed(5)} USD`,
     );
   }
-  const now = env.liveInstances().reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0) + all.filter((i) => i.preexisting && i.state === 'running').reduce((s, i) => s + (i.priceUsdPerHour ?? 0), 0);
-  lines.push(`  peak ${peak.toFixed(4)} USD/h, at the end ${now.toFixed(4)} USD/h; this run cost ${total.toFixed(5)} USD (virtual time, catalog on-demand/spot prices for ${env.scenario.region})`);
+  const c = costFigures(all, endMs);
+  lines.push(`  peak ${c.peakUsdPerHour.toFixed(4)} USD/h, at the end ${c.nowUsdPerHour.toFixed(4)} USD/h; this run cost ${c.totalUsd.toFixed(5)} USD`);
+  lines.push(`  (virtual time; catalog on-demand / spot prices for ${env.scenario.region})`);
   return lines;
 }
 
@@ -107,7 +131,7 @@ export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntr
   lines.push('', `═══ summary: ${env.scenario.name} ═══`);
   lines.push(`virtual ${Math.round(env.clock.elapsedSeconds())}s in real ${r.realSeconds.toFixed(1)}s (speed ×${env.clock.speed})`);
   lines.push('', 'timeline:');
-  for (const e of r.timeline) lines.push(`  ${clockText(env, e.atMs)}  ${e.text}`);
+  for (const e of r.timeline) lines.push(`  ${clockText(env.clock.startEpochMs(), e.atMs)}  ${e.text}`);
   lines.push('', 'cost per hour:');
   lines.push(...costLines(env));
   const execs = executions(env);
@@ -119,7 +143,8 @@ export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntr
     } catch {
       input = {};
     }
-    lines.push(`  ${e.name}  ${e.status}  reason=${input.reason ?? '?'} node=${input.nodeName ?? '?'} instance=${input.instanceId ?? '?'}  ${e.startDate} → ${e.stopDate ?? 'running'}`);
+    lines.push(`  ${e.name}  ${e.status}  reason=${input.reason ?? '?'}  ${e.startDate} → ${e.stopDate ?? 'running'}`);
+    lines.push(`    node ${input.nodeName ?? '?'}  instance ${input.instanceId ?? '?'}`);
     const start = Date.parse(e.startDate);
     const line = (ev: (typeof e.events)[number]) => {
       const t = ((Date.parse(ev.timestamp) - start) / 1000).toFixed(1).padStart(7);

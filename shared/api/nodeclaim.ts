@@ -76,9 +76,59 @@ export const NodeClaimSchema = z.object({
   pods: z.array(z.string()).default([]),
   /** Why a termination failed or a launch gave up. */
   lastError: z.string().optional(),
+  /** RFC 3339 time `lastError` was recorded (gc backs off restarting a failed termination from it). */
+  lastErrorAt: z.string().optional(),
+  /**
+   * The termination in progress, recorded by its Cordon task so that gc can restart it with the
+   * same deadline and budget slot if its execution fails or is lost: `attempt` numbers the
+   * executions (1, 2, … see shared/api/termination.ts `terminationExecutionName`),
+   * `deadlineEpochMs` absent = no deadline.
+   */
+  termination: z
+    .object({
+      attempt: z.number().int().min(1),
+      reason: z.string(),
+      deadlineEpochMs: z.number().optional(),
+      budgetNodePool: z.string().optional(),
+      /** RFC 3339, when the first attempt started. */
+      startedAt: z.string(),
+    })
+    .optional(),
+  /**
+   * RFC 3339: the record expires (is deleted) after this; set when the claim becomes Terminated
+   * ({@link TerminatedClaimRetentionSeconds} later). Stored as DynamoDB's TTL attribute.
+   */
+  retainUntil: z.string().optional(),
   annotations: z.record(z.string(), z.string()).default({}),
 });
 export type NodeClaim = z.infer<typeof NodeClaimSchema>;
+
+/**
+ * How long a Terminated claim is kept (for `status` and gc's bookkeeping) before it expires:
+ * DynamoDB's TTL deletes it in AWS (within days), gc deletes it at once when it sees it expired.
+ */
+export const TerminatedClaimRetentionSeconds = 3600;
+
+/** Characters of the generated name suffix (lower-case consonants and digits, as Kubernetes' generateName). */
+export const NodeClaimNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+/** Length of the generated name suffix (Karpenter: `<nodepool>-<5 chars>`). */
+export const NodeClaimNameSuffixLength = 5;
+
+/**
+ * A fresh NodeClaim name, `<nodepool>-<5 random chars>` as Karpenter generates them: unique per
+ * creation (a pod re-created with the same name gets a new claim, never an old one's name).
+ * @param random uniform in [0, 1) (seeded in tests and the chaos harness; crypto-backed in production)
+ */
+export function randomNodeClaimName(nodePool: string, random: () => number): string {
+  let suffix = '';
+  for (let i = 0; i < NodeClaimNameSuffixLength; i++) suffix += NodeClaimNameAlphabet[Math.floor(random() * NodeClaimNameAlphabet.length) % NodeClaimNameAlphabet.length];
+  return `${nodePool}-${suffix}`;
+}
+
+/** Whether the claim record has expired at `now` (see `retainUntil`). */
+export function isExpired(c: Pick<NodeClaim, 'retainUntil'>, now: Date): boolean {
+  return c.retainUntil !== undefined && Date.parse(c.retainUntil) <= now.getTime();
+}
 export type NodeClaimInput = z.input<typeof NodeClaimSchema>;
 
 /** The condition of `type`, if set. */
@@ -112,4 +162,104 @@ export function setCondition(
     lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : now,
   };
   return { ...c, conditions: [...c.conditions.filter((x) => x.type !== type), next] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Kubernetes view: a NodeClaim record as `kubectl get nodeclaims -o yaml` shows Karpenter's.
+
+/** A karpenter.sh/v1 NodeClaim object (KC pkg/apis/crds/karpenter.sh_nodeclaims.yaml), fields nodefleet knows. */
+export interface KubeNodeClaim {
+  apiVersion: 'karpenter.sh/v1';
+  kind: 'NodeClaim';
+  metadata: {
+    name: string;
+    creationTimestamp: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers: string[];
+    ownerReferences: { apiVersion: string; kind: string; name: string; blockOwnerDeletion: boolean }[];
+  };
+  spec: {
+    nodeClassRef: { group: string; kind: string; name: string };
+    requirements: NodeClaim['requirements'];
+    resources: { requests: Record<string, string> };
+    taints?: NodeClaim['taints'];
+    startupTaints?: NodeClaim['startupTaints'];
+    expireAfter: string;
+    terminationGracePeriod?: string;
+  };
+  status?: {
+    providerID?: string;
+    nodeName?: string;
+    imageID?: string;
+    capacity?: Record<string, string>;
+    allocatable?: Record<string, string>;
+    conditions?: { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[];
+  };
+}
+
+/** A duration in seconds as Karpenter's NodePool fields write it: "720h", "1h30m", "45s". */
+export function formatDurationSeconds(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = Math.round(seconds % 60);
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || (!h && !m) ? `${s}s` : ''}`;
+}
+
+/** RFC 3339 at second precision, as the API server writes metadata times ("2026-01-02T03:04:05Z"). */
+function kubeTime(iso: string): string {
+  return iso.replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * The record as a karpenter.sh/v1 NodeClaim object: labels as Karpenter sets them on the claim
+ * (template labels, nodepool, and once launched instance type, zone and capacity type), the
+ * termination finalizer, the NodePool owner, spec (requirements, requests, taints, expireAfter
+ * from `expireAt - createdAt`, terminationGracePeriod) and status (providerID, node, image,
+ * capacity, allocatable, conditions with reason defaulting to the type as Karpenter's status
+ * conditions do). `extraAnnotations` adds nodefleet facts (e.g. a planned price).
+ */
+export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, string> = {}): KubeNodeClaim {
+  const labels: Record<string, string> = { ...c.labels, 'karpenter.sh/nodepool': c.nodePool };
+  if (c.instanceType) labels['node.kubernetes.io/instance-type'] = c.instanceType;
+  if (c.zone) labels['topology.kubernetes.io/zone'] = c.zone;
+  if (c.capacityType) labels['karpenter.sh/capacity-type'] = c.capacityType;
+  const annotations = { ...c.annotations, ...extraAnnotations };
+  const expire = c.expireAt ? formatDurationSeconds(Math.round((Date.parse(c.expireAt) - Date.parse(c.createdAt)) / 1000)) : 'Never';
+  const status: NonNullable<KubeNodeClaim['status']> = {
+    ...(c.providerId ? { providerID: c.providerId } : {}),
+    ...(c.nodeName ? { nodeName: c.nodeName } : {}),
+    ...(c.imageId ? { imageID: c.imageId } : {}),
+    ...(c.capacity ? { capacity: c.capacity } : {}),
+    ...(c.allocatable ? { allocatable: c.allocatable } : {}),
+    ...(c.conditions.length
+      ? {
+          conditions: [...c.conditions]
+            .sort((a, b) => NodeClaimConditionTypes.indexOf(a.type) - NodeClaimConditionTypes.indexOf(b.type))
+            .map((x) => ({ type: x.type, status: x.status, reason: x.reason || x.type, message: x.message ?? '', lastTransitionTime: kubeTime(x.lastTransitionTime) })),
+        }
+      : {}),
+  };
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: {
+      name: c.name,
+      creationTimestamp: kubeTime(c.createdAt),
+      labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
+      finalizers: ['karpenter.sh/termination'],
+      ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }],
+    },
+    spec: {
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: c.nodeClass },
+      requirements: c.requirements,
+      resources: { requests: c.resources.requests },
+      ...(c.taints.length ? { taints: c.taints } : {}),
+      ...(c.startupTaints.length ? { startupTaints: c.startupTaints } : {}),
+      expireAfter: expire,
+      ...(c.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriod: formatDurationSeconds(c.terminationGracePeriodSeconds) } : {}),
+    },
+    ...(Object.keys(status).length ? { status } : {}),
+  };
 }

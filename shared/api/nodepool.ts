@@ -25,11 +25,14 @@ const duration = z.string().regex(DurationPattern, 'must be a duration such as 3
 const durationOrNever = z.string().regex(/^(([0-9]+(s|m|h))+|Never)$/, 'must be a duration such as 30s, 10m, 720h, or Never');
 const quantity = z.union([z.string(), z.number()]);
 
+/** Qualified name `[prefix/]name` (the CRD pattern of requirement and taint keys, and of taint values). */
+export const QualifiedNamePattern = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+
 export const TaintSchema = z.strictObject({
   key: z.string().min(1),
   value: z.string().optional(),
   effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
-  timeAdded: z.string().optional(),
+  timeAdded: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 time such as 2024-01-01T00:00:00Z' }).optional(),
 });
 
 export const OperatorSchema = z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']);
@@ -42,7 +45,7 @@ export const RequirementSchema = z.strictObject({
 });
 
 export const NodeClassRefSchema = z.strictObject({
-  group: z.string().min(1),
+  group: z.string().min(1).regex(/^[^/]*$/, 'must be an API group without a version, e.g. karpenter.k8s.aws'),
   kind: z.string().min(1),
   name: z.string().min(1),
 });
@@ -50,8 +53,8 @@ export const NodeClassRefSchema = z.strictObject({
 export const BudgetSchema = z.strictObject({
   nodes: z.string().regex(/^((100|[0-9]{1,2})%|[0-9]+)$/, 'must be a node count such as 5 or a percentage such as 10%'),
   schedule: z.string().optional(),
-  duration: z.string().regex(/^([0-9]+(m|h))+$/, 'must be a duration in h/m such as 8h or 30m').optional(),
-  reasons: z.array(z.enum(['Underutilized', 'Empty', 'Drifted'])).optional(),
+  duration: z.string().regex(/^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$/, 'must be a duration in h/m such as 8h, 30m or 1h30m').optional(),
+  reasons: z.array(z.enum(['Underutilized', 'Empty', 'Drifted'])).max(50).optional(),
 });
 
 const MetadataSchema = z.looseObject({
@@ -68,7 +71,7 @@ export const NodePoolSchema = z.strictObject({
     template: z.strictObject({
       metadata: z
         .strictObject({
-          labels: z.record(z.string(), z.string()).optional(),
+          labels: z.record(z.string(), z.string()).refine((l) => Object.keys(l).length <= 100, 'must have at most 100 labels').optional(),
           annotations: z.record(z.string(), z.string()).optional(),
         })
         .optional(),
@@ -103,38 +106,66 @@ export type NodePool = z.infer<typeof NodePoolSchema>;
 export type NodePoolInput = z.input<typeof NodePoolSchema>;
 export type Budget = z.infer<typeof BudgetSchema>;
 
-const SelectorTermSchema = z.strictObject({
-  tags: z.record(z.string(), z.string()).optional(),
-  id: z.string().optional(),
+/** Tags of a selector term: at most 20 (KA CRD maxProperties). */
+const termTags = z.record(z.string(), z.string()).refine((t) => Object.keys(t).length <= 20, 'must have at most 20 tags').optional();
+
+/** Each selector term has exactly the fields its CRD lists (KA v1.14.1), with their patterns. */
+export const AmiSelectorTermSchema = z.strictObject({
+  alias: z.string().max(30).optional(),
+  id: z.string().regex(/ami-[0-9a-z]+/, 'must be an AMI id such as ami-0123456789abcdef0').optional(),
   name: z.string().optional(),
-  alias: z.string().optional(),
   owner: z.string().optional(),
   ssmParameter: z.string().optional(),
-  instanceMatchCriteria: z.string().optional(),
-  ownerID: z.string().optional(),
+  tags: termTags,
 });
+export const SubnetSelectorTermSchema = z.strictObject({
+  id: z.string().regex(/subnet-[0-9a-z]+/, 'must be a subnet id such as subnet-0123456789abcdef0').optional(),
+  tags: termTags,
+});
+export const SecurityGroupSelectorTermSchema = z.strictObject({
+  id: z.string().regex(/sg-[0-9a-z]+/, 'must be a security group id such as sg-0123456789abcdef0').optional(),
+  name: z.string().optional(),
+  tags: termTags,
+});
+export const CapacityReservationSelectorTermSchema = z.strictObject({
+  id: z.string().regex(/^cr-[0-9a-z]+$/, 'must be a capacity reservation id such as cr-0123456789abcdef0').optional(),
+  instanceMatchCriteria: z.enum(['open', 'targeted']).optional(),
+  ownerID: z.string().regex(/^[0-9]{12}$/, 'must be a 12-digit AWS account id').optional(),
+  tags: termTags,
+});
+
+/** Kubernetes quantity syntax (OpenAPI pattern of ResourceList values). */
+export const QuantityPattern = /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
+const reservedQuantity = z.string().regex(QuantityPattern, 'must be a quantity such as 100m, 1Gi or 1000');
+/** Eviction threshold: a percentage (0–100 %, up to two decimals) or a quantity (KA CRD pattern; "" allowed as in the CRD). */
+const evictionThreshold = z.string().regex(/^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$/, 'must be a percentage (10%) or a quantity (100Mi)');
+
+const int32 = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
 
 export const KubeletSchema = z.strictObject({
   clusterDNS: z.array(z.string()).optional(),
-  maxPods: z.number().int().min(0).optional(),
-  podsPerCore: z.number().int().min(0).optional(),
-  systemReserved: z.record(z.string(), z.string()).optional(),
-  kubeReserved: z.record(z.string(), z.string()).optional(),
-  evictionHard: z.record(z.string(), z.string()).optional(),
-  evictionSoft: z.record(z.string(), z.string()).optional(),
+  maxPods: int32.min(0).optional(),
+  podsPerCore: int32.min(0).optional(),
+  systemReserved: z.record(z.string(), reservedQuantity).optional(),
+  kubeReserved: z.record(z.string(), reservedQuantity).optional(),
+  evictionHard: z.record(z.string(), evictionThreshold).optional(),
+  evictionSoft: z.record(z.string(), evictionThreshold).optional(),
   evictionSoftGracePeriod: z.record(z.string(), z.string()).optional(),
-  evictionMaxPodGracePeriod: z.number().int().optional(),
-  imageGCHighThresholdPercent: z.number().int().min(0).max(100).optional(),
-  imageGCLowThresholdPercent: z.number().int().min(0).max(100).optional(),
+  evictionMaxPodGracePeriod: int32.optional(),
+  imageGCHighThresholdPercent: int32.min(0).max(100).optional(),
+  imageGCLowThresholdPercent: int32.min(0).max(100).optional(),
   cpuCFSQuota: z.boolean().optional(),
 });
+
+/** EBS volume size: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (KA CRD pattern). */
+export const VolumeSizePattern = /^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$/;
 
 export const BlockDeviceMappingSchema = z.strictObject({
   deviceName: z.string().optional(),
   rootVolume: z.boolean().optional(),
   ebs: z
     .strictObject({
-      volumeSize: quantity.optional(),
+      volumeSize: z.string().regex(VolumeSizePattern, 'must be a size such as 20Gi or 100G (1–59000Gi, 1–64000G, 1–58Ti, 1–64T)').optional(),
       volumeType: z.enum(['standard', 'io1', 'io2', 'gp2', 'sc1', 'st1', 'gp3']).optional(),
       iops: z.number().int().optional(),
       throughput: z.number().int().optional(),
@@ -142,7 +173,7 @@ export const BlockDeviceMappingSchema = z.strictObject({
       kmsKeyID: z.string().optional(),
       deleteOnTermination: z.boolean().optional(),
       snapshotID: z.string().optional(),
-      volumeInitializationRate: z.number().int().optional(),
+      volumeInitializationRate: z.number().int().min(100).max(300).optional(),
     })
     .optional(),
 });
@@ -153,15 +184,15 @@ export const EC2NodeClassSchema = z.strictObject({
   metadata: MetadataSchema,
   spec: z.strictObject({
     amiFamily: z.enum(['AL2', 'AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025', 'Custom']).optional(),
-    amiSelectorTerms: z.array(SelectorTermSchema).min(1).optional(),
-    subnetSelectorTerms: z.array(SelectorTermSchema).min(1),
-    securityGroupSelectorTerms: z.array(SelectorTermSchema).min(1),
-    capacityReservationSelectorTerms: z.array(SelectorTermSchema).optional(),
+    amiSelectorTerms: z.array(AmiSelectorTermSchema).min(1).max(30),
+    subnetSelectorTerms: z.array(SubnetSelectorTermSchema).max(30),
+    securityGroupSelectorTerms: z.array(SecurityGroupSelectorTermSchema).max(30),
+    capacityReservationSelectorTerms: z.array(CapacityReservationSelectorTermSchema).max(30).optional(),
     associatePublicIPAddress: z.boolean().optional(),
     role: z.string().optional(),
     instanceProfile: z.string().optional(),
     kubelet: KubeletSchema.optional(),
-    blockDeviceMappings: z.array(BlockDeviceMappingSchema).optional(),
+    blockDeviceMappings: z.array(BlockDeviceMappingSchema).max(50).optional(),
     instanceStorePolicy: z.enum(['RAID0']).optional(),
     userData: z.string().optional(),
     tags: z.record(z.string(), z.string()).optional(),
@@ -175,19 +206,22 @@ export const EC2NodeClassSchema = z.strictObject({
       .optional(),
     detailedMonitoring: z.boolean().optional(),
     context: z.string().optional(),
-    ipPrefixes: z.any().optional(),
-    // Newer v1 fields (KA pkg/apis/v1/ec2nodeclass.go main): accepted and passed through.
-    ipPrefixCount: z.number().int().min(0).optional(),
-    networkInterfaces: z.array(z.looseObject({})).max(150).optional(),
-    placementGroupSelector: z.strictObject({ name: z.string().optional(), id: z.string().optional() }).optional(),
+    ipPrefixCount: int32.min(0).optional(),
+    networkInterfaces: z
+      .array(z.strictObject({ networkCardIndex: int32.min(0), deviceIndex: int32.min(0), interfaceType: z.enum(['interface', 'efa-only']) }))
+      .max(150)
+      .optional(),
+    placementGroupSelector: z
+      .strictObject({ name: z.string().min(1).optional(), id: z.string().regex(/^pg-[0-9a-z]+$/, 'must be a placement group id such as pg-0123456789abcdef0').optional() })
+      .optional(),
     connectionTracking: z
       .strictObject({
-        tcpEstablished: z.number().int().min(60).max(432000).optional(),
-        udpStream: z.number().int().min(60).max(180).optional(),
-        udp: z.number().int().min(30).max(60).optional(),
+        tcpEstablishedTimeout: int32.min(60).max(432000).optional(),
+        udpStreamTimeout: int32.min(60).max(180).optional(),
+        udpTimeout: int32.min(30).max(60).optional(),
       })
       .optional(),
-    cpuOptions: z.looseObject({}).optional(),
+    cpuOptions: z.strictObject({ nestedVirtualization: z.enum(['enabled', 'disabled']).optional() }).optional(),
   }),
   status: z.any().optional(),
 });
@@ -205,4 +239,11 @@ export const EC2NodeClassDefaults = {
   rootVolume: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } as const,
   amiFamily: 'AL2023' as const,
 };
+/**
+ * Why a static NodePool (`spec.replicas`, Karpenter v1.6+) is refused: nodefleet provisions for
+ * pending pods only and keeps no fixed node count, so such a pool launches nothing (validation
+ * reports it; the scheduler gives this reason for the pool).
+ */
+export const StaticNodePoolUnsupported = 'static NodePools (spec.replicas) are not supported by nodefleet: it launches nodes for pending pods only and keeps no fixed node count; remove spec.replicas to use this NodePool for pending pods';
+
 export type KubeletConfiguration = z.infer<typeof KubeletSchema>;

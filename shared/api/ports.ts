@@ -89,6 +89,12 @@ export interface CloudProvider {
   get(instanceId: string): Promise<CloudInstance | undefined>;
   /** Instances tagged with this cluster (any state but terminated). */
   list(): Promise<CloudInstance[]>;
+  /**
+   * Deletes this cluster's launch templates that none of `instances` uses and that are at least
+   * `minAgeSeconds` old (default: the provider's); returns their names. Optional: providers without
+   * launch templates do not implement it.
+   */
+  collectLaunchTemplates?(instances: readonly CloudInstance[], nowMs: number, minAgeSeconds?: number): Promise<string[]>;
 }
 
 /** Kubernetes API operations the functions use. */

@@ -15,9 +15,11 @@ import { CronExpressionParser } from 'cron-parser';
 import type { z } from 'zod';
 import { ValidationError } from './errors.ts';
 import * as L from './labels.ts';
-import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, type EC2NodeClass, type NodePool } from './nodepool.ts';
+import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, QualifiedNamePattern, StaticNodePoolUnsupported, type EC2NodeClass, type NodePool } from './nodepool.ts';
 import { parseQuantity } from './quantity.ts';
 import { parseYamlObjects } from './yaml.ts';
+import { celProblems } from './cel.ts';
+import { EC2NodeClassRules } from './crd-rules.ts';
 
 /** Requirement operators, in the order Karpenter documents them. */
 export const ValidOperators: readonly string[] = OperatorSchema.options;
@@ -53,7 +55,7 @@ export const AWSWellKnownLabels: readonly string[] = [
   L.LabelInstanceAcceleratorName, L.LabelInstanceAcceleratorManufacturer, L.LabelInstanceAcceleratorCount,
   'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type',
   'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id',
-  'karpenter.k8s.aws/placement-group-partition', L.LabelTopologyZoneID,
+  'karpenter.k8s.aws/placement-group-partition', 'karpenter.k8s.aws/ec2nodeclass', L.LabelTopologyZoneID,
 ];
 
 /**
@@ -62,30 +64,14 @@ export const AWSWellKnownLabels: readonly string[] = [
  */
 const KarpenterRequirementKeys = [L.LabelCapacityType];
 
-/** Kubelet eviction signals (k8s.io/kubelet config `evictionHard`). */
-const EvictionSignals = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'];
-/** Resources kubeReserved / systemReserved may hold (KA ec2nodeclass.go CEL). */
-const ReservedResources = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
-/** Tag keys an EC2NodeClass may not set (KA CRD `tags` rules). */
-const RestrictedTagPatterns: { test: (k: string) => boolean; name: string }[] = [
-  { test: (k) => /^kubernetes\.io\/cluster\//.test(k), name: 'kubernetes.io/cluster/*' },
-  { test: (k) => k === 'eks:eks-cluster-name', name: 'eks:eks-cluster-name' },
-  { test: (k) => k === L.LabelNodePool, name: L.LabelNodePool },
-  { test: (k) => k === 'karpenter.sh/nodeclaim', name: 'karpenter.sh/nodeclaim' },
-  { test: (k) => k === 'karpenter.k8s.aws/ec2nodeclass', name: 'karpenter.k8s.aws/ec2nodeclass' },
-];
-/** Field pairs an AMI selector term may not combine (KA CRD amiSelectorTerms rules). */
-const AmiExclusiveFields = [
-  ['alias', 'tags'], ['alias', 'id'], ['alias', 'name'], ['alias', 'owner'], ['alias', 'ssmParameter'],
-  ['id', 'tags'], ['id', 'name'], ['id', 'owner'],
-];
-const AliasFamilies = ['al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'];
-
 /** Karpenter v1beta1 fields that moved in v1: a targeted hint instead of "unknown field". */
 const MovedFieldHints: Record<string, string> = {
   'spec.disruption.expireAfter': 'moved to spec.template.spec.expireAfter in karpenter.sh/v1',
   'spec.template.spec.kubelet': 'moved to the EC2NodeClass (spec.kubelet) in karpenter.sh/v1',
   'spec.template.spec.nodeClassRef.apiVersion': 'karpenter.sh/v1 uses group (karpenter.k8s.aws) instead of apiVersion',
+  'spec.connectionTracking.tcpEstablished': 'Karpenter names it tcpEstablishedTimeout',
+  'spec.connectionTracking.udpStream': 'Karpenter names it udpStreamTimeout',
+  'spec.connectionTracking.udp': 'Karpenter names it udpTimeout',
 };
 
 const QualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
@@ -182,6 +168,7 @@ const RequiredHints: Record<string, string> = {
   'metadata.name': 'required: the object name',
   'spec.subnetSelectorTerms': 'required: which subnets to launch in, e.g. - tags: {karpenter.sh/discovery: my-cluster}',
   'spec.securityGroupSelectorTerms': 'required: which security groups to attach, e.g. - tags: {karpenter.sh/discovery: my-cluster}',
+  'spec.amiSelectorTerms': 'required: which AMIs to use, e.g. - alias: al2023@latest',
 };
 
 /** Turns zod issues into `<path>: <reason>` lines a Karpenter user can act on. */
@@ -293,13 +280,10 @@ function restrictedKeyProblem(key: string, use: 'requirement' | 'label'): string
     const guess = closest(key, AWSWellKnownLabels);
     return `unknown key ${show(key)}: label domain "karpenter.k8s.aws" is restricted to Karpenter's well-known labels${guess ? ` (did you mean "${guess}"?)` : ''}`;
   }
-  if (domain.endsWith('kubernetes.io')) {
-    if ([...CoreWellKnownLabels, ...DeprecatedKubernetesLabels].includes(key)) return undefined;
-    if (domain.endsWith('node.kubernetes.io') || domain.endsWith('node-restriction.kubernetes.io')) return undefined;
-    const guess = closest(key, CoreWellKnownLabels);
-    return `label domain "kubernetes.io" is restricted: ${show(key)} is not a well-known label${guess ? ` (did you mean "${guess}"?)` : ''}`;
-  }
-  if (domain.endsWith('k8s.io') && !domain.endsWith('kops.k8s.io')) return `label domain "k8s.io" is restricted: ${show(key)} cannot be used`;
+  // kubernetes.io and k8s.io keys (well-known or custom, e.g. "kubernetes.io/team") are allowed:
+  // Karpenter v1.15's NodePool CRD restricts only karpenter.sh, the nodepool label and hostname
+  // (scheduling suite_test.go "should schedule pods that have node selectors with label in the
+  // kubernetes domains").
   return undefined;
 }
 
@@ -354,9 +338,8 @@ function taintProblems(taints: unknown, path: Path): string[] {
       const bad = keySyntaxProblem(t.key);
       if (bad) out.push(`${formatPath([...path, i, 'key'])}: ${bad.replace('label key', 'taint key')}`);
     }
-    if (typeof t.value === 'string') {
-      const bad = labelValueProblem(t.value);
-      if (bad) out.push(`${formatPath([...path, i, 'value'])}: ${bad.replace('label value', 'taint value')}`);
+    if (typeof t.value === 'string' && !QualifiedNamePattern.test(t.value)) {
+      out.push(`${formatPath([...path, i, 'value'])}: ${show(t.value)} is not a valid taint value ([prefix/]name: 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`);
     }
   });
   return out;
@@ -432,6 +415,7 @@ function nodePoolRules(obj: unknown): string[] {
     });
   }
   if (spec.replicas !== undefined) {
+    out.push(`spec.replicas: ${StaticNodePoolUnsupported}`);
     if (spec.weight !== undefined) out.push(`spec.weight: cannot be set on a static NodePool (spec.replicas is set)`);
     if (isRecord(spec.limits)) {
       for (const k of Object.keys(spec.limits)) {
@@ -452,124 +436,13 @@ function nodePoolRules(obj: unknown): string[] {
   return out;
 }
 
-function selectorTermProblems(terms: unknown, path: Path, allowed: string[], exclusive: string[][]): string[] {
-  if (!Array.isArray(terms)) return [];
-  const out: string[] = [];
-  terms.forEach((t, i) => {
-    if (!isRecord(t)) return;
-    const where = formatPath([...path, i]);
-    const set = allowed.filter((f) => t[f] !== undefined);
-    if (set.length === 0) out.push(`${where}: expected at least one of ${allowed.join(', ')}`);
-    for (const group of exclusive) {
-      const both = group.filter((f) => t[f] !== undefined);
-      if (both.length > 1) out.push(`${where}: ${both.map((f) => `'${f}'`).join(' and ')} are mutually exclusive`);
-    }
-    if (isRecord(t.tags)) {
-      if (Object.keys(t.tags).length === 0) out.push(`${where}.tags: must not be empty`);
-      for (const [k, v] of Object.entries(t.tags)) {
-        if (k === '' || v === '') out.push(`${where}.tags: empty tag keys or values aren't supported`);
-      }
-    }
-  });
-  return out;
-}
-
+/**
+ * The CEL rules of the EC2NodeClass CRD (shared/api/crd-rules.ts, evaluated by shared/api/cel.ts)
+ * plus the hint for a missing amiSelectorTerms.
+ */
 function nodeClassRules(obj: unknown): string[] {
-  const out: string[] = [];
-  if (!isRecord(obj) || !isRecord(obj.spec)) return out;
-  const spec = obj.spec;
-  // AMIs: alias alone, or other terms with an amiFamily.
-  const ami = spec.amiSelectorTerms;
-  if (ami === undefined) out.push(`spec.amiSelectorTerms: required: which AMIs to use, e.g. - alias: al2023@latest`);
-  if (Array.isArray(ami)) {
-    out.push(...selectorTermProblems(ami, ['spec', 'amiSelectorTerms'], ['tags', 'id', 'name', 'alias', 'ssmParameter'], AmiExclusiveFields));
-    const aliasIdx = ami.findIndex((t) => isRecord(t) && t.alias !== undefined);
-    if (aliasIdx >= 0) {
-      if (ami.length > 1) out.push(`spec.amiSelectorTerms: 'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms`);
-      const alias = (ami[aliasIdx] as Record<string, unknown>).alias;
-      if (typeof alias === 'string') {
-        const [family, version] = alias.split('@');
-        if (!AliasFamilies.includes(family) || !version) {
-          out.push(`spec.amiSelectorTerms[${aliasIdx}].alias: ${show(alias)} must be family@version with family one of ${AliasFamilies.join(', ')} (e.g. al2023@latest or al2023@v20240807)`);
-        } else if (family.startsWith('windows') && version !== 'latest') {
-          out.push(`spec.amiSelectorTerms[${aliasIdx}].alias: Windows families only support the latest version (${family}@latest)`);
-        }
-      }
-    } else if (spec.amiFamily === undefined && ami.length > 0) {
-      out.push(`spec.amiFamily: required when amiSelectorTerms does not use an alias (must specify amiFamily if amiSelectorTerms does not contain an alias)`);
-    }
-  }
-  out.push(...selectorTermProblems(spec.subnetSelectorTerms, ['spec', 'subnetSelectorTerms'], ['tags', 'id'], [['tags', 'id']]));
-  out.push(...selectorTermProblems(spec.securityGroupSelectorTerms, ['spec', 'securityGroupSelectorTerms'], ['tags', 'id', 'name'], [['tags', 'id'], ['id', 'name']]));
-  out.push(...selectorTermProblems(spec.capacityReservationSelectorTerms, ['spec', 'capacityReservationSelectorTerms'], ['tags', 'id'], [['tags', 'id']]));
-  const hasRole = spec.role !== undefined;
-  const hasProfile = spec.instanceProfile !== undefined;
-  if (hasRole === hasProfile) out.push(`spec: must specify exactly one of ['role', 'instanceProfile']`);
-  if (isRecord(spec.tags)) {
-    for (const k of Object.keys(spec.tags)) {
-      const r = RestrictedTagPatterns.find((p) => p.test(k));
-      if (r) out.push(`spec.tags.${k}: tag ${show(k)} is restricted (Karpenter sets ${r.name} itself)`);
-      if (k === '') out.push(`spec.tags: empty tag keys aren't supported`);
-    }
-  }
-  if (Array.isArray(spec.blockDeviceMappings)) {
-    const roots = spec.blockDeviceMappings.filter((m) => isRecord(m) && m.rootVolume === true).length;
-    if (roots > 1) out.push(`spec.blockDeviceMappings: must have at most one mapping with rootVolume: true, got ${roots}`);
-    spec.blockDeviceMappings.forEach((m, i) => {
-      const size = isRecord(m) && isRecord(m.ebs) ? m.ebs.volumeSize : undefined;
-      if (typeof size === 'string' || typeof size === 'number') {
-        try {
-          parseQuantity(size);
-        } catch {
-          out.push(`spec.blockDeviceMappings[${i}].ebs.volumeSize: ${show(size)} is not a quantity (e.g. 100Gi)`);
-        }
-      }
-    });
-  }
-  const kubelet = isRecord(spec.kubelet) ? spec.kubelet : undefined;
-  if (kubelet) {
-    for (const field of ['evictionHard', 'evictionSoft', 'evictionSoftGracePeriod']) {
-      const m = kubelet[field];
-      if (!isRecord(m)) continue;
-      for (const [k, v] of Object.entries(m)) {
-        if (!EvictionSignals.includes(k)) out.push(`spec.kubelet.${field}.${k}: unknown eviction signal; valid signals are ${EvictionSignals.join(', ')}`);
-        else if (field !== 'evictionSoftGracePeriod' && typeof v === 'string' && !/^(\d+(\.\d+)?%)$/.test(v)) {
-          try {
-            parseQuantity(v);
-          } catch {
-            out.push(`spec.kubelet.${field}.${k}: ${show(v)} must be a percentage (10%) or a quantity (100Mi)`);
-          }
-        }
-      }
-    }
-    if (isRecord(kubelet.evictionSoft)) {
-      for (const k of Object.keys(kubelet.evictionSoft)) {
-        if (!isRecord(kubelet.evictionSoftGracePeriod) || kubelet.evictionSoftGracePeriod[k] === undefined) {
-          out.push(`spec.kubelet.evictionSoftGracePeriod.${k}: required: every evictionSoft signal needs a grace period`);
-        }
-      }
-    }
-    for (const field of ['kubeReserved', 'systemReserved']) {
-      const m = kubelet[field];
-      if (!isRecord(m)) continue;
-      for (const [k, v] of Object.entries(m)) {
-        if (!ReservedResources.includes(k)) out.push(`spec.kubelet.${field}.${k}: only ${ReservedResources.join(', ')} may be reserved`);
-        else if (typeof v === 'string') {
-          try {
-            if (parseQuantity(v) < 0) out.push(`spec.kubelet.${field}.${k}: must not be negative`);
-          } catch {
-            out.push(`spec.kubelet.${field}.${k}: ${show(v)} is not a quantity`);
-          }
-        }
-      }
-    }
-    const hi = kubelet.imageGCHighThresholdPercent;
-    const lo = kubelet.imageGCLowThresholdPercent;
-    if (typeof hi === 'number' && typeof lo === 'number' && hi <= lo) {
-      out.push(`spec.kubelet.imageGCHighThresholdPercent: must be greater than imageGCLowThresholdPercent (${hi} ≤ ${lo})`);
-    }
-  }
-  return out;
+  if (!isRecord(obj) || !isRecord(obj.spec)) return [];
+  return celProblems(obj, EC2NodeClassRules, formatPath);
 }
 
 /** Every field path of `obj` in document order (formatted), for ordering problems as the YAML reads. */

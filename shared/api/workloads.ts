@@ -8,6 +8,7 @@
  * pods named `<name>-0 … <name>-(n-1)` with the template's labels and spec.
  */
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, PodSpec, ObjectMeta } from './kube.ts';
+import { parseQuantity } from './quantity.ts';
 
 /** A DaemonSet's pod template with the DaemonSet's own metadata (name, namespace). */
 export interface DaemonSetPodTemplate {
@@ -167,6 +168,112 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       zones = [...new Set(at.flatMap((t) => (t.matchLabelExpressions ?? []).filter((e) => ZoneKeys.has(e.key)).flatMap((e) => e.values ?? [])))].sort();
     }
     if (zones.length > 0) out.volumes[key] = zones;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input checks: what `plan` (and case files) must reject before scheduling reads the objects.
+
+/** Kinds whose `spec.template.spec` is a pod spec. */
+const TemplateKinds = new Set([...ExpandedKinds, 'DaemonSet']);
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'string') return `text ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return `${typeof v} ${JSON.stringify(v)}`;
+}
+
+function quantityProblems(list: unknown, path: string): string[] {
+  if (list === undefined || list === null) return [];
+  if (!isMapping(list)) return [`${path}: must be a mapping of resource name to quantity, got ${describe(list)}`];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(list)) {
+    if (typeof v !== 'string' && typeof v !== 'number') out.push(`${path}.${k}: must be a quantity such as 500m, 2 or 1Gi, got ${describe(v)}`);
+    else {
+      try {
+        if (parseQuantity(v) < 0) out.push(`${path}.${k}: must not be negative, got ${JSON.stringify(v)}`);
+      } catch {
+        out.push(`${path}.${k}: ${JSON.stringify(v)} is not a Kubernetes quantity (e.g. 500m, 2, 1Gi)`);
+      }
+    }
+  }
+  return out;
+}
+
+/** Problems of a pod spec at `path` (`spec` or `spec.template.spec`). */
+function podSpecProblems(spec: unknown, path: string): string[] {
+  if (spec === undefined) return [`${path}: required (a pod spec with containers)`];
+  if (!isMapping(spec)) return [`${path}: must be a mapping, got ${describe(spec)}`];
+  const out: string[] = [];
+  for (const field of ['containers', 'initContainers']) {
+    const list = spec[field];
+    if (list === undefined && field === 'initContainers') continue;
+    if (!Array.isArray(list)) {
+      out.push(`${path}.${field}: ${list === undefined ? 'required (a list of containers)' : `must be a list, got ${describe(list)}`}`);
+      continue;
+    }
+    list.forEach((c, i) => {
+      const at = `${path}.${field}[${i}]`;
+      if (!isMapping(c)) return out.push(`${at}: must be a container (a mapping), got ${describe(c)}`);
+      const res = c.resources;
+      if (res === undefined) return;
+      if (!isMapping(res)) return out.push(`${at}.resources: must be a mapping, got ${describe(res)}`);
+      out.push(...quantityProblems(res.requests, `${at}.resources.requests`), ...quantityProblems(res.limits, `${at}.resources.limits`));
+    });
+  }
+  out.push(...quantityProblems(spec.overhead, `${path}.overhead`));
+  return out;
+}
+
+/**
+ * Problems of the objects of a workloads file (`kubectl get pods,deployments,nodes -A -o yaml`),
+ * each `<where>: <field path>: <reason>` with `<where>` = `Kind namespace/name` or `document N`:
+ * not an object, no kind or name, a pod spec without containers, a quantity that does not parse
+ * (requests, limits, overhead, node capacity / allocatable), a replica count that is not a whole
+ * number. Objects of other kinds pass unchecked. Empty when scheduling can read everything.
+ */
+export function workloadInputProblems(objects: readonly { document: number; item?: number; object: unknown }[]): string[] {
+  const out: string[] = [];
+  for (const { document, item, object } of objects) {
+    const doc = `document ${document}${item ? ` item ${item}` : ''}`;
+    if (!isMapping(object)) {
+      out.push(`${doc}: expected a Kubernetes object (a mapping with apiVersion, kind and metadata), got ${describe(object)}`);
+      continue;
+    }
+    if (typeof object.kind !== 'string' || object.kind === '') {
+      const hint = Array.isArray(object.items) ? ' (a list needs kind: List, as kubectl prints it)' : '';
+      out.push(`${doc}: kind: required${hint}`);
+      continue;
+    }
+    const meta = object.metadata;
+    const name = isMapping(meta) && typeof meta.name === 'string' ? meta.name : undefined;
+    if (!name) {
+      out.push(`${doc}: ${object.kind}: metadata.name: required`);
+      continue;
+    }
+    const ns = isMapping(meta) && typeof meta.namespace === 'string' ? meta.namespace : undefined;
+    const where = `${object.kind} ${ns ? `${ns}/` : ''}${name}`;
+    const problems: string[] = [];
+    const spec = object.spec;
+    if (object.kind === 'Pod') problems.push(...podSpecProblems(spec, 'spec'));
+    else if (TemplateKinds.has(object.kind)) {
+      const template = isMapping(spec) ? spec.template : undefined;
+      problems.push(...podSpecProblems(isMapping(template) ? template.spec : undefined, 'spec.template.spec'));
+      for (const f of ['replicas', 'parallelism']) {
+        const v = isMapping(spec) ? spec[f] : undefined;
+        if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
+      }
+    } else if (object.kind === 'Node') {
+      const status = isMapping(object.status) ? object.status : {};
+      problems.push(...quantityProblems(status.capacity, 'status.capacity'), ...quantityProblems(status.allocatable, 'status.allocatable'));
+    }
+    for (const p of problems) out.push(`${where}: ${p}`);
   }
   return out;
 }

@@ -39,13 +39,19 @@ export interface ClientOptions {
   dynamodbEndpoint?: string;
   /** EC2 and SSM endpoint override (the embedded EC2 stand-in). */
   ec2Endpoint?: string;
+  /**
+   * Static credentials instead of the default provider chain. Only the embedded environment sets
+   * them: one access key id per function, by which its local EC2 endpoint knows the caller and
+   * authorizes each call against that function's IAM policy. Lambda uses the function role's.
+   */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /** Creates every SDK client (no connection is opened until the first request). */
 export function createClients(opts: ClientOptions): Clients {
   const { region } = opts;
   const dynamodbAt = opts.dynamodbEndpoint ? { endpoint: opts.dynamodbEndpoint } : {};
-  const ec2At = opts.ec2Endpoint ? { endpoint: opts.ec2Endpoint } : {};
+  const ec2At = opts.ec2Endpoint ? { endpoint: opts.ec2Endpoint, ...(opts.credentials ? { credentials: opts.credentials } : {}) } : {};
   const dynamodb = new DynamoDBClient({ region, ...dynamodbAt });
   return {
     dynamodb,

@@ -1,7 +1,8 @@
 /**
  * NodeClaimStore on DynamoDB (one table, keys in shared/api/contract.ts `Table` / `keys`):
  * pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; top-level `version` (optimistic lock: every
- * write is conditional on it), `instanceId` (sparse GSI `byInstanceId`), `nodePool`, `phase`, and the
+ * write is conditional on it), `instanceId` (sparse GSI `byInstanceId`), `nodePool`, `phase`, `ttl`
+ * (epoch seconds, only once Terminated: DynamoDB's TTL deletes the record), and the
  * claim itself under `claim` (read back through NodeClaimSchema: a zod schema at every boundary).
  *
  * Errors: ConflictError (condition failed: name exists / version stale), TransientError (throttled).
@@ -36,6 +37,8 @@ export function nodeClaimItem(cluster: string, claim: NodeClaim): Record<string,
     phase: claim.phase,
     // Sparse GSI: only launched claims are indexed by instance id.
     ...(claim.instanceId ? { [Table.instanceIdAttribute]: claim.instanceId } : {}),
+    // DynamoDB TTL (epoch seconds): a Terminated claim expires (shared/api/nodeclaim.ts retainUntil).
+    ...(claim.retainUntil ? { [Table.ttlAttribute]: Math.ceil(Date.parse(claim.retainUntil) / 1000) } : {}),
     claim,
   };
 }

@@ -11,9 +11,10 @@
  * | Operation | Request fields used | Response fields read |
  * | --- | --- | --- |
  * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
- * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName}`; error `InvalidLaunchTemplateName.NotFoundException` |
- * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface, Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
- * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[], ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
+ * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]`, or (GC) `Filters=[{tag:nodefleet.io/cluster=<cluster>}]`, `NextToken` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName, CreateTime}`; `NextToken`; error `InvalidLaunchTemplateName.NotFoundException` |
+ * | `DeleteLaunchTemplate` | `LaunchTemplateId` | — ; error `InvalidLaunchTemplateId.NotFound` (= success) |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[] (incl. `aws:ec2launchtemplate:id`), ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
  * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
  * | `DescribeSecurityGroups` | `GroupIds[]` or `Filters` (`tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
@@ -26,6 +27,7 @@ import { createHash } from 'node:crypto';
 import {
   CreateFleetCommand,
   CreateLaunchTemplateCommand,
+  DeleteLaunchTemplateCommand,
   DescribeInstancesCommand,
   DescribeLaunchTemplatesCommand,
   TerminateInstancesCommand,
@@ -40,6 +42,7 @@ import {
   type VolumeType,
 } from '@aws-sdk/client-ec2';
 import type { CloudInstance, CloudProvider, LaunchResult } from '../api/ports.ts';
+import { ClusterTagValue, EksClusterNameTagKey, NodePoolTagKey, clusterTagKey } from '../api/iam-policy.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import type { Taint } from '../api/kube.ts';
@@ -47,7 +50,7 @@ import { ValidationError } from '../api/errors.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
-import { AlreadyExistsErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
+import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
 
@@ -58,13 +61,22 @@ export const MaxLaunchInstanceTypes = 60;
 export const Tags = {
   /** nodefleet's ownership tag: gc and list() only consider instances with this tag = cluster name. */
   cluster: 'nodefleet.io/cluster',
-  nodePool: 'karpenter.sh/nodepool',
+  nodePool: NodePoolTagKey,
   nodeClaim: 'karpenter.sh/nodeclaim',
   nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
-  eksClusterName: 'eks:eks-cluster-name',
+  eksClusterName: EksClusterNameTagKey,
   /** `kubernetes.io/cluster/<name>` = owned (what the AWS cloud controller expects). */
-  kubernetesCluster: (cluster: string) => `kubernetes.io/cluster/${cluster}`,
+  kubernetesCluster: clusterTagKey,
+  /** Set by EC2 on an instance launched from a launch template (its id): what the launch-template GC reads. */
+  launchTemplateId: 'aws:ec2launchtemplate:id',
 } as const;
+
+/**
+ * A launch template no instance uses is deleted by the gc function once it is this old
+ * ({@link Ec2CloudProvider.collectLaunchTemplates}): long after the CreateLaunchTemplate → CreateFleet
+ * of one launch, short enough that a changed EC2NodeClass does not leave templates behind for long.
+ */
+export const LaunchTemplateMinAgeSeconds = 10 * 60;
 
 /** Karpenter v1 default metadata options (KA ec2nodeclass.go defaults: IMDSv2 only, hop limit 1). */
 export const DefaultMetadataOptions = {
@@ -99,6 +111,11 @@ export interface LaunchContext {
   cluster: ClusterInfo;
   /** Instance profile for nodes when the EC2NodeClass names none (env NODEFLEET_INSTANCE_PROFILE_NAME). */
   instanceProfileName?: string;
+  /**
+   * The node role the stack deploys (env NODEFLEET_NODE_ROLE_NAME), which that instance profile
+   * holds and the function may pass. An EC2NodeClass `spec.role` naming another role is refused.
+   */
+  nodeRoleName?: string;
   /** Architecture of an instance type (from the catalog's kubernetes.io/arch label). */
   architectureOf: (instanceType: string) => Arch;
 }
@@ -155,7 +172,7 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
   const tags: Record<string, string> = {
     ...(nodeClass.spec.tags ?? {}),
     [Tags.cluster]: clusterName,
-    [Tags.kubernetesCluster(clusterName)]: 'owned',
+    [Tags.kubernetesCluster(clusterName)]: ClusterTagValue,
     [Tags.eksClusterName]: clusterName,
     [Tags.nodePool]: claim.nodePool,
     [Tags.nodeClaim]: claim.name,
@@ -166,14 +183,27 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
     .map(([Key, Value]) => ({ Key, Value }));
 }
 
-/** Launch template data for the claim (no ImageId: the AMI is set per override). */
-export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): RequestLaunchTemplateData {
+/**
+ * Launch template data for the claim (no ImageId: the AMI is set per override). One template per
+ * capacity type, as Karpenter keeps them (aws/karpenter-provider-aws#5850): a spot template also
+ * tags the spot-instances-request the launch creates (IAM requires the cluster tags on it), and EC2
+ * refuses spot-request tag specifications on an on-demand launch, so on-demand templates have none.
+ * @throws ValidationError when the EC2NodeClass names a role other than the deployed node role.
+ */
+export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand'): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool };
   const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, custom: spec.userData });
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
+  const role = spec.role;
+  if (!spec.instanceProfile && role && ctx.nodeRoleName && role !== ctx.nodeRoleName) {
+    throw new ValidationError(
+      `ec2nodeclass ${nodeClass.metadata.name}: spec.role "${role}" is not the node role nodefleet deploys ("${ctx.nodeRoleName}"); nodes launch with that role's instance profile, so set spec.role: ${ctx.nodeRoleName}`,
+    );
+  }
   const profile = spec.instanceProfile ?? ctx.instanceProfileName;
+  const tags = templateTags(claim, nodeClass, ctx.cluster.name);
   return {
     UserData: Buffer.from(userData, 'utf8').toString('base64'),
     ...(profile ? { IamInstanceProfile: { Name: profile } } : {}),
@@ -200,18 +230,23 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
       HttpTokens: metadata.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
-    // ENIs created by the launch carry the cluster tags too (IAM conditions on aws:RequestTag; Karpenter does the same).
-    TagSpecifications: [{ ResourceType: 'network-interface', Tags: clusterTags(nodeClass, ctx.cluster.name) }],
+    // What the launch creates besides the instance and its volumes carries the cluster and NodePool
+    // tags too (IAM conditions on aws:RequestTag; Karpenter does the same): ENIs, and spot requests of a spot launch.
+    TagSpecifications: [
+      { ResourceType: 'network-interface', Tags: tags },
+      ...(capacityType === 'spot' ? [{ ResourceType: 'spot-instances-request' as const, Tags: tags }] : []),
+    ],
   };
 }
 
-/** The cluster-level tags (no NodePool / NodeClaim): launch templates and ENIs. */
-function clusterTags(nodeClass: EC2NodeClass, clusterName: string): Tag[] {
+/** Tags of a launch template, its ENIs and spot requests: the cluster's and the NodePool's (no NodeClaim: a template serves many claims). */
+export function templateTags(claim: Pick<NodeClaim, 'nodePool'>, nodeClass: EC2NodeClass, clusterName: string): Tag[] {
   const tags: Record<string, string> = {
     ...(nodeClass.spec.tags ?? {}),
     [Tags.cluster]: clusterName,
-    [Tags.kubernetesCluster(clusterName)]: 'owned',
+    [Tags.kubernetesCluster(clusterName)]: ClusterTagValue,
     [Tags.eksClusterName]: clusterName,
+    [Tags.nodePool]: claim.nodePool,
     [Tags.nodeClass]: nodeClass.metadata.name,
   };
   return Object.entries(tags)
@@ -249,7 +284,7 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   if (overrides.length === 0) {
     throw new ValidationError(`nodeclaim ${claim.name}: no launchable (instance type, zone): zones [${launch.zones.join(', ')}] have no subnet or the types have no AMI`);
   }
-  const data = launchTemplateData(claim, nodeClass, resolved, ctx);
+  const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType);
   const ltName = `nodefleet/${ctx.cluster.name}/${nodeClass.metadata.name}/${sha(JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }))}`;
   const tags = launchTags(claim, nodeClass, ctx.cluster.name);
   const createFleet: CreateFleetCommandInput = {
@@ -267,7 +302,7 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
     launchTemplate: {
       LaunchTemplateName: ltName,
       LaunchTemplateData: data,
-      TagSpecifications: [{ ResourceType: 'launch-template', Tags: clusterTags(nodeClass, ctx.cluster.name) }],
+      TagSpecifications: [{ ResourceType: 'launch-template', Tags: templateTags(claim, nodeClass, ctx.cluster.name) }],
     },
     createFleet,
     capacityType,
@@ -300,6 +335,8 @@ export interface Ec2CloudProviderOptions {
   /** Cluster endpoint/CA/CIDR/version: a value, or a function called once (EKS DescribeCluster). */
   cluster: ClusterInfo | (() => Promise<ClusterInfo>);
   instanceProfileName?: string;
+  /** The deployed node role ({@link LaunchContext.nodeRoleName}). */
+  nodeRoleName?: string;
   /** Architecture of a type; defaults to {@link guessArchitecture}. */
   architectureOf?: (instanceType: string) => Arch;
 }
@@ -320,6 +357,7 @@ export class Ec2CloudProvider implements CloudProvider {
     return {
       cluster: await this.clusterInfo,
       instanceProfileName: this.opts.instanceProfileName,
+      nodeRoleName: this.opts.nodeRoleName,
       architectureOf: this.opts.architectureOf ?? guessArchitecture,
     };
   }
@@ -339,12 +377,25 @@ export class Ec2CloudProvider implements CloudProvider {
   async create(claim: NodeClaim, launch: LaunchSpec, nodeClass?: EC2NodeClass): Promise<LaunchResult> {
     if (!nodeClass) throw new ValidationError(`nodeclaim ${claim.name}: ec2nodeclass ${claim.nodeClass} not found`);
     const req = await this.launchRequests(claim, launch, nodeClass);
-    await this.ensureLaunchTemplate(req.launchTemplate);
     let out;
-    try {
-      out = await this.opts.ec2.send(new CreateFleetCommand(req.createFleet));
-    } catch (err) {
-      throw mapSdkError(err, 'CreateFleet');
+    // A template remembered as created may have been deleted since (launch-template GC): recreate it once.
+    for (let attempt = 0; ; attempt++) {
+      await this.ensureLaunchTemplate(req.launchTemplate);
+      try {
+        out = await this.opts.ec2.send(new CreateFleetCommand(req.createFleet));
+      } catch (err) {
+        if (attempt === 0 && isNotFound(err)) {
+          this.ensured.delete(req.launchTemplate.LaunchTemplateName);
+          continue;
+        }
+        throw mapSdkError(err, 'CreateFleet');
+      }
+      const missingTemplate = (out.Errors ?? []).length > 0 && (out.Instances ?? []).length === 0 && (out.Errors ?? []).every((e) => e.ErrorCode !== undefined && NotFoundErrorCodes.has(e.ErrorCode));
+      if (attempt === 0 && missingTemplate) {
+        this.ensured.delete(req.launchTemplate.LaunchTemplateName);
+        continue;
+      }
+      break;
     }
     const errors: FleetError[] = (out.Errors ?? []).map((e) => ({
       errorCode: e.ErrorCode,
@@ -437,6 +488,45 @@ export class Ec2CloudProvider implements CloudProvider {
       NextToken = page.NextToken;
     } while (NextToken);
     return out;
+  }
+  /**
+   * Launch-template GC: deletes this cluster's launch templates (tag `nodefleet.io/cluster`) that
+   * are older than `minAgeSeconds` and used by none of `instances` (EC2 tags an instance with the
+   * id of the template it launched from, {@link Tags.launchTemplateId}). A template deleted under a
+   * warm provisioner is recreated on its next launch ({@link create}). IAM: DescribeLaunchTemplates,
+   * DeleteLaunchTemplate (allowed only on templates with the cluster and NodePool tags).
+   * @param instances this cluster's instances (from {@link list}), so in-use templates are kept.
+   * @returns the names of the deleted templates.
+   * @throws TransientError throttled.
+   */
+  async collectLaunchTemplates(instances: readonly CloudInstance[], nowMs: number, minAgeSeconds = LaunchTemplateMinAgeSeconds): Promise<string[]> {
+    const { cluster } = await this.context();
+    const inUse = new Set(instances.filter((i) => i.state !== 'terminated').map((i) => i.tags[Tags.launchTemplateId]).filter(Boolean));
+    const deleted: string[] = [];
+    let NextToken: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.opts.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: `tag:${Tags.cluster}`, Values: [cluster.name] }], NextToken }));
+      } catch (err) {
+        throw mapSdkError(err, 'DescribeLaunchTemplates');
+      }
+      for (const lt of page.LaunchTemplates ?? []) {
+        if (!lt.LaunchTemplateId || inUse.has(lt.LaunchTemplateId)) continue;
+        const created = lt.CreateTime ? new Date(lt.CreateTime).getTime() : nowMs;
+        if ((nowMs - created) / 1000 < minAgeSeconds) continue;
+        try {
+          await this.opts.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: lt.LaunchTemplateId }));
+        } catch (err) {
+          if (isNotFound(err)) continue;
+          throw mapSdkError(err, 'DeleteLaunchTemplate');
+        }
+        if (lt.LaunchTemplateName) this.ensured.delete(lt.LaunchTemplateName);
+        deleted.push(lt.LaunchTemplateName ?? lt.LaunchTemplateId);
+      }
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return deleted;
   }
 }
 

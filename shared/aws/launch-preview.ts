@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Pod, Taint } from '../api/kube.ts';
 import { objectKey } from '../api/kube.ts';
-import { NodeClaimSchema, type NodeClaim } from '../api/nodeclaim.ts';
+import { NodeClaimNameAlphabet, NodeClaimNameSuffixLength, NodeClaimSchema, type NodeClaim } from '../api/nodeclaim.ts';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../api/nodepool.ts';
 import type { RequirementSpec } from '../api/requirements.ts';
 import { nodeClassHash } from '../api/hash.ts';
@@ -16,17 +16,15 @@ import { buildLaunchRequests, catalogArchitecture, type LaunchRequests } from '.
 import { placeholderResolution, type ResolvedNodeClass } from './node-class-resolver.ts';
 import type { ClusterInfo } from './user-data.ts';
 
-const Alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-
 /**
- * `<nodepool>-<5 chars>` like Karpenter's generated names, but derived from the pods (not random):
- * the same pods computed onto the same NodePool by a duplicate or concurrent provisioner pass get
- * the same name, so the conditional create lets only one of them through.
+ * A preview name for a planned claim (offline output only: `plan`, case reports), shaped like a
+ * generated one but derived from the pods so the same plan prints the same names. Claims that are
+ * created get a fresh random name (shared/api/nodeclaim.ts `randomNodeClaimName`).
  */
-export function nodeClaimName(nodePool: string, podKeys: readonly string[]): string {
+export function previewNodeClaimName(nodePool: string, podKeys: readonly string[]): string {
   const digest = createHash('sha256').update(`${nodePool}\n${[...podKeys].sort().join('\n')}`).digest();
   let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += Alphabet[digest[i] % Alphabet.length];
+  for (let i = 0; i < NodeClaimNameSuffixLength; i++) suffix += NodeClaimNameAlphabet[digest[i] % NodeClaimNameAlphabet.length];
   return `${nodePool}-${suffix}`;
 }
 
@@ -76,7 +74,7 @@ export function previewLaunchRequests(
   const nodeClass = opts.nodeClass ?? defaultNodeClass(opts.nodeClassName, opts.clusterName);
   const pods = c.pods.map((p) => objectKey(p));
   const claim: NodeClaim = NodeClaimSchema.parse({
-    name: nodeClaimName(c.nodePool, pods),
+    name: previewNodeClaimName(c.nodePool, pods),
     cluster: opts.clusterName,
     nodePool: c.nodePool,
     nodeClass: nodeClass.metadata.name,

@@ -78,7 +78,7 @@ export function al2023AmiParameter(kubernetesVersion: string, arch: Arch, aliasV
     : `${base}/amazon-eks-node-al2023-${a}-standard-${kubernetesVersion}-${aliasVersion}/image_id`;
 }
 
-type Term = NonNullable<EC2NodeClass['spec']['subnetSelectorTerms']>[number];
+type Term = { tags?: Record<string, string>; name?: string };
 
 /** EC2 filters for one selector term (`tags` values of "*" mean "key exists"). */
 export function termFilters(term: Term, nameFilter = 'tag:Name'): Filter[] {

@@ -16,6 +16,7 @@ import { parseResources, subtractResources, MiB, type Resources } from '../api/q
 import type { InstanceType, InstanceTypeInfo, Offering } from './types.ts';
 import { amiFamilyOf, AmiFamilyFeatureTable, computeAllocatable, ephemeralStorageBytes, type CapacityOptions } from './capacity.ts';
 import { mergeInstanceTypeInfos, zoneOfferingPrices, type CatalogRefresh, type ShippedRegionData } from './refresh.ts';
+import { nodeVolumesUsdPerHour } from './volume.ts';
 
 export * from './capacity.ts';
 export * from './types.ts';
@@ -170,14 +171,16 @@ export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOp
   const { capacity, allocatable } = computeAllocatable(shape, capacityOptions(opts));
   const extended = extendedResourcesFor(info);
   const offerings: Offering[] = [];
+  // A node's price is the instance's plus its EBS volumes' (./volume.ts), the same for every offering.
+  const volumes = nodeVolumesUsdPerHour(opts.nodeClass);
   // The shipped name→id pairing was seen in one account; refreshed zone ids replace it.
   for (const { zone, zoneId, onDemandUsdPerHour: od, spotUsdPerHour: spot } of zoneOfferingPrices(info.name, shipped, opts.refreshed)) {
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
+      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od + volumes, volumeUsdPerHour: volumes, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
     }
     if (spot !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot, available: !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
+      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot + volumes, volumeUsdPerHour: volumes, available: !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
     }
   }
   return {

@@ -8,8 +8,13 @@ import type { CapacityType } from '../api/labels.ts';
 export interface Offering {
   zone: string;
   capacityType: CapacityType;
-  /** USD per instance-hour. */
+  /**
+   * USD per node-hour: the instance price plus, for real catalog types, the node's EBS volumes
+   * (`volumeUsdPerHour`, see catalog/volume.ts). A scenario case's made-up price is used as is.
+   */
   priceUsdPerHour: number;
+  /** The EBS volumes' share of `priceUsdPerHour` (USD per hour), when included. */
+  volumeUsdPerHour?: number;
   /** False while the offering is marked insufficient-capacity (ICE cache) or not sold. */
   available: boolean;
   /** Capacity reservation id for `reserved` offerings. */
@@ -72,4 +77,9 @@ export function cheapestOffering(offerings: readonly Offering[]): Offering | und
   let best: Offering | undefined;
   for (const o of offerings) if (o.available && (!best || o.priceUsdPerHour < best.priceUsdPerHour)) best = o;
   return best;
+}
+
+/** The instance's own price of an offering (USD per hour): `priceUsdPerHour` without the EBS volumes' share. */
+export function instancePriceUsdPerHour(o: Offering): number {
+  return Math.round((o.priceUsdPerHour - (o.volumeUsdPerHour ?? 0)) * 1e9) / 1e9;
 }

@@ -78,6 +78,41 @@ const Plurals: Record<string, string> = {
   EC2NodeClass: 'ec2nodeclasses',
 };
 
+/** One Kubernetes RBAC permission: `verb` on `resource` (with subresource, `pods/eviction`) in `apiGroup` (`''` = core). */
+export interface RbacPermission {
+  apiGroup: string;
+  resource: string;
+  verb: string;
+}
+
+const rbac = (apiGroup: string, resource: string, verb: string): RbacPermission => ({ apiGroup, resource, verb });
+
+/**
+ * The RBAC permissions each {@link KubeApi} method of this adapter needs (the requests it sends).
+ * Each function's ClusterRole in infra/k8s/rbac-controllers.yaml holds exactly the union for the
+ * methods that function calls (test/unit/infra/k8s.test.ts derives the calls from the source).
+ * `listObjects` is keyed by `<apiVersion> <kind>`.
+ */
+export const KubeApiRbac = {
+  listNodePools: NodePoolGroups.map((g) => rbac(g, 'nodepools', 'list')),
+  listNodeClasses: NodeClassGroups.map((g) => rbac(g, 'ec2nodeclasses', 'list')),
+  listNodes: [rbac('', 'nodes', 'list')],
+  getNode: [rbac('', 'nodes', 'get')],
+  listPods: [rbac('', 'pods', 'list')],
+  listPodDisruptionBudgets: [rbac('policy', 'poddisruptionbudgets', 'list')],
+  patchNode: [rbac('', 'nodes', 'patch')],
+  deleteNode: [rbac('', 'nodes', 'delete')],
+  evictPod: [rbac('', 'pods/eviction', 'create')],
+  deletePod: [rbac('', 'pods', 'delete')],
+  listObjects: {
+    'apps/v1 DaemonSet': [rbac('apps', 'daemonsets', 'list')],
+    'v1 Pod': [rbac('', 'pods', 'list')],
+    'v1 Node': [rbac('', 'nodes', 'list')],
+    'v1 PersistentVolume': [rbac('', 'persistentvolumes', 'list')],
+    'v1 PersistentVolumeClaim': [rbac('', 'persistentvolumeclaims', 'list')],
+  } as Record<string, RbacPermission[]>,
+} satisfies Record<keyof KubeApi, RbacPermission[] | Record<string, RbacPermission[]>>;
+
 /** HTTP status of a client-node error, if any. */
 export function statusOf(err: unknown): number | undefined {
   if (err instanceof ApiException) return err.code;

@@ -66,6 +66,8 @@ export interface Deps {
   publisher?: EventPublisher;
   /** Step Functions termination starter (NODEFLEET_TERMINATION_STATE_MACHINE_ARN; absent when not configured). */
   termination?: TerminationStarter;
+  /** Uniform random in [0, 1) for generated names (NodeClaim suffixes); default crypto-backed (shared/runtime/random.ts). Seeded in tests and chaos runs. */
+  random?: () => number;
   /** Disruption budget counters; buildDeps: DynamoBudgetCounter (optional so tests may build Deps by hand). */
   budgets?: BudgetCounter;
   /** Cluster endpoint / CA / CIDR / version for user data. */
@@ -94,6 +96,8 @@ export interface BuildDepsOptions {
   clusterInfo?: ClusterInfo;
   /** Replaces any port. */
   overrides?: Partial<Omit<Deps, 'env' | 'clients'>>;
+  /** Static credentials for the EC2/SSM clients on a local endpoint (shared/aws/clients.ts ClientOptions.credentials). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /** Service CIDR / version assumed for a kubeconfig cluster (embedded environment) unless given. */
@@ -104,7 +108,7 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint });
+  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, credentials: opts.credentials });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 
@@ -134,7 +138,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     unavailable: o.unavailable ?? new DynamoUnavailableOfferings(clients.doc, env.tableName, env.clusterName),
     cloud:
       o.cloud ??
-      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, architectureOf: catalogArchitecture }),
+      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
     kube:
       o.kube ??
       new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems })),
@@ -147,6 +151,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
     catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
+    ...(o.random ? { random: o.random } : {}),
     clients,
   };
 }

@@ -7,7 +7,7 @@
  */
 import type { Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
-import type { NodePool } from '../api/nodepool.ts';
+import { StaticNodePoolUnsupported, type NodePool } from '../api/nodepool.ts';
 import { parseResource, type Resources } from '../api/quantity.ts';
 import { Requirements, type Requirement } from '../api/requirements.ts';
 import type { InstanceType, Offering } from '../catalog/types.ts';
@@ -210,7 +210,7 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = base.unusable;
+    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : base.unusable;
 
     const limits = nodePool.spec.limits;
     if (limits && Object.keys(limits).length > 0) {

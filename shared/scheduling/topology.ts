@@ -361,6 +361,7 @@ export function topologyDomains(templates: readonly ClaimTemplate[], existing: r
   };
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
+    if (t.unusable) continue;
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
     for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
     if (typeSpreadKeys.length === 0) continue;

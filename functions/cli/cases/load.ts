@@ -1,10 +1,11 @@
 /**
  * Loading scenario cases (test/cases/FORMAT.md) from folders: every `*.yaml` below each folder,
- * one case per file. Unknown keys (top level or under `expect`) are reported so a typo never
- * passes silently.
+ * one case per file, or a group of cases per file (`cases:`, each entry over the file's shared
+ * keys and its `include` files). Unknown keys (top level or under `expect`) are reported so a
+ * typo never passes silently.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parse } from 'yaml';
 
 /** Top-level keys of a case. */
@@ -38,7 +39,10 @@ export interface LoadedCase {
   problems: string[];
 }
 
-/** Every `*.yaml` file under `dir` (recursively), sorted. A file path is returned as is. */
+/** Keys only a group file has: its cases, and the files whose keys it shares with them. */
+export const GroupKeys = ['cases', 'include'] as const;
+
+/** Every `*.yaml` file under `dir` (recursively), sorted, except `_*.yaml` (files groups include). A file path is returned as is. */
 export function caseFiles(dir: string): string[] {
   const st = statSync(dir);
   if (st.isFile()) return [dir];
@@ -46,32 +50,93 @@ export function caseFiles(dir: string): string[] {
   for (const entry of readdirSync(dir).sort()) {
     const p = join(dir, entry);
     if (statSync(p).isDirectory()) out.push(...caseFiles(p));
-    else if (entry.endsWith('.yaml') || entry.endsWith('.yml')) out.push(p);
+    else if ((entry.endsWith('.yaml') || entry.endsWith('.yml')) && !entry.startsWith('_')) out.push(p);
   }
   return out;
 }
 
-/** Reads and checks the shape of one case file. Never throws for a bad file (problems say why). */
+function checkDoc(doc: Record<string, any>, extraKeys: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const k of Object.keys(doc)) if (!(CaseKeys as readonly string[]).includes(k) && !extraKeys.includes(k)) problems.push(`unknown key "${k}"`);
+  return problems;
+}
+
+function checkExpect(doc: Record<string, any>): string[] {
+  const expect = doc.expect;
+  if (!expect || typeof expect !== 'object' || Object.keys(expect).length === 0) return ['no expect'];
+  return Object.keys(expect).filter((k) => !ExpectKeys.includes(k)).map((k) => `unknown key "expect.${k}"`);
+}
+
+function parseFile(file: string): Record<string, any> {
+  const doc = parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('not a mapping');
+  return doc;
+}
+
+/**
+ * The keys a group file shares with its cases: those of each `include` file (paths relative to
+ * the group file, later ones winning), then the group's own keys.
+ */
+function groupBase(file: string, doc: Record<string, any>): Record<string, any> {
+  const base: Record<string, any> = {};
+  const includes = doc.include === undefined ? [] : Array.isArray(doc.include) ? doc.include : [doc.include];
+  for (const inc of includes as string[]) Object.assign(base, parseFile(join(dirname(file), String(inc))));
+  for (const [k, v] of Object.entries(doc)) if (!(GroupKeys as readonly string[]).includes(k)) base[k] = v;
+  return base;
+}
+
+/**
+ * The cases of a group file: each entry of `cases` (with its own `name`, unique in the file) over
+ * the shared keys, a key of the entry replacing the shared one; `origin` joins the file's and the
+ * entry's ("file: test"). Case names are `<file stem>/<entry name>`.
+ */
+function loadGroup(file: string, stem: string, doc: Record<string, any>): LoadedCase[] {
+  let base: Record<string, any>;
+  try {
+    base = groupBase(file, doc);
+  } catch (e) {
+    return [{ file, name: stem, doc: {}, problems: [`cannot read an include: ${(e as Error).message.split('\n')[0]}`] }];
+  }
+  const groupProblems = checkDoc(doc, GroupKeys);
+  if (!Array.isArray(doc.cases) || doc.cases.length === 0) return [{ file, name: stem, doc: {}, problems: [...groupProblems, 'cases: expected a non-empty list'] }];
+  const seen = new Set<string>();
+  return (doc.cases as Record<string, any>[]).map((entry, i) => {
+    const entryName = typeof entry?.name === 'string' ? entry.name : `#${i + 1}`;
+    const name = `${stem}/${entryName}`;
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) return { file, name, doc: {}, problems: ['not a mapping'] };
+    const problems = [...groupProblems, ...checkDoc(entry, [])];
+    if (typeof entry.name !== 'string') problems.push('a case of a group needs a name');
+    else if (seen.has(entry.name)) problems.push(`duplicate case name "${entry.name}"`);
+    seen.add(entryName);
+    const merged: Record<string, any> = { ...base, ...entry, name };
+    if (base.origin && entry.origin) merged.origin = `${base.origin}: ${entry.origin}`;
+    problems.push(...checkExpect(merged));
+    return { file, name, doc: merged, problems };
+  });
+}
+
+/** Reads and checks the shape of one case file (a single case). Never throws for a bad file (problems say why). */
 export function loadCase(file: string): LoadedCase {
+  return loadCaseFile(file)[0];
+}
+
+/** Reads one case file: one case, or every case of a group file. Never throws (problems say why). */
+export function loadCaseFile(file: string): LoadedCase[] {
   const stem = basename(file).replace(/\.ya?ml$/, '');
   let doc: Record<string, any>;
   try {
-    doc = parse(readFileSync(file, 'utf8')) as Record<string, any>;
+    doc = parseFile(file);
   } catch (e) {
-    return { file, name: stem, doc: {}, problems: [`cannot parse: ${(e as Error).message.split('\n')[0]}`] };
+    return [{ file, name: stem, doc: {}, problems: [`cannot parse: ${(e as Error).message.split('\n')[0]}`] }];
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { file, name: stem, doc: {}, problems: ['not a mapping'] };
-  const problems: string[] = [];
-  for (const k of Object.keys(doc)) if (!(CaseKeys as readonly string[]).includes(k)) problems.push(`unknown key "${k}"`);
-  const expect = doc.expect;
-  if (!expect || typeof expect !== 'object' || Object.keys(expect).length === 0) problems.push('no expect');
-  else for (const k of Object.keys(expect)) if (!ExpectKeys.includes(k)) problems.push(`unknown key "expect.${k}"`);
+  if ('cases' in doc || 'include' in doc) return loadGroup(file, stem, doc);
+  const problems = [...checkDoc(doc, []), ...checkExpect(doc)];
   const name = typeof doc.name === 'string' ? doc.name : stem;
   if (doc.name !== undefined && doc.name !== stem) problems.push(`name "${doc.name}" differs from the file name "${stem}"`);
-  return { file, name, doc, problems };
+  return [{ file, name, doc, problems }];
 }
 
-/** Loads every case under the folders, in path order. */
+/** Loads every case under the folders, in path order (a group file's cases in file order). */
 export function loadCases(dirs: readonly string[]): LoadedCase[] {
-  return dirs.flatMap((d) => caseFiles(d)).map(loadCase);
+  return dirs.flatMap((d) => caseFiles(d)).flatMap(loadCaseFile);
 }

@@ -15,12 +15,17 @@ interface Place {
   claim?: NewNodeClaim;
 }
 
-/** The labels a new claim's node will carry for checks: its cheapest launch type's, the pinned ones, zone and capacity type once decided. */
+/**
+ * The labels a new claim's node will carry for checks: its cheapest launch type's, the pinned
+ * ones, and the capacity type it launches first. The zone only when the claim is pinned to one
+ * zone: a claim that may land in several zones has no zone yet, so it never passes a zone check.
+ */
 export function claimLabels(c: NewNodeClaim): Record<string, string> {
   const t = c.launchInstanceTypes[0];
   const labels: Record<string, string> = { ...(t?.labels ?? {}), ...c.labels, [L.LabelHostname]: c.hostname };
   if (t) labels[L.LabelInstanceType] = t.name;
-  if (c.zones.length > 0) labels[L.LabelTopologyZone] = c.zones[0];
+  if (c.zones.length === 1) labels[L.LabelTopologyZone] = c.zones[0];
+  else delete labels[L.LabelTopologyZone];
   if (c.capacityTypes.length > 0) labels[L.LabelCapacityType] = c.capacityTypes[0];
   return labels;
 }
@@ -143,7 +148,7 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     const match = parseSelector(String(expect.zonesDistinct));
     const pods = allPods.filter((p) => match(p.metadata.labels) && places.has(p));
     const zones = pods.map((p) => where(p)!.labels[L.LabelTopologyZone]);
-    if (new Set(zones).size !== zones.length) failures.push(`zonesDistinct: expected ${expect.zonesDistinct} pods in distinct zones, got ${pods.map((p, i) => `${p.metadata.name}→${zones[i]}`).join(', ')}`);
+    if (new Set(zones).size !== zones.length || zones.includes(undefined as unknown as string)) failures.push(`zonesDistinct: expected ${expect.zonesDistinct} pods in distinct zones, got ${pods.map((p, i) => `${p.metadata.name}→${zones[i]}`).join(', ')}`);
   }
   const skews = expect.maxSkew ? (Array.isArray(expect.maxSkew) ? expect.maxSkew : [expect.maxSkew]) : [];
   for (const s of skews as { selector: string; topologyKey: string; skew: number }[]) {
@@ -161,11 +166,14 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
         }
       }
     }
+    const unpinned: string[] = [];
     for (const p of allPods) {
       if (!match(p.metadata.labels)) continue;
       const d = where(p)?.labels[s.topologyKey] ?? (s.topologyKey === L.LabelHostname ? where(p)?.node : undefined);
       if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
+      else if (where(p)) unpinned.push(p.metadata.name);
     }
+    if (unpinned.length > 0) failures.push(`maxSkew: ${unpinned.join(', ')} placed on nodes not pinned to one ${s.topologyKey}`);
     const values = [...counts.values()];
     const skew = values.length > 0 ? Math.max(...values) - Math.min(...values) : 0;
     if (skew > s.skew) failures.push(`maxSkew: expected ${s.selector} on ${s.topologyKey} skew ≤ ${s.skew}, got ${skew} (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);

@@ -2,38 +2,23 @@
  * The scenario-case runner: checks each case's `expect` keys with the part of nodefleet that
  * owns them — provisioning keys with the scheduling simulation (./provisioning.ts), `errors`
  * with NodePool / EC2NodeClass validation, disruption and garbage-collection keys with
- * `checkDisruptionCase` of ./disruption.ts. While that module cannot be loaded, cases with
- * disruption keys are `pending` with the reason (counted apart, never passed silently).
+ * `checkDisruptionCase` of ./disruption.ts. Every checking module is imported statically: one
+ * that fails to load fails the whole run (no case is ever skipped or left pending).
  */
 import { validateObject } from '../../../shared/api/validate.ts';
+import { checkDisruptionCase } from './disruption.ts';
 import { DisruptionKeys, ProvisioningExpectKeys, type LoadedCase } from './load.ts';
 import { checkProvisioning } from './provisioning.ts';
 import { snapshotFromCase } from './snapshot.ts';
 
-export type CaseStatus = 'passed' | 'failed' | 'pending';
+export type CaseStatus = 'passed' | 'failed';
 
 export interface CaseResult {
   name: string;
   file: string;
   status: CaseStatus;
-  /** Failure lines (expected vs got), or the reason a case is pending. */
+  /** Failure lines (expected vs got). */
   messages: string[];
-}
-
-/** What ./disruption.ts exports for the runner (engineer D's module). */
-interface DisruptionModule {
-  checkDisruptionCase(doc: Record<string, unknown>): { failures: string[] };
-}
-
-let disruptionModule: Promise<DisruptionModule | string> | undefined;
-
-/** Loads ./disruption.ts once; a string is the reason it could not be loaded. */
-function loadDisruption(): Promise<DisruptionModule | string> {
-  disruptionModule ??= import(new URL('./disruption.ts', import.meta.url).href).then(
-    (m: Partial<DisruptionModule>) => (typeof m.checkDisruptionCase === 'function' ? (m as DisruptionModule) : 'functions/cli/cases/disruption.ts does not export checkDisruptionCase yet'),
-    (e: Error) => `disruption checks not available: ${e.message.split('\n')[0]}`,
-  );
-  return disruptionModule;
 }
 
 function errorText(e: unknown): string {
@@ -47,7 +32,6 @@ export async function runCase(c: LoadedCase): Promise<CaseResult> {
   if (c.problems.length > 0) return { ...base, status: 'failed', messages: c.problems };
   const expect = c.doc.expect as Record<string, any>;
   const messages: string[] = [];
-  let pending: string | undefined;
   try {
     if ('errors' in expect) {
       const problems = [...(c.doc.nodePools ?? []), ...(c.doc.nodeClasses ?? [])].flatMap((o: unknown) => validateObject(o));
@@ -60,16 +44,11 @@ export async function runCase(c: LoadedCase): Promise<CaseResult> {
       const snapshot = snapshotFromCase(c.doc);
       messages.push(...checkProvisioning(snapshot, expect).failures);
     }
-    if (DisruptionKeys.some((k) => k in expect)) {
-      const mod = await loadDisruption();
-      if (typeof mod === 'string') pending = mod;
-      else messages.push(...mod.checkDisruptionCase(c.doc).failures);
-    }
+    if (DisruptionKeys.some((k) => k in expect)) messages.push(...checkDisruptionCase(c.doc).failures);
   } catch (e) {
     messages.push(`error: ${errorText(e)}`);
   }
   if (messages.length > 0) return { ...base, status: 'failed', messages };
-  if (pending) return { ...base, status: 'pending', messages: [pending] };
   return { ...base, status: 'passed', messages: [] };
 }
 
@@ -80,15 +59,13 @@ export async function runCases(cases: readonly LoadedCase[]): Promise<CaseResult
   return out;
 }
 
-/** The report: one line per failing (and pending) case, then `N passed, M failed[, P pending]`. */
+/** The report: one line per failing case, then `N passed, M failed`. */
 export function formatReport(results: readonly CaseResult[]): string {
   const lines: string[] = [];
   for (const r of results) {
     if (r.status === 'failed') lines.push(`FAIL ${r.name}: ${r.messages.join(' | ')}`);
-    if (r.status === 'pending') lines.push(`PENDING ${r.name}: ${r.messages.join(' | ')}`);
   }
   const n = (s: CaseStatus) => results.filter((r) => r.status === s).length;
-  const pending = n('pending');
-  lines.push(`${n('passed')} passed, ${n('failed')} failed${pending ? `, ${pending} pending` : ''}`);
+  lines.push(`${n('passed')} passed, ${n('failed')} failed`);
   return lines.join('\n');
 }

@@ -122,6 +122,7 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     settings: {
       ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
       ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
+      ...(settings.packing ? { packing: settings.packing as 'cost' | 'karpenter' } : {}),
     },
   };
   return { input, workloads, nodePools, typesByPool, countedPending: workloads.pendingPods.filter((p) => !isDaemonPod(p)) };

@@ -1,13 +1,16 @@
 /**
- * `nodefleet demo [--scenario NAME|FILE] [--speed X]`: runs a scenario of the embedded
- * environment (infra/local) end to end — the same functions, state machine and event patterns
- * as in AWS against local stand-ins — printing Karpenter-style log lines, a live view and a
- * summary. Exit code 0 only when the scenario's expectations hold; 1 when they do not; 2 for
- * a usage error (unknown scenario, bad speed, invalid scenario file).
+ * `nodefleet demo [--scenario NAME|FILE] [--speed X] [--no-ui] [--ui-port N] [--log-format text|json]`:
+ * runs a scenario of the embedded environment (infra/local) end to end — the same functions,
+ * state machine and event patterns as in AWS against local stand-ins — printing one human line
+ * per log record and a one-line live status (≤ 100 columns), serving the live view on 127.0.0.1,
+ * then the summary and `.nodefleet/report.html`. Every log record is also a Karpenter JSON line
+ * in `.nodefleet/logs.jsonl`. Exit code 0 only when the scenario's expectations hold; 1 when they
+ * do not; 2 for a usage error (unknown scenario, bad speed, port or log format, invalid scenario file).
  */
 import type { Command } from 'commander';
 import { DefaultScenario, ScenarioError, listScenarioNames, loadScenario } from '../../../infra/local/scenario.ts';
 import { runScenario } from '../../../infra/local/runner.ts';
+import { DefaultViewPort } from '../../../infra/local/ui/index.ts';
 
 export function register(program: Command): void {
   program
@@ -16,8 +19,11 @@ export function register(program: Command): void {
     .option('--scenario <name|file>', `scenario name (${listScenarioNames().join(', ')}) or YAML file`, DefaultScenario)
     .option('--speed <x>', "virtual seconds per real second (default: the scenario's own, usually 10)")
     .option('--verbose', 'print DEBUG log lines too')
+    .option('--no-ui', 'do not serve the live view')
+    .option('--ui-port <port>', `live view port on 127.0.0.1 (default ${DefaultViewPort}, or any free port when it is busy; 0 = any)`)
+    .option('--log-format <format>', 'log lines on the console: text (for people) or json (Karpenter JSON, as in .nodefleet/logs.jsonl)', 'text')
     .option('--keep', 'keep the environment running after the summary (kubectl --kubeconfig .nodefleet/kubeconfig …) until Ctrl-C')
-    .action(async (opts: { scenario: string; speed?: string; verbose?: boolean; keep?: boolean }) => {
+    .action(async (opts: { scenario: string; speed?: string; verbose?: boolean; keep?: boolean; ui: boolean; uiPort?: string; logFormat: string }) => {
       let speed: number | undefined;
       if (opts.speed !== undefined) {
         speed = Number(opts.speed);
@@ -25,6 +31,18 @@ export function register(program: Command): void {
           process.stderr.write(`nodefleet demo: --speed must be a number ≥ 0.01, got "${opts.speed}"\n`);
           process.exit(2);
         }
+      }
+      let uiPort: number | undefined;
+      if (opts.uiPort !== undefined) {
+        uiPort = Number(opts.uiPort);
+        if (!/^\d+$/.test(opts.uiPort) || uiPort > 65535) {
+          process.stderr.write(`nodefleet demo: --ui-port must be a port number 0-65535, got "${opts.uiPort}"\n`);
+          process.exit(2);
+        }
+      }
+      if (opts.logFormat !== 'text' && opts.logFormat !== 'json') {
+        process.stderr.write(`nodefleet demo: --log-format must be text or json, got "${opts.logFormat}"\n`);
+        process.exit(2);
       }
       let scenario;
       try {
@@ -39,7 +57,13 @@ export function register(program: Command): void {
             return new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
           }
         : undefined;
-      const result = await runScenario(scenario, { speed, logLevel: opts.verbose ? 'DEBUG' : 'INFO', keepUntil });
+      const result = await runScenario(scenario, {
+        speed,
+        logLevel: opts.verbose ? 'DEBUG' : 'INFO',
+        logFormat: opts.logFormat,
+        ui: opts.ui ? { port: uiPort } : undefined,
+        keepUntil,
+      });
       // Open sockets / SDK keep-alive agents must not keep the process (or its exit code) hostage.
       process.exit(result.ok ? 0 : 1);
     });

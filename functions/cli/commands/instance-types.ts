@@ -1,15 +1,15 @@
 /**
- * `nodefleet instance-types --region R [--nodepool FILE] [--output json|table]`: the instance
+ * `nodefleet instance-types --region R [--nodepool FILE] [-o json|yaml|wide]`: the instance
  * types a NodePool admits in a region (all priced types without --nodepool), with capacity,
  * allocatable and price per offering, cheapest first.
  *
  * JSON: an array of `{name, capacity, allocatable, offerings: [{zone, capacityType, price, available}]}`
  * with Kubernetes quantity strings; with several NodePools in the file each entry also has `nodePool`.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { validateYamlText } from '../../../shared/api/validate.ts';
-import { EC2NodeClassSchema, NodePoolSchema, type EC2NodeClass, type NodePool } from '../../../shared/api/nodepool.ts';
+import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
+import { checkRegion, encode, outputFormat, readText } from '../io.ts';
+import { readNodePoolFile } from './plan.ts';
 import { formatResources } from '../../../shared/api/quantity.ts';
 import {
   cheapestPrice,
@@ -57,10 +57,10 @@ function minPrice(row: InstanceTypeRow, capacityType: string): string {
   return prices.length ? Math.min(...prices).toFixed(4) : '-';
 }
 
-/** A fixed-width table for people: one line per type. */
-export function formatTable(rows: readonly InstanceTypeRow[]): string {
+/** A fixed-width table for people: one line per type; `wide` adds the extended resources (GPUs, ENIs, …). */
+export function formatTable(rows: readonly InstanceTypeRow[], wide = false): string {
   const withPool = rows.some((r) => r.nodePool);
-  const header = [...(withPool ? ['NODEPOOL'] : []), 'NAME', 'CPU', 'MEMORY', 'PODS', 'ALLOC CPU', 'ALLOC MEMORY', 'ALLOC STORAGE', 'EXTENDED', 'ON-DEMAND $/H', 'SPOT $/H', 'ZONES'];
+  const header = [...(withPool ? ['NODEPOOL'] : []), 'NAME', 'CPU', 'MEMORY', 'PODS', 'ALLOC CPU', 'ALLOC MEMORY', 'ALLOC STORAGE', 'ON-DEMAND $/H', 'SPOT $/H', 'ZONES', ...(wide ? ['EXTENDED'] : [])];
   const base = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
   const body = rows.map((r) => [
     ...(withPool ? [r.nodePool ?? ''] : []),
@@ -71,10 +71,10 @@ export function formatTable(rows: readonly InstanceTypeRow[]): string {
     r.allocatable.cpu,
     r.allocatable.memory,
     r.allocatable['ephemeral-storage'],
-    Object.entries(r.capacity).filter(([k]) => !base.has(k)).map(([k, v]) => `${k}=${v}`).join(',') || '-',
     minPrice(r, 'on-demand'),
     minPrice(r, 'spot'),
     String(new Set(r.offerings.map((o) => o.zone)).size),
+    ...(wide ? [Object.entries(r.capacity).filter(([k]) => !base.has(k)).map(([k, v]) => `${k}=${v}`).join(',') || '-'] : []),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
@@ -88,49 +88,12 @@ export function register(program: Command): void {
     .description('list the instance types a NodePool admits, with capacity, allocatable and prices, cheapest first')
     .requiredOption('--region <region>', 'AWS region, e.g. us-east-1')
     .option('--nodepool <file>', 'NodePool YAML (EC2NodeClasses in the same file are used for root volume and kubelet settings)')
-    .option('--output <format>', 'json or table', 'table')
+    .option('-o, --output <format>', 'json|yaml (one entry per type with capacity, allocatable and offerings), wide, or a table by default', 'table')
     .action((opts: { region: string; nodepool?: string; output: string }) => {
-      if (opts.output !== 'json' && opts.output !== 'table') {
-        process.stderr.write(`--output must be json or table, got "${opts.output}"\n`);
-        process.exitCode = 2;
-        return;
-      }
-      const nodePools: NodePool[] = [];
-      const nodeClasses: EC2NodeClass[] = [];
-      if (opts.nodepool) {
-        let text: string;
-        try {
-          text = readFileSync(opts.nodepool, 'utf8');
-        } catch (e) {
-          process.stderr.write(`${opts.nodepool}: cannot read file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
-          process.exitCode = 1;
-          return;
-        }
-        const r = validateYamlText(text, opts.nodepool);
-        if (r.problems.length > 0) {
-          process.stderr.write(r.problems.map((p) => `${p}\n`).join(''));
-          process.exitCode = 1;
-          return;
-        }
-        for (const o of r.objects) {
-          if (o.kind === 'NodePool') nodePools.push(NodePoolSchema.parse(o.object));
-          if (o.kind === 'EC2NodeClass') nodeClasses.push(EC2NodeClassSchema.parse(o.object));
-        }
-        if (nodePools.length === 0) {
-          process.stderr.write(`${opts.nodepool}: no NodePool found\n`);
-          process.exitCode = 1;
-          return;
-        }
-      }
-      let rows: InstanceTypeRow[];
-      try {
-        rows = listInstanceTypes(opts.region, nodePools, nodeClasses);
-      } catch (e) {
-        process.stderr.write(`${(e as Error).message}\n`);
-        process.exitCode = 1;
-        return;
-      }
-      process.stdout.write(opts.output === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : formatTable(rows));
+      const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
+      checkRegion(opts.region);
+      const { nodePools, nodeClasses } = opts.nodepool ? readNodePoolFile(readText(opts.nodepool)) : { nodePools: [], nodeClasses: [] };
+      const rows = listInstanceTypes(opts.region, nodePools, nodeClasses);
+      process.stdout.write(format === 'json' || format === 'yaml' ? encode(rows, format) : formatTable(rows, format === 'wide'));
     });
 }
-

@@ -1,28 +1,32 @@
 /**
- * `nodefleet plan --nodepools FILE --pods FILE|- [--nodes FILE] [--region R] [--output json|table]`:
+ * `nodefleet plan --nodepools FILE --pods FILE|- [--nodes FILE] [--region R] [-o json|yaml|wide]`:
  * the NodeClaims nodefleet would create for pending pods, and the pods that cannot run with the
  * reason per NodePool. Reads `kubectl get pods -A -o json|yaml` (List or single objects;
  * Deployments, ReplicaSets, StatefulSets and Jobs stand for their replicas; DaemonSets add
  * per-node overhead; bound pods and Nodes are existing capacity).
  *
- * JSON: `{nodeClaims: [{nodePool, requests, instanceTypes (launch set, cheapest first), price
- * (USD/h of the cheapest), capacityTypes, zones, pods}], placements: [{pod, node}],
- * unschedulable: [{pod, reasons: {<nodePool>: message}}]}`.
- * Exit codes: 0 ok (even with unschedulable pods), 1 unreadable or invalid input.
+ * `-o json|yaml`: a v1 List of karpenter.sh/v1 NodeClaims and pod Events ({@link planObjects}).
+ * `--launch-requests` (JSON): `{nodeClaims: [{nodePool, requests, instanceTypes (launch set,
+ * cheapest first), price (USD/h of the cheapest), capacityTypes, zones, pods, launchRequest}],
+ * placements: [{pod, node}], unschedulable: [{pod, reasons: {<nodePool>: message}}]}`.
+ * Exit codes: 0 ok (even with unschedulable pods), 1 unreadable or invalid input, 2 usage.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import { formatResource, type Resources } from '../../../shared/api/quantity.ts';
 import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared/api/validate.ts';
-import { readWorkloads } from '../../../shared/api/workloads.ts';
+import { readWorkloads, workloadInputProblems } from '../../../shared/api/workloads.ts';
+import { parseYamlObjects } from '../../../shared/api/yaml.ts';
+import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
+import { toNodeClaim } from '../../provisioner/claims.ts';
+import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { solve, type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
-import { addLaunchRequests } from '../../../shared/aws/launch-preview.ts';
+import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
 
 /** One planned NodeClaim as printed. */
 export interface PlannedNodeClaim {
@@ -82,8 +86,17 @@ export function toPlanOutput(result: SchedulingResult): PlanOutput {
   };
 }
 
-/** A table for people. */
-export function formatPlanTable(out: PlanOutput): string {
+function firstFew(xs: readonly string[], n: number): string {
+  return xs.length <= n ? xs.join(',') : `${xs.slice(0, n).join(',')} +${xs.length - n}`;
+}
+
+function extended(requests: Record<string, string | number>): string {
+  const base = new Set(['cpu', 'memory', 'ephemeral-storage', 'pods']);
+  return Object.entries(requests).filter(([k]) => !base.has(k)).map(([k, v]) => `${k}=${v}`).join(',') || '-';
+}
+
+/** A table for people; `wide` adds the first launch types and the extended resources. */
+export function formatPlanTable(out: PlanOutput, wide = false): string {
   const lines: string[] = [];
   if (out.nodeClaims.length === 0) lines.push('No new NodeClaims.');
   else {
@@ -97,10 +110,10 @@ export function formatPlanTable(out: PlanOutput): string {
       String(c.requests.memory ?? '0'),
       String(c.pods.length),
       c.zones.join(','),
+      ...(wide ? [firstFew(c.instanceTypes, 5), extended(c.requests)] : []),
     ]);
-    const header = ['NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES'];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    for (const r of [header, ...rows]) lines.push(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+    const header = ['NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
+    lines.push(formatTable(header, rows).trimEnd());
     const total = out.nodeClaims.reduce((s, c) => s + c.price, 0);
     lines.push(`${out.nodeClaims.length} NodeClaim(s), $${total.toFixed(4)}/h`);
   }
@@ -120,23 +133,37 @@ export interface PlanTexts {
   region: string;
 }
 
-/**
- * Builds the scheduling input from the texts.
- * @throws Error with every problem when the NodePool file is invalid or has no NodePool.
- */
-export function planInput(t: PlanTexts): SchedulingInput {
-  const pools = validateYamlText(t.nodePools.text, t.nodePools.file);
-  if (pools.problems.length > 0) throw new Error(pools.problems.join('\n'));
+/** The objects of a workloads file, checked (see {@link workloadInputProblems}). @throws CliError with every problem, one per line. */
+function readWorkloadObjects(x: { file: string; text: string }): unknown[] {
+  const { objects, errors } = parseYamlObjects(x.text);
+  const problems = [
+    ...errors.map((e) => `${x.file}: document ${e.document}: ${e.line !== undefined ? `line ${e.line}, column ${e.column}: ` : ''}YAML syntax error: ${e.message}`),
+    ...workloadInputProblems(objects).map((p) => `${x.file}: ${p}`),
+  ];
+  if (objects.length === 0 && errors.length === 0) problems.push(`${x.file}: no objects found (expected kubectl get pods -A -o yaml|json output, Pods or workloads)`);
+  if (problems.length > 0) throw new CliError(problems.join('\n'));
+  return objects.map((o) => o.object);
+}
+
+/** NodePools and EC2NodeClasses of the NodePool file. @throws CliError with every problem. */
+export function readNodePoolFile(x: { file: string; text: string }): { nodePools: NodePool[]; nodeClasses: EC2NodeClass[] } {
+  const pools = validateYamlText(x.text, x.file);
+  if (pools.problems.length > 0) throw new CliError(pools.problems.join('\n'));
   const nodePools: NodePool[] = pools.objects.filter((o) => o.kind === 'NodePool').map((o) => parseNodePool(o.object));
   const nodeClasses: EC2NodeClass[] = pools.objects.filter((o) => o.kind === 'EC2NodeClass').map((o) => parseNodeClass(o.object));
-  if (nodePools.length === 0) throw new Error(`${t.nodePools.file}: no NodePool found`);
-  const read = (x: { file: string; text: string }) => {
-    const r = validateYamlText(x.text, x.file);
-    const syntax = r.problems.filter((p) => p.includes('YAML syntax error'));
-    if (syntax.length > 0) throw new Error(syntax.join('\n'));
-    return r.objects.map((o) => o.object);
-  };
-  const objects = [...read(t.pods), ...(t.nodes ? read(t.nodes) : [])];
+  if (nodePools.length === 0) throw new CliError(`${x.file}: no NodePool found`);
+  return { nodePools, nodeClasses };
+}
+
+/**
+ * Builds the scheduling input from the texts.
+ * @throws CliError with every problem when a file is unreadable YAML, the NodePool file is invalid
+ * or has no NodePool, the workloads have a bad object, or the region is unknown.
+ */
+export function planInput(t: PlanTexts): SchedulingInput {
+  checkRegion(t.region);
+  const { nodePools, nodeClasses } = readNodePoolFile(t.nodePools);
+  const objects = [...readWorkloadObjects(t.pods), ...(t.nodes ? readWorkloadObjects(t.nodes) : [])];
   const w = readWorkloads(objects);
   const byClass = new Map<string, InstanceType[]>();
   const instanceTypes = (np: NodePool): InstanceType[] => {
@@ -161,14 +188,44 @@ export function planInput(t: PlanTexts): SchedulingInput {
   };
 }
 
-function readText(file: string): { file: string; text: string } {
-  try {
-    return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-    throw new Error(`${file}: cannot read: ${why}`);
-  }
+/** Annotation carrying a planned NodeClaim's price (USD/h of its cheapest launch offering). */
+export const AnnotationPlannedPrice = 'nodefleet.io/planned-price-usd-per-hour';
+
+/**
+ * The plan as `kubectl get -o yaml|json` prints objects: a v1 List of the NodeClaims
+ * (karpenter.sh/v1, as the provisioner would store them, not yet launched) followed by one v1
+ * Event per pod: `Nominated` (the NodeClaim or existing node it would run on) or
+ * `FailedScheduling` (why, per NodePool).
+ */
+export function planObjects(result: SchedulingResult, input: SchedulingInput, nodeClasses: readonly EC2NodeClass[], opts: { cluster: string; now: Date }) {
+  const claims = result.newNodeClaims.map((c) => {
+    const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
+    const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
+    const name = previewNodeClaimName(c.nodePool, c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
+    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
+  });
+  const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: `${p.metadata.name}.nodefleet-plan`, namespace: p.metadata.namespace ?? 'default' },
+    involvedObject: { apiVersion: 'v1', kind: 'Pod', name: p.metadata.name, namespace: p.metadata.namespace ?? 'default' },
+    reason,
+    message,
+    type: reason === 'Nominated' ? 'Normal' : 'Warning',
+    source: { component: 'nodefleet' },
+  });
+  const events = [
+    ...claims.flatMap(({ planned, claim }) => planned.pods.map((p) => event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}`))),
+    ...result.placements.map((pl) => event(pl.pod, 'Nominated', `Pod should schedule on: node/${pl.node}`)),
+    ...result.unschedulable.map((u) => {
+      const reasons = Object.entries(u.reasons);
+      return event(u.pod, 'FailedScheduling', reasons.length ? reasons.map(([np, why]) => `nodepool ${np}: ${why}`).join('; ') : 'no NodePool');
+    }),
+  ];
+  return kubeList([
+    ...claims.map(({ planned, claim }) => toKubeNodeClaim(claim, { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour) })),
+    ...events,
+  ]);
 }
 
 export function register(program: Command): void {
@@ -179,38 +236,32 @@ export function register(program: Command): void {
     .requiredOption('--pods <file>', 'pods / workloads: kubectl get pods -A -o json|yaml, or - for stdin')
     .option('--nodes <file>', 'existing nodes: kubectl get nodes -o json|yaml')
     .option('--region <region>', 'AWS region of the instance catalog', 'us-east-1')
-    .option('--output <format>', 'json or table', 'table')
+    .option('-o, --output <format>', 'json|yaml (a List of karpenter.sh/v1 NodeClaims and pod Events), wide, or a table by default', 'table')
     .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
     .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
     .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string }) => {
-      if (opts.output !== 'json' && opts.output !== 'table') {
-        process.stderr.write(`nodefleet plan: --output must be json or table, got "${opts.output}"\n`);
-        process.exit(2);
-      }
-      let input: SchedulingInput;
-      try {
-        input = planInput({
-          nodePools: readText(opts.nodepools),
-          pods: readText(opts.pods),
-          nodes: opts.nodes ? readText(opts.nodes) : undefined,
-          region: opts.region,
-        });
-      } catch (e) {
-        process.stderr.write(`nodefleet plan: ${(e as Error).message}\n`);
-        process.exit(1);
-      }
+      const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
+      const nodePoolText = readText(opts.nodepools);
+      const input = planInput({
+        nodePools: nodePoolText,
+        pods: readText(opts.pods),
+        nodes: opts.nodes ? readText(opts.nodes) : undefined,
+        region: opts.region,
+      });
+      const { nodeClasses } = readNodePoolFile(nodePoolText);
       const result = solve(input);
       const out = toPlanOutput(result);
       if (opts.launchRequests) {
         // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
-        const objects = validateYamlText(readText(opts.nodepools).text, opts.nodepools).objects;
-        const nodeClasses = objects.filter((o) => o.kind === 'EC2NodeClass').map((o) => parseNodeClass(o.object));
         const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
         const nodeClaims = addLaunchRequests(out.nodeClaims, result.newNodeClaims, { nodeClasses, nodeClassOf, clusterName: opts.clusterName, region: opts.region });
         process.stdout.write(`${JSON.stringify({ ...out, nodeClaims }, null, 2)}\n`);
         return;
       }
-      if (opts.output === 'json') process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-      else process.stdout.write(`region ${opts.region} (prices and offerings of the shipped catalog; --region to change)\n${formatPlanTable(out)}\n`);
+      if (format === 'json' || format === 'yaml') {
+        process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date() }), format));
+      } else {
+        process.stdout.write(`region ${opts.region} (prices and offerings of the shipped catalog; --region to change)\n${formatPlanTable(out, format === 'wide')}\n`);
+      }
     });
 }

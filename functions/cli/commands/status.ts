@@ -13,6 +13,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { NodeClaimSchema, getCondition, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
+import { CliError, encode, kubeList, outputFormat } from '../io.ts';
+import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { terminationExecutionName, type ExecutionHistoryEvent, type ExecutionRecord } from '../../../shared/api/termination.ts';
 
 /** The embedded environment's state folder (infra/local/environment.ts StateDirName). */
@@ -61,12 +63,30 @@ export function readyOf(c: NodeClaim): string {
   return 'Unknown';
 }
 
-/** `kubectl get nodeclaims` columns, oldest first. `nowMs` is the reference for AGE. */
-export function formatStatus(claims: NodeClaim[], nowMs: number): string {
+/**
+ * `kubectl get nodeclaims` columns, oldest first. `nowMs` is the reference for AGE. `phase` adds
+ * PHASE after READY (status --all, where terminated claims are listed too); `wide` adds the
+ * columns `kubectl get nodeclaims -o wide` shows (IMAGEID, ID, NODEPOOL, NODECLASS, DRIFTED) and
+ * the price of the launched offering.
+ */
+export function formatStatus(claims: NodeClaim[], nowMs: number, opts: { phase?: boolean; wide?: boolean } = {}): string {
   const rows = [...claims]
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name))
-    .map((c) => [c.name, c.instanceType ?? '', c.capacityType ?? '', c.zone ?? '', c.nodeName ?? '', readyOf(c), humanDuration(nowMs - Date.parse(c.createdAt))]);
-  return table(['NAME', 'TYPE', 'CAPACITY', 'ZONE', 'NODE', 'READY', 'AGE'], rows);
+    .map((c) => [
+      c.name,
+      c.instanceType ?? '',
+      c.capacityType ?? '',
+      c.zone ?? '',
+      c.nodeName ?? '',
+      readyOf(c),
+      ...(opts.phase ? [c.phase] : []),
+      humanDuration(nowMs - Date.parse(c.createdAt)),
+      ...(opts.wide
+        ? [c.imageId ?? '', c.providerId ?? '', c.nodePool, c.nodeClass, getCondition(c, 'Drifted')?.status ?? '', c.priceUsdPerHour !== undefined ? `$${c.priceUsdPerHour.toFixed(4)}/h` : '']
+        : []),
+    ]);
+  const header = ['NAME', 'TYPE', 'CAPACITY', 'ZONE', 'NODE', 'READY', ...(opts.phase ? ['PHASE'] : []), 'AGE', ...(opts.wide ? ['IMAGEID', 'ID', 'NODEPOOL', 'NODECLASS', 'DRIFTED', 'PRICE'] : [])];
+  return table(header, rows);
 }
 
 /** One line of a timeline. */
@@ -229,7 +249,14 @@ export type Source = { kind: 'local'; dir: string } | { kind: 'aws' };
 
 /** `--local [DIR]` wins; then AWS when NODEFLEET_TABLE_NAME is set; then `./.nodefleet` if present. */
 export function chooseSource(local: string | boolean | undefined, env: Record<string, string | undefined>, cwd: string): Source | undefined {
-  if (local) return { kind: 'local', dir: resolve(cwd, typeof local === 'string' ? local : '.', StateDir) };
+  if (local) {
+    const root = resolve(cwd, typeof local === 'string' ? local : '.');
+    const dir = resolve(root, StateDir);
+    if (!existsSync(dir)) {
+      throw new CliError(`--local ${typeof local === 'string' ? local : '.'}: ${existsSync(root) ? `no ${StateDir}/ in ${root}` : 'no such folder'} (run \`nodefleet demo\` there first)`);
+    }
+    return { kind: 'local', dir };
+  }
   if (env.NODEFLEET_TABLE_NAME) return { kind: 'aws' };
   const dir = resolve(cwd, StateDir);
   return existsSync(dir) ? { kind: 'local', dir } : undefined;
@@ -311,10 +338,10 @@ export function register(program: Command): void {
     .command('status')
     .description('list NodeClaims like `kubectl get nodeclaims` (NAME, TYPE, CAPACITY, ZONE, NODE, READY, AGE)')
     .option('--local [dir]', `read the embedded environment's ${StateDir}/ in DIR (default: current directory)`)
-    .option('--all', 'include terminated NodeClaims')
-    .option('-o, --output <format>', 'table or json', 'table')
+    .option('--all', 'include terminated NodeClaims (adds a PHASE column)')
+    .option('-o, --output <format>', 'json|yaml (a List of karpenter.sh/v1 NodeClaims), wide, or a table by default', 'table')
     .action(async (opts: { local?: string | boolean; all?: boolean; output: string }) => {
-      if (!['table', 'json'].includes(opts.output)) fail(`--output must be table or json, got ${opts.output}`, 2);
+      const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
       const source = chooseSource(opts.local, process.env, process.cwd()) ?? noSource();
       let claims: NodeClaim[];
       let nowMs = Date.now();
@@ -330,9 +357,11 @@ export function register(program: Command): void {
       }
       const terminated = claims.filter((c) => c.phase === 'Terminated').length;
       if (!opts.all) claims = claims.filter((c) => c.phase !== 'Terminated');
-      if (opts.output === 'json') process.stdout.write(JSON.stringify(claims, null, 2) + '\n');
-      else if (claims.length === 0) process.stdout.write(`No NodeClaims found.${terminated ? ` (${terminated} terminated: status --all lists them, history NODECLAIM shows how each ended)` : ''}\n`);
-      else process.stdout.write(formatStatus(claims, nowMs));
+      if (format === 'json' || format === 'yaml') {
+        const sorted = [...claims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+        process.stdout.write(encode(kubeList(sorted.map((c) => toKubeNodeClaim(c))), format));
+      } else if (claims.length === 0) process.stdout.write(`No NodeClaims found.${terminated ? ` (${terminated} terminated: status --all lists them, history NODECLAIM shows how each ended)` : ''}\n`);
+      else process.stdout.write(formatStatus(claims, nowMs, { phase: opts.all, wide: format === 'wide' }));
     });
 
   program
@@ -341,9 +370,9 @@ export function register(program: Command): void {
     .argument('<nodeclaim>', 'NodeClaim name')
     .option('--local [dir]', `read the embedded environment's ${StateDir}/ in DIR (default: current directory)`)
     .option('-v, --verbose', 'every state visit (Choice states, each drain round)')
-    .option('-o, --output <format>', 'table or json (the raw record)', 'table')
+    .option('-o, --output <format>', 'json|yaml (the execution record), or a timeline by default', 'table')
     .action(async (nodeClaim: string, opts: { local?: string | boolean; verbose?: boolean; output: string }) => {
-      if (!['table', 'json'].includes(opts.output)) fail(`--output must be table or json, got ${opts.output}`, 2);
+      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
       const source = chooseSource(opts.local, process.env, process.cwd()) ?? noSource();
       let rec: ExecutionRecord | undefined;
       try {
@@ -362,6 +391,6 @@ export function register(program: Command): void {
         return fail((err as Error).message);
       }
       if (!rec) return fail(`no termination execution for NodeClaim ${nodeClaim}`);
-      process.stdout.write(opts.output === 'json' ? JSON.stringify(rec, null, 2) + '\n' : formatTimeline(rec, { verbose: opts.verbose }));
+      process.stdout.write(format === 'json' || format === 'yaml' ? encode(rec, format) : formatTimeline(rec, { verbose: opts.verbose }));
     });
 }

@@ -1,11 +1,13 @@
 /**
- * `nodefleet validate FILE...`: checks NodePool and EC2NodeClass YAML as the Kubernetes API
- * server would with Karpenter's CRDs installed. One line per problem
- * (`FILE: <kind/name>: <field path>: <reason>`) and exit 1; otherwise one summary line per
- * object and exit 0. `-` reads standard input.
+ * `nodefleet validate [--cluster] FILE...`: checks NodePool and EC2NodeClass YAML as the
+ * Kubernetes API server would with Karpenter's CRDs installed, each file on its own unless
+ * `--cluster` (see {@link validateFiles}). One line per problem
+ * (`FILE: <kind/name>: <field path>: <reason>`) and one summary line per valid object; exit 1
+ * when any problem was found. `-` reads standard input.
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { readErrorReason } from '../io.ts';
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 
@@ -37,7 +39,7 @@ export function summarize(o: ValidatedObject): string {
     const nc = EC2NodeClassSchema.parse(o.object);
     const ami = nc.spec.amiSelectorTerms?.find((t) => t.alias)?.alias ?? nc.spec.amiFamily ?? 'AL2023';
     const root = nc.spec.blockDeviceMappings?.find((m) => m.rootVolume)?.ebs?.volumeSize;
-    const parts = [`AMI ${ami}`, nc.spec.role ? `role ${nc.spec.role}` : `instanceProfile ${nc.spec.instanceProfile}`];
+    const parts = [`AMI ${ami}`, nc.spec.role !== undefined ? `role ${nc.spec.role}` : `instanceProfile ${nc.spec.instanceProfile}`];
     if (root !== undefined) parts.push(`root volume ${root}`);
     if (nc.spec.kubelet) parts.push(`kubelet ${Object.keys(nc.spec.kubelet).join(',')}`);
     return `valid (${parts.join(', ')})`;
@@ -45,40 +47,61 @@ export function summarize(o: ValidatedObject): string {
   return 'skipped (not a NodePool or EC2NodeClass)';
 }
 
-/** Validates the inputs; returns the lines to print and the exit code (0 valid, 1 problems). */
-export function validateFiles(inputs: readonly ValidateInput[]): { lines: string[]; exitCode: number } {
-  const problems: string[] = [];
-  const summaries: string[] = [];
-  // NodePools and EC2NodeClasses are cluster-scoped: one name per kind across all the files.
-  const seen = new Map<string, string>();
+/**
+ * Validates the inputs; returns the lines to print and the exit code (0 valid, 1 problems).
+ * Each file is checked on its own (as `kubectl apply -f FILE` would be, one at a time): its
+ * problems, then a `valid` line per valid object. Names must be unique within a file. With
+ * `cluster`, the files are one cluster: NodePool / EC2NodeClass names are unique across them and
+ * every NodePool's nodeClassRef names an EC2NodeClass one of the files defines.
+ */
+export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?: boolean } = {}): { lines: string[]; exitCode: number } {
+  const lines: string[] = [];
+  let failed = false;
+  // NodePools and EC2NodeClasses are cluster-scoped: one name per kind (per file, or per cluster).
+  const seenInCluster = new Map<string, string>();
+  const nodeClassNames = new Set<string>();
+  const refs: { file: string; pool: string; ref: { group?: unknown; kind?: unknown; name?: unknown } }[] = [];
   for (const input of inputs) {
     if (input.text === undefined) {
-      problems.push(`${input.file}: cannot read file: ${input.readError ?? 'unknown error'}`);
+      lines.push(`${input.file}: cannot read file: ${input.readError ?? 'unknown error'}`);
+      failed = true;
       continue;
     }
     const r = validateYamlText(input.text, input.file);
-    problems.push(...r.problems);
+    const problems = [...r.problems];
     if (r.objects.length === 0 && r.problems.length === 0) problems.push(`${input.file}: no objects found (expected NodePool or EC2NodeClass YAML)`);
+    const seenInFile = new Set<string>();
     for (const o of r.objects) {
-      if (o.checked) {
-        const key = `${o.kind}/${o.name}`;
-        const first = seen.get(key);
-        if (first !== undefined) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" (also defined in ${first}); names are cluster-wide`);
-        else seen.set(key, input.file);
-      }
-      if (o.problems.length === 0) summaries.push(`${input.file}: ${o.kind}/${o.name}: ${summarize(o)}`);
+      if (!o.checked) continue;
+      const key = `${o.kind}/${o.name}`;
+      if (seenInFile.has(key)) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" in this file; names are cluster-wide`);
+      else if (opts.cluster && seenInCluster.has(key)) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" (also defined in ${seenInCluster.get(key)}); names are cluster-wide`);
+      seenInFile.add(key);
+      if (!seenInCluster.has(key)) seenInCluster.set(key, input.file);
+      if (o.kind === 'EC2NodeClass') nodeClassNames.add(o.name);
+      const spec = (o.object as { spec?: { template?: { spec?: { nodeClassRef?: Record<string, unknown> } } } }).spec;
+      const ref = spec?.template?.spec?.nodeClassRef;
+      if (o.kind === 'NodePool' && ref) refs.push({ file: input.file, pool: o.name, ref });
+    }
+    lines.push(...problems);
+    if (problems.length > 0) failed = true;
+    for (const o of r.objects) if (o.problems.length === 0 && !problems.some((p) => p.startsWith(`${input.file}: ${o.kind}/${o.name}: `))) lines.push(`${input.file}: ${o.kind}/${o.name}: ${summarize(o)}`);
+  }
+  if (opts.cluster) {
+    for (const { file, pool, ref } of refs) {
+      if (ref.group !== 'karpenter.k8s.aws' || ref.kind !== 'EC2NodeClass' || typeof ref.name !== 'string' || nodeClassNames.has(ref.name)) continue;
+      lines.push(`${file}: NodePool/${pool}: spec.template.spec.nodeClassRef.name: EC2NodeClass "${ref.name}" is defined in none of the files (--cluster checks the files as one cluster)`);
+      failed = true;
     }
   }
-  return problems.length > 0 ? { lines: problems, exitCode: 1 } : { lines: summaries, exitCode: 0 };
+  return { lines, exitCode: failed ? 1 : 0 };
 }
 
 function readInput(file: string): ValidateInput {
   try {
     return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-    return { file, readError: why };
+    return { file, readError: readErrorReason(e) };
   }
 }
 
@@ -88,8 +111,9 @@ export function register(program: Command): void {
     .command('validate')
     .description('check NodePool / EC2NodeClass YAML (karpenter.sh/v1, karpenter.k8s.aws/v1); exit 1 on any problem')
     .argument('<files...>', 'YAML files (multi-document and kubectl List allowed; - for stdin)')
-    .action((files: string[]) => {
-      const { lines, exitCode } = validateFiles(files.map(readInput));
+    .option('--cluster', 'the files are one cluster: names unique across them, every nodeClassRef defined in one of them')
+    .action((files: string[], opts: { cluster?: boolean }) => {
+      const { lines, exitCode } = validateFiles(files.map(readInput), { cluster: opts.cluster });
       process.stdout.write(lines.map((l) => `${l}\n`).join(''));
       process.exitCode = exitCode;
     });

@@ -401,6 +401,11 @@ export class LocalEc2 {
   }
 
   /** CreateTags on instances (other resource ids are accepted and ignored). */
+  /** Virtual epoch ms of this region's clock. */
+  nowMs(): number {
+    return this.clock.nowMs();
+  }
+
   createTags(resourceIds: string[], tags: Record<string, string>): void {
     for (const id of resourceIds) {
       const inst = this.instances.get(id);

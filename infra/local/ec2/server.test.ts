@@ -3,7 +3,9 @@ import { CreateFleetCommand, DescribeInstancesCommand, EC2Client, TerminateInsta
 import { SSMClient, GetParameterCommand } from '@aws-sdk/client-ssm';
 import { VirtualClock } from '../clock.ts';
 import { LocalEc2 } from './local-ec2.ts';
-import { LocalAwsServer } from './server.ts';
+import { LocalAwsServer, SpotRequestTagsOnOnDemandMessage } from './server.ts';
+import { LocalAuthorizer } from '../iam/authorizer.ts';
+import { policyDocument, type Permission } from '../../../shared/api/iam-policy.ts';
 
 const prices: Record<string, number> = { 'c5a.2xlarge': 0.344, 'c5.2xlarge': 0.384, 'm5.2xlarge': 0.472 };
 
@@ -141,5 +143,106 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     const ssm = new SSMClient({ endpoint: server.url, region: 'ap-northeast-2', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const p = await ssm.send(new GetParameterCommand({ Name: '/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/arm64/standard/recommended/image_id' }));
     expect(p.Parameter?.Value).toBe('ami-0b1c2d3e4f5a60719');
+  });
+});
+
+describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling function', () => {
+  let clock: VirtualClock;
+  let ec2: LocalEc2;
+  let server: LocalAwsServer;
+  let url: string;
+  const region = 'ap-northeast-2';
+  const cluster = 'karpenter-demo';
+
+  const client = (accessKeyId: string) => new EC2Client({ endpoint: url, region, credentials: { accessKeyId, secretAccessKey: 'local' } });
+  const template = (name: string, capacityType: 'spot' | 'on-demand') =>
+    new CreateLaunchTemplateCommand({
+      LaunchTemplateName: name,
+      LaunchTemplateData: {
+        IamInstanceProfile: { Name: 'KarpenterNodeInstanceProfile' },
+        TagSpecifications: (capacityType === 'spot' ? (['network-interface', 'spot-instances-request'] as const) : (['network-interface'] as const)).map((ResourceType) => ({ ResourceType, Tags: tags() })),
+      },
+      TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags() }],
+    });
+  const tags = () => [
+    { Key: `kubernetes.io/cluster/${cluster}`, Value: 'owned' },
+    { Key: 'eks:eks-cluster-name', Value: cluster },
+    { Key: 'karpenter.sh/nodepool', Value: 'default' },
+  ];
+  const launch = (name: string, capacityType: 'spot' | 'on-demand') =>
+    new CreateFleetCommand({
+      Type: 'instant',
+      TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType },
+      LaunchTemplateConfigs: [{ LaunchTemplateSpecification: { LaunchTemplateName: name, Version: '$Latest' }, Overrides: [{ InstanceType: 'c5a.2xlarge', SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718' }] }],
+      TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: [...tags(), { Key: 'karpenter.sh/nodeclaim', Value: 'default-abcde' }] })),
+    });
+
+  async function start(permissions: readonly Permission[]) {
+    clock = new VirtualClock({ start: '2026-03-06T15:57:00Z', speed: 100 });
+    ec2 = new LocalEc2({ clock, region, zones: [{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1' }], bootSeconds: 300, priceOf: () => 0.3 });
+    const account = ec2.accountId;
+    const nodeRoleArn = `arn:aws:iam::${account}:role/KarpenterNodeRole`;
+    const policy = policyDocument(permissions, { partition: 'aws', region, account, clusterName: cluster, tableArn: `arn:aws:dynamodb:${region}:${account}:table/t`, nodeRoleArn, eventBusArn: `arn:aws:events:${region}:${account}:event-bus/b` });
+    const authorizer = new LocalAuthorizer(new Map([['provisioner-key', { name: 'provisioner', roleArn: `arn:aws:iam::${account}:role/provisioner`, policies: [policy] }]]));
+    server = new LocalAwsServer({ ec2, clusterName: cluster, authorizer, roleOfInstanceProfile: (p) => (p === 'KarpenterNodeInstanceProfile' ? nodeRoleArn : undefined) });
+    url = await server.start();
+    return authorizer;
+  }
+
+  afterEach(async () => {
+    clock.stop();
+    await server.stop();
+  });
+
+  it('refuses spot-request tag specifications on an on-demand fleet, as EC2 does (every override fails, nothing launches)', async () => {
+    // Prepare
+    await start(['ec2Launch']);
+    const c = client('provisioner-key');
+    await c.send(template('spot-template', 'spot'));
+    // Act
+    const out = await c.send(launch('spot-template', 'on-demand'));
+    // Assess
+    expect(out.Instances ?? []).toEqual([]);
+    expect(out.Errors?.map((e) => [e.ErrorCode, e.ErrorMessage, e.Lifecycle])).toEqual([['InvalidParameterValue', SpotRequestTagsOnOnDemandMessage, 'on-demand']]);
+    expect(ec2.instances.size).toBe(0);
+  });
+
+  it('allows a spot launch from a spot template that tags its spot request, and tags the instance with its template id', async () => {
+    // Prepare
+    const authorizer = await start(['ec2Launch']);
+    const c = client('provisioner-key');
+    const lt = await c.send(template('spot-template', 'spot'));
+    // Act
+    const out = await c.send(launch('spot-template', 'spot'));
+    // Assess
+    expect(out.Instances?.[0]?.InstanceIds).toHaveLength(1);
+    expect(authorizer.denials).toEqual([]);
+    expect([...ec2.instances.values()][0].tags['aws:ec2launchtemplate:id']).toBe(lt.LaunchTemplate?.LaunchTemplateId);
+  });
+
+  it('denies a spot launch whose template does not tag the spot request (UnauthorizedOperation naming RunInstances on the spot request)', async () => {
+    // Prepare
+    const authorizer = await start(['ec2Launch']);
+    const c = client('provisioner-key');
+    await c.send(template('od-template', 'on-demand'));
+    // Act
+    const sent = c.send(launch('od-template', 'spot'));
+    // Assess
+    await expect(sent).rejects.toMatchObject({ name: 'UnauthorizedOperation', $metadata: { httpStatusCode: 403 } });
+    await expect(sent).rejects.toThrow(/ec2:RunInstances on resource: arn:aws:ec2:ap-northeast-2:\d+:spot-instances-request\/\*/);
+    expect(authorizer.denials.map((d) => d.request?.action)).toEqual(['ec2:RunInstances']);
+    expect(ec2.instances.size).toBe(0);
+  });
+
+  it('denies what the caller\'s policy does not grant (no ec2Terminate) and callers it does not know (AuthFailure)', async () => {
+    // Prepare
+    await start(['ec2Launch', 'ec2Describe']);
+    const c = client('provisioner-key');
+    await c.send(template('od-template', 'on-demand'));
+    const id = (await c.send(launch('od-template', 'on-demand'))).Instances![0].InstanceIds![0];
+    // Act + Assess
+    await expect(c.send(new TerminateInstancesCommand({ InstanceIds: [id] }))).rejects.toMatchObject({ name: 'UnauthorizedOperation' });
+    await expect(client('stranger').send(new DescribeInstancesCommand({}))).rejects.toMatchObject({ name: 'AuthFailure' });
+    expect((await c.send(new DescribeInstancesCommand({ InstanceIds: [id] }))).Reservations).toHaveLength(1);
   });
 });

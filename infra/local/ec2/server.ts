@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Ec2ApiError, InstanceStateCodes, type LocalEc2, type LocalInstance, type Ec2CapacityType, type FleetOverride } from './local-ec2.ts';
 import { filtersOf, list, obj, parseQueryBody, str, tagsOf, xmlError, xmlResponse, type QueryValue, type XmlValue } from './query-protocol.ts';
+import { accessKeyIdOf, type LocalAuthorizer } from '../iam/authorizer.ts';
+import type { RequestContext } from '../iam/aws-requests.ts';
 
 /** One PutEvents entry as the JSON protocol carries it. */
 export interface PutEventsEntry {
@@ -32,7 +34,24 @@ export interface AwsServerOptions {
   putEvents?: (entries: PutEventsEntry[]) => { eventId?: string; errorCode?: string; errorMessage?: string }[];
   /** Cluster name for the discovery tag on subnets and security groups. */
   clusterName: string;
+  /**
+   * When set, every call is authorized against the calling function's IAM policy first (the
+   * caller = the access key id of its SigV4 signature); a denied call fails as EC2 / SSM fail it.
+   */
+  authorizer?: LocalAuthorizer;
+  /** The role an instance profile holds (PassRole of a launch); default: a role named like the profile. */
+  roleOfInstanceProfile?: (profileName: string) => string | undefined;
 }
+
+/** The IAM action of a JSON-protocol target (`AmazonSSM.GetParameter` → `ssm:GetParameter`). */
+const JsonTargetActions: Record<string, string> = {
+  'AmazonSSM.GetParameter': 'ssm:GetParameter',
+  'AmazonSSM.GetParameters': 'ssm:GetParameters',
+  'AWSEvents.PutEvents': 'events:PutEvents',
+};
+
+/** EC2's answer when a launch template tags spot requests and the launch creates none (seen in aws/karpenter-provider-aws#5850). */
+export const SpotRequestTagsOnOnDemandMessage = 'You cannot specify tags for Spot instances requests if there are no Spot instances requests being created by the request.';
 
 interface LaunchTemplate {
   id: string;
@@ -91,13 +110,16 @@ export class LocalAwsServer {
     const target = req.headers['x-amz-target'];
     try {
       if (typeof target === 'string') {
-        const out = this.json(target, body ? JSON.parse(body) : {});
+        const input = body ? JSON.parse(body) : {};
+        await this.authorize(req, JsonTargetActions[target] ?? target, input, true);
+        const out = this.json(target, input);
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': requestId });
         res.end(JSON.stringify(out));
         return;
       }
       const q = parseQueryBody(body);
       const action = str(q.Action) ?? '';
+      await this.authorize(req, `ec2:${action}`, q, false);
       const out = this.query(action, q);
       res.writeHead(200, { 'content-type': 'text/xml;charset=UTF-8', 'x-amzn-requestid': requestId });
       res.end(xmlResponse(action, requestId, out));
@@ -111,6 +133,27 @@ export class LocalAwsServer {
         res.end(xmlError(e.code, e.message, requestId));
       }
     }
+  }
+
+  /** What the caller's IAM policy says about this call (nothing when no authorizer is set). @throws Ec2ApiError when denied. */
+  private async authorize(req: IncomingMessage, action: string, input: Record<string, unknown>, json: boolean): Promise<void> {
+    const authorizer = this.opts.authorizer;
+    if (!authorizer) return;
+    const ctx: RequestContext = {
+      partition: 'aws',
+      region: this.ec2.region,
+      account: this.ec2.accountId,
+      tagsOf: (id) => this.ec2.instances.get(id)?.tags,
+      launchTemplate: (key) => {
+        const t = [...this.templates.values()].find((x) => x.name === key || x.id === key);
+        return t && { id: t.id, tags: t.tags, data: t.data };
+      },
+      roleOfInstanceProfile: this.opts.roleOfInstanceProfile,
+    };
+    const denial = await authorizer.authorize(accessKeyIdOf(req.headers.authorization), action, input, ctx);
+    if (!denial) return;
+    if (json) throw new Ec2ApiError(denial.code === 'AuthFailure' ? 'UnrecognizedClientException' : 'AccessDeniedException', denial.message, 400);
+    throw new Ec2ApiError(denial.code, denial.message, denial.code === 'AuthFailure' ? 401 : 403);
   }
 
   /** JSON-protocol operations (SSM, EventBridge). */
@@ -190,7 +233,7 @@ export class LocalAwsServer {
         if ([...this.templates.values()].some((t) => t.name === name)) {
           throw new Ec2ApiError('InvalidLaunchTemplateName.AlreadyExistsException', `Launch template name already in use.`);
         }
-        const lt: LaunchTemplate = { id: `lt-0${randomUUID().replaceAll('-', '').slice(0, 16)}`, name, createdMs: Date.now(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
+        const lt: LaunchTemplate = { id: `lt-0${randomUUID().replaceAll('-', '').slice(0, 16)}`, name, createdMs: this.ec2.nowMs(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
         this.templates.set(lt.id, lt);
         return { launchTemplate: templateXml(lt) };
       }
@@ -320,6 +363,20 @@ export class LocalAwsServer {
     if ((str(spec0.LaunchTemplateName) || str(spec0.LaunchTemplateId)) && !template) {
       throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId)}, does not exist.`);
     }
+    // EC2 refuses spot-request tags when the launch creates no spot request: every override fails.
+    const tagsSpotRequests = list(obj(template?.data).TagSpecification).some((t) => str(obj(t).ResourceType) === 'spot-instances-request');
+    if (capacityType === 'on-demand' && tagsSpotRequests) {
+      return {
+        fleetId: `fleet-${randomUUID()}`,
+        errorSet: overrides.map((o) => ({
+          launchTemplateAndOverrides: { launchTemplateSpecification: { launchTemplateId: template?.id, version: '1' }, overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId } },
+          lifecycle: 'on-demand',
+          errorCode: 'InvalidParameterValue',
+          errorMessage: SpotRequestTagsOnOnDemandMessage,
+        })),
+        fleetInstanceSet: [],
+      };
+    }
     const outcome = this.ec2.createFleet({
       userData: template ? str(template.data.UserData) : undefined,
       launchTemplateName: template?.name,
@@ -327,7 +384,8 @@ export class LocalAwsServer {
       overrides,
       allocationStrategy: strategy,
       targetCapacity: Number(str(target.TotalTargetCapacity) ?? '1'),
-      tags: tagsFromSpecs(q.TagSpecification, 'instance'),
+      // EC2 tags an instance launched from a template with the template's id and version.
+      tags: { ...tagsFromSpecs(q.TagSpecification, 'instance'), ...(template ? { 'aws:ec2launchtemplate:id': template.id, 'aws:ec2launchtemplate:version': String(template.version) } : {}) },
     });
     const specOf = (o: FleetOverride | undefined): Record<string, XmlValue> => {
       const found = overrides.find((x) => o && x.instanceType === o.instanceType && (x.subnetId ?? x.zone) === (o.subnetId ?? o.zone)) ?? overrides[0];

@@ -144,7 +144,28 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       // Public parameters (`/aws/service/…`) are owned by AWS: no account in their ARN.
       return names.map((n) => ({ action, resource: `arn:${c.partition}:ssm:${c.region}:${n.startsWith('/aws/service/') ? '' : c.account}:parameter/${n.replace(/^\//, '')}`, context: region }));
     }
+    case 'eks:DescribeCluster':
+      return [{ action, resource: `arn:${c.partition}:eks:${c.region}:${c.account}:cluster/${String(input.name ?? '')}`, context: region }];
+    case 'states:StartExecution':
+      return [{ action, resource: String(input.stateMachineArn ?? ''), context: region }];
+    case 'pricing:GetProducts':
+      return [{ action, resource: '*', context: {} }];
+    case 'events:PutEvents':
+      return [...new Set(asList(input.Entries).map((e: Json) => String(e?.EventBusName ?? 'default')))].map((bus) => ({
+        action,
+        resource: bus.startsWith('arn:') ? bus : `arn:${c.partition}:events:${c.region}:${c.account}:event-bus/${bus}`,
+        context: region,
+      }));
     default:
+      if (/^dynamodb:(GetItem|PutItem|UpdateItem|DeleteItem|Query|Scan)$/.test(action)) {
+        const table = `arn:${c.partition}:dynamodb:${c.region}:${c.account}:table/${String(input.TableName ?? '')}`;
+        return [{ action, resource: input.IndexName ? `${table}/index/${String(input.IndexName)}` : table, context: region }];
+      }
+      if (/^sqs:/.test(action)) {
+        const url = String(input.QueueUrl ?? '');
+        const [, , , account, name] = url.split('/');
+        return [{ action, resource: String(input.QueueArn ?? `arn:${c.partition}:sqs:${c.region}:${account}:${name}`), context: region }];
+      }
       throw new Error(`no authorization mapping for ${action}: add it to infra/local/iam/aws-requests.ts`);
   }
 }

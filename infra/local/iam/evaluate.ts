@@ -6,7 +6,7 @@
  * environment and tests); nothing under functions/ or shared/ imports this folder, so it is never
  * in a Lambda bundle or the agent image (.dependency-cruiser.cjs `function-imports-no-infra`).
  */
-import { runSimulation } from '@cloud-copilot/iam-simulate';
+import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 
 /** An IAM policy document (`Version` 2012-10-17). */
 export interface PolicyDocument {
@@ -49,6 +49,8 @@ export class IamSimulationError extends Error {
   override name = 'IamSimulationError';
 }
 
+const PublicSsmParameter = /^arn:[^:]+:ssm:[^:]+::parameter\/aws\/service\//;
+
 /** Account id of an ARN (`''` for account-less ARNs such as AMIs and public SSM parameters). */
 function accountOf(arn: string, fallback: string): string {
   const parts = arn.split(':');
@@ -61,20 +63,26 @@ function accountOf(arn: string, fallback: string): string {
  */
 export async function evaluate(principal: string, policies: PolicyDocument[], request: IamRequest): Promise<Decision> {
   const account = accountOf(principal, '000000000000');
-  const result = await runSimulation(
-    {
-      identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy })),
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-      request: {
-        principal,
-        action: request.action,
-        resource: { resource: request.resource, accountId: accountOf(request.resource, account) },
-        contextVariables: { 'aws:PrincipalArn': principal, 'aws:PrincipalAccount': account, ...request.context },
-      },
+  const simulation: Simulation = {
+    identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy })),
+    serviceControlPolicies: [],
+    resourceControlPolicies: [],
+    request: {
+      principal,
+      action: request.action,
+      resource: { resource: request.resource, accountId: accountOf(request.resource, account) },
+      contextVariables: { 'aws:PrincipalArn': principal, 'aws:PrincipalAccount': account, ...request.context },
     },
-    { simulationMode: 'Strict' },
-  );
+  };
+  // AWS-owned public SSM parameters have no account in their ARN (arn:aws:ssm:<region>::parameter/aws/service/…),
+  // which the simulator's resource-type table (account required) does not recognise: evaluate the
+  // policies without that input validation for them only.
+  if (PublicSsmParameter.test(request.resource)) {
+    const decision = runUnsafeSimulation(simulation, { simulationMode: 'Strict' });
+    if (decision === 'Allowed' || decision === 'ImplicitlyDenied' || decision === 'ExplicitlyDenied') return decision;
+    throw new IamSimulationError(`${request.action} on ${request.resource}: unexpected result ${String(decision)}`);
+  }
+  const result = await runSimulation(simulation, { simulationMode: 'Strict' });
   if (result.resultType === 'error') {
     throw new IamSimulationError(`${request.action} on ${request.resource}: ${result.errors.message}${detail(result.errors)}`);
   }

@@ -23,11 +23,12 @@ describe('validate command', () => {
     });
   });
 
-  it('prints only problems, one per line, and exits 1', () => {
+  it('prints the problems and the valid objects of every file, and exits 1', () => {
     const bad = good.replace('operator: In, values: [amd64]', 'operator: Gt, values: [amd64]').replace('metadata: {name: default}', 'metadata: {name: other}');
     const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: bad }, { file: 'c.yaml', readError: 'ENOENT' }]);
     expect(r.exitCode).toBe(1);
     expect(r.lines).toEqual([
+      'a.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)',
       'b.yaml: NodePool/other: spec.template.spec.requirements[0].values: operator Gt needs exactly one non-negative integer value, got ["amd64"]',
       'c.yaml: cannot read file: ENOENT',
     ]);
@@ -37,11 +38,25 @@ describe('validate command', () => {
     expect(validateFiles([{ file: 'empty.yaml', text: '# nothing\n' }])).toEqual({ exitCode: 1, lines: ['empty.yaml: no objects found (expected NodePool or EC2NodeClass YAML)'] });
   });
 
-  it('flags the same NodePool name defined twice', () => {
-    const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: good }]);
-    expect(r).toEqual({
-      exitCode: 1,
-      lines: ['b.yaml: NodePool/default: metadata.name: duplicate NodePool "default" (also defined in a.yaml); names are cluster-wide'],
-    });
+  it('checks each file on its own: the same name in two files is fine, twice in one file is not', () => {
+    const valid = 'valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)';
+    expect(validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: good }])).toEqual({ exitCode: 0, lines: [`a.yaml: NodePool/default: ${valid}`, `b.yaml: NodePool/default: ${valid}`] });
+    expect(validateFiles([{ file: 'a.yaml', text: `${good}---\n${good}` }]).lines).toEqual([
+      'a.yaml: NodePool/default: metadata.name: duplicate NodePool "default" in this file; names are cluster-wide',
+    ]);
+  });
+
+  it('--cluster: names unique across the files, and every nodeClassRef defined in one of them', () => {
+    const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: good }], { cluster: true });
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual([
+      'a.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)',
+      'b.yaml: NodePool/default: metadata.name: duplicate NodePool "default" (also defined in a.yaml); names are cluster-wide',
+      'a.yaml: NodePool/default: spec.template.spec.nodeClassRef.name: EC2NodeClass "default" is defined in none of the files (--cluster checks the files as one cluster)',
+      'b.yaml: NodePool/default: spec.template.spec.nodeClassRef.name: EC2NodeClass "default" is defined in none of the files (--cluster checks the files as one cluster)',
+    ]);
+    const nodeClass = 'apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {role: r, amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {a: b}}], securityGroupSelectorTerms: [{tags: {a: b}}]}\n';
+    expect(validateFiles([{ file: 'a.yaml', text: good }, { file: 'nc.yaml', text: nodeClass }], { cluster: true }).exitCode).toBe(0);
+    expect(validateFiles([{ file: 'a.yaml', text: good }]).exitCode).toBe(0);
   });
 });

@@ -122,7 +122,7 @@ describe('NodePool errors a Karpenter user can act on', () => {
     expect(validateObject(requirement({ key: 'karpenter.sh/capacity-typ', operator: 'In', values: ['spot'] }))[0]).toContain('did you mean "karpenter.sh/capacity-type"?');
     expect(validateObject(requirement({ key: 'karpenter.k8s.aws/instance-cpus', operator: 'Exists' }))[0]).toContain('"karpenter.k8s.aws" is restricted');
     expect(validateObject(requirement({ key: 'kubernetes.io/hostname', operator: 'Exists' }))[0]).toContain('"kubernetes.io/hostname" is restricted');
-    for (const key of ['node.kubernetes.io/instance-type', 'topology.k8s.aws/zone-id', 'karpenter.k8s.aws/instance-gpu-count', 'example.com/team', 'team']) {
+    for (const key of ['node.kubernetes.io/instance-type', 'kubernetes.io/test', 'subdomain.k8s.io/test', 'topology.k8s.aws/zone-id', 'karpenter.k8s.aws/instance-gpu-count', 'example.com/team', 'team']) {
       expect(validateObject(requirement({ key, operator: 'Exists' }))).toEqual([]);
     }
     const labelled = nodePool();

@@ -24,7 +24,7 @@ import {
   type CatalogRefresherOptions,
 } from '../../../shared/aws/catalog-refresh.ts';
 import { instanceTypeInfoFromEc2 } from '../../../shared/aws/catalog-instance-types.ts';
-import { instanceTypeInfos, loadCatalog, type CatalogRefreshPart } from '../../../shared/catalog/index.ts';
+import { instancePriceUsdPerHour, instanceTypeInfos, loadCatalog, type CatalogRefreshPart } from '../../../shared/catalog/index.ts';
 import { NodefleetError, TransientError } from '../../../shared/api/errors.ts';
 
 // ---- realistic responses (shapes as the SDK returns them after deserialisation) ----
@@ -376,7 +376,7 @@ describe('CatalogRefresher (per-cold-start cache)', () => {
     // Only types EC2 offers in the region (per the offerings answer), shipped order then new ones.
     expect(catalog.map((t) => t.name)).toEqual(['c6g.large', 'm5.large', 'm9a.large']);
     const m5 = catalog.find((t) => t.name === 'm5.large')!;
-    const rows = m5.offerings.map((o) => `${o.zone}/${o.zoneId}/${o.capacityType}/${o.priceUsdPerHour}`);
+    const rows = m5.offerings.map((o) => `${o.zone}/${o.zoneId}/${o.capacityType}/${instancePriceUsdPerHour(o)}`);
     expect(rows).toEqual([
       'us-east-1a/use1-az6/on-demand/0.096',
       'us-east-1a/use1-az6/spot/0.0394',
@@ -389,7 +389,7 @@ describe('CatalogRefresher (per-cold-start cache)', () => {
     ]);
     // c6g.large: not in the Pricing or spot answers → shipped on-demand 0.068 and regional spot 0.02634.
     const c6g = catalog.find((t) => t.name === 'c6g.large')!;
-    expect(c6g.offerings.map((o) => `${o.zone}/${o.capacityType}/${o.priceUsdPerHour}`)).toEqual([
+    expect(c6g.offerings.map((o) => `${o.zone}/${o.capacityType}/${instancePriceUsdPerHour(o)}`)).toEqual([
       'us-east-1a/on-demand/0.068',
       'us-east-1a/spot/0.02634',
       'us-east-1b/on-demand/0.068',
@@ -397,7 +397,7 @@ describe('CatalogRefresher (per-cold-start cache)', () => {
     ]);
     // m9a.large: only known from DescribeInstanceTypes; priced by the Pricing API, no spot data.
     const m9a = catalog.find((t) => t.name === 'm9a.large')!;
-    expect(m9a.offerings).toEqual([{ zone: 'us-east-1a', zoneId: 'use1-az6', capacityType: 'on-demand', priceUsdPerHour: 0.129, available: true }]);
+    expect(m9a.offerings).toEqual([{ zone: 'us-east-1a', zoneId: 'use1-az6', capacityType: 'on-demand', priceUsdPerHour: 0.129 + (20 * 0.08) / 730, volumeUsdPerHour: (20 * 0.08) / 730, available: true }]);
     expect(m9a.labels['karpenter.k8s.aws/instance-family']).toBe('m9a');
     expect(m9a.allocatable.cpu).toBe(1930);
     expect(m9a.capacity.pods).toBe(3 * (20 - 1) + 2);
@@ -433,7 +433,7 @@ describe('CatalogRefresher (per-cold-start cache)', () => {
     expect(errors.map(([p, e]) => [p, e.name])).toEqual([['onDemandUsdPerHour', 'TransientError']]);
     // The catalog falls back to the shipped on-demand price in every zone of the region.
     const m5 = loadCatalog({ region: 'us-east-1', refreshed: first }).find((t) => t.name === 'm5.large')!;
-    expect(m5.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.priceUsdPerHour)).toEqual([0.096, 0.096, 0.096, 0.096, 0.096, 0.096]);
+    expect(m5.offerings.filter((o) => o.capacityType === 'on-demand').map(instancePriceUsdPerHour)).toEqual([0.096, 0.096, 0.096, 0.096, 0.096, 0.096]);
 
     await refresher.get(NOW + CatalogRefreshRetryAfterFailureMs - 1);
     expect(c.pricingMock.commandCalls(GetProductsCommand)).toHaveLength(1);

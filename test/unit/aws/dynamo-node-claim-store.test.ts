@@ -34,6 +34,15 @@ describe('DynamoNodeClaimStore', () => {
     expect(input.Item).toMatchObject({ version: 4, instanceId: 'i-1' });
   });
 
+  it('a Terminated claim is written with the DynamoDB TTL attribute (epoch seconds of retainUntil); a live one without', async () => {
+    ddb.on(PutCommand).resolves({});
+    await store().update(nodeClaim({ name: 'a', version: 1, phase: 'Terminated', retainUntil: '2026-01-01T01:00:00.000Z' }));
+    await store().update(nodeClaim({ name: 'b', version: 1 }));
+    const [a, b] = ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item!);
+    expect(a.ttl).toBe(Date.parse('2026-01-01T01:00:00.000Z') / 1000);
+    expect(b).not.toHaveProperty('ttl');
+  });
+
   it('a stale update is a ConflictError; throttling is a TransientError', async () => {
     ddb.on(PutCommand).rejectsOnce(ccf()).rejectsOnce(Object.assign(new Error('slow'), { name: 'ProvisionedThroughputExceededException' }));
     await expect(store().update(nodeClaim({ name: 'a', version: 1 }))).rejects.toBeInstanceOf(ConflictError);

@@ -9,13 +9,14 @@ import {
 } from '../../../shared/catalog/index.ts';
 import { formatResources, GiB, MiB } from '../../../shared/api/quantity.ts';
 import type { EC2NodeClass } from '../../../shared/api/nodepool.ts';
+import { instancePriceUsdPerHour } from '../../../shared/catalog/types.ts';
 
 function nodeClass(spec: Partial<EC2NodeClass['spec']> = {}): EC2NodeClass {
   return {
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
     metadata: { name: 'default' },
-    spec: { subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }], ...spec },
+    spec: { amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }], ...spec },
   };
 }
 
@@ -134,15 +135,17 @@ describe('loadCatalog', () => {
     expect(c5a.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.zone).sort()).toEqual([
       'ap-northeast-2a', 'ap-northeast-2b', 'ap-northeast-2c', 'ap-northeast-2d',
     ]);
-    expect(c5a.offerings.find((o) => o.capacityType === 'on-demand')?.priceUsdPerHour).toBe(0.344);
-    expect(c5a.offerings.find((o) => o.capacityType === 'spot')?.priceUsdPerHour).toBe(0.135267);
+    expect(instancePriceUsdPerHour(c5a.offerings.find((o) => o.capacityType === 'on-demand')!)).toBe(0.344);
+    expect(instancePriceUsdPerHour(c5a.offerings.find((o) => o.capacityType === 'spot')!)).toBe(0.135267);
+    // The node price adds the default 20 GiB gp3 root volume: 20 × $0.08 / 730 h.
+    expect(c5a.offerings.find((o) => o.capacityType === 'spot')!.priceUsdPerHour).toBeCloseTo(0.135267 + (20 * 0.08) / 730, 9);
     expect(formatResources(c5a.allocatable)).toMatchObject({ cpu: '7910m', memory: '14162Mi', pods: '58', 'ephemeral-storage': '17Gi' });
   });
 
   it('marks unavailable offerings', () => {
     const cat = loadCatalog({ region: 'ap-northeast-2', unavailable: [{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a', capacityType: 'spot' }] });
     const offs = cat.find((t) => t.name === 'c5a.2xlarge')!.offerings;
-    expect(offs.filter((o) => !o.available)).toEqual([{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1', capacityType: 'spot', priceUsdPerHour: 0.135267, available: false }]);
+    expect(offs.filter((o) => !o.available)).toEqual([{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1', capacityType: 'spot', priceUsdPerHour: 0.135267 + (20 * 0.08) / 730, volumeUsdPerHour: (20 * 0.08) / 730, available: false }]);
   });
 
   it('rejects a region without zone data', () => {

@@ -16,7 +16,7 @@ describe('instance-types command', () => {
     const c5a = rows.find((r) => r.name === 'c5a.2xlarge')!;
     expect(c5a.capacity).toMatchObject({ cpu: '8', memory: '15155Mi', pods: '58', 'ephemeral-storage': '20Gi' });
     expect(c5a.allocatable).toMatchObject({ cpu: '7910m', memory: '14162Mi', pods: '58', 'ephemeral-storage': '17Gi' });
-    expect(c5a.offerings[0]).toEqual({ zone: 'ap-northeast-2a', capacityType: 'spot', price: 0.135267, available: true });
+    expect(c5a.offerings[0]).toEqual({ zone: 'ap-northeast-2a', capacityType: 'spot', price: 0.135267 + (20 * 0.08) / 730, available: true });
     expect(rows[0].name).toBe('t3.nano');
   });
 
@@ -28,8 +28,8 @@ describe('instance-types command', () => {
       spec: {
         amiSelectorTerms: [{ alias: 'al2023@latest' }],
         role: 'r',
-        subnetSelectorTerms: [{ id: 's' }],
-        securityGroupSelectorTerms: [{ id: 'g' }],
+        subnetSelectorTerms: [{ id: 'subnet-1' }],
+        securityGroupSelectorTerms: [{ id: 'sg-1' }],
         blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi' } }],
       },
     });
@@ -49,6 +49,6 @@ describe('instance-types command', () => {
     const lines = formatTable(rows).trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^NAME\s+CPU\s+MEMORY\s+PODS\s+ALLOC CPU/);
-    expect(lines[1]).toMatch(/^c5a\.2xlarge\s+8\s+15155Mi\s+58\s+7910m\s+14162Mi\s+17Gi\s+.*0\.3440\s+0\.1353\s+4$/);
+    expect(lines[1]).toMatch(/^c5a\.2xlarge\s+8\s+15155Mi\s+58\s+7910m\s+14162Mi\s+17Gi\s+.*0\.3462\s+0\.1375\s+4$/);
   });
 });

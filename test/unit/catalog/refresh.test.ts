@@ -9,6 +9,7 @@ import {
   type InstanceTypeInfo,
 } from '../../../shared/catalog/index.ts';
 import { ValidationError } from '../../../shared/api/errors.ts';
+import { instancePriceUsdPerHour } from '../../../shared/catalog/types.ts';
 
 const m5 = instanceTypeInfos.find((i) => i.name === 'm5.large')!;
 
@@ -87,7 +88,7 @@ describe('loadCatalog with refreshed data', () => {
     const refreshed: CatalogRefresh = { region: 'us-east-1', zonesByType: { 'm5.large': ['us-east-1a', 'us-east-1b'] }, spotUsdPerHour: { 'm5.large': { 'us-east-1a': 0.04, 'us-east-1b': 0.05 } } };
     const catalog = loadCatalog({ region: 'us-east-1', refreshed, unavailable: [{ instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'spot' }] });
     expect(catalog.map((t) => t.name)).toEqual(['m5.large']);
-    expect(catalog[0].offerings.map((o) => `${o.zone}/${o.capacityType}/${o.priceUsdPerHour}/${o.available}`)).toEqual([
+    expect(catalog[0].offerings.map((o) => `${o.zone}/${o.capacityType}/${instancePriceUsdPerHour(o)}/${o.available}`)).toEqual([
       'us-east-1a/on-demand/0.096/true',
       'us-east-1a/spot/0.04/true',
       'us-east-1b/on-demand/0.096/true',
@@ -98,7 +99,7 @@ describe('loadCatalog with refreshed data', () => {
   it('works in a region the shipped zone data lacks when zones were refreshed', () => {
     expect(() => loadCatalog({ region: 'xx-test-1' })).toThrow(/no zone data/);
     const catalog = loadCatalog({ region: 'xx-test-1', refreshed: { region: 'xx-test-1', zoneIds: { 'xx-test-1a': 'xxt1-az1' }, onDemandUsdPerHour: { 'c5.large': 0.09 } } });
-    expect(catalog.map((t) => [t.name, t.offerings.map((o) => `${o.zone}/${o.zoneId}/${o.capacityType}/${o.priceUsdPerHour}`)])).toEqual([
+    expect(catalog.map((t) => [t.name, t.offerings.map((o) => `${o.zone}/${o.zoneId}/${o.capacityType}/${instancePriceUsdPerHour(o)}`)])).toEqual([
       ['c5.large', ['xx-test-1a/xxt1-az1/on-demand/0.09']],
     ]);
   });

@@ -109,9 +109,8 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         expect(reqs.map((r) => r.action)).toEqual(expect.arrayContaining(['ec2:CreateLaunchTemplate', 'ec2:CreateFleet', 'ec2:RunInstances', 'ec2:CreateTags', 'iam:PassRole']));
         expect(denied(await verdicts(fn, reqs))).toEqual([]);
       });
-      // Known defect (issue 14): nothing tags the spot-instances-request a spot launch creates, so the
-      // request-tag condition denies RunInstances on it. `it.fails` passes only while the defect exists.
-      it.fails(`${fn}: a spot launch is allowed, including the spot-instances-request it creates`, async () => {
+      // Issue 14: the spot-instances-request a spot launch creates must carry the cluster tags (the spot launch template tags it).
+      it(`${fn}: a spot launch is allowed, including the spot-instances-request it creates`, async () => {
         const reqs = launchRequests(await launch('spot'));
         expect(reqs.some((r) => r.resource.includes(':spot-instances-request/'))).toBe(true);
         expect(denied(await verdicts(fn, reqs))).toEqual([]);

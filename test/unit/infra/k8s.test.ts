@@ -8,11 +8,16 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
+import { EC2NodeClassRules } from '../../../shared/api/crd-rules.ts';
 import { describe, expect, it } from 'vitest';
 import { Env } from '../../../shared/api/contract.ts';
 import { EC2NodeClassSchema, NodePoolSchema } from '../../../shared/api/nodepool.ts';
 import { RepoRoot } from '../../../infra/aws/app.ts';
-import { AgentNamespace, AgentServiceAccount, ControllersGroup } from '../../../infra/aws/config.ts';
+import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../../infra/aws/config.ts';
+import { Functions, DefaultTerminationTaskPermissions, TerminationTaskPermissions } from '../../../infra/aws/functions.ts';
+import { readTerminationDefinition, TerminationAslPath } from '../../../infra/aws/termination.ts';
+import { KubeApiRbac, type RbacPermission } from '../../../shared/kube/kube-api.ts';
+import { portCalls } from './source-calls.ts';
 
 const K8sDir = join(RepoRoot, 'infra/k8s');
 type Obj = Record<string, any>;
@@ -141,6 +146,28 @@ describe('agent Deployment', () => {
     expect(finalStage).not.toMatch(/^USER (root|0)\b/m);
     expect(dockerfile).toMatch(/npx esbuild functions\/agent\/main\.ts/);
   });
+
+  it('pins every base image by digest and runs no dependency install script in the build stage', () => {
+    const dockerfile = readFileSync(join(K8sDir, 'Dockerfile'), 'utf8');
+    const args = Object.fromEntries([...dockerfile.matchAll(/^ARG (\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+    const froms = dockerfile.split('\n').filter((l) => l.startsWith('FROM '));
+    for (const from of froms) {
+      const image = from.split(/\s+/).find((w) => w.includes('/') || w.includes(':'))!;
+      const digest = image.split('@')[1]?.replace(/^\$\{(\w+)\}$/, (_, name: string) => args[name] ?? '');
+      expect(digest, from).toMatch(/^sha256:[0-9a-f]{64}$/);
+    }
+    const installs = dockerfile.split('\n').filter((l) => /\bnpm (ci|install)\b/.test(l));
+    expect(installs.length).toBeGreaterThan(0);
+    for (const l of installs) expect(l).toContain('--ignore-scripts');
+  });
+
+  it('deploys a real release tag set by kustomize (package.json version), never latest', () => {
+    const version = JSON.parse(readFileSync(join(RepoRoot, 'package.json'), 'utf8')).version as string;
+    const image = kustomization.images.find((i: Obj) => i.name === 'nodefleet-agent');
+    expect(image.newTag).toBe(version);
+    expect(image.newTag).not.toBe('latest');
+    expect(container.image).toBe('nodefleet-agent');
+  });
 });
 
 describe('RBAC', () => {
@@ -156,24 +183,55 @@ describe('RBAC', () => {
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: AgentServiceAccount, namespace: AgentNamespace }]);
   });
 
-  it('gives the functions\' group exactly the calls the Kubernetes adapter makes', () => {
-    const role = one('ClusterRole', 'nodefleet-controllers');
-    noWildcards(role.rules);
-    const flat = role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g || 'core'}/${res}: ${[...r.verbs].sort().join(',')}`))).sort();
-    expect(flat).toEqual([
-      'apps/daemonsets: list',
-      'core/nodes: delete,get,list,patch,watch',
-      'core/pods/eviction: create',
-      'core/pods: delete,get,list',
-      'karpenter.k8s.aws/ec2nodeclasses: get,list,watch',
-      'karpenter.sh/nodepools: get,list,watch',
-      'nodefleet.io/ec2nodeclasses: get,list,watch',
-      'nodefleet.io/nodepools: get,list,watch',
-      'policy/poddisruptionbudgets: list',
-    ]);
-    const binding = one('ClusterRoleBinding', 'nodefleet-controllers');
-    expect(binding.roleRef.name).toBe('nodefleet-controllers');
-    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: ControllersGroup }]);
+  /** Every function with its entry and permissions: the registry's and the termination tasks (from the ASL). */
+  const allFunctions = [
+    ...Functions.map((f) => ({ name: f.name, entry: f.entry, permissions: f.permissions })),
+    ...readTerminationDefinition(RepoRoot, TerminationAslPath)!.tasks.map((t) => ({
+      name: `termination${t.name}`,
+      entry: t.entry,
+      permissions: TerminationTaskPermissions[t.name] ?? DefaultTerminationTaskPermissions,
+    })),
+  ];
+  const flatten = (perms: RbacPermission[]) => [...new Set(perms.map((p) => `${p.apiGroup || 'core'}/${p.resource}: ${p.verb}`))].sort();
+
+  it('gives each function its own group, bound to exactly the verbs its code uses (derived from the source)', () => {
+    const groups: string[] = [];
+    for (const f of allFunctions) {
+      const calls = portCalls(f.entry).filter((c) => c.startsWith('kube.'));
+      const needed = flatten(
+        calls.flatMap((c) => {
+          const [method, arg] = c.slice('kube.'.length).split(':');
+          const table = (KubeApiRbac as Record<string, unknown>)[method];
+          expect(table, `${f.name}: ${c} has no RBAC entry in shared/kube/kube-api.ts KubeApiRbac`).toBeDefined();
+          const perms = method === 'listObjects' ? (table as Record<string, RbacPermission[]>)[arg] : (table as RbacPermission[]);
+          expect(perms, `${f.name}: ${c} has no RBAC entry`).toBeDefined();
+          return perms;
+        }),
+      );
+      if (calls.length === 0) {
+        expect(f.permissions, `${f.name} calls no Kubernetes API: no EKS access`).not.toContain('kube');
+        continue;
+      }
+      expect(f.permissions, `${f.name} calls Kubernetes`).toContain('kube');
+      const group = kubernetesGroupOf(f.name);
+      groups.push(group);
+      const binding = one('ClusterRoleBinding', group);
+      expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }]);
+      expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: group });
+      const role = one('ClusterRole', group);
+      noWildcards(role.rules);
+      const granted = flatten(role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb }))))));
+      expect(granted, `${group}: granted vs used by ${f.entry}`).toEqual(needed);
+    }
+    // No group for a function that does not exist, and none shared.
+    const bound = byKind('ClusterRoleBinding').map((b) => b.metadata.name).filter((n) => n !== 'nodefleet-agent');
+    expect(bound.sort()).toEqual([...groups].sort());
+  });
+
+  it('a provisioner can neither delete nor patch nodes, nor evict or delete pods', () => {
+    const rules = one('ClusterRole', kubernetesGroupOf('provisioner')).rules as Obj[];
+    const verbs = rules.flatMap((r) => r.resources.flatMap((res: string) => r.verbs.map((v: string) => `${res}:${v}`)));
+    for (const forbidden of ['nodes:delete', 'nodes:patch', 'pods:delete', 'pods/eviction:create']) expect(verbs).not.toContain(forbidden);
   });
 
   it('has no Role/ClusterRole with a wildcard and no binding to cluster-admin', () => {
@@ -264,6 +322,19 @@ describe('CRDs', () => {
   ] as const)('%s: declares exactly the fields of shared/api/nodepool.ts', (kind, schema) => {
     const zodJson = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Obj;
     expect(fieldDifferences(zodJson.properties.spec, schemaOf(crds[kind]).properties.spec, `${kind}.spec`)).toEqual([]);
+  });
+
+  it('EC2NodeClass: carries exactly the CEL rules nodefleet validate evaluates (shared/api/crd-rules.ts)', () => {
+    const found: string[] = [];
+    const walk = (node: Obj, path: string[]) => {
+      for (const v of node['x-kubernetes-validations'] ?? []) found.push(`${path.join('.')} ${v.fieldPath ?? ''} ${v.rule} -- ${v.message}`);
+      for (const [k, x] of Object.entries<Obj>(node.properties ?? {})) walk(x, [...path, k]);
+      if (node.items) walk(node.items, [...path, '*']);
+      if (typeof node.additionalProperties === 'object') walk(node.additionalProperties, [...path, '*']);
+    };
+    walk(schemaOf(crds.EC2NodeClass).properties.spec, ['spec']);
+    const expected = EC2NodeClassRules.map((r) => `${r.path.join('.')} ${r.field ? `.${r.field}` : ''} ${r.rule} -- ${r.message}`);
+    expect(found.sort()).toEqual(expected.sort());
   });
 
   it('accepts the example NodePool and EC2NodeClass, which shared/api/nodepool.ts also accepts', () => {

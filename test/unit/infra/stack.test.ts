@@ -305,53 +305,63 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       }
     });
 
-    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with the cluster request tag', () => {
+    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with the cluster, EKS cluster name and NodePool request tags (as Karpenter)', () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => x.Sid === 'LaunchCreatesClusterTaggedResources')!;
       expect(asArray(s.Action).sort()).toEqual(['ec2:CreateFleet', 'ec2:CreateLaunchTemplate', 'ec2:RunInstances']);
-      expect(s.Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned' } });
+      expect(s.Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster }, StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' } });
       const res = JSON.stringify(s.Resource);
       for (const r of ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*']) expect(res).toContain(`:${r}`);
     });
 
-    it('lets RunInstances/CreateFleet use only existing subnet/SG/image/snapshot/capacity-reservation ARNs, and only cluster-tagged launch templates', () => {
+    it('lets RunInstances/CreateFleet use only existing subnet/SG/image/snapshot/capacity-reservation/placement-group ARNs (any account: shared VPC), and only cluster- and NodePool-tagged launch templates', () => {
       const statements = roleStatements(resources, 'ProvisionerRole');
       const existing = statements.find((x) => x.Sid === 'LaunchUsesExistingResources')!;
       expect(existing.Condition).toBeUndefined();
       expect(JSON.stringify(existing.Resource)).not.toMatch(/instance\/|fleet\/|launch-template/);
+      for (const r of ['subnet', 'security-group', 'capacity-reservation', 'placement-group']) expect(JSON.stringify(existing.Resource)).toContain(`:*:${r}/*`);
       const lt = statements.find((x) => x.Sid === 'LaunchUsesOwnLaunchTemplates')!;
-      expect(lt.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' } });
+      expect(lt.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
       // No other statement grants a launch action.
       const launchers = statements.filter((x) => actionsOf([x]).some((a) => ['ec2:RunInstances', 'ec2:CreateFleet'].includes(a)));
       expect(launchers.map((x) => x.Sid).sort()).toEqual(['LaunchCreatesClusterTaggedResources', 'LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates']);
     });
 
-    it('allows CreateTags only inside a launch that carries the cluster tag', () => {
+    it('allows CreateTags only inside a launch that carries the cluster, EKS cluster name and NodePool tags', () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => asArray(x.Action).includes('ec2:CreateTags'))!;
       expect(s.Condition).toEqual({
-        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+        StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
       });
     });
 
-    it('allows TerminateInstances only on cluster-tagged resources, and only to gc and the TerminateInstance task', () => {
+    it('allows TerminateInstances only on cluster- and NodePool-tagged instances, and only to gc and the TerminateInstance task', () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const terminators: string[] = [];
       for (const role of roles) {
         for (const s of roleStatements(resources, role)) {
           if (!asArray(s.Action).includes('ec2:TerminateInstances')) continue;
           terminators.push(role);
-          expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' } });
+          expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
         }
       }
       expect(terminators.sort()).toEqual([expect.stringMatching(/^GcRole/), expect.stringMatching(/^TerminationTerminateInstanceRole/)]);
     });
 
-    it('passes only the node role, only to EC2', () => {
+    it('allows DeleteLaunchTemplate only on cluster- and NodePool-tagged templates, and only to gc (launch-template GC)', () => {
+      const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
+      const deleters = roles.filter((role) => roleStatements(resources, role).some((s) => asArray(s.Action).includes('ec2:DeleteLaunchTemplate')));
+      expect(deleters).toEqual([expect.stringMatching(/^GcRole/)]);
+      const s = roleStatements(resources, deleters[0]).find((x) => asArray(x.Action).includes('ec2:DeleteLaunchTemplate'))!;
+      expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+    });
+
+    it('passes only the node role, only to EC2 (both partitions\' service principals)', () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const pass = roles.flatMap((r) => roleStatements(resources, r).filter((s) => asArray(s.Action).includes('iam:PassRole')));
       expect(pass.length).toBe(2); // provisioner and disruption (replacements)
       for (const s of pass) {
         expect(s.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
-        expect(s.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'ec2.amazonaws.com' } });
+        expect(s.Condition).toEqual({ StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] } });
       }
     });
 
@@ -365,10 +375,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         const norm = (x: Statement) => ({ ...x, Action: asArray(x.Action).sort() });
         expect(norm(bySid(statements, sid)), sid).toEqual(norm(bySid(provisioner, sid)));
       }
-      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned' } });
-      expect(bySid(statements, 'TagOnLaunchOnly').Condition).toEqual({
-        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
-      });
+      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster }, StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' } });
       expect(bySid(statements, 'StartTermination')).toEqual({
         Sid: 'StartTermination',
         Effect: 'Allow',
@@ -378,13 +385,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(bySid(statements, 'DescribeThisCluster').Resource).toEqual(bySid(provisioner, 'DescribeThisCluster').Resource);
       expect(asArray(bySid(statements, 'NodefleetTable').Action)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query']));
       const actions = new Set(actionsOf(statements));
-      for (const a of ['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeImages', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ssm:GetParameter', 'iam:PassRole']) expect(actions, a).toContain(a);
+      for (const a of ['ec2:DescribeLaunchTemplates', 'ec2:DescribeImages', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ssm:GetParameter', 'iam:PassRole']) expect(actions, a).toContain(a);
       // Nothing it does not call: no termination of instances, no reading executions, no events.
-      for (const a of ['ec2:TerminateInstances', 'states:DescribeExecution', 'events:PutEvents', 'ec2:DeleteLaunchTemplate']) expect(actions, a).not.toContain(a);
-      // Its own access entry maps it to the controllers' group.
+      for (const a of ['ec2:TerminateInstances', 'states:DescribeExecution', 'events:PutEvents', 'ec2:DeleteLaunchTemplate', 'ec2:DescribeInstances']) expect(actions, a).not.toContain(a);
+      // Its own access entry maps it to its own Kubernetes group.
       const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry').map((r) => r.Properties);
       expect(entries.filter((e) => e.PrincipalArn['Fn::GetAtt']?.[0]?.startsWith('DisruptionRole'))).toEqual([
-        expect.objectContaining({ ClusterName: TestCluster, Type: 'STANDARD', KubernetesGroups: ['nodefleet-controllers'] }),
+        expect.objectContaining({ ClusterName: TestCluster, Type: 'STANDARD', KubernetesGroups: ['nodefleet-disruption'] }),
       ]);
     });
 
@@ -423,15 +430,15 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('nodes and cluster access', () => {
-    it('creates the node role with the four EKS worker policies and an instance profile', () => {
+    it('creates the node role with the four EKS worker policies (ECR pull only) and an instance profile', () => {
       const role = resources[logicalId(resources, 'AWS::IAM::Role', 'NodeRole')].Properties;
       expect(role.RoleName).toBe(`nodefleet-node-${TestCluster}`);
       const policies = role.ManagedPolicyArns.map((p: any) => p['Fn::Join'][1][2].replace(':iam::aws:policy/', '')).sort();
-      expect(policies).toEqual(['AmazonEC2ContainerRegistryReadOnly', 'AmazonEKSWorkerNodePolicy', 'AmazonEKS_CNI_Policy', 'AmazonSSMManagedInstanceCore']);
+      expect(policies).toEqual(['AmazonEC2ContainerRegistryPullOnly', 'AmazonEKSWorkerNodePolicy', 'AmazonEKS_CNI_Policy', 'AmazonSSMManagedInstanceCore']);
       template.hasResourceProperties('AWS::IAM::InstanceProfile', { Roles: [{ Ref: Match.stringLikeRegexp('^NodeRole') }] });
     });
 
-    it('maps the node role (EC2_LINUX) and every Kubernetes-using function role (group nodefleet-controllers) with access entries', () => {
+    it('maps the node role (EC2_LINUX) and every Kubernetes-using function role (its own group nodefleet-<function>) with access entries', () => {
       const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry').map((r) => r.Properties);
       const node = entries.filter((e) => e.Type === 'EC2_LINUX');
       expect(node).toHaveLength(1);
@@ -440,7 +447,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       // Every function using the Kubernetes API: the five, Cordon and Drain (TerminateInstance does not).
       expect(fnEntries).toHaveLength(7);
       for (const e of [...node, ...fnEntries]) expect(e.ClusterName).toBe(TestCluster);
-      for (const e of fnEntries) expect(e.KubernetesGroups).toEqual(['nodefleet-controllers']);
+      const groups = fnEntries.map((e) => e.KubernetesGroups);
+      for (const g of groups) expect(g).toEqual([expect.stringMatching(/^nodefleet-[a-z-]+$/)]);
+      expect(new Set(groups.map((g) => g[0])).size).toBe(fnEntries.length);
     });
   });
 

@@ -76,13 +76,63 @@ describe('provisioner run', () => {
     expect(await w.store.list()).toHaveLength(1);
   });
 
-  it('concurrent invocations for the same pods launch once', async () => {
+  it('a later pass for the same pods (another event id) finds them assigned to the in-flight claim and launches nothing', async () => {
     const pods = inflate();
     const { w, deps } = provisionerWorld({ pods });
-    const [a, b] = await Promise.all([run(parseInput(unschedulableEvent(pods, 'e1')), deps), run(parseInput(unschedulableEvent(pods, 'e2')), deps)]);
-    expect(a.created.length + b.created.length).toBe(1);
+    const a = await run(parseInput(unschedulableEvent(pods, 'e1')), deps);
+    const b = await run(parseInput(unschedulableEvent(pods, 'e2')), deps);
+    expect(a.created).toHaveLength(1);
+    expect(b.provisionable).toBe(0);
+    expect(b.created).toEqual([]);
     expect(w.cloud.callsOf('create')).toHaveLength(1);
     expect(w.cloud.all()).toHaveLength(1);
+  });
+
+  it('an event for another cluster provisions nothing', async () => {
+    const pods = inflate();
+    const { w, deps, log } = provisionerWorld({ pods });
+    const ev = unschedulableEvent(pods);
+    const summary = await run(parseInput({ ...ev, detail: { ...ev.detail, cluster: 'someone-else' } }), deps);
+    expect(summary.provisionable).toBe(0);
+    expect(w.cloud.callsOf('create')).toHaveLength(0);
+    expect(log.withMessage('ignoring unschedulable pods event for another cluster')).toHaveLength(1);
+  });
+
+  it('claim names are <nodepool>-<5 random chars>, fresh per creation (drawn from deps.random)', async () => {
+    const pods = inflate();
+    const { deps } = provisionerWorld({ pods });
+    let i = 0;
+    const seq = [0, 0.99, 0.5, 0.25, 0.75];
+    const summary = await run(parseInput(unschedulableEvent(pods)), { ...deps, random: () => seq[i++ % seq.length] });
+    expect(summary.created).toEqual(['default-b9rj2']);
+  });
+
+  it('a StatefulSet pod re-created with the same name after its node was terminated gets a new claim and a launch', async () => {
+    const db = pendingPod('db-0', '2');
+    const { w, deps } = provisionerWorld({ pods: [db] });
+    const first = await run(parseInput(unschedulableEvent([db], 'e1')), deps);
+    expect(first.launched).toHaveLength(1);
+    // The spot node was interrupted: the claim finished Terminated (kept for a while), db-0 was re-created, pending again.
+    const old = (await w.store.get(first.created[0]))!;
+    await w.store.update({ ...old, phase: 'Terminated', nodeName: 'ip-10-0-1-1' });
+    const second = await run(parseInput(unschedulableEvent([db], 'e2')), deps);
+    expect(second.provisionable).toBe(1);
+    expect(second.created).toHaveLength(1);
+    expect(second.created[0]).not.toBe(first.created[0]);
+    expect(second.launched).toHaveLength(1);
+    expect(w.cloud.callsOf('create')).toHaveLength(2);
+  });
+
+  it('a generated name that is taken is drawn again, not read as "another pass created it"', async () => {
+    const pods = inflate();
+    const { w, deps } = provisionerWorld({ pods });
+    const draws = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5, 0.5];
+    let i = 0;
+    const random = () => draws[Math.min(i++, draws.length - 1)];
+    await w.store.create({ ...(await firstClaimLike(deps)), name: 'default-bbbbb' });
+    const summary = await run(parseInput(unschedulableEvent(pods)), { ...deps, random });
+    expect(summary.created).toEqual(['default-rrrrr']);
+    expect(summary.launched).toHaveLength(1);
   });
 
   it('ICE on the cheapest pool: marks it unavailable for 3 minutes and launches the next one', async () => {
@@ -144,3 +194,9 @@ describe('provisioner handler', () => {
     await expect(handler(bad, {} as never)).rejects.toThrow(/malformed provisioner input/);
   });
 });
+
+/** A stored claim to occupy a name (its pods are none of the test's). */
+async function firstClaimLike(deps: { clock: { now(): Date } }) {
+  const { nodeClaim } = await import('../../fakes/index.ts');
+  return nodeClaim({ name: 'x', phase: 'Terminated', createdAt: deps.clock.now().toISOString() });
+}

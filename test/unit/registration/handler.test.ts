@@ -9,7 +9,7 @@ import { fakeWorld, node, nodeClaim } from '../../fakes/index.ts';
 
 const providerID = 'aws:///ap-northeast-2a/i-0abc1234def567891';
 
-function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'added') {
+function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'added', cluster = 'test') {
   return parseInput({
     version: '0',
     id: `e-${change}`,
@@ -19,7 +19,7 @@ function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'add
     time: '2026-01-01T00:01:00Z',
     region: 'ap-northeast-2',
     resources: [],
-    detail: { schemaVersion: AgentSchemaVersion, cluster: 'test', change, observedAt: '2026-01-01T00:01:00Z', node: compactNode(n) },
+    detail: { schemaVersion: AgentSchemaVersion, cluster, change, observedAt: '2026-01-01T00:01:00Z', node: compactNode(n) },
   });
 }
 
@@ -38,7 +38,7 @@ function world(ready: boolean) {
   void w.store.create(claim);
   const n = node({ name: 'ip-10-0-0-1', providerID, ready, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }, { key: 'cni.example/not-ready', effect: 'NoSchedule' }] });
   w.kube.addNode(n);
-  return { w, n, deps: { clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube } };
+  return { w, n, deps: { env: { clusterName: 'test' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube } };
 }
 
 describe('registration', () => {
@@ -83,6 +83,29 @@ describe('registration', () => {
     await Promise.all([run(event(n, 'added'), deps), run(event(n, 'updated'), deps), run(event(n, 'ready'), deps)]);
     expect(deps.log.withMessage('registered nodeclaim')).toHaveLength(1);
     expect(deps.metrics.total(MetricNames.nodeClaimsRegistered)).toBe(1);
+  });
+
+  it('an event for another cluster is ignored: nothing labelled, the claim untouched', async () => {
+    const { w, n, deps } = world(true);
+    const r = await run(event(n, 'added', 'other-cluster'), deps);
+    expect(r).toEqual({ action: 'ignored', reason: 'event for cluster "other-cluster", not "test"' });
+    expect((await w.kube.getNode('ip-10-0-0-1'))?.metadata.labels?.['karpenter.sh/registered']).toBeUndefined();
+    expect(isTrue((await w.store.get('default-abcde'))!, 'Registered')).toBe(false);
+    expect(deps.log.withMessage('ignoring node event for another cluster')).toHaveLength(1);
+  });
+
+  it('the node named in the event must carry the claim\'s providerID: another node of that name is never bound', async () => {
+    const { w, n, deps } = world(true);
+    // The event names ip-10-0-0-1 with the claim's providerID, but the live node of that name is another instance.
+    await w.kube.deleteNode('ip-10-0-0-1');
+    w.kube.addNode(node({ name: 'ip-10-0-0-1', providerID: 'aws:///ap-northeast-2a/i-0fffffffffffffff0', ready: true }));
+    const r = await run(event(n), deps);
+    expect(r.action).toBe('ignored');
+    expect((r as { reason: string }).reason).toContain('i-0fffffffffffffff0');
+    expect((await w.kube.getNode('ip-10-0-0-1'))?.metadata.labels?.['karpenter.sh/registered']).toBeUndefined();
+    const claim = await w.store.get('default-abcde');
+    expect(isTrue(claim!, 'Registered')).toBe(false);
+    expect(claim?.nodeName).toBeUndefined();
   });
 
   it('ignores nodes that are not ours', async () => {

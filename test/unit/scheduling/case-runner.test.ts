@@ -59,3 +59,28 @@ describe('case runner', () => {
     expect(formatReport([{ name: 'a', file: 'a', status: 'passed', messages: [] }, { name: 'b', file: 'b', status: 'failed', messages: ['x'] }])).toBe('FAIL b: x\n1 passed, 1 failed');
   });
 });
+
+describe('case runner: zones and groups', () => {
+  const twoZones = pool.replace('zones: [us-east-1a]', 'zones: [us-east-1a, us-east-1b]');
+
+  it('a claim that may launch in several zones fails a zone check; pinned, it passes', async () => {
+    const loose = await runCase(loadCase(write('loose', `name: loose\n${twoZones}expect:\n  nodeClaimsMatch: [{ labels: { topology.kubernetes.io/zone: us-east-1a } }]\n`)));
+    expect(loose.status).toBe('failed');
+    const skew = await runCase(loadCase(write('skew', `name: skew\n${twoZones}expect:\n  maxSkew: { selector: app=web, topologyKey: topology.kubernetes.io/zone, skew: 5 }\n`)));
+    expect(skew.messages.join()).toMatch(/not pinned to one topology.kubernetes.io\/zone/);
+    const pinned = await runCase(loadCase(write('pinned', `name: pinned\n${pool}expect:\n  nodeClaimsMatch: [{ labels: { topology.kubernetes.io/zone: us-east-1a } }]\n`)));
+    expect(pinned.status).toBe('passed');
+  });
+
+  it('runs each case of a group file over the shared keys, with included files and per-case overrides', async () => {
+    write('_shared', pool.split('objects:')[0]);
+    const objects = 'objects:' + pool.split('objects:')[1];
+    const f = write('group', `origin: suite_test.go\ninclude: [_shared.yaml]\n${objects}cases:\n  - name: two\n    origin: "It: two"\n    expect: { scheduled: 2 }\n  - name: none\n    objects: []\n    expect: { nodeClaims: 0 }\n  - name: wrong\n    expect: { nodeClaims: 5 }\n`);
+    const { loadCaseFile } = await import('../../../functions/cli/cases/load.ts');
+    const cases = loadCaseFile(f);
+    expect(cases.map((c) => c.name)).toEqual(['group/two', 'group/none', 'group/wrong']);
+    expect(cases[0].doc.origin).toBe('suite_test.go: It: two');
+    const results = await Promise.all(cases.map(runCase));
+    expect(results.map((r) => r.status)).toEqual(['passed', 'passed', 'failed']);
+  });
+});

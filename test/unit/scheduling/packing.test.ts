@@ -92,3 +92,30 @@ describe('cost-aware packing with a zone spread (web-stateful scenario)', () => 
     expect(r.unschedulable[0].reasons.web).toMatch(/under its memory limit \(3072Mi\)/);
   });
 });
+
+describe('cost-aware packing never costs more than Karpenter packing', () => {
+  // Issue 13's shape: ten 500m pods with a ScheduleAnyway zone spread, a NodePool in one zone.
+  // The 8-vCPU type is over 10 % dearer per vCPU than the 2-vCPU one, so it is not "efficient"
+  // and cost-aware claims stop at 2-vCPU nodes; but one 8-vCPU node holds all ten pods for less.
+  // 800m of the 2-vCPU type's cpu goes to the system (agents, kube-reserved): room for two pods.
+  const tiny = itype({ name: 'tiny', cpu: 2, memoryMiB: 4096, pods: 20, zones: ['us-east-1a'], price: { 'on-demand': 0.0168 }, overhead: { cpu: '800m', memory: '512Mi' } });
+  const big = itype({ name: 'big', cpu: 8, memoryMiB: 16384, pods: 58, zones: ['us-east-1a'], price: { 'on-demand': 0.0756 } });
+  const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' as const, labelSelector: { matchLabels: { app: 'web' } } }];
+  const pods = pendingPods('web', 10, { cpu: '500m', memory: '512Mi', labels: { app: 'web' }, spec: { topologySpreadConstraints: spread } });
+
+  it('launches one 8-vCPU node instead of five 2-vCPU nodes that cost more', () => {
+    const karpenter = solve(input(pods, [tiny, big], [nodePool('web')], { settings: { packing: 'karpenter' } }));
+    expect(launched(karpenter)).toEqual([['big', 10]]);
+    expect(cost(karpenter)).toBe(0.0756);
+    const r = solve(input(pods, [tiny, big], [nodePool('web')]));
+    expect(launched(r)).toEqual([['big', 10]]);
+    expect(cost(r)).toBe(0.0756);
+  });
+
+  it('keeps the cost-aware plan when its small nodes cost less', () => {
+    const dearBig = itype({ name: 'big', cpu: 8, memoryMiB: 16384, pods: 58, zones: ['us-east-1a'], price: { 'on-demand': 0.1 } });
+    const r = solve(input(pods, [tiny, dearBig], [nodePool('web')]));
+    expect(launched(r)).toEqual([['tiny', 2], ['tiny', 2], ['tiny', 2], ['tiny', 2], ['tiny', 2]]);
+    expect(cost(r)).toBe(0.084);
+  });
+});

@@ -199,3 +199,11 @@ describe('solve: topology', () => {
     expect(r.newNodeClaims.map((c) => c.zones[0]).sort()).toEqual(['us-east-1b', 'us-east-1c']);
   });
 });
+
+describe('static NodePools', () => {
+  it('launches nothing from a pool with spec.replicas and says it is not supported', () => {
+    const r = solve(input(pendingPods('web', 2), [itype({ name: 'std' })], [nodePool('static', { spec: { replicas: 3 } })]));
+    expect(r.newNodeClaims).toEqual([]);
+    expect(r.unschedulable.map((u) => u.reasons.static)).toEqual([expect.stringContaining('static NodePools (spec.replicas) are not supported'), expect.stringContaining('not supported')]);
+  });
+});

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { TaintDisrupted } from '../../../shared/api/labels.ts';
 import { TerminationTaskFunctions } from '../../../shared/api/termination.ts';
 import { TransientError } from '../../../shared/api/errors.ts';
-import { getCondition } from '../../../shared/api/nodeclaim.ts';
+import { getCondition, TerminatedClaimRetentionSeconds } from '../../../shared/api/nodeclaim.ts';
 import { node, pod, pdb } from '../../fakes/index.ts';
 import { ClaimName, InstanceId, NodeName, harness } from './helpers.ts';
 
@@ -143,6 +143,15 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     expect(h.terminateCalls[0] - h.t0).toBeGreaterThan(90_000);
     expect(h.terminateCalls[0] - h.t0).toBeLessThanOrEqual(92_000);
     expect(w.kube.peekPods(NodeName).map((p) => p.metadata.name)).toEqual(['stuck-1']);
+  });
+
+  it('a Terminated claim expires: Finalize sets retainUntil one retention period later (DynamoDB TTL)', async () => {
+    const h = harness();
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 600_000 });
+    expect(rec.status).toBe('SUCCEEDED');
+    const claim = h.w.store.peek(ClaimName)!;
+    expect(claim.phase).toBe('Terminated');
+    expect(Date.parse(claim.retainUntil!) - h.w.clock.nowMs()).toBe(TerminatedClaimRetentionSeconds * 1000);
   });
 
   it('instance and node already gone: succeeds without TerminateInstances, claim Terminated', async () => {

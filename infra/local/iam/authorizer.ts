@@ -1,0 +1,69 @@
+/**
+ * The embedded environment's IAM: every call to the local EC2/SSM endpoint is authorized against
+ * the IAM policy of the function that makes it, as AWS would. The caller is known by the access
+ * key id its SDK clients sign with (one per function, environment.ts); its policy is the one the
+ * CDK stack deploys for that function, built from the same source (shared/api/iam-policy.ts) with
+ * the environment's account, region and ARNs. A denied call fails the way EC2 fails it
+ * (`UnauthorizedOperation`, HTTP 403; SSM `AccessDeniedException`), naming action and resource.
+ */
+import { evaluate, type IamRequest, type PolicyDocument } from './evaluate.ts';
+import { authorizationRequests, type RequestContext } from './aws-requests.ts';
+
+/** A caller: the role its calls are made as, and that role's identity policies. */
+export interface LocalPrincipal {
+  /** Function name (for messages). */
+  name: string;
+  roleArn: string;
+  policies: PolicyDocument[];
+}
+
+/** Why a call was refused. */
+export interface Denial {
+  /** EC2 error code: `AuthFailure` (unknown caller) or `UnauthorizedOperation`. */
+  code: 'AuthFailure' | 'UnauthorizedOperation';
+  message: string;
+  /** The request that was denied (undefined for AuthFailure). */
+  request?: IamRequest;
+}
+
+/** The access key id of a SigV4 `Authorization` header (`… Credential=<id>/<date>/<region>/<service>/aws4_request, …`). */
+export function accessKeyIdOf(authorization: string | undefined): string | undefined {
+  return authorization ? /Credential=([^/,\s]+)\//.exec(authorization)?.[1] : undefined;
+}
+
+/** Authorizes calls by access key id. */
+export class LocalAuthorizer {
+  /** Every denial, in order (the summary and tests read them). */
+  readonly denials: (Denial & { principal?: string; action: string })[] = [];
+  /** Calls allowed, by `function action` (e.g. `provisioner ec2:CreateFleet`). */
+  readonly allowed = new Map<string, number>();
+
+  constructor(private readonly principals: ReadonlyMap<string, LocalPrincipal>) {}
+
+  /**
+   * Undefined when every authorization request of the call is allowed, else the first denial.
+   * @throws Error when the call has no authorization mapping (aws-requests.ts): a new call is never let through unchecked.
+   */
+  async authorize(accessKeyId: string | undefined, action: string, input: Record<string, unknown>, ctx: RequestContext): Promise<Denial | undefined> {
+    const principal = accessKeyId ? this.principals.get(accessKeyId) : undefined;
+    if (!principal) {
+      const denial: Denial = { code: 'AuthFailure', message: `AWS was not able to validate the provided access credentials (access key ${accessKeyId ?? 'none'} belongs to no function of this environment)` };
+      this.denials.push({ ...denial, action });
+      return denial;
+    }
+    for (const request of authorizationRequests(action, input, ctx)) {
+      const decision = await evaluate(principal.roleArn, principal.policies, request);
+      if (decision === 'Allowed') continue;
+      const denial: Denial = {
+        code: 'UnauthorizedOperation',
+        message: `You are not authorized to perform this operation. User: ${principal.roleArn} (${principal.name}) is not authorized to perform: ${request.action} on resource: ${request.resource} because ${decision === 'ExplicitlyDenied' ? 'an explicit deny' : 'no identity-based policy allows'} the ${request.action} action (context ${JSON.stringify(request.context)})`,
+        request,
+      };
+      this.denials.push({ ...denial, principal: principal.name, action });
+      return denial;
+    }
+    const key = `${principal.name} ${action}`;
+    this.allowed.set(key, (this.allowed.get(key) ?? 0) + 1);
+    return undefined;
+  }
+}

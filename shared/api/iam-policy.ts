@@ -1,0 +1,230 @@
+/**
+ * The IAM policies of nodefleet's function roles, as plain IAM JSON: one source for the CDK stack
+ * (infra/aws/iam.ts turns each statement into an `iam.PolicyStatement`, with CloudFormation tokens
+ * for partition, region, account and ARNs) and the embedded environment (infra/local, which
+ * authorizes every local EC2 call against the calling function's documents, with concrete values),
+ * as contract.ts is for the event patterns.
+ *
+ * No action is a wildcard; resources are `*` only for actions without resource-level permissions
+ * (EC2 Describe*, pinned to the region by condition; pricing:GetProducts). The EC2 scoping follows
+ * Karpenter's controller policy (aws/karpenter-provider-aws, getting-started `cloudformation.yaml`):
+ * - what a launch creates (fleet, instance, volume, network interface, launch template, spot
+ *   request) must carry, in the request, the cluster tag `kubernetes.io/cluster/<cluster>=owned`,
+ *   `eks:eks-cluster-name=<cluster>` and a `karpenter.sh/nodepool` tag; tagging only as part of
+ *   those creating calls;
+ * - launch templates used, instances terminated and launch templates deleted must carry the
+ *   cluster tag and a NodePool tag;
+ * - subnets, security groups, capacity reservations and placement groups may belong to another
+ *   account (shared VPC): any account, in this region;
+ * - the node role may be passed to EC2 only (`ec2.amazonaws.com`, and `ec2.amazonaws.com.cn` in
+ *   the aws-cn partition).
+ */
+
+/** Named permission sets; each maps to statements in {@link policyStatements}. */
+export type Permission =
+  /** DynamoDB item reads/writes on the nodefleet table and its GSI. */
+  | 'table'
+  /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
+  | 'kube'
+  /** ec2:DescribeInstances (the cloud provider's get / list; no resource-level permissions). */
+  | 'ec2Describe'
+  /** Live catalog data: EC2 zones / offerings / types / spot prices and pricing:GetProducts. */
+  | 'catalogRefresh'
+  /**
+   * CreateFleet / RunInstances / CreateLaunchTemplate, tag-scoped; PassRole of the node role; SSM AMI
+   * parameters; the Describe calls of a launch (launch template lookup, node-class resolution).
+   */
+  | 'ec2Launch'
+  /** TerminateInstances on this cluster's NodePool instances only. */
+  | 'ec2Terminate'
+  /** DescribeLaunchTemplates, and DeleteLaunchTemplate on this cluster's NodePool launch templates only (launch-template GC). */
+  | 'launchTemplateGc'
+  /** Start executions of the termination state machine. */
+  | 'startTermination'
+  /** events:PutEvents on nodefleet's bus. */
+  | 'putEvents';
+
+/** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
+export const FunctionPermissions = {
+  provisioner: ['table', 'kube', 'ec2Launch', 'catalogRefresh'],
+  registration: ['table', 'kube'],
+  disruption: ['table', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
+  gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc'],
+  interruption: ['table', 'kube', 'startTermination'],
+} as const satisfies Record<string, readonly Permission[]>;
+
+/** A function of {@link FunctionPermissions}. */
+export type FunctionName = keyof typeof FunctionPermissions;
+
+/**
+ * Permissions of the termination state machine's task functions, by task name (the `Xxx` of
+ * `${XxxFunctionArn}` in statemachines/termination.asl.json), from the ports each
+ * functions/termination/<task>.ts uses. A task not listed gets {@link DefaultTerminationTaskPermissions}.
+ */
+export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
+  /** Taints/cordons the Node, marks the NodeClaim. */
+  Cordon: ['table', 'kube'],
+  /** Evicts pods (Eviction API), deletes pods of a done node. */
+  Drain: ['kube'],
+  /** Deletes whatever is left at the grace-period deadline. */
+  Cutoff: ['kube'],
+  /** TerminateInstances on the claim's (cluster- and NodePool-tagged) instance, marks the NodeClaim. */
+  TerminateInstance: ['table', 'ec2Describe', 'ec2Terminate'],
+  /** Deletes the Node object. */
+  DeleteNode: ['kube'],
+  /** Removes the NodeClaim and releases the budget slot. */
+  Finalize: ['table'],
+  /** Records a failed termination on the NodeClaim. */
+  RecordFailure: ['table'],
+};
+
+/** A new task's default until it is listed above: the NodeClaim (DynamoDB) and the Node / its pods (Kubernetes). */
+export const DefaultTerminationTaskPermissions: readonly Permission[] = ['table', 'kube'];
+
+/** Tag every EC2 resource nodefleet creates carries (Karpenter's and the EKS cloud provider's ownership tag). */
+export function clusterTagKey(clusterName: string): string {
+  return `kubernetes.io/cluster/${clusterName}`;
+}
+/** Value of {@link clusterTagKey}. */
+export const ClusterTagValue = 'owned';
+/** Tag with the EKS cluster name (Karpenter's `eks:eks-cluster-name`). */
+export const EksClusterNameTagKey = 'eks:eks-cluster-name';
+/** Tag with the NodePool name. */
+export const NodePoolTagKey = 'karpenter.sh/nodepool';
+
+/** EC2 Describe call of the cloud provider's get / list (shared/aws/ec2.ts). */
+export const Ec2DescribeActions = ['ec2:DescribeInstances'];
+
+/**
+ * EC2 Describe calls of a launch: the launch-template lookup (shared/aws/ec2.ts) and the node-class
+ * resolver (shared/aws/node-class-resolver.ts: images, subnets, security groups).
+ */
+export const LaunchDescribeActions = ['ec2:DescribeImages', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets'];
+
+/** EC2 Describe calls of the catalog refresh (shared/aws/catalog-refresh.ts: zones, offerings, types, spot prices). */
+export const CatalogDescribeActions = ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory'];
+
+/** Pricing API calls of the catalog refresh (on-demand prices). */
+export const PricingActions = ['pricing:GetProducts'];
+
+/**
+ * DynamoDB item actions the NodeClaim store, ICE cache, budget counters and Powertools idempotency
+ * send (GetItem, PutItem, UpdateItem, DeleteItem; Query on the table and the byInstanceId GSI).
+ */
+export const TableActions = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+
+/** Service principals the node role may be passed to (EC2; EC2 in the aws-cn partition). */
+export const Ec2ServicePrincipals = ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'];
+
+/** The resources the statements refer to: literal values, or CloudFormation tokens in the CDK stack. */
+export interface PolicyTargets {
+  partition: string;
+  region: string;
+  account: string;
+  clusterName: string;
+  tableArn: string;
+  nodeRoleArn: string;
+  eventBusArn: string;
+  /** Undefined when the state machine does not exist yet (its definition file is missing). */
+  stateMachineArn?: string;
+}
+
+/** One statement as IAM JSON. */
+export interface PolicyStatementJson {
+  Sid: string;
+  Effect: 'Allow';
+  Action: string[];
+  Resource: string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+/** An IAM policy document. */
+export interface PolicyDocumentJson {
+  Version: '2012-10-17';
+  Statement: PolicyStatementJson[];
+}
+
+/** Resources a launch creates: each must carry the cluster, EKS cluster name and NodePool tags in the request. */
+export const CreatedByLaunch = ['fleet', 'instance', 'volume', 'network-interface', 'launch-template', 'spot-instances-request'];
+/** Existing resources a launch uses, possibly owned by another account (shared VPC) or by AWS (AMIs, snapshots). */
+export const UsedByLaunch = { accountless: ['image', 'snapshot'], anyAccount: ['subnet', 'security-group', 'capacity-reservation', 'placement-group'] };
+
+function allow(Sid: string, Action: string[], Resource: string[], Condition?: PolicyStatementJson['Condition']): PolicyStatementJson {
+  return { Sid, Effect: 'Allow', Action, Resource, ...(Condition ? { Condition } : {}) };
+}
+
+/**
+ * The statements of one permission set.
+ * @throws Error when `startTermination` is asked for and there is no state machine.
+ */
+export function policyStatements(permission: Permission, t: PolicyTargets): PolicyStatementJson[] {
+  const ec2 = (resource: string, account: string = t.account) => `arn:${t.partition}:ec2:${t.region}:${account}:${resource}`;
+  const tag = clusterTagKey(t.clusterName);
+  const inRegion = { StringEquals: { 'aws:RequestedRegion': t.region } };
+  // Karpenter's conditions: the cluster's tags with exact values, some NodePool.
+  const requestTags = {
+    StringEquals: { [`aws:RequestTag/${tag}`]: ClusterTagValue, [`aws:RequestTag/${EksClusterNameTagKey}`]: t.clusterName },
+    StringLike: { [`aws:RequestTag/${NodePoolTagKey}`]: '*' },
+  };
+  const resourceTags = {
+    StringEquals: { [`aws:ResourceTag/${tag}`]: ClusterTagValue },
+    StringLike: { [`aws:ResourceTag/${NodePoolTagKey}`]: '*' },
+  };
+  switch (permission) {
+    case 'table':
+      return [allow('NodefleetTable', TableActions, [t.tableArn, `${t.tableArn}/index/*`])];
+    case 'kube':
+      return [allow('DescribeThisCluster', ['eks:DescribeCluster'], [`arn:${t.partition}:eks:${t.region}:${t.account}:cluster/${t.clusterName}`])];
+    case 'ec2Describe':
+      return [allow('Ec2DescribeInRegion', Ec2DescribeActions, ['*'], inRegion)];
+    case 'catalogRefresh':
+      return [
+        allow('CatalogDescribeInRegion', CatalogDescribeActions, ['*'], inRegion),
+        // GetProducts has no resource-level permissions, and the request goes to the Pricing API's
+        // endpoint region (shared/aws/catalog-refresh.ts pricingApiRegion), not this stack's: no
+        // aws:RequestedRegion pin. Read-only public price list data.
+        allow('ReadOnDemandPrices', PricingActions, ['*']),
+      ];
+    case 'ec2Launch':
+      return [
+        // Existing resources a launch uses (no request tags apply to them). AMIs and snapshots may
+        // be AWS's or another account's (no account in their ARN); subnets and security groups may
+        // be shared from another account (RAM), capacity reservations and placement groups too.
+        allow('LaunchUsesExistingResources', ['ec2:RunInstances', 'ec2:CreateFleet'], [
+          ...UsedByLaunch.accountless.map((r) => ec2(`${r}/*`, '')),
+          ...UsedByLaunch.anyAccount.map((r) => ec2(`${r}/*`, '*')),
+        ]),
+        // nodefleet's own launch templates (created with the cluster and NodePool tags).
+        allow('LaunchUsesOwnLaunchTemplates', ['ec2:RunInstances', 'ec2:CreateFleet'], [ec2('launch-template/*')], resourceTags),
+        // What a launch creates must be tagged with this cluster and a NodePool in the same request.
+        allow('LaunchCreatesClusterTaggedResources', ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'], CreatedByLaunch.map((r) => ec2(`${r}/*`)), requestTags),
+        // Tagging only as part of those creating calls, with the same tags present.
+        allow('TagOnLaunchOnly', ['ec2:CreateTags'], CreatedByLaunch.map((r) => ec2(`${r}/*`)), {
+          ...requestTags,
+          StringEquals: { ...requestTags.StringEquals, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+        }),
+        allow('PassNodeRoleToEc2', ['iam:PassRole'], [t.nodeRoleArn], { StringEquals: { 'iam:PassedToService': Ec2ServicePrincipals } }),
+        // EKS-optimised AMI aliases (EC2NodeClass amiSelectorTerms alias) resolve through public SSM parameters.
+        allow('ReadPublicAmiParameters', ['ssm:GetParameter'], [`arn:${t.partition}:ssm:${t.region}::parameter/aws/service/*`]),
+        allow('LaunchDescribeInRegion', LaunchDescribeActions, ['*'], inRegion),
+      ];
+    case 'ec2Terminate':
+      return [allow('TerminateClusterNodePoolInstancesOnly', ['ec2:TerminateInstances'], [ec2('instance/*')], resourceTags)];
+    case 'launchTemplateGc':
+      return [
+        allow('DescribeLaunchTemplatesInRegion', ['ec2:DescribeLaunchTemplates'], ['*'], inRegion),
+        allow('DeleteClusterNodePoolLaunchTemplatesOnly', ['ec2:DeleteLaunchTemplate'], [ec2('launch-template/*')], resourceTags),
+      ];
+    case 'startTermination':
+      // StartExecution only (shared/aws/sfn-termination-starter.ts): nothing a function runs reads executions back.
+      if (!t.stateMachineArn) throw new Error('startTermination needs the termination state machine');
+      return [allow('StartTermination', ['states:StartExecution'], [t.stateMachineArn])];
+    case 'putEvents':
+      return [allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn])];
+  }
+}
+
+/** The policy document of a set of permissions (statement ids are unique: each set is listed once). */
+export function policyDocument(permissions: readonly Permission[], t: PolicyTargets): PolicyDocumentJson {
+  return { Version: '2012-10-17', Statement: [...new Set(permissions)].flatMap((p) => policyStatements(p, t)) };
+}

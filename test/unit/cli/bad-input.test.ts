@@ -1,0 +1,139 @@
+/**
+ * Every bad input found so far → the one line the CLI prints and its exit code. Run in process
+ * through runCli (the code main.ts runs), with stdout / stderr captured and process.exit trapped.
+ * The same table is the "bad input" table of the issue 15 closing note.
+ */
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../../functions/cli/program.ts';
+
+const nodePool = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: my-node-role
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
+`;
+const pod = (cpu: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers:
+    - name: app
+      image: nginx
+      resources: {requests: {cpu: ${JSON.stringify(cpu)}, memory: 1Gi}}
+`;
+
+let dir = '';
+const f = (name: string) => join(dir, name);
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'nodefleet-bad-input-'));
+  mkdirSync(f('folder'));
+  const files: Record<string, string> = {
+    'np.yaml': nodePool,
+    'pod.yaml': pod('1'),
+    'lots.yaml': pod('lots'),
+    'plain.txt': 'hello world\n',
+    'items.json': '{"items":[1,2,3]}\n',
+    'list.json': '{"apiVersion":"v1","kind":"List","items":[1]}\n',
+    'empty.yaml': '',
+    'broken.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: x\n',
+    'deploy.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: three\n  template: {spec: {containers: [{name: a, image: b}]}}\n',
+    'nocontainers.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {}\n',
+    'node.yaml': 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: four}}\n',
+    'np-equals.yaml': nodePool.replace('operator: In', 'operator: Equals'),
+    'np-none.yaml': nodePool.split('---')[1],
+  };
+  for (const [name, text] of Object.entries(files)) writeFileSync(f(name), text);
+});
+afterAll(() => vi.restoreAllMocks());
+
+/** Runs the CLI in process; returns the exit code and what it printed. */
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => ((out += String(s)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => ((err += String(s)), true));
+  // A command that calls process.exit stops there: the trap throws, runCli catches, the code wins.
+  let exited: number | undefined;
+  const x = vi.spyOn(process, 'exit').mockImplementation((c?: string | number | null) => {
+    exited ??= Number(c ?? 0);
+    throw new Error('process.exit');
+  });
+  try {
+    const code = await runCli(['node', 'nodefleet', ...args], {});
+    if (exited !== undefined) err = err.replace(/^nodefleet \S+: internal error: Error: process.exit.*\n/m, '');
+    return { code: exited ?? code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+    x.mockRestore();
+    process.exitCode = undefined;
+  }
+}
+
+
+/** [arguments ($ = the temp folder), the first stderr line (exact, $ = the temp folder), exit code]. */
+const Table: [string, string, number][] = [
+  ['plan --nodepools $/np.yaml --pods $/pod.yaml --region us-east-9', 'nodefleet plan: --region "us-east-9": no such region in the shipped catalog; known regions: af-south-1, ', 1],
+  ['plan --nodepools $/np.yaml --pods $/pod.yaml --region mars-1', 'nodefleet plan: --region "mars-1": not an AWS region name; known regions: af-south-1, ', 1],
+  ['plan --nodepools $/np.yaml --pods $/lots.yaml', 'nodefleet plan: $/lots.yaml: Pod shop/web: spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity (e.g. 500m, 2, 1Gi)', 1],
+  ['plan --nodepools $/np.yaml --pods $/plain.txt', 'nodefleet plan: $/plain.txt: document 1: expected a Kubernetes object (a mapping with apiVersion, kind and metadata), got text "hello world"', 1],
+  ['plan --nodepools $/np.yaml --pods $/items.json', 'nodefleet plan: $/items.json: document 1: kind: required (a list needs kind: List, as kubectl prints it)', 1],
+  ['plan --nodepools $/np.yaml --pods $/list.json', 'nodefleet plan: $/list.json: document 1 item 1: expected a Kubernetes object (a mapping with apiVersion, kind and metadata), got number 1', 1],
+  ['plan --nodepools $/np.yaml --pods $/empty.yaml', 'nodefleet plan: $/empty.yaml: no objects found (expected kubectl get pods -A -o yaml|json output, Pods or workloads)', 1],
+  ['plan --nodepools $/np.yaml --pods $/broken.yaml', 'nodefleet plan: $/broken.yaml: document 1: line 4, column 1: YAML syntax error: ', 1],
+  ['plan --nodepools $/np.yaml --pods $/deploy.yaml', 'nodefleet plan: $/deploy.yaml: Deployment web: spec.replicas: must be a whole number ≥ 0, got text "three"', 1],
+  ['plan --nodepools $/np.yaml --pods $/nocontainers.yaml', 'nodefleet plan: $/nocontainers.yaml: Pod web: spec.containers: required (a list of containers)', 1],
+  ['plan --nodepools $/np.yaml --pods $/pod.yaml --nodes $/node.yaml', 'nodefleet plan: $/node.yaml: Node n1: status.allocatable.cpu: "four" is not a Kubernetes quantity (e.g. 500m, 2, 1Gi)', 1],
+  ['plan --nodepools $/np.yaml --pods $/missing.yaml', 'nodefleet plan: $/missing.yaml: cannot read: no such file', 1],
+  ['plan --nodepools $/folder --pods $/pod.yaml', 'nodefleet plan: $/folder: cannot read: is a folder, not a file', 1],
+  ['plan --nodepools $/np-equals.yaml --pods $/pod.yaml', 'nodefleet plan: $/np-equals.yaml: NodePool/default: spec.template.spec.requirements[0].operator: unsupported operator "Equals"; valid operators are In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte', 1],
+  ['plan --nodepools $/np-none.yaml --pods $/pod.yaml', 'nodefleet plan: $/np-none.yaml: no NodePool found', 1],
+  ['plan --nodepools $/np.yaml --pods $/pod.yaml -o xml', 'nodefleet plan: --output: unknown format "xml"; allowed formats: wide, json, yaml (default: a table)', 2],
+  ['plan --nodepools $/np.yaml', "error: required option '--pods <file>' not specified", 2],
+  ['instance-types --region mars-1', 'nodefleet instance-types: --region "mars-1": not an AWS region name; known regions: af-south-1, ', 1],
+  ['instance-types --region us-east-1 --nodepool $/missing.yaml', 'nodefleet instance-types: $/missing.yaml: cannot read: no such file', 1],
+  ['instance-types --region us-east-1 --nodepool $/pod.yaml', 'nodefleet instance-types: $/pod.yaml: no NodePool found', 1],
+  ['instance-types --region us-east-1 -o csv', 'nodefleet instance-types: --output: unknown format "csv"; allowed formats: wide, json, yaml (default: a table)', 2],
+  ['status --local /nonexistent', 'nodefleet status: --local /nonexistent: no such folder (run `nodefleet demo` there first)', 1],
+  ['status --local $', 'nodefleet status: --local $: no .nodefleet/ in $ (run `nodefleet demo` there first)', 1],
+  ['status -o xml --local $', 'nodefleet status: --output: unknown format "xml"; allowed formats: wide, json, yaml (default: a table)', 2],
+  ['history default-x --local /nonexistent', 'nodefleet history: --local /nonexistent: no such folder (run `nodefleet demo` there first)', 1],
+  ['validate $/missing.yaml', '', 1],
+  ['demo --speed fast', 'nodefleet demo: --speed must be a number ≥ 0.01, got "fast"', 2],
+  ['demo --scenario no-such-scenario', 'nodefleet demo: ', 2],
+  ['cases $/missing', 'nodefleet cases: no such file or folder: $/missing', 2],
+];
+
+describe('bad input: one line naming input, field and reason; non-zero exit; never a stack trace', () => {
+  it.each(Table)('%s', async (args, firstLine, code) => {
+    const r = await run(args.replaceAll('$', dir).split(' '));
+    expect(r.code).toBe(code);
+    expect(r.err).not.toMatch(/^\s+at |internal error|Error:/m);
+    expect(r.err.split('\n')[0]).toContain(firstLine.replaceAll('$', dir));
+    if (firstLine.endsWith(', ') || firstLine.endsWith(': ')) expect(r.err.split('\n')[0].length).toBeGreaterThan(firstLine.length);
+    else if (firstLine) expect(r.err.split('\n')[0]).toBe(firstLine.replaceAll('$', dir));
+  });
+
+  it('validate of an unreadable file says so on stdout, with every other problem, and exits 1', async () => {
+    const r = await run(['validate', f('missing.yaml'), f('plain.txt')]);
+    expect(r.code).toBe(1);
+    expect(r.out.split('\n')[0]).toBe(`${f('missing.yaml')}: cannot read file: no such file`);
+  });
+});

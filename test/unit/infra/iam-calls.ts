@@ -1,0 +1,210 @@
+/**
+ * Drives each adapter method of shared/aws/calls.ts `AdapterCalls` against mocked SDK clients
+ * (aws-sdk-client-mock) and records what the real adapter sent: IAM action + input. The IAM
+ * simulation turns those inputs into authorization requests; iam-calls.test.ts checks the table.
+ */
+import { mockClient } from 'aws-sdk-client-mock';
+import {
+  CreateFleetCommand,
+  CreateLaunchTemplateCommand,
+  DeleteLaunchTemplateCommand,
+  DescribeImagesCommand,
+  DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
+  DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { STSClient } from '@aws-sdk/client-sts';
+import { PricingClient } from '@aws-sdk/client-pricing';
+import type { AdapterCall } from '../../../shared/aws/calls.ts';
+import { Ec2CloudProvider, Tags, catalogArchitecture } from '../../../shared/aws/ec2.ts';
+import { tagSpecifications } from '../../../infra/local/iam/aws-requests.ts';
+import { Ec2NodeClassResolver, StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
+import { EksConnectionProvider } from '../../../shared/aws/eks.ts';
+import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
+import { DynamoUnavailableOfferings } from '../../../shared/aws/dynamo-unavailable-offerings.ts';
+import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
+import { SfnTerminationStarter } from '../../../shared/aws/sfn-termination-starter.ts';
+import { EventBridgePublisher } from '../../../shared/aws/eventbridge-publisher.ts';
+import { CatalogRefresher } from '../../../shared/aws/catalog-refresh.ts';
+import { idempotencyStore, idempotentOn } from '../../../shared/runtime/middleware.ts';
+import { nodeClaim } from '../../fakes/index.ts';
+import { nodeClass } from '../provisioner/world.ts';
+
+/** Where the adapters run: names and ARNs as the deployed stack gives them. */
+export interface CallTargets {
+  region: string;
+  clusterName: string;
+  tableName: string;
+  stateMachineArn: string;
+  eventBusName: string;
+  instanceProfileName: string;
+  nodeRoleName: string;
+  /** Launch capacity type (cloud.create). */
+  capacityType?: 'spot' | 'on-demand';
+}
+
+/** One call as the adapter sent it. */
+export interface RecordedCall {
+  /** IAM action, e.g. `ec2:CreateFleet`, `dynamodb:PutItem`. */
+  action: string;
+  input: Record<string, any>;
+}
+
+/** lib-dynamodb command → the DynamoDB operation it sends. */
+const DocumentCommands: Record<string, string> = { Put: 'PutItem', Get: 'GetItem', Query: 'Query', Update: 'UpdateItem', Delete: 'DeleteItem', Scan: 'Scan', BatchGet: 'BatchGetItem', BatchWrite: 'BatchWriteItem', TransactWrite: 'TransactWriteItems', TransactGet: 'TransactGetItems' };
+
+const Services: [any, string][] = [
+  [EC2Client, 'ec2'],
+  [SSMClient, 'ssm'],
+  [DynamoDBDocumentClient, 'dynamodb'],
+  [DynamoDBClient, 'dynamodb'],
+  [SFNClient, 'states'],
+  [EventBridgeClient, 'events'],
+  [EKSClient, 'eks'],
+  [PricingClient, 'pricing'],
+];
+
+export const LaunchTemplateId = 'lt-0123456789abcdef0';
+export const InstanceId = 'i-0123456789abcdef0';
+const Credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+
+/** Tags the launch gives an instance of NodePool `default` (from a recorded launch). */
+async function launchedTags(t: CallTargets): Promise<Record<string, string>> {
+  const calls = await record('cloud.create', { ...t, capacityType: 'on-demand' });
+  const fleet = calls.find((c) => c.action === 'ec2:CreateFleet')!.input;
+  return { ...(tagSpecifications(fleet).get('instance') ?? {}), [Tags.launchTemplateId]: LaunchTemplateId };
+}
+
+/**
+ * Runs the adapter method `call` with mocked clients and returns what it sent, in order.
+ * `queue.consume` is Lambda's, not an adapter's: its requests are built by the caller.
+ */
+export async function record(call: AdapterCall, t: CallTargets): Promise<RecordedCall[]> {
+  const mocks = Services.map(([Client, service]) => ({ service, mock: mockClient(Client) }));
+  const [ec2m, ssmm, docm, ddbm, , ebm, eksm] = mocks.map((m) => m.mock);
+  try {
+    for (const m of mocks) m.mock.onAnyCommand().resolves({});
+    ec2m.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [] });
+    ec2m.on(CreateLaunchTemplateCommand).resolves({ LaunchTemplate: { LaunchTemplateId } });
+    ec2m.on(CreateFleetCommand).resolves({ Instances: [{ InstanceIds: [InstanceId], InstanceType: 'm5.large', Lifecycle: t.capacityType === 'spot' ? 'spot' : 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', AvailabilityZone: `${t.region}a`, SubnetId: 'subnet-0a' } } }] });
+    ec2m.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-0a', AvailabilityZone: `${t.region}a`, AvailableIpAddressCount: 100 }] });
+    ec2m.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-0a' }] });
+    ec2m.on(DescribeImagesCommand).resolves({ Images: [] });
+    ssmm.on(GetParameterCommand).resolves({ Parameter: { Value: 'ami-0amd64' } });
+    ebm.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'e-1' }] });
+    eksm.on(DescribeClusterCommand).resolves({ cluster: { name: t.clusterName, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: { data: 'Q0E=' }, version: '1.32', kubernetesNetworkConfig: { serviceIpv4Cidr: '10.100.0.0/16' } } });
+
+    const ec2 = new EC2Client({ region: t.region, credentials: Credentials });
+    const ssm = new SSMClient({ region: t.region, credentials: Credentials });
+    const ddb = new DynamoDBClient({ region: t.region, credentials: Credentials });
+    const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+    const cluster = { name: t.clusterName, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+    const claim = nodeClaim({ name: 'default-abcde', cluster: t.clusterName, nodePool: 'default', phase: 'Pending', labels: { 'karpenter.sh/nodepool': 'default' } } as any);
+    const cloud = (resolver = new StaticNodeClassResolver({ subnets: [{ subnetId: 'subnet-0a', zone: `${t.region}a`, availableIpAddressCount: 100 }], securityGroupIds: ['sg-0a'], images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' } })) =>
+      new Ec2CloudProvider({ ec2, resolver, cluster, instanceProfileName: t.instanceProfileName, nodeRoleName: t.nodeRoleName, architectureOf: catalogArchitecture });
+    const store = new DynamoNodeClaimStore(doc, t.tableName, t.clusterName);
+    const budgets = new DynamoBudgetCounter(doc, t.tableName, t.clusterName);
+    const nc = nodeClass();
+    nc.spec.role = t.nodeRoleName;
+
+    switch (call) {
+      case 'cloud.create':
+        await cloud().create(claim, { instanceTypes: ['m5.large'], zones: [`${t.region}a`], capacityTypes: [t.capacityType ?? 'on-demand'] }, nc);
+        break;
+      case 'cloud.terminate':
+        await cloud().terminate(InstanceId);
+        break;
+      case 'cloud.get':
+      case 'cloud.list': {
+        const tags = await launchedTags(t);
+        for (const m of mocks) m.mock.resetHistory();
+        ec2m.on(DescribeInstancesCommand).resolves({ Reservations: [{ Instances: [{ InstanceId, InstanceType: 'm5.large', State: { Name: 'running' }, Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }] });
+        if (call === 'cloud.get') await cloud().get(InstanceId);
+        else await cloud().list();
+        break;
+      }
+      case 'cloud.collectLaunchTemplates': {
+        const tags = await launchedTags(t);
+        for (const m of mocks) m.mock.resetHistory();
+        ec2m.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [{ LaunchTemplateId, LaunchTemplateName: 'nodefleet/x/default/0', CreateTime: new Date(0), Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] });
+        ec2m.on(DeleteLaunchTemplateCommand).resolves({});
+        await cloud().collectLaunchTemplates([], Date.now());
+        break;
+      }
+      case 'resolver.resolve':
+        await new Ec2NodeClassResolver(ec2, ssm, '1.32').resolve(nc);
+        break;
+      case 'eks.connect':
+        await new EksConnectionProvider(new EKSClient({ region: t.region, credentials: Credentials }), new STSClient({ region: t.region, credentials: Credentials }), t.clusterName, t.region).connection();
+        break;
+      case 'store.create':
+        await store.create(claim);
+        break;
+      case 'store.get':
+        await store.get(claim.name);
+        break;
+      case 'store.list':
+        await store.list();
+        break;
+      case 'store.getByInstanceId':
+        await store.getByInstanceId(InstanceId);
+        break;
+      case 'store.update':
+        await store.update(claim);
+        break;
+      case 'store.delete':
+        await store.delete(claim.name);
+        break;
+      case 'unavailable.mark':
+        await new DynamoUnavailableOfferings(doc, t.tableName, t.clusterName).mark([{ instanceType: 'm5.large', zone: `${t.region}a`, capacityType: 'spot', reason: 'InsufficientInstanceCapacity' }], 1_900_000_000);
+        break;
+      case 'unavailable.list':
+        await new DynamoUnavailableOfferings(doc, t.tableName, t.clusterName).list(1_800_000_000);
+        break;
+      case 'budgets.take':
+        await budgets.take('default', claim.name, 1, '2026-03-06T16:00:00Z');
+        break;
+      case 'budgets.release':
+        await budgets.release('default', claim.name);
+        break;
+      case 'budgets.holders':
+        await budgets.holders('default');
+        break;
+      case 'termination.start':
+        await new SfnTerminationStarter(new SFNClient({ region: t.region, credentials: Credentials }), t.stateMachineArn).start({ nodeClaim: claim.name, reason: 'emptiness' });
+        break;
+      case 'publisher.publish':
+        await new EventBridgePublisher(new EventBridgeClient({ region: t.region, credentials: Credentials }), { eventBusName: t.eventBusName }).publish([{ source: 'nodefleet.agent', detailType: 'Node Lifecycle', detail: {} }]);
+        break;
+      case 'catalogRefresher.get':
+        await new CatalogRefresher({ ec2, pricing: new PricingClient({ region: 'us-east-1', credentials: Credentials }), region: t.region, onError: () => undefined }).get(Date.now());
+        break;
+      case 'idempotency':
+        await idempotentOn(async () => ({ ok: true }), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-1' });
+        break;
+      case 'queue.consume':
+        return [];
+    }
+    const out: RecordedCall[] = [];
+    for (const { service, mock } of mocks) {
+      for (const c of mock.calls()) {
+        const name = (c.args[0] as { constructor: { name: string } }).constructor.name.replace(/Command$/, '');
+        const op = service === 'dynamodb' && mock === docm ? (DocumentCommands[name] ?? name) : name;
+        // The document client sends through the base client too: count each call once (the document-level one).
+        if (mock === ddbm && docm.calls().some((d) => d.args[0] === c.args[0])) continue;
+        out.push({ action: `${service}:${op}`, input: (c.args[0] as { input: Record<string, any> }).input });
+      }
+    }
+    return out;
+  } finally {
+    for (const m of mocks) m.mock.restore();
+  }
+}
