@@ -62,6 +62,13 @@ describe('demoConsole', () => {
     expect(out).toEqual(['t+00:01 │ nodes 2\n', '── t+00:03 scaled\n', 't+00:04 │ nodes 3\n']);
   });
 
+  it('a terminal that reports 0 or few columns gets the default width (no endless wrapping)', () => {
+    const out: string[] = [];
+    demoConsole((s) => out.push(s), { tty: true, width: 0 }).line('x'.repeat(150));
+    expect(out).toEqual([`${'x'.repeat(100)}\n`, `    ${'x'.repeat(50)}\n`]);
+    expect(wrap('a b c', 0)).toEqual(['a b c']);
+  });
+
   it('on a terminal keeps the status on the last line, redrawn under each new line', () => {
     const out: string[] = [];
     const c = demoConsole((s) => out.push(s), { tty: true });

@@ -8,6 +8,8 @@ import type { LogRecord } from './log.ts';
 
 /** Widest console line the demo prints (columns). */
 export const ConsoleWidth = 100;
+/** Narrowest width used: a terminal reporting fewer columns (a pseudo-terminal may say 0) gets this. */
+const MinWidth = 40;
 
 /** `t+MM:SS` of a virtual epoch ms relative to the scenario's start. */
 export function clockText(startMs: number, ms: number): string {
@@ -26,6 +28,7 @@ export function truncate(line: string, width = ConsoleWidth): string {
  * 4 more than the original. A word longer than the room left is cut across lines.
  */
 export function wrap(line: string, width = ConsoleWidth): string[] {
+  width = Math.max(MinWidth, width);
   if ([...line].length <= width) return [line];
   const lead = /^ */.exec(line)?.[0].length ?? 0;
   const indent = ' '.repeat(Math.min(Math.floor(width / 2), lead + 4));
@@ -112,7 +115,7 @@ export interface DemoConsole {
  * under each new line; without, a status is printed as a line when it differs from the last one.
  */
 export function demoConsole(write: (s: string) => void, opts: { tty?: boolean; width?: number } = {}): DemoConsole {
-  const width = Math.min(ConsoleWidth, opts.width ?? ConsoleWidth);
+  const width = opts.width && opts.width >= MinWidth ? Math.min(ConsoleWidth, opts.width) : ConsoleWidth;
   let status = '';
   let shown = false;
   const clear = () => {

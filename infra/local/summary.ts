@@ -31,26 +31,24 @@ export function claimState(c: NodeClaim): string {
 }
 
 /**
- * The live status, one line: nodes (ready, cordoned), NodeClaims by state, pods by phase, and
- * what the instances cost per hour now. Per-claim detail is in the log lines and the live view.
+ * The live status, one line: nodes (not ready, cordoned) and what the instances cost per hour
+ * now, pods by phase, NodeClaims by state. Per-claim detail is in the log lines and the live view.
  */
 export function statusLine(env: LocalEnvironment, claims: NodeClaim[]): string {
   const nodes = env.cluster.nodes();
-  const ready = nodes.filter(isReady).length;
+  const notReady = nodes.filter((n) => !isReady(n)).length;
   const cordoned = nodes.filter((n) => (n.spec as { unschedulable?: boolean } | undefined)?.unschedulable).length;
   const pods = env.cluster.pods().filter((p) => !p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
   const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).length;
   const pending = pods.filter((p) => p.status?.phase === 'Pending').length;
   const terminating = pods.filter((p) => p.metadata.deletionTimestamp).length;
-  const live = claims.filter((c) => c.phase !== 'Terminated');
   const byState = new Map<string, number>();
-  for (const c of live) byState.set(claimState(c), (byState.get(claimState(c)) ?? 0) + 1);
-  const states = [...byState].map(([k, n]) => (byState.size === 1 ? k : `${n} ${k}`)).join(', ');
+  for (const c of claims.filter((x) => x.phase !== 'Terminated')) byState.set(claimState(c), (byState.get(claimState(c)) ?? 0) + 1);
+  const nodeNotes = [notReady ? `${notReady} NotReady` : '', cordoned ? `${cordoned} cordoned` : ''].filter(Boolean).join(', ');
   return [
-    `nodes ${nodes.length} (${ready} ready${cordoned ? `, ${cordoned} cordoned` : ''})`,
-    `nodeclaims ${live.length}${states ? (byState.size === 1 ? ` ${states}` : `: ${states}`) : ''}`,
+    `nodes ${nodes.length}${nodeNotes ? ` (${nodeNotes})` : ''}, $${rateAt([...env.ec2.instances.values()], env.clock.nowMs()).toFixed(3)}/h`,
     `pods ${running} running, ${pending} pending${terminating ? `, ${terminating} terminating` : ''}`,
-    `$${rateAt([...env.ec2.instances.values()], env.clock.nowMs()).toFixed(3)}/h`,
+    `nodeclaims ${byState.size ? [...byState].map(([k, n]) => `${n} ${k}`).join(', ') : '0'}`,
   ].join(' │ ');
 }
 

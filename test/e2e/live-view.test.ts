@@ -17,6 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../infra/local/scenario.ts';
 import { runScenario } from '../../infra/local/runner.ts';
+import type { LocalEnvironment } from '../../infra/local/environment.ts';
 
 /** Where screenshots are kept (ignored by git; docs/live-view.png is a copy of one). */
 const ArtifactsDir = resolve('test-results');
@@ -71,11 +72,14 @@ describe('live view and report', () => {
     const liveSeen: Record<string, unknown> = {};
 
     // Act: the scenario, with the page opened as soon as the view serves
+    const consoleLines: string[] = [];
+    let env: LocalEnvironment | undefined;
     const result = await runScenario(loadScenario('seed-inflate'), {
-      quiet: true,
+      out: (l) => consoleLines.push(l),
       workDir,
       failFast: true,
       ui: { port: 0 },
+      onStarted: (e) => (env = e),
       onViewUrl: (url) => {
         liveChecks = (async () => {
           await live.goto(url);
@@ -100,7 +104,11 @@ describe('live view and report', () => {
     // Assess: the live page during the run
     expect(result.checks.filter((c) => !c.ok)).toEqual([]);
     expect(liveSeen.instanceType).toBe('c5a.2xlarge');
-    expect(liveSeen.nodeText).toMatch(/c5a\.2xlarge[\s\S]*on-demand[\s\S]*ap-northeast-2[abcd][\s\S]*NodePool default[\s\S]*\$0\.3440\/h/);
+    // The price shown is what the EC2 stand-in charges for the instance (catalog price, EBS included).
+    const launchedInstance = [...env!.ec2.instances.values()].find((i) => !i.preexisting)!;
+    expect(launchedInstance.priceUsdPerHour).toBeGreaterThan(0.3);
+    expect(liveSeen.nodeText).toMatch(/c5a\.2xlarge[\s\S]*on-demand[\s\S]*ap-northeast-2[abcd][\s\S]*NodePool default/);
+    expect(liveSeen.nodeText).toContain(`$${launchedInstance.priceUsdPerHour!.toFixed(4)}/h`);
     expect(['Launched', 'Registered', 'Ready']).toContain(liveSeen.claimState);
     const liveChart = liveSeen.chart as Awaited<ReturnType<typeof chartInk>>;
     expect(liveChart.points).toBeGreaterThan(2);
@@ -109,6 +117,17 @@ describe('live view and report', () => {
     const states = Object.keys(JSON.parse(readFileSync('statemachines/termination.asl.json', 'utf8')).States);
     expect(states).toContain(liveSeen.execution);
     expect(liveSeen.graphStates).toBe(states.length);
+
+    // Assess: the console was for people (no JSON, ≤ 100 columns, one status line per change); JSON went to logs.jsonl
+    expect(consoleLines.filter((l) => l.trimStart().startsWith('{'))).toEqual([]);
+    expect(consoleLines.filter((l) => [...l].length > 100)).toEqual([]);
+    expect(consoleLines.some((l) => /^live view: http:\/\/127\.0\.0\.1:\d+\/$/.test(l))).toBe(true);
+    expect(consoleLines.some((l) => /^ {2}t\+\d\d:\d\d provisioner +launched nodeclaim {2}NodeClaim=default-/.test(l))).toBe(true);
+    const statuses = consoleLines.filter((l) => /^ {3}t\+\d\d:\d\d │ nodes \d/.test(l)).map((l) => l.slice(l.indexOf('│')));
+    expect(statuses.length).toBeGreaterThan(3);
+    expect(statuses.every((x, i) => i === 0 || x !== statuses[i - 1])).toBe(true);
+    const jsonl = readFileSync(join(workDir, '.nodefleet', 'logs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(jsonl.find((r) => r.message === 'launched nodeclaim')).toMatchObject({ level: 'INFO', logger: 'controller', controller: 'provisioner', 'instance-type': 'c5a.2xlarge' });
 
     // Assess: the report, from disk, with the network refused
     expect(result.reportPath).toBeDefined();

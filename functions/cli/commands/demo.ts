@@ -7,6 +7,7 @@
  * in `.nodefleet/logs.jsonl`. Exit code 0 only when the scenario's expectations hold; 1 when they
  * do not; 2 for a usage error (unknown scenario, bad speed, port or log format, invalid scenario file).
  */
+import { relative } from 'node:path';
 import type { Command } from 'commander';
 import { DefaultScenario, ScenarioError, listScenarioNames, loadScenario } from '../../../infra/local/scenario.ts';
 import { runScenario } from '../../../infra/local/runner.ts';
@@ -53,7 +54,8 @@ export function register(program: Command): void {
       }
       const keepUntil = opts.keep
         ? (env: { kubeconfigPath: string }) => {
-            process.stdout.write(`\nenvironment kept running: kubectl --kubeconfig ${env.kubeconfigPath} get nodes,pods -A   (Ctrl-C to stop)\n`);
+            const kubeconfig = relative(process.cwd(), env.kubeconfigPath).startsWith('..') ? env.kubeconfigPath : relative(process.cwd(), env.kubeconfigPath);
+            process.stdout.write(`\nenvironment kept running (Ctrl-C to stop); the live view keeps serving. Try:\n  kubectl --kubeconfig ${kubeconfig} get nodes,pods -A\n`);
             return new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
           }
         : undefined;
