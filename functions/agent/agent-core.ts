@@ -11,6 +11,7 @@ import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
 import { compactNode, compactPod, type AgentPod, type NodeLifecycleDetail } from '../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from '../../shared/api/contract.ts';
+import { LabelInitialized, LabelNodePool, TaintUnregistered } from '../../shared/api/labels.ts';
 import { isProvisionable } from './select.ts';
 import { splitDetails } from './split.ts';
 
@@ -61,7 +62,23 @@ export interface AgentCoreOptions {
   log?: AgentLog;
   /** Epoch ms (injected for tests). */
   nowMs?: () => number;
+  /** Timer source (default the global setTimeout; the embedded environment's chaos runs pass its virtual clock). */
+  timers?: AgentTimers;
 }
+
+/** A one-shot timer source: `set` runs `fn` after `ms`; the returned handle cancels it. */
+export interface AgentTimers {
+  set(fn: () => void, ms: number): { cancel(): void };
+}
+
+/** The default timer source: Node's setTimeout, unref'd so an idle agent never holds a process open. */
+export const RealTimers: AgentTimers = {
+  set(fn, ms) {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
 
 interface PendingPod {
   pod: AgentPod;
@@ -72,6 +89,22 @@ interface NodeState {
   fingerprint: string;
   ready: boolean;
   providerID?: string;
+  /** The node as last seen, while nodefleet has not finished registering it (see {@link registrationUnfinished}). */
+  unfinished?: Node;
+  /** When an event for this node was last queued (epoch ms). */
+  sentMs?: number;
+}
+
+/**
+ * A node nodefleet launched whose registration is not finished: it still carries the
+ * karpenter.sh/unregistered taint, or has a NodePool label but not karpenter.sh/initialized.
+ * Its state is re-sent every pending-resend period, as pending pods are: registration is driven by
+ * node events, and one lost event (a dead-lettered delivery) must not leave a claim Registered for ever.
+ */
+export function registrationUnfinished(n: Node): boolean {
+  if (!n.spec?.providerID) return false;
+  if (n.spec.taints?.some((t) => t.key === TaintUnregistered.key)) return true;
+  return !!n.metadata.labels?.[LabelNodePool] && n.metadata.labels?.[LabelInitialized] !== 'true';
 }
 
 /** Pod activity of one node: the latest event, the latest event sent, and when it was sent (epoch ms). */
@@ -101,12 +134,14 @@ export class AgentCore {
   private readonly bindings = new Map<string, PodBinding>();
   private bindingsSynced = false;
   private readonly podActivity = new Map<string, PodActivity>();
-  private podEventTimer?: NodeJS.Timeout;
+  private podEventTimer?: { cancel(): void };
   private readonly batch = new Set<string>();
   private batchStartMs?: number;
-  private idleTimer?: NodeJS.Timeout;
-  private maxTimer?: NodeJS.Timeout;
-  private resendTimer?: NodeJS.Timeout;
+  private idleTimer?: { cancel(): void };
+  private maxTimer?: { cancel(): void };
+  private resendTimer?: { cancel(): void };
+  private readonly timers: AgentTimers;
+  private stopped = false;
   private readonly nodeOutbox: NodeLifecycleDetail[] = [];
   private seq = 0;
   private flushing: Promise<void> = Promise.resolve();
@@ -116,20 +151,27 @@ export class AgentCore {
   constructor(private readonly opts: AgentCoreOptions) {
     this.nowMs = opts.nowMs ?? (() => Date.now());
     this.log = opts.log ?? (() => {});
+    this.timers = opts.timers ?? RealTimers;
   }
 
   /** Starts the periodic re-send of still-pending pods. */
   start(): void {
     const every = this.opts.pendingResendMs ?? PendingResendMs;
-    this.resendTimer = setInterval(() => this.resendStale(), Math.max(1_000, Math.floor(every / 3)));
-    this.resendTimer.unref?.();
+    const period = Math.max(1_000, Math.floor(every / 3));
+    const tick = () => {
+      if (this.stopped) return;
+      this.resendStale();
+      this.resendTimer = this.timers.set(tick, period);
+    };
+    this.resendTimer = this.timers.set(tick, period);
   }
 
   stop(): void {
-    clearInterval(this.resendTimer);
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxTimer);
-    clearTimeout(this.podEventTimer);
+    this.stopped = true;
+    this.resendTimer?.cancel();
+    this.idleTimer?.cancel();
+    this.maxTimer?.cancel();
+    this.podEventTimer?.cancel();
   }
 
   /** Reduces a raw pod to what is kept: its compact form when provisionable. */
@@ -187,15 +229,16 @@ export class AgentCore {
   private resendStale(): void {
     const cutoff = this.nowMs() - (this.opts.pendingResendMs ?? PendingResendMs);
     for (const [key, p] of this.pending) if (p.lastSentMs !== undefined && p.lastSentMs <= cutoff) this.enqueue(key);
+    for (const st of this.nodes.values()) if (st.unfinished && (st.sentMs ?? 0) <= cutoff) this.queueNode('updated', st.unfinished, st);
   }
 
   private enqueue(key: string): void {
     this.batch.add(key);
     const now = this.nowMs();
     this.batchStartMs ??= now;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
-    if (!this.maxTimer) this.maxTimer = setTimeout(() => void this.flush(), this.opts.batchMaxMs ?? BatchMaxMs);
+    this.idleTimer?.cancel();
+    this.idleTimer = this.timers.set(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
+    if (!this.maxTimer) this.maxTimer = this.timers.set(() => void this.flush(), this.opts.batchMaxMs ?? BatchMaxMs);
   }
 
   /** Sends the current batch (and queued node events) now. */
@@ -205,8 +248,8 @@ export class AgentCore {
   }
 
   private async doFlush(): Promise<void> {
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxTimer);
+    this.idleTimer?.cancel();
+    this.maxTimer?.cancel();
     this.idleTimer = this.maxTimer = undefined;
     this.batchStartMs = undefined;
     const keys = [...this.batch].filter((k) => this.pending.has(k));
@@ -271,7 +314,7 @@ export class AgentCore {
 
   /** Queues a pod-activity event for every node whose news is due; re-arms one timer for the rest. */
   private sendDuePodEvents(): void {
-    clearTimeout(this.podEventTimer);
+    this.podEventTimer?.cancel();
     this.podEventTimer = undefined;
     const now = this.nowMs();
     const every = this.opts.podEventMinIntervalMs ?? PodEventMinIntervalMs;
@@ -300,8 +343,7 @@ export class AgentCore {
     }
     if (queued) void this.flush();
     if (next !== undefined) {
-      this.podEventTimer = setTimeout(() => this.sendDuePodEvents(), next - now);
-      this.podEventTimer.unref?.();
+      this.podEventTimer = this.timers.set(() => this.sendDuePodEvents(), next - now);
     }
   }
 
@@ -321,15 +363,16 @@ export class AgentCore {
       this.queueNode('deleted', { metadata: { name } });
       return;
     }
-    const cur = nodeFingerprint(n);
+    const cur: NodeState = { ...nodeFingerprint(n), sentMs: prev?.sentMs, ...(registrationUnfinished(n) ? { unfinished: n } : {}) };
     this.nodes.set(name, cur);
-    if (!prev) this.queueNode('added', n);
-    else if (cur.ready && !prev.ready) this.queueNode('ready', n);
-    else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n);
+    if (!prev) this.queueNode('added', n, cur);
+    else if (cur.ready && !prev.ready) this.queueNode('ready', n, cur);
+    else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n, cur);
     if (cur.providerID && !prev?.providerID && this.podActivity.has(name)) this.sendDuePodEvents();
   }
 
-  private queueNode(change: NodeLifecycleDetail['change'], n: Node): void {
+  private queueNode(change: NodeLifecycleDetail['change'], n: Node, st?: NodeState): void {
+    if (st) st.sentMs = this.nowMs();
     this.nodeOutbox.push({ schemaVersion: AgentSchemaVersion, cluster: this.opts.clusterName, change, observedAt: new Date(this.nowMs()).toISOString(), node: compactNode(n) });
     void this.flush();
   }
@@ -341,8 +384,7 @@ export class AgentCore {
     if (r.failed > 0) {
       this.log('warn', 'publishing node events failed, will retry', { failedEntries: r.failed });
       this.nodeOutbox.unshift(...out.slice(out.length - r.failed));
-      const t = setTimeout(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
-      t.unref?.();
+      this.timers.set(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
     }
   }
 }

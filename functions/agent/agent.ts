@@ -14,7 +14,7 @@ import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node } from '../../shared/api/kube.ts';
 import { kubeConfigFor, type KubeConnection } from '../../shared/kube/kube-api.ts';
 import { Reflector, DefaultRelistIntervalMs } from '../../shared/kube/reflector.ts';
-import { AgentCore, type AgentLog, type PodView } from './agent-core.ts';
+import { AgentCore, type AgentLog, type AgentTimers, type PodView } from './agent-core.ts';
 
 export interface AgentOptions {
   connection: KubeConnection;
@@ -30,6 +30,8 @@ export interface AgentOptions {
   healthPort?: number;
   log?: AgentLog;
   nowMs?: () => number;
+  /** Timer source for batching and re-sends (default setTimeout). */
+  timers?: AgentTimers;
 }
 
 export class Agent {

@@ -5,7 +5,7 @@
  */
 import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
-import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import type { KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { parseResources } from '../../shared/api/quantity.ts';
@@ -17,6 +17,13 @@ import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../..
 
 /** Claims in these phases hold (or will hold) capacity. */
 const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Registered', 'Initialized']);
+/**
+ * How long the pods a claim was made for still count as placed on it once its node is
+ * initialized: Karpenter's nomination period (2 × the 10 s batch window). Past it, a pod still
+ * pending did not fit there (other pods took the room, or it was re-created) and needs capacity
+ * again; counting it as assigned for ever left such pods Pending for good (chaos seed 8).
+ */
+export const NominationSeconds = 20;
 
 export interface Snapshot {
   nodePools: NodePool[];
@@ -99,7 +106,10 @@ export async function loadSnapshot(deps: { kube: KubeApi; store: NodeClaimStore;
       };
       existing.set(c.name, target);
     }
-    // Pods the claim was made for and that are still pending count as already placed on it.
+    // Pods the claim was made for and that are still pending count as already placed on it
+    // (after initialization only within the nomination period).
+    const initializedAt = c.phase === 'Initialized' ? Date.parse(getCondition(c, 'Initialized')?.lastTransitionTime ?? '') : NaN;
+    if (c.phase === 'Initialized' && !(now.getTime() - initializedAt < NominationSeconds * 1000)) continue;
     for (const key of c.pods) {
       const p = liveByKey.get(key);
       if (!p || p.spec.nodeName) continue;

@@ -20,6 +20,7 @@ import type { EventPublisher } from '../../shared/api/ports.ts';
 import { matchesPattern, type EventPattern } from '../../shared/api/contract.ts';
 import type { VirtualClock } from './clock.ts';
 import type { PutEventsEntry } from './ec2/server.ts';
+import type { BusAction } from './faults.ts';
 
 /** Async Lambda invokes are retried twice after the first failure (AWS Lambda async invocation). */
 export const AsyncInvokeRetries = 2;
@@ -79,6 +80,8 @@ export class LocalEventBus implements EventPublisher {
   readonly events: BusEvent[] = [];
   readonly deliveries: DeliveryRecord[] = [];
   readonly deadLetters: { rule: string; event: BusEvent; error: string }[] = [];
+  /** Deliveries a fault dropped (lost before reaching the target; not failures). */
+  readonly dropped: { rule: string; eventId: string; detailType: string; atMs: number }[] = [];
   private readonly targets: BusTarget[] = [];
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
@@ -97,6 +100,10 @@ export class LocalEventBus implements EventPublisher {
       onError?: (rule: string, event: BusEvent, err: unknown) => void;
       /** Called for every event accepted on the bus. */
       onEvent?: (event: BusEvent) => void;
+      /** Fault injection (infra/local/faults.ts): drop, duplicate or delay one delivery to one rule. */
+      fault?: (rule: string, event: BusEvent) => BusAction | undefined;
+      /** Runs one target invocation (the stepped clock tracks it as work). Default: call it. */
+      work?: <T>(fn: () => Promise<T>) => Promise<T>;
     },
   ) {}
 
@@ -158,8 +165,17 @@ export class LocalEventBus implements EventPublisher {
     this.opts.onEvent?.(ev);
     for (const t of this.targets) {
       if (!matchesPattern(t.pattern as unknown as Record<string, unknown>, ev as unknown as Record<string, unknown>)) continue;
-      if (t.kind === 'lambda') this.enqueueInvoke(t, ev, 1);
-      else this.enqueueSqs(t, { messageId: randomUUID(), event: ev, receiveCount: 0, firstSentMs: this.opts.clock.nowMs() });
+      const send = () => {
+        if (t.kind === 'lambda') this.enqueueInvoke(t, ev, 1);
+        else this.enqueueSqs(t, { messageId: randomUUID(), event: ev, receiveCount: 0, firstSentMs: this.opts.clock.nowMs() });
+      };
+      const fault = this.opts.fault?.(t.rule, ev);
+      if (fault?.kind === 'drop') this.dropped.push({ rule: t.rule, eventId: ev.id, detailType: ev['detail-type'], atMs: this.opts.clock.nowMs() });
+      else if (fault?.kind === 'delay') this.opts.clock.setTimer(send, fault.ms);
+      else {
+        send();
+        if (fault?.kind === 'duplicate') send();
+      }
     }
   }
 
@@ -169,7 +185,7 @@ export class LocalEventBus implements EventPublisher {
     const limit = t.concurrency ?? Infinity;
     const start = () => {
       this.running.set(t.rule, (this.running.get(t.rule) ?? 0) + 1);
-      void work()
+      void (this.opts.work ? this.opts.work(work) : work())
         .catch(() => undefined)
         .finally(() => {
           this.running.set(t.rule, (this.running.get(t.rule) ?? 1) - 1);

@@ -27,6 +27,22 @@ export interface VirtualClockOptions {
   realNowMs?: () => number;
   /** Hold virtual time at `start` until {@link VirtualClock.begin} (setup time does not count). */
   frozen?: boolean;
+  /**
+   * Discrete-event mode (the chaos harness): virtual time does not follow wall time at all; it
+   * stands still while anything is working and jumps to the next timer once everything has been
+   * quiet for `quietRealMs` real milliseconds. Runs are then as fast as the work they do, and a
+   * loaded machine cannot make a handler look slow in virtual time. `speed` is ignored.
+   */
+  stepped?: { quietRealMs?: number };
+}
+
+/** Real ms of quiet (no tracked work, no timer set or fired) before a stepped clock advances. */
+export const DefaultQuietRealMs = 12;
+
+interface SteppedTimer {
+  atMs: number;
+  seq: number;
+  fn: () => void;
 }
 
 /** The virtual clock (implements the `Clock` port the handlers take). */
@@ -38,6 +54,18 @@ export class VirtualClock implements Clock {
   private readonly realNowMs: () => number;
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
+  /** Stepped mode: current virtual instant, pending timers (sorted by atMs, seq), tracked work. */
+  private readonly stepped?: { quietRealMs: number };
+  private virtualNowMs = 0;
+  private queue: SteppedTimer[] = [];
+  private seq = 0;
+  private busy = 0;
+  private activity = 0;
+  private readonly wakeSources: (() => number | undefined)[] = [];
+  private readonly advanceHooks: (() => void)[] = [];
+  private driving = false;
+  /** Stepped mode diagnostics: jumps taken, quiet periods waited, and real ms spent waiting for quiet. */
+  readonly stats = { jumps: 0, quietWaits: 0 };
 
   /** @throws RangeError when `speed` is not a positive number ≥ 0.01. */
   constructor(opts: VirtualClockOptions) {
@@ -48,6 +76,47 @@ export class VirtualClock implements Clock {
     this.realNowMs = opts.realNowMs ?? Date.now;
     this.realStartMs = this.realNowMs();
     this.frozen = opts.frozen ?? false;
+    if (opts.stepped) {
+      this.stepped = { quietRealMs: opts.stepped.quietRealMs ?? DefaultQuietRealMs };
+      this.virtualNowMs = this.startMs;
+    }
+  }
+
+  /** True in discrete-event mode. */
+  get isStepped(): boolean {
+    return this.stepped !== undefined;
+  }
+
+  /**
+   * Runs `fn` as tracked work: a stepped clock does not advance until it settles. Use it for
+   * anything that does real I/O without a clock timer in between (a handler invocation, a Task).
+   * A no-op wrapper on a wall-scaled clock.
+   */
+  async work<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.stepped) return fn();
+    this.busy += 1;
+    this.activity += 1;
+    try {
+      return await fn();
+    } finally {
+      this.busy -= 1;
+      this.activity += 1;
+    }
+  }
+
+  /** Tells a stepped clock something happened (postpones the next jump by one quiet period). */
+  touch(): void {
+    this.activity += 1;
+  }
+
+  /** Stepped mode: another source of due instants (epoch ms), e.g. the local cluster's next kubelet change. */
+  addWakeSource(next: () => number | undefined): void {
+    this.wakeSources.push(next);
+  }
+
+  /** Stepped mode: called after every jump (e.g. to reconcile the local cluster at the new instant). */
+  onAdvance(fn: () => void): void {
+    this.advanceHooks.push(fn);
   }
 
   /** Starts virtual time (from `start`) if the clock was created frozen; no-op otherwise. */
@@ -55,6 +124,48 @@ export class VirtualClock implements Clock {
     if (!this.frozen) return;
     this.frozen = false;
     this.realStartMs = this.realNowMs();
+    if (this.stepped && !this.driving) {
+      this.driving = true;
+      void this.drive();
+    }
+  }
+
+  /** The stepped clock's loop: wait for quiet, jump to the earliest due instant, fire what is due. */
+  private async drive(): Promise<void> {
+    while (!this.stopped) {
+      await this.settle();
+      if (this.stopped) return;
+      let next = this.queue[0]?.atMs;
+      for (const w of this.wakeSources) {
+        const at = w();
+        if (at !== undefined && Number.isFinite(at) && (next === undefined || at < next)) next = at;
+      }
+      if (next === undefined) {
+        await realPause(this.stepped!.quietRealMs);
+        continue;
+      }
+      if (next > this.virtualNowMs) this.virtualNowMs = next;
+      this.stats.jumps += 1;
+      const due: SteppedTimer[] = [];
+      while (this.queue.length && this.queue[0].atMs <= this.virtualNowMs) due.push(this.queue.shift()!);
+      for (const t of due) {
+        if (this.stopped) return;
+        this.activity += 1;
+        t.fn();
+      }
+      for (const h of this.advanceHooks) h();
+    }
+  }
+
+  /** Resolves once no tracked work runs and nothing happened for one quiet period. */
+  private async settle(): Promise<void> {
+    for (;;) {
+      const before = this.activity;
+      await new Promise((r) => setImmediate(r));
+      await realPause(this.stepped!.quietRealMs);
+      this.stats.quietWaits += 1;
+      if (this.stopped || (this.busy === 0 && this.activity === before)) return;
+    }
   }
 
   now(): Date {
@@ -63,6 +174,7 @@ export class VirtualClock implements Clock {
 
   /** Virtual epoch milliseconds. */
   nowMs(): number {
+    if (this.stepped) return this.virtualNowMs;
     if (this.frozen) return this.startMs;
     return Math.round(this.startMs + (this.realNowMs() - this.realStartMs) * this.speed);
   }
@@ -90,6 +202,7 @@ export class VirtualClock implements Clock {
   /** Runs `fn` after `virtualMs` of virtual time. Timers are dropped by {@link stop}. */
   setTimer(fn: () => void, virtualMs: number): TimerHandle {
     if (this.stopped) return { cancel: () => undefined };
+    if (this.stepped) return this.setSteppedTimer(fn, virtualMs);
     const t = setTimeout(() => {
       this.timers.delete(t);
       if (!this.stopped) fn();
@@ -99,6 +212,26 @@ export class VirtualClock implements Clock {
       cancel: () => {
         clearTimeout(t);
         this.timers.delete(t);
+      },
+    };
+  }
+
+  private setSteppedTimer(fn: () => void, virtualMs: number): TimerHandle {
+    const t: SteppedTimer = { atMs: this.virtualNowMs + Math.max(0, virtualMs), seq: this.seq++, fn };
+    // Insert after every timer due at or before it (FIFO among equal instants).
+    let lo = 0;
+    let hi = this.queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.queue[mid].atMs <= t.atMs) lo = mid + 1;
+      else hi = mid;
+    }
+    this.queue.splice(lo, 0, t);
+    this.activity += 1;
+    return {
+      cancel: () => {
+        const i = this.queue.indexOf(t);
+        if (i >= 0) this.queue.splice(i, 1);
       },
     };
   }
@@ -143,7 +276,12 @@ export class VirtualClock implements Clock {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    this.queue = [];
   }
+}
+
+function realPause(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**

@@ -35,6 +35,7 @@ import { importPart, invokerOf, RepoRoot, type Invoke, type MissingPart } from '
 import { FunctionPermissions, TerminationTaskPermissions, policyDocument, type PolicyStatementJson } from '../../shared/api/iam-policy.ts';
 import { LocalAuthorizer, type LocalPrincipal } from './iam/authorizer.ts';
 import type { Scenario } from './scenario.ts';
+import { DynamoFaultProxy, InvocationCrashes, type FaultHooks } from './faults.ts';
 
 /** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
 export const ScheduleIntervalSeconds = 60;
@@ -52,6 +53,8 @@ const AgentBatchIdleSeconds = 1;
 const AgentBatchMaxSeconds = 10;
 const AgentPendingResendSeconds = 30;
 const AgentRelistSeconds = 300;
+/** With stepped time the agent's re-list (a real timer inside the reflector) runs every 20 real seconds. */
+const AgentRelistSteppedRealMs = 20_000;
 /** The disruption loop's state machine (engineer D's; run by the local Step Functions). */
 export const DisruptionLoopDefinition = 'functions/disruption/disruption-loop.asl.json';
 /** The provisioner's reserved concurrency in the CDK stack (serialised decisions per cluster). */
@@ -71,6 +74,13 @@ export interface LocalEnvironmentOptions {
   workDir?: string;
   /** Keep dynalite data and execution histories on disk (default true). */
   persist?: boolean;
+  /**
+   * Discrete-event time (clock.ts `stepped`): virtual time jumps to the next timer whenever
+   * everything is quiet, instead of following wall time × speed. The chaos harness uses it.
+   */
+  stepped?: boolean;
+  /** Fault hooks the stand-ins consult (faults.ts); none = no faults. */
+  faults?: FaultHooks;
   /**
    * Tests only: keeps a statement of a function's IAM policy only when this returns true (e.g.
    * drop the provisioner's PassRole to watch a scenario fail with UnauthorizedOperation).
@@ -108,6 +118,8 @@ export class LocalEnvironment {
   readonly clock: VirtualClock;
   readonly logs: LogTap;
   readonly missing: MissingPart[] = [];
+  /** The DynamoDB endpoint the functions use (the fault proxy when faults are on). */
+  private dynamoEndpoint = '';
   readonly stateDir: string;
   ec2!: LocalEc2;
   aws!: LocalAwsServer;
@@ -126,14 +138,18 @@ export class LocalEnvironment {
   private agent?: { stop(): Promise<void> | void };
   private agentModule?: any;
   /** The disruption loop's own Step Functions runner (its executions are not termination records). */
-  private disruptionSfn?: any;
+  disruptionSfn?: any;
   private disruptionRuns = 0;
   private stopping = false;
+  private agentStopRegistered = false;
+  /** Per-invocation crash injection (only with `faults`). */
+  crashes?: InvocationCrashes;
   private readonly stops: (() => Promise<void> | void)[] = [];
 
   constructor(private readonly opts: LocalEnvironmentOptions) {
     this.scenario = opts.scenario;
-    this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true });
+    this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true, stepped: opts.stepped ? {} : undefined });
+    if (opts.faults) this.crashes = new InvocationCrashes(() => this.opts.faults, () => this.clock.nowMs());
     this.logs = new LogTap(this.clock);
     this.stateDir = resolve(opts.workDir ?? process.cwd(), StateDirName);
   }
@@ -156,6 +172,12 @@ export class LocalEnvironment {
 
     this.dynamo = await startLocalDynamo({ path: persist ? join(this.stateDir, 'dynamodb') : undefined, region: s.region });
     this.stops.push(() => this.dynamo.stop());
+    if (this.opts.faults) {
+      // Throttling and conflicts are answered by a proxy in front of dynalite (faults.ts).
+      const proxy = new DynamoFaultProxy(this.dynamo.endpoint, () => this.opts.faults);
+      this.dynamoEndpoint = await proxy.start();
+      this.stops.push(() => proxy.stop());
+    } else this.dynamoEndpoint = this.dynamo.endpoint;
 
     const zones = zonesOf(s.region);
     this.ec2 = new LocalEc2({
@@ -172,6 +194,8 @@ export class LocalEnvironment {
       clock: this.clock,
       region: s.region,
       onError: (rule, ev, err) => this.log.error('event delivery failed', { rule, 'detail-type': ev['detail-type'], error: errText(err) }),
+      fault: this.opts.faults?.bus ? (rule, ev) => this.opts.faults?.bus?.(rule, ev) : undefined,
+      work: (fn) => this.clock.work(fn),
     });
     this.stops.push(() => this.bus.close());
     this.authorizer = new LocalAuthorizer(this.principals());
@@ -183,12 +207,18 @@ export class LocalEnvironment {
       putEvents: (e) => this.bus.putEntries(e),
       authorizer: this.authorizer,
       roleOfInstanceProfile: (name) => (name === profile ? nodeRoleArn : undefined),
+      fault: (action) => this.opts.faults?.ec2?.(action),
     });
     await this.aws.start();
     this.stops.push(() => this.aws.stop());
 
-    this.cluster = new LocalCluster({ clock: this.clock, podStartupSeconds: s.kubelet.podStartupSeconds });
+    this.cluster = new LocalCluster({ clock: this.clock, podStartupSeconds: s.kubelet.podStartupSeconds, fault: (method, path) => this.opts.faults?.kube?.(method, path) });
     await this.cluster.start();
+    if (this.clock.isStepped) {
+      // Kubelet boots, grace periods and pod start-ups are due instants of the cluster's own.
+      this.clock.addWakeSource(() => this.cluster.nextWakeMs());
+      this.clock.onAdvance(() => this.cluster.tick());
+    }
     this.stops.push(() => this.cluster.stop());
     this.kubeconfigPath = this.cluster.writeKubeconfig(join(this.stateDir, 'kubeconfig'));
 
@@ -230,6 +260,8 @@ export class LocalEnvironment {
     const s = this.scenario;
     this.ec2.listeners.onRunning = (i) => {
       if (i.preexisting || this.stopping) return;
+      const kubeletFault = this.opts.faults?.kubelet?.(i.instanceId);
+      if (kubeletFault === 'never-register') return;
       const t = this.catalog.get(i.instanceType);
       const flags = kubeletFlags(i.userData);
       try {
@@ -246,7 +278,8 @@ export class LocalEnvironment {
           nodeName: i.privateDnsName,
           privateIp: i.privateIp,
           bootDelaySeconds: s.kubelet.registerSeconds,
-          readyDelaySeconds: s.kubelet.readySeconds,
+          // A node that never turns Ready: its kubelet reports NotReady for a year.
+          readyDelaySeconds: kubeletFault === 'never-ready' ? 365 * 86_400 : s.kubelet.readySeconds,
         });
       } catch (err) {
         this.log.error('kubelet could not start', { instance: i.instanceId, error: errText(err) });
@@ -343,7 +376,7 @@ export class LocalEnvironment {
       [Env.tableName]: this.dynamo.tableName,
       [Env.region]: s.region,
       [Env.kubeconfig]: this.kubeconfigPath,
-      [Env.dynamodbEndpoint]: this.dynamo.endpoint,
+      [Env.dynamodbEndpoint]: this.dynamoEndpoint || this.dynamo.endpoint,
       [Env.ec2Endpoint]: this.aws?.url ?? '',
       [Env.eventBusName]: LocalEventBusName,
       [Env.stateMachineArn]: `arn:aws:states:${s.region}:123456789012:stateMachine:termination`,
@@ -375,7 +408,7 @@ export class LocalEnvironment {
         clock: this.clock,
         log: this.logs.forFunction(name),
         metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
-        overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.bus, ...extra },
+        overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, ...extra },
       });
       // What each handler's deps factory adds on top of buildDeps (interruption names the starter `starter`).
       if (base.termination) base.starter = base.termination;
@@ -400,6 +433,7 @@ export class LocalEnvironment {
             clock: this.clock,
             wait: (seconds: number) => this.clock.sleep(seconds * 1000),
             retryPauseMs: 50,
+            task: (machine: string, state: string, call: () => Promise<unknown>) => this.runTask(machine, state, call),
             historyDir: (this.opts.persist ?? true) ? join(this.stateDir, 'executions') : undefined,
             region: this.scenario.region,
             root: RepoRoot,
@@ -413,11 +447,12 @@ export class LocalEnvironment {
       }
     }
 
-    const extra = starter ? { termination: starter } : {};
+    const extra = starter ? { termination: this.crashes ? this.crashingStarter(starter as { start(i: unknown): Promise<string> }) : starter } : {};
     for (const [name, file] of Object.entries(FunctionFiles) as [keyof typeof FunctionFiles, string][]) {
       const mod = await importPart(name, file, this.missing);
       const inv = invokerOf(name, file, mod, depsFor(name, extra), this.missing);
-      if (inv) this.invokers[name] = inv;
+      // Every invocation is tracked work for the stepped clock, and a crash point for faults.
+      if (inv) this.invokers[name] = (payload) => this.clock.work(() => (this.crashes ? this.crashes.run(name, () => inv(payload)) : inv(payload)));
     }
 
     if (this.invokers.provisioner) this.bus.addTarget({ rule: 'provisioner', pattern: EventRules.provisioner, kind: 'lambda', invoke: this.invokers.provisioner, concurrency: ProvisionerConcurrency });
@@ -432,10 +467,47 @@ export class LocalEnvironment {
     const loopDef = existsSync(join(RepoRoot, DisruptionLoopDefinition)) ? JSON.parse(readFileSync(join(RepoRoot, DisruptionLoopDefinition), 'utf8')) : undefined;
     if (loopDef && sfnMod?.LocalStepFunctions && this.invokers.disruption) {
       const inv = this.invokers.disruption;
-      this.disruptionSfn = new sfnMod.LocalStepFunctions({ clock: this.clock, wait: (seconds: number) => this.clock.sleep(seconds * 1000), retryPauseMs: 50, region: this.scenario.region });
+      this.disruptionSfn = new sfnMod.LocalStepFunctions({
+        clock: this.clock,
+        wait: (seconds: number) => this.clock.sleep(seconds * 1000),
+        retryPauseMs: 50,
+        region: this.scenario.region,
+        task: (machine: string, state: string, call: () => Promise<unknown>) => this.runTask(machine, state, call, false),
+      });
       this.disruptionSfn.register('disruption', loopDef, { DisruptionFunctionArn: (input: unknown) => inv(input) });
       this.stops.push(() => this.disruptionSfn?.stop());
     }
+  }
+
+  /**
+   * One Task invocation of a state machine: tracked work, the `task` fault hook, a crash point.
+   * `ownCrashes` false: the Task calls a function whose invocation is already a crash point.
+   */
+  private runTask(machine: string, state: string, call: () => Promise<unknown>, ownCrashes = true): Promise<unknown> {
+    return this.clock.work(async () => {
+      this.opts.faults?.task?.(machine, state);
+      return this.crashes && ownCrashes ? this.crashes.run(`${machine}.${state}`, call) : call();
+    });
+  }
+
+  /** The bus as the functions' event publisher, each publish an effect of the invocation (a crash point). */
+  private crashingPublisher(): { publish: LocalEventBus['publish'] } {
+    return {
+      publish: async (entries) => {
+        this.crashes?.effect();
+        return this.bus.publish(entries);
+      },
+    };
+  }
+
+  /** The termination starter, each start an effect of the invocation (a crash point). */
+  private crashingStarter(starter: { start(i: unknown): Promise<string> }): { start(i: unknown): Promise<string> } {
+    return {
+      start: async (input) => {
+        this.crashes?.effect();
+        return starter.start(input);
+      },
+    };
   }
 
   /** Starts virtual time, the scheduler (disruption and gc every minute) and the agent. */
@@ -475,6 +547,15 @@ export class LocalEnvironment {
     if (this.agentModule) await this.startAgent(this.agentModule);
   }
 
+  /** Stops the in-cluster agent and starts a new one (a pod restart: it re-lists and re-sends what is pending). */
+  async restartAgent(): Promise<void> {
+    if (!this.agentModule || this.stopping) return;
+    const old = this.agent;
+    this.agent = undefined;
+    await old?.stop();
+    await this.startAgent(this.agentModule);
+  }
+
   private async startAgent(mod: any): Promise<void> {
     if (typeof mod.Agent !== 'function') {
       this.missing.push({ name: 'agent', file: 'functions/agent/agent.ts', reason: 'exports no Agent class' });
@@ -487,16 +568,30 @@ export class LocalEnvironment {
       connection: { kind: 'kubeconfig', path: this.kubeconfigPath },
       publisher: this.bus,
       clusterName: this.scenario.clusterName,
-      batchIdleMs: Math.max(AgentBatchIdleFloorMs, (AgentBatchIdleSeconds * 1000) / speed),
-      batchMaxMs: Math.max(AgentBatchMaxFloorMs, (AgentBatchMaxSeconds * 1000) / speed),
-      pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
-      relistIntervalMs: AgentRelistSeconds * 1000 / speed,
+      ...(this.clock.isStepped
+        ? {
+            // Stepped time: the agent's windows are virtual timers like every other delay.
+            timers: { set: (fn: () => void, ms: number) => this.clock.setTimer(fn, ms) },
+            batchIdleMs: AgentBatchIdleSeconds * 1000,
+            batchMaxMs: AgentBatchMaxSeconds * 1000,
+            pendingResendMs: AgentPendingResendSeconds * 1000,
+            relistIntervalMs: AgentRelistSteppedRealMs,
+          }
+        : {
+            batchIdleMs: Math.max(AgentBatchIdleFloorMs, (AgentBatchIdleSeconds * 1000) / speed),
+            batchMaxMs: Math.max(AgentBatchMaxFloorMs, (AgentBatchMaxSeconds * 1000) / speed),
+            pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
+            relistIntervalMs: AgentRelistSeconds * 1000 / speed,
+          }),
       log: (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => log[level](message, fields),
       nowMs: () => this.clock.nowMs(),
     });
     await agent.start();
+    if (!this.agent && !this.agentStopRegistered) {
+      this.agentStopRegistered = true;
+      this.stops.push(() => this.agent?.stop());
+    }
     this.agent = agent;
-    this.stops.push(() => this.agent?.stop());
   }
 
   /** NodeClaims in the store (empty when the store is not available). */
@@ -529,6 +624,7 @@ export class LocalEnvironment {
     if (this.stopping) return;
     this.stopping = true;
     this.clock.stop();
+    this.crashes?.close();
     // dynalite throws from a request callback when its database closes under an in-flight request:
     // during shutdown that is expected, and must not crash the process before the exit code is set.
     const ignoreClosedDb = (err: Error & { code?: string }) => {

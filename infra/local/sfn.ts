@@ -39,6 +39,8 @@ export interface LocalStepFunctionsOptions {
   historyDir?: string;
   region?: string;
   accountId?: string;
+  /** Runs one Task invocation (fault injection and the stepped clock's work tracking wrap it here). Default: call it. */
+  task?: (machine: string, state: string, call: () => Promise<unknown>) => Promise<unknown>;
 }
 
 interface Registered {
@@ -150,7 +152,8 @@ export class LocalStepFunctions {
     for (const [stateName, fn] of Object.entries(m.tasks)) {
       handlers[stateName] = async (stateInput) => {
         await yieldToHistory();
-        return (await fn(stateInput)) ?? {};
+        const call = async () => fn(stateInput);
+        return (await (this.opts.task ? this.opts.task(stateMachine, stateName, call) : call())) ?? {};
       };
     }
     // Aborting must also end a Wait in progress: the library keeps its task timer until the

@@ -391,6 +391,31 @@ export class LocalEc2 {
     return inst;
   }
 
+  /**
+   * Stops a running instance out of band (an operator or an EBS failure, not nodefleet):
+   * stopping now, stopped after `shutdownSeconds`, with the state-change events EC2 emits.
+   * No-op for an instance that is not pending or running.
+   */
+  stopOutOfBand(instanceId: string): void {
+    const inst = this.instances.get(instanceId);
+    if (!inst || (inst.state !== 'pending' && inst.state !== 'running')) return;
+    inst.state = 'stopping';
+    this.emitStateChange(inst);
+    this.listeners.onStopping?.(inst);
+    this.clock.setTimer(() => {
+      if (inst.state !== 'stopping') return;
+      inst.state = 'stopped';
+      this.emitStateChange(inst);
+    }, this.shutdownSeconds * 1000);
+  }
+
+  /** Emits an EC2 Instance Rebalance Recommendation for a spot instance (nothing else changes). */
+  rebalanceRecommendation(instanceId: string): void {
+    const inst = this.instances.get(instanceId);
+    if (!inst) return;
+    this.emit('EC2 Instance Rebalance Recommendation', [this.arn(inst.instanceId)], { 'instance-id': inst.instanceId });
+  }
+
   /** Instances matching the filters (EC2 DescribeInstances semantics for the filters nodefleet uses). */
   describe(instanceIds: string[] | undefined, filters: { name: string; values: string[] }[]): LocalInstance[] {
     if (instanceIds?.length) {

@@ -34,6 +34,8 @@ export interface AwsServerOptions {
   putEvents?: (entries: PutEventsEntry[]) => { eventId?: string; errorCode?: string; errorMessage?: string }[];
   /** Cluster name for the discovery tag on subnets and security groups. */
   clusterName: string;
+  /** Fault injection (infra/local/faults.ts): may throw an Ec2ApiError before an EC2 action runs. */
+  fault?: (action: string) => void;
   /**
    * When set, every call is authorized against the calling function's IAM policy first (the
    * caller = the access key id of its SigV4 signature); a denied call fails as EC2 / SSM fail it.
@@ -120,6 +122,7 @@ export class LocalAwsServer {
       const q = parseQueryBody(body);
       const action = str(q.Action) ?? '';
       await this.authorize(req, `ec2:${action}`, q, false);
+      this.opts.fault?.(action);
       const out = this.query(action, q);
       res.writeHead(200, { 'content-type': 'text/xml;charset=UTF-8', 'x-amzn-requestid': requestId });
       res.end(xmlResponse(action, requestId, out));

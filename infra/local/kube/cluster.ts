@@ -14,7 +14,7 @@ import type { Clock } from '../../../shared/api/ports.ts';
 import { ApiCore, T } from './api.ts';
 import { Controllers, type InstanceSpec, type InstanceState } from './controllers.ts';
 import { findTypeByKind } from './resources.ts';
-import { startApiServer, type RequestLogger, type RunningServer } from './server.ts';
+import { startApiServer, type RequestFault, type RequestLogger, type RunningServer } from './server.ts';
 import { ObjectStore, rfc3339, type StoreEvent, type WatchEventType } from './store.ts';
 import { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 
@@ -38,6 +38,8 @@ export interface LocalClusterOptions {
   namespaces?: string[];
   /** Called for every HTTP request (method, path, status). */
   logRequest?: RequestLogger;
+  /** Fault injection: an error status to answer instead of serving a request (off when absent). */
+  fault?: RequestFault;
   /** Called when a simulated controller step throws (the others still run). Default: ignored. */
   onControllerError?: (step: string, err: unknown) => void;
 }
@@ -86,7 +88,7 @@ export class LocalCluster {
    */
   async start(): Promise<{ url: string }> {
     if (this.server) return { url: this.server.url };
-    this.server = await startApiServer(this.api, { host: this.options.host, port: this.options.port, log: this.options.logRequest });
+    this.server = await startApiServer(this.api, { host: this.options.host, port: this.options.port, log: this.options.logRequest, fault: this.options.fault });
     const ms = this.options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
     if (ms > 0) {
       // skip idle passes: nothing was written since the last settled pass and nothing is due yet
@@ -114,6 +116,11 @@ export class LocalCluster {
    */
   dropWatches(): number {
     return this.server?.closeWatches() ?? 0;
+  }
+
+  /** Virtual epoch ms of the next timed change a controller waits for (a kubelet boot, a grace period). */
+  nextWakeMs(): number {
+    return this.controllers.nextWakeMs;
   }
 
   /** Base URL while started. @throws Error when not started. */

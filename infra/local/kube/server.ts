@@ -165,8 +165,14 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
  * Creates the HTTP server over an {@link ApiCore}. Call `listen()` on the result of
  * {@link startApiServer} rather than this, unless you manage the socket yourself.
  */
-export function createApiServer(api: ApiCore, log?: RequestLogger): Server {
+export function createApiServer(api: ApiCore, log?: RequestLogger, fault?: RequestFault): Server {
   const server: Server = createServer((req, res) => {
+    const injected = fault?.((req.method ?? 'GET').toUpperCase(), req.url ?? '/');
+    if (injected) {
+      send(res, injected.status, new ApiError(injected.status, injected.code, injected.message).toStatus());
+      log?.({ method: req.method ?? 'GET', path: req.url ?? '/', status: injected.status });
+      return;
+    }
     handle(api, req, res, server)
       .catch((e: unknown) => {
         const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `Internal error occurred: ${(e as Error)?.message ?? String(e)}`);
@@ -411,8 +417,11 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
  * Starts the server on `host:port` (default 127.0.0.1, port 0 = an ephemeral port).
  * `close()` ends open watches and waits for the socket to close.
  */
-export async function startApiServer(api: ApiCore, opts: { host?: string; port?: number; log?: RequestLogger } = {}): Promise<RunningServer> {
-  const server = createApiServer(api, opts.log);
+/** Fault injection (infra/local/faults.ts): an error status to answer instead of serving the request. */
+export type RequestFault = (method: string, path: string) => { status: number; code: string; message: string } | undefined;
+
+export async function startApiServer(api: ApiCore, opts: { host?: string; port?: number; log?: RequestLogger; fault?: RequestFault } = {}): Promise<RunningServer> {
+  const server = createApiServer(api, opts.log, opts.fault);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AgentCore, BatchIdleMs, BatchMaxMs, PodEventMinIntervalMs } from '../../../functions/agent/agent-core.ts';
+import { AgentCore, BatchIdleMs, BatchMaxMs, PendingResendMs, PodEventMinIntervalMs } from '../../../functions/agent/agent-core.ts';
 import { isProvisionable } from '../../../functions/agent/select.ts';
 import { splitDetails, MaxDetailBytes } from '../../../functions/agent/split.ts';
 import { UnschedulablePodsDetailSchema, NodeLifecycleDetailSchema, compactPod, type AgentPod } from '../../../shared/api/agent-events.ts';
@@ -95,6 +95,26 @@ describe('AgentCore batching', () => {
     await core.flush();
     const changes = publisher.ofType('Node Lifecycle').map((e) => NodeLifecycleDetailSchema.parse(e.detail).change);
     expect(changes).toEqual(['added', 'ready', 'updated', 'deleted']);
+  });
+
+  it('a node whose registration is unfinished is re-sent every 30 s until it carries karpenter.sh/initialized', async () => {
+    // Prepare: registration is event-driven; a lost "ready" event must not leave the claim Registered for ever.
+    core.start();
+    const labels = { 'karpenter.sh/nodepool': 'default' };
+    const ours = node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, labels });
+    const managed = node({ name: 'm1', providerID: 'aws:///ap-northeast-2a/i-2', ready: true });
+    core.nodeChanged('ADDED', 'n1', ours);
+    core.nodeChanged('ADDED', 'm1', managed);
+    await core.flush();
+    const sent = () => publisher.ofType('Node Lifecycle').map((e) => NodeLifecycleDetailSchema.parse(e.detail)).map((d) => `${d.change}:${d.node.metadata.name}`);
+    // Act
+    await vi.advanceTimersByTimeAsync(PendingResendMs + PendingResendMs / 3);
+    const afterResend = sent();
+    core.nodeChanged('MODIFIED', 'n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, labels: { ...labels, 'karpenter.sh/initialized': 'true' } }));
+    await vi.advanceTimersByTimeAsync(3 * PendingResendMs);
+    // Assess
+    expect(afterResend).toEqual(['added:n1', 'added:m1', 'updated:n1']);
+    expect(sent()).toEqual(['added:n1', 'added:m1', 'updated:n1', 'updated:n1']);
   });
 });
 

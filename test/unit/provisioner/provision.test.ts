@@ -3,6 +3,7 @@ import { run, parseInput, handler } from '../../../functions/provisioner/handler
 import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
 import { MetricNames } from '../../../shared/runtime/observability.ts';
 import { Region, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
+import { node, pod } from '../../fakes/index.ts';
 
 const w0 = (launch: unknown) => launch as { instanceTypes: string[]; capacityTypes: string[] };
 const inflate = () => Array.from({ length: 5 }, (_, i) => pendingPod(`inflate-${i}`, '1'));
@@ -120,6 +121,29 @@ describe('provisioner run', () => {
     expect(second.created).toHaveLength(1);
     expect(second.created[0]).not.toBe(first.created[0]);
     expect(second.launched).toHaveLength(1);
+    expect(w.cloud.callsOf('create')).toHaveLength(2);
+  });
+
+  it('pods still pending 20 s after their claim initialized (others took the room) get a new claim', async () => {
+    // Prepare
+    const pods = inflate();
+    const { w, deps } = provisionerWorld({ pods });
+    const first = await run(parseInput(unschedulableEvent(pods, 'e1')), deps);
+    const claim = (await w.store.get(first.created[0]))!;
+    const at = w.clock.nowIso();
+    await w.store.update({ ...claim, phase: 'Initialized', nodeName: 'ip-10-0-1-1', conditions: [...claim.conditions, { type: 'Initialized', status: 'True', lastTransitionTime: at }] });
+    // Its node is up, and other pods took all of its room.
+    w.kube.addNode(node({ name: 'ip-10-0-1-1', providerID: claim.providerId, labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' }, allocatable: { cpu: '7', memory: '14Gi', pods: '58' } }));
+    w.kube.addPod(pod({ name: 'other', cpu: '7', nodeName: 'ip-10-0-1-1' }));
+    // Act: within the nomination period the pods count as placed; after it they need capacity.
+    w.clock.advanceSeconds(10);
+    const within = await run(parseInput(unschedulableEvent(pods, 'e2')), deps);
+    w.clock.advanceSeconds(15);
+    const after = await run(parseInput(unschedulableEvent(pods, 'e3')), deps);
+    // Assess
+    expect(within.created).toEqual([]);
+    expect(after.provisionable).toBe(5);
+    expect(after.created).toHaveLength(1);
     expect(w.cloud.callsOf('create')).toHaveLength(2);
   });
 

@@ -1,0 +1,337 @@
+/**
+ * The promises a chaos run checks, every {@link CheckEverySeconds} of virtual time and at the end.
+ * Everything is read from the stand-ins (EC2 instances, the cluster's nodes, pods and PDBs, the
+ * DynamoDB table, the state machines' executions, the bus), never from nodefleet's own counters.
+ *
+ * Bounds (virtual time) and why:
+ * - orphan instance: {@link OrphanBoundSeconds} = the launch grace gc gives a new instance
+ *   (OrphanInstanceGraceSeconds, 30 s) + three gc periods (one gc run can be lost to an injected
+ *   crash or throttling, and the next one may see the claim write still settling).
+ * - termination: the node and instance are gone by the execution's deadline + 2 minutes; with no
+ *   deadline, something is working on it: a RUNNING termination execution for the claim, at most
+ *   {@link AbandonBoundSeconds} without one (a failed execution is retried by gc within a period).
+ * - `karpenter.sh/disrupted` taint or budget slot without a RUNNING termination execution or
+ *   disruption loop execution for that node: at most {@link AbandonBoundSeconds}.
+ * - a registered claim whose node is gone while its instance runs (a node deleted out of band):
+ *   at most {@link AbandonBoundSeconds} before something terminates it (the zombie of seed 002).
+ * - every pod running: checked at the end, after faults stopped and the cluster settled (the run
+ *   waits up to the registration timeout + 5 minutes, the longest recovery: a node that never
+ *   registers is only given up after RegistrationTimeoutSeconds).
+ */
+import { OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
+import { budgetCap } from '../../shared/disruption/budgets.ts';
+import { NodePoolSchema } from '../../shared/api/nodepool.ts';
+import { keys, Table } from '../../shared/api/contract.ts';
+import { AsyncInvokeRetries, MaxReceiveCount } from '../../infra/local/bus.ts';
+import { ScheduleIntervalSeconds, type LocalEnvironment } from '../../infra/local/environment.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { ChaosInjector } from './injector.ts';
+
+export const CheckEverySeconds = 20;
+export const OrphanBoundSeconds = OrphanInstanceGraceSeconds + 3 * ScheduleIntervalSeconds;
+export const AbandonBoundSeconds = 5 * 60;
+/** Termination deadline slack (the issue's "+ 2 minutes"). */
+export const DeadlineSlackSeconds = 120;
+const Voluntary = new Set(['emptiness', 'consolidation', 'drift']);
+
+export interface Violation {
+  invariant: string;
+  seed: number;
+  /** Virtual seconds since the run started. */
+  atSeconds: number;
+  message: string;
+  objects: string[];
+}
+
+interface Execution {
+  name: string;
+  status: string;
+  startDate: string;
+  input: string;
+  events?: unknown[];
+}
+
+interface TerminationView {
+  claim: string;
+  nodeName?: string;
+  instanceId?: string;
+  reason: string;
+  startedMs: number;
+  deadlineMs?: number;
+  running: boolean;
+}
+
+export class Monitor {
+  readonly violations: Violation[] = [];
+  private readonly orphanSince = new Map<string, number>();
+  private readonly unattendedSince = new Map<string, number>();
+  private readonly voluntary = new Set<string>();
+  private readonly reported = new Set<string>();
+
+  constructor(
+    private readonly env: LocalEnvironment,
+    private readonly seed: number,
+    private readonly injector: ChaosInjector,
+  ) {}
+
+  private add(invariant: string, key: string, message: string, objects: string[]): void {
+    if (this.reported.has(`${invariant}|${key}`)) return;
+    this.reported.add(`${invariant}|${key}`);
+    this.violations.push({ invariant, seed: this.seed, atSeconds: Math.round(this.env.clock.elapsedSeconds()), message, objects });
+  }
+
+  private terminations(): TerminationView[] {
+    const byClaim = new Map<string, TerminationView>();
+    const execs: Execution[] = (this.env.sfn?.listExecutions?.() ?? []) as Execution[];
+    for (const e of execs) {
+      let input: any;
+      try {
+        input = JSON.parse(e.input);
+      } catch {
+        continue;
+      }
+      const claim = String(input?.nodeClaim ?? '');
+      if (!claim) continue;
+      const started = Date.parse(e.startDate);
+      const prev = byClaim.get(claim);
+      const running = e.status === 'RUNNING';
+      if (!prev) byClaim.set(claim, { claim, nodeName: input.nodeName, instanceId: input.instanceId, reason: input.reason, startedMs: started, deadlineMs: input.deadlineEpochMs, running });
+      else {
+        prev.running ||= running;
+        prev.nodeName ??= input.nodeName;
+        prev.instanceId ??= input.instanceId;
+        // The first execution's start is when termination started; the earliest deadline binds.
+        if (started < prev.startedMs) prev.startedMs = started;
+        if (typeof input.deadlineEpochMs === 'number') prev.deadlineMs = prev.deadlineMs === undefined ? input.deadlineEpochMs : Math.min(prev.deadlineMs, input.deadlineEpochMs);
+      }
+    }
+    return [...byClaim.values()];
+  }
+
+  private runningDisruptionMentions(name: string): boolean {
+    const execs: Execution[] = (this.env.disruptionSfn?.listExecutions?.() ?? []) as Execution[];
+    return execs.some((e) => e.status === 'RUNNING' && JSON.stringify(e.events ?? []).includes(name));
+  }
+
+  /** One continuous check. */
+  async check(): Promise<void> {
+    const env = this.env;
+    const now = env.clock.nowMs();
+    const claims: NodeClaim[] = await env.nodeClaims();
+    const live = claims.filter((c) => c.phase !== 'Terminated');
+    const instances = env.liveInstances();
+    const nodes = env.cluster.nodes();
+    const terms = this.terminations();
+    const termByClaim = new Map(terms.map((t) => [t.claim, t]));
+
+    // 1. No instance tagged for the cluster runs without a live NodeClaim for longer than the bound.
+    const claimed = new Set(live.map((c) => c.instanceId).filter(Boolean));
+    for (const i of instances) {
+      if (claimed.has(i.instanceId)) {
+        this.orphanSince.delete(i.instanceId);
+        continue;
+      }
+      const since = this.orphanSince.get(i.instanceId) ?? Math.max(now, i.launchTimeMs);
+      this.orphanSince.set(i.instanceId, since);
+      if (now - since > OrphanBoundSeconds * 1000) {
+        this.add('orphan-instance', i.instanceId, `instance ${i.instanceId} (${i.instanceType}, NodeClaim tag ${i.tags['karpenter.sh/nodeclaim'] ?? '-'}) has run ${Math.round((now - since) / 1000)}s without a live NodeClaim (bound ${OrphanBoundSeconds}s)`, [i.instanceId, i.tags['karpenter.sh/nodeclaim'] ?? '']);
+      }
+    }
+
+    // 2. Termination: gone by the deadline + 2 min; with no deadline, never abandoned.
+    for (const t of terms) {
+      const inst = t.instanceId ? env.ec2.instances.get(t.instanceId) : undefined;
+      const instAlive = inst && (inst.state === 'pending' || inst.state === 'running' || inst.state === 'stopping' || inst.state === 'stopped');
+      const nodeAlive = t.nodeName ? nodes.some((n) => n.metadata.name === t.nodeName) : false;
+      if (!instAlive && !nodeAlive) continue;
+      if (t.deadlineMs !== undefined && now > t.deadlineMs + DeadlineSlackSeconds * 1000) {
+        this.add('termination-deadline', t.claim, `NodeClaim ${t.claim} (${t.reason}): ${instAlive ? `instance ${t.instanceId} ${inst!.state}` : ''}${instAlive && nodeAlive ? ', ' : ''}${nodeAlive ? `node ${t.nodeName} exists` : ''} ${Math.round((now - t.deadlineMs) / 1000)}s after its deadline`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
+      }
+      if (!t.running) {
+        const since = this.unattendedSince.get(`term|${t.claim}`) ?? now;
+        this.unattendedSince.set(`term|${t.claim}`, since);
+        if (now - since > AbandonBoundSeconds * 1000) {
+          this.add('termination-abandoned', t.claim, `NodeClaim ${t.claim} (${t.reason}): termination started, no execution running for ${Math.round((now - since) / 1000)}s, ${instAlive ? `instance ${t.instanceId} still ${inst!.state}` : `node ${t.nodeName} still exists`}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
+        }
+      } else this.unattendedSince.delete(`term|${t.claim}`);
+    }
+
+    // 2b. The zombie of seed 002 by another road: a registered claim whose node is gone while its instance keeps running.
+    const nodeNames = new Set(nodes.map((n) => n.metadata.name));
+    const providerIds = new Set(nodes.map((n) => n.spec?.providerID).filter(Boolean));
+    const liveIds = new Set(instances.map((i) => i.instanceId));
+    for (const c of live) {
+      const gone = (c.phase === 'Registered' || c.phase === 'Initialized') && c.nodeName && !nodeNames.has(c.nodeName) && !(c.providerId && providerIds.has(c.providerId)) && c.instanceId && liveIds.has(c.instanceId);
+      this.unattended(`nodegone|${c.name}`, !!gone, now, 'instance-without-node', `NodeClaim ${c.name} (${c.phase}): node ${c.nodeName} is gone, instance ${c.instanceId} still runs and nothing terminates it`, [c.name, c.nodeName ?? '', c.instanceId ?? '']);
+    }
+
+    // 3. At most one instance per NodeClaim.
+    const perClaim = new Map<string, string[]>();
+    for (const i of instances) {
+      const c = i.tags['karpenter.sh/nodeclaim'];
+      if (c) perClaim.set(c, [...(perClaim.get(c) ?? []), i.instanceId]);
+    }
+    for (const [c, ids] of perClaim) if (ids.length > 1) this.add('one-instance-per-claim', c, `NodeClaim ${c} has ${ids.length} live instances`, [c, ...ids]);
+    // … and no pending pod is the reason for two claims still launching.
+    const launching = live.filter((c) => ['Pending', 'Launched', 'Registered'].includes(c.phase));
+    const podClaims = new Map<string, string[]>();
+    for (const c of launching) for (const p of c.pods ?? []) podClaims.set(p, [...(podClaims.get(p) ?? []), c.name]);
+    const pending = new Set(env.cluster.pendingPods().map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+    for (const [p, cs] of podClaims) if (cs.length > 1 && (pending.has(p) || pending.has(p.split('/').pop()!))) this.add('one-claim-per-need', p, `pending pod ${p} is the reason for ${cs.length} launching NodeClaims`, [p, ...cs]);
+
+    // 4. Budgets, counted from the cluster when a voluntary disruption starts.
+    const pools = env.cluster.objects('karpenter.sh/v1', 'NodePool');
+    const tainted = (n: (typeof nodes)[number]) => n.spec?.taints?.some((t) => t.key === 'karpenter.sh/disrupted');
+    const claimOfNode = new Map(live.filter((c) => c.nodeName).map((c) => [c.nodeName!, c]));
+    const disrupting = new Map<string, string[]>();
+    for (const n of nodes) {
+      const pool = n.metadata.labels?.['karpenter.sh/nodepool'];
+      if (!pool) continue;
+      const claim = claimOfNode.get(n.metadata.name);
+      const t = claim ? termByClaim.get(claim.name) : undefined;
+      const voluntary = t ? Voluntary.has(t.reason) : tainted(n);
+      if (voluntary && (tainted(n) || t?.running)) disrupting.set(pool, [...(disrupting.get(pool) ?? []), n.metadata.name]);
+    }
+    for (const [pool, names] of disrupting) {
+      const fresh = names.filter((n) => !this.voluntary.has(n));
+      for (const n of names) this.voluntary.add(n);
+      if (!fresh.length) continue;
+      const obj = pools.find((p) => p.metadata.name === pool);
+      const parsed = obj ? NodePoolSchema.safeParse(obj) : undefined;
+      if (!parsed?.success) continue;
+      const poolNodes = nodes.filter((n) => n.metadata.labels?.['karpenter.sh/nodepool'] === pool).length;
+      const cap = budgetCap(parsed.data, 'Empty', poolNodes, new Date(now));
+      if (cap !== undefined && names.length > cap) {
+        this.add('budget', `${pool}@${Math.round(now / 1000)}`, `NodePool ${pool}: ${names.length} nodes disrupted at once (${names.join(', ')}), budget allows ${cap} of ${poolNodes}`, [pool, ...names]);
+      }
+    }
+    for (const n of [...this.voluntary]) if (!nodes.some((x) => x.metadata.name === n && (tainted(x) || x.spec?.unschedulable))) this.voluntary.delete(n);
+
+    // 5. No pod deleted past its PDB (DELETE instead of eviction) before its node's termination
+    //    deadline. Karpenter deletes a pod its terminationGracePeriodSeconds before the deadline, so
+    //    that it ends by then (ANCHORS.md §2.6): a delete at or after deadline − grace is the cutoff.
+    for (const d of this.injector.podDeletes.splice(0)) {
+      const nodeName = d.nodeName;
+      const claim = nodeName ? (claimOfNode.get(nodeName) ?? claims.find((c) => c.nodeName === nodeName)) : undefined;
+      const t = claim ? termByClaim.get(claim.name) : undefined;
+      if (!t || t.deadlineMs === undefined || d.atMs < t.deadlineMs - d.graceSeconds * 1000) {
+        this.add('force-delete-before-deadline', `${d.namespace}/${d.name}@${d.atMs}`, `pod ${d.namespace}/${d.name} on ${nodeName ?? '?'} deleted without eviction ${t?.deadlineMs !== undefined ? `${Math.round((t.deadlineMs - d.atMs) / 1000)}s before the deadline (grace ${d.graceSeconds}s)` : '(no deadline)'}`, [`${d.namespace}/${d.name}`, nodeName ?? '', claim?.name ?? '']);
+      }
+    }
+
+    // 6. No disrupted taint / budget slot without live work on that node.
+    for (const n of nodes) {
+      if (!tainted(n)) {
+        this.unattendedSince.delete(`taint|${n.metadata.name}`);
+        continue;
+      }
+      const claim = claimOfNode.get(n.metadata.name);
+      const working = (claim && termByClaim.get(claim.name)?.running) || this.runningDisruptionMentions(n.metadata.name);
+      this.unattended(`taint|${n.metadata.name}`, !working, now, 'disrupted-taint-unattended', `node ${n.metadata.name} carries karpenter.sh/disrupted with no running termination or disruption execution`, [n.metadata.name, claim?.name ?? '']);
+    }
+    for (const pool of pools) {
+      const holders = await this.holders(pool.metadata.name);
+      for (const h of Object.keys(holders)) {
+        const t = termByClaim.get(h);
+        const c = claims.find((x) => x.name === h);
+        const working = t?.running || this.runningDisruptionMentions(h) || (c?.nodeName ? this.runningDisruptionMentions(c.nodeName) : false);
+        this.unattended(`slot|${pool.metadata.name}|${h}`, !working, now, 'budget-slot-unattended', `NodePool ${pool.metadata.name} budget slot held by ${h} with no running termination or disruption execution`, [pool.metadata.name, h]);
+      }
+    }
+  }
+
+  private unattended(key: string, idle: boolean, now: number, invariant: string, message: string, objects: string[]): void {
+    if (!idle) {
+      this.unattendedSince.delete(key);
+      return;
+    }
+    const since = this.unattendedSince.get(key) ?? now;
+    this.unattendedSince.set(key, since);
+    if (now - since > AbandonBoundSeconds * 1000) this.add(invariant, key, `${message} for ${Math.round((now - since) / 1000)}s (bound ${AbandonBoundSeconds}s)`, objects);
+  }
+
+  private async holders(pool: string): Promise<Record<string, string>> {
+    try {
+      const out = await this.env.dynamo.call('GetItem', {
+        TableName: this.env.dynamo.tableName,
+        Key: { [Table.partitionKey]: { S: keys.cluster(this.env.scenario.clusterName) }, [Table.sortKey]: { S: keys.budget(pool) } },
+        ConsistentRead: true,
+      });
+      const m = out.Item?.holders?.M ?? {};
+      return Object.fromEntries(Object.entries(m).map(([k, v]: [string, any]) => [k, String(v?.S ?? '')]));
+    } catch {
+      return {};
+    }
+  }
+
+  /** True when nothing is left to do: every pod running, nothing launching or terminating but stuck drains with no deadline. */
+  async settled(): Promise<boolean> {
+    const env = this.env;
+    const pods = env.cluster.pods().filter((p) => !p.metadata.deletionTimestamp);
+    if (pods.some((p) => p.status?.phase !== 'Running')) return false;
+    const claims = (await env.nodeClaims()).filter((c) => c.phase !== 'Terminated');
+    // A claim whose node registered but never turns Ready is left as Karpenter leaves it (no initialization timeout).
+    if (claims.some((c) => ['Pending', 'Launched'].includes(c.phase))) return false;
+    const terms = this.terminations();
+    return !terms.some((t) => t.running && t.deadlineMs !== undefined);
+  }
+
+  /** One line: what is not running, launching or terminating (for logs). */
+  async describe(): Promise<string> {
+    const env = this.env;
+    const notRunning = env.cluster.pods().filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Running').map((p) => `${p.metadata.name}:${p.status?.phase ?? '?'}`);
+    const claims = (await env.nodeClaims()).filter((c) => c.phase !== 'Terminated').map((c) => `${c.name}:${c.phase}`);
+    const running = this.terminations().filter((t) => t.running).map((t) => `${t.claim}(${t.reason}${t.deadlineMs ? '' : ', no deadline'})`);
+    return `pods not running [${notRunning.join(' ')}]; claims [${claims.join(' ')}]; terminations running [${running.join(' ')}]; instances ${env.liveInstances().length}`;
+  }
+
+  /** Several lines: nodes (taints, readiness), claims, pending pods, recent failed deliveries (for a run that did not settle). */
+  async dump(): Promise<string> {
+    const env = this.env;
+    const lines: string[] = [];
+    for (const n of env.cluster.nodes()) {
+      const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+      lines.push(`  node ${n.metadata.name} pool=${n.metadata.labels?.['karpenter.sh/nodepool'] ?? '-'} ready=${ready} unschedulable=${!!n.spec?.unschedulable} taints=${(n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',')} ${n.spec?.providerID ?? ''}`);
+    }
+    for (const c of await env.nodeClaims()) lines.push(`  claim ${c.name} ${c.phase} node=${c.nodeName ?? '-'} inst=${c.instanceId ?? '-'} pods=${(c.pods ?? []).length} created=${c.createdAt} ${c.lastError ?? ''}`);
+    for (const p of env.cluster.pendingPods()) lines.push(`  pending ${p.metadata.name} ${JSON.stringify(p.status?.conditions ?? [])}`);
+    for (const d of env.bus.deadLetters) lines.push(`  dead-letter ${d.rule} ${d.event['detail-type']} ${d.error}`);
+    for (const f of env.bus.dropped) lines.push(`  dropped ${f.rule} ${f.detailType} at ${Math.round((f.atMs - env.clock.startEpochMs()) / 1000)}s`);
+    return lines.join('\n');
+  }
+
+  /** End-of-run checks (after faults stopped and the run settled or ran out of time). */
+  async final(): Promise<void> {
+    await this.check();
+    const env = this.env;
+    // 7. Every pod that can be scheduled is running.
+    for (const p of env.cluster.pods()) {
+      if (p.metadata.deletionTimestamp || p.status?.phase === 'Running' || p.status?.phase === 'Succeeded') continue;
+      this.add('pod-not-running', `${p.metadata.namespace}/${p.metadata.name}`, `pod ${p.metadata.namespace}/${p.metadata.name} is ${p.status?.phase ?? 'Pending'}${p.spec?.nodeName ? ` on ${p.spec.nodeName}` : ''} at the end`, [`${p.metadata.namespace}/${p.metadata.name}`, p.spec?.nodeName ?? '']);
+    }
+    // 8. Every failed event delivery ended in a DLQ with its reason, or succeeded on a retry; nothing retried for ever.
+    const bus = env.bus;
+    const byKey = new Map<string, { ok: boolean; attempts: number; errors: string[] }>();
+    for (const d of bus.deliveries) {
+      const k = `${d.rule}|${d.eventId}`;
+      const v = byKey.get(k) ?? { ok: false, attempts: 0, errors: [] };
+      v.ok ||= d.ok;
+      v.attempts = Math.max(v.attempts, d.attempt);
+      if (d.error) v.errors.push(d.error);
+      byKey.set(k, v);
+    }
+    const dead = new Set(bus.deadLetters.map((d) => `${d.rule}|${d.event.id}`));
+    const maxAttempts = Math.max(AsyncInvokeRetries + 1, MaxReceiveCount);
+    for (const [k, v] of byKey) {
+      if (v.attempts > maxAttempts) this.add('retried-for-ever', k, `${k} was attempted ${v.attempts} times (max ${maxAttempts})`, [k]);
+      if (!v.ok && !dead.has(k) && !this.inRetry(k)) this.add('failed-event-not-dead-lettered', k, `${k} failed (${v.errors.at(-1)}) and is not in a dead-letter queue`, [k]);
+    }
+    for (const d of bus.deadLetters) if (!d.error) this.add('dead-letter-without-reason', `${d.rule}|${d.event.id}`, `dead letter for ${d.rule} has no reason`, [d.event.id]);
+  }
+
+  /** A delivery still waiting for its retry (its last attempt was recent). */
+  private inRetry(key: string): boolean {
+    const last = [...this.env.bus.deliveries].reverse().find((d) => `${d.rule}|${d.eventId}` === key);
+    return !!last && this.env.clock.nowMs() - last.atMs < 60_000;
+  }
+}
