@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { RepoRoot } from '../../../infra/aws/app.ts';
 
 /** Ports whose calls are collected. */
-export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter'] as const;
+export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter', 'catalogRefresher'] as const;
 
 /** Repository-relative files reachable from `entry` through relative imports under functions/. */
 export function sourceClosure(entry: string): string[] {
