@@ -49,7 +49,7 @@ export const FunctionPermissions = {
   provisioner: ['table', 'kube', 'ec2Launch', 'catalogRefresh'],
   registration: ['table', 'kube'],
   disruption: ['table', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
-  gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc'],
+  gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
   interruption: ['table', 'kube', 'startTermination'],
 } as const satisfies Record<string, readonly Permission[]>;
 

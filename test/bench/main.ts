@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- [--json] [--quick]`: benchmarks. Prints a table per benchmark; with --json
+ * `npm run bench -- [--json] [--quick] [--vs-karpenter]`: benchmarks (--vs-karpenter: nodefleet and
+ * Karpenter side by side, test/bench/vs-karpenter.ts). Prints a table per benchmark; with --json
  * the last line is one JSON object `{"scheduling": [...], "solveSetup": {...}, "disruption"?: ...}`.
  * Scheduling: test/bench/scheduling.ts. Disruption (engineer D): test/bench/disruption.ts, run
  * when present (its exported `runDisruptionBench` / `benchDisruption` is called).
@@ -10,6 +11,18 @@ import { benchKarpenterMix, benchRealCatalog, benchSolveSetup, type SchedulingBe
 const args = new Set(process.argv.slice(2));
 const json = args.has('--json');
 const quick = args.has('--quick');
+
+if (args.has('--vs-karpenter')) {
+  const { benchVsKarpenter } = await import('./vs-karpenter.ts');
+  const out = benchVsKarpenter({ quick, log: (line) => process.stderr.write(`${line}\n`) });
+  const rows = out.rows as unknown as Record<string, unknown>[];
+  process.stdout.write('nodefleet vs Karpenter (sigs.k8s.io/karpenter v1.15.0, same inputs, same run)\n');
+  process.stdout.write(`${table(rows, ['workload', 'pods', 'instanceTypes', 'nodefleetPodsPerSecond', 'karpenterPodsPerSecond', 'speedRatio', 'nodefleetPodsPerCpuSecond', 'karpenterPodsPerCpuSecond', 'cpuSpeedRatio', 'nodefleetNodeClaims', 'karpenterNodeClaims', 'nodefleetUnschedulable', 'karpenterUnschedulable', 'nodefleetCostPerHour', 'karpenterCostPerHour', 'costRatio', 'clusterAutoscalerPerHour', 'costRatioVsClusterAutoscaler', 'runs'])}\n`);
+  if (out.clusterAutoscaler[0]) process.stdout.write(`baseline: ${out.clusterAutoscaler[0].description}: ${out.clusterAutoscaler[0].groups.join(', ')}\n`);
+  process.stdout.write('speed: Karpenter = Scheduler.Solve alone (its benchmark measure, 5 workers); nodefleet = the whole solve() call; median run; per wall-clock second and per CPU second of the process\n');
+  if (json) process.stdout.write(`${JSON.stringify({ vsKarpenter: out.rows, clusterAutoscaler: out.clusterAutoscaler.map(({ groups: _g, ...r }) => r) })}\n`);
+  process.exit(0);
+}
 
 function table(rows: readonly Record<string, unknown>[], columns: string[]): string {
   const cells = rows.map((r) => columns.map((c) => String(r[c] ?? '')));
