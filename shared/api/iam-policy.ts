@@ -64,8 +64,8 @@ export type FunctionName = keyof typeof FunctionPermissions;
 export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
   /** Taints/cordons the Node, marks the NodeClaim. */
   Cordon: ['table', 'kube'],
-  /** Evicts pods (Eviction API), deletes pods of a done node. */
-  Drain: ['kube'],
+  /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim. */
+  Drain: ['table', 'kube'],
   /** Deletes whatever is left at the grace-period deadline. */
   Cutoff: ['kube'],
   /** TerminateInstances on the claim's (cluster- and NodePool-tagged) instance, marks the NodeClaim. */
