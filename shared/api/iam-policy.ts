@@ -64,7 +64,7 @@ export type FunctionName = keyof typeof FunctionPermissions;
 export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
   /** Taints/cordons the Node, marks the NodeClaim. */
   Cordon: ['table', 'kube'],
-  /** Evicts pods (Eviction API), deletes pods of a done node; writes the drain's heartbeat on the NodeClaim. */
+  /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim. */
   Drain: ['table', 'kube'],
   /** Deletes whatever is left at the grace-period deadline. */
   Cutoff: ['kube'],

@@ -36,11 +36,11 @@ export function portCalls(entry: string): string[] {
   for (const file of sourceClosure(entry)) {
     // Comments mention calls too; only code counts.
     const code = readFileSync(join(RepoRoot, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
-    for (const m of code.matchAll(new RegExp(`\\b(${ports})[?!]?\\.(\\w+)\\(`, 'g'))) {
+    for (const m of code.matchAll(new RegExp(`\\b(${ports})[!?]?\\.(\\w+)\\(`, 'g'))) {
       if (m[2] === 'listObjects') continue;
       calls.add(`${m[1] === 'starter' ? 'termination' : m[1]}.${m[2]}`);
     }
-    for (const m of code.matchAll(/\bkube\??\.listObjects\(\s*'([^']+)',\s*'([^']+)'\s*\)/g)) calls.add(`kube.listObjects:${m[1]} ${m[2]}`);
+    for (const m of code.matchAll(/\bkube[!?]?\.listObjects\(\s*'([^']+)',\s*'([^']+)'\s*\)/g)) calls.add(`kube.listObjects:${m[1]} ${m[2]}`);
   }
   return [...calls].sort();
 }
