@@ -48,12 +48,13 @@ export async function releaseSlots(deps: Pick<Deps, 'budgets'>, candidates: read
 }
 
 /** Adds (or removes) karpenter.sh/disrupted:NoSchedule so no new pod lands on a node about to go. */
-export async function setDisruptedTaint(deps: Pick<Deps, 'kube'>, candidates: readonly CommandCandidate[], on: boolean): Promise<void> {
+export async function setDisruptedTaint(deps: Pick<Deps, 'kube' | 'clock'>, candidates: readonly CommandCandidate[], on: boolean): Promise<void> {
   for (const c of candidates) {
     const node = await deps.kube.getNode(c.nodeName);
     if (!node) continue;
     const others = (node.spec?.taints ?? []).filter((t) => t.key !== TaintDisrupted.key);
-    const taints = on ? [...others, { key: TaintDisrupted.key, effect: TaintDisrupted.effect }] : others;
+    // timeAdded lets gc tell an abandoned taint by its age (shared/disruption/gc.ts StaleDisruptionSeconds)
+    const taints = on ? [...others, { key: TaintDisrupted.key, effect: TaintDisrupted.effect, timeAdded: deps.clock.now().toISOString() }] : others;
     if (taints.length === (node.spec?.taints ?? []).length && on === (node.spec?.taints ?? []).some((t) => t.key === TaintDisrupted.key)) continue;
     await deps.kube.patchNode(c.nodeName, { taints });
   }

@@ -108,12 +108,31 @@ async function abandon(deps: Deps, cmd: DisruptionCommand, reason: string): Prom
   return { status: 'invalidated', command: cmd, reason, terminationsStarted: [] };
 }
 
+/**
+ * After a failed loop step (Abandon state): the candidates whose termination has not started
+ * (claim not Terminating/Terminated) are untainted and their slots released; a candidate whose
+ * termination started is left to it (the execution releases its slot in Finalize).
+ */
+async function abandonAfterFailure(deps: Deps, cmd: DisruptionCommand): Promise<DisruptionOutput> {
+  const free: DisruptionCommand['candidates'] = [];
+  for (const c of cmd.candidates) {
+    const claim = await deps.store.get(c.nodeClaim);
+    if (claim?.phase === 'Terminating' || claim?.phase === 'Terminated') continue;
+    free.push(c);
+  }
+  deps.log.warn('abandoning disruption command after a failed step', { id: cmd.id, released: free.map((c) => c.nodeName) });
+  await setDisruptedTaint(deps, free, false);
+  await releaseSlots(deps, free);
+  return { status: 'abandoned', command: cmd, reason: 'a loop step failed', terminationsStarted: [] };
+}
+
 /** Deps of the disruption function: the shared ones plus an optional node class resolver (AMI drift). */
 export type DisruptionDeps = Deps & { resolver?: NodeClassResolver };
 
 /** One disruption step (see module doc). Tests call this with fakes. */
 export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise<DisruptionOutput> {
   const now = deps.clock.now();
+  if (input.command && input.abandon) return abandonAfterFailure(deps, input.command);
   if (!input.command) return planStep(deps, now);
   if (!input.replacementClaims) return actStep(deps, input.command, now);
   const r = await replacementsState(deps, input.replacementClaims);

@@ -52,12 +52,14 @@ export const DisruptionInputSchema = z.looseObject({
   command: DisruptionCommandSchema.optional(),
   /** NodeClaim names of the replacements launched for `command`. */
   replacementClaims: z.array(z.string()).optional(),
+  /** A loop step failed (disruption-loop.asl.json Abandon): release what `command` holds that no termination took over. */
+  abandon: z.boolean().optional(),
 });
 export type DisruptionInput = z.infer<typeof DisruptionInputSchema>;
 
 /** What one invocation did; `retryAfterSeconds` + the same shape as input = call again (Step Functions Wait). */
 export interface DisruptionOutput {
-  status: 'idle' | 'validating' | 'invalidated' | 'budget-exhausted' | 'waiting-for-replacements' | 'terminating';
+  status: 'idle' | 'validating' | 'invalidated' | 'budget-exhausted' | 'waiting-for-replacements' | 'terminating' | 'abandoned';
   command?: z.infer<typeof DisruptionCommandSchema>;
   replacementClaims?: string[];
   retryAfterSeconds?: number;

@@ -1,135 +1,133 @@
 /**
- * Garbage collection Lambda (EventBridge schedule, every minute):
- * - NodeClaims not launched {@link LaunchTimeoutSeconds} after creation, or launched but not
- *   registered {@link RegistrationTimeoutSeconds} after launch → terminate the instance (if any)
- *   and delete the claim (KC pkg/controllers/nodeclaim/lifecycle/liveness.go).
- * - Instances tagged for this cluster with no NodeClaim, older than {@link OrphanMinAgeSeconds}
- *   → terminate (KA pkg/controllers/nodeclaim/garbagecollection/controller.go).
- * - NodeClaims whose instance is terminated or gone → delete the node (if any) and the claim.
- * - Disruption budget slots (BudgetCounter) whose holder is gone, or abandoned for 30 minutes by a
- *   crashed execution → released (shared/disruption/gc.ts `staleBudgetHolders`), so a lost
- *   Finalize never blocks a NodePool's budget for good.
- * - Launch templates of this cluster no instance uses, older than the provider's minimum age →
- *   deleted (shared/aws/ec2.ts `collectLaunchTemplates`; Karpenter deletes its templates too).
  * Every action is idempotent: terminate/delete of something already gone succeeds.
  */
 import type { Context } from 'aws-lambda';
-import { getCondition, isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import type { CloudInstance } from '../../shared/api/ports.ts';
-import { staleBudgetHolders } from '../../shared/disruption/gc.ts';
+import { TaintDisrupted } from '../../shared/api/labels.ts';
+import { planGarbageCollection, type GcPlan, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
-import { Tags } from '../../shared/aws/ec2.ts';
 
-/** Karpenter's launch timeout: a claim not launched 5 minutes after creation is deleted (KC liveness.go `launchTimeout`). */
-export const LaunchTimeoutSeconds = 5 * 60;
-/** Karpenter's registration timeout: 15 minutes after launch without a node (KC liveness.go `registrationTimeout`). */
-export const RegistrationTimeoutSeconds = 15 * 60;
-/**
- * Instances younger than this are never treated as orphans: CreateFleet returns before the claim
- * records the instance id, and DescribeInstances is eventually consistent (KA garbagecollection: 30 s).
- */
-export const OrphanMinAgeSeconds = 30;
+export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };
 
-/** What gc uses; without `budgets` no budget slot is reclaimed. */
-export type GcDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets'>;
+/** What gc uses; without `budgets` no budget slot is reclaimed, without `termination` no termination is restarted. */
+export type GcDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets' | 'termination'>;
 
 export interface GcResult {
   /** Claims deleted, with why. */
-  deleted: { nodeClaim: string; reason: 'launch_timeout' | 'registration_timeout' | 'instance_terminated' }[];
+  deleted: { nodeClaim: string; reason: GcPlan['deleteNodeClaims'][number]['reason'] }[];
   /** Instances terminated. */
   terminated: string[];
+  /** Terminations carried on: the new attempt's number and why. */
+  restarted: { nodeClaim: string; attempt: number; reason: 'failed' | 'continued' | 'stale' }[];
   /** Budget slots released (holder = NodeClaim name, or node name for a node without claim). */
-  releasedBudgetSlots: { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[];
+  releasedBudgetSlots: GcPlan['releaseBudgetSlots'];
+  /** Nodes whose abandoned karpenter.sh/disrupted taint was removed. */
+  untainted: string[];
 }
 
-const TerminalStates = new Set<CloudInstance['state']>(['terminated']);
-
-function ageSeconds(from: string | undefined, nowMs: number): number {
-  return from ? (nowMs - Date.parse(from)) / 1000 : 0;
-}
+const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTimeoutSeconds / 60}m`, registration_timeout: `${RegistrationTimeoutSeconds / 60}m` };
 
 /** One gc pass. Input is ignored (scheduled event). */
 export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
-  const nowMs = deps.clock.now().getTime();
-  const [claims, instances] = await Promise.all([deps.store.list(), deps.cloud.list()]);
-  const result: GcResult = { deleted: [], terminated: [], releasedBudgetSlots: [] };
-  const byId = new Map(instances.map((i) => [i.instanceId, i]));
-
-  const remove = async (c: NodeClaim, reason: GcResult['deleted'][number]['reason'], timeout?: string) => {
-    if (c.instanceId) {
-      await deps.cloud.terminate(c.instanceId);
-      result.terminated.push(c.instanceId);
-    }
-    if (c.nodeName) await deps.kube.deleteNode(c.nodeName);
-    await deps.store.delete(c.name);
-    result.deleted.push({ nodeClaim: c.name, reason });
-    if (timeout) deps.log.info('terminating due to timeout', { NodeClaim: { name: c.name }, timeout, reason });
-    else deps.log.info('deleted nodeclaim', { NodeClaim: { name: c.name }, reason });
-    deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: c.nodePool, reason, ...(c.capacityType ? { capacity_type: c.capacityType } : {}), ...(c.zone ? { zone: c.zone } : {}) });
-  };
-
-  for (const c of claims) {
-    if (c.phase === 'Terminating' || c.phase === 'Terminated' || isTrue(c, 'InstanceTerminating')) continue; // the termination state machine owns it
-    const launched = getCondition(c, 'Launched');
-    if (launched?.status !== 'True') {
-      if (ageSeconds(c.createdAt, nowMs) > LaunchTimeoutSeconds) await remove(c, 'launch_timeout', `${LaunchTimeoutSeconds / 60}m`);
-      continue;
-    }
-    if (c.instanceId && ageSeconds(launched.lastTransitionTime, nowMs) > OrphanMinAgeSeconds) {
-      const inst = byId.get(c.instanceId) ?? (await deps.cloud.get(c.instanceId));
-      if (!inst || TerminalStates.has(inst.state)) {
-        // The instance is gone (terminated outside nodefleet, or by EC2): clean up what is left.
-        await remove({ ...c, instanceId: undefined }, 'instance_terminated');
-        continue;
-      }
-    }
-    if (!isTrue(c, 'Registered') && ageSeconds(launched.lastTransitionTime, nowMs) > RegistrationTimeoutSeconds) {
-      await remove(c, 'registration_timeout', `${RegistrationTimeoutSeconds / 60}m`);
-    }
+  const now = deps.clock.now();
+  const [claims, listed, nodes, pools] = await Promise.all([deps.store.list(), deps.cloud.list(), deps.kube.listNodes(), deps.budgets ? deps.kube.listNodePools() : Promise.resolve([])]);
+  const instances = await withClaimInstances(deps, claims, listed);
+  let budgetHolders: Record<string, Record<string, string>> | undefined;
+  if (deps.budgets) {
+    const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
+    budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
-
-  const claimed = new Set(claims.map((c) => c.instanceId).filter(Boolean));
-  const names = new Set(claims.map((c) => c.name));
-  for (const i of instances) {
-    if (claimed.has(i.instanceId) || TerminalStates.has(i.state) || i.state === 'shutting-down') continue;
-    const claimName = i.tags[Tags.nodeClaim];
-    if (claimName && names.has(claimName) && !result.deleted.some((d) => d.nodeClaim === claimName)) continue; // its claim is still recording the launch
-    if (ageSeconds(i.launchTime, nowMs) <= OrphanMinAgeSeconds) continue;
-    await deps.cloud.terminate(i.instanceId);
-    result.terminated.push(i.instanceId);
-    deps.log.info('garbage collecting instance with no nodeclaim', { instance: i.instanceId, 'instance-type': i.instanceType, zone: i.zone, nodeclaim: claimName });
-    deps.metrics.count(MetricNames.orphanInstancesTerminated, { zone: i.zone });
-  }
+  const plan = planGarbageCollection({ nodeClaims: claims, nodes, instances, ...(budgetHolders ? { budgetHolders } : {}) }, now);
+  const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
   if (deps.cloud.collectLaunchTemplates) {
     const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
-    for (const name of await deps.cloud.collectLaunchTemplates(live, nowMs)) deps.log.info('deleted launch template', { name });
+    for (const name of await deps.cloud.collectLaunchTemplates(live, now.getTime())) deps.log.info('deleted launch template', { name });
   }
-  if (deps.budgets) result.releasedBudgetSlots = await reclaimBudgetSlots(deps as GcDeps & Required<Pick<GcDeps, 'budgets'>>, claims, result);
+  return result;
+}
+
+/** The listed instances plus each claim's instance the list lacks (get; absent = gone). */
+async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], listed: CloudInstance[]): Promise<CloudInstance[]> {
+  const have = new Set(listed.map((i) => i.instanceId));
+  const missing = [...new Set(claims.filter((c) => c.phase !== 'Terminated' && c.instanceId && !have.has(c.instanceId)).map((c) => c.instanceId!))];
+  const got = await Promise.all(missing.map((id) => deps.cloud.get(id)));
+  return [...listed, ...got.filter((i): i is CloudInstance => !!i)];
+}
+
+async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
+  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [] };
+  for (const d of plan.deleteNodeClaims) {
+    const c = claims.get(d.nodeClaim)!;
+    if (d.instanceId) {
+      await deps.cloud.terminate(d.instanceId);
+      result.terminated.push(d.instanceId);
+    }
+    if (d.nodeName) await deps.kube.deleteNode(d.nodeName);
+    await deps.store.delete(d.nodeClaim);
+    result.deleted.push({ nodeClaim: d.nodeClaim, reason: d.reason });
+    if (d.reason === 'expired') continue;
+    const timeout = Timeouts[d.reason];
+    if (timeout) deps.log.info('terminating due to timeout', { NodeClaim: { name: c.name }, timeout, reason: d.reason });
+    else deps.log.info('deleted nodeclaim', { NodeClaim: { name: c.name }, reason: d.reason });
+    deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: c.nodePool, reason: d.reason, ...(c.capacityType ? { capacity_type: c.capacityType } : {}), ...(c.zone ? { zone: c.zone } : {}) });
+  }
+  for (const t of plan.terminateInstances) {
+    await deps.cloud.terminate(t.instanceId);
+    result.terminated.push(t.instanceId);
+    if (t.reason === 'orphan') {
+      deps.log.info('garbage collecting instance with no nodeclaim', { instance: t.instanceId });
+      deps.metrics.count(MetricNames.orphanInstancesTerminated, {});
+    } else {
+      deps.log.warn('termination deadline passed, terminating instance', { instance: t.instanceId, NodeClaim: { name: t.nodeClaim } });
+    }
+  }
+  if (deps.termination) {
+    for (const r of plan.restartTerminations) if (await restart(deps, r)) result.restarted.push({ nodeClaim: r.nodeClaim, attempt: r.input.attempt, reason: r.reason });
+  }
+  for (const s of plan.releaseBudgetSlots) {
+    await deps.budgets!.release(s.nodePool, s.holder);
+    deps.log.info('released disruption budget slot', { nodepool: s.nodePool, holder: s.holder, reason: s.reason });
+    result.releasedBudgetSlots.push(s);
+  }
+  for (const u of plan.untaintNodes) {
+    const node = await deps.kube.getNode(u.nodeName);
+    const taints = node?.spec?.taints ?? [];
+    if (!node || !taints.some((t) => t.key === TaintDisrupted.key)) continue;
+    try {
+      await deps.kube.patchNode(u.nodeName, { taints: taints.filter((t) => t.key !== TaintDisrupted.key) });
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      continue;
+    }
+    deps.log.info('removed abandoned disruption taint', { Node: u.nodeName, 'taint.Key': TaintDisrupted.key });
+    result.untainted.push(u.nodeName);
+  }
   return result;
 }
 
 /**
- * Releases the budget slots of executions that will never release them (see module doc). The pools
- * asked are the NodePools in the cluster plus those of stored claims (a deleted pool's slots too).
- * Claims gc deleted in this pass count as gone. `release` is conditional on the holder, so a
- * Finalize releasing the same slot concurrently never decrements twice.
+ * Records the next attempt on the claim (conditional on its version: a concurrent pass or the
+ * running execution wins and this one backs off), then starts it. A start that fails after the
+ * write leaves an attempt with no execution: it goes silent and the stale rule carries it on.
+ * @returns whether this pass started it.
  */
-async function reclaimBudgetSlots(deps: GcDeps & Required<Pick<GcDeps, 'budgets'>>, claims: readonly NodeClaim[], pass: GcResult): Promise<GcResult['releasedBudgetSlots']> {
-  const pools = await deps.kube.listNodePools();
-  const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
-  const holders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets.holders(p)] as const)));
-  // Nodes are listed (live) only when some slot is held: a quiet cluster costs no node list a minute.
-  if (Object.values(holders).every((h) => Object.keys(h).length === 0)) return [];
-  const nodes = await deps.kube.listNodes();
-  const deleted = new Set(pass.deleted.map((d) => d.nodeClaim));
-  const stale = staleBudgetHolders(holders, claims.filter((c) => !deleted.has(c.name)), nodes, deps.clock.now());
-  for (const s of stale) {
-    await deps.budgets.release(s.nodePool, s.holder);
-    deps.log.info('released disruption budget slot', { nodepool: s.nodePool, holder: s.holder, since: holders[s.nodePool]?.[s.holder], reason: s.reason });
+async function restart(deps: GcDeps, r: GcPlan['restartTerminations'][number]): Promise<boolean> {
+  const current = await deps.store.get(r.nodeClaim);
+  const t = current?.termination;
+  if (!current || current.phase !== 'Terminating' || !t || t.attempt + 1 !== r.input.attempt) return false;
+  try {
+    await deps.store.update({ ...current, termination: { ...t, attempt: r.input.attempt, heartbeatAt: deps.clock.now().toISOString() } });
+  } catch (err) {
+    if (err instanceof ConflictError) return false;
+    throw err;
   }
-  return stale;
+  const arn = await deps.termination!.start(r.input);
+  deps.log.info('restarted termination', { NodeClaim: { name: r.nodeClaim }, attempt: r.input.attempt, reason: r.reason, executionArn: arn });
+  return true;
 }
 
 /** Lambda entry (EventBridge schedule → this function). */

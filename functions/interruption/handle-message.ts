@@ -11,12 +11,14 @@
  *   (replacement launched and Initialized first, then the drain, within budgets; see `rebalance`);
  * - state change to stopping / stopped / shutting-down / terminated: the node is already going,
  *   so the termination runs with an immediate deadline (cutoff, terminate, delete Node, finish claim).
- * Unknown instances are ignored (debug log).
+ * Unknown instances are ignored (debug log). A claim already terminating is not ignored: a notice
+ * that comes before its termination's deadline (or a termination with none) starts the next
+ * attempt with the notice's deadline (`escalate`).
  */
-import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { BudgetCounter, Clock, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
-import { ValidationError } from '../../shared/api/errors.ts';
+import { ConflictError, TransientError, ValidationError } from '../../shared/api/errors.ts';
 import { budgetStatus } from '../../shared/disruption/budgets.ts';
 import { hasRebalanceReplace } from '../../shared/disruption/rebalance.ts';
 import type { InterruptionMessage } from '../../shared/api/events/index.ts';
@@ -72,8 +74,9 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
     deps.log.debug('ignoring interruption message for an instance nodefleet does not own', { kind: msg.kind, instanceId, eventId: msg.eventId });
     return { instanceId, action: 'unknown-instance' };
   }
-  if (claim.phase === 'Terminating' || claim.phase === 'Terminated') return { instanceId, action: 'already-terminating' };
+  if (claim.phase === 'Terminated') return { instanceId, action: 'already-terminating' };
   const nowMs = deps.clock.now().getTime();
+  if (claim.phase === 'Terminating') return escalate(msg, claim, instanceId, nowMs, deps);
 
   switch (msg.kind) {
     case 'SpotInterruption':
@@ -90,8 +93,53 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
   }
 }
 
-async function start(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, deadlineEpochMs: number | undefined, deps: InterruptionDeps): Promise<InterruptionOutcome> {
+/**
+ * An interruption for a claim already terminating: the running termination may have no deadline
+ * (a drain waiting on a PDB) or a later one than the notice, and it may have ended unfinished. The
+ * notice's deadline (now for an instance already stopping or gone) wins when earlier: the claim
+ * records the next attempt (conditional write) and that attempt starts with the earlier deadline,
+ * so the node is cut off in time. The previous execution, if still running, finds the work done
+ * (every task is re-entrant). Otherwise the running termination already covers it.
+ */
+async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, nowMs: number, deps: InterruptionDeps): Promise<InterruptionOutcome> {
+  const deadline =
+    msg.kind === 'SpotInterruption' || msg.kind === 'CapacityReservationInterruption'
+      ? msg.noticeDeadlineEpochMs
+      : msg.kind === 'ScheduledChange'
+        ? scheduledChangeDeadline(msg, claim, nowMs)
+        : msg.kind === 'StateChange' && msg.state && GoneStates.has(msg.state)
+          ? nowMs
+          : undefined;
+  const t = claim.termination;
+  const current = t?.deadlineEpochMs;
+  // The termination already got as far as TerminateInstances (its own state-change events come back here).
+  if (isTrue(claim, 'InstanceTerminating')) return { instanceId, action: 'already-terminating' };
+  if (deadline === undefined || (current !== undefined && current <= deadline)) return { instanceId, action: 'already-terminating' };
+  const attempt = (t?.attempt ?? 1) + 1;
+  const nowIso = new Date(nowMs).toISOString();
+  try {
+    await deps.store.update({
+      ...claim,
+      termination: { attempt, reason: 'interruption', deadlineEpochMs: deadline, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}), startedAt: t?.startedAt ?? nowIso, heartbeatAt: nowIso, failures: t?.failures ?? 0, ...(t?.ended ? { ended: t.ended } : {}) },
+    });
+  } catch (err) {
+    // another writer moved the claim on (the termination advanced, or a duplicate message escalated first): SQS redelivers and this is decided again
+    if (err instanceof ConflictError) throw new TransientError(`nodeclaim ${claim.name} changed while escalating its termination`, { cause: err });
+    throw err;
+  }
+  return start(msg, claim, instanceId, deadline, deps, { attempt, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}) });
+}
+
+async function start(
+  msg: InterruptionMessage,
+  claim: NodeClaim,
+  instanceId: string,
+  deadlineEpochMs: number | undefined,
+  deps: InterruptionDeps,
+  extra: Pick<TerminationInput, 'attempt' | 'budgetNodePool'> = {},
+): Promise<InterruptionOutcome> {
   const input: TerminationInput = {
+    ...extra,
     nodeClaim: claim.name,
     instanceId,
     ...(claim.nodeName ? { nodeName: claim.nodeName } : {}),

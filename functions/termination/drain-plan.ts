@@ -25,6 +25,18 @@ export const CriticalPriorityClasses = ['system-cluster-critical', 'system-node-
  */
 export const DrainPollSchedule = { fastSeconds: 5, fastLoops: 24, mediumSeconds: 15, mediumLoops: 84, slowSeconds: 60, noDeadlineSeconds: 300, noDeadlineLoops: 200 };
 
+/**
+ * Drain rounds one execution runs before it ends and the next attempt carries on (gc starts it
+ * from the claim's record): a Standard execution fails at 25,000 history events, and a round is
+ * ~9 (Drain: entered, scheduled, started, succeeded, exited; Choice and Wait: entered, exited), so
+ * 2,000 rounds (~18,000 events) leave room for retries and the terminate phase. At the slowest
+ * poll (300 s) that is about a week per execution.
+ */
+export const MaxDrainLoopsPerExecution = 2000;
+
+/** A running termination writes a heartbeat on its claim at least this often (gc treats one silent for TerminationStaleSeconds as lost). */
+export const TerminationHeartbeatSeconds = 600;
+
 export type PodRole = 'mirror' | 'daemonset' | 'terminal' | 'tolerates-disrupted' | 'drainable';
 
 /** Why a pod is outside the drain, or 'drainable'. */

@@ -7,7 +7,8 @@
  */
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
-import { drainWaitSeconds, planDrain, podKey } from './drain-plan.ts';
+import { drainWaitSeconds, MaxDrainLoopsPerExecution, planDrain, podKey, TerminationHeartbeatSeconds } from './drain-plan.ts';
+import { updateClaim } from './claims.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -15,13 +16,14 @@ export { TaskInputSchema as InputSchema };
 const ListedPods = 10;
 
 /** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log'>): Promise<DrainResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store'>): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
   const { nodeName } = resolveTarget(input);
   const deadline = input.deadlineEpochMs ?? undefined;
   const nowMs = deps.clock.now().getTime();
-  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0 };
+  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false };
   if (!nodeName) return { done: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
+  await heartbeat(input, deps, nowMs);
 
   const plan = planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline);
   const deletedEarly: string[] = [];
@@ -42,7 +44,11 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   }
   // Re-read after acting so a node whose pods left at once is reported drained without a wait.
   const after = evicted.length || deletedEarly.length ? planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline) : plan;
+  const finished = after.drained || after.deadlineReached;
+  const continueAsNew = !finished && attempt >= MaxDrainLoopsPerExecution;
+  if (continueAsNew) deps.log?.info('drain continues as a new execution', { Node: nodeName, NodeClaim: input.nodeClaim, rounds: attempt, attempt: input.attempt ?? 1 });
   return {
+    continueAsNew,
     done: after.drained,
     deadlineReached: after.deadlineReached,
     retryAfterSeconds: after.drained || after.deadlineReached ? 0 : drainWaitSeconds(attempt, nowMs, after.nextEventMs, deadline !== undefined),
@@ -53,6 +59,20 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     remaining: after.blocking.slice(0, ListedPods).map(podKey),
     remainingCount: after.blocking.length,
   };
+}
+
+/**
+ * Writes the drain's sign of life on the claim (`termination.heartbeatAt`) when the last one is
+ * older than TerminationHeartbeatSeconds, so gc can tell a lost execution from a long drain. Only
+ * the attempt the claim names writes (a superseded execution does not).
+ */
+async function heartbeat(input: TaskInput, deps: Pick<TerminationDeps, 'store'>, nowMs: number): Promise<void> {
+  await updateClaim(deps.store, input.nodeClaim, (c) => {
+    const t = c.termination;
+    if (!t || c.phase !== 'Terminating' || t.attempt !== (input.attempt ?? 1)) return undefined;
+    if (t.heartbeatAt && nowMs - Date.parse(t.heartbeatAt) < TerminationHeartbeatSeconds * 1000) return undefined;
+    return { ...c, termination: { ...t, heartbeatAt: new Date(nowMs).toISOString() } };
+  });
 }
 
 /** Lambda handler (statemachines/termination.asl.json Task Resource). */

@@ -15,6 +15,8 @@ export const TerminationInputSchema = z.object({
   /** Epoch ms; absent = wait for the drain forever. */
   deadlineEpochMs: z.number().nullish(),
   budgetNodePool: z.string().nullish(),
+  /** Which execution of the claim's termination this is (1 when absent). */
+  attempt: z.number().int().min(1).nullish(),
 });
 export type TerminationState = z.infer<typeof TerminationInputSchema>;
 
@@ -39,17 +41,38 @@ export const DrainResultSchema = z.object({
   /** Pods still keeping the node (first 10, namespace/name). */
   remaining: z.array(z.string()),
   remainingCount: z.number().int(),
+  /** The loop has run MaxDrainLoopsPerExecution rounds: end this execution and carry on as the next attempt (history limit). */
+  continueAsNew: z.boolean().default(false),
 });
 export type DrainResult = z.infer<typeof DrainResultSchema>;
 
 /** An error caught by a Catch (ResultPath `$.error`). */
 export const CaughtErrorSchema = z.object({ Error: z.string(), Cause: z.string().nullish() });
 
+/** RecordFailure's result, at `$.failure` (see functions/termination/record-failure.ts). */
+export const FailureResultSchema = z.object({
+  recorded: z.boolean(),
+  secondsUntilDeadline: z.number().nullable(),
+  lastError: z.string(),
+  /** Drain-phase failures so far in this execution. */
+  failures: z.number().int().default(0),
+  /** Seconds to wait before trying Cordon + Drain again. */
+  retryAfterSeconds: z.number().int().min(0).default(0),
+  deadlineReached: z.boolean().default(false),
+  continueAsNew: z.boolean().default(false),
+});
+
 /** The whole execution state, as each Task receives it. */
 export const TaskInputSchema = TerminationInputSchema.extend({
   target: TargetSchema.optional(),
   drain: DrainResultSchema.optional(),
+  /** Caught in the terminate phase (TerminateInstance, Finalize): the execution will fail. */
   error: CaughtErrorSchema.optional(),
+  /** Caught in the drain phase (Cordon, Drain): recorded, then Cordon + Drain are tried again. */
+  drainError: CaughtErrorSchema.optional(),
+  failure: FailureResultSchema.optional(),
+  /** Set by the ContinueAsNew Pass state: this execution ends and the next attempt carries on. */
+  ending: z.enum(['continued']).optional(),
 });
 export type TaskInput = z.infer<typeof TaskInputSchema>;
 

@@ -68,7 +68,8 @@ export const Functions: readonly FunctionSpec[] = [
     timeoutSeconds: 120,
     memoryMiB: 2048,
   },
-  // gc terminates orphans and deletes nodes itself (no state machine): functions/gc/handler.ts.
+  // gc terminates orphans and deletes nodes itself, and starts the next attempt of a termination
+  // that ended unfinished (StartExecution): functions/gc/handler.ts.
   { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: FunctionPermissions.gc, timeoutSeconds: 55, memoryMiB: 512 },
   { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: FunctionPermissions.interruption, timeoutSeconds: 20, memoryMiB: 512 },
 ];

@@ -16,6 +16,8 @@ export interface RunFacts {
   /** Named instants from `mark` steps (virtual epoch ms). */
   marks: Record<string, number>;
   finalNodeClaims?: NodeClaim[];
+  /** Per NodePool of `budgetsHonoured`: the most nodes seen disrupting at once, and every moment over the budget. */
+  budgets?: Record<string, { maxDisrupting: number; violations: string[] }>;
 }
 
 export interface CheckResult {
@@ -171,6 +173,34 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     const fleets = env.ec2.calls.filter((c) => c.action === 'CreateFleet');
     const errors = fleets.flatMap((c) => ((c.detail as { errors?: string[] })?.errors ?? []).filter((e) => /Insufficient|Unfulfillable/.test(e)));
     out.push({ name: 'capacityErrors', ok: errors.length >= expect.capacityErrors.min, detail: `${errors.length} insufficient-capacity error(s) in ${fleets.length} CreateFleet call(s) (want ≥ ${expect.capacityErrors.min})` });
+  }
+
+  if (expect.noErrorLogs) {
+    const allowed = new Set(expect.noErrorLogs === true ? [] : expect.noErrorLogs.except);
+    const errors = env.logs.records.filter((r) => r.level === 'ERROR' && !allowed.has(r.message));
+    out.push({
+      name: 'noErrorLogs',
+      ok: errors.length === 0,
+      detail: errors.length ? `${errors.length} ERROR line(s): ${errors.slice(0, 3).map((r) => `${r.controller}: ${r.message} ${JSON.stringify(r.fields).slice(0, 160)}`).join('; ')}` : 'no ERROR log line',
+    });
+  }
+
+  if (expect.evictionsRefusedByPdb !== undefined) {
+    const refused = env.cluster.evictionsRefused();
+    out.push({
+      name: 'evictionsRefusedByPdb',
+      ok: inRange(refused.length, expect.evictionsRefusedByPdb),
+      detail: `${refused.length} eviction(s) refused by a PDB (want ${rangeText(expect.evictionsRefusedByPdb)})${refused.length ? `: ${[...new Set(refused.map((r) => `${r.pod} by ${r.pdb}`))].slice(0, 3).join(', ')}` : ''}`,
+    });
+  }
+
+  for (const b of expect.budgetsHonoured ?? []) {
+    const seen = facts.budgets?.[b.nodePool];
+    out.push({
+      name: `budgetsHonoured(${b.nodePool})`,
+      ok: !!seen && seen.violations.length === 0,
+      detail: !seen ? 'not sampled' : seen.violations.length ? `${seen.violations.length} moment(s) over budget: ${seen.violations.slice(0, 3).join('; ')}` : `at most ${seen.maxDisrupting} node(s) disrupting at once, never over the budget in force`,
+    });
   }
 
   if (expect.noFailedDeliveries) {

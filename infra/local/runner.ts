@@ -17,6 +17,7 @@ import { renderSummary, statusLine, type TimelineEntry } from './summary.ts';
 import { clockText, demoConsole, humanLogLine, type DemoConsole } from './console.ts';
 import { LiveView } from './ui/index.ts';
 import { podsMatch, selectNodes } from './conditions.ts';
+import { watchBudgets, type BudgetWatch } from './budget-watch.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 
 /** Real milliseconds between live-view / condition polls. */
@@ -99,6 +100,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   };
 
   let view: LiveView | undefined;
+  let budgetWatch: BudgetWatch | undefined;
   let viewTimer: NodeJS.Timeout | undefined;
   let polling = false;
   const poll = async () => {
@@ -126,6 +128,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
       opts.onViewUrl?.(view.url);
     }
     trackEvents(env, note);
+    if (scenario.expect.budgetsHonoured?.length) budgetWatch = watchBudgets(env.cluster, scenario.expect.budgetsHonoured);
     opts.onStarted?.(env);
     if (env.missing.length) {
       for (const m of env.missing) out(`!! missing: ${m.name} (${m.file}): ${m.reason}`);
@@ -150,6 +153,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     if (!(err instanceof MissingPartsError)) failures.push(`environment: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   } finally {
     if (viewTimer) clearInterval(viewTimer);
+    budgetWatch?.stop();
+    if (budgetWatch) facts.budgets = budgetWatch.results;
   }
 
   // Snapshot before stopping (the stand-ins go away with stop()).

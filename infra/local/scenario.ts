@@ -191,6 +191,16 @@ const ExpectSchema = z.strictObject({
   capacityErrors: z.strictObject({ min: z.number().int().nonnegative() }).optional(),
   /** Every event-bus delivery succeeded (no handler errors, nothing dead-lettered). */
   noFailedDeliveries: z.boolean().optional(),
+  /** No ERROR log line over the run (`true`), or none but these exact messages (`{ except: [...] }`). */
+  noErrorLogs: z.union([z.literal(true), z.strictObject({ except: z.array(z.string()) })]).optional(),
+  /** Evictions the Eviction API refused because a PodDisruptionBudget allowed none (429), over the run. */
+  evictionsRefusedByPdb: CountOrRange.optional(),
+  /**
+   * At every change of a Node, the NodePool's nodes being disrupted (karpenter.sh/disrupted taint,
+   * or deleting) stay within the disruption budget in force at that moment (the NodePool's budgets,
+   * schedules in UTC, for `reason`), counted from the cluster — not from nodefleet's counters.
+   */
+  budgetsHonoured: z.array(z.strictObject({ nodePool: z.string(), reason: z.enum(['Empty', 'Drifted', 'Underutilized']).default('Empty') })).optional(),
 });
 
 export const ScenarioSchema = z.strictObject({

@@ -366,7 +366,7 @@ export function loadDefinition(name: string, root = process.cwd()): StateMachine
 
 /**
  * TerminationStarter against a LocalStepFunctions: the execution name is derived from the claim
- * (terminationExecutionName), so starting twice is harmless.
+ * and attempt (terminationExecutionName), so starting twice is harmless.
  */
 export class LocalTerminationStarter implements TerminationStarter {
   constructor(
@@ -375,7 +375,7 @@ export class LocalTerminationStarter implements TerminationStarter {
   ) {}
 
   async start(input: TerminationInput): Promise<string> {
-    return this.sfn.startExecution(this.stateMachine, input, terminationExecutionName(input.nodeClaim)).executionArn;
+    return this.sfn.startExecution(this.stateMachine, input, terminationExecutionName(input.nodeClaim, input.attempt ?? 1)).executionArn;
   }
 }
 

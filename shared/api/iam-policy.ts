@@ -49,7 +49,7 @@ export const FunctionPermissions = {
   provisioner: ['table', 'kube', 'ec2Launch', 'catalogRefresh'],
   registration: ['table', 'kube'],
   disruption: ['table', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
-  gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc'],
+  gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
   interruption: ['table', 'kube', 'startTermination'],
 } as const satisfies Record<string, readonly Permission[]>;
 
@@ -64,8 +64,8 @@ export type FunctionName = keyof typeof FunctionPermissions;
 export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
   /** Taints/cordons the Node, marks the NodeClaim. */
   Cordon: ['table', 'kube'],
-  /** Evicts pods (Eviction API), deletes pods of a done node. */
-  Drain: ['kube'],
+  /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim. */
+  Drain: ['table', 'kube'],
   /** Deletes whatever is left at the grace-period deadline. */
   Cutoff: ['kube'],
   /** TerminateInstances on the claim's (cluster- and NodePool-tagged) instance, marks the NodeClaim. */

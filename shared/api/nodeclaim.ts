@@ -76,13 +76,12 @@ export const NodeClaimSchema = z.object({
   pods: z.array(z.string()).default([]),
   /** Why a termination failed or a launch gave up. */
   lastError: z.string().optional(),
-  /** RFC 3339 time `lastError` was recorded (gc backs off restarting a failed termination from it). */
-  lastErrorAt: z.string().optional(),
   /**
-   * The termination in progress, recorded by its Cordon task so that gc can restart it with the
-   * same deadline and budget slot if its execution fails or is lost: `attempt` numbers the
-   * executions (1, 2, … see shared/api/termination.ts `terminationExecutionName`),
-   * `deadlineEpochMs` absent = no deadline.
+   * The termination in progress, recorded on the claim so that it can always be carried on (gc
+   * restarts it when an execution ended without finishing): written by the Cordon task of each
+   * execution, the Drain task's heartbeat, and RecordFailure when an execution ends unfinished.
+   * `attempt` numbers the executions (1, 2, … named by shared/api/termination.ts
+   * `terminationExecutionName`); `deadlineEpochMs` absent = no deadline (wait for the drain).
    */
   termination: z
     .object({
@@ -92,6 +91,12 @@ export const NodeClaimSchema = z.object({
       budgetNodePool: z.string().optional(),
       /** RFC 3339, when the first attempt started. */
       startedAt: z.string(),
+      /** RFC 3339, last sign of life of the current attempt (Cordon, then Drain at least every TerminationHeartbeatSeconds). */
+      heartbeatAt: z.string().optional(),
+      /** The attempt that ended without finishing, and how: failed (Fail state) or continued (history limit near: go on as a new execution). */
+      ended: z.object({ attempt: z.number().int().min(1), outcome: z.enum(['failed', 'continued']), at: z.string() }).optional(),
+      /** Attempts that failed so far (gc backs off restarting by it). */
+      failures: z.number().int().min(0).default(0),
     })
     .optional(),
   /**

@@ -138,9 +138,9 @@ export interface ClusterViewStore {
   get(etag?: string): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined>;
 }
 
-/** Starts the termination state machine (one execution per NodeClaim). */
+/** Starts the termination state machine (one execution per NodeClaim and attempt). */
 export interface TerminationStarter {
-  /** Starts or finds the execution named after the claim; returns its ARN. Already running = success. */
+  /** Starts or finds the execution named after the claim and `input.attempt`; returns its ARN. Already exists = success. */
   start(input: TerminationInput): Promise<string>;
 }
 
@@ -154,6 +154,8 @@ export interface TerminationInput {
   deadlineEpochMs?: number;
   /** NodePool whose budget slot to release at the end, if one was taken. */
   budgetNodePool?: string;
+  /** Which execution of this claim's termination this is (1 when absent); names it (shared/api/termination.ts). */
+  attempt?: number;
 }
 
 /** Publishes events on the bus (EventBridge PutEvents). */

@@ -8,16 +8,28 @@
 export const ExecutionNameMaxLength = 80;
 
 /**
- * The execution name for a NodeClaim's termination: the claim name itself when it is a valid
- * execution name (Karpenter-style names such as `default-x7k2p` are), else the name with invalid
- * characters replaced by `-`, truncated, and suffixed with an FNV-1a hash so distinct claims keep
- * distinct names. Starting the same claim twice therefore hits the same execution (idempotent).
+ * The execution name of attempt `attempt` (1, 2, …) of a NodeClaim's termination. Attempt 1: the
+ * claim name itself when it is a valid execution name (Karpenter-style names such as
+ * `default-x7k2p` are), else the name with invalid characters replaced by `-`, truncated, and
+ * suffixed with an FNV-1a hash so distinct claims keep distinct names. Attempt n ≥ 2: that name
+ * (shortened to fit) + `_n` — `_` never occurs in a Kubernetes name, so an attempt name can never
+ * be another claim's. Starting the same attempt twice hits the same execution (idempotent); a
+ * failed or continued attempt is carried on under the next name, and the failed one's history
+ * stays readable (`history` lists every attempt).
  */
-export function terminationExecutionName(nodeClaim: string): string {
+export function terminationExecutionName(nodeClaim: string, attempt = 1): string {
+  const suffix = attempt > 1 ? `_${attempt}` : '';
+  const max = ExecutionNameMaxLength - suffix.length;
   const clean = nodeClaim.replace(/[^0-9A-Za-z_-]/g, '-');
-  if (clean === nodeClaim && clean.length > 0 && clean.length <= ExecutionNameMaxLength) return clean;
+  if (clean === nodeClaim && clean.length > 0 && clean.length <= max) return `${clean}${suffix}`;
   const hash = fnv1a(nodeClaim);
-  return `${clean.slice(0, ExecutionNameMaxLength - hash.length - 1)}-${hash}`;
+  return `${clean.slice(0, max - hash.length - 1)}-${hash}${suffix}`;
+}
+
+/** The attempt number of an execution name made by {@link terminationExecutionName} (1 when it has no `_n`). */
+export function terminationAttemptOf(executionName: string): number {
+  const m = /_(\d+)$/.exec(executionName);
+  return m ? Number(m[1]) : 1;
 }
 
 function fnv1a(s: string): string {

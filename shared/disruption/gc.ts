@@ -1,30 +1,62 @@
 /**
- * Garbage collection decisions (pure): NodeClaims that never launched or registered in time,
- * NodeClaims whose instance is gone, and instances tagged as ours that no NodeClaim owns.
+ * Garbage collection decisions (pure; functions/gc/handler.ts runs exactly this plan): NodeClaims
+ * that never launched or registered in time, NodeClaims whose instance is gone, expired claim
+ * records, instances tagged as ours that no NodeClaim owns, terminations that must be carried on
+ * (an execution that ended unfinished or went silent), the deadline backstop, and disruption
+ * budget slots / `karpenter.sh/disrupted` taints that nothing is working on any more.
  *
  * Sources: KC pkg/controllers/nodeclaim/lifecycle/liveness.go (launch timeout 5 min,
- * registration timeout 15 min), pkg/controllers/nodeclaim/garbagecollection/controller.go
+ * registration timeout 15 min from launch), pkg/controllers/nodeclaim/garbagecollection/controller.go
  * (claims whose cloud instance is gone), KA pkg/controllers/nodeclaim/garbagecollection
- * (instances without a claim, after a grace period so a launch in progress is not reaped).
+ * (instances without a claim, after a grace period so a launch in progress is not reaped),
+ * KC node/termination (after terminationGracePeriod the node goes regardless).
  */
 import type { Node } from '../api/kube.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
-import { isTrue } from '../api/nodeclaim.ts';
+import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
+import type { TerminationInput } from '../api/ports.ts';
 
-/** A claim that never reaches Launched within this is deleted (Karpenter `LaunchTimeout`). */
+/** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
-/** A launched claim whose node never registers within this is deleted (Karpenter `registrationTimeout`). */
+/** A launched claim whose node never registers within this (from launch) is deleted (Karpenter `registrationTimeout`). */
 export const RegistrationTimeoutSeconds = 15 * 60;
 /**
- * An instance without a claim is left alone this long after launch: CreateFleet returns before
- * the claim write that records the instance id, and reaping in that window would kill a good launch.
+ * An instance without a claim is left alone this long after launch, and a claim's instance is not
+ * judged gone this soon after launch: CreateFleet returns before the claim write that records the
+ * instance id, and DescribeInstances is eventually consistent (KA garbagecollection: 30 s).
  */
 export const OrphanInstanceGraceSeconds = 30;
+/**
+ * A terminating claim still running this long after its termination deadline has its instance
+ * terminated by gc itself (the execution normally does it at the deadline; this is the backstop
+ * when it cannot). gc runs every minute, so an instance outlives its deadline by at most ~2 min.
+ */
+export const DeadlineBackstopSeconds = 60;
+/**
+ * A termination attempt that has shown no sign of life (claim `termination.heartbeatAt`, written at
+ * least every 10 minutes while it drains) for this long is treated as lost and carried on as the
+ * next attempt. Longer than any Wait the state machine makes (≤ 5 min) plus its retries.
+ */
+export const TerminationStaleSeconds = 30 * 60;
+/** Restart delay after the n-th failed attempt: 1, 2, 4 … minutes, at most an hour (a permanent error is retried hourly, with alarms, never given up). */
+export const TerminationRestartBackoff = { baseSeconds: 60, maxSeconds: 3600 };
+/**
+ * A disruption budget slot taken this long ago whose node is not being terminated (no
+ * Terminating claim, no deletion) is released, and a `karpenter.sh/disrupted` taint on such a
+ * node is removed: the run that took them is gone. The disruption loop releases both itself when
+ * a step fails (its Catch → Abandon); this bound covers a loop execution that died without
+ * running it: the loop's TimeoutSeconds (3600 s, infra loop) plus five minutes.
+ */
+export const StaleDisruptionSeconds = 3600 + 5 * 60;
+/** A slot taken this long ago by a holder whose node is not even tainted is released (the run crashed between taking it and tainting). */
+export const StaleBudgetHolderSeconds = 30 * 60;
 
 /** Tag keys that mark an instance as launched by nodefleet (or by Karpenter for this cluster). */
 export const OwnershipTagKeys = ['nodefleet.io/cluster', 'karpenter.sh/nodeclaim', 'karpenter.sh/nodepool', 'karpenter.sh/managed-by'];
+const TagNodeClaim = 'karpenter.sh/nodeclaim';
+const TaintDisruptedKey = 'karpenter.sh/disrupted';
 
-/** An instance as the cloud lists it (subset). */
+/** An instance as the cloud reports it (subset). */
 export interface GcInstance {
   instanceId: string;
   state: string;
@@ -36,89 +68,186 @@ export interface GcInstance {
 export interface GcInput {
   nodeClaims: NodeClaim[];
   nodes: Node[];
-  /** Instances the cloud reports; undefined = unknown (then no instance-based decision is made). */
+  /** Instances the cloud reports (every claim's instance included, if it exists); undefined = unknown (then no instance-based decision is made). */
   instances?: GcInstance[];
+  /** Budget counter holders per NodePool (holder → RFC 3339 time taken); absent = no budget decisions. */
+  budgetHolders?: Record<string, Record<string, string>>;
 }
 
+export type GcDeleteReason = 'launch_timeout' | 'registration_timeout' | 'instance_gone' | 'expired';
+
 export interface GcPlan {
-  deleteNodeClaims: { nodeClaim: string; reason: 'launch_timeout' | 'registration_timeout' | 'instance_gone'; instanceId?: string }[];
-  terminateInstances: { instanceId: string; reason: 'orphan' }[];
+  /** Claims to delete: terminate `instanceId` first if given, delete `nodeName` if given. */
+  deleteNodeClaims: { nodeClaim: string; reason: GcDeleteReason; instanceId?: string; nodeName?: string }[];
+  terminateInstances: { instanceId: string; reason: 'orphan' | 'termination_deadline'; nodeClaim?: string }[];
+  /** Terminations to carry on as their next attempt (write `attempt` on the claim, then start `input`). */
+  restartTerminations: { nodeClaim: string; reason: 'failed' | 'continued' | 'stale'; input: TerminationInput & { attempt: number } }[];
+  releaseBudgetSlots: { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[];
+  /** Nodes whose karpenter.sh/disrupted taint nothing is working on. */
+  untaintNodes: { nodeName: string; reason: 'abandoned' }[];
 }
 
 function instanceIdOf(c: NodeClaim): string | undefined {
   return c.instanceId ?? /\/(i-[0-9a-z]+)$/.exec(c.providerId ?? '')?.[1];
 }
 
-/** What gc should delete and terminate at `now`. Pure. */
+function secondsSince(iso: string | undefined, nowMs: number): number {
+  const t = iso ? Date.parse(iso) : NaN;
+  return Number.isNaN(t) ? Infinity : (nowMs - t) / 1000;
+}
+
+const Gone = new Set(['terminated']);
+const NotRunning = new Set(['terminated', 'shutting-down']);
+
+/** Seconds to wait after the n-th failure (n ≥ 1) before restarting. */
+export function restartBackoffSeconds(failures: number): number {
+  const b = TerminationRestartBackoff;
+  return Math.min(b.maxSeconds, b.baseSeconds * 2 ** Math.max(0, failures - 1));
+}
+
+/** The next attempt of a terminating claim, or undefined when its current attempt may still be working. */
+function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][number] | undefined {
+  const t = c.termination;
+  if (!t) return undefined;
+  let reason: 'failed' | 'continued' | 'stale' | undefined;
+  if (t.ended?.attempt === t.attempt) {
+    if (t.ended.outcome === 'continued') reason = 'continued';
+    else if (secondsSince(t.ended.at, nowMs) >= restartBackoffSeconds(t.failures)) reason = 'failed';
+  } else if (secondsSince(t.heartbeatAt ?? t.startedAt, nowMs) >= TerminationStaleSeconds) reason = 'stale';
+  if (!reason) return undefined;
+  const input: TerminationInput & { attempt: number } = {
+    nodeClaim: c.name,
+    ...(c.nodeName ? { nodeName: c.nodeName } : {}),
+    ...(instanceIdOf(c) ? { instanceId: instanceIdOf(c)! } : {}),
+    reason: t.reason as TerminationInput['reason'],
+    ...(t.deadlineEpochMs !== undefined ? { deadlineEpochMs: t.deadlineEpochMs } : {}),
+    ...(t.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}),
+    attempt: t.attempt + 1,
+  };
+  return { nodeClaim: c.name, reason, input };
+}
+
+/** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
-  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [] };
+  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [] };
   const nowMs = now.getTime();
-  const alive = input.instances ? new Map(input.instances.filter((i) => i.state !== 'terminated' && i.state !== 'shutting-down').map((i) => [i.instanceId, i])) : undefined;
+  const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
   const nodeNames = new Set(input.nodes.map((n) => n.metadata.name));
+  const deleted = new Set<string>();
   for (const c of input.nodeClaims) {
-    if (c.phase === 'Terminating' || c.phase === 'Terminated') continue;
-    const ageSeconds = (nowMs - Date.parse(c.createdAt)) / 1000;
     const id = instanceIdOf(c);
-    const launched = isTrue(c, 'Launched') || id !== undefined;
+    const inst = id && byId ? byId.get(id) : undefined;
+    if (c.phase === 'Terminated') {
+      if (isExpired(c, now)) {
+        out.deleteNodeClaims.push({ nodeClaim: c.name, reason: 'expired' });
+        deleted.add(c.name);
+      }
+      continue;
+    }
+    if (c.phase === 'Terminating') {
+      const restart = restartOf(c, nowMs);
+      if (restart) out.restartTerminations.push(restart);
+      const deadline = c.termination?.deadlineEpochMs;
+      if (id && inst && !NotRunning.has(inst.state) && deadline !== undefined && nowMs >= deadline + DeadlineBackstopSeconds * 1000) {
+        out.terminateInstances.push({ instanceId: id, reason: 'termination_deadline', nodeClaim: c.name });
+      }
+      continue;
+    }
+    const launchedAt = getCondition(c, 'Launched')?.status === 'True' ? getCondition(c, 'Launched')!.lastTransitionTime : undefined;
+    const launched = launchedAt !== undefined || id !== undefined;
     const registered = isTrue(c, 'Registered') || (c.nodeName !== undefined && nodeNames.has(c.nodeName)) || (c.providerId !== undefined && nodeProviderIds.has(c.providerId));
+    const remove = (reason: GcDeleteReason, opts: { instanceId?: string; nodeName?: string }) => {
+      out.deleteNodeClaims.push({ nodeClaim: c.name, reason, ...(opts.instanceId ? { instanceId: opts.instanceId } : {}), ...(opts.nodeName ? { nodeName: opts.nodeName } : {}) });
+      deleted.add(c.name);
+    };
     if (!launched) {
-      if (ageSeconds >= LaunchTimeoutSeconds) out.deleteNodeClaims.push({ nodeClaim: c.name, reason: 'launch_timeout' });
+      if (secondsSince(c.createdAt, nowMs) >= LaunchTimeoutSeconds) remove('launch_timeout', {});
       continue;
     }
-    if (alive && id && !alive.has(id)) {
-      out.deleteNodeClaims.push({ nodeClaim: c.name, reason: 'instance_gone', instanceId: id });
+    const sinceLaunch = secondsSince(launchedAt ?? c.createdAt, nowMs);
+    if (byId && id && sinceLaunch > OrphanInstanceGraceSeconds && (!inst || Gone.has(inst.state))) {
+      remove('instance_gone', { nodeName: c.nodeName });
       continue;
     }
-    if (!registered && ageSeconds >= RegistrationTimeoutSeconds) out.deleteNodeClaims.push({ nodeClaim: c.name, reason: 'registration_timeout', ...(id ? { instanceId: id } : {}) });
+    if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', { instanceId: id, nodeName: c.nodeName });
   }
-  const owned = new Set(input.nodeClaims.map(instanceIdOf).filter(Boolean));
-  for (const i of alive?.values() ?? []) {
-    if (owned.has(i.instanceId)) continue;
+
+  // Instances no claim owns. A claim that has not recorded its instance yet owns the instance tagged with its name.
+  const owned = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name)).map(instanceIdOf).filter(Boolean));
+  const recording = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name) && instanceIdOf(c) === undefined && c.phase !== 'Terminated').map((c) => c.name));
+  for (const i of input.instances ?? []) {
+    if (NotRunning.has(i.state) || owned.has(i.instanceId)) continue;
     if (!OwnershipTagKeys.some((k) => k in i.tags)) continue;
-    const launchedMs = i.launchTime ? Date.parse(i.launchTime) : NaN;
-    if (!Number.isNaN(launchedMs) && (nowMs - launchedMs) / 1000 < OrphanInstanceGraceSeconds) continue;
+    if (recording.has(i.tags[TagNodeClaim] ?? '')) continue;
+    if (secondsSince(i.launchTime, nowMs) < OrphanInstanceGraceSeconds) continue;
+    if (out.deleteNodeClaims.some((d) => d.instanceId === i.instanceId)) continue;
     out.terminateInstances.push({ instanceId: i.instanceId, reason: 'orphan' });
+  }
+
+  if (input.budgetHolders) {
+    const remaining = input.nodeClaims.filter((c) => !deleted.has(c.name));
+    const stale = staleDisruptions(input.budgetHolders, remaining, input.nodes, now);
+    out.releaseBudgetSlots = stale.releaseBudgetSlots;
+    out.untaintNodes = stale.untaintNodes;
   }
   return out;
 }
 
 /**
- * A budget slot whose holder shows no sign of being disrupted for this long is considered lost
- * (the run that took it crashed between taking the slot and starting the termination).
- */
-export const StaleBudgetHolderSeconds = 30 * 60;
-
-/**
- * Budget counter holders to release: the holder's NodeClaim and Node are both gone (the
- * termination finished but its release was lost), or the holder took its slot more than
- * {@link StaleBudgetHolderSeconds} ago and its node carries no karpenter.sh/disrupted taint and
- * its claim is not terminating (nothing is disrupting it). Holders are claim names (or node
- * names for nodes without a claim).
+ * Budget slots and disrupted taints nothing is working on. A slot is released when its holder's
+ * NodeClaim and Node are both gone (the termination finished but its release was lost), or when
+ * it was taken {@link StaleBudgetHolderSeconds} ago and its node is not tainted and not being
+ * terminated (the run crashed before tainting), or {@link StaleDisruptionSeconds} ago and its
+ * node is tainted but not being terminated (the run died between tainting and starting the
+ * termination). The taint of such a node is removed too, and so is a `karpenter.sh/disrupted`
+ * taint older than {@link StaleDisruptionSeconds} (its `timeAdded`) on a node whose claim is not
+ * terminating and which holds no slot. Holders are claim names (or node names without a claim).
  * @param holders per NodePool: holder → RFC 3339 time the slot was taken (BudgetCounter.holders)
  */
-export function staleBudgetHolders(
+export function staleDisruptions(
   holders: Record<string, Record<string, string>>,
   nodeClaims: readonly NodeClaim[],
   nodes: readonly Node[],
   now: Date,
-): { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[] {
+): Pick<GcPlan, 'releaseBudgetSlots' | 'untaintNodes'> {
   const claims = new Map(nodeClaims.map((c) => [c.name, c]));
+  const claimByNode = new Map(nodeClaims.filter((c) => c.nodeName).map((c) => [c.nodeName!, c]));
   const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
-  const out: { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[] = [];
+  const nowMs = now.getTime();
+  const releaseBudgetSlots: GcPlan['releaseBudgetSlots'] = [];
+  const untaint = new Set<string>();
+  const held = new Set<string>();
+  const terminating = (claim: NodeClaim | undefined, node: Node | undefined) => claim?.phase === 'Terminating' || claim?.phase === 'Terminated' || !!node?.metadata.deletionTimestamp;
+  const taintOf = (node: Node | undefined) => node?.spec?.taints?.find((t) => t.key === TaintDisruptedKey);
   for (const [nodePool, hs] of Object.entries(holders)) {
     for (const [holder, since] of Object.entries(hs)) {
       const claim = claims.get(holder);
       const node = nodesByName.get(claim?.nodeName ?? holder);
       if (!claim && !node) {
-        out.push({ nodePool, holder, reason: 'gone' });
+        releaseBudgetSlots.push({ nodePool, holder, reason: 'gone' });
         continue;
       }
-      const ageSeconds = (now.getTime() - Date.parse(since)) / 1000;
-      const tainted = !!node?.spec?.taints?.some((t) => t.key === 'karpenter.sh/disrupted');
-      const terminating = claim?.phase === 'Terminating' || claim?.phase === 'Terminated' || !!node?.metadata.deletionTimestamp;
-      if (ageSeconds >= StaleBudgetHolderSeconds && !tainted && !terminating) out.push({ nodePool, holder, reason: 'abandoned' });
+      if (node) held.add(node.metadata.name);
+      if (terminating(claim, node)) continue;
+      const age = secondsSince(since, nowMs);
+      const tainted = !!taintOf(node);
+      if (age >= (tainted ? StaleDisruptionSeconds : StaleBudgetHolderSeconds)) {
+        releaseBudgetSlots.push({ nodePool, holder, reason: 'abandoned' });
+        if (tainted && node) untaint.add(node.metadata.name);
+      }
     }
   }
-  return out;
+  for (const node of nodes) {
+    const taint = taintOf(node);
+    if (!taint || held.has(node.metadata.name) || untaint.has(node.metadata.name)) continue;
+    if (terminating(claimByNode.get(node.metadata.name), node)) continue;
+    if (taint.timeAdded && secondsSince(taint.timeAdded, nowMs) >= StaleDisruptionSeconds) untaint.add(node.metadata.name);
+  }
+  return { releaseBudgetSlots, untaintNodes: [...untaint].sort().map((nodeName) => ({ nodeName, reason: 'abandoned' as const })) };
+}
+
+/** Budget holders to release (see {@link staleDisruptions}). */
+export function staleBudgetHolders(holders: Record<string, Record<string, string>>, nodeClaims: readonly NodeClaim[], nodes: readonly Node[], now: Date): GcPlan['releaseBudgetSlots'] {
+  return staleDisruptions(holders, nodeClaims, nodes, now).releaseBudgetSlots;
 }

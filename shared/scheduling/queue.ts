@@ -27,6 +27,19 @@ export function comparePods(a: PodInfo, b: PodInfo): number {
 }
 
 /**
+ * Sort order of `packing: karpenter`, exactly Karpenter v1.15's (KC queue.go
+ * `byCPUAndMemoryDescending`): CPU descending, memory descending, then creation time and UID,
+ * for which the pod key (namespace/name) stands.
+ */
+export function comparePodsKarpenter(a: PodInfo, b: PodInfo): number {
+  const cpu = (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0);
+  if (cpu !== 0) return cpu;
+  const mem = (b.requests.memory ?? 0) - (a.requests.memory ?? 0);
+  if (mem !== 0) return mem;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/**
  * Cost-aware packing: reorders each priority level of the sorted queue so that pods with more
  * memory per cpu than the target ratio and pods with less alternate, keeping the running
  * memory:cpu ratio of the queue near the allocatable ratio of the instance type that sells the
@@ -83,7 +96,7 @@ export class SchedulingQueue {
   private readonly lastFail = new Map<PodInfo, number>();
 
   constructor(pods: readonly PodInfo[], templates: readonly ClaimTemplate[], costPacking: boolean) {
-    this.items = [...pods].sort(comparePods);
+    this.items = [...pods].sort(costPacking ? comparePods : comparePodsKarpenter);
     if (costPacking) balanceShapes(this.items, templates);
   }
 

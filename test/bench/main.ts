@@ -1,6 +1,7 @@
 /**
- * `npm run bench -- [--json] [--quick]`: benchmarks. `--scale [--sizes NxP,...]`: only the cluster-state
- * scale benchmark (test/bench/scale/index.ts), last JSON line `{"scale": [...]}`.
+ * `npm run bench -- [--json] [--quick] [--vs-karpenter]`: benchmarks (--vs-karpenter: nodefleet and
+ * Karpenter side by side, test/bench/vs-karpenter.ts). `--scale [--sizes NxP,...]`: only the
+ * cluster-state scale benchmark (test/bench/scale/index.ts), last JSON line `{"scale": [...]}`.
  * Prints a table per benchmark; with --json
  * the last line is one JSON object `{"scheduling": [...], "solveSetup": {...}, "disruption"?: ...}`.
  * Scheduling: test/bench/scheduling.ts. Disruption (engineer D): test/bench/disruption.ts, run
@@ -21,6 +22,18 @@ if (args.has('--scale')) {
   const rows = await runScaleBench({ sizes: parseSizes(sizesAt >= 0 ? argv[sizesAt + 1] : undefined), log: (s) => process.stderr.write(`${s}\n`) });
   process.stdout.write(`scale\n${scaleTable(rows)}\n`);
   if (json) process.stdout.write(`${JSON.stringify({ scale: rows })}\n`);
+  process.exit(0);
+}
+
+if (args.has('--vs-karpenter')) {
+  const { benchVsKarpenter } = await import('./vs-karpenter.ts');
+  const out = benchVsKarpenter({ quick, log: (line) => process.stderr.write(`${line}\n`) });
+  const rows = out.rows as unknown as Record<string, unknown>[];
+  process.stdout.write('nodefleet vs Karpenter (sigs.k8s.io/karpenter v1.15.0, same inputs, same run)\n');
+  process.stdout.write(`${table(rows, ['workload', 'pods', 'instanceTypes', 'nodefleetPodsPerSecond', 'karpenterPodsPerSecond', 'speedRatio', 'nodefleetPodsPerCpuSecond', 'karpenterPodsPerCpuSecond', 'cpuSpeedRatio', 'nodefleetNodeClaims', 'karpenterNodeClaims', 'nodefleetUnschedulable', 'karpenterUnschedulable', 'nodefleetCostPerHour', 'karpenterCostPerHour', 'costRatio', 'clusterAutoscalerPerHour', 'costRatioVsClusterAutoscaler', 'runs'])}\n`);
+  if (out.clusterAutoscaler[0]) process.stdout.write(`baseline: ${out.clusterAutoscaler[0].description}: ${out.clusterAutoscaler[0].groups.join(', ')}\n`);
+  process.stdout.write('speed: Karpenter = Scheduler.Solve alone (its benchmark measure, 5 workers); nodefleet = the whole solve() call; median run; per wall-clock second and per CPU second of the process\n');
+  if (json) process.stdout.write(`${JSON.stringify({ vsKarpenter: out.rows, clusterAutoscaler: out.clusterAutoscaler.map(({ groups: _g, ...r }) => r) })}\n`);
   process.exit(0);
 }
 

@@ -1,6 +1,7 @@
 /**
  * Scheduling benchmarks: speed on the karpenter-mix workload and packing quality on the real
- * catalog (cost per hour versus a lower bound and versus a Cluster-Autoscaler-style baseline).
+ * catalog (cost per hour versus a lower bound and versus a fair Cluster Autoscaler baseline,
+ * test/bench/cluster-autoscaler.ts).
  */
 import type { Pod } from '../../shared/api/kube.ts';
 import type { NodePool } from '../../shared/api/nodepool.ts';
@@ -8,6 +9,7 @@ import { loadCatalog } from '../../shared/catalog/index.ts';
 import { filterInstanceTypes, nodePoolRequirements } from '../../shared/catalog/filter.ts';
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import { createSchedulingCache, podRequests, solve, type DaemonSetTemplate, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import { clusterAutoscalerFair } from './cluster-autoscaler.ts';
 import { genericPods, mixInstanceTypes, mixNodePool, mixPods, realNodePool } from './workloads.ts';
 
 /** One row of the JSON report (USD per hour, MiB). */
@@ -175,51 +177,6 @@ export function lpBound(pods: readonly Pod[], admitted: readonly InstanceType[],
   return best;
 }
 
-/** Node groups of the Cluster-Autoscaler-style baseline: one instance type each. */
-export const BaselineGroups = ['m6i.2xlarge', 'c6i.4xlarge', 'r6i.2xlarge', 'm6i.8xlarge'];
-
-/**
- * A Cluster-Autoscaler-style scale-up: fixed node groups of one type each; for every group a
- * first-fit-decreasing estimate of the new nodes the pending pods need; the least-waste expander
- * picks the group whose new nodes would be best used (mean unused fraction of cpu and memory);
- * repeat until every pod that fits some group is placed. Returns USD per hour.
- */
-export function clusterAutoscalerBaseline(pods: readonly Pod[], catalog: readonly InstanceType[], groups: readonly string[], daemonCpu: number): number {
-  const types = groups.map((g) => catalog.find((t) => t.name === g)).filter((t): t is InstanceType => !!t);
-  const price = (t: InstanceType) => Math.min(...t.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.priceUsdPerHour));
-  let pending = pods.map((p) => podRequests(p.spec)).sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0) || (b.memory ?? 0) - (a.memory ?? 0));
-  let total = 0;
-  while (pending.length > 0) {
-    let best: { t: InstanceType; nodes: number; placed: Set<number>; waste: number } | undefined;
-    for (const t of types) {
-      const cap = { cpu: (t.allocatable.cpu ?? 0) - daemonCpu, memory: t.allocatable.memory ?? 0, pods: (t.allocatable.pods ?? 0) - 3 };
-      const bins: { cpu: number; memory: number; pods: number }[] = [];
-      const placed = new Set<number>();
-      pending.forEach((r, i) => {
-        const c = r.cpu ?? 0;
-        const m = r.memory ?? 0;
-        if (c > cap.cpu || m > cap.memory) return;
-        let bin = bins.find((b) => b.cpu >= c && b.memory >= m && b.pods >= 1);
-        if (!bin) bins.push((bin = { ...cap }));
-        bin.cpu -= c;
-        bin.memory -= m;
-        bin.pods -= 1;
-        placed.add(i);
-      });
-      if (bins.length === 0) continue;
-      const unusedCpu = bins.reduce((s, b) => s + b.cpu, 0) / (cap.cpu * bins.length);
-      const unusedMem = bins.reduce((s, b) => s + b.memory, 0) / (cap.memory * bins.length);
-      const waste = (unusedCpu + unusedMem) / 2;
-      if (!best || waste < best.waste) best = { t, nodes: bins.length, placed, waste };
-    }
-    if (!best) break;
-    total += best.nodes * price(best.t);
-    const placed = best.placed;
-    pending = pending.filter((_, i) => !placed.has(i));
-  }
-  return total;
-}
-
 /** real-catalog at each size (region us-east-1, on-demand, c/m/r gen > 4, amd64 + arm64, EKS add-on daemonsets). */
 export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1'): SchedulingBenchRow[] {
   const pool = realNodePool();
@@ -234,8 +191,10 @@ export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1')
       ...timedRow('real-catalog', n, admitted.length, runs, timing),
       lowerBoundPerHour: round(lowerBound(pods, admitted)),
       lpBoundPerHour: round(lpBound(pods, admitted, daemonCpu)),
-      baselinePerHour: round(clusterAutoscalerBaseline(pods, catalog, BaselineGroups, daemonCpu)),
-      baseline: `Cluster-Autoscaler-style: node groups ${BaselineGroups.join(', ')} (on-demand), least-waste expander, first-fit-decreasing estimator`,
+      ...(() => {
+        const ca = clusterAutoscalerFair(pods, pool, catalog, daemonCpu);
+        return { baselinePerHour: round(ca.costPerHour), baseline: ca.description };
+      })(),
     };
   });
 }

@@ -18,6 +18,7 @@ export interface OracleOutput {
   placements: { pod: string; node: string }[];
   unschedulable: { pod: string; reasons: Record<string, string> }[];
   solveSeconds: number;
+  solveCpuSeconds: number;
 }
 
 /**

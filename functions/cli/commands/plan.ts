@@ -131,6 +131,8 @@ export interface PlanTexts {
   pods: { file: string; text: string };
   nodes?: { file: string; text: string };
   region: string;
+  /** Packing mode (shared/scheduling/types.ts `packing`); default the scheduler's (cost). */
+  packing?: 'cost' | 'karpenter';
 }
 
 /** The objects of a workloads file, checked (see {@link workloadInputProblems}). @throws CliError with every problem, one per line. */
@@ -185,6 +187,7 @@ export function planInput(t: PlanTexts): SchedulingInput {
     boundPods: w.boundPods,
     daemonSets: w.daemonSets,
     volumes: w.volumes,
+    ...(t.packing ? { settings: { packing: t.packing } } : {}),
   };
 }
 
@@ -239,14 +242,17 @@ export function register(program: Command): void {
     .option('-o, --output <format>', 'json|yaml (a List of karpenter.sh/v1 NodeClaims and pod Events), wide, or a table by default', 'table')
     .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
     .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
-    .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string }) => {
+    .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more)')
+    .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string; packing?: string }) => {
       const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
+      if (opts.packing !== undefined && opts.packing !== 'cost' && opts.packing !== 'karpenter') throw new CliError(`--packing: unknown mode "${opts.packing}"; modes: cost, karpenter`, 2);
       const nodePoolText = readText(opts.nodepools);
       const input = planInput({
         nodePools: nodePoolText,
         pods: readText(opts.pods),
         nodes: opts.nodes ? readText(opts.nodes) : undefined,
         region: opts.region,
+        packing: opts.packing as PlanTexts['packing'],
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
       const result = solve(input);

@@ -38,6 +38,13 @@ export class LocalAuthorizer {
   /** Calls allowed, by `function action` (e.g. `provisioner ec2:CreateFleet`). */
   readonly allowed = new Map<string, number>();
 
+  /**
+   * Decisions already made, by principal and request: the policies of a principal never change
+   * during a run, so the same request gets the same decision (gc's DescribeInstances every minute,
+   * a launch's subnets and images). Evaluation is CPU work on the event loop every function shares.
+   */
+  private readonly decided = new Map<string, Awaited<ReturnType<typeof evaluate>>>();
+
   constructor(private readonly principals: ReadonlyMap<string, LocalPrincipal>) {}
 
   /**
@@ -52,7 +59,12 @@ export class LocalAuthorizer {
       return denial;
     }
     for (const request of authorizationRequests(action, input, ctx)) {
-      const decision = await evaluate(principal.roleArn, principal.policies, request);
+      const key = `${accessKeyId} ${JSON.stringify(request)}`;
+      let decision = this.decided.get(key);
+      if (decision === undefined) {
+        decision = await evaluate(principal.roleArn, principal.policies, request);
+        this.decided.set(key, decision);
+      }
       if (decision === 'Allowed') continue;
       const denial: Denial = {
         code: 'UnauthorizedOperation',

@@ -33,6 +33,11 @@ export interface IamRequest {
   /** Full resource ARN, or `*` for actions without resource-level permissions. */
   resource: string;
   context: Record<string, string | string[]>;
+  /**
+   * The resource's own policy, for a resource of another account (cross-account requests need
+   * the owner's grant too); e.g. a subnet shared through AWS RAM, whose share is that grant.
+   */
+  resourcePolicy?: PolicyDocument;
 }
 
 /** Allowed, or denied (implicitly: no statement allows; explicitly: a Deny matched). */
@@ -67,6 +72,7 @@ export async function evaluate(principal: string, policies: PolicyDocument[], re
     identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy })),
     serviceControlPolicies: [],
     resourceControlPolicies: [],
+    ...(request.resourcePolicy ? { resourcePolicy: request.resourcePolicy } : {}),
     request: {
       principal,
       action: request.action,

@@ -73,6 +73,9 @@ export class ApiCore {
    * @param now the cluster clock.
    * @param onWrite called after every successful write (the cluster schedules a reconcile).
    */
+  /** Evictions refused with 429 because a PDB allowed no disruption (pod and PDB namespace/name, RFC 3339 time), for scenario checks. */
+  readonly evictionsRefused: { pod: string; pdb: string; at: string }[] = [];
+
   constructor(readonly store: ObjectStore, readonly now: () => Date, private readonly onWrite: () => void = () => {}) {}
 
   /** A 5-character suffix as generateName / ReplicaSets produce (deterministic sequence). */
@@ -336,6 +339,7 @@ export class ApiCore {
         const healthy = pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
         const unhealthyMayGo = !healthy && (pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' || st.currentHealthy >= st.desiredHealthy);
         if (!unhealthyMayGo && st.disruptionsAllowed <= 0) {
+          this.evictionsRefused.push({ pod: `${namespace}/${name}`, pdb: `${pdb.metadata.namespace ?? namespace}/${pdb.metadata.name}`, at: rfc3339(this.now()) });
           throw new ApiError(429, EVICTION_BLOCKED.reason, EVICTION_BLOCKED.message, {
             causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently` }],
           });

@@ -311,6 +311,11 @@ export class LocalCluster {
     });
   }
 
+  /** Evictions the Eviction API refused because a PDB allowed no disruption, in order. */
+  evictionsRefused(): readonly { pod: string; pdb: string; at: string }[] {
+    return this.api.evictionsRefused;
+  }
+
   /** Calls `fn` on every stored change of any type. Returns the unsubscribe function. */
   onChange(fn: (e: StoreEvent) => void): () => void {
     return this.store.subscribe(fn);

@@ -16,10 +16,29 @@ import { ApiError, rfc3339 } from './store.ts';
 import { isNodeReady, isTerminal, matchesNodeSelection, podRequests, tolerates, untoleratedTaint } from './pods.ts';
 import { matchesLabelSelector } from './selectors.ts';
 
-/** Pod annotation: the pod's preStop hook hangs, so it never finishes terminating until force-deleted (gracePeriodSeconds=0) or its node is gone. */
+/** Pod annotation: the pod's preStop hook hangs, so it finishes terminating only when its grace period ends (the kubelet kills it), is force-deleted (gracePeriodSeconds=0) or its node is gone. */
 export const AnnotationSimulateStuckPreStop = 'nodefleet.io/simulate-stuck-prestop';
 /** Pod annotation: seconds the pod takes to stop after deletion (capped at its grace period). Default 0. */
 export const AnnotationSimulateTerminationSeconds = 'nodefleet.io/simulate-termination-seconds';
+
+/**
+ * Seconds a pod's preStop hooks take in the simulation: Infinity when it carries
+ * {@link AnnotationSimulateStuckPreStop}, else the longest `sleep N` of an exec hook (`N` seconds)
+ * or a hook's own `sleep: { seconds: N }` action; 0 without hooks. The kubelet caps the total at
+ * the pod's grace period.
+ */
+export function preStopSeconds(pod: Pod): number {
+  if (pod.metadata.annotations?.[AnnotationSimulateStuckPreStop] === 'true') return Infinity;
+  let longest = 0;
+  for (const c of pod.spec.containers ?? []) {
+    const hook = (c as { lifecycle?: { preStop?: { exec?: { command?: string[] }; sleep?: { seconds?: number } } } }).lifecycle?.preStop;
+    if (!hook) continue;
+    if (typeof hook.sleep?.seconds === 'number') longest = Math.max(longest, hook.sleep.seconds);
+    const m = /\bsleep\s+(\d+(?:\.\d+)?)/.exec((hook.exec?.command ?? []).join(' '));
+    if (m) longest = Math.max(longest, Number(m[1]));
+  }
+  return longest;
+}
 
 /** Taint the node lifecycle controller keeps on a node until it is Ready (TaintNodesByCondition). */
 export const TaintNotReady: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
@@ -379,11 +398,13 @@ export class Controllers {
       }
       const meta = pod.metadata as Pod['metadata'] & { deletionGracePeriodSeconds?: number };
       if (meta.deletionTimestamp) {
-        if (pod.metadata.annotations?.[AnnotationSimulateStuckPreStop] === 'true') continue;
+        // The kubelet runs the preStop hooks, then SIGTERM; whatever is still running when the
+        // grace period (deletionTimestamp) ends is killed: a hanging preStop delays the pod to
+        // the end of its grace period, never beyond (a force delete, grace 0, ends it at once).
         const deadlineMs = Date.parse(meta.deletionTimestamp);
         const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
         const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? this.options.podTerminationSeconds ?? 0);
-        const doneMs = Math.min(deadlineMs, startMs + stopSeconds * 1000);
+        const doneMs = Math.min(deadlineMs, startMs + (preStopSeconds(pod) + stopSeconds) * 1000);
         if (nowMs >= doneMs) this.api.forceDeletePod(ns, pod.metadata.name);
         else this.wake(doneMs);
         continue;

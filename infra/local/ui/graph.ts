@@ -5,7 +5,7 @@
  * - {@link stateGraph}: states and transitions of an Amazon States Language definition
  *   (`Next`, `Choices[].Next`, `Default`, `Catch[].Next`), laid out top to bottom: a state's
  *   layer is its longest distance from `StartAt` (loops' back edges left out); the path to the
- *   first Succeed state is the main column; a state that loops back (a Wait before a retry) goes
+ *   Succeed state the search reaches last is the main column; a state that loops back (a Wait before a retry) goes
  *   left of it, every other state right of it, in the next free column of its layer.
  * - {@link executionProgress}: from a GetExecutionHistory-like event list, the states entered
  *   (in order), the transitions taken (with counts) and the state the execution is in now.
@@ -105,21 +105,20 @@ export function stateGraph(definition: { StartAt?: string; States?: Record<strin
   const last = Math.max(...layer.values()) + 1;
   for (const n of unreachable) layer.set(n, last);
 
-  // Column 0: the shortest path (no Catch, no back edges) to the first Succeed state reached.
+  // Column 0: the shortest path (no Catch, no back edges) to the Succeed state reached last by that
+  // search — the machine's full success path, not an early exit (the termination machine's
+  // Continued, a hand-over to the next execution, is nearer to the start than Terminated).
   const parent = new Map<string, string>();
   const bfs = [startAt];
   const seen = new Set([startAt]);
   let goal: string | undefined;
-  for (let i = 0; i < bfs.length && !goal; i++) {
+  for (let i = 0; i < bfs.length; i++) {
     for (const e of outOf(bfs[i])) {
       if (e.kind === 'catch' || e.back || seen.has(e.to)) continue;
       seen.add(e.to);
       parent.set(e.to, bfs[i]);
       bfs.push(e.to);
-      if (states[e.to].Type === 'Succeed') {
-        goal = e.to;
-        break;
-      }
+      if (states[e.to].Type === 'Succeed') goal = e.to;
     }
   }
   const primary = new Set<string>([startAt]);

@@ -24,6 +24,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/awslabs/operatorpkg/object"
@@ -94,8 +95,10 @@ type Output struct {
 	NodeClaims    []OutClaim         `json:"nodeClaims"`
 	Placements    []OutPlacement     `json:"placements"`
 	Unschedulable []OutUnschedulable `json:"unschedulable"`
-	// SolveSeconds is the wall-clock time of Provisioner.Schedule (median over --bench runs).
+	// SolveSeconds is the wall-clock time of Provisioner.Schedule (--solve-only: Scheduler.Solve), median over --bench runs.
 	SolveSeconds float64 `json:"solveSeconds"`
+	// SolveCPUSeconds is the process CPU time (user + system, all threads) of the same run.
+	SolveCPUSeconds float64 `json:"solveCpuSeconds"`
 }
 
 type OutClaim struct {
@@ -119,6 +122,9 @@ type OutUnschedulable struct {
 	Reasons map[string]string `json:"reasons"`
 }
 
+// solveOnlyTiming: --solve-only.
+var solveOnlyTiming bool
+
 // maxLaunchTypes is how many types a launch sends (the AWS provider's CreateFleet cut).
 const maxLaunchTypes = 60
 
@@ -129,6 +135,7 @@ func fail(format string, args ...any) {
 
 func main() {
 	bench := flag.Int("bench", 1, "solve N times and report the median time")
+	flag.BoolVar(&solveOnlyTiming, "solve-only", false, "time Scheduler.Solve alone (Karpenter's benchmark measure) instead of Provisioner.Schedule")
 	lines := flag.Bool("lines", false, "read one scenario per line, write one result per line ({\"error\": …} for a bad one)")
 	fakeTypes := flag.Int("print-fake-instance-types", 0, "print Karpenter's fake.InstanceTypes(N) in the scenario's instanceTypes format and exit")
 	benchPods := flag.Int("print-benchmark-pods", 0, "print N pods of Karpenter's scheduling benchmark mix (benchmark.go) and exit")
@@ -312,18 +319,20 @@ func run(sc *Scenario, benchRuns int) (*Output, error) {
 		byName[it.Name] = it
 	}
 
-	var samples []float64
+	type sample struct{ wall, cpu float64 }
+	var samples []sample
 	var out *Output
 	for i := 0; i < benchRuns; i++ {
-		o, secs, err := solveOnce(ctx, sc, its, byName)
+		o, secs, err := solveOnce(ctx, sc, its, byName, solveOnlyTiming)
 		if err != nil {
 			return nil, err
 		}
 		out = o
-		samples = append(samples, secs)
+		samples = append(samples, sample{secs, o.SolveCPUSeconds})
 	}
-	sort.Float64s(samples)
-	out.SolveSeconds = samples[len(samples)/2]
+	sort.Slice(samples, func(i, j int) bool { return samples[i].wall < samples[j].wall })
+	out.SolveSeconds = samples[len(samples)/2].wall
+	out.SolveCPUSeconds = samples[len(samples)/2].cpu
 	return out, nil
 }
 
@@ -341,7 +350,7 @@ func scenarioOptions(s Settings) *options.Options {
 	return test.Options(f)
 }
 
-func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, byName map[string]*cloudprovider.InstanceType) (*Output, float64, error) {
+func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, byName map[string]*cloudprovider.InstanceType, solveOnly bool) (*Output, float64, error) {
 	kube := fakecr.NewClientBuilder().
 		WithScheme(scheme.Scheme).
 		WithIndex(&corev1.Pod{}, "spec.nodeName", podIndex).
@@ -482,13 +491,59 @@ func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceT
 	}
 
 	prov := provisioning.NewProvisioner(kube, recorder, cp, cluster, clk, nil, nil)
-	start := time.Now()
-	results, err := prov.Schedule(ctx)
-	secs := time.Since(start).Seconds()
+	if !solveOnly {
+		cpu0 := cpuSeconds()
+		start := time.Now()
+		results, err := prov.Schedule(ctx)
+		secs := time.Since(start).Seconds()
+		cpu := cpuSeconds() - cpu0
+		if err != nil {
+			return nil, 0, fmt.Errorf("scheduling: %v", err)
+		}
+		out := toOutput(results, byName)
+		out.SolveCPUSeconds = cpu
+		return out, secs, nil
+	}
+	// Benchmark: time Scheduler.Solve alone, as Karpenter's scheduling benchmark does, on a scheduler
+	// the provisioner builds (NodePools, instance types, topology, daemonset overhead) from the same
+	// state, with Provisioner.Schedule's options.
+	pods, err := prov.GetPendingPods(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	opts := []scheduling.Options{
+		scheduling.DisableReservedCapacityFallback,
+		scheduling.NumConcurrentReconciles(int(math.Ceil(float64(options.FromContext(ctx).CPURequests) / 1000.0))),
+		scheduling.MinValuesPolicy(options.FromContext(ctx).MinValuesPolicy),
+	}
+	if options.FromContext(ctx).PreferencePolicy == options.PreferencePolicyIgnore {
+		opts = append(opts, scheduling.IgnorePreferences)
+	}
+	s, err := prov.NewScheduler(ctx, pods, cluster.DeepCopyNodes().Active(), sets.New[types.UID](), opts...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("scheduling: %v", err)
 	}
-	return toOutput(results, byName), secs, nil
+	cpu0 := cpuSeconds()
+	start := time.Now()
+	results, err := s.Solve(ctx, pods)
+	secs := time.Since(start).Seconds()
+	cpu := cpuSeconds() - cpu0
+	if err != nil {
+		return nil, 0, fmt.Errorf("scheduling: %v", err)
+	}
+	results = results.TruncateInstanceTypes(ctx, scheduling.MaxInstanceTypes)
+	out := toOutput(results, byName)
+	out.SolveCPUSeconds = cpu
+	return out, secs, nil
+}
+
+// cpuSeconds is this process's CPU time so far (user + system, all threads).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 func podName(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -11,6 +11,7 @@ import { parse } from 'yaml';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../../functions/cli/program.ts';
 import { formatStatus } from '../../../functions/cli/commands/status.ts';
+import { planInput } from '../../../functions/cli/commands/plan.ts';
 import { NodeClaimSchema, toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
 
 const repo = join(import.meta.dirname, '../../..');
@@ -76,6 +77,12 @@ describe('plan -o yaml|json', () => {
     const fromJson = JSON.parse(j.out.replaceAll(JSON.parse(j.out).items[0].metadata.name, claim.metadata.name));
     fromJson.items[0].metadata.creationTimestamp = claim.metadata.creationTimestamp;
     expect(fromJson).toEqual(list);
+  });
+
+  it('--packing reaches the scheduler settings (default: the scheduler\'s own)', () => {
+    const texts = { nodePools: { file: 'np.yaml', text: nodePools }, pods: { file: 'pods.yaml', text: pods }, region: 'us-east-1' };
+    expect(planInput({ ...texts, packing: 'karpenter' }).settings?.packing).toBe('karpenter');
+    expect(planInput(texts).settings?.packing).toBeUndefined();
   });
 
   it('-o wide adds the first launch types', async () => {

@@ -35,26 +35,73 @@ describe('planGarbageCollection', () => {
       },
       Now,
     );
-    expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'instance_gone', instanceId: 'i-0gone' }]);
+    expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'instance_gone', nodeName: 'n1' }]);
     expect(plan.terminateInstances).toEqual([{ instanceId: 'i-0orphan', reason: 'orphan' }]);
   });
 });
 
-describe('staleBudgetHolders', () => {
-  it('releases holders whose claim and node are gone, or that nothing has disrupted for 30 min', async () => {
-    const { staleBudgetHolders } = await import('../../../shared/disruption/gc.ts');
-    const draining = node({ name: 'n-draining', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] });
-    const idle = node({ name: 'n-idle' });
-    const claims = [nodeClaim({ name: 'c-draining', nodeName: 'n-draining' }), nodeClaim({ name: 'c-idle', nodeName: 'n-idle' }), nodeClaim({ name: 'c-recent', nodeName: 'n-idle' })];
-    const out = staleBudgetHolders(
-      { default: { 'c-gone': '2026-03-02T09:59:00Z', 'c-draining': '2026-03-02T08:00:00Z', 'c-idle': '2026-03-02T09:00:00Z', 'c-recent': '2026-03-02T09:50:00Z' } },
+describe('staleDisruptions', () => {
+  it('releases holders whose claim and node are gone, untainted ones idle for 30 min, tainted ones no termination took over for 65 min; keeps a terminating one', async () => {
+    const { staleDisruptions, StaleDisruptionSeconds } = await import('../../../shared/disruption/gc.ts');
+    const disrupted = [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' as const }];
+    const nodes = [node({ name: 'n-draining', taints: disrupted }), node({ name: 'n-stuck', taints: disrupted }), node({ name: 'n-idle' }), node({ name: 'n-tainted-late', taints: disrupted })];
+    const claims = [
+      nodeClaim({ name: 'c-draining', nodeName: 'n-draining', phase: 'Terminating' }),
+      nodeClaim({ name: 'c-stuck', nodeName: 'n-stuck' }),
+      nodeClaim({ name: 'c-idle', nodeName: 'n-idle' }),
+      nodeClaim({ name: 'c-recent', nodeName: 'n-idle' }),
+      nodeClaim({ name: 'c-tainted-late', nodeName: 'n-tainted-late' }),
+    ];
+    const at = (s: number) => new Date(Now.getTime() - s * 1000).toISOString();
+    const out = staleDisruptions(
+      { default: { 'c-gone': at(60), 'c-draining': at(7200), 'c-stuck': at(StaleDisruptionSeconds), 'c-idle': at(3600), 'c-recent': at(600), 'c-tainted-late': at(StaleDisruptionSeconds - 1) } },
       claims,
-      [draining, idle],
+      nodes,
       Now,
     );
-    expect(out).toEqual([
+    expect(out.releaseBudgetSlots).toEqual([
       { nodePool: 'default', holder: 'c-gone', reason: 'gone' },
+      { nodePool: 'default', holder: 'c-stuck', reason: 'abandoned' },
       { nodePool: 'default', holder: 'c-idle', reason: 'abandoned' },
     ]);
+    expect(out.untaintNodes).toEqual([{ nodeName: 'n-stuck', reason: 'abandoned' }]);
+  });
+
+  it('a disrupted taint with no slot and no termination is removed once older than the bound (its timeAdded)', async () => {
+    const { staleDisruptions, StaleDisruptionSeconds } = await import('../../../shared/disruption/gc.ts');
+    const at = (s: number) => new Date(Now.getTime() - s * 1000).toISOString();
+    const nodes = [
+      node({ name: 'old', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: at(StaleDisruptionSeconds) }] }),
+      node({ name: 'young', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: at(60) }] }),
+      node({ name: 'draining', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: at(7200) }] }),
+    ];
+    const claims = [nodeClaim({ name: 'a', nodeName: 'old' }), nodeClaim({ name: 'b', nodeName: 'young' }), nodeClaim({ name: 'c', nodeName: 'draining', phase: 'Terminating' })];
+    expect(staleDisruptions({}, claims, nodes, Now).untaintNodes).toEqual([{ nodeName: 'old', reason: 'abandoned' }]);
+  });
+});
+
+describe('planGarbageCollection: terminations and records', () => {
+  it('deletes Terminated claims once their record expired; never touches a live one', () => {
+    const expired = nodeClaim({ name: 'old', phase: 'Terminated', retainUntil: '2026-03-02T09:59:59Z' });
+    const kept = nodeClaim({ name: 'recent', phase: 'Terminated', retainUntil: '2026-03-02T10:30:00Z' });
+    const plan = planGarbageCollection({ nodeClaims: [expired, kept], nodes: [], instances: [] }, Now);
+    expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'old', reason: 'expired' }]);
+  });
+
+  it('an instance tagged with a live claim that owns another instance is an orphan (a duplicate launch), not "still recording"', () => {
+    const c = nodeClaim({ name: 'default-a', instanceId: 'i-0one', createdAt: '2026-03-01T00:00:00Z' });
+    const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' };
+    const plan = planGarbageCollection(
+      {
+        nodeClaims: [c],
+        nodes: [node({ name: c.nodeName ?? 'n' })],
+        instances: [
+          { instanceId: 'i-0one', state: 'running', launchTime: '2026-03-01T00:00:00Z', tags },
+          { instanceId: 'i-0two', state: 'running', launchTime: '2026-03-01T00:00:00Z', tags },
+        ],
+      },
+      Now,
+    );
+    expect(plan.terminateInstances).toEqual([{ instanceId: 'i-0two', reason: 'orphan' }]);
   });
 });

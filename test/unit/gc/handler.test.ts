@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { run, LaunchTimeoutSeconds, RegistrationTimeoutSeconds } from '../../../functions/gc/handler.ts';
+import { planGarbageCollection, StaleDisruptionSeconds } from '../../../shared/disruption/gc.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
 
@@ -51,8 +52,48 @@ describe('gc', () => {
     w.kube.addNode({ metadata: { name: 'n-2' } });
     w.clock.advanceSeconds(60);
     const r = await run({}, deps);
-    expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_terminated' }]);
+    expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_gone' }]);
     expect(await w.kube.getNode('n-2')).toBeUndefined();
+  });
+});
+
+describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', () => {
+  it('carries out exactly planGarbageCollection\'s plan: a duplicate instance of a live claim is terminated, an expired record deleted', async () => {
+    const { w, deps } = world();
+    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
+    const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' };
+    w.cloud.addInstance({ instanceId: 'i-one', launchTime: t0, tags });
+    w.cloud.addInstance({ instanceId: 'i-two', launchTime: t0, tags });
+    await w.store.create(nodeClaim({ name: 'default-a', instanceId: 'i-one', nodeName: 'n-a', createdAt: t0, conditions: [...registered] }));
+    w.kube.addNode({ metadata: { name: 'n-a' } });
+    await w.store.create(nodeClaim({ name: 'default-old', phase: 'Terminated', createdAt: t0, retainUntil: '2026-01-01T00:30:00.000Z' }));
+    w.clock.advanceSeconds(3600);
+    const claims = await w.store.list();
+    const plan = planGarbageCollection({ nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list() }, w.clock.now());
+    const r = await run({}, deps);
+    expect(r.terminated).toEqual(plan.terminateInstances.map((t) => t.instanceId));
+    expect(r.terminated).toEqual(['i-two']);
+    expect(r.deleted).toEqual([{ nodeClaim: 'default-old', reason: 'expired' }]);
+    expect(w.cloud.peek('i-one')?.state).toBe('running');
+    expect((await w.store.list()).map((c) => c.name)).toEqual(['default-a']);
+  });
+
+  it('an abandoned karpenter.sh/disrupted taint and its slot are released after the stated bound', async () => {
+    const { w, deps } = world();
+    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
+    w.cloud.addInstance({ instanceId: 'i-s', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-s' } });
+    await w.store.create(nodeClaim({ name: 'default-s', nodePool: 'default', instanceId: 'i-s', nodeName: 'n-s', createdAt: t0, conditions: [...registered] }));
+    w.kube.addNode({ metadata: { name: 'n-s' }, spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: t0 }] } });
+    expect(await w.budgets.take('default', 'default-s', 1, t0)).toBe(true);
+    const d = { ...deps, budgets: w.budgets };
+    w.clock.advanceSeconds(StaleDisruptionSeconds - 1);
+    expect((await run({}, d)).untainted).toEqual([]);
+    w.clock.advanceSeconds(1);
+    const r = await run({}, d);
+    expect(r.untainted).toEqual(['n-s']);
+    expect(r.releasedBudgetSlots).toEqual([{ nodePool: 'default', holder: 'default-s', reason: 'abandoned' }]);
+    expect((await w.kube.getNode('n-s'))?.spec?.taints ?? []).toEqual([]);
+    expect(w.budgets.inFlight('default')).toBe(0);
   });
 });
 

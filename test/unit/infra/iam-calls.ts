@@ -17,15 +17,14 @@ import {
 } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { STSClient } from '@aws-sdk/client-sts';
 import { PricingClient } from '@aws-sdk/client-pricing';
 import type { AdapterCall } from '../../../shared/aws/calls.ts';
-import { Ec2CloudProvider, Tags, catalogArchitecture } from '../../../shared/aws/ec2.ts';
-import { tagSpecifications } from '../../../infra/local/iam/aws-requests.ts';
+import { Ec2CloudProvider, Tags, catalogArchitecture, launchTags } from '../../../shared/aws/ec2.ts';
 import { Ec2NodeClassResolver, StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { EksConnectionProvider } from '../../../shared/aws/eks.ts';
 import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
@@ -76,13 +75,6 @@ export const LaunchTemplateId = 'lt-0123456789abcdef0';
 export const InstanceId = 'i-0123456789abcdef0';
 const Credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 
-/** Tags the launch gives an instance of NodePool `default` (from a recorded launch). */
-async function launchedTags(t: CallTargets): Promise<Record<string, string>> {
-  const calls = await record('cloud.create', { ...t, capacityType: 'on-demand' });
-  const fleet = calls.find((c) => c.action === 'ec2:CreateFleet')!.input;
-  return { ...(tagSpecifications(fleet).get('instance') ?? {}), [Tags.launchTemplateId]: LaunchTemplateId };
-}
-
 /**
  * Runs the adapter method `call` with mocked clients and returns what it sent, in order.
  * `queue.consume` is Lambda's, not an adapter's: its requests are built by the caller.
@@ -114,6 +106,9 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
     const budgets = new DynamoBudgetCounter(doc, t.tableName, t.clusterName);
     const nc = nodeClass();
     nc.spec.role = t.nodeRoleName;
+    // What CreateFleet tags an instance of this claim with (the adapter's own tag builder), plus EC2's launch-template tag.
+    const instanceTags = { ...Object.fromEntries(launchTags(claim, nc, t.clusterName).map((x) => [x.Key!, x.Value!])), [Tags.launchTemplateId]: LaunchTemplateId };
+    const tagList = Object.entries(instanceTags).map(([Key, Value]) => ({ Key, Value }));
 
     switch (call) {
       case 'cloud.create':
@@ -124,24 +119,24 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
         break;
       case 'cloud.get':
       case 'cloud.list': {
-        const tags = await launchedTags(t);
-        for (const m of mocks) m.mock.resetHistory();
-        ec2m.on(DescribeInstancesCommand).resolves({ Reservations: [{ Instances: [{ InstanceId, InstanceType: 'm5.large', State: { Name: 'running' }, Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }] });
+        ec2m.on(DescribeInstancesCommand).resolves({ Reservations: [{ Instances: [{ InstanceId, InstanceType: 'm5.large', State: { Name: 'running' }, Tags: tagList }] }] });
         if (call === 'cloud.get') await cloud().get(InstanceId);
         else await cloud().list();
         break;
       }
       case 'cloud.collectLaunchTemplates': {
-        const tags = await launchedTags(t);
-        for (const m of mocks) m.mock.resetHistory();
-        ec2m.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [{ LaunchTemplateId, LaunchTemplateName: 'nodefleet/x/default/0', CreateTime: new Date(0), Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] });
+        ec2m.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [{ LaunchTemplateId, LaunchTemplateName: 'nodefleet/x/default/0', CreateTime: new Date(0), Tags: tagList }] });
         ec2m.on(DeleteLaunchTemplateCommand).resolves({});
         await cloud().collectLaunchTemplates([], Date.now());
         break;
       }
-      case 'resolver.resolve':
+      case 'resolver.resolve': {
+        // An alias (public SSM parameter) and an AMI id term (DescribeImages).
         await new Ec2NodeClassResolver(ec2, ssm, '1.32').resolve(nc);
+        ec2m.on(DescribeImagesCommand).resolves({ Images: [{ ImageId: 'ami-0123456789abcdef0', Architecture: 'x86_64', CreationDate: '2026-01-01T00:00:00Z' }] });
+        await new Ec2NodeClassResolver(ec2, ssm, '1.32').resolve({ ...nc, spec: { ...nc.spec, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] } });
         break;
+      }
       case 'eks.connect':
         await new EksConnectionProvider(new EKSClient({ region: t.region, credentials: Credentials }), new STSClient({ region: t.region, credentials: Credentials }), t.clusterName, t.region).connection();
         break;
@@ -169,9 +164,13 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'unavailable.list':
         await new DynamoUnavailableOfferings(doc, t.tableName, t.clusterName).list(1_800_000_000);
         break;
-      case 'budgets.take':
+      case 'budgets.take': {
+        // The first take of a NodePool: the conditional update fails (no item yet), the item is created, the update retried.
+        const noItem = Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+        docm.on(UpdateCommand).rejectsOnce(noItem).resolves({});
         await budgets.take('default', claim.name, 1, '2026-03-06T16:00:00Z');
         break;
+      }
       case 'budgets.release':
         await budgets.release('default', claim.name);
         break;

@@ -19,7 +19,14 @@ import { evaluateAll, type IamRequest, type PolicyDocument, type Verdict } from 
 import { authorizationRequests, tagSpecifications, type RequestContext } from '../../../infra/local/iam/aws-requests.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
-import { arnOf, logicalIdOf, rolePolicies, type Deployment } from './iam-template.ts';
+import { arnOf, logicalIdOf, resolve, rolePolicies, type Deployment } from './iam-template.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AdapterCalls, FunctionAwsCalls, type AdapterCall } from '../../../shared/aws/calls.ts';
+import { Functions } from '../../../infra/aws/functions.ts';
+import { readTerminationDefinition, TerminationAslPath } from '../../../infra/aws/termination.ts';
+import { InstanceId, LaunchTemplateId, record, type CallTargets, type RecordedCall } from './iam-calls.ts';
+import { portCalls, sourceClosure } from './source-calls.ts';
 
 const Cluster = 'sim-cluster';
 const D: Deployment = { partition: 'aws', region: 'ap-northeast-2', account: '111122223333' };
@@ -76,9 +83,10 @@ async function launch(capacityType: 'spot' | 'on-demand'): Promise<{ launchTempl
 }
 
 /** Authorization requests of a recorded launch, with EC2 knowing the launch template it created. */
-function launchRequests(l: { launchTemplate: any; createFleet: any }): IamRequest[] {
+function launchRequests(l: { launchTemplate: any; createFleet: any }, extra: Partial<RequestContext> = {}): IamRequest[] {
   const stored = { id: 'lt-0123456789abcdef0', tags: tagSpecifications(l.launchTemplate).get('launch-template') ?? {}, data: l.launchTemplate.LaunchTemplateData };
   const ctx = ec2Ctx({
+    ...extra,
     launchTemplate: (key) => (key === l.launchTemplate.LaunchTemplateName || key === stored.id ? stored : undefined),
     roleOfInstanceProfile: (p) => (p === instanceProfileName ? nodeRoleArn : undefined),
   });
@@ -89,6 +97,53 @@ function launchRequests(l: { launchTemplate: any; createFleet: any }): IamReques
 async function launchedInstanceTags(): Promise<Record<string, string>> {
   const l = await launch('on-demand');
   return tagSpecifications(l.createFleet).get('instance') ?? {};
+}
+
+/** Where the adapters run: the names and ARNs the synthesized stack gives them. */
+function callTargets(): CallTargets {
+  const profile = resources[logicalIdOf(resources, 'AWS::IAM::InstanceProfile', 'NodeInstanceProfile')].Properties.InstanceProfileName;
+  return {
+    region: D.region,
+    clusterName: Cluster,
+    tableName: resolve({ Ref: logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table') }, resources, D),
+    stateMachineArn: arnOf(resources, logicalIdOf(resources, 'AWS::StepFunctions::StateMachine', 'Termination'), D),
+    eventBusName: resolve({ Ref: logicalIdOf(resources, 'AWS::Events::EventBus', 'Bus') }, resources, D),
+    instanceProfileName: profile,
+    nodeRoleName: resources[logicalIdOf(resources, 'AWS::IAM::Role', 'NodeRole')].Properties.RoleName,
+  };
+}
+
+/**
+ * The authorization requests of a function's calls, each built from what the real adapter sent:
+ * launches on-demand and spot; EC2 knows the launch template and instance a launch created.
+ */
+async function requestsOf(calls: readonly AdapterCall[]): Promise<IamRequest[]> {
+  const t = callTargets();
+  const launches = [await launch('on-demand'), await launch('spot')];
+  const lt = launches[0].launchTemplate;
+  const stored = { id: LaunchTemplateId, tags: tagSpecifications(lt).get('launch-template') ?? {}, data: lt.LaunchTemplateData };
+  const instanceTags = { ...(tagSpecifications(launches[0].createFleet).get('instance') ?? {}), 'aws:ec2launchtemplate:id': LaunchTemplateId };
+  const out: IamRequest[] = [];
+  for (const call of calls) {
+    if (call === 'queue.consume') {
+      const queue = arnOf(resources, logicalIdOf(resources, 'AWS::SQS::Queue', 'InterruptionQueue'), D);
+      out.push(...AdapterCalls['queue.consume'].map((action) => ({ action, resource: queue, context: {} })));
+      continue;
+    }
+    const recorded: RecordedCall[] = [];
+    for (const capacityType of call === 'cloud.create' ? (['on-demand', 'spot'] as const) : [undefined]) recorded.push(...(await record(call, { ...t, capacityType })));
+    expect(recorded.length, `${call} sent nothing`).toBeGreaterThan(0);
+    for (const r of recorded) {
+      const ltNow = r.action === 'ec2:CreateFleet' ? launches.find((l) => l.createFleet.TargetCapacitySpecification.DefaultTargetCapacityType === r.input.TargetCapacitySpecification.DefaultTargetCapacityType)!.launchTemplate : lt;
+      const ctx = ec2Ctx({
+        tagsOf: (id) => (id === InstanceId ? instanceTags : undefined),
+        launchTemplate: () => ({ ...stored, tags: tagSpecifications(ltNow).get('launch-template') ?? {}, data: ltNow.LaunchTemplateData }),
+        roleOfInstanceProfile: (p) => (p === instanceProfileName ? nodeRoleArn : undefined),
+      });
+      out.push(...authorizationRequests(r.action, r.input, ctx));
+    }
+  }
+  return out;
 }
 
 describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs }, () => {
@@ -135,6 +190,66 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     }
   });
 
+  describe('every AWS call of every function (shared/aws/calls.ts FunctionAwsCalls)', () => {
+    /** Every function: the registry's and the termination tasks (from the real ASL). */
+    const all = [
+      ...Functions.map((f) => ({ name: f.name, entry: f.entry, queue: f.trigger.kind === 'queue' })),
+      ...readTerminationDefinition(RepoRoot, TerminationAslPath)!.tasks.map((t) => ({ name: `termination${t.name}`, entry: t.entry, queue: false })),
+    ];
+
+    it('each function\'s row is what its source calls (port methods, plus what they imply)', () => {
+      for (const f of all) {
+        const scanned = portCalls(f.entry);
+        const derived = new Set<string>(scanned.filter((c) => c in AdapterCalls));
+        if (scanned.some((c) => c.startsWith('kube.')) || derived.has('cloud.create')) derived.add('eks.connect');
+        if (derived.has('cloud.create')) derived.add('resolver.resolve');
+        if (sourceClosure(f.entry).some((file) => /\bidempotentOn\(/.test(readFileSync(join(RepoRoot, file), 'utf8')))) derived.add('idempotency');
+        if (f.queue) derived.add('queue.consume');
+        expect([...derived].sort(), `${f.name} (${f.entry})`).toEqual([...(FunctionAwsCalls[f.name] ?? [])].sort());
+      }
+    });
+
+    for (const [fn, calls] of Object.entries(FunctionAwsCalls)) {
+      it(`${fn}: every call is allowed, and the role grants no action none of them needs`, async () => {
+        const id = fn.charAt(0).toUpperCase() + fn.slice(1);
+        const requests = await requestsOf(calls);
+        expect(denied(await verdicts(id, requests))).toEqual([]);
+        const needed = new Set(requests.map((r) => r.action));
+        const granted = roleOf(id).docs.flatMap((d) => d.Statement.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])));
+        // Aside: Lambda's own calls on the role (logs, X-Ray, sqs:SendMessage to an async function's
+        // failure DLQ), sqs:GetQueueUrl (part of CDK's SqsEventSource consume grant; Lambda's event
+        // source mapping does not need it) and DynamoDB item actions (one set for every function using the table).
+        const unused = [...new Set(granted)].filter((a) => !/^(logs|xray|dynamodb):/.test(a) && a !== 'sqs:SendMessage' && a !== 'sqs:GetQueueUrl' && !needed.has(a));
+        expect(unused, `${fn}: granted but never called`).toEqual([]);
+      });
+    }
+  });
+
+  describe('partitions and shared VPCs', () => {
+    it('in the aws-cn partition a launch passes the node role to ec2.amazonaws.com.cn, allowed', async () => {
+      const cn: Deployment = { ...D, partition: 'aws-cn', region: 'cn-north-1' };
+      const docs = rolePolicies({ Resources: resources }, cn).get(logicalIdOf(resources, 'AWS::IAM::Role', 'ProvisionerRole'))!;
+      const roleArn = arnOf(resources, logicalIdOf(resources, 'AWS::IAM::Role', 'ProvisionerRole'), cn);
+      const nodeRole = arnOf(resources, logicalIdOf(resources, 'AWS::IAM::Role', 'NodeRole'), cn);
+      const l = await launch('spot');
+      const stored = { id: 'lt-0123456789abcdef0', tags: tagSpecifications(l.launchTemplate).get('launch-template') ?? {}, data: l.launchTemplate.LaunchTemplateData };
+      const ctx: RequestContext = { partition: 'aws-cn', region: 'cn-north-1', account: D.account, launchTemplate: () => stored, roleOfInstanceProfile: () => nodeRole };
+      const reqs = [...authorizationRequests('ec2:CreateLaunchTemplate', l.launchTemplate, ctx), ...authorizationRequests('ec2:CreateFleet', l.createFleet, ctx)];
+      expect(reqs.find((r) => r.action === 'iam:PassRole')?.context).toEqual({ 'iam:PassedToService': 'ec2.amazonaws.com.cn' });
+      expect(denied(await evaluateAll(roleArn, docs, reqs))).toEqual([]);
+    });
+
+    it('a launch into a subnet and security group shared from another account is allowed', async () => {
+      const l = await launch('on-demand');
+      const owner = '444455556666';
+      // The owner shares them with this account through AWS RAM: the share is the owner's grant (a resource policy).
+      const share = { Version: '2012-10-17', Statement: [{ Effect: 'Allow' as const, Principal: { AWS: `arn:aws:iam::${D.account}:root` }, Action: ['ec2:RunInstances', 'ec2:CreateFleet'], Resource: '*' }] };
+      const reqs = launchRequests(l, { ownerOf: () => owner }).map((r) => (r.resource.includes(`:${owner}:`) ? { ...r, resourcePolicy: share as any } : r));
+      expect(reqs.some((r) => r.resource === `arn:aws:ec2:${D.region}:${owner}:subnet/subnet-0a`)).toBe(true);
+      expect(denied(await verdicts('Provisioner', reqs))).toEqual([]);
+    });
+  });
+
   describe('must never', () => {
     it('no function may launch without the cluster tags', async () => {
       const l = await launch('on-demand');
@@ -142,6 +257,45 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       const instance = launchRequests(l).filter((r) => r.resource.endsWith(':instance/*') && r.action === 'ec2:RunInstances');
       expect(instance).toHaveLength(1);
       for (const fn of ['Provisioner', 'Disruption']) expect((await verdicts(fn, instance)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
+    });
+    it('terminating an instance of this cluster without a NodePool tag is denied (gc, TerminateInstance)', async () => {
+      const tags = await launchedInstanceTags();
+      delete tags['karpenter.sh/nodepool'];
+      const reqs = authorizationRequests('ec2:TerminateInstances', { InstanceIds: ['i-0123456789abcdef0'] }, ec2Ctx({ tagsOf: () => tags }));
+      for (const fn of ['Gc', 'TerminationTerminateInstance']) expect((await verdicts(fn, reqs)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
+    });
+    it('no function but gc and the TerminateInstance task may terminate, and none but gc delete a launch template', async () => {
+      const tags = await launchedInstanceTags();
+      const term = authorizationRequests('ec2:TerminateInstances', { InstanceIds: ['i-0123456789abcdef0'] }, ec2Ctx({ tagsOf: () => tags }));
+      const lt = { id: 'lt-0123456789abcdef0', tags, data: {} };
+      const del = authorizationRequests('ec2:DeleteLaunchTemplate', { LaunchTemplateId: lt.id }, ec2Ctx({ launchTemplate: () => lt }));
+      for (const fn of ['Provisioner', 'Disruption', 'Registration', 'Interruption', 'TerminationCordon', 'TerminationDrain']) {
+        expect((await verdicts(fn, [...term, ...del])).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
+      }
+      expect((await verdicts('Gc', del)).map((v) => v.decision)).toEqual(['Allowed']);
+      const foreign = authorizationRequests('ec2:DeleteLaunchTemplate', { LaunchTemplateId: lt.id }, ec2Ctx({ launchTemplate: () => ({ ...lt, tags: { 'kubernetes.io/cluster/other': 'owned', 'karpenter.sh/nodepool': 'default' } }) }));
+      expect((await verdicts('Gc', foreign)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
+    });
+    it('no tagging outside a launch (CreateTags with no ec2:CreateAction)', async () => {
+      const tags = await launchedInstanceTags();
+      const req: IamRequest = { action: 'ec2:CreateTags', resource: `arn:aws:ec2:${D.region}:${D.account}:instance/i-0ffffffffffffffff`, context: Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])) };
+      for (const fn of ['Provisioner', 'Disruption', 'Gc']) expect((await verdicts(fn, [req]))[0].decision, fn).toBe('ImplicitlyDenied');
+    });
+    it('no function may touch another table, queue or state machine', async () => {
+      const other = (service: string, resource: string) => `arn:aws:${service}:${D.region}:${D.account}:${resource}`;
+      const loop = arnOf(resources, logicalIdOf(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop'), D);
+      const dlq = arnOf(resources, logicalIdOf(resources, 'AWS::SQS::Queue', 'DeliveryDlq'), D);
+      for (const fn of Object.keys(FunctionAwsCalls)) {
+        const id = fn.charAt(0).toUpperCase() + fn.slice(1);
+        const v = await verdicts(id, [
+          { action: 'dynamodb:PutItem', resource: other('dynamodb', 'table/other'), context: {} },
+          { action: 'dynamodb:GetItem', resource: other('dynamodb', 'table/other'), context: {} },
+          { action: 'sqs:ReceiveMessage', resource: dlq, context: {} },
+          { action: 'states:StartExecution', resource: loop, context: {} },
+          { action: 'states:StartExecution', resource: other('states', 'stateMachine:other'), context: {} },
+        ]);
+        expect(v.map((x) => x.decision), fn).toEqual(Array(5).fill('ImplicitlyDenied'));
+      }
     });
     it('no function may pass another role', async () => {
       const other = `arn:aws:iam::${D.account}:role/admin`;

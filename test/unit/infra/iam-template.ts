@@ -68,6 +68,8 @@ export function resolve(value: unknown, resources: Resources, d: Deployment): an
       case 'AWS::URLSuffix':
         return d.partition === 'aws-cn' ? 'amazonaws.com.cn' : 'amazonaws.com';
       default:
+        // Ref of a state machine or topic is its ARN, of a queue its URL, of the rest its name.
+        if (['AWS::StepFunctions::StateMachine', 'AWS::SNS::Topic'].includes(resources[o.Ref]?.Type)) return arnOf(resources, o.Ref, d);
         return resources[o.Ref]?.Type === 'AWS::SQS::Queue' ? `https://sqs.${d.region}.amazonaws.com/${d.account}/${physicalName(resources, o.Ref)}` : physicalName(resources, o.Ref);
     }
   }

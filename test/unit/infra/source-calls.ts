@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { RepoRoot } from '../../../infra/aws/app.ts';
 
 /** Ports whose calls are collected. */
-export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter'] as const;
+export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter', 'catalogRefresher'] as const;
 
 /** Repository-relative files reachable from `entry` through relative imports under functions/. */
 export function sourceClosure(entry: string): string[] {
@@ -36,11 +36,11 @@ export function portCalls(entry: string): string[] {
   for (const file of sourceClosure(entry)) {
     // Comments mention calls too; only code counts.
     const code = readFileSync(join(RepoRoot, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
-    for (const m of code.matchAll(new RegExp(`\\b(${ports})\\??\\.(\\w+)\\(`, 'g'))) {
+    for (const m of code.matchAll(new RegExp(`\\b(${ports})[!?]?\\.(\\w+)\\(`, 'g'))) {
       if (m[2] === 'listObjects') continue;
       calls.add(`${m[1] === 'starter' ? 'termination' : m[1]}.${m[2]}`);
     }
-    for (const m of code.matchAll(/\bkube\??\.listObjects\(\s*'([^']+)',\s*'([^']+)'\s*\)/g)) calls.add(`kube.listObjects:${m[1]} ${m[2]}`);
+    for (const m of code.matchAll(/\bkube[!?]?\.listObjects\(\s*'([^']+)',\s*'([^']+)'\s*\)/g)) calls.add(`kube.listObjects:${m[1]} ${m[2]}`);
   }
   return [...calls].sort();
 }

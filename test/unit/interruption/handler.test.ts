@@ -225,10 +225,21 @@ describe('interruption handler with the real AWS sample events', () => {
     expect(res.results[0].error).toBe('TransientError');
   });
 
-  it('a claim already terminating is left to its execution', async () => {
+  it('a claim already terminating with a deadline no later than the notice is left to its execution', async () => {
     const { w, deps } = setup();
-    w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating' });
+    const now = w.clock.nowMs();
+    w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating', termination: { attempt: 1, reason: 'consolidation', deadlineEpochMs: now, startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 } });
     const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
     expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'already-terminating' }]);
+    expect(w.starter.started).toHaveLength(0);
+  });
+
+  it('a claim terminating without a deadline (drain blocked by a PDB) is not ignored: the notice starts attempt 2 with its deadline', async () => {
+    const { w, deps } = setup();
+    w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating', termination: { attempt: 1, reason: 'drift', budgetNodePool: 'spot', startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 } });
+    const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
+    expect(res.results[0].outcomes).toEqual([expect.objectContaining({ instanceId: InstanceId, action: 'terminate', deadlineEpochMs: w.clock.nowMs() })]);
+    expect(w.starter.started).toEqual([expect.objectContaining({ nodeClaim: 'spot-abc12', attempt: 2, reason: 'interruption', deadlineEpochMs: w.clock.nowMs(), budgetNodePool: 'spot' })]);
+    expect(w.store.peek('spot-abc12')?.termination).toMatchObject({ attempt: 2, deadlineEpochMs: w.clock.nowMs(), reason: 'interruption' });
   });
 });

@@ -266,7 +266,7 @@ describe('client-node against the server', () => {
     expect(JSON.parse((err as ApiException<string>).body)).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'nodes "nope" not found', code: 404 });
   });
 
-  it('creates and deletes pods; grace periods; a stuck preStop needs gracePeriodSeconds=0', async () => {
+  it('creates and deletes pods; grace periods; a hanging preStop lasts until the grace period ends (the kubelet kills it), a force delete ends it at once', async () => {
     const { nodeName } = cluster.addInstance(managedNode(1));
     cluster.tick(at(1));
     const core = kc.makeApiClient(CoreV1Api);
@@ -287,9 +287,13 @@ describe('client-node against the server', () => {
     expect(cluster.pods().map((p) => p.metadata.name)).toEqual(['slow', 'stuck']);
     cluster.tick(at(22));
     expect(cluster.pods().map((p) => p.metadata.name)).toEqual(['stuck']);
-    cluster.tick(at(3600));
+    cluster.tick(at(61));
     expect(cluster.pods().map((p) => p.metadata.name)).toEqual(['stuck']);
-    await core.deleteNamespacedPod({ name: 'stuck', namespace: 'default', gracePeriodSeconds: 0 });
+    cluster.tick(at(62)); // deleted at 2 s with 60 s of grace
+    expect(cluster.pods()).toHaveLength(0);
+    await core.createNamespacedPod({ namespace: 'default', body: pod('stuck-2', { [AnnotationSimulateStuckPreStop]: 'true' }) });
+    cluster.tick(at(63));
+    await core.deleteNamespacedPod({ name: 'stuck-2', namespace: 'default', gracePeriodSeconds: 0 });
     expect(cluster.pods()).toHaveLength(0);
   });
 

@@ -15,6 +15,9 @@ export interface Harness {
   /** Clock time of each cloud.terminate call (epoch ms). */
   terminateCalls: number[];
   run(input?: Partial<TerminationInput>): Promise<ExecutionRecord>;
+  /** The local Step Functions and its starter (gc restarts attempts through it). */
+  sfn: ReturnType<typeof createLocalTermination>['sfn'];
+  starter: ReturnType<typeof createLocalTermination>['starter'];
   statesVisited(rec: ExecutionRecord): string[];
 }
 
@@ -38,6 +41,8 @@ export function harness(opts: { withNode?: boolean; withInstance?: boolean } = {
   return {
     w,
     t0,
+    sfn,
+    starter,
     terminateCalls,
     async run(input = {}) {
       const arn = await starter.start({ nodeClaim: ClaimName, reason: 'consolidation', ...input });

@@ -24,7 +24,7 @@ describe('termination.asl.json definition', () => {
   it('gives every Task a Retry on TransientError and a Catch', () => {
     const d = JSON.parse(definitionText);
     const tasks = Object.entries<any>(d.States).filter(([, s]) => s.Type === 'Task');
-    expect(tasks.map(([n]) => n)).toEqual(['Cordon', 'Drain', 'RecordDrainFailure', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize', 'RecordTerminationFailure']);
+    expect(tasks.map(([n]) => n)).toEqual(['Cordon', 'Drain', 'RecordDrainFailure', 'RecordContinuation', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize', 'RecordTerminationFailure']);
     for (const [, s] of tasks) {
       expect(s.Retry[0].ErrorEquals).toContain('TransientError');
       expect(s.Catch[0].ErrorEquals).toEqual(['States.ALL']);
@@ -186,16 +186,38 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     expect(h.statesVisited(rec).slice(-2)).toEqual(['RecordTerminationFailure', 'Failed']);
   });
 
-  it('a drain that fails for good still reaches the cutoff at the deadline, then fails loudly', async () => {
+  it('a drain that keeps failing is tried again every minute, never abandoned, and still reaches the cutoff at the deadline', async () => {
     const h = harness();
     h.w.kube.addPod(pod({ name: 'web-1', nodeName: NodeName }));
     h.w.kube.failAlways('listPods', new Error('forbidden'));
     const deadline = h.t0 + 300_000;
     const rec = await h.run({ deadlineEpochMs: deadline });
-    expect(rec.status).toBe('FAILED');
+    expect(rec.status).toBe('SUCCEEDED');
     expect(h.terminateCalls).toEqual([deadline]);
-    expect(h.statesVisited(rec)).toEqual(expect.arrayContaining(['RecordDrainFailure', 'WaitForDeadline', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize']));
+    const visited = h.statesVisited(rec);
+    // five minutes of failures: Cordon + Drain tried again about once a minute
+    expect(visited.filter((s) => s === 'RecordDrainFailure').length).toBeGreaterThanOrEqual(4);
+    expect(visited).toEqual(expect.arrayContaining(['WaitAfterDrainFailure', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize']));
     expect(h.w.store.peek(ClaimName)?.lastError).toBe('Error: forbidden');
+    expect(h.w.store.peek(ClaimName)?.phase).toBe('Terminated');
+  });
+
+  it('without a deadline a failing drain is never abandoned: it keeps trying, and finishes once the API answers', async () => {
+    const h = harness();
+    h.w.kube.addPod(pod({ name: 'web-1', nodeName: NodeName }));
+    h.w.kube.failAlways('listPods', new Error('forbidden'));
+    // The API heals after three hours.
+    const heal = h.t0 + 3 * 3600_000;
+    const advance = h.w.clock.advanceSeconds.bind(h.w.clock);
+    h.w.clock.advanceSeconds = (s: number) => {
+      advance(s);
+      if (h.w.clock.nowMs() >= heal) h.w.kube.clearFailures('listPods');
+    };
+    const rec = await h.run({});
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(h.terminateCalls.length).toBe(1);
+    expect(h.terminateCalls[0]).toBeGreaterThanOrEqual(heal);
+    expect(h.w.store.peek(ClaimName)?.phase).toBe('Terminated');
   });
 
   it('re-running after a crash resumes where the node is: already cordoned and instance already shutting down', async () => {
