@@ -76,7 +76,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     return summary;
   }
   const claims = await deps.store.list();
-  if (provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live) }).length === 0) {
+  if (provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live, now) }).length === 0) {
     deps.log.debug('no provisionable pod(s): every pod is on an in-flight nodeclaim', { received: eventPods.length });
     return summary;
   }

@@ -131,8 +131,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     }
     // Pods the claim was made for and that are still pending count as already placed on it
     // (after initialization only within the nomination period).
-    const initializedAt = c.phase === 'Initialized' ? Date.parse(getCondition(c, 'Initialized')?.lastTransitionTime ?? '') : NaN;
-    if (c.phase === 'Initialized' && !(now.getTime() - initializedAt < NominationSeconds * 1000)) continue;
+    if (!nominates(c, now)) continue;
     for (const key of c.pods) {
       const p = liveByKey.get(key);
       if (!p || p.spec.nodeName) continue;
@@ -207,16 +206,27 @@ export function provisionablePods(eventPods: readonly Pod[], snap: Pick<Snapshot
 
 /**
  * `namespace/name` of pending pods already assigned to an in-flight claim → claim name: the
- * claim's `pods` that are still pending in `live` (unbound pods by key).
+ * claim's `pods` that are still pending in `live` (unbound pods by key), while the claim still
+ * nominates them ({@link nominates}).
  */
-export function assignedPods(claims: readonly NodeClaim[], live: ReadonlyMap<string, Pod>): Map<string, string> {
+export function assignedPods(claims: readonly NodeClaim[], live: ReadonlyMap<string, Pod>, now: Date): Map<string, string> {
   const out = new Map<string, string>();
   for (const c of claims) {
-    if (!InFlightPhases.has(c.phase)) continue;
+    if (!InFlightPhases.has(c.phase) || !nominates(c, now)) continue;
     for (const key of c.pods) {
       const p = live.get(key);
       if (p && !p.spec.nodeName) out.set(key, c.name);
     }
   }
   return out;
+}
+
+/**
+ * Whether an in-flight claim still counts its recorded pods as placed on it at `now`: always before
+ * initialization, and for {@link NominationSeconds} after it (one rule for the pre-check and the snapshot).
+ */
+export function nominates(c: NodeClaim, now: Date): boolean {
+  if (c.phase !== 'Initialized') return true;
+  const initializedAt = Date.parse(getCondition(c, 'Initialized')?.lastTransitionTime ?? '');
+  return now.getTime() - initializedAt < NominationSeconds * 1000;
 }
