@@ -80,6 +80,11 @@ describe('live view and report', () => {
       failFast: true,
       ui: { port: 0 },
       onStarted: (e) => (env = e),
+      // The run can finish (and would close the view) before the page has seen the termination:
+      // keep the view and the environment up until the live checks are done, pass or fail.
+      keepUntil: async () => {
+        await liveChecks?.catch(() => undefined);
+      },
       onViewUrl: (url) => {
         liveChecks = (async () => {
           await live.goto(url);
