@@ -14,7 +14,7 @@ import { MetricNames } from '../../shared/runtime/observability.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
-import { assignedPods, loadSnapshot, provisionablePods } from './snapshot.ts';
+import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 
 /** At most this many per-pod duration samples per pass (one EMF document each). */
 export const MaxPodDurationSamples = 100;
@@ -89,7 +89,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;
   }
-  const claims = await deps.store.list();
+  const claims = await inFlightClaims(deps, now);
   if (provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live, now) }).length === 0) {
     deps.log.debug('no provisionable pod(s): every pod is on an in-flight nodeclaim', { received: eventPods.length });
     return summary;

@@ -10,7 +10,7 @@ import { getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { isProvisionable } from '../../shared/api/agent-events.ts';
-import { readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
+import { MaxViewAgeSeconds, readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
 import type { Log } from '../../shared/runtime/observability.ts';
 import { parseResources } from '../../shared/api/quantity.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
@@ -28,6 +28,15 @@ const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Regi
  * again; counting it as assigned for ever left such pods Pending for good (chaos seed 8).
  */
 export const NominationSeconds = 20;
+
+/**
+ * The provisioner reads only the claims initialized less than this long ago (plus every claim not
+ * yet initialized: NodeClaimStore `listInFlight`): an initialized claim still matters while it
+ * nominates pods ({@link NominationSeconds}) and while the cluster picture may predate its node
+ * (a view is used up to MaxViewAgeSeconds old, shared/runtime/cluster-picture.ts). Older ones are
+ * nodes in the picture like any other, and reading them all made every pass grow with the cluster.
+ */
+export const InFlightWindowSeconds = NominationSeconds + MaxViewAgeSeconds;
 
 export interface Snapshot {
   nodePools: NodePool[];
@@ -71,7 +80,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const [nodePools, classes, claims, picture, dsObjects, unavailable] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
-    pre.claims ?? deps.store.list(),
+    pre.claims ?? inFlightClaims(deps, now),
     readClusterPicture(deps, now, { pending: pre.pending }),
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
@@ -166,6 +175,11 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     instanceTypes,
     assigned,
   };
+}
+
+/** The claims a provisioning pass reads at `now` (see {@link InFlightWindowSeconds}). */
+export function inFlightClaims(deps: { store: NodeClaimStore }, now: Date): Promise<NodeClaim[]> {
+  return deps.store.listInFlight(now.getTime() - InFlightWindowSeconds * 1000);
 }
 
 /**
