@@ -4,7 +4,7 @@
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
  * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
  */
-import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
+import type { Node, Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
@@ -12,12 +12,10 @@ import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } 
 import { isProvisionable } from '../../shared/api/agent-events.ts';
 import { MaxViewAgeSeconds, readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
 import type { Log } from '../../shared/runtime/observability.ts';
-import { parseResources } from '../../shared/api/quantity.ts';
-import { Requirements } from '../../shared/api/requirements.ts';
-import * as L from '../../shared/api/labels.ts';
 import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
+import { existingFromClaim, existingFromNode, podsByNode } from '../../shared/scheduling/existing-capacity.ts';
 
 /** Claims in these phases hold (or will hold) capacity. */
 const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Registered', 'Initialized']);
@@ -93,49 +91,19 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
   const boundPods = picture.boundPods;
 
-  const byNode = new Map<string, Pod[]>();
-  for (const p of boundPods) {
-    const list = byNode.get(p.spec.nodeName!);
-    if (list) list.push(p);
-    else byNode.set(p.spec.nodeName!, [p]);
-  }
+  const byNode = podsByNode(boundPods);
   const liveByKey = new Map(livePods.map((p) => [objectKey(p), p]));
 
   const existing = new Map<string, ExistingNode>();
-  for (const n of nodes) {
-    const labels = n.metadata.labels ?? {};
-    existing.set(n.metadata.name, {
-      name: n.metadata.name,
-      labels,
-      taints: (n.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key),
-      allocatable: parseResources(n.status?.allocatable ?? n.status?.capacity),
-      capacity: parseResources(n.status?.capacity ?? n.status?.allocatable),
-      pods: byNode.get(n.metadata.name) ?? [],
-      nodePool: labels[L.LabelNodePool],
-      unschedulable: !!n.spec?.unschedulable || isTerminating(n),
-    });
-  }
+  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? []));
 
   const assigned = new Map<string, string>();
   const inFlight = claims.filter((c) => InFlightPhases.has(c.phase));
   for (const c of inFlight) {
     let target = c.nodeName ? existing.get(c.nodeName) : undefined;
     if (!target) {
-      const launchedLabels: Record<string, string> = c.instanceType
-        ? { [L.LabelInstanceType]: c.instanceType, ...(c.zone ? { [L.LabelTopologyZone]: c.zone } : {}), ...(c.capacityType ? { [L.LabelCapacityType]: c.capacityType } : {}) }
-        : {};
-      const allocatable = parseResources(c.allocatable ?? {});
-      target = {
-        name: c.name,
-        labels: { ...c.labels, ...launchedLabels, [L.LabelNodePool]: c.nodePool },
-        taints: c.taints as Taint[],
-        allocatable,
-        capacity: parseResources(c.capacity ?? c.allocatable ?? {}),
-        pods: [],
-        launching: true,
-        nodePool: c.nodePool,
-        ...(c.instanceType ? {} : { requirements: Requirements.fromSpecs(c.requirements) }),
-      };
+      // Capacity coming soon (a claim that records no allocatable holds room for nothing).
+      target = existingFromClaim({ ...c, allocatable: c.allocatable ?? {} })!;
       existing.set(c.name, target);
     }
     // Pods the claim was made for and that are still pending count as already placed on it
