@@ -100,7 +100,9 @@ async function startEnv(nodes: number, pods: number): Promise<Env> {
 
 /** Runs fn-proc with `args`; collects each measured invocation with the API counters around it. */
 async function runFunction(env: Env, args: FnArgs): Promise<Record<string, Measured>> {
-  const child = fork(here('./fn-proc.ts'), [JSON.stringify(args)], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of each function process (open in Chrome DevTools).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = fork(here('./fn-proc.ts'), [JSON.stringify(args)], { execArgv: [...execArgv, ...prof], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const out: Record<string, Measured> = {};
   let current: string | undefined;
   const timer = setTimeout(() => {
