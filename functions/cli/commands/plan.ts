@@ -24,8 +24,9 @@ import { toNodeClaim } from '../../provisioner/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
-import { solve, type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
+import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
+import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
 import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
 
 /** One planned NodeClaim as printed. */
@@ -42,10 +43,16 @@ export interface PlannedNodeClaim {
   capacityTypes: string[];
   zones: string[];
   pods: string[];
+  /** Provisioning round (1 = now; 2 = once round 1's claims are launched and NodePool limits count their real size; plan-rounds.ts). */
+  round: number;
 }
 
 export interface PlanOutput {
   nodeClaims: PlannedNodeClaim[];
+  /** Pods a NodePool limit held back in the round before, per later round (plan-rounds.ts). */
+  laterRounds: LaterRound[];
+  /** Set when plan-rounds.ts `MaxPlanRounds` ended the simulation with limit-held pods left. */
+  roundsTruncated?: boolean;
   placements: { pod: string; node: string }[];
   unschedulable: { pod: string; reasons: Record<string, string> }[];
 }
@@ -68,10 +75,12 @@ function podName(p: Pod): string {
   return `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
 }
 
-/** The printable form of a scheduling result. */
-export function toPlanOutput(result: SchedulingResult): PlanOutput {
+/** The printable form of a scheduling result (one round unless `rounds` says otherwise). */
+export function toPlanOutput(result: SchedulingResult, rounds?: Pick<RoundsResult, 'claimRounds' | 'laterRounds' | 'truncated'>): PlanOutput {
   return {
-    nodeClaims: result.newNodeClaims.map((c) => ({
+    laterRounds: rounds?.laterRounds ?? [],
+    ...(rounds?.truncated ? { roundsTruncated: true } : {}),
+    nodeClaims: result.newNodeClaims.map((c, i) => ({
       nodePool: c.nodePool,
       requests: printableRequests(c.requests),
       instanceTypes: c.launchInstanceTypes.map((t) => t.name),
@@ -80,6 +89,7 @@ export function toPlanOutput(result: SchedulingResult): PlanOutput {
       capacityTypes: c.capacityTypes,
       zones: c.zones,
       pods: c.pods.map(podName),
+      round: rounds?.claimRounds[i] ?? 1,
     })),
     placements: result.placements.map((p) => ({ pod: podName(p.pod), node: p.node })),
     unschedulable: result.unschedulable.map((u) => ({ pod: podName(u.pod), reasons: u.reasons })),
@@ -100,7 +110,9 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
   const lines: string[] = [];
   if (out.nodeClaims.length === 0) lines.push('No new NodeClaims.');
   else {
+    const byRound = out.nodeClaims.some((c) => c.round > 1);
     const rows = out.nodeClaims.map((c) => [
+      ...(byRound ? [String(c.round)] : []),
       c.nodePool,
       c.instanceTypes[0] ?? '-',
       `$${c.price.toFixed(4)}/h`,
@@ -112,11 +124,19 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
       c.zones.join(','),
       ...(wide ? [firstFew(c.instanceTypes, 5), extended(c.requests)] : []),
     ]);
-    const header = ['NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
+    const header = [...(byRound ? ['ROUND'] : []), 'NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
     lines.push(formatTable(header, rows).trimEnd());
     const total = out.nodeClaims.reduce((s, c) => s + c.price, 0);
     lines.push(`${out.nodeClaims.length} NodeClaim(s), $${total.toFixed(4)}/h`);
   }
+  for (const r of out.laterRounds) {
+    const why = Object.entries(r.heldBy).map(([np, m]) => {
+      const limit = /under its (\S+) limit \(([^)]+)\)/.exec(m);
+      return limit ? `nodepool ${np}'s ${limit[1]} limit (${limit[2]})` : `nodepool ${np} (${m})`;
+    });
+    lines.push(`${r.pods.length} pod(s) placed in a later round (${r.round}): held by ${why.join(', ')} until round ${r.round - 1} launches`);
+  }
+  if (out.roundsTruncated) lines.push(`stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits`);
   if (out.placements.length > 0) lines.push(`${out.placements.length} pod(s) fit on existing nodes`);
   for (const u of out.unschedulable) {
     const reasons = Object.entries(u.reasons);
@@ -193,6 +213,8 @@ export function planInput(t: PlanTexts): SchedulingInput {
 
 /** Annotation carrying a planned NodeClaim's price (USD/h of its cheapest launch offering). */
 export const AnnotationPlannedPrice = 'nodefleet.io/planned-price-usd-per-hour';
+/** Annotation carrying a planned NodeClaim's provisioning round when it is not the first (plan-rounds.ts). */
+export const AnnotationPlannedRound = 'nodefleet.io/planned-round';
 
 /**
  * The plan as `kubectl get -o yaml|json` prints objects: a v1 List of the NodeClaims
@@ -200,12 +222,12 @@ export const AnnotationPlannedPrice = 'nodefleet.io/planned-price-usd-per-hour';
  * Event per pod: `Nominated` (the NodeClaim or existing node it would run on) or
  * `FailedScheduling` (why, per NodePool).
  */
-export function planObjects(result: SchedulingResult, input: SchedulingInput, nodeClasses: readonly EC2NodeClass[], opts: { cluster: string; now: Date }) {
-  const claims = result.newNodeClaims.map((c) => {
+export function planObjects(result: SchedulingResult, input: SchedulingInput, nodeClasses: readonly EC2NodeClass[], opts: { cluster: string; now: Date; claimRounds?: readonly number[] }) {
+  const claims = result.newNodeClaims.map((c, i) => {
     const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
     const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
     const name = previewNodeClaimName(c.nodePool, c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
-    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
+    return { planned: c, round: opts.claimRounds?.[i] ?? 1, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
   });
   const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
     apiVersion: 'v1',
@@ -218,7 +240,9 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
     source: { component: 'nodefleet' },
   });
   const events = [
-    ...claims.flatMap(({ planned, claim }) => planned.pods.map((p) => event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}`))),
+    ...claims.flatMap(({ planned, claim, round }) =>
+      planned.pods.map((p) => event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}${round > 1 ? ` (placed in a later round: ${round})` : ''}`)),
+    ),
     ...result.placements.map((pl) => event(pl.pod, 'Nominated', `Pod should schedule on: node/${pl.node}`)),
     ...result.unschedulable.map((u) => {
       const reasons = Object.entries(u.reasons);
@@ -226,7 +250,9 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
     }),
   ];
   return kubeList([
-    ...claims.map(({ planned, claim }) => toKubeNodeClaim(claim, { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour) })),
+    ...claims.map(({ planned, claim, round }) =>
+      toKubeNodeClaim(claim, { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour), ...(round > 1 ? { [AnnotationPlannedRound]: String(round) } : {}) }),
+    ),
     ...events,
   ]);
 }
@@ -255,8 +281,9 @@ export function register(program: Command): void {
         packing: opts.packing as PlanTexts['packing'],
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
-      const result = solve(input);
-      const out = toPlanOutput(result);
+      const rounds = planRounds(input);
+      const result = rounds.result;
+      const out = toPlanOutput(result, rounds);
       if (opts.launchRequests) {
         // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
         const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
@@ -265,7 +292,7 @@ export function register(program: Command): void {
         return;
       }
       if (format === 'json' || format === 'yaml') {
-        process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date() }), format));
+        process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date(), claimRounds: rounds.claimRounds }), format));
       } else {
         process.stdout.write(`region ${opts.region} (prices and offerings of the shipped catalog; --region to change)\n${formatPlanTable(out, format === 'wide')}\n`);
       }
