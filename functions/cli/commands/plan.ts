@@ -22,7 +22,7 @@ import { parseYamlObjects } from '../../../shared/api/yaml.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { toNodeClaim } from '../../provisioner/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
-import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog } from '../../../shared/catalog/index.ts';
+import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
@@ -38,8 +38,10 @@ export interface PlannedNodeClaim {
   instanceTypes: string[];
   /** How many instance types the NodeClaim keeps (≤ 600). */
   instanceTypeOptions: number;
-  /** USD per hour of the cheapest launch offering. */
-  price: number;
+  /** USD per hour of the cheapest launch offering; null when the catalog has no price for the node's OS (`priceGap`). */
+  price: number | null;
+  /** Why `price` is null (e.g. "no Windows prices in the catalog"). */
+  priceGap?: string;
   capacityTypes: string[];
   zones: string[];
   pods: string[];
@@ -75,8 +77,27 @@ function podName(p: Pod): string {
   return `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
 }
 
-/** The printable form of a scheduling result (one round unless `rounds` says otherwise). */
-export function toPlanOutput(result: SchedulingResult, rounds?: Pick<RoundsResult, 'claimRounds' | 'laterRounds' | 'truncated'>): PlanOutput {
+/** What {@link toPlanOutput} needs beyond the result. */
+export interface PlanOutputOptions {
+  /** The rounds of the plan (plan-rounds.ts); one round when absent. */
+  rounds?: Pick<RoundsResult, 'claimRounds' | 'laterRounds' | 'truncated'>;
+  /** NodePool name → why the catalog cannot price its nodes (shared/catalog `priceGap`). */
+  priceGaps?: Record<string, string>;
+}
+
+/** NodePool name → why the catalog cannot price its nodes, for the pools whose EC2NodeClass it cannot price. */
+export function nodePoolPriceGaps(nodePools: readonly NodePool[], nodeClasses: readonly EC2NodeClass[]): Record<string, string> {
+  const gaps: Record<string, string> = {};
+  for (const np of nodePools) {
+    const gap = priceGap(nodeClasses.find((nc) => nc.metadata.name === np.spec.template.spec.nodeClassRef.name));
+    if (gap) gaps[np.metadata.name] = gap;
+  }
+  return gaps;
+}
+
+/** The printable form of a scheduling result (one round unless `opts.rounds` says otherwise). */
+export function toPlanOutput(result: SchedulingResult, opts: PlanOutputOptions = {}): PlanOutput {
+  const rounds = opts.rounds;
   return {
     laterRounds: rounds?.laterRounds ?? [],
     ...(rounds?.truncated ? { roundsTruncated: true } : {}),
@@ -85,7 +106,8 @@ export function toPlanOutput(result: SchedulingResult, rounds?: Pick<RoundsResul
       requests: printableRequests(c.requests),
       instanceTypes: c.launchInstanceTypes.map((t) => t.name),
       instanceTypeOptions: c.instanceTypes.length,
-      price: c.priceUsdPerHour,
+      price: opts.priceGaps?.[c.nodePool] ? null : c.priceUsdPerHour,
+      ...(opts.priceGaps?.[c.nodePool] ? { priceGap: opts.priceGaps[c.nodePool] } : {}),
       capacityTypes: c.capacityTypes,
       zones: c.zones,
       pods: c.pods.map(podName),
@@ -115,7 +137,7 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
       ...(byRound ? [String(c.round)] : []),
       c.nodePool,
       c.instanceTypes[0] ?? '-',
-      `$${c.price.toFixed(4)}/h`,
+      c.price === null ? 'unknown' : `$${c.price.toFixed(4)}/h`,
       c.capacityTypes[0] ?? '-',
       String(c.instanceTypes.length),
       String(c.requests.cpu ?? '0'),
@@ -126,8 +148,11 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
     ]);
     const header = [...(byRound ? ['ROUND'] : []), 'NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
     lines.push(formatTable(header, rows).trimEnd());
-    const total = out.nodeClaims.reduce((s, c) => s + c.price, 0);
-    lines.push(`${out.nodeClaims.length} NodeClaim(s), $${total.toFixed(4)}/h`);
+    const total = out.nodeClaims.reduce((s, c) => s + (c.price ?? 0), 0);
+    const unpriced = out.nodeClaims.filter((c) => c.price === null).length;
+    lines.push(`${out.nodeClaims.length} NodeClaim(s), $${total.toFixed(4)}/h${unpriced ? ` + ${unpriced} unpriced` : ''}`);
+    const gaps = new Map(out.nodeClaims.filter((c) => c.priceGap).map((c) => [c.nodePool, c.priceGap!]));
+    for (const [np, gap] of gaps) lines.push(`nodepool ${np}: ${gap}: price unknown; types ordered by Linux rates`);
   }
   for (const r of out.laterRounds) {
     const why = Object.entries(r.heldBy).map(([np, m]) => {
@@ -211,8 +236,49 @@ export function planInput(t: PlanTexts): SchedulingInput {
   };
 }
 
+/**
+ * One line per instance type or family that the NodePools or the pods ask for by name and the
+ * catalog cannot launch in `region` (shared/catalog `unknownCatalogName`), naming the file, the
+ * object and the field: `np.yaml: NodePool/gpu: spec.template.spec.requirements[0].values[1]: instance type "p3.2xlarge" is not in the catalog (…)`.
+ * Pods asking for the same value are reported once, with how many others do.
+ */
+export function unknownInstanceTypeLines(files: { nodePools: string; pods: string }, nodePools: readonly NodePool[], pods: readonly Pod[], region: string): string[] {
+  const lines: string[] = [];
+  nodePools.forEach((np) => {
+    np.spec.template.spec.requirements.forEach((r, i) => {
+      if (r.operator !== 'In') return;
+      (r.values ?? []).forEach((v, j) => {
+        const why = unknownCatalogName(r.key, v, region);
+        if (why) lines.push(`${files.nodePools}: NodePool/${np.metadata.name}: spec.template.spec.requirements[${i}].values[${j}]: ${why}`);
+      });
+    });
+  });
+  const byValue = new Map<string, { first: string; others: number }>();
+  const note = (key: string, v: string, where: string) => {
+    const why = unknownCatalogName(key, v, region);
+    if (!why) return;
+    const seen = byValue.get(why);
+    if (seen) seen.others++;
+    else byValue.set(why, { first: where, others: 0 });
+  };
+  for (const p of pods) {
+    const name = `Pod ${podName(p)}`;
+    for (const [k, v] of Object.entries(p.spec.nodeSelector ?? {})) note(k, v, `${name}: spec.nodeSelector["${k}"]`);
+    const terms = p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    terms.forEach((t, ti) =>
+      (t.matchExpressions ?? []).forEach((e, ei) => {
+        if (e.operator === 'In') for (const v of e.values ?? []) note(e.key, v, `${name}: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${ti}].matchExpressions[${ei}]`);
+      }),
+    );
+  }
+  for (const [why, { first, others }] of byValue) lines.push(`${files.pods}: ${first}: ${why}${others ? ` (and ${others} more pod(s))` : ''}`);
+  return lines;
+}
+
 /** Annotation carrying a planned NodeClaim's price (USD/h of its cheapest launch offering). */
 export const AnnotationPlannedPrice = 'nodefleet.io/planned-price-usd-per-hour';
+/** Annotation set instead of the price when the catalog cannot price the node (shared/catalog `priceGap`). */
+export const AnnotationPriceUnknown = 'nodefleet.io/planned-price-unknown';
 /** Annotation carrying a planned NodeClaim's provisioning round when it is not the first (plan-rounds.ts). */
 export const AnnotationPlannedRound = 'nodefleet.io/planned-round';
 
@@ -227,7 +293,7 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
     const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
     const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
     const name = previewNodeClaimName(c.nodePool, c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
-    return { planned: c, round: opts.claimRounds?.[i] ?? 1, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
+    return { planned: c, gap: priceGap(nodeClass), round: opts.claimRounds?.[i] ?? 1, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
   });
   const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
     apiVersion: 'v1',
@@ -250,8 +316,11 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
     }),
   ];
   return kubeList([
-    ...claims.map(({ planned, claim, round }) =>
-      toKubeNodeClaim(claim, { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour), ...(round > 1 ? { [AnnotationPlannedRound]: String(round) } : {}) }),
+    ...claims.map(({ planned, claim, round, gap }) =>
+      toKubeNodeClaim(claim, {
+        ...(gap ? { [AnnotationPriceUnknown]: gap } : { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour) }),
+        ...(round > 1 ? { [AnnotationPlannedRound]: String(round) } : {}),
+      }),
     ),
     ...events,
   ]);
@@ -281,9 +350,10 @@ export function register(program: Command): void {
         packing: opts.packing as PlanTexts['packing'],
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
+      for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
       const rounds = planRounds(input);
       const result = rounds.result;
-      const out = toPlanOutput(result, rounds);
+      const out = toPlanOutput(result, { rounds, priceGaps: nodePoolPriceGaps(input.nodePools, nodeClasses) });
       if (opts.launchRequests) {
         // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
         const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';

@@ -59,7 +59,7 @@ describe('plan over rounds', () => {
     expect(r.result.newNodeClaims.flatMap((c) => c.pods.map((p) => p.metadata.name)).sort()).toEqual(Array.from({ length: 10 }, (_, k) => `web-${k}`).sort());
     expect(Math.max(...r.claimRounds)).toBeGreaterThan(1);
     expect(r.laterRounds.length).toBeGreaterThan(0);
-    const table = formatPlanTable(toPlanOutput(r.result, r));
+    const table = formatPlanTable(toPlanOutput(r.result, { rounds: r }));
     expect(table).toMatch(/^ROUND\s+NODEPOOL/m);
     expect(table).toMatch(/^\d+ pod\(s\) placed in a later round \(2\): held by nodepool default's cpu limit \(100000m\) until round 1 launches$/m);
   });
