@@ -121,6 +121,14 @@ export const keys = {
 };
 
 /** Environment variable names (the CDK construct sets these; each function parses them once). */
+/**
+ * Values of {@link Env.packing} (and of the NodePool annotation nodefleet.io/packing, the CDK
+ * context `packing`, `plan --packing`): `cost`, nodefleet's default, or `karpenter`
+ * (shared/scheduling/types.ts `SchedulingSettings.packing`; precedence in shared/api/packing.ts).
+ */
+export const PackingModes = ['cost', 'karpenter'] as const;
+export type PackingMode = (typeof PackingModes)[number];
+
 export const Env = {
   clusterName: 'NODEFLEET_CLUSTER_NAME',
   tableName: 'NODEFLEET_TABLE_NAME',
@@ -139,4 +147,6 @@ export const Env = {
   /** S3 endpoint override (the embedded environment's s3rver). */
   s3Endpoint: 'NODEFLEET_S3_ENDPOINT',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
+  /** Packing mode of the provisioner's rounds (`cost` | `karpenter`); NodePool annotations win (shared/api/packing.ts). */
+  packing: 'NODEFLEET_PACKING',
 } as const;

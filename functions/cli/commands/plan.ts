@@ -14,6 +14,7 @@
 import type { Command } from 'commander';
 import type { Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
+
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import { formatResource, type Resources } from '../../../shared/api/quantity.ts';
 import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared/api/validate.ts';
@@ -26,6 +27,8 @@ import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatal
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
+import { Env } from '../../../shared/api/contract.ts';
+import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
 import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
 import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
 
@@ -176,8 +179,11 @@ export interface PlanTexts {
   pods: { file: string; text: string };
   nodes?: { file: string; text: string };
   region: string;
-  /** Packing mode (shared/scheduling/types.ts `packing`); default the scheduler's (cost). */
-  packing?: 'cost' | 'karpenter';
+  /**
+   * The operator's packing mode (`--packing`, else `NODEFLEET_PACKING`); the NodePools'
+   * `nodefleet.io/packing` annotation wins over it (shared/api/packing.ts). Default: the scheduler's (cost).
+   */
+  packing?: PackingMode;
 }
 
 /** The objects of a workloads file, checked (see {@link workloadInputProblems}). @throws CliError with every problem, one per line. */
@@ -212,6 +218,7 @@ export function planInput(t: PlanTexts): SchedulingInput {
   const { nodePools, nodeClasses } = readNodePoolFile(t.nodePools);
   const objects = [...readWorkloadObjects(t.pods), ...(t.nodes ? readWorkloadObjects(t.nodes) : [])];
   const w = readWorkloads(objects);
+  const packing = choosePacking(nodePools, t.packing);
   const byClass = new Map<string, InstanceType[]>();
   const instanceTypes = (np: NodePool): InstanceType[] => {
     const name = np.spec.template.spec.nodeClassRef.name;
@@ -232,7 +239,7 @@ export function planInput(t: PlanTexts): SchedulingInput {
     boundPods: w.boundPods,
     daemonSets: w.daemonSets,
     volumes: w.volumes,
-    ...(t.packing ? { settings: { packing: t.packing } } : {}),
+    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   };
 }
 
@@ -337,10 +344,14 @@ export function register(program: Command): void {
     .option('-o, --output <format>', 'json|yaml (a List of karpenter.sh/v1 NodeClaims and pod Events), wide, or a table by default', 'table')
     .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
     .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
-    .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more)')
+    .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more); env NODEFLEET_PACKING; a NodePool\'s nodefleet.io/packing annotation wins')
     .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string; packing?: string }) => {
+      const envPacking = process.env[Env.packing] || undefined;
+      if (opts.packing === undefined && envPacking !== undefined && !isPackingMode(envPacking)) throw new CliError(`${Env.packing}: ${packingProblem(envPacking)}`, 2);
+      const settingFrom = opts.packing !== undefined ? '--packing' : Env.packing;
+      opts.packing ??= envPacking;
       const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
-      if (opts.packing !== undefined && opts.packing !== 'cost' && opts.packing !== 'karpenter') throw new CliError(`--packing: unknown mode "${opts.packing}"; modes: cost, karpenter`, 2);
+      if (opts.packing !== undefined && !isPackingMode(opts.packing)) throw new CliError(`--packing: ${packingProblem(opts.packing)}`, 2);
       const nodePoolText = readText(opts.nodepools);
       const input = planInput({
         nodePools: nodePoolText,
@@ -351,6 +362,8 @@ export function register(program: Command): void {
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
       for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
+      const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);
+      if (packing.conflict) process.stderr.write(`${opts.nodepools}: ${packing.conflict}\n`);
       const rounds = planRounds(input);
       const result = rounds.result;
       const out = toPlanOutput(result, { rounds, priceGaps: nodePoolPriceGaps(input.nodePools, nodeClasses) });
@@ -364,7 +377,9 @@ export function register(program: Command): void {
       if (format === 'json' || format === 'yaml') {
         process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date(), claimRounds: rounds.claimRounds }), format));
       } else {
-        process.stdout.write(`region ${opts.region} (prices and offerings of the shipped catalog; --region to change)\n${formatPlanTable(out, format === 'wide')}\n`);
+        const from = { annotation: ` (${L.AnnotationPacking})`, setting: ` (${settingFrom})`, default: '' }[packing.source];
+        const header = `region ${opts.region} (shipped catalog; --region to change), packing ${packing.packing ?? 'cost'}${from}`;
+        process.stdout.write(`${header}\n${formatPlanTable(out, format === 'wide')}\n`);
       }
     });
 }

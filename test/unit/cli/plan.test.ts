@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../../functions/cli/program.ts';
+import { planInput } from '../../../functions/cli/commands/plan.ts';
 
 async function capture(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -119,5 +120,18 @@ describe('plan and instance types the catalog does not hold', () => {
       `${np}: NodePool/gpu: spec.template.spec.requirements[1].values[2]: instance type "c9g.large" has no price in eu-west-1 in the catalog (not offered there)`,
       `${join(dir, 'pods.yaml')}: Pod default/train-0: spec.nodeSelector["node.kubernetes.io/instance-type"]: instance type "p3.2xlarge" is not in the catalog (1363 types, those Karpenter's reference lists) (and 1 more pod(s))`,
     ]);
+  });
+});
+
+describe('plan and the packing mode', () => {
+  it('a NodePool annotation wins over --packing; --packing applies when no NodePool says', () => {
+    const texts = (annotation: string) => ({
+      nodePools: { file: 'np.yaml', text: pool('a', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}').replace('metadata: {name: a}', `metadata: {name: a${annotation}}`) + nodeClass('default', 'al2023@latest') },
+      pods: { file: 'pods.yaml', text: pod('p', 'kubernetes.io/os: linux') },
+      region: 'us-east-1',
+    });
+    expect(planInput({ ...texts(', annotations: {nodefleet.io/packing: karpenter}'), packing: 'cost' }).settings?.packing).toBe('karpenter');
+    expect(planInput({ ...texts(''), packing: 'karpenter' }).settings?.packing).toBe('karpenter');
+    expect(planInput(texts('')).settings?.packing).toBeUndefined();
   });
 });
