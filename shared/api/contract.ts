@@ -129,6 +129,30 @@ export const keys = {
 export const PackingModes = ['cost', 'karpenter'] as const;
 export type PackingMode = (typeof PackingModes)[number];
 
+/** IAM role names are at most 64 characters; past that the CDK stack lets CloudFormation name the role. */
+const MaxRoleNameLength = 64;
+
+/**
+ * The node role the CDK stack deploys for a cluster (`nodefleet-node-<cluster>`; its instance
+ * profile has the same name), or undefined when that name is too long and CloudFormation
+ * generates one (read it from the stack output NodeRoleName). Nodes launch only with this role:
+ * the functions may pass no other (shared/api/iam-policy.ts).
+ */
+export function nodeRoleNameOf(clusterName: string): string | undefined {
+  const name = `nodefleet-node-${clusterName}`;
+  return name.length <= MaxRoleNameLength ? name : undefined;
+}
+
+/**
+ * Why an EC2NodeClass `spec.role` cannot be used with the stack's node role `nodeRoleName`, or
+ * undefined when it can (the same role, or `spec.instanceProfile` set instead). One message for
+ * `validate --cluster-name` and the launch (shared/aws/ec2.ts), which both refuse it.
+ */
+export function nodeRoleProblem(spec: { role?: string; instanceProfile?: string }, nodeRoleName: string): string | undefined {
+  if (spec.instanceProfile || !spec.role || spec.role === nodeRoleName) return undefined;
+  return `spec.role: "${spec.role}" is not the node role nodefleet deploys ("${nodeRoleName}", stack output NodeRoleName): nodes launch only with that role's instance profile, so set spec.role: ${nodeRoleName}`;
+}
+
 export const Env = {
   clusterName: 'NODEFLEET_CLUSTER_NAME',
   tableName: 'NODEFLEET_TABLE_NAME',
