@@ -362,8 +362,8 @@ export class NodefleetStack extends Stack {
       environment[Env.nodeRoleName] = this.nodeRole.roleName;
       environment[Env.instanceProfileName] = this.instanceProfile.instanceProfileName;
     }
-    // The provisioner's rounds are the ones the packing mode shapes (shared/api/packing.ts).
-    if (cfg.packing && name === 'provisioner') environment[Env.packing] = cfg.packing;
+    // The packing mode shapes the provisioner's rounds and disruption's consolidation simulations (shared/api/packing.ts).
+    if (cfg.packing && (name === 'provisioner' || name === 'disruption')) environment[Env.packing] = cfg.packing;
     if (spec.permissions.includes('startTermination') && this.stateMachine) {
       environment[Env.stateMachineArn] = this.stateMachine.stateMachineArn;
     }

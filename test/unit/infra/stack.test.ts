@@ -117,10 +117,10 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(registration[Env.nodeRoleName]).toBeUndefined();
     });
 
-    it('passes context packing to the provisioner only, as NODEFLEET_PACKING (unset by default)', () => {
+    it('passes context packing to the provisioner and disruption only, as NODEFLEET_PACKING (unset by default)', () => {
       const packingOf = (r: Resources) =>
         Object.fromEntries(Object.entries(r).filter(([, x]) => x.Type === 'AWS::Lambda::Function').map(([id, x]) => [id.replace(/[A-F0-9]{8}$/, ''), x.Properties.Environment.Variables[Env.packing]]).filter(([, v]) => v !== undefined));
-      expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter' });
+      expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter', Disruption: 'karpenter' });
       expect(packingOf(resources)).toEqual({});
     });
 
