@@ -219,4 +219,6 @@ export interface DisruptionPlan {
   budgets: BudgetStatus[];
   /** Scheduling simulations run. */
   simulations: number;
+  /** Methods that stopped on their time budget (constants.ts): the next runs reach the rest. */
+  timedOut: MethodName[];
 }
