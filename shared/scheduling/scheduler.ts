@@ -245,17 +245,23 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
 
   const queue = new SchedulingQueue(infos, templates, costPacking);
   for (let info = queue.next(); info; info = queue.next()) {
-    const reasons = scheduler.schedule(info, groupsOf.get(info)!);
+    // Relaxed one preference at a time and tried again at once until it fits or nothing is left
+    // to relax (KC scheduler.go `trySchedule`); a pod that fails even so goes back as written.
+    let reasons = scheduler.schedule(info, groupsOf.get(info)!);
+    while (reasons && info.hasPreferences && info.relax()) {
+      groupsOf.set(info, groupsFor(info));
+      reasons = scheduler.schedule(info, groupsOf.get(info)!);
+    }
     if (!reasons) {
       queue.placedOne();
       continue;
     }
-    if (info.hasPreferences && info.relax()) {
-      groupsOf.set(info, groupsFor(info));
-      queue.requeue(info);
+    if (queue.retryOrGiveUp(info)) {
+      unschedulable.push({ pod: info.pod, reasons });
       continue;
     }
-    if (queue.retryOrGiveUp(info)) unschedulable.push({ pod: info.pod, reasons });
+    info.reset();
+    groupsOf.set(info, groupsFor(info));
   }
 
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);

@@ -29,7 +29,10 @@ import { documentedReason } from './differences.ts';
 import { scenario } from './generate.ts';
 import { buildOracle, Oracle, solveSync, type OracleOutput } from './oracle.ts';
 import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario } from './scenario.ts';
-import { writeCase } from './cases.ts';
+import { scenarioFromCase, writeCase } from './cases.ts';
+
+/** Time given to shrinking one divergence (each try runs the oracle once): the smallest scenario found by then is reported. */
+const ShrinkSeconds = 60;
 
 interface Options {
   seed: number;
@@ -41,6 +44,10 @@ interface Options {
   only?: number;
   known?: string;
   writeKnown?: string;
+  /** Explain a parity case file (test/cases/parity/*.yaml) like --only. */
+  caseFile?: string;
+  /** Print every new divergence, not the first 30. */
+  verbose?: boolean;
 }
 
 function usage(msg: string): never {
@@ -63,6 +70,12 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--no-shrink') o.shrink = false;
     else if (a === '--write-cases') o.writeCases = true;
     else if (a === '--only') o.only = int(a);
+    else if (a === '--all') o.verbose = true;
+    else if (a === '--case') {
+      const v = argv[++i];
+      if (!v) usage(`${a} needs a file`);
+      o.caseFile = v;
+    }
     else if (a === '--known' || a === '--write-known') {
       const v = argv[++i];
       if (!v) usage(`${a} needs a file`);
@@ -113,8 +126,8 @@ async function main(): Promise<void> {
     { seed: opts.seed, numRuns: opts.scenarios },
   );
 
-  if (opts.only !== undefined) {
-    const s = scenarios[opts.only];
+  if (opts.only !== undefined || opts.caseFile) {
+    const s = opts.caseFile ? scenarioFromCase(opts.caseFile) : scenarios[opts.only!];
     const k = solveSync(toOracleScenario(s), bin);
     const types = resolvedTypes(s);
     const brief = (r: ReturnType<typeof solve>) => ({
@@ -190,8 +203,8 @@ async function main(): Promise<void> {
     log(`wrote ${knownOpen.length + failing.length} known divergence(s) to ${opts.writeKnown}`);
   }
   for (const e of oracleErrors.slice(0, 10)) log(`oracle error: ${e}`);
-  for (const f of failing.slice(0, 30)) log(`divergence ${f.kind} (seed ${opts.seed}, path "${f.index}"): ${f.detail}`);
-  if (failing.length > 30) log(`… ${failing.length - 30} more`);
+  for (const f of failing.slice(0, opts.verbose ? failing.length : 30)) log(`divergence ${f.kind} (seed ${opts.seed}, path "${f.index}"): ${f.detail}`);
+  if (!opts.verbose && failing.length > 30) log(`… ${failing.length - 30} more`);
 
   // Shrink one scenario per kind to a minimal one that still shows the divergence.
   if (opts.shrink) {
@@ -208,7 +221,7 @@ async function main(): Promise<void> {
         }
         return !undocumented(s, k, check(s, k)).some((d) => d.kind === f.kind);
       };
-      const details = fc.check(fc.property(scenario, still), { seed: opts.seed, path: String(f.index), numRuns: opts.scenarios, endOnFailure: true });
+      const details = fc.check(fc.property(scenario, still), { seed: opts.seed, path: String(f.index), numRuns: opts.scenarios, interruptAfterTimeLimit: ShrinkSeconds * 1000, markInterruptAsFailure: false });
       const minimal = details.counterexample?.[0];
       if (!minimal) {
         log(`shrink ${f.kind}: the run did not reproduce`);
