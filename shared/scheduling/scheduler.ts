@@ -221,7 +221,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const topology = new Topology(topologyDomains(templates, existing, spreadKeys));
 
   // Existing capacity and the pods already running there.
-  const { nodes, bound } = simulateExistingNodes(existing, input.boundPods ?? []);
+  const { nodes, bound } = simulateExistingNodes(existing, input.boundPods ?? [], input.daemonSets ?? []);
   // Register every group before counting, so counts are complete. Pods with one signature share their groups.
   const groupsBySignature = new Map<string, PodGroups>();
   const groupsFor = (info: PodInfo): PodGroups => {

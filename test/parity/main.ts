@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     log(`nodes: ${s.nodes.map((n) => compact({ name: n.metadata.name, labels: n.metadata.labels, taints: n.spec?.taints, alloc: n.status?.allocatable })).join('\n  ')}`);
     log(`daemonSets: ${s.daemonSets.map((d) => compact((d as { spec: unknown }).spec)).join('\n  ')}`);
     for (const p of s.pods) {
-      const app = p.metadata.labels?.app ?? p.metadata.name;
+      const app = `${p.metadata.labels?.app ?? p.metadata.name}${p.spec.nodeName ? " (bound)" : ""}`;
       if (seenApps.has(app) && !p.spec.nodeName) continue;
       seenApps.add(app);
       log(`pod ${p.metadata.name} (${s.pods.filter((q) => q.metadata.labels?.app === app && !q.spec.nodeName).length} pending of app ${app}): ${compact(p.spec)}`);
