@@ -29,10 +29,14 @@ import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
 import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
 
-/** The NodePools of one run with their cached templates, heaviest weight first (then by name). */
+/**
+ * The NodePools of one run with their cached templates, heaviest weight first, equal weights by
+ * name in reverse order (KC utils/nodepool `OrderByWeight` sorts ties by name descending: of
+ * np-0 and np-1 with no weight, np-1 is tried first).
+ */
 function poolTemplates(input: SchedulingInput) {
   const settings = input.settings ?? {};
-  const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const cache = input.cache;
   const typeKeys = new Set<string>();

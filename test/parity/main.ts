@@ -46,6 +46,8 @@ interface Options {
   writeKnown?: string;
   /** Explain a parity case file (test/cases/parity/*.yaml) like --only. */
   caseFile?: string;
+  /** With --only / --case: print the oracle's input JSON for the scenario and stop. */
+  oracleJson?: boolean;
   /** Print every new divergence, not the first 30. */
   verbose?: boolean;
 }
@@ -71,6 +73,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--write-cases') o.writeCases = true;
     else if (a === '--only') o.only = int(a);
     else if (a === '--all') o.verbose = true;
+    else if (a === '--oracle-json') o.oracleJson = true;
     else if (a === '--case') {
       const v = argv[++i];
       if (!v) usage(`${a} needs a file`);
@@ -98,6 +101,9 @@ export function check(s: ParityScenario, karpenter: OracleOutput): Comparison {
 function undocumented(s: ParityScenario, karpenter: OracleOutput, c: Comparison) {
   return c.divergences.filter((d) => !documentedReason(d, s, karpenter, c.divergences));
 }
+
+/** Ratios to 6 decimals: a sum of prices in another order differs in the 16th digit. */
+const round6 = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 1e6) / 1e6);
 
 const median = (xs: number[]) => {
   if (xs.length === 0) return undefined;
@@ -128,6 +134,10 @@ async function main(): Promise<void> {
 
   if (opts.only !== undefined || opts.caseFile) {
     const s = opts.caseFile ? scenarioFromCase(opts.caseFile) : scenarios[opts.only!];
+    if (opts.oracleJson) {
+      log(JSON.stringify(toOracleScenario(s)));
+      return;
+    }
     const k = solveSync(toOracleScenario(s), bin);
     const types = resolvedTypes(s);
     const brief = (r: ReturnType<typeof solve>) => ({
@@ -238,7 +248,7 @@ async function main(): Promise<void> {
     scenarios: scenarios.length,
     seed: opts.seed,
     divergences: { total, undocumented: failing.length + knownOpen.length, documented, knownOpen: knownOpen.length, new: failing.length, byKind },
-    costRatio: { median: median(ratios), max: ratios.length ? Math.max(...ratios) : undefined, compared: ratios.length },
+    costRatio: { median: round6(median(ratios)), max: round6(ratios.length ? Math.max(...ratios) : undefined), compared: ratios.length },
     oracleErrors: oracleErrors.length,
   };
   // Wall time goes to the text line only, so two runs of one seed print the same JSON.
