@@ -53,12 +53,16 @@ export function distinctValues(types: readonly TemplateType[], key: string): num
   return values.size;
 }
 
-/** The first requirement whose minValues the types do not meet, or undefined. */
-export function unmetMinValues(types: readonly TemplateType[], reqs: Requirements): string | undefined {
+/**
+ * The first requirement whose minValues the types do not meet, or undefined.
+ * @param relaxedTo minValues relaxed (BestEffort) to the values these types offer, when fewer.
+ */
+export function unmetMinValues(types: readonly TemplateType[], reqs: Requirements, relaxedTo?: readonly TemplateType[]): string | undefined {
   for (const r of reqs.all()) {
     if (r.minValues === undefined) continue;
+    const need = relaxedTo ? Math.min(r.minValues, distinctValues(relaxedTo, r.key)) : r.minValues;
     const n = distinctValues(types, r.key);
-    if (n < r.minValues) return `minValues requirement is not met for ${r.key} (needs ${r.minValues} values, ${n} available)`;
+    if (n < need) return `minValues requirement is not met for ${r.key} (needs ${need} values, ${n} available)`;
   }
   return undefined;
 }

@@ -272,6 +272,12 @@ export class SimClaim implements TopologyTarget {
       if (ctx.strictMinValues && (reqsChanged || options.length < this.options.length)) {
         const m = unmetMinValues(options, reqs);
         if (m) return { reason: m, monotone: !narrowed };
+      } else if (!ctx.strictMinValues && this.pods.length > 0 && options.length < this.options.length) {
+        // minValuesPolicy BestEffort relaxes minValues when a claim is opened, to what its types
+        // offer then; a pod joining an open claim must keep that many values (KC scheduler.go
+        // `addToInflightNode` calls CanAdd without relaxing minValues).
+        const m = unmetMinValues(options, reqs, this.options);
+        if (m) return { reason: m, monotone: !narrowed };
       }
     }
     // Commit.
