@@ -35,11 +35,14 @@ export function isTerminal(p: Pod): boolean {
 }
 
 /**
- * Pods a drain evicts and the simulation must place elsewhere: not DaemonSet, mirror, terminal
- * or already terminating (KC `IsReschedulable`).
+ * Pods a drain evicts and the simulation must place elsewhere: not DaemonSet, mirror or terminal,
+ * and not already terminating — except a StatefulSet's terminating pod, which its controller
+ * recreates under the same name only after it is gone, so it still needs a place (KC
+ * `IsReschedulable`).
  */
 export function isReschedulable(p: Pod): boolean {
-  return !isDaemonSetPod(p) && !isMirrorPod(p) && !isTerminal(p) && !p.metadata.deletionTimestamp;
+  if (isDaemonSetPod(p) || isMirrorPod(p) || isTerminal(p)) return false;
+  return !p.metadata.deletionTimestamp || ownerKind(p) === 'StatefulSet';
 }
 
 /**
