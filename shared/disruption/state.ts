@@ -232,6 +232,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       disruptionCost: disruptionCost(reschedulablePods, (now.getTime() - createdMs) / 1000, expireAfterSeconds),
       createdAt,
       drifted,
+      ...(drifted && claim && getCondition(claim, 'Drifted')?.status === 'True' ? { driftedAt: getCondition(claim, 'Drifted')!.lastTransitionTime } : {}),
       expireAt,
       consolidatable,
       blockedBy: gracefulBlock(node, pods, pdbs, now),
