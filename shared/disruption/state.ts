@@ -8,7 +8,7 @@
  * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
  */
 import type { Node, Pod } from '../api/kube.ts';
-import type { NodePool, EC2NodeClass } from '../api/nodepool.ts';
+import { isManagedNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
 import {
@@ -149,6 +149,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const name = node.metadata.name;
     const claim = claimFor(node, claims);
     const nodePool = nodePools.get(poolName);
+    if (nodePool && !isManagedNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
     const labels = node.metadata.labels ?? {};
     const initialized = labels[LabelInitialized] === 'true' || (claim ? isTrue(claim, 'Initialized') : false);
     const ready = isNodeReady(node);
