@@ -37,6 +37,8 @@ export interface DisruptionCaseDoc {
   existingNodeClaims?: KubeObject[];
   instances?: { id: string; instanceType?: string; zone?: string; capacityType?: string; state?: string; launchTime?: string; tags?: Record<string, string> }[];
   objects?: KubeObject[];
+  /** Disruption passes to run (default 1); see {@link checkDisruptionCase}. */
+  passes?: number;
   expect?: Record<string, unknown>;
 }
 
@@ -191,13 +193,26 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   let plan: DisruptionPlan | undefined;
   const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith'].some((k) => k in expect);
   if (needsPlan) {
-    const snapshot = snapshotFromCase(doc);
-    plan = planDisruption(snapshot, now);
+    let snapshot = snapshotFromCase(doc);
     const reasons = new Map<string, string>();
-    for (const e of plan.expirations) reasons.set(e.nodeName, 'Expired');
-    for (const c of plan.command?.candidates ?? []) reasons.set(c.nodeName, plan.command!.reason);
+    // Pass after pass (`passes`, default 1): the nodes a pass chose are being deleted in the next,
+    // as a command in progress marks its candidates in Karpenter (they count against budgets).
+    const passes = doc.passes ?? 1;
+    let decided: DisruptionPlan | undefined;
+    for (let pass = 0; pass < passes; pass++) {
+      plan = planDisruption(snapshot, now);
+      const chosenNow = [...plan.expirations.map((e) => e.nodeName), ...(plan.command?.candidates ?? []).map((c) => c.nodeName)];
+      for (const e of plan.expirations) reasons.set(e.nodeName, 'Expired');
+      for (const c of plan.command?.candidates ?? []) reasons.set(c.nodeName, plan.command!.reason);
+      if (plan.command) decided = plan;
+      if (chosenNow.length === 0) break;
+      const deleting = new Set(chosenNow);
+      snapshot = { ...snapshot, nodes: snapshot.nodes.map((n) => (deleting.has(n.metadata.name) && !n.metadata.deletionTimestamp ? { ...n, metadata: { ...n.metadata, deletionTimestamp: now.toISOString() } } : n)) };
+    }
+    if (!plan) throw new Error('no disruption pass ran');
     const chosen = [...reasons.keys()];
-    const why = (name: string) => plan!.blocked.filter((b) => b.nodeName === name).map((b) => `${b.method}: ${b.reason}`).join('; ') || 'no method chose it';
+    const last = plan;
+    const why = (name: string) => last.blocked.filter((b) => b.nodeName === name).map((b) => `${b.method}: ${b.reason}`).join('; ') || 'no method chose it';
     for (const n of asList(expect.disrupt)) if (!reasons.has(n)) failures.push(`expected ${n} to be disrupted, it was not (${why(n)})`);
     for (const n of asList(expect.keep)) if (reasons.has(n)) failures.push(`expected ${n} to be kept, it was disrupted (${reasons.get(n)})`);
     if ('disruptCount' in expect) {
@@ -210,7 +225,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
     }
     if (expect.replaceWith) {
       const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string> };
-      const reps = plan.command?.replacements ?? [];
+      const reps = (decided ?? plan).command?.replacements ?? [];
       const catalog = new Map((snapshot.catalog ?? []).map((t) => [t.name, t]));
       const ok = reps.some((r) => {
         const first = r.instanceTypes[0];

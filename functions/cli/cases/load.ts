@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 export const CaseKeys = [
   'name', 'about', 'origin', 'region', 'now', 'settings', 'instanceTypes', 'unavailableOfferings',
   'nodePools', 'nodeClasses', 'nodes', 'existingNodeClaims', 'instances', 'objects', 'expect',
-  'knownDifference',
+  'knownDifference', 'passes',
 ] as const;
 
 /** Provisioning expectations (checked with the scheduling simulation). */
