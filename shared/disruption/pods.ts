@@ -6,7 +6,8 @@
  * `IsDoNotDisruptActive`), pkg/utils/pdb/pdb.go (`Limits.CanEvictPods`).
  */
 import type { LabelSelector, Pod, PodDisruptionBudget } from '../api/kube.ts';
-import { AnnotationDoNotDisrupt } from '../api/labels.ts';
+import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
+import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
 import { parseDurationSeconds } from './duration.ts';
 
@@ -43,6 +44,21 @@ export function isTerminal(p: Pod): boolean {
 export function isReschedulable(p: Pod): boolean {
   if (isDaemonSetPod(p) || isMirrorPod(p) || isTerminal(p)) return false;
   return !p.metadata.deletionTimestamp || ownerKind(p) === 'StatefulSet';
+}
+
+/** Neither terminal nor terminating (KC `IsActive`). */
+export function isActive(p: Pod): boolean {
+  return !isTerminal(p) && !p.metadata.deletionTimestamp;
+}
+
+/**
+ * Pods a drain calls the eviction API for, so the only pods a PodDisruptionBudget can hold back:
+ * active, not a static (mirror) pod, not tolerating the karpenter.sh/disrupted NoSchedule taint,
+ * and without an active do-not-disrupt (KC `IsEvictable`). DaemonSet pods are evicted too.
+ */
+export function isEvictable(p: Pod, now: Date): boolean {
+  if (!isActive(p) || isMirrorPod(p) || isDoNotDisruptActive(p, now)) return false;
+  return !(p.spec.tolerations ?? []).some((t) => toleratesTaint(t, TaintDisrupted));
 }
 
 /**
