@@ -21,7 +21,7 @@ import { planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '..
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
 
 /** The `expect` keys this module checks. */
-export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
 
 /** A scenario case as parsed from YAML (only the fields disruption reads are typed). */
 export interface DisruptionCaseDoc {
@@ -191,7 +191,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   const expect = doc.expect ?? {};
   const failures: string[] = [];
   let plan: DisruptionPlan | undefined;
-  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith'].some((k) => k in expect);
+  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions'].some((k) => k in expect);
   if (needsPlan) {
     let snapshot = snapshotFromCase(doc);
     const reasons = new Map<string, string>();
@@ -199,8 +199,10 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
     // as a command in progress marks its candidates in Karpenter (they count against budgets).
     const passes = doc.passes ?? 1;
     let decided: DisruptionPlan | undefined;
+    let first: DisruptionPlan | undefined;
     for (let pass = 0; pass < passes; pass++) {
       plan = planDisruption(snapshot, now);
+      first ??= plan;
       const chosenNow = [...plan.expirations.map((e) => e.nodeName), ...(plan.command?.candidates ?? []).map((c) => c.nodeName)];
       for (const e of plan.expirations) reasons.set(e.nodeName, 'Expired');
       for (const c of plan.command?.candidates ?? []) reasons.set(c.nodeName, plan.command!.reason);
@@ -222,6 +224,14 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
     }
     for (const [node, reason] of Object.entries((expect.disruptReason ?? {}) as Record<string, string>)) {
       if (reasons.get(node) !== reason) failures.push(`expected ${node} disrupted as ${reason}, got ${reasons.get(node) ?? 'not disrupted'}`);
+    }
+    // allowedDisruptions: { pool: n } — before the first pass, every budget reason of the pool
+    // (Empty, Drifted, Underutilized) allows exactly n more nodes.
+    for (const [pool, want] of Object.entries((expect.allowedDisruptions ?? {}) as Record<string, number>)) {
+      const got = (first?.budgets ?? []).filter((b) => b.nodePool === pool && ['Empty', 'Drifted', 'Underutilized'].includes(b.reason));
+      const bad = got.filter((b) => b.allowed !== want);
+      if (got.length === 0) failures.push(`expected allowed disruptions for nodepool ${pool}, it has no budget status`);
+      for (const b of bad) failures.push(`expected nodepool ${pool} to allow ${want} ${b.reason} disruptions, it allows ${b.allowed}`);
     }
     if (expect.replaceWith) {
       const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string> };
