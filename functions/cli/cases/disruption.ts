@@ -234,12 +234,15 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
       for (const b of bad) failures.push(`expected nodepool ${pool} to allow ${want} ${b.reason} disruptions, it allows ${b.allowed}`);
     }
     if (expect.replaceWith) {
-      const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string> };
+      const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string>; includes?: string[]; excludes?: string[]; launchCount?: number };
       const reps = (decided ?? plan).command?.replacements ?? [];
       const catalog = new Map((snapshot.catalog ?? []).map((t) => [t.name, t]));
       const ok = reps.some((r) => {
         const first = r.instanceTypes[0];
         if (want.instanceTypeIn && !want.instanceTypeIn.includes(first)) return false;
+        if (want.includes && !want.includes.every((t) => r.instanceTypes.includes(t))) return false;
+        if (want.excludes && want.excludes.some((t) => r.instanceTypes.includes(t))) return false;
+        if (want.launchCount !== undefined && r.instanceTypes.length !== want.launchCount) return false;
         if (want.nodePool && r.nodePool !== want.nodePool) return false;
         if (want.capacityType) {
           const offers = catalog.get(first)?.offerings.filter((o) => o.available && r.capacityTypes.includes(o.capacityType) && (r.zones.length === 0 || r.zones.includes(o.zone))) ?? [];
@@ -254,7 +257,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
         return true;
       });
       if (!ok) {
-        const got = reps.map((r) => `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')} ${r.capacityTypes.join('/')}`).join(', ') || 'no replacement';
+        const got = reps.map((r) => `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|…(${r.instanceTypes.length})` : ''} ${r.capacityTypes.join('/')}`).join(', ') || 'no replacement';
         failures.push(`expected a replacement ${JSON.stringify(want)}, got ${got}`);
       }
     }
