@@ -168,7 +168,10 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     unavailableOfferings: doc.unavailableOfferings,
     settings: {
       ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
-      scheduling: { ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}) },
+      scheduling: {
+        ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
+        ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
+      },
     },
   };
 }
