@@ -116,7 +116,7 @@ const Table: [string, string, number][] = [
   ['status --local $', 'nodefleet status: --local $: no .nodefleet/ in $ (run `nodefleet demo` there first)', 1],
   ['status -o xml --local $', 'nodefleet status: --output: unknown format "xml"; allowed formats: wide, json, yaml (default: a table)', 2],
   ['history default-x --local /nonexistent', 'nodefleet history: --local /nonexistent: no such folder (run `nodefleet demo` there first)', 1],
-  ['history default-x -o xml --local $', 'nodefleet history: --output: unknown format "xml"; allowed formats: json, yaml (default: a timeline)', 2],
+  ['history default-x -o xml --local $', 'nodefleet history: --output: unknown format "xml"; allowed formats: json, yaml (default: timelines)', 2],
   ['validate $/missing.yaml', '', 1],
   [`validate --cluster-name ${'c'.repeat(60)} $/np.yaml`, `nodefleet validate: --cluster-name: the stack lets CloudFormation name the node role of "${'c'.repeat(60)}" (name too long); pass --node-role with the stack output NodeRoleName`, 2],
   ['demo --speed fast', 'nodefleet demo: --speed must be a number ≥ 0.01, got "fast"', 2],
