@@ -7,6 +7,7 @@ import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
+import { choosePacking } from '../../shared/api/packing.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { UnschedulableBackoff, schedulingConfigKey } from '../../shared/scheduling/unschedulable-backoff.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
@@ -102,6 +103,8 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;
   }
+  const packing = choosePacking(snap.nodePools, deps.env.packing);
+  if (packing.conflict) deps.log.warn(packing.conflict);
   const backoff = backoffOf(deps);
   const configKey = schedulingConfigKey({ nodePools: snap.nodePools, nodeClasses: snap.nodeClasses.values(), unavailable: snap.unavailable });
   const { solve: pods, waiting } = backoff.partition(provisionable, configKey, now.getTime());
@@ -120,6 +123,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     existingNodes: snap.existingNodes,
     daemonSets: snap.daemonSets,
     unavailableOfferings: snap.unavailable,
+    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   });
   const seconds = (performance.now() - started) / 1000;
   backoff.record({ unschedulable: result.unschedulable.map((u) => u.pod), scheduled: [...result.placements.map((p) => p.pod), ...result.newNodeClaims.flatMap((c) => c.pods)] }, configKey, now.getTime());

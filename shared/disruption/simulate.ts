@@ -99,6 +99,13 @@ export class Simulator {
     const unschedulable = result.unschedulable
       .filter((u) => candidateKeys.has(podKey(u.pod)))
       .map((u) => ({ pod: podKey(u.pod), reason: Object.entries(u.reasons).map(([pool, why]) => `${pool}: ${why}`).join('; ') || 'no nodepool can run it' }));
+    // A candidate's pod placed on a managed node that is not initialized yet (or a claim still
+    // launching) is not a safe place: the decision would rest on capacity that may never come up
+    // (KC helpers.go `SimulateScheduling`, UninitializedNodeError).
+    const uninitialized = new Set([...s.managed.filter((m) => !m.initialized).map((m) => m.node.metadata.name), ...this.existingNodes().filter((n) => n.launching).map((n) => n.name)]);
+    for (const pl of result.placements) {
+      if (candidateKeys.has(podKey(pl.pod)) && uninitialized.has(pl.node)) unschedulable.push({ pod: podKey(pl.pod), reason: `would schedule against uninitialized node ${pl.node}` });
+    }
     const newNodeClaims = result.newNodeClaims.filter((nc) => nc.pods.some((p) => candidateKeys.has(podKey(p))));
     return { result, unschedulable, newNodeClaims };
   }

@@ -110,6 +110,8 @@ export interface Candidate {
   createdAt: string;
   /** Drift reason when drifted. */
   drifted?: DriftReason;
+  /** RFC 3339 time the claim's Drifted condition turned True; absent when drift was found just now. */
+  driftedAt?: string;
   /** RFC 3339 time the node expires (creation + expireAfter), undefined for Never. */
   expireAt?: string;
   /** True once consolidateAfter has passed since the last pod event (Karpenter `Consolidatable`). */

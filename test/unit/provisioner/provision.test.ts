@@ -243,6 +243,32 @@ describe('provisioner run', () => {
     expect(metrics.total(MetricNames.cloudProviderErrors, { error: 'InsufficientCapacityError' })).toBe(1);
   });
 
+  it('packing: the NodePool annotation wins over NODEFLEET_PACKING, which wins over the default (cost)', async () => {
+    // Prepare: 100 cpu-heavy and 100 memory-heavy pods; cost packing splits them over two
+    // claims, Karpenter's packing puts them on one large type (a measured difference of this input).
+    const memoryPod = (name: string) => {
+      const p = pendingPod(name, '250m');
+      p.spec.containers[0].resources = { requests: { cpu: '250m', memory: '6Gi' } };
+      return p;
+    };
+    const pods = [...Array.from({ length: 100 }, (_, i) => pendingPod(`cpu-${i}`, '1')), ...Array.from({ length: 100 }, (_, i) => memoryPod(`mem-${i}`))];
+    const claimsWith = async (packingEnv: 'cost' | 'karpenter' | undefined, annotation?: string) => {
+      const { w, deps } = provisionerWorld({ pods });
+      if (annotation) {
+        const np = nodePool();
+        np.metadata.annotations = { 'nodefleet.io/packing': annotation };
+        w.kube.setNodePools([np]);
+      }
+      const summary = await run(parseInput(unschedulableEvent(pods)), { ...deps, env: { ...deps.env, packing: packingEnv } });
+      return summary.created.length;
+    };
+    // Act / Assess
+    expect(await claimsWith(undefined)).toBe(2);
+    expect(await claimsWith('karpenter')).toBe(1);
+    expect(await claimsWith('cost', 'karpenter')).toBe(1);
+    expect(await claimsWith('karpenter', 'cost')).toBe(2);
+  });
+
   it('pods already bound or deleted since the event are not provisioned', async () => {
     const pods = inflate();
     const { w, deps } = provisionerWorld({ pods: pods.slice(0, 2) });
