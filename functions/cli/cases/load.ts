@@ -12,12 +12,13 @@ import { parse } from 'yaml';
 export const CaseKeys = [
   'name', 'about', 'origin', 'region', 'now', 'settings', 'instanceTypes', 'unavailableOfferings',
   'nodePools', 'nodeClasses', 'nodes', 'existingNodeClaims', 'instances', 'objects', 'expect',
+  'knownDifference',
 ] as const;
 
 /** Provisioning expectations (checked with the scheduling simulation). */
 export const ProvisioningExpectKeys = [
   'scheduled', 'unschedulable', 'unschedulableCount', 'nodeClaims', 'nodeClaimsMatch', 'allNodeClaims',
-  'podsOnSameNode', 'podsOnDifferentNodes', 'podsInSameDomain', 'zonesDistinct', 'maxSkew',
+  'podsOnSameNode', 'podsOnDifferentNodes', 'podsInSameDomain', 'zonesDistinct', 'maxSkew', 'domainCounts',
 ] as const;
 
 /** Disruption and garbage-collection expectations (delegated to ./disruption.ts). */

@@ -178,5 +178,22 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     const skew = values.length > 0 ? Math.max(...values) - Math.min(...values) : 0;
     if (skew > s.skew) failures.push(`maxSkew: expected ${s.selector} on ${s.topologyKey} skew ≤ ${s.skew}, got ${skew} (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);
   }
+  const domainCounts = expect.domainCounts ? (Array.isArray(expect.domainCounts) ? expect.domainCounts : [expect.domainCounts]) : [];
+  for (const s of domainCounts as { selector: string; topologyKey: string; counts: number[] }[]) {
+    const match = parseSelector(s.selector);
+    const counts = new Map<string, number>();
+    const unpinned: string[] = [];
+    for (const p of allPods) {
+      const at = where(p);
+      if (!at || !match(p.metadata.labels)) continue;
+      const d = s.topologyKey === L.LabelHostname ? at.node : at.labels[s.topologyKey];
+      if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
+      else if (at.claim) unpinned.push(p.metadata.name);
+    }
+    if (unpinned.length > 0) failures.push(`domainCounts: ${unpinned.join(', ')} placed on nodes not pinned to one ${s.topologyKey}`);
+    const got = [...counts.values()].sort((a, b) => a - b);
+    const want = [...s.counts].map(Number).sort((a, b) => a - b);
+    if (got.join(',') !== want.join(',')) failures.push(`domainCounts: expected ${s.selector} per ${s.topologyKey} [${want.join(', ')}], got [${got.join(', ')}] (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);
+  }
   return { failures, result };
 }

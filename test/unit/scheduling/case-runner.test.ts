@@ -50,6 +50,25 @@ describe('case runner', () => {
     expect((await runCase(loadCase(write('none', `name: none\n${pool}`)))).messages).toEqual(['no expect']);
   });
 
+  it('marks a failing case with knownDifference as known, and fails it once it passes', async () => {
+    const known = await runCase(loadCase(write('known', `name: known\nknownDifference: claims differ\n${pool}expect:\n  nodeClaims: 3\n`)));
+    expect(known.status).toBe('known');
+    expect(known.messages[0]).toMatch(/^nodeClaims: expected 3, got 1/);
+    const fixed = await runCase(loadCase(write('fixed', `name: fixed\nknownDifference: claims differ\n${pool}expect:\n  nodeClaims: 1\n`)));
+    expect(fixed.status).toBe('failed');
+    expect(fixed.messages[0]).toMatch(/now passes/);
+    expect(formatReport([known, fixed])).toMatch(/0 passed, 1 failed, 1 known differences$/);
+  });
+
+  it('checks pods per topology domain with domainCounts', async () => {
+    const ok = await runCase(loadCase(write('dc', `name: dc\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: kubernetes.io/hostname, counts: [2] }\n`)));
+    expect(ok).toMatchObject({ status: 'passed' });
+    const bad = await runCase(loadCase(write('dcbad', `name: dcbad\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: kubernetes.io/hostname, counts: [1, 1] }\n`)));
+    expect(bad.messages[0]).toMatch(/^domainCounts: expected app=web per kubernetes.io\/hostname \[1, 1\], got \[2\]/);
+    const zone = await runCase(loadCase(write('dczone', `name: dczone\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: topology.kubernetes.io/zone, counts: [2] }\n`)));
+    expect(zone).toMatchObject({ status: 'passed' });
+  });
+
   it('checks validation errors by substring', async () => {
     const bad = `name: bad\nnodePools:\n  - { apiVersion: karpenter.sh/v1, kind: NodePool, metadata: { name: x }, spec: { template: { spec: { requirements: [] } } } }\nexpect:\n  errors: [nodeClassRef]\n`;
     expect((await runCase(loadCase(write('bad', bad)))).status).toBe('passed');
