@@ -181,8 +181,8 @@ export class Topology {
     return this.all.length === 0;
   }
 
-  /** @param universe every domain value per key that a new or existing node may have (zones, capacity types, …). */
-  constructor(private readonly universe: ReadonlyMap<string, ReadonlySet<string>>) {}
+  /** @param domains every domain value per key that a new or existing node may have (zones, capacity types, …), with the taints of what offers it. */
+  constructor(private readonly domains: TopologyDomains) {}
 
   private group(kind: TopologyKind, key: string, selector: LabelSelector | undefined, namespaces: NamespaceScope, s?: SpreadLike, pod?: PodLike): TopologyGroup {
     const nodeFilter = s?.honorAffinity ? pod?.nodeFilterTerms : undefined;
@@ -190,7 +190,13 @@ export class Topology {
     const id = groupId(kind, key, selector, namespaces, s?.maxSkew, s?.minDomains, nodeFilter, taintFilter);
     let g = this.groups.get(id);
     if (!g) {
-      let universe: ReadonlySet<string> = this.universe.get(key) ?? new Set();
+      const sources = this.domains.get(key) ?? new Map<string, (readonly Taint[])[]>();
+      let universe: ReadonlySet<string> = new Set(sources.keys());
+      // nodeTaintsPolicy Honor: a domain counts only when some node or NodePool offering it has
+      // taints the pod tolerates (KC topologydomaingroup.go).
+      if (taintFilter) {
+        universe = new Set([...universe].filter((d) => sources.get(d)!.some((taints) => !untoleratedTaint(taints, taintFilter, true))));
+      }
       if (nodeFilter) {
         universe = new Set([...universe].filter((d) => nodeFilter.some((f) => f.get(key)?.has(d) ?? true)));
       }
@@ -345,34 +351,47 @@ export class Topology {
   }
 }
 
+/** Per topology key, per domain value: the taints of each NodePool or node that offers it. */
+export type TopologyDomains = ReadonlyMap<string, ReadonlyMap<string, readonly (readonly Taint[])[]>>;
+
 /**
  * The domains that exist for topology spread and affinity: every zone, capacity type and
- * instance-type label value (for the keys pending pods spread on) that the NodePools can launch,
- * plus those of existing nodes. A domain counts even with zero pods (KC topology.go
- * `domainGroups` built from the NodePools' instance types and requirements).
+ * instance-type label value (for the keys pending pods spread on) that the NodePools can launch
+ * (a label no type carries: every value of the NodePool's `In` requirement on it), plus those of
+ * existing nodes. A domain counts even with zero pods (KC topology.go `domainGroups` built from
+ * the NodePools' instance types and requirements, with the taints of each source for
+ * nodeTaintsPolicy Honor).
  * @param spreadKeys the topology keys of the pending pods' spreads in force.
  */
-export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): Map<string, Set<string>> {
-  const universe = new Map<string, Set<string>>();
+export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): TopologyDomains {
+  const universe = new Map<string, Map<string, (readonly Taint[])[]>>();
+  let taints: readonly Taint[] = [];
   const addDomain = (k: string, v: string) => {
     let s = universe.get(k);
-    if (!s) universe.set(k, (s = new Set()));
-    s.add(v);
+    if (!s) universe.set(k, (s = new Map()));
+    const sources = s.get(v);
+    if (!sources) s.set(v, [taints]);
+    else if (!sources.includes(taints)) sources.push(taints);
   };
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
     if (t.unusable) continue;
+    taints = t.taints;
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
     for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
     if (typeSpreadKeys.length === 0) continue;
     for (const tt of t.types) {
       for (const k of typeSpreadKeys) {
         const r = t.requirements.get(k);
-        const v = k === LabelInstanceType ? tt.type.name : (tt.type.labels[k] ?? (r && !r.complement && r.values.size === 1 ? [...r.values][0] : undefined));
-        if (v !== undefined) addDomain(k, v);
+        if (k === LabelInstanceType) addDomain(k, tt.type.name);
+        else if (tt.type.labels[k] !== undefined) addDomain(k, tt.type.labels[k]);
+        else if (r && !r.complement) for (const v of r.values) addDomain(k, v);
       }
     }
   }
-  for (const n of existing) for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
+  for (const n of existing) {
+    taints = n.taints ?? [];
+    for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
+  }
   return universe;
 }
