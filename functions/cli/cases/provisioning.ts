@@ -179,21 +179,28 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     if (skew > s.skew) failures.push(`maxSkew: expected ${s.selector} on ${s.topologyKey} skew ≤ ${s.skew}, got ${skew} (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);
   }
   const domainCounts = expect.domainCounts ? (Array.isArray(expect.domainCounts) ? expect.domainCounts : [expect.domainCounts]) : [];
-  for (const s of domainCounts as { selector: string; topologyKey: string; counts: number[] }[]) {
+  for (const s of domainCounts as { selector: string; topologyKey: string; namespace?: string; counts?: number[]; max?: number }[]) {
     const match = parseSelector(s.selector);
+    const namespace = s.namespace ?? 'default';
     const counts = new Map<string, number>();
     const unpinned: string[] = [];
     for (const p of allPods) {
       const at = where(p);
-      if (!at || !match(p.metadata.labels)) continue;
+      // As kube-scheduler counts a spread: same namespace, not terminating, not finished.
+      if (!at || !match(p.metadata.labels) || (p.metadata.namespace ?? 'default') !== namespace) continue;
+      if (p.metadata.deletionTimestamp || p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
       const d = s.topologyKey === L.LabelHostname ? at.node : at.labels[s.topologyKey];
       if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
       else if (at.claim) unpinned.push(p.metadata.name);
     }
+    const seen = `(${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`;
     if (unpinned.length > 0) failures.push(`domainCounts: ${unpinned.join(', ')} placed on nodes not pinned to one ${s.topologyKey}`);
     const got = [...counts.values()].sort((a, b) => a - b);
-    const want = [...s.counts].map(Number).sort((a, b) => a - b);
-    if (got.join(',') !== want.join(',')) failures.push(`domainCounts: expected ${s.selector} per ${s.topologyKey} [${want.join(', ')}], got [${got.join(', ')}] (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);
+    if (s.counts) {
+      const want = [...s.counts].map(Number).sort((a, b) => a - b);
+      if (got.join(',') !== want.join(',')) failures.push(`domainCounts: expected ${s.selector} per ${s.topologyKey} [${want.join(', ')}], got [${got.join(', ')}] ${seen}`);
+    }
+    if (s.max !== undefined && got.some((n) => n > Number(s.max))) failures.push(`domainCounts: expected at most ${s.max} ${s.selector} pods per ${s.topologyKey}, got ${seen}`);
   }
   return { failures, result };
 }
