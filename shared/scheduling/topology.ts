@@ -190,15 +190,22 @@ export class Topology {
     const id = groupId(kind, key, selector, namespaces, s?.maxSkew, s?.minDomains, nodeFilter, taintFilter);
     let g = this.groups.get(id);
     if (!g) {
-      const sources = this.domains.get(key) ?? new Map<string, (readonly Taint[])[]>();
+      const sources = this.domains.get(key) ?? new Map<string, readonly DomainSource[]>();
       let universe: ReadonlySet<string> = new Set(sources.keys());
       // nodeTaintsPolicy Honor: a domain counts only when some node or NodePool offering it has
-      // taints the pod tolerates (KC topologydomaingroup.go).
+      // taints the pod tolerates; nodeAffinityPolicy Honor: only when some node or NodePool
+      // offering it matches the pod's node affinity (KC topologydomaingroup.go).
       if (taintFilter) {
-        universe = new Set([...universe].filter((d) => sources.get(d)!.some((taints) => !untoleratedTaint(taints, taintFilter, true))));
+        universe = new Set([...universe].filter((d) => sources.get(d)!.some((src) => !untoleratedTaint(src.taints, taintFilter, true))));
       }
       if (nodeFilter) {
-        universe = new Set([...universe].filter((d) => nodeFilter.some((f) => f.get(key)?.has(d) ?? true)));
+        universe = new Set(
+          [...universe].filter(
+            (d) =>
+              nodeFilter.some((f) => f.get(key)?.has(d) ?? true) &&
+              sources.get(d)!.some((src) => nodeFilter.some((f) => (src.labels ? f.matchesLabels(src.labels) : src.requirements!.incompatibility(f, ALL_KEYS) === undefined))),
+          ),
+        );
       }
       g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe);
       this.groups.set(id, g);
@@ -351,8 +358,15 @@ export class Topology {
   }
 }
 
-/** Per topology key, per domain value: the taints of each NodePool or node that offers it. */
-export type TopologyDomains = ReadonlyMap<string, ReadonlyMap<string, readonly (readonly Taint[])[]>>;
+/** A NodePool (its requirements) or an existing node (its labels) that offers a domain, with its taints. */
+export interface DomainSource {
+  taints: readonly Taint[];
+  labels?: Record<string, string>;
+  requirements?: Requirements;
+}
+
+/** Per topology key, per domain value: each NodePool or node that offers it. */
+export type TopologyDomains = ReadonlyMap<string, ReadonlyMap<string, readonly DomainSource[]>>;
 
 /**
  * The domains that exist for topology spread and affinity: every zone, capacity type and
@@ -364,19 +378,19 @@ export type TopologyDomains = ReadonlyMap<string, ReadonlyMap<string, readonly (
  * @param spreadKeys the topology keys of the pending pods' spreads in force.
  */
 export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): TopologyDomains {
-  const universe = new Map<string, Map<string, (readonly Taint[])[]>>();
-  let taints: readonly Taint[] = [];
+  const universe = new Map<string, Map<string, DomainSource[]>>();
+  let source: DomainSource = { taints: [] };
   const addDomain = (k: string, v: string) => {
     let s = universe.get(k);
     if (!s) universe.set(k, (s = new Map()));
     const sources = s.get(v);
-    if (!sources) s.set(v, [taints]);
-    else if (!sources.includes(taints)) sources.push(taints);
+    if (!sources) s.set(v, [source]);
+    else if (!sources.includes(source)) sources.push(source);
   };
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
     if (t.unusable) continue;
-    taints = t.taints;
+    source = { taints: t.taints, requirements: t.requirements };
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
     for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
     if (typeSpreadKeys.length === 0) continue;
@@ -390,7 +404,7 @@ export function topologyDomains(templates: readonly ClaimTemplate[], existing: r
     }
   }
   for (const n of existing) {
-    taints = n.taints ?? [];
+    source = { taints: n.taints ?? [], labels: n.labels };
     for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
   }
   return universe;
