@@ -200,7 +200,7 @@ export class SimClaim implements TopologyTarget {
     let narrowed = false;
     if (info.hasTopology || groups.inverse.length > 0) {
       const podReqs = reqs;
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains: (k) => this.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints });
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains: (k) => this.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints }, info.requirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

@@ -173,6 +173,8 @@ export class Topology {
   private readonly groups = new Map<string, TopologyGroup>();
   private readonly all: TopologyGroup[] = [];
   private antiGroups: TopologyGroup[] = [];
+  /** Bumped whenever an anti-affinity group is added, so pods re-read their inverse groups. */
+  private antiVersion = 0;
   private readonly inverseCache = new Map<string, TopologyGroup[]>();
   private readonly selectCache = new Map<string, TopologyGroup[]>();
 
@@ -212,6 +214,7 @@ export class Topology {
       this.all.push(g);
       if (kind === 'anti') {
         this.antiGroups.push(g);
+        this.antiVersion++;
         this.inverseCache.clear();
       }
       this.selectCache.clear();
@@ -235,7 +238,26 @@ export class Topology {
       return { group, self: self(group) };
     });
     const ownedAnti = pod.anti.map((t) => this.group('anti', t.key, t.selector, t.namespaces));
-    return { spreads, affinity, anti, ownedAnti, inverse: this.inverseOf(pod) };
+    // Inverse groups are read when used: running pods' anti-affinity terms may be registered
+    // after a pending pod's groups (their groups are made while the running pods are counted).
+    let inverse: TopologyGroup[] = [];
+    let version = -1;
+    const read = () => {
+      if (version !== this.antiVersion) {
+        inverse = this.inverseOf(pod);
+        version = this.antiVersion;
+      }
+      return inverse;
+    };
+    return {
+      spreads,
+      affinity,
+      anti,
+      ownedAnti,
+      get inverse() {
+        return read();
+      },
+    };
   }
 
   private inverseOf(pod: { namespace: string; labels: Record<string, string> }): TopologyGroup[] {
@@ -263,8 +285,11 @@ export class Topology {
   /**
    * Checks a pod's constraints against a target and says which domain values it must be narrowed
    * to (key → allowed values), or why it cannot go there.
+   * @param podRequirements the pod's own node requirements: a self-selecting required affinity may
+   *   start a domain when no matching pod sits in a domain these allow (KC topologygroup.go
+   *   `nextDomainAffinity` / `anyCompatiblePodDomain`).
    */
-  check(groups: PodGroups, target: TopologyTarget): Map<string, string[]> | TopologyFailure {
+  check(groups: PodGroups, target: TopologyTarget, podRequirements?: Requirements): Map<string, string[]> | TopologyFailure {
     const narrow = new Map<string, string[]>();
     const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? target.domains(key);
     for (const { group: g, self } of groups.spreads) {
@@ -302,7 +327,9 @@ export class Topology {
         narrow.set(g.key, withPods);
         continue;
       }
-      if (g.total === 0 && self && d.length > 0) {
+      const podAllows = podRequirements?.get(g.key);
+      const compatiblePods = g.total > 0 && (!podAllows || [...g.counts].some(([v, n]) => n > 0 && podAllows.has(v)));
+      if (!compatiblePods && self && d.length > 0) {
         narrow.set(g.key, [d[0]]);
         continue;
       }
