@@ -49,19 +49,25 @@ interface ClaimCriteria {
   instanceTypeIn?: string[];
   labels?: Record<string, string>;
   capacityType?: string;
+  /** The claim's taints, exactly (order aside; startup taints not included). */
+  taints?: { key: string; value?: string; effect: string }[];
 }
+
+const taintText = (ts: readonly { key: string; value?: string; effect: string }[]) => ts.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort().join(',');
 
 function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
   if (want.nodePool && c.nodePool !== want.nodePool) return false;
   if (want.instanceTypeIn && !want.instanceTypeIn.includes(c.launchInstanceTypes[0]?.name ?? '')) return false;
   if (want.capacityType && c.capacityTypes[0] !== want.capacityType) return false;
+  if (want.taints && taintText(c.taints) !== taintText(want.taints)) return false;
   const labels = claimLabels(c);
   for (const [k, v] of Object.entries(want.labels ?? {})) if (labels[k] !== String(v)) return false;
   return true;
 }
 
 function describeClaim(c: NewNodeClaim): string {
-  return `${c.nodePool}:${c.launchInstanceTypes[0]?.name ?? '?'} ${c.capacityTypes[0] ?? '?'} ${c.zones.join('/')} [${c.pods.map((p) => p.metadata.name).join(' ')}]`;
+  const taints = c.taints.length > 0 ? ` taints ${taintText(c.taints)}` : '';
+  return `${c.nodePool}:${c.launchInstanceTypes[0]?.name ?? '?'} ${c.capacityTypes[0] ?? '?'} ${c.zones.join('/')}${taints} [${c.pods.map((p) => p.metadata.name).join(' ')}]`;
 }
 
 function countOk(n: number, want: unknown): boolean {
