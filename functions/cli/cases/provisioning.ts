@@ -49,6 +49,12 @@ interface ClaimCriteria {
   instanceTypeIn?: string[];
   labels?: Record<string, string>;
   capacityType?: string;
+  /** The claim's launch price (cheapest compatible offering of its first type), USD/hour, to 1e-6. */
+  priceUsdPerHour?: number;
+  /** Every type the claim would launch carries these labels and has an offering in this zone / capacity type. */
+  launchTypes?: { labels?: Record<string, string>; offering?: { zone?: string; capacityType?: string } };
+  /** How many types the claim would launch: a number or { min, max }. */
+  launchTypeCount?: number | { min?: number; max?: number };
   /** The claim's taints, exactly (order aside; startup taints not included). */
   taints?: { key: string; value?: string; effect: string }[];
 }
@@ -60,6 +66,15 @@ function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
   if (want.instanceTypeIn && !want.instanceTypeIn.includes(c.launchInstanceTypes[0]?.name ?? '')) return false;
   if (want.capacityType && c.capacityTypes[0] !== want.capacityType) return false;
   if (want.taints && taintText(c.taints) !== taintText(want.taints)) return false;
+  if (want.launchTypeCount !== undefined && !countOk(c.launchInstanceTypes.length, want.launchTypeCount)) return false;
+  if (want.priceUsdPerHour !== undefined && Math.abs(c.priceUsdPerHour - Number(want.priceUsdPerHour)) > 1e-6) return false;
+  if (want.launchTypes) {
+    const { labels: wl = {}, offering } = want.launchTypes;
+    const ok = (t: NewNodeClaim['launchInstanceTypes'][number]) =>
+      Object.entries(wl).every(([k, v]) => t.labels[k] === String(v)) &&
+      (!offering || t.offerings.some((o) => (offering.zone === undefined || o.zone === offering.zone) && (offering.capacityType === undefined || o.capacityType === offering.capacityType)));
+    if (c.launchInstanceTypes.length === 0 || !c.launchInstanceTypes.every(ok)) return false;
+  }
   const labels = claimLabels(c);
   for (const [k, v] of Object.entries(want.labels ?? {})) if (labels[k] !== String(v)) return false;
   return true;
@@ -67,7 +82,7 @@ function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
 
 function describeClaim(c: NewNodeClaim): string {
   const taints = c.taints.length > 0 ? ` taints ${taintText(c.taints)}` : '';
-  return `${c.nodePool}:${c.launchInstanceTypes[0]?.name ?? '?'} ${c.capacityTypes[0] ?? '?'} ${c.zones.join('/')}${taints} [${c.pods.map((p) => p.metadata.name).join(' ')}]`;
+  return `${c.nodePool}:${c.launchInstanceTypes[0]?.name ?? '?'} ($${c.priceUsdPerHour.toFixed(4)}, ${c.launchInstanceTypes.length} types) ${c.capacityTypes[0] ?? '?'} ${c.zones.join('/')}${taints} [${c.pods.map((p) => p.metadata.name).join(' ')}]`;
 }
 
 function countOk(n: number, want: unknown): boolean {

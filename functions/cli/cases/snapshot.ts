@@ -123,6 +123,8 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
       ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
       ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
       ...(settings.packing ? { packing: settings.packing as 'cost' | 'karpenter' } : {}),
+      ...(settings.maxInstanceTypes !== undefined ? { maxInstanceTypes: Number(settings.maxInstanceTypes) } : {}),
+      ...(settings.maxLaunchInstanceTypes !== undefined ? { maxLaunchInstanceTypes: Number(settings.maxLaunchInstanceTypes) } : {}),
     },
   };
   return { input, workloads, nodePools, typesByPool, countedPending: workloads.pendingPods.filter((p) => !isDaemonPod(p)) };
