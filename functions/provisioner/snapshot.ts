@@ -17,7 +17,7 @@ import { Requirements } from '../../shared/api/requirements.ts';
 import * as L from '../../shared/api/labels.ts';
 import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
-import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
+import { schedulingTaints, type DaemonSetTemplate, type ExistingNode, type UnavailableOffering } from '../../shared/scheduling/index.ts';
 
 /** Claims in these phases hold (or will hold) capacity. */
 const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Registered', 'Initialized']);
@@ -93,12 +93,15 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const liveByKey = new Map(livePods.map((p) => [objectKey(p), p]));
 
   const existing = new Map<string, ExistingNode>();
+  const claimOfNode = new Map(claims.filter((c) => c.nodeName).map((c) => [c.nodeName!, c]));
   for (const n of nodes) {
     const labels = n.metadata.labels ?? {};
+    const managed = labels[L.LabelNodePool] !== undefined;
+    const taints = (n.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key);
     existing.set(n.metadata.name, {
       name: n.metadata.name,
       labels,
-      taints: (n.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key),
+      taints: managed ? schedulingTaints(taints, labels[L.LabelInitialized] === 'true', (claimOfNode.get(n.metadata.name)?.startupTaints ?? []) as Taint[]) : taints,
       allocatable: parseResources(n.status?.allocatable ?? n.status?.capacity),
       capacity: parseResources(n.status?.capacity ?? n.status?.allocatable),
       pods: byNode.get(n.metadata.name) ?? [],

@@ -3,7 +3,7 @@
  * the real catalog of its region), nodes and in-flight NodeClaims as existing capacity with
  * their bound pods, workloads expanded into pending pods (shared/api/workloads.ts).
  */
-import type { KubeObject, Node, Pod } from '../../../shared/api/kube.ts';
+import type { KubeObject, Node, Pod, Taint } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import { parseResources } from '../../../shared/api/quantity.ts';
@@ -12,7 +12,7 @@ import { parseNodeClass, parseNodePool } from '../../../shared/api/validate.ts';
 import { readWorkloads, type Workloads } from '../../../shared/api/workloads.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, instanceTypeFromCase, loadCatalog, type CaseInstanceType } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
-import type { ExistingNode, SchedulingInput, UnavailableOffering } from '../../../shared/scheduling/index.ts';
+import { schedulingTaints, type ExistingNode, type SchedulingInput, type UnavailableOffering } from '../../../shared/scheduling/index.ts';
 
 /** Everything a provisioning check needs from a case. */
 export interface CaseSnapshot {
@@ -29,11 +29,16 @@ function isDaemonPod(p: Pod): boolean {
   return !!p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet');
 }
 
-/** A Node object as existing capacity, holding the bound pods that name it. */
-export function existingFromNode(node: Node, boundPods: readonly Pod[]): ExistingNode {
+/**
+ * A Node object as existing capacity, holding the bound pods that name it. A managed node not
+ * yet initialized is placed on as it will be: without its ephemeral and startup taints.
+ * @param startupTaints the startup taints of its NodePool.
+ */
+export function existingFromNode(node: Node, boundPods: readonly Pod[], startupTaints: readonly Taint[] = []): ExistingNode {
   const labels = { ...(node.metadata.labels ?? {}) };
   labels[L.LabelHostname] ??= node.metadata.name;
-  const taints = node.spec?.taints ?? [];
+  const nodeTaints = node.spec?.taints ?? [];
+  const taints = labels[L.LabelNodePool] !== undefined ? schedulingTaints(nodeTaints, labels[L.LabelInitialized] === 'true', startupTaints) : nodeTaints;
   return {
     name: node.metadata.name,
     labels,
@@ -100,7 +105,8 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     typesByPool.set(np.metadata.name, typesForClass(className).filter((t) => (t.labels[L.LabelOS] ?? 'linux') === os));
   }
   const workloads = readWorkloads([...((doc.objects ?? []) as unknown[]), ...((doc.nodes ?? []) as unknown[])]);
-  const existingNodes = workloads.nodes.map((n) => existingFromNode(n, workloads.boundPods));
+  const startupOf = (n: Node) => (nodePools.find((p) => p.metadata.name === n.metadata.labels?.[L.LabelNodePool])?.spec.template.spec.startupTaints ?? []) as Taint[];
+  const existingNodes = workloads.nodes.map((n) => existingFromNode(n, workloads.boundPods, startupOf(n)));
   const nodeNames = new Set(existingNodes.map((n) => n.name));
   const allTypes = new Map<string, InstanceType>();
   for (const types of typesByPool.values()) for (const t of types) allTypes.set(t.name, t);
