@@ -90,7 +90,10 @@ export function simulateExistingNodes(existing: readonly ExistingNode[], boundPo
   const byName = new Map<string, SimNode>();
   const bound = new Map<SimNode, Pod[]>();
   const seen = new Set<string>();
-  const sorted = [...existing].sort((a, b) => Number(!!a.launching) - Number(!!b.launching));
+  // Initialized nodes first, then managed nodes still coming up, then claims without a node
+  // (KC scheduler.go orders existing nodes so pods land on initialized ones first).
+  const rank = (n: ExistingNode) => (n.launching ? 2 : n.nodePool !== undefined && n.labels[L.LabelInitialized] !== 'true' ? 1 : 0);
+  const sorted = [...existing].sort((a, b) => rank(a) - rank(b));
   for (const n of sorted) {
     const pods = (n.pods ?? []).filter((p) => !seen.has(`${p.metadata.namespace}/${p.metadata.name}`));
     for (const p of pods) seen.add(`${p.metadata.namespace}/${p.metadata.name}`);
