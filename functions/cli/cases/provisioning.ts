@@ -131,6 +131,12 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     if (pods.length === 0) failures.push(`unschedulable: no pending pod named ${prefix}*`);
     for (const p of pods) if (places.has(p)) failures.push(`unschedulable: expected ${p.metadata.name} to stay pending, got a place on ${places.get(p)!.node}`);
   }
+  if (expect.reasonIncludes !== undefined) {
+    const want = String(expect.reasonIncludes).toLowerCase();
+    for (const p of snapshot.countedPending.filter((x) => !places.has(x))) {
+      if (!reasonsOf(p).toLowerCase().includes(want)) failures.push(`reasonIncludes: expected ${p.metadata.name}'s reason to mention "${expect.reasonIncludes}", got "${reasonsOf(p)}"`);
+    }
+  }
   if ('unschedulableCount' in expect) {
     const n = snapshot.countedPending.length - placedCounted.length;
     if (n !== Number(expect.unschedulableCount)) failures.push(`unschedulableCount: expected ${expect.unschedulableCount}, got ${n}`);
