@@ -6,7 +6,7 @@
  * can fulfil is deleted (never left launching forever).
  */
 import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
-import { setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { advancePhase, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
@@ -161,7 +161,7 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
         priceUsdPerHour: r.priceUsdPerHour ?? price,
         labels: { ...c.labels, [L.LabelInstanceType]: r.instanceType, [L.LabelTopologyZone]: r.zone, [L.LabelCapacityType]: r.capacityType, ...(type?.labels ?? {}) },
         ...(type ? { capacity: formatResources(type.capacity), allocatable: formatResources(type.allocatable) } : {}),
-        phase: 'Launched',
+        phase: advancePhase(c.phase, 'Launched'),
       },
       'Launched',
       'True',

@@ -7,6 +7,7 @@ import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
+import { choosePacking } from '../../shared/api/packing.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
@@ -87,6 +88,8 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;
   }
+  const packing = choosePacking(snap.nodePools, deps.env.packing);
+  if (packing.conflict) deps.log.warn(packing.conflict);
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
@@ -96,6 +99,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     boundPods: snap.boundPods,
     daemonSets: snap.daemonSets,
     unavailableOfferings: snap.unavailable,
+    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   });
   const seconds = (performance.now() - started) / 1000;
   deps.metrics.seconds(MetricNames.schedulingDuration, seconds, { controller: 'provisioner' });

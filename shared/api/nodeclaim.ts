@@ -33,6 +33,19 @@ export type Condition = z.infer<typeof ConditionSchema>;
 export const NodeClaimPhase = z.enum(['Pending', 'Launched', 'Registered', 'Initialized', 'Terminating', 'Terminated', 'Failed']);
 export type NodeClaimPhase = z.infer<typeof NodeClaimPhase>;
 
+const PhaseRank: Record<NodeClaimPhase, number> = { Pending: 0, Launched: 1, Registered: 2, Initialized: 3, Failed: 4, Terminating: 4, Terminated: 5 };
+
+/**
+ * The phase a claim moves to when a step of its life completes: `next`, unless the claim is
+ * already further on. A phase never moves back — a claim whose termination started before its
+ * node registered (a spot interruption during launch) stays Terminating when registration or
+ * initialization completes later; writing Registered over it made the claim look live again, its
+ * pods nominated to a node being drained and its termination treated as not started (chaos seed 3).
+ */
+export function advancePhase(current: NodeClaimPhase, next: NodeClaimPhase): NodeClaimPhase {
+  return PhaseRank[next] >= PhaseRank[current] ? next : current;
+}
+
 export const NodeClaimSchema = z.object({
   /** e.g. "default-x7k2p" (NodePool name + random suffix, as Karpenter). */
   name: z.string(),

@@ -36,7 +36,12 @@ export interface BudgetCounter {
   take(nodePool: string, holder: string, allowed: number, nowIso: string): Promise<boolean>;
   /** Releases `holder`'s slot; absent counts as success. */
   release(nodePool: string, holder: string): Promise<void>;
-  /** Current holders, for gc reclaiming crashed executions' slots. */
+  /**
+   * Renews `holder`'s lease on its slot (its time := `nowIso`) if it still holds one; false when it
+   * does not (gc reclaimed an expired lease: shared/disruption/gc.ts DisruptionLeaseSeconds).
+   */
+  renew(nodePool: string, holder: string, nowIso: string): Promise<boolean>;
+  /** Current holders (holder → RFC 3339 time taken or last renewed), for gc reclaiming crashed runs' slots. */
   holders(nodePool: string): Promise<Record<string, string>>;
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { run, parseInput, handler } from '../../../functions/provisioner/handler.ts';
 import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
 import { MetricNames } from '../../../shared/runtime/observability.ts';
-import { Region, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
+import { Region, nodePool, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 import { node, pod } from '../../fakes/index.ts';
 
 const w0 = (launch: unknown) => launch as { instanceTypes: string[]; capacityTypes: string[] };
@@ -199,6 +199,32 @@ describe('provisioner run', () => {
     expect(await w.store.list()).toEqual([]);
     expect(log.withMessage('failed launching nodeclaim')).toHaveLength(1);
     expect(metrics.total(MetricNames.cloudProviderErrors, { error: 'InsufficientCapacityError' })).toBe(1);
+  });
+
+  it('packing: the NodePool annotation wins over NODEFLEET_PACKING, which wins over the default (cost)', async () => {
+    // Prepare: 100 cpu-heavy and 100 memory-heavy pods; cost packing splits them over two
+    // claims, Karpenter's packing puts them on one large type (a measured difference of this input).
+    const memoryPod = (name: string) => {
+      const p = pendingPod(name, '250m');
+      p.spec.containers[0].resources = { requests: { cpu: '250m', memory: '6Gi' } };
+      return p;
+    };
+    const pods = [...Array.from({ length: 100 }, (_, i) => pendingPod(`cpu-${i}`, '1')), ...Array.from({ length: 100 }, (_, i) => memoryPod(`mem-${i}`))];
+    const claimsWith = async (packingEnv: 'cost' | 'karpenter' | undefined, annotation?: string) => {
+      const { w, deps } = provisionerWorld({ pods });
+      if (annotation) {
+        const np = nodePool();
+        np.metadata.annotations = { 'nodefleet.io/packing': annotation };
+        w.kube.setNodePools([np]);
+      }
+      const summary = await run(parseInput(unschedulableEvent(pods)), { ...deps, env: { ...deps.env, packing: packingEnv } });
+      return summary.created.length;
+    };
+    // Act / Assess
+    expect(await claimsWith(undefined)).toBe(2);
+    expect(await claimsWith('karpenter')).toBe(1);
+    expect(await claimsWith('cost', 'karpenter')).toBe(1);
+    expect(await claimsWith('karpenter', 'cost')).toBe(2);
   });
 
   it('pods already bound or deleted since the event are not provisioned', async () => {
