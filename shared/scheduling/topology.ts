@@ -117,8 +117,12 @@ export function termNamespaces(pod: Pod, namespaces: readonly string[] | undefin
 export interface TopologyTarget {
   /** The hostname domain. */
   hostname: string;
-  /** The values `key` may take on this node (one for a real node; several for an undecided claim; none when the node lacks the label). */
-  domains(key: string): readonly string[];
+  /**
+   * The values `key` may take on this node (one for a real node; several for an undecided claim;
+   * none when the node lacks the label). `narrowed`: domains other constraints of the same pod
+   * already narrowed the claim to (a claim held to on-demand may launch in fewer zones).
+   */
+  domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -291,7 +295,7 @@ export class Topology {
    */
   check(groups: PodGroups, target: TopologyTarget, podRequirements?: Requirements): Map<string, string[]> | TopologyFailure {
     const narrow = new Map<string, string[]>();
-    const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? target.domains(key);
+    const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? (narrow.size > 0 ? target.domains(key, narrow) : target.domains(key));
     for (const { group: g, self } of groups.spreads) {
       const inc = self ? 1 : 0;
       if (g.key === LabelHostname) {

@@ -6,13 +6,13 @@
 import type { KubeObject, Node, Pod, Taint } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
-import { parseResources } from '../../../shared/api/quantity.ts';
-import { Requirements, type RequirementSpec } from '../../../shared/api/requirements.ts';
+import type { RequirementSpec } from '../../../shared/api/requirements.ts';
 import { parseNodeClass, parseNodePool } from '../../../shared/api/validate.ts';
 import { readWorkloads, type Workloads } from '../../../shared/api/workloads.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, instanceTypeFromCase, loadCatalog, type CaseInstanceType } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
-import { schedulingTaints, type ExistingNode, type SchedulingInput, type UnavailableOffering } from '../../../shared/scheduling/index.ts';
+import type { ExistingNode, SchedulingInput, UnavailableOffering } from '../../../shared/scheduling/index.ts';
+import { existingFromClaim as existingFromInFlightClaim, existingFromNode as existingFromNodeOnly } from '../../../shared/scheduling/existing-capacity.ts';
 
 /** Everything a provisioning check needs from a case. */
 export interface CaseSnapshot {
@@ -30,47 +30,32 @@ function isDaemonPod(p: Pod): boolean {
 }
 
 /**
- * A Node object as existing capacity, holding the bound pods that name it. A managed node not
- * yet initialized is placed on as it will be: without its ephemeral and startup taints.
- * @param startupTaints the startup taints of its NodePool.
+ * A Node object as existing capacity, holding those of `boundPods` that name it (the conversion:
+ * shared/scheduling/existing-capacity.ts). `startupTaints`: its NodePool's.
  */
 export function existingFromNode(node: Node, boundPods: readonly Pod[], startupTaints: readonly Taint[] = []): ExistingNode {
-  const labels = { ...(node.metadata.labels ?? {}) };
-  labels[L.LabelHostname] ??= node.metadata.name;
-  const nodeTaints = node.spec?.taints ?? [];
-  const taints = labels[L.LabelNodePool] !== undefined ? schedulingTaints(nodeTaints, labels[L.LabelInitialized] === 'true', startupTaints) : nodeTaints;
-  return {
-    name: node.metadata.name,
-    labels,
-    taints,
-    allocatable: parseResources(node.status?.allocatable ?? node.status?.capacity),
-    capacity: node.status?.capacity ? parseResources(node.status.capacity) : undefined,
-    pods: boundPods.filter((p) => p.spec.nodeName === node.metadata.name),
-    nodePool: labels[L.LabelNodePool],
-    unschedulable: !!node.spec?.unschedulable || !!node.metadata.deletionTimestamp || taints.some((t) => t.key === L.TaintDisrupted.key),
-  };
+  return existingFromNodeOnly(node, boundPods.filter((p) => p.spec.nodeName === node.metadata.name), startupTaints);
 }
 
-/** An in-flight NodeClaim (no Node yet) as capacity coming soon. */
+/** A case's in-flight NodeClaim object (no Node yet) as capacity coming soon (shared/scheduling/existing-capacity.ts). */
 export function existingFromClaim(claim: KubeObject, types: ReadonlyMap<string, InstanceType>): ExistingNode | undefined {
-  const spec = (claim.spec ?? {}) as { requirements?: RequirementSpec[]; taints?: ExistingNode['taints']; resources?: unknown };
+  const spec = (claim.spec ?? {}) as { requirements?: RequirementSpec[]; taints?: ExistingNode['taints'] };
   const status = (claim.status ?? {}) as { allocatable?: Record<string, string>; capacity?: Record<string, string> };
-  const requirements = Requirements.fromSpecs(spec.requirements ?? []);
-  const labels = { ...requirements.singleValueLabels(), ...(claim.metadata.labels ?? {}) };
-  const type = types.get(labels[L.LabelInstanceType] ?? '');
-  const allocatable = status.allocatable ? parseResources(status.allocatable) : type?.allocatable;
-  if (!allocatable) return undefined;
-  return {
-    name: claim.metadata.name,
-    labels: { ...(type?.labels ?? {}), ...labels, [L.LabelHostname]: claim.metadata.name },
-    taints: spec.taints ?? [],
-    allocatable,
-    capacity: status.capacity ? parseResources(status.capacity) : type?.capacity,
-    pods: [],
-    launching: true,
-    nodePool: labels[L.LabelNodePool],
-    requirements,
-  };
+  const labels = claim.metadata.labels ?? {};
+  return existingFromInFlightClaim(
+    {
+      name: claim.metadata.name,
+      nodePool: labels[L.LabelNodePool] ?? '',
+      labels,
+      taints: spec.taints ?? [],
+      requirements: spec.requirements ?? [],
+      // Karpenter labels a NodeClaim with its instance type once launched.
+      ...(labels[L.LabelInstanceType] ? { instanceType: labels[L.LabelInstanceType] } : {}),
+      ...(status.allocatable ? { allocatable: status.allocatable } : {}),
+      ...(status.capacity ? { capacity: status.capacity } : {}),
+    },
+    types,
+  );
 }
 
 /**

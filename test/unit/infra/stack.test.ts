@@ -137,9 +137,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties.DeadLetterConfig).toBeUndefined();
     });
 
-    it('gives disruption 120 s and the env it reads (termination machine, cluster, table, instance profile)', () => {
+    it('gives disruption 300 s (Karpenter 1 + 3 min consolidation budgets) and the env it reads (termination machine, cluster, table, instance profile)', () => {
       const fn = resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties;
-      expect(fn.Timeout).toBe(120);
+      expect(fn.Timeout).toBe(300);
       expect(fn.MemorySize).toBe(2048);
       const env = fn.Environment.Variables;
       expect(env[Env.stateMachineArn]).toEqual({ Ref: expect.stringMatching(/^Termination[A-F0-9]{8}$/) });
