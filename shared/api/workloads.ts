@@ -69,7 +69,13 @@ function finished(p: Pod): boolean {
 
 function zonesFromTerms(terms: { matchExpressions?: { key: string; operator: string; values?: string[] }[] }[] | undefined): string[] {
   const zones = new Set<string>();
-  for (const t of terms ?? []) for (const e of t.matchExpressions ?? []) if (ZoneKeys.has(e.key) && e.operator === 'In') for (const v of e.values ?? []) zones.add(v);
+  for (const t of terms ?? []) {
+    const inZone = (t.matchExpressions ?? []).filter((e) => ZoneKeys.has(e.key) && e.operator === 'In');
+    // Terms are ORed: one that does not name a zone (e.g. only a hostname, as local and hostPath
+    // volumes have) leaves the volume's zone open (KC volumetopology.go ignores hostname terms).
+    if (inZone.length === 0) return [];
+    for (const e of inZone) for (const v of e.values ?? []) zones.add(v);
+  }
   return [...zones].sort();
 }
 

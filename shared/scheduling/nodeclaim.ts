@@ -221,7 +221,7 @@ export class SimClaim implements TopologyTarget {
         for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
         return this.domainsWith(k, q);
       };
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, requirements: podReqs, taints: t.taints });
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, requirements: podReqs, taints: t.taints }, info.requirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

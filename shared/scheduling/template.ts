@@ -81,6 +81,19 @@ function markEfficient(types: TemplateType[], margin: number): void {
  * types, the daemonsets, the ICE-cached offerings and the label keys types define: immutable,
  * so a {@link SchedulingCache} (shared/scheduling/cache.ts) may share it between `solve()` calls.
  */
+/** Reason given for a NodePool whose status says it is not ready. */
+export const NodePoolNotReady = 'nodepool is not ready (status condition Ready is False)';
+
+/**
+ * Whether a NodePool's status reports Ready=False: Karpenter launches nothing from such a pool
+ * (KC provisioner.go skips NodePools that are not ready). A pool without status conditions (no
+ * controller sets them) counts as ready.
+ */
+function notReady(nodePool: { status?: unknown }): boolean {
+  const conditions = (nodePool.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions ?? [];
+  return conditions.some((c) => c.type === 'Ready' && c.status === 'False');
+}
+
 export class PoolTemplate {
   readonly name: string;
   readonly requirements: Requirements;
@@ -210,7 +223,7 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : base.unusable;
+    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : base.unusable;
 
     const limits = nodePool.spec.limits;
     if (limits && Object.keys(limits).length > 0) {
