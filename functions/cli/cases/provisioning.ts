@@ -5,6 +5,7 @@
 import type { Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import { Requirements } from '../../../shared/api/requirements.ts';
+import { parseResources } from '../../../shared/api/quantity.ts';
 import { solve, type NewNodeClaim, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import type { CaseSnapshot } from './snapshot.ts';
 
@@ -49,6 +50,8 @@ interface ClaimCriteria {
   instanceTypeIn?: string[];
   labels?: Record<string, string>;
   capacityType?: string;
+  /** The claim's resource requests (pods' plus daemonset overhead, and `pods`), each listed one equal. */
+  requests?: Record<string, string | number>;
 }
 
 function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
@@ -57,6 +60,10 @@ function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
   if (want.capacityType && c.capacityTypes[0] !== want.capacityType) return false;
   const labels = claimLabels(c);
   for (const [k, v] of Object.entries(want.labels ?? {})) if (labels[k] !== String(v)) return false;
+  if (want.requests) {
+    const wanted = parseResources(want.requests);
+    for (const [k, v] of Object.entries(wanted)) if (Math.abs((c.requests[k] ?? 0) - v) > 1e-9) return false;
+  }
   return true;
 }
 
