@@ -56,6 +56,8 @@ export const AnnotationPodDeletionCost = 'controller.kubernetes.io/pod-deletion-
 export const AnnotationDisruptionCost = 'karpenter.sh/disruption-cost';
 /** nodefleet extension: expiration waits for budgets and pre-spins the replacement. */
 export const AnnotationGracefulExpiration = 'nodefleet.io/graceful-expiration';
+/** nodefleet: the packing mode (`cost` | `karpenter`) of rounds over this NodePool; precedence in shared/api/packing.ts. */
+export const AnnotationPacking = 'nodefleet.io/packing';
 /** nodefleet extension: a rebalance recommendation launches the replacement early and drains within budgets. */
 export const AnnotationRebalanceReplace = 'nodefleet.io/rebalance-replace';
 /**

@@ -221,4 +221,6 @@ export interface DisruptionPlan {
   budgets: BudgetStatus[];
   /** Scheduling simulations run. */
   simulations: number;
+  /** Methods that stopped on their time budget (constants.ts): the next runs reach the rest. */
+  timedOut: MethodName[];
 }
