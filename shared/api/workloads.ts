@@ -148,9 +148,13 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
     }
     if (o.kind === 'DaemonSet') {
       const t = (o.spec?.template ?? {}) as { metadata?: Partial<ObjectMeta>; spec?: PodSpec };
+      // A pod the DaemonSet already runs says what it really asks for (admission may have changed
+      // its resources): prefer its spec to the template's, as Karpenter's daemonset cache does.
+      const ns = o.metadata.namespace ?? 'default';
+      const own = pods.find((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((r) => r.kind === 'DaemonSet' && r.name === o.metadata.name));
       out.daemonSets.push({
-        metadata: { name: o.metadata.name, namespace: o.metadata.namespace ?? 'default', labels: t.metadata?.labels ?? {} },
-        spec: t.spec ?? { containers: [] },
+        metadata: { name: o.metadata.name, namespace: ns, labels: t.metadata?.labels ?? {} },
+        spec: own?.spec ?? t.spec ?? { containers: [] },
       });
       continue;
     }

@@ -139,7 +139,9 @@ export class PoolTemplate {
       .map((d) => {
         const info = new PodInfo({ metadata: d.metadata, spec: d.spec });
         const terms = info.requiredTerms
-          .filter((t) => !t.nodeNames && this.requirements.incompatibility(t.requirements, this.allowUndefined) === undefined)
+          // A term's node-name field (the one-node affinity the DaemonSet controller gives each of
+          // its pods) is ignored: the question is whether the DaemonSet would run on such a node.
+          .filter((t) => this.requirements.incompatibility(t.requirements, this.allowUndefined) === undefined)
           .map((t) => t.requirements.all().filter((r) => typeKeysAll.has(r.key) && !OFFERING_KEYS.has(r.key)));
         return { requests: info.requests, terms };
       })
@@ -164,6 +166,9 @@ export class PoolTemplate {
       }
       const room: Resources = { ...type.allocatable };
       for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
+      // A type whose daemonsets alone outgrow it holds no pod at all, not even one that requests
+      // nothing (KC: daemon overhead + pod requests must fit the allocatable).
+      if (Object.values(room).some((v) => v < 0)) continue;
       let minPrice = Infinity;
       for (const o of offerings) if (o.priceUsdPerHour < minPrice) minPrice = o.priceUsdPerHour;
       types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic, efficient: false, minPriceUsdPerHour: minPrice });

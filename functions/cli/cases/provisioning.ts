@@ -5,6 +5,7 @@
 import type { Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import { Requirements } from '../../../shared/api/requirements.ts';
+import { parseResources } from '../../../shared/api/quantity.ts';
 import { solve, type NewNodeClaim, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import type { CaseSnapshot } from './snapshot.ts';
 
@@ -57,6 +58,8 @@ interface ClaimCriteria {
   launchTypeCount?: number | { min?: number; max?: number };
   /** The claim's taints, exactly (order aside; startup taints not included). */
   taints?: { key: string; value?: string; effect: string }[];
+  /** The claim's resource requests (pods' plus daemonset overhead, and `pods`), each listed one equal. */
+  requests?: Record<string, string | number>;
 }
 
 const taintText = (ts: readonly { key: string; value?: string; effect: string }[]) => ts.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort().join(',');
@@ -77,6 +80,10 @@ function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
   }
   const labels = claimLabels(c);
   for (const [k, v] of Object.entries(want.labels ?? {})) if (labels[k] !== String(v)) return false;
+  if (want.requests) {
+    const wanted = parseResources(want.requests);
+    for (const [k, v] of Object.entries(wanted)) if (Math.abs((c.requests[k] ?? 0) - v) > 1e-9) return false;
+  }
   return true;
 }
 
