@@ -99,7 +99,7 @@ export function check(s: ParityScenario, karpenter: OracleOutput): Comparison {
 }
 
 function undocumented(s: ParityScenario, karpenter: OracleOutput, c: Comparison) {
-  return c.divergences.filter((d) => !documentedReason(d, s, karpenter, c.divergences));
+  return c.divergences.filter((d) => !documentedReason(d, s, karpenter, c));
 }
 
 /** Ratios to 6 decimals: a sum of prices in another order differs in the 16th digit. */
@@ -162,7 +162,10 @@ async function main(): Promise<void> {
     log(`karpenter:\n${show({ nodeClaims: k.nodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.instanceTypes?.[0], price: c.price, zones: c.zones, pods: (c.pods ?? []).map((p) => p.split('/')[1]) })), placements: k.placements, unschedulable: k.unschedulable })}`);
     log(`nodefleet packing karpenter:\n${show(brief(solve(toSchedulingInput(s, 'karpenter', types))))}`);
     log(`nodefleet default:\n${show(brief(solve(toSchedulingInput(s, 'cost', types))))}`);
-    log(JSON.stringify(check(s, k).divergences, null, 1));
+    const c = check(s, k);
+    log(JSON.stringify(c.divergences, null, 1));
+    const open = undocumented(s, k, c);
+    if (opts.writeCases && open.length > 0) log(`wrote ${writeCase(s, k, open[0].kind, open[0].detail, opts.caseFile ? `case ${opts.caseFile}` : `seed ${opts.seed}, path "${opts.only}"`)}`);
     return;
   }
 
