@@ -37,19 +37,19 @@ export const Differences: Difference[] = [
     explains: (d, s) => d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(contradictoryNodeSelector),
   },
   {
-    id: 'limit-bound-cheaper-pods',
+    id: 'capacity-bound-other-pods',
     reason:
-      'When a NodePool limit stops the round, the default (cost-aware) packing places at least as many pods as Karpenter ' +
-      'for no more money, but not necessarily the same pods: it fills cheaper claims with the pods that fit them, where ' +
-      'Karpenter takes pods largest first onto whatever type the first one needed. Which pods wait for the next round ' +
-      'differs; with `packing: karpenter` nodefleet places the same pods as Karpenter.',
-    case: 'parity/limit-bound-cheaper-pods.yaml',
-    explains: (d, _s, karpenter, c) =>
+      'When capacity runs out in a round (a NodePool limit binds, or only existing nodes can take pods), the default ' +
+      '(cost-aware) packing places at least as many pods as Karpenter for no more money, but not necessarily the same ' +
+      'pods: its queue interleaves pod shapes and fills cheaper claims, where Karpenter takes pods largest first onto ' +
+      'whatever type the first one needed. Which pods wait for the next round differs; with `packing: karpenter` ' +
+      'nodefleet places the same pods as Karpenter.',
+    case: 'parity/capacity-bound-other-pods.yaml',
+    explains: (d, _s, _karpenter, c) =>
       d.kind === 'unplaced' &&
       c.placed.default >= c.placed.karpenter &&
       c.nodefleetCost <= c.karpenterCost + 1e-9 &&
-      !c.divergences.some((x) => x.kind === 'unplaced-karpenter-packing') &&
-      karpenter.unschedulable.some((u) => Object.values(u.reasons).some((r) => r.includes('exceed limits'))),
+      !c.divergences.some((x) => x.kind === 'unplaced-karpenter-packing'),
   },
   {
     id: 'zone-anti-affinity-pins-claim',
