@@ -33,10 +33,37 @@ export const OracleTiesBin = join(OracleDir, 'bin', 'oracle-ties');
  * version must be looked at, not silently half-patched).
  */
 export const TieBreakPatches: { from: string; to: string; count: number }[] = [
-  { from: 'for domain := range t.domains {', to: 'for _, domain := range sets.List(sets.KeySet(t.domains)) {', count: 5 },
-  { from: 'for _, domain := range nodeDomains.Values() {', to: 'for _, domain := range sets.List(sets.New(nodeDomains.Values()...)) {', count: 3 },
+  { from: 'for domain := range t.domains {', to: 'for _, domain := range nodefleetTieOrder(sets.KeySet(t.domains)) {', count: 5 },
+  { from: 'for _, domain := range nodeDomains.Values() {', to: 'for _, domain := range nodefleetTieOrder(sets.New(nodeDomains.Values()...)) {', count: 3 },
 ];
 const PatchedFile = join('pkg', 'controllers', 'provisioning', 'scheduling', 'topologygroup.go');
+
+/**
+ * Added to the copied package: the order the patched loops visit domains in, by name ascending,
+ * or descending when the environment has TieOrderEnv=desc. Karpenter keeps the first domain of
+ * least count, so the two orders give the two extreme tie choices.
+ */
+const TieOrderFile = `package scheduling
+
+import (
+	"os"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+var nodefleetTiesDescending = os.Getenv("NODEFLEET_TIE_ORDER") == "desc"
+
+func nodefleetTieOrder(s sets.Set[string]) []string {
+	out := sets.List(s)
+	if nodefleetTiesDescending {
+		slices.Reverse(out)
+	}
+	return out
+}
+`;
+/** Environment variable choosing the `ties` build's order: unset = ascending, `desc` = descending. */
+export const TieOrderEnv = 'NODEFLEET_TIE_ORDER';
 
 export type OracleBuild = 'stock' | 'ties';
 
@@ -68,6 +95,7 @@ function tiesModule(): string {
     src = src.split(p.from).join(p.to);
   }
   writeFileSync(file, src);
+  writeFileSync(join(copy, 'pkg', 'controllers', 'provisioning', 'scheduling', 'zz_nodefleet_ties.go'), TieOrderFile);
   const modfile = join(OracleDir, 'bin', 'go.ties.mod');
   writeFileSync(modfile, `${readFileSync(join(OracleDir, 'go.mod'), 'utf8')}\nreplace sigs.k8s.io/karpenter => ./bin/karpenter-ties\n`);
   copyFileSync(join(OracleDir, 'go.sum'), join(OracleDir, 'bin', 'go.ties.sum'));
@@ -108,8 +136,8 @@ export class Oracle {
   private waiting: ((line: string) => void)[] = [];
   private stderr = '';
 
-  constructor(bin = OracleBin, args: string[] = []) {
-    this.proc = spawn(bin, ['--lines', ...args]);
+  constructor(bin = OracleBin, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+    this.proc = spawn(bin, ['--lines', ...args], { env: { ...process.env, ...env } });
     this.proc.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
     createInterface({ input: this.proc.stdout }).on('line', (line) => this.waiting.shift()?.(line));
     this.proc.on('exit', (code) => {
@@ -135,8 +163,8 @@ export class Oracle {
 }
 
 /** One scenario, one process (used while shrinking, where each try is synchronous). */
-export function solveSync(scenario: unknown, bin = OracleBin): OracleOutput {
-  const r = spawnSync(bin, [], { input: JSON.stringify(scenario), encoding: 'utf8', maxBuffer: 1 << 28 });
+export function solveSync(scenario: unknown, bin = OracleBin, env: NodeJS.ProcessEnv = {}): OracleOutput {
+  const r = spawnSync(bin, [], { input: JSON.stringify(scenario), encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, ...env } });
   if (r.status !== 0) throw new Error(`oracle: ${r.stderr.trim()}`);
   return JSON.parse(r.stdout) as OracleOutput;
 }
