@@ -15,7 +15,7 @@
  * on; a divergence not in the list fails the run. .ci/run uses this as a ratchet at a fixed seed.
  *
  * Output: one line per undocumented divergence and a summary; with --json the last line is
- * `{"scenarios", "seed", "divergences": {"total", "undocumented", "documented", "byKind"},
+ * `{"scenarios", "seed", "divergences": {"total", "undocumented", "documented", "knownOpen", "new", "byKind"},
  * "costRatio": {"median", "max", "compared"}, "oracleErrors"}` — the same for two runs of one seed
  * (the oracle's `ties` build, test/parity/oracle.ts); the wall time is on the text line only.
  * Exit: 0 when there is no undocumented divergence and no oracle error, 1 otherwise, 2 on a
@@ -293,8 +293,7 @@ async function main(): Promise<void> {
   );
   if (opts.json) log(JSON.stringify(summary));
   // Exit 1: the oracle failed on a scenario; 3: it ran, but there are divergences neither documented
-  // nor recorded as known-open (a caller may tolerate 3: the comparison is not yet deterministic run
-  // to run, see .ci/run); 0: neither.
+  // nor recorded as known-open (.ci/run fails on it); 0: neither.
   process.exitCode = oracleErrors.length > 0 ? 1 : failing.length > 0 ? 3 : 0;
 }
 
