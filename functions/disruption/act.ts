@@ -41,6 +41,19 @@ export async function takeSlots(deps: Pick<Deps, 'budgets'>, command: Disruption
   return true;
 }
 
+/**
+ * Renews the candidates' slot leases (gc reclaims a lease not renewed for
+ * shared/disruption/gc.ts DisruptionLeaseSeconds). Every step of a command that holds slots
+ * calls this first.
+ * @returns false when a slot is gone (gc took it back): the command must not go on.
+ */
+export async function renewSlots(deps: Pick<Deps, 'budgets'>, candidates: readonly CommandCandidate[], nowIso: string): Promise<boolean> {
+  if (!deps.budgets) return true;
+  let held = true;
+  for (const c of candidates) held = (await deps.budgets.renew(c.nodePool, c.nodeClaim, nowIso)) && held;
+  return held;
+}
+
 /** Releases the candidates' slots (absent = fine). */
 export async function releaseSlots(deps: Pick<Deps, 'budgets'>, candidates: readonly CommandCandidate[]): Promise<void> {
   if (!deps.budgets) return;
@@ -53,7 +66,7 @@ export async function setDisruptedTaint(deps: Pick<Deps, 'kube' | 'clock'>, cand
     const node = await deps.kube.getNode(c.nodeName);
     if (!node) continue;
     const others = (node.spec?.taints ?? []).filter((t) => t.key !== TaintDisrupted.key);
-    // timeAdded lets gc tell an abandoned taint by its age (shared/disruption/gc.ts StaleDisruptionSeconds)
+    // timeAdded lets gc tell an abandoned taint by its age (shared/disruption/gc.ts DisruptionLeaseSeconds)
     const taints = on ? [...others, { key: TaintDisrupted.key, effect: TaintDisrupted.effect, timeAdded: deps.clock.now().toISOString() }] : others;
     if (taints.length === (node.spec?.taints ?? []).length && on === (node.spec?.taints ?? []).some((t) => t.key === TaintDisrupted.key)) continue;
     await deps.kube.patchNode(c.nodeName, { taints });

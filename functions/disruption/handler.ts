@@ -7,8 +7,9 @@
  * 2. a command → re-read, validate; take the budget slots (one conditional DynamoDB update each;
  *    all or nothing), taint the candidates, launch the replacements → return them to wait for,
  *    or start the terminations right away for a delete;
- * 3. a command with replacement claims → once every replacement is Initialized, start the
- *    terminations; if one failed, untaint the candidates and release the slots.
+ * 3. a command with replacement claims → renew the slots' leases (a lost lease abandons the
+ *    command); once every replacement is Initialized, start the terminations; if one failed,
+ *    untaint the candidates and release the slots.
  * Every block is logged with its reason and counted (metric `nodefleet_disruption_blocked_total`).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
@@ -21,7 +22,7 @@ import { Ec2NodeClassResolver, type NodeClassResolver } from '../../shared/aws/n
 import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
-import { launchReplacement, releaseSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
+import { launchReplacement, releaseSlots, renewSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
 import { DisruptionInputSchema, type DisruptionInput, type DisruptionOutput } from './schemas.ts';
 
 /** How often to re-check replacements for Initialized (Karpenter polls cluster state continuously; a launch takes ~1 min). */
@@ -57,8 +58,9 @@ function report(deps: Pick<Deps, 'log' | 'metrics'>, blocked: readonly BlockedCa
 }
 
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
-  const plan = planDisruption(await readSnapshot(deps, now), now);
+  const plan = planDisruption(await readSnapshot(deps, now), now, { elapsedMs: () => performance.now() });
   report(deps, plan.blocked);
+  for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
   for (const e of plan.expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
@@ -135,6 +137,8 @@ export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise
   if (input.command && input.abandon) return abandonAfterFailure(deps, input.command);
   if (!input.command) return planStep(deps, now);
   if (!input.replacementClaims) return actStep(deps, input.command, now);
+  // The command holds its slots as leases: renew them, and never go on without them.
+  if (!(await renewSlots(deps, input.command.candidates, now.toISOString()))) return abandon(deps, input.command, 'a budget slot lease ran out (gc reclaimed it)');
   const r = await replacementsState(deps, input.replacementClaims);
   if (r.state === 'failed') return abandon(deps, input.command, r.reason);
   if (r.state === 'waiting') return { status: 'waiting-for-replacements', command: input.command, replacementClaims: input.replacementClaims, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };

@@ -1,12 +1,14 @@
 /**
- * Every action is idempotent: terminate/delete of something already gone succeeds.
+ * gc: one pass of the pure planner (shared/disruption/gc.ts) over the claims, instances, nodes and
+ * budget holders, then its plan carried out. Every action is idempotent (terminate/delete of
+ * something already gone succeeds) and independent of the others (see `execute`).
  */
 import type { Context } from 'aws-lambda';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import type { CloudInstance } from '../../shared/api/ports.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
-import { planGarbageCollection, type GcPlan, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
+import { planGarbageCollection, type GcPlan, InitializationTimeoutSeconds, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
@@ -27,9 +29,11 @@ export interface GcResult {
   releasedBudgetSlots: GcPlan['releaseBudgetSlots'];
   /** Nodes whose abandoned karpenter.sh/disrupted taint was removed. */
   untainted: string[];
+  /** Actions that failed this pass (the next pass plans them again). */
+  failed: { action: string; subject: string; error: string }[];
 }
 
-const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTimeoutSeconds / 60}m`, registration_timeout: `${RegistrationTimeoutSeconds / 60}m` };
+const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTimeoutSeconds / 60}m`, registration_timeout: `${RegistrationTimeoutSeconds / 60}m`, initialization_timeout: `${InitializationTimeoutSeconds / 60}m` };
 
 /** One gc pass. Input is ignored (scheduled event). */
 export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
@@ -58,53 +62,79 @@ async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], li
   return [...listed, ...got.filter((i): i is CloudInstance => !!i)];
 }
 
+/**
+ * Carries out the plan. Each action stands alone: one that fails (EC2 refusing a terminate, a
+ * throttled write) is logged and counted in `failed`, and the others still run — one stuck
+ * instance must not keep gc from restarting every other termination or releasing every slot.
+ * The next pass (a minute later) plans the failed ones again.
+ */
 async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
-  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [] };
-  for (const d of plan.deleteNodeClaims) {
-    const c = claims.get(d.nodeClaim)!;
-    if (d.instanceId) {
-      await deps.cloud.terminate(d.instanceId);
-      result.terminated.push(d.instanceId);
+  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], failed: [] };
+  const attempt = async (action: string, subject: string, fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (err) {
+      deps.log.error('garbage collection action failed', { action, subject, error: (err as Error).message, errorName: (err as Error).name });
+      result.failed.push({ action, subject, error: `${(err as Error).name}: ${(err as Error).message}` });
     }
-    if (d.nodeName) await deps.kube.deleteNode(d.nodeName);
-    await deps.store.delete(d.nodeClaim);
-    result.deleted.push({ nodeClaim: d.nodeClaim, reason: d.reason });
-    if (d.reason === 'expired') continue;
-    const timeout = Timeouts[d.reason];
-    if (timeout) deps.log.info('terminating due to timeout', { NodeClaim: { name: c.name }, timeout, reason: d.reason });
-    else deps.log.info('deleted nodeclaim', { NodeClaim: { name: c.name }, reason: d.reason });
-    deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: c.nodePool, reason: d.reason, ...(c.capacityType ? { capacity_type: c.capacityType } : {}), ...(c.zone ? { zone: c.zone } : {}) });
+  };
+  for (const d of plan.deleteNodeClaims) {
+    await attempt('delete-nodeclaim', d.nodeClaim, async () => {
+      const c = claims.get(d.nodeClaim)!;
+      if (d.instanceId) {
+        await deps.cloud.terminate(d.instanceId);
+        result.terminated.push(d.instanceId);
+      }
+      if (d.nodeName) await deps.kube.deleteNode(d.nodeName);
+      await deps.store.delete(d.nodeClaim);
+      result.deleted.push({ nodeClaim: d.nodeClaim, reason: d.reason });
+      if (d.reason === 'expired') return;
+      const timeout = Timeouts[d.reason];
+      if (timeout) deps.log.info('terminating due to timeout', { NodeClaim: { name: c.name }, timeout, reason: d.reason });
+      else deps.log.info('deleted nodeclaim', { NodeClaim: { name: c.name }, reason: d.reason, ...(d.instanceId ? { instance: d.instanceId } : {}) });
+      deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: c.nodePool, reason: d.reason, ...(c.capacityType ? { capacity_type: c.capacityType } : {}), ...(c.zone ? { zone: c.zone } : {}) });
+    });
   }
   for (const t of plan.terminateInstances) {
-    await deps.cloud.terminate(t.instanceId);
-    result.terminated.push(t.instanceId);
-    if (t.reason === 'orphan') {
-      deps.log.info('garbage collecting instance with no nodeclaim', { instance: t.instanceId });
-      deps.metrics.count(MetricNames.orphanInstancesTerminated, {});
-    } else {
-      deps.log.warn('termination deadline passed, terminating instance', { instance: t.instanceId, NodeClaim: { name: t.nodeClaim } });
-    }
+    await attempt('terminate-instance', t.instanceId, async () => {
+      await deps.cloud.terminate(t.instanceId);
+      result.terminated.push(t.instanceId);
+      if (t.reason === 'orphan') {
+        deps.log.info('garbage collecting instance with no nodeclaim', { instance: t.instanceId });
+        deps.metrics.count(MetricNames.orphanInstancesTerminated, {});
+      } else {
+        deps.log.warn('termination deadline passed, terminating instance', { instance: t.instanceId, NodeClaim: { name: t.nodeClaim } });
+      }
+    });
   }
   if (deps.termination) {
-    for (const r of plan.restartTerminations) if (await restart(deps, r)) result.restarted.push({ nodeClaim: r.nodeClaim, attempt: r.input.attempt, reason: r.reason });
+    for (const r of plan.restartTerminations) {
+      await attempt('restart-termination', r.nodeClaim, async () => {
+        if (await restart(deps, r)) result.restarted.push({ nodeClaim: r.nodeClaim, attempt: r.input.attempt, reason: r.reason });
+      });
+    }
   }
   for (const s of plan.releaseBudgetSlots) {
-    await deps.budgets!.release(s.nodePool, s.holder);
-    deps.log.info('released disruption budget slot', { nodepool: s.nodePool, holder: s.holder, reason: s.reason });
-    result.releasedBudgetSlots.push(s);
+    await attempt('release-budget-slot', `${s.nodePool}/${s.holder}`, async () => {
+      await deps.budgets!.release(s.nodePool, s.holder);
+      deps.log.info('released disruption budget slot', { nodepool: s.nodePool, holder: s.holder, reason: s.reason });
+      result.releasedBudgetSlots.push(s);
+    });
   }
   for (const u of plan.untaintNodes) {
-    const node = await deps.kube.getNode(u.nodeName);
-    const taints = node?.spec?.taints ?? [];
-    if (!node || !taints.some((t) => t.key === TaintDisrupted.key)) continue;
-    try {
-      await deps.kube.patchNode(u.nodeName, { taints: taints.filter((t) => t.key !== TaintDisrupted.key) });
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
-      continue;
-    }
-    deps.log.info('removed abandoned disruption taint', { Node: u.nodeName, 'taint.Key': TaintDisrupted.key });
-    result.untainted.push(u.nodeName);
+    await attempt('untaint-node', u.nodeName, async () => {
+      const node = await deps.kube.getNode(u.nodeName);
+      const taints = node?.spec?.taints ?? [];
+      if (!node || !taints.some((t) => t.key === TaintDisrupted.key)) return;
+      try {
+        await deps.kube.patchNode(u.nodeName, { taints: taints.filter((t) => t.key !== TaintDisrupted.key) });
+      } catch (err) {
+        if (err instanceof NotFoundError) return;
+        throw err;
+      }
+      deps.log.info('removed abandoned disruption taint', { Node: u.nodeName, 'taint.Key': TaintDisrupted.key });
+      result.untainted.push(u.nodeName);
+    });
   }
   return result;
 }

@@ -7,11 +7,11 @@
  * function's DLQ / on-failure destination with the reason in the log line "invocation failed".
  *
  * Serialised decisions per cluster: the function runs with **reserved concurrency 1** (one stack =
- * one cluster), so two passes never decide at once in production. Not relied on alone: claim names
- * are derived from their pods and created with a conditional put, so a concurrent or repeated pass
- * for the same pods creates (and launches) nothing new; pods already assigned to an in-flight claim
- * are skipped; and `handler` is Powertools-idempotent on the EventBridge event id (pk
- * `idempotency#provisioner` in the shared table).
+ * one cluster), so two passes never decide at once in production. Not relied on alone: `handler`
+ * is Powertools-idempotent on the EventBridge event id (pk `idempotency#provisioner` in the shared
+ * table; see {@link handle}), so a redelivered event does not decide again; and a later pass for
+ * the same pods finds them assigned to the in-flight claim made for them and skips them. Claim
+ * names are unique per creation (NodePool + random suffix, conditional create).
  */
 import { z } from 'zod';
 import type { Context } from 'aws-lambda';
@@ -48,18 +48,29 @@ export async function run(input: Input, deps: ProvisionerDeps): Promise<Provisio
   return provision(deps, pods);
 }
 
-let idempotentRun: ((e: Record<string, unknown>) => Promise<ProvisionSummary>) | undefined;
+/** The idempotent run per deps (one per Lambda process in AWS; tests and the local environment bring their own deps). */
+const idempotentRuns = new WeakMap<Deps, (e: Record<string, unknown>) => Promise<ProvisionSummary>>();
 
 /** The idempotent run, made on the first invocation with its Lambda context (later ones: the chain registers theirs). */
 function idempotent(deps: Deps, context?: Context): (e: Record<string, unknown>) => Promise<ProvisionSummary> {
-  const persistence = deps.idempotency ?? (deps.clients ? idempotencyStore(deps.clients.dynamodb, deps.env.tableName, 'provisioner') : undefined);
-  idempotentRun ??= persistence ? idempotentOn((e: Record<string, unknown>) => run(e as Input, deps), persistence, 'id', context) : (e) => run(e as Input, deps);
-  return idempotentRun;
+  let f = idempotentRuns.get(deps);
+  if (!f) {
+    const persistence = deps.idempotency ?? (deps.clients ? idempotencyStore(deps.clients.dynamodb, deps.env.tableName, 'provisioner') : undefined);
+    f = persistence ? idempotentOn((e: Record<string, unknown>) => run(e as Input, deps), persistence, 'id', context) : (e) => run(e as Input, deps);
+    idempotentRuns.set(deps, f);
+  }
+  return f;
 }
 
-/** Lambda entry: the shared middy chain around run, idempotent on the event id. */
-export const handler: (event: unknown, context: Context) => Promise<ProvisionSummary> = wrapHandler(
-  'provisioner',
-  async (input: Input, deps: Deps, context?: Context) => ('Records' in input ? run(input, deps) : idempotent(deps, context)(input as unknown as Record<string, unknown>)),
-  { parse: parseInput },
-);
+/**
+ * What `handler` runs inside the shared chain: an SQS batch goes to `run` (its messages carry their
+ * own redelivery); an EventBridge event goes to `run` made idempotent on the event id (Powertools,
+ * persistence `deps.idempotency` or the shared table), so a redelivered event returns the first
+ * result without a second pass. Tests call this with their deps.
+ */
+export async function handle(input: Input, deps: Deps, context?: Context): Promise<ProvisionSummary> {
+  return 'Records' in input ? run(input, deps) : idempotent(deps, context)(input as unknown as Record<string, unknown>);
+}
+
+/** Lambda entry: the shared middy chain around {@link handle}. */
+export const handler: (event: unknown, context: Context) => Promise<ProvisionSummary> = wrapHandler('provisioner', handle, { parse: parseInput });

@@ -6,7 +6,7 @@
  * can fulfil is deleted (never left launching forever).
  */
 import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
-import { setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { advancePhase, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
@@ -22,9 +22,10 @@ import { providerIdOf } from './claims.ts';
 export const MaxLaunchAttempts = 5;
 
 /**
- * Spot attempts before falling back to on-demand (when the claim allows it): a claim may list up to
- * 600 types, so walking every spot pool 60 at a time would keep pods waiting for minutes; after two
- * refused spot fleets the on-demand pools, the NodePool's declared alternative, are used.
+ * Spot attempts before falling back to on-demand (when the claim allows it). A claim lists only its
+ * launch set (≤ 60 types, claims.ts `launchSetRequirements`), so its spot pools are usually spent
+ * after one refused fleet; at most two are tried before the on-demand pools, the NodePool's
+ * declared alternative, are used.
  */
 export const MaxSpotAttempts = 2;
 
@@ -161,7 +162,7 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
         priceUsdPerHour: r.priceUsdPerHour ?? price,
         labels: { ...c.labels, [L.LabelInstanceType]: r.instanceType, [L.LabelTopologyZone]: r.zone, [L.LabelCapacityType]: r.capacityType, ...(type?.labels ?? {}) },
         ...(type ? { capacity: formatResources(type.capacity), allocatable: formatResources(type.allocatable) } : {}),
-        phase: 'Launched',
+        phase: advancePhase(c.phase, 'Launched'),
       },
       'Launched',
       'True',

@@ -17,7 +17,7 @@
 import type { Context } from 'aws-lambda';
 import { AnnotationLastPodEventTime, NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
 import type { Node, Taint } from '../../shared/api/kube.ts';
-import { isTrue, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { advancePhase, isTrue, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
 import { parseResources, formatResources } from '../../shared/api/quantity.ts';
 import * as L from '../../shared/api/labels.ts';
@@ -141,7 +141,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
     const patch = registrationPatch(node, claim);
     liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, taints: patch.taints });
     const r = await updateWithRetry(deps, claim.name, (c) =>
-      isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: 'Registered' },
+      isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: advancePhase(c.phase, 'Registered') },
     );
     current = r.claim;
     // Only the invocation whose write made the transition reports it (events for one node can overlap).
@@ -164,7 +164,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
       ? undefined
       : {
           ...setCondition(setCondition(c, 'Initialized', 'True', now), 'Ready', 'True', now),
-          phase: 'Initialized',
+          phase: advancePhase(c.phase, 'Initialized'),
           ...(liveNode.status?.capacity ? { capacity: formatResources(parseResources(liveNode.status.capacity)) } : {}),
           ...(allocatable ? { allocatable } : {}),
         },

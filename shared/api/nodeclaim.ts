@@ -33,6 +33,19 @@ export type Condition = z.infer<typeof ConditionSchema>;
 export const NodeClaimPhase = z.enum(['Pending', 'Launched', 'Registered', 'Initialized', 'Terminating', 'Terminated', 'Failed']);
 export type NodeClaimPhase = z.infer<typeof NodeClaimPhase>;
 
+const PhaseRank: Record<NodeClaimPhase, number> = { Pending: 0, Launched: 1, Registered: 2, Initialized: 3, Failed: 4, Terminating: 4, Terminated: 5 };
+
+/**
+ * The phase a claim moves to when a step of its life completes: `next`, unless the claim is
+ * already further on. A phase never moves back — a claim whose termination started before its
+ * node registered (a spot interruption during launch) stays Terminating when registration or
+ * initialization completes later; writing Registered over it made the claim look live again, its
+ * pods nominated to a node being drained and its termination treated as not started (chaos seed 3).
+ */
+export function advancePhase(current: NodeClaimPhase, next: NodeClaimPhase): NodeClaimPhase {
+  return PhaseRank[next] >= PhaseRank[current] ? next : current;
+}
+
 export const NodeClaimSchema = z.object({
   /** e.g. "default-x7k2p" (NodePool name + random suffix, as Karpenter). */
   name: z.string(),
@@ -139,6 +152,19 @@ export type NodeClaimInput = z.input<typeof NodeClaimSchema>;
 /** The condition of `type`, if set. */
 export function getCondition(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimConditionType): Condition | undefined {
   return c.conditions.find((x) => x.type === type);
+}
+
+/**
+ * Does the claim belong to `NodeClaimStore.listInFlight(initializedSinceMs)`? Pending, Launched,
+ * Registered; Initialized when its Initialized condition turned True at or after the time (or
+ * the time is unknown). One rule for the DynamoDB filter and the in-memory store.
+ */
+export function inFlightSince(c: Pick<NodeClaim, 'phase' | 'conditions'>, initializedSinceMs: number): boolean {
+  if (c.phase === 'Pending' || c.phase === 'Launched' || c.phase === 'Registered') return true;
+  if (c.phase !== 'Initialized') return false;
+  const init = getCondition(c, 'Initialized');
+  const at = init?.status === 'True' ? Date.parse(init.lastTransitionTime) : NaN;
+  return !Number.isFinite(at) || at >= initializedSinceMs;
 }
 
 /** True when the condition is set to True. */

@@ -1,7 +1,7 @@
 /**
  * BudgetCounter on DynamoDB (port in shared/api/ports.ts; item design in shared/api/contract.ts):
  * pk = `CLUSTER#<cluster>`, sk = `BUDGET#<nodePool>`; `inFlight` (number) and `holders`
- * (map holder → RFC 3339 time the slot was taken).
+ * (map holder → RFC 3339 time the slot was taken or its lease last renewed).
  *
  * Taking a slot is ONE conditional UpdateItem — `inFlight < allowed` and the holder not yet in
  * `holders` → add the holder and increment — so concurrent disruption runs can never exceed a
@@ -9,6 +9,8 @@
  * finds no item (a nested map path cannot be set on a missing item), creates the empty item with
  * a conditional put, and retries once. Release removes the holder and decrements, conditional on
  * the holder being there, so a double release never decrements twice; an absent holder is success.
+ * Renew rewrites the holder's time, conditional on the holder being there (a reclaimed lease is
+ * not silently re-taken: the caller learns it lost the slot).
  *
  * Errors: TransientError (throttled), NodefleetError (anything else).
  */
@@ -114,7 +116,27 @@ export class DynamoBudgetCounter implements BudgetCounter {
     }
   }
 
-  /** Current holders (holder → RFC 3339 since). @throws TransientError when throttled. */
+  /** Renews `holder`'s lease; false when it holds no slot. @throws TransientError when throttled. */
+  async renew(nodePool: string, holder: string, nowIso: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(nodePool),
+          UpdateExpression: 'SET #holders.#h = :now',
+          ConditionExpression: 'attribute_exists(#holders.#h)',
+          ExpressionAttributeNames: { '#holders': 'holders', '#h': holder },
+          ExpressionAttributeValues: { ':now': nowIso },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailed(err) || isMissingPath(err)) return false;
+      throw mapDynamoError(err, `renew budget slot ${nodePool}/${holder}`);
+    }
+  }
+
+  /** Current holders (holder → RFC 3339 taken or last renewed). @throws TransientError when throttled. */
   async holders(nodePool: string): Promise<Record<string, string>> {
     try {
       const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.key(nodePool), ConsistentRead: true }));

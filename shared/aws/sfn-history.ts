@@ -4,7 +4,7 @@
  * Only the two calls below are used (narrow SDK surface, as KA pkg/aws/sdk.go).
  */
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
-import type { ExecutionHistoryEvent, ExecutionRecord } from '../api/termination.ts';
+import { terminationExecutionName, type ExecutionHistoryEvent, type ExecutionRecord } from '../api/termination.ts';
 import { NodefleetError, NotFoundError, TransientError } from '../api/errors.ts';
 
 /** Events per GetExecutionHistory page (the API maximum). */
@@ -52,6 +52,31 @@ export async function readExecution(sfn: Pick<SFNClient, 'send'>, executionArn: 
     if (name === 'ThrottlingException' || name === 'TooManyRequestsException') throw new TransientError(`read execution ${executionArn}: ${name}`, { cause: err });
     throw new NodefleetError(`read execution ${executionArn}: ${name} ${(err as Error)?.message ?? ''}`.trim(), { cause: err });
   }
+}
+
+/** Most attempts `readTerminationAttempts` reads (the latest ones): a permanent error restarts every few minutes for as long as it lasts. */
+export const MaxAttemptsRead = 50;
+
+/**
+ * Every attempt of a NodeClaim's termination (executions `<claim>`, `<claim>_2`, …), oldest first.
+ * `lastAttempt` (the claim's `termination.attempt`, when the claim still exists) bounds the scan,
+ * and an attempt recorded but never started is skipped; without it the scan stops at the first
+ * missing attempt after the first. At most the latest {@link MaxAttemptsRead} are read.
+ * @throws TransientError when throttled; NodefleetError otherwise.
+ */
+export async function readTerminationAttempts(sfn: Pick<SFNClient, 'send'>, stateMachineArn: string, nodeClaim: string, lastAttempt?: number): Promise<ExecutionRecord[]> {
+  const out: ExecutionRecord[] = [];
+  const first = lastAttempt !== undefined ? Math.max(1, lastAttempt - MaxAttemptsRead + 1) : 1;
+  for (let n = first; lastAttempt === undefined || n <= lastAttempt; n++) {
+    try {
+      out.push(await readExecution(sfn, executionArnOf(stateMachineArn, terminationExecutionName(nodeClaim, n))));
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      if (lastAttempt === undefined && n > 1) break;
+    }
+    if (lastAttempt === undefined && out.length >= MaxAttemptsRead) break;
+  }
+  return out;
 }
 
 /**

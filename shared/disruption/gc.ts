@@ -1,15 +1,18 @@
 /**
  * Garbage collection decisions (pure; functions/gc/handler.ts runs exactly this plan): NodeClaims
- * that never launched or registered in time, NodeClaims whose instance is gone, expired claim
+ * that never launched or registered in time, NodeClaims whose instance is gone or whose Node was
+ * deleted out of band, expired claim
  * records, instances tagged as ours that no NodeClaim owns, terminations that must be carried on
  * (an execution that ended unfinished or went silent), the deadline backstop, and disruption
  * budget slots / `karpenter.sh/disrupted` taints that nothing is working on any more.
  *
  * Sources: KC pkg/controllers/nodeclaim/lifecycle/liveness.go (launch timeout 5 min,
- * registration timeout 15 min from launch), pkg/controllers/nodeclaim/garbagecollection/controller.go
+ * registration timeout 15 min from launch; nodefleet adds an initialization timeout, see
+ * {@link InitializationTimeoutSeconds}), pkg/controllers/nodeclaim/garbagecollection/controller.go
  * (claims whose cloud instance is gone), KA pkg/controllers/nodeclaim/garbagecollection
  * (instances without a claim, after a grace period so a launch in progress is not reaped),
- * KC node/termination (after terminationGracePeriod the node goes regardless).
+ * KC node/termination (after terminationGracePeriod the node goes regardless; a deleted Node's
+ * finalizer deletes its NodeClaim and so terminates the instance).
  */
 import type { Node } from '../api/kube.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
@@ -20,6 +23,16 @@ import type { TerminationInput } from '../api/ports.ts';
 export const LaunchTimeoutSeconds = 5 * 60;
 /** A launched claim whose node never registers within this (from launch) is deleted (Karpenter `registrationTimeout`). */
 export const RegistrationTimeoutSeconds = 15 * 60;
+/**
+ * A claim whose node registered but never initializes (Ready, startup taints gone) within this
+ * (from registration) is deleted and its instance terminated. Karpenter has no initialization
+ * timeout, but its node repair (v1.1+, NodeRepair feature gate) replaces a node whose Ready
+ * condition stays False/Unknown for 30 minutes; nodefleet has no node repair, and a claim stuck
+ * before Initialized keeps the pods it was made for nominated to it for ever (chaos never-ready:
+ * those pods stayed Pending for good). 15 minutes is Karpenter's registration TTL: the same
+ * "this node will not become usable" judgement, one step later.
+ */
+export const InitializationTimeoutSeconds = 15 * 60;
 /**
  * An instance without a claim is left alone this long after launch, and a claim's instance is not
  * judged gone this soon after launch: CreateFleet returns before the claim write that records the
@@ -38,18 +51,40 @@ export const DeadlineBackstopSeconds = 60;
  * next attempt. Longer than any Wait the state machine makes (≤ 5 min) plus its retries.
  */
 export const TerminationStaleSeconds = 30 * 60;
-/** Restart delay after the n-th failed attempt: 1, 2, 4 … minutes, at most an hour (a permanent error is retried hourly, with alarms, never given up). */
-export const TerminationRestartBackoff = { baseSeconds: 60, maxSeconds: 3600 };
 /**
- * A disruption budget slot taken this long ago whose node is not being terminated (no
- * Terminating claim, no deletion) is released, and a `karpenter.sh/disrupted` taint on such a
- * node is removed: the run that took them is gone. The disruption loop releases both itself when
- * a step fails (its Catch → Abandon); this bound covers a loop execution that died without
- * running it: the loop's TimeoutSeconds (3600 s, infra loop) plus five minutes.
+ * Restart delay after the n-th failed attempt: 1, 2, 3, 3 … minutes. Capped at 3 minutes so a
+ * terminating node is never left without a running attempt for more than the cap plus one gc
+ * period (4 minutes; "never abandoned", test/chaos/invariants.ts AbandonBoundSeconds): a
+ * permanent error (IAM) then costs one short failing execution every ~4 minutes (about 20 state
+ * transitions, a few cents a day) and its alarm, never a node given up on. Past the termination's
+ * deadline there is no delay at all: the next gc pass starts the next attempt, which goes straight
+ * to the cutoff and TerminateInstances (the deadline is the promise; gc's own backstop terminates
+ * the instance too, but only an attempt deletes the Node and finishes the claim).
  */
-export const StaleDisruptionSeconds = 3600 + 5 * 60;
-/** A slot taken this long ago by a holder whose node is not even tainted is released (the run crashed between taking it and tainting). */
-export const StaleBudgetHolderSeconds = 30 * 60;
+export const TerminationRestartBackoff = { baseSeconds: 60, maxSeconds: 180 };
+/**
+ * A disruption run holds each budget slot it takes as a lease: the holder's time in the budget
+ * item is when the slot was taken or last renewed (BudgetCounter.renew), and the disruption loop
+ * renews it at every step of its command — validation, launch, each replacement poll, the
+ * terminations' start — at most ReplacementPollSeconds (15 s) apart, plus its Task retries
+ * (2 + 4 + 8 s) and Lambda time: well under a minute. A slot not renewed for this long, on a node
+ * that is not being terminated (a termination owns its slot and releases it in Finalize), is
+ * released and its node's `karpenter.sh/disrupted` taint removed: the run that held it is gone
+ * (its Abandon failed too, or the execution died). A disrupted taint on such a node with no slot
+ * at all is removed once it is this old (its `timeAdded`): every run takes its slot before it
+ * taints. gc runs every minute, so a taint or slot is left without work at most this + 60 s
+ * (4 minutes) — the bound test/chaos/invariants.ts checks. A loop that finds a lease gone (renew
+ * false) abandons its command rather than act without its slot.
+ */
+export const DisruptionLeaseSeconds = 3 * 60;
+/**
+ * A claim whose node registered and later disappeared (deleted out of band: `kubectl delete
+ * node`, or a node controller) is garbage-collected once its Registered condition is this old:
+ * Karpenter's Node finalizer turns a Node deletion into the NodeClaim's deletion, which
+ * terminates the instance; nodefleet has no finalizer on the Node, so gc does it. The grace
+ * covers gc reading claims and nodes in parallel (a claim registered between the two reads).
+ */
+export const NodeGoneGraceSeconds = 30;
 
 /** Tag keys that mark an instance as launched by nodefleet (or by Karpenter for this cluster). */
 export const OwnershipTagKeys = ['nodefleet.io/cluster', 'karpenter.sh/nodeclaim', 'karpenter.sh/nodepool', 'karpenter.sh/managed-by'];
@@ -74,7 +109,7 @@ export interface GcInput {
   budgetHolders?: Record<string, Record<string, string>>;
 }
 
-export type GcDeleteReason = 'launch_timeout' | 'registration_timeout' | 'instance_gone' | 'expired';
+export type GcDeleteReason = 'launch_timeout' | 'registration_timeout' | 'initialization_timeout' | 'instance_gone' | 'node_gone' | 'expired';
 
 export interface GcPlan {
   /** Claims to delete: terminate `instanceId` first if given, delete `nodeName` if given. */
@@ -99,6 +134,15 @@ function secondsSince(iso: string | undefined, nowMs: number): number {
 const Gone = new Set(['terminated']);
 const NotRunning = new Set(['terminated', 'shutting-down']);
 
+/** A registered claim whose Node is gone (by name and by providerID) for {@link NodeGoneGraceSeconds}. */
+function nodeGone(c: NodeClaim, nodeNames: Set<string>, providerIds: Set<string | undefined>, nowMs: number): boolean {
+  const reg = getCondition(c, 'Registered');
+  if (reg?.status !== 'True') return false;
+  if (c.nodeName !== undefined && nodeNames.has(c.nodeName)) return false;
+  if (c.providerId !== undefined && providerIds.has(c.providerId)) return false;
+  return secondsSince(reg.lastTransitionTime, nowMs) >= NodeGoneGraceSeconds;
+}
+
 /** Seconds to wait after the n-th failure (n ≥ 1) before restarting. */
 export function restartBackoffSeconds(failures: number): number {
   const b = TerminationRestartBackoff;
@@ -112,6 +156,7 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
   let reason: 'failed' | 'continued' | 'stale' | undefined;
   if (t.ended?.attempt === t.attempt) {
     if (t.ended.outcome === 'continued') reason = 'continued';
+    else if (t.deadlineEpochMs !== undefined && nowMs >= t.deadlineEpochMs) reason = 'failed';
     else if (secondsSince(t.ended.at, nowMs) >= restartBackoffSeconds(t.failures)) reason = 'failed';
   } else if (secondsSince(t.heartbeatAt ?? t.startedAt, nowMs) >= TerminationStaleSeconds) reason = 'stale';
   if (!reason) return undefined;
@@ -171,6 +216,10 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
       continue;
     }
     if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', { instanceId: id, nodeName: c.nodeName });
+    else if (nodeGone(c, nodeNames, nodeProviderIds, nowMs)) remove('node_gone', { ...(id && (!inst || !NotRunning.has(inst.state)) ? { instanceId: id } : {}) });
+    else if (isTrue(c, 'Registered') && !isTrue(c, 'Initialized') && secondsSince(getCondition(c, 'Registered')!.lastTransitionTime, nowMs) >= InitializationTimeoutSeconds) {
+      remove('initialization_timeout', { instanceId: id, nodeName: c.nodeName });
+    }
   }
 
   // Instances no claim owns. A claim that has not recorded its instance yet owns the instance tagged with its name.
@@ -197,13 +246,12 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
 /**
  * Budget slots and disrupted taints nothing is working on. A slot is released when its holder's
  * NodeClaim and Node are both gone (the termination finished but its release was lost), or when
- * it was taken {@link StaleBudgetHolderSeconds} ago and its node is not tainted and not being
- * terminated (the run crashed before tainting), or {@link StaleDisruptionSeconds} ago and its
- * node is tainted but not being terminated (the run died between tainting and starting the
- * termination). The taint of such a node is removed too, and so is a `karpenter.sh/disrupted`
- * taint older than {@link StaleDisruptionSeconds} (its `timeAdded`) on a node whose claim is not
- * terminating and which holds no slot. Holders are claim names (or node names without a claim).
- * @param holders per NodePool: holder → RFC 3339 time the slot was taken (BudgetCounter.holders)
+ * its lease ran out ({@link DisruptionLeaseSeconds} since it was taken or last renewed) and its
+ * node is not being terminated (no Terminating claim, no deletion): the run that held it is gone.
+ * The taint of such a node is removed too, and so is a `karpenter.sh/disrupted` taint older than
+ * the lease (its `timeAdded`) on a node whose claim is not terminating and which holds no slot.
+ * Holders are claim names (or node names without a claim).
+ * @param holders per NodePool: holder → RFC 3339 time the slot was taken or last renewed (BudgetCounter.holders)
  */
 export function staleDisruptions(
   holders: Record<string, Record<string, string>>,
@@ -230,11 +278,9 @@ export function staleDisruptions(
       }
       if (node) held.add(node.metadata.name);
       if (terminating(claim, node)) continue;
-      const age = secondsSince(since, nowMs);
-      const tainted = !!taintOf(node);
-      if (age >= (tainted ? StaleDisruptionSeconds : StaleBudgetHolderSeconds)) {
+      if (secondsSince(since, nowMs) >= DisruptionLeaseSeconds) {
         releaseBudgetSlots.push({ nodePool, holder, reason: 'abandoned' });
-        if (tainted && node) untaint.add(node.metadata.name);
+        if (node && taintOf(node)) untaint.add(node.metadata.name);
       }
     }
   }
@@ -242,7 +288,7 @@ export function staleDisruptions(
     const taint = taintOf(node);
     if (!taint || held.has(node.metadata.name) || untaint.has(node.metadata.name)) continue;
     if (terminating(claimByNode.get(node.metadata.name), node)) continue;
-    if (taint.timeAdded && secondsSince(taint.timeAdded, nowMs) >= StaleDisruptionSeconds) untaint.add(node.metadata.name);
+    if (taint.timeAdded && secondsSince(taint.timeAdded, nowMs) >= DisruptionLeaseSeconds) untaint.add(node.metadata.name);
   }
   return { releaseBudgetSlots, untaintNodes: [...untaint].sort().map((nodeName) => ({ nodeName, reason: 'abandoned' as const })) };
 }

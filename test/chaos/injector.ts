@@ -104,6 +104,8 @@ export class ChaosInjector implements FaultHooks {
   readonly podDeletes: { atMs: number; namespace: string; name: string; nodeName?: string; graceSeconds: number }[] = [];
   /** Evictions nodefleet sent, with the API server's answer unknown here (the server enforces PDBs). */
   private armed: Armed[] = [];
+  /** Windows (virtual epoch ms) in which EC2 refuses TerminateInstances (terminate-fail-*). */
+  private readonly refusals: { fromMs: number; untilMs: number }[] = [];
   private stopped = false;
   private readonly crashPlans = new Map<CrashPlan, PlannedFault>();
   private readonly restores: (() => void)[] = [];
@@ -152,6 +154,7 @@ export class ChaosInjector implements FaultHooks {
     if (windowed.includes(f.kind)) {
       const ms = f.kind === 'terminate-fail-long' ? rng.int(6, 12) * 60_000 : f.kind === 'terminate-fail-transient' ? rng.int(20, 90) * 1000 : f.windowMs;
       this.armed.push({ fault: f, untilMs: this.now() + ms });
+      if (f.kind.startsWith('terminate-fail')) this.refusals.push({ fromMs: this.now(), untilMs: this.now() + ms });
       return;
     }
     switch (f.kind) {
@@ -246,9 +249,20 @@ export class ChaosInjector implements FaultHooks {
     }
   }
 
+  /** The end (virtual epoch ms) of the latest TerminateInstances refusal begun by `nowMs` (0 when none); a refusal cut short by {@link stop} ends there. */
+  terminateRefusedUntil(nowMs: number): number {
+    return Math.max(0, ...this.refusals.filter((r) => r.fromMs <= nowMs).map((r) => r.untilMs));
+  }
+
+  /** True while EC2 refuses TerminateInstances (an armed terminate-fail window covers `nowMs`). */
+  terminateRefusedAt(nowMs: number): boolean {
+    return this.refusals.some((r) => r.fromMs <= nowMs && nowMs < r.untilMs);
+  }
+
   /** Disarms everything and undoes temporary changes (faults stop). */
   stop(): void {
     this.stopped = true;
+    for (const r of this.refusals) r.untilMs = Math.min(r.untilMs, this.now());
     this.armed = [];
     for (const r of this.restores.splice(0)) r();
   }

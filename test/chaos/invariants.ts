@@ -3,22 +3,31 @@
  * Everything is read from the stand-ins (EC2 instances, the cluster's nodes, pods and PDBs, the
  * DynamoDB table, the state machines' executions, the bus), never from nodefleet's own counters.
  *
- * Bounds (virtual time) and why:
+ * Bounds (virtual time) and why — each is the product's own constant plus {@link GcPassesAllowed}
+ * gc periods (one pass may be lost to an injected crash or throttling) and one check period:
  * - orphan instance: {@link OrphanBoundSeconds} = the launch grace gc gives a new instance
  *   (OrphanInstanceGraceSeconds, 30 s) + three gc periods (one gc run can be lost to an injected
  *   crash or throttling, and the next one may see the claim write still settling).
  * - termination: the node and instance are gone by the execution's deadline + 2 minutes; with no
  *   deadline, something is working on it: a RUNNING termination execution for the claim, at most
- *   {@link AbandonBoundSeconds} without one (a failed execution is retried by gc within a period).
+ *   {@link AbandonBoundSeconds} without one (gc restarts a failed attempt within
+ *   TerminationRestartBackoff.maxSeconds, 3 min). The deadline is a promise nodefleet can keep
+ *   only while EC2 accepts TerminateInstances: while the harness makes EC2 refuse it
+ *   (terminate-fail-*), the "+ 2 minutes" run from the end of the refusal, not from the deadline
+ *   (no product can terminate an instance the cloud refuses to terminate; what it must do is
+ *   keep trying and finish promptly once it can). The same holds for the orphan and node-gone
+ *   bounds below: their clocks start again when a refusal ends.
  * - `karpenter.sh/disrupted` taint or budget slot without a RUNNING termination execution or
- *   disruption loop execution for that node: at most {@link AbandonBoundSeconds}.
+ *   disruption loop execution for that node: at most {@link DisruptionAbandonBoundSeconds}
+ *   (gc reclaims a slot lease not renewed for DisruptionLeaseSeconds, 3 min, and its taint).
  * - a registered claim whose node is gone while its instance runs (a node deleted out of band):
- *   at most {@link AbandonBoundSeconds} before something terminates it (the zombie of seed 002).
+ *   at most {@link NodeGoneBoundSeconds} before something terminates it (gc's node_gone rule,
+ *   NodeGoneGraceSeconds after registration).
  * - every pod running: checked at the end, after faults stopped and the cluster settled (the run
  *   waits up to the registration timeout + 5 minutes, the longest recovery: a node that never
  *   registers is only given up after RegistrationTimeoutSeconds).
  */
-import { OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
+import { DisruptionLeaseSeconds, NodeGoneGraceSeconds, OrphanInstanceGraceSeconds, TerminationRestartBackoff } from '../../shared/disruption/gc.ts';
 import { budgetCap } from '../../shared/disruption/budgets.ts';
 import { NodePoolSchema } from '../../shared/api/nodepool.ts';
 import { keys, Table } from '../../shared/api/contract.ts';
@@ -28,11 +37,24 @@ import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { ChaosInjector } from './injector.ts';
 
 export const CheckEverySeconds = 20;
+/** gc passes a bound allows for: the one that should act, and one lost to an injected fault. */
+export const GcPassesAllowed = 2;
+const gcSlack = GcPassesAllowed * ScheduleIntervalSeconds + CheckEverySeconds;
 export const OrphanBoundSeconds = OrphanInstanceGraceSeconds + 3 * ScheduleIntervalSeconds;
-export const AbandonBoundSeconds = 5 * 60;
+/** A terminating claim with no RUNNING execution: gc's restart backoff cap + slack (320 s). */
+export const AbandonBoundSeconds = TerminationRestartBackoff.maxSeconds + gcSlack;
+/** A disrupted taint / held slot with no run working on it: the slot lease + slack (320 s). */
+export const DisruptionAbandonBoundSeconds = DisruptionLeaseSeconds + gcSlack;
+/** A registered claim whose Node is gone while its instance runs: gc's grace + slack (170 s). */
+export const NodeGoneBoundSeconds = NodeGoneGraceSeconds + gcSlack;
 /** Termination deadline slack (the issue's "+ 2 minutes"). */
 export const DeadlineSlackSeconds = 120;
 const Voluntary = new Set(['emptiness', 'consolidation', 'drift']);
+
+/** A termination something works on: an attempt runs, or the last one ended within {@link AbandonBoundSeconds} (gc restarts it). */
+function attended(t: TerminationView, nowMs: number): boolean {
+  return t.running || nowMs - t.lastActiveMs <= AbandonBoundSeconds * 1000;
+}
 
 export interface Violation {
   invariant: string;
@@ -47,6 +69,7 @@ interface Execution {
   name: string;
   status: string;
   startDate: string;
+  stopDate?: string;
   input: string;
   events?: unknown[];
 }
@@ -59,6 +82,8 @@ interface TerminationView {
   startedMs: number;
   deadlineMs?: number;
   running: boolean;
+  /** Virtual epoch ms the latest execution stopped (or now, while one runs): an attempt that failed at once still counts as work. */
+  lastActiveMs: number;
 }
 
 export class Monitor {
@@ -95,9 +120,11 @@ export class Monitor {
       const started = Date.parse(e.startDate);
       const prev = byClaim.get(claim);
       const running = e.status === 'RUNNING';
-      if (!prev) byClaim.set(claim, { claim, nodeName: input.nodeName, instanceId: input.instanceId, reason: input.reason, startedMs: started, deadlineMs: input.deadlineEpochMs, running });
+      const active = running ? this.env.clock.nowMs() : Date.parse(e.stopDate ?? e.startDate);
+      if (!prev) byClaim.set(claim, { claim, nodeName: input.nodeName, instanceId: input.instanceId, reason: input.reason, startedMs: started, deadlineMs: input.deadlineEpochMs, running, lastActiveMs: active });
       else {
         prev.running ||= running;
+        prev.lastActiveMs = Math.max(prev.lastActiveMs, active);
         prev.nodeName ??= input.nodeName;
         prev.instanceId ??= input.instanceId;
         // The first execution's start is when termination started; the earliest deadline binds.
@@ -126,8 +153,10 @@ export class Monitor {
 
     // 1. No instance tagged for the cluster runs without a live NodeClaim for longer than the bound.
     const claimed = new Set(live.map((c) => c.instanceId).filter(Boolean));
+    // Bounds on "nothing terminates it" start again once EC2 accepts TerminateInstances (module doc).
+    const refused = this.injector.terminateRefusedAt(now);
     for (const i of instances) {
-      if (claimed.has(i.instanceId)) {
+      if (claimed.has(i.instanceId) || refused) {
         this.orphanSince.delete(i.instanceId);
         continue;
       }
@@ -144,16 +173,16 @@ export class Monitor {
       const instAlive = inst && (inst.state === 'pending' || inst.state === 'running' || inst.state === 'stopping' || inst.state === 'stopped');
       const nodeAlive = t.nodeName ? nodes.some((n) => n.metadata.name === t.nodeName) : false;
       if (!instAlive && !nodeAlive) continue;
-      if (t.deadlineMs !== undefined && now > t.deadlineMs + DeadlineSlackSeconds * 1000) {
-        this.add('termination-deadline', t.claim, `NodeClaim ${t.claim} (${t.reason}): ${instAlive ? `instance ${t.instanceId} ${inst!.state}` : ''}${instAlive && nodeAlive ? ', ' : ''}${nodeAlive ? `node ${t.nodeName} exists` : ''} ${Math.round((now - t.deadlineMs) / 1000)}s after its deadline`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
+      // While EC2 refuses TerminateInstances (an injected refusal), the deadline moves to the refusal's end.
+      const due = t.deadlineMs === undefined ? undefined : Math.max(t.deadlineMs, Math.min(now, this.injector.terminateRefusedUntil(now)));
+      if (due !== undefined && now > due + DeadlineSlackSeconds * 1000) {
+        const late = due === t.deadlineMs ? 'its deadline' : `its deadline (EC2 refused TerminateInstances until ${Math.round((due - env.clock.startEpochMs()) / 1000)}s)`;
+        this.add('termination-deadline', t.claim, `NodeClaim ${t.claim} (${t.reason}): ${instAlive ? `instance ${t.instanceId} ${inst!.state}` : ''}${instAlive && nodeAlive ? ', ' : ''}${nodeAlive ? `node ${t.nodeName} exists` : ''} ${Math.round((now - due) / 1000)}s after ${late}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
       }
-      if (!t.running) {
-        const since = this.unattendedSince.get(`term|${t.claim}`) ?? now;
-        this.unattendedSince.set(`term|${t.claim}`, since);
-        if (now - since > AbandonBoundSeconds * 1000) {
-          this.add('termination-abandoned', t.claim, `NodeClaim ${t.claim} (${t.reason}): termination started, no execution running for ${Math.round((now - since) / 1000)}s, ${instAlive ? `instance ${t.instanceId} still ${inst!.state}` : `node ${t.nodeName} still exists`}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
-        }
-      } else this.unattendedSince.delete(`term|${t.claim}`);
+      // Never abandoned: an attempt runs, or the last one ended (even at once, failing) within the bound.
+      if (!attended(t, now)) {
+        this.add('termination-abandoned', t.claim, `NodeClaim ${t.claim} (${t.reason}): termination started, no execution running or started for ${Math.round((now - t.lastActiveMs) / 1000)}s (bound ${AbandonBoundSeconds}s), ${instAlive ? `instance ${t.instanceId} still ${inst!.state}` : `node ${t.nodeName} still exists`}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
+      }
     }
 
     // 2b. The zombie of seed 002 by another road: a registered claim whose node is gone while its instance keeps running.
@@ -162,7 +191,7 @@ export class Monitor {
     const liveIds = new Set(instances.map((i) => i.instanceId));
     for (const c of live) {
       const gone = (c.phase === 'Registered' || c.phase === 'Initialized') && c.nodeName && !nodeNames.has(c.nodeName) && !(c.providerId && providerIds.has(c.providerId)) && c.instanceId && liveIds.has(c.instanceId);
-      this.unattended(`nodegone|${c.name}`, !!gone, now, 'instance-without-node', `NodeClaim ${c.name} (${c.phase}): node ${c.nodeName} is gone, instance ${c.instanceId} still runs and nothing terminates it`, [c.name, c.nodeName ?? '', c.instanceId ?? '']);
+      this.unattended(`nodegone|${c.name}`, !!gone && !refused, now, 'instance-without-node', `NodeClaim ${c.name} (${c.phase}): node ${c.nodeName} is gone, instance ${c.instanceId} still runs and nothing terminates it`, [c.name, c.nodeName ?? '', c.instanceId ?? ''], NodeGoneBoundSeconds);
     }
 
     // 3. At most one instance per NodeClaim.
@@ -226,28 +255,29 @@ export class Monitor {
         continue;
       }
       const claim = claimOfNode.get(n.metadata.name);
-      const working = (claim && termByClaim.get(claim.name)?.running) || this.runningDisruptionMentions(n.metadata.name);
-      this.unattended(`taint|${n.metadata.name}`, !working, now, 'disrupted-taint-unattended', `node ${n.metadata.name} carries karpenter.sh/disrupted with no running termination or disruption execution`, [n.metadata.name, claim?.name ?? '']);
+      const t = claim ? termByClaim.get(claim.name) : undefined;
+      const working = (t && attended(t, now)) || this.runningDisruptionMentions(n.metadata.name);
+      this.unattended(`taint|${n.metadata.name}`, !working, now, 'disrupted-taint-unattended', `node ${n.metadata.name} carries karpenter.sh/disrupted with no running termination or disruption execution`, [n.metadata.name, claim?.name ?? ''], DisruptionAbandonBoundSeconds);
     }
     for (const pool of pools) {
       const holders = await this.holders(pool.metadata.name);
       for (const h of Object.keys(holders)) {
         const t = termByClaim.get(h);
         const c = claims.find((x) => x.name === h);
-        const working = t?.running || this.runningDisruptionMentions(h) || (c?.nodeName ? this.runningDisruptionMentions(c.nodeName) : false);
-        this.unattended(`slot|${pool.metadata.name}|${h}`, !working, now, 'budget-slot-unattended', `NodePool ${pool.metadata.name} budget slot held by ${h} with no running termination or disruption execution`, [pool.metadata.name, h]);
+        const working = (t && attended(t, now)) || this.runningDisruptionMentions(h) || (c?.nodeName ? this.runningDisruptionMentions(c.nodeName) : false);
+        this.unattended(`slot|${pool.metadata.name}|${h}`, !working, now, 'budget-slot-unattended', `NodePool ${pool.metadata.name} budget slot held by ${h} with no running termination or disruption execution`, [pool.metadata.name, h], DisruptionAbandonBoundSeconds);
       }
     }
   }
 
-  private unattended(key: string, idle: boolean, now: number, invariant: string, message: string, objects: string[]): void {
+  private unattended(key: string, idle: boolean, now: number, invariant: string, message: string, objects: string[], boundSeconds: number): void {
     if (!idle) {
       this.unattendedSince.delete(key);
       return;
     }
     const since = this.unattendedSince.get(key) ?? now;
     this.unattendedSince.set(key, since);
-    if (now - since > AbandonBoundSeconds * 1000) this.add(invariant, key, `${message} for ${Math.round((now - since) / 1000)}s (bound ${AbandonBoundSeconds}s)`, objects);
+    if (now - since > boundSeconds * 1000) this.add(invariant, key, `${message} for ${Math.round((now - since) / 1000)}s (bound ${boundSeconds}s)`, objects);
   }
 
   private async holders(pool: string): Promise<Record<string, string>> {
@@ -270,7 +300,7 @@ export class Monitor {
     const pods = env.cluster.pods().filter((p) => !p.metadata.deletionTimestamp);
     if (pods.some((p) => p.status?.phase !== 'Running')) return false;
     const claims = (await env.nodeClaims()).filter((c) => c.phase !== 'Terminated');
-    // A claim whose node registered but never turns Ready is left as Karpenter leaves it (no initialization timeout).
+    // A claim whose node registered but never turns Ready is settled here; gc replaces it after InitializationTimeoutSeconds (its pods then pend, so the run is not settled until they run).
     if (claims.some((c) => ['Pending', 'Launched'].includes(c.phase))) return false;
     const terms = this.terminations();
     return !terms.some((t) => t.running && t.deadlineMs !== undefined);

@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { Command, InvalidArgumentError } from 'commander';
-import { DefaultActiveSeconds, runChaos, shrink, type RunResult } from './run.ts';
+import { DefaultActiveSeconds, DefaultMaxRealSeconds, runChaos, shrink, type RunResult } from './run.ts';
 import type { Violation } from './invariants.ts';
 
 /** Prefix of a worker's per-run result line. */
@@ -25,6 +25,7 @@ const int = (name: string, min: number) => (v: string) => {
   return n;
 };
 const list = (name: string) => (v: string) => {
+  if (v === 'none') return [];
   const xs = v.split(',').filter(Boolean).map(Number);
   if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 0)) throw new InvalidArgumentError(`${name} must be comma-separated non-negative integers, got "${v}"`);
   return xs;
@@ -36,9 +37,11 @@ const program = new Command('chaos')
   .option('--runs <n>', 'number of runs (seeds seed, seed+1, …)', int('--runs', 1), 1)
   .option('--faults-per-run <n>', 'faults scheduled per run', int('--faults-per-run', 0), 30)
   .option('--active-seconds <n>', `virtual seconds of workload changes and faults per run (default ${DefaultActiveSeconds})`, int('--active-seconds', 60))
-  .option('--only <indices>', 'replay only these fault indices (comma-separated)', list('--only'))
+  .option('--only <indices>', 'replay only these fault indices (comma-separated; none = no fault)', list('--only'))
   .option('--jobs <n>', 'runs in parallel processes (default: available parallelism)', int('--jobs', 1), Math.max(1, availableParallelism()))
   .option('--no-shrink', 'do not shrink a failing seed')
+  .option('--max-real-seconds <n>', `real seconds before a run is reported as did-not-finish (default ${DefaultMaxRealSeconds})`, int('--max-real-seconds', 10), DefaultMaxRealSeconds)
+  .option('--shrink-budget-seconds <n>', 'real seconds all shrinking together may take (then the smallest list found so far is printed)', int('--shrink-budget-seconds', 0), 15 * 60)
   .option('--json', 'last line: one JSON object with the totals')
   .addOption(new Command().createOption('--worker-seeds <seeds>', 'internal: run these seeds and print result lines').argParser(list('--worker-seeds')).hideHelp())
   .exitOverride();
@@ -51,6 +54,8 @@ interface Opts {
   only?: number[];
   jobs: number;
   shrink: boolean;
+  maxRealSeconds: number;
+  shrinkBudgetSeconds: number;
   json?: boolean;
   workerSeeds?: number[];
 }
@@ -64,35 +69,81 @@ try {
 }
 
 const log = (l: string) => process.stderr.write(`${l}\n`);
-const runOpts = (seed: number) => ({ seed, faultsPerRun: opts.faultsPerRun, only: opts.only, activeSeconds: opts.activeSeconds, log });
+const runOpts = (seed: number) => ({ seed, faultsPerRun: opts.faultsPerRun, only: opts.only, activeSeconds: opts.activeSeconds, maxRealSeconds: opts.maxRealSeconds, log });
 
 if (opts.workerSeeds) {
   for (const seed of opts.workerSeeds) process.stdout.write(`${ResultPrefix}${JSON.stringify(await runChaos(runOpts(seed)))}\n`);
   process.exit(0);
 }
 
-/** Runs `seeds` in `jobs` worker processes (this script with --worker-seeds); calls `done` per finished run. */
-async function runInWorkers(seeds: number[], jobs: number, done: (r: RunResult) => void): Promise<void> {
-  const groups: number[][] = Array.from({ length: Math.min(jobs, seeds.length) }, () => []);
-  seeds.forEach((s, i) => groups[i % groups.length].push(s));
-  const script = fileURLToPath(import.meta.url);
-  await Promise.all(
-    groups.map(
-      (g) =>
-        new Promise<void>((resolve, reject) => {
-          const args = [...process.execArgv, script, '--worker-seeds', g.join(','), '--faults-per-run', String(opts.faultsPerRun)];
-          if (opts.activeSeconds) args.push('--active-seconds', String(opts.activeSeconds));
-          if (opts.only) args.push('--only', opts.only.join(','));
-          const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-          createInterface({ input: child.stdout }).on('line', (l) => {
-            if (l.startsWith(ResultPrefix)) done(JSON.parse(l.slice(ResultPrefix.length)) as RunResult);
-          });
-          child.on('error', reject);
-          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`chaos worker for seeds ${g.join(',')} exited with ${code}`))));
-        }),
-    ),
-  );
+/**
+ * Real seconds the parent waits for a worker's run beyond the run's own cap before it kills the
+ * worker (a run stuck outside its watchdog: the event loop blocked, the process wedged).
+ */
+const WorkerKillSlackSeconds = 120;
+
+/** A run that produced no result: its worker crashed or was killed. Reported as `did-not-finish`. */
+function unfinished(seed: number, only: number[] | undefined, why: string, realSeconds: number): RunResult {
+  return {
+    seed,
+    planned: [],
+    injected: [],
+    violations: [{ invariant: 'did-not-finish', seed, atSeconds: 0, message: `run ${only ? `--only ${only.join(',')} ` : ''}did not finish: ${why}`, objects: [] }],
+    virtualSeconds: 0,
+    realSeconds,
+    settled: false,
+  };
 }
+
+/**
+ * One run in its own process (this script with --worker-seeds): a run cannot leave state, handles
+ * or a wedged event loop to the next, and a worker past its cap is killed, never waited on for ever.
+ */
+function runIsolated(seed: number, only?: number[]): Promise<RunResult> {
+  const script = fileURLToPath(import.meta.url);
+  const args = [...process.execArgv, script, '--worker-seeds', String(seed), '--faults-per-run', String(opts.faultsPerRun), '--max-real-seconds', String(opts.maxRealSeconds)];
+  if (opts.activeSeconds) args.push('--active-seconds', String(opts.activeSeconds));
+  const replay = only ?? opts.only;
+  if (replay) args.push('--only', replay.length ? replay.join(',') : 'none');
+  const start = Date.now();
+  return new Promise((resolve) => {
+    let result: RunResult | undefined;
+    let killed = false;
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, (opts.maxRealSeconds + WorkerKillSlackSeconds) * 1000);
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      if (l.startsWith(ResultPrefix)) result = JSON.parse(l.slice(ResultPrefix.length)) as RunResult;
+    });
+    const done = (why: string) => {
+      clearTimeout(timer);
+      resolve(result ?? unfinished(seed, only, why, (Date.now() - start) / 1000));
+    };
+    child.on('error', (err) => done(`worker failed to start: ${err.message}`));
+    // 'close' (not 'exit'): stdout is fully read by then, so the result line is never lost.
+    child.on('close', (code, signal) => done(killed ? `worker killed after ${opts.maxRealSeconds + WorkerKillSlackSeconds}s real` : `worker exited with ${code ?? signal} and no result`));
+  });
+}
+
+/** Runs `tasks` at most `jobs` at a time. */
+async function pool<T, R>(tasks: T[], jobs: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        out[i] = await fn(tasks[i]);
+      }
+    }),
+  );
+  return out;
+}
+
+const isolated = opts.jobs > 1 || opts.runs > 1;
+const runOne = (seed: number, only?: number[]): Promise<RunResult> => (isolated ? runIsolated(seed, only) : runChaos({ ...runOpts(seed), ...(only ? { only } : {}) }));
 
 const results: RunResult[] = [];
 const report = (r: RunResult) => {
@@ -102,19 +153,21 @@ const report = (r: RunResult) => {
   for (const v of r.violations) process.stdout.write(`  VIOLATION ${v.invariant} seed=${v.seed} t=${v.atSeconds}s: ${v.message} [${v.objects.filter(Boolean).join(', ')}]\n`);
 };
 const seeds = Array.from({ length: opts.runs }, (_, i) => opts.seed + i);
-if (opts.jobs > 1 && seeds.length > 1) await runInWorkers(seeds, opts.jobs, report);
-else for (const s of seeds) report(await runChaos(runOpts(s)));
+await pool(seeds, opts.jobs, async (s) => report(await runOne(s)));
 results.sort((a, b) => a.seed - b.seed);
 
 const violations: Violation[] = results.flatMap((r) => r.violations);
 const reproductions: { seed: number; command: string; invariant: string }[] = [];
 if (opts.shrink && !opts.only) {
-  for (const r of results.filter((x) => x.violations.length)) {
-    const s = await shrink(r, runOpts(r.seed));
-    const command = `npm run chaos -- --seed ${r.seed} --faults-per-run ${opts.faultsPerRun}${opts.activeSeconds ? ` --active-seconds ${opts.activeSeconds}` : ''} --only ${s.only.join(',')}`;
+  const failing = results.filter((x) => x.violations.length && x.planned.length);
+  const deadline = Date.now() + opts.shrinkBudgetSeconds * 1000;
+  await pool(failing, opts.jobs, async (r) => {
+    const s = await shrink(r, (only) => runOne(r.seed, only), { deadlineMs: deadline });
+    const command = `npm run chaos -- --seed ${r.seed} --faults-per-run ${opts.faultsPerRun}${opts.activeSeconds ? ` --active-seconds ${opts.activeSeconds}` : ''} --only ${s.only.length ? s.only.join(',') : 'none'}`;
     reproductions.push({ seed: r.seed, command, invariant: r.violations[0].invariant });
     process.stdout.write(`seed ${r.seed} reproduction (${s.only.length} of ${r.planned.length} faults): ${command}\n`);
-  }
+  });
+  reproductions.sort((a, b) => a.seed - b.seed);
 }
 
 const faultsByKind: Record<string, number> = {};

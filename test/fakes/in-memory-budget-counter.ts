@@ -1,9 +1,9 @@
 import type { BudgetCounter } from '../../shared/api/ports.ts';
 import { FakeBase } from './fake-base.ts';
 
-type Method = 'take' | 'release' | 'holders';
+type Method = 'take' | 'release' | 'renew' | 'holders';
 
-/** BudgetCounter in memory: per NodePool a map holder → since (RFC 3339), as the DynamoDB item keeps it. */
+/** BudgetCounter in memory: per NodePool a map holder → taken or last renewed (RFC 3339), as the DynamoDB item keeps it. */
 export class InMemoryBudgetCounter extends FakeBase<Method> implements BudgetCounter {
   private readonly pools = new Map<string, Map<string, string>>();
 
@@ -20,6 +20,14 @@ export class InMemoryBudgetCounter extends FakeBase<Method> implements BudgetCou
   async release(nodePool: string, holder: string): Promise<void> {
     this.record('release', nodePool, holder);
     this.pools.get(nodePool)?.delete(holder);
+  }
+
+  async renew(nodePool: string, holder: string, nowIso: string): Promise<boolean> {
+    this.record('renew', nodePool, holder, nowIso);
+    const pool = this.pools.get(nodePool);
+    if (!pool?.has(holder)) return false;
+    pool.set(holder, nowIso);
+    return true;
   }
 
   async holders(nodePool: string): Promise<Record<string, string>> {

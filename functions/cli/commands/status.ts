@@ -1,7 +1,8 @@
 /**
  * `nodefleet status` — NodeClaims like `kubectl get nodeclaims` (NAME, TYPE, CAPACITY, ZONE, NODE,
- * READY, AGE) — and `nodefleet history NODECLAIM` — the claim's termination execution as a
- * timeline (state, time, duration, error).
+ * READY, AGE) — and `nodefleet history NODECLAIM` — every attempt of the claim's termination
+ * (a failed attempt is carried on by gc under `<claim>_2`, `_3` …) as timelines (state, time,
+ * duration, error).
  *
  * Source: the embedded environment's `.nodefleet/` (dynalite data, execution records) with
  * `--local [DIR]`, or by default when `.nodefleet/` exists and NODEFLEET_TABLE_NAME is not set;
@@ -15,7 +16,7 @@ import type { Command } from 'commander';
 import { NodeClaimSchema, getCondition, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { CliError, encode, kubeList, outputFormat } from '../io.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
-import { terminationExecutionName, type ExecutionHistoryEvent, type ExecutionRecord } from '../../../shared/api/termination.ts';
+import { terminationAttemptOf, terminationExecutionName, type ExecutionHistoryEvent, type ExecutionRecord } from '../../../shared/api/termination.ts';
 
 /** The embedded environment's state folder (infra/local/environment.ts StateDirName). */
 const StateDir = '.nodefleet';
@@ -306,6 +307,24 @@ export function localExecution(dir: string, nodeClaim: string): ExecutionRecord 
   return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as ExecutionRecord) : undefined;
 }
 
+/** Every attempt of `nodeClaim`'s termination in `<dir>/executions` (`<claim>.json`, `<claim>_2.json`, …), oldest first. */
+export function localTerminationAttempts(dir: string, nodeClaim: string): ExecutionRecord[] {
+  const d = join(dir, 'executions');
+  if (!existsSync(d)) return [];
+  return readdirSync(d)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .filter((name) => name === terminationExecutionName(nodeClaim, terminationAttemptOf(name)))
+    .sort((a, b) => terminationAttemptOf(a) - terminationAttemptOf(b))
+    .map((name) => JSON.parse(readFileSync(join(d, `${name}.json`), 'utf8')) as ExecutionRecord);
+}
+
+/** The attempts' timelines one after the other, each headed by its attempt number when there are several. */
+export function formatAttempts(recs: readonly ExecutionRecord[], opts: { verbose?: boolean } = {}): string {
+  if (recs.length === 1) return formatTimeline(recs[0], opts);
+  return recs.map((r, i) => `attempt ${terminationAttemptOf(r.name)} (${i + 1} of ${recs.length})\n${formatTimeline(r, opts)}`).join('\n');
+}
+
 /** The last moment the local environment recorded (its virtual clock has stopped): AGE is relative to it. */
 function localNowMs(claims: NodeClaim[], executions: ExecutionRecord[]): number {
   const times = [
@@ -366,31 +385,29 @@ export function register(program: Command): void {
 
   program
     .command('history')
-    .description("print a NodeClaim's termination execution as a timeline (state, time, duration, error)")
+    .description("print every attempt of a NodeClaim's termination (one execution each: <claim>, <claim>_2, …) as timelines (state, time, duration, error)")
     .argument('<nodeclaim>', 'NodeClaim name')
     .option('--local [dir]', `read the embedded environment's ${StateDir}/ in DIR (default: current directory)`)
     .option('-v, --verbose', 'every state visit (Choice states, each drain round)')
-    .option('-o, --output <format>', 'json|yaml (the execution record), or a timeline by default', 'table')
+    .option('-o, --output <format>', 'json|yaml (the execution records, one per attempt), or timelines by default', 'table')
     .action(async (nodeClaim: string, opts: { local?: string | boolean; verbose?: boolean; output: string }) => {
       const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
       const source = chooseSource(opts.local, process.env, process.cwd()) ?? noSource();
-      let rec: ExecutionRecord | undefined;
+      let recs: ExecutionRecord[] = [];
       try {
         if (source.kind === 'local') {
-          rec = localExecution(source.dir, nodeClaim);
+          recs = localTerminationAttempts(source.dir, nodeClaim);
         } else {
           const deps = await awsDeps();
           const arn = deps.env.stateMachineArn ?? fail('NODEFLEET_TERMINATION_STATE_MACHINE_ARN is not set');
-          const { readExecution, executionArnOf } = await import('../../../shared/aws/sfn-history.ts');
-          rec = await readExecution(deps.clients!.sfn, executionArnOf(arn, terminationExecutionName(nodeClaim))).catch((err) => {
-            if ((err as Error).name === 'NotFoundError') return undefined;
-            throw err;
-          });
+          const { readTerminationAttempts } = await import('../../../shared/aws/sfn-history.ts');
+          const claim = await deps.store.get(nodeClaim).catch(() => undefined);
+          recs = await readTerminationAttempts(deps.clients!.sfn, arn, nodeClaim, claim?.termination?.attempt);
         }
       } catch (err) {
         return fail((err as Error).message);
       }
-      if (!rec) return fail(`no termination execution for NodeClaim ${nodeClaim}`);
-      process.stdout.write(format === 'json' || format === 'yaml' ? encode(rec, format) : formatTimeline(rec, { verbose: opts.verbose }));
+      if (!recs.length) return fail(`no termination execution for NodeClaim ${nodeClaim}`);
+      process.stdout.write(format === 'json' || format === 'yaml' ? encode(recs, format) : formatAttempts(recs, { verbose: opts.verbose }));
     });
 }

@@ -173,6 +173,33 @@ describe('disruption handler run()', () => {
     expect(w.starter.started).toHaveLength(0);
   });
 
+  it('holds its slot as a lease: each poll renews it, and a lease gc reclaimed abandons the command (untaint, no termination)', async () => {
+    // Prepare
+    w.kube.addNode(managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    w.clock.advanceSeconds(15);
+    const launched = await run({ command: planned.command }, deps);
+    w.clock.advanceSeconds(15);
+    // Act: a poll renews the lease
+    expect((await run({ command: launched.command, replacementClaims: launched.replacementClaims }, deps)).status).toBe('waiting-for-replacements');
+    // Assess
+    expect(await w.budgets.holders('default')).toEqual({ big: w.clock.nowIso() });
+
+    // Act: gc reclaimed the lease (the loop looked dead), then the replacement is ready
+    await w.budgets.release('default', 'big');
+    const claim = (await w.store.get(launched.replacementClaims![0]))!;
+    await w.store.update(setCondition({ ...claim, phase: 'Initialized' }, 'Initialized', 'True', w.clock.nowIso()));
+    const out = await run({ command: launched.command, replacementClaims: launched.replacementClaims }, deps);
+    // Assess: no termination without a slot
+    expect(out.status).toBe('invalidated');
+    expect(out.reason).toMatch(/lease/);
+    expect(w.starter.started).toHaveLength(0);
+    expect(w.budgets.inFlight('default')).toBe(0);
+    expect(w.kube.peekNode('big')?.spec?.taints ?? []).not.toContainEqual(expect.objectContaining({ key: 'karpenter.sh/disrupted' }));
+  });
+
   it('expires old nodes forcefully, outside the budget, and logs blocks with a metric', async () => {
     w.kube.setNodePools([nodePool('0')]);
     const old = managedNode('old', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { run, LaunchTimeoutSeconds, RegistrationTimeoutSeconds } from '../../../functions/gc/handler.ts';
-import { planGarbageCollection, StaleDisruptionSeconds } from '../../../shared/disruption/gc.ts';
+import { DisruptionLeaseSeconds, planGarbageCollection } from '../../../shared/disruption/gc.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
 
@@ -57,10 +57,55 @@ describe('gc', () => {
   });
 });
 
+describe('gc: a Node deleted out of band (chaos seeds 2, 3: instance-without-node)', () => {
+  it('terminates the instance of a registered claim whose Node is gone and deletes the claim', async () => {
+    // Prepare
+    const { w, log, deps } = world();
+    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
+    w.cloud.addInstance({ instanceId: 'i-n', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-n' } });
+    await w.store.create(nodeClaim({ name: 'default-n', instanceId: 'i-n', nodeName: 'n-deleted', createdAt: t0, conditions: [...registered] }));
+    w.clock.advanceSeconds(120);
+    // Act
+    const r = await run({}, deps);
+    // Assess
+    expect(r.deleted).toEqual([{ nodeClaim: 'default-n', reason: 'node_gone' }]);
+    expect(w.cloud.peek('i-n')?.state).toBe('shutting-down');
+    expect(await w.store.get('default-n')).toBeUndefined();
+    expect(log.withMessage('deleted nodeclaim')[0].fields).toMatchObject({ reason: 'node_gone', instance: 'i-n' });
+  });
+});
+
+describe('gc: one failing action does not stop the others', () => {
+  it('a terminate EC2 refuses is reported in failed; the orphan after it and the expired record are still handled', async () => {
+    // Prepare
+    const { w, log, deps } = world();
+    w.cloud.addInstance({ instanceId: 'i-refused', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test' } });
+    w.cloud.addInstance({ instanceId: 'i-orphan', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test' } });
+    await w.store.create(nodeClaim({ name: 'default-old', phase: 'Terminated', createdAt: t0, retainUntil: '2026-01-01T00:30:00.000Z' }));
+    w.clock.advanceSeconds(3600);
+    const terminate = w.cloud.terminate.bind(w.cloud);
+    w.cloud.terminate = async (id: string) => {
+      if (id === 'i-refused') throw Object.assign(new Error('You are not authorized to perform this operation.'), { name: 'NodefleetError' });
+      return terminate(id);
+    };
+    // Act
+    const r = await run({}, deps);
+    // Assess
+    expect(r.failed).toEqual([{ action: 'terminate-instance', subject: 'i-refused', error: 'NodefleetError: You are not authorized to perform this operation.' }]);
+    expect(r.terminated).toEqual(['i-orphan']);
+    expect(r.deleted).toEqual([{ nodeClaim: 'default-old', reason: 'expired' }]);
+    expect(log.withMessage('garbage collection action failed')).toHaveLength(1);
+  });
+});
+
 describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', () => {
   it('carries out exactly planGarbageCollection\'s plan: a duplicate instance of a live claim is terminated, an expired record deleted', async () => {
     const { w, deps } = world();
-    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
+    const registered = [
+      { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+      { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+      { type: 'Initialized', status: 'True', lastTransitionTime: t0 },
+    ] as const;
     const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' };
     w.cloud.addInstance({ instanceId: 'i-one', launchTime: t0, tags });
     w.cloud.addInstance({ instanceId: 'i-two', launchTime: t0, tags });
@@ -86,7 +131,7 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
     w.kube.addNode({ metadata: { name: 'n-s' }, spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: t0 }] } });
     expect(await w.budgets.take('default', 'default-s', 1, t0)).toBe(true);
     const d = { ...deps, budgets: w.budgets };
-    w.clock.advanceSeconds(StaleDisruptionSeconds - 1);
+    w.clock.advanceSeconds(DisruptionLeaseSeconds - 1);
     expect((await run({}, d)).untainted).toEqual([]);
     w.clock.advanceSeconds(1);
     const r = await run({}, d);
@@ -98,7 +143,7 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
 });
 
 describe('gc: disruption budget slots', () => {
-  it('releases the slot of a finished claim and of a run abandoned 30 minutes ago; keeps a live disruption', async () => {
+  it('releases the slot of a finished claim and of a run whose lease ran out; keeps a live disruption (renewed) and a terminating one', async () => {
     const { w, log, deps } = world();
     const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
     w.cloud.addInstance({ instanceId: 'i-a', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-abandoned' } });
@@ -110,12 +155,14 @@ describe('gc: disruption budget slots', () => {
     for (const h of ['default-finished', 'default-abandoned', 'default-draining']) expect(await w.budgets.take('default', h, 3, t0)).toBe(true);
     const d = { ...deps, budgets: w.budgets };
 
-    w.clock.advanceSeconds(29 * 60);
+    w.clock.advanceSeconds(DisruptionLeaseSeconds - 60);
     const early = await run({}, d);
     expect(early.releasedBudgetSlots).toEqual([{ nodePool: 'default', holder: 'default-finished', reason: 'gone' }]);
     expect(w.budgets.inFlight('default')).toBe(2);
 
-    w.clock.advanceSeconds(60);
+    w.clock.advanceSeconds(30);
+    expect(await w.budgets.renew('default', 'default-draining', w.clock.nowIso())).toBe(true);
+    w.clock.advanceSeconds(30);
     const late = await run({}, d);
     expect(late.releasedBudgetSlots).toEqual([{ nodePool: 'default', holder: 'default-abandoned', reason: 'abandoned' }]);
     expect(Object.keys(await w.budgets.holders('default'))).toEqual(['default-draining']);

@@ -61,6 +61,22 @@ describe('registration', () => {
     expect(deps.metrics.total(MetricNames.nodeClaimsRegistered)).toBe(1);
   });
 
+  it('a claim whose termination started before its node registered stays Terminating (chaos seed 3: spot interruption during launch)', async () => {
+    // Prepare
+    const { w, n, deps } = world(true);
+    await w.kube.patchNode('ip-10-0-0-1', { taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] });
+    const launched = (await w.store.get('default-abcde'))!;
+    await w.store.update({ ...launched, phase: 'Terminating' });
+    // Act: registration and initialization complete afterwards
+    await run(event(n), deps);
+    await run(event(n, 'updated'), deps);
+    // Assess: conditions recorded, phase not moved back
+    const claim = (await w.store.get('default-abcde'))!;
+    expect(isTrue(claim, 'Registered')).toBe(true);
+    expect(isTrue(claim, 'Initialized')).toBe(true);
+    expect(claim.phase).toBe('Terminating');
+  });
+
   it('initializes only once Ready and the startup taint is gone', async () => {
     const { w, n, deps } = world(true);
     await run(event(n), deps);

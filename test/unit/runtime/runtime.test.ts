@@ -6,7 +6,7 @@ import { buildDeps } from '../../../shared/runtime/deps.ts';
 import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
 import { CatalogRefresher } from '../../../shared/aws/catalog-refresh.ts';
 import { idempotentOn, wrapHandler } from '../../../shared/runtime/middleware.ts';
-import { parseInput, run } from '../../../functions/provisioner/handler.ts';
+import { handle, parseInput, run } from '../../../functions/provisioner/handler.ts';
 import { ValidationError } from '../../../shared/api/errors.ts';
 import { z } from 'zod';
 import { provisionerWorld, pendingPod, unschedulableEvent } from '../provisioner/world.ts';
@@ -83,16 +83,20 @@ describe('wrapHandler', () => {
 
 describe('provisioner handler idempotency (Powertools, keyed on the event id)', () => {
   it('a redelivered event returns the first result without running again', async () => {
+    // Prepare
     const pods = Array.from({ length: 5 }, (_, i) => pendingPod(`inflate-${i}`));
     const { w, deps } = provisionerWorld({ pods });
     const persistence = new InMemoryPersistence();
-    // The same wiring as functions/provisioner/handler.ts, with the fakes and an in-memory persistence layer.
-    const once = idempotentOn((x: Record<string, unknown>) => run(parseInput(x), deps), persistence, 'id');
-    const h = wrapHandler('provisioner-test', (e: Record<string, unknown>) => once(e), { envSource: baseEnv });
-    const event = unschedulableEvent(pods, 'evt-dup');
-    const first = await h(event, {} as never);
+    // handler.ts's own wiring (`handle` is what `handler` runs inside the chain), with an in-memory persistence layer.
+    const d = { ...deps, idempotency: persistence } as unknown as Parameters<typeof handle>[1];
+    const event = parseInput(unschedulableEvent(pods, 'evt-dup'));
+    // Act
+    const first = await handle(event, d);
     const listsAfterFirst = w.kube.callsOf('listPods').length;
-    const second = await h(event, {} as never);
+    // a new pod arrives: a second pass would now provision it, the redelivery must not
+    w.kube.addPod(pendingPod('late-0'));
+    const second = await handle(event, d);
+    // Assess
     expect(second).toEqual(first);
     expect(w.kube.callsOf('listPods').length).toBe(listsAfterFirst);
     expect(w.cloud.callsOf('create')).toHaveLength(1);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
-import { executionArnOf, readExecution } from '../../../shared/aws/sfn-history.ts';
+import { executionArnOf, readExecution, readTerminationAttempts } from '../../../shared/aws/sfn-history.ts';
 import { buildTimeline } from '../../../functions/cli/commands/status.ts';
 import { NotFoundError } from '../../../shared/api/errors.ts';
 
@@ -37,5 +37,33 @@ describe('readExecution (GetExecutionHistory sample)', () => {
     err.name = 'ExecutionDoesNotExist';
     sfn.on(DescribeExecutionCommand).rejects(err);
     await expect(readExecution(sfn as unknown as SFNClient, arn)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('readTerminationAttempts: every attempt, not only the first', () => {
+  const machine = 'arn:aws:states:us-east-1:123456789012:stateMachine:nodefleet-termination';
+  const missing = () => Object.assign(new Error('no such execution'), { name: 'ExecutionDoesNotExist' });
+  const mockAttempts = (exist: string[]) => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(DescribeExecutionCommand).callsFake((input: { executionArn: string }) => {
+      const name = input.executionArn.split(':').pop()!;
+      if (!exist.includes(name)) throw missing();
+      return { name, status: name === exist.at(-1) ? 'SUCCEEDED' : 'FAILED', startDate: new Date('2026-03-10T12:00:00Z'), executionArn: input.executionArn, stateMachineArn: machine };
+    });
+    sfn.on(GetExecutionHistoryCommand).resolves({ events: [] });
+    return sfn as unknown as SFNClient;
+  };
+
+  it('reads <claim>, <claim>_2, … up to the claim\'s last attempt, skipping one recorded but never started', async () => {
+    const recs = await readTerminationAttempts(mockAttempts(['default-x7k2p', 'default-x7k2p_3']), machine, 'default-x7k2p', 3);
+    expect(recs.map((r) => [r.name, r.status])).toEqual([
+      ['default-x7k2p', 'FAILED'],
+      ['default-x7k2p_3', 'SUCCEEDED'],
+    ]);
+  });
+
+  it('without the claim (expired record) reads on until the first missing attempt', async () => {
+    const recs = await readTerminationAttempts(mockAttempts(['default-x7k2p', 'default-x7k2p_2']), machine, 'default-x7k2p');
+    expect(recs.map((r) => r.name)).toEqual(['default-x7k2p', 'default-x7k2p_2']);
   });
 });

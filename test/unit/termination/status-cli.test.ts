@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildTimeline, chooseSource, formatStatus, formatTimeline, humanDuration, localExecution, unmarshal } from '../../../functions/cli/commands/status.ts';
+import { buildTimeline, chooseSource, formatAttempts, formatStatus, formatTimeline, humanDuration, localExecution, localTerminationAttempts, unmarshal } from '../../../functions/cli/commands/status.ts';
 import { createLocalTermination } from '../../../infra/local/sfn.ts';
 import { fakeWorld, node, nodeClaim, pdb, pod } from '../../fakes/index.ts';
 import type { ExecutionRecord } from '../../../shared/api/termination.ts';
@@ -49,6 +49,25 @@ describe('nodefleet history', () => {
     expect(text).toContain('execution default-x7k2p  SUCCEEDED  started 2026-01-01T00:00:00.000Z  took 2m');
     expect(text).toMatch(/\+90s\s+Drain\s+0s\s+deleted early 1/);
     expect(buildTimeline(rec, { verbose: true }).some((r) => r.state === 'DrainProgress')).toBe(true);
+  });
+
+  it('lists every attempt of a retried termination, oldest first (the failed record kept)', () => {
+    // Prepare: attempt 1 failed, gc carried it on as _2 and _10 (another claim's records alongside)
+    const attemptsDir = mkdtempSync(join(tmpdir(), 'nodefleet-attempts-'));
+    const execDir = join(attemptsDir, 'executions');
+    mkdirSync(execDir);
+    const rec = (name: string, status: ExecutionRecord['status']): ExecutionRecord => ({ name, status, startDate: '2026-01-01T00:00:00.000Z', events: [{ id: 1, type: 'ExecutionStarted', timestamp: '2026-01-01T00:00:00.000Z' }] });
+    for (const [name, status] of [['default-a', 'FAILED'], ['default-a_2', 'FAILED'], ['default-a_10', 'SUCCEEDED'], ['default-ab', 'SUCCEEDED'], ['default-a_x', 'SUCCEEDED']] as const) {
+      writeFileSync(join(execDir, `${name}.json`), JSON.stringify(rec(name, status)));
+    }
+    // Act
+    const recs = localTerminationAttempts(attemptsDir, 'default-a');
+    // Assess
+    expect(recs.map((r) => r.name)).toEqual(['default-a', 'default-a_2', 'default-a_10']);
+    const text = formatAttempts(recs);
+    expect(text).toContain('attempt 1 (1 of 3)\nexecution default-a  FAILED');
+    expect(text).toContain('attempt 10 (3 of 3)\nexecution default-a_10  SUCCEEDED');
+    rmSync(attemptsDir, { recursive: true, force: true });
   });
 
   it('shows a retried task failure on its row', () => {
