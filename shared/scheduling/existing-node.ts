@@ -134,7 +134,7 @@ function unboundDaemonRequests(n: ExistingNode, pods: readonly Pod[], daemons: r
   for (const d of daemons) {
     if (untoleratedTaint(n.taints, d.tolerations, true)) continue;
     if (!d.info.requiredTerms.some((t) => (!t.nodeNames || t.nodeNames.has(n.name)) && t.requirements.matchesLabels(n.labels))) continue;
-    for (const [k, v] of Object.entries(d.info.requests)) if (k !== 'pods') out[k] = (out[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(d.info.requests)) out[k] = (out[k] ?? 0) + v;
   }
   for (const p of pods) {
     if (!isDaemonSetPod(p)) continue;

@@ -123,6 +123,11 @@ export interface TopologyTarget {
    * already narrowed the claim to (a claim held to on-demand may launch in fewer zones).
    */
   domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
+  /**
+   * A new claim only: `values` of `key` ordered cheapest launch first (stable), so a claim pinned
+   * to one of several free domains takes the one it launches cheapest in.
+   */
+  cheapestFirst?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -348,7 +353,7 @@ export class Topology {
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      if (pin && free.length > 1) narrow.set(g.key, [free[0]]);
+      if (pin && free.length > 1) narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, free, narrow) : free)[0]]);
       else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
