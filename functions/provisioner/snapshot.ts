@@ -92,7 +92,8 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const boundPods = picture.boundPods;
 
   const byNode = podsByNode(boundPods);
-  const liveByKey = new Map(livePods.map((p) => [objectKey(p), p]));
+  // Nominated pods are pending ones: a map of those, not of every pod of the cluster.
+  const liveByKey = new Map(picture.pendingPods.map((p) => [objectKey(p), p]));
 
   const existing = new Map<string, ExistingNode>();
   // A node coming up is placed on without its NodeClaim's startup taints (existing-capacity.ts).
