@@ -51,7 +51,7 @@ describe('Karpenter provisioning: what a new NodeClaim carries', () => {
 
   // Known difference (COVERAGE.md FAILS): nodefleet accepts spec.template.metadata.annotations
   // on a NodePool but does not copy them to its NodeClaims (nor, at registration, to the node).
-  it.fails('Annotations: should annotate nodes', () => {
+  it('Annotations: should annotate nodes', () => {
     expect(claimFor(pool({ annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })).annotations).toMatchObject({ 'karpenter.sh/do-not-disrupt': 'true' });
   });
 });
