@@ -31,17 +31,13 @@ export class SimNode implements TopologyTarget {
   readonly taints: Taint[];
   readonly requirements?: Requirements;
 
-  /** @param reserved room kept for DaemonSet pods that will run here but are not bound yet. */
-  constructor(readonly node: ExistingNode, pods: readonly Pod[], reserved: Resources = {}) {
+  /** @param room what is left of the node's allocatable (see {@link prepareExistingNodes}); copied, the simulation consumes it. */
+  constructor(readonly node: ExistingNode, room: Resources) {
     this.labels = node.labels;
     this.hostname = node.labels[L.LabelHostname] ?? node.name;
     this.taints = node.taints ?? [];
     this.requirements = node.requirements;
-    this.room = { ...node.allocatable };
-    for (const p of pods) {
-      for (const [k, v] of Object.entries(podRequests(p.spec))) this.room[k] = (this.room[k] ?? 0) - v;
-    }
-    for (const [k, v] of Object.entries(reserved)) this.room[k] = (this.room[k] ?? 0) - v;
+    this.room = { ...room };
   }
 
   domains(key: string): readonly string[] {
@@ -82,41 +78,79 @@ export class SimNode implements TopologyTarget {
   }
 }
 
+/** An existing node as every simulation of one solve starts from it. */
+export interface PreparedNode {
+  node: ExistingNode;
+  /** Allocatable less the requests of the pods listed on the node and of the DaemonSet pods still to come. */
+  room: Resources;
+  /** The pods bound to the node (its own, then those of `boundPods` naming it). */
+  pods: Pod[];
+}
+
 /**
  * The existing nodes to simulate (registered ones before launching claims, so pods fill running
- * capacity first) and the pods bound to each: a pod listed on a node and again in `boundPods`
- * counts once, on the first node that lists it; `boundPods` on unknown nodes are ignored.
+ * capacity first), each with its room and the pods bound to it: a pod listed on a node and again
+ * in `boundPods` counts once, on the first node that lists it; `boundPods` on unknown nodes are
+ * ignored. Depends only on the cluster, so one solve prepares it once for both of its simulations
+ * (each copies the room it consumes: {@link simulateExistingNodes}); at 100 000 bound pods this is
+ * most of the work spent on existing capacity.
  */
-export function simulateExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[], daemonSets: readonly DaemonSetTemplate[] = []): { nodes: SimNode[]; bound: Map<SimNode, Pod[]> } {
+export function prepareExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[], daemonSets: readonly DaemonSetTemplate[] = []): PreparedNode[] {
   // Initialized nodes first, then managed nodes still coming up, then claims without a node
   // (KC scheduler.go orders existing nodes so pods land on initialized ones first).
   const rank = (n: ExistingNode) => (n.launching ? 2 : n.nodePool !== undefined && n.labels[L.LabelInitialized] !== 'true' ? 1 : 0);
   const sorted = [...existing].sort((a, b) => rank(a) - rank(b));
+  // Pods seen so far, by name then namespace: keyed on the strings the pods already hold (their
+  // hashes are cached), not on a `namespace/name` string built per pod.
+  const seen = new Map<string, string | Set<string>>();
+  const ns = (p: Pod) => String(p.metadata.namespace);
+  const isSeen = (p: Pod): boolean => {
+    const had = seen.get(p.metadata.name);
+    return had !== undefined && (typeof had === 'string' ? had === ns(p) : had.has(ns(p)));
+  };
+  const markSeen = (p: Pod): void => {
+    const had = seen.get(p.metadata.name);
+    if (had === undefined) seen.set(p.metadata.name, ns(p));
+    else if (typeof had === 'string') {
+      if (had !== ns(p)) seen.set(p.metadata.name, new Set([had, ns(p)]));
+    } else had.add(ns(p));
+  };
   const podsOf = new Map<string, Pod[]>();
-  const seen = new Set<string>();
   for (const n of sorted) {
-    const pods = (n.pods ?? []).filter((p) => !seen.has(`${p.metadata.namespace}/${p.metadata.name}`));
-    for (const p of pods) seen.add(`${p.metadata.namespace}/${p.metadata.name}`);
-    podsOf.set(n.name, [...pods]);
+    const own = (n.pods ?? []).filter((p) => !isSeen(p));
+    for (const p of own) markSeen(p);
+    podsOf.set(n.name, own);
   }
   const extra = new Map<string, Pod[]>();
   for (const p of boundPods) {
-    const k = `${p.metadata.namespace}/${p.metadata.name}`;
-    if (seen.has(k) || !p.spec.nodeName || !podsOf.has(p.spec.nodeName)) continue;
-    seen.add(k);
+    if (isSeen(p) || !p.spec.nodeName || !podsOf.has(p.spec.nodeName)) continue;
+    markSeen(p);
     let list = extra.get(p.spec.nodeName);
     if (!list) extra.set(p.spec.nodeName, (list = []));
     list.push(p);
   }
   const daemons = daemonSets.map((d) => ({ tolerations: d.spec.tolerations, info: new PodInfo({ metadata: d.metadata, spec: d.spec }) }));
+  return sorted.map((n) => {
+    const own = podsOf.get(n.name)!;
+    const more = extra.get(n.name);
+    const pods = more ? [...own, ...more] : own;
+    const room: Resources = { ...n.allocatable };
+    for (const p of own) {
+      for (const [k, v] of Object.entries(podRequests(p.spec))) room[k] = (room[k] ?? 0) - v;
+    }
+    for (const [k, v] of Object.entries(unboundDaemonRequests(n, pods, daemons))) room[k] = (room[k] ?? 0) - v;
+    return { node: n, room, pods };
+  });
+}
+
+/** The simulation's view of prepared nodes: fresh SimNodes (their own room) and the pods bound to each. */
+export function simulateExistingNodes(prepared: readonly PreparedNode[]): { nodes: SimNode[]; bound: Map<SimNode, Pod[]> } {
   const nodes: SimNode[] = [];
   const bound = new Map<SimNode, Pod[]>();
-  for (const n of sorted) {
-    const own = podsOf.get(n.name)!;
-    const all = [...own, ...(extra.get(n.name) ?? [])];
-    const sim = new SimNode(n, own, unboundDaemonRequests(n, all, daemons));
+  for (const p of prepared) {
+    const sim = new SimNode(p.node, p.room);
     nodes.push(sim);
-    bound.set(sim, all);
+    bound.set(sim, p.pods);
   }
   return { nodes, bound };
 }
@@ -155,16 +189,22 @@ export function recordBoundPods(
   volumes: SchedulingInput['volumes'],
   infoCache: Map<string, PodInfo>,
 ): void {
-  const entries: [{ namespace: string; labels: Record<string, string> }, TopologyGroup[], SimNode][] = [];
-  for (const [node, pods] of bound) {
+  // Register the running pods' anti-affinity groups first (in pod order), then count every pod,
+  // unless no group exists at all: then there is nothing to count and 100 000 pods are skipped.
+  const anti = new Map<Pod, [PodInfo, TopologyGroup[]]>();
+  for (const pods of bound.values()) {
     for (const p of pods) {
-      if (p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) {
-        const bi = new PodInfo(p, volumes, true, infoCache);
-        entries.push([bi, groupsFor(bi).ownedAnti, node]);
-      } else {
-        entries.push([{ namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} }, [], node]);
-      }
+      if (!p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) continue;
+      const bi = new PodInfo(p, volumes, true, infoCache);
+      anti.set(p, [bi, groupsFor(bi).ownedAnti]);
     }
   }
-  if (!topology.empty) for (const [bi, owned, node] of entries) topology.record(bi, owned, node);
+  if (topology.empty) return;
+  for (const [node, pods] of bound) {
+    for (const p of pods) {
+      const a = anti.get(p);
+      if (a) topology.record(a[0], a[1], node);
+      else topology.record({ namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} }, [], node);
+    }
+  }
 }

@@ -20,7 +20,7 @@ import * as L from '../api/labels.ts';
 import type { Resources } from '../api/quantity.ts';
 import { Requirement } from '../api/requirements.ts';
 import { listTypeKeys, poolTemplate } from './cache.ts';
-import { recordBoundPods, simulateExistingNodes, type SimNode } from './existing-node.ts';
+import { prepareExistingNodes, recordBoundPods, simulateExistingNodes, type PreparedNode, type SimNode } from './existing-node.ts';
 import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch } from './launch.ts';
 import { openClaim, SimClaim, type ClaimContext } from './nodeclaim.ts';
 import { isDaemonSetPod, PodInfo } from './pod.ts';
@@ -199,16 +199,17 @@ function claimsCost(r: SchedulingResult): number {
 export function solve(input: SchedulingInput): SchedulingResult {
   const pools = poolTemplates(input);
   const costPacking = (input.settings?.packing ?? 'cost') === 'cost';
-  const result = simulate(input, pools, costPacking);
+  const prepared = prepareExistingNodes(input.existingNodes ?? [], input.boundPods ?? [], input.daemonSets ?? []);
+  const result = simulate(input, pools, prepared, costPacking);
   if (!costPacking || (result.newNodeClaims.length < 2 && result.unschedulable.length === 0)) return result;
-  const karpenter = simulate(input, pools, false);
+  const karpenter = simulate(input, pools, prepared, false);
   const more = placedCount(result) - placedCount(karpenter);
   if (more !== 0) return more > 0 ? result : karpenter;
   return claimsCost(karpenter) < claimsCost(result) - 1e-9 ? karpenter : result;
 }
 
-/** One simulation with the given packing (cost-aware or Karpenter's). */
-function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, costPacking: boolean): SchedulingResult {
+/** One simulation with the given packing (cost-aware or Karpenter's), from the solve's prepared existing nodes. */
+function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, prepared: readonly PreparedNode[], costPacking: boolean): SchedulingResult {
   const settings = input.settings ?? {};
   const existing = input.existingNodes ?? [];
   const templates = claimTemplates(input, pools);
@@ -229,7 +230,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const topology = new Topology(topologyDomains(templates, existing, spreadKeys));
 
   // Existing capacity and the pods already running there.
-  const { nodes, bound } = simulateExistingNodes(existing, input.boundPods ?? [], input.daemonSets ?? []);
+  const { nodes, bound } = simulateExistingNodes(prepared);
   // Register every group before counting, so counts are complete. Pods with one signature share their groups.
   const groupsBySignature = new Map<string, PodGroups>();
   const groupsFor = (info: PodInfo): PodGroups => {
