@@ -15,7 +15,7 @@ import type { Log } from '../../shared/runtime/observability.ts';
 import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
-import { existingFromClaim, existingFromNode, podsByNode } from '../../shared/scheduling/existing-capacity.ts';
+import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
 
 /** Claims in these phases hold (or will hold) capacity. */
 const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Registered', 'Initialized']);
@@ -91,7 +91,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
   const boundPods = picture.boundPods;
 
-  const byNode = podsByNode(boundPods);
+  const byNode = picture.podsByNode;
   // Nominated pods are pending ones: a map of those, not of every pod of the cluster.
   const liveByKey = new Map(picture.pendingPods.map((p) => [objectKey(p), p]));
 

@@ -179,3 +179,16 @@ export interface KubeObject {
 export function objectKey(o: { metadata: ObjectMeta }): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 }
+
+/** Bound pods grouped by `spec.nodeName` (pods without one are left out). */
+export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
+  const out = new Map<string, Pod[]>();
+  for (const p of pods) {
+    const n = p.spec?.nodeName;
+    if (!n) continue;
+    const list = out.get(n);
+    if (list) list.push(p);
+    else out.set(n, [p]);
+  }
+  return out;
+}

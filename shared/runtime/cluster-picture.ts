@@ -9,7 +9,7 @@
  * change since its last invocation transfers and parses nothing (conditional GET → 304).
  */
 import { gunzipSync } from 'node:zlib';
-import type { Node, Pod } from '../api/kube.ts';
+import { podsByNode, type Node, type Pod } from '../api/kube.ts';
 import type { ClusterViewStore, KubeApi } from '../api/ports.ts';
 import { clusterOfView, inView, parseClusterView, viewAgeSeconds, type ClusterView } from '../api/cluster-view.ts';
 import { ViewHeartbeatSeconds } from '../api/cluster-view.ts';
@@ -29,6 +29,8 @@ export interface ClusterPicture {
   nodes: Node[];
   /** Pods bound to a node and not terminal. */
   boundPods: Pod[];
+  /** `boundPods` by `spec.nodeName` (shared/api/kube.ts podsByNode): grouped once per decoded view, not per invocation. */
+  podsByNode: Map<string, Pod[]>;
   /** Pods bound to no node (live). */
   pendingPods: Pod[];
   /** Where nodes and bound pods came from. */
@@ -42,7 +44,7 @@ export interface ClusterPicture {
 interface Cached {
   etag: string;
   view: ClusterView;
-  picture: { nodes: Node[]; pods: Pod[] };
+  picture: { nodes: Node[]; pods: Pod[]; podsByNode: Map<string, Pod[]> };
 }
 const cache = new WeakMap<ClusterViewStore, Cached>();
 
@@ -50,7 +52,7 @@ const cache = new WeakMap<ClusterViewStore, Cached>();
  * Reads the view (cached by ETag). @returns undefined with the reason when it is absent,
  * unreadable, or too old at `now`.
  */
-async function fromView(views: ClusterViewStore, cluster: string, now: Date, maxAgeSeconds: number): Promise<{ nodes: Node[]; pods: Pod[]; ageSeconds: number } | { refused: string }> {
+async function fromView(views: ClusterViewStore, cluster: string, now: Date, maxAgeSeconds: number): Promise<(Cached['picture'] & { ageSeconds: number }) | { refused: string }> {
   let entry = cache.get(views);
   let got: Awaited<ReturnType<ClusterViewStore['get']>>;
   try {
@@ -62,7 +64,8 @@ async function fromView(views: ClusterViewStore, cluster: string, now: Date, max
   if (got !== 'unchanged') {
     try {
       const view = parseClusterView(JSON.parse(gunzipSync(got.body).toString('utf8')), cluster);
-      entry = { etag: got.etag, view, picture: clusterOfView(view) };
+      const picture = clusterOfView(view);
+      entry = { etag: got.etag, view, picture: { ...picture, podsByNode: podsByNode(picture.pods) } };
       cache.set(views, entry);
     } catch (err) {
       return { refused: `cluster view unreadable: ${(err as Error).message}` };
@@ -85,7 +88,7 @@ export async function readClusterPicture(
 ): Promise<ClusterPicture> {
   if (deps.views) {
     const [v, pending] = await Promise.all([fromView(deps.views, deps.env.clusterName, now, opts.maxAgeSeconds ?? MaxViewAgeSeconds), opts.pending ?? deps.kube.listPods({ unbound: true })]);
-    if (!('refused' in v)) return { nodes: v.nodes, boundPods: v.pods, pendingPods: pending, source: 'view', ageSeconds: v.ageSeconds };
+    if (!('refused' in v)) return { nodes: v.nodes, boundPods: v.pods, podsByNode: v.podsByNode, pendingPods: pending, source: 'view', ageSeconds: v.ageSeconds };
     deps.log.warn('not using the cluster view, listing the cluster', { reason: v.refused });
     return { ...(await live(deps.kube)), refused: v.refused };
   }
@@ -94,7 +97,8 @@ export async function readClusterPicture(
 
 async function live(kube: KubeApi): Promise<ClusterPicture> {
   const [nodes, pods] = await Promise.all([kube.listNodes(), kube.listPods()]);
-  return { nodes, boundPods: pods.filter(inView), pendingPods: pods.filter((p) => !p.spec.nodeName), source: 'live' };
+  const boundPods = pods.filter(inView);
+  return { nodes, boundPods, podsByNode: podsByNode(boundPods), pendingPods: pods.filter((p) => !p.spec.nodeName), source: 'live' };
 }
 
 /** Forgets the cached views (tests). */

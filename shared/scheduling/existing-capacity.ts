@@ -25,18 +25,7 @@ import type { InstanceType } from '../catalog/index.ts';
 import { schedulingTaints } from './taints.ts';
 import type { ExistingNode } from './types.ts';
 
-/** Bound pods grouped by `spec.nodeName` (pods without one are left out). */
-export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
-  const out = new Map<string, Pod[]>();
-  for (const p of pods) {
-    const n = p.spec?.nodeName;
-    if (!n) continue;
-    const list = out.get(n);
-    if (list) list.push(p);
-    else out.set(n, [p]);
-  }
-  return out;
-}
+export { podsByNode } from '../api/kube.ts';
 
 /**
  * A Node holding `pods` (the pods bound to it) as existing capacity.
