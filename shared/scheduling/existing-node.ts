@@ -11,7 +11,7 @@ import * as L from '../api/labels.ts';
 import type { Resources } from '../api/quantity.ts';
 import type { Requirements } from '../api/requirements.ts';
 import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
-import { fitsRoom, podRequests } from './resources.ts';
+import { fitsRoom, sharedPodRequests } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
 import type { PodGroups, Topology, TopologyGroup, TopologyTarget } from './topology.ts';
 import type { DaemonSetTemplate, ExistingNode, SchedulingInput } from './types.ts';
@@ -136,7 +136,8 @@ export function prepareExistingNodes(existing: readonly ExistingNode[], boundPod
     const pods = more ? [...own, ...more] : own;
     const room: Resources = { ...n.allocatable };
     for (const p of own) {
-      for (const [k, v] of Object.entries(podRequests(p.spec))) room[k] = (room[k] ?? 0) - v;
+      const req = sharedPodRequests(p.spec);
+      for (const k in req) room[k] = (room[k] ?? 0) - req[k];
     }
     for (const [k, v] of Object.entries(unboundDaemonRequests(n, pods, daemons))) room[k] = (room[k] ?? 0) - v;
     return { node: n, room, pods };
@@ -172,7 +173,8 @@ function unboundDaemonRequests(n: ExistingNode, pods: readonly Pod[], daemons: r
   }
   for (const p of pods) {
     if (!isDaemonSetPod(p)) continue;
-    for (const [k, v] of Object.entries(podRequests(p.spec))) if (out[k] !== undefined) out[k] -= v;
+    const req = sharedPodRequests(p.spec);
+    for (const k in req) if (out[k] !== undefined) out[k] -= req[k];
   }
   for (const k of Object.keys(out)) if (out[k] <= 0) delete out[k];
   return out;
