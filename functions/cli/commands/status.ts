@@ -263,16 +263,33 @@ export function chooseSource(local: string | boolean | undefined, env: Record<st
   return existsSync(dir) ? { kind: 'local', dir } : undefined;
 }
 
-/** Reads the NodeClaims the embedded environment left in `<dir>/dynamodb` (dynalite must not be running on it). */
+/**
+ * Reads the NodeClaims the embedded environment left in `<dir>/dynamodb` (dynalite must not be running on it).
+ * @throws CliError `<dir>/dynamodb: cannot open …` when the folder is in use or damaged: dynalite
+ * reports a LevelDB it cannot open by throwing from a callback, caught here for the read's duration.
+ */
 async function localClaims(dir: string): Promise<NodeClaim[]> {
   const data = join(dir, 'dynamodb');
   if (!existsSync(data)) return [];
+  let onCrash: (err: Error) => void = () => undefined;
+  const crashed = new Promise<never>((_, reject) => {
+    onCrash = (err) => reject(new CliError(`${data}: cannot open (damaged; delete ${dir} and run \`nodefleet demo\` again): ${err.message}`));
+  });
+  process.on('uncaughtException', onCrash);
+  try {
+    return await Promise.race([scanLocalClaims(data), crashed]);
+  } finally {
+    process.off('uncaughtException', onCrash);
+  }
+}
+
+async function scanLocalClaims(data: string): Promise<NodeClaim[]> {
   const { startLocalDynamo } = await import('../../../infra/local/dynamo.ts');
   let db;
   try {
     db = await startLocalDynamo({ path: data });
   } catch (err) {
-    throw new Error(`cannot open ${data} (is \`nodefleet demo\` still running?): ${(err as Error).message}`);
+    throw new CliError(`${data}: cannot open (is \`nodefleet demo\` still running?): ${(err as Error).message}`);
   }
   try {
     const claims: NodeClaim[] = [];

@@ -45,6 +45,8 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'nodefleet-bad-input-'));
   mkdirSync(f('folder'));
   mkdirSync(f('cases-empty'));
+  mkdirSync(f('state/.nodefleet/executions'), { recursive: true });
+  mkdirSync(f('state2/.nodefleet/executions'), { recursive: true });
   mkdirSync(f('cases-loop'));
   symlinkSync('loop-b', f('cases-loop/loop-a'));
   symlinkSync('loop-a', f('cases-loop/loop-b'));
@@ -71,6 +73,8 @@ beforeAll(() => {
     'affinity-gt.yaml': pod('1').replace('  containers:', '  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: a, operator: Gt, values: [abc]}]}}]}}\n  containers:'),
     'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 100000000\n  template: {spec: {containers: [{name: a, image: b}]}}\n',
     'cases-empty/README.md': 'no cases here\n',
+    'state/.nodefleet/executions/default-x.json': '{"name": "default-x", "status": "SUCC',
+    'state2/.nodefleet/executions/default-y.json': '[1, 2]\n',
   };
   for (const [name, text] of Object.entries(files)) writeFileSync(f(name), text);
   writeFileSync(f('latin1.yaml'), Buffer.from('apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n', 'latin1'));
@@ -144,6 +148,9 @@ const Table: [string, string, number][] = [
   ['plan --nodepools $/np.yaml --pods $/affinity.yaml', 'nodefleet plan: $/affinity.yaml: Pod shop/web: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: unsupported operator "Equals"; valid operators are In, NotIn, Exists, DoesNotExist, Gt, Lt', 1],
   ['plan --nodepools $/np.yaml --pods $/affinity-gt.yaml', 'nodefleet plan: $/affinity-gt.yaml: Pod shop/web: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values: operator Gt needs exactly one integer value, got ["abc"]', 1],
   ['plan --nodepools $/np.yaml --pods $/replicas.yaml', 'nodefleet plan: $/replicas.yaml: Deployment web: spec.replicas: 100000000 is more than the 150000 pods plan simulates per workload', 1],
+  ['status --local $/state', 'nodefleet status: $/state/.nodefleet/executions/default-x.json: not an execution record: Unterminated string in JSON at position 37 (line 1 column 38)', 1],
+  ['history default-x --local $/state', 'nodefleet history: $/state/.nodefleet/executions/default-x.json: not an execution record: Unterminated string in JSON at position 37 (line 1 column 38)', 1],
+  ['history default-y --local $/state2', 'nodefleet history: $/state2/.nodefleet/executions/default-y.json: not an execution record: expected a JSON object with name and events', 1],
   ['cases $/cases-empty', 'nodefleet cases: $/cases-empty: no *.yaml cases found', 1],
   ['cases $/cases-loop', 'nodefleet cases: $/cases-loop/loop-a: cannot read: symbolic link loop', 1],
 ];
