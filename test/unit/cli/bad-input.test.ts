@@ -139,6 +139,7 @@ const Table: [string, string, number][] = [
   [`validate --cluster-name ${'c'.repeat(60)} $/np.yaml`, `nodefleet validate: --cluster-name: the stack lets CloudFormation name the node role of "${'c'.repeat(60)}" (name too long); pass --node-role with the stack output NodeRoleName`, 2],
   ['demo --speed fast', 'nodefleet demo: --speed must be a number ≥ 0.01, got "fast"', 2],
   ['demo --scenario no-such-scenario', 'nodefleet demo: ', 2],
+  ['demo --scenario $/bomb.yaml', 'nodefleet demo: $/bomb.yaml: more than 100 aliases (*name): refused as a possible YAML bomb (billion laughs)', 2],
   ['cases $/missing', 'nodefleet cases: no such file or folder: $/missing', 2],
   ['plan --nodepools $/np.yaml --pods $/bomb.yaml', 'nodefleet plan: $/bomb.yaml: document 1: YAML syntax error: more than 100 aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)', 1],
   ['instance-types --region us-east-1 --nodepool $/bomb.yaml', 'nodefleet instance-types: $/bomb.yaml: document 1: YAML syntax error: more than 100 aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)', 1],
