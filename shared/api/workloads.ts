@@ -185,6 +185,13 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
 // ---------------------------------------------------------------------------------------------
 // Input checks: what `plan` (and case files) must reject before scheduling reads the objects.
 
+/**
+ * Largest replica count (parallelism for Jobs) a workload may expand to: plan simulates every
+ * pod, so an absurd count (a typo, 100000000) would run for hours; Kubernetes' own scalability
+ * limit is 150000 pods per cluster.
+ */
+export const MaxReplicas = 150_000;
+
 /** Kinds whose `spec.template.spec` is a pod spec. */
 const TemplateKinds = new Set([...ExpandedKinds, 'DaemonSet']);
 
@@ -238,6 +245,46 @@ function podSpecProblems(spec: unknown, path: string): string[] {
     });
   }
   out.push(...quantityProblems(spec.overhead, `${path}.overhead`));
+  out.push(...nodeAffinityProblems(spec.affinity, `${path}.affinity.nodeAffinity`));
+  return out;
+}
+
+/** Operators of a pod's node selector terms (the Kubernetes API's NodeSelectorOperator). */
+const NodeSelectorOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
+
+/**
+ * Problems of a pod's node affinity expressions (required and preferred terms): an operator the
+ * Kubernetes API rejects, and Gt / Lt without exactly one integer value (the API server's rules).
+ */
+function nodeAffinityProblems(affinity: unknown, path: string): string[] {
+  const na = isMapping(affinity) && isMapping(affinity.nodeAffinity) ? affinity.nodeAffinity : undefined;
+  if (!na) return [];
+  const required = isMapping(na.requiredDuringSchedulingIgnoredDuringExecution) ? na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : undefined;
+  const terms: [unknown, string][] = [
+    ...(Array.isArray(required) ? required.map((t, i): [unknown, string] => [t, `${path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`]) : []),
+    ...(Array.isArray(na.preferredDuringSchedulingIgnoredDuringExecution)
+      ? na.preferredDuringSchedulingIgnoredDuringExecution.map((p, i): [unknown, string] => [isMapping(p) ? p.preference : undefined, `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}].preference`])
+      : []),
+  ];
+  const out: string[] = [];
+  for (const [term, at] of terms) {
+    if (!isMapping(term)) continue;
+    for (const field of ['matchExpressions', 'matchFields']) {
+      const list = term[field];
+      if (!Array.isArray(list)) continue;
+      list.forEach((e, i) => {
+        const where = `${at}.${field}[${i}]`;
+        if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
+        if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
+          return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
+        }
+        const values = e.values;
+        if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
+          out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
+        }
+      });
+    }
+  }
   return out;
 }
 
@@ -278,6 +325,7 @@ export function workloadInputProblems(objects: readonly { document: number; item
       for (const f of ['replicas', 'parallelism']) {
         const v = isMapping(spec) ? spec[f] : undefined;
         if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
+        else if (typeof v === 'number' && v > MaxReplicas) problems.push(`spec.${f}: ${v} is more than the ${MaxReplicas} pods plan simulates per workload`);
       }
     } else if (object.kind === 'Node') {
       const status = isMapping(object.status) ? object.status : {};
