@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { localUuid } from '../ids.ts';
 import { Ec2ApiError, InstanceStateCodes, type LocalEc2, type LocalInstance, type Ec2CapacityType, type FleetOverride } from './local-ec2.ts';
 import { filtersOf, list, obj, parseQueryBody, str, tagsOf, xmlError, xmlResponse, type QueryValue, type XmlValue } from './query-protocol.ts';
 import { accessKeyIdOf, type LocalAuthorizer } from '../iam/authorizer.ts';
@@ -108,7 +108,7 @@ export class LocalAwsServer {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const requestId = randomUUID();
+    const requestId = localUuid();
     const target = req.headers['x-amz-target'];
     try {
       if (typeof target === 'string') {
@@ -236,7 +236,7 @@ export class LocalAwsServer {
         if ([...this.templates.values()].some((t) => t.name === name)) {
           throw new Ec2ApiError('InvalidLaunchTemplateName.AlreadyExistsException', `Launch template name already in use.`);
         }
-        const lt: LaunchTemplate = { id: `lt-0${randomUUID().replaceAll('-', '').slice(0, 16)}`, name, createdMs: this.ec2.nowMs(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
+        const lt: LaunchTemplate = { id: `lt-0${localUuid().replaceAll('-', '').slice(0, 16)}`, name, createdMs: this.ec2.nowMs(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
         this.templates.set(lt.id, lt);
         return { launchTemplate: templateXml(lt) };
       }
@@ -370,7 +370,7 @@ export class LocalAwsServer {
     const tagsSpotRequests = list(obj(template?.data).TagSpecification).some((t) => str(obj(t).ResourceType) === 'spot-instances-request');
     if (capacityType === 'on-demand' && tagsSpotRequests) {
       return {
-        fleetId: `fleet-${randomUUID()}`,
+        fleetId: `fleet-${localUuid()}`,
         errorSet: overrides.map((o) => ({
           launchTemplateAndOverrides: { launchTemplateSpecification: { launchTemplateId: template?.id, version: '1' }, overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId } },
           lifecycle: 'on-demand',
