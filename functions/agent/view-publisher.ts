@@ -69,14 +69,21 @@ export class ViewPublisher {
     this.busy = true;
     const changes = b.changes;
     try {
-      const view = b.render({ cluster: this.opts.cluster, agent: this.agent, sequence: ++this.sequence, generatedAt: new Date(asOf).toISOString() });
-      const json = Buffer.from(JSON.stringify(view));
-      const gz = gzipSync(json);
+      // One gzip member per ~1 MB piece of JSON (RFC 1952 allows concatenated members; gunzip
+      // reads them as one stream): the whole JSON text (~20 MB at 100 000 pods) is never held.
+      const parts: Buffer[] = [];
+      let jsonBytes = 0;
+      for (const piece of b.renderJson({ cluster: this.opts.cluster, agent: this.agent, sequence: ++this.sequence, generatedAt: new Date(asOf).toISOString() })) {
+        const raw = Buffer.from(piece);
+        jsonBytes += raw.byteLength;
+        parts.push(gzipSync(raw));
+      }
+      const gz = Buffer.concat(parts);
       await this.opts.store.put(gz);
       this.publishedChanges = changes;
       this.publishedAtMs = this.now();
       this.publishedAsOfMs = asOf;
-      this.lastBytes = { gzip: gz.byteLength, json: json.byteLength };
+      this.lastBytes = { gzip: gz.byteLength, json: jsonBytes };
       return true;
     } catch (err) {
       this.opts.log?.('warn', 'publishing the cluster view failed, will retry', { error: (err as Error)?.message ?? String(err) });

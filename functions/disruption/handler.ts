@@ -58,8 +58,9 @@ function report(deps: Pick<Deps, 'log' | 'metrics'>, blocked: readonly BlockedCa
 }
 
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
-  const plan = planDisruption(await readSnapshot(deps, now), now);
+  const plan = planDisruption(await readSnapshot(deps, now), now, { elapsedMs: () => performance.now() });
   report(deps, plan.blocked);
+  for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
   for (const e of plan.expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });

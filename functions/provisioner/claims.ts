@@ -8,7 +8,8 @@ import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import { formatResources, type Resources } from '../../shared/api/quantity.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { nodeClassHash, nodePoolHash, NodePoolHashVersion } from '../../shared/api/hash.ts';
-import { AnnotationNodeClassHash, AnnotationNodePoolHash, AnnotationNodePoolHashVersion, LabelNodePool } from '../../shared/api/labels.ts';
+import { AnnotationNodeClassHash, AnnotationNodePoolHash, AnnotationNodePoolHashVersion, LabelInstanceType, LabelNodePool } from '../../shared/api/labels.ts';
+import type { RequirementSpec } from '../../shared/api/requirements.ts';
 import { parseDurationSeconds } from '../../shared/disruption/duration.ts';
 
 /** Per-resource minimum of the launch types' allocatable: what the claim can hold for sure before launch. */
@@ -17,6 +18,24 @@ export function minAllocatable(c: NewNodeClaim): Resources {
   const types = c.launchInstanceTypes.length ? c.launchInstanceTypes : c.instanceTypes;
   for (const t of types) for (const [k, v] of Object.entries(t.allocatable)) out[k] = out[k] === undefined ? v : Math.min(out[k], v);
   return out;
+}
+
+/**
+ * The claim's requirements with the instance-type requirement narrowed to the launch set (the
+ * cheapest ≤ 60 types the scheduler chose, minValues re-checked): what the claim can become, and
+ * all a launch or a retry after insufficient capacity may use. Storing the full compatible list
+ * (up to ~600 names, ~10 KB) made every NodeClaim item, and every read of all claims, grow with
+ * the catalog. Karpenter does the same when it turns a NodeClaimTemplate into a NodeClaim (its
+ * requirements keep the 60 cheapest types: KC pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go).
+ * Without a launch set (no type left) the requirements are returned as they are.
+ */
+export function launchSetRequirements(c: Pick<NewNodeClaim, 'requirements' | 'launchInstanceTypes'>): RequirementSpec[] {
+  const specs = c.requirements.toSpecs();
+  if (c.launchInstanceTypes.length === 0) return specs;
+  const values = c.launchInstanceTypes.map((t) => t.name);
+  const narrowed = (r?: RequirementSpec): RequirementSpec => ({ key: LabelInstanceType, operator: 'In', values, ...(r?.minValues !== undefined ? { minValues: r.minValues } : {}) });
+  if (!specs.some((r) => r.key === LabelInstanceType)) return [...specs, narrowed()];
+  return specs.map((r) => (r.key === LabelInstanceType ? narrowed(r) : r));
 }
 
 /**
@@ -36,7 +55,7 @@ export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: 
     cluster: opts.cluster,
     nodePool: c.nodePool,
     nodeClass: tmpl.nodeClassRef.name,
-    requirements: c.requirements.toSpecs(),
+    requirements: launchSetRequirements(c),
     taints: c.taints,
     startupTaints: c.startupTaints,
     labels: { ...c.labels, [LabelNodePool]: c.nodePool },

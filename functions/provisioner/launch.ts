@@ -22,9 +22,10 @@ import { providerIdOf } from './claims.ts';
 export const MaxLaunchAttempts = 5;
 
 /**
- * Spot attempts before falling back to on-demand (when the claim allows it): a claim may list up to
- * 600 types, so walking every spot pool 60 at a time would keep pods waiting for minutes; after two
- * refused spot fleets the on-demand pools, the NodePool's declared alternative, are used.
+ * Spot attempts before falling back to on-demand (when the claim allows it). A claim lists only its
+ * launch set (≤ 60 types, claims.ts `launchSetRequirements`), so its spot pools are usually spent
+ * after one refused fleet; at most two are tried before the on-demand pools, the NodePool's
+ * declared alternative, are used.
  */
 export const MaxSpotAttempts = 2;
 

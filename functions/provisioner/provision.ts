@@ -7,13 +7,15 @@ import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
+import { choosePacking } from '../../shared/api/packing.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import { UnschedulableBackoff, schedulingConfigKey } from '../../shared/scheduling/unschedulable-backoff.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
-import { assignedPods, loadSnapshot, provisionablePods } from './snapshot.ts';
+import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 
 /** At most this many per-pod duration samples per pass (one EMF document each). */
 export const MaxPodDurationSamples = 100;
@@ -36,6 +38,19 @@ export interface ProvisionSummary {
   unschedulable: { pod: string; reasons: Record<string, string> }[];
   /** Pods placed on existing nodes or in-flight claims. */
   placedOnExisting: number;
+  /** Provisionable pods not solved this pass: their shape is backing off after being unschedulable. */
+  backingOff: number;
+}
+
+/**
+ * Backoff state per warm container (keyed by the container's NodeClaim store, as deps are built
+ * once per container; tests' fresh worlds get fresh state). See shared/scheduling/unschedulable-backoff.ts.
+ */
+const backoffs = new WeakMap<object, UnschedulableBackoff>();
+function backoffOf(deps: Pick<ProvisionerDeps, 'store'>): UnschedulableBackoff {
+  let b = backoffs.get(deps.store);
+  if (!b) backoffs.set(deps.store, (b = new UnschedulableBackoff()));
+  return b;
 }
 
 /** Attempts at a fresh name when a generated one is taken (27^5 suffixes: a clash is rare, two in a row rarer still). */
@@ -68,25 +83,35 @@ async function createClaim(deps: Pick<ProvisionerDeps, 'store'>, build: () => No
  */
 export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]): Promise<ProvisionSummary> {
   const now = deps.clock.now();
-  const summary: ProvisionSummary = { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0 };
+  const summary: ProvisionSummary = { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0, backingOff: 0 };
   const pending = await deps.kube.listPods({ unbound: true });
   const live = new Map(pending.map((p) => [objectKey(p), p]));
   if (provisionablePods(eventPods, { livePods: pending, assigned: new Map() }).length === 0) {
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;
   }
-  const claims = await deps.store.list();
+  const claims = await inFlightClaims(deps, now);
   if (provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live, now) }).length === 0) {
     deps.log.debug('no provisionable pod(s): every pod is on an in-flight nodeclaim', { received: eventPods.length });
     return summary;
   }
   const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()), { pending, claims });
-  const pods = provisionablePods(eventPods, snap, { others: true });
-  summary.provisionable = pods.length;
-  if (pods.length === 0) {
+  const provisionable = provisionablePods(eventPods, snap, { others: true });
+  summary.provisionable = provisionable.length;
+  if (provisionable.length === 0) {
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;
   }
+  const packing = choosePacking(snap.nodePools, deps.env.packing);
+  if (packing.conflict) deps.log.warn(packing.conflict);
+  const backoff = backoffOf(deps);
+  const configKey = schedulingConfigKey({ nodePools: snap.nodePools, nodeClasses: snap.nodeClasses.values(), unavailable: snap.unavailable });
+  const { solve: pods, waiting } = backoff.partition(provisionable, configKey, now.getTime());
+  summary.backingOff = waiting.length;
+  if (waiting.length) {
+    deps.log.debug('not solving pod(s) unschedulable on earlier passes (backing off)', { pods: waiting.length, Pods: firstFive(waiting.map((w) => objectKey(w.pod))), 'next-retry': new Date(Math.min(...waiting.map((w) => w.retryAtMs))).toISOString() });
+  }
+  if (pods.length === 0) return summary;
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
@@ -96,8 +121,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     boundPods: snap.boundPods,
     daemonSets: snap.daemonSets,
     unavailableOfferings: snap.unavailable,
+    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   });
   const seconds = (performance.now() - started) / 1000;
+  backoff.record({ unschedulable: result.unschedulable.map((u) => u.pod), scheduled: [...result.placements.map((p) => p.pod), ...result.newNodeClaims.flatMap((c) => c.pods)] }, configKey, now.getTime());
   deps.metrics.seconds(MetricNames.schedulingDuration, seconds, { controller: 'provisioner' });
   deps.log.info('found provisionable pod(s)', { Pods: firstFive(pods.map(objectKey)), duration: `${seconds.toFixed(3)}s` });
   // Pod creation → scheduling decision, per pod (KC `pods_scheduling_decision_duration_seconds`), capped per pass.

@@ -4,20 +4,18 @@
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
  * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
  */
-import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
+import type { Node, Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { isProvisionable } from '../../shared/api/agent-events.ts';
-import { readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
+import { MaxViewAgeSeconds, readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
 import type { Log } from '../../shared/runtime/observability.ts';
-import { parseResources } from '../../shared/api/quantity.ts';
-import { Requirements } from '../../shared/api/requirements.ts';
-import * as L from '../../shared/api/labels.ts';
 import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
+import { existingFromClaim, existingFromNode, podsByNode } from '../../shared/scheduling/existing-capacity.ts';
 
 /** Claims in these phases hold (or will hold) capacity. */
 const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Registered', 'Initialized']);
@@ -28,6 +26,15 @@ const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Regi
  * again; counting it as assigned for ever left such pods Pending for good (chaos seed 8).
  */
 export const NominationSeconds = 20;
+
+/**
+ * The provisioner reads only the claims initialized less than this long ago (plus every claim not
+ * yet initialized: NodeClaimStore `listInFlight`): an initialized claim still matters while it
+ * nominates pods ({@link NominationSeconds}) and while the cluster picture may predate its node
+ * (a view is used up to MaxViewAgeSeconds old, shared/runtime/cluster-picture.ts). Older ones are
+ * nodes in the picture like any other, and reading them all made every pass grow with the cluster.
+ */
+export const InFlightWindowSeconds = NominationSeconds + MaxViewAgeSeconds;
 
 export interface Snapshot {
   nodePools: NodePool[];
@@ -71,7 +78,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const [nodePools, classes, claims, picture, dsObjects, unavailable] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
-    pre.claims ?? deps.store.list(),
+    pre.claims ?? inFlightClaims(deps, now),
     readClusterPicture(deps, now, { pending: pre.pending }),
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
@@ -84,49 +91,19 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
   const boundPods = picture.boundPods;
 
-  const byNode = new Map<string, Pod[]>();
-  for (const p of boundPods) {
-    const list = byNode.get(p.spec.nodeName!);
-    if (list) list.push(p);
-    else byNode.set(p.spec.nodeName!, [p]);
-  }
+  const byNode = podsByNode(boundPods);
   const liveByKey = new Map(livePods.map((p) => [objectKey(p), p]));
 
   const existing = new Map<string, ExistingNode>();
-  for (const n of nodes) {
-    const labels = n.metadata.labels ?? {};
-    existing.set(n.metadata.name, {
-      name: n.metadata.name,
-      labels,
-      taints: (n.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key),
-      allocatable: parseResources(n.status?.allocatable ?? n.status?.capacity),
-      capacity: parseResources(n.status?.capacity ?? n.status?.allocatable),
-      pods: byNode.get(n.metadata.name) ?? [],
-      nodePool: labels[L.LabelNodePool],
-      unschedulable: !!n.spec?.unschedulable || isTerminating(n),
-    });
-  }
+  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? []));
 
   const assigned = new Map<string, string>();
   const inFlight = claims.filter((c) => InFlightPhases.has(c.phase));
   for (const c of inFlight) {
     let target = c.nodeName ? existing.get(c.nodeName) : undefined;
     if (!target) {
-      const launchedLabels: Record<string, string> = c.instanceType
-        ? { [L.LabelInstanceType]: c.instanceType, ...(c.zone ? { [L.LabelTopologyZone]: c.zone } : {}), ...(c.capacityType ? { [L.LabelCapacityType]: c.capacityType } : {}) }
-        : {};
-      const allocatable = parseResources(c.allocatable ?? {});
-      target = {
-        name: c.name,
-        labels: { ...c.labels, ...launchedLabels, [L.LabelNodePool]: c.nodePool },
-        taints: c.taints as Taint[],
-        allocatable,
-        capacity: parseResources(c.capacity ?? c.allocatable ?? {}),
-        pods: [],
-        launching: true,
-        nodePool: c.nodePool,
-        ...(c.instanceType ? {} : { requirements: Requirements.fromSpecs(c.requirements) }),
-      };
+      // Capacity coming soon (a claim that records no allocatable holds room for nothing).
+      target = existingFromClaim({ ...c, allocatable: c.allocatable ?? {} })!;
       existing.set(c.name, target);
     }
     // Pods the claim was made for and that are still pending count as already placed on it
@@ -166,6 +143,11 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     instanceTypes,
     assigned,
   };
+}
+
+/** The claims a provisioning pass reads at `now` (see {@link InFlightWindowSeconds}). */
+export function inFlightClaims(deps: { store: NodeClaimStore }, now: Date): Promise<NodeClaim[]> {
+  return deps.store.listInFlight(now.getTime() - InFlightWindowSeconds * 1000);
 }
 
 /**

@@ -3,6 +3,7 @@
  * a bad value fails synth with the context key's name, before any resource is built.
  */
 import type { Node } from 'constructs';
+import { PackingModes, type PackingMode } from '../../shared/api/contract.ts';
 
 /** Log levels Powertools Logger accepts (POWERTOOLS_LOG_LEVEL; shared/runtime/env.ts parses the same set). */
 export const LogLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
@@ -40,6 +41,11 @@ export interface NodefleetConfig {
   /** Namespace and ServiceAccount of the agent (must match infra/k8s). */
   agentNamespace: string;
   agentServiceAccount: string;
+  /**
+   * Packing mode of the provisioner (context `packing`, `cost` or `karpenter`; unset: the
+   * default, cost), passed as NODEFLEET_PACKING. A NodePool's nodefleet.io/packing annotation wins.
+   */
+  packing?: PackingMode;
 }
 
 /** Names shared with infra/k8s (the manifests use the same literals; a test checks they agree). */
@@ -120,9 +126,15 @@ export function readConfig(node: Node): NodefleetConfig {
     throw new ConfigError("context 'subnetIds' / 'subnetTag' need 'vpcId'");
   }
 
+  const packing = str(node, 'packing');
+  if (packing !== undefined && !(PackingModes as readonly string[]).includes(packing)) {
+    throw new ConfigError(`context 'packing' must be one of ${PackingModes.join(', ')}, got '${packing}'`);
+  }
+
   return {
     clusterName,
     logLevel: logLevel as LogLevel,
+    ...(packing ? { packing: packing as PackingMode } : {}),
     interruption: bool(node, 'interruption', true),
     vpc,
     agentIdentity,

@@ -59,13 +59,14 @@ export const Functions: readonly FunctionSpec[] = [
   { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: FunctionPermissions.registration, timeoutSeconds: 30, memoryMiB: 512 },
   // Re-entrant (functions/disruption/handler.ts): invoked directly it only plans, so the disruption
   // loop state machine drives it (plan → Wait 15 s validation → act → Wait for replacements → terminate).
-  // 120 s: one run can take ~30 s at the simulation cap, plus launches of replacements.
+  // 300 s: a planning run's consolidation search is bounded by Karpenter's time budgets, 1 min
+  // multi-node + 3 min single-node (shared/disruption/constants.ts), plus reading the picture.
   {
     name: 'disruption',
     entry: 'functions/disruption/handler.ts',
     trigger: { kind: 'loop', minutes: 1, definition: 'functions/disruption/disruption-loop.asl.json' },
     permissions: FunctionPermissions.disruption,
-    timeoutSeconds: 120,
+    timeoutSeconds: 300,
     memoryMiB: 2048,
   },
   // gc terminates orphans and deletes nodes itself, and starts the next attempt of a termination

@@ -32,7 +32,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { Env, EventRules, Table, type EventPattern } from '../../shared/api/contract.ts';
+import { Env, EventRules, nodeRoleNameOf, Table, type EventPattern } from '../../shared/api/contract.ts';
 import { kubernetesGroupOf, type NodefleetConfig } from './config.ts';
 import {
   DefaultTerminationTaskPermissions,
@@ -191,16 +191,16 @@ export class NodefleetStack extends Stack {
     this.bus = new events.EventBus(this, 'Bus', { eventBusName: `nodefleet-${cfg.clusterName}` });
 
     // ---- node role ---------------------------------------------------------------------------
-    const nodeRoleName = `nodefleet-node-${cfg.clusterName}`;
+    const nodeRoleName = nodeRoleNameOf(cfg.clusterName);
     this.nodeRole = new iam.Role(this, 'NodeRole', {
-      roleName: nodeRoleName.length <= 64 ? nodeRoleName : undefined,
+      roleName: nodeRoleName,
       description: `Instance role of nodes nodefleet launches for ${cfg.clusterName}`,
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
       managedPolicies: NodeRoleManagedPolicies.map((p) => iam.ManagedPolicy.fromAwsManagedPolicyName(p)),
     });
     this.instanceProfile = new iam.InstanceProfile(this, 'NodeInstanceProfile', {
       role: this.nodeRole,
-      instanceProfileName: nodeRoleName.length <= 128 ? nodeRoleName : undefined,
+      instanceProfileName: nodeRoleName,
     });
     new eks.CfnAccessEntry(this, 'NodeAccessEntry', {
       clusterName: cfg.clusterName,
@@ -362,6 +362,8 @@ export class NodefleetStack extends Stack {
       environment[Env.nodeRoleName] = this.nodeRole.roleName;
       environment[Env.instanceProfileName] = this.instanceProfile.instanceProfileName;
     }
+    // The provisioner's rounds are the ones the packing mode shapes (shared/api/packing.ts).
+    if (cfg.packing && name === 'provisioner') environment[Env.packing] = cfg.packing;
     if (spec.permissions.includes('startTermination') && this.stateMachine) {
       environment[Env.stateMachineArn] = this.stateMachine.stateMachineArn;
     }

@@ -173,6 +173,36 @@ export class ClusterViewBuilder {
     this.changes++;
   }
 
+  /**
+   * The view as JSON text in pieces of about `chunkChars` characters, so the publisher can
+   * compress it piece by piece and a 100 000-pod view (~20 MB of JSON) never exists as one string.
+   * `JSON.parse(pieces.join(''))` equals {@link render} (pods before templates; key order aside).
+   */
+  *renderJson(meta: { cluster: string; agent: string; sequence: number; generatedAt: string }, chunkChars = 1 << 20): Generator<string> {
+    for (const [k, t] of this.templates) if (t.refs <= 0) this.templates.delete(k); // interned, never kept
+    const head = JSON.stringify({ schemaVersion: ClusterViewSchemaVersion, ...meta, nodes: [...this.nodes.values()] });
+    let buf = `${head.slice(0, -1)},"pods":[`;
+    const index = new Map<string, number>();
+    const templates: PodTemplate[] = [];
+    let first = true;
+    for (const { pod, tpl } of this.pods.values()) {
+      let i = index.get(tpl.key);
+      if (i === undefined) {
+        i = templates.length;
+        index.set(tpl.key, i);
+        templates.push(tpl.template);
+      }
+      const row: PodRow = [pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp];
+      buf += (first ? '' : ',') + JSON.stringify(row);
+      first = false;
+      if (buf.length >= chunkChars) {
+        yield buf;
+        buf = '';
+      }
+    }
+    yield `${buf}],"templates":${JSON.stringify(templates)}}`;
+  }
+
   /** The view as of now (`generatedAt`), numbered `sequence` of agent `agent`. */
   render(meta: { cluster: string; agent: string; sequence: number; generatedAt: string }): ClusterView {
     for (const [k, t] of this.templates) if (t.refs <= 0) this.templates.delete(k); // interned, never kept

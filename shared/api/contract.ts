@@ -121,6 +121,38 @@ export const keys = {
 };
 
 /** Environment variable names (the CDK construct sets these; each function parses them once). */
+/**
+ * Values of {@link Env.packing} (and of the NodePool annotation nodefleet.io/packing, the CDK
+ * context `packing`, `plan --packing`): `cost`, nodefleet's default, or `karpenter`
+ * (shared/scheduling/types.ts `SchedulingSettings.packing`; precedence in shared/api/packing.ts).
+ */
+export const PackingModes = ['cost', 'karpenter'] as const;
+export type PackingMode = (typeof PackingModes)[number];
+
+/** IAM role names are at most 64 characters; past that the CDK stack lets CloudFormation name the role. */
+const MaxRoleNameLength = 64;
+
+/**
+ * The node role the CDK stack deploys for a cluster (`nodefleet-node-<cluster>`; its instance
+ * profile has the same name), or undefined when that name is too long and CloudFormation
+ * generates one (read it from the stack output NodeRoleName). Nodes launch only with this role:
+ * the functions may pass no other (shared/api/iam-policy.ts).
+ */
+export function nodeRoleNameOf(clusterName: string): string | undefined {
+  const name = `nodefleet-node-${clusterName}`;
+  return name.length <= MaxRoleNameLength ? name : undefined;
+}
+
+/**
+ * Why an EC2NodeClass `spec.role` cannot be used with the stack's node role `nodeRoleName`, or
+ * undefined when it can (the same role, or `spec.instanceProfile` set instead). One message for
+ * `validate --cluster-name` and the launch (shared/aws/ec2.ts), which both refuse it.
+ */
+export function nodeRoleProblem(spec: { role?: string; instanceProfile?: string }, nodeRoleName: string): string | undefined {
+  if (spec.instanceProfile || !spec.role || spec.role === nodeRoleName) return undefined;
+  return `spec.role: "${spec.role}" is not the node role nodefleet deploys ("${nodeRoleName}", stack output NodeRoleName): nodes launch only with that role's instance profile, so set spec.role: ${nodeRoleName}`;
+}
+
 export const Env = {
   clusterName: 'NODEFLEET_CLUSTER_NAME',
   tableName: 'NODEFLEET_TABLE_NAME',
@@ -139,4 +171,6 @@ export const Env = {
   /** S3 endpoint override (the embedded environment's s3rver). */
   s3Endpoint: 'NODEFLEET_S3_ENDPOINT',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
+  /** Packing mode of the provisioner's rounds (`cost` | `karpenter`); NodePool annotations win (shared/api/packing.ts). */
+  packing: 'NODEFLEET_PACKING',
 } as const;

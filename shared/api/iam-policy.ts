@@ -22,8 +22,12 @@
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
-  /** DynamoDB item reads/writes on the nodefleet table and its GSI. */
-  | 'table'
+  /**
+   * One DynamoDB item action on the nodefleet table (Query: and its GSI), so each function gets
+   * exactly the actions its adapter calls send (shared/aws/calls.ts; the IAM simulation test fails
+   * on one granted and never sent). See {@link TablePermissionActions}.
+   */
+  | TablePermission
   /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
   | 'kube'
   /** ec2:DescribeInstances (the cloud provider's get / list; no resource-level permissions). */
@@ -46,11 +50,16 @@ export type Permission =
 
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
-  provisioner: ['table', 'kube', 'ec2Launch', 'catalogRefresh'],
-  registration: ['table', 'kube'],
-  disruption: ['table', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
-  gc: ['table', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
-  interruption: ['table', 'kube', 'startTermination'],
+  // NodeClaims (create, get, list, update = put, delete), the ICE cache (put, query), idempotency (put, update).
+  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh'],
+  // NodeClaims by id and by instance id (GSI), marked Registered / Initialized.
+  registration: ['tableGet', 'tablePut', 'tableQuery', 'kube'],
+  // The provisioner's table use plus budget counters (take: put/get/update, release: update).
+  disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
+  // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).
+  gc: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
+  // NodeClaims by instance id and list, marked; ICE cache marks; budget holders: no update, no delete.
+  interruption: ['tableGet', 'tablePut', 'tableQuery', 'kube', 'startTermination'],
 } as const satisfies Record<string, readonly Permission[]>;
 
 /** A function of {@link FunctionPermissions}. */
@@ -62,24 +71,24 @@ export type FunctionName = keyof typeof FunctionPermissions;
  * functions/termination/<task>.ts uses. A task not listed gets {@link DefaultTerminationTaskPermissions}.
  */
 export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
-  /** Taints/cordons the Node, marks the NodeClaim. */
-  Cordon: ['table', 'kube'],
-  /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim. */
-  Drain: ['table', 'kube'],
+  /** Taints/cordons the Node, marks the NodeClaim (get, put). */
+  Cordon: ['tableGet', 'tablePut', 'kube'],
+  /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim (get, put). */
+  Drain: ['tableGet', 'tablePut', 'kube'],
   /** Deletes whatever is left at the grace-period deadline. */
   Cutoff: ['kube'],
   /** TerminateInstances on the claim's (cluster- and NodePool-tagged) instance, marks the NodeClaim. */
-  TerminateInstance: ['table', 'ec2Describe', 'ec2Terminate'],
+  TerminateInstance: ['tableGet', 'tablePut', 'ec2Describe', 'ec2Terminate'],
   /** Deletes the Node object. */
   DeleteNode: ['kube'],
-  /** Removes the NodeClaim and releases the budget slot. */
-  Finalize: ['table'],
-  /** Records a failed termination on the NodeClaim. */
-  RecordFailure: ['table'],
+  /** Marks the NodeClaim terminated (get, put) and releases the budget slot (update). */
+  Finalize: ['tableGet', 'tablePut', 'tableUpdate'],
+  /** Records a failed termination on the NodeClaim (get, put). */
+  RecordFailure: ['tableGet', 'tablePut'],
 };
 
-/** A new task's default until it is listed above: the NodeClaim (DynamoDB) and the Node / its pods (Kubernetes). */
-export const DefaultTerminationTaskPermissions: readonly Permission[] = ['table', 'kube'];
+/** A new task's default until it is listed above: the NodeClaim (DynamoDB get, put) and the Node / its pods (Kubernetes). */
+export const DefaultTerminationTaskPermissions: readonly Permission[] = ['tableGet', 'tablePut', 'kube'];
 
 /** Tag every EC2 resource nodefleet creates carries (Karpenter's and the EKS cloud provider's ownership tag). */
 export function clusterTagKey(clusterName: string): string {
@@ -108,10 +117,20 @@ export const CatalogDescribeActions = ['ec2:DescribeAvailabilityZones', 'ec2:Des
 export const PricingActions = ['pricing:GetProducts'];
 
 /**
- * DynamoDB item actions the NodeClaim store, ICE cache, budget counters and Powertools idempotency
- * send (GetItem, PutItem, UpdateItem, DeleteItem; Query on the table and the byInstanceId GSI).
+ * The DynamoDB permission sets, one item action each, as the NodeClaim store, ICE cache, budget
+ * counters and Powertools idempotency send them (shared/aws/calls.ts `AdapterCalls`).
  */
-export const TableActions = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+export const TablePermissionActions = {
+  tableGet: 'dynamodb:GetItem',
+  tablePut: 'dynamodb:PutItem',
+  tableUpdate: 'dynamodb:UpdateItem',
+  tableDelete: 'dynamodb:DeleteItem',
+  /** On the table (list by cluster, ICE cache) and the byInstanceId GSI. */
+  tableQuery: 'dynamodb:Query',
+} as const;
+/** A DynamoDB permission set of {@link TablePermissionActions}. */
+export type TablePermission = keyof typeof TablePermissionActions;
+
 
 /** Service principals the node role may be passed to (EC2; EC2 in the aws-cn partition). */
 export const Ec2ServicePrincipals = ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'];
@@ -171,8 +190,13 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
     StringLike: { [`aws:ResourceTag/${NodePoolTagKey}`]: '*' },
   };
   switch (permission) {
-    case 'table':
-      return [allow('NodefleetTable', TableActions, [t.tableArn, `${t.tableArn}/index/*`])];
+    case 'tableGet':
+    case 'tablePut':
+    case 'tableUpdate':
+    case 'tableDelete':
+      return [allow(`NodefleetTable${permission.slice('table'.length)}`, [TablePermissionActions[permission]], [t.tableArn])];
+    case 'tableQuery':
+      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn, `${t.tableArn}/index/*`])];
     case 'kube':
       return [allow('DescribeThisCluster', ['eks:DescribeCluster'], [`arn:${t.partition}:eks:${t.region}:${t.account}:cluster/${t.clusterName}`])];
     case 'ec2Describe':

@@ -52,8 +52,12 @@ export const AnnotationNodePoolHash = 'karpenter.sh/nodepool-hash';
 export const AnnotationNodePoolHashVersion = 'karpenter.sh/nodepool-hash-version';
 export const AnnotationNodeClassHash = 'karpenter.k8s.aws/ec2nodeclass-hash';
 export const AnnotationPodDeletionCost = 'controller.kubernetes.io/pod-deletion-cost';
+/** Pod annotation (int32) steering which nodes disruption takes first; wins over pod-deletion-cost (Karpenter v1.15). */
+export const AnnotationDisruptionCost = 'karpenter.sh/disruption-cost';
 /** nodefleet extension: expiration waits for budgets and pre-spins the replacement. */
 export const AnnotationGracefulExpiration = 'nodefleet.io/graceful-expiration';
+/** nodefleet: the packing mode (`cost` | `karpenter`) of rounds over this NodePool; precedence in shared/api/packing.ts. */
+export const AnnotationPacking = 'nodefleet.io/packing';
 /** nodefleet extension: a rebalance recommendation launches the replacement early and drains within budgets. */
 export const AnnotationRebalanceReplace = 'nodefleet.io/rebalance-replace';
 /**

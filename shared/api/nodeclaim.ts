@@ -154,6 +154,19 @@ export function getCondition(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimCo
   return c.conditions.find((x) => x.type === type);
 }
 
+/**
+ * Does the claim belong to `NodeClaimStore.listInFlight(initializedSinceMs)`? Pending, Launched,
+ * Registered; Initialized when its Initialized condition turned True at or after the time (or
+ * the time is unknown). One rule for the DynamoDB filter and the in-memory store.
+ */
+export function inFlightSince(c: Pick<NodeClaim, 'phase' | 'conditions'>, initializedSinceMs: number): boolean {
+  if (c.phase === 'Pending' || c.phase === 'Launched' || c.phase === 'Registered') return true;
+  if (c.phase !== 'Initialized') return false;
+  const init = getCondition(c, 'Initialized');
+  const at = init?.status === 'True' ? Date.parse(init.lastTransitionTime) : NaN;
+  return !Number.isFinite(at) || at >= initializedSinceMs;
+}
+
 /** True when the condition is set to True. */
 export function isTrue(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimConditionType): boolean {
   return getCondition(c, type)?.status === 'True';

@@ -50,6 +50,16 @@ export const NodeClassRefSchema = z.strictObject({
   name: z.string().min(1),
 });
 
+/**
+ * Whether a NodePool's nodeClassRef names a node class this autoscaler launches with (an
+ * EC2NodeClass of karpenter.k8s.aws, or of nodefleet.io). A NodePool referring to another
+ * provider's class belongs to another controller: its nodes are neither provisioned nor disrupted
+ * here (Karpenter's `nodepoolutils.IsManaged` over the provider's supported node classes).
+ */
+export function isManagedNodeClassRef(ref: { group: string; kind: string }): boolean {
+  return ref.kind === 'EC2NodeClass' && (ref.group === 'karpenter.k8s.aws' || ref.group === 'nodefleet.io');
+}
+
 export const BudgetSchema = z.strictObject({
   nodes: z.string().regex(/^((100|[0-9]{1,2})%|[0-9]+)$/, 'must be a node count such as 5 or a percentage such as 10%'),
   schedule: z.string().optional(),

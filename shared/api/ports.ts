@@ -14,6 +14,13 @@ export interface NodeClaimStore {
   /** undefined when absent. */
   get(name: string): Promise<NodeClaim | undefined>;
   list(): Promise<NodeClaim[]>;
+  /**
+   * The claims that may still hold capacity the cluster picture does not show, or nominate pending
+   * pods: phase Pending, Launched or Registered, and Initialized ones whose Initialized condition
+   * turned True at or after `initializedSinceMs` (epoch ms; also when that time is unknown).
+   * Read consistently, as `list` (a claim the previous provisioning pass created is never missed).
+   */
+  listInFlight(initializedSinceMs: number): Promise<NodeClaim[]>;
   /** Finds by EC2 instance id (GSI). */
   getByInstanceId(instanceId: string): Promise<NodeClaim | undefined>;
   /** Writes `claim` if the stored version equals `claim.version`; returns it with version + 1. Throws ConflictError otherwise. */

@@ -19,6 +19,7 @@ import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, QualifiedNamePatter
 import { parseQuantity } from './quantity.ts';
 import { parseYamlObjects } from './yaml.ts';
 import { celProblems } from './cel.ts';
+import { packingProblem } from './packing.ts';
 import { EC2NodeClassRules } from './crd-rules.ts';
 
 /** Requirement operators, in the order Karpenter documents them. */
@@ -371,6 +372,11 @@ function nodePoolRules(obj: unknown): string[] {
   const name = isRecord(obj.metadata) ? obj.metadata.name : undefined;
   if (typeof name === 'string' && name && (name.length > 253 || !DNSSubdomain.test(name))) {
     out.push(`metadata.name: ${show(name)} is not a valid name (lowercase letters, digits, "-" and ".", starting and ending alphanumeric)`);
+  }
+  const annotations = isRecord(obj.metadata) && isRecord(obj.metadata.annotations) ? obj.metadata.annotations : {};
+  if (annotations[L.AnnotationPacking] !== undefined) {
+    const problem = packingProblem(annotations[L.AnnotationPacking]);
+    if (problem) out.push(`metadata.annotations["${L.AnnotationPacking}"]: ${problem}`);
   }
   const spec = isRecord(obj.spec) ? obj.spec : {};
   const template = isRecord(spec.template) ? spec.template : {};

@@ -26,6 +26,7 @@ export const AdapterCalls = {
   'store.create': ['dynamodb:PutItem'],
   'store.get': ['dynamodb:GetItem'],
   'store.list': ['dynamodb:Query'],
+  'store.listInFlight': ['dynamodb:Query'],
   'store.getByInstanceId': ['dynamodb:Query'],
   'store.update': ['dynamodb:PutItem'],
   'store.delete': ['dynamodb:DeleteItem'],
@@ -59,7 +60,7 @@ export type AdapterCall = keyof typeof AdapterCalls;
  * names (termination tasks: `termination<Task>`).
  */
 export const FunctionAwsCalls: Record<string, readonly AdapterCall[]> = {
-  provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency'],
+  provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.listInFlight', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency'],
   registration: ['eks.connect', 'store.get', 'store.getByInstanceId', 'store.update'],
   disruption: ['budgets.holders', 'budgets.release', 'budgets.take', 'cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get'],
   gc: ['budgets.holders', 'budgets.release', 'cloud.collectLaunchTemplates', 'cloud.get', 'cloud.list', 'cloud.terminate', 'eks.connect', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start'],

@@ -47,6 +47,7 @@ import type { NodeClaim } from '../api/nodeclaim.ts';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import type { Taint } from '../api/kube.ts';
 import { ValidationError } from '../api/errors.ts';
+import { nodeRoleProblem } from '../api/contract.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
@@ -196,12 +197,8 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, custom: spec.userData });
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
-  const role = spec.role;
-  if (!spec.instanceProfile && role && ctx.nodeRoleName && role !== ctx.nodeRoleName) {
-    throw new ValidationError(
-      `ec2nodeclass ${nodeClass.metadata.name}: spec.role "${role}" is not the node role nodefleet deploys ("${ctx.nodeRoleName}"); nodes launch with that role's instance profile, so set spec.role: ${ctx.nodeRoleName}`,
-    );
-  }
+  const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
+  if (roleProblem) throw new ValidationError(`ec2nodeclass ${nodeClass.metadata.name}: ${roleProblem}`);
   const profile = spec.instanceProfile ?? ctx.instanceProfileName;
   const tags = templateTags(claim, nodeClass, ctx.cluster.name);
   return {

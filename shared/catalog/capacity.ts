@@ -65,6 +65,12 @@ export interface AmiFamilyFeatures {
   /** Device name of the volume that backs kubelet's ephemeral storage. */
   ephemeralDeviceName: string;
   os: 'linux' | 'windows';
+  /**
+   * Architectures the family publishes AMIs for; types of another architecture cannot launch
+   * with it (undefined: every architecture). Windows: amd64 only (KA amifamily/windows.go
+   * `DefaultAMIs` resolves x86_64 images only; EC2 has no Windows on Graviton).
+   */
+  archs?: readonly string[];
 }
 
 const linuxDefaults: AmiFamilyFeatures = {
@@ -84,6 +90,7 @@ const windows: AmiFamilyFeatures = {
   defaultEphemeralVolumeGiB: 50,
   ephemeralDeviceName: '/dev/sda1',
   os: 'windows',
+  archs: ['amd64'],
 };
 
 /** Feature flags per AMI family (KA amifamily/al2.go, al2023.go, bottlerocket.go, windows.go, custom.go). */

@@ -122,6 +122,38 @@ export function labelsFor(info: InstanceTypeInfo, region: string, nodeClass?: EC
   return labels;
 }
 
+/**
+ * Why a value of a `node.kubernetes.io/instance-type` or `karpenter.k8s.aws/instance-family`
+ * requirement names nothing the shipped catalog can launch in `region`, or undefined when it
+ * names something it can. The catalog holds the types Karpenter's instance-types reference lists
+ * (data/SOURCES.md: mac, u-, p2/p3, g2/g3, f1 and similar are left out) and prices them per region.
+ * Other keys: always undefined.
+ */
+export function unknownCatalogName(key: string, value: string, region: string): string | undefined {
+  const field = key === L.LabelInstanceType ? 'name' : key === L.LabelInstanceFamily ? 'family' : undefined;
+  if (!field) return undefined;
+  const what = field === 'name' ? 'instance type' : 'instance family';
+  const infos = instanceTypeInfos.filter((i) => i[field] === value);
+  if (infos.length === 0) return `${what} "${value}" is not in the catalog (${instanceTypeInfos.length} types, those Karpenter's reference lists)`;
+  const shipped = shippedRegionData(region);
+  if (!infos.some((i) => shipped.onDemandUsdPerHour[i.name] !== undefined || shipped.spotUsdPerHour[i.name] !== undefined)) {
+    return `${what} "${value}" has no price in ${region} in the catalog (not offered there)`;
+  }
+  return undefined;
+}
+
+/** The one line shown wherever a Windows node would be priced: data/prices.json holds Linux/UNIX rates only. */
+export const NoWindowsPrices = 'no Windows prices in the catalog';
+
+/**
+ * Why the shipped prices do not price nodes of this EC2NodeClass: {@link NoWindowsPrices} for the
+ * Windows AMI families (prices.json is Linux/UNIX, shared tenancy; Windows rates include the
+ * licence and are not shipped, data/SOURCES.md "Known gaps"), undefined when they do.
+ */
+export function priceGap(nodeClass?: EC2NodeClass): string | undefined {
+  return AmiFamilyFeatureTable[amiFamilyOf(nodeClass)].os === 'windows' ? NoWindowsPrices : undefined;
+}
+
 /** node.kubernetes.io/windows-build per Windows family (KA pkg/apis/v1 labels). */
 function windowsBuild(family: string): string {
   return ({ Windows2019: '10.0.17763', Windows2022: '10.0.20348', Windows2025: '10.0.26100' } as Record<string, string>)[family] ?? '';
@@ -198,7 +230,8 @@ export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOp
  * within family; types only known from `opts.refreshed` after them, by name). Offerings: each zone
  * the type is offered in × on-demand (on-demand price) and spot (per-zone spot price when
  * refreshed, else the shipped regional average); offerings in `unavailable` have
- * `available: false`. With refreshed zone data, types EC2 does not offer in the region are left out.
+ * `available: false`. With refreshed zone data, types EC2 does not offer in the region are left out;
+ * so are types of an architecture the EC2NodeClass's AMI family has no image for (Windows: amd64).
  * @throws NotFoundError when the region has no zone data (shipped or refreshed).
  * @throws ValidationError when `opts.refreshed` is for another region.
  */
@@ -210,8 +243,10 @@ export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
   const od = refreshed?.onDemandUsdPerHour ?? {};
   const spot = refreshed?.spotUsdPerHour ?? {};
   const out: InstanceType[] = [];
+  const archs = AmiFamilyFeatureTable[amiFamilyOf(opts.nodeClass)].archs;
   for (const info of mergeInstanceTypeInfos(instanceTypeInfos, refreshed?.instanceTypes)) {
     const name = info.name;
+    if (archs && !archs.includes(info.arch)) continue; // no AMI of the family for this architecture
     const priced = shipped.onDemandUsdPerHour[name] !== undefined || shipped.spotUsdPerHour[name] !== undefined || od[name] !== undefined || spot[name] !== undefined;
     if (!priced) continue;
     const it = instanceTypeFromInfo(info, opts, shipped);

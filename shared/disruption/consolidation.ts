@@ -5,11 +5,15 @@
  * Rules (KC pkg/controllers/disruption/consolidation.go `computeConsolidation`,
  * `computeSpotToSpotConsolidation`; multinodeconsolidation.go `filterOutSameType`):
  * - every pod must schedule; more than one new node is never worth it;
- * - the replacement's instance types are cut to those whose cheapest compatible offering is
- *   cheaper than the candidates' current price; none left → no consolidation;
+ * - the replacement's instance types are cut to those whose dearest compatible offering (the
+ *   worst a launch could pick) is cheaper than the candidates' current price; none left → no
+ *   consolidation;
  * - on-demand → [spot, on-demand] replacements are pinned to spot (the price cut assumed spot);
+ * - the cheaper types left must still meet the NodePool's minValues, or there is no
+ *   consolidation (`RemoveInstanceTypeOptionsByPriceAndMinValues`; a BestEffort policy relaxes
+ *   minValues for provisioning only, never to consolidate);
  * - spot → spot: only if enabled, and for a single node only with ≥ 15 cheaper types, of which
- *   the 15 cheapest are launched;
+ *   the 15 cheapest are launched — or as many of the cheapest as minValues needs, if more;
  * - several nodes → one node of a type among them: the replacement must be cheaper than that
  *   type, or deleting the others onto the kept one would do with less disruption.
  */
@@ -39,6 +43,22 @@ export function cheapestCompatiblePrice(it: InstanceType, zones: readonly string
     if (best === undefined || o.priceUsdPerHour < best) best = o.priceUsdPerHour;
   }
   return best;
+}
+
+/**
+ * The dearest available offering of `it` a launch with these zones and capacity types could land
+ * on, USD/hour (KC `WorstLaunchPrice`): a replacement must be cheaper than the candidates even in
+ * its worst case, since the launch picks the offering, not us. Undefined when none is compatible.
+ */
+export function worstCompatiblePrice(it: InstanceType, zones: readonly string[], capacityTypes: readonly CapacityType[]): number | undefined {
+  let worst: number | undefined;
+  for (const o of it.offerings) {
+    if (!o.available) continue;
+    if (zones.length > 0 && !zones.includes(o.zone)) continue;
+    if (!capacityTypes.includes(o.capacityType)) continue;
+    if (worst === undefined || o.priceUsdPerHour > worst) worst = o.priceUsdPerHour;
+  }
+  return worst;
 }
 
 /** Sum of the candidates' prices, undefined when any is unknown. */
@@ -92,6 +112,24 @@ export function toReplacement(nc: NewNodeClaim, types: readonly InstanceType[], 
   };
 }
 
+/**
+ * How many of `ordered` (cheapest first) it takes to meet every minValues requirement of `reqs`:
+ * 0 without minValues, undefined when the whole list does not meet them (KC `SatisfiesMinValues`).
+ */
+function typesForMinValues(ordered: readonly InstanceType[], reqs: Requirements): number | undefined {
+  const minReqs = reqs.all().filter((r) => r.minValues !== undefined);
+  if (minReqs.length === 0) return 0;
+  const seen = new Map(minReqs.map((r) => [r.key, new Set<string>()]));
+  for (let i = 0; i < ordered.length; i++) {
+    for (const r of minReqs) {
+      const v = r.key === LabelInstanceType ? ordered[i].name : ordered[i].labels[r.key];
+      if (v !== undefined) seen.get(r.key)!.add(v);
+    }
+    if (minReqs.every((r) => seen.get(r.key)!.size >= (r.minValues ?? 0))) return i + 1;
+  }
+  return undefined;
+}
+
 /** Instance types ordered by their cheapest compatible price, with that price; types with none dropped. */
 function byPrice(types: readonly InstanceType[], zones: readonly string[], capacityTypes: readonly CapacityType[]): { it: InstanceType; price: number }[] {
   return types
@@ -134,20 +172,30 @@ export function computeConsolidation(
     capacityTypes = allowed.length > 0 ? allowed : [CapacityTypeOnDemand];
   }
 
-  let options = byPrice(nc.instanceTypes, nc.zones, capacityTypes).filter((x) => x.price < price);
+  let options = byPrice(nc.instanceTypes, nc.zones, capacityTypes).filter((x) => (worstCompatiblePrice(x.it, nc.zones, capacityTypes) ?? Infinity) < price);
   if (options.length === 0) return { decision: 'none', reason: `can't replace with a cheaper node (current ${price.toFixed(4)} USD/h)` };
+  const minValuesNeed = typesForMinValues(options.map((x) => x.it), nc.requirements);
+  if (minValuesNeed === undefined) return { decision: 'none', reason: `the instance types cheaper than the current ${price.toFixed(4)} USD/h do not meet the NodePool's minValues` };
 
   if (opts.multi) {
-    const existing = new Set(candidates.map((c) => c.instanceType));
+    // The price bar is a candidate's current price for its own type, whenever that type could
+    // hold the pods — even when the replacement's capacity type (pinned to spot) would not launch
+    // it (KC `filterOutSameInstanceType` looks at the options before that pin).
+    const current = new Map<string, number>();
+    for (const c of candidates) if (c.priceUsdPerHour !== undefined) current.set(c.instanceType, Math.min(current.get(c.instanceType) ?? Infinity, c.priceUsdPerHour));
     let maxPrice = Infinity;
-    for (const x of options) if (existing.has(x.it.name)) maxPrice = Math.min(maxPrice, x.price);
-    options = options.filter((x) => x.price < maxPrice);
+    for (const it of nc.instanceTypes) {
+      const p = current.get(it.name);
+      if (p !== undefined) maxPrice = Math.min(maxPrice, p);
+    }
+    options = options.filter((x) => (worstCompatiblePrice(x.it, nc.zones, capacityTypes) ?? Infinity) < maxPrice);
     if (options.length === 0) return { decision: 'none', reason: 'the replacement would be one of the candidates\' own instance types; deleting is better' };
+    if (typesForMinValues(options.map((x) => x.it), nc.requirements) === undefined) return { decision: 'none', reason: "without the candidates' own instance types the replacement no longer meets the NodePool's minValues" };
   } else if (allSpot && capacityTypes[0] === CapacityTypeSpot) {
     if (options.length < MinInstanceTypesForSpotToSpotConsolidation) {
       return { decision: 'none', reason: `spot-to-spot consolidation needs ${MinInstanceTypesForSpotToSpotConsolidation} cheaper instance types, found ${options.length}` };
     }
-    options = options.slice(0, MinInstanceTypesForSpotToSpotConsolidation);
+    options = options.slice(0, Math.max(MinInstanceTypesForSpotToSpotConsolidation, minValuesNeed));
   }
 
   const replacement = toReplacement(nc, options.slice(0, MaxLaunchInstanceTypes).map((x) => x.it), capacityTypes);

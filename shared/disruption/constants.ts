@@ -21,13 +21,27 @@ export const MinInstanceTypesForSpotToSpotConsolidation = 15;
 export const MultiNodeMaxCandidates = 100;
 
 /**
- * Upper bound on scheduling simulations per plan. Karpenter bounds multi-node by 1 minute and
- * single-node by 3 minutes of wall time; a pure function cannot read a clock, so nodefleet
- * bounds the work instead: one simulation of a 200-node / 4 000-pod cluster costs ~0.2 s on a
- * Lambda-sized CPU, so 150 keep a run near 30 s. Candidates beyond the cap are reached by the
- * next runs (single-node-consolidation.ts rotates its start).
+ * Upper bound on scheduling simulations per plan, next to the time budgets below: one
+ * simulation of a 200-node / 4 000-pod cluster costs ~0.2 s on a Lambda-sized CPU, so 150 keep
+ * a run near 30 s there; on a big cluster a simulation costs more and the time budget ends the
+ * search first. Candidates beyond either bound are reached by the next runs
+ * (single-node-consolidation.ts rotates its start).
  */
 export const DefaultMaxSimulations = 150;
+
+/**
+ * Multi-node consolidation stops its search after this much time and keeps the best command
+ * found so far. Karpenter `MultiNodeConsolidationTimeoutDuration = 1 * time.Minute`
+ * (KC pkg/controllers/disruption/multinodeconsolidation.go).
+ */
+export const MultiNodeConsolidationTimeoutMs = 60_000;
+
+/**
+ * Single-node consolidation gives up (no command this run) after this much time.
+ * Karpenter `SingleNodeConsolidationTimeoutDuration = 3 * time.Minute`
+ * (KC pkg/controllers/disruption/singlenodeconsolidation.go).
+ */
+export const SingleNodeConsolidationTimeoutMs = 180_000;
 
 /** Default budget when a NodePool lists none (KC pkg/apis/v1/nodepool.go kubebuilder default). */
 export const DefaultBudgetNodes = '10%';

@@ -13,6 +13,13 @@ export interface MethodContext {
   state: ClusterState;
   sim: Simulator;
   blocked: BlockedCandidate[];
+  /**
+   * Milliseconds on a monotonic clock the caller injects (the handler: `performance.now`; tests: a
+   * fake). Methods with a time budget read it before each simulation; constant 0 = no time passes.
+   */
+  elapsedMs: () => number;
+  /** Methods that stopped on their time budget this run (appended to). */
+  timedOut: MethodName[];
 }
 
 /** One disruption method (KC pkg/controllers/disruption `Method`). */

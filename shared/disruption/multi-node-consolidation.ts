@@ -2,10 +2,12 @@
  * Multi-node consolidation: remove several nodes at once, or replace them with one cheaper node.
  * Binary search over the prefix of the (budget-filtered) candidates sorted by disruption cost —
  * first ≤ 100 — for the largest prefix that still consolidates; always ≥ 2 nodes (single-node
- * consolidation handles one). Budget reason Underutilized.
+ * consolidation handles one). Budget reason Underutilized. The search stops after
+ * {@link MultiNodeConsolidationTimeoutMs} (or the simulation cap) and keeps the best prefix found
+ * so far, as Karpenter does on its timeout.
  * Source: KC pkg/controllers/disruption/multinodeconsolidation.go `firstNConsolidationOption`.
  */
-import { DefaultMaxSimulations, MultiNodeMaxCandidates } from './constants.ts';
+import { DefaultMaxSimulations, MultiNodeConsolidationTimeoutMs, MultiNodeMaxCandidates } from './constants.ts';
 import { computeConsolidation, type ConsolidationOutcome } from './consolidation.ts';
 import { balancedApproves, consolidationCandidates } from './consolidation-candidates.ts';
 import { makeCommand, type DisruptionMethod, type MethodContext } from './method.ts';
@@ -23,11 +25,16 @@ export const MultiNodeConsolidation: DisruptionMethod = {
     if (candidates.length < 2) return undefined;
     const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
+    const deadlineMs = ctx.elapsedMs() + MultiNodeConsolidationTimeoutMs;
     let lo = 1;
     let hi = candidates.length - 1;
     let best: { set: Candidate[]; outcome: Exclude<ConsolidationOutcome, { decision: 'none' }> } | undefined;
     while (lo <= hi) {
       if (sim.simulations >= maxSims) break;
+      if (ctx.elapsedMs() >= deadlineMs) {
+        ctx.timedOut.push('multi-node-consolidation');
+        break;
+      }
       const mid = Math.floor((lo + hi) / 2);
       const set = candidates.slice(0, mid + 1);
       const outcome = computeConsolidation(sim, set, { multi: true, spotToSpot });

@@ -16,18 +16,23 @@ const BudgetReasons: DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized'];
  * Plans one disruption run at `now`: forceful expirations (outside budgets), then the graceful
  * methods in order (methods.ts) until one yields a command. Expiring nodes count as disrupting
  * for the budgets of the graceful methods, as Karpenter counts nodes marked for deletion.
- * Pure: no I/O, no clock.
+ * Pure: no I/O; time passing is read only through `opts.elapsedMs` (a monotonic clock in ms,
+ * default constant 0: the simulation count is then the only bound), which the consolidation
+ * methods check against their time budgets (constants.ts `MultiNodeConsolidationTimeoutMs`,
+ * `SingleNodeConsolidationTimeoutMs`).
  * @throws ValidationError when a NodePool budget has an unparseable schedule or duration.
  */
-export function planDisruption(snapshot: DisruptionSnapshot, now: Date): DisruptionPlan {
+export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { elapsedMs?: () => number } = {}): DisruptionPlan {
   const state = buildState(snapshot, now);
   const expirations = findExpirations(state);
   for (const e of expirations) state.leaving.add(e.nodeName);
   const sim = new Simulator(state);
   const blocked = [...state.blocked];
+  const timedOut: DisruptionPlan['timedOut'] = [];
+  const elapsedMs = opts.elapsedMs ?? (() => 0);
   let command;
   for (const method of Methods) {
-    command = method.compute({ state, sim, blocked });
+    command = method.compute({ state, sim, blocked, elapsedMs, timedOut });
     if (command) break;
   }
   const budgets: BudgetStatus[] = [];
@@ -36,5 +41,5 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date): Disrupt
     const reasons: DisruptionReason[] = [...BudgetReasons, ...(hasGracefulExpiration(pool) ? ['Expired' as const] : []), ...(hasRebalanceReplace(pool) ? ['Rebalance' as const] : [])];
     for (const r of reasons) budgets.push(budgetFor(state, pool.metadata.name, r));
   }
-  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations };
+  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations, timedOut };
 }

@@ -6,7 +6,8 @@
  * `IsDoNotDisruptActive`), pkg/utils/pdb/pdb.go (`Limits.CanEvictPods`).
  */
 import type { LabelSelector, Pod, PodDisruptionBudget } from '../api/kube.ts';
-import { AnnotationDoNotDisrupt } from '../api/labels.ts';
+import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
+import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
 import { parseDurationSeconds } from './duration.ts';
 
@@ -35,11 +36,29 @@ export function isTerminal(p: Pod): boolean {
 }
 
 /**
- * Pods a drain evicts and the simulation must place elsewhere: not DaemonSet, mirror, terminal
- * or already terminating (KC `IsReschedulable`).
+ * Pods a drain evicts and the simulation must place elsewhere: not DaemonSet, mirror or terminal,
+ * and not already terminating — except a StatefulSet's terminating pod, which its controller
+ * recreates under the same name only after it is gone, so it still needs a place (KC
+ * `IsReschedulable`).
  */
 export function isReschedulable(p: Pod): boolean {
-  return !isDaemonSetPod(p) && !isMirrorPod(p) && !isTerminal(p) && !p.metadata.deletionTimestamp;
+  if (isDaemonSetPod(p) || isMirrorPod(p) || isTerminal(p)) return false;
+  return !p.metadata.deletionTimestamp || ownerKind(p) === 'StatefulSet';
+}
+
+/** Neither terminal nor terminating (KC `IsActive`). */
+export function isActive(p: Pod): boolean {
+  return !isTerminal(p) && !p.metadata.deletionTimestamp;
+}
+
+/**
+ * Pods a drain calls the eviction API for, so the only pods a PodDisruptionBudget can hold back:
+ * active, not a static (mirror) pod, not tolerating the karpenter.sh/disrupted NoSchedule taint,
+ * and without an active do-not-disrupt (KC `IsEvictable`). DaemonSet pods are evicted too.
+ */
+export function isEvictable(p: Pod, now: Date): boolean {
+  if (!isActive(p) || isMirrorPod(p) || isDoNotDisruptActive(p, now)) return false;
+  return !(p.spec.tolerations ?? []).some((t) => toleratesTaint(t, TaintDisrupted));
 }
 
 /**

@@ -6,9 +6,8 @@
  */
 import type { Pod } from '../api/kube.ts';
 import { isTrue } from '../api/nodeclaim.ts';
-import { parseResources } from '../api/quantity.ts';
-import { LabelCapacityType, LabelNodePool, LabelTopologyZone } from '../api/labels.ts';
 import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
+import { existingFromClaim, existingFromNode } from '../scheduling/existing-capacity.ts';
 import { isReschedulable, podKey } from './pods.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
@@ -39,35 +38,15 @@ export class Simulator {
     for (const node of s.snapshot.nodes) {
       const m = managedByName.get(node.metadata.name);
       if (m?.deleting || node.metadata.deletionTimestamp) continue;
-      const labels = node.metadata.labels ?? {};
-      out.push({
-        name: node.metadata.name,
-        labels,
-        taints: node.spec?.taints ?? [],
-        allocatable: parseResources(node.status?.allocatable),
-        capacity: node.status?.capacity ? parseResources(node.status.capacity) : undefined,
-        pods: s.podsByNode.get(node.metadata.name) ?? [],
-        nodePool: labels[LabelNodePool],
-        unschedulable: !!node.spec?.unschedulable,
-      });
+      out.push(existingFromNode(node, s.podsByNode.get(node.metadata.name) ?? []));
     }
-    // In-flight NodeClaims without a Node yet (launched or launching): capacity coming soon.
+    // In-flight NodeClaims without a Node yet (launched): capacity coming soon.
     const nodeNames = new Set(s.snapshot.nodes.map((n) => n.metadata.name));
     for (const c of s.snapshot.nodeClaims ?? []) {
       if ((c.nodeName && nodeNames.has(c.nodeName)) || c.phase === 'Terminating' || c.phase === 'Terminated' || c.phase === 'Failed') continue;
       if (!c.instanceType || !isTrue(c, 'Launched')) continue;
-      const it = s.catalog.get(c.instanceType);
-      if (!it && !c.allocatable) continue;
-      out.push({
-        name: c.name,
-        labels: { ...(it?.labels ?? {}), ...c.labels, [LabelNodePool]: c.nodePool, ...(c.zone ? { [LabelTopologyZone]: c.zone } : {}), ...(c.capacityType ? { [LabelCapacityType]: c.capacityType } : {}) },
-        taints: c.taints,
-        allocatable: c.allocatable ? parseResources(c.allocatable) : it!.allocatable,
-        capacity: c.capacity ? parseResources(c.capacity) : it?.capacity,
-        pods: [],
-        launching: true,
-        nodePool: c.nodePool,
-      });
+      const e = existingFromClaim(c, s.catalog);
+      if (e) out.push(e);
     }
     this.existing = out;
     return out;
@@ -120,6 +99,13 @@ export class Simulator {
     const unschedulable = result.unschedulable
       .filter((u) => candidateKeys.has(podKey(u.pod)))
       .map((u) => ({ pod: podKey(u.pod), reason: Object.entries(u.reasons).map(([pool, why]) => `${pool}: ${why}`).join('; ') || 'no nodepool can run it' }));
+    // A candidate's pod placed on a managed node that is not initialized yet (or a claim still
+    // launching) is not a safe place: the decision would rest on capacity that may never come up
+    // (KC helpers.go `SimulateScheduling`, UninitializedNodeError).
+    const uninitialized = new Set([...s.managed.filter((m) => !m.initialized).map((m) => m.node.metadata.name), ...this.existingNodes().filter((n) => n.launching).map((n) => n.name)]);
+    for (const pl of result.placements) {
+      if (candidateKeys.has(podKey(pl.pod)) && uninitialized.has(pl.node)) unschedulable.push({ pod: podKey(pl.pod), reason: `would schedule against uninitialized node ${pl.node}` });
+    }
     const newNodeClaims = result.newNodeClaims.filter((nc) => nc.pods.some((p) => candidateKeys.has(podKey(p))));
     return { result, unschedulable, newNodeClaims };
   }

@@ -1,9 +1,11 @@
 /**
  * Single-node consolidation: the first candidate (by disruption cost) that can be deleted, or
  * replaced by one cheaper node. Spot → spot needs ≥ 15 cheaper types (consolidation.ts).
- * Budget reason Underutilized. Source: KC pkg/controllers/disruption/singlenodeconsolidation.go.
+ * Budget reason Underutilized. After {@link SingleNodeConsolidationTimeoutMs} (or the simulation
+ * cap) it gives up for this run, as Karpenter does on its timeout; the next runs start further
+ * down the list. Source: KC pkg/controllers/disruption/singlenodeconsolidation.go.
  */
-import { DefaultMaxSimulations } from './constants.ts';
+import { DefaultMaxSimulations, SingleNodeConsolidationTimeoutMs } from './constants.ts';
 import { computeConsolidation } from './consolidation.ts';
 import { FreeCapacity } from './prefilter.ts';
 import { balancedApproves, consolidationCandidates } from './consolidation-candidates.ts';
@@ -18,6 +20,7 @@ export const SingleNodeConsolidation: DisruptionMethod = {
     const { state, sim, blocked } = ctx;
     const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
+    const deadlineMs = ctx.elapsedMs() + SingleNodeConsolidationTimeoutMs;
     const free = new FreeCapacity(state);
     let candidates = consolidationCandidates(ctx, 'single-node-consolidation');
     // When the simulation cap cannot cover every candidate, start each minute's run further down
@@ -39,6 +42,10 @@ export const SingleNodeConsolidation: DisruptionMethod = {
         continue;
       }
       if (sim.simulations >= maxSims) break;
+      if (ctx.elapsedMs() >= deadlineMs) {
+        ctx.timedOut.push('single-node-consolidation');
+        break;
+      }
       const outcome = computeConsolidation(sim, [c], { multi: false, spotToSpot });
       if (outcome.decision === 'none') {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: outcome.reason });

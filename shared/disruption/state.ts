@@ -8,7 +8,7 @@
  * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
  */
 import type { Node, Pod } from '../api/kube.ts';
-import type { NodePool, EC2NodeClass } from '../api/nodepool.ts';
+import { isManagedNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
 import {
@@ -27,7 +27,7 @@ import { budgetStatus, counterLimit } from './budgets.ts';
 import { disruptionCost } from './cost.ts';
 import { driftReason } from './drift-detection.ts';
 import { parseDurationSeconds } from './duration.ts';
-import { isDoNotDisruptActive, isReschedulable, isTerminal, PdbLimits, podKey } from './pods.ts';
+import { isActive, isDoNotDisruptActive, isEvictable, isReschedulable, isTerminal, PdbLimits, podKey } from './pods.ts';
 import type { BlockedCandidate, BudgetStatus, Candidate, DisruptionReason, DisruptionSnapshot } from './types.ts';
 
 /** A managed node with its facts, whether or not it can be a candidate. */
@@ -106,9 +106,11 @@ function latest(times: (string | undefined)[]): number {
 /** Why a node's graceful disruption is forbidden: do-not-disrupt on the node or a pod, or a PDB. */
 function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: Date): string | undefined {
   if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return `node has "${AnnotationDoNotDisrupt}" annotation`;
-  for (const p of pods) if (isDoNotDisruptActive(p, now)) return `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`;
+  // Only active pods block with do-not-disrupt (mirror and DaemonSet pods included); only pods
+  // the drain would evict can be held back by a PDB (KC `ValidatePodsDisruptable`).
+  for (const p of pods) if (isActive(p) && isDoNotDisruptActive(p, now)) return `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`;
   for (const p of pods) {
-    if (!isReschedulable(p)) continue;
+    if (!isEvictable(p, now)) continue;
     const why = pdbs.blocks(p);
     if (why) return why;
   }
@@ -135,6 +137,9 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     else podsByNode.set(n, [p]);
   }
   const pdbs = new PdbLimits(snapshot.pdbs ?? [], snapshot.pods);
+  // Nodes a pending pod is nominated to (status.nominatedNodeName): kept for that pod, not
+  // disrupted gracefully (Karpenter's "node is nominated for a pending pod").
+  const nominated = new Set(snapshot.pods.filter((p) => !p.spec.nodeName && isActive(p) && p.status?.nominatedNodeName).map((p) => p.status!.nominatedNodeName!));
   const claims = snapshot.nodeClaims ?? [];
   const holders = new Set(Object.values(snapshot.budgetHolders ?? {}).flat());
 
@@ -149,6 +154,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const name = node.metadata.name;
     const claim = claimFor(node, claims);
     const nodePool = nodePools.get(poolName);
+    if (nodePool && !isManagedNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
     const labels = node.metadata.labels ?? {};
     const initialized = labels[LabelInitialized] === 'true' || (claim ? isTrue(claim, 'Initialized') : false);
     const ready = isNodeReady(node);
@@ -232,9 +238,10 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       disruptionCost: disruptionCost(reschedulablePods, (now.getTime() - createdMs) / 1000, expireAfterSeconds),
       createdAt,
       drifted,
+      ...(drifted && claim && getCondition(claim, 'Drifted')?.status === 'True' ? { driftedAt: getCondition(claim, 'Drifted')!.lastTransitionTime } : {}),
       expireAt,
       consolidatable,
-      blockedBy: gracefulBlock(node, pods, pdbs, now),
+      blockedBy: nominated.has(name) ? 'node is nominated for a pending pod' : gracefulBlock(node, pods, pdbs, now),
       ...(claim?.annotations?.[AnnotationRebalanceRecommendedAt] ? { rebalanceRecommendedAt: claim.annotations[AnnotationRebalanceRecommendedAt] } : {}),
     });
   }

@@ -110,6 +110,8 @@ export interface Candidate {
   createdAt: string;
   /** Drift reason when drifted. */
   drifted?: DriftReason;
+  /** RFC 3339 time the claim's Drifted condition turned True; absent when drift was found just now. */
+  driftedAt?: string;
   /** RFC 3339 time the node expires (creation + expireAfter), undefined for Never. */
   expireAt?: string;
   /** True once consolidateAfter has passed since the last pod event (Karpenter `Consolidatable`). */
@@ -219,4 +221,6 @@ export interface DisruptionPlan {
   budgets: BudgetStatus[];
   /** Scheduling simulations run. */
   simulations: number;
+  /** Methods that stopped on their time budget (constants.ts): the next runs reach the rest. */
+  timedOut: MethodName[];
 }

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { Env } from '../api/contract.ts';
 import { NodefleetError } from '../api/errors.ts';
+import { PackingModes, type PackingMode } from '../api/packing.ts';
 
 /** A missing or malformed environment variable; `variable` is its name. */
 export class EnvError extends NodefleetError {
@@ -32,6 +33,7 @@ export const RuntimeEnvSchema = z.object({
   [Env.ec2Endpoint]: optionalUrl,
   [Env.viewBucket]: z.string().min(1).optional(),
   [Env.s3Endpoint]: optionalUrl,
+  [Env.packing]: z.enum(PackingModes).optional(),
   [Env.logLevel]: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL']).default('INFO'),
 });
 
@@ -51,6 +53,8 @@ export interface RuntimeEnv {
   /** S3 bucket of the cluster view (docs/cluster-state.md); unset = list the cluster live. */
   viewBucket?: string;
   s3Endpoint?: string;
+  /** The operator's packing mode (CDK context `packing`); NodePool annotations win (shared/api/packing.ts). */
+  packing?: PackingMode;
   logLevel: string;
 }
 
@@ -83,6 +87,7 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     ec2Endpoint: v[Env.ec2Endpoint],
     viewBucket: v[Env.viewBucket],
     s3Endpoint: v[Env.s3Endpoint],
+    packing: v[Env.packing] as PackingMode | undefined,
     logLevel: v[Env.logLevel] ?? 'INFO',
   };
   for (const key of required) if (!env[key]) throw new EnvError(Env[key], 'is required');
@@ -91,7 +96,7 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
 
 /** Environment variables each function needs (infra/aws sets these; the report lists them). */
 export const FunctionEnv = {
-  provisioner: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.viewBucket, Env.s3Endpoint, Env.logLevel] },
+  provisioner: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.viewBucket, Env.s3Endpoint, Env.packing, Env.logLevel] },
   registration: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.logLevel] },
   gc: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
   agent: { required: [Env.clusterName, Env.eventBusName, Env.region], optional: [Env.kubeconfig, Env.viewBucket, Env.s3Endpoint] },

@@ -10,11 +10,11 @@ import type { Pod, Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import type { Resources } from '../api/quantity.ts';
 import type { Requirements } from '../api/requirements.ts';
-import { PodInfo, portsConflict } from './pod.ts';
+import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
 import { fitsRoom, podRequests } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
 import type { PodGroups, Topology, TopologyGroup, TopologyTarget } from './topology.ts';
-import type { ExistingNode, SchedulingInput } from './types.ts';
+import type { DaemonSetTemplate, ExistingNode, SchedulingInput } from './types.ts';
 
 /** Why a node or claim refused a pod; `monotone` when it can never accept a pod with this signature later in the run. */
 export interface Failure {
@@ -31,7 +31,8 @@ export class SimNode implements TopologyTarget {
   readonly taints: Taint[];
   readonly requirements?: Requirements;
 
-  constructor(readonly node: ExistingNode, pods: readonly Pod[]) {
+  /** @param reserved room kept for DaemonSet pods that will run here but are not bound yet. */
+  constructor(readonly node: ExistingNode, pods: readonly Pod[], reserved: Resources = {}) {
     this.labels = node.labels;
     this.hostname = node.labels[L.LabelHostname] ?? node.name;
     this.taints = node.taints ?? [];
@@ -40,6 +41,7 @@ export class SimNode implements TopologyTarget {
     for (const p of pods) {
       for (const [k, v] of Object.entries(podRequests(p.spec))) this.room[k] = (this.room[k] ?? 0) - v;
     }
+    for (const [k, v] of Object.entries(reserved)) this.room[k] = (this.room[k] ?? 0) - v;
   }
 
   domains(key: string): readonly string[] {
@@ -85,27 +87,58 @@ export class SimNode implements TopologyTarget {
  * capacity first) and the pods bound to each: a pod listed on a node and again in `boundPods`
  * counts once, on the first node that lists it; `boundPods` on unknown nodes are ignored.
  */
-export function simulateExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[]): { nodes: SimNode[]; bound: Map<SimNode, Pod[]> } {
-  const nodes: SimNode[] = [];
-  const byName = new Map<string, SimNode>();
-  const bound = new Map<SimNode, Pod[]>();
-  const seen = new Set<string>();
+export function simulateExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[], daemonSets: readonly DaemonSetTemplate[] = []): { nodes: SimNode[]; bound: Map<SimNode, Pod[]> } {
   const sorted = [...existing].sort((a, b) => Number(!!a.launching) - Number(!!b.launching));
+  const podsOf = new Map<string, Pod[]>();
+  const seen = new Set<string>();
   for (const n of sorted) {
     const pods = (n.pods ?? []).filter((p) => !seen.has(`${p.metadata.namespace}/${p.metadata.name}`));
     for (const p of pods) seen.add(`${p.metadata.namespace}/${p.metadata.name}`);
-    const sim = new SimNode(n, pods);
-    nodes.push(sim);
-    byName.set(n.name, sim);
-    bound.set(sim, [...pods]);
+    podsOf.set(n.name, [...pods]);
   }
+  const extra = new Map<string, Pod[]>();
   for (const p of boundPods) {
     const k = `${p.metadata.namespace}/${p.metadata.name}`;
-    if (seen.has(k) || !p.spec.nodeName || !byName.has(p.spec.nodeName)) continue;
+    if (seen.has(k) || !p.spec.nodeName || !podsOf.has(p.spec.nodeName)) continue;
     seen.add(k);
-    bound.get(byName.get(p.spec.nodeName)!)!.push(p);
+    let list = extra.get(p.spec.nodeName);
+    if (!list) extra.set(p.spec.nodeName, (list = []));
+    list.push(p);
+  }
+  const daemons = daemonSets.map((d) => ({ tolerations: d.spec.tolerations, info: new PodInfo({ metadata: d.metadata, spec: d.spec }) }));
+  const nodes: SimNode[] = [];
+  const bound = new Map<SimNode, Pod[]>();
+  for (const n of sorted) {
+    const own = podsOf.get(n.name)!;
+    const all = [...own, ...(extra.get(n.name) ?? [])];
+    const sim = new SimNode(n, own, unboundDaemonRequests(n, all, daemons));
+    nodes.push(sim);
+    bound.set(sim, all);
   }
   return { nodes, bound };
+}
+
+/**
+ * What the DaemonSets that will run on a node still need there: the requests of every DaemonSet
+ * whose pod tolerates the node's taints and whose node selector / required node affinity matches
+ * its labels, less the requests of the DaemonSet pods already bound to it, never below zero (KC
+ * existingnode.go `NewExistingNode` remainingDaemonResources). A node whose labels are not known
+ * yet (an in-flight claim with requirements) reserves nothing.
+ */
+function unboundDaemonRequests(n: ExistingNode, pods: readonly Pod[], daemons: readonly { tolerations: PodInfo['tolerations'] | undefined; info: PodInfo }[]): Resources {
+  if (n.requirements || daemons.length === 0) return {};
+  const out: Resources = {};
+  for (const d of daemons) {
+    if (untoleratedTaint(n.taints, d.tolerations, true)) continue;
+    if (!d.info.requiredTerms.some((t) => (!t.nodeNames || t.nodeNames.has(n.name)) && t.requirements.matchesLabels(n.labels))) continue;
+    for (const [k, v] of Object.entries(d.info.requests)) if (k !== 'pods') out[k] = (out[k] ?? 0) + v;
+  }
+  for (const p of pods) {
+    if (!isDaemonSetPod(p)) continue;
+    for (const [k, v] of Object.entries(podRequests(p.spec))) if (out[k] !== undefined) out[k] -= v;
+  }
+  for (const k of Object.keys(out)) if (out[k] <= 0) delete out[k];
+  return out;
 }
 
 /**

@@ -53,12 +53,16 @@ export function distinctValues(types: readonly TemplateType[], key: string): num
   return values.size;
 }
 
-/** The first requirement whose minValues the types do not meet, or undefined. */
-export function unmetMinValues(types: readonly TemplateType[], reqs: Requirements): string | undefined {
+/**
+ * The first requirement whose minValues the types do not meet, or undefined.
+ * @param relaxedTo minValues relaxed (BestEffort) to the values these types offer, when fewer.
+ */
+export function unmetMinValues(types: readonly TemplateType[], reqs: Requirements, relaxedTo?: readonly TemplateType[]): string | undefined {
   for (const r of reqs.all()) {
     if (r.minValues === undefined) continue;
+    const need = relaxedTo ? Math.min(r.minValues, distinctValues(relaxedTo, r.key)) : r.minValues;
     const n = distinctValues(types, r.key);
-    if (n < r.minValues) return `minValues requirement is not met for ${r.key} (needs ${r.minValues} values, ${n} available)`;
+    if (n < need) return `minValues requirement is not met for ${r.key} (needs ${need} values, ${n} available)`;
   }
   return undefined;
 }
@@ -106,7 +110,7 @@ export function truncateKeepingMinValues(ordered: readonly TemplateType[], reqs:
  * @param options types that can hold everything on the claim.
  * @param reqs the claim's requirements (zone, capacity type, minValues).
  */
-export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true): LaunchPlan {
+export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true, spotFilter = true): LaunchPlan {
   const zoneReq = reqs.get(L.LabelTopologyZone);
   const ctReq = reqs.get(L.LabelCapacityType);
   const priced: { t: TemplateType; offerings: Offering[]; price: number }[] = [];
@@ -131,7 +135,7 @@ export function planLaunch(options: readonly TemplateType[], reqs: Requirements,
   for (const t of candidates) for (const o of offeringsOf.get(t)!) available.add(o.capacityType);
   let chosen = CapacityTypeOrder.find((ct) => available.has(ct));
   let spotCeiling = Infinity;
-  if (chosen === 'spot' && available.has('on-demand')) {
+  if (chosen === 'spot' && available.has('on-demand') && spotFilter) {
     // Spot filter: spot offerings dearer than the cheapest on-demand offering are not worth it.
     spotCeiling = Math.min(...candidates.map((t) => cheapest(offeringsOf.get(t)!, 'on-demand')));
     const spotWorth = candidates.some((t) => offeringsOf.get(t)!.some((o) => o.capacityType === 'spot' && o.priceUsdPerHour <= spotCeiling));
@@ -163,5 +167,13 @@ export function planLaunch(options: readonly TemplateType[], reqs: Requirements,
   };
   if (launch.length === 0) plan.problem = 'no instance type has an available offering';
   else if (strictMinValues) plan.problem = unmetMinValues(launch, reqs);
+  // The spot filter is a launch preference, not a scheduling constraint: when dropping the dear
+  // spot offerings leaves too few types for minValues, launch without it. Karpenter's scheduler
+  // decides on minValues over every compatible type (found by npm run parity: a1.medium, whose
+  // spot price equals its on-demand price, made every dearer spot type "unwanted").
+  if (plan.problem && spotFilter && spotCeiling !== Infinity) {
+    const unfiltered = planLaunch(options, reqs, maxInstanceTypes, maxLaunch, strictMinValues, false);
+    if (!unfiltered.problem) return unfiltered;
+  }
   return plan;
 }

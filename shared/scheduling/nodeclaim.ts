@@ -155,6 +155,22 @@ export class SimClaim implements TopologyTarget {
   domainsWith(key: string, reqs: Requirements): readonly string[] {
     if (key === L.LabelHostname) return [this.hostname];
     const r = reqs.get(key);
+    // Zones under a capacity-type requirement the claim does not have yet (or the reverse): only
+    // the offerings of that kind count (an on-demand claim cannot land in a spot-only zone).
+    if (key === L.LabelTopologyZone || key === L.LabelCapacityType) {
+      const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
+      const o = reqs.get(other);
+      if (o && o !== this.requirements.get(other)) {
+        const values = new Set<string>();
+        for (const t of this.options) {
+          for (const off of t.offerings) {
+            const [v, w] = key === L.LabelTopologyZone ? [off.zone, off.capacityType] : [off.capacityType, off.zone];
+            if (o.has(w) && (!r || r.has(v))) values.add(v);
+          }
+        }
+        return [...values].sort();
+      }
+    }
     if (key === L.LabelTopologyZone) return r ? this.zones.filter((z) => r.has(z)) : this.zones;
     if (key === L.LabelCapacityType) return r ? this.capacityTypes.filter((c) => r.has(c)) : this.capacityTypes;
     if (r && !r.complement) return [...r.values].sort();
@@ -200,7 +216,12 @@ export class SimClaim implements TopologyTarget {
     let narrowed = false;
     if (info.hasTopology || groups.inverse.length > 0) {
       const podReqs = reqs;
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains: (k) => this.domainsWith(k, podReqs), requirements: podReqs, taints: t.taints });
+      const domains = (k: string, narrowed?: ReadonlyMap<string, readonly string[]>) => {
+        let q = podReqs;
+        for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
+        return this.domainsWith(k, q);
+      };
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, requirements: podReqs, taints: t.taints });
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;
@@ -250,6 +271,12 @@ export class SimClaim implements TopologyTarget {
       }
       if (ctx.strictMinValues && (reqsChanged || options.length < this.options.length)) {
         const m = unmetMinValues(options, reqs);
+        if (m) return { reason: m, monotone: !narrowed };
+      } else if (!ctx.strictMinValues && this.pods.length > 0 && options.length < this.options.length) {
+        // minValuesPolicy BestEffort relaxes minValues when a claim is opened, to what its types
+        // offer then; a pod joining an open claim must keep that many values (KC scheduler.go
+        // `addToInflightNode` calls CanAdd without relaxing minValues).
+        const m = unmetMinValues(options, reqs, this.options);
         if (m) return { reason: m, monotone: !narrowed };
       }
     }

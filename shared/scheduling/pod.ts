@@ -153,6 +153,7 @@ export class PodInfo {
       this.preferredAffinity = same.preferredAffinity;
       this.preferredAnti = same.preferredAnti;
       this.nodeFilterTerms = same.nodeFilterTerms;
+      this.unrelaxed = same.unrelaxed;
       return;
     }
     cache?.set(this.baseSignature, this);
@@ -203,6 +204,23 @@ export class PodInfo {
       this.preferredAnti = [];
       this.spreadsAnyway = [];
     }
+    this.unrelaxed = { requiredTerms: this.requiredTerms, preferredNode: this.preferredNode, spreadsAnyway: this.spreadsAnyway, preferredAffinity: this.preferredAffinity, preferredAnti: this.preferredAnti };
+  }
+
+  /** The constraints as the pod spec gives them, before any relaxation ({@link reset}). */
+  private readonly unrelaxed: Pick<PodInfo, 'requiredTerms' | 'preferredNode' | 'spreadsAnyway' | 'preferredAffinity' | 'preferredAnti'>;
+
+  /**
+   * Undoes every relaxation: a pod that failed even fully relaxed is retried later with its
+   * preferences again, as Karpenter requeues the pod as written (KC scheduler.go `Solve` relaxes a
+   * copy and pushes the original back).
+   */
+  reset(): void {
+    if (this.relaxations === 0) return;
+    Object.assign(this, this.unrelaxed);
+    this.toleratePreferNoSchedule = false;
+    this.relaxations = 0;
+    this.cachedRequirements = undefined;
   }
 
   /** The pod's node requirements used as spread node filter (nodeAffinityPolicy Honor); undefined when it has none. */

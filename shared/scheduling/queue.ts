@@ -85,9 +85,10 @@ export function balanceShapes(queue: PodInfo[], templates: readonly ClaimTemplat
 }
 
 /**
- * Pending pods in the order they are tried. A failed pod is relaxed and retried
- * ({@link requeue}); with nothing left to relax it is retried only after some other pod was
- * placed, and fails for good when nothing was placed since its last try ({@link retryOrGiveUp}).
+ * Pending pods in the order they are tried. A pod that fails even with its preferences relaxed
+ * (scheduler.ts) is retried only after some other pod was placed, and fails for good when nothing
+ * was placed since its last try ({@link retryOrGiveUp}; KC queue.go `Pop` stops at the first pod
+ * pushed back at the same queue length, which is the same rule).
  */
 export class SchedulingQueue {
   private readonly items: PodInfo[];
@@ -108,11 +109,6 @@ export class SchedulingQueue {
   /** Records that the pod just taken was placed. */
   placedOne(): void {
     this.placed++;
-  }
-
-  /** Puts a pod (relaxed since its last try) at the back. */
-  requeue(info: PodInfo): void {
-    this.items.push(info);
   }
 
   /** A pod that failed with nothing left to relax: back of the queue, or true when it fails for good. */

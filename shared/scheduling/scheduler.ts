@@ -29,10 +29,14 @@ import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
 import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
 
-/** The NodePools of one run with their cached templates, heaviest weight first (then by name). */
+/**
+ * The NodePools of one run with their cached templates, heaviest weight first, equal weights by
+ * name in reverse order (KC utils/nodepool `OrderByWeight` sorts ties by name descending: of
+ * np-0 and np-1 with no weight, np-1 is tried first).
+ */
 function poolTemplates(input: SchedulingInput) {
   const settings = input.settings ?? {};
-  const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const cache = input.cache;
   const typeKeys = new Set<string>();
@@ -221,7 +225,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const topology = new Topology(topologyDomains(templates, existing, spreadKeys));
 
   // Existing capacity and the pods already running there.
-  const { nodes, bound } = simulateExistingNodes(existing, input.boundPods ?? []);
+  const { nodes, bound } = simulateExistingNodes(existing, input.boundPods ?? [], input.daemonSets ?? []);
   // Register every group before counting, so counts are complete. Pods with one signature share their groups.
   const groupsBySignature = new Map<string, PodGroups>();
   const groupsFor = (info: PodInfo): PodGroups => {
@@ -245,17 +249,23 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
 
   const queue = new SchedulingQueue(infos, templates, costPacking);
   for (let info = queue.next(); info; info = queue.next()) {
-    const reasons = scheduler.schedule(info, groupsOf.get(info)!);
+    // Relaxed one preference at a time and tried again at once until it fits or nothing is left
+    // to relax (KC scheduler.go `trySchedule`); a pod that fails even so goes back as written.
+    let reasons = scheduler.schedule(info, groupsOf.get(info)!);
+    while (reasons && info.hasPreferences && info.relax()) {
+      groupsOf.set(info, groupsFor(info));
+      reasons = scheduler.schedule(info, groupsOf.get(info)!);
+    }
     if (!reasons) {
       queue.placedOne();
       continue;
     }
-    if (info.hasPreferences && info.relax()) {
-      groupsOf.set(info, groupsFor(info));
-      queue.requeue(info);
+    if (queue.retryOrGiveUp(info)) {
+      unschedulable.push({ pod: info.pod, reasons });
       continue;
     }
-    if (queue.retryOrGiveUp(info)) unschedulable.push({ pod: info.pod, reasons });
+    info.reset();
+    groupsOf.set(info, groupsFor(info));
   }
 
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);

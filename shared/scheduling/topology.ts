@@ -117,8 +117,12 @@ export function termNamespaces(pod: Pod, namespaces: readonly string[] | undefin
 export interface TopologyTarget {
   /** The hostname domain. */
   hostname: string;
-  /** The values `key` may take on this node (one for a real node; several for an undecided claim; none when the node lacks the label). */
-  domains(key: string): readonly string[];
+  /**
+   * The values `key` may take on this node (one for a real node; several for an undecided claim;
+   * none when the node lacks the label). `narrowed`: domains other constraints of the same pod
+   * already narrowed the claim to (a claim held to on-demand may launch in fewer zones).
+   */
+  domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -181,8 +185,8 @@ export class Topology {
     return this.all.length === 0;
   }
 
-  /** @param universe every domain value per key that a new or existing node may have (zones, capacity types, …). */
-  constructor(private readonly universe: ReadonlyMap<string, ReadonlySet<string>>) {}
+  /** @param universe every domain value per key that a new or existing node may have (zones, capacity types, …), with the taint sets of the pools and nodes that offer it. */
+  constructor(private readonly universe: DomainUniverse) {}
 
   private group(kind: TopologyKind, key: string, selector: LabelSelector | undefined, namespaces: NamespaceScope, s?: SpreadLike, pod?: PodLike): TopologyGroup {
     const nodeFilter = s?.honorAffinity ? pod?.nodeFilterTerms : undefined;
@@ -190,7 +194,9 @@ export class Topology {
     const id = groupId(kind, key, selector, namespaces, s?.maxSkew, s?.minDomains, nodeFilter, taintFilter);
     let g = this.groups.get(id);
     if (!g) {
-      let universe: ReadonlySet<string> = this.universe.get(key) ?? new Set();
+      // nodeTaintsPolicy Honor: only domains some pool or node offers with taints the pod tolerates (KC topologydomaingroup.go `ForEachDomain`).
+      const sources = [...(this.universe.get(key) ?? new Map<string, readonly (readonly Taint[])[]>())];
+      let universe: ReadonlySet<string> = new Set(sources.filter(([, taintSets]) => !taintFilter || taintSets.some((ts) => !untoleratedTaint(ts, taintFilter, true))).map(([d]) => d));
       if (nodeFilter) {
         universe = new Set([...universe].filter((d) => nodeFilter.some((f) => f.get(key)?.has(d) ?? true)));
       }
@@ -253,7 +259,7 @@ export class Topology {
    */
   check(groups: PodGroups, target: TopologyTarget): Map<string, string[]> | TopologyFailure {
     const narrow = new Map<string, string[]>();
-    const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? target.domains(key);
+    const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? (narrow.size > 0 ? target.domains(key, narrow) : target.domains(key));
     for (const { group: g, self } of groups.spreads) {
       const inc = self ? 1 : 0;
       if (g.key === LabelHostname) {
@@ -345,6 +351,9 @@ export class Topology {
   }
 }
 
+/** Per topology key, per domain value: the taint sets of the NodePools and nodes that offer it. */
+export type DomainUniverse = ReadonlyMap<string, ReadonlyMap<string, readonly (readonly Taint[])[]>>;
+
 /**
  * The domains that exist for topology spread and affinity: every zone, capacity type and
  * instance-type label value (for the keys pending pods spread on) that the NodePools can launch,
@@ -352,16 +361,20 @@ export class Topology {
  * `domainGroups` built from the NodePools' instance types and requirements).
  * @param spreadKeys the topology keys of the pending pods' spreads in force.
  */
-export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): Map<string, Set<string>> {
-  const universe = new Map<string, Set<string>>();
+export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): DomainUniverse {
+  const universe = new Map<string, Map<string, (readonly Taint[])[]>>();
+  let taints: readonly Taint[] = [];
   const addDomain = (k: string, v: string) => {
     let s = universe.get(k);
-    if (!s) universe.set(k, (s = new Set()));
-    s.add(v);
+    if (!s) universe.set(k, (s = new Map()));
+    const sets = s.get(v);
+    if (!sets) s.set(v, [taints]);
+    else if (!sets.includes(taints)) sets.push(taints);
   };
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
     if (t.unusable) continue;
+    taints = t.taints;
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
     for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
     if (typeSpreadKeys.length === 0) continue;
@@ -373,6 +386,9 @@ export function topologyDomains(templates: readonly ClaimTemplate[], existing: r
       }
     }
   }
-  for (const n of existing) for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
+  for (const n of existing) {
+    taints = n.taints ?? [];
+    for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
+  }
   return universe;
 }

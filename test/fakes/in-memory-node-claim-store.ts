@@ -1,9 +1,9 @@
 import type { NodeClaimStore } from '../../shared/api/ports.ts';
-import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { inFlightSince, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
 import { FakeBase, clone } from './fake-base.ts';
 
-type Method = 'create' | 'get' | 'list' | 'getByInstanceId' | 'update' | 'delete';
+type Method = 'create' | 'get' | 'list' | 'listInFlight' | 'getByInstanceId' | 'update' | 'delete';
 
 /**
  * NodeClaimStore in memory, with DynamoDB's semantics: create fails if the name exists, update is
@@ -34,6 +34,11 @@ export class InMemoryNodeClaimStore extends FakeBase<Method> implements NodeClai
   async list(): Promise<NodeClaim[]> {
     this.record('list');
     return [...this.claims.values()].map(clone);
+  }
+
+  async listInFlight(initializedSinceMs: number): Promise<NodeClaim[]> {
+    this.record('listInFlight', initializedSinceMs);
+    return [...this.claims.values()].filter((c) => inFlightSince(c, initializedSinceMs)).map(clone);
   }
 
   async getByInstanceId(instanceId: string): Promise<NodeClaim | undefined> {

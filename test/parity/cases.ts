@@ -4,9 +4,10 @@
  * checking it once fixed.
  */
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
+import type { Pod } from '../../shared/api/kube.ts';
 import type { DivergenceKind } from './compare.ts';
 import type { OracleOutput } from './oracle.ts';
 import type { ParityScenario } from './scenario.ts';
@@ -44,4 +45,19 @@ export function writeCase(s: ParityScenario, k: OracleOutput, kind: DivergenceKi
   const file = join(ParityCasesDir, `${name}.yaml`);
   writeFileSync(file, stringify(caseDocument(s, k, kind, detail, origin, name), { lineWidth: 0 }));
   return file;
+}
+
+/** The scenario a parity case (as `writeCase` writes it) was made from. */
+export function scenarioFromCase(file: string): ParityScenario {
+  const doc = parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const objects = (doc.objects ?? []) as { kind?: string }[];
+  const { packing: _packing, ...settings } = (doc.settings ?? {}) as Record<string, unknown>;
+  return {
+    instanceTypes: doc.instanceTypes as ParityScenario['instanceTypes'],
+    nodePools: doc.nodePools as ParityScenario['nodePools'],
+    nodes: (doc.nodes ?? []) as ParityScenario['nodes'],
+    pods: objects.filter((o) => o.kind === 'Pod') as Pod[],
+    daemonSets: objects.filter((o) => o.kind === 'DaemonSet') as Record<string, unknown>[],
+    settings: settings as ParityScenario['settings'],
+  };
 }

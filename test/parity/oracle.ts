@@ -3,14 +3,94 @@
  * bin/ next to it (GOTOOLCHAIN=auto, so a machine with an older Go fetches the toolchain go.mod
  * asks for from the module proxy), then one long-lived `oracle --lines` process answers one
  * scenario per line.
+ *
+ * Two builds: `stock` (Karpenter as released; the side-by-side benchmark times it) and `ties`
+ * (the parity harness). Karpenter breaks ties between topology domains by Go map iteration
+ * order, which the Go runtime randomises on every run: a zonal or capacity-type spread whose
+ * domains have equal counts, or the first pod of a self-affinity group, lands in a random domain
+ * (topologygroup.go: `nextDomainTopologySpread` keeps the first minimum it meets, and
+ * `nextDomainAffinity` bootstraps "a random viable domain"). Every such choice is one Karpenter
+ * can make; the `ties` build makes it the same every run by iterating domains in sorted order —
+ * the lowest domain name among equal counts, the rule nodefleet's topology uses — so the same
+ * scenario gives the same decision and a parity run is reproducible. It is built with
+ * a copy of the module's own source in bin/ with the loops rewritten (TieBreakPatches) and a
+ * `replace` in a bin/ go.mod; nothing of Karpenter is stored in this repository.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, statSync, readdirSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export const OracleDir = join(import.meta.dirname, '..', 'oracle', 'karpenter');
 export const OracleBin = join(OracleDir, 'bin', 'oracle');
+/** The parity build: topology ties broken by domain name (see the file comment). */
+export const OracleTiesBin = join(OracleDir, 'bin', 'oracle-ties');
+
+/**
+ * The rewrites of Karpenter's pkg/controllers/provisioning/scheduling/topologygroup.go for the
+ * `ties` build: each loop over a domain map or set becomes a loop over its sorted values. `count`
+ * is how often the text must occur in v1.15.0; another count fails the build (a new Karpenter
+ * version must be looked at, not silently half-patched).
+ */
+export const TieBreakPatches: { from: string; to: string; count: number }[] = [
+  { from: 'for domain := range t.domains {', to: 'for _, domain := range sets.List(sets.KeySet(t.domains)) {', count: 5 },
+  { from: 'for _, domain := range nodeDomains.Values() {', to: 'for _, domain := range sets.List(sets.New(nodeDomains.Values()...)) {', count: 3 },
+];
+const PatchedFile = join('pkg', 'controllers', 'provisioning', 'scheduling', 'topologygroup.go');
+
+export type OracleBuild = 'stock' | 'ties';
+
+function goEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto', GOFLAGS: '-mod=readonly' };
+}
+
+/**
+ * Prepares the `ties` build in bin/: a copy of the Karpenter module with TieBreakPatches applied
+ * (the go command refuses overlays of the module cache) and a go.mod that replaces the module by
+ * it. Returns the `-modfile` to build with.
+ */
+function tiesModule(): string {
+  const r = spawnSync('go', ['list', '-m', '-f', '{{.Dir}}', 'sigs.k8s.io/karpenter'], { cwd: OracleDir, env: goEnv(), encoding: 'utf8' });
+  if (r.error) throw new Error(`oracle: cannot run go: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`oracle: go list sigs.k8s.io/karpenter failed:\n${r.stderr.trim()}`);
+  const copy = join(OracleDir, 'bin', 'karpenter-ties');
+  if (existsSync(copy)) {
+    spawnSync('chmod', ['-R', 'u+w', copy]);
+    rmSync(copy, { recursive: true, force: true });
+  }
+  cpSync(r.stdout.trim(), copy, { recursive: true });
+  spawnSync('chmod', ['-R', 'u+w', copy]);
+  const file = join(copy, PatchedFile);
+  let src = readFileSync(file, 'utf8');
+  for (const p of TieBreakPatches) {
+    const n = src.split(p.from).length - 1;
+    if (n !== p.count) throw new Error(`oracle: ${PatchedFile}: expected "${p.from}" ${p.count} times, found ${n} (another Karpenter version? review TieBreakPatches)`);
+    src = src.split(p.from).join(p.to);
+  }
+  writeFileSync(file, src);
+  const modfile = join(OracleDir, 'bin', 'go.ties.mod');
+  writeFileSync(modfile, `${readFileSync(join(OracleDir, 'go.mod'), 'utf8')}\nreplace sigs.k8s.io/karpenter => ./bin/karpenter-ties\n`);
+  copyFileSync(join(OracleDir, 'go.sum'), join(OracleDir, 'bin', 'go.ties.sum'));
+  return modfile;
+}
+
+/**
+ * Builds the oracle unless the binary is newer than its sources (and this file, which holds the
+ * patches of the `ties` build).
+ * @throws Error naming the go command's output when the build fails (e.g. no Go, no module proxy).
+ */
+export function buildOracle(log: (line: string) => void = () => {}, build: OracleBuild = 'stock'): string {
+  const bin = build === 'ties' ? OracleTiesBin : OracleBin;
+  const sources = [...readdirSync(OracleDir).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum').map((f) => join(OracleDir, f)), import.meta.filename];
+  const newest = Math.max(...sources.map((f) => statSync(f).mtimeMs));
+  if (existsSync(bin) && statSync(bin).mtimeMs >= newest) return bin;
+  log(`building the Karpenter oracle (${build}; go build, first time takes minutes)…`);
+  const args = ['build', '-o', bin, ...(build === 'ties' ? ['-modfile', tiesModule()] : []), '.'];
+  const r = spawnSync('go', args, { cwd: OracleDir, env: goEnv(), encoding: 'utf8' });
+  if (r.error) throw new Error(`oracle: cannot run go: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`oracle: go build failed:\n${r.stderr.trim()}`);
+  return bin;
+}
 
 /** What the oracle prints: `plan --output json`'s shape plus the solve time. */
 export interface OracleOutput {
@@ -21,20 +101,6 @@ export interface OracleOutput {
   solveCpuSeconds: number;
 }
 
-/**
- * Builds the oracle unless the binary is newer than its sources.
- * @throws Error naming the go command's output when the build fails (e.g. no Go, no module proxy).
- */
-export function buildOracle(log: (line: string) => void = () => {}): string {
-  const sources = readdirSync(OracleDir).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum');
-  const newest = Math.max(...sources.map((f) => statSync(join(OracleDir, f)).mtimeMs));
-  if (existsSync(OracleBin) && statSync(OracleBin).mtimeMs >= newest) return OracleBin;
-  log('building the Karpenter oracle (go build, first time takes minutes)…');
-  const r = spawnSync('go', ['build', '-o', OracleBin, '.'], { cwd: OracleDir, env: { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto', GOFLAGS: '-mod=readonly' }, encoding: 'utf8' });
-  if (r.error) throw new Error(`oracle: cannot run go: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`oracle: go build failed:\n${r.stderr.trim()}`);
-  return OracleBin;
-}
 
 /** A running `oracle --lines`: send a scenario, get its result, in order. */
 export class Oracle {

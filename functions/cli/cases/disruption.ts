@@ -21,7 +21,7 @@ import { planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '..
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
 
 /** The `expect` keys this module checks. */
-export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
 
 /** A scenario case as parsed from YAML (only the fields disruption reads are typed). */
 export interface DisruptionCaseDoc {
@@ -37,6 +37,8 @@ export interface DisruptionCaseDoc {
   existingNodeClaims?: KubeObject[];
   instances?: { id: string; instanceType?: string; zone?: string; capacityType?: string; state?: string; launchTime?: string; tags?: Record<string, string> }[];
   objects?: KubeObject[];
+  /** Disruption passes to run (default 1); see {@link checkDisruptionCase}. */
+  passes?: number;
   expect?: Record<string, unknown>;
 }
 
@@ -166,7 +168,10 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     unavailableOfferings: doc.unavailableOfferings,
     settings: {
       ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
-      scheduling: { ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}) },
+      scheduling: {
+        ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
+        ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
+      },
     },
   };
 }
@@ -189,15 +194,30 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   const expect = doc.expect ?? {};
   const failures: string[] = [];
   let plan: DisruptionPlan | undefined;
-  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith'].some((k) => k in expect);
+  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions'].some((k) => k in expect);
   if (needsPlan) {
-    const snapshot = snapshotFromCase(doc);
-    plan = planDisruption(snapshot, now);
+    let snapshot = snapshotFromCase(doc);
     const reasons = new Map<string, string>();
-    for (const e of plan.expirations) reasons.set(e.nodeName, 'Expired');
-    for (const c of plan.command?.candidates ?? []) reasons.set(c.nodeName, plan.command!.reason);
+    // Pass after pass (`passes`, default 1): the nodes a pass chose are being deleted in the next,
+    // as a command in progress marks its candidates in Karpenter (they count against budgets).
+    const passes = doc.passes ?? 1;
+    let decided: DisruptionPlan | undefined;
+    let first: DisruptionPlan | undefined;
+    for (let pass = 0; pass < passes; pass++) {
+      plan = planDisruption(snapshot, now);
+      first ??= plan;
+      const chosenNow = [...plan.expirations.map((e) => e.nodeName), ...(plan.command?.candidates ?? []).map((c) => c.nodeName)];
+      for (const e of plan.expirations) reasons.set(e.nodeName, 'Expired');
+      for (const c of plan.command?.candidates ?? []) reasons.set(c.nodeName, plan.command!.reason);
+      if (plan.command) decided = plan;
+      if (chosenNow.length === 0) break;
+      const deleting = new Set(chosenNow);
+      snapshot = { ...snapshot, nodes: snapshot.nodes.map((n) => (deleting.has(n.metadata.name) && !n.metadata.deletionTimestamp ? { ...n, metadata: { ...n.metadata, deletionTimestamp: now.toISOString() } } : n)) };
+    }
+    if (!plan) throw new Error('no disruption pass ran');
     const chosen = [...reasons.keys()];
-    const why = (name: string) => plan!.blocked.filter((b) => b.nodeName === name).map((b) => `${b.method}: ${b.reason}`).join('; ') || 'no method chose it';
+    const last = plan;
+    const why = (name: string) => last.blocked.filter((b) => b.nodeName === name).map((b) => `${b.method}: ${b.reason}`).join('; ') || 'no method chose it';
     for (const n of asList(expect.disrupt)) if (!reasons.has(n)) failures.push(`expected ${n} to be disrupted, it was not (${why(n)})`);
     for (const n of asList(expect.keep)) if (reasons.has(n)) failures.push(`expected ${n} to be kept, it was disrupted (${reasons.get(n)})`);
     if ('disruptCount' in expect) {
@@ -208,13 +228,24 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
     for (const [node, reason] of Object.entries((expect.disruptReason ?? {}) as Record<string, string>)) {
       if (reasons.get(node) !== reason) failures.push(`expected ${node} disrupted as ${reason}, got ${reasons.get(node) ?? 'not disrupted'}`);
     }
+    // allowedDisruptions: { pool: n } — before the first pass, every budget reason of the pool
+    // (Empty, Drifted, Underutilized) allows exactly n more nodes.
+    for (const [pool, want] of Object.entries((expect.allowedDisruptions ?? {}) as Record<string, number>)) {
+      const got = (first?.budgets ?? []).filter((b) => b.nodePool === pool && ['Empty', 'Drifted', 'Underutilized'].includes(b.reason));
+      const bad = got.filter((b) => b.allowed !== want);
+      if (got.length === 0) failures.push(`expected allowed disruptions for nodepool ${pool}, it has no budget status`);
+      for (const b of bad) failures.push(`expected nodepool ${pool} to allow ${want} ${b.reason} disruptions, it allows ${b.allowed}`);
+    }
     if (expect.replaceWith) {
-      const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string> };
-      const reps = plan.command?.replacements ?? [];
+      const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string>; includes?: string[]; excludes?: string[]; launchCount?: number };
+      const reps = (decided ?? plan).command?.replacements ?? [];
       const catalog = new Map((snapshot.catalog ?? []).map((t) => [t.name, t]));
       const ok = reps.some((r) => {
         const first = r.instanceTypes[0];
         if (want.instanceTypeIn && !want.instanceTypeIn.includes(first)) return false;
+        if (want.includes && !want.includes.every((t) => r.instanceTypes.includes(t))) return false;
+        if (want.excludes && want.excludes.some((t) => r.instanceTypes.includes(t))) return false;
+        if (want.launchCount !== undefined && r.instanceTypes.length !== want.launchCount) return false;
         if (want.nodePool && r.nodePool !== want.nodePool) return false;
         if (want.capacityType) {
           const offers = catalog.get(first)?.offerings.filter((o) => o.available && r.capacityTypes.includes(o.capacityType) && (r.zones.length === 0 || r.zones.includes(o.zone))) ?? [];
@@ -229,7 +260,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
         return true;
       });
       if (!ok) {
-        const got = reps.map((r) => `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')} ${r.capacityTypes.join('/')}`).join(', ') || 'no replacement';
+        const got = reps.map((r) => `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|…(${r.instanceTypes.length})` : ''} ${r.capacityTypes.join('/')}`).join(', ') || 'no replacement';
         failures.push(`expected a replacement ${JSON.stringify(want)}, got ${got}`);
       }
     }

@@ -12,6 +12,7 @@ import { parse } from 'yaml';
 export const CaseKeys = [
   'name', 'about', 'origin', 'region', 'now', 'settings', 'instanceTypes', 'unavailableOfferings',
   'nodePools', 'nodeClasses', 'nodes', 'existingNodeClaims', 'instances', 'objects', 'expect',
+  'knownDifference', 'passes',
 ] as const;
 
 /** Provisioning expectations (checked with the scheduling simulation). */
@@ -21,7 +22,7 @@ export const ProvisioningExpectKeys = [
 ] as const;
 
 /** Disruption and garbage-collection expectations (delegated to ./disruption.ts). */
-export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
 
 /** Bad-input expectations. */
 export const ValidationExpectKeys = ['errors'] as const;

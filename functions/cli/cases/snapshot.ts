@@ -6,13 +6,13 @@
 import type { KubeObject, Node, Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
-import { parseResources } from '../../../shared/api/quantity.ts';
-import { Requirements, type RequirementSpec } from '../../../shared/api/requirements.ts';
+import type { RequirementSpec } from '../../../shared/api/requirements.ts';
 import { parseNodeClass, parseNodePool } from '../../../shared/api/validate.ts';
 import { readWorkloads, type Workloads } from '../../../shared/api/workloads.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, instanceTypeFromCase, loadCatalog, type CaseInstanceType } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import type { ExistingNode, SchedulingInput, UnavailableOffering } from '../../../shared/scheduling/index.ts';
+import { existingFromClaim as existingFromInFlightClaim, existingFromNode as existingFromNodeOnly } from '../../../shared/scheduling/existing-capacity.ts';
 
 /** Everything a provisioning check needs from a case. */
 export interface CaseSnapshot {
@@ -29,43 +29,33 @@ function isDaemonPod(p: Pod): boolean {
   return !!p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet');
 }
 
-/** A Node object as existing capacity, holding the bound pods that name it. */
+/**
+ * A Node object as existing capacity, holding those of `boundPods` that name it (the conversion:
+ * shared/scheduling/existing-capacity.ts).
+ */
 export function existingFromNode(node: Node, boundPods: readonly Pod[]): ExistingNode {
-  const labels = { ...(node.metadata.labels ?? {}) };
-  labels[L.LabelHostname] ??= node.metadata.name;
-  const taints = node.spec?.taints ?? [];
-  return {
-    name: node.metadata.name,
-    labels,
-    taints,
-    allocatable: parseResources(node.status?.allocatable ?? node.status?.capacity),
-    capacity: node.status?.capacity ? parseResources(node.status.capacity) : undefined,
-    pods: boundPods.filter((p) => p.spec.nodeName === node.metadata.name),
-    nodePool: labels[L.LabelNodePool],
-    unschedulable: !!node.spec?.unschedulable || !!node.metadata.deletionTimestamp || taints.some((t) => t.key === L.TaintDisrupted.key),
-  };
+  return existingFromNodeOnly(node, boundPods.filter((p) => p.spec.nodeName === node.metadata.name));
 }
 
-/** An in-flight NodeClaim (no Node yet) as capacity coming soon. */
+/** A case's in-flight NodeClaim object (no Node yet) as capacity coming soon (shared/scheduling/existing-capacity.ts). */
 export function existingFromClaim(claim: KubeObject, types: ReadonlyMap<string, InstanceType>): ExistingNode | undefined {
-  const spec = (claim.spec ?? {}) as { requirements?: RequirementSpec[]; taints?: ExistingNode['taints']; resources?: unknown };
+  const spec = (claim.spec ?? {}) as { requirements?: RequirementSpec[]; taints?: ExistingNode['taints'] };
   const status = (claim.status ?? {}) as { allocatable?: Record<string, string>; capacity?: Record<string, string> };
-  const requirements = Requirements.fromSpecs(spec.requirements ?? []);
-  const labels = { ...requirements.singleValueLabels(), ...(claim.metadata.labels ?? {}) };
-  const type = types.get(labels[L.LabelInstanceType] ?? '');
-  const allocatable = status.allocatable ? parseResources(status.allocatable) : type?.allocatable;
-  if (!allocatable) return undefined;
-  return {
-    name: claim.metadata.name,
-    labels: { ...(type?.labels ?? {}), ...labels, [L.LabelHostname]: claim.metadata.name },
-    taints: spec.taints ?? [],
-    allocatable,
-    capacity: status.capacity ? parseResources(status.capacity) : type?.capacity,
-    pods: [],
-    launching: true,
-    nodePool: labels[L.LabelNodePool],
-    requirements,
-  };
+  const labels = claim.metadata.labels ?? {};
+  return existingFromInFlightClaim(
+    {
+      name: claim.metadata.name,
+      nodePool: labels[L.LabelNodePool] ?? '',
+      labels,
+      taints: spec.taints ?? [],
+      requirements: spec.requirements ?? [],
+      // Karpenter labels a NodeClaim with its instance type once launched.
+      ...(labels[L.LabelInstanceType] ? { instanceType: labels[L.LabelInstanceType] } : {}),
+      ...(status.allocatable ? { allocatable: status.allocatable } : {}),
+      ...(status.capacity ? { capacity: status.capacity } : {}),
+    },
+    types,
+  );
 }
 
 /**

@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import { checkRegion, encode, outputFormat, readText } from '../io.ts';
-import { readNodePoolFile } from './plan.ts';
+import { nodePoolPriceGaps, readNodePoolFile } from './plan.ts';
 import { formatResources } from '../../../shared/api/quantity.ts';
 import {
   cheapestPrice,
@@ -94,6 +94,9 @@ export function register(program: Command): void {
       checkRegion(opts.region);
       const { nodePools, nodeClasses } = opts.nodepool ? readNodePoolFile(readText(opts.nodepool)) : { nodePools: [], nodeClasses: [] };
       const rows = listInstanceTypes(opts.region, nodePools, nodeClasses);
+      for (const [np, gap] of Object.entries(nodePoolPriceGaps(nodePools, nodeClasses))) {
+        process.stderr.write(`nodepool ${np}: ${gap}: the prices shown are Linux/UNIX rates\n`);
+      }
       process.stdout.write(format === 'json' || format === 'yaml' ? encode(rows, format) : formatTable(rows, format === 'wide'));
     });
 }

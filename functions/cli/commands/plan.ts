@@ -14,6 +14,7 @@
 import type { Command } from 'commander';
 import type { Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
+
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import { formatResource, type Resources } from '../../../shared/api/quantity.ts';
 import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared/api/validate.ts';
@@ -22,10 +23,13 @@ import { parseYamlObjects } from '../../../shared/api/yaml.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { toNodeClaim } from '../../provisioner/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
-import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog } from '../../../shared/catalog/index.ts';
+import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
-import { solve, type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
+import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNode } from '../cases/snapshot.ts';
+import { Env } from '../../../shared/api/contract.ts';
+import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
+import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
 import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
 
 /** One planned NodeClaim as printed. */
@@ -37,15 +41,23 @@ export interface PlannedNodeClaim {
   instanceTypes: string[];
   /** How many instance types the NodeClaim keeps (≤ 600). */
   instanceTypeOptions: number;
-  /** USD per hour of the cheapest launch offering. */
-  price: number;
+  /** USD per hour of the cheapest launch offering; null when the catalog has no price for the node's OS (`priceGap`). */
+  price: number | null;
+  /** Why `price` is null (e.g. "no Windows prices in the catalog"). */
+  priceGap?: string;
   capacityTypes: string[];
   zones: string[];
   pods: string[];
+  /** Provisioning round (1 = now; 2 = once round 1's claims are launched and NodePool limits count their real size; plan-rounds.ts). */
+  round: number;
 }
 
 export interface PlanOutput {
   nodeClaims: PlannedNodeClaim[];
+  /** Pods a NodePool limit held back in the round before, per later round (plan-rounds.ts). */
+  laterRounds: LaterRound[];
+  /** Set when plan-rounds.ts `MaxPlanRounds` ended the simulation with limit-held pods left. */
+  roundsTruncated?: boolean;
   placements: { pod: string; node: string }[];
   unschedulable: { pod: string; reasons: Record<string, string> }[];
 }
@@ -68,18 +80,41 @@ function podName(p: Pod): string {
   return `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
 }
 
-/** The printable form of a scheduling result. */
-export function toPlanOutput(result: SchedulingResult): PlanOutput {
+/** What {@link toPlanOutput} needs beyond the result. */
+export interface PlanOutputOptions {
+  /** The rounds of the plan (plan-rounds.ts); one round when absent. */
+  rounds?: Pick<RoundsResult, 'claimRounds' | 'laterRounds' | 'truncated'>;
+  /** NodePool name → why the catalog cannot price its nodes (shared/catalog `priceGap`). */
+  priceGaps?: Record<string, string>;
+}
+
+/** NodePool name → why the catalog cannot price its nodes, for the pools whose EC2NodeClass it cannot price. */
+export function nodePoolPriceGaps(nodePools: readonly NodePool[], nodeClasses: readonly EC2NodeClass[]): Record<string, string> {
+  const gaps: Record<string, string> = {};
+  for (const np of nodePools) {
+    const gap = priceGap(nodeClasses.find((nc) => nc.metadata.name === np.spec.template.spec.nodeClassRef.name));
+    if (gap) gaps[np.metadata.name] = gap;
+  }
+  return gaps;
+}
+
+/** The printable form of a scheduling result (one round unless `opts.rounds` says otherwise). */
+export function toPlanOutput(result: SchedulingResult, opts: PlanOutputOptions = {}): PlanOutput {
+  const rounds = opts.rounds;
   return {
-    nodeClaims: result.newNodeClaims.map((c) => ({
+    laterRounds: rounds?.laterRounds ?? [],
+    ...(rounds?.truncated ? { roundsTruncated: true } : {}),
+    nodeClaims: result.newNodeClaims.map((c, i) => ({
       nodePool: c.nodePool,
       requests: printableRequests(c.requests),
       instanceTypes: c.launchInstanceTypes.map((t) => t.name),
       instanceTypeOptions: c.instanceTypes.length,
-      price: c.priceUsdPerHour,
+      price: opts.priceGaps?.[c.nodePool] ? null : c.priceUsdPerHour,
+      ...(opts.priceGaps?.[c.nodePool] ? { priceGap: opts.priceGaps[c.nodePool] } : {}),
       capacityTypes: c.capacityTypes,
       zones: c.zones,
       pods: c.pods.map(podName),
+      round: rounds?.claimRounds[i] ?? 1,
     })),
     placements: result.placements.map((p) => ({ pod: podName(p.pod), node: p.node })),
     unschedulable: result.unschedulable.map((u) => ({ pod: podName(u.pod), reasons: u.reasons })),
@@ -100,10 +135,12 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
   const lines: string[] = [];
   if (out.nodeClaims.length === 0) lines.push('No new NodeClaims.');
   else {
+    const byRound = out.nodeClaims.some((c) => c.round > 1);
     const rows = out.nodeClaims.map((c) => [
+      ...(byRound ? [String(c.round)] : []),
       c.nodePool,
       c.instanceTypes[0] ?? '-',
-      `$${c.price.toFixed(4)}/h`,
+      c.price === null ? 'unknown' : `$${c.price.toFixed(4)}/h`,
       c.capacityTypes[0] ?? '-',
       String(c.instanceTypes.length),
       String(c.requests.cpu ?? '0'),
@@ -112,11 +149,22 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
       c.zones.join(','),
       ...(wide ? [firstFew(c.instanceTypes, 5), extended(c.requests)] : []),
     ]);
-    const header = ['NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
+    const header = [...(byRound ? ['ROUND'] : []), 'NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
     lines.push(formatTable(header, rows).trimEnd());
-    const total = out.nodeClaims.reduce((s, c) => s + c.price, 0);
-    lines.push(`${out.nodeClaims.length} NodeClaim(s), $${total.toFixed(4)}/h`);
+    const total = out.nodeClaims.reduce((s, c) => s + (c.price ?? 0), 0);
+    const unpriced = out.nodeClaims.filter((c) => c.price === null).length;
+    lines.push(`${out.nodeClaims.length} NodeClaim(s), $${total.toFixed(4)}/h${unpriced ? ` + ${unpriced} unpriced` : ''}`);
+    const gaps = new Map(out.nodeClaims.filter((c) => c.priceGap).map((c) => [c.nodePool, c.priceGap!]));
+    for (const [np, gap] of gaps) lines.push(`nodepool ${np}: ${gap}: price unknown; types ordered by Linux rates`);
   }
+  for (const r of out.laterRounds) {
+    const why = Object.entries(r.heldBy).map(([np, m]) => {
+      const limit = /under its (\S+) limit \(([^)]+)\)/.exec(m);
+      return limit ? `nodepool ${np}'s ${limit[1]} limit (${limit[2]})` : `nodepool ${np} (${m})`;
+    });
+    lines.push(`${r.pods.length} pod(s) placed in a later round (${r.round}): held by ${why.join(', ')} until round ${r.round - 1} launches`);
+  }
+  if (out.roundsTruncated) lines.push(`stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits`);
   if (out.placements.length > 0) lines.push(`${out.placements.length} pod(s) fit on existing nodes`);
   for (const u of out.unschedulable) {
     const reasons = Object.entries(u.reasons);
@@ -131,8 +179,11 @@ export interface PlanTexts {
   pods: { file: string; text: string };
   nodes?: { file: string; text: string };
   region: string;
-  /** Packing mode (shared/scheduling/types.ts `packing`); default the scheduler's (cost). */
-  packing?: 'cost' | 'karpenter';
+  /**
+   * The operator's packing mode (`--packing`, else `NODEFLEET_PACKING`); the NodePools'
+   * `nodefleet.io/packing` annotation wins over it (shared/api/packing.ts). Default: the scheduler's (cost).
+   */
+  packing?: PackingMode;
 }
 
 /** The objects of a workloads file, checked (see {@link workloadInputProblems}). @throws CliError with every problem, one per line. */
@@ -167,6 +218,7 @@ export function planInput(t: PlanTexts): SchedulingInput {
   const { nodePools, nodeClasses } = readNodePoolFile(t.nodePools);
   const objects = [...readWorkloadObjects(t.pods), ...(t.nodes ? readWorkloadObjects(t.nodes) : [])];
   const w = readWorkloads(objects);
+  const packing = choosePacking(nodePools, t.packing);
   const byClass = new Map<string, InstanceType[]>();
   const instanceTypes = (np: NodePool): InstanceType[] => {
     const name = np.spec.template.spec.nodeClassRef.name;
@@ -187,12 +239,55 @@ export function planInput(t: PlanTexts): SchedulingInput {
     boundPods: w.boundPods,
     daemonSets: w.daemonSets,
     volumes: w.volumes,
-    ...(t.packing ? { settings: { packing: t.packing } } : {}),
+    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   };
+}
+
+/**
+ * One line per instance type or family that the NodePools or the pods ask for by name and the
+ * catalog cannot launch in `region` (shared/catalog `unknownCatalogName`), naming the file, the
+ * object and the field: `np.yaml: NodePool/gpu: spec.template.spec.requirements[0].values[1]: instance type "p3.2xlarge" is not in the catalog (…)`.
+ * Pods asking for the same value are reported once, with how many others do.
+ */
+export function unknownInstanceTypeLines(files: { nodePools: string; pods: string }, nodePools: readonly NodePool[], pods: readonly Pod[], region: string): string[] {
+  const lines: string[] = [];
+  nodePools.forEach((np) => {
+    np.spec.template.spec.requirements.forEach((r, i) => {
+      if (r.operator !== 'In') return;
+      (r.values ?? []).forEach((v, j) => {
+        const why = unknownCatalogName(r.key, v, region);
+        if (why) lines.push(`${files.nodePools}: NodePool/${np.metadata.name}: spec.template.spec.requirements[${i}].values[${j}]: ${why}`);
+      });
+    });
+  });
+  const byValue = new Map<string, { first: string; others: number }>();
+  const note = (key: string, v: string, where: string) => {
+    const why = unknownCatalogName(key, v, region);
+    if (!why) return;
+    const seen = byValue.get(why);
+    if (seen) seen.others++;
+    else byValue.set(why, { first: where, others: 0 });
+  };
+  for (const p of pods) {
+    const name = `Pod ${podName(p)}`;
+    for (const [k, v] of Object.entries(p.spec.nodeSelector ?? {})) note(k, v, `${name}: spec.nodeSelector["${k}"]`);
+    const terms = p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    terms.forEach((t, ti) =>
+      (t.matchExpressions ?? []).forEach((e, ei) => {
+        if (e.operator === 'In') for (const v of e.values ?? []) note(e.key, v, `${name}: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${ti}].matchExpressions[${ei}]`);
+      }),
+    );
+  }
+  for (const [why, { first, others }] of byValue) lines.push(`${files.pods}: ${first}: ${why}${others ? ` (and ${others} more pod(s))` : ''}`);
+  return lines;
 }
 
 /** Annotation carrying a planned NodeClaim's price (USD/h of its cheapest launch offering). */
 export const AnnotationPlannedPrice = 'nodefleet.io/planned-price-usd-per-hour';
+/** Annotation set instead of the price when the catalog cannot price the node (shared/catalog `priceGap`). */
+export const AnnotationPriceUnknown = 'nodefleet.io/planned-price-unknown';
+/** Annotation carrying a planned NodeClaim's provisioning round when it is not the first (plan-rounds.ts). */
+export const AnnotationPlannedRound = 'nodefleet.io/planned-round';
 
 /**
  * The plan as `kubectl get -o yaml|json` prints objects: a v1 List of the NodeClaims
@@ -200,12 +295,12 @@ export const AnnotationPlannedPrice = 'nodefleet.io/planned-price-usd-per-hour';
  * Event per pod: `Nominated` (the NodeClaim or existing node it would run on) or
  * `FailedScheduling` (why, per NodePool).
  */
-export function planObjects(result: SchedulingResult, input: SchedulingInput, nodeClasses: readonly EC2NodeClass[], opts: { cluster: string; now: Date }) {
-  const claims = result.newNodeClaims.map((c) => {
+export function planObjects(result: SchedulingResult, input: SchedulingInput, nodeClasses: readonly EC2NodeClass[], opts: { cluster: string; now: Date; claimRounds?: readonly number[] }) {
+  const claims = result.newNodeClaims.map((c, i) => {
     const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
     const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
     const name = previewNodeClaimName(c.nodePool, c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
-    return { planned: c, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
+    return { planned: c, gap: priceGap(nodeClass), round: opts.claimRounds?.[i] ?? 1, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
   });
   const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
     apiVersion: 'v1',
@@ -218,7 +313,9 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
     source: { component: 'nodefleet' },
   });
   const events = [
-    ...claims.flatMap(({ planned, claim }) => planned.pods.map((p) => event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}`))),
+    ...claims.flatMap(({ planned, claim, round }) =>
+      planned.pods.map((p) => event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}${round > 1 ? ` (placed in a later round: ${round})` : ''}`)),
+    ),
     ...result.placements.map((pl) => event(pl.pod, 'Nominated', `Pod should schedule on: node/${pl.node}`)),
     ...result.unschedulable.map((u) => {
       const reasons = Object.entries(u.reasons);
@@ -226,7 +323,12 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
     }),
   ];
   return kubeList([
-    ...claims.map(({ planned, claim }) => toKubeNodeClaim(claim, { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour) })),
+    ...claims.map(({ planned, claim, round, gap }) =>
+      toKubeNodeClaim(claim, {
+        ...(gap ? { [AnnotationPriceUnknown]: gap } : { [AnnotationPlannedPrice]: String(planned.priceUsdPerHour) }),
+        ...(round > 1 ? { [AnnotationPlannedRound]: String(round) } : {}),
+      }),
+    ),
     ...events,
   ]);
 }
@@ -242,10 +344,14 @@ export function register(program: Command): void {
     .option('-o, --output <format>', 'json|yaml (a List of karpenter.sh/v1 NodeClaims and pod Events), wide, or a table by default', 'table')
     .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
     .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
-    .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more)')
+    .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more); env NODEFLEET_PACKING; a NodePool\'s nodefleet.io/packing annotation wins')
     .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string; packing?: string }) => {
+      const envPacking = process.env[Env.packing] || undefined;
+      if (opts.packing === undefined && envPacking !== undefined && !isPackingMode(envPacking)) throw new CliError(`${Env.packing}: ${packingProblem(envPacking)}`, 2);
+      const settingFrom = opts.packing !== undefined ? '--packing' : Env.packing;
+      opts.packing ??= envPacking;
       const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
-      if (opts.packing !== undefined && opts.packing !== 'cost' && opts.packing !== 'karpenter') throw new CliError(`--packing: unknown mode "${opts.packing}"; modes: cost, karpenter`, 2);
+      if (opts.packing !== undefined && !isPackingMode(opts.packing)) throw new CliError(`--packing: ${packingProblem(opts.packing)}`, 2);
       const nodePoolText = readText(opts.nodepools);
       const input = planInput({
         nodePools: nodePoolText,
@@ -255,8 +361,12 @@ export function register(program: Command): void {
         packing: opts.packing as PlanTexts['packing'],
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
-      const result = solve(input);
-      const out = toPlanOutput(result);
+      for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
+      const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);
+      if (packing.conflict) process.stderr.write(`${opts.nodepools}: ${packing.conflict}\n`);
+      const rounds = planRounds(input);
+      const result = rounds.result;
+      const out = toPlanOutput(result, { rounds, priceGaps: nodePoolPriceGaps(input.nodePools, nodeClasses) });
       if (opts.launchRequests) {
         // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
         const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
@@ -265,9 +375,11 @@ export function register(program: Command): void {
         return;
       }
       if (format === 'json' || format === 'yaml') {
-        process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date() }), format));
+        process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date(), claimRounds: rounds.claimRounds }), format));
       } else {
-        process.stdout.write(`region ${opts.region} (prices and offerings of the shipped catalog; --region to change)\n${formatPlanTable(out, format === 'wide')}\n`);
+        const from = { annotation: ` (${L.AnnotationPacking})`, setting: ` (${settingFrom})`, default: '' }[packing.source];
+        const header = `region ${opts.region} (shipped catalog; --region to change), packing ${packing.packing ?? 'cost'}${from}`;
+        process.stdout.write(`${header}\n${formatPlanTable(out, format === 'wide')}\n`);
       }
     });
 }

@@ -1,5 +1,5 @@
 /**
- * `nodefleet validate [--cluster] FILE...`: checks NodePool and EC2NodeClass YAML as the
+ * `nodefleet validate [--cluster] [--cluster-name NAME | --node-role ROLE] FILE...`: checks NodePool and EC2NodeClass YAML as the
  * Kubernetes API server would with Karpenter's CRDs installed, each file on its own unless
  * `--cluster` (see {@link validateFiles}). One line per problem
  * (`FILE: <kind/name>: <field path>: <reason>`) and one summary line per valid object; exit 1
@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { readErrorReason } from '../io.ts';
+import { CliError, readErrorReason } from '../io.ts';
+import { nodeRoleNameOf, nodeRoleProblem } from '../../../shared/api/contract.ts';
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 
@@ -52,9 +53,11 @@ export function summarize(o: ValidatedObject): string {
  * Each file is checked on its own (as `kubectl apply -f FILE` would be, one at a time): its
  * problems, then a `valid` line per valid object. Names must be unique within a file. With
  * `cluster`, the files are one cluster: NodePool / EC2NodeClass names are unique across them and
- * every NodePool's nodeClassRef names an EC2NodeClass one of the files defines.
+ * every NodePool's nodeClassRef names an EC2NodeClass one of the files defines. With `nodeRole`
+ * (the stack's node role), an EC2NodeClass `spec.role` naming another role is a problem: nodefleet
+ * launches only with its own node role (it creates no instance profile per role).
  */
-export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?: boolean } = {}): { lines: string[]; exitCode: number } {
+export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?: boolean; nodeRole?: string } = {}): { lines: string[]; exitCode: number } {
   const lines: string[] = [];
   let failed = false;
   // NodePools and EC2NodeClasses are cluster-scoped: one name per kind (per file, or per cluster).
@@ -78,7 +81,11 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
       else if (opts.cluster && seenInCluster.has(key)) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" (also defined in ${seenInCluster.get(key)}); names are cluster-wide`);
       seenInFile.add(key);
       if (!seenInCluster.has(key)) seenInCluster.set(key, input.file);
-      if (o.kind === 'EC2NodeClass') nodeClassNames.add(o.name);
+      if (o.kind === 'EC2NodeClass') {
+        nodeClassNames.add(o.name);
+        const roleProblem = opts.nodeRole && o.problems.length === 0 ? nodeRoleProblem(EC2NodeClassSchema.parse(o.object).spec, opts.nodeRole) : undefined;
+        if (roleProblem) problems.push(`${input.file}: ${key}: ${roleProblem}`);
+      }
       const spec = (o.object as { spec?: { template?: { spec?: { nodeClassRef?: Record<string, unknown> } } } }).spec;
       const ref = spec?.template?.spec?.nodeClassRef;
       if (o.kind === 'NodePool' && ref) refs.push({ file: input.file, pool: o.name, ref });
@@ -112,8 +119,14 @@ export function register(program: Command): void {
     .description('check NodePool / EC2NodeClass YAML (karpenter.sh/v1, karpenter.k8s.aws/v1); exit 1 on any problem')
     .argument('<files...>', 'YAML files (multi-document and kubectl List allowed; - for stdin)')
     .option('--cluster', 'the files are one cluster: names unique across them, every nodeClassRef defined in one of them')
-    .action((files: string[], opts: { cluster?: boolean }) => {
-      const { lines, exitCode } = validateFiles(files.map(readInput), { cluster: opts.cluster });
+    .option('--cluster-name <name>', "the stack's clusterName: an EC2NodeClass spec.role must be its node role, nodefleet-node-<name>")
+    .option('--node-role <name>', 'the node role the stack deployed (stack output NodeRoleName), when not nodefleet-node-<cluster-name>')
+    .action((files: string[], opts: { cluster?: boolean; clusterName?: string; nodeRole?: string }) => {
+      const nodeRole = opts.nodeRole ?? (opts.clusterName !== undefined ? nodeRoleNameOf(opts.clusterName) : undefined);
+      if (opts.clusterName !== undefined && nodeRole === undefined) {
+        throw new CliError(`--cluster-name: the stack lets CloudFormation name the node role of "${opts.clusterName}" (name too long); pass --node-role with the stack output NodeRoleName`, 2);
+      }
+      const { lines, exitCode } = validateFiles(files.map(readInput), { cluster: opts.cluster, nodeRole });
       process.stdout.write(lines.map((l) => `${l}\n`).join(''));
       process.exitCode = exitCode;
     });

@@ -19,6 +19,9 @@
  *   spot-instances-request). A spot launch creates a spot-instances-request; an on-demand one does not.
  * - An existing resource is authorized on its own ARN with its tags as `aws:ResourceTag/<key>`;
  *   subnets and security groups shared from another account carry that account in their ARN.
+ * - A reserved launch (launch template `CapacityReservationSpecification.CapacityReservationTarget`)
+ *   uses the capacity reservation: `ec2:RunInstances` and `ec2:CreateFleet` on its ARN (its owner's
+ *   account when shared through AWS RAM).
  * - The instance profile in the launch template passes its role: `iam:PassRole` on the role with
  *   `iam:PassedToService` = `ec2.amazonaws.com` (`ec2.amazonaws.com.cn` in the aws-cn partition).
  * - Describe* have no resource-level permissions: `*`, with `aws:RequestedRegion`.
@@ -208,6 +211,16 @@ function createFleetRequests(input: Json, c: RequestContext): IamRequest[] {
     const data: Json = lt?.data ?? {};
     const groups = [...asList(data.SecurityGroupIds ?? data.SecurityGroupId), ...asList(data.NetworkInterfaces ?? data.NetworkInterface).flatMap((n: Json) => asList(n?.Groups ?? n?.SecurityGroupId))];
     for (const g of groups) once(uses(c, launchActions('security-group'), ec2Arn(c, `security-group/${g}`, c.ownerOf?.(String(g)) ?? c.account)));
+    // A reserved launch targets a capacity reservation (Karpenter's reserved launch templates set
+    // CapacityReservationSpecification.CapacityReservationTarget); an ODCR may be shared from another account.
+    const target = data.CapacityReservationSpecification?.CapacityReservationTarget ?? {};
+    if (target.CapacityReservationId) {
+      const id = String(target.CapacityReservationId);
+      once(uses(c, launchActions('capacity-reservation'), ec2Arn(c, `capacity-reservation/${id}`, c.ownerOf?.(id) ?? c.account)));
+    }
+    if (target.CapacityReservationResourceGroupArn) {
+      throw new Error('no authorization mapping for a capacity reservation resource group target: add it to infra/local/iam/aws-requests.ts');
+    }
     const profile = data.IamInstanceProfile?.Name ?? data.IamInstanceProfile?.Arn?.split('/').pop();
     if (profile) {
       const role = c.roleOfInstanceProfile?.(String(profile)) ?? `arn:${c.partition}:iam::${c.account}:role/${profile}`;

@@ -2,15 +2,19 @@
  * Child process of the scale benchmark running the in-cluster agent (functions/agent Agent) against
  * the bench environment's API server, with a publisher that counts what it would send. Reports
  * `{ synced }` once both informers listed, and `{ memory }` when asked (after a GC).
+ *
+ * It runs as the agent ships: bundled by esbuild with the Dockerfile's flags and started with the
+ * Deployment's NODE_OPTIONS ({@link bundleAgentProc}), not under tsx (whose loader alone holds
+ * ~230 MiB of RSS and would be measured as the agent's).
  */
 import { Agent } from '../../../functions/agent/agent.ts';
 import type { EventPublisher } from '../../../shared/api/ports.ts';
 import type { EnvReady } from './env-proc.ts';
-import { BenchCluster } from './env-proc.ts';
-import { BenchRegion } from './objects.ts';
 import { createS3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 
-const ready = JSON.parse(process.argv[2]) as EnvReady;
+const ready = JSON.parse(process.argv[2]) as EnvReady & { cluster: string; region: string };
+const BenchCluster = ready.cluster;
+const BenchRegion = ready.region;
 const published = { entries: 0, bytes: 0 };
 const publisher: EventPublisher = {
   async publish(entries) {
@@ -22,7 +26,7 @@ const publisher: EventPublisher = {
 
 async function main(): Promise<void> {
   const views = process.env.BENCH_NO_VIEW ? undefined : createS3ClusterViewStore({ region: BenchRegion, bucket: ready.viewBucket, cluster: BenchCluster, endpoint: ready.s3Endpoint });
-  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}) });
+  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}), log: (level, message, fields) => level !== 'debug' && level !== 'info' && process.stderr.write(`agent ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}\n`) });
   const t0 = performance.now();
   await agent.start();
   while (!agent.ready()) await new Promise((r) => setTimeout(r, 50));

@@ -31,7 +31,8 @@ import { VirtualClock } from '../../../infra/local/clock.ts';
 import { zonesOf } from '../../../infra/local/environment.ts';
 import { CreatedAt, BenchDaemonSets, BenchRegion, benchDaemonSet, benchNode, benchNodeClass, benchNodePool, benchPdbs, benchPod, nodeName, pendingPods, podsOfNode } from './objects.ts';
 
-export const BenchCluster = 'bench';
+export { BenchCluster } from './objects.ts';
+import { BenchCluster } from './objects.ts';
 
 /** Commands from the parent; each answered with `{ id, ok, result | error }`. */
 export type Command =

@@ -15,9 +15,8 @@ import { Env } from '../../../shared/api/contract.ts';
 import { compactPod } from '../../../shared/api/agent-events.ts';
 import type { Pod } from '../../../shared/api/kube.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeUnschedulablePods } from '../../../shared/api/contract.ts';
-import { BenchRegion, pendingPods } from './objects.ts';
+import { BenchCluster, BenchRegion, pendingPods } from './objects.ts';
 import type { EnvReady } from './env-proc.ts';
-import { BenchCluster } from './env-proc.ts';
 
 export interface FnArgs {
   ready: EnvReady;

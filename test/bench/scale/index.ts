@@ -17,7 +17,13 @@
  * in its own child (fn-proc.ts), the agent in another (agent-proc.ts), so no heap is shared.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { parseAllDocuments } from 'yaml';
+import { BenchCluster, BenchRegion } from './objects.ts';
 import type { Command, EnvReady } from './env-proc.ts';
 import type { FnArgs } from './fn-proc.ts';
 
@@ -124,9 +130,35 @@ async function runFunction(env: Env, args: FnArgs): Promise<Record<string, Measu
   return out;
 }
 
+/** The agent container's NODE_OPTIONS in infra/k8s/deployment.yaml (the flags the bench runs it with). */
+export function agentNodeOptions(): string[] {
+  const docs = parseAllDocuments(readFileSync(here('../../../infra/k8s/deployment.yaml'), 'utf8')).map((d) => d.toJS() as any);
+  const container = docs.find((d) => d?.kind === 'Deployment')?.spec?.template?.spec?.containers?.find((c: any) => c.name === 'agent');
+  const value = container?.env?.find((e: any) => e.name === 'NODE_OPTIONS')?.value as string | undefined;
+  return value ? value.split(/\s+/).filter(Boolean) : [];
+}
+
+/** agent-proc.ts bundled as infra/k8s/Dockerfile bundles the agent (esbuild, ESM, minified). @returns the .mjs path. */
+async function bundleAgentProc(): Promise<string> {
+  const outfile = join(mkdtempSync(join(tmpdir(), 'nodefleet-bench-agent-')), 'agent-proc.mjs');
+  await build({
+    entryPoints: [here('./agent-proc.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    minify: true,
+    banner: { js: "import { createRequire as __nfCreateRequire } from 'node:module'; const require = __nfCreateRequire(import.meta.url);" },
+    outfile,
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
 async function measureAgent(env: Env): Promise<{ row: ScaleRow['agent']; child: ChildProcess }> {
   await env.call({ op: 'counters', reset: true });
-  const child = fork(here('./agent-proc.ts'), [JSON.stringify(env.ready)], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const bundle = await bundleAgentProc();
+  const child = fork(bundle, [JSON.stringify({ ...env.ready, cluster: BenchCluster, region: BenchRegion })], { execArgv: ['--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = <T>(key: string) => new Promise<T>((resolve) => child.on('message', (m: any) => m[key] !== undefined && resolve(m)));
   const synced = await next<{ syncMs: number }>('synced');
   const list = await env.call<{ bytes: number }>({ op: 'counters', reset: true });

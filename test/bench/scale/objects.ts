@@ -13,6 +13,8 @@ import { createHash } from 'node:crypto';
 
 export const BenchZones = ['us-east-1a', 'us-east-1b', 'us-east-1c'] as const;
 export const BenchRegion = 'us-east-1';
+/** The bench cluster's name (env, agent and functions). */
+export const BenchCluster = 'bench';
 /** Objects are created at this time; the bench runs "now" (a week later). */
 export const CreatedAt = '2026-11-24T08:00:00Z';
 const Apps = 40;

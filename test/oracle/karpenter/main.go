@@ -290,10 +290,19 @@ func buildInstanceTypes(sc *Scenario) ([]*cloudprovider.InstanceType, error) {
 	return its, nil
 }
 
+// baseWellKnown is Karpenter's own set of well-known labels, before any scenario added to it.
+var baseWellKnown = v1.WellKnownLabels.Clone()
+
 // wellKnown registers the scenario's instance-type label keys as well-known, as a cloud provider does for
 // the labels its types carry (the AWS provider registers karpenter.k8s.aws/*); a NodePool need not
-// mention them for pods to select them.
+// mention them for pods to select them. The keys an earlier scenario added (--lines) are removed first,
+// so a scenario's decision does not depend on the ones before it.
 func wellKnown(sc *Scenario) {
+	for k := range v1.WellKnownLabels.Clone() {
+		if !baseWellKnown.Has(k) {
+			v1.WellKnownLabels.Delete(k)
+		}
+	}
 	for _, t := range sc.InstanceTypes {
 		for k := range t.Labels {
 			v1.WellKnownLabels.Insert(k)

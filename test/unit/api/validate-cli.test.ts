@@ -59,4 +59,19 @@ describe('validate command', () => {
     expect(validateFiles([{ file: 'a.yaml', text: good }, { file: 'nc.yaml', text: nodeClass }], { cluster: true }).exitCode).toBe(0);
     expect(validateFiles([{ file: 'a.yaml', text: good }]).exitCode).toBe(0);
   });
+
+  it('--cluster-name / --node-role: an EC2NodeClass role other than the stack\'s node role is a problem', () => {
+    const nodeClass = (role: string) => `apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {${role}, amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {a: b}}], securityGroupSelectorTerms: [{tags: {a: b}}]}\n`;
+    const other = validateFiles([{ file: 'nc.yaml', text: nodeClass('role: KarpenterNodeRole-demo') }], { nodeRole: 'nodefleet-node-demo' });
+    expect(other).toEqual({
+      exitCode: 1,
+      lines: [
+        'nc.yaml: EC2NodeClass/default: spec.role: "KarpenterNodeRole-demo" is not the node role nodefleet deploys ("nodefleet-node-demo", stack output NodeRoleName): nodes launch only with that role\'s instance profile, so set spec.role: nodefleet-node-demo',
+      ],
+    });
+    expect(validateFiles([{ file: 'nc.yaml', text: nodeClass('role: nodefleet-node-demo') }], { nodeRole: 'nodefleet-node-demo' }).exitCode).toBe(0);
+    expect(validateFiles([{ file: 'nc.yaml', text: nodeClass('instanceProfile: my-profile') }], { nodeRole: 'nodefleet-node-demo' }).exitCode).toBe(0);
+    // Without the stack's name, validate cannot know the role (Karpenter's own examples stay valid).
+    expect(validateFiles([{ file: 'nc.yaml', text: nodeClass('role: KarpenterNodeRole-demo') }]).exitCode).toBe(0);
+  });
 });

@@ -10,11 +10,11 @@ import {
   TerminateInstancesCommand,
   type CreateFleetCommandOutput,
 } from '@aws-sdk/client-ec2';
-import { Ec2CloudProvider, buildLaunchRequests, guessArchitecture, catalogArchitecture } from '../../../shared/aws/ec2.ts';
+import { Ec2CloudProvider, buildLaunchRequests, guessArchitecture, catalogArchitecture, launchTemplateData } from '../../../shared/aws/ec2.ts';
 import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { launchFailure, unavailableOfferingsFrom } from '../../../shared/aws/ec2-errors.ts';
 import { buildAl2023UserData, kubeletMaySetLabel } from '../../../shared/aws/user-data.ts';
-import { InsufficientCapacityError, TransientError } from '../../../shared/api/errors.ts';
+import { InsufficientCapacityError, TransientError, ValidationError } from '../../../shared/api/errors.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
 
@@ -177,6 +177,19 @@ describe('Ec2CloudProvider (aws-sdk-client-mock)', () => {
     expect(list.map((i) => i.instanceId)).toEqual(['i-1', 'i-2']);
     expect(list[0]).toMatchObject({ capacityType: 'spot', zone: 'us-east-1a', launchTime: '2026-01-01T00:00:00.000Z', tags: { 'karpenter.sh/nodeclaim': 'a' } });
     expect(ec2.commandCalls(DescribeInstancesCommand)[0].args[0].input.Filters?.[0]).toEqual({ Name: 'tag:nodefleet.io/cluster', Values: ['karpenter-demo'] });
+  });
+});
+
+describe('the EC2NodeClass role at launch', () => {
+  it('refuses a spec.role other than the deployed node role, with the same line validate --cluster-name prints', () => {
+    const withRole = { ...ctx, nodeRoleName: 'nodefleet-node-karpenter-demo' };
+    expect(() => launchTemplateData(claim(), nodeClass(), resolved, withRole)).toThrow(ValidationError);
+    expect(() => launchTemplateData(claim(), nodeClass(), resolved, withRole)).toThrow(
+      'ec2nodeclass default: spec.role: "KarpenterNodeRole-karpenter-demo" is not the node role nodefleet deploys ("nodefleet-node-karpenter-demo", stack output NodeRoleName): nodes launch only with that role\'s instance profile, so set spec.role: nodefleet-node-karpenter-demo',
+    );
+    const own = nodeClass();
+    own.spec.role = 'nodefleet-node-karpenter-demo';
+    expect(launchTemplateData(claim(), own, resolved, withRole).IamInstanceProfile).toEqual({ Name: 'KarpenterNodeInstanceProfile' });
   });
 });
 

@@ -5,6 +5,8 @@ import {
   instanceTypeInfos,
   kubeReservedCpuMilli,
   loadCatalog,
+  NoWindowsPrices,
+  priceGap,
   type InstanceTypeInfo,
 } from '../../../shared/catalog/index.ts';
 import { formatResources, GiB, MiB } from '../../../shared/api/quantity.ts';
@@ -146,6 +148,16 @@ describe('loadCatalog', () => {
     const cat = loadCatalog({ region: 'ap-northeast-2', unavailable: [{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a', capacityType: 'spot' }] });
     const offs = cat.find((t) => t.name === 'c5a.2xlarge')!.offerings;
     expect(offs.filter((o) => !o.available)).toEqual([{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1', capacityType: 'spot', priceUsdPerHour: 0.135267 + (20 * 0.08) / 730, volumeUsdPerHour: (20 * 0.08) / 730, available: false }]);
+  });
+
+  it('leaves out the architectures a Windows AMI family has no image for, and says it has no Windows prices', () => {
+    const windows = nodeClass({ amiSelectorTerms: [{ alias: 'windows2022@latest' }] });
+    const types = loadCatalog({ region: 'ap-northeast-2', nodeClass: windows });
+    expect(new Set(types.map((t) => t.labels['kubernetes.io/arch']))).toEqual(new Set(['amd64']));
+    expect(new Set(catalog.map((t) => t.labels['kubernetes.io/arch']))).toEqual(new Set(['amd64', 'arm64']));
+    expect(priceGap(windows)).toBe(NoWindowsPrices);
+    expect(priceGap(nodeClass())).toBeUndefined();
+    expect(priceGap(undefined)).toBeUndefined();
   });
 
   it('rejects a region without zone data', () => {

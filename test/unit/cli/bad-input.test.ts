@@ -106,7 +106,7 @@ const Table: [string, string, number][] = [
   ['plan --nodepools $/np-equals.yaml --pods $/pod.yaml', 'nodefleet plan: $/np-equals.yaml: NodePool/default: spec.template.spec.requirements[0].operator: unsupported operator "Equals"; valid operators are In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte', 1],
   ['plan --nodepools $/np-none.yaml --pods $/pod.yaml', 'nodefleet plan: $/np-none.yaml: no NodePool found', 1],
   ['plan --nodepools $/np.yaml --pods $/pod.yaml -o xml', 'nodefleet plan: --output: unknown format "xml"; allowed formats: wide, json, yaml (default: a table)', 2],
-  ['plan --nodepools $/np.yaml --pods $/pod.yaml --packing fast', 'nodefleet plan: --packing: unknown mode "fast"; modes: cost, karpenter', 2],
+  ['plan --nodepools $/np.yaml --pods $/pod.yaml --packing fast', 'nodefleet plan: --packing: unknown packing mode "fast"; modes: cost, karpenter', 2],
   ['plan --nodepools $/np.yaml', "error: required option '--pods <file>' not specified", 2],
   ['instance-types --region mars-1', 'nodefleet instance-types: --region "mars-1": not an AWS region name; known regions: af-south-1, ', 1],
   ['instance-types --region us-east-1 --nodepool $/missing.yaml', 'nodefleet instance-types: $/missing.yaml: cannot read: no such file', 1],

@@ -276,3 +276,42 @@ describe('rebalance (nodefleet.io/rebalance-replace)', () => {
     expect(validateCommand(cmd, optedOut, later)).toEqual({ status: 'invalid', reason: 'a: no rebalance recommendation to act on (or its nodepool no longer opts in)' });
   });
 });
+
+describe('consolidation time budgets (Karpenter: 1 min multi-node, 3 min single-node)', () => {
+  /** A fake monotonic clock: every read advances it by `stepMs`. */
+  const ticking = (stepMs: number) => {
+    let t = 0;
+    return () => (t += stepMs) - stepMs;
+  };
+  const eight = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8'].map((n) => node(n, Medium));
+  const eightPods = eight.map((n, i) => pod(`p${i}`, n.metadata.name, '600m'));
+
+  it('multi-node keeps the best prefix found before its 1-minute budget ran out', () => {
+    const full = planDisruption(snapshot({ nodes: eight, pods: eightPods }), Now);
+    const cut = planDisruption(snapshot({ nodes: eight, pods: eightPods }), Now, { elapsedMs: ticking(25_000) });
+    // Prepare: unbounded, the binary search reaches all eight in three simulations
+    expect(names(full)).toHaveLength(8);
+    expect(full.timedOut).toEqual([]);
+    // Act / Assess: 25 s a simulation, the third would start past 60 s: the best of two is kept
+    expect(cut.timedOut).toEqual(['multi-node-consolidation']);
+    expect(cut.simulations).toBe(2);
+    expect(cut.command?.method).toBe('multi-node-consolidation');
+    expect(names(cut)).toEqual(['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7']);
+  });
+
+  it('multi-node stops before any simulation when the budget is spent; single-node gives up after 3 minutes', () => {
+    const nodes = ['n1', 'n2', 'n3', 'n4'].map((n) => node(n, Medium));
+    const pods = [pod('p1', 'n1', '600m'), pod('p2', 'n2', '600m'), pod('p3', 'n3', '600m'), pod('p4a', 'n4', '600m'), pod('p4b', 'n4', '600m')];
+    const late = planDisruption(snapshot({ nodes, pods }), Now, { elapsedMs: ticking(61_000) });
+    expect(late.timedOut).toContain('multi-node-consolidation');
+    expect(late.command?.method).toBe('single-node-consolidation');
+    const one = snapshot({ nodes: [node('big', Big)], pods: [pod('p', 'big', '1500m')] });
+    const a = planDisruption(one, Now, { elapsedMs: ticking(181_000) });
+    const b = planDisruption(one, Now, { elapsedMs: ticking(1_000) });
+    expect(b.command?.method).toBe('single-node-consolidation');
+    expect(a.timedOut).toEqual(['single-node-consolidation']);
+    expect(a.simulations).toBe(0);
+    expect(a.command).toBeUndefined();
+  });
+});
+

@@ -149,6 +149,9 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'store.list':
         await store.list();
         break;
+      case 'store.listInFlight':
+        await store.listInFlight(1_800_000_000_000);
+        break;
       case 'store.getByInstanceId':
         await store.getByInstanceId(InstanceId);
         break;

@@ -54,7 +54,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     resources = template.toJSON().Resources;
     const functions = Functions.map((f) => (f.name === 'provisioner' ? { ...f, trigger: { kind: 'fifoQueue', rule: 'provisioner' } as const, reservedConcurrency: undefined } : f));
     variant = buildTestStack(
-      { logLevel: 'debug', interruption: 'false', agentIdentity: 'irsa', oidcProviderArn: OidcProviderArn, vpcId: 'vpc-0123456789abcdef0', subnetIds: VariantSubnets.join(',') },
+      { logLevel: 'debug', packing: 'karpenter', interruption: 'false', agentIdentity: 'irsa', oidcProviderArn: OidcProviderArn, vpcId: 'vpc-0123456789abcdef0', subnetIds: VariantSubnets.join(',') },
       { functions },
     ).template.toJSON().Resources;
   }, BuildTimeoutMs);
@@ -117,6 +117,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(registration[Env.nodeRoleName]).toBeUndefined();
     });
 
+    it('passes context packing to the provisioner only, as NODEFLEET_PACKING (unset by default)', () => {
+      const packingOf = (r: Resources) =>
+        Object.fromEntries(Object.entries(r).filter(([, x]) => x.Type === 'AWS::Lambda::Function').map(([id, x]) => [id.replace(/[A-F0-9]{8}$/, ''), x.Properties.Environment.Variables[Env.packing]]).filter(([, v]) => v !== undefined));
+      expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter' });
+      expect(packingOf(resources)).toEqual({});
+    });
+
     it('passes context logLevel to POWERTOOLS_LOG_LEVEL', () => {
       const fns = Object.values(variant).filter((r) => r.Type === 'AWS::Lambda::Function');
       expect(fns.map((f) => f.Properties.Environment.Variables[Env.logLevel])).toEqual(fns.map(() => 'DEBUG'));
@@ -130,9 +137,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties.DeadLetterConfig).toBeUndefined();
     });
 
-    it('gives disruption 120 s and the env it reads (termination machine, cluster, table, instance profile)', () => {
+    it('gives disruption 300 s (Karpenter 1 + 3 min consolidation budgets) and the env it reads (termination machine, cluster, table, instance profile)', () => {
       const fn = resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties;
-      expect(fn.Timeout).toBe(120);
+      expect(fn.Timeout).toBe(300);
       expect(fn.MemorySize).toBe(2048);
       const env = fn.Environment.Variables;
       expect(env[Env.stateMachineArn]).toEqual({ Ref: expect.stringMatching(/^Termination[A-F0-9]{8}$/) });
@@ -383,7 +390,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         Resource: { Ref: expect.stringMatching(/^Termination[A-F0-9]{8}$/) },
       });
       expect(bySid(statements, 'DescribeThisCluster').Resource).toEqual(bySid(provisioner, 'DescribeThisCluster').Resource);
-      expect(asArray(bySid(statements, 'NodefleetTable').Action)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query']));
+      for (const [sid, action] of [['NodefleetTableGet', 'dynamodb:GetItem'], ['NodefleetTablePut', 'dynamodb:PutItem'], ['NodefleetTableUpdate', 'dynamodb:UpdateItem'], ['NodefleetTableDelete', 'dynamodb:DeleteItem'], ['NodefleetTableQuery', 'dynamodb:Query']]) {
+        expect(asArray(bySid(statements, sid).Action), sid).toEqual([action]);
+      }
       const actions = new Set(actionsOf(statements));
       for (const a of ['ec2:DescribeLaunchTemplates', 'ec2:DescribeImages', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ssm:GetParameter', 'iam:PassRole']) expect(actions, a).toContain(a);
       // Nothing it does not call: no termination of instances, no reading executions, no events.
@@ -547,6 +556,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(() => buildTestStack({ clusterName: '' })).toThrow(ConfigError);
       expect(() => buildTestStack({ clusterName: 'bad name!' })).toThrow(/clusterName/);
       expect(() => buildTestStack({ logLevel: 'LOUD' })).toThrow(/logLevel/);
+      expect(() => buildTestStack({ packing: 'tight' })).toThrow(/context 'packing' must be one of cost, karpenter, got 'tight'/);
       expect(() => buildTestStack({ agentIdentity: 'irsa' })).toThrow(/oidcProviderArn/);
       expect(() => buildTestStack({ subnetIds: 'subnet-1' })).toThrow(/vpcId/);
     });

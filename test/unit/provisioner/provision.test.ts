@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { run, parseInput, handler } from '../../../functions/provisioner/handler.ts';
 import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
 import { MetricNames } from '../../../shared/runtime/observability.ts';
-import { Region, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
+import { Region, nodePool, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 import { node, pod } from '../../fakes/index.ts';
+import { nodeClaimItem } from '../../../shared/aws/dynamo-node-claim-store.ts';
 
 const w0 = (launch: unknown) => launch as { instanceTypes: string[]; capacityTypes: string[] };
 const inflate = () => Array.from({ length: 5 }, (_, i) => pendingPod(`inflate-${i}`, '1'));
@@ -37,6 +38,47 @@ describe('provisioner run', () => {
     expect(launch.instanceTypes.length).toBeLessThanOrEqual(60);
     expect(launch.instanceTypes[0]).toBe(claim.instanceType);
     expect(launch.capacityTypes).toEqual(['on-demand']);
+  });
+
+  it('a NodeClaim item stores the launch set (≤ 60 types), not every compatible type: it stays small', async () => {
+    // Prepare: a NodePool open to every c/m/r type of the region (hundreds are compatible)
+    const pods = [pendingPod('one', '100m')];
+    const { w, deps } = provisionerWorld({ pods });
+    // Act
+    await run(parseInput(unschedulableEvent(pods)), deps);
+    // Assess
+    const claim = (await w.store.list())[0];
+    const types = claim.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type');
+    const launch = w.cloud.callsOf('create')[0][1] as { instanceTypes: string[] };
+    expect(types?.operator).toBe('In');
+    expect(types?.values).toEqual(launch.instanceTypes);
+    expect(types?.values?.length).toBeLessThanOrEqual(60);
+    expect(Buffer.byteLength(JSON.stringify(nodeClaimItem('karpenter-demo', claim)))).toBeLessThan(4096);
+  });
+
+  it('a pod no NodePool can run is not solved again on every pass: it backs off, and a NodePool change resets that', async () => {
+    // Prepare: 900 cpu fits no instance type
+    const pods = [pendingPod('huge', '900')];
+    const { w, deps, log } = provisionerWorld({ pods });
+    const first = await run(parseInput(unschedulableEvent(pods, 'e1')), deps);
+    expect(first.unschedulable.map((u) => u.pod)).toEqual(['default/huge']);
+    // Act: the agent re-sends it 10 s later
+    w.clock.advanceSeconds(10);
+    const again = await run(parseInput(unschedulableEvent(pods, 'e2')), deps);
+    // Assess: not solved (no "could not schedule pod" line), counted as backing off
+    expect(again.backingOff).toBe(1);
+    expect(again.unschedulable).toEqual([]);
+    expect(log.withMessage('could not schedule pod')).toHaveLength(1);
+    // 30 s after the failure it is tried again (and fails again)
+    w.clock.advanceSeconds(20);
+    expect((await run(parseInput(unschedulableEvent(pods, 'e3')), deps)).unschedulable).toHaveLength(1);
+    w.clock.advanceSeconds(30);
+    expect((await run(parseInput(unschedulableEvent(pods, 'e4')), deps)).backingOff).toBe(1);
+    // a NodePool change: solved at once
+    const np = nodePool();
+    np.spec.limits = { cpu: 2000 } as never;
+    w.kube.setNodePools([np]);
+    expect((await run(parseInput(unschedulableEvent(pods, 'e5')), deps)).unschedulable).toHaveLength(1);
   });
 
   it('refreshed catalog prices (deps.catalogRefresher) decide the launch: a type made cheapest live is launched', async () => {
@@ -179,13 +221,13 @@ describe('provisioner run', () => {
     expect(metrics.total(MetricNames.launchFailures, { reason: 'InsufficientCapacityError' })).toBeGreaterThan(0);
   });
 
-  it('spot → on-demand fallback when no spot capacity is left', async () => {
+  it('spot → on-demand fallback when no spot capacity is left in the claim\'s launch set', async () => {
     const pods = inflate();
-    // EC2 has no spot capacity at all: every spot attempt fails for capacity.
+    // EC2 has no spot capacity at all: the spot fleet over the claim's ≤ 60 types fails for capacity.
     const { w, deps, log } = provisionerWorld({ pods, capacityTypes: ['spot', 'on-demand'], cloud: { isOffered: (o) => o.capacityType !== 'spot' } });
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     const launches = w.cloud.callsOf('create').map((c) => (c[1] as { capacityTypes: string[] }).capacityTypes[0]);
-    expect(launches.slice(0, 2)).toEqual(['spot', 'spot']);
+    expect(launches[0]).toBe('spot');
     expect(launches.at(-1)).toBe('on-demand');
     expect(summary.launched[0].capacityType).toBe('on-demand');
     expect(log.withMessage('falling back to on-demand, no spot capacity left')).toHaveLength(1);
@@ -199,6 +241,32 @@ describe('provisioner run', () => {
     expect(await w.store.list()).toEqual([]);
     expect(log.withMessage('failed launching nodeclaim')).toHaveLength(1);
     expect(metrics.total(MetricNames.cloudProviderErrors, { error: 'InsufficientCapacityError' })).toBe(1);
+  });
+
+  it('packing: the NodePool annotation wins over NODEFLEET_PACKING, which wins over the default (cost)', async () => {
+    // Prepare: 100 cpu-heavy and 100 memory-heavy pods; cost packing splits them over two
+    // claims, Karpenter's packing puts them on one large type (a measured difference of this input).
+    const memoryPod = (name: string) => {
+      const p = pendingPod(name, '250m');
+      p.spec.containers[0].resources = { requests: { cpu: '250m', memory: '6Gi' } };
+      return p;
+    };
+    const pods = [...Array.from({ length: 100 }, (_, i) => pendingPod(`cpu-${i}`, '1')), ...Array.from({ length: 100 }, (_, i) => memoryPod(`mem-${i}`))];
+    const claimsWith = async (packingEnv: 'cost' | 'karpenter' | undefined, annotation?: string) => {
+      const { w, deps } = provisionerWorld({ pods });
+      if (annotation) {
+        const np = nodePool();
+        np.metadata.annotations = { 'nodefleet.io/packing': annotation };
+        w.kube.setNodePools([np]);
+      }
+      const summary = await run(parseInput(unschedulableEvent(pods)), { ...deps, env: { ...deps.env, packing: packingEnv } });
+      return summary.created.length;
+    };
+    // Act / Assess
+    expect(await claimsWith(undefined)).toBe(2);
+    expect(await claimsWith('karpenter')).toBe(1);
+    expect(await claimsWith('cost', 'karpenter')).toBe(1);
+    expect(await claimsWith('karpenter', 'cost')).toBe(2);
   });
 
   it('pods already bound or deleted since the event are not provisioned', async () => {

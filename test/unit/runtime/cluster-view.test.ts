@@ -3,6 +3,7 @@
  * a fresh view replaces the node and pod lists; a too-old one is refused and the cluster is read
  * live, never trusted for a launch; disruption re-reads its candidates live before acting.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { InMemoryClusterViewStore, node, pod } from '../../fakes/index.ts';
 import { ClusterViewBuilder, clusterOfView, parseClusterView, toViewPod, ClusterViewError } from '../../../shared/api/cluster-view.ts';
@@ -44,6 +45,13 @@ describe('cluster view', () => {
     expect(b.templateCount).toBe(1);
     const view = b.render({ cluster: 'c', agent: 'a', sequence: 1, generatedAt: '2026-01-01T00:00:00Z' });
     const back = clusterOfView(parseClusterView(JSON.parse(JSON.stringify(view)), 'c'));
+    // the publisher's piecewise JSON (5-character pieces here: many) is the same view
+    const pieces = [...b.renderJson({ cluster: 'c', agent: 'a', sequence: 1, generatedAt: '2026-01-01T00:00:00Z' }, 5)];
+    expect(pieces.length).toBeGreaterThan(10);
+    expect(JSON.parse(pieces.join(''))).toEqual(view);
+    // one gzip member per piece reads back as one stream
+    const members = Buffer.concat(pieces.map((x) => gzipSync(Buffer.from(x))));
+    expect(JSON.parse(gunzipSync(members).toString('utf8'))).toEqual(view);
     expect(back.nodes.map((n) => n.metadata.name).sort()).toEqual(['n0', 'n1', 'n2']);
     expect(back.pods).toHaveLength(30);
     const p7 = back.pods.find((p) => p.metadata.name === 'web-7')!;

@@ -33,6 +33,15 @@ objects:
 `;
 
 describe('case runner', () => {
+  it('a knownDifference case that fails is reported, not failed; one that passes fails', async () => {
+    const diff = await runCase(loadCase(write('diff', `name: diff\nknownDifference: counts claims differently\n${pool}expect:\n  nodeClaims: 3\n`)));
+    expect(diff.status).toBe('known-difference');
+    expect(formatReport([diff])).toMatch(/^DIFF diff: counts claims differently \| .*\n0 passed, 0 failed, 1 known differences$/);
+    const stale = await runCase(loadCase(write('stale', `name: stale\nknownDifference: was different once\n${pool}expect:\n  nodeClaims: 1\n`)));
+    expect(stale.status).toBe('failed');
+    expect(stale.messages[0]).toMatch(/remove the marker/);
+  });
+
   it('passes a case whose expectations hold', async () => {
     const r = await runCase(loadCase(write('ok', `name: ok\n${pool}expect:\n  scheduled: all\n  nodeClaims: 1\n  nodeClaimsMatch: [{ nodePool: default, instanceTypeIn: [std] }]\n`)));
     expect(r).toMatchObject({ status: 'passed', messages: [] });

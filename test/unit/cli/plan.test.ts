@@ -1,0 +1,137 @@
+/**
+ * `plan` says what the catalog cannot tell: Windows nodes have no price in it (never Linux rates
+ * shown as theirs), and instance types or families asked for by name that it does not hold.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../../functions/cli/program.ts';
+import { planInput } from '../../../functions/cli/commands/plan.ts';
+
+async function capture(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => ((out += String(s)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => ((err += String(s)), true));
+  try {
+    return { code: await runCli(['node', 'nodefleet', ...args], {}), out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+const nodeClass = (name: string, alias: string) => `---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: ${name}}
+spec:
+  role: KarpenterNodeRole
+  amiSelectorTerms: [{alias: "${alias}"}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+`;
+
+const pool = (name: string, nodeClassName: string, requirements: string) => `---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: ${name}}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: ${nodeClassName}}
+      requirements:
+${requirements}
+`;
+
+const pod = (name: string, nodeSelector: string) => `---
+apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+  nodeSelector: {${nodeSelector}}
+  containers: [{name: c, image: i, resources: {requests: {cpu: "1", memory: 2Gi}}}]
+`;
+
+describe('plan and Windows NodePools', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-'));
+  writeFileSync(
+    join(dir, 'np.yaml'),
+    pool('windows', 'windows', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') +
+      pool('linux', 'linux', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') +
+      nodeClass('windows', 'windows2022@latest') +
+      nodeClass('linux', 'al2023@latest'),
+  );
+  writeFileSync(join(dir, 'pods.yaml'), pod('iis', 'kubernetes.io/os: windows') + pod('nginx', 'kubernetes.io/os: linux'));
+
+  it('prints no price for a Windows NodeClaim, one line saying why, and Linux prices for the others', async () => {
+    // Act
+    const { code, out } = await capture(['plan', '--nodepools', join(dir, 'np.yaml'), '--pods', join(dir, 'pods.yaml')]);
+
+    // Assess
+    expect(code).toBe(0);
+    const rows = out.split('\n');
+    expect(rows.find((l) => l.startsWith('windows '))).toMatch(/^windows\s+\S+\s+unknown\s+on-demand/);
+    expect(rows.find((l) => l.startsWith('linux '))).toMatch(/^linux\s+\S+\s+\$0\.\d{4}\/h\s+on-demand/);
+    expect(rows).toContain('nodepool windows: no Windows prices in the catalog: price unknown; types ordered by Linux rates');
+    expect(rows.find((l) => /NodeClaim\(s\)/.test(l))).toMatch(/^2 NodeClaim\(s\), \$0\.\d{4}\/h \+ 1 unpriced$/);
+  });
+
+  it('-o yaml carries the reason instead of a price, and the Windows claim is amd64', async () => {
+    const { out } = await capture(['plan', '--nodepools', join(dir, 'np.yaml'), '--pods', join(dir, 'pods.yaml'), '-o', 'yaml']);
+    const claims = parse(out).items.filter((i: { kind: string }) => i.kind === 'NodeClaim');
+    const win = claims.find((c: { metadata: { labels: Record<string, string> } }) => c.metadata.labels['karpenter.sh/nodepool'] === 'windows');
+    const lin = claims.find((c: { metadata: { labels: Record<string, string> } }) => c.metadata.labels['karpenter.sh/nodepool'] === 'linux');
+    expect(win.metadata.annotations).toEqual(expect.objectContaining({ 'nodefleet.io/planned-price-unknown': 'no Windows prices in the catalog' }));
+    expect(win.metadata.annotations['nodefleet.io/planned-price-usd-per-hour']).toBeUndefined();
+    expect(Number(lin.metadata.annotations['nodefleet.io/planned-price-usd-per-hour'])).toBeGreaterThan(0);
+    const types = win.spec.requirements.find((r: { key: string }) => r.key === 'node.kubernetes.io/instance-type').values as string[];
+    expect(types.some((t) => /^(t4g|c[67]g|m[67]g|r[67]g)\./.test(t))).toBe(false);
+  });
+});
+
+describe('plan and instance types the catalog does not hold', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-'));
+  writeFileSync(
+    join(dir, 'np.yaml'),
+    pool(
+      'gpu',
+      'default',
+      [
+        '        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p3, g4dn]}',
+        '        - {key: node.kubernetes.io/instance-type, operator: In, values: [x.fake, g4dn.xlarge, c9g.large]}',
+      ].join('\n'),
+    ) + nodeClass('default', 'al2023@latest'),
+  );
+  writeFileSync(join(dir, 'pods.yaml'), pod('train-0', 'node.kubernetes.io/instance-type: p3.2xlarge') + pod('train-1', 'node.kubernetes.io/instance-type: p3.2xlarge'));
+
+  it('names each unknown type or family with its file, object and field, once per value for pods', async () => {
+    // Act
+    const { code, err } = await capture(['plan', '--nodepools', join(dir, 'np.yaml'), '--pods', join(dir, 'pods.yaml'), '--region', 'eu-west-1']);
+
+    // Assess
+    expect(code).toBe(0);
+    const np = join(dir, 'np.yaml');
+    expect(err.trimEnd().split('\n')).toEqual([
+      `${np}: NodePool/gpu: spec.template.spec.requirements[0].values[0]: instance family "p3" is not in the catalog (1363 types, those Karpenter's reference lists)`,
+      `${np}: NodePool/gpu: spec.template.spec.requirements[1].values[0]: instance type "x.fake" is not in the catalog (1363 types, those Karpenter's reference lists)`,
+      `${np}: NodePool/gpu: spec.template.spec.requirements[1].values[2]: instance type "c9g.large" has no price in eu-west-1 in the catalog (not offered there)`,
+      `${join(dir, 'pods.yaml')}: Pod default/train-0: spec.nodeSelector["node.kubernetes.io/instance-type"]: instance type "p3.2xlarge" is not in the catalog (1363 types, those Karpenter's reference lists) (and 1 more pod(s))`,
+    ]);
+  });
+});
+
+describe('plan and the packing mode', () => {
+  it('a NodePool annotation wins over --packing; --packing applies when no NodePool says', () => {
+    const texts = (annotation: string) => ({
+      nodePools: { file: 'np.yaml', text: pool('a', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}').replace('metadata: {name: a}', `metadata: {name: a${annotation}}`) + nodeClass('default', 'al2023@latest') },
+      pods: { file: 'pods.yaml', text: pod('p', 'kubernetes.io/os: linux') },
+      region: 'us-east-1',
+    });
+    expect(planInput({ ...texts(', annotations: {nodefleet.io/packing: karpenter}'), packing: 'cost' }).settings?.packing).toBe('karpenter');
+    expect(planInput({ ...texts(''), packing: 'karpenter' }).settings?.packing).toBe('karpenter');
+    expect(planInput(texts('')).settings?.packing).toBeUndefined();
+  });
+});
