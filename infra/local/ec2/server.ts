@@ -121,6 +121,11 @@ export class LocalAwsServer {
       }
       const q = parseQueryBody(body);
       const action = str(q.Action) ?? '';
+      // EC2 resolves the launch template a launch names before it can authorize the resources the
+      // template creates: a missing one is InvalidLaunchTemplateName.NotFoundException, not a denial
+      // (nodefleet drops its launch-template cache on NotFound and creates it again; a denial left a
+      // template gc had collected unusable for good: chaos seed 1).
+      if (action === 'CreateFleet') this.fleetTemplate(q);
       await this.authorize(req, `ec2:${action}`, q, false);
       this.opts.fault?.(action);
       const out = this.query(action, q);
@@ -341,6 +346,19 @@ export class LocalAwsServer {
     }
   }
 
+  /**
+   * The launch template a CreateFleet request names (its first config's), or undefined when it
+   * names none. @throws Ec2ApiError InvalidLaunchTemplateName.NotFoundException when it does not exist.
+   */
+  private fleetTemplate(q: Record<string, QueryValue>): LaunchTemplate | undefined {
+    const spec0 = obj(list(q.LaunchTemplateConfigs).map(obj)[0]?.LaunchTemplateSpecification);
+    const key = str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId);
+    if (!key) return undefined;
+    const template = [...this.templates.values()].find((t) => t.name === str(spec0.LaunchTemplateName) || t.id === str(spec0.LaunchTemplateId));
+    if (!template) throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${key}, does not exist.`);
+    return template;
+  }
+
   private createFleet(q: Record<string, QueryValue>): Record<string, XmlValue> {
     const target = obj(q.TargetCapacitySpecification);
     const capacityType = (str(target.DefaultTargetCapacityType) ?? 'on-demand') as Ec2CapacityType;
@@ -361,11 +379,7 @@ export class LocalAwsServer {
     }
     if (overrides.length === 0) throw new Ec2ApiError('InvalidParameterValue', 'CreateFleet needs at least one LaunchTemplateConfigs override');
     const strategy = capacityType === 'spot' ? str(obj(q.SpotOptions).AllocationStrategy) : str(obj(q.OnDemandOptions).AllocationStrategy);
-    const spec0 = overrides[0].spec;
-    const template = [...this.templates.values()].find((t) => t.name === str(spec0.LaunchTemplateName) || t.id === str(spec0.LaunchTemplateId));
-    if ((str(spec0.LaunchTemplateName) || str(spec0.LaunchTemplateId)) && !template) {
-      throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId)}, does not exist.`);
-    }
+    const template = this.fleetTemplate(q);
     // EC2 refuses spot-request tags when the launch creates no spot request: every override fails.
     const tagsSpotRequests = list(obj(template?.data).TagSpecification).some((t) => str(obj(t).ResourceType) === 'spot-instances-request');
     if (capacityType === 'on-demand' && tagsSpotRequests) {
