@@ -55,9 +55,9 @@ export type OutputFormat = 'table' | 'wide' | 'json' | 'yaml';
  * Checks an `-o/--output` value against the formats a command offers.
  * @throws CliError (exit 2) naming the allowed formats.
  */
-export function outputFormat(value: string, allowed: readonly OutputFormat[]): OutputFormat {
+export function outputFormat(value: string, allowed: readonly OutputFormat[], defaultName = 'a table'): OutputFormat {
   if ((allowed as readonly string[]).includes(value)) return value as OutputFormat;
-  throw new CliError(`--output: unknown format "${value}"; allowed formats: ${allowed.filter((f) => f !== 'table').join(', ')} (default: a table)`, 2);
+  throw new CliError(`--output: unknown format "${value}"; allowed formats: ${allowed.filter((f) => f !== 'table').join(', ')} (default: ${defaultName})`, 2);
 }
 
 /**

@@ -19,6 +19,7 @@ import { AmiFamilyFeatureTable, amiFamilyOf } from '../../shared/catalog/capacit
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { DaemonSetTemplate } from '../../shared/scheduling/index.ts';
 import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
+import { choosePacking } from '../../shared/api/packing.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
 import { inView } from '../../shared/api/cluster-view.ts';
 import { readClusterPicture } from '../../shared/runtime/cluster-picture.ts';
@@ -103,6 +104,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     byPool.set(pool.metadata.name, types);
     return types;
   };
+  const packing = choosePacking(nodePools, deps.env.packing).packing;
   const catalog = new Map<string, InstanceType>();
   for (const p of nodePools) for (const t of typesOfClass(p.spec.template.spec.nodeClassRef.name)) if (!catalog.has(t.name)) catalog.set(t.name, t);
   const daemonSets: DaemonSetTemplate[] = daemonSetObjects
@@ -123,5 +125,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     budgetHolders,
     ...(resolvedImageIds ? { resolvedImageIds } : {}),
+    // The consolidation simulations pack as the provisioner would (shared/api/packing.ts).
+    ...(packing ? { settings: { scheduling: { packing } } } : {}),
   };
 }

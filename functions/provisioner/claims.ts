@@ -69,7 +69,10 @@ export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: 
     pods,
     phase: 'Pending',
     version: 0,
+    // The template's annotations go to the claim and, at registration, to its node (as Karpenter's
+    // NodeClaim → Node sync does); the hash annotations are nodefleet's own and win.
     annotations: {
+      ...(opts.nodePool.spec.template.metadata?.annotations ?? {}),
       [AnnotationNodePoolHash]: npHash,
       [AnnotationNodePoolHashVersion]: NodePoolHashVersion,
       ...(ncHash ? { [AnnotationNodeClassHash]: ncHash } : {}),

@@ -96,7 +96,8 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     return summary;
   }
   const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()), { pending, claims });
-  const provisionable = provisionablePods(eventPods, snap, { others: true });
+  // Pending pods only: bound pods are never provisionable, and the picture holds 100 000 of them.
+  const provisionable = provisionablePods(eventPods, { livePods: pending, assigned: snap.assigned }, { others: true });
   summary.provisionable = provisionable.length;
   if (provisionable.length === 0) {
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
@@ -117,8 +118,9 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     pods,
     nodePools: snap.nodePools,
     instanceTypes: snap.instanceTypes,
+    // Each existing node carries its bound pods (snapshot.ts): passing them again as boundPods
+    // would only make the scheduler match 100 000 pods to nodes a second time.
     existingNodes: snap.existingNodes,
-    boundPods: snap.boundPods,
     daemonSets: snap.daemonSets,
     unavailableOfferings: snap.unavailable,
     ...(packing.packing ? { settings: { packing: packing.packing } } : {}),

@@ -4,7 +4,7 @@
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
  * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
  */
-import type { Node, Pod } from '../../shared/api/kube.ts';
+import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
@@ -92,10 +92,13 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const boundPods = picture.boundPods;
 
   const byNode = podsByNode(boundPods);
-  const liveByKey = new Map(livePods.map((p) => [objectKey(p), p]));
+  // Nominated pods are pending ones: a map of those, not of every pod of the cluster.
+  const liveByKey = new Map(picture.pendingPods.map((p) => [objectKey(p), p]));
 
   const existing = new Map<string, ExistingNode>();
-  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? []));
+  // A node coming up is placed on without its NodeClaim's startup taints (existing-capacity.ts).
+  const startupByNode = new Map(claims.filter((c) => c.nodeName).map((c) => [c.nodeName!, c.startupTaints as Taint[]]));
+  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? []));
 
   const assigned = new Map<string, string>();
   const inFlight = claims.filter((c) => InFlightPhases.has(c.phase));

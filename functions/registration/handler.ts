@@ -64,16 +64,23 @@ export function notInitializedReason(node: Node, claim: NodeClaim): string | und
   return undefined;
 }
 
-/** Labels and taints the claim expects that the node lacks; the unregistered taint removed. */
-export function registrationPatch(node: Node, claim: NodeClaim): { labels: Record<string, string>; taints: Taint[] } {
+/**
+ * Labels, annotations and taints the claim expects that the node lacks; the unregistered taint
+ * removed. Annotations are the claim's (its NodePool template's and the hash annotations), not
+ * the bookkeeping {@link AnnotationLastPodEventTime}.
+ */
+export function registrationPatch(node: Node, claim: NodeClaim): { labels: Record<string, string>; annotations: Record<string, string>; taints: Taint[] } {
   const labels: Record<string, string> = {};
   const have = node.metadata.labels ?? {};
   for (const [k, v] of Object.entries({ ...claim.labels, [L.LabelNodePool]: claim.nodePool, [L.LabelRegistered]: 'true' })) if (have[k] !== v) labels[k] = v;
+  const annotations: Record<string, string> = {};
+  const haveAnnotations = node.metadata.annotations ?? {};
+  for (const [k, v] of Object.entries(claim.annotations)) if (k !== AnnotationLastPodEventTime && haveAnnotations[k] !== v) annotations[k] = v;
   const current = (node.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key);
   const sync = node.metadata.annotations?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
   const taints = [...current];
   for (const t of sync) if (!taints.some((x) => x.key === t.key && x.effect === t.effect)) taints.push({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect });
-  return { labels, taints };
+  return { labels, annotations, taints };
 }
 
 /**
@@ -139,7 +146,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
 
   if (!isTrue(claim, 'Registered')) {
     const patch = registrationPatch(node, claim);
-    liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, taints: patch.taints });
+    liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, ...(Object.keys(patch.annotations).length ? { annotations: patch.annotations } : {}), taints: patch.taints });
     const r = await updateWithRetry(deps, claim.name, (c) =>
       isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: advancePhase(c.phase, 'Registered') },
     );

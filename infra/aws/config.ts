@@ -42,8 +42,8 @@ export interface NodefleetConfig {
   agentNamespace: string;
   agentServiceAccount: string;
   /**
-   * Packing mode of the provisioner (context `packing`, `cost` or `karpenter`; unset: the
-   * default, cost), passed as NODEFLEET_PACKING. A NodePool's nodefleet.io/packing annotation wins.
+   * Packing mode of the provisioner and of disruption's simulations (context `packing`, `cost` or
+   * `karpenter`; unset: the default, cost), passed to both as NODEFLEET_PACKING. A NodePool's nodefleet.io/packing annotation wins.
    */
   packing?: PackingMode;
 }

@@ -64,6 +64,17 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
     ]);
   }
 
+  const viewBucket = stack.node.tryFindChild('ViewBucket');
+  if (viewBucket) {
+    NagSuppressions.addResourceSuppressions(viewBucket, [
+      {
+        id: 'AwsSolutions-S1',
+        reason:
+          'The bucket holds one derived object per cluster (the agent\'s cluster view), rewritten every few seconds and read by two functions whose roles may touch only that key: access logs would be one log object per request, far more than the data, and say nothing the functions\' own logs do not. CloudTrail S3 data events can be enabled account-wide where required.',
+      },
+    ]);
+  }
+
   for (const c of all) {
     if (c instanceof lambda.Function) {
       NagSuppressions.addResourceSuppressions(c, [

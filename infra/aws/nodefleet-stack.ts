@@ -26,6 +26,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -89,6 +90,9 @@ const BundlingOptions = {
 const MaxReceiveCount = 3;
 /** DLQs keep messages the SQS maximum, 14 days, so an operator can inspect and redrive. */
 const DlqRetention = Duration.days(14);
+/** Days after its last write that a cluster view object expires (an agent rewrites it at least every 20 s). */
+export const ViewExpirationDays = 1;
+
 /** Agent events are re-published by the agent's periodic re-list, so an old one is not worth keeping. */
 const ProvisionerQueueRetention = Duration.minutes(15);
 
@@ -147,6 +151,8 @@ export class NodefleetStack extends Stack {
   readonly config: NodefleetConfig;
   readonly table: dynamodb.Table;
   readonly bus: events.EventBus;
+  /** The cluster view the agent writes and provisioning / disruption read (docs/cluster-state.md). */
+  readonly viewBucket: s3.Bucket;
   readonly nodeRole: iam.Role;
   readonly instanceProfile: iam.InstanceProfile;
   readonly agentRole: iam.Role;
@@ -189,6 +195,19 @@ export class NodefleetStack extends Stack {
     });
 
     this.bus = new events.EventBus(this, 'Bus', { eventBusName: `nodefleet-${cfg.clusterName}` });
+
+    // One gzip object per cluster, rewritten by the agent every few seconds: derived data (the
+    // agent rebuilds it from its watches), so no versioning and no retention; a view nobody
+    // rewrites for a day (agent gone) expires, so the bucket empties itself after an uninstall.
+    this.viewBucket = new s3.Bucket(this, 'ViewBucket', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: false,
+      lifecycleRules: [{ id: 'ExpireAbandonedViews', expiration: Duration.days(ViewExpirationDays), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
 
     // ---- node role ---------------------------------------------------------------------------
     const nodeRoleName = nodeRoleNameOf(cfg.clusterName);
@@ -268,6 +287,7 @@ export class NodefleetStack extends Stack {
     // ---- outputs (docs/deploy.md, the agent's config and the CLI read them) -------------------
     new CfnOutput(this, 'EventBusName', { value: this.bus.eventBusName, description: `${Env.eventBusName} for the agent` });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: Env.tableName });
+    new CfnOutput(this, 'ViewBucketName', { value: this.viewBucket.bucketName, description: `${Env.viewBucket} for the agent` });
     new CfnOutput(this, 'NodeRoleName', { value: this.nodeRole.roleName, description: 'EC2NodeClass spec.role' });
     new CfnOutput(this, 'InstanceProfileName', { value: this.instanceProfile.instanceProfileName });
     new CfnOutput(this, 'AgentRoleArn', { value: this.agentRole.roleArn, description: `IAM role of the agent (${cfg.agentIdentity})` });
@@ -316,6 +336,7 @@ export class NodefleetStack extends Stack {
       nodeRoleArn: this.nodeRole.roleArn,
       eventBusArn: this.bus.eventBusArn,
       stateMachineArn: this.stateMachine?.stateMachineArn,
+      viewBucketArn: this.viewBucket.bucketArn,
     };
   }
 
@@ -362,11 +383,12 @@ export class NodefleetStack extends Stack {
       environment[Env.nodeRoleName] = this.nodeRole.roleName;
       environment[Env.instanceProfileName] = this.instanceProfile.instanceProfileName;
     }
-    // The provisioner's rounds are the ones the packing mode shapes (shared/api/packing.ts).
-    if (cfg.packing && name === 'provisioner') environment[Env.packing] = cfg.packing;
+    // The packing mode shapes the provisioner's rounds and disruption's consolidation simulations (shared/api/packing.ts).
+    if (cfg.packing && (name === 'provisioner' || name === 'disruption')) environment[Env.packing] = cfg.packing;
     if (spec.permissions.includes('startTermination') && this.stateMachine) {
       environment[Env.stateMachineArn] = this.stateMachine.stateMachineArn;
     }
+    if (spec.permissions.includes('viewRead')) environment[Env.viewBucket] = this.viewBucket.bucketName;
 
     let dlq: sqs.Queue | undefined;
     if (opts.async) {
@@ -597,7 +619,7 @@ export class NodefleetStack extends Stack {
     return sm;
   }
 
-  /** The agent's role: events:PutEvents on the bus, nothing else. Pod Identity by default, IRSA optional. */
+  /** The agent's role: events:PutEvents on the bus and s3:PutObject of its cluster view, nothing else. Pod Identity by default, IRSA optional. */
   private buildAgentRole(): iam.Role {
     const cfg = this.config;
     const subject = `system:serviceaccount:${cfg.agentNamespace}:${cfg.agentServiceAccount}`;
@@ -622,7 +644,7 @@ export class NodefleetStack extends Stack {
       );
     }
     const role = new iam.Role(this, 'AgentRole', { description: `nodefleet agent (${subject}) in ${cfg.clusterName}`, assumedBy });
-    for (const s of statementsFor(this, 'putEvents', this.iamTargets())) role.addToPolicy(s);
+    for (const p of ['putEvents', 'viewWrite'] as const) for (const s of statementsFor(this, p, this.iamTargets())) role.addToPolicy(s);
     if (cfg.agentIdentity === 'pod-identity') {
       new eks.CfnPodIdentityAssociation(this, 'AgentPodIdentity', {
         clusterName: cfg.clusterName,

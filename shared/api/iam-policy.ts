@@ -20,6 +20,8 @@
  *   the aws-cn partition).
  */
 
+import { clusterViewKey } from './contract.ts';
+
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
   /**
@@ -46,16 +48,20 @@ export type Permission =
   /** Start executions of the termination state machine. */
   | 'startTermination'
   /** events:PutEvents on nodefleet's bus. */
-  | 'putEvents';
+  | 'putEvents'
+  /** s3:GetObject of this cluster's view object in the view bucket (docs/cluster-state.md). */
+  | 'viewRead'
+  /** s3:PutObject of this cluster's view object (the agent). */
+  | 'viewWrite';
 
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
   // NodeClaims (create, get, list, update = put, delete), the ICE cache (put, query), idempotency (put, update).
-  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh'],
+  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized.
   registration: ['tableGet', 'tablePut', 'tableQuery', 'kube'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update).
-  disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination'],
+  disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).
   gc: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
   // NodeClaims by instance id and list, marked; ICE cache marks; budget holders: no update, no delete.
@@ -146,6 +152,8 @@ export interface PolicyTargets {
   eventBusArn: string;
   /** Undefined when the state machine does not exist yet (its definition file is missing). */
   stateMachineArn?: string;
+  /** The cluster view bucket (`arn:<partition>:s3:::<bucket>`); without it viewRead / viewWrite allow nothing. */
+  viewBucketArn?: string;
 }
 
 /** One statement as IAM JSON. */
@@ -245,6 +253,14 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
       return [allow('StartTermination', ['states:StartExecution'], [t.stateMachineArn])];
     case 'putEvents':
       return [allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn])];
+    case 'viewRead':
+    case 'viewWrite': {
+      // One object per cluster: only its key, not the bucket (no ListBucket either: a missing view
+      // then reads as AccessDenied, which the reader treats like any unreadable view, listing live).
+      if (!t.viewBucketArn) return []; // no view bucket (the embedded environment's EC2 authorizer): nothing to allow
+      const object = `${t.viewBucketArn}/${clusterViewKey(t.clusterName)}`;
+      return permission === 'viewRead' ? [allow('ReadClusterView', ['s3:GetObject'], [object])] : [allow('WriteClusterView', ['s3:PutObject'], [object])];
+    }
   }
 }
 

@@ -69,7 +69,13 @@ function finished(p: Pod): boolean {
 
 function zonesFromTerms(terms: { matchExpressions?: { key: string; operator: string; values?: string[] }[] }[] | undefined): string[] {
   const zones = new Set<string>();
-  for (const t of terms ?? []) for (const e of t.matchExpressions ?? []) if (ZoneKeys.has(e.key) && e.operator === 'In') for (const v of e.values ?? []) zones.add(v);
+  for (const t of terms ?? []) {
+    const inZone = (t.matchExpressions ?? []).filter((e) => ZoneKeys.has(e.key) && e.operator === 'In');
+    // Terms are ORed: one that does not name a zone (e.g. only a hostname, as local and hostPath
+    // volumes have) leaves the volume's zone open (KC volumetopology.go ignores hostname terms).
+    if (inZone.length === 0) return [];
+    for (const e of inZone) for (const v of e.values ?? []) zones.add(v);
+  }
   return [...zones].sort();
 }
 
@@ -142,9 +148,13 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
     }
     if (o.kind === 'DaemonSet') {
       const t = (o.spec?.template ?? {}) as { metadata?: Partial<ObjectMeta>; spec?: PodSpec };
+      // A pod the DaemonSet already runs says what it really asks for (admission may have changed
+      // its resources): prefer its spec to the template's, as Karpenter's daemonset cache does.
+      const ns = o.metadata.namespace ?? 'default';
+      const own = pods.find((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((r) => r.kind === 'DaemonSet' && r.name === o.metadata.name));
       out.daemonSets.push({
-        metadata: { name: o.metadata.name, namespace: o.metadata.namespace ?? 'default', labels: t.metadata?.labels ?? {} },
-        spec: t.spec ?? { containers: [] },
+        metadata: { name: o.metadata.name, namespace: ns, labels: t.metadata?.labels ?? {} },
+        spec: own?.spec ?? t.spec ?? { containers: [] },
       });
       continue;
     }

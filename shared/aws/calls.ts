@@ -39,6 +39,9 @@ export const AdapterCalls = {
   'budgets.holders': ['dynamodb:GetItem'],
   /** SfnTerminationStarter (sfn-termination-starter.ts). */
   'termination.start': ['states:StartExecution'],
+  /** S3ClusterViewStore (s3-cluster-view-store.ts): the functions read the cluster view, the agent writes it. */
+  'views.get': ['s3:GetObject'],
+  'views.put': ['s3:PutObject'],
   /** EventBridgePublisher (eventbridge-publisher.ts). */
   'publisher.publish': ['events:PutEvents'],
   /** CatalogRefresher.get (catalog-refresh.ts): zones, offerings, types, spot prices; on-demand prices. */
@@ -60,9 +63,9 @@ export type AdapterCall = keyof typeof AdapterCalls;
  * names (termination tasks: `termination<Task>`).
  */
 export const FunctionAwsCalls: Record<string, readonly AdapterCall[]> = {
-  provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.listInFlight', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency'],
+  provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.listInFlight', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency', 'views.get'],
   registration: ['eks.connect', 'store.get', 'store.getByInstanceId', 'store.update'],
-  disruption: ['budgets.holders', 'budgets.release', 'budgets.take', 'cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get'],
+  disruption: ['budgets.holders', 'budgets.release', 'budgets.take', 'cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'views.get'],
   gc: ['budgets.holders', 'budgets.release', 'cloud.collectLaunchTemplates', 'cloud.get', 'cloud.list', 'cloud.terminate', 'eks.connect', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start'],
   interruption: ['budgets.holders', 'eks.connect', 'store.getByInstanceId', 'store.list', 'store.update', 'termination.start', 'unavailable.mark', 'queue.consume'],
   terminationCordon: ['eks.connect', 'store.get', 'store.update'],
@@ -73,3 +76,9 @@ export const FunctionAwsCalls: Record<string, readonly AdapterCall[]> = {
   terminationFinalize: ['budgets.release', 'store.get', 'store.update'],
   terminationRecordFailure: ['store.get', 'store.update'],
 };
+
+/**
+ * The in-cluster agent's AWS calls (its own role, AgentRole in the stack; not a Lambda): events to
+ * the bus and the cluster view.
+ */
+export const AgentAwsCalls: readonly AdapterCall[] = ['publisher.publish', 'views.put'];

@@ -53,7 +53,7 @@ export interface RuntimeEnv {
   /** S3 bucket of the cluster view (docs/cluster-state.md); unset = list the cluster live. */
   viewBucket?: string;
   s3Endpoint?: string;
-  /** The operator's packing mode (CDK context `packing`); NodePool annotations win (shared/api/packing.ts). */
+  /** The operator's packing mode (CDK context `packing`; provisioner and disruption); NodePool annotations win (shared/api/packing.ts). */
   packing?: PackingMode;
   logLevel: string;
 }

@@ -12,6 +12,8 @@
  * - a node cordoned, being deleted, or tainted `karpenter.sh/disrupted` takes no new pods but still
  *   counts for NodePool limits;
  * - the hostname label defaults to the node's name;
+ * - a managed node not yet initialized (no `karpenter.sh/initialized` label) is placed on without
+ *   its ephemeral and startup taints, which go away as it comes up (statenode.go `Taints`);
  * - an in-flight claim without a node is capacity coming soon: its launched instance type, zone and
  *   capacity type as labels, or, before launch, its requirements; its allocatable, else its type's.
  */
@@ -20,6 +22,7 @@ import * as L from '../api/labels.ts';
 import { parseResources } from '../api/quantity.ts';
 import { Requirements, type RequirementSpec } from '../api/requirements.ts';
 import type { InstanceType } from '../catalog/index.ts';
+import { schedulingTaints } from './taints.ts';
 import type { ExistingNode } from './types.ts';
 
 /** Bound pods grouped by `spec.nodeName` (pods without one are left out). */
@@ -35,11 +38,16 @@ export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
   return out;
 }
 
-/** A Node holding `pods` (the pods bound to it) as existing capacity. */
-export function existingFromNode(node: Node, pods: readonly Pod[]): ExistingNode {
+/**
+ * A Node holding `pods` (the pods bound to it) as existing capacity.
+ * @param startupTaints the startup taints of the node's NodeClaim (its NodePool's).
+ */
+export function existingFromNode(node: Node, pods: readonly Pod[], startupTaints: readonly Taint[] = []): ExistingNode {
   const labels = node.metadata.labels?.[L.LabelHostname] ? (node.metadata.labels ?? {}) : { ...(node.metadata.labels ?? {}), [L.LabelHostname]: node.metadata.name };
   const all = node.spec?.taints ?? [];
-  const taints = all.some((t) => t.key === L.TaintUnregistered.key) ? all.filter((t) => t.key !== L.TaintUnregistered.key) : all;
+  const registered = all.some((t) => t.key === L.TaintUnregistered.key) ? all.filter((t) => t.key !== L.TaintUnregistered.key) : all;
+  const managed = labels[L.LabelNodePool] !== undefined;
+  const taints = managed ? schedulingTaints(registered, labels[L.LabelInitialized] === 'true', startupTaints) : registered;
   const allocatable = node.status?.allocatable ?? node.status?.capacity;
   return {
     name: node.metadata.name,

@@ -73,7 +73,7 @@ export class SimNode implements TopologyTarget {
     } else if (!info.requirements.matchesLabels(this.labels)) {
       return { reason: 'node labels do not match', monotone: true };
     }
-    const topo = topology.check(groups, this);
+    const topo = topology.check(groups, this, info.requirements);
     if (!(topo instanceof Map)) return topo;
     for (const [k, v] of Object.entries(info.requests)) this.room[k] = (this.room[k] ?? 0) - v;
     this.ports.push(...info.hostPorts);
@@ -88,7 +88,10 @@ export class SimNode implements TopologyTarget {
  * counts once, on the first node that lists it; `boundPods` on unknown nodes are ignored.
  */
 export function simulateExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[], daemonSets: readonly DaemonSetTemplate[] = []): { nodes: SimNode[]; bound: Map<SimNode, Pod[]> } {
-  const sorted = [...existing].sort((a, b) => Number(!!a.launching) - Number(!!b.launching));
+  // Initialized nodes first, then managed nodes still coming up, then claims without a node
+  // (KC scheduler.go orders existing nodes so pods land on initialized ones first).
+  const rank = (n: ExistingNode) => (n.launching ? 2 : n.nodePool !== undefined && n.labels[L.LabelInitialized] !== 'true' ? 1 : 0);
+  const sorted = [...existing].sort((a, b) => rank(a) - rank(b));
   const podsOf = new Map<string, Pod[]>();
   const seen = new Set<string>();
   for (const n of sorted) {
@@ -131,7 +134,7 @@ function unboundDaemonRequests(n: ExistingNode, pods: readonly Pod[], daemons: r
   for (const d of daemons) {
     if (untoleratedTaint(n.taints, d.tolerations, true)) continue;
     if (!d.info.requiredTerms.some((t) => (!t.nodeNames || t.nodeNames.has(n.name)) && t.requirements.matchesLabels(n.labels))) continue;
-    for (const [k, v] of Object.entries(d.info.requests)) if (k !== 'pods') out[k] = (out[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(d.info.requests)) out[k] = (out[k] ?? 0) + v;
   }
   for (const p of pods) {
     if (!isDaemonSetPod(p)) continue;

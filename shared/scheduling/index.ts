@@ -35,3 +35,4 @@ export type {
 export { solve } from './scheduler.ts';
 export { createSchedulingCache, type SchedulingCache } from './cache.ts';
 export { podRequests } from './resources.ts';
+export { schedulingTaints } from './taints.ts';

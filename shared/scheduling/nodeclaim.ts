@@ -152,6 +152,27 @@ export class SimClaim implements TopologyTarget {
     return this.domainsWith(key, this.requirements);
   }
 
+  /**
+   * Zone or capacity-type values ordered by the cheapest offering the claim's options have there
+   * (under the requirements and the other narrowed domains), ties kept in the given order; other
+   * keys unchanged.
+   */
+  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>): readonly string[] {
+    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
+    const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
+    const allowed = narrowed.get(other) ?? undefined;
+    const otherReq = reqs.get(other);
+    const best = new Map<string, number>();
+    for (const t of this.options) {
+      for (const o of t.offerings) {
+        const [v, w] = key === L.LabelTopologyZone ? [o.zone, o.capacityType] : [o.capacityType, o.zone];
+        if ((allowed && !allowed.includes(w)) || (otherReq && !otherReq.has(w))) continue;
+        if (o.priceUsdPerHour < (best.get(v) ?? Infinity)) best.set(v, o.priceUsdPerHour);
+      }
+    }
+    return [...values].sort((a, b) => (best.get(a) ?? Infinity) - (best.get(b) ?? Infinity));
+  }
+
   domainsWith(key: string, reqs: Requirements): readonly string[] {
     if (key === L.LabelHostname) return [this.hostname];
     const r = reqs.get(key);
@@ -221,7 +242,8 @@ export class SimClaim implements TopologyTarget {
         for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
         return this.domainsWith(k, q);
       };
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, requirements: podReqs, taints: t.taints });
+      const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed);
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, requirements: podReqs, taints: t.taints }, info.requirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

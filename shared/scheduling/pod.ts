@@ -6,7 +6,7 @@
  * pkg/controllers/provisioning/scheduling/preferences.go): preferences start as if required
  * and are dropped one at a time when the pod cannot be placed.
  */
-import type { LabelSelector, NodeSelectorTerm, Pod, Toleration, TopologySpreadConstraint } from '../api/kube.ts';
+import type { LabelSelector, NodeSelectorTerm, Pod, Toleration, TopologySpreadConstraint, Volume } from '../api/kube.ts';
 import { LabelTopologyZone } from '../api/labels.ts';
 import type { Resources } from '../api/quantity.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
@@ -65,6 +65,15 @@ function termToNodeTerm(term: NodeSelectorTerm, base: Requirements): NodeTerm {
 }
 
 /** Host ports a pod asks for, as `protocol/hostIP/port` strings. */
+/**
+ * The PersistentVolumeClaim a pod volume uses: its claimName, or for a generic ephemeral volume
+ * the claim Kubernetes creates for it, named `<pod>-<volume>`.
+ */
+export function claimNameOf(podName: string, v: Volume): string | undefined {
+  if (v.persistentVolumeClaim) return v.persistentVolumeClaim.claimName;
+  return v.ephemeral ? `${podName}-${v.name}` : undefined;
+}
+
 export function hostPorts(pod: Pod): string[] {
   const out: string[] = [];
   for (const c of [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])]) {
@@ -138,7 +147,7 @@ export class PodInfo {
       spec.topologySpreadConstraints,
       this.requests,
       this.hostPorts,
-      spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName),
+      spec.volumes?.map((v) => claimNameOf(pod.metadata.name, v)),
       this.priority,
       ignorePreferences,
     ]);
@@ -160,7 +169,7 @@ export class PodInfo {
 
     let base = Requirements.fromLabels(spec.nodeSelector ?? {});
     for (const v of spec.volumes ?? []) {
-      const claim = v.persistentVolumeClaim?.claimName;
+      const claim = claimNameOf(pod.metadata.name, v);
       const zones = claim ? volumes[`${this.namespace}/${claim}`] : undefined;
       if (zones && zones.length > 0) base = base.add(new Requirement(LabelTopologyZone, false, new Set(zones), false));
     }

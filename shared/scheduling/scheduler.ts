@@ -25,6 +25,7 @@ import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch } from './launch.t
 import { openClaim, SimClaim, type ClaimContext } from './nodeclaim.ts';
 import { isDaemonSetPod, PodInfo } from './pod.ts';
 import { SchedulingQueue } from './queue.ts';
+import { isManagedNodeClassRef } from '../api/nodepool.ts';
 import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
 import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
@@ -32,11 +33,14 @@ import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, Schedu
 /**
  * The NodePools of one run with their cached templates, heaviest weight first, equal weights by
  * name in reverse order (KC utils/nodepool `OrderByWeight` sorts ties by name descending: of
- * np-0 and np-1 with no weight, np-1 is tried first).
+ * np-0 and np-1 with no weight, np-1 is tried first). A NodePool being deleted
+ * (metadata.deletionTimestamp) or referring to another provider's node class launches nothing
+ * (Karpenter's provisioner skips both).
  */
 function poolTemplates(input: SchedulingInput) {
   const settings = input.settings ?? {};
-  const pools = [...input.nodePools].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
+  const usable = input.nodePools.filter((np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isManagedNodeClassRef(np.spec.template.spec.nodeClassRef));
+  const pools = [...usable].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const cache = input.cache;
   const typeKeys = new Set<string>();

@@ -34,3 +34,24 @@ export function untoleratedTaint(taints: readonly Taint[] | undefined, toleratio
 export function formatTaint(t: Taint): string {
   return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
 }
+
+/**
+ * Taints kubelet and the cloud controller put on every new node and lift once it is up
+ * (KC `scheduling/taints.go` KnownEphemeralTaints).
+ */
+export const EphemeralTaintKeys: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+]);
+
+/**
+ * The taints a pending pod must tolerate to be placed on a node: all of them once the node is
+ * initialized; before that, the ephemeral ones and the NodePool's startup taints are left out,
+ * since they go away as the node comes up (KC `state/statenode.go` `Taints`).
+ * @param startupTaints the startup taints of the node's NodeClaim (its NodePool's).
+ */
+export function schedulingTaints(taints: readonly Taint[], initialized: boolean, startupTaints: readonly Taint[] = []): Taint[] {
+  if (initialized) return [...taints];
+  return taints.filter((t) => !EphemeralTaintKeys.has(t.key) && !startupTaints.some((s) => s.key === t.key && s.effect === t.effect && (s.value ?? '') === (t.value ?? '')));
+}

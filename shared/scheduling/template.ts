@@ -81,6 +81,19 @@ function markEfficient(types: TemplateType[], margin: number): void {
  * types, the daemonsets, the ICE-cached offerings and the label keys types define: immutable,
  * so a {@link SchedulingCache} (shared/scheduling/cache.ts) may share it between `solve()` calls.
  */
+/** Reason given for a NodePool whose status says it is not ready. */
+export const NodePoolNotReady = 'nodepool is not ready (status condition Ready is False)';
+
+/**
+ * Whether a NodePool's status reports Ready=False: Karpenter launches nothing from such a pool
+ * (KC provisioner.go skips NodePools that are not ready). A pool without status conditions (no
+ * controller sets them) counts as ready.
+ */
+function notReady(nodePool: { status?: unknown }): boolean {
+  const conditions = (nodePool.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions ?? [];
+  return conditions.some((c) => c.type === 'Ready' && c.status === 'False');
+}
+
 export class PoolTemplate {
   readonly name: string;
   readonly requirements: Requirements;
@@ -126,7 +139,9 @@ export class PoolTemplate {
       .map((d) => {
         const info = new PodInfo({ metadata: d.metadata, spec: d.spec });
         const terms = info.requiredTerms
-          .filter((t) => !t.nodeNames && this.requirements.incompatibility(t.requirements, this.allowUndefined) === undefined)
+          // A term's node-name field (the one-node affinity the DaemonSet controller gives each of
+          // its pods) is ignored: the question is whether the DaemonSet would run on such a node.
+          .filter((t) => this.requirements.incompatibility(t.requirements, this.allowUndefined) === undefined)
           .map((t) => t.requirements.all().filter((r) => typeKeysAll.has(r.key) && !OFFERING_KEYS.has(r.key)));
         return { requests: info.requests, terms };
       })
@@ -151,6 +166,9 @@ export class PoolTemplate {
       }
       const room: Resources = { ...type.allocatable };
       for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
+      // A type whose daemonsets alone outgrow it holds no pod at all, not even one that requests
+      // nothing (KC: daemon overhead + pod requests must fit the allocatable).
+      if (Object.values(room).some((v) => v < 0)) continue;
       let minPrice = Infinity;
       for (const o of offerings) if (o.priceUsdPerHour < minPrice) minPrice = o.priceUsdPerHour;
       types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic, efficient: false, minPriceUsdPerHour: minPrice });
@@ -210,7 +228,7 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : base.unusable;
+    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : base.unusable;
 
     const limits = nodePool.spec.limits;
     if (limits && Object.keys(limits).length > 0) {

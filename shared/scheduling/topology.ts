@@ -123,6 +123,11 @@ export interface TopologyTarget {
    * already narrowed the claim to (a claim held to on-demand may launch in fewer zones).
    */
   domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
+  /**
+   * A new claim only: `values` of `key` ordered cheapest launch first (stable), so a claim pinned
+   * to one of several free domains takes the one it launches cheapest in.
+   */
+  cheapestFirst?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -177,6 +182,8 @@ export class Topology {
   private readonly groups = new Map<string, TopologyGroup>();
   private readonly all: TopologyGroup[] = [];
   private antiGroups: TopologyGroup[] = [];
+  /** Bumped whenever an anti-affinity group is added, so pods re-read their inverse groups. */
+  private antiVersion = 0;
   private readonly inverseCache = new Map<string, TopologyGroup[]>();
   private readonly selectCache = new Map<string, TopologyGroup[]>();
 
@@ -185,8 +192,8 @@ export class Topology {
     return this.all.length === 0;
   }
 
-  /** @param universe every domain value per key that a new or existing node may have (zones, capacity types, …), with the taint sets of the pools and nodes that offer it. */
-  constructor(private readonly universe: DomainUniverse) {}
+  /** @param domains every domain value per key that a new or existing node may have (zones, capacity types, …), with the taints of what offers it. */
+  constructor(private readonly domains: TopologyDomains) {}
 
   private group(kind: TopologyKind, key: string, selector: LabelSelector | undefined, namespaces: NamespaceScope, s?: SpreadLike, pod?: PodLike): TopologyGroup {
     const nodeFilter = s?.honorAffinity ? pod?.nodeFilterTerms : undefined;
@@ -194,17 +201,29 @@ export class Topology {
     const id = groupId(kind, key, selector, namespaces, s?.maxSkew, s?.minDomains, nodeFilter, taintFilter);
     let g = this.groups.get(id);
     if (!g) {
-      // nodeTaintsPolicy Honor: only domains some pool or node offers with taints the pod tolerates (KC topologydomaingroup.go `ForEachDomain`).
-      const sources = [...(this.universe.get(key) ?? new Map<string, readonly (readonly Taint[])[]>())];
-      let universe: ReadonlySet<string> = new Set(sources.filter(([, taintSets]) => !taintFilter || taintSets.some((ts) => !untoleratedTaint(ts, taintFilter, true))).map(([d]) => d));
+      const sources = this.domains.get(key) ?? new Map<string, readonly DomainSource[]>();
+      let universe: ReadonlySet<string> = new Set(sources.keys());
+      // nodeTaintsPolicy Honor: a domain counts only when some node or NodePool offering it has
+      // taints the pod tolerates; nodeAffinityPolicy Honor: only when some node or NodePool
+      // offering it matches the pod's node affinity (KC topologydomaingroup.go).
+      if (taintFilter) {
+        universe = new Set([...universe].filter((d) => sources.get(d)!.some((src) => !untoleratedTaint(src.taints, taintFilter, true))));
+      }
       if (nodeFilter) {
-        universe = new Set([...universe].filter((d) => nodeFilter.some((f) => f.get(key)?.has(d) ?? true)));
+        universe = new Set(
+          [...universe].filter(
+            (d) =>
+              nodeFilter.some((f) => f.get(key)?.has(d) ?? true) &&
+              sources.get(d)!.some((src) => nodeFilter.some((f) => (src.labels ? f.matchesLabels(src.labels) : src.requirements!.incompatibility(f, ALL_KEYS) === undefined))),
+          ),
+        );
       }
       g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe);
       this.groups.set(id, g);
       this.all.push(g);
       if (kind === 'anti') {
         this.antiGroups.push(g);
+        this.antiVersion++;
         this.inverseCache.clear();
       }
       this.selectCache.clear();
@@ -228,7 +247,26 @@ export class Topology {
       return { group, self: self(group) };
     });
     const ownedAnti = pod.anti.map((t) => this.group('anti', t.key, t.selector, t.namespaces));
-    return { spreads, affinity, anti, ownedAnti, inverse: this.inverseOf(pod) };
+    // Inverse groups are read when used: running pods' anti-affinity terms may be registered
+    // after a pending pod's groups (their groups are made while the running pods are counted).
+    let inverse: TopologyGroup[] = [];
+    let version = -1;
+    const read = () => {
+      if (version !== this.antiVersion) {
+        inverse = this.inverseOf(pod);
+        version = this.antiVersion;
+      }
+      return inverse;
+    };
+    return {
+      spreads,
+      affinity,
+      anti,
+      ownedAnti,
+      get inverse() {
+        return read();
+      },
+    };
   }
 
   private inverseOf(pod: { namespace: string; labels: Record<string, string> }): TopologyGroup[] {
@@ -256,8 +294,11 @@ export class Topology {
   /**
    * Checks a pod's constraints against a target and says which domain values it must be narrowed
    * to (key → allowed values), or why it cannot go there.
+   * @param podRequirements the pod's own node requirements: a self-selecting required affinity may
+   *   start a domain when no matching pod sits in a domain these allow (KC topologygroup.go
+   *   `nextDomainAffinity` / `anyCompatiblePodDomain`).
    */
-  check(groups: PodGroups, target: TopologyTarget): Map<string, string[]> | TopologyFailure {
+  check(groups: PodGroups, target: TopologyTarget, podRequirements?: Requirements): Map<string, string[]> | TopologyFailure {
     const narrow = new Map<string, string[]>();
     const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? (narrow.size > 0 ? target.domains(key, narrow) : target.domains(key));
     for (const { group: g, self } of groups.spreads) {
@@ -295,7 +336,9 @@ export class Topology {
         narrow.set(g.key, withPods);
         continue;
       }
-      if (g.total === 0 && self && d.length > 0) {
+      const podAllows = podRequirements?.get(g.key);
+      const compatiblePods = g.total > 0 && (!podAllows || [...g.counts].some(([v, n]) => n > 0 && podAllows.has(v)));
+      if (!compatiblePods && self && d.length > 0) {
         narrow.set(g.key, [d[0]]);
         continue;
       }
@@ -310,7 +353,7 @@ export class Topology {
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      if (pin && free.length > 1) narrow.set(g.key, [free[0]]);
+      if (pin && free.length > 1) narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, free, narrow) : free)[0]]);
       else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
@@ -351,43 +394,53 @@ export class Topology {
   }
 }
 
-/** Per topology key, per domain value: the taint sets of the NodePools and nodes that offer it. */
-export type DomainUniverse = ReadonlyMap<string, ReadonlyMap<string, readonly (readonly Taint[])[]>>;
+/** A NodePool (its requirements) or an existing node (its labels) that offers a domain, with its taints. */
+export interface DomainSource {
+  taints: readonly Taint[];
+  labels?: Record<string, string>;
+  requirements?: Requirements;
+}
+
+/** Per topology key, per domain value: each NodePool or node that offers it. */
+export type TopologyDomains = ReadonlyMap<string, ReadonlyMap<string, readonly DomainSource[]>>;
 
 /**
  * The domains that exist for topology spread and affinity: every zone, capacity type and
- * instance-type label value (for the keys pending pods spread on) that the NodePools can launch,
- * plus those of existing nodes. A domain counts even with zero pods (KC topology.go
- * `domainGroups` built from the NodePools' instance types and requirements).
+ * instance-type label value (for the keys pending pods spread on) that the NodePools can launch
+ * (a label no type carries: every value of the NodePool's `In` requirement on it), plus those of
+ * existing nodes. A domain counts even with zero pods (KC topology.go `domainGroups` built from
+ * the NodePools' instance types and requirements, with the taints of each source for
+ * nodeTaintsPolicy Honor).
  * @param spreadKeys the topology keys of the pending pods' spreads in force.
  */
-export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): DomainUniverse {
-  const universe = new Map<string, Map<string, (readonly Taint[])[]>>();
-  let taints: readonly Taint[] = [];
+export function topologyDomains(templates: readonly ClaimTemplate[], existing: readonly ExistingNode[], spreadKeys: ReadonlySet<string>): TopologyDomains {
+  const universe = new Map<string, Map<string, DomainSource[]>>();
+  let source: DomainSource = { taints: [] };
   const addDomain = (k: string, v: string) => {
     let s = universe.get(k);
     if (!s) universe.set(k, (s = new Map()));
-    const sets = s.get(v);
-    if (!sets) s.set(v, [taints]);
-    else if (!sets.includes(taints)) sets.push(taints);
+    const sources = s.get(v);
+    if (!sources) s.set(v, [source]);
+    else if (!sources.includes(source)) sources.push(source);
   };
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
     if (t.unusable) continue;
-    taints = t.taints;
+    source = { taints: t.taints, requirements: t.requirements };
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
     for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
     if (typeSpreadKeys.length === 0) continue;
     for (const tt of t.types) {
       for (const k of typeSpreadKeys) {
         const r = t.requirements.get(k);
-        const v = k === LabelInstanceType ? tt.type.name : (tt.type.labels[k] ?? (r && !r.complement && r.values.size === 1 ? [...r.values][0] : undefined));
-        if (v !== undefined) addDomain(k, v);
+        if (k === LabelInstanceType) addDomain(k, tt.type.name);
+        else if (tt.type.labels[k] !== undefined) addDomain(k, tt.type.labels[k]);
+        else if (r && !r.complement) for (const v of r.values) addDomain(k, v);
       }
     }
   }
   for (const n of existing) {
-    taints = n.taints ?? [];
+    source = { taints: n.taints ?? [], labels: n.labels };
     for (const k of [...spreadKeys, LabelTopologyZone, LabelCapacityType]) if (n.labels[k] !== undefined) addDomain(k, n.labels[k]);
   }
   return universe;

@@ -26,6 +26,8 @@ export interface Comparison {
   costRatio?: number;
   karpenterCost: number;
   nodefleetCost: number;
+  /** Pods placed (new claims and existing nodes) by Karpenter, nodefleet's default packing and its `packing: karpenter`. */
+  placed: { karpenter: number; default: number; karpenterPacking: number };
 }
 
 const key = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
@@ -96,5 +98,5 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
       divergences.push({ kind: 'cost', detail: `default packing costs $${nodefleetCost.toFixed(5)}/h (${defaultPacking.newNodeClaims.length} claims), Karpenter $${karpenterCost.toFixed(5)}/h (${karpenter.nodeClaims.length} claims)` });
     }
   }
-  return { divergences, costRatio, karpenterCost, nodefleetCost };
+  return { divergences, costRatio, karpenterCost, nodefleetCost, placed: { karpenter: kPlaced.size, default: nfDefault.size, karpenterPacking: nfKarp.size } };
 }

@@ -9,12 +9,14 @@
  * order, which the Go runtime randomises on every run: a zonal or capacity-type spread whose
  * domains have equal counts, or the first pod of a self-affinity group, lands in a random domain
  * (topologygroup.go: `nextDomainTopologySpread` keeps the first minimum it meets, and
- * `nextDomainAffinity` bootstraps "a random viable domain"). Every such choice is one Karpenter
- * can make; the `ties` build makes it the same every run by iterating domains in sorted order —
- * the lowest domain name among equal counts, the rule nodefleet's topology uses — so the same
- * scenario gives the same decision and a parity run is reproducible. It is built with
- * a copy of the module's own source in bin/ with the loops rewritten (TieBreakPatches) and a
- * `replace` in a bin/ go.mod; nothing of Karpenter is stored in this repository.
+ * `nextDomainAffinity` bootstraps "a random viable domain"). That made the same parity seed give
+ * 22–26 divergences per 100 scenarios from run to run. Every such choice is one Karpenter can
+ * make; the `ties` build makes it reproducible by visiting domains in name order, ascending by
+ * default or descending with NODEFLEET_TIE_ORDER=desc (the two extreme tie choices), and the
+ * parity harness compares nodefleet with the closer of the two decisions (test/parity/main.ts
+ * `closest`). It is built from a copy of the module's own source in bin/ with the loops
+ * rewritten (TieBreakPatches) plus one added file, and a `replace` in a bin/ go.mod; nothing of
+ * Karpenter is stored in this repository.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -33,10 +35,37 @@ export const OracleTiesBin = join(OracleDir, 'bin', 'oracle-ties');
  * version must be looked at, not silently half-patched).
  */
 export const TieBreakPatches: { from: string; to: string; count: number }[] = [
-  { from: 'for domain := range t.domains {', to: 'for _, domain := range sets.List(sets.KeySet(t.domains)) {', count: 5 },
-  { from: 'for _, domain := range nodeDomains.Values() {', to: 'for _, domain := range sets.List(sets.New(nodeDomains.Values()...)) {', count: 3 },
+  { from: 'for domain := range t.domains {', to: 'for _, domain := range nodefleetTieOrder(sets.KeySet(t.domains)) {', count: 5 },
+  { from: 'for _, domain := range nodeDomains.Values() {', to: 'for _, domain := range nodefleetTieOrder(sets.New(nodeDomains.Values()...)) {', count: 3 },
 ];
 const PatchedFile = join('pkg', 'controllers', 'provisioning', 'scheduling', 'topologygroup.go');
+
+/**
+ * Added to the copied package: the order the patched loops visit domains in, by name ascending,
+ * or descending when the environment has TieOrderEnv=desc. Karpenter keeps the first domain of
+ * least count, so the two orders give the two extreme tie choices.
+ */
+const TieOrderFile = `package scheduling
+
+import (
+	"os"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+var nodefleetTiesDescending = os.Getenv("NODEFLEET_TIE_ORDER") == "desc"
+
+func nodefleetTieOrder(s sets.Set[string]) []string {
+	out := sets.List(s)
+	if nodefleetTiesDescending {
+		slices.Reverse(out)
+	}
+	return out
+}
+`;
+/** Environment variable choosing the `ties` build's order: unset = ascending, `desc` = descending. */
+export const TieOrderEnv = 'NODEFLEET_TIE_ORDER';
 
 export type OracleBuild = 'stock' | 'ties';
 
@@ -68,6 +97,7 @@ function tiesModule(): string {
     src = src.split(p.from).join(p.to);
   }
   writeFileSync(file, src);
+  writeFileSync(join(copy, 'pkg', 'controllers', 'provisioning', 'scheduling', 'zz_nodefleet_ties.go'), TieOrderFile);
   const modfile = join(OracleDir, 'bin', 'go.ties.mod');
   writeFileSync(modfile, `${readFileSync(join(OracleDir, 'go.mod'), 'utf8')}\nreplace sigs.k8s.io/karpenter => ./bin/karpenter-ties\n`);
   copyFileSync(join(OracleDir, 'go.sum'), join(OracleDir, 'bin', 'go.ties.sum'));
@@ -108,8 +138,8 @@ export class Oracle {
   private waiting: ((line: string) => void)[] = [];
   private stderr = '';
 
-  constructor(bin = OracleBin, args: string[] = []) {
-    this.proc = spawn(bin, ['--lines', ...args]);
+  constructor(bin = OracleBin, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+    this.proc = spawn(bin, ['--lines', ...args], { env: { ...process.env, ...env } });
     this.proc.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
     createInterface({ input: this.proc.stdout }).on('line', (line) => this.waiting.shift()?.(line));
     this.proc.on('exit', (code) => {
@@ -135,8 +165,8 @@ export class Oracle {
 }
 
 /** One scenario, one process (used while shrinking, where each try is synchronous). */
-export function solveSync(scenario: unknown, bin = OracleBin): OracleOutput {
-  const r = spawnSync(bin, [], { input: JSON.stringify(scenario), encoding: 'utf8', maxBuffer: 1 << 28 });
+export function solveSync(scenario: unknown, bin = OracleBin, env: NodeJS.ProcessEnv = {}): OracleOutput {
+  const r = spawnSync(bin, [], { input: JSON.stringify(scenario), encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, ...env } });
   if (r.status !== 0) throw new Error(`oracle: ${r.stderr.trim()}`);
   return JSON.parse(r.stdout) as OracleOutput;
 }

@@ -18,7 +18,7 @@ export const CaseKeys = [
 /** Provisioning expectations (checked with the scheduling simulation). */
 export const ProvisioningExpectKeys = [
   'scheduled', 'unschedulable', 'unschedulableCount', 'nodeClaims', 'nodeClaimsMatch', 'allNodeClaims',
-  'podsOnSameNode', 'podsOnDifferentNodes', 'podsInSameDomain', 'zonesDistinct', 'maxSkew',
+  'podsOnSameNode', 'podsOnDifferentNodes', 'podsInSameDomain', 'zonesDistinct', 'maxSkew', 'domainCounts', 'reasonIncludes',
 ] as const;
 
 /** Disruption and garbage-collection expectations (delegated to ./disruption.ts). */

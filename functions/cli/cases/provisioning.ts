@@ -5,6 +5,7 @@
 import type { Pod } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import { Requirements } from '../../../shared/api/requirements.ts';
+import { parseResources } from '../../../shared/api/quantity.ts';
 import { solve, type NewNodeClaim, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import type { CaseSnapshot } from './snapshot.ts';
 
@@ -49,19 +50,46 @@ interface ClaimCriteria {
   instanceTypeIn?: string[];
   labels?: Record<string, string>;
   capacityType?: string;
+  /** The claim's launch price (cheapest compatible offering of its first type), USD/hour, to 1e-6. */
+  priceUsdPerHour?: number;
+  /** Every type the claim would launch carries these labels and has an offering in this zone / capacity type. */
+  launchTypes?: { labels?: Record<string, string>; offering?: { zone?: string; capacityType?: string } };
+  /** How many types the claim would launch: a number or { min, max }. */
+  launchTypeCount?: number | { min?: number; max?: number };
+  /** The claim's taints, exactly (order aside; startup taints not included). */
+  taints?: { key: string; value?: string; effect: string }[];
+  /** The claim's resource requests (pods' plus daemonset overhead, and `pods`), each listed one equal. */
+  requests?: Record<string, string | number>;
 }
+
+const taintText = (ts: readonly { key: string; value?: string; effect: string }[]) => ts.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort().join(',');
 
 function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
   if (want.nodePool && c.nodePool !== want.nodePool) return false;
   if (want.instanceTypeIn && !want.instanceTypeIn.includes(c.launchInstanceTypes[0]?.name ?? '')) return false;
   if (want.capacityType && c.capacityTypes[0] !== want.capacityType) return false;
+  if (want.taints && taintText(c.taints) !== taintText(want.taints)) return false;
+  if (want.launchTypeCount !== undefined && !countOk(c.launchInstanceTypes.length, want.launchTypeCount)) return false;
+  if (want.priceUsdPerHour !== undefined && Math.abs(c.priceUsdPerHour - Number(want.priceUsdPerHour)) > 1e-6) return false;
+  if (want.launchTypes) {
+    const { labels: wl = {}, offering } = want.launchTypes;
+    const ok = (t: NewNodeClaim['launchInstanceTypes'][number]) =>
+      Object.entries(wl).every(([k, v]) => t.labels[k] === String(v)) &&
+      (!offering || t.offerings.some((o) => (offering.zone === undefined || o.zone === offering.zone) && (offering.capacityType === undefined || o.capacityType === offering.capacityType)));
+    if (c.launchInstanceTypes.length === 0 || !c.launchInstanceTypes.every(ok)) return false;
+  }
   const labels = claimLabels(c);
   for (const [k, v] of Object.entries(want.labels ?? {})) if (labels[k] !== String(v)) return false;
+  if (want.requests) {
+    const wanted = parseResources(want.requests);
+    for (const [k, v] of Object.entries(wanted)) if (Math.abs((c.requests[k] ?? 0) - v) > 1e-9) return false;
+  }
   return true;
 }
 
 function describeClaim(c: NewNodeClaim): string {
-  return `${c.nodePool}:${c.launchInstanceTypes[0]?.name ?? '?'} ${c.capacityTypes[0] ?? '?'} ${c.zones.join('/')} [${c.pods.map((p) => p.metadata.name).join(' ')}]`;
+  const taints = c.taints.length > 0 ? ` taints ${taintText(c.taints)}` : '';
+  return `${c.nodePool}:${c.launchInstanceTypes[0]?.name ?? '?'} ($${c.priceUsdPerHour.toFixed(4)}, ${c.launchInstanceTypes.length} types) ${c.capacityTypes[0] ?? '?'} ${c.zones.join('/')}${taints} [${c.pods.map((p) => p.metadata.name).join(' ')}]`;
 }
 
 function countOk(n: number, want: unknown): boolean {
@@ -109,6 +137,12 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     const pods = snapshot.workloads.pendingPods.filter((p) => p.metadata.name === prefix || p.metadata.name.startsWith(prefix));
     if (pods.length === 0) failures.push(`unschedulable: no pending pod named ${prefix}*`);
     for (const p of pods) if (places.has(p)) failures.push(`unschedulable: expected ${p.metadata.name} to stay pending, got a place on ${places.get(p)!.node}`);
+  }
+  if (expect.reasonIncludes !== undefined) {
+    const want = String(expect.reasonIncludes).toLowerCase();
+    for (const p of snapshot.countedPending.filter((x) => !places.has(x))) {
+      if (!reasonsOf(p).toLowerCase().includes(want)) failures.push(`reasonIncludes: expected ${p.metadata.name}'s reason to mention "${expect.reasonIncludes}", got "${reasonsOf(p)}"`);
+    }
   }
   if ('unschedulableCount' in expect) {
     const n = snapshot.countedPending.length - placedCounted.length;
@@ -177,6 +211,30 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     const values = [...counts.values()];
     const skew = values.length > 0 ? Math.max(...values) - Math.min(...values) : 0;
     if (skew > s.skew) failures.push(`maxSkew: expected ${s.selector} on ${s.topologyKey} skew ≤ ${s.skew}, got ${skew} (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);
+  }
+  const domainCounts = expect.domainCounts ? (Array.isArray(expect.domainCounts) ? expect.domainCounts : [expect.domainCounts]) : [];
+  for (const s of domainCounts as { selector: string; topologyKey: string; namespace?: string; counts?: number[]; max?: number }[]) {
+    const match = parseSelector(s.selector);
+    const namespace = s.namespace ?? 'default';
+    const counts = new Map<string, number>();
+    const unpinned: string[] = [];
+    for (const p of allPods) {
+      const at = where(p);
+      // As kube-scheduler counts a spread: same namespace, not terminating, not finished.
+      if (!at || !match(p.metadata.labels) || (p.metadata.namespace ?? 'default') !== namespace) continue;
+      if (p.metadata.deletionTimestamp || p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
+      const d = s.topologyKey === L.LabelHostname ? at.node : at.labels[s.topologyKey];
+      if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
+      else if (at.claim) unpinned.push(p.metadata.name);
+    }
+    const seen = `(${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`;
+    if (unpinned.length > 0) failures.push(`domainCounts: ${unpinned.join(', ')} placed on nodes not pinned to one ${s.topologyKey}`);
+    const got = [...counts.values()].sort((a, b) => a - b);
+    if (s.counts) {
+      const want = [...s.counts].map(Number).sort((a, b) => a - b);
+      if (got.join(',') !== want.join(',')) failures.push(`domainCounts: expected ${s.selector} per ${s.topologyKey} [${want.join(', ')}], got [${got.join(', ')}] ${seen}`);
+    }
+    if (s.max !== undefined && got.some((n) => n > Number(s.max))) failures.push(`domainCounts: expected at most ${s.max} ${s.selector} pods per ${s.topologyKey}, got ${seen}`);
   }
   return { failures, result };
 }

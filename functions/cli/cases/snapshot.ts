@@ -3,7 +3,7 @@
  * the real catalog of its region), nodes and in-flight NodeClaims as existing capacity with
  * their bound pods, workloads expanded into pending pods (shared/api/workloads.ts).
  */
-import type { KubeObject, Node, Pod } from '../../../shared/api/kube.ts';
+import type { KubeObject, Node, Pod, Taint } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import type { RequirementSpec } from '../../../shared/api/requirements.ts';
@@ -31,10 +31,10 @@ function isDaemonPod(p: Pod): boolean {
 
 /**
  * A Node object as existing capacity, holding those of `boundPods` that name it (the conversion:
- * shared/scheduling/existing-capacity.ts).
+ * shared/scheduling/existing-capacity.ts). `startupTaints`: its NodePool's.
  */
-export function existingFromNode(node: Node, boundPods: readonly Pod[]): ExistingNode {
-  return existingFromNodeOnly(node, boundPods.filter((p) => p.spec.nodeName === node.metadata.name));
+export function existingFromNode(node: Node, boundPods: readonly Pod[], startupTaints: readonly Taint[] = []): ExistingNode {
+  return existingFromNodeOnly(node, boundPods.filter((p) => p.spec.nodeName === node.metadata.name), startupTaints);
 }
 
 /** A case's in-flight NodeClaim object (no Node yet) as capacity coming soon (shared/scheduling/existing-capacity.ts). */
@@ -90,7 +90,8 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     typesByPool.set(np.metadata.name, typesForClass(className).filter((t) => (t.labels[L.LabelOS] ?? 'linux') === os));
   }
   const workloads = readWorkloads([...((doc.objects ?? []) as unknown[]), ...((doc.nodes ?? []) as unknown[])]);
-  const existingNodes = workloads.nodes.map((n) => existingFromNode(n, workloads.boundPods));
+  const startupOf = (n: Node) => (nodePools.find((p) => p.metadata.name === n.metadata.labels?.[L.LabelNodePool])?.spec.template.spec.startupTaints ?? []) as Taint[];
+  const existingNodes = workloads.nodes.map((n) => existingFromNode(n, workloads.boundPods, startupOf(n)));
   const nodeNames = new Set(existingNodes.map((n) => n.name));
   const allTypes = new Map<string, InstanceType>();
   for (const types of typesByPool.values()) for (const t of types) allTypes.set(t.name, t);
@@ -113,6 +114,8 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
       ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
       ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
       ...(settings.packing ? { packing: settings.packing as 'cost' | 'karpenter' } : {}),
+      ...(settings.maxInstanceTypes !== undefined ? { maxInstanceTypes: Number(settings.maxInstanceTypes) } : {}),
+      ...(settings.maxLaunchInstanceTypes !== undefined ? { maxLaunchInstanceTypes: Number(settings.maxLaunchInstanceTypes) } : {}),
     },
   };
   return { input, workloads, nodePools, typesByPool, countedPending: workloads.pendingPods.filter((p) => !isDaemonPod(p)) };

@@ -341,9 +341,9 @@ async function awsDeps() {
   return buildDeps(parseRuntimeEnv(process.env));
 }
 
+/** Ends the command with `nodefleet <command>: <message>` and the exit code (program.ts prints it; no process.exit, so runCli returns). */
 function fail(message: string, code = 1): never {
-  process.stderr.write(`nodefleet: ${message}\n`);
-  process.exit(code);
+  throw new CliError(message, code);
 }
 
 function noSource(): never {
@@ -389,9 +389,9 @@ export function register(program: Command): void {
     .argument('<nodeclaim>', 'NodeClaim name')
     .option('--local [dir]', `read the embedded environment's ${StateDir}/ in DIR (default: current directory)`)
     .option('-v, --verbose', 'every state visit (Choice states, each drain round)')
-    .option('-o, --output <format>', 'json|yaml (the execution records, one per attempt), or timelines by default', 'table')
-    .action(async (nodeClaim: string, opts: { local?: string | boolean; verbose?: boolean; output: string }) => {
-      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+    .option('-o, --output <format>', 'json|yaml (the execution records, one per attempt), or timelines by default')
+    .action(async (nodeClaim: string, opts: { local?: string | boolean; verbose?: boolean; output?: string }) => {
+      const format = outputFormat(opts.output ?? 'table', ['table', 'json', 'yaml'], 'timelines');
       const source = chooseSource(opts.local, process.env, process.cwd()) ?? noSource();
       let recs: ExecutionRecord[] = [];
       try {

@@ -151,6 +151,9 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       return [{ action, resource: `arn:${c.partition}:eks:${c.region}:${c.account}:cluster/${String(input.name ?? '')}`, context: region }];
     case 'states:StartExecution':
       return [{ action, resource: String(input.stateMachineArn ?? ''), context: region }];
+    case 's3:GetObject':
+    case 's3:PutObject':
+      return [{ action, resource: `arn:${c.partition}:s3:::${String(input.Bucket ?? '')}/${String(input.Key ?? '')}`, context: region }];
     case 'pricing:GetProducts':
       return [{ action, resource: '*', context: {} }];
     case 'events:PutEvents':

@@ -26,10 +26,11 @@ const publisher: EventPublisher = {
 
 async function main(): Promise<void> {
   const views = process.env.BENCH_NO_VIEW ? undefined : createS3ClusterViewStore({ region: BenchRegion, bucket: ready.viewBucket, cluster: BenchCluster, endpoint: ready.s3Endpoint });
-  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}), log: (level, message, fields) => level !== 'debug' && level !== 'info' && process.stderr.write(`agent ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}\n`) });
+  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}), log: (level, message, fields) => (process.env.BENCH_VERBOSE || (level !== 'debug' && level !== 'info')) && process.stderr.write(`agent ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}\n`) });
   const t0 = performance.now();
   await agent.start();
   while (!agent.ready()) await new Promise((r) => setTimeout(r, 50));
+  if (process.env.BENCH_VERBOSE) process.stderr.write(`agent listed in ${Math.round(performance.now() - t0)} ms\n`);
   // With a view store: synced once the first view is written (functions read it from then on).
   while (views && agent.publisher && agent.publisher.lastBytes.gzip === 0) await new Promise((r) => setTimeout(r, 50));
   process.send!({ synced: true, syncMs: Math.round(performance.now() - t0) });

@@ -100,7 +100,9 @@ async function startEnv(nodes: number, pods: number): Promise<Env> {
 
 /** Runs fn-proc with `args`; collects each measured invocation with the API counters around it. */
 async function runFunction(env: Env, args: FnArgs): Promise<Record<string, Measured>> {
-  const child = fork(here('./fn-proc.ts'), [JSON.stringify(args)], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: a V8 CPU profile of each function process (open in Chrome DevTools).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = fork(here('./fn-proc.ts'), [JSON.stringify(args)], { execArgv: [...execArgv, ...prof], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const out: Record<string, Measured> = {};
   let current: string | undefined;
   const timer = setTimeout(() => {
@@ -157,8 +159,13 @@ async function bundleAgentProc(): Promise<string> {
 
 async function measureAgent(env: Env): Promise<{ row: ScaleRow['agent']; child: ChildProcess }> {
   await env.call({ op: 'counters', reset: true });
-  const bundle = await bundleAgentProc();
-  const child = fork(bundle, [JSON.stringify({ ...env.ready, cluster: BenchCluster, region: BenchRegion })], { execArgv: ['--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_AGENT_TSX=1: the agent under tsx, unbundled (its RSS then includes tsx's ~230 MiB). The
+  // bundled agent's first 1 MB view PUT to s3rver has been seen to stall at 100 000 pods on a
+  // heavily loaded machine (s3rver stops reading the body); this is the fallback for that size.
+  const args = [JSON.stringify({ ...env.ready, cluster: BenchCluster, region: BenchRegion })];
+  const child = process.env.BENCH_AGENT_TSX
+    ? fork(here('./agent-proc.ts'), args, { execArgv: ['--import', 'tsx', '--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    : fork(await bundleAgentProc(), args, { execArgv: ['--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = <T>(key: string) => new Promise<T>((resolve) => child.on('message', (m: any) => m[key] !== undefined && resolve(m)));
   const synced = await next<{ syncMs: number }>('synced');
   const list = await env.call<{ bytes: number }>({ op: 'counters', reset: true });

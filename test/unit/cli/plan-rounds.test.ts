@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { planInput, toPlanOutput, formatPlanTable } from '../../../functions/cli/commands/plan.ts';
-import { planRounds } from '../../../functions/cli/plan-rounds.ts';
+import { MaxPlanRounds, planRounds } from '../../../functions/cli/plan-rounds.ts';
 import { solve } from '../../../shared/scheduling/index.ts';
 
 function nodePools(cpuLimit: string): string {
@@ -79,5 +79,32 @@ describe('plan over rounds', () => {
     expect(placed + r.result.unschedulable.length).toBe(10);
     for (const u of r.result.unschedulable) expect(u.reasons.default).toMatch(/exceeds limits/);
     expect(r.truncated).toBe(false);
+  });
+
+  it(`stops after ${MaxPlanRounds} rounds and says so, leaving the rest unschedulable`, () => {
+    // Prepare: a scheduler that places one pod per round and holds the others back by a limit.
+    const i = input('100');
+    const template = solve(i).newNodeClaims[0];
+    let calls = 0;
+    const onePerRound = (x: typeof i) => {
+      calls++;
+      const [first, ...rest] = x.pods;
+      return {
+        newNodeClaims: [{ ...template, pods: [first] }],
+        placements: [],
+        unschedulable: rest.map((pod) => ({ pod, reasons: { default: 'exceeds limits: nodepool default has no room left under its cpu limit (100000m)' } })),
+      };
+    };
+    const many = { ...i, pods: Array.from({ length: MaxPlanRounds + 5 }, (_, k) => ({ ...i.pods[0], metadata: { ...i.pods[0].metadata, name: `p-${k}` } })) };
+
+    // Act
+    const r = planRounds(many, onePerRound);
+
+    // Assess
+    expect(calls).toBe(MaxPlanRounds);
+    expect(r.truncated).toBe(true);
+    expect(r.result.newNodeClaims).toHaveLength(MaxPlanRounds);
+    expect(r.result.unschedulable).toHaveLength(5);
+    expect(formatPlanTable(toPlanOutput(r.result, { rounds: r }))).toMatch(new RegExp(`^stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits$`, 'm'));
   });
 });

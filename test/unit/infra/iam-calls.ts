@@ -23,6 +23,8 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { STSClient } from '@aws-sdk/client-sts';
 import { PricingClient } from '@aws-sdk/client-pricing';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 import type { AdapterCall } from '../../../shared/aws/calls.ts';
 import { Ec2CloudProvider, Tags, catalogArchitecture, launchTags } from '../../../shared/aws/ec2.ts';
 import { Ec2NodeClassResolver, StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
@@ -46,6 +48,8 @@ export interface CallTargets {
   eventBusName: string;
   instanceProfileName: string;
   nodeRoleName: string;
+  /** The cluster view bucket's name (views.get / views.put). */
+  viewBucket?: string;
   /** Launch capacity type (cloud.create). */
   capacityType?: 'spot' | 'on-demand';
 }
@@ -69,6 +73,7 @@ const Services: [any, string][] = [
   [EventBridgeClient, 'events'],
   [EKSClient, 'eks'],
   [PricingClient, 'pricing'],
+  [S3Client, 's3'],
 ];
 
 export const LaunchTemplateId = 'lt-0123456789abcdef0';
@@ -183,6 +188,16 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'termination.start':
         await new SfnTerminationStarter(new SFNClient({ region: t.region, credentials: Credentials }), t.stateMachineArn).start({ nodeClaim: claim.name, reason: 'emptiness' });
         break;
+      case 'views.get':
+      case 'views.put': {
+        const views = new S3ClusterViewStore(new S3Client({ region: t.region, credentials: Credentials }), t.viewBucket ?? 'nodefleet-view', t.clusterName);
+        if (call === 'views.get') {
+          mocks.find((m) => m.service === 's3')!.mock.on(GetObjectCommand).resolves({ ETag: '"v1"', Body: { transformToByteArray: async () => new Uint8Array([31, 139]) } } as never);
+          await views.get();
+        }
+        else await views.put(new Uint8Array([31, 139]));
+        break;
+      }
       case 'publisher.publish':
         await new EventBridgePublisher(new EventBridgeClient({ region: t.region, credentials: Credentials }), { eventBusName: t.eventBusName }).publish([{ source: 'nodefleet.agent', detailType: 'Node Lifecycle', detail: {} }]);
         break;

@@ -22,7 +22,7 @@ import { nodeClass } from '../provisioner/world.ts';
 import { arnOf, logicalIdOf, resolve, rolePolicies, type Deployment } from './iam-template.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdapterCalls, FunctionAwsCalls, type AdapterCall } from '../../../shared/aws/calls.ts';
+import { AdapterCalls, AgentAwsCalls, FunctionAwsCalls, type AdapterCall } from '../../../shared/aws/calls.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
 import { readTerminationDefinition, TerminationAslPath } from '../../../infra/aws/termination.ts';
 import { InstanceId, LaunchTemplateId, record, type CallTargets, type RecordedCall } from './iam-calls.ts';
@@ -110,6 +110,7 @@ function callTargets(): CallTargets {
     eventBusName: resolve({ Ref: logicalIdOf(resources, 'AWS::Events::EventBus', 'Bus') }, resources, D),
     instanceProfileName: profile,
     nodeRoleName: resources[logicalIdOf(resources, 'AWS::IAM::Role', 'NodeRole')].Properties.RoleName,
+    viewBucket: resolve({ Ref: logicalIdOf(resources, 'AWS::S3::Bucket', 'ViewBucket') }, resources, D),
   };
 }
 
@@ -260,6 +261,31 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         expect(unused, `${fn}: granted but never called`).toEqual([]);
       });
     }
+  });
+
+  describe('the agent role (AgentRole: the in-cluster agent, shared/aws/calls.ts AgentAwsCalls)', () => {
+    it('publishing events and its cluster view is allowed; it grants nothing else', async () => {
+      // Prepare: the requests of the agent's calls, as the real adapters send them
+      const requests = await requestsOf(AgentAwsCalls);
+      // Act
+      const vs = await verdicts('Agent', requests);
+      // Assess
+      expect(denied(vs)).toEqual([]);
+      expect(requests.map((r) => r.action).sort()).toEqual(['events:PutEvents', 's3:PutObject']);
+      const granted = roleOf('Agent').docs.flatMap((d) => d.Statement.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])));
+      expect([...new Set(granted)].sort()).toEqual(['events:PutEvents', 's3:PutObject']);
+    });
+
+    it('the functions read only their own cluster view; the agent may not read it, no one may write another cluster\'s', async () => {
+      const bucket = callTargets().viewBucket!;
+      const other = { action: 's3:PutObject', resource: `arn:${D.partition}:s3:::${bucket}/clusters/another/view.json.gz`, context: {} };
+      expect(denied(await verdicts('Agent', [other]))).toHaveLength(1);
+      const read = { action: 's3:GetObject', resource: `arn:${D.partition}:s3:::${bucket}/clusters/${Cluster}/view.json.gz`, context: {} };
+      expect(denied(await verdicts('Agent', [read]))).toHaveLength(1);
+      expect(denied(await verdicts('Provisioner', [read]))).toEqual([]);
+      expect(denied(await verdicts('Provisioner', [{ ...read, action: 's3:PutObject' }]))).toHaveLength(1);
+      expect(denied(await verdicts('Gc', [read]))).toHaveLength(1);
+    });
   });
 
   describe('partitions and shared VPCs', () => {

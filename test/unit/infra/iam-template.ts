@@ -19,7 +19,7 @@ type Resources = Record<string, { Type: string; Properties?: any }>;
 function physicalName(resources: Resources, id: string): string {
   const r = resources[id];
   const p = r?.Properties ?? {};
-  return String(p.RoleName ?? p.TableName ?? p.Name ?? p.QueueName ?? p.FunctionName ?? p.StateMachineName ?? p.LogGroupName ?? p.InstanceProfileName ?? id);
+  return String(p.RoleName ?? p.TableName ?? p.Name ?? p.QueueName ?? p.FunctionName ?? p.StateMachineName ?? p.LogGroupName ?? p.InstanceProfileName ?? p.BucketName ?? id);
 }
 
 /** The ARN CloudFormation's `Fn::GetAtt [id, Arn]` returns for the resource types nodefleet uses. */
@@ -47,6 +47,8 @@ export function arnOf(resources: Resources, id: string, d: Deployment): string {
       return `arn:${p}:logs:${region}:${account}:log-group:${name}:*`;
     case 'AWS::SNS::Topic':
       return `arn:${p}:sns:${region}:${account}:${name}`;
+    case 'AWS::S3::Bucket':
+      return `arn:${p}:s3:::${name}`;
     default:
       throw new Error(`no ARN rule for ${r.Type} (${id})`);
   }

@@ -68,14 +68,14 @@ describe('infra/k8s documents', () => {
     expect(kustomization.images.map((i: Obj) => i.name)).toEqual([one('Deployment', 'nodefleet-agent').spec.template.spec.containers[0].image.split(':')[0]]);
   });
 
-  it('configures the agent with the contract.ts env names it requires', () => {
+  it('configures the agent with the contract.ts env names it requires, and the view bucket (stack output ViewBucketName)', () => {
     const gen = kustomization.configMapGenerator[0];
     expect(gen.name).toBe('nodefleet-agent');
     const keys = readFileSync(join(K8sDir, gen.envs[0]), 'utf8')
       .split('\n')
       .filter((l) => l.trim() && !l.startsWith('#'))
       .map((l) => l.split('=')[0]);
-    expect(keys.sort()).toEqual([Env.region, Env.clusterName, Env.eventBusName].sort());
+    expect(keys.sort()).toEqual([Env.region, Env.clusterName, Env.eventBusName, Env.viewBucket].sort());
     const container = one('Deployment', 'nodefleet-agent').spec.template.spec.containers[0];
     expect(container.envFrom).toEqual([{ configMapRef: { name: gen.name } }]);
   });

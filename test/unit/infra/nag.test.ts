@@ -22,7 +22,7 @@ describe('cdk-nag AwsSolutions', { timeout: 240_000 }, () => {
     const { messages, suppressions } = findings({});
     expect(messages).toEqual([]);
     const ids = new Set(suppressions.map((s) => s.id));
-    expect([...ids].sort()).toEqual(['AwsSolutions-IAM4', 'AwsSolutions-IAM5', 'AwsSolutions-L1', 'AwsSolutions-SQS3']);
+    expect([...ids].sort()).toEqual(['AwsSolutions-IAM4', 'AwsSolutions-IAM5', 'AwsSolutions-L1', 'AwsSolutions-S1', 'AwsSolutions-SQS3']);
     for (const s of suppressions) expect(s.reason.length, `${s.id} reason`).toBeGreaterThanOrEqual(40);
     // IAM5 (wildcard resources) is never suppressed wholesale: always for named patterns.
     for (const s of suppressions.filter((x) => x.id === 'AwsSolutions-IAM5')) expect(s.applies_to?.length).toBeGreaterThan(0);

@@ -12,7 +12,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { RepoRoot } from '../../../infra/aws/app.ts';
 
 /** Ports whose calls are collected. */
-export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter', 'catalogRefresher'] as const;
+export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter', 'catalogRefresher', 'views'] as const;
 
 /** Repository-relative files reachable from `entry` through relative imports under functions/ and shared/runtime/. */
 export function sourceClosure(entry: string): string[] {

@@ -117,10 +117,10 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(registration[Env.nodeRoleName]).toBeUndefined();
     });
 
-    it('passes context packing to the provisioner only, as NODEFLEET_PACKING (unset by default)', () => {
+    it('passes context packing to the provisioner and disruption only, as NODEFLEET_PACKING (unset by default)', () => {
       const packingOf = (r: Resources) =>
         Object.fromEntries(Object.entries(r).filter(([, x]) => x.Type === 'AWS::Lambda::Function').map(([id, x]) => [id.replace(/[A-F0-9]{8}$/, ''), x.Properties.Environment.Variables[Env.packing]]).filter(([, v]) => v !== undefined));
-      expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter' });
+      expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter', Disruption: 'karpenter' });
       expect(packingOf(resources)).toEqual({});
     });
 
@@ -463,9 +463,12 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('the agent', () => {
-    it('may only PutEvents on nodefleet\'s bus, through an EKS Pod Identity association', () => {
+    it('may only PutEvents on nodefleet\'s bus and write its cluster view, through an EKS Pod Identity association', () => {
       const statements = roleStatements(resources, 'AgentRole');
-      expect(statements).toEqual([{ Sid: 'PutEventsOnNodefleetBus', Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] } }]);
+      expect(statements).toEqual([
+        { Sid: 'PutEventsOnNodefleetBus', Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] } },
+        { Sid: 'WriteClusterView', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ViewBucket/), 'Arn'] }, `/clusters/${TestCluster}/view.json.gz`]] } },
+      ]);
       const trust = resources[logicalId(resources, 'AWS::IAM::Role', 'AgentRole')].Properties.AssumeRolePolicyDocument.Statement;
       expect(trust).toEqual([
         expect.objectContaining({
@@ -482,6 +485,20 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         }),
       ]);
       template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { ClusterName: TestCluster, Namespace: 'nodefleet', ServiceAccount: 'nodefleet-agent' });
+    });
+
+    it('the view bucket: S3-managed encryption, TLS only, no public access, abandoned views expire; functions that read it get its name', () => {
+      const id = logicalId(resources, 'AWS::S3::Bucket', 'ViewBucket');
+      const b = resources[id].Properties;
+      expect(b.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+      expect(b.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+      expect(b.LifecycleConfiguration.Rules).toEqual([expect.objectContaining({ Status: 'Enabled', ExpirationInDays: 1, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })]);
+      const policy = Object.values(resources).find((r: any) => r.Type === 'AWS::S3::BucketPolicy' && r.Properties.Bucket.Ref === id) as any;
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+      for (const fn of ['Provisioner', 'Disruption']) {
+        expect(resources[logicalId(resources, 'AWS::Lambda::Function', fn)].Properties.Environment.Variables.NODEFLEET_VIEW_BUCKET).toEqual({ Ref: id });
+      }
+      expect(resources[logicalId(resources, 'AWS::Lambda::Function', 'Gc')].Properties.Environment.Variables.NODEFLEET_VIEW_BUCKET).toBeUndefined();
     });
 
     it('supports IRSA instead (web identity for the agent ServiceAccount only)', () => {

@@ -189,6 +189,26 @@ describe('provisioner run', () => {
     expect(w.cloud.callsOf('create')).toHaveLength(2);
   });
 
+  it('a node still coming up takes pods despite its not-ready taint; once initialized, the taint counts', async () => {
+    // Prepare: a managed node of the pool, Ready condition not yet, tainted not-ready by kubelet.
+    const notReady = [{ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' as const }];
+    const up = (initialized: boolean) => {
+      const pods = [pendingPod('web-0', '1')];
+      const { w, deps } = provisionerWorld({ pods });
+      const labels = { 'karpenter.sh/nodepool': 'default', ...(initialized ? { 'karpenter.sh/initialized': 'true' } : {}) };
+      w.kube.addNode(node({ name: 'ip-10-0-1-9', labels, taints: notReady, allocatable: { cpu: '7', memory: '14Gi', pods: '58' } }));
+      return { pods, deps };
+    };
+    // Act
+    const coming = up(false);
+    const comingResult = await run(parseInput(unschedulableEvent(coming.pods, 'e1')), coming.deps);
+    const initialized = up(true);
+    const initializedResult = await run(parseInput(unschedulableEvent(initialized.pods, 'e1')), initialized.deps);
+    // Assess
+    expect(comingResult.created).toEqual([]);
+    expect(initializedResult.created).toHaveLength(1);
+  });
+
   it('a generated name that is taken is drawn again, not read as "another pass created it"', async () => {
     const pods = inflate();
     const { w, deps } = provisionerWorld({ pods });

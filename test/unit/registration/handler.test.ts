@@ -31,6 +31,7 @@ function world(ready: boolean) {
     instanceId: 'i-0abc1234def567891',
     providerId: providerID,
     labels: { team: 'a', 'karpenter.sh/nodepool': 'default' },
+    annotations: { 'karpenter.sh/do-not-disrupt': 'true', [AnnotationLastPodEventTime]: '2026-01-01T00:00:30.000Z' },
     taints: [{ key: 'dedicated', value: 'a', effect: 'NoSchedule' }],
     startupTaints: [{ key: 'cni.example/not-ready', effect: 'NoSchedule' }],
     conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }],
@@ -54,6 +55,9 @@ describe('registration', () => {
     const live = await w.kube.getNode('ip-10-0-0-1');
     expect(live?.metadata.labels).toMatchObject({ team: 'a', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/registered': 'true' });
     expect(live?.spec?.taints?.map((t) => t.key).sort()).toEqual(['cni.example/not-ready', 'dedicated']);
+    // The claim's annotations (its NodePool template's) reach the node; the bookkeeping one does not.
+    expect(live?.metadata.annotations?.['karpenter.sh/do-not-disrupt']).toBe('true');
+    expect(live?.metadata.annotations?.[AnnotationLastPodEventTime]).toBeUndefined();
     const claim = await w.store.get('default-abcde');
     expect(isTrue(claim!, 'Registered')).toBe(true);
     expect(claim?.nodeName).toBe('ip-10-0-0-1');

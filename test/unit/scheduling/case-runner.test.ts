@@ -59,6 +59,15 @@ describe('case runner', () => {
     expect((await runCase(loadCase(write('none', `name: none\n${pool}`)))).messages).toEqual(['no expect']);
   });
 
+  it('checks pods per topology domain with domainCounts', async () => {
+    const ok = await runCase(loadCase(write('dc', `name: dc\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: kubernetes.io/hostname, counts: [2] }\n`)));
+    expect(ok).toMatchObject({ status: 'passed' });
+    const bad = await runCase(loadCase(write('dcbad', `name: dcbad\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: kubernetes.io/hostname, counts: [1, 1] }\n`)));
+    expect(bad.messages[0]).toMatch(/^domainCounts: expected app=web per kubernetes.io\/hostname \[1, 1\], got \[2\]/);
+    const zone = await runCase(loadCase(write('dczone', `name: dczone\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: topology.kubernetes.io/zone, counts: [2] }\n`)));
+    expect(zone).toMatchObject({ status: 'passed' });
+  });
+
   it('checks validation errors by substring', async () => {
     const bad = `name: bad\nnodePools:\n  - { apiVersion: karpenter.sh/v1, kind: NodePool, metadata: { name: x }, spec: { template: { spec: { requirements: [] } } } }\nexpect:\n  errors: [nodeClassRef]\n`;
     expect((await runCase(loadCase(write('bad', bad)))).status).toBe('passed');
