@@ -2,7 +2,7 @@
  * What every command shares: reading an input file, the error a command raises for bad input
  * (one line, no stack trace, an exit code) and the kubectl-style `-o, --output` option.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { stringify as stringifyYaml } from 'yaml';
 import { NotFoundError, ValidationError } from '../../shared/api/errors.ts';
 import { QuantityError } from '../../shared/api/quantity.ts';
@@ -28,12 +28,68 @@ export function isInputError(e: unknown): e is Error {
 }
 
 /**
- * Reads a file (`-` is standard input).
- * @throws CliError `FILE: cannot read: no such file | is a folder, not a file | permission denied`.
+ * Largest input file read (bytes): far above any real NodePool file or `kubectl get pods -A -o
+ * json` of a large cluster, and a bound on what `/dev/zero` or a runaway pipe would feed us.
+ */
+export const MaxInputBytes = 256 * 1024 * 1024;
+
+/** The error a bounded read raises with its reason (caught by {@link readText} and validate). */
+class InputReadError extends Error {}
+
+/**
+ * The bytes of `file` (`-` is standard input) as UTF-8 text, read in chunks so that an endless
+ * source stops at {@link MaxInputBytes}.
+ * @throws Error (an errno error or InputReadError) whose {@link readErrorReason} is the reason.
+ */
+export function readInputText(file: string): string {
+  const fd = file === '-' ? 0 : openSync(file, 'r');
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      let n: number;
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, null);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EAGAIN') continue; // non-blocking stdin: wait for data
+        if ((e as NodeJS.ErrnoException).code === 'EOF') break; // stdin closed (Windows)
+        throw e;
+      }
+      if (n === 0) break;
+      total += n;
+      if (total > MaxInputBytes) throw new InputReadError(`larger than ${MaxInputBytes / 1024 / 1024} MiB (not a Kubernetes YAML or JSON file)`);
+      chunks.push(chunk.subarray(0, n));
+    }
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+  const bytes = Buffer.concat(chunks);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    throw new InputReadError(`not UTF-8 text (byte 0x${bytes[at].toString(16).padStart(2, '0')} at offset ${at}; YAML and JSON are UTF-8)`);
+  }
+}
+
+/** Offset of the first byte that is not valid UTF-8 (the lenient decoding's first U+FFFD not in the input). */
+function firstInvalidUtf8(bytes: Buffer): number {
+  const text = bytes.toString('utf8');
+  for (let i = text.indexOf('\uFFFD'); i >= 0; i = text.indexOf('\uFFFD', i + 1)) {
+    const at = Buffer.byteLength(text.slice(0, i));
+    if (!(bytes[at] === 0xef && bytes[at + 1] === 0xbf && bytes[at + 2] === 0xbd)) return at;
+  }
+  return 0;
+}
+
+/**
+ * Reads a file (`-` is standard input), see {@link readInputText}.
+ * @throws CliError `FILE: cannot read: no such file | is a folder, not a file | permission denied | …`.
  */
 export function readText(file: string): { file: string; text: string } {
   try {
-    return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
+    return { file, text: readInputText(file) };
   } catch (e) {
     throw new CliError(`${file}: cannot read: ${readErrorReason(e)}`);
   }
@@ -41,10 +97,13 @@ export function readText(file: string): { file: string; text: string } {
 
 /** A short reason for a failed read ("no such file", …). */
 export function readErrorReason(e: unknown): string {
+  if (e instanceof InputReadError) return e.message;
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'is a folder, not a file';
   if (code === 'EACCES') return 'permission denied';
+  if (code === 'ELOOP') return 'symbolic link loop';
+  if (code === 'ENOTDIR') return 'a path component is not a folder';
   return (e as Error).message;
 }
 

@@ -1,7 +1,8 @@
 /**
  * nodefleet command line entry (see program.ts for the commands and exit codes). The Node.js
  * version check is the first import, so that it runs before any dependency loads. A closed
- * stdout (`nodefleet instance-types | head -1`) ends the process quietly.
+ * stdout (`nodefleet instance-types | head -1`) ends the process quietly; a failed command exits
+ * at once with its code.
  */
 import './node-version.mjs';
 import { runCli } from './program.ts';
@@ -19,3 +20,6 @@ process.on('unhandledRejection', (err) => {
   process.exit(exitCode);
 });
 process.exitCode = await runCli(process.argv);
+// A failed command ends here even when something it started still holds the event loop (the
+// embedded DynamoDB of `status` on a damaged .nodefleet/ keeps listening after its error).
+if (process.exitCode !== 0) process.exit(process.exitCode);

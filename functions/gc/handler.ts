@@ -140,23 +140,26 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
 }
 
 /**
- * Records the next attempt on the claim (conditional on its version: a concurrent pass or the
- * running execution wins and this one backs off), then starts it. A start that fails after the
- * write leaves an attempt with no execution: it goes silent and the stale rule carries it on.
+ * Starts the next attempt, then records it on the claim. The start comes first because it is
+ * idempotent on its own: the execution is named after the claim and the attempt, so a concurrent
+ * pass starting the same attempt gets the same execution, and the attempt records itself on the
+ * claim as its first step (Cordon). The other order left a crash between the write and the start
+ * with an attempt recorded and nothing running until the stale rule (30 min) noticed.
+ * The record here is conditional on the version read: when the attempt (or another writer) got
+ * there first, there is nothing left to write.
  * @returns whether this pass started it.
  */
 async function restart(deps: GcDeps, r: GcPlan['restartTerminations'][number]): Promise<boolean> {
   const current = await deps.store.get(r.nodeClaim);
   const t = current?.termination;
   if (!current || current.phase !== 'Terminating' || !t || t.attempt + 1 !== r.input.attempt) return false;
+  const arn = await deps.termination!.start(r.input);
+  deps.log.info('restarted termination', { NodeClaim: { name: r.nodeClaim }, attempt: r.input.attempt, reason: r.reason, executionArn: arn });
   try {
     await deps.store.update({ ...current, termination: { ...t, attempt: r.input.attempt, heartbeatAt: deps.clock.now().toISOString() } });
   } catch (err) {
-    if (err instanceof ConflictError) return false;
-    throw err;
+    if (!(err instanceof ConflictError)) throw err;
   }
-  const arn = await deps.termination!.start(r.input);
-  deps.log.info('restarted termination', { NodeClaim: { name: r.nodeClaim }, attempt: r.input.attempt, reason: r.reason, executionArn: arn });
   return true;
 }
 

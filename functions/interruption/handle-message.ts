@@ -96,9 +96,9 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
 /**
  * An interruption for a claim already terminating: the running termination may have no deadline
  * (a drain waiting on a PDB) or a later one than the notice, and it may have ended unfinished. The
- * notice's deadline (now for an instance already stopping or gone) wins when earlier: the claim
- * records the next attempt (conditional write) and that attempt starts with the earlier deadline,
- * so the node is cut off in time. The previous execution, if still running, finds the work done
+ * notice's deadline (now for an instance already stopping or gone) wins when earlier: the next
+ * attempt starts with the earlier deadline and the claim records it (conditional write), so the
+ * node is cut off in time. The previous execution, if still running, finds the work done
  * (every task is re-entrant). Otherwise the running termination already covers it.
  */
 async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, nowMs: number, deps: InterruptionDeps): Promise<InterruptionOutcome> {
@@ -117,17 +117,23 @@ async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: 
   if (deadline === undefined || (current !== undefined && current <= deadline)) return { instanceId, action: 'already-terminating' };
   const attempt = (t?.attempt ?? 1) + 1;
   const nowIso = new Date(nowMs).toISOString();
+  // Start first (idempotent on its name, claim + attempt; the attempt records itself on the claim
+  // in Cordon), then record the earlier deadline so later notices compare against it. Recording
+  // first left a crash between the two with the deadline on the claim — so a redelivery found the
+  // claim "already terminating" — and no execution carrying it out.
+  const out = await start(msg, claim, instanceId, deadline, deps, { attempt, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}) });
   try {
     await deps.store.update({
       ...claim,
       termination: { attempt, reason: 'interruption', deadlineEpochMs: deadline, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}), startedAt: t?.startedAt ?? nowIso, heartbeatAt: nowIso, failures: t?.failures ?? 0, ...(t?.ended ? { ended: t.ended } : {}) },
     });
   } catch (err) {
-    // another writer moved the claim on (the termination advanced, or a duplicate message escalated first): SQS redelivers and this is decided again
+    // another writer moved the claim on (the attempt itself, a duplicate message, gc): SQS
+    // redelivers and this is decided again from what the claim says now
     if (err instanceof ConflictError) throw new TransientError(`nodeclaim ${claim.name} changed while escalating its termination`, { cause: err });
     throw err;
   }
-  return start(msg, claim, instanceId, deadline, deps, { attempt, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}) });
+  return out;
 }
 
 async function start(

@@ -2,7 +2,8 @@
  * NodeClaim writes shared by the termination tasks: read, change, conditional write, re-read on a
  * lost race (a few times; then the ConflictError goes to the state machine's Retry).
  */
-import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { TaskInput } from './schemas.ts';
 import type { NodeClaimStore } from '../../shared/api/ports.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
 
@@ -30,4 +31,31 @@ export async function updateClaim(
       if (!(err instanceof ConflictError) || attempt >= ConflictAttempts) throw err;
     }
   }
+}
+
+/**
+ * The claim marked Terminating with this execution's termination record (attempt, reason,
+ * deadline, budget pool, heartbeat), or undefined when there is nothing to write: a Terminated
+ * claim, a record of a later attempt (this execution was superseded), or this attempt already
+ * recorded.
+ */
+export function recordTermination(c: NodeClaim, input: TaskInput, now: string): NodeClaim | undefined {
+  if (c.phase === 'Terminated') return undefined;
+  const attempt = input.attempt ?? 1;
+  const t = c.termination;
+  if (c.phase === 'Terminating' && t && (t.attempt > attempt || (t.attempt === attempt && t.reason === input.reason && t.deadlineEpochMs === (input.deadlineEpochMs ?? undefined)))) return undefined;
+  const marked = c.phase === 'Terminating' ? c : { ...setCondition(c, 'DisruptionReason', 'True', now, input.reason), phase: 'Terminating' as const };
+  return {
+    ...marked,
+    termination: {
+      attempt,
+      reason: input.reason,
+      ...(input.deadlineEpochMs != null ? { deadlineEpochMs: input.deadlineEpochMs } : {}),
+      ...((input.budgetNodePool ?? t?.budgetNodePool) ? { budgetNodePool: (input.budgetNodePool ?? t?.budgetNodePool)! } : {}),
+      startedAt: t?.startedAt ?? now,
+      heartbeatAt: now,
+      ...(t?.ended ? { ended: t.ended } : {}),
+      failures: t?.failures ?? 0,
+    },
+  };
 }

@@ -7,39 +7,13 @@
  */
 import { taskHandler } from './lambda.ts';
 import { NotFoundError } from '../../shared/api/errors.ts';
-import { setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
 import { TaskInputSchema, type TaskInput, type Target, type TerminationDeps } from './schemas.ts';
-import { updateClaim } from './claims.ts';
+import { recordTermination, updateClaim } from './claims.ts';
+
+export { recordTermination };
 
 export { TaskInputSchema as InputSchema };
-
-/**
- * The claim marked Terminating with this execution's termination record (attempt, reason,
- * deadline, budget pool, heartbeat), or undefined when there is nothing to write: a Terminated
- * claim, a record of a later attempt (this execution was superseded), or this attempt already
- * recorded.
- */
-export function recordTermination(c: NodeClaim, input: TaskInput, now: string): NodeClaim | undefined {
-  if (c.phase === 'Terminated') return undefined;
-  const attempt = input.attempt ?? 1;
-  const t = c.termination;
-  if (c.phase === 'Terminating' && t && (t.attempt > attempt || (t.attempt === attempt && t.reason === input.reason && t.deadlineEpochMs === (input.deadlineEpochMs ?? undefined)))) return undefined;
-  const marked = c.phase === 'Terminating' ? c : { ...setCondition(c, 'DisruptionReason', 'True', now, input.reason), phase: 'Terminating' as const };
-  return {
-    ...marked,
-    termination: {
-      attempt,
-      reason: input.reason,
-      ...(input.deadlineEpochMs != null ? { deadlineEpochMs: input.deadlineEpochMs } : {}),
-      ...((input.budgetNodePool ?? t?.budgetNodePool) ? { budgetNodePool: (input.budgetNodePool ?? t?.budgetNodePool)! } : {}),
-      startedAt: t?.startedAt ?? now,
-      heartbeatAt: now,
-      ...(t?.ended ? { ended: t.ended } : {}),
-      failures: t?.failures ?? 0,
-    },
-  };
-}
 
 /** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
 export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log'>): Promise<Target> {

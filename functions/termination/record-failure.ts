@@ -16,7 +16,7 @@
  */
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
-import { updateClaim } from './claims.ts';
+import { recordTermination, updateClaim } from './claims.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -51,13 +51,17 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
   const ended: 'failed' | 'continued' | undefined = input.ending === 'continued' ? 'continued' : input.error ? 'failed' : undefined;
   let recorded = false;
   try {
-    recorded = !!(await updateClaim(deps.store, input.nodeClaim, (c) => {
+    recorded = !!(await updateClaim(deps.store, input.nodeClaim, (claim) => {
+      // An attempt whose Cordon never succeeded (it failed, then the deadline sent it straight to
+      // the cutoff) has not recorded itself yet: record it now, so the claim is Terminating and gc
+      // carries the failed attempt on (otherwise nothing ever looked at it again: chaos seed 14).
+      const c = ended ? (recordTermination(claim, input, now) ?? claim) : claim;
       const t = c.termination;
       const endRecord =
         ended && t && t.attempt === attempt && t.ended?.attempt !== attempt
           ? { termination: { ...t, ended: { attempt, outcome: ended, at: now }, failures: t.failures + (ended === 'failed' ? 1 : 0) } }
           : {};
-      if (lastError === undefined || c.lastError === lastError) return Object.keys(endRecord).length ? { ...c, ...endRecord } : undefined;
+      if (lastError === undefined || c.lastError === lastError) return Object.keys(endRecord).length ? { ...c, ...endRecord } : c === claim ? undefined : c;
       return { ...c, lastError, ...endRecord };
     }));
   } catch {

@@ -24,7 +24,10 @@ const Gone = new Set(['shutting-down', 'terminated']);
 
 /** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
 export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock' | 'log'>): Promise<TerminateInstanceResult> {
-  const { instanceId } = resolveTarget(input);
+  // Cordon resolves the target; when it never succeeded (the deadline sent the execution straight
+  // to the cutoff) and the input names no instance, the claim does — never "no instance, done"
+  // while one runs.
+  const instanceId = resolveTarget(input).instanceId ?? (await deps.store.get(input.nodeClaim))?.instanceId ?? null;
   if (!instanceId) return { done: true, retryAfterSeconds: 0, state: 'gone' };
   const before = await deps.cloud.get(instanceId);
   if (!before || Gone.has(before.state)) return { done: true, retryAfterSeconds: 0, state: before?.state ?? 'gone' };

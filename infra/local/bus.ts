@@ -15,7 +15,8 @@
  * concurrency 1 in the CDK stack; a queue's consumer takes one batch at a time); the default is
  * unbounded, as Lambda scales async invocations out.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { localUuid } from './ids.ts';
 import type { EventPublisher } from '../../shared/api/ports.ts';
 import { matchesPattern, type EventPattern } from '../../shared/api/contract.ts';
 import type { VirtualClock } from './clock.ts';
@@ -146,7 +147,7 @@ export class LocalEventBus implements EventPublisher {
   private put(partial: { source: string; 'detail-type': string; detail: unknown; resources: string[] }): BusEvent {
     const ev: BusEvent = {
       version: '0',
-      id: randomUUID(),
+      id: localUuid(),
       'detail-type': partial['detail-type'],
       source: partial.source,
       account: this.opts.account ?? '123456789012',
@@ -167,7 +168,7 @@ export class LocalEventBus implements EventPublisher {
       if (!matchesPattern(t.pattern as unknown as Record<string, unknown>, ev as unknown as Record<string, unknown>)) continue;
       const send = () => {
         if (t.kind === 'lambda') this.enqueueInvoke(t, ev, 1);
-        else this.enqueueSqs(t, { messageId: randomUUID(), event: ev, receiveCount: 0, firstSentMs: this.opts.clock.nowMs() });
+        else this.enqueueSqs(t, { messageId: localUuid(), event: ev, receiveCount: 0, firstSentMs: this.opts.clock.nowMs() });
       };
       const fault = this.opts.fault?.(t.rule, ev);
       if (fault?.kind === 'drop') this.dropped.push({ rule: t.rule, eventId: ev.id, detailType: ev['detail-type'], atMs: this.opts.clock.nowMs() });

@@ -17,7 +17,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { localRandom, localUuid, seedLocalIds } from './ids.ts';
 import { EventRules, InterruptionRuleNames, Env } from '../../shared/api/contract.ts';
 import { loadCatalog } from '../../shared/catalog/index.ts';
 import type { InstanceType } from '../../shared/catalog/types.ts';
@@ -86,6 +86,12 @@ export interface LocalEnvironmentOptions {
   stepped?: boolean;
   /** Fault hooks the stand-ins consult (faults.ts); none = no faults. */
   faults?: FaultHooks;
+  /**
+   * Seed for every id the stand-ins make and every random draw the functions make here
+   * (ids.ts): the same seed gives the same instance ids, event ids and NodeClaim names. Default:
+   * random. The chaos harness passes the run's seed.
+   */
+  seed?: number;
   /**
    * Tests only: keeps a statement of a function's IAM policy only when this returns true (e.g.
    * drop the provisioner's PassRole to watch a scenario fail with UnauthorizedOperation).
@@ -157,6 +163,7 @@ export class LocalEnvironment {
 
   constructor(private readonly opts: LocalEnvironmentOptions) {
     this.scenario = opts.scenario;
+    if (opts.seed !== undefined) seedLocalIds(opts.seed);
     this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true, stepped: opts.stepped ? {} : undefined });
     if (opts.faults) this.crashes = new InvocationCrashes(() => this.opts.faults, () => this.clock.nowMs());
     this.logs = new LogTap(this.clock);
@@ -424,7 +431,7 @@ export class LocalEnvironment {
         clock: this.clock,
         log: this.logs.forFunction(name),
         metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
-        overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, ...extra },
+        overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, random: localRandom, ...extra },
       });
       // What each handler's deps factory adds on top of buildDeps (interruption names the starter `starter`).
       if (base.termination) base.starter = base.termination;
@@ -739,7 +746,7 @@ export function kubeletFlags(userDataBase64: string | undefined): { labels: Reco
 export function scheduledEvent(region: string, name: string, nowMs: number): Record<string, unknown> {
   return {
     version: '0',
-    id: randomUUID(),
+    id: localUuid(),
     'detail-type': 'Scheduled Event',
     source: 'aws.events',
     account: '123456789012',

@@ -31,6 +31,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
+import { MaxYamlAliases } from '../../shared/api/yaml.ts';
 import { parseDurationSeconds } from './clock.ts';
 
 /** Folder holding the shipped scenarios. */
@@ -275,7 +276,13 @@ export function parseScenario(text: string, file = '<scenario>'): Scenario {
   if (docs.length !== 1) throw new ScenarioError(`${file}: a scenario file holds exactly one YAML document`);
   const doc = docs[0];
   if (doc.errors.length) throw new ScenarioError(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
-  const parsed = ScenarioSchema.safeParse(doc.toJS());
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MaxYamlAliases });
+  } catch {
+    throw new ScenarioError(`${file}: more than ${MaxYamlAliases} aliases (*name): refused as a possible YAML bomb (billion laughs)`);
+  }
+  const parsed = ScenarioSchema.safeParse(value);
   if (!parsed.success) {
     throw new ScenarioError(parsed.error.issues.map((i) => `${file}: ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n'));
   }

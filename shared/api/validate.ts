@@ -101,7 +101,12 @@ function getAt(obj: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
+/** Longest value (characters) quoted in full in a problem line; longer ones are cut, with their length. */
+const MaxShown = 80;
+
+/** `v` as a problem line quotes it: JSON, a long string cut to {@link MaxShown} with its length. */
 function show(v: unknown): string {
+  if (typeof v === 'string' && v.length > MaxShown) return `${JSON.stringify(v.slice(0, MaxShown))}… (${v.length} characters)`;
   return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
 }
 
@@ -371,7 +376,7 @@ function nodePoolRules(obj: unknown): string[] {
   if (!isRecord(obj)) return out;
   const name = isRecord(obj.metadata) ? obj.metadata.name : undefined;
   if (typeof name === 'string' && name && (name.length > 253 || !DNSSubdomain.test(name))) {
-    out.push(`metadata.name: ${show(name)} is not a valid name (lowercase letters, digits, "-" and ".", starting and ending alphanumeric)`);
+    out.push(`metadata.name: ${show(name)} is not a valid name (at most 253 lowercase letters, digits, "-" and ".", starting and ending alphanumeric)`);
   }
   const annotations = isRecord(obj.metadata) && isRecord(obj.metadata.annotations) ? obj.metadata.annotations : {};
   if (annotations[L.AnnotationPacking] !== undefined) {
@@ -565,7 +570,8 @@ export interface ValidatedObject {
 /**
  * Validates every object in a YAML text (multi-document; kubectl `List` unwrapped). Each
  * problem line is `FILE: <kind/name>: <field path>: <reason>`; a YAML syntax error is
- * `FILE: document N: line L, column C: YAML syntax error: <reason>`.
+ * `FILE: document N: line L, column C: YAML syntax error: <reason>` (no line and column for an
+ * alias bomb, refused as a whole document).
  */
 export function validateYamlText(text: string, file: string): { objects: ValidatedObject[]; problems: string[] } {
   const { objects: raw, errors } = parseYamlObjects(text);
@@ -576,15 +582,16 @@ export function validateYamlText(text: string, file: string): { objects: Validat
   for (const e of errors) {
     if (seenDocuments.has(e.document)) continue;
     seenDocuments.add(e.document);
-    const at = e.line !== undefined ? `line ${e.line}, column ${e.column}` : 'unknown position';
-    problems.push(`${file}: document ${e.document}: ${at}: YAML syntax error: ${e.message}`);
+    const at = e.line !== undefined ? `line ${e.line}, column ${e.column}: ` : '';
+    problems.push(`${file}: document ${e.document}: ${at}YAML syntax error: ${e.message}`);
   }
   const objects: ValidatedObject[] = [];
   for (const r of raw) {
     const kind = objectKind(r.object);
     const name = objectName(r.object);
     const objProblems = validateObject(r.object);
-    const label = isRecord(r.object) ? `${kind}/${name}` : `document ${r.document}${r.item ? ` item ${r.item}` : ''}`;
+    const shownName = name.length > MaxShown ? `${name.slice(0, MaxShown)}…` : name;
+    const label = isRecord(r.object) ? `${kind}/${shownName}` : `document ${r.document}${r.item ? ` item ${r.item}` : ''}`;
     for (const p of objProblems) problems.push(`${file}: ${label}: ${p}`);
     objects.push({ kind, name, object: r.object, checked: kind === 'NodePool' || kind === 'EC2NodeClass', problems: objProblems });
   }

@@ -185,6 +185,13 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
 // ---------------------------------------------------------------------------------------------
 // Input checks: what `plan` (and case files) must reject before scheduling reads the objects.
 
+/**
+ * Largest replica count (parallelism for Jobs) a workload may expand to: plan simulates every
+ * pod, so an absurd count (a typo, 100000000) would run for hours; Kubernetes' own scalability
+ * limit is 150000 pods per cluster.
+ */
+export const MaxReplicas = 150_000;
+
 /** Kinds whose `spec.template.spec` is a pod spec. */
 const TemplateKinds = new Set([...ExpandedKinds, 'DaemonSet']);
 
@@ -238,6 +245,95 @@ function podSpecProblems(spec: unknown, path: string): string[] {
     });
   }
   out.push(...quantityProblems(spec.overhead, `${path}.overhead`));
+  out.push(...nodeAffinityProblems(spec.affinity, `${path}.affinity.nodeAffinity`));
+  out.push(...schedulingFieldProblems(spec, path));
+  return out;
+}
+
+/**
+ * Problems the Kubernetes API server refuses in a pod's other scheduling fields (its pod
+ * validation rules): nodeSelector values that are not strings; a topology spread constraint whose
+ * maxSkew is not an integer ≥ 1, whose whenUnsatisfiable is not DoNotSchedule / ScheduleAnyway,
+ * without a topologyKey, or with minDomains < 1 or set with ScheduleAnyway; a toleration whose
+ * operator is not Exists / Equal, whose effect is not NoSchedule / PreferNoSchedule / NoExecute,
+ * or with a value under Exists.
+ */
+function schedulingFieldProblems(spec: Record<string, unknown>, path: string): string[] {
+  const out: string[] = [];
+  const sel = spec.nodeSelector;
+  if (sel !== undefined) {
+    if (!isMapping(sel)) out.push(`${path}.nodeSelector: must be a mapping of label to value, got ${describe(sel)}`);
+    else for (const [k, v] of Object.entries(sel)) if (typeof v !== 'string') out.push(`${path}.nodeSelector.${k}: must be a string (quote it), got ${describe(v)}`);
+  }
+  const spreads = spec.topologySpreadConstraints;
+  if (spreads !== undefined && !Array.isArray(spreads)) out.push(`${path}.topologySpreadConstraints: must be a list, got ${describe(spreads)}`);
+  if (Array.isArray(spreads)) {
+    spreads.forEach((c, i) => {
+      const at = `${path}.topologySpreadConstraints[${i}]`;
+      if (!isMapping(c)) return out.push(`${at}: must be a mapping, got ${describe(c)}`);
+      if (typeof c.maxSkew !== 'number' || !Number.isInteger(c.maxSkew) || c.maxSkew < 1) out.push(`${at}.maxSkew: must be an integer ≥ 1, got ${describe(c.maxSkew)}`);
+      if (typeof c.topologyKey !== 'string' || c.topologyKey === '') out.push(`${at}.topologyKey: required`);
+      if (!SpreadWhenUnsatisfiable.includes(c.whenUnsatisfiable as string)) out.push(`${at}.whenUnsatisfiable: ${describe(c.whenUnsatisfiable)} is not valid; expected one of ${SpreadWhenUnsatisfiable.join(', ')}`);
+      if (c.minDomains !== undefined) {
+        if (typeof c.minDomains !== 'number' || !Number.isInteger(c.minDomains) || c.minDomains < 1) out.push(`${at}.minDomains: must be an integer ≥ 1, got ${describe(c.minDomains)}`);
+        else if (c.whenUnsatisfiable === 'ScheduleAnyway') out.push(`${at}.minDomains: may only be set with whenUnsatisfiable DoNotSchedule`);
+      }
+    });
+  }
+  const tolerations = spec.tolerations;
+  if (tolerations !== undefined && !Array.isArray(tolerations)) out.push(`${path}.tolerations: must be a list, got ${describe(tolerations)}`);
+  if (Array.isArray(tolerations)) {
+    tolerations.forEach((t, i) => {
+      const at = `${path}.tolerations[${i}]`;
+      if (!isMapping(t)) return out.push(`${at}: must be a mapping, got ${describe(t)}`);
+      if (t.operator !== undefined && !TolerationOperators.includes(t.operator as string)) out.push(`${at}.operator: ${describe(t.operator)} is not valid; expected one of ${TolerationOperators.join(', ')}`);
+      if (t.effect !== undefined && t.effect !== '' && !TaintEffects.includes(t.effect as string)) out.push(`${at}.effect: ${describe(t.effect)} is not valid; expected one of ${TaintEffects.join(', ')}`);
+      if (t.operator === 'Exists' && t.value !== undefined && t.value !== '') out.push(`${at}.value: must be empty when operator is Exists`);
+    });
+  }
+  return out;
+}
+
+const SpreadWhenUnsatisfiable = ['DoNotSchedule', 'ScheduleAnyway'];
+const TolerationOperators = ['Exists', 'Equal'];
+const TaintEffects = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+/** Operators of a pod's node selector terms (the Kubernetes API's NodeSelectorOperator). */
+const NodeSelectorOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
+
+/**
+ * Problems of a pod's node affinity expressions (required and preferred terms): an operator the
+ * Kubernetes API rejects, and Gt / Lt without exactly one integer value (the API server's rules).
+ */
+function nodeAffinityProblems(affinity: unknown, path: string): string[] {
+  const na = isMapping(affinity) && isMapping(affinity.nodeAffinity) ? affinity.nodeAffinity : undefined;
+  if (!na) return [];
+  const required = isMapping(na.requiredDuringSchedulingIgnoredDuringExecution) ? na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : undefined;
+  const terms: [unknown, string][] = [
+    ...(Array.isArray(required) ? required.map((t, i): [unknown, string] => [t, `${path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`]) : []),
+    ...(Array.isArray(na.preferredDuringSchedulingIgnoredDuringExecution)
+      ? na.preferredDuringSchedulingIgnoredDuringExecution.map((p, i): [unknown, string] => [isMapping(p) ? p.preference : undefined, `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}].preference`])
+      : []),
+  ];
+  const out: string[] = [];
+  for (const [term, at] of terms) {
+    if (!isMapping(term)) continue;
+    for (const field of ['matchExpressions', 'matchFields']) {
+      const list = term[field];
+      if (!Array.isArray(list)) continue;
+      list.forEach((e, i) => {
+        const where = `${at}.${field}[${i}]`;
+        if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
+        if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
+          return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
+        }
+        const values = e.values;
+        if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
+          out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
+        }
+      });
+    }
+  }
   return out;
 }
 
@@ -278,6 +374,7 @@ export function workloadInputProblems(objects: readonly { document: number; item
       for (const f of ['replicas', 'parallelism']) {
         const v = isMapping(spec) ? spec[f] : undefined;
         if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
+        else if (typeof v === 'number' && v > MaxReplicas) problems.push(`spec.${f}: ${v} is more than the ${MaxReplicas} pods plan simulates per workload`);
       }
     } else if (object.kind === 'Node') {
       const status = isMapping(object.status) ? object.status : {};

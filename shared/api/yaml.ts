@@ -21,8 +21,24 @@ export interface YamlSyntaxError {
 }
 
 /**
- * Parses every document of `text`. Never throws: syntax errors come back in `errors` (a
- * document with errors yields no object).
+ * Aliases (`*name`) allowed per document. A few are normal (shared labels); thousands are a
+ * "billion laughs" bomb, whose expansion would exhaust memory: such a document is refused.
+ */
+export const MaxYamlAliases = 100;
+
+/**
+ * The yaml parser's messages for hostile input, in words a user can act on: a stack overflow
+ * (a document nested thousands of levels deep) and the alias limit above.
+ */
+function plainMessage(message: string): string {
+  if (/Maximum call stack size exceeded/.test(message)) return 'nested too deeply to read (thousands of levels)';
+  if (/Excessive alias count/.test(message)) return `more than ${MaxYamlAliases} aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)`;
+  return message;
+}
+
+/**
+ * Parses every document of `text`. Never throws: syntax errors, too deep nesting and alias
+ * bombs come back in `errors` (a document with errors yields no object).
  */
 export function parseYamlObjects(text: string): { objects: YamlObject[]; errors: YamlSyntaxError[] } {
   const objects: YamlObject[] = [];
@@ -35,12 +51,18 @@ export function parseYamlObjects(text: string): { objects: YamlObject[]; errors:
       for (const e of doc.errors) {
         const pos = e.linePos?.[0];
         // prettyErrors appends "at line N, column M:" and a code excerpt: keep the first sentence.
-        const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+        const message = plainMessage(e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''));
         errors.push({ document, line: pos?.line, column: pos?.col, message });
       }
       return;
     }
-    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MaxYamlAliases }) as unknown;
+    } catch (e) {
+      errors.push({ document, message: plainMessage((e as Error).message) });
+      return;
+    }
     if (value === null || value === undefined) return;
     if (isList(value)) {
       (value.items as unknown[]).forEach((object, item) => objects.push({ document, item: item + 1, object }));

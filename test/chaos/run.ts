@@ -63,7 +63,7 @@ export async function runChaos(o: RunOptions): Promise<RunResult> {
   const planned = planFaults(o.seed, o.faultsPerRun, activeMs).filter((f) => !o.only || o.only.includes(f.index));
   const injector = new ChaosInjector(world);
   const workDir = mkdtempSync(join(tmpdir(), 'nodefleet-chaos-'));
-  const env = new LocalEnvironment({ scenario: world.scenario, stepped: true, persist: false, workDir, faults: injector });
+  const env = new LocalEnvironment({ scenario: world.scenario, stepped: true, persist: false, workDir, faults: injector, seed: o.seed });
   injector.attach(env);
   const monitor = new Monitor(env, o.seed, injector);
   const capMs = (o.maxRealSeconds ?? DefaultMaxRealSeconds) * 1000;

@@ -4,9 +4,10 @@
  * keys and its `include` files). Unknown keys (top level or under `expect`) are reported so a
  * typo never passes silently.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parse } from 'yaml';
+import { CliError, readErrorReason, readInputText } from '../io.ts';
 
 /** Top-level keys of a case. */
 export const CaseKeys = [
@@ -43,17 +44,35 @@ export interface LoadedCase {
 /** Keys only a group file has: its cases, and the files whose keys it shares with them. */
 export const GroupKeys = ['cases', 'include'] as const;
 
-/** Every `*.yaml` file under `dir` (recursively), sorted, except `_*.yaml` (files groups include). A file path is returned as is. */
+/**
+ * Every `*.yaml` file under `dir` (recursively), sorted, except `_*.yaml` (files groups include). A file path is returned as is.
+ * @throws CliError `PATH: cannot read: <reason>` for a path that cannot be listed (a symbolic link loop, no permission) or is neither a file nor a folder.
+ */
 export function caseFiles(dir: string): string[] {
-  const st = statSync(dir);
+  const st = statOrThrow(dir);
   if (st.isFile()) return [dir];
+  if (!st.isDirectory()) throw new CliError(`${dir}: cannot read: not a file or folder`);
   const out: string[] = [];
-  for (const entry of readdirSync(dir).sort()) {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir).sort();
+  } catch (e) {
+    throw new CliError(`${dir}: cannot read: ${readErrorReason(e)}`);
+  }
+  for (const entry of entries) {
     const p = join(dir, entry);
-    if (statSync(p).isDirectory()) out.push(...caseFiles(p));
+    if (statOrThrow(p).isDirectory()) out.push(...caseFiles(p));
     else if ((entry.endsWith('.yaml') || entry.endsWith('.yml')) && !entry.startsWith('_')) out.push(p);
   }
   return out;
+}
+
+function statOrThrow(path: string): Stats {
+  try {
+    return statSync(path);
+  } catch (e) {
+    throw new CliError(`${path}: cannot read: ${readErrorReason(e)}`);
+  }
 }
 
 function checkDoc(doc: Record<string, any>, extraKeys: readonly string[]): string[] {
@@ -69,7 +88,7 @@ function checkExpect(doc: Record<string, any>): string[] {
 }
 
 function parseFile(file: string): Record<string, any> {
-  const doc = parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  const doc = parse(readInputText(file)) as Record<string, any>;
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('not a mapping');
   return doc;
 }

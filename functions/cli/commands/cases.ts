@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadCases } from '../cases/load.ts';
+import { CliError } from '../io.ts';
 import { formatReport, runCases } from '../cases/runner.ts';
 
 export function register(program: Command): void {
@@ -16,13 +17,11 @@ export function register(program: Command): void {
     .action(async (dirs: string[], opts: { verbose?: boolean }) => {
       const missing = dirs.filter((d) => !existsSync(d));
       if (missing.length) {
-        process.stderr.write(`nodefleet cases: no such file or folder: ${missing.join(', ')}\n`);
-        process.exit(2);
+        throw new CliError(`no such file or folder: ${missing.join(', ')}`, 2);
       }
       const cases = loadCases(dirs);
       if (cases.length === 0) {
-        process.stderr.write(`no *.yaml cases under ${dirs.join(', ')}\n`);
-        process.exit(1);
+        throw new CliError(`${dirs.join(', ')}: no *.yaml cases found`);
       }
       const results = await runCases(cases);
       if (opts.verbose) for (const r of results) if (r.status === 'passed') process.stdout.write(`ok   ${r.name}\n`);

@@ -10,11 +10,11 @@
  * AWS_REGION, and NODEFLEET_TERMINATION_STATE_MACHINE_ARN for history).
  * Exit codes: 0 ok, 1 not found / no source / AWS error, 2 usage.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { NodeClaimSchema, getCondition, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
-import { CliError, encode, kubeList, outputFormat } from '../io.ts';
+import { CliError, encode, kubeList, outputFormat, readText } from '../io.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { terminationAttemptOf, terminationExecutionName, type ExecutionHistoryEvent, type ExecutionRecord } from '../../../shared/api/termination.ts';
 
@@ -263,16 +263,33 @@ export function chooseSource(local: string | boolean | undefined, env: Record<st
   return existsSync(dir) ? { kind: 'local', dir } : undefined;
 }
 
-/** Reads the NodeClaims the embedded environment left in `<dir>/dynamodb` (dynalite must not be running on it). */
+/**
+ * Reads the NodeClaims the embedded environment left in `<dir>/dynamodb` (dynalite must not be running on it).
+ * @throws CliError `<dir>/dynamodb: cannot open …` when the folder is in use or damaged: dynalite
+ * reports a LevelDB it cannot open by throwing from a callback, caught here for the read's duration.
+ */
 async function localClaims(dir: string): Promise<NodeClaim[]> {
   const data = join(dir, 'dynamodb');
   if (!existsSync(data)) return [];
+  let onCrash: (err: Error) => void = () => undefined;
+  const crashed = new Promise<never>((_, reject) => {
+    onCrash = (err) => reject(new CliError(`${data}: cannot open (damaged; delete ${dir} and run \`nodefleet demo\` again): ${err.message}`));
+  });
+  process.on('uncaughtException', onCrash);
+  try {
+    return await Promise.race([scanLocalClaims(data), crashed]);
+  } finally {
+    process.off('uncaughtException', onCrash);
+  }
+}
+
+async function scanLocalClaims(data: string): Promise<NodeClaim[]> {
   const { startLocalDynamo } = await import('../../../infra/local/dynamo.ts');
   let db;
   try {
     db = await startLocalDynamo({ path: data });
   } catch (err) {
-    throw new Error(`cannot open ${data} (is \`nodefleet demo\` still running?): ${(err as Error).message}`);
+    throw new CliError(`${data}: cannot open (is \`nodefleet demo\` still running?): ${(err as Error).message}`);
   }
   try {
     const claims: NodeClaim[] = [];
@@ -292,19 +309,38 @@ async function localClaims(dir: string): Promise<NodeClaim[]> {
   }
 }
 
+/**
+ * One execution record file the embedded environment wrote (JSON with `name` and `events`).
+ * @throws CliError `FILE: cannot read: <reason>` or `FILE: not an execution record: <reason>` (a file edited or cut short).
+ */
+function readExecutionRecord(file: string): ExecutionRecord {
+  let record: unknown;
+  try {
+    record = JSON.parse(readText(file).text);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`${file}: not an execution record: ${(e as Error).message}`);
+  }
+  const r = record as Partial<ExecutionRecord> | null;
+  if (typeof r !== 'object' || r === null || typeof r.name !== 'string' || !Array.isArray(r.events)) {
+    throw new CliError(`${file}: not an execution record: expected a JSON object with name and events`);
+  }
+  return record as ExecutionRecord;
+}
+
 /** The execution records in `<dir>/executions`. */
 function localExecutions(dir: string): ExecutionRecord[] {
   const d = join(dir, 'executions');
   if (!existsSync(d)) return [];
   return readdirSync(d)
     .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(join(d, f), 'utf8')) as ExecutionRecord);
+    .map((f) => readExecutionRecord(join(d, f)));
 }
 
 /** The termination execution of `nodeClaim` in `<dir>/executions`, if any. */
 export function localExecution(dir: string, nodeClaim: string): ExecutionRecord | undefined {
   const f = join(dir, 'executions', `${terminationExecutionName(nodeClaim)}.json`);
-  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as ExecutionRecord) : undefined;
+  return existsSync(f) ? readExecutionRecord(f) : undefined;
 }
 
 /** Every attempt of `nodeClaim`'s termination in `<dir>/executions` (`<claim>.json`, `<claim>_2.json`, …), oldest first. */
@@ -316,7 +352,7 @@ export function localTerminationAttempts(dir: string, nodeClaim: string): Execut
     .map((f) => f.slice(0, -'.json'.length))
     .filter((name) => name === terminationExecutionName(nodeClaim, terminationAttemptOf(name)))
     .sort((a, b) => terminationAttemptOf(a) - terminationAttemptOf(b))
-    .map((name) => JSON.parse(readFileSync(join(d, `${name}.json`), 'utf8')) as ExecutionRecord);
+    .map((name) => readExecutionRecord(join(d, `${name}.json`)));
 }
 
 /** The attempts' timelines one after the other, each headed by its attempt number when there are several. */

@@ -5,9 +5,8 @@
  * (`FILE: <kind/name>: <field path>: <reason>`) and one summary line per valid object; exit 1
  * when any problem was found. `-` reads standard input.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, readErrorReason } from '../io.ts';
+import { CliError, readErrorReason, readInputText } from '../io.ts';
 import { nodeRoleNameOf, nodeRoleProblem } from '../../../shared/api/contract.ts';
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
@@ -106,7 +105,7 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
 
 function readInput(file: string): ValidateInput {
   try {
-    return { file, text: readFileSync(file === '-' ? 0 : file, 'utf8') };
+    return { file, text: readInputText(file) };
   } catch (e) {
     return { file, readError: readErrorReason(e) };
   }

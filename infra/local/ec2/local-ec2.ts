@@ -8,7 +8,7 @@
  * `onEvent` listener, and tells the environment when an instance is running (a kubelet can
  * start) or going away (the kubelet stops).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { localHex, localUuid } from '../ids.ts';
 import type { VirtualClock } from '../clock.ts';
 
 export type Ec2CapacityType = 'on-demand' | 'spot';
@@ -226,7 +226,7 @@ export class LocalEc2 {
    * becomes an entry in `errors` as EC2 reports them.
    */
   createFleet(req: CreateFleetRequest): CreateFleetOutcome {
-    const fleetId = `fleet-${randomUUID()}`;
+    const fleetId = `fleet-${localUuid()}`;
     const errors: CreateFleetError[] = [];
     const candidates: { o: FleetOverride & { zone: string; subnetId: string }; price: number }[] = [];
     for (const o of req.overrides) {
@@ -289,7 +289,7 @@ export class LocalEc2 {
     const z = this.zone(o.zone)!;
     const ip = this.nextIp(z);
     const inst: LocalInstance = {
-      instanceId: `i-0${randomBytes(8).toString('hex')}`,
+      instanceId: `i-0${localHex(8)}`,
       instanceType: o.instanceType,
       zone: o.zone,
       zoneId: z.zoneId,
@@ -323,7 +323,7 @@ export class LocalEc2 {
     if (!z) throw new Ec2ApiError('InvalidParameterValue', `zone ${i.zone} is not in ${this.region}`);
     const ip = this.nextIp(z);
     const inst: LocalInstance = {
-      instanceId: `i-0${randomBytes(8).toString('hex')}`,
+      instanceId: `i-0${localHex(8)}`,
       instanceType: i.instanceType,
       zone: i.zone,
       zoneId: z.zoneId,
@@ -450,7 +450,7 @@ export class LocalEc2 {
   private emit(detailType: string, resources: string[], detail: Record<string, unknown>): void {
     this.listeners.onEvent?.({
       version: '0',
-      id: randomUUID(),
+      id: localUuid(),
       'detail-type': detailType,
       source: 'aws.ec2',
       account: this.accountId,

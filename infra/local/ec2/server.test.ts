@@ -234,6 +234,17 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     expect(ec2.instances.size).toBe(0);
   });
 
+  it('a launch naming a launch template that no longer exists (gc collected it) is NotFound, as EC2 answers, not a denial', async () => {
+    // Prepare
+    const authorizer = await start(['ec2Launch']);
+    const c = client('provisioner-key');
+    // Act
+    const sent = c.send(launch('collected-template', 'on-demand'));
+    // Assess
+    await expect(sent).rejects.toMatchObject({ name: 'InvalidLaunchTemplateName.NotFoundException' });
+    expect(authorizer.denials).toEqual([]);
+  });
+
   it('denies what the caller\'s policy does not grant (no ec2Terminate) and callers it does not know (AuthFailure)', async () => {
     // Prepare
     await start(['ec2Launch', 'ec2Describe']);

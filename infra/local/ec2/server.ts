@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { localUuid } from '../ids.ts';
 import { Ec2ApiError, InstanceStateCodes, type LocalEc2, type LocalInstance, type Ec2CapacityType, type FleetOverride } from './local-ec2.ts';
 import { filtersOf, list, obj, parseQueryBody, str, tagsOf, xmlError, xmlResponse, type QueryValue, type XmlValue } from './query-protocol.ts';
 import { accessKeyIdOf, type LocalAuthorizer } from '../iam/authorizer.ts';
@@ -108,7 +108,7 @@ export class LocalAwsServer {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const requestId = randomUUID();
+    const requestId = localUuid();
     const target = req.headers['x-amz-target'];
     try {
       if (typeof target === 'string') {
@@ -121,6 +121,11 @@ export class LocalAwsServer {
       }
       const q = parseQueryBody(body);
       const action = str(q.Action) ?? '';
+      // EC2 resolves the launch template a launch names before it can authorize the resources the
+      // template creates: a missing one is InvalidLaunchTemplateName.NotFoundException, not a denial
+      // (nodefleet drops its launch-template cache on NotFound and creates it again; a denial left a
+      // template gc had collected unusable for good: chaos seed 1).
+      if (action === 'CreateFleet') this.fleetTemplate(q);
       await this.authorize(req, `ec2:${action}`, q, false);
       this.opts.fault?.(action);
       const out = this.query(action, q);
@@ -236,7 +241,7 @@ export class LocalAwsServer {
         if ([...this.templates.values()].some((t) => t.name === name)) {
           throw new Ec2ApiError('InvalidLaunchTemplateName.AlreadyExistsException', `Launch template name already in use.`);
         }
-        const lt: LaunchTemplate = { id: `lt-0${randomUUID().replaceAll('-', '').slice(0, 16)}`, name, createdMs: this.ec2.nowMs(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
+        const lt: LaunchTemplate = { id: `lt-0${localUuid().replaceAll('-', '').slice(0, 16)}`, name, createdMs: this.ec2.nowMs(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
         this.templates.set(lt.id, lt);
         return { launchTemplate: templateXml(lt) };
       }
@@ -341,6 +346,19 @@ export class LocalAwsServer {
     }
   }
 
+  /**
+   * The launch template a CreateFleet request names (its first config's), or undefined when it
+   * names none. @throws Ec2ApiError InvalidLaunchTemplateName.NotFoundException when it does not exist.
+   */
+  private fleetTemplate(q: Record<string, QueryValue>): LaunchTemplate | undefined {
+    const spec0 = obj(list(q.LaunchTemplateConfigs).map(obj)[0]?.LaunchTemplateSpecification);
+    const key = str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId);
+    if (!key) return undefined;
+    const template = [...this.templates.values()].find((t) => t.name === str(spec0.LaunchTemplateName) || t.id === str(spec0.LaunchTemplateId));
+    if (!template) throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${key}, does not exist.`);
+    return template;
+  }
+
   private createFleet(q: Record<string, QueryValue>): Record<string, XmlValue> {
     const target = obj(q.TargetCapacitySpecification);
     const capacityType = (str(target.DefaultTargetCapacityType) ?? 'on-demand') as Ec2CapacityType;
@@ -361,16 +379,12 @@ export class LocalAwsServer {
     }
     if (overrides.length === 0) throw new Ec2ApiError('InvalidParameterValue', 'CreateFleet needs at least one LaunchTemplateConfigs override');
     const strategy = capacityType === 'spot' ? str(obj(q.SpotOptions).AllocationStrategy) : str(obj(q.OnDemandOptions).AllocationStrategy);
-    const spec0 = overrides[0].spec;
-    const template = [...this.templates.values()].find((t) => t.name === str(spec0.LaunchTemplateName) || t.id === str(spec0.LaunchTemplateId));
-    if ((str(spec0.LaunchTemplateName) || str(spec0.LaunchTemplateId)) && !template) {
-      throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId)}, does not exist.`);
-    }
+    const template = this.fleetTemplate(q);
     // EC2 refuses spot-request tags when the launch creates no spot request: every override fails.
     const tagsSpotRequests = list(obj(template?.data).TagSpecification).some((t) => str(obj(t).ResourceType) === 'spot-instances-request');
     if (capacityType === 'on-demand' && tagsSpotRequests) {
       return {
-        fleetId: `fleet-${randomUUID()}`,
+        fleetId: `fleet-${localUuid()}`,
         errorSet: overrides.map((o) => ({
           launchTemplateAndOverrides: { launchTemplateSpecification: { launchTemplateId: template?.id, version: '1' }, overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId } },
           lifecycle: 'on-demand',

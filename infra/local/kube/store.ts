@@ -3,7 +3,7 @@
  * resourceVersion for the whole cluster (as etcd's revision), a bounded event log that
  * watches replay from, and listeners for live events.
  */
-import { randomUUID } from 'node:crypto';
+import { localUuid } from '../ids.ts';
 import type { KubeObject } from '../../../shared/api/kube.ts';
 import { groupVersion, typeKey, type ResourceType } from './resources.ts';
 
@@ -143,7 +143,7 @@ export class ObjectStore {
     o.apiVersion = groupVersion(t);
     o.kind = t.kind;
     if (!t.namespaced) delete o.metadata.namespace;
-    o.metadata.uid = randomUUID();
+    o.metadata.uid = localUuid();
     o.metadata.creationTimestamp = rfc3339(this.now());
     if (hasSpec(o)) o.metadata.generation = 1;
     delete o.metadata.deletionTimestamp;

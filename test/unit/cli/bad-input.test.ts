@@ -3,7 +3,7 @@
  * through runCli (the code main.ts runs), with stdout / stderr captured and process.exit trapped.
  * The same table is the "bad input" table of the issue 15 closing note.
  */
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -44,6 +44,14 @@ const f = (name: string) => join(dir, name);
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'nodefleet-bad-input-'));
   mkdirSync(f('folder'));
+  mkdirSync(f('cases-empty'));
+  mkdirSync(f('state/.nodefleet/executions'), { recursive: true });
+  mkdirSync(f('state2/.nodefleet/executions'), { recursive: true });
+  mkdirSync(f('cases-loop'));
+  symlinkSync('loop-b', f('cases-loop/loop-a'));
+  symlinkSync('loop-a', f('cases-loop/loop-b'));
+  symlinkSync('loop-b', f('loop-a'));
+  symlinkSync('loop-a', f('loop-b'));
   const files: Record<string, string> = {
     'np.yaml': nodePool,
     'pod.yaml': pod('1'),
@@ -58,8 +66,21 @@ beforeAll(() => {
     'node.yaml': 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: four}}\n',
     'np-equals.yaml': nodePool.replace('operator: In', 'operator: Equals'),
     'np-none.yaml': nodePool.split('---')[1],
+    'bomb.yaml': ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefgh'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(', ')}]`)].join('\n') + '\n',
+    'deep.json': `${'['.repeat(20000)}${']'.repeat(20000)}\n`,
+    'long-name.yaml': nodePool.split('---')[0].replace('name: default}', `name: ${'a'.repeat(5000)}}`),
+    'affinity.yaml': pod('1').replace('  containers:', '  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Equals, values: [x]}]}]}}}\n  containers:'),
+    'affinity-gt.yaml': pod('1').replace('  containers:', '  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: a, operator: Gt, values: [abc]}]}}]}}\n  containers:'),
+    'spread.yaml': pod('1').replace('  containers:', '  topologySpreadConstraints: [{maxSkew: -1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: Maybe}]\n  containers:'),
+    'toleration.yaml': pod('1').replace('  containers:', '  tolerations: [{key: a, operator: Like, value: b, effect: NoSchedule}]\n  containers:'),
+    'selector-int.yaml': pod('1').replace('  containers:', '  nodeSelector: {tier: 1}\n  containers:'),
+    'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 100000000\n  template: {spec: {containers: [{name: a, image: b}]}}\n',
+    'cases-empty/README.md': 'no cases here\n',
+    'state/.nodefleet/executions/default-x.json': '{"name": "default-x", "status": "SUCC',
+    'state2/.nodefleet/executions/default-y.json': '[1, 2]\n',
   };
   for (const [name, text] of Object.entries(files)) writeFileSync(f(name), text);
+  writeFileSync(f('latin1.yaml'), Buffer.from('apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n', 'latin1'));
 });
 afterAll(() => vi.restoreAllMocks());
 
@@ -121,7 +142,24 @@ const Table: [string, string, number][] = [
   [`validate --cluster-name ${'c'.repeat(60)} $/np.yaml`, `nodefleet validate: --cluster-name: the stack lets CloudFormation name the node role of "${'c'.repeat(60)}" (name too long); pass --node-role with the stack output NodeRoleName`, 2],
   ['demo --speed fast', 'nodefleet demo: --speed must be a number ≥ 0.01, got "fast"', 2],
   ['demo --scenario no-such-scenario', 'nodefleet demo: ', 2],
+  ['demo --scenario $/bomb.yaml', 'nodefleet demo: $/bomb.yaml: more than 100 aliases (*name): refused as a possible YAML bomb (billion laughs)', 2],
   ['cases $/missing', 'nodefleet cases: no such file or folder: $/missing', 2],
+  ['plan --nodepools $/np.yaml --pods $/bomb.yaml', 'nodefleet plan: $/bomb.yaml: document 1: YAML syntax error: more than 100 aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)', 1],
+  ['instance-types --region us-east-1 --nodepool $/bomb.yaml', 'nodefleet instance-types: $/bomb.yaml: document 1: YAML syntax error: more than 100 aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)', 1],
+  ['plan --nodepools $/long-name.yaml --pods $/pod.yaml', `nodefleet plan: $/long-name.yaml: NodePool/${'a'.repeat(80)}…: metadata.name: "${'a'.repeat(80)}"… (5000 characters) is not a valid name (at most 253 lowercase letters, digits, "-" and ".", starting and ending alphanumeric)`, 1],
+  ['plan --nodepools $/np.yaml --pods $/latin1.yaml', 'nodefleet plan: $/latin1.yaml: cannot read: not UTF-8 text (byte 0xe9 at offset 45; YAML and JSON are UTF-8)', 1],
+  ['plan --nodepools $/loop-a --pods $/pod.yaml', 'nodefleet plan: $/loop-a: cannot read: symbolic link loop', 1],
+  ['plan --nodepools $/np.yaml --pods $/affinity.yaml', 'nodefleet plan: $/affinity.yaml: Pod shop/web: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: unsupported operator "Equals"; valid operators are In, NotIn, Exists, DoesNotExist, Gt, Lt', 1],
+  ['plan --nodepools $/np.yaml --pods $/affinity-gt.yaml', 'nodefleet plan: $/affinity-gt.yaml: Pod shop/web: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values: operator Gt needs exactly one integer value, got ["abc"]', 1],
+  ['plan --nodepools $/np.yaml --pods $/spread.yaml', 'nodefleet plan: $/spread.yaml: Pod shop/web: spec.topologySpreadConstraints[0].maxSkew: must be an integer ≥ 1, got number -1', 1],
+  ['plan --nodepools $/np.yaml --pods $/toleration.yaml', 'nodefleet plan: $/toleration.yaml: Pod shop/web: spec.tolerations[0].operator: text "Like" is not valid; expected one of Exists, Equal', 1],
+  ['plan --nodepools $/np.yaml --pods $/selector-int.yaml', 'nodefleet plan: $/selector-int.yaml: Pod shop/web: spec.nodeSelector.tier: must be a string (quote it), got number 1', 1],
+  ['plan --nodepools $/np.yaml --pods $/replicas.yaml', 'nodefleet plan: $/replicas.yaml: Deployment web: spec.replicas: 100000000 is more than the 150000 pods plan simulates per workload', 1],
+  ['status --local $/state', 'nodefleet status: $/state/.nodefleet/executions/default-x.json: not an execution record: Unterminated string in JSON at position 37 (line 1 column 38)', 1],
+  ['history default-x --local $/state', 'nodefleet history: $/state/.nodefleet/executions/default-x.json: not an execution record: Unterminated string in JSON at position 37 (line 1 column 38)', 1],
+  ['history default-y --local $/state2', 'nodefleet history: $/state2/.nodefleet/executions/default-y.json: not an execution record: expected a JSON object with name and events', 1],
+  ['cases $/cases-empty', 'nodefleet cases: $/cases-empty: no *.yaml cases found', 1],
+  ['cases $/cases-loop', 'nodefleet cases: $/cases-loop/loop-a: cannot read: symbolic link loop', 1],
 ];
 
 describe('bad input: one line naming input, field and reason; non-zero exit; never a stack trace', () => {
@@ -138,5 +176,17 @@ describe('bad input: one line naming input, field and reason; non-zero exit; nev
     const r = await run(['validate', f('missing.yaml'), f('plain.txt')]);
     expect(r.code).toBe(1);
     expect(r.out.split('\n')[0]).toBe(`${f('missing.yaml')}: cannot read file: no such file`);
+  });
+
+  it('validate of an alias bomb, a deep nesting and a non-UTF-8 file: one line each, exit 1', async () => {
+    const r = await run(['validate', f('bomb.yaml'), f('deep.json'), f('latin1.yaml')]);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('');
+    expect(r.out.split('\n')).toEqual([
+      `${f('bomb.yaml')}: document 1: YAML syntax error: more than 100 aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)`,
+      expect.stringMatching(/^.*deep\.json: document 1: line 1, column \d+: YAML syntax error: nested too deeply to read \(thousands of levels\)$/),
+      `${f('latin1.yaml')}: cannot read file: not UTF-8 text (byte 0xe9 at offset 45; YAML and JSON are UTF-8)`,
+      '',
+    ]);
   });
 });

@@ -75,6 +75,27 @@ describe('gc: a Node deleted out of band (chaos seeds 2, 3: instance-without-nod
   });
 });
 
+describe('gc: restarting a failed termination', () => {
+  it('starts the next attempt before recording it: a failed write after the start still leaves the attempt running', async () => {
+    // Prepare: attempt 1 failed a minute ago
+    const { w, deps } = world();
+    const ended = { attempt: 1, outcome: 'failed' as const, at: t0 };
+    await w.store.create(
+      nodeClaim({ name: 'default-t', phase: 'Terminating', instanceId: 'i-t', nodeName: 'n-t', createdAt: t0, termination: { attempt: 1, reason: 'drift', startedAt: t0, heartbeatAt: t0, failures: 1, ended } }),
+    );
+    w.cloud.addInstance({ instanceId: 'i-t', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-t' } });
+    w.kube.addNode({ metadata: { name: 'n-t' } });
+    w.clock.advanceSeconds(61);
+    w.store.failNext('update', Object.assign(new Error('throttled'), { name: 'TransientError' }));
+    // Act
+    const r = await run({}, { ...deps, termination: w.starter });
+    // Assess
+    expect(w.starter.started.map((s) => [s.nodeClaim, (s as { attempt?: number }).attempt])).toEqual([['default-t', 2]]);
+    expect(r.restarted).toEqual([]);
+    expect(r.failed.map((f) => f.action)).toEqual(['restart-termination']);
+  });
+});
+
 describe('gc: one failing action does not stop the others', () => {
   it('a terminate EC2 refuses is reported in failed; the orphan after it and the expired record are still handled', async () => {
     // Prepare

@@ -19,6 +19,22 @@ function gcDeps(h: Harness) {
 }
 
 describe('termination carried through (state machine + gc)', () => {
+  it('an attempt whose Cordon never succeeded and whose terminate failed still records itself, so gc carries it on (chaos seed 14)', async () => {
+    // Prepare: Cordon fails before its claim write, the deadline is now (an instance stopped out of band), EC2 refuses the terminate
+    const h = harness();
+    h.w.store.failNext('update', new Error('Cordon lost (injected)'));
+    h.w.cloud.failAlways('terminate', Object.assign(new Error('UnauthorizedOperation: not allowed'), { name: 'UnauthorizedOperation' }));
+    // Act
+    const first = await h.run({ reason: 'interruption', deadlineEpochMs: h.t0 });
+    // Assess: the claim says Terminating with this attempt ended failed, and gc starts the next one
+    expect(first.status).toBe('FAILED');
+    const claim = h.w.store.peek(ClaimName)!;
+    expect(claim.phase).toBe('Terminating');
+    expect(claim.termination).toMatchObject({ attempt: 1, reason: 'interruption', failures: 1, ended: { attempt: 1, outcome: 'failed' } });
+    h.w.cloud.clearFailures('terminate');
+    expect((await gc({}, gcDeps(h))).restarted).toEqual([{ nodeClaim: ClaimName, attempt: 2, reason: 'failed' }]);
+  });
+
   it('a permanent TerminateInstances failure: the execution fails, gc starts attempt 2 under a new name after the backoff, the failed record stays', async () => {
     const h = harness();
     const denied = Object.assign(new Error('UnauthorizedOperation: not allowed'), { name: 'UnauthorizedOperation' });
