@@ -38,6 +38,23 @@ describe('solve: bin packing', () => {
     expect(r.newNodeClaims[0].pods.map((p) => p.metadata.name)).toEqual(['w-1']);
   });
 
+  it('counts a running pod once, on the first node that lists it, and same-named pods of two namespaces both', () => {
+    const node = (name: string, pods: ReturnType<typeof pendingPod>[]) => ({ name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': 'us-east-1a' }, allocatable: { cpu: 1500, memory: 4 * GiB, pods: 10 }, pods });
+    const running = (ns: string, nodeName: string) => pendingPod('running', { cpu: '600m', namespace: ns, spec: { nodeName } });
+    // "running" in namespace a is listed on n1, again on n2, and again in boundPods: it takes room on n1 only.
+    const once = solve(
+      input(pendingPods('w', 3, { cpu: '500m' }), [std], [nodePool('default')], {
+        existingNodes: [node('n1', [running('a', 'n1')]), node('n2', [running('a', 'n1')])],
+        boundPods: [running('a', 'n1')],
+      }),
+    );
+    // n1: 900m left (one 500m pod), n2: 1500m (two).
+    expect(once.placements.map((p) => p.node)).toEqual(['n1', 'n2', 'n2']);
+    // Same name in namespaces a (on n1) and b (on n2): two pods, each takes room on its node.
+    const two = solve(input(pendingPods('w', 3, { cpu: '500m' }), [std], [nodePool('default')], { existingNodes: [node('n1', [running('a', 'n1')]), node('n2', [running('b', 'n2')])] }));
+    expect(two.placements.map((p) => p.node)).toEqual(['n1', 'n2']);
+  });
+
   it('fills an in-flight claim before launching another', () => {
     const r = solve(
       input(pendingPods('w', 3, { cpu: '1' }), [std], [nodePool('default')], {
