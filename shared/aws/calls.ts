@@ -36,6 +36,8 @@ export const AdapterCalls = {
   /** DynamoBudgetCounter (dynamo-budget-counter.ts). */
   'budgets.take': ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'],
   'budgets.release': ['dynamodb:UpdateItem'],
+  /** The disruption loop renewing its slot's lease at each step (conditional update). */
+  'budgets.renew': ['dynamodb:UpdateItem'],
   'budgets.holders': ['dynamodb:GetItem'],
   /** SfnTerminationStarter (sfn-termination-starter.ts). */
   'termination.start': ['states:StartExecution'],
@@ -65,7 +67,7 @@ export type AdapterCall = keyof typeof AdapterCalls;
 export const FunctionAwsCalls: Record<string, readonly AdapterCall[]> = {
   provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.listInFlight', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency', 'views.get'],
   registration: ['eks.connect', 'store.get', 'store.getByInstanceId', 'store.update'],
-  disruption: ['budgets.holders', 'budgets.release', 'budgets.take', 'cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'views.get'],
+  disruption: ['budgets.holders', 'budgets.release', 'budgets.renew', 'budgets.take', 'cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'views.get'],
   gc: ['budgets.holders', 'budgets.release', 'cloud.collectLaunchTemplates', 'cloud.get', 'cloud.list', 'cloud.terminate', 'eks.connect', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start'],
   interruption: ['budgets.holders', 'eks.connect', 'store.getByInstanceId', 'store.list', 'store.update', 'termination.start', 'unavailable.mark', 'queue.consume'],
   terminationCordon: ['eks.connect', 'store.get', 'store.update'],

@@ -182,6 +182,9 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'budgets.release':
         await budgets.release('default', claim.name);
         break;
+      case 'budgets.renew':
+        await budgets.renew('default', claim.name, '2026-03-06T16:00:10Z');
+        break;
       case 'budgets.holders':
         await budgets.holders('default');
         break;
