@@ -25,7 +25,19 @@
  *   NodeGoneGraceSeconds after registration).
  * - every pod running: checked at the end, after faults stopped and the cluster settled (the run
  *   waits up to the registration timeout + 5 minutes, the longest recovery: a node that never
- *   registers is only given up after RegistrationTimeoutSeconds).
+ *   registers is only given up after RegistrationTimeoutSeconds). "Settled" ({@link Monitor.settled})
+ *   allows one kind of termination to go on running: a drain with no deadline (its NodePool sets no
+ *   terminationGracePeriod) that waits for good ({@link drainWaitsForGood}: every pod it would evict
+ *   is refused by a PDB and nothing in the drain changes on its own), since such a drain never
+ *   makes a pod pend. A drain with no deadline that is only paced by a PDB is not settled: with
+ *   maxUnavailable 1 it evicts one pod, waits until that pod's replacement runs on a new node, then
+ *   evicts the next, and every eviction makes a pod Pending again. Seed 35 (one `node-delete`
+ *   fault) ended that way before: an expiring pool-1 node with four app-0 pods under such a PDB
+ *   was still draining one pod a minute when every pod happened to be running between two rounds
+ *   (640 s); the run called itself settled, the next round (645 s) evicted the last app-0 pod, and
+ *   the final check found its replacement Pending while the provisioner was launching its node.
+ *   The product was right (expiration honours PDBs; no deadline, no cutoff); the harness looked
+ *   too early. This does not loosen the invariant: the run only waits longer before checking.
  */
 import { DisruptionLeaseSeconds, NodeGoneGraceSeconds, OrphanInstanceGraceSeconds, TerminationRestartBackoff } from '../../shared/disruption/gc.ts';
 import { budgetCap } from '../../shared/disruption/budgets.ts';
@@ -34,6 +46,8 @@ import { keys, Table } from '../../shared/api/contract.ts';
 import { AsyncInvokeRetries, MaxReceiveCount } from '../../infra/local/bus.ts';
 import { ScheduleIntervalSeconds, type LocalEnvironment } from '../../infra/local/environment.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { Pod } from '../../shared/api/kube.ts';
+import { planDrain } from '../../functions/termination/drain-plan.ts';
 import type { ChaosInjector } from './injector.ts';
 
 export const CheckEverySeconds = 20;
@@ -50,6 +64,22 @@ export const NodeGoneBoundSeconds = NodeGoneGraceSeconds + gcSlack;
 /** Termination deadline slack (the issue's "+ 2 minutes"). */
 export const DeadlineSlackSeconds = 120;
 const Voluntary = new Set(['emptiness', 'consolidation', 'drift']);
+
+/**
+ * True when a drain with no deadline cannot move on unless something outside it changes (an
+ * operator edits a PDB or an annotation): the node still holds pods to drain, the drain plan has no
+ * event of its own coming (a terminating pod going or turning stuck, a do-not-disrupt hold
+ * expiring), and the API server would refuse the eviction of every pod the drain evicts now
+ * (`refused`, the eviction subresource's PDB check). A drain refused only because a PDB allows no
+ * disruption *yet* is not waiting for good once the pods it evicted are running again: then
+ * `refused` answers false and the drain's next round evicts.
+ * @param pods pods bound to the node
+ * @param nowMs epoch ms (virtual)
+ */
+export function drainWaitsForGood(pods: Pod[], nowMs: number, refused: (p: Pod) => boolean): boolean {
+  const plan = planDrain(pods, nowMs, undefined);
+  return !plan.drained && plan.nextEventMs === undefined && plan.evict.every(refused);
+}
 
 /** A termination something works on: an attempt runs, or the last one ended within {@link AbandonBoundSeconds} (gc restarts it). */
 function attended(t: TerminationView, nowMs: number): boolean {
@@ -294,7 +324,7 @@ export class Monitor {
     }
   }
 
-  /** True when nothing is left to do: every pod running, nothing launching or terminating but stuck drains with no deadline. */
+  /** True when nothing is left to do: every pod running, nothing launching, nothing terminating but drains with no deadline that wait for good ({@link drainWaitsForGood}). */
   async settled(): Promise<boolean> {
     const env = this.env;
     const pods = env.cluster.pods().filter((p) => !p.metadata.deletionTimestamp);
@@ -302,8 +332,10 @@ export class Monitor {
     const claims = (await env.nodeClaims()).filter((c) => c.phase !== 'Terminated');
     // A claim whose node registered but never turns Ready is settled here; gc replaces it after InitializationTimeoutSeconds (its pods then pend, so the run is not settled until they run).
     if (claims.some((c) => ['Pending', 'Launched'].includes(c.phase))) return false;
-    const terms = this.terminations();
-    return !terms.some((t) => t.running && t.deadlineMs !== undefined);
+    const now = env.clock.nowMs();
+    const refused = (p: Pod) => env.cluster.api.evictionRefusal(p) !== undefined;
+    const onNode = (name: string | undefined) => (name ? env.cluster.pods().filter((p) => p.spec?.nodeName === name) : []);
+    return !this.terminations().some((t) => t.running && (t.deadlineMs !== undefined || !drainWaitsForGood(onNode(t.nodeName), now, refused)));
   }
 
   /** One line: what is not running, launching or terminating (for logs). */

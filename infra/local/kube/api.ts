@@ -291,6 +291,26 @@ export class ApiCore {
     }
   }
 
+  /**
+   * Why an eviction of `pod` would be refused now, or undefined when {@link evict} would accept it.
+   * Pods that are Pending, terminal or already terminating are deleted without a PDB check
+   * (canIgnorePDB); otherwise the one PDB selecting the pod must allow a disruption, or the pod be
+   * unhealthy with the PDB satisfied (or its unhealthyPodEvictionPolicy AlwaysAllow). More than one
+   * PDB: refused (the eviction subresource does not support it).
+   */
+  evictionRefusal(pod: Pod): { kind: 'several-pdbs' } | { kind: 'pdb'; pdb: PodDisruptionBudget; status: ReturnType<typeof computePdbStatus> } | undefined {
+    const canIgnorePdb = isTerminal(pod) || pod.status?.phase === 'Pending' || !!pod.metadata.deletionTimestamp;
+    if (canIgnorePdb) return undefined;
+    const pdbs = this.pdbsFor(pod);
+    if (pdbs.length > 1) return { kind: 'several-pdbs' };
+    if (pdbs.length === 0) return undefined;
+    const pdb = pdbs[0];
+    const st = this.pdbStatus(pdb);
+    const healthy = pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    const unhealthyMayGo = !healthy && (pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' || st.currentHealthy >= st.desiredHealthy);
+    return !unhealthyMayGo && st.disruptionsAllowed <= 0 ? { kind: 'pdb', pdb, status: st } : undefined;
+  }
+
   /** PDBs in the pod's namespace whose selector matches the pod. */
   pdbsFor(pod: Pod): PodDisruptionBudget[] {
     return (this.store.listShared(T.pdbs, pod.metadata.namespace) as unknown as PodDisruptionBudget[]).filter((p) => matchesLabelSelector(p.spec.selector, pod.metadata.labels));
@@ -329,22 +349,14 @@ export class ApiCore {
   evict(namespace: string, name: string, body: { deleteOptions?: DeleteOptions } = {}): object {
     const pod = this.get(T.pods, namespace, name) as unknown as Pod;
     const grace = body.deleteOptions?.gracePeriodSeconds;
-    const canIgnorePdb = isTerminal(pod) || pod.status?.phase === 'Pending' || !!pod.metadata.deletionTimestamp;
-    if (!canIgnorePdb) {
-      const pdbs = this.pdbsFor(pod);
-      if (pdbs.length > 1) throw new ApiError(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
-      if (pdbs.length === 1) {
-        const pdb = pdbs[0];
-        const st = this.pdbStatus(pdb);
-        const healthy = pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-        const unhealthyMayGo = !healthy && (pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' || st.currentHealthy >= st.desiredHealthy);
-        if (!unhealthyMayGo && st.disruptionsAllowed <= 0) {
-          this.evictionsRefused.push({ pod: `${namespace}/${name}`, pdb: `${pdb.metadata.namespace ?? namespace}/${pdb.metadata.name}`, at: rfc3339(this.now()) });
-          throw new ApiError(429, EVICTION_BLOCKED.reason, EVICTION_BLOCKED.message, {
-            causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently` }],
-          });
-        }
-      }
+    const refusal = this.evictionRefusal(pod);
+    if (refusal?.kind === 'several-pdbs') throw new ApiError(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+    if (refusal?.kind === 'pdb') {
+      const { pdb, status: st } = refusal;
+      this.evictionsRefused.push({ pod: `${namespace}/${name}`, pdb: `${pdb.metadata.namespace ?? namespace}/${pdb.metadata.name}`, at: rfc3339(this.now()) });
+      throw new ApiError(429, EVICTION_BLOCKED.reason, EVICTION_BLOCKED.message, {
+        causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently` }],
+      });
     }
     this.delete(T.pods, namespace, name, { gracePeriodSeconds: grace });
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
