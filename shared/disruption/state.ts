@@ -7,7 +7,7 @@
  * Candidate rules follow KC pkg/controllers/disruption/types.go `NewCandidate` and
  * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
  */
-import type { Node, Pod } from '../api/kube.ts';
+import { podsByNode as groupPodsByNode, type Node, type Pod } from '../api/kube.ts';
 import { isManagedNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
@@ -128,14 +128,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
   if (snapshot.catalog) for (const it of snapshot.catalog) catalog.set(it.name, it);
   else for (const p of snapshot.nodePools) for (const it of snapshot.instanceTypes(p)) if (!catalog.has(it.name)) catalog.set(it.name, it);
 
-  const podsByNode = new Map<string, Pod[]>();
-  for (const p of snapshot.pods) {
-    const n = p.spec.nodeName;
-    if (!n || isTerminal(p)) continue;
-    const list = podsByNode.get(n);
-    if (list) list.push(p);
-    else podsByNode.set(n, [p]);
-  }
+  const podsByNode = groupPodsByNode(snapshot.pods.filter((p) => !isTerminal(p)));
   const pdbs = new PdbLimits(snapshot.pdbs ?? [], snapshot.pods);
   // Nodes a pending pod is nominated to (status.nominatedNodeName): kept for that pod, not
   // disrupted gracefully (Karpenter's "node is nominated for a pending pod").

@@ -11,7 +11,7 @@ import { readWorkloads } from '../../shared/api/workloads.ts';
 import { instanceTypeFromCase, type CaseInstanceType } from '../../shared/catalog/index.ts';
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { SchedulingInput, SchedulingSettings } from '../../shared/scheduling/index.ts';
-import { existingFromNode } from '../../functions/cli/cases/snapshot.ts';
+import { existingFromNodes } from '../../functions/cli/cases/snapshot.ts';
 
 /** A scenario as Kubernetes users write it: case-format instance types (test/cases/FORMAT.md) and objects. */
 export interface ParityScenario {
@@ -41,7 +41,7 @@ export function toSchedulingInput(s: ParityScenario, packing: SchedulingSettings
     pods: w.pendingPods,
     nodePools: s.nodePools.map((np) => parseNodePool(clone(np))),
     instanceTypes: () => types,
-    existingNodes: w.nodes.map((n) => existingFromNode(n, w.boundPods)),
+    existingNodes: existingFromNodes(w.nodes, w.boundPods),
     boundPods: w.boundPods,
     daemonSets: w.daemonSets,
     settings: { ...s.settings, packing },

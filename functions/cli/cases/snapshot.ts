@@ -3,7 +3,7 @@
  * the real catalog of its region), nodes and in-flight NodeClaims as existing capacity with
  * their bound pods, workloads expanded into pending pods (shared/api/workloads.ts).
  */
-import type { KubeObject, Node, Pod, Taint } from '../../../shared/api/kube.ts';
+import { podsByNode, type KubeObject, type Node, type Pod, type Taint } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import type { RequirementSpec } from '../../../shared/api/requirements.ts';
@@ -30,11 +30,12 @@ function isDaemonPod(p: Pod): boolean {
 }
 
 /**
- * A Node object as existing capacity, holding those of `boundPods` that name it (the conversion:
- * shared/scheduling/existing-capacity.ts). `startupTaints`: its NodePool's.
+ * Node objects as existing capacity, each holding those of `boundPods` that name it (grouped once;
+ * the conversion: shared/scheduling/existing-capacity.ts). `startupTaints`: a node's NodePool's.
  */
-export function existingFromNode(node: Node, boundPods: readonly Pod[], startupTaints: readonly Taint[] = []): ExistingNode {
-  return existingFromNodeOnly(node, boundPods.filter((p) => p.spec.nodeName === node.metadata.name), startupTaints);
+export function existingFromNodes(nodes: readonly Node[], boundPods: readonly Pod[], startupTaints: (n: Node) => readonly Taint[] = () => []): ExistingNode[] {
+  const byNode = podsByNode(boundPods);
+  return nodes.map((n) => existingFromNodeOnly(n, byNode.get(n.metadata.name) ?? [], startupTaints(n)));
 }
 
 /** A case's in-flight NodeClaim object (no Node yet) as capacity coming soon (shared/scheduling/existing-capacity.ts). */
@@ -91,7 +92,7 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
   }
   const workloads = readWorkloads([...((doc.objects ?? []) as unknown[]), ...((doc.nodes ?? []) as unknown[])]);
   const startupOf = (n: Node) => (nodePools.find((p) => p.metadata.name === n.metadata.labels?.[L.LabelNodePool])?.spec.template.spec.startupTaints ?? []) as Taint[];
-  const existingNodes = workloads.nodes.map((n) => existingFromNode(n, workloads.boundPods, startupOf(n)));
+  const existingNodes = existingFromNodes(workloads.nodes, workloads.boundPods, startupOf);
   const nodeNames = new Set(existingNodes.map((n) => n.name));
   const allTypes = new Map<string, InstanceType>();
   for (const types of typesByPool.values()) for (const t of types) allTypes.set(t.name, t);

@@ -26,7 +26,7 @@ import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, rea
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
-import { existingFromNode } from '../cases/snapshot.ts';
+import { existingFromNodes } from '../cases/snapshot.ts';
 import { Env } from '../../../shared/api/contract.ts';
 import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
 import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
@@ -235,7 +235,7 @@ export function planInput(t: PlanTexts): SchedulingInput {
     pods: w.pendingPods,
     nodePools,
     instanceTypes,
-    existingNodes: w.nodes.map((n) => existingFromNode(n, w.boundPods)),
+    existingNodes: existingFromNodes(w.nodes, w.boundPods),
     boundPods: w.boundPods,
     daemonSets: w.daemonSets,
     volumes: w.volumes,

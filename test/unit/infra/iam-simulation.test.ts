@@ -236,11 +236,11 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     ];
 
     it('each function\'s row is what its source calls (port methods, plus what they imply)', () => {
+      // (Only methods the ports declare: a local `unavailable` Set or `budgets` array shares the name.)
+      const portMethods = new Set([...readFileSync(join(RepoRoot, 'shared/api/ports.ts'), 'utf8').matchAll(/^\s+(\w+)\(/gm)].map((m) => m[1]));
       for (const f of all) {
         const scanned = portCalls(f.entry);
         // A call on an AWS-backed port with no AdapterCalls row would be silently unreviewed (budgets.renew was).
-        // (Only methods the ports declare: a local `unavailable` Set or `budgets` array shares the name.)
-        const portMethods = new Set([...readFileSync(join(RepoRoot, 'shared/api/ports.ts'), 'utf8').matchAll(/^\s+(\w+)\(/gm)].map((m) => m[1]));
         const unlisted = scanned.filter((c) => !c.startsWith('kube.') && portMethods.has(c.split('.')[1]) && !(c in AdapterCalls));
         expect(unlisted, `${f.name} (${f.entry}): port calls with no row in shared/aws/calls.ts AdapterCalls`).toEqual([]);
         const derived = new Set<string>(scanned.filter((c) => c in AdapterCalls));
