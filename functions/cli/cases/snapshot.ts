@@ -109,7 +109,8 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     existingNodes,
     boundPods: workloads.boundPods,
     daemonSets: workloads.daemonSets,
-    volumes: workloads.volumes,
+    // A case states the whole cluster: a claim it does not list does not exist.
+    storage: workloads.storage,
     unavailableOfferings: unavailable,
     settings: {
       ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),

@@ -299,6 +299,51 @@ describe('provisioner run', () => {
   });
 });
 
+describe('provisioner: pods with persistent volumes (shared/scheduling/volumes.ts)', () => {
+  const withClaim = (name: string, claimName: string) => {
+    const p = pendingPod(name);
+    p.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName } }];
+    return p;
+  };
+  const storageLists = (w: ReturnType<typeof provisionerWorld>['w']) => w.kube.callsOf('listObjects').map((c) => c.join(' ')).filter((c) => !c.includes('DaemonSet')).sort();
+
+  it('launches nothing for a pod whose claim does not exist, names the claim, and still provisions for the valid pod beside it', async () => {
+    // Prepare
+    const pods = [withClaim('bad', 'missing'), pendingPod('good')];
+    const { w, deps, log } = provisionerWorld({ pods });
+    // Act
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    // Assess
+    expect(summary.created).toHaveLength(1);
+    expect((await w.store.list())[0].pods).toEqual(['default/good']);
+    expect(summary.unschedulable.map((u) => u.pod)).toEqual(['default/bad']);
+    expect(log.withMessage('ignoring pod')[0].fields).toMatchObject({ error: 'persistentvolumeclaim "default/missing" does not exist' });
+    expect(storageLists(w)).toEqual(['storage.k8s.io/v1 StorageClass', 'v1 PersistentVolume', 'v1 PersistentVolumeClaim']);
+  });
+
+  it('a pod refused for its volumes is not backed off: once its claim exists it gets a node on the next pass', async () => {
+    const pods = [withClaim('db', 'data-db')];
+    const { w, deps } = provisionerWorld({ pods });
+    expect((await run(parseInput(unschedulableEvent(pods, 'e1')), deps)).created).toHaveLength(0);
+    w.kube.addObject(
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default' }, spec: { storageClassName: 'gp3' } },
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', values: [`${Region}b`] }] }] },
+    );
+    w.clock.advanceSeconds(10);
+    const again = await run(parseInput(unschedulableEvent(pods, 'e2')), deps);
+    expect(again.backingOff).toBe(0);
+    expect(again.created).toHaveLength(1);
+    expect((await w.store.list())[0].zone).toBe(`${Region}b`);
+  });
+
+  it('reads no storage objects when no pending pod mounts a claim', async () => {
+    const pods = [pendingPod('plain')];
+    const { w, deps } = provisionerWorld({ pods });
+    await run(parseInput(unschedulableEvent(pods)), deps);
+    expect(storageLists(w)).toEqual([]);
+  });
+});
+
 describe('provisioner handler', () => {
   it('a malformed event is rejected with the reason (DLQ path), without touching anything', async () => {
     const bad = { id: 'x', 'detail-type': 'Unschedulable Pods', source: 'nodefleet.agent', time: 'now', detail: { schemaVersion: '99', pods: 'nope' } };
