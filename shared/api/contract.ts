@@ -158,6 +158,17 @@ export const keys = {
 export const PackingModes = ['cost', 'karpenter'] as const;
 export type PackingMode = (typeof PackingModes)[number];
 
+/** EKS cluster names: 1–100 characters, alphanumerics, hyphens and underscores, starting alphanumeric (EKS CreateCluster). */
+const ClusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
+
+/**
+ * Why `name` cannot be an EKS cluster name, or undefined when it can. One rule for the CDK context
+ * `clusterName` (infra/aws/config.ts) and the CLI's `--cluster-name`.
+ */
+export function clusterNameProblem(name: string): string | undefined {
+  return ClusterNamePattern.test(name) ? undefined : `must be an EKS cluster name (letters, digits, '-' and '_', starting with a letter or digit, max 100), got '${name}'`;
+}
+
 /** IAM role names are at most 64 characters; past that the CDK stack lets CloudFormation name the role. */
 const MaxRoleNameLength = 64;
 
