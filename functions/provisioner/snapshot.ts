@@ -97,7 +97,8 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const existing = new Map<string, ExistingNode>();
   // A node coming up is placed on without its NodeClaim's startup taints (existing-capacity.ts).
   const startupByNode = new Map(claims.filter((c) => c.nodeName).map((c) => [c.nodeName!, c.startupTaints as Taint[]]));
-  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? []));
+  const allocatableByNode = new Map(claims.filter((c) => c.nodeName && c.allocatable).map((c) => [c.nodeName!, c.allocatable!]));
+  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? [], allocatableByNode.get(n.metadata.name)));
 
   const assigned = new Map<string, string>();
   const inFlight = claims.filter((c) => InFlightPhases.has(c.phase));

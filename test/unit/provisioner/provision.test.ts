@@ -209,6 +209,23 @@ describe('provisioner run', () => {
     expect(initializedResult.created).toHaveLength(1);
   });
 
+  it('a node coming up whose kubelet reports an extended resource as 0 counts it at its claim\'s recorded allocatable', async () => {
+    // Prepare: a claim launched and registered as node ip-10-0-1-7; its record says 2 dongles, the kubelet 0 so far.
+    const first = [pendingPod('first', '1')];
+    const { w, deps } = provisionerWorld({ pods: first });
+    const claim = (await w.store.get((await run(parseInput(unschedulableEvent(first, 'e1')), deps)).created[0]))!;
+    await w.store.update({ ...claim, phase: 'Registered', nodeName: 'ip-10-0-1-7', allocatable: { ...claim.allocatable, 'example.com/dongle': '2' } });
+    w.kube.addNode(node({ name: 'ip-10-0-1-7', providerID: claim.providerId, labels: { 'karpenter.sh/nodepool': 'default' }, allocatable: { cpu: '7', memory: '14Gi', pods: '58', 'example.com/dongle': '0' } }));
+    const second = pendingPod('second', '100m');
+    second.spec.containers[0].resources = { requests: { cpu: '100m', 'example.com/dongle': '1' }, limits: { 'example.com/dongle': '1' } };
+    w.kube.addPod(second);
+    // Act
+    const summary = await run(parseInput(unschedulableEvent([second], 'e2')), deps);
+    // Assess: it waits for that node (no instance type of the pool has dongles)
+    expect(summary.unschedulable).toEqual([]);
+    expect(summary.placedOnExisting).toBe(1);
+  });
+
   it('a generated name that is taken is drawn again, not read as "another pass created it"', async () => {
     const pods = inflate();
     const { w, deps } = provisionerWorld({ pods });
