@@ -29,7 +29,7 @@
  * `storageclass.kubernetes.io/is-default-class: "true"`; the newest wins, then the first name,
  * as the API server's DefaultStorageClass admission picks it).
  */
-import type { KubeObject, Pod, StorageObjects, Volume } from '../api/kube.ts';
+import { hasClaimVolumes, type KubeObject, type Pod, type StorageObjects, type Volume } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
 
@@ -70,10 +70,7 @@ interface Claim {
   planned?: string;
 }
 
-/** Whether a pod mounts any PersistentVolumeClaim (directly or through a generic ephemeral volume). */
-export function hasClaimVolumes(pod: Pod): boolean {
-  return (pod.spec.volumes ?? []).some((v) => v.persistentVolumeClaim || v.ephemeral);
-}
+export { hasClaimVolumes };
 
 /** Indexes of {@link StorageObjects}, built once per solve. */
 class StorageIndex {

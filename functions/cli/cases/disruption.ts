@@ -152,6 +152,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     .filter((o) => o.kind === 'DaemonSet' && o.spec?.template)
     .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
   const featureGates = (settings.featureGates ?? {}) as Record<string, boolean>;
+  // A case states the whole cluster: a claim it does not list does not exist.
+  const storage = { claims: objects.filter((o) => o.kind === 'PersistentVolumeClaim'), volumes: objects.filter((o) => o.kind === 'PersistentVolume'), classes: objects.filter((o) => o.kind === 'StorageClass') };
 
   return {
     nodePools,
@@ -166,6 +168,7 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     catalog: [...catalog.values()],
     daemonSets,
     unavailableOfferings: doc.unavailableOfferings,
+    storage,
     settings: {
       ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
       scheduling: {
