@@ -351,8 +351,8 @@ export class SimClaim implements TopologyTarget {
 
 /**
  * Opens a new claim from a NodePool template for the pod: the pool must be usable, its taints
- * tolerated, its requirements compatible, and some instance type within its remaining limits
- * must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
+ * tolerated, its requirements compatible, its types within its remaining limits must meet its
+ * minValues (policy Strict), and some of them must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
  * the pod (KA filter.go exotic filter).
  * @returns the claim holding the pod, or why the pool cannot launch one.
  */
@@ -369,6 +369,15 @@ export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, gro
     const left = Object.entries(t.remaining ?? {});
     const over = (left.find(([k, v]) => t.types.every((o) => (k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0)) > v)) ?? left.find(([, v]) => v <= 0) ?? left[0])[0];
     return { reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`, monotone: true };
+  }
+  // Under minValuesPolicy Strict, a pool whose types (within its limits) cannot meet its own
+  // minValues launches nothing, and the pod goes on to the next pool: KC scheduler.go
+  // `NewScheduler` drops such a template, and nodeclaim.go `filterInstanceTypesByRequirements`
+  // leaves no option after a limit cut. `add` only re-checks minValues when a pod narrows the
+  // options, so the starting set is checked here.
+  if (ctx.strictMinValues) {
+    const unmet = unmetMinValues(options, t.requirements);
+    if (unmet) return { reason: unmet, monotone: true };
   }
   const claim = new SimClaim(t, hostname, t.requirements, options);
   const f = claim.add(info, groups, ctx);
