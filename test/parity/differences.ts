@@ -68,6 +68,19 @@ export const Differences: Difference[] = [
       return false;
     },
   },
+  {
+    id: 'spread-ignore-affinity-min-over-all-domains',
+    reason:
+      'A topology spread with nodeAffinityPolicy: Ignore counts the domains of every node, whatever the pod\'s node ' +
+      'affinity (kube-scheduler PodTopologySpread; the Kubernetes docs: "All nodes are included in the calculations"). ' +
+      'Karpenter v1.15 still takes the spread\'s minimum only over the domains the pod\'s own required affinity allows ' +
+      '(topology.go AddRequirements passes the pod requirements as podDomains to topologygroup.go domainMinCount), so ' +
+      'replicas confined to one zone all go there although an empty zone they refuse keeps the skew above maxSkew: ' +
+      'kube-scheduler binds one, the others stay pending (parity seed 1, path 1248). nodefleet counts every domain and ' +
+      'leaves those replicas pending.',
+    case: 'parity/spread-ignore-affinity-counts-every-zone.yaml',
+    explains: (d, s) => d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(spreadIgnoresOwnAffinity),
+  },
 ];
 
 /**
@@ -111,4 +124,14 @@ export function contradictoryNodeSelector(pod: Pod): boolean {
       return false;
     }),
   );
+}
+
+/**
+ * True when the pod has a DoNotSchedule topology spread with nodeAffinityPolicy Ignore on a key
+ * its own nodeSelector or required node affinity restricts.
+ */
+export function spreadIgnoresOwnAffinity(pod: Pod): boolean {
+  const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const restricted = (key: string) => key in (pod.spec.nodeSelector ?? {}) || (terms.length > 0 && terms.every((t) => (t.matchExpressions ?? []).some((e) => e.key === key)));
+  return (pod.spec.topologySpreadConstraints ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.nodeAffinityPolicy === 'Ignore' && restricted(c.topologyKey));
 }
