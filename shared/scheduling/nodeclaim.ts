@@ -153,17 +153,22 @@ export class SimClaim implements TopologyTarget {
   }
 
   /**
-   * Zone or capacity-type values ordered by the cheapest offering the claim's options have there
+   * Zone or capacity-type values ordered by the cheapest offering there of the claim's options
+   * that can hold `requests` (the claim's with the pod's) and meet the requirements' labels
    * (under the requirements and the other narrowed domains), ties kept in the given order; other
-   * keys unchanged.
+   * keys unchanged. Types too small for the pod, or of a family it refuses, do not make a zone
+   * cheap (parity seed 1 #1457: a 2-vCPU spot type sold in every zone pinned a 3-vCPU pod to the
+   * first zone instead of the one where a type that holds it is cheapest).
    */
-  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>): readonly string[] {
+  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
     if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
     const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
     const allowed = narrowed.get(other) ?? undefined;
     const otherReq = reqs.get(other);
+    const labels = { labelReqs: typeFilter(reqs, this.template.typeKeys).labelReqs };
     const best = new Map<string, number>();
     for (const t of this.options) {
+      if (!fitsRoom(requests, t.room) || !typeMatches(t.type, labels, this.template.typeKeys)) continue;
       for (const o of t.offerings) {
         const [v, w] = key === L.LabelTopologyZone ? [o.zone, o.capacityType] : [o.capacityType, o.zone];
         if ((allowed && !allowed.includes(w)) || (otherReq && !otherReq.has(w))) continue;
@@ -234,6 +239,12 @@ export class SimClaim implements TopologyTarget {
       if (m) return { reason: m, monotone: true };
       reqs = reqs.intersect(info.requirements);
     }
+    const requests: Resources = { ...this.requests };
+    let onlyBasic = true;
+    for (const k in r) {
+      requests[k] = (requests[k] ?? 0) + r[k];
+      if (k !== 'cpu' && k !== 'memory' && k !== 'pods') onlyBasic = false;
+    }
     let narrowed = false;
     if (info.hasTopology || groups.inverse.length > 0) {
       const podReqs = reqs;
@@ -242,7 +253,7 @@ export class SimClaim implements TopologyTarget {
         for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
         return this.domainsWith(k, q);
       };
-      const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed);
+      const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed, requests);
       const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, requirements: podReqs, taints: t.taints }, info.requirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
@@ -250,12 +261,6 @@ export class SimClaim implements TopologyTarget {
         reqs = reqs.add(new Requirement(k, false, new Set(values), false));
         narrowed = true;
       }
-    }
-    const requests: Resources = { ...this.requests };
-    let onlyBasic = true;
-    for (const k in r) {
-      requests[k] = (requests[k] ?? 0) + r[k];
-      if (k !== 'cpu' && k !== 'memory' && k !== 'pods') onlyBasic = false;
     }
     const reqsChanged = reqs !== this.requirements;
     let options = this.options;
