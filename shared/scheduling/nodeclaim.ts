@@ -230,6 +230,13 @@ export class SimClaim implements TopologyTarget {
       if (this.capped && (cpu > this.effCpu || mem > this.effMem || pods > this.effPods)) return { reason: 'the claim is as large as an efficient instance type can be', monotone: true };
     }
     for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
+    // Types whose DaemonSets hold one of the pod's host ports cannot take it.
+    let candidates = this.options;
+    if (info.hostPorts.length > 0 && t.base.hasDaemonHostPorts) {
+      const taken = (o: TemplateType) => o.daemonHostPorts?.find((q) => info.hostPorts.some((p) => portsConflict(p, q)));
+      candidates = this.options.filter((o) => !taken(o));
+      if (candidates.length === 0) return { reason: `host port ${taken(this.options[0])} in use by a DaemonSet on every instance type`, monotone: true };
+    }
     const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
     if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
     if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
@@ -266,12 +273,12 @@ export class SimClaim implements TopologyTarget {
     let options = this.options;
     let efficient = true;
     // Fast accept: every option still holds the claim, nothing else changed.
-    const unchanged = !reqsChanged && onlyBasic && cpu <= this.minCpu && mem <= this.minMem && pods <= this.minPods;
+    const unchanged = candidates === this.options && !reqsChanged && onlyBasic && cpu <= this.minCpu && mem <= this.minMem && pods <= this.minPods;
     if (!unchanged) {
       const filter = reqsChanged ? typeFilter(reqs, t.typeKeys) : undefined;
       options = [];
       efficient = false;
-      for (const o of this.options) {
+      for (const o of candidates) {
         if (!fitsRoom(requests, o.room) || (filter && !typeMatches(o.type, filter, t.typeKeys, o.offerings))) continue;
         options.push(o);
         if (o.efficient) efficient = true;

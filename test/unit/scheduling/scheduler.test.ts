@@ -119,7 +119,12 @@ describe('solve: requirements and offerings', () => {
 
   it('puts a pod with a zonal volume in the volume zone', () => {
     const pod = pendingPod('db', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
-    const r = solve(input([pod], [std], [nodePool('default')], { volumes: { 'default/data-db': ['us-east-1c'] } }));
+    const storage = {
+      claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default' }, spec: { storageClassName: 'zonal' } }],
+      volumes: [],
+      classes: [{ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'zonal' }, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c'] }] }] }],
+    };
+    const r = solve(input([pod], [std], [nodePool('default')], { storage }));
     expect(r.newNodeClaims[0].zones).toEqual(['us-east-1c']);
   });
 
