@@ -179,6 +179,20 @@ describe('solve: requirements and offerings', () => {
     expect(best.newNodeClaims[0].launchInstanceTypes.map((t) => t.name)).toEqual(['std', 'big']);
   });
 
+  it('skips a NodePool whose types cannot meet its own minValues (Strict), also after a limit cut (parity seed 1 #786, #1855)', () => {
+    // Prepare: "picky" wants 2 instance types; with all of small/std/big it has 3, under a 3-cpu limit only small.
+    const picky = (limits?: Record<string, string>) => nodePool('picky', { spec: { weight: 50, ...(limits ? { limits } : {}) }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 2 }] });
+    const onlySmall = nodePool('picky', { spec: { weight: 50 }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'], minValues: 2 }] });
+    const pods = pendingPods('w', 2, { cpu: '500m' });
+    // Act + Assess: the pod goes to the lighter pool rather than staying pending.
+    expect(solve(input(pods, [small, std, big], [nodePool('light'), picky()])).newNodeClaims.map((c) => c.nodePool)).toEqual(['picky']);
+    for (const pool of [onlySmall, picky({ cpu: '3' })]) {
+      const r = solve(input(pods, [small, std, big], [nodePool('light'), pool]));
+      expect(r.unschedulable).toEqual([]);
+      expect(r.newNodeClaims.map((c) => c.nodePool)).toEqual(['light']);
+    }
+  });
+
   it('tries NodePools by weight and falls back when the heavier one cannot take the pod', () => {
     const heavy = nodePool('heavy', { spec: { weight: 50 }, taints: [{ key: 'dedicated', effect: 'NoSchedule' }] });
     const r = solve(input([pendingPod('a')], [std], [nodePool('light'), heavy]));
