@@ -108,7 +108,8 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
     if (!ephemeral) return { missing: `persistentvolumeclaim "${ns}/${name}" does not exist` };
     const fromTemplate = ephemeral.volumeClaimTemplate?.spec?.storageClassName;
     const storageClassName = fromTemplate ?? idx.defaultClass;
-    const planned = fromTemplate !== undefined && fromTemplate !== null ? 'its ephemeral volume template' : storageClassName ? 'the default storage class' : 'no default storage class';
+    const planned =
+      fromTemplate !== undefined && fromTemplate !== null ? 'storage class from its template' : storageClassName ? 'the default storage class' : 'its template names no storage class and the cluster has no default';
     return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName: storageClassName ?? undefined, planned };
   }
   return {
@@ -133,7 +134,7 @@ function claimProblem(c: Claim, idx: StorageIndex): string | undefined {
     if (!c.bindCompleted) return `${pvc} names persistentvolume "${c.volumeName}" but is not bound yet (no ${BindCompletedAnnotation} annotation)`;
     return undefined;
   }
-  const via = c.planned ? ` (the claim its ephemeral volume will create; class from ${c.planned})` : '';
+  const via = c.planned ? ` (the claim its ephemeral volume will create; ${c.planned})` : '';
   if (!c.storageClassName) return `${pvc}${via} is unbound and names no storage class, so no volume can be provisioned for it`;
   const sc = idx.classes.get(c.storageClassName);
   if (!sc) return `storageclass "${c.storageClassName}" of unbound ${pvc}${via} does not exist`;
@@ -194,7 +195,13 @@ export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck 
     if ('missing' in c) return { invalid: c.missing };
     const problem = claimProblem(c, idx);
     if (problem) return { invalid: problem };
-    const mine = claimAlternatives(c, idx);
+    let mine: Requirements[];
+    try {
+      mine = claimAlternatives(c, idx);
+    } catch (err) {
+      // The API server admits only valid operators; a hand-written file may not.
+      return { invalid: `persistentvolumeclaim "${c.name}": its volume's topology cannot be read: ${(err as Error).message}` };
+    }
     if (mine.length === 0) continue;
     if (alternatives.length === 0) {
       alternatives = mine;
