@@ -4,7 +4,10 @@
  * divergence that one of these explains is counted as documented, not as a failure.
  */
 import type { Pod } from '../../shared/api/kube.ts';
+import type { DisruptionPlan } from '../../shared/disruption/index.ts';
 import type { Comparison, Divergence } from './compare.ts';
+import type { DisruptionDivergence, OracleDisruption } from './compare-disruption.ts';
+import type { DisruptionScenario } from './disruption-scenario.ts';
 import type { OracleOutput } from './oracle.ts';
 import type { ParityScenario } from './scenario.ts';
 
@@ -111,4 +114,22 @@ export function contradictoryNodeSelector(pod: Pod): boolean {
       return false;
     }),
   );
+}
+
+/** A deliberate difference between nodefleet's disruption planner and Karpenter's disruption methods. */
+export interface DisruptionDifference {
+  id: string;
+  /** Why nodefleet decides differently, and why that is right for its users. */
+  reason: string;
+  /** The case that pins the behaviour (path under test/cases). */
+  case: string;
+  /** True when this difference explains the divergence on this scenario. */
+  explains: (d: DisruptionDivergence, s: DisruptionScenario, karpenter: OracleDisruption, plan: DisruptionPlan) => boolean;
+}
+
+export const DisruptionDifferences: DisruptionDifference[] = [];
+
+/** The id of the documented disruption difference explaining `d`, or undefined. */
+export function documentedDisruptionReason(d: DisruptionDivergence, s: DisruptionScenario, karpenter: OracleDisruption, plan: DisruptionPlan): string | undefined {
+  return DisruptionDifferences.find((x) => x.explains(d, s, karpenter, plan))?.id;
 }
