@@ -35,7 +35,19 @@ export interface OracleDisruption {
     replacements: OracleReplacement[];
     savingsUsdPerHour: number;
   } | null;
-  methods: { method: string; candidates: string[] }[];
+  /** Each method that ran, in Karpenter's order, with the candidates its filter kept and their ordering figures. */
+  methods: { method: string; candidates: OracleCandidate[] }[];
+}
+
+/** A candidate as the oracle describes it (disruption.go OutCandidate). */
+export interface OracleCandidate {
+  node: string;
+  /** USD/h. */
+  price: number;
+  /** price ÷ rescheduling disruption cost: emptiness and consolidation take the highest first. */
+  savingsRatio: number;
+  /** No reschedulable pod: drift takes these first. */
+  empty: boolean;
 }
 
 const EPS = 1e-9;

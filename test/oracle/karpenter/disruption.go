@@ -54,8 +54,19 @@ type OutCommand struct {
 }
 
 type OutMethod struct {
-	Method     string   `json:"method"`
-	Candidates []string `json:"candidates"`
+	Method     string         `json:"method"`
+	Candidates []OutCandidate `json:"candidates"`
+}
+
+// OutCandidate is a node a method's filter kept, with the figures Karpenter orders candidates by.
+type OutCandidate struct {
+	Node string `json:"node"`
+	// Price is the node's offering price, USD/h.
+	Price float64 `json:"price"`
+	// SavingsRatio is price ÷ rescheduling disruption cost: emptiness and consolidation take the highest first.
+	SavingsRatio float64 `json:"savingsRatio"`
+	// Empty: no reschedulable pod (drift takes empty candidates first).
+	Empty bool `json:"empty"`
 }
 
 // disruptionClock is the run's clock: Now is fixed at the scenario's time and waits return at once, so
@@ -132,7 +143,11 @@ func runDisruption(sc *Scenario, byName map[string]*cloudprovider.InstanceType, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: candidates: %v", methodName(m), err)
 		}
-		out.Methods = append(out.Methods, OutMethod{Method: methodName(m), Candidates: sortedNames(lo.Map(candidates, func(c *disruption.Candidate, _ int) string { return c.Name() }))})
+		described := lo.Map(candidates, func(c *disruption.Candidate, _ int) OutCandidate {
+			return OutCandidate{Node: c.Name(), Price: c.Price, SavingsRatio: c.SavingsRatio(), Empty: c.IsEmpty()}
+		})
+		sort.Slice(described, func(i, j int) bool { return described[i].Node < described[j].Node })
+		out.Methods = append(out.Methods, OutMethod{Method: methodName(m), Candidates: described})
 		if len(candidates) == 0 {
 			continue
 		}
