@@ -190,14 +190,30 @@ export const DisruptionGaps: DisruptionDifference[] = [
     reason:
       'Karpenter v1.15 takes emptiness and consolidation candidates by savings ratio (price ÷ rescheduling cost), highest ' +
       'first; nodefleet takes them by disruption cost, lowest first (the order of earlier Karpenter versions). When a ' +
-      'budget or the multi-node prefix search keeps only some candidates, Karpenter keeps the more expensive nodes.',
+      'budget, the multi-node prefix search or the first workable single node keeps only some candidates, Karpenter keeps ' +
+      'the more expensive nodes; a cheap prefix nodefleet can delete may be one Karpenter never tries, so even the ' +
+      'deciding method can differ. Explains a divergence when nodefleet left out a candidate Karpenter ranks strictly ' +
+      'above one nodefleet took.',
+    explains: (_d, _s, k, plan) => {
+      const c = plan.command;
+      if (!c || !['emptiness', 'multi-node-consolidation', 'single-node-consolidation'].includes(c.method)) return false;
+      const ranked = new Map((k.methods.find((m) => m.method === c.method)?.candidates ?? []).map((x) => [x.node, x.savingsRatio]));
+      const taken = c.candidates.map((x) => ranked.get(x.nodeName));
+      if (taken.some((r) => r === undefined)) return false;
+      const lowest = Math.min(...(taken as number[]));
+      const chosen = new Set(c.candidates.map((x) => x.nodeName));
+      return [...ranked].some(([node, r]) => !chosen.has(node) && r > lowest + 1e-12);
+    },
+  },
+  {
+    id: 'drift-empty-batch',
+    reason:
+      'Karpenter v1.15 drift starts one command per drifted node (empty nodes first); nodefleet\'s drift (shared/disruption/drift.ts) ' +
+      'deletes all empty drifted nodes its budget allows in one command, as earlier Karpenter versions did.',
     explains: (d, _s, k, plan) => {
-      if (d.kind !== 'candidates' || !k.command || !plan.command || k.command.method === 'drift') return false;
-      const cands = karpenterCandidates(k);
-      const ns = plan.command.candidates.map((c) => cands.get(c.nodeName));
-      if (ns.some((c) => !c)) return false;
-      const ratio = (xs: (OracleCandidate | undefined)[]) => Math.max(...xs.map((c) => c!.savingsRatio));
-      return ratio(k.command.candidates.map((n) => cands.get(n))) > ratio(ns);
+      if (d.kind !== 'candidates' || k.command?.method !== 'drift' || plan.command?.method !== 'drift' || k.command.candidates.length !== 1) return false;
+      const empty = new Map((k.methods.find((m) => m.method === 'drift')?.candidates ?? []).map((x) => [x.node, x.empty]));
+      return plan.command.candidates.length > 1 && plan.command.candidates.every((x) => empty.get(x.nodeName) === true) && empty.get(k.command.candidates[0]) === true;
     },
   },
 ];

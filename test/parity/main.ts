@@ -55,15 +55,17 @@ interface Options {
   verbose?: boolean;
   /** Compare disruption decisions instead of scheduling (test/parity/disruption.ts). */
   disruption?: boolean;
+  /** --disruption: oracle runs per scenario. */
+  samples: number;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
+  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N]] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
   process.exit(2);
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { seed: 1, scenarios: 200, json: false, shrink: true, writeCases: false };
+  const o: Options = { seed: 1, scenarios: 200, json: false, shrink: true, writeCases: false, samples: 5 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const int = (name: string) => {
@@ -80,6 +82,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--all') o.verbose = true;
     else if (a === '--oracle-json') o.oracleJson = true;
     else if (a === '--disruption') o.disruption = true;
+    else if (a === '--samples') o.samples = Math.max(1, int(a));
     else if (a === '--case') {
       const v = argv[++i];
       if (!v) usage(`${a} needs a file`);
