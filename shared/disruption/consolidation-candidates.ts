@@ -1,11 +1,11 @@
 /**
  * Which candidates consolidation (multi- and single-node) may look at: the NodePool's policy
  * allows it (not WhenEmpty), consolidateAfter has passed (not Never), no do-not-disrupt / PDB
- * block, a known price. Sorted by disruption cost, cheapest first.
- * Source: KC pkg/controllers/disruption/consolidation.go `ShouldDisrupt`.
+ * block, a known price. Sorted by savings ratio, highest first (cost.ts).
+ * Source: KC pkg/controllers/disruption/consolidation.go `ShouldDisrupt`, `sortCandidates`.
  */
 import { BalancedK } from './constants.ts';
-import { byDisruptionCost } from './cost.ts';
+import { sortBySavingsRatio } from './cost.ts';
 import type { MethodContext } from './method.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate, MethodName } from './types.ts';
@@ -27,7 +27,7 @@ export function consolidationCandidates({ state, blocked }: MethodContext, metho
     if (reason) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason });
     else out.push(c);
   }
-  return out.sort(byDisruptionCost);
+  return sortBySavingsRatio(out);
 }
 
 /**
@@ -48,4 +48,25 @@ export function balancedApproves(state: ClusterState, candidates: readonly Candi
   const moveDisruption = candidates.reduce((s, c) => s + 1 + c.disruptionCost, 0);
   if (poolCost <= 0 || poolDisruption <= 0 || moveDisruption <= 0) return true;
   return savingsUsdPerHour / poolCost / (moveDisruption / poolDisruption) >= 1 / BalancedK;
+}
+
+/**
+ * Single-node consolidation's order: the savings-ratio order, interleaved across NodePools (the
+ * first candidate of every pool, then the second of every pool, …) so one large pool does not hold
+ * the whole run. Karpenter v1.15 takes pools in map order after those its last run timed out before
+ * reaching (KC singlenodeconsolidation.go `SortCandidates`, `shuffleCandidates`); nodefleet takes them
+ * by their best candidate, which keeps the round deterministic and starts with the highest ratio.
+ * @param sorted candidates already in savings-ratio order
+ */
+export function interleaveByNodePool(sorted: readonly Candidate[]): Candidate[] {
+  const pools = new Map<string, Candidate[]>();
+  for (const c of sorted) {
+    const list = pools.get(c.nodePool);
+    if (list) list.push(c);
+    else pools.set(c.nodePool, [c]);
+  }
+  const out: Candidate[] = [];
+  const lists = [...pools.values()];
+  for (let i = 0; out.length < sorted.length; i++) for (const list of lists) if (i < list.length) out.push(list[i]);
+  return out;
 }

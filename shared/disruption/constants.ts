@@ -53,6 +53,8 @@ export const DoNotDisruptTrue = 'true';
 export const PodDeletionCostDivisor = 2 ** 27;
 export const PodPriorityDivisor = 2 ** 25;
 export const PodEvictionCostClamp = 10;
+/** Rescheduling cost of a node before its pods, so an empty node's savings ratio is its price (KC pkg/utils/disruption/disruption.go `PerNodeBaseDisruptionCost`). */
+export const PerNodeRescheduleCost = 1;
 
 /** Most instance types a replacement launch sends (KA instance.go `maxInstanceTypes`, the CreateFleet override limit). */
 export const MaxLaunchInstanceTypes = 60;

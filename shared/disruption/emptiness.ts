@@ -1,9 +1,10 @@
 /**
  * Emptiness: delete nodes that run no reschedulable pods, once consolidateAfter has passed.
- * Applies under every consolidation policy (WhenEmpty included); budget reason Empty.
+ * Applies under every consolidation policy (WhenEmpty included); budget reason Empty. Highest savings
+ * ratio first (cost.ts), so a budget keeps the most expensive empty nodes.
  * Source: KC pkg/controllers/disruption/emptiness.go.
  */
-import { byDisruptionCost } from './cost.ts';
+import { sortBySavingsRatio } from './cost.ts';
 import { makeCommand, unblocked, type DisruptionMethod, type MethodContext } from './method.ts';
 import { withinBudgets } from './state.ts';
 import type { DisruptionCommand } from './types.ts';
@@ -26,7 +27,7 @@ export const Emptiness: DisruptionMethod = {
       }
       return true;
     });
-    const sorted = unblocked(ready, 'emptiness', blocked).sort(byDisruptionCost);
+    const sorted = sortBySavingsRatio(unblocked(ready, 'emptiness', blocked));
     const chosen = withinBudgets(state, sorted, 'Empty', 'emptiness', blocked);
     if (chosen.length === 0) return undefined;
     return makeCommand('emptiness', 'Empty', chosen, [], state.now, chosen.reduce((s, c) => s + (c.priceUsdPerHour ?? 0), 0));

@@ -1,6 +1,6 @@
 /**
  * Multi-node consolidation: remove several nodes at once, or replace them with one cheaper node.
- * Binary search over the prefix of the (budget-filtered) candidates sorted by disruption cost —
+ * Binary search over the prefix of the (budget-filtered) candidates sorted by savings ratio —
  * first ≤ 100 — for the largest prefix that still consolidates; always ≥ 2 nodes (single-node
  * consolidation handles one). Budget reason Underutilized. The search stops after
  * {@link MultiNodeConsolidationTimeoutMs} (or the simulation cap) and keeps the best prefix found

@@ -1,5 +1,6 @@
 /**
- * Single-node consolidation: the first candidate (by disruption cost) that can be deleted, or
+ * Single-node consolidation: the first candidate (savings-ratio order interleaved across NodePools,
+ * consolidation-candidates.ts) that can be deleted, or
  * replaced by one cheaper node. Spot → spot needs ≥ 15 cheaper types (consolidation.ts).
  * Budget reason Underutilized. After {@link SingleNodeConsolidationTimeoutMs} (or the simulation
  * cap) it gives up for this run, as Karpenter does on its timeout; the next runs start further
@@ -8,7 +9,7 @@
 import { DefaultMaxSimulations, SingleNodeConsolidationTimeoutMs } from './constants.ts';
 import { computeConsolidation } from './consolidation.ts';
 import { FreeCapacity } from './prefilter.ts';
-import { balancedApproves, consolidationCandidates } from './consolidation-candidates.ts';
+import { balancedApproves, consolidationCandidates, interleaveByNodePool } from './consolidation-candidates.ts';
 import { makeCommand, type DisruptionMethod, type MethodContext } from './method.ts';
 import { budgetFor } from './state.ts';
 import type { DisruptionCommand } from './types.ts';
@@ -22,7 +23,7 @@ export const SingleNodeConsolidation: DisruptionMethod = {
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     const deadlineMs = ctx.elapsedMs() + SingleNodeConsolidationTimeoutMs;
     const free = new FreeCapacity(state);
-    let candidates = consolidationCandidates(ctx, 'single-node-consolidation');
+    let candidates = interleaveByNodePool(consolidationCandidates(ctx, 'single-node-consolidation'));
     // When the simulation cap cannot cover every candidate, start each minute's run further down
     // the list so successive runs reach every node (Karpenter instead remembers where a 3-minute
     // timeout stopped it). Deterministic: the offset comes from `now`.

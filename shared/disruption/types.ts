@@ -110,7 +110,7 @@ export interface Candidate {
   providerID?: string;
   /** Pods a drain would evict and the simulation must re-place (not DaemonSet, mirror, terminal or terminating). */
   reschedulablePods: Pod[];
-  /** Karpenter's disruption cost (shared/disruption/cost.ts): lower goes first. */
+  /** Karpenter's disruption cost (shared/disruption/cost.ts): lower goes first in drift, expiration and rebalance. */
   disruptionCost: number;
   /** RFC 3339 creation time. */
   createdAt: string;

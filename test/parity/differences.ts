@@ -278,8 +278,8 @@ export const DisruptionDifferences: DisruptionDifference[] = [
       'Karpenter orders a method\'s candidates with an unstable sort over cluster-state nodes, which come out of a Go map: ' +
       'emptiness and consolidation by savings ratio (price ÷ rescheduling cost), drift by when Drifted turned True, empty ' +
       'first. Candidates with equal keys are taken in random order, so when a budget (or the one-node drift command) ' +
-      'takes only some of them, Karpenter picks any of the equal nodes, run to run. nodefleet breaks the tie by disruption ' +
-      'cost and then name, always the same. The divergence is a tie when both sets have the same Karpenter keys.',
+      'takes only some of them, Karpenter picks any of the equal nodes, run to run. nodefleet breaks the tie by age and ' +
+      'then name, always the same. The divergence is a tie when both sets have the same Karpenter keys.',
     case: 'parity/disruption-empty-tie-budget-one.yaml',
     explains: (d, _s, k, plan) => {
       if (d.kind !== 'candidates' || !k.command || !plan.command) return false;
@@ -312,26 +312,6 @@ export const DisruptionGaps: DisruptionDifference[] = [
       const onNew = c.replacements.reduce((n, r) => n + r.pods.length, 0);
       const chosen = new Set(c.candidates.map((x) => x.nodeName));
       return onNew < moved && s.nodes.some((n) => !chosen.has(n.metadata.name) && underConsolidateAfter(s, n.metadata.name));
-    },
-  },
-  {
-    id: 'candidate-order-savings-ratio',
-    reason:
-      'Karpenter v1.15 takes emptiness and consolidation candidates by savings ratio (price ÷ rescheduling cost), highest ' +
-      'first; nodefleet takes them by disruption cost, lowest first (the order of earlier Karpenter versions). When a ' +
-      'budget, the multi-node prefix search or the first workable single node keeps only some candidates, Karpenter keeps ' +
-      'the more expensive nodes; a cheap prefix nodefleet can delete may be one Karpenter never tries, so even the ' +
-      'deciding method can differ. Explains a divergence when nodefleet left out a candidate Karpenter ranks strictly ' +
-      'above one nodefleet took.',
-    explains: (_d, _s, k, plan) => {
-      const c = plan.command;
-      if (!c || !['emptiness', 'multi-node-consolidation', 'single-node-consolidation'].includes(c.method)) return false;
-      const ranked = new Map((k.methods.find((m) => m.method === c.method)?.candidates ?? []).map((x) => [x.node, x.savingsRatio]));
-      const taken = c.candidates.map((x) => ranked.get(x.nodeName));
-      if (taken.some((r) => r === undefined)) return false;
-      const lowest = Math.min(...(taken as number[]));
-      const chosen = new Set(c.candidates.map((x) => x.nodeName));
-      return [...ranked].some(([node, r]) => !chosen.has(node) && r > lowest + 1e-12);
     },
   },
   {
