@@ -147,7 +147,7 @@ export function computeConsolidation(
   candidates: readonly Candidate[],
   opts: { multi: boolean; spotToSpot: boolean },
 ): ConsolidationOutcome {
-  const s = sim.simulate(candidates);
+  const s = sim.simulate(candidates, { consolidation: true });
   if (s.unschedulable.length > 0) {
     const u = s.unschedulable[0];
     return { decision: 'none', reason: `not all pods would schedule, ${u.pod}: ${u.reason}` };

@@ -3,14 +3,36 @@
  * (KC pkg/controllers/disruption/helpers.go `SimulateScheduling`): the candidates are taken out
  * of the cluster, their reschedulable pods become pending, and `solve()` places them on the
  * remaining nodes (and in-flight NodeClaims) or on new NodeClaims.
+ *
+ * As in Karpenter v1.15's consolidation simulation (KC pkg/controllers/provisioning/scheduling
+ * scheduler.go `IsConsolidationSimulation`, `addToExistingNode`; pkg/utils/disruption/disruption.go
+ * `IsUnderConsolidateAfter`), the candidates' pods may not land on a node still within its
+ * consolidateAfter (see {@link underConsolidateAfter}): consolidation would only refill a node that
+ * has just had pods come or go. Pending pods and pods of nodes being deleted may.
  */
 import type { Pod } from '../api/kube.ts';
 import { isTrue } from '../api/nodeclaim.ts';
 import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../scheduling/existing-capacity.ts';
 import { isReschedulable, podKey } from './pods.ts';
+import { parseDurationSeconds } from './duration.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
+
+/**
+ * Names of the nodes within their consolidateAfter: initialized candidates (any block aside) whose
+ * NodePool sets a consolidateAfter other than 0s and Never that has not passed since the last pod
+ * event (Candidate.consolidatable false).
+ */
+export function underConsolidateAfter(state: ClusterState): Set<string> {
+  const out = new Set<string>();
+  for (const c of state.candidates) {
+    if (c.consolidatable) continue;
+    const seconds = parseDurationSeconds(state.nodePools.get(c.nodePool)?.spec.disruption?.consolidateAfter ?? '0s');
+    if (seconds !== undefined && seconds > 0) out.add(c.nodeName);
+  }
+  return out;
+}
 
 /** Result of simulating the removal of some candidates. */
 export interface Simulation {
@@ -24,6 +46,7 @@ export interface Simulation {
 export class Simulator {
   simulations = 0;
   private existing?: ExistingNode[];
+  private recent?: Set<string>;
   /** One scheduling cache per run: every simulation reuses the NodePool templates (shared/scheduling/cache.ts). */
   private readonly cache = createSchedulingCache();
 
@@ -52,6 +75,11 @@ export class Simulator {
     return out;
   }
 
+  /** {@link underConsolidateAfter}, computed once. */
+  private recentNodes(): Set<string> {
+    return (this.recent ??= underConsolidateAfter(this.state));
+  }
+
   /**
    * Pods that will need a place anyway: pending ones, and those on nodes being deleted or
    * leaving this pass. They go into every simulation first-class (so consolidation does not take
@@ -71,8 +99,10 @@ export class Simulator {
    * Simulates removing `candidates` (plus nodes already leaving this pass): their reschedulable
    * pods must fit on what remains or on new NodeClaims. New NodeClaims holding none of the
    * candidates' pods (made for pending pods) are not the command's business and are dropped.
+   * @param opts.consolidation a consolidation simulation: the candidates' pods stay off nodes within
+   *   their consolidateAfter (drift, expiration and rebalance do not ask for this)
    */
-  simulate(candidates: readonly Candidate[]): Simulation {
+  simulate(candidates: readonly Candidate[], opts: { consolidation?: boolean } = {}): Simulation {
     this.simulations++;
     const s = this.state;
     const removed = new Set([...candidates.map((c) => c.nodeName), ...s.leaving]);
@@ -90,7 +120,9 @@ export class Simulator {
       pods: pending,
       nodePools: s.snapshot.nodePools,
       instanceTypes: s.snapshot.instanceTypes,
-      existingNodes: this.existingNodes().filter((n) => !removed.has(n.name)),
+      existingNodes: this.existingNodes()
+        .filter((n) => !removed.has(n.name))
+        .map((n) => (opts.consolidation && this.recentNodes().has(n.name) ? { ...n, refusedPods: candidateKeys } : n)),
       daemonSets: s.snapshot.daemonSets,
       unavailableOfferings: s.snapshot.unavailableOfferings,
       ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),

@@ -57,6 +57,8 @@ export class SimNode implements TopologyTarget {
    */
   add(info: PodInfo, groups: PodGroups, topology: Topology, allowUndefined: ReadonlySet<string> | undefined): Failure | undefined {
     if (this.node.unschedulable) return { reason: 'node is cordoned or being deleted', monotone: true };
+    // Not monotone: another pod with the same signature (a pending replica) may still land here.
+    if (this.node.refusedPods?.has(`${info.pod.metadata.namespace ?? 'default'}/${info.pod.metadata.name}`)) return { reason: 'node refuses this pod (within its consolidateAfter)', monotone: false };
     if (!fitsRoom(info.requests, this.room)) return { reason: 'not enough room', monotone: true };
     for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
     const taint = untoleratedTaint(this.taints, info.tolerations, info.toleratePreferNoSchedule);

@@ -38,6 +38,12 @@ export interface ExistingNode {
   /** Cordoned (`spec.unschedulable`) or being deleted: no new pods land here, it still counts for limits. */
   unschedulable?: boolean;
   /**
+   * Pods (keys `namespace/name`) that may not land here, whatever else allows it. A consolidation
+   * simulation lists the candidates' pods on a node still within its NodePool's consolidateAfter
+   * (shared/disruption/simulate.ts); pending pods stay welcome.
+   */
+  refusedPods?: ReadonlySet<string>;
+  /**
    * For an in-flight claim whose instance type is not decided yet: its requirements. When set,
    * labels not pinned by it are unknown, and pods are matched against the requirements.
    */

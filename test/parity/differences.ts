@@ -10,7 +10,6 @@ import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
 import type { DisruptionPlan } from '../../shared/disruption/index.ts';
-import { LabelNodePool } from '../../shared/api/labels.ts';
 import type { DisruptionDivergence, OracleCandidate, OracleDisruption } from './compare-disruption.ts';
 import type { DisruptionScenario } from './disruption-scenario.ts';
 import type { OracleOutput } from './oracle.ts';
@@ -299,22 +298,6 @@ export const DisruptionDifferences: DisruptionDifference[] = [
  */
 export const DisruptionGaps: DisruptionDifference[] = [
   {
-    id: 'consolidation-destination-under-consolidate-after',
-    reason:
-      'Karpenter v1.15 simulates consolidation with the scheduler option IsConsolidationSimulation: a candidate\'s pods are ' +
-      'not placed on an existing node whose NodeClaim is still within its NodePool\'s consolidateAfter since its last pod ' +
-      'event (pending pods and pods of deleting nodes still may). nodefleet\'s Simulator (shared/disruption/simulate.ts) ' +
-      'places them there, so it deletes a node Karpenter replaces, or takes other nodes.',
-    explains: (_d, s, _k, plan) => {
-      const c = plan.command;
-      if (!c || (c.method !== 'single-node-consolidation' && c.method !== 'multi-node-consolidation')) return false;
-      const moved = c.candidates.reduce((n, x) => n + x.pods.length, 0);
-      const onNew = c.replacements.reduce((n, r) => n + r.pods.length, 0);
-      const chosen = new Set(c.candidates.map((x) => x.nodeName));
-      return onNew < moved && s.nodes.some((n) => !chosen.has(n.metadata.name) && underConsolidateAfter(s, n.metadata.name));
-    },
-  },
-  {
     id: 'drift-empty-batch',
     reason:
       'Karpenter v1.15 drift starts one command per drifted node (empty nodes first); nodefleet\'s drift (shared/disruption/drift.ts) ' +
@@ -326,23 +309,6 @@ export const DisruptionGaps: DisruptionDifference[] = [
     },
   },
 ];
-
-/** Seconds of a duration as NodePools write it (`0s`, `30s`, `10m`, `1h`); undefined for Never. */
-function seconds(d: string): number | undefined {
-  const m = /^(\d+)(s|m|h)$/.exec(d);
-  return m ? Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as 's' | 'm' | 'h'] : undefined;
-}
-
-/** True when the node's NodePool has a consolidateAfter that has not passed since its last pod event (or creation). */
-export function underConsolidateAfter(s: DisruptionScenario, node: string): boolean {
-  const n = s.nodes.find((x) => x.metadata.name === node);
-  const pool = s.nodePools.find((p) => (p.metadata as { name: string }).name === n?.metadata.labels?.[LabelNodePool]) as { spec?: { disruption?: { consolidateAfter?: string } } } | undefined;
-  const after = seconds(pool?.spec?.disruption?.consolidateAfter ?? 'Never');
-  if (!n || !after) return false;
-  const times = [n.metadata.creationTimestamp, ...s.pods.filter((p) => p.spec.nodeName === node).map((p) => p.status?.startTime ?? p.metadata.creationTimestamp)];
-  const last = Math.max(...times.map((t) => (t ? Date.parse(t) : 0)));
-  return Date.parse(s.now) - last < after * 1000;
-}
 
 /** The id of the documented difference explaining `d`, or undefined. */
 export function documentedDisruptionReason(d: DisruptionDivergence, s: DisruptionScenario, karpenter: OracleDisruption, plan: DisruptionPlan): string | undefined {
