@@ -1,15 +1,17 @@
 /**
  * Drift: replace nodes that no longer match their NodePool / EC2NodeClass (drift-detection.ts).
- * Empty drifted nodes go together; otherwise one node at a time, earliest drift first (the
- * Drifted condition's transition time; drift found just now counts as now, then disruption cost),
- * with as many replacement NodeClaims as its pods need (no price rule: drift is about
- * correctness, not cost).
+ * One node per command, as Karpenter v1.15: empty drifted nodes first (deleted, no replacement;
+ * pods moved off a drifted node then never land on one that leaves next), each group earliest drift
+ * first (the Drifted condition's transition time; drift found just now counts as now, then
+ * disruption cost); a node with pods gets as many replacement NodeClaims as its pods need (no
+ * price rule: drift is about correctness, not cost). A node whose pool's budget is spent is skipped,
+ * the next one tried.
  * Budget reason Drifted. Source: KC pkg/controllers/disruption/drift.go.
  */
 import { byDisruptionCost } from './cost.ts';
 import { makeCommand, unblocked, type DisruptionMethod, type MethodContext } from './method.ts';
 import { replacementsFor } from './replacements.ts';
-import { withinBudgets } from './state.ts';
+import { budgetFor, describeBudget } from './state.ts';
 import type { Candidate, DisruptionCommand } from './types.ts';
 
 /** When the candidate drifted, ms since epoch: its Drifted condition's transition, else now. */
@@ -24,10 +26,14 @@ export const Drift: DisruptionMethod = {
   compute({ state, sim, blocked }: MethodContext): DisruptionCommand | undefined {
     const drifted = state.candidates.filter((c) => c.drifted && !state.leaving.has(c.nodeName));
     const sorted = unblocked(drifted, 'drift', blocked).sort((a, b) => driftTime(a, state.now) - driftTime(b, state.now) || byDisruptionCost(a, b));
-    const chosen = withinBudgets(state, sorted, 'Drifted', 'drift', blocked);
-    const empty = chosen.filter((c) => c.reschedulablePods.length === 0);
-    if (empty.length > 0) return makeCommand('drift', 'Drifted', empty, [], state.now);
-    for (const c of chosen) {
+    const ordered = [...sorted.filter((c) => c.reschedulablePods.length === 0), ...sorted.filter((c) => c.reschedulablePods.length > 0)];
+    for (const c of ordered) {
+      const budget = budgetFor(state, c.nodePool, 'Drifted');
+      if (budget.allowed <= 0) {
+        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'drift', reason: `disruption budget for Drifted in nodepool "${c.nodePool}" is spent (${describeBudget(budget)})` });
+        continue;
+      }
+      if (c.reschedulablePods.length === 0) return makeCommand('drift', 'Drifted', [c], [], state.now);
       const r = replacementsFor(sim, [c]);
       if ('reason' in r) {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'drift', reason: r.reason });

@@ -293,6 +293,7 @@ export function counterLimitFor(state: ClusterState, nodePool: string, reason: D
   return counterLimit(b, (counts?.disruptingNonHolders ?? 0) + leaving);
 }
 
-function describeBudget(b: BudgetStatus): string {
+/** A budget status in words, for the reason a candidate is skipped: cap, pool size, nodes already disrupting. */
+export function describeBudget(b: BudgetStatus): string {
   return `allows ${b.cap ?? 'unlimited'} of ${b.nodes} nodes, ${b.disrupting} already disrupting`;
 }

@@ -297,17 +297,6 @@ export const DisruptionDifferences: DisruptionDifference[] = [
  * (`knownOpen`), printed, not failed on; each should become a fix and a case.
  */
 export const DisruptionGaps: DisruptionDifference[] = [
-  {
-    id: 'drift-empty-batch',
-    reason:
-      'Karpenter v1.15 drift starts one command per drifted node (empty nodes first); nodefleet\'s drift (shared/disruption/drift.ts) ' +
-      'deletes all empty drifted nodes its budget allows in one command, as earlier Karpenter versions did.',
-    explains: (d, _s, k, plan) => {
-      if (d.kind !== 'candidates' || k.command?.method !== 'drift' || plan.command?.method !== 'drift' || k.command.candidates.length !== 1) return false;
-      const empty = new Map((k.methods.find((m) => m.method === 'drift')?.candidates ?? []).map((x) => [x.node, x.empty]));
-      return plan.command.candidates.length > 1 && plan.command.candidates.every((x) => empty.get(x.nodeName) === true) && empty.get(k.command.candidates[0]) === true;
-    },
-  },
 ];
 
 /** The id of the documented difference explaining `d`, or undefined. */
