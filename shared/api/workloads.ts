@@ -220,6 +220,7 @@ function podSpecProblems(spec: unknown, path: string): string[] {
   out.push(...quantityProblems(spec.overhead, `${path}.overhead`));
   out.push(...nodeAffinityProblems(spec.affinity, `${path}.affinity.nodeAffinity`));
   out.push(...schedulingFieldProblems(spec, path));
+  out.push(...podVolumeProblems(spec.volumes, `${path}.volumes`));
   return out;
 }
 
@@ -288,24 +289,105 @@ function nodeAffinityProblems(affinity: unknown, path: string): string[] {
       ? na.preferredDuringSchedulingIgnoredDuringExecution.map((p, i): [unknown, string] => [isMapping(p) ? p.preference : undefined, `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}].preference`])
       : []),
   ];
+  return terms.flatMap(([term, at]) => (isMapping(term) ? nodeSelectorTermProblems(term, at) : []));
+}
+
+/** Problems of one node selector term's expressions (operators and Gt / Lt values, as the API server checks them). */
+function nodeSelectorTermProblems(term: Record<string, unknown>, at: string): string[] {
   const out: string[] = [];
-  for (const [term, at] of terms) {
-    if (!isMapping(term)) continue;
-    for (const field of ['matchExpressions', 'matchFields']) {
-      const list = term[field];
-      if (!Array.isArray(list)) continue;
-      list.forEach((e, i) => {
-        const where = `${at}.${field}[${i}]`;
-        if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
-        if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
-          return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
-        }
-        const values = e.values;
-        if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
-          out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
-        }
-      });
+  for (const field of ['matchExpressions', 'matchFields']) {
+    const list = term[field];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) {
+      out.push(`${at}.${field}: must be a list, got ${describe(list)}`);
+      continue;
     }
+    list.forEach((e, i) => {
+      const where = `${at}.${field}[${i}]`;
+      if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
+      if (typeof e.key !== 'string' || e.key === '') return out.push(`${where}.key: required`);
+      if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
+        return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
+      }
+      const values = e.values;
+      if (values !== undefined && !(Array.isArray(values) && values.every((v) => typeof v === 'string'))) return out.push(`${where}.values: must be a list of strings, got ${describe(values)}`);
+      if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
+        out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
+      }
+    });
+  }
+  return out;
+}
+
+/** StorageClass `volumeBindingMode` values (storage.k8s.io/v1 VolumeBindingMode). */
+const VolumeBindingModes = ['Immediate', 'WaitForFirstConsumer'];
+
+/**
+ * Problems of a pod spec's `volumes` that the volume check reads (shared/scheduling/volumes.ts):
+ * a volume without a name, a `persistentVolumeClaim` without `claimName`, an `ephemeral` volume
+ * without a `volumeClaimTemplate.spec` (the API server's pod validation requires each).
+ */
+function podVolumeProblems(volumes: unknown, path: string): string[] {
+  if (volumes === undefined || volumes === null) return [];
+  if (!Array.isArray(volumes)) return [`${path}: must be a list, got ${describe(volumes)}`];
+  const out: string[] = [];
+  volumes.forEach((v, i) => {
+    const at = `${path}[${i}]`;
+    if (!isMapping(v)) return out.push(`${at}: must be a volume (a mapping), got ${describe(v)}`);
+    if (typeof v.name !== 'string' || v.name === '') out.push(`${at}.name: required`);
+    const pvc = v.persistentVolumeClaim;
+    if (pvc !== undefined && !(isMapping(pvc) && typeof pvc.claimName === 'string' && pvc.claimName !== '')) out.push(`${at}.persistentVolumeClaim.claimName: required`);
+    const eph = v.ephemeral;
+    if (eph !== undefined && !(isMapping(eph) && isMapping(eph.volumeClaimTemplate) && isMapping(eph.volumeClaimTemplate.spec))) out.push(`${at}.ephemeral.volumeClaimTemplate.spec: required`);
+  });
+  return out;
+}
+
+/**
+ * Problems of the storage objects the volume check reads, as the API server would refuse them:
+ * a PersistentVolumeClaim whose `spec` is not a mapping or whose `volumeName` / `storageClassName`
+ * is not text; a PersistentVolume without a `spec` or with node affinity terms that are not a list
+ * of node selector terms; a StorageClass without `provisioner`, with an unknown `volumeBindingMode`,
+ * or `allowedTopologies` terms whose expressions lack a key or values.
+ */
+function storageObjectProblems(kind: string, o: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  if (kind === 'PersistentVolumeClaim') {
+    const spec = o.spec;
+    if (spec === undefined) return [];
+    if (!isMapping(spec)) return [`spec: must be a mapping, got ${describe(spec)}`];
+    if (spec.volumeName !== undefined && typeof spec.volumeName !== 'string') out.push(`spec.volumeName: must be text, got ${describe(spec.volumeName)}`);
+    if (spec.storageClassName !== undefined && spec.storageClassName !== null && typeof spec.storageClassName !== 'string') out.push(`spec.storageClassName: must be text, got ${describe(spec.storageClassName)}`);
+  } else if (kind === 'PersistentVolume') {
+    const spec = o.spec;
+    if (!isMapping(spec)) return [`spec: ${spec === undefined ? 'required' : `must be a mapping, got ${describe(spec)}`}`];
+    const na = spec.nodeAffinity;
+    if (na === undefined || na === null) return [];
+    const required = isMapping(na) ? na.required : na;
+    if (required === undefined || required === null) return [];
+    const terms = isMapping(required) ? required.nodeSelectorTerms : undefined;
+    if (!Array.isArray(terms)) return [`spec.nodeAffinity.required.nodeSelectorTerms: must be a list of node selector terms, got ${describe(terms)}`];
+    terms.forEach((t, i) => {
+      const at = `spec.nodeAffinity.required.nodeSelectorTerms[${i}]`;
+      if (!isMapping(t)) out.push(`${at}: must be a mapping with matchExpressions, got ${describe(t)}`);
+      else out.push(...nodeSelectorTermProblems(t, at));
+    });
+  } else if (kind === 'StorageClass') {
+    if (typeof o.provisioner !== 'string' || o.provisioner === '') out.push('provisioner: required');
+    const mode = o.volumeBindingMode;
+    if (mode !== undefined && !VolumeBindingModes.includes(mode as string)) out.push(`volumeBindingMode: ${describe(mode)} is not valid; expected one of ${VolumeBindingModes.join(', ')}`);
+    const topologies = o.allowedTopologies;
+    if (topologies === undefined || topologies === null) return out;
+    if (!Array.isArray(topologies)) return [...out, `allowedTopologies: must be a list, got ${describe(topologies)}`];
+    topologies.forEach((t, i) => {
+      const at = `allowedTopologies[${i}].matchLabelExpressions`;
+      const exprs = isMapping(t) ? t.matchLabelExpressions : undefined;
+      if (!Array.isArray(exprs)) return out.push(`${at}: must be a list, got ${describe(exprs)}`);
+      exprs.forEach((e, j) => {
+        if (!isMapping(e) || typeof e.key !== 'string' || e.key === '') return out.push(`${at}[${j}].key: required`);
+        if (!Array.isArray(e.values) || e.values.length === 0 || !e.values.every((v) => typeof v === 'string')) out.push(`${at}[${j}].values: ${e.values === undefined ? 'required' : `must be a non-empty list of strings, got ${describe(e.values)}`}`);
+      });
+    });
   }
   return out;
 }
@@ -315,7 +397,8 @@ function nodeAffinityProblems(affinity: unknown, path: string): string[] {
  * each `<where>: <field path>: <reason>` with `<where>` = `Kind namespace/name` or `document N`:
  * not an object, no kind or name, a pod spec without containers, a quantity that does not parse
  * (requests, limits, overhead, node capacity / allocatable), a replica count that is not a whole
- * number. Objects of other kinds pass unchecked. Empty when scheduling can read everything.
+ * number, a pod volume or storage object the volume check cannot read ({@link storageObjectProblems}).
+ * Objects of other kinds pass unchecked. Empty when scheduling can read everything.
  */
 export function workloadInputProblems(objects: readonly { document: number; item?: number; object: unknown }[]): string[] {
   const out: string[] = [];
@@ -349,6 +432,8 @@ export function workloadInputProblems(objects: readonly { document: number; item
         if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
         else if (typeof v === 'number' && v > MaxReplicas) problems.push(`spec.${f}: ${v} is more than the ${MaxReplicas} pods plan simulates per workload`);
       }
+    } else if (object.kind === 'PersistentVolumeClaim' || object.kind === 'PersistentVolume' || object.kind === 'StorageClass') {
+      problems.push(...storageObjectProblems(object.kind, object));
     } else if (object.kind === 'Node') {
       const status = isMapping(object.status) ? object.status : {};
       problems.push(...quantityProblems(status.capacity, 'status.capacity'), ...quantityProblems(status.allocatable, 'status.allocatable'));
