@@ -5,7 +5,11 @@
  *
  * Expansion convention (test/cases/FORMAT.md): a Deployment, ReplicaSet, StatefulSet or Job
  * with no pods of its own listed stands for `replicas` (Job: `parallelism`, default 1) pending
- * pods named `<name>-0 … <name>-(n-1)` with the template's labels and spec.
+ * pods named `<name>-0 … <name>-(n-1)` with the template's labels and spec. A StatefulSet pod
+ * also mounts, per `volumeClaimTemplates` entry `T`, the claim `T-<name>-<i>` in a volume named
+ * `T`, as the StatefulSet controller gives it; when the input holds storage objects and that
+ * claim is not among them, the claim the controller would create is added to `storage.claims`
+ * (the template's spec, marked {@link PlannedClaimAnnotation}), so its volume is checked too.
  */
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, PodSpec, ObjectMeta } from './kube.ts';
 import { parseQuantity } from './quantity.ts';
@@ -32,6 +36,24 @@ export interface Workloads {
 }
 
 const ExpandedKinds = new Set(['Deployment', 'ReplicaSet', 'StatefulSet', 'Job']);
+
+/**
+ * Marks a PersistentVolumeClaim that is not in the input but that a StatefulSet's
+ * `volumeClaimTemplates` would create for an expanded pod; the value names the StatefulSet and
+ * the template (`StatefulSet <ns>/<name> volumeClaimTemplates <T>`). Like any new claim it gets
+ * the default StorageClass when its template names none (shared/scheduling/volumes.ts).
+ */
+export const PlannedClaimAnnotation = 'nodefleet.io/planned-claim';
+
+interface ClaimTemplate {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+}
+
+function claimTemplates(o: KubeObject): ClaimTemplate[] {
+  const t = o.kind === 'StatefulSet' ? o.spec?.volumeClaimTemplates : undefined;
+  return Array.isArray(t) ? (t as ClaimTemplate[]).filter((c) => typeof c?.metadata?.name === 'string') : [];
+}
 
 function isObject(o: unknown): o is KubeObject {
   return typeof o === 'object' && o !== null && typeof (o as KubeObject).kind === 'string' && typeof (o as KubeObject).metadata === 'object';
@@ -76,8 +98,15 @@ export function expandWorkload(o: KubeObject): Pod[] {
   const template = spec.template ?? {};
   const namespace = o.metadata.namespace ?? 'default';
   const ownerKind = o.kind === 'Deployment' ? 'ReplicaSet' : o.kind;
+  const templates = claimTemplates(o);
   const pods: Pod[] = [];
   for (let i = 0; i < n; i++) {
+    const spec: PodSpec = structuredClone(template.spec ?? { containers: [] });
+    if (templates.length > 0) {
+      // The StatefulSet controller gives each pod its own claims, replacing a template volume of the same name.
+      const names = new Set(templates.map((c) => c.metadata!.name!));
+      spec.volumes = [...(spec.volumes ?? []).filter((v) => !names.has(v.name)), ...templates.map((c) => ({ name: c.metadata!.name!, persistentVolumeClaim: { claimName: `${c.metadata!.name}-${o.metadata.name}-${i}` } }))];
+    }
     pods.push({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -88,11 +117,35 @@ export function expandWorkload(o: KubeObject): Pod[] {
         annotations: template.metadata?.annotations ? { ...template.metadata.annotations } : undefined,
         ownerReferences: [{ apiVersion: 'apps/v1', kind: ownerKind, name: o.metadata.name, controller: true }],
       },
-      spec: structuredClone(template.spec ?? { containers: [] }),
+      spec,
       status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
     });
   }
   return pods;
+}
+
+/**
+ * The claims a StatefulSet's controller would create for its expanded pods and that `existing`
+ * does not hold: each template's metadata and spec, named `<T>-<name>-<i>`, unbound.
+ */
+function plannedClaims(o: KubeObject, expanded: readonly Pod[], existing: readonly KubeObject[]): KubeObject[] {
+  const ns = o.metadata.namespace ?? 'default';
+  const have = new Set(existing.map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
+  const out: KubeObject[] = [];
+  for (const t of claimTemplates(o)) {
+    expanded.forEach((_, i) => {
+      const name = `${t.metadata!.name}-${o.metadata.name}-${i}`;
+      if (have.has(`${ns}/${name}`)) return;
+      out.push({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name, namespace: ns, labels: { ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}), [PlannedClaimAnnotation]: `StatefulSet ${ns}/${o.metadata.name} volumeClaimTemplates ${t.metadata!.name}` } },
+        spec: structuredClone(t.spec ?? {}),
+        status: { phase: 'Pending' },
+      });
+    });
+  }
+  return out;
 }
 
 /**
@@ -109,6 +162,7 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
     if (o.kind === 'StorageClass') out.storage.classes.push(o);
     if (o.kind === 'PersistentVolumeClaim') out.storage.claims.push({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? 'default' } });
   }
+  const hasStorageObjects = out.storage.claims.length + out.storage.volumes.length + out.storage.classes.length > 0;
   for (const p of pods) {
     if (finished(p)) continue;
     p.metadata.namespace ??= 'default';
@@ -126,7 +180,11 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       if (o.kind === 'ReplicaSet' && o.metadata.ownerReferences?.some((r) => r.kind === 'Deployment' && deploymentNames.has(`${ns}/${r.name}`))) continue;
       const selector = (o.spec?.selector ?? { matchLabels: o.spec?.template?.metadata?.labels }) as LabelSelector;
       const hasPods = pods.some((p) => (p.metadata.namespace ?? 'default') === ns && selects(selector, p.metadata.labels) && ownedBy(p, o));
-      if (!hasPods) out.pendingPods.push(...expandWorkload(o));
+      if (!hasPods) {
+        const expanded = expandWorkload(o);
+        out.pendingPods.push(...expanded);
+        if (hasStorageObjects) out.storage.claims.push(...plannedClaims(o, expanded, out.storage.claims));
+      }
       out.others.push(o);
       continue;
     }

@@ -27,11 +27,14 @@
  * nodefleet checks the claim it will create: unbound, with the template's storage class, or when
  * the template names none the cluster's default StorageClass (annotation
  * `storageclass.kubernetes.io/is-default-class: "true"`; the newest wins, then the first name,
- * as the API server's DefaultStorageClass admission picks it).
+ * as the API server's DefaultStorageClass admission picks it). A claim `plan` adds for an
+ * expanded StatefulSet pod (annotation `nodefleet.io/planned-claim`, shared/api/workloads.ts) is
+ * checked the same way: unbound, with its template's class or the default one.
  */
 import type { KubeObject, Pod, StorageObjects, Volume } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
+import { PlannedClaimAnnotation } from '../api/workloads.ts';
 
 export type { StorageObjects };
 
@@ -66,8 +69,8 @@ interface Claim {
   volumeName?: string;
   bindCompleted: boolean;
   storageClassName?: string;
-  /** For a generic ephemeral volume's claim not created yet: where its class came from. */
-  planned?: string;
+  /** For a claim not created yet (generic ephemeral volume, StatefulSet template): who will create it and where its class came from. */
+  planned?: { by: string; classFrom: string };
 }
 
 /** Whether a pod mounts any PersistentVolumeClaim (directly or through a generic ephemeral volume). */
@@ -109,10 +112,13 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
   const o = idx.claims.get(`${ns}/${name}`);
   if (!o) {
     if (!ephemeral) return { missing: `persistentvolumeclaim "${ns}/${name}" does not exist` };
-    const fromTemplate = ephemeral.volumeClaimTemplate?.spec?.storageClassName;
-    const storageClassName = fromTemplate ?? idx.defaultClass;
-    const planned = fromTemplate !== undefined && fromTemplate !== null ? 'its ephemeral volume template' : storageClassName ? 'the default storage class' : 'no default storage class';
-    return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName: storageClassName ?? undefined, planned };
+    const { storageClassName, classFrom } = plannedClass(ephemeral.volumeClaimTemplate?.spec?.storageClassName, 'its ephemeral volume template', idx);
+    return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName, planned: { by: 'its ephemeral volume', classFrom } };
+  }
+  const plannedBy = o.metadata.annotations?.[PlannedClaimAnnotation];
+  if (plannedBy !== undefined) {
+    const { storageClassName, classFrom } = plannedClass(o.spec?.storageClassName, 'the template', idx);
+    return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName, planned: { by: plannedBy, classFrom } };
   }
   return {
     name: `${ns}/${name}`,
@@ -122,6 +128,12 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
     bindCompleted: o.metadata.annotations?.[BindCompletedAnnotation] !== undefined,
     storageClassName: o.spec?.storageClassName ?? undefined,
   };
+}
+
+/** A new claim's class: its template's, else (unset, as admission does) the default StorageClass. */
+function plannedClass(fromTemplate: string | null | undefined, template: string, idx: StorageIndex): { storageClassName?: string; classFrom: string } {
+  if (fromTemplate !== undefined && fromTemplate !== null) return { storageClassName: fromTemplate || undefined, classFrom: template };
+  return idx.defaultClass ? { storageClassName: idx.defaultClass, classFrom: 'the default storage class' } : { classFrom: 'no default storage class' };
 }
 
 /** Why no node may be launched for a pod using this claim, or undefined (KC `ValidatePersistentVolumeClaims`). */
@@ -136,7 +148,7 @@ function claimProblem(c: Claim, idx: StorageIndex): string | undefined {
     if (!c.bindCompleted) return `${pvc} names persistentvolume "${c.volumeName}" but is not bound yet (no ${BindCompletedAnnotation} annotation)`;
     return undefined;
   }
-  const via = c.planned ? ` (the claim its ephemeral volume will create; class from ${c.planned})` : '';
+  const via = c.planned ? ` (not created yet: ${c.planned.by} will create it; class from ${c.planned.classFrom})` : '';
   if (!c.storageClassName) return `${pvc}${via} is unbound and names no storage class, so no volume can be provisioned for it`;
   const sc = idx.classes.get(c.storageClassName);
   if (!sc) return `storageclass "${c.storageClassName}" of unbound ${pvc}${via} does not exist`;
