@@ -13,7 +13,8 @@
  *   Lost; when the claim names a volume that does not exist, is being deleted, or is not bound
  *   yet (no `pv.kubernetes.io/bind-completed` annotation); when an unbound claim has no storage
  *   class (or `""`), its class does not exist, or its class binds `Immediate` (the volume is
- *   provisioned before scheduling, so kube-scheduler waits for it, and so does nodefleet);
+ *   provisioned before scheduling, so kube-scheduler waits for it, and so does nodefleet; an
+ *   unset `volumeBindingMode` is `Immediate`, as the API server defaults it);
  * - a bound claim's volume allows the terms of its PersistentVolume's required node affinity
  *   (ORed; on a `local` or `hostPath` volume hostname expressions are dropped, a pod moving to a
  *   new node cannot keep them); an unbound claim allows its StorageClass's `allowedTopologies`
@@ -152,7 +153,12 @@ function claimProblem(c: Claim, idx: StorageIndex): string | undefined {
   if (!c.storageClassName) return `${pvc}${via} is unbound and names no storage class, so no volume can be provisioned for it`;
   const sc = idx.classes.get(c.storageClassName);
   if (!sc) return `storageclass "${c.storageClassName}" of unbound ${pvc}${via} does not exist`;
-  if (sc.volumeBindingMode === 'Immediate') return `${pvc}${via} is unbound and its storageclass "${c.storageClassName}" binds Immediate: the volume must be bound before the pod is scheduled`;
+  // The API server defaults an unset volumeBindingMode to Immediate (storage.k8s.io/v1 StorageClass):
+  // a class written without one binds Immediate once applied.
+  if ((sc.volumeBindingMode ?? 'Immediate') === 'Immediate') {
+    const unset = sc.volumeBindingMode === undefined ? ' (volumeBindingMode unset: the API default)' : '';
+    return `${pvc}${via} is unbound and its storageclass "${c.storageClassName}" binds Immediate${unset}: the volume must be bound before the pod is scheduled`;
+  }
   return undefined;
 }
 

@@ -46,6 +46,11 @@ describe('generic ephemeral volume whose claim is not created yet', () => {
     expect(zonesOf(checkPodVolumes(ephemeralPod('now'), store({ classes: [cls('now', { mode: 'Immediate' })] })))).toMatch(/storageclass "now" binds Immediate/);
   });
 
+  it('takes a class without volumeBindingMode as Immediate, the API server\'s default', () => {
+    const unset = { ...cls('efs'), volumeBindingMode: undefined };
+    expect(zonesOf(checkPodVolumes(ephemeralPod('efs'), store({ classes: [unset] })))).toMatch(/storageclass "efs" binds Immediate \(volumeBindingMode unset: the API default\)/);
+  });
+
   it('reads the claim once it exists rather than the template', () => {
     const claim: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'p-scratch', namespace: 'default' }, spec: { storageClassName: 'zonal' }, status: { phase: 'Lost' } };
     expect(zonesOf(checkPodVolumes(ephemeralPod('zonal'), store({ claims: [claim], classes: [cls('zonal')] })))).toMatch(/"default\/p-scratch" is Lost/);
