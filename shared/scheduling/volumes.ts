@@ -41,9 +41,11 @@ export type { StorageObjects };
 
 /**
  * A pod's volumes: `invalid` (why no node may be launched for it: names the claim and the reason),
- * or the node requirement alternatives its volumes allow (ORed; empty = no volume topology).
+ * or the node requirement alternatives its volumes allow (ORed; empty = no volume topology) with
+ * `constraints`, one phrase per claim that narrows them, naming the claim, where its topology
+ * comes from and what it allows (for the pod's unschedulable reason).
  */
-export type VolumeCheck = { invalid: string } | { alternatives: Requirements[] };
+export type VolumeCheck = { invalid: string } | { alternatives: Requirements[]; constraints: string[] };
 
 /** kube-controller-manager's mark on a claim whose binding to `spec.volumeName` is complete. */
 export const BindCompletedAnnotation = 'pv.kubernetes.io/bind-completed';
@@ -209,6 +211,7 @@ function compatible(a: Requirements, b: Requirements): boolean {
 export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck {
   const idx = indexOf(storage);
   let alternatives: Requirements[] = [];
+  const constraints: string[] = [];
   for (const v of pod.spec.volumes ?? []) {
     const c = claimOf(pod, v, idx);
     if (!c) continue;
@@ -217,6 +220,8 @@ export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck 
     if (problem) return { invalid: problem };
     const mine = claimAlternatives(c, idx);
     if (mine.length === 0) continue;
+    const from = c.volumeName ? `its persistentvolume "${c.volumeName}" allows` : `its storageclass "${c.storageClassName}" allows`;
+    constraints.push(`persistentvolumeclaim "${c.name}": ${from} ${mine.map((m) => (m.all().length > 0 ? m.toString() : 'any node')).join(' or ')}`);
     if (alternatives.length === 0) {
       alternatives = mine;
       continue;
@@ -225,5 +230,5 @@ export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck 
     const kept = pairs.filter(([a, b]) => compatible(a, b));
     alternatives = (kept.length > 0 ? kept : pairs).map(([a, b]) => a.intersect(b));
   }
-  return { alternatives };
+  return { alternatives, constraints };
 }

@@ -74,7 +74,7 @@ describe('a StatefulSet claim plan adds (not created yet)', () => {
 
 describe('topology alternatives', () => {
   it('leaves a pod without claims unconstrained, whatever the storage objects', () => {
-    expect(checkPodVolumes(pendingPod('p'), store({}))).toEqual({ alternatives: [] });
+    expect(checkPodVolumes(pendingPod('p'), store({}))).toEqual({ alternatives: [], constraints: [] });
   });
 
   it('keeps only the combinations of two volumes that can hold together, and all when none can', () => {
