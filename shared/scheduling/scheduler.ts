@@ -187,12 +187,13 @@ function claimsCost(r: SchedulingResult): number {
 
 /**
  * Appends which claims narrow the pod's topology to each reason that names a key they constrain
- * (`incompatible requirements, key topology.kubernetes.io/zone, …`), so a pod refused because
+ * (`incompatible requirements, key topology.kubernetes.io/zone, …`, `… label "kubernetes.io/hostname"
+ * does not have known values`), so a pod refused because
  * of where its volume lives says which claim and volume; other reasons are left as they are.
  */
 function withVolumeNote(reasons: Record<string, string>, v: { keys: Set<string>; note: string } | undefined): Record<string, string> {
   if (!v) return reasons;
-  return Object.fromEntries(Object.entries(reasons).map(([pool, r]) => [pool, [...v.keys].some((k) => r.includes(`key ${k}`)) ? `${r} (${v.note})` : r]));
+  return Object.fromEntries(Object.entries(reasons).map(([pool, r]) => [pool, [...v.keys].some((k) => r.includes(`key ${k},`) || r.includes(`label "${k}"`)) ? `${r} (${v.note})` : r]));
 }
 
 /**
