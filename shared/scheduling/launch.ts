@@ -5,6 +5,15 @@
  * filter/filter.go): exotic types (GPU, accelerator, metal) dropped when others remain,
  * capacity type reserved > spot > on-demand, spot offerings dearer than the cheapest
  * on-demand one dropped, and the 60 cheapest types sent, with minValues re-checked after the cut.
+ *
+ * minValues, as Karpenter's AWS provider applies them (KA instance.go `filterInstanceTypes`,
+ * filter.go): a claim with minValues skips the exotic filter, and minValues are checked on the 60
+ * cheapest compatible types over every capacity type, before the capacity type is chosen; the
+ * launch then sends those of the chosen capacity type, which may offer fewer values (a zone with
+ * three 4-vCPU types, one of them sold as spot there, launches spot with one type). Unlike KA, the
+ * spot filter stays on under minValues: it drops spot offerings only, so the types still count
+ * for minValues through their on-demand offerings, and a claim never launches spot dearer than
+ * on-demand.
  */
 import * as L from '../api/labels.ts';
 import type { Requirement, Requirements } from '../api/requirements.ts';
@@ -110,7 +119,7 @@ export function truncateKeepingMinValues(ordered: readonly TemplateType[], reqs:
  * @param options types that can hold everything on the claim.
  * @param reqs the claim's requirements (zone, capacity type, minValues).
  */
-export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true, spotFilter = true): LaunchPlan {
+export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true): LaunchPlan {
   const zoneReq = reqs.get(L.LabelTopologyZone);
   const ctReq = reqs.get(L.LabelCapacityType);
   const priced: { t: TemplateType; offerings: Offering[]; price: number }[] = [];
@@ -127,15 +136,17 @@ export function planLaunch(options: readonly TemplateType[], reqs: Requirements,
     reqs,
     maxInstanceTypes,
   );
-  // Exotic filter: GPU / accelerator / metal only when nothing else remains (KA filter.go).
-  const plain = ordered.filter((t) => !t.exotic);
+  const hasMinValues = reqs.all().some((r) => r.minValues !== undefined);
+  // Exotic filter: GPU / accelerator / metal only when nothing else remains (KA filter.go), and
+  // not at all under minValues.
+  const plain = hasMinValues ? ordered : ordered.filter((t) => !t.exotic);
   let candidates = plain.length > 0 ? plain : ordered;
 
   const available = new Set<L.CapacityType>();
   for (const t of candidates) for (const o of offeringsOf.get(t)!) available.add(o.capacityType);
   let chosen = CapacityTypeOrder.find((ct) => available.has(ct));
   let spotCeiling = Infinity;
-  if (chosen === 'spot' && available.has('on-demand') && spotFilter) {
+  if (chosen === 'spot' && available.has('on-demand')) {
     // Spot filter: spot offerings dearer than the cheapest on-demand offering are not worth it.
     spotCeiling = Math.min(...candidates.map((t) => cheapest(offeringsOf.get(t)!, 'on-demand')));
     const spotWorth = candidates.some((t) => offeringsOf.get(t)!.some((o) => o.capacityType === 'spot' && o.priceUsdPerHour <= spotCeiling));
@@ -166,14 +177,6 @@ export function planLaunch(options: readonly TemplateType[], reqs: Requirements,
     priceUsdPerHour: launch.length > 0 ? priceFor(launch[0]) : Infinity,
   };
   if (launch.length === 0) plan.problem = 'no instance type has an available offering';
-  else if (strictMinValues) plan.problem = unmetMinValues(launch, reqs);
-  // The spot filter is a launch preference, not a scheduling constraint: when dropping the dear
-  // spot offerings leaves too few types for minValues, launch without it. Karpenter's scheduler
-  // decides on minValues over every compatible type (found by npm run parity: a1.medium, whose
-  // spot price equals its on-demand price, made every dearer spot type "unwanted").
-  if (plan.problem && spotFilter && spotCeiling !== Infinity) {
-    const unfiltered = planLaunch(options, reqs, maxInstanceTypes, maxLaunch, strictMinValues, false);
-    if (!unfiltered.problem) return unfiltered;
-  }
+  else if (strictMinValues) plan.problem = unmetMinValues(truncateKeepingMinValues(ordered, reqs, maxLaunch), reqs);
   return plan;
 }

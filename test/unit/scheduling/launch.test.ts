@@ -24,4 +24,21 @@ describe('launch planning', () => {
     expect(plan.capacityTypes).toEqual(['on-demand']);
     expect(plan.zones).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
   });
+
+  it('checks minValues over every capacity type, then launches the chosen one (KA filterInstanceTypes; parity seed 1 #1944)', () => {
+    // Three types hold the claim; only one sells spot. Karpenter schedules it (three values over
+    // both capacity types) and launches spot with the one spot type.
+    const mk = (name: string, spot: number | undefined, od: number): TemplateType => {
+      const type = itype({ name, capacityTypes: spot === undefined ? ['on-demand'] : ['on-demand', 'spot'], price: { 'on-demand': od, ...(spot === undefined ? {} : { spot }) } });
+      return { type, offerings: type.offerings, daemonOverhead: {}, room: type.allocatable, exotic: false, efficient: true, minPriceUsdPerHour: Math.min(od, spot ?? od) };
+    };
+    const reqs = Requirements.fromSpecs([{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 3 }]);
+    const plan = planLaunch([mk('s', 0.06, 0.15), mk('o1', undefined, 0.16), mk('o2', undefined, 0.2)], reqs);
+    expect(plan.problem).toBeUndefined();
+    expect(plan.capacityTypes[0]).toBe('spot');
+    expect(plan.launch.map((t) => t.type.name)).toEqual(['s']);
+    expect(plan.priceUsdPerHour).toBe(0.06);
+    // Two types in all: minValues 3 is not met, whatever the capacity type.
+    expect(planLaunch([mk('s', 0.06, 0.15), mk('o1', undefined, 0.16)], reqs).problem).toMatch(/needs 3 values, 2 available/);
+  });
 });
