@@ -1,13 +1,14 @@
 /**
  * One page of a Kubernetes list, read lean: a plain GET through the connection's HTTP(S) agent
  * and headers (`KubeConfig.applyToHTTPSOptions`: CA, client certificate, bearer token, exec and
- * token-file credentials — what client-node's own requests and its Watch use), the body parsed
- * once, each item handed to `onItem` as plain JSON.
+ * token-file credentials — what client-node's own requests and its Watch use), gzip accepted, the
+ * body split into items as its bytes arrive ({@link ListItemSplitter}), each item parsed once and
+ * handed to `onItem` as plain JSON.
  *
  * Why not `CoreV1Api.listPodForAllNamespaces`: client-node keeps the body text, parses it, then
  * deserialises every object into class instances (Date fields), and callers turn those back into
  * plain JSON — three to four copies of each ~3 MB page of 500 pods, most of them promoted to the
- * old generation before they die. The agent's initial list of 100 000 pods peaked ~50 MiB higher
+ * old generation before they die. The agent's initial list of 100 000 pods peaked ~30 MiB higher
  * for that (docs/cluster-state.md).
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -50,13 +51,13 @@ export async function listPage(kc: KubeConfig, path: string, query: Record<strin
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    let status_: unknown = text;
+    let statusBody: unknown = text;
     try {
-      status_ = JSON.parse(text);
+      statusBody = JSON.parse(text);
     } catch {
       // not a Status: keep the text
     }
-    throw new ApiException(status, res.statusMessage ?? '', status_, res.headers as Record<string, string>);
+    throw new ApiException(status, res.statusMessage ?? '', statusBody, res.headers as Record<string, string>);
   }
   const split = new ListItemSplitter((item) => onItem(JSON.parse(item)));
   for await (const c of body) split.write(c as Buffer);

@@ -1,7 +1,8 @@
 /**
  * A small list + watch loop (client-go's Reflector, without its full object cache): lists with
- * pagination, hands each object to a `transform` that keeps only what the caller needs (memory
- * stays proportional to what is kept, not to the cluster), then watches from the list's
+ * pagination ({@link listPage}: each object parsed as its bytes arrive), hands each object to a
+ * `transform` that keeps only what the caller needs (memory stays proportional to what is kept,
+ * not to the cluster), then watches (client-node's Watch) from the list's
  * resourceVersion. The watch resumes from the last resourceVersion seen (bookmarks included, so
  * a quiet watch's resourceVersion keeps up with the cluster's); only a 410 Gone (or a failed
  * list) lists again. The API server's watch is reliable from a resourceVersion; a periodic
