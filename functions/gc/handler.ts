@@ -44,7 +44,8 @@ const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTim
 /** One gc pass. Input is ignored (scheduled event). */
 export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   const now = deps.clock.now();
-  // The epoch before the claims: a claim written after this read is after the epoch as well.
+  // When this table began keeping claims (recorded now on a new or emptied table): only instances
+  // launched after it can be orphans (shared/disruption/gc.ts GcInput.tableEpochMs).
   const tableEpochMs = await deps.store.claimsEpochMs(now.getTime());
   const [claims, listed, nodes, pools] = await Promise.all([deps.store.list(), deps.cloud.list(), deps.kube.listNodes(), deps.budgets ? deps.kube.listNodePools() : Promise.resolve([])]);
   const instances = await withClaimInstances(deps, claims, listed);
