@@ -32,7 +32,7 @@
  * expanded StatefulSet pod (annotation `nodefleet.io/planned-claim`, shared/api/workloads.ts) is
  * checked the same way: unbound, with its template's class or the default one.
  */
-import type { KubeObject, Pod, StorageObjects, Volume } from '../api/kube.ts';
+import { hasClaimVolumes, type KubeObject, type Pod, type StorageObjects, type Volume } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
 import { PlannedClaimAnnotation } from '../api/workloads.ts';
@@ -76,10 +76,7 @@ interface Claim {
   planned?: { by: string; classFrom: string };
 }
 
-/** Whether a pod mounts any PersistentVolumeClaim (directly or through a generic ephemeral volume). */
-export function hasClaimVolumes(pod: Pod): boolean {
-  return (pod.spec.volumes ?? []).some((v) => v.persistentVolumeClaim || v.ephemeral);
-}
+export { hasClaimVolumes };
 
 /** Indexes of {@link StorageObjects}, built once per solve. */
 class StorageIndex {
@@ -136,7 +133,7 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
 /** A new claim's class: its template's, else (unset, as admission does) the default StorageClass. */
 function plannedClass(fromTemplate: string | null | undefined, template: string, idx: StorageIndex): { storageClassName?: string; classFrom: string } {
   if (fromTemplate !== undefined && fromTemplate !== null) return { storageClassName: fromTemplate || undefined, classFrom: template };
-  return idx.defaultClass ? { storageClassName: idx.defaultClass, classFrom: 'the default storage class' } : { classFrom: 'no default storage class' };
+  return idx.defaultClass ? { storageClassName: idx.defaultClass, classFrom: 'the default storage class' } : { classFrom: 'none: its template names none and the cluster has no default' };
 }
 
 /** Why no node may be launched for a pod using this claim, or undefined (KC `ValidatePersistentVolumeClaims`). */
@@ -218,7 +215,13 @@ export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck 
     if ('missing' in c) return { invalid: c.missing };
     const problem = claimProblem(c, idx);
     if (problem) return { invalid: problem };
-    const mine = claimAlternatives(c, idx);
+    let mine: Requirements[];
+    try {
+      mine = claimAlternatives(c, idx);
+    } catch (err) {
+      // The API server admits only valid operators; a hand-written file may not.
+      return { invalid: `persistentvolumeclaim "${c.name}": its volume's topology cannot be read: ${(err as Error).message}` };
+    }
     if (mine.length === 0) continue;
     const from = c.volumeName ? `its persistentvolume "${c.volumeName}" allows` : `its storageclass "${c.storageClassName}" allows`;
     constraints.push(`persistentvolumeclaim "${c.name}": ${from} ${mine.map((m) => (m.all().length > 0 ? m.toString() : 'any node')).join(' or ')}`);

@@ -90,3 +90,12 @@ describe('topology alternatives', () => {
     expect(none.alternatives.map((a) => a.get('topology.kubernetes.io/zone')!.isEmpty())).toEqual([true, true]);
   });
 });
+
+describe('topology that cannot be read', () => {
+  it('refuses the pod with the reason rather than throwing (a hand-written PersistentVolume with an unknown operator)', () => {
+    const pv: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'Equals', values: ['a'] }] }] } } } };
+    const claim: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { volumeName: 'pv' } };
+    const pod = pendingPod('p', { spec: { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'c' } }] } });
+    expect(zonesOf(checkPodVolumes(pod, store({ claims: [claim], volumes: [pv] })))).toMatch(/"default\/c": its volume's topology cannot be read: unknown operator Equals/);
+  });
+});
