@@ -273,6 +273,9 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
       nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
       nodes: doc.nodes ?? [],
       instances: (doc.instances ?? []).map((i) => ({ instanceId: i.id, state: i.state ?? 'running', launchTime: i.launchTime, tags: i.tags ?? {} })),
+      // A case's table has kept the cluster's claims since before any of its instances (the Unix
+      // epoch): every unowned instance is an orphan, as Karpenter judges it.
+      tableEpochMs: 0,
     };
     const gc = planGarbageCollection(gcInput, now);
     const deleted = new Set(gc.deleteNodeClaims.map((d) => d.nodeClaim));
