@@ -11,7 +11,7 @@ import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
 import { compactNode, compactPod, type AgentPod, type NodeLifecycleDetail } from '../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from '../../shared/api/contract.ts';
-import { LabelInitialized, LabelNodePool, TaintUnregistered } from '../../shared/api/labels.ts';
+import { LabelInitialized, LabelNodePool, TaintDisrupted, TaintUnregistered } from '../../shared/api/labels.ts';
 import { isProvisionable } from './select.ts';
 import { splitDetails } from './split.ts';
 
@@ -93,6 +93,18 @@ interface NodeState {
   unfinished?: Node;
   /** When an event for this node was last queued (epoch ms). */
   sentMs?: number;
+  /** Being deleted ({@link nodeDeleting}). */
+  deleting: boolean;
+}
+
+/**
+ * Whether the node is being deleted: a deletionTimestamp, or the karpenter.sh/disrupted taint
+ * termination's Cordon task puts on it. The agent only reports the change (an `Unschedulable Pods`
+ * event without pods, {@link AgentCore.nodeChanged}); which of its pods need capacity the
+ * provisioner decides (shared/disruption/pods.ts deletingNodePods).
+ */
+export function nodeDeleting(n: Node): boolean {
+  return !!n.metadata.deletionTimestamp || !!n.spec?.taints?.some((t) => t.key === TaintDisrupted.key && t.effect === TaintDisrupted.effect);
 }
 
 /**
@@ -117,7 +129,7 @@ interface PodActivity {
 function nodeFingerprint(n: Node): NodeState {
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   const f = JSON.stringify([n.spec?.providerID, n.metadata.labels ?? {}, n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [], n.spec?.unschedulable ?? false, ready, n.status?.allocatable ?? {}]);
-  return { fingerprint: createHash('sha1').update(f).digest('hex'), ready, ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}) };
+  return { fingerprint: createHash('sha1').update(f).digest('hex'), ready, deleting: nodeDeleting(n), ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}) };
 }
 
 /** A bound, non-DaemonSet pod's binding; undefined for unbound and DaemonSet pods (KC podevents skips those). */
@@ -143,6 +155,8 @@ export class AgentCore {
   private readonly timers: AgentTimers;
   private stopped = false;
   private readonly nodeOutbox: NodeLifecycleDetail[] = [];
+  /** A node started being deleted since the last flush: ask the provisioner for a full pass. */
+  private deletionSeen = false;
   private seq = 0;
   private flushing: Promise<void> = Promise.resolve();
   private readonly nowMs: () => number;
@@ -272,6 +286,24 @@ export class AgentCore {
       }
     }
     await this.flushNodes();
+    await this.flushDeletion();
+  }
+
+  /**
+   * An `Unschedulable Pods` event without pods when a node started being deleted: the provisioner
+   * then runs a full pass, which provisions ahead for that node's pods before they are evicted
+   * (functions/provisioner/provision.ts). Retried on the next flush when the publish fails.
+   */
+  private async flushDeletion(): Promise<void> {
+    if (!this.deletionSeen) return;
+    this.deletionSeen = false;
+    const now = this.nowMs();
+    const detail = { schemaVersion: AgentSchemaVersion, cluster: this.opts.clusterName, batchId: `${this.opts.clusterName}-${now}-${++this.seq}`, part: 0, parts: 1, observedAt: new Date(now).toISOString(), pods: [] };
+    const r = await this.opts.publisher.publish([{ source: AgentSource, detailType: DetailTypeUnschedulablePods, detail }]);
+    if (r.failed > 0) {
+      this.deletionSeen = true;
+      this.timers.set(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
+    } else this.log('info', 'sent node deletion for provisioning', { batchId: detail.batchId });
   }
 
   // ---- pod events per node (lastPodEventTime) ----
@@ -368,6 +400,10 @@ export class AgentCore {
     }
     const cur: NodeState = { ...nodeFingerprint(n), sentMs: prev?.sentMs, ...(registrationUnfinished(n) ? { unfinished: n } : {}) };
     this.nodes.set(name, cur);
+    if (cur.deleting && !prev?.deleting) {
+      this.deletionSeen = true;
+      void this.flush();
+    }
     if (!prev) this.queueNode('added', n, cur);
     else if (cur.ready && !prev.ready) this.queueNode('ready', n, cur);
     else if (cur.fingerprint !== prev.fingerprint) this.queueNode('updated', n, cur);

@@ -87,18 +87,24 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const summary: ProvisionSummary = { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0, backingOff: 0 };
   const pending = await deps.kube.listPods({ unbound: true });
   const live = new Map(pending.map((p) => [objectKey(p), p]));
-  if (provisionablePods(eventPods, { livePods: pending, assigned: new Map() }).length === 0) {
+  // An event without pods asks for a full pass (a node started being deleted: its pods need
+  // capacity before they are evicted), so the cheap checks on the event's pods do not apply.
+  const full = eventPods.length === 0;
+  if (!full && provisionablePods(eventPods, { livePods: pending, assigned: new Map() }).length === 0) {
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });
     return summary;
   }
   const claims = await inFlightClaims(deps, now);
-  if (provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live, now) }).length === 0) {
+  if (!full && provisionablePods(eventPods, { livePods: pending, assigned: assignedPods(claims, live, now) }).length === 0) {
     deps.log.debug('no provisionable pod(s): every pod is on an in-flight nodeclaim', { received: eventPods.length });
     return summary;
   }
   const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()), { pending, claims });
   // Pending pods only: bound pods are never provisionable, and the picture holds 100 000 of them.
-  const provisionable = provisionablePods(eventPods, { livePods: pending, assigned: snap.assigned }, { others: true });
+  // Then the pods of nodes being deleted, after the pending ones (as Karpenter orders them): their
+  // capacity launches while the node drains; a claim launched for them on an earlier pass is free
+  // room in the snapshot and takes them again (snapshot.ts deletingPods).
+  const provisionable = [...provisionablePods(eventPods, { livePods: pending, assigned: snap.assigned }, { others: true }), ...snap.deletingPods];
   summary.provisionable = provisionable.length;
   if (provisionable.length === 0) {
     deps.log.debug('no provisionable pod(s)', { received: eventPods.length });

@@ -16,6 +16,7 @@ import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
+import { deletingNodePods, podKey } from '../../shared/disruption/pods.ts';
 
 /**
  * How long the pods a claim was made for still count as placed on it once its node is
@@ -51,6 +52,13 @@ export interface Snapshot {
   instanceTypes: (np: NodePool) => InstanceType[];
   /** `namespace/name` of pending pods already assigned to an in-flight claim → claim name. */
   assigned: Map<string, string>;
+  /**
+   * The pods of nodes being deleted, to schedule like pending pods (shared/disruption/pods.ts
+   * deletingNodePods; copies without nodeName, left out of their node's pods). An in-flight claim
+   * launched for them holds no pod of theirs, so it is free room in `existingNodes` that absorbs
+   * them on the next pass rather than a second launch.
+   */
+  deletingPods: Pod[];
 }
 
 function isTerminating(o: { metadata: { deletionTimestamp?: string } }): boolean {
@@ -73,13 +81,14 @@ export interface SnapshotPorts {
  * live pending pods and the claims when the caller read them already (not read again).
  */
 export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Date, refreshed?: CatalogRefresh, pre: { pending?: Pod[]; claims?: NodeClaim[] } = {}): Promise<Snapshot> {
-  const [nodePools, classes, claims, picture, dsObjects, unavailable] = await Promise.all([
+  const [nodePools, classes, claims, picture, dsObjects, unavailable, pdbs] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
     pre.claims ?? inFlightClaims(deps, now),
     readClusterPicture(deps, now, { pending: pre.pending }),
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
+    deps.kube.listPodDisruptionBudgets(),
   ]);
   const nodes = picture.nodes;
   const livePods = [...picture.boundPods, ...picture.pendingPods];
@@ -89,7 +98,9 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
   const boundPods = picture.boundPods;
 
-  const byNode = picture.podsByNode;
+  const deletingPods = deletingNodePods(nodes, picture.podsByNode, pdbs, now);
+  const moved = new Set(deletingPods.map(podKey));
+  const byNode = moved.size === 0 ? picture.podsByNode : withoutPods(picture.podsByNode, nodes, moved);
   // Nominated pods are pending ones: a map of those, not of every pod of the cluster.
   const liveByKey = new Map(picture.pendingPods.map((p) => [objectKey(p), p]));
 
@@ -144,7 +155,18 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     unavailable,
     instanceTypes,
     assigned,
+    deletingPods,
   };
+}
+
+/** `byNode` with the pods named in `moved` left out of `nodes`' lists (only those lists are copied). */
+function withoutPods(byNode: ReadonlyMap<string, Pod[]>, nodes: readonly Node[], moved: ReadonlySet<string>): Map<string, Pod[]> {
+  const out = new Map(byNode);
+  for (const n of nodes) {
+    const pods = byNode.get(n.metadata.name);
+    if (pods?.some((p) => moved.has(podKey(p)))) out.set(n.metadata.name, pods.filter((p) => !moved.has(podKey(p))));
+  }
+  return out;
 }
 
 /** The claims a provisioning pass reads at `now` (see {@link InFlightWindowSeconds}). */

@@ -5,7 +5,7 @@
  * Sources: KC pkg/utils/pod/scheduling.go (`IsReschedulable`, `IsDisruptable`,
  * `IsDoNotDisruptActive`), pkg/utils/pdb/pdb.go (`Limits.CanEvictPods`).
  */
-import type { LabelSelector, Pod, PodDisruptionBudget } from '../api/kube.ts';
+import type { LabelSelector, Node, Pod, PodDisruptionBudget } from '../api/kube.ts';
 import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
 import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
@@ -127,6 +127,15 @@ export function disruptionsAllowed(pdb: PodDisruptionBudget, pods: readonly Pod[
   return Math.max(0, healthy);
 }
 
+/**
+ * A PDB that forbids every voluntary eviction whatever its pods' health: `maxUnavailable: 0`,
+ * `maxUnavailable: "0%"` or `minAvailable: "100%"` (KC pkg/utils/pdb/pdb.go `isFullyBlocking`).
+ */
+export function isFullyBlockingPdb(pdb: PodDisruptionBudget): boolean {
+  const { maxUnavailable, minAvailable } = pdb.spec;
+  return maxUnavailable === 0 || maxUnavailable === '0%' || minAvailable === '100%';
+}
+
 /** PodDisruptionBudgets indexed for repeated checks. */
 export class PdbLimits {
   private readonly allowed: { pdb: PodDisruptionBudget; allowed: number }[];
@@ -151,4 +160,65 @@ export class PdbLimits {
     if (only.pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' && !isPodReady(pod)) return undefined;
     return `pdb ${ns}/${only.pdb.metadata.name} prevents pod evictions (pod ${podKey(pod)})`;
   }
+
+  /**
+   * Whether no eviction of `pod` can succeed until someone changes a PDB: more than one PDB covers
+   * it, or its one PDB is fully blocking ({@link isFullyBlockingPdb}; an unready pod under
+   * `AlwaysAllow` is exempt). KC `Limits.IsCurrentlyReschedulable`'s PDB half.
+   */
+  fullyBlocks(pod: Pod): boolean {
+    const ns = pod.metadata.namespace ?? 'default';
+    const matching = this.allowed.filter((x) => (x.pdb.metadata.namespace ?? 'default') === ns && selectorMatches(x.pdb.spec.selector, pod.metadata.labels));
+    if (matching.length > 1) return true;
+    const only = matching[0];
+    if (!only || !isFullyBlockingPdb(only.pdb)) return false;
+    return !(only.pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' && !isPodReady(pod));
+  }
+}
+
+/**
+ * Whether a node is being deleted, so the provisioner provisions ahead for its pods: the Node has
+ * a deletionTimestamp, carries the karpenter.sh/disrupted taint (termination's Cordon task,
+ * functions/termination/cordon.ts), or its NodeClaim is Terminating (`terminatingNodes`: node
+ * names of such claims). KC `StateNode.MarkedForDeletion`.
+ */
+export function isNodeDeleting(node: Node, terminatingNodes: ReadonlySet<string> = new Set()): boolean {
+  if (node.metadata.deletionTimestamp || terminatingNodes.has(node.metadata.name)) return true;
+  return (node.spec?.taints ?? []).some((t) => t.key === TaintDisrupted.key && t.effect === TaintDisrupted.effect);
+}
+
+/**
+ * The pods of a node being deleted that the provisioner schedules like pending pods, so their
+ * new capacity launches while the node drains (KC provisioner.go `Schedule`: the currently
+ * reschedulable pods of deleting nodes, `Limits.IsCurrentlyReschedulable`): reschedulable
+ * ({@link isReschedulable}: a terminating StatefulSet pod counts, a DaemonSet, mirror, terminal
+ * or other terminating pod does not), no active do-not-disrupt, and no fully blocking PDB (a
+ * drain would not move them, so capacity for them would wait idle).
+ */
+export function isCurrentlyReschedulable(p: Pod, pdbs: PdbLimits, now: Date): boolean {
+  if (!isReschedulable(p)) return false;
+  if (isActive(p) && isDoNotDisruptActive(p, now)) return false;
+  return !pdbs.fullyBlocks(p);
+}
+
+/**
+ * The pods of deleting nodes ({@link isNodeDeleting}) to schedule like pending pods
+ * ({@link isCurrentlyReschedulable}), as copies without `spec.nodeName` (the simulation places
+ * them afresh; their deleting node is unschedulable to it). Callers drop the originals from their
+ * node's pods so they are not counted twice (`podKey` identifies them). Shape: nodes as listed,
+ * `podsByNode` node name → bound pods, `now` for do-not-disrupt durations.
+ */
+export function deletingNodePods(nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, pdbs: readonly PodDisruptionBudget[], now: Date, terminatingNodes?: ReadonlySet<string>): Pod[] {
+  const deleting = nodes.filter((n) => isNodeDeleting(n, terminatingNodes));
+  if (deleting.length === 0) return [];
+  const limits = new PdbLimits(pdbs, []);
+  const out: Pod[] = [];
+  for (const n of deleting) {
+    for (const p of podsByNode.get(n.metadata.name) ?? []) {
+      if (!isCurrentlyReschedulable(p, limits, now)) continue;
+      const { nodeName: _bound, ...spec } = p.spec;
+      out.push({ ...p, spec });
+    }
+  }
+  return out;
 }

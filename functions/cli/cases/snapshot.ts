@@ -13,6 +13,7 @@ import { AmiFamilyFeatureTable, amiFamilyOf, instanceTypeFromCase, loadCatalog, 
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import type { ExistingNode, SchedulingInput, UnavailableOffering } from '../../../shared/scheduling/index.ts';
 import { existingFromClaim as existingFromInFlightClaim, existingFromNode as existingFromNodeOnly } from '../../../shared/scheduling/existing-capacity.ts';
+import { deletingNodePods, podKey } from '../../../shared/disruption/pods.ts';
 
 /** Everything a provisioning check needs from a case. */
 export interface CaseSnapshot {
@@ -103,7 +104,13 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     const status = (c.status ?? {}) as { nodeName?: string; allocatable?: Record<string, string> };
     if (status.nodeName && status.allocatable) claimAllocatable.set(status.nodeName, status.allocatable);
   }
-  const existingNodes = existingFromNodes(workloads.nodes, workloads.boundPods, startupOf, (n) => claimAllocatable.get(n.metadata.name));
+  // The pods of deleting nodes are scheduled like pending pods, as the provisioner does
+  // (shared/disruption/pods.ts deletingNodePods); they leave their node's pods.
+  const now = doc.now ? new Date(doc.now as string) : new Date();
+  const rescheduled = deletingNodePods(workloads.nodes, podsByNode(workloads.boundPods), workloads.pdbs, now);
+  const movedKeys = new Set(rescheduled.map(podKey));
+  const stayingBound = movedKeys.size ? workloads.boundPods.filter((p) => !movedKeys.has(podKey(p))) : workloads.boundPods;
+  const existingNodes = existingFromNodes(workloads.nodes, stayingBound, startupOf, (n) => claimAllocatable.get(n.metadata.name));
   const nodeNames = new Set(existingNodes.map((n) => n.name));
   const allTypes = new Map<string, InstanceType>();
   for (const types of typesByPool.values()) for (const t of types) allTypes.set(t.name, t);
@@ -114,11 +121,11 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     if (e) existingNodes.push(e);
   }
   const input: SchedulingInput = {
-    pods: workloads.pendingPods,
+    pods: [...workloads.pendingPods, ...rescheduled],
     nodePools,
     instanceTypes: (np) => typesByPool.get(np.metadata.name) ?? [],
     existingNodes,
-    boundPods: workloads.boundPods,
+    boundPods: stayingBound,
     daemonSets: workloads.daemonSets,
     // A case states the whole cluster: a claim it does not list does not exist.
     storage: workloads.storage,

@@ -97,6 +97,23 @@ describe('AgentCore batching', () => {
     expect(changes).toEqual(['added', 'ready', 'updated', 'deleted']);
   });
 
+  it('a node starting to be deleted (karpenter.sh/disrupted taint) sends one Unschedulable Pods event without pods: the provisioner runs a full pass', async () => {
+    // Prepare
+    const up = node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true });
+    const disrupted = node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, unschedulable: true, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] });
+    core.nodeChanged('ADDED', 'n1', up);
+    await core.flush();
+    expect(publisher.ofType('Unschedulable Pods')).toHaveLength(0);
+    // Act: tainted, then seen again tainted
+    core.nodeChanged('MODIFIED', 'n1', disrupted);
+    core.nodeChanged('MODIFIED', 'n1', disrupted);
+    await core.flush();
+    // Assess: one event, schema-valid, without pods
+    const sent = publisher.ofType('Unschedulable Pods');
+    expect(sent).toHaveLength(1);
+    expect(UnschedulablePodsDetailSchema.parse(sent[0].detail).pods).toEqual([]);
+  });
+
   it('a node whose registration is unfinished is re-sent every 30 s until it carries karpenter.sh/initialized', async () => {
     // Prepare: registration is event-driven; a lost "ready" event must not leave the claim Registered for ever.
     core.start();

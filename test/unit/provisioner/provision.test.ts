@@ -374,3 +374,41 @@ async function firstClaimLike(deps: { clock: { now(): Date } }) {
   const { nodeClaim } = await import('../../fakes/index.ts');
   return nodeClaim({ name: 'x', phase: 'Terminated', createdAt: deps.clock.now().toISOString() });
 }
+
+describe('provisioner: the pods of a node being deleted', () => {
+  /** A node tainted karpenter.sh/disrupted (termination's Cordon) running `web` (2 cpu) and a DaemonSet pod. */
+  function deletingWorld() {
+    const world = provisionerWorld();
+    const labels = { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' };
+    world.w.kube.addNode(node({ name: 'ip-10-0-9-9', labels, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }], unschedulable: true, allocatable: { cpu: '3', memory: '6Gi', pods: '20' } }));
+    world.w.kube.addPod(pod({ name: 'web', cpu: '2', memory: '1Gi', nodeName: 'ip-10-0-9-9', phase: 'Running', labels: { app: 'web' } }));
+    world.w.kube.addPod(pod({ name: 'ds', cpu: '100m', memory: '64Mi', nodeName: 'ip-10-0-9-9', phase: 'Running', owner: 'DaemonSet' }));
+    return world;
+  }
+
+  it('are provisioned for before they are evicted, once: the claim launched for them takes them on the next pass', async () => {
+    // Prepare
+    const { w, deps } = deletingWorld();
+    // Act: two full passes (an event without pods) over the same deleting node
+    const first = await run(parseInput(unschedulableEvent([], 'e1')), deps);
+    w.clock.advanceSeconds(5);
+    const second = await run(parseInput(unschedulableEvent([], 'e2')), deps);
+    // Assess: one launch, for the Deployment pod only (not the DaemonSet's); the second pass places it on that claim
+    expect(first.launched).toHaveLength(1);
+    expect((await w.store.list())[0].pods).toEqual(['default/web']);
+    expect(second.created).toEqual([]);
+    expect(second.placedOnExisting).toBe(1);
+    expect(w.cloud.callsOf('create')).toHaveLength(1);
+  });
+
+  it('a pod a fully blocking PodDisruptionBudget keeps on its node gets no capacity', async () => {
+    // Prepare
+    const { w, deps } = deletingWorld();
+    w.kube.addPdb({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, maxUnavailable: 0 } });
+    // Act
+    const summary = await run(parseInput(unschedulableEvent([], 'e1')), deps);
+    // Assess
+    expect(summary.provisionable).toBe(0);
+    expect(w.cloud.callsOf('create')).toHaveLength(0);
+  });
+});
