@@ -92,7 +92,9 @@ class Scheduler {
     if (!this.ctx.costPacking) {
       // Karpenter tries in-flight claims fewest pods first (KC scheduler.go `add`: the new claims
       // are sorted by pod count before each pod), which spreads a batch over the claims it opened.
-      if (this.byPods.length !== this.claims.length) this.byPods = [...this.claims];
+      // The sort is in place and a new claim is appended to the sorted list, so among claims with
+      // as many pods the order is the one the previous sorts left, not the order they were opened.
+      if (this.byPods.length !== this.claims.length) this.byPods.push(...this.claims.slice(this.byPods.length));
       this.byPods.sort((a, b) => a.pods.length - b.pods.length);
       for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx)) return undefined;
       return this.openNew(info, groups, sig);
