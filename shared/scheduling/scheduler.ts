@@ -245,6 +245,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const groupsOf = new Map<PodInfo, PodGroups>();
   for (const info of infos) groupsOf.set(info, groupsFor(info));
   recordBoundPods(topology, bound, groupsFor, input.volumes, infoCache);
+  for (const info of infos) topology.trackPending(info, groupsOf.get(info)!);
 
   // Smallest pending pod: claims that cannot take it are closed.
   let smallestCpu = Infinity;
