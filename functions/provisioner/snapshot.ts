@@ -6,7 +6,7 @@
  */
 import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
-import { getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { InFlightPhases, getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { isProvisionable } from '../../shared/api/agent-events.ts';
@@ -17,8 +17,6 @@ import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
 
-/** Claims in these phases hold (or will hold) capacity. */
-const InFlightPhases = new Set<NodeClaim['phase']>(['Pending', 'Launched', 'Registered', 'Initialized']);
 /**
  * How long the pods a claim was made for still count as placed on it once its node is
  * initialized: Karpenter's nomination period (2 × the 10 s batch window). Past it, a pod still

@@ -3,7 +3,7 @@
  * a bad value fails synth with the context key's name, before any resource is built.
  */
 import type { Node } from 'constructs';
-import { PackingModes, type PackingMode } from '../../shared/api/contract.ts';
+import { clusterNameProblem, PackingModes, type PackingMode } from '../../shared/api/contract.ts';
 
 /** Log levels Powertools Logger accepts (POWERTOOLS_LOG_LEVEL; shared/runtime/env.ts parses the same set). */
 export const LogLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
@@ -60,9 +60,6 @@ export function kubernetesGroupOf(functionName: string): string {
   return `nodefleet-${functionName.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** EKS cluster names: 1–100 characters, alphanumerics, hyphens and underscores, starting alphanumeric (EKS CreateCluster). */
-const ClusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
-
 /** Thrown when a context value is missing or invalid; the message names the context key. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -89,9 +86,8 @@ function bool(node: Node, key: string, fallback: boolean): boolean {
 export function readConfig(node: Node): NodefleetConfig {
   const clusterName = str(node, 'clusterName');
   if (!clusterName) throw new ConfigError("context 'clusterName' is required: npx cdk deploy -c clusterName=MY_CLUSTER");
-  if (!ClusterNamePattern.test(clusterName)) {
-    throw new ConfigError(`context 'clusterName' must be an EKS cluster name (letters, digits, '-' and '_', max 100), got '${clusterName}'`);
-  }
+  const nameProblem = clusterNameProblem(clusterName);
+  if (nameProblem) throw new ConfigError(`context 'clusterName' ${nameProblem}`);
   const logLevel = (str(node, 'logLevel') ?? 'INFO').toUpperCase();
   if (!(LogLevels as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`context 'logLevel' must be one of ${LogLevels.join(', ')}, got '${logLevel}'`);

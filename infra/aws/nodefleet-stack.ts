@@ -33,7 +33,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { Env, EventRules, nodeRoleNameOf, Table, type EventPattern } from '../../shared/api/contract.ts';
+import { Env, EventRules, nodeRoleNameOf, Table, tableCreateInput, type EventPattern } from '../../shared/api/contract.ts';
 import { kubernetesGroupOf, type NodefleetConfig } from './config.ts';
 import {
   DefaultTerminationTaskPermissions,
@@ -178,21 +178,36 @@ export class NodefleetStack extends Stack {
     this.templateOptions.description = `nodefleet: serverless node autoscaler for EKS cluster ${cfg.clusterName}`;
 
     // ---- state -------------------------------------------------------------------------------
+    // Keys and indexes from contract.ts tableCreateInput, the definition dynalite creates locally.
+    // An LSI can only be created with its table: adding `inFlight` to a deployed stack replaced the
+    // table (README, upgrading).
+    const schema = tableCreateInput('schema');
+    const attribute = (name: string): dynamodb.Attribute => {
+      const def = schema.AttributeDefinitions.find((a) => a.AttributeName === name);
+      if (!def) throw new Error(`contract.ts tableCreateInput: no AttributeDefinition for ${name}`);
+      return { name, type: def.AttributeType === 'N' ? dynamodb.AttributeType.NUMBER : dynamodb.AttributeType.STRING };
+    };
+    const keyOf = (ks: readonly { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[], type: 'HASH' | 'RANGE') => {
+      const k = ks.find((x) => x.KeyType === type);
+      return k ? attribute(k.AttributeName) : undefined;
+    };
     this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: Table.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: Table.sortKey, type: dynamodb.AttributeType.STRING },
+      partitionKey: keyOf(schema.KeySchema, 'HASH')!,
+      sortKey: keyOf(schema.KeySchema, 'RANGE'),
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: Table.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      // NodeClaims are the record of which instances nodefleet owns: keep them if the stack goes.
+      // NodeClaims are the record of which instances nodefleet owns: keep them if the stack goes
+      // (and, on a replacement, the old table: CDK sets UpdateReplacePolicy Retain too).
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.table.addGlobalSecondaryIndex({
-      indexName: Table.instanceIdIndex,
-      partitionKey: { name: Table.instanceIdAttribute, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
-    });
+    for (const gsi of schema.GlobalSecondaryIndexes) {
+      this.table.addGlobalSecondaryIndex({ indexName: gsi.IndexName, partitionKey: keyOf(gsi.KeySchema, 'HASH')!, sortKey: keyOf(gsi.KeySchema, 'RANGE'), projectionType: dynamodb.ProjectionType[gsi.Projection.ProjectionType] });
+    }
+    for (const lsi of schema.LocalSecondaryIndexes) {
+      this.table.addLocalSecondaryIndex({ indexName: lsi.IndexName, sortKey: keyOf(lsi.KeySchema, 'RANGE')!, projectionType: dynamodb.ProjectionType[lsi.Projection.ProjectionType] });
+    }
 
     this.bus = new events.EventBus(this, 'Bus', { eventBusName: `nodefleet-${cfg.clusterName}` });
 

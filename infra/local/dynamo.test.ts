@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { startLocalDynamo } from './dynamo.ts';
 
 describe('startLocalDynamo', () => {
-  it('creates the contract table with its GSI and keeps items across restarts when given a path', async () => {
+  it('creates the contract table with its GSI and LSI and keeps items across restarts when given a path', async () => {
     // Prepare
     const dir = mkdtempSync(join(tmpdir(), 'nodefleet-dynamo-'));
     try {
@@ -20,6 +20,9 @@ describe('startLocalDynamo', () => {
       // Assess
       expect(d.Table.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
       expect(d.Table.GlobalSecondaryIndexes[0].IndexName).toBe('byInstanceId');
+      expect(d.Table.LocalSecondaryIndexes.map((i: any) => [i.IndexName, i.KeySchema, i.Projection])).toEqual([
+        ['inFlight', [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'inFlightKeyMs', KeyType: 'RANGE' }], { ProjectionType: 'ALL' }],
+      ]);
       expect(q.Items.map((i: any) => i.sk.S)).toEqual(['NODECLAIM#default-abcde']);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -70,7 +70,8 @@ export function clusterViewKey(cluster: string): string {
 
 /**
  * DynamoDB: one table.
- * - NodeClaim:        pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; `instanceId` (GSI), `version`
+ * - NodeClaim:        pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; `instanceId` (GSI), `version`,
+ *                     `inFlightKeyMs` (LSI sort key, only while the claim is in flight)
  * - Budget counter:   pk = `CLUSTER#<cluster>`, sk = `BUDGET#<nodePool>`; `inFlight` (number), `holders` (map claim → since)
  * - ICE cache:        pk = `CLUSTER#<cluster>`, sk = `ICE#<type>#<zone>#<capacityType>`; `ttl`
  * - Idempotency:      pk = `idempotency#<function>`, sk = idempotency key (Powertools, `ttl` as expiry attribute)
@@ -82,13 +83,30 @@ export const Table = {
   ttlAttribute: 'ttl',
   instanceIdIndex: 'byInstanceId',
   instanceIdAttribute: 'instanceId',
+  /**
+   * Sparse local secondary index of the claims in flight: hash `pk`, range {@link Table.inFlightAttribute}.
+   * Local, not global, because an LSI can be read strongly consistently (a claim the previous
+   * provisioning pass wrote is never missed) and a GSI cannot.
+   */
+  inFlightIndex: 'inFlight',
+  /**
+   * Number, epoch ms: shared/api/nodeclaim.ts `inFlightKeyMs` — present only while the claim is
+   * Pending, Launched, Registered or Initialized, so only those claims are in {@link Table.inFlightIndex}.
+   */
+  inFlightAttribute: 'inFlightKeyMs',
 } as const;
 
 /**
  * The table as a DynamoDB `CreateTable` input (API shape, plain data): the CDK stack and the
- * embedded environment (dynalite) both create the table from this one definition.
+ * embedded environment (dynalite) both create the table and its indexes from this one definition.
  * On-demand billing; GSI `byInstanceId` (hash `instanceId`, all attributes) for interruption and
- * gc lookups; TTL on `ttl` is enabled separately (UpdateTimeToLive / CDK `timeToLiveAttribute`).
+ * registration lookups; LSI `inFlight` (hash `pk`, range `inFlightKeyMs` number, all attributes:
+ * a consistent Query of it reads no table item) for the provisioner; TTL on `ttl` is enabled
+ * separately (UpdateTimeToLive / CDK `timeToLiveAttribute`).
+ *
+ * An LSI exists only from the table's creation: adding one replaces the table (README, upgrade
+ * notes). With an LSI, each partition (one cluster's items with their index entries) is limited
+ * to 10 GB (NodeClaims are ≤ ~2.5 KB: millions of them).
  */
 export function tableCreateInput(tableName: string) {
   return {
@@ -98,6 +116,7 @@ export function tableCreateInput(tableName: string) {
       { AttributeName: Table.partitionKey, AttributeType: 'S' as const },
       { AttributeName: Table.sortKey, AttributeType: 'S' as const },
       { AttributeName: Table.instanceIdAttribute, AttributeType: 'S' as const },
+      { AttributeName: Table.inFlightAttribute, AttributeType: 'N' as const },
     ],
     KeySchema: [
       { AttributeName: Table.partitionKey, KeyType: 'HASH' as const },
@@ -107,6 +126,16 @@ export function tableCreateInput(tableName: string) {
       {
         IndexName: Table.instanceIdIndex,
         KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' as const }],
+        Projection: { ProjectionType: 'ALL' as const },
+      },
+    ],
+    LocalSecondaryIndexes: [
+      {
+        IndexName: Table.inFlightIndex,
+        KeySchema: [
+          { AttributeName: Table.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: Table.inFlightAttribute, KeyType: 'RANGE' as const },
+        ],
         Projection: { ProjectionType: 'ALL' as const },
       },
     ],
@@ -128,6 +157,17 @@ export const keys = {
  */
 export const PackingModes = ['cost', 'karpenter'] as const;
 export type PackingMode = (typeof PackingModes)[number];
+
+/** EKS cluster names: 1–100 characters, alphanumerics, hyphens and underscores, starting alphanumeric (EKS CreateCluster). */
+const ClusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
+
+/**
+ * Why `name` cannot be an EKS cluster name, or undefined when it can. One rule for the CDK context
+ * `clusterName` (infra/aws/config.ts) and the CLI's `--cluster-name`.
+ */
+export function clusterNameProblem(name: string): string | undefined {
+  return ClusterNamePattern.test(name) ? undefined : `must be an EKS cluster name (letters, digits, '-' and '_', starting with a letter or digit, max 100), got '${name}'`;
+}
 
 /** IAM role names are at most 64 characters; past that the CDK stack lets CloudFormation name the role. */
 const MaxRoleNameLength = 64;

@@ -20,13 +20,13 @@
  *   the aws-cn partition).
  */
 
-import { clusterViewKey } from './contract.ts';
+import { Table, clusterViewKey } from './contract.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
   /**
-   * One DynamoDB item action on the nodefleet table (Query: and its GSI), so each function gets
-   * exactly the actions its adapter calls send (shared/aws/calls.ts; the IAM simulation test fails
+   * One DynamoDB item action on the nodefleet table (Query: on the table, the byInstanceId GSI or
+   * the in-flight LSI, one permission each), so each function gets exactly the actions its adapter calls send (shared/aws/calls.ts; the IAM simulation test fails
    * on one granted and never sent). See {@link TablePermissionActions}.
    */
   | TablePermission
@@ -56,16 +56,16 @@ export type Permission =
 
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
-  // NodeClaims (create, get, list, update = put, delete), the ICE cache (put, query), idempotency (put, update).
-  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
+  // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), idempotency (put, update).
+  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized.
-  registration: ['tableGet', 'tablePut', 'tableQuery', 'kube'],
+  registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update).
   disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).
   gc: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
-  // NodeClaims by instance id and list, marked; ICE cache marks; budget holders: no update, no delete.
-  interruption: ['tableGet', 'tablePut', 'tableQuery', 'kube', 'startTermination'],
+  // NodeClaims by instance id (GSI) and list, marked; ICE cache marks; budget holders: no update, no delete.
+  interruption: ['tableGet', 'tablePut', 'tableQuery', 'tableQueryByInstanceId', 'kube', 'startTermination'],
 } as const satisfies Record<string, readonly Permission[]>;
 
 /** A function of {@link FunctionPermissions}. */
@@ -131,8 +131,12 @@ export const TablePermissionActions = {
   tablePut: 'dynamodb:PutItem',
   tableUpdate: 'dynamodb:UpdateItem',
   tableDelete: 'dynamodb:DeleteItem',
-  /** On the table (list by cluster, ICE cache) and the byInstanceId GSI. */
+  /** On the table only (list by cluster, ICE cache). */
   tableQuery: 'dynamodb:Query',
+  /** On the byInstanceId GSI only (NodeClaimStore.getByInstanceId). */
+  tableQueryByInstanceId: 'dynamodb:Query',
+  /** On the in-flight LSI only (NodeClaimStore.listInFlight: the provisioner). */
+  tableQueryInFlight: 'dynamodb:Query',
 } as const;
 /** A DynamoDB permission set of {@link TablePermissionActions}. */
 export type TablePermission = keyof typeof TablePermissionActions;
@@ -204,7 +208,11 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
     case 'tableDelete':
       return [allow(`NodefleetTable${permission.slice('table'.length)}`, [TablePermissionActions[permission]], [t.tableArn])];
     case 'tableQuery':
-      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn, `${t.tableArn}/index/*`])];
+      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn])];
+    case 'tableQueryByInstanceId':
+      return [allow('NodefleetTableQueryByInstanceId', [TablePermissionActions.tableQueryByInstanceId], [`${t.tableArn}/index/${Table.instanceIdIndex}`])];
+    case 'tableQueryInFlight':
+      return [allow('NodefleetTableQueryInFlight', [TablePermissionActions.tableQueryInFlight], [`${t.tableArn}/index/${Table.inFlightIndex}`])];
     case 'kube':
       return [allow('DescribeThisCluster', ['eks:DescribeCluster'], [`arn:${t.partition}:eks:${t.region}:${t.account}:cluster/${t.clusterName}`])];
     case 'ec2Describe':

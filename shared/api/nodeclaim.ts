@@ -154,17 +154,44 @@ export function getCondition(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimCo
   return c.conditions.find((x) => x.type === type);
 }
 
+/** Phases in which a claim is in flight: it may hold capacity the cluster picture does not show yet. */
+export const InFlightPhases: ReadonlySet<NodeClaimPhase> = new Set<NodeClaimPhase>(['Pending', 'Launched', 'Registered', 'Initialized']);
+
+/**
+ * {@link inFlightKeyMs} of a claim not initialized yet (or whose initialization time is unknown):
+ * later than any time, so every `listInFlight(initializedSinceMs)` returns it. Epoch ms
+ * (Number.MAX_SAFE_INTEGER: exact as a DynamoDB number and as a JavaScript number).
+ */
+export const NotInitializedInFlightKeyMs = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The claim's key in the in-flight index (epoch ms), or undefined when it is not in flight — the
+ * one rule for `NodeClaimStore.listInFlight`, the DynamoDB item's sparse sort key
+ * (shared/api/contract.ts `Table.inFlightAttribute`) and the in-memory store:
+ * - Pending, Launched, Registered ({@link InFlightPhases} before Initialized):
+ *   {@link NotInitializedInFlightKeyMs};
+ * - Initialized: the epoch ms its Initialized condition turned True ({@link NotInitializedInFlightKeyMs}
+ *   when that time is unknown) — a reader asking for claims initialized since T reads the keys ≥ T,
+ *   so claims initialized long ago stay out of the read range without another write;
+ * - Terminating, Terminated, Failed: undefined (no attribute: the claim leaves the index in the
+ *   same write that moves it out of the in-flight phases).
+ */
+export function inFlightKeyMs(c: Pick<NodeClaim, 'phase' | 'conditions'>): number | undefined {
+  if (!InFlightPhases.has(c.phase)) return undefined;
+  if (c.phase !== 'Initialized') return NotInitializedInFlightKeyMs;
+  const init = getCondition(c, 'Initialized');
+  const at = init?.status === 'True' ? Date.parse(init.lastTransitionTime) : NaN;
+  return Number.isFinite(at) ? at : NotInitializedInFlightKeyMs;
+}
+
 /**
  * Does the claim belong to `NodeClaimStore.listInFlight(initializedSinceMs)`? Pending, Launched,
  * Registered; Initialized when its Initialized condition turned True at or after the time (or
- * the time is unknown). One rule for the DynamoDB filter and the in-memory store.
+ * the time is unknown): its {@link inFlightKeyMs} is at least `initializedSinceMs`.
  */
 export function inFlightSince(c: Pick<NodeClaim, 'phase' | 'conditions'>, initializedSinceMs: number): boolean {
-  if (c.phase === 'Pending' || c.phase === 'Launched' || c.phase === 'Registered') return true;
-  if (c.phase !== 'Initialized') return false;
-  const init = getCondition(c, 'Initialized');
-  const at = init?.status === 'True' ? Date.parse(init.lastTransitionTime) : NaN;
-  return !Number.isFinite(at) || at >= initializedSinceMs;
+  const key = inFlightKeyMs(c);
+  return key !== undefined && key >= initializedSinceMs;
 }
 
 /** True when the condition is set to True. */

@@ -2,16 +2,21 @@
  * NodeClaimStore on DynamoDB (one table, keys in shared/api/contract.ts `Table` / `keys`):
  * pk = `CLUSTER#<cluster>`, sk = `NODECLAIM#<name>`; top-level `version` (optimistic lock: every
  * write is conditional on it), `instanceId` (sparse GSI `byInstanceId`), `nodePool`, `phase`,
- * `initializedAt` (epoch ms the Initialized condition turned True; `listInFlight` filters on it), `ttl`
- * (epoch seconds, only once Terminated: DynamoDB's TTL deletes the record), and the
- * claim itself under `claim` (read back through NodeClaimSchema: a zod schema at every boundary).
+ * `inFlightKeyMs` (sparse LSI `inFlight`, only while the claim is in flight: shared/api/nodeclaim.ts
+ * `inFlightKeyMs`), `ttl` (epoch seconds, only once Terminated: DynamoDB's TTL deletes the record),
+ * and the claim itself under `claim` (read back through NodeClaimSchema: a zod schema at every boundary).
+ *
+ * Every write of a claim is a whole-item PutItem built by {@link nodeClaimItem}: the sparse index
+ * attributes are derived from the claim in the same conditional write that changes its phase, and
+ * an attribute the new claim does not have is removed with it (a claim leaving the in-flight
+ * phases leaves the index atomically; nothing else writes claim items).
  *
  * Errors: ConflictError (condition failed: name exists / version stale), TransientError (throttled).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { NodeClaimStore } from '../api/ports.ts';
-import { NodeClaimSchema, getCondition, type NodeClaim } from '../api/nodeclaim.ts';
+import { NodeClaimSchema, inFlightKeyMs, type NodeClaim } from '../api/nodeclaim.ts';
 import { Table, keys } from '../api/contract.ts';
 import { ConflictError, NodefleetError, TransientError } from '../api/errors.ts';
 
@@ -27,13 +32,9 @@ export function mapDynamoError(err: unknown, what: string): Error {
   return new NodefleetError(`${what}: ${name} ${(err as Error)?.message ?? ''}`.trim(), { cause: err });
 }
 
-/** Top-level attribute: epoch ms the claim's Initialized condition turned True (absent before). */
-export const InitializedAtAttribute = 'initializedAt';
-
-/** The item written for a claim. */
+/** The item written for a claim (the whole item: every write of a claim replaces it). */
 export function nodeClaimItem(cluster: string, claim: NodeClaim): Record<string, unknown> {
-  const init = getCondition(claim, 'Initialized');
-  const initializedAt = init?.status === 'True' ? Date.parse(init.lastTransitionTime ?? '') : NaN;
+  const inFlight = inFlightKeyMs(claim);
   return {
     [Table.partitionKey]: keys.cluster(cluster),
     [Table.sortKey]: keys.nodeClaim(claim.name),
@@ -41,7 +42,8 @@ export function nodeClaimItem(cluster: string, claim: NodeClaim): Record<string,
     version: claim.version,
     nodePool: claim.nodePool,
     phase: claim.phase,
-    ...(Number.isFinite(initializedAt) ? { [InitializedAtAttribute]: initializedAt } : {}),
+    // Sparse LSI: only claims in flight are indexed (absent = out of the index).
+    ...(inFlight !== undefined ? { [Table.inFlightAttribute]: inFlight } : {}),
     // Sparse GSI: only launched claims are indexed by instance id.
     ...(claim.instanceId ? { [Table.instanceIdAttribute]: claim.instanceId } : {}),
     // DynamoDB TTL (epoch seconds): a Terminated claim expires (shared/api/nodeclaim.ts retainUntil).
@@ -89,40 +91,36 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
   }
 
   async list(): Promise<NodeClaim[]> {
-    return this.query();
-  }
-
-  /**
-   * The in-flight claims (port doc; rule: shared/api/nodeclaim.ts `inFlightSince`): the same
-   * consistent Query of the cluster's partition with a filter, so only those items cross the wire
-   * and are parsed. Not a GSI: an index is eventually consistent, and a claim the previous
-   * provisioning pass created must never be missed (it would be launched twice). DynamoDB still
-   * charges read units for every claim of the cluster (filters apply after the read).
-   */
-  async listInFlight(initializedSinceMs: number): Promise<NodeClaim[]> {
     return this.query({
-      FilterExpression: '#phase IN (:pending, :launched, :registered) OR (#phase = :initialized AND (attribute_not_exists(#init) OR #init >= :since))',
-      ExpressionAttributeNames: { '#phase': 'phase', '#init': InitializedAtAttribute },
-      ExpressionAttributeValues: { ':pending': 'Pending', ':launched': 'Launched', ':registered': 'Registered', ':initialized': 'Initialized', ':since': initializedSinceMs },
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': Table.partitionKey, '#sk': Table.sortKey },
+      ExpressionAttributeValues: { ':pk': keys.cluster(this.cluster), ':prefix': keys.nodeClaim('') },
     });
   }
 
-  private async query(filter?: { FilterExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }): Promise<NodeClaim[]> {
+  /**
+   * The in-flight claims (port doc; rule: shared/api/nodeclaim.ts `inFlightKeyMs`): a strongly
+   * consistent Query of the sparse LSI `inFlight` for keys ≥ `initializedSinceMs`. Only claims in
+   * flight have the key, and claims initialized before the time sort below the range, so DynamoDB
+   * reads (and charges read units for) the in-flight claims only, not the cluster's. Not a GSI: a
+   * GSI is eventually consistent, and a claim the previous provisioning pass created must never be
+   * missed (it would be launched twice); an LSI honours ConsistentRead.
+   */
+  async listInFlight(initializedSinceMs: number): Promise<NodeClaim[]> {
+    return this.query({
+      IndexName: Table.inFlightIndex,
+      KeyConditionExpression: '#pk = :pk AND #inFlight >= :since',
+      ExpressionAttributeNames: { '#pk': Table.partitionKey, '#inFlight': Table.inFlightAttribute },
+      ExpressionAttributeValues: { ':pk': keys.cluster(this.cluster), ':since': initializedSinceMs },
+    });
+  }
+
+  private async query(q: { IndexName?: string; KeyConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }): Promise<NodeClaim[]> {
     const out: NodeClaim[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     try {
       do {
-        const page = await this.doc.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-            ExpressionAttributeNames: { '#pk': Table.partitionKey, '#sk': Table.sortKey, ...filter?.ExpressionAttributeNames },
-            ExpressionAttributeValues: { ':pk': keys.cluster(this.cluster), ':prefix': keys.nodeClaim(''), ...filter?.ExpressionAttributeValues },
-            ...(filter ? { FilterExpression: filter.FilterExpression } : {}),
-            ConsistentRead: true,
-            ExclusiveStartKey,
-          }),
-        );
+        const page = await this.doc.send(new QueryCommand({ TableName: this.tableName, ...q, ConsistentRead: true, ExclusiveStartKey }));
         for (const item of page.Items ?? []) out.push(fromItem(item));
         ExclusiveStartKey = page.LastEvaluatedKey;
       } while (ExclusiveStartKey);

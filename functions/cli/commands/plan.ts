@@ -27,7 +27,7 @@ import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatal
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { existingFromNodes } from '../cases/snapshot.ts';
-import { Env } from '../../../shared/api/contract.ts';
+import { clusterNameProblem, Env } from '../../../shared/api/contract.ts';
 import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
 import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
 import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
@@ -194,6 +194,10 @@ function readWorkloadObjects(x: { file: string; text: string }): unknown[] {
     ...workloadInputProblems(objects).map((p) => `${x.file}: ${p}`),
   ];
   if (objects.length === 0 && errors.length === 0) problems.push(`${x.file}: no objects found (expected kubectl get pods -A -o yaml|json output, Pods or workloads)`);
+  const kinds = new Set(objects.map((o) => (o.object as { kind?: unknown } | null)?.kind));
+  if (objects.length > 0 && [...kinds].every((k) => k === 'NodePool' || k === 'EC2NodeClass')) {
+    problems.push(`${x.file}: holds only ${[...kinds].join(' and ')} objects, no pods or workloads (a NodePool file goes to --nodepools)`);
+  }
   if (problems.length > 0) throw new CliError(problems.join('\n'));
   return objects.map((o) => o.object);
 }
@@ -352,6 +356,8 @@ export function register(program: Command): void {
       opts.packing ??= envPacking;
       const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
       if (opts.packing !== undefined && !isPackingMode(opts.packing)) throw new CliError(`--packing: ${packingProblem(opts.packing)}`, 2);
+      const nameProblem = clusterNameProblem(opts.clusterName);
+      if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
       const nodePoolText = readText(opts.nodepools);
       const input = planInput({
         nodePools: nodePoolText,

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { CliError, readErrorReason, readInputText } from '../io.ts';
-import { nodeRoleNameOf, nodeRoleProblem } from '../../../shared/api/contract.ts';
+import { clusterNameProblem, nodeRoleNameOf, nodeRoleProblem } from '../../../shared/api/contract.ts';
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 
@@ -121,6 +121,8 @@ export function register(program: Command): void {
     .option('--cluster-name <name>', "the stack's clusterName: an EC2NodeClass spec.role must be its node role, nodefleet-node-<name>")
     .option('--node-role <name>', 'the node role the stack deployed (stack output NodeRoleName), when not nodefleet-node-<cluster-name>')
     .action((files: string[], opts: { cluster?: boolean; clusterName?: string; nodeRole?: string }) => {
+      const nameProblem = opts.clusterName !== undefined ? clusterNameProblem(opts.clusterName) : undefined;
+      if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
       const nodeRole = opts.nodeRole ?? (opts.clusterName !== undefined ? nodeRoleNameOf(opts.clusterName) : undefined);
       if (opts.clusterName !== undefined && nodeRole === undefined) {
         throw new CliError(`--cluster-name: the stack lets CloudFormation name the node role of "${opts.clusterName}" (name too long); pass --node-role with the stack output NodeRoleName`, 2);

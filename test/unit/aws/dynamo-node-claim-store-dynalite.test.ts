@@ -1,39 +1,141 @@
 /**
- * DynamoNodeClaimStore against dynalite (a DynamoDB implementation that evaluates the filter
- * expression); apart from dynamo-node-claim-store.test.ts, whose aws-sdk-client-mock replaces
- * every document client of the process.
+ * DynamoNodeClaimStore against dynalite (a DynamoDB implementation: key conditions, the sparse
+ * local secondary index, ConsistentRead on it, consumed capacity); apart from
+ * dynamo-node-claim-store.test.ts, whose aws-sdk-client-mock replaces every document client of the
+ * process.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
 import { InMemoryNodeClaimStore, nodeClaim } from '../../fakes/index.ts';
-import { startLocalDynamo } from '../../../infra/local/dynamo.ts';
+import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.ts';
 import { createClients } from '../../../shared/aws/clients.ts';
+import { Table, keys } from '../../../shared/api/contract.ts';
+import { setCondition, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
 
-describe('DynamoNodeClaimStore.listInFlight (dynalite: the filter evaluated by a DynamoDB implementation)', () => {
+let local: LocalDynamo;
+let clients: ReturnType<typeof createClients>;
+beforeAll(async () => {
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  local = await startLocalDynamo();
+  clients = createClients({ region: 'us-east-1', dynamodbEndpoint: local.endpoint });
+});
+afterAll(() => local.stop());
+
+const initialized = (name: string, at: string) => ({ ...nodeClaim({ name, phase: 'Initialized' }), conditions: [{ type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: at }] });
+
+/** Names of the cluster's claims in the in-flight index, whatever their key: read straight from the index, consistently. */
+async function indexed(cluster: string): Promise<string[]> {
+  const out = await clients.doc.send(
+    new QueryCommand({
+      TableName: local.tableName,
+      IndexName: Table.inFlightIndex,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': Table.partitionKey },
+      ExpressionAttributeValues: { ':pk': keys.cluster(cluster) },
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).map((i) => String(i[Table.sortKey]).slice(keys.nodeClaim('').length)).sort();
+}
+
+describe('DynamoNodeClaimStore.listInFlight (dynalite: the sparse in-flight LSI read consistently)', () => {
   it('returns claims not yet initialized and those initialized since the time, never older or terminating ones', async () => {
     // Prepare
-    process.env.AWS_ACCESS_KEY_ID ??= 'local';
-    process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-    const local = await startLocalDynamo();
-    try {
-      const { doc: realDoc } = createClients({ region: 'us-east-1', dynamodbEndpoint: local.endpoint });
-      const s = new DynamoNodeClaimStore(realDoc, local.tableName, 'c1');
-      const initialized = (name: string, at: string) => ({ ...nodeClaim({ name, phase: 'Initialized' }), conditions: [{ type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: at }] });
-      await s.create(nodeClaim({ name: 'pending', phase: 'Pending' }));
-      await s.create(nodeClaim({ name: 'launched', phase: 'Launched' }));
-      await s.create(initialized('fresh', '2026-01-01T00:10:00Z'));
-      await s.create(initialized('old', '2026-01-01T00:00:00Z'));
-      await s.create(nodeClaim({ name: 'going', phase: 'Terminating' }));
-      // Act
-      const got = await s.listInFlight(Date.parse('2026-01-01T00:09:00Z'));
-      // Assess
-      expect(got.map((c) => c.name).sort()).toEqual(['fresh', 'launched', 'pending']);
-      expect((await s.list()).length).toBe(5);
-      // the in-memory store follows the same rule
-      const mem = new InMemoryNodeClaimStore(await s.list());
-      expect((await mem.listInFlight(Date.parse('2026-01-01T00:09:00Z'))).map((c) => c.name).sort()).toEqual(['fresh', 'launched', 'pending']);
-    } finally {
-      await local.stop();
-    }
+    const s = new DynamoNodeClaimStore(clients.doc, local.tableName, 'c1');
+    await s.create(nodeClaim({ name: 'pending', phase: 'Pending' }));
+    await s.create(nodeClaim({ name: 'launched', phase: 'Launched' }));
+    await s.create(initialized('fresh', '2026-01-01T00:10:00Z'));
+    await s.create(initialized('old', '2026-01-01T00:00:00Z'));
+    await s.create(nodeClaim({ name: 'going', phase: 'Terminating' }));
+    // Act
+    const got = await s.listInFlight(Date.parse('2026-01-01T00:09:00Z'));
+    // Assess
+    expect(got.map((c) => c.name).sort()).toEqual(['fresh', 'launched', 'pending']);
+    expect((await s.list()).length).toBe(5);
+    // the index holds the four in flight (old sorts below the time); the terminating one is not in it
+    expect(await indexed('c1')).toEqual(['fresh', 'launched', 'old', 'pending']);
+    // the in-memory store follows the same rule
+    const mem = new InMemoryNodeClaimStore(await s.list());
+    expect((await mem.listInFlight(Date.parse('2026-01-01T00:09:00Z'))).map((c) => c.name).sort()).toEqual(['fresh', 'launched', 'pending']);
+  });
+
+  it('a claim moving through its phases enters the index when created and leaves it in the write that ends its flight', async () => {
+    // Prepare
+    const s = new DynamoNodeClaimStore(clients.doc, local.tableName, 'c2');
+    const since = Date.parse('2026-01-01T00:09:00Z');
+    const seen: Record<string, { listed: boolean; indexed: boolean }> = {};
+    const observe = async (label: string) => {
+      seen[label] = { listed: (await s.listInFlight(since)).some((c) => c.name === 'a'), indexed: (await indexed('c2')).includes('a') };
+    };
+    // Act: the writes the provisioner, registration and termination make (store.update each)
+    let c: NodeClaim = await s.create(nodeClaim({ name: 'a', phase: 'Pending' }));
+    await observe('Pending');
+    c = await s.update({ ...c, phase: 'Launched', instanceId: 'i-1' });
+    await observe('Launched');
+    c = await s.update({ ...c, phase: 'Registered' });
+    await observe('Registered');
+    c = await s.update({ ...setCondition(c, 'Initialized', 'True', '2026-01-01T00:10:00.000Z'), phase: 'Initialized' });
+    await observe('Initialized');
+    seen['Initialized, read past the window'] = { listed: (await s.listInFlight(Date.parse('2026-01-01T00:11:00Z'))).some((x) => x.name === 'a'), indexed: (await indexed('c2')).includes('a') };
+    c = await s.update({ ...c, phase: 'Terminating' });
+    await observe('Terminating');
+    await s.update({ ...c, phase: 'Terminated', retainUntil: '2026-01-01T01:10:00.000Z' });
+    await observe('Terminated');
+    await s.delete('a');
+    await observe('deleted (expired)');
+    // Assess
+    expect(seen).toEqual({
+      Pending: { listed: true, indexed: true },
+      Launched: { listed: true, indexed: true },
+      Registered: { listed: true, indexed: true },
+      Initialized: { listed: true, indexed: true },
+      'Initialized, read past the window': { listed: false, indexed: true },
+      Terminating: { listed: false, indexed: false },
+      Terminated: { listed: false, indexed: false },
+      'deleted (expired)': { listed: false, indexed: false },
+    });
+    expect((await s.list()).map((x) => x.name)).toEqual([]);
+  });
+
+  it('a Failed claim (launch gave up) leaves the index too', async () => {
+    const s = new DynamoNodeClaimStore(clients.doc, local.tableName, 'c3');
+    const c = await s.create(nodeClaim({ name: 'a', phase: 'Pending' }));
+    await s.update({ ...c, phase: 'Failed', lastError: 'InsufficientInstanceCapacity' });
+    expect(await indexed('c3')).toEqual([]);
+    expect(await s.listInFlight(0)).toEqual([]);
+  });
+
+  it('reads (and is charged for) the claims in flight only: 200 claims initialized long ago cost nothing', async () => {
+    // Prepare: 2 claims in flight; the store's Query calls record what DynamoDB read and charged
+    const { doc } = createClients({ region: 'us-east-1', dynamodbEndpoint: local.endpoint });
+    const reads: { units: number; scanned: number }[] = [];
+    doc.middlewareStack.add(
+      (next, context) => async (a) => {
+        if (context.commandName !== 'QueryCommand') return next(a);
+        (a.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+        const out = await next(a);
+        const o = out.output as { ConsumedCapacity?: { CapacityUnits?: number }; ScannedCount?: number };
+        reads.push({ units: o.ConsumedCapacity?.CapacityUnits ?? NaN, scanned: o.ScannedCount ?? NaN });
+        return out;
+      },
+      { step: 'initialize', name: 'testReadUnits' },
+    );
+    const s = new DynamoNodeClaimStore(doc, local.tableName, 'c4');
+    const since = Date.parse('2026-01-01T00:09:00Z');
+    await s.create(nodeClaim({ name: 'pending', phase: 'Pending' }));
+    await s.create(initialized('fresh', '2026-01-01T00:10:00Z'));
+    const before = (await s.listInFlight(since), reads.splice(0));
+    // Act
+    for (let i = 0; i < 200; i++) await s.create(initialized(`old-${i}`, '2026-01-01T00:00:00Z'));
+    const got = await s.listInFlight(since);
+    const after = reads.splice(0);
+    // Assess: one page, two items read, the same units as before the 200
+    expect(got.map((c) => c.name).sort()).toEqual(['fresh', 'pending']);
+    expect(after).toEqual([{ units: 1, scanned: 2 }]);
+    expect(after).toEqual(before);
+    expect((await s.list()).length).toBe(202);
+    expect(reads.splice(0)[0].units).toBeGreaterThan(after[0].units * 10);
   });
 });

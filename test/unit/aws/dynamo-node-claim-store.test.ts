@@ -43,6 +43,28 @@ describe('DynamoNodeClaimStore', () => {
     expect(b).not.toHaveProperty('ttl');
   });
 
+  it('listInFlight is a strongly consistent Query of the in-flight LSI from the time on (no filter); list reads the table', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    await store().listInFlight(1_000);
+    await store().list();
+    const [inFlight, all] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(inFlight).toMatchObject({ IndexName: 'inFlight', ConsistentRead: true, KeyConditionExpression: '#pk = :pk AND #inFlight >= :since', ExpressionAttributeNames: { '#inFlight': 'inFlightKeyMs' }, ExpressionAttributeValues: { ':pk': 'CLUSTER#c1', ':since': 1_000 } });
+    expect(inFlight).not.toHaveProperty('FilterExpression');
+    expect(all).toMatchObject({ ConsistentRead: true, ExpressionAttributeValues: { ':prefix': 'NODECLAIM#' } });
+    expect(all.IndexName).toBeUndefined();
+  });
+
+  it('a claim in flight is written with its index key, one out of flight without it (the whole item is replaced)', async () => {
+    ddb.on(PutCommand).resolves({});
+    await store().update(nodeClaim({ name: 'a', version: 1, phase: 'Launched' }));
+    await store().update(nodeClaim({ name: 'a', version: 2, phase: 'Terminating' }));
+    const [launched, terminating] = ddb.commandCalls(PutCommand).map((c) => c.args[0].input);
+    expect(launched.Item).toMatchObject({ inFlightKeyMs: Number.MAX_SAFE_INTEGER });
+    expect(terminating.Item).not.toHaveProperty('inFlightKeyMs');
+    // a PutItem conditional on the version: the attribute leaves with the phase, in that one write
+    expect(terminating.ConditionExpression).toBe('#v = :v');
+  });
+
   it('a stale update is a ConflictError; throttling is a TransientError', async () => {
     ddb.on(PutCommand).rejectsOnce(ccf()).rejectsOnce(Object.assign(new Error('slow'), { name: 'ProvisionedThroughputExceededException' }));
     await expect(store().update(nodeClaim({ name: 'a', version: 1 }))).rejects.toBeInstanceOf(ConflictError);

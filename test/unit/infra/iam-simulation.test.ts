@@ -18,6 +18,7 @@ import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver
 import { evaluateAll, type IamRequest, type PolicyDocument, type Verdict } from '../../../infra/local/iam/evaluate.ts';
 import { authorizationRequests, tagSpecifications, type RequestContext } from '../../../infra/local/iam/aws-requests.ts';
 import { nodeClaim } from '../../fakes/index.ts';
+import { Table } from '../../../shared/api/contract.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { arnOf, logicalIdOf, resolve, rolePolicies, type Deployment } from './iam-template.ts';
 import { readFileSync } from 'node:fs';
@@ -266,6 +267,29 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         expect(unused, `${fn}: granted but never called`).toEqual([]);
       });
     }
+
+    for (const [fn, calls] of Object.entries(FunctionAwsCalls)) {
+      it(`${fn}: queries only the table and indexes its calls read (index by index, no index/*)`, async () => {
+        const id = fn.charAt(0).toUpperCase() + fn.slice(1);
+        const read = new Set((await requestsOf(calls)).filter((r) => r.action === 'dynamodb:Query').map((r) => r.resource));
+        const granted = new Set(
+          roleOf(id).docs.flatMap((d) => d.Statement.filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes('dynamodb:Query')).flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]))),
+        );
+        expect([...granted].sort(), fn).toEqual([...read].sort());
+      });
+    }
+
+    it('only the provisioner may query the in-flight LSI, and it may query no other index', async () => {
+      const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
+      const q = (resource: string): IamRequest => ({ action: 'dynamodb:Query', resource, context: {} });
+      const inFlight = q(`${table}/index/${Table.inFlightIndex}`);
+      const byInstance = q(`${table}/index/${Table.instanceIdIndex}`);
+      const other = q(`${table}/index/another`);
+      expect((await verdicts('Provisioner', [inFlight, byInstance, other])).map((v) => v.decision)).toEqual(['Allowed', 'ImplicitlyDenied', 'ImplicitlyDenied']);
+      for (const fn of ['Registration', 'Disruption', 'Gc', 'Interruption']) {
+        expect((await verdicts(fn, [inFlight]))[0].decision, fn).toBe('ImplicitlyDenied');
+      }
+    });
   });
 
   describe('the agent role (AgentRole: the in-cluster agent, shared/aws/calls.ts AgentAwsCalls)', () => {

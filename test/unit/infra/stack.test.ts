@@ -5,7 +5,7 @@
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentSource, Env, EventRules, InterruptionRuleNames, Table } from '../../../shared/api/contract.ts';
+import { AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
 import { MetricNames, MetricsNamespace } from '../../../shared/runtime/observability.ts';
@@ -75,6 +75,22 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
           { IndexName: Table.instanceIdIndex, KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
         ],
       });
+    });
+
+    it('has the keys and indexes of contract.ts tableCreateInput (the definition dynalite creates), the sparse in-flight LSI included', () => {
+      const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
+      const want = tableCreateInput('x');
+      const bySortedName = <T extends { AttributeName?: string; IndexName?: string }>(xs: T[]) => [...xs].sort((a, b) => String(a.AttributeName ?? a.IndexName).localeCompare(String(b.AttributeName ?? b.IndexName)));
+      expect(table.Properties.KeySchema).toEqual(want.KeySchema);
+      expect(bySortedName(table.Properties.AttributeDefinitions)).toEqual(bySortedName(want.AttributeDefinitions));
+      expect(table.Properties.GlobalSecondaryIndexes).toEqual(want.GlobalSecondaryIndexes);
+      expect(table.Properties.LocalSecondaryIndexes).toEqual(want.LocalSecondaryIndexes);
+      expect(table.Properties.LocalSecondaryIndexes).toEqual([
+        { IndexName: Table.inFlightIndex, KeySchema: [{ AttributeName: Table.partitionKey, KeyType: 'HASH' }, { AttributeName: Table.inFlightAttribute, KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } },
+      ]);
+      // Replacing the table (an LSI added to a deployed stack) keeps the old one: it holds which instances nodefleet owns.
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.UpdateReplacePolicy).toBe('Retain');
     });
   });
 
