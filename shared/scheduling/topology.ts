@@ -329,10 +329,8 @@ export class Topology {
         }
         continue;
       }
-      const own = domainsOf(g.key);
-      if (own.length === 0) return { reason: `node has no ${g.key} for topology spread`, monotone: true };
-      // Of the domains with the fewest pods, a new claim takes the one it launches cheapest in.
-      const d = target.cheapestFirst && own.length > 1 ? target.cheapestFirst(g.key, own, narrow) : own;
+      const d = domainsOf(g.key);
+      if (d.length === 0) return { reason: `node has no ${g.key} for topology spread`, monotone: true };
       const min = g.minCount();
       let best: string | undefined;
       let bestCount = Infinity;
