@@ -6,9 +6,8 @@
  * namespaces match the pod; spread and affinity groups record a domain only once a node's
  * domain is known (one value), anti-affinity groups block every domain the node may still land
  * in. For hostname spread the minimum count is zero, because a new node can always be added.
- * Where Karpenter breaks a tie between domains by Go map order (random), a new claim takes the
- * domain it launches cheapest in; a claim is pinned to one free domain for pod anti-affinity only
- * while another pending pod is concerned by the term (see {@link Topology.check}).
+ * A claim is pinned to one free domain for pod anti-affinity only while another pending pod is
+ * concerned by the term, to the one it launches cheapest in (see {@link Topology.check}).
  */
 import type { LabelSelector, Pod, Taint, Toleration } from '../api/kube.ts';
 import { LabelCapacityType, LabelHostname, LabelInstanceType, LabelTopologyZone } from '../api/labels.ts';
@@ -130,8 +129,8 @@ export interface TopologyTarget {
   domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
   /**
    * A new claim only: `values` of `key` ordered cheapest launch first (stable), so a claim pinned
-   * to one of several free domains (anti-affinity) or tied least-loaded domains (spread) takes the
-   * one it launches cheapest in, where Karpenter takes whichever its map iteration meets first.
+   * to one of several free domains (anti-affinity) takes the one it launches cheapest in, where
+   * Karpenter keeps the claim open over all of them.
    */
   cheapestFirst?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
