@@ -126,7 +126,7 @@ function closest(s: ParityScenario, decisions: readonly OracleOutput[]): { k: Or
 }
 
 /** Karpenter's decisions for a scenario with each tie order (one process per order). */
-function solveBothSync(s: ParityScenario, bin: string): OracleOutput[] {
+function solveEachOrderSync(s: ParityScenario, bin: string): OracleOutput[] {
   return TieOrders.map((env) => solveSync(toOracleScenario(s), bin, env));
 }
 
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
       log(JSON.stringify(toOracleScenario(s)));
       return;
     }
-    const { k, c } = closest(s, solveBothSync(s, bin));
+    const { k, c } = closest(s, solveEachOrderSync(s, bin));
     const types = resolvedTypes(s);
     const brief = (r: ReturnType<typeof solve>) => ({
       nodeClaims: r.newNodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.launchInstanceTypes[0]?.name, price: c.priceUsdPerHour, zones: c.zones, pods: c.pods.map((p) => p.metadata.name) })),
@@ -263,7 +263,7 @@ async function main(): Promise<void> {
       const still = (s: ParityScenario) => {
         let ks: OracleOutput[];
         try {
-          ks = solveBothSync(s, bin);
+          ks = solveEachOrderSync(s, bin);
         } catch {
           return true; // the oracle rejects this shrink: not a smaller divergence
         }
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
         log(`shrink ${f.kind}: the run did not reproduce`);
         continue;
       }
-      const { k, open } = closest(minimal, solveBothSync(minimal, bin));
+      const { k, open } = closest(minimal, solveEachOrderSync(minimal, bin));
       const d = open.find((x) => x.kind === f.kind)!;
       log(`shrunk ${f.kind} (${details.numShrinks} shrinks): ${minimal.pods.length} pods, ${minimal.instanceTypes.length} types, ${minimal.nodePools.length} NodePools, ${minimal.nodes.length} nodes: ${d.detail}`);
       if (opts.writeCases) log(`  wrote ${writeCase(minimal, k, f.kind, d.detail, `seed ${opts.seed}, path "${f.index}"`)}`);
