@@ -15,7 +15,7 @@ import { MetricNames } from '../../shared/runtime/observability.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
-import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
+import { assignedPods, inFlightClaims, loadSnapshot, loadStorage, provisionablePods } from './snapshot.ts';
 
 /** At most this many per-pod duration samples per pass (one EMF document each). */
 export const MaxPodDurationSamples = 100;
@@ -113,6 +113,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     deps.log.debug('not solving pod(s) unschedulable on earlier passes (backing off)', { pods: waiting.length, Pods: firstFive(waiting.map((w) => objectKey(w.pod))), 'next-retry': new Date(Math.min(...waiting.map((w) => w.retryAtMs))).toISOString() });
   }
   if (pods.length === 0) return summary;
+  const storage = await loadStorage(deps, pods);
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
@@ -123,10 +124,13 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     existingNodes: snap.existingNodes,
     daemonSets: snap.daemonSets,
     unavailableOfferings: snap.unavailable,
+    ...(storage ? { storage } : {}),
     ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   });
   const seconds = (performance.now() - started) / 1000;
-  backoff.record({ unschedulable: result.unschedulable.map((u) => u.pod), scheduled: [...result.placements.map((p) => p.pod), ...result.newNodeClaims.flatMap((c) => c.pods)] }, configKey, now.getTime());
+  // A pod refused for its volumes waits on storage objects, not on the scheduling configuration:
+  // it is solved again on the next pass rather than backed off.
+  backoff.record({ unschedulable: result.unschedulable.filter((u) => !u.invalid).map((u) => u.pod), scheduled: [...result.placements.map((p) => p.pod), ...result.newNodeClaims.flatMap((c) => c.pods)] }, configKey, now.getTime());
   deps.metrics.seconds(MetricNames.schedulingDuration, seconds, { controller: 'provisioner' });
   deps.log.info('found provisionable pod(s)', { Pods: firstFive(pods.map(objectKey)), duration: `${seconds.toFixed(3)}s` });
   // Pod creation → scheduling decision, per pod (KC `pods_scheduling_decision_duration_seconds`), capped per pass.
@@ -140,6 +144,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   }
   for (const u of result.unschedulable) {
     summary.unschedulable.push({ pod: objectKey(u.pod), reasons: u.reasons });
+    if (u.invalid) {
+      deps.log.info('ignoring pod', { Pod: { name: u.pod.metadata.name, namespace: u.pod.metadata.namespace }, error: u.invalid });
+      continue;
+    }
     deps.log.error('could not schedule pod', { Pod: { name: u.pod.metadata.name, namespace: u.pod.metadata.namespace }, error: Object.entries(u.reasons).map(([np, r]) => `nodepool ${np}: ${r}`).join('; ') });
   }
   deps.metrics.count(MetricNames.unschedulablePods, { controller: 'provisioner' }, result.unschedulable.length);

@@ -4,7 +4,7 @@
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
  * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
  */
-import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
+import type { Node, Pod, StorageObjects, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { InFlightPhases, getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
@@ -16,6 +16,7 @@ import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
+import { hasClaimVolumes } from '../../shared/scheduling/volumes.ts';
 
 /**
  * How long the pods a claim was made for still count as placed on it once its node is
@@ -96,7 +97,8 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const existing = new Map<string, ExistingNode>();
   // A node coming up is placed on without its NodeClaim's startup taints (existing-capacity.ts).
   const startupByNode = new Map(claims.filter((c) => c.nodeName).map((c) => [c.nodeName!, c.startupTaints as Taint[]]));
-  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? []));
+  const allocatableByNode = new Map(claims.filter((c) => c.nodeName && c.allocatable).map((c) => [c.nodeName!, c.allocatable!]));
+  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? [], allocatableByNode.get(n.metadata.name)));
 
   const assigned = new Map<string, string>();
   const inFlight = claims.filter((c) => InFlightPhases.has(c.phase));
@@ -144,6 +146,21 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     instanceTypes,
     assigned,
   };
+}
+
+/**
+ * The cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses when one of `pods`
+ * mounts a claim (three lists, read only then), for solve() to check those pods' volumes
+ * (shared/scheduling/volumes.ts); undefined when no pod mounts one.
+ */
+export async function loadStorage(deps: Pick<SnapshotPorts, 'kube'>, pods: readonly Pod[]): Promise<StorageObjects | undefined> {
+  if (!pods.some(hasClaimVolumes)) return undefined;
+  const [claims, volumes, classes] = await Promise.all([
+    deps.kube.listObjects('v1', 'PersistentVolumeClaim'),
+    deps.kube.listObjects('v1', 'PersistentVolume'),
+    deps.kube.listObjects('storage.k8s.io/v1', 'StorageClass'),
+  ]);
+  return { claims, volumes, classes };
 }
 
 /** The claims a provisioning pass reads at `now` (see {@link InFlightWindowSeconds}). */

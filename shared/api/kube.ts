@@ -175,6 +175,16 @@ export interface KubeObject {
   [k: string]: unknown;
 }
 
+/**
+ * A cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses (`storage.k8s.io/v1`),
+ * as the API returns them: what scheduling reads of storage (shared/scheduling/volumes.ts).
+ */
+export interface StorageObjects {
+  claims: readonly KubeObject[];
+  volumes: readonly KubeObject[];
+  classes: readonly KubeObject[];
+}
+
 /** `namespace/name` of a namespaced object, `name` otherwise. */
 export function objectKey(o: { metadata: ObjectMeta }): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;

@@ -1,7 +1,7 @@
 /**
  * Reading workloads as `kubectl get -o json|yaml` prints them (or as scenario cases write them):
  * Pods, workload controllers expanded to the pods they stand for, DaemonSet pod templates,
- * PodDisruptionBudgets, Nodes, and the zone of persistent volumes.
+ * PodDisruptionBudgets, Nodes, and the storage objects pods' volumes use.
  *
  * Expansion convention (test/cases/FORMAT.md): a Deployment, ReplicaSet, StatefulSet or Job
  * with no pods of its own listed stands for `replicas` (Job: `parallelism`, default 1) pending
@@ -25,14 +25,13 @@ export interface Workloads {
   daemonSets: DaemonSetPodTemplate[];
   pdbs: PodDisruptionBudget[];
   nodes: Node[];
-  /** `namespace/claimName` → zones the claim's volume lives in (bound PV node affinity, or StorageClass allowedTopologies). */
-  volumes: Record<string, string[]>;
+  /** PersistentVolumeClaims, PersistentVolumes and StorageClasses (also kept in `others`); checked by shared/scheduling/volumes.ts. */
+  storage: { claims: KubeObject[]; volumes: KubeObject[]; classes: KubeObject[] };
   /** Any other object (NodePools, EC2NodeClasses, PriorityClasses, …), unchanged. */
   others: KubeObject[];
 }
 
 const ExpandedKinds = new Set(['Deployment', 'ReplicaSet', 'StatefulSet', 'Job']);
-const ZoneKeys = new Set(['topology.kubernetes.io/zone', 'topology.ebs.csi.aws.com/zone', 'failure-domain.beta.kubernetes.io/zone']);
 
 function isObject(o: unknown): o is KubeObject {
   return typeof o === 'object' && o !== null && typeof (o as KubeObject).kind === 'string' && typeof (o as KubeObject).metadata === 'object';
@@ -65,18 +64,6 @@ function ownedBy(p: Pod, o: KubeObject): boolean {
 
 function finished(p: Pod): boolean {
   return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
-}
-
-function zonesFromTerms(terms: { matchExpressions?: { key: string; operator: string; values?: string[] }[] }[] | undefined): string[] {
-  const zones = new Set<string>();
-  for (const t of terms ?? []) {
-    const inZone = (t.matchExpressions ?? []).filter((e) => ZoneKeys.has(e.key) && e.operator === 'In');
-    // Terms are ORed: one that does not name a zone (e.g. only a hostname, as local and hostPath
-    // volumes have) leaves the volume's zone open (KC volumetopology.go ignores hostname terms).
-    if (inZone.length === 0) return [];
-    for (const e of inZone) for (const v of e.values ?? []) zones.add(v);
-  }
-  return [...zones].sort();
 }
 
 /**
@@ -113,17 +100,14 @@ export function expandWorkload(o: KubeObject): Pod[] {
  * Never throws.
  */
 export function readWorkloads(objects: readonly unknown[]): Workloads {
-  const out: Workloads = { pendingPods: [], boundPods: [], daemonSets: [], pdbs: [], nodes: [], volumes: {}, others: [] };
+  const out: Workloads = { pendingPods: [], boundPods: [], daemonSets: [], pdbs: [], nodes: [], storage: { claims: [], volumes: [], classes: [] }, others: [] };
   const objs = objects.filter(isObject);
   const pods = objs.filter((o) => o.kind === 'Pod') as unknown as Pod[];
   const deploymentNames = new Set(objs.filter((o) => o.kind === 'Deployment').map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`));
-  const pvs = new Map<string, KubeObject>();
-  const classes = new Map<string, KubeObject>();
-  const claims: KubeObject[] = [];
   for (const o of objs) {
-    if (o.kind === 'PersistentVolume') pvs.set(o.metadata.name, o);
-    if (o.kind === 'StorageClass') classes.set(o.metadata.name, o);
-    if (o.kind === 'PersistentVolumeClaim') claims.push(o);
+    if (o.kind === 'PersistentVolume') out.storage.volumes.push(o);
+    if (o.kind === 'StorageClass') out.storage.classes.push(o);
+    if (o.kind === 'PersistentVolumeClaim') out.storage.claims.push({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? 'default' } });
   }
   for (const p of pods) {
     if (finished(p)) continue;
@@ -167,17 +151,6 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       continue;
     }
     out.others.push(o);
-  }
-  for (const c of claims) {
-    const key = `${c.metadata.namespace ?? 'default'}/${c.metadata.name}`;
-    const pv = c.spec?.volumeName ? pvs.get(c.spec.volumeName) : undefined;
-    let zones = zonesFromTerms(pv?.spec?.nodeAffinity?.required?.nodeSelectorTerms);
-    if (zones.length === 0 && !pv) {
-      const sc = classes.get(c.spec?.storageClassName ?? '');
-      const at = (sc?.allowedTopologies ?? []) as { matchLabelExpressions?: { key: string; values?: string[] }[] }[];
-      zones = [...new Set(at.flatMap((t) => (t.matchLabelExpressions ?? []).filter((e) => ZoneKeys.has(e.key)).flatMap((e) => e.values ?? [])))].sort();
-    }
-    if (zones.length > 0) out.volumes[key] = zones;
   }
   return out;
 }

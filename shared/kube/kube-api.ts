@@ -110,6 +110,7 @@ export const KubeApiRbac = {
     'v1 Node': [rbac('', 'nodes', 'list')],
     'v1 PersistentVolume': [rbac('', 'persistentvolumes', 'list')],
     'v1 PersistentVolumeClaim': [rbac('', 'persistentvolumeclaims', 'list')],
+    'storage.k8s.io/v1 StorageClass': [rbac('storage.k8s.io', 'storageclasses', 'list')],
   } as Record<string, RbacPermission[]>,
 } satisfies Record<keyof KubeApi, RbacPermission[] | Record<string, RbacPermission[]>>;
 

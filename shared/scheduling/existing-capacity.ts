@@ -13,7 +13,11 @@
  *   counts for NodePool limits;
  * - the hostname label defaults to the node's name;
  * - a managed node not yet initialized (no `karpenter.sh/initialized` label) is placed on without
- *   its ephemeral and startup taints, which go away as it comes up (statenode.go `Taints`);
+ *   its ephemeral and startup taints, which go away as it comes up (statenode.go `Taints`), and
+ *   any resource its kubelet reports as zero or not at all counts at its NodeClaim's allocatable:
+ *   kubelet reports extended resources such as GPUs as 0 until their device plugin registers
+ *   (statenode.go `Allocatable`), and counting them as 0 would launch a second node for the pods
+ *   this one was launched for;
  * - an in-flight claim without a node is capacity coming soon: its launched instance type, zone and
  *   capacity type as labels, or, before launch, its requirements; its allocatable, else its type's.
  */
@@ -30,19 +34,26 @@ export { podsByNode } from '../api/kube.ts';
 /**
  * A Node holding `pods` (the pods bound to it) as existing capacity.
  * @param startupTaints the startup taints of the node's NodeClaim (its NodePool's).
+ * @param claimAllocatable the allocatable its NodeClaim records (quantities by resource name),
+ *   used while the node is not initialized for what the kubelet reports as zero or not at all.
  */
-export function existingFromNode(node: Node, pods: readonly Pod[], startupTaints: readonly Taint[] = []): ExistingNode {
+export function existingFromNode(node: Node, pods: readonly Pod[], startupTaints: readonly Taint[] = [], claimAllocatable?: Record<string, string>): ExistingNode {
   const labels = node.metadata.labels?.[L.LabelHostname] ? (node.metadata.labels ?? {}) : { ...(node.metadata.labels ?? {}), [L.LabelHostname]: node.metadata.name };
   const all = node.spec?.taints ?? [];
   const registered = all.some((t) => t.key === L.TaintUnregistered.key) ? all.filter((t) => t.key !== L.TaintUnregistered.key) : all;
   const managed = labels[L.LabelNodePool] !== undefined;
   const taints = managed ? schedulingTaints(registered, labels[L.LabelInitialized] === 'true', startupTaints) : registered;
   const allocatable = node.status?.allocatable ?? node.status?.capacity;
+  const room = parseResources(allocatable);
+  if (managed && claimAllocatable && labels[L.LabelInitialized] !== 'true') {
+    const fromClaim = parseResources(claimAllocatable);
+    for (const k in fromClaim) if (!room[k]) room[k] = fromClaim[k];
+  }
   return {
     name: node.metadata.name,
     labels,
     taints,
-    allocatable: parseResources(allocatable),
+    allocatable: room,
     capacity: parseResources(node.status?.capacity ?? allocatable),
     pods: [...pods],
     nodePool: labels[L.LabelNodePool],

@@ -14,7 +14,7 @@ import { isDaemonSetPod, PodInfo, portsConflict } from './pod.ts';
 import { fitsRoom, sharedPodRequests } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
 import type { PodGroups, Topology, TopologyGroup, TopologyTarget } from './topology.ts';
-import type { DaemonSetTemplate, ExistingNode, SchedulingInput } from './types.ts';
+import type { DaemonSetTemplate, ExistingNode } from './types.ts';
 
 /** Why a node or claim refused a pod; `monotone` when it can never accept a pod with this signature later in the run. */
 export interface Failure {
@@ -188,7 +188,6 @@ export function recordBoundPods(
   topology: Topology,
   bound: ReadonlyMap<SimNode, readonly Pod[]>,
   groupsFor: (info: PodInfo) => PodGroups,
-  volumes: SchedulingInput['volumes'],
   infoCache: Map<string, PodInfo>,
 ): void {
   // Register the running pods' anti-affinity groups first (in pod order), then count every pod,
@@ -197,7 +196,7 @@ export function recordBoundPods(
   for (const pods of bound.values()) {
     for (const p of pods) {
       if (!p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) continue;
-      const bi = new PodInfo(p, volumes, true, infoCache);
+      const bi = new PodInfo(p, [], true, infoCache);
       anti.set(p, [bi, groupsFor(bi).ownedAnti]);
     }
   }

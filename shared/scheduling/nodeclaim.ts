@@ -153,17 +153,22 @@ export class SimClaim implements TopologyTarget {
   }
 
   /**
-   * Zone or capacity-type values ordered by the cheapest offering the claim's options have there
+   * Zone or capacity-type values ordered by the cheapest offering there of the claim's options
+   * that can hold `requests` (the claim's with the pod's) and meet the requirements' labels
    * (under the requirements and the other narrowed domains), ties kept in the given order; other
-   * keys unchanged.
+   * keys unchanged. Types too small for the pod, or of a family it refuses, do not make a zone
+   * cheap (parity seed 1 #1457: a 2-vCPU spot type sold in every zone pinned a 3-vCPU pod to the
+   * first zone instead of the one where a type that holds it is cheapest).
    */
-  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>): readonly string[] {
+  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
     if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
     const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
     const allowed = narrowed.get(other) ?? undefined;
     const otherReq = reqs.get(other);
+    const labels = { labelReqs: typeFilter(reqs, this.template.typeKeys).labelReqs };
     const best = new Map<string, number>();
     for (const t of this.options) {
+      if (!fitsRoom(requests, t.room) || !typeMatches(t.type, labels, this.template.typeKeys)) continue;
       for (const o of t.offerings) {
         const [v, w] = key === L.LabelTopologyZone ? [o.zone, o.capacityType] : [o.capacityType, o.zone];
         if ((allowed && !allowed.includes(w)) || (otherReq && !otherReq.has(w))) continue;
@@ -225,6 +230,13 @@ export class SimClaim implements TopologyTarget {
       if (this.capped && (cpu > this.effCpu || mem > this.effMem || pods > this.effPods)) return { reason: 'the claim is as large as an efficient instance type can be', monotone: true };
     }
     for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
+    // Types whose DaemonSets hold one of the pod's host ports cannot take it.
+    let candidates = this.options;
+    if (info.hostPorts.length > 0 && t.base.hasDaemonHostPorts) {
+      const taken = (o: TemplateType) => o.daemonHostPorts?.find((q) => info.hostPorts.some((p) => portsConflict(p, q)));
+      candidates = this.options.filter((o) => !taken(o));
+      if (candidates.length === 0) return { reason: `host port ${taken(this.options[0])} in use by a DaemonSet on every instance type`, monotone: true };
+    }
     const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
     if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
     if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
@@ -234,6 +246,12 @@ export class SimClaim implements TopologyTarget {
       if (m) return { reason: m, monotone: true };
       reqs = reqs.intersect(info.requirements);
     }
+    const requests: Resources = { ...this.requests };
+    let onlyBasic = true;
+    for (const k in r) {
+      requests[k] = (requests[k] ?? 0) + r[k];
+      if (k !== 'cpu' && k !== 'memory' && k !== 'pods') onlyBasic = false;
+    }
     let narrowed = false;
     if (info.hasTopology || groups.inverse.length > 0) {
       const podReqs = reqs;
@@ -242,7 +260,7 @@ export class SimClaim implements TopologyTarget {
         for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
         return this.domainsWith(k, q);
       };
-      const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed);
+      const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed, requests);
       const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, requirements: podReqs, taints: t.taints }, info.strictRequirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
@@ -251,22 +269,16 @@ export class SimClaim implements TopologyTarget {
         narrowed = true;
       }
     }
-    const requests: Resources = { ...this.requests };
-    let onlyBasic = true;
-    for (const k in r) {
-      requests[k] = (requests[k] ?? 0) + r[k];
-      if (k !== 'cpu' && k !== 'memory' && k !== 'pods') onlyBasic = false;
-    }
     const reqsChanged = reqs !== this.requirements;
     let options = this.options;
     let efficient = true;
     // Fast accept: every option still holds the claim, nothing else changed.
-    const unchanged = !reqsChanged && onlyBasic && cpu <= this.minCpu && mem <= this.minMem && pods <= this.minPods;
+    const unchanged = candidates === this.options && !reqsChanged && onlyBasic && cpu <= this.minCpu && mem <= this.minMem && pods <= this.minPods;
     if (!unchanged) {
       const filter = reqsChanged ? typeFilter(reqs, t.typeKeys) : undefined;
       options = [];
       efficient = false;
-      for (const o of this.options) {
+      for (const o of candidates) {
         if (!fitsRoom(requests, o.room) || (filter && !typeMatches(o.type, filter, t.typeKeys, o.offerings))) continue;
         options.push(o);
         if (o.efficient) efficient = true;
@@ -351,8 +363,8 @@ export class SimClaim implements TopologyTarget {
 
 /**
  * Opens a new claim from a NodePool template for the pod: the pool must be usable, its taints
- * tolerated, its requirements compatible, and some instance type within its remaining limits
- * must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
+ * tolerated, its requirements compatible, its types within its remaining limits must meet its
+ * minValues (policy Strict), and some of them must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
  * the pod (KA filter.go exotic filter).
  * @returns the claim holding the pod, or why the pool cannot launch one.
  */
@@ -369,6 +381,15 @@ export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, gro
     const left = Object.entries(t.remaining ?? {});
     const over = (left.find(([k, v]) => t.types.every((o) => (k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0)) > v)) ?? left.find(([, v]) => v <= 0) ?? left[0])[0];
     return { reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`, monotone: true };
+  }
+  // Under minValuesPolicy Strict, a pool whose types (within its limits) cannot meet its own
+  // minValues launches nothing, and the pod goes on to the next pool: KC scheduler.go
+  // `NewScheduler` drops such a template, and nodeclaim.go `filterInstanceTypesByRequirements`
+  // leaves no option after a limit cut. `add` only re-checks minValues when a pod narrows the
+  // options, so the starting set is checked here.
+  if (ctx.strictMinValues) {
+    const unmet = unmetMinValues(options, t.requirements);
+    if (unmet) return { reason: unmet, monotone: true };
   }
   const claim = new SimClaim(t, hostname, t.requirements, options);
   const f = claim.add(info, groups, ctx);

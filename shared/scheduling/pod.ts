@@ -1,15 +1,14 @@
 /**
  * What the simulation needs to know about one pending pod, computed once: requests, node
- * requirements (nodeSelector, required node affinity terms, zonal volumes), preferences,
+ * requirements (nodeSelector, required node affinity terms, volume topology), preferences,
  * tolerations, topology spread, pod (anti-)affinity and host ports; plus Karpenter's
  * relaxation of preferences (kubernetes-sigs/karpenter
  * pkg/controllers/provisioning/scheduling/preferences.go): preferences start as if required
  * and are dropped one at a time when the pod cannot be placed.
  */
-import type { LabelSelector, NodeSelectorTerm, Pod, Toleration, TopologySpreadConstraint, Volume } from '../api/kube.ts';
-import { LabelTopologyZone } from '../api/labels.ts';
+import type { LabelSelector, NodeSelectorTerm, Pod, Toleration, TopologySpreadConstraint } from '../api/kube.ts';
 import type { Resources } from '../api/quantity.ts';
-import { Requirement, Requirements } from '../api/requirements.ts';
+import { Requirements } from '../api/requirements.ts';
 import { podRequests } from './resources.ts';
 import { withMatchLabelKeys } from './selectors.ts';
 import { termNamespaces, type NamespaceScope } from './topology.ts';
@@ -64,16 +63,21 @@ function termToNodeTerm(term: NodeSelectorTerm, base: Requirements): NodeTerm {
   return out;
 }
 
-/** Host ports a pod asks for, as `protocol/hostIP/port` strings. */
 /**
- * The PersistentVolumeClaim a pod volume uses: its claimName, or for a generic ephemeral volume
- * the claim Kubernetes creates for it, named `<pod>-<volume>`.
+ * The pod's required node terms combined with its volumes' topology alternatives
+ * (shared/scheduling/volumes.ts): every term with every alternative, ORed, in term order. Pairs that
+ * can never hold (a key with no value both allow) are dropped while another pair remains, so the
+ * first term in force is one that can; with none left the pairs stay and the pod fails with the
+ * conflict as its reason. No alternatives: the terms unchanged.
  */
-export function claimNameOf(podName: string, v: Volume): string | undefined {
-  if (v.persistentVolumeClaim) return v.persistentVolumeClaim.claimName;
-  return v.ephemeral ? `${podName}-${v.name}` : undefined;
+function withVolumeAlternatives(terms: NodeTerm[], alternatives: readonly Requirements[]): NodeTerm[] {
+  if (alternatives.length === 0) return terms;
+  const all = terms.flatMap((t) => alternatives.map((a) => ({ ...t, requirements: t.requirements.intersect(a) })));
+  const possible = all.filter((t) => t.requirements.all().every((r) => !r.isEmpty()));
+  return possible.length > 0 ? possible : all;
 }
 
+/** Host ports a pod asks for, as `protocol/hostIP/port` strings. */
 export function hostPorts(pod: Pod): string[] {
   const out: string[] = [];
   for (const c of [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])]) {
@@ -126,7 +130,7 @@ export class PodInfo {
    */
   constructor(
     readonly pod: Pod,
-    volumes: Record<string, string[]> = {},
+    volumeAlternatives: readonly Requirements[] = [],
     ignorePreferences = false,
     cache?: Map<string, PodInfo>,
   ) {
@@ -147,7 +151,8 @@ export class PodInfo {
       spec.topologySpreadConstraints,
       this.requests,
       this.hostPorts,
-      spec.volumes?.map((v) => claimNameOf(pod.metadata.name, v)),
+      // Exact, not toString(): an empty In and a DoesNotExist print alike.
+      volumeAlternatives.map((reqs) => reqs.all().map((r) => [r.key, r.complement, [...r.values], r.allowAbsent, r.greaterThan, r.lessThan])),
       this.priority,
       ignorePreferences,
     ]);
@@ -167,15 +172,11 @@ export class PodInfo {
     }
     cache?.set(this.baseSignature, this);
 
-    let base = Requirements.fromLabels(spec.nodeSelector ?? {});
-    for (const v of spec.volumes ?? []) {
-      const claim = claimNameOf(pod.metadata.name, v);
-      const zones = claim ? volumes[`${this.namespace}/${claim}`] : undefined;
-      if (zones && zones.length > 0) base = base.add(new Requirement(LabelTopologyZone, false, new Set(zones), false));
-    }
+    const base = Requirements.fromLabels(spec.nodeSelector ?? {});
     const na = spec.affinity?.nodeAffinity;
     const terms = na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-    this.requiredTerms = terms.length > 0 ? terms.map((t) => termToNodeTerm(t, base)) : [{ requirements: base }];
+    const podTerms = terms.length > 0 ? terms.map((t) => termToNodeTerm(t, base)) : [{ requirements: base }];
+    this.requiredTerms = withVolumeAlternatives(podTerms, volumeAlternatives);
     this.preferredNode = [...(na?.preferredDuringSchedulingIgnoredDuringExecution ?? [])]
       .sort((a, b) => b.weight - a.weight)
       .map((p) => Requirements.fromSpecs(p.preference.matchExpressions ?? []));

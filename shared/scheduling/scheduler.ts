@@ -26,6 +26,7 @@ import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch } from './launch.t
 import { openClaim, SimClaim, type ClaimContext } from './nodeclaim.ts';
 import { isDaemonSetPod, PodInfo } from './pod.ts';
 import { SchedulingQueue } from './queue.ts';
+import { checkPodVolumes } from './volumes.ts';
 import { isManagedNodeClassRef } from '../api/nodepool.ts';
 import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
@@ -226,7 +227,12 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
       unschedulable.push({ pod, reasons: Object.fromEntries(templates.map((t) => [t.name, 'pod is owned by a DaemonSet and bound to its node; a new node cannot help it'])) });
       continue;
     }
-    infos.push(new PodInfo(pod, input.volumes, settings.preferencePolicy === 'Ignore', infoCache));
+    const volumes = input.storage ? checkPodVolumes(pod, input.storage) : undefined;
+    if (volumes && 'invalid' in volumes) {
+      unschedulable.push({ pod, invalid: volumes.invalid, reasons: Object.fromEntries(templates.map((t) => [t.name, `not provisioned for: ${volumes.invalid}`])) });
+      continue;
+    }
+    infos.push(new PodInfo(pod, volumes?.alternatives, settings.preferencePolicy === 'Ignore', infoCache));
   }
 
   const spreadKeys = new Set<string>();
@@ -244,7 +250,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   };
   const groupsOf = new Map<PodInfo, PodGroups>();
   for (const info of infos) groupsOf.set(info, groupsFor(info));
-  recordBoundPods(topology, bound, groupsFor, input.volumes, infoCache);
+  recordBoundPods(topology, bound, groupsFor, infoCache);
   for (const info of infos) topology.trackPending(info, groupsOf.get(info)!);
 
   // Smallest pending pod: claims that cannot take it are closed.

@@ -36,6 +36,12 @@ export interface TemplateType {
   offerings: Offering[];
   /** Daemonset requests on a node of this type (canonical units). */
   daemonOverhead: Resources;
+  /**
+   * Host ports (`protocol/hostIP/port`, pod.ts `hostPorts`) the DaemonSets running on a node of
+   * this type hold; absent when none. A pod wanting one cannot go on such a node (KC nodeclaim.go
+   * filters instance types by their daemonset group's host port usage).
+   */
+  daemonHostPorts?: string[];
   /** Allocatable minus daemonset overhead: room for pods. */
   room: Resources;
   /** Whether it is a GPU / accelerator / metal type. */
@@ -111,6 +117,8 @@ export class PoolTemplate {
   readonly capacityTypes: string[];
   /** Why the pool can launch nothing at all, if so. */
   readonly unusable?: string;
+  /** Whether some admitted type has {@link TemplateType.daemonHostPorts}. */
+  readonly hasDaemonHostPorts: boolean;
 
   constructor(
     nodePool: NodePool,
@@ -143,7 +151,7 @@ export class PoolTemplate {
           // its pods) is ignored: the question is whether the DaemonSet would run on such a node.
           .filter((t) => this.requirements.incompatibility(t.requirements, this.allowUndefined) === undefined)
           .map((t) => t.requirements.all().filter((r) => typeKeysAll.has(r.key) && !OFFERING_KEYS.has(r.key)));
-        return { requests: info.requests, terms };
+        return { requests: info.requests, terms, hostPorts: info.hostPorts };
       })
       .filter((d) => d.terms.length > 0);
     const types: TemplateType[] = [];
@@ -159,10 +167,12 @@ export class PoolTemplate {
       );
       if (offerings.length === 0) continue;
       const daemonOverhead: Resources = {};
+      let daemonHostPorts: string[] | undefined;
       for (const d of daemons) {
         // A daemon pod lands on the node when one of its node terms accepts the type's labels.
         if (!d.terms.some((reqs) => reqs.every((r) => r.matches(r.key === L.LabelInstanceType ? type.name : type.labels[r.key])))) continue;
         for (const k in d.requests) daemonOverhead[k] = (daemonOverhead[k] ?? 0) + d.requests[k];
+        if (d.hostPorts.length > 0) (daemonHostPorts ??= []).push(...d.hostPorts);
       }
       const room: Resources = { ...type.allocatable };
       for (const [k, v] of Object.entries(daemonOverhead)) room[k] = (room[k] ?? 0) - v;
@@ -171,13 +181,14 @@ export class PoolTemplate {
       if (Object.values(room).some((v) => v < 0)) continue;
       let minPrice = Infinity;
       for (const o of offerings) if (o.priceUsdPerHour < minPrice) minPrice = o.priceUsdPerHour;
-      types.push({ type, offerings, daemonOverhead, room, exotic: !!type.exotic, efficient: false, minPriceUsdPerHour: minPrice });
+      types.push({ type, offerings, daemonOverhead, ...(daemonHostPorts ? { daemonHostPorts } : {}), room, exotic: !!type.exotic, efficient: false, minPriceUsdPerHour: minPrice });
     }
     // Cheapest first, as a launch orders them: claims filter this list in order, so their options
     // are already sorted when no zone or capacity-type requirement narrows the offerings.
     types.sort((a, b) => a.minPriceUsdPerHour - b.minPriceUsdPerHour || (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0));
     markEfficient(types, efficientMargin);
     this.types = types;
+    this.hasDaemonHostPorts = types.some((t) => t.daemonHostPorts);
     this.zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
     this.capacityTypes = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.capacityType)))].sort();
     if (types.length === 0) {

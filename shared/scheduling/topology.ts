@@ -320,6 +320,13 @@ export class Topology {
   check(groups: PodGroups, target: TopologyTarget, podRequirements?: Requirements): Map<string, string[]> | TopologyFailure {
     const narrow = new Map<string, string[]>();
     const domainsOf = (key: string): readonly string[] => narrow.get(key) ?? (narrow.size > 0 ? target.domains(key, narrow) : target.domains(key));
+    // A spread picks its domain among those the pod's required anti-affinity (and placed pods'
+    // anti-affinity) leaves free when it can: kube-scheduler checks a node against every
+    // constraint at once, so a pod whose emptiest zone is repelled still goes to another zone
+    // within the skew (parity seed 1 #1436: a zone spread picking the repelled zone failed the pod).
+    const repelling = groups.spreads.length > 0 ? [...groups.anti.map((a) => a.group.counts), ...groups.inverse.map((g) => g.owners)] : [];
+    const repelKeys = repelling.length > 0 ? [...groups.anti.map((a) => a.group.key), ...groups.inverse.map((g) => g.key)] : [];
+    const repelled = (key: string, v: string) => repelling.some((c, i) => repelKeys[i] === key && (c.get(v) ?? 0) > 0);
     for (const { group: g, self } of groups.spreads) {
       const inc = self ? 1 : 0;
       if (g.key === LabelHostname) {
@@ -333,11 +340,15 @@ export class Topology {
       const min = g.minCount();
       let best: string | undefined;
       let bestCount = Infinity;
+      let bestFree = false;
       for (const v of d) {
         const c = g.count(v);
-        if (c + inc - min <= g.maxSkew && c < bestCount) {
+        if (c + inc - min > g.maxSkew) continue;
+        const free = repelling.length === 0 || !repelled(g.key, v);
+        if ((free && !bestFree) || (free === bestFree && c < bestCount)) {
           best = v;
           bestCount = c;
+          bestFree = free;
         }
       }
       if (best === undefined) return { reason: `would violate topology spread on ${g.key} (maxSkew ${g.maxSkew})`, monotone: false };

@@ -6,7 +6,7 @@
  * out, nothing is launched. Units: resources in canonical units (shared/api/quantity.ts:
  * cpu millicores, memory bytes, pods count), prices in USD per hour.
  */
-import type { Pod, PodSpec, ObjectMeta, Taint } from '../api/kube.ts';
+import type { Pod, PodSpec, ObjectMeta, StorageObjects, Taint } from '../api/kube.ts';
 import type { NodePool } from '../api/nodepool.ts';
 import type { Resources } from '../api/quantity.ts';
 import type { Requirements } from '../api/requirements.ts';
@@ -106,10 +106,13 @@ export interface SchedulingInput {
   /** DaemonSet pod templates: each new node must also hold those that would run on it. */
   daemonSets?: DaemonSetTemplate[];
   /**
-   * Zonal volumes: `namespace/claimName` → zones the volume lives in (a bound PV's node
-   * affinity, or the StorageClass `allowedTopologies`). A pod naming such a claim must land there.
+   * The cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses (all of them: a
+   * claim missing here is a claim that does not exist). When given, each pending pod's volumes are
+   * checked (shared/scheduling/volumes.ts): a pod whose claims cannot be used is unschedulable
+   * with `invalid` set, and the others must land where their volumes' topology allows. When
+   * absent, volumes are not read at all.
    */
-  volumes?: Record<string, string[]>;
+  storage?: StorageObjects;
   /** ICE-cached offerings, not used for new NodeClaims. */
   unavailableOfferings?: UnavailableOffering[];
   settings?: SchedulingSettings;
@@ -166,6 +169,12 @@ export interface UnschedulablePod {
   pod: Pod;
   /** NodePool name → message ("incompatible requirements, key X …", "exceeds limits", …). */
   reasons: Record<string, string>;
+  /**
+   * Set when the pod is not provisioned for at all, whatever the NodePools (its volumes cannot be
+   * used yet: shared/scheduling/volumes.ts), naming the claim and why. Such a pod depends on
+   * storage objects, not on the scheduling configuration, so it is not backed off as a shape.
+   */
+  invalid?: string;
 }
 
 /** The decision. Plain data: log it, store it, assert it. */

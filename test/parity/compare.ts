@@ -26,6 +26,11 @@ export interface Comparison {
   costRatio?: number;
   karpenterCost: number;
   nodefleetCost: number;
+  /**
+   * USD/h of the default packing's claims that hold at least one pod Karpenter places: claims
+   * holding only pods Karpenter leaves pending (an `extra-placed` matter) are left out.
+   */
+  nodefleetCostForKarpenterPods: number;
   /** Pods placed (new claims and existing nodes) by Karpenter, nodefleet's default packing and its `packing: karpenter`. */
   placed: { karpenter: number; default: number; karpenterPacking: number };
 }
@@ -91,6 +96,7 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
 
   const karpenterCost = karpenter.nodeClaims.reduce((s, c) => s + c.price, 0);
   const nodefleetCost = defaultPacking.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
+  const nodefleetCostForKarpenterPods = defaultPacking.newNodeClaims.filter((c) => c.pods.some((p) => kPlaced.has(key(p)))).reduce((s, c) => s + c.priceUsdPerHour, 0);
   let costRatio: number | undefined;
   if (sameSet(kPlaced, nfDefault) && karpenterCost > 0) {
     costRatio = nodefleetCost / karpenterCost;
@@ -98,5 +104,5 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
       divergences.push({ kind: 'cost', detail: `default packing costs $${nodefleetCost.toFixed(5)}/h (${defaultPacking.newNodeClaims.length} claims), Karpenter $${karpenterCost.toFixed(5)}/h (${karpenter.nodeClaims.length} claims)` });
     }
   }
-  return { divergences, costRatio, karpenterCost, nodefleetCost, placed: { karpenter: kPlaced.size, default: nfDefault.size, karpenterPacking: nfKarp.size } };
+  return { divergences, costRatio, karpenterCost, nodefleetCost, nodefleetCostForKarpenterPods, placed: { karpenter: kPlaced.size, default: nfDefault.size, karpenterPacking: nfKarp.size } };
 }

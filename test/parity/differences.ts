@@ -4,9 +4,13 @@
  * divergence that one of these explains is counted as documented, not as a failure.
  */
 import type { Pod } from '../../shared/api/kube.ts';
+import { solve } from '../../shared/scheduling/index.ts';
+import { PodInfo } from '../../shared/scheduling/pod.ts';
+import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
+import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
 import type { OracleOutput } from './oracle.ts';
-import type { ParityScenario } from './scenario.ts';
+import { toSchedulingInput, type ParityScenario } from './scenario.ts';
 
 export interface Difference {
   id: string;
@@ -23,6 +27,39 @@ const AntiAffinityAllDomains = 'unsatisfiable topology constraint for pod anti-a
 /** Karpenter's reasons for the pods named in an `extra-placed` divergence. */
 function karpenterReasons(d: Divergence, karpenter: OracleOutput): string[] {
   return karpenter.unschedulable.filter((u) => d.detail.includes(u.pod)).map((u) => Object.values(u.reasons).join('; '));
+}
+
+/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` is taken from), as seats; computed once per scenario. */
+const decisions = new WeakMap<ParityScenario, Seat[]>();
+function nodefleetSeats(s: ParityScenario): Seat[] {
+  let x = decisions.get(s);
+  if (!x) decisions.set(s, (x = seats(s, solve(toSchedulingInput(s, 'karpenter')))));
+  return x;
+}
+
+/**
+ * True when `d` names pods and each, where nodefleet placed it (`seat`, with every seat of the
+ * decision in `all`) and with Karpenter's reason for leaving it pending, passes `ok`.
+ */
+function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput, ok: (pod: Pod, seat: Seat, reason: string, all: readonly Seat[]) => boolean): boolean {
+  if (d.kind !== 'extra-placed') return false;
+  // compare.ts: "nodefleet places, Karpenter does not: ns/a: reason | ns/b: reason" (or "ns/a, ns/b" without reasons).
+  const body = d.detail.replace(/^[^:]*: /, '');
+  const keys = body.includes(': ') ? body.split(' | ').map((x) => x.slice(0, x.indexOf(': '))) : body.split(', ');
+  const pods = s.pods.filter((p) => keys.includes(`${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
+  if (pods.length === 0 || pods.length !== keys.length) return false;
+  const all = nodefleetSeats(s);
+  return pods.every((pod) => {
+    const key = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+    const seat = seatOf(all, key);
+    const reason = karpenter.unschedulable.find((u) => u.pod === key);
+    return !!seat && !!reason && ok(pod, seat, Object.values(reason.reasons).join('; '), all);
+  });
+}
+
+/** The single domain Karpenter pinned the pod's claim to on `key`, read from its reason (`key In [v]`). */
+function pinnedDomain(reason: string, key: string): string | undefined {
+  return new RegExp(`${key.replace(/[.]/g, '\\.')} In \\[([^\\] ]+)\\]`).exec(reason)?.[1];
 }
 
 export const Differences: Difference[] = [
@@ -43,12 +80,14 @@ export const Differences: Difference[] = [
       '(cost-aware) packing places at least as many pods as Karpenter for no more money, but not necessarily the same ' +
       'pods: its queue interleaves pod shapes and fills cheaper claims, where Karpenter takes pods largest first onto ' +
       'whatever type the first one needed. Which pods wait for the next round differs; with `packing: karpenter` ' +
-      'nodefleet places the same pods as Karpenter.',
+      'nodefleet places the same pods as Karpenter. The money compared is that of the claims holding pods Karpenter ' +
+      'places too: a claim holding only pods Karpenter leaves pending is an extra-placed divergence of its own ' +
+      '(parity seed 1, path 1457: two extra zonal anti-affinity replicas).',
     case: 'parity/capacity-bound-other-pods.yaml',
     explains: (d, _s, _karpenter, c) =>
       d.kind === 'unplaced' &&
       c.placed.default >= c.placed.karpenter &&
-      c.nodefleetCost <= c.karpenterCost + 1e-9 &&
+      c.nodefleetCostForKarpenterPods <= c.karpenterCost + 1e-9 &&
       !c.divergences.some((x) => x.kind === 'unplaced-karpenter-packing'),
   },
   {
@@ -68,6 +107,96 @@ export const Differences: Difference[] = [
       }
       return false;
     },
+  },
+  {
+    id: 'spread-ignore-affinity-min-over-all-domains',
+    reason:
+      'A topology spread with nodeAffinityPolicy: Ignore counts the domains of every node, whatever the pod\'s node ' +
+      'affinity (kube-scheduler PodTopologySpread; the Kubernetes docs: "All nodes are included in the calculations"). ' +
+      'Karpenter v1.15 still takes the spread\'s minimum only over the domains the pod\'s own required affinity allows ' +
+      '(topology.go AddRequirements passes the pod requirements as podDomains to topologygroup.go domainMinCount), so ' +
+      'replicas confined to one zone all go there although an empty zone they refuse keeps the skew above maxSkew: ' +
+      'kube-scheduler binds one, the others stay pending (parity seed 1, path 1248). nodefleet counts every domain and ' +
+      'leaves those replicas pending.',
+    case: 'parity/spread-ignore-affinity-counts-every-zone.yaml',
+    explains: (d, s) => d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(spreadIgnoresOwnAffinity),
+  },
+  {
+    id: 'spread-counts-unlaunchable-domains',
+    reason:
+      'Karpenter v1.15 counts topology-spread domains no node has and no NodePool can launch (topology.go buildDomainGroups): ' +
+      'a NodePool\'s requirements are intersected with every instance type key by key, so a type the NodePool excludes ' +
+      '(by family, cpu, arch) still adds its zones, and every value of a NodePool\'s own zone or capacity-type `In` ' +
+      'requirement is a domain even when no admitted type offers it. Such a domain stays empty, holds the global minimum ' +
+      'at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node that cannot launch. ' +
+      'kube-scheduler counts only the domains of nodes and binds them; nodefleet counts the domains of existing nodes ' +
+      'and of what its NodePools can launch, and places them. Explains a pod only when its spread, over nodefleet\'s ' +
+      'final placement, is within maxSkew over the launchable domains and beyond it once the unlaunchable ones count.',
+    case: 'parity/spread-ignores-unlaunchable-zones.yaml',
+    explains: (d, s, karpenter) =>
+      everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) =>
+        new PodInfo(pod).spreads.some((sp) => {
+          if (!OfferingKeys.has(sp.key)) return false;
+          const counts = spreadCounts(pod, sp, all);
+          if (!counts) return false;
+          const theirs = karpenterSpreadDomains(s, pod, sp);
+          const reachable = reachableDomains(s, sp.key);
+          const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
+          return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
+        }),
+      ),
+  },
+  {
+    id: 'topology-domain-ignores-claim-offerings',
+    reason:
+      'Karpenter v1.15 narrows a claim for a topology spread, or for a self-selecting required pod affinity nothing ' +
+      'satisfies yet, to one domain among the values the claim\'s requirements allow: the least-populated one for a ' +
+      'spread, the first one for the affinity (topologygroup.go nextDomainTopologySpread, nextDomainAffinity), whether ' +
+      'or not the claim\'s instance types are offered there. An in-flight claim whose types launch only in us-east-1b ' +
+      'is narrowed to us-east-1a, finds no type, and the pod stays pending ("no instance type ... <key> In [that ' +
+      'domain]") though us-east-1b is within maxSkew. nodefleet chooses among the domains the claim\'s instance types ' +
+      'are offered in; kube-scheduler binds the pod on the node in us-east-1b. Explains a pod only when nodefleet placed ' +
+      'it outside the domain Karpenter pinned, with its spread within maxSkew over Karpenter\'s own domains (or every ' +
+      'pod of its affinity in one domain).',
+    case: 'parity/spread-domain-where-the-claim-launches.yaml',
+    explains: (d, s, karpenter) =>
+      everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
+        if (!reason.includes('no instance type')) return false;
+        const info = new PodInfo(pod);
+        const spread = info.spreads.some((sp) => {
+          const pinned = OfferingKeys.has(sp.key) ? pinnedDomain(reason, sp.key) : undefined;
+          const counts = pinned !== undefined && seat.labels[sp.key] !== pinned ? spreadCounts(pod, sp, all) : undefined;
+          return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
+        });
+        const affinity = info.affinity.some((a) => {
+          const pinned = OfferingKeys.has(a.key) ? pinnedDomain(reason, a.key) : undefined;
+          const here = seat.labels[a.key];
+          if (pinned === undefined || here === undefined || here === pinned || !matchesSelector(a.selector, pod.metadata.labels)) return false;
+          return all.every((x) => !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] === here);
+        });
+        return spread || affinity;
+      }),
+  },
+  {
+    id: 'inverse-anti-affinity-misses-node-domains',
+    reason:
+      'A pending pod with required pod anti-affinity that selects itself owns an inverse anti-affinity group in Karpenter ' +
+      'v1.15 whose domains come from the NodePools only (topology.go updateInverseAntiAffinity builds it without the ' +
+      'existing-node pass countDomains gives other groups), and it must land in an empty domain of that group. An ' +
+      'existing node in a zone no NodePool lists is therefore never a place for it, even with no matching pod anywhere. ' +
+      'kube-scheduler binds it there; nodefleet places it there. Explains a pod only when nodefleet put it on an existing ' +
+      'node in such a domain and no other pod its term selects sits in that domain.',
+    case: 'parity/anti-affinity-on-node-outside-pool-zones.yaml',
+    explains: (d, s, karpenter) =>
+      everyExtraPod(d, s, karpenter, (pod, seat, _reason, all) =>
+        seat.node !== undefined &&
+        new PodInfo(pod).anti.some((a) => {
+          const here = seat.labels[a.key];
+          if (!OfferingKeys.has(a.key) || here === undefined || !matchesSelector(a.selector, pod.metadata.labels)) return false;
+          if (karpenterPoolDomains(s, a.key).has(here)) return false;
+          return all.every((x) => x === seat || !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] !== here);
+        }),
+      ),
   },
 ];
 
@@ -112,4 +241,14 @@ export function contradictoryNodeSelector(pod: Pod): boolean {
       return false;
     }),
   );
+}
+
+/**
+ * True when the pod has a DoNotSchedule topology spread with nodeAffinityPolicy Ignore on a key
+ * its own nodeSelector or required node affinity restricts.
+ */
+export function spreadIgnoresOwnAffinity(pod: Pod): boolean {
+  const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const restricted = (key: string) => key in (pod.spec.nodeSelector ?? {}) || (terms.length > 0 && terms.every((t) => (t.matchExpressions ?? []).some((e) => e.key === key)));
+  return (pod.spec.topologySpreadConstraints ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.nodeAffinityPolicy === 'Ignore' && restricted(c.topologyKey));
 }

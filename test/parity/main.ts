@@ -192,6 +192,7 @@ async function main(): Promise<void> {
     log(`nodefleet default:\n${show(brief(solve(toSchedulingInput(s, 'cost', types))))}`);
     log(JSON.stringify(c.divergences, null, 1));
     const open = undocumented(s, k, c);
+    for (const d of c.divergences) log(`${d.kind}: ${documentedReason(d, s, k, c) ?? 'UNDOCUMENTED'}`);
     if (opts.writeCases && open.length > 0) log(`wrote ${writeCase(s, k, open[0].kind, open[0].detail, opts.caseFile ? `case ${opts.caseFile}` : `seed ${opts.seed}, path "${opts.only}"`)}`);
     return;
   }

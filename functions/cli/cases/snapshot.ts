@@ -33,9 +33,14 @@ function isDaemonPod(p: Pod): boolean {
  * Node objects as existing capacity, each holding those of `boundPods` that name it (grouped once;
  * the conversion: shared/scheduling/existing-capacity.ts). `startupTaints`: a node's NodePool's.
  */
-export function existingFromNodes(nodes: readonly Node[], boundPods: readonly Pod[], startupTaints: (n: Node) => readonly Taint[] = () => []): ExistingNode[] {
+export function existingFromNodes(
+  nodes: readonly Node[],
+  boundPods: readonly Pod[],
+  startupTaints: (n: Node) => readonly Taint[] = () => [],
+  claimAllocatable: (n: Node) => Record<string, string> | undefined = () => undefined,
+): ExistingNode[] {
   const byNode = podsByNode(boundPods);
-  return nodes.map((n) => existingFromNodeOnly(n, byNode.get(n.metadata.name) ?? [], startupTaints(n)));
+  return nodes.map((n) => existingFromNodeOnly(n, byNode.get(n.metadata.name) ?? [], startupTaints(n), claimAllocatable(n)));
 }
 
 /** A case's in-flight NodeClaim object (no Node yet) as capacity coming soon (shared/scheduling/existing-capacity.ts). */
@@ -92,7 +97,13 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
   }
   const workloads = readWorkloads([...((doc.objects ?? []) as unknown[]), ...((doc.nodes ?? []) as unknown[])]);
   const startupOf = (n: Node) => (nodePools.find((p) => p.metadata.name === n.metadata.labels?.[L.LabelNodePool])?.spec.template.spec.startupTaints ?? []) as Taint[];
-  const existingNodes = existingFromNodes(workloads.nodes, workloads.boundPods, startupOf);
+  // A listed NodeClaim with a node: its recorded allocatable stands in for what that node's kubelet does not report yet.
+  const claimAllocatable = new Map<string, Record<string, string>>();
+  for (const c of (doc.existingNodeClaims ?? []) as KubeObject[]) {
+    const status = (c.status ?? {}) as { nodeName?: string; allocatable?: Record<string, string> };
+    if (status.nodeName && status.allocatable) claimAllocatable.set(status.nodeName, status.allocatable);
+  }
+  const existingNodes = existingFromNodes(workloads.nodes, workloads.boundPods, startupOf, (n) => claimAllocatable.get(n.metadata.name));
   const nodeNames = new Set(existingNodes.map((n) => n.name));
   const allTypes = new Map<string, InstanceType>();
   for (const types of typesByPool.values()) for (const t of types) allTypes.set(t.name, t);
@@ -109,7 +120,8 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     existingNodes,
     boundPods: workloads.boundPods,
     daemonSets: workloads.daemonSets,
-    volumes: workloads.volumes,
+    // A case states the whole cluster: a claim it does not list does not exist.
+    storage: workloads.storage,
     unavailableOfferings: unavailable,
     settings: {
       ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),

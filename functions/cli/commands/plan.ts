@@ -12,7 +12,7 @@
  * Exit codes: 0 ok (even with unschedulable pods), 1 unreadable or invalid input, 2 usage.
  */
 import type { Command } from 'commander';
-import type { Pod } from '../../../shared/api/kube.ts';
+import type { Pod, StorageObjects } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
@@ -26,6 +26,7 @@ import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, rea
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
+import { hasClaimVolumes } from '../../../shared/scheduling/volumes.ts';
 import { existingFromNodes } from '../cases/snapshot.ts';
 import { clusterNameProblem, Env } from '../../../shared/api/contract.ts';
 import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
@@ -242,9 +243,26 @@ export function planInput(t: PlanTexts): SchedulingInput {
     existingNodes: existingFromNodes(w.nodes, w.boundPods),
     boundPods: w.boundPods,
     daemonSets: w.daemonSets,
-    volumes: w.volumes,
+    // Volumes are checked only against storage objects the input holds: a pods file alone
+    // (kubectl get pods) says nothing about claims, and every claim would read as missing.
+    ...(hasStorage(w.storage) ? { storage: w.storage } : {}),
     ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   };
+}
+
+function hasStorage(s: StorageObjects): boolean {
+  return s.claims.length + s.volumes.length + s.classes.length > 0;
+}
+
+/**
+ * A line when pods mount PersistentVolumeClaims but the input holds no storage objects, so their
+ * volumes were not checked (shared/scheduling/volumes.ts); none otherwise.
+ */
+export function uncheckedVolumesLine(file: string, input: Pick<SchedulingInput, 'pods' | 'storage'>): string[] {
+  if (input.storage) return [];
+  const n = input.pods.filter(hasClaimVolumes).length;
+  if (n === 0) return [];
+  return [`${file}: ${n} pod(s) mount PersistentVolumeClaims but the input holds no PersistentVolumeClaim, PersistentVolume or StorageClass: their volumes are not checked (add \`kubectl get pvc,pv,storageclass -A -o yaml\` to check them)`];
 }
 
 /**
@@ -368,6 +386,7 @@ export function register(program: Command): void {
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
       for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
+      for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
       const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);
       if (packing.conflict) process.stderr.write(`${opts.nodepools}: ${packing.conflict}\n`);
       const rounds = planRounds(input);

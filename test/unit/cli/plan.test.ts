@@ -135,3 +135,28 @@ describe('plan and the packing mode', () => {
     expect(planInput(texts('')).settings?.packing).toBeUndefined();
   });
 });
+
+describe('plan and persistent volumes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-vol-'));
+  const np = join(dir, 'np.yaml');
+  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + nodeClass('default', 'al2023@latest'));
+  const withClaim = `${pod('db', 'kubernetes.io/os: linux')}  volumes: [{name: data, persistentVolumeClaim: {claimName: data-db}}]\n`;
+
+  it('with storage objects in the input, a pod whose claim does not exist gets no node, naming the claim', async () => {
+    const pods = join(dir, 'with-storage.yaml');
+    writeFileSync(pods, `${withClaim}---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: gp3}\nprovisioner: ebs.csi.aws.com\n`);
+    const r = await capture(['plan', '--nodepools', np, '--pods', pods, '-o', 'json']);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('persistentvolumeclaim \\"default/data-db\\" does not exist');
+    expect(r.err).not.toContain('not checked');
+  });
+
+  it('without storage objects, the volumes are not checked and stderr says so', async () => {
+    const pods = join(dir, 'pods-only.yaml');
+    writeFileSync(pods, withClaim);
+    const r = await capture(['plan', '--nodepools', np, '--pods', pods]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(`${pods}: 1 pod(s) mount PersistentVolumeClaims but the input holds no PersistentVolumeClaim, PersistentVolume or StorageClass: their volumes are not checked`);
+    expect(r.out).not.toContain('does not exist');
+  });
+});

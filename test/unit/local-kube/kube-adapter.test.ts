@@ -69,6 +69,17 @@ describe('ClientNodeKubeApi on the local cluster', () => {
     expect((await kube.listObjects('apps/v1', 'ReplicaSet'))[0].metadata.name).toMatch(/^inflate-/);
   });
 
+  it('lists the storage objects the provisioner reads for pods with claims (functions/provisioner/snapshot.ts loadStorage)', async () => {
+    cluster.apply([
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, provisioner: 'ebs.csi.aws.com', volumeBindingMode: 'WaitForFirstConsumer' },
+      { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-1' } } },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' }, spec: { storageClassName: 'gp3', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    ]);
+    expect((await kube.listObjects('storage.k8s.io/v1', 'StorageClass')).map((o) => [o.kind, o.metadata.name, o.volumeBindingMode])).toEqual([['StorageClass', 'gp3', 'WaitForFirstConsumer']]);
+    expect((await kube.listObjects('v1', 'PersistentVolume')).map((o) => [o.kind, o.metadata.name])).toEqual([['PersistentVolume', 'pv-1']]);
+    expect((await kube.listObjects('v1', 'PersistentVolumeClaim')).map((o) => [o.kind, `${o.metadata.namespace}/${o.metadata.name}`, o.spec.storageClassName])).toEqual([['PersistentVolumeClaim', 'default/data', 'gp3']]);
+  });
+
   it('cordons, taints, evicts (blocked by a PDB, then allowed), deletes pods and nodes', async () => {
     const { nodeName } = cluster.addInstance(c5a2xlarge('i-0drain', { startupTaints: [] }));
     cluster.apply([deployment('web', 2, { cpu: '1' })]);

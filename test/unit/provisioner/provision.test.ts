@@ -209,6 +209,23 @@ describe('provisioner run', () => {
     expect(initializedResult.created).toHaveLength(1);
   });
 
+  it('a node coming up whose kubelet reports an extended resource as 0 counts it at its claim\'s recorded allocatable', async () => {
+    // Prepare: a claim launched and registered as node ip-10-0-1-7; its record says 2 dongles, the kubelet 0 so far.
+    const first = [pendingPod('first', '1')];
+    const { w, deps } = provisionerWorld({ pods: first });
+    const claim = (await w.store.get((await run(parseInput(unschedulableEvent(first, 'e1')), deps)).created[0]))!;
+    await w.store.update({ ...claim, phase: 'Registered', nodeName: 'ip-10-0-1-7', allocatable: { ...claim.allocatable, 'example.com/dongle': '2' } });
+    w.kube.addNode(node({ name: 'ip-10-0-1-7', providerID: claim.providerId, labels: { 'karpenter.sh/nodepool': 'default' }, allocatable: { cpu: '7', memory: '14Gi', pods: '58', 'example.com/dongle': '0' } }));
+    const second = pendingPod('second', '100m');
+    second.spec.containers[0].resources = { requests: { cpu: '100m', 'example.com/dongle': '1' }, limits: { 'example.com/dongle': '1' } };
+    w.kube.addPod(second);
+    // Act
+    const summary = await run(parseInput(unschedulableEvent([second], 'e2')), deps);
+    // Assess: it waits for that node (no instance type of the pool has dongles)
+    expect(summary.unschedulable).toEqual([]);
+    expect(summary.placedOnExisting).toBe(1);
+  });
+
   it('a generated name that is taken is drawn again, not read as "another pass created it"', async () => {
     const pods = inflate();
     const { w, deps } = provisionerWorld({ pods });
@@ -296,6 +313,51 @@ describe('provisioner run', () => {
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     expect(summary.provisionable).toBe(2);
     expect((await w.store.list())[0].resources.requests.cpu).toBe('2');
+  });
+});
+
+describe('provisioner: pods with persistent volumes (shared/scheduling/volumes.ts)', () => {
+  const withClaim = (name: string, claimName: string) => {
+    const p = pendingPod(name);
+    p.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName } }];
+    return p;
+  };
+  const storageLists = (w: ReturnType<typeof provisionerWorld>['w']) => w.kube.callsOf('listObjects').map((c) => c.join(' ')).filter((c) => !c.includes('DaemonSet')).sort();
+
+  it('launches nothing for a pod whose claim does not exist, names the claim, and still provisions for the valid pod beside it', async () => {
+    // Prepare
+    const pods = [withClaim('bad', 'missing'), pendingPod('good')];
+    const { w, deps, log } = provisionerWorld({ pods });
+    // Act
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    // Assess
+    expect(summary.created).toHaveLength(1);
+    expect((await w.store.list())[0].pods).toEqual(['default/good']);
+    expect(summary.unschedulable.map((u) => u.pod)).toEqual(['default/bad']);
+    expect(log.withMessage('ignoring pod')[0].fields).toMatchObject({ error: 'persistentvolumeclaim "default/missing" does not exist' });
+    expect(storageLists(w)).toEqual(['storage.k8s.io/v1 StorageClass', 'v1 PersistentVolume', 'v1 PersistentVolumeClaim']);
+  });
+
+  it('a pod refused for its volumes is not backed off: once its claim exists it gets a node on the next pass', async () => {
+    const pods = [withClaim('db', 'data-db')];
+    const { w, deps } = provisionerWorld({ pods });
+    expect((await run(parseInput(unschedulableEvent(pods, 'e1')), deps)).created).toHaveLength(0);
+    w.kube.addObject(
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default' }, spec: { storageClassName: 'gp3' } },
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', values: [`${Region}b`] }] }] },
+    );
+    w.clock.advanceSeconds(10);
+    const again = await run(parseInput(unschedulableEvent(pods, 'e2')), deps);
+    expect(again.backingOff).toBe(0);
+    expect(again.created).toHaveLength(1);
+    expect((await w.store.list())[0].zone).toBe(`${Region}b`);
+  });
+
+  it('reads no storage objects when no pending pod mounts a claim', async () => {
+    const pods = [pendingPod('plain')];
+    const { w, deps } = provisionerWorld({ pods });
+    await run(parseInput(unschedulableEvent(pods)), deps);
+    expect(storageLists(w)).toEqual([]);
   });
 });
 

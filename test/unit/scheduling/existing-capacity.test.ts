@@ -22,6 +22,17 @@ describe('existing capacity (the one conversion of the cluster picture)', () => 
     expect(b.allocatable.cpu).toBe(2000);
   });
 
+  it('a managed node not initialized counts what its kubelet reports as zero or not at all at its NodeClaim\'s allocatable; once initialized, as reported', () => {
+    const claim = { cpu: '3900m', memory: '4086Mi', pods: '5', 'nvidia.com/gpu': '2', 'vpc.amazonaws.com/efa': '1' };
+    const starting = node({ name: 'g', allocatable: { cpu: '3900m', memory: '4086Mi', pods: '5', 'nvidia.com/gpu': '0' }, labels: { 'karpenter.sh/nodepool': 'default' } });
+    const e = existingFromNode(starting, [], [], claim);
+    expect(e.allocatable['nvidia.com/gpu']).toBe(2);
+    expect(e.allocatable['vpc.amazonaws.com/efa']).toBe(1);
+    expect(e.allocatable.cpu).toBe(3900);
+    const up = node({ name: 'g', allocatable: { cpu: '3900m', memory: '4086Mi', pods: '5', 'nvidia.com/gpu': '0' }, labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' } });
+    expect(existingFromNode(up, [], [], claim).allocatable['nvidia.com/gpu']).toBe(0);
+  });
+
   it('cordoned, being deleted or tainted karpenter.sh/disrupted: takes no new pods', () => {
     const cordoned = node({ name: 'a' });
     cordoned.spec = { ...cordoned.spec, unschedulable: true };

@@ -119,7 +119,12 @@ describe('solve: requirements and offerings', () => {
 
   it('puts a pod with a zonal volume in the volume zone', () => {
     const pod = pendingPod('db', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
-    const r = solve(input([pod], [std], [nodePool('default')], { volumes: { 'default/data-db': ['us-east-1c'] } }));
+    const storage = {
+      claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default' }, spec: { storageClassName: 'zonal' } }],
+      volumes: [],
+      classes: [{ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'zonal' }, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c'] }] }] }],
+    };
+    const r = solve(input([pod], [std], [nodePool('default')], { storage }));
     expect(r.newNodeClaims[0].zones).toEqual(['us-east-1c']);
   });
 
@@ -172,6 +177,20 @@ describe('solve: requirements and offerings', () => {
     expect(strict.unschedulable[0].reasons.default).toMatch(/minValues/);
     const best = solve(input([pendingPod('a', { cpu: '3' })], [small, std, big], [pool], { settings: { minValuesPolicy: 'BestEffort' } }));
     expect(best.newNodeClaims[0].launchInstanceTypes.map((t) => t.name)).toEqual(['std', 'big']);
+  });
+
+  it('skips a NodePool whose types cannot meet its own minValues (Strict), also after a limit cut (parity seed 1 #786, #1855)', () => {
+    // Prepare: "picky" wants 2 instance types; with all of small/std/big it has 3, under a 3-cpu limit only small.
+    const picky = (limits?: Record<string, string>) => nodePool('picky', { spec: { weight: 50, ...(limits ? { limits } : {}) }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 2 }] });
+    const onlySmall = nodePool('picky', { spec: { weight: 50 }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'], minValues: 2 }] });
+    const pods = pendingPods('w', 2, { cpu: '500m' });
+    // Act + Assess: the pod goes to the lighter pool rather than staying pending.
+    expect(solve(input(pods, [small, std, big], [nodePool('light'), picky()])).newNodeClaims.map((c) => c.nodePool)).toEqual(['picky']);
+    for (const pool of [onlySmall, picky({ cpu: '3' })]) {
+      const r = solve(input(pods, [small, std, big], [nodePool('light'), pool]));
+      expect(r.unschedulable).toEqual([]);
+      expect(r.newNodeClaims.map((c) => c.nodePool)).toEqual(['light']);
+    }
   });
 
   it('tries NodePools by weight and falls back when the heavier one cannot take the pod', () => {

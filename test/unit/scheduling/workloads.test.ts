@@ -37,13 +37,15 @@ describe('readWorkloads', () => {
     expect(w.pdbs).toHaveLength(1);
   });
 
-  it('finds the zone of a bound volume and of a WaitForFirstConsumer class with allowed topologies', () => {
+  it('collects the claims, volumes and storage classes pods may use', () => {
     const w = readWorkloads([
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'a', namespace: 'ns' }, spec: { volumeName: 'pv-a' } },
       { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-a' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', operator: 'In', values: ['us-east-1b'] }] }] } } } },
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'b', namespace: 'ns' }, spec: { storageClassName: 'zonal' } },
       { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'zonal' }, allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c'] }] }] },
     ]);
-    expect(w.volumes).toEqual({ 'ns/a': ['us-east-1b'], 'ns/b': ['us-east-1c'] });
+    expect(w.storage.claims.map((c) => c.metadata.name)).toEqual(['a', 'b']);
+    expect(w.storage.volumes.map((v) => v.metadata.name)).toEqual(['pv-a']);
+    expect(w.storage.classes.map((c) => c.metadata.name)).toEqual(['zonal']);
   });
 });
