@@ -131,7 +131,7 @@ export function podBinding(p: Pod): PodBinding | undefined {
 export class AgentCore {
   readonly pending = new Map<string, PendingPod>();
   private readonly nodes = new Map<string, NodeState>();
-  private readonly bindings = new Map<string, PodBinding>();
+  private bindings = new Map<string, PodBinding>();
   private bindingsSynced = false;
   private readonly podActivity = new Map<string, PodActivity>();
   private podEventTimer?: { cancel(): void };
@@ -279,11 +279,14 @@ export class AgentCore {
   /**
    * Bound pods from a list. The first list is the baseline (nothing reported: the claims keep the
    * times they have); a re-list reports what the watch missed (pods bound, removed or gone).
+   * The first list's map is kept as the core's own: the caller must not change it afterwards.
    */
   onPodBindingSync(items: Map<string, PodBinding>): void {
     if (!this.bindingsSynced) {
       this.bindingsSynced = true;
-      for (const [key, b] of items) this.bindings.set(key, b);
+      // The baseline is the list's map itself (taken over, not copied: 100 000 pods at scale).
+      if (this.bindings.size === 0) this.bindings = items;
+      else for (const [key, b] of items) this.bindings.set(key, b);
       return;
     }
     for (const key of [...this.bindings.keys()]) if (!items.has(key)) this.podBindingChanged(key, undefined);

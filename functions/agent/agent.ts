@@ -48,6 +48,11 @@ export interface AgentOptions {
 /** What the pod reflector keeps of a pod: the core's view, and the cluster view's row when bound. */
 type AgentPodItem = PodView & { row?: ViewPod };
 
+/** The listed pods' view rows, read in place (a list of 100 000 pods is not copied into arrays). */
+function* rowsOf(items: Map<string, AgentPodItem>): Generator<[string, ViewPod | undefined]> {
+  for (const [key, item] of items) yield [key, item.row];
+}
+
 export class Agent {
   readonly core: AgentCore;
   /** The cluster view's state (nodes and bound pods), kept whether or not it is published. */
@@ -64,6 +69,7 @@ export class Agent {
     const relist = opts.relistIntervalMs;
     const onError = (kind: string) => (err: unknown, phase: string) => log('warn', `${kind} ${phase} failed, retrying`, { error: (err as Error)?.message ?? String(err) });
     const nowMs = opts.nowMs;
+    const onListPage = (p: { kind: string; read: number; kept: number }) => log('debug', 'list page', p);
     // Per pod: its compact form while provisionable, its node binding while bound (pod events),
     // its row in the cluster view while bound (template shared with its siblings).
     this.pods = new Reflector<AgentPodItem>(kc, {
@@ -76,7 +82,8 @@ export class Agent {
       },
       onSync: (items) => {
         this.core.onPodViewSync(items);
-        if (this.opts.views) this.view.syncPods([...items].flatMap(([k, v]) => (v.row ? [[k, v.row] as [string, ViewPod]] : [])));
+        if (this.opts.views) this.view.syncPods(rowsOf(items));
+        log('debug', 'pods synced', { pods: items.size });
       },
       onEvent: (type, key, item) => {
         this.core.onPodViewEvent(type, key, item);
@@ -85,6 +92,7 @@ export class Agent {
       onError: onError('pods'),
       relistIntervalMs: relist,
       nowMs,
+      onListPage,
     });
     // Nodes are kept compact (labels, taints, capacity, conditions): all the core and the view read.
     this.nodes = new Reflector<Node>(kc, {
@@ -93,6 +101,7 @@ export class Agent {
       onSync: (items) => {
         this.core.onNodeSync(items);
         if (this.opts.views) this.view.syncNodes(items);
+        log('debug', 'nodes synced', { nodes: items.size });
       },
       onEvent: (type, key, n) => {
         this.core.nodeChanged(type, key, n);
@@ -101,6 +110,7 @@ export class Agent {
       onError: onError('nodes'),
       relistIntervalMs: relist,
       nowMs,
+      onListPage,
     });
     if (opts.views) {
       this.publisher = new ViewPublisher({

@@ -22,7 +22,7 @@ import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
 import { choosePacking } from '../../shared/api/packing.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
 import { inView } from '../../shared/api/cluster-view.ts';
-import { readClusterPicture } from '../../shared/runtime/cluster-picture.ts';
+import { readClusterPicture, readStorage } from '../../shared/runtime/cluster-picture.ts';
 import type { Log } from '../../shared/runtime/observability.ts';
 
 /** The ports the snapshot reads; `resolver` (optional) gives the AMIs node classes resolve to now (AMI drift). */
@@ -75,7 +75,8 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
   let nodes = picture.nodes;
   let pods = [...picture.boundPods, ...picture.pendingPods];
   if (opts.recheck?.length && picture.source === 'view') ({ nodes, pods } = await withLiveNodes(deps.kube, nodes, pods, opts.recheck));
-  const resolvedImageIds = await resolveImages(deps, nodeClasses);
+  // Pods with claims keep to their volumes' topology when consolidation moves them.
+  const [resolvedImageIds, storage] = await Promise.all([resolveImages(deps, nodeClasses), readStorage(deps.kube, pods)]);
   const refreshed = await deps.catalogRefresher?.get(now.getTime()); // live prices / offerings (shipped data locally)
   const budgetHolders: Record<string, string[]> = {};
   if (deps.budgets) {
@@ -121,6 +122,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     catalog: [...catalog.values()],
     daemonSets,
     unavailableOfferings: unavailable,
+    ...(storage ? { storage } : {}),
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     budgetHolders,

@@ -29,6 +29,12 @@ export interface GcResult {
   releasedBudgetSlots: GcPlan['releaseBudgetSlots'];
   /** Nodes whose abandoned karpenter.sh/disrupted taint was removed. */
   untainted: string[];
+  /**
+   * Running instances tagged as ours that no claim owns, launched before the table's claims epoch:
+   * not terminated (the table was replaced or emptied; their claims were in the old one), reported
+   * every pass (warning + metric) until an operator adopts or removes them.
+   */
+  unownedBeforeEpoch: GcPlan['unownedBeforeEpoch'];
   /** Actions that failed this pass (the next pass plans them again). */
   failed: { action: string; subject: string; error: string }[];
 }
@@ -38,6 +44,9 @@ const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTim
 /** One gc pass. Input is ignored (scheduled event). */
 export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   const now = deps.clock.now();
+  // When this table began keeping claims (recorded now on a new or emptied table): only instances
+  // launched after it can be orphans (shared/disruption/gc.ts GcInput.tableEpochMs).
+  const tableEpochMs = await deps.store.claimsEpochMs(now.getTime());
   const [claims, listed, nodes, pools] = await Promise.all([deps.store.list(), deps.cloud.list(), deps.kube.listNodes(), deps.budgets ? deps.kube.listNodePools() : Promise.resolve([])]);
   const instances = await withClaimInstances(deps, claims, listed);
   let budgetHolders: Record<string, Record<string, string>> | undefined;
@@ -45,7 +54,7 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
     budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
-  const plan = planGarbageCollection({ nodeClaims: claims, nodes, instances, ...(budgetHolders ? { budgetHolders } : {}) }, now);
+  const plan = planGarbageCollection({ nodeClaims: claims, nodes, instances, tableEpochMs, ...(budgetHolders ? { budgetHolders } : {}) }, now);
   const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
   if (deps.cloud.collectLaunchTemplates) {
     const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
@@ -69,7 +78,17 @@ async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], li
  * The next pass (a minute later) plans the failed ones again.
  */
 async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
-  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], failed: [] };
+  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, failed: [] };
+  for (const u of plan.unownedBeforeEpoch) {
+    deps.log.warn('instance launched before the claims table began has no nodeclaim, not terminating it: adopt or remove it', {
+      instance: u.instanceId,
+      ...(u.launchTime ? { launchTime: u.launchTime } : {}),
+      ...(u.nodeClaim ? { NodeClaim: { name: u.nodeClaim } } : {}),
+      ...(u.nodePool ? { NodePool: { name: u.nodePool } } : {}),
+    });
+  }
+  // Every pass, also 0: a gauge-like count whose per-minute sum is the number of such instances.
+  deps.metrics.count(MetricNames.unownedInstancesBeforeEpoch, {}, plan.unownedBeforeEpoch.length);
   const attempt = async (action: string, subject: string, fn: () => Promise<void>): Promise<void> => {
     try {
       await fn();

@@ -15,7 +15,8 @@ import { MetricNames } from '../../shared/runtime/observability.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from './claims.ts';
 import { launchClaim, type LaunchOutcome } from './launch.ts';
-import { assignedPods, inFlightClaims, loadSnapshot, loadStorage, provisionablePods } from './snapshot.ts';
+import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
+import { readStorage } from '../../shared/runtime/cluster-picture.ts';
 
 /** At most this many per-pod duration samples per pass (one EMF document each). */
 export const MaxPodDurationSamples = 100;
@@ -113,7 +114,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     deps.log.debug('not solving pod(s) unschedulable on earlier passes (backing off)', { pods: waiting.length, Pods: firstFive(waiting.map((w) => objectKey(w.pod))), 'next-retry': new Date(Math.min(...waiting.map((w) => w.retryAtMs))).toISOString() });
   }
   if (pods.length === 0) return summary;
-  const storage = await loadStorage(deps, pods);
+  const storage = await readStorage(deps.kube, pods);
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,

@@ -4,7 +4,7 @@
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
  * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
  */
-import type { Node, Pod, StorageObjects, Taint } from '../../shared/api/kube.ts';
+import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { InFlightPhases, getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
@@ -16,7 +16,6 @@ import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
-import { hasClaimVolumes } from '../../shared/scheduling/volumes.ts';
 
 /**
  * How long the pods a claim was made for still count as placed on it once its node is
@@ -146,21 +145,6 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     instanceTypes,
     assigned,
   };
-}
-
-/**
- * The cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses when one of `pods`
- * mounts a claim (three lists, read only then), for solve() to check those pods' volumes
- * (shared/scheduling/volumes.ts); undefined when no pod mounts one.
- */
-export async function loadStorage(deps: Pick<SnapshotPorts, 'kube'>, pods: readonly Pod[]): Promise<StorageObjects | undefined> {
-  if (!pods.some(hasClaimVolumes)) return undefined;
-  const [claims, volumes, classes] = await Promise.all([
-    deps.kube.listObjects('v1', 'PersistentVolumeClaim'),
-    deps.kube.listObjects('v1', 'PersistentVolume'),
-    deps.kube.listObjects('storage.k8s.io/v1', 'StorageClass'),
-  ]);
-  return { claims, volumes, classes };
 }
 
 /** The claims a provisioning pass reads at `now` (see {@link InFlightWindowSeconds}). */

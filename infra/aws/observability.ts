@@ -38,6 +38,7 @@ export const DashboardMetrics: readonly { title: string; metrics: readonly strin
   { title: 'NodeClaim termination duration (s, p99)', metrics: ['karpenter_nodeclaims_termination_duration_seconds'], stat: 'p99' },
   { title: 'nodefleet: launch → initialized (s, p99)', metrics: ['nodefleet_nodeclaim_launch_to_initialized_seconds'], stat: 'p99' },
   { title: 'nodefleet: orphan instances terminated', metrics: ['nodefleet_orphan_instances_terminated_total'], stat: 'Sum' },
+  { title: 'nodefleet: unowned instances launched before the claims table (kept)', metrics: ['nodefleet_unowned_instances_before_epoch'], stat: 'Maximum' },
 ];
 
 /** Dead-letter queues to alarm on, with a label for the alarm description. */

@@ -19,6 +19,7 @@ import { LiveView } from './ui/index.ts';
 import { podsMatch, selectNodes } from './conditions.ts';
 import { watchBudgets, type BudgetWatch } from './budget-watch.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { Table } from '../../shared/api/contract.ts';
 
 /** Real milliseconds between live-view / condition polls. */
 const PollRealMs = 100;
@@ -288,6 +289,11 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     note(`fault: EC2 Spot Instance Interruption Warning for ${target.instanceId} (${target.instanceType}, node ${nodeName ?? '?'}); reclaim at +${f.notice}s`);
     return undefined;
   }
+  if (step.fault?.tableReplaced) {
+    const deleted = await emptyTable(env);
+    note(`fault: the table was replaced by an empty one (${deleted} item(s) gone: claims, epoch, budgets, ICE entries)`);
+    return undefined;
+  }
   if (step.waitFor) {
     const timeoutMs = (step.timeout ?? DefaultWaitSeconds) * 1000;
     const until = Math.min(env.clock.nowMs() + timeoutMs, deadlineMs);
@@ -366,3 +372,19 @@ function safeReason(input: string): string | undefined {
   }
 }
 
+
+/** Deletes every item of the local table (the `tableReplaced` fault); returns how many. */
+async function emptyTable(env: LocalEnvironment): Promise<number> {
+  const { tableName } = env.dynamo;
+  let deleted = 0;
+  let ExclusiveStartKey: unknown;
+  do {
+    const page = await env.dynamo.call('Scan', { TableName: tableName, ...(ExclusiveStartKey ? { ExclusiveStartKey } : {}) });
+    for (const item of page.Items ?? []) {
+      await env.dynamo.call('DeleteItem', { TableName: tableName, Key: { [Table.partitionKey]: item[Table.partitionKey], [Table.sortKey]: item[Table.sortKey] } });
+      deleted += 1;
+    }
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return deleted;
+}

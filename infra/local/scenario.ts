@@ -112,6 +112,12 @@ const Fault = z.strictObject({
       notice: Duration.default(120),
     })
     .optional(),
+  /**
+   * The functions' table is replaced by an empty one, as a deploy that adds a local secondary index
+   * does (README, Deploy step 5): every item of the local table (claims, claims epoch, budgets, ICE
+   * entries) is deleted; nodes and instances stay.
+   */
+  tableReplaced: z.literal(true).optional(),
 });
 
 const Step = z

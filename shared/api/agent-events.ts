@@ -149,11 +149,19 @@ function compactContainer(c: Container): Container {
 /**
  * Keeps what the scheduling simulation reads: identity, labels, the do-not-disrupt style
  * annotations, owners, requests/limits, host ports, node selection, tolerations, topology spread,
- * priority, PVC volumes. Images, env, commands, probes and status details are dropped.
+ * priority, PVC and generic ephemeral volumes. Images, env, commands, probes and status details are dropped.
  */
 export function compactPod(p: Pod): AgentPod {
   const s = p.spec;
-  const volumes = s.volumes?.filter((v) => v.persistentVolumeClaim).map((v) => ({ name: v.name, persistentVolumeClaim: v.persistentVolumeClaim }));
+  // Claims only (directly or through a generic ephemeral volume, whose claim is `<pod>-<volume>`
+  // and whose template's storage class is kept): what scheduling checks (shared/scheduling/volumes.ts).
+  const volumes = s.volumes
+    ?.filter((v) => v.persistentVolumeClaim || v.ephemeral)
+    .map((v) => {
+      if (v.persistentVolumeClaim) return { name: v.name, persistentVolumeClaim: v.persistentVolumeClaim };
+      const sc = (v.ephemeral as { volumeClaimTemplate?: { spec?: { storageClassName?: string } } }).volumeClaimTemplate?.spec?.storageClassName;
+      return { name: v.name, ephemeral: sc !== undefined ? { volumeClaimTemplate: { spec: { storageClassName: sc } } } : {} };
+    });
   const m = p.metadata;
   return {
     metadata: {

@@ -93,7 +93,8 @@ export function toViewPod(p: Pod): ViewPod | undefined {
  */
 export class ClusterViewBuilder {
   private readonly nodes = new Map<string, ReturnType<typeof compactNode>>();
-  private readonly pods = new Map<string, { pod: Omit<ViewPod, 'template' | 'templateKey'>; tpl: { template: PodTemplate; key: string; refs: number } }>();
+  /** Bound pods by namespace/name, interned: their `template` and `templateKey` are their template's. */
+  private readonly pods = new Map<string, ViewPod>();
   private readonly templates = new Map<string, { template: PodTemplate; key: string; refs: number }>();
   /** Bumped on every change that alters the rendered view. */
   changes = 0;
@@ -113,17 +114,22 @@ export class ClusterViewBuilder {
   intern(p: ViewPod): ViewPod {
     let tpl = this.templates.get(p.templateKey);
     if (!tpl) this.templates.set(p.templateKey, (tpl = { template: p.template, key: p.templateKey, refs: 0 }));
-    return { ...p, template: tpl.template, templateKey: tpl.key };
+    return p.template === tpl.template && p.templateKey === tpl.key ? p : { ...p, template: tpl.template, templateKey: tpl.key };
   }
 
-  /** Replaces every pod (a full list). `key` is namespace/name. */
-  syncPods(items: Iterable<[string, ViewPod]>): void {
-    const seen = new Set<string>();
+  /**
+   * Replaces every pod (a full list). `key` is namespace/name; an undefined pod is listed but not
+   * kept (the same as absent). The pods are kept as given once interned: the caller's objects,
+   * not copies (the agent's list holds 100 000 of them).
+   */
+  syncPods(items: Iterable<[string, ViewPod | undefined]>): void {
+    // Only a re-list can leave pods that are no longer listed; the first list needs no key set.
+    const seen = this.pods.size > 0 ? new Set<string>() : undefined;
     for (const [key, p] of items) {
-      seen.add(key);
+      if (p) seen?.add(key);
       this.setPod(key, p);
     }
-    for (const key of [...this.pods.keys()]) if (!seen.has(key)) this.setPod(key, undefined);
+    if (seen) for (const key of [...this.pods.keys()]) if (!seen.has(key)) this.setPod(key, undefined);
   }
 
   /** One pod changed (`undefined`: gone, or no longer kept). */
@@ -132,22 +138,21 @@ export class ClusterViewBuilder {
     if (!p) {
       if (!prev) return;
       this.pods.delete(key);
-      this.release(prev.tpl);
+      this.release(prev.templateKey);
       this.changes++;
       return;
     }
-    const { template: _t, templateKey, ...own } = p;
-    if (prev && prev.tpl.key === templateKey && sameOwn(prev.pod, own)) return;
-    let tpl = this.templates.get(templateKey);
-    if (!tpl) this.templates.set(templateKey, (tpl = { template: p.template, key: templateKey, refs: 0 }));
-    tpl.refs++;
-    if (prev) this.release(prev.tpl);
-    this.pods.set(key, { pod: own, tpl });
+    if (prev && prev.templateKey === p.templateKey && sameOwn(prev, p)) return;
+    const kept = this.intern(p);
+    this.templates.get(kept.templateKey)!.refs++;
+    if (prev) this.release(prev.templateKey);
+    this.pods.set(key, kept);
     this.changes++;
   }
 
-  private release(tpl: { key: string; refs: number }): void {
-    if (--tpl.refs <= 0) this.templates.delete(tpl.key);
+  private release(templateKey: string): void {
+    const tpl = this.templates.get(templateKey);
+    if (tpl && --tpl.refs <= 0) this.templates.delete(templateKey);
   }
 
   /** Replaces every node (a full list). */
@@ -174,33 +179,54 @@ export class ClusterViewBuilder {
   }
 
   /**
-   * The view as JSON text in pieces of about `chunkChars` characters, so the publisher can
-   * compress it piece by piece and a 100 000-pod view (~20 MB of JSON) never exists as one string.
+   * The view as JSON text in pieces of about `chunkChars` characters (a piece ends after the
+   * node, row or template that reaches the size), so the publisher can compress it piece by piece
+   * and a 100 000-pod view (~20 MB of JSON) never exists as one string.
    * `JSON.parse(pieces.join(''))` equals {@link render} (pods before templates; key order aside).
+   * The nodes and pods are those of the first piece's moment: changes made while the pieces are
+   * consumed (asynchronously, between pieces) do not show (kept pods and nodes are replaced on
+   * change, never modified, so holding their references is a snapshot).
    */
   *renderJson(meta: { cluster: string; agent: string; sequence: number; generatedAt: string }, chunkChars = 1 << 20): Generator<string> {
     for (const [k, t] of this.templates) if (t.refs <= 0) this.templates.delete(k); // interned, never kept
-    const head = JSON.stringify({ schemaVersion: ClusterViewSchemaVersion, ...meta, nodes: [...this.nodes.values()] });
-    let buf = `${head.slice(0, -1)},"pods":[`;
-    const index = new Map<string, number>();
-    const templates: PodTemplate[] = [];
-    let first = true;
-    for (const { pod, tpl } of this.pods.values()) {
-      let i = index.get(tpl.key);
-      if (i === undefined) {
-        i = templates.length;
-        index.set(tpl.key, i);
-        templates.push(tpl.template);
-      }
-      const row: PodRow = [pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp];
-      buf += (first ? '' : ',') + JSON.stringify(row);
-      first = false;
+    const nodes = [...this.nodes.values()];
+    const pods = [...this.pods.values()];
+    const head = JSON.stringify({ schemaVersion: ClusterViewSchemaVersion, ...meta, nodes: [] });
+    let buf = head.slice(0, -2); // up to `"nodes":[`
+    for (let n = 0; n < nodes.length; n++) {
+      buf += (n === 0 ? '' : ',') + JSON.stringify(nodes[n]);
       if (buf.length >= chunkChars) {
         yield buf;
         buf = '';
       }
     }
-    yield `${buf}],"templates":${JSON.stringify(templates)}}`;
+    buf += '],"pods":[';
+    const index = new Map<string, number>();
+    const templates: PodTemplate[] = [];
+    for (let p = 0; p < pods.length; p++) {
+      const pod = pods[p];
+      let i = index.get(pod.templateKey);
+      if (i === undefined) {
+        i = templates.length;
+        index.set(pod.templateKey, i);
+        templates.push(pod.template);
+      }
+      const row: PodRow = [pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp];
+      buf += (p === 0 ? '' : ',') + JSON.stringify(row);
+      if (buf.length >= chunkChars) {
+        yield buf;
+        buf = '';
+      }
+    }
+    buf += '],"templates":[';
+    for (let t = 0; t < templates.length; t++) {
+      buf += (t === 0 ? '' : ',') + JSON.stringify(templates[t]);
+      if (buf.length >= chunkChars) {
+        yield buf;
+        buf = '';
+      }
+    }
+    yield `${buf}]}`;
   }
 
   /** The view as of now (`generatedAt`), numbered `sequence` of agent `agent`. */
@@ -209,21 +235,20 @@ export class ClusterViewBuilder {
     const index = new Map<string, number>();
     const templates: PodTemplate[] = [];
     const pods: PodRow[] = [];
-    for (const [key, { pod, tpl }] of this.pods) {
-      let i = index.get(tpl.key);
+    for (const pod of this.pods.values()) {
+      let i = index.get(pod.templateKey);
       if (i === undefined) {
         i = templates.length;
-        index.set(tpl.key, i);
-        templates.push(tpl.template);
+        index.set(pod.templateKey, i);
+        templates.push(pod.template);
       }
-      void key;
       pods.push([pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp]);
     }
     return { schemaVersion: ClusterViewSchemaVersion, ...meta, nodes: [...this.nodes.values()], templates, pods };
   }
 }
 
-function sameOwn(a: Omit<ViewPod, 'template' | 'templateKey'>, b: Omit<ViewPod, 'template' | 'templateKey'>): boolean {
+function sameOwn(a: ViewPod, b: ViewPod): boolean {
   return a.name === b.name && a.nodeName === b.nodeName && a.phase === b.phase && a.startTime === b.startTime && a.creationTimestamp === b.creationTimestamp && a.deletionTimestamp === b.deletionTimestamp;
 }
 

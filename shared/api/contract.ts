@@ -76,6 +76,9 @@ export function clusterViewKey(cluster: string): string {
  * - ICE cache:        pk = `CLUSTER#<cluster>`, sk = `ICE#<type>#<zone>#<capacityType>`; `ttl`
  * - Idempotency:      pk = `idempotency#<function>`, sk = idempotency key (Powertools, `ttl` as expiry attribute)
  * - Disruption state: pk = `CLUSTER#<cluster>`, sk = `DISRUPTION#<command id>` (pending validation)
+ * - Claims epoch:     pk = `CLUSTER#<cluster>`, sk = `META#claims-epoch`; `createdAt` (RFC 3339): when this
+ *                     table began keeping the cluster's claims, written once (conditional put) by the first
+ *                     claim write or gc pass (NodeClaimStore.claimsEpochMs; gc's orphan guard)
  */
 export const Table = {
   partitionKey: 'pk',
@@ -147,6 +150,8 @@ export const keys = {
   nodeClaim: (name: string) => `NODECLAIM#${name}`,
   budget: (nodePool: string) => `BUDGET#${nodePool}`,
   ice: (instanceType: string, zone: string, capacityType: string) => `ICE#${instanceType}#${zone}#${capacityType}`,
+  /** The cluster's claims epoch item (one per cluster partition; outside the `NODECLAIM#` prefix, so no claim list reads it). */
+  claimsEpoch: () => 'META#claims-epoch',
 };
 
 /** Environment variable names (the CDK construct sets these; each function parses them once). */

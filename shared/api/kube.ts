@@ -185,6 +185,11 @@ export interface StorageObjects {
   classes: readonly KubeObject[];
 }
 
+/** Whether a pod mounts a PersistentVolumeClaim, directly or through a generic ephemeral volume (claim `<pod>-<volume>`). */
+export function hasClaimVolumes(pod: { spec: { volumes?: Volume[] } }): boolean {
+  return (pod.spec.volumes ?? []).some((v) => v.persistentVolumeClaim || v.ephemeral);
+}
+
 /** `namespace/name` of a namespaced object, `name` otherwise. */
 export function objectKey(o: { metadata: ObjectMeta }): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;

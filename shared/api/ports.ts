@@ -9,8 +9,20 @@ import type { NodePool, EC2NodeClass } from './nodepool.ts';
 
 /** NodeClaim storage (DynamoDB). Every write is conditional on `version`. */
 export interface NodeClaimStore {
-  /** Creates a claim; throws ConflictError if the name exists. */
+  /**
+   * Creates a claim; throws ConflictError if the name exists. Before the claim it records the
+   * claims epoch as the claim's `createdAt` when none is recorded yet (see {@link claimsEpochMs}), so
+   * every claim — and every instance launched for one — is at or after the epoch.
+   */
   create(claim: NodeClaim): Promise<NodeClaim>;
+  /**
+   * When this table began keeping the cluster's claims (epoch ms): the recorded epoch, or `nowMs`
+   * recorded as the epoch when there is none yet (a new, replaced or emptied table). The record is a
+   * conditional write: the first writer wins and every caller gets the recorded value. gc's orphan
+   * rule trusts "no claim owns this instance" only for instances launched after it
+   * (shared/disruption/gc.ts `tableEpochMs`). Throws TransientError (throttled).
+   */
+  claimsEpochMs(nowMs: number): Promise<number>;
   /** undefined when absent. */
   get(name: string): Promise<NodeClaim | undefined>;
   list(): Promise<NodeClaim[]>;

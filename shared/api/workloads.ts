@@ -5,7 +5,11 @@
  *
  * Expansion convention (test/cases/FORMAT.md): a Deployment, ReplicaSet, StatefulSet or Job
  * with no pods of its own listed stands for `replicas` (Job: `parallelism`, default 1) pending
- * pods named `<name>-0 … <name>-(n-1)` with the template's labels and spec.
+ * pods named `<name>-0 … <name>-(n-1)` with the template's labels and spec. A StatefulSet pod
+ * also mounts, per `volumeClaimTemplates` entry `T`, the claim `T-<name>-<i>` in a volume named
+ * `T`, as the StatefulSet controller gives it; when the input holds storage objects and that
+ * claim is not among them, the claim the controller would create is added to `storage.claims`
+ * (the template's spec, marked {@link PlannedClaimAnnotation}), so its volume is checked too.
  */
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, PodSpec, ObjectMeta } from './kube.ts';
 import { parseQuantity } from './quantity.ts';
@@ -32,6 +36,24 @@ export interface Workloads {
 }
 
 const ExpandedKinds = new Set(['Deployment', 'ReplicaSet', 'StatefulSet', 'Job']);
+
+/**
+ * Marks a PersistentVolumeClaim that is not in the input but that a StatefulSet's
+ * `volumeClaimTemplates` would create for an expanded pod; the value names the StatefulSet and
+ * the template (`StatefulSet <ns>/<name> volumeClaimTemplates <T>`). Like any new claim it gets
+ * the default StorageClass when its template names none (shared/scheduling/volumes.ts).
+ */
+export const PlannedClaimAnnotation = 'nodefleet.io/planned-claim';
+
+interface ClaimTemplate {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+}
+
+function claimTemplates(o: KubeObject): ClaimTemplate[] {
+  const t = o.kind === 'StatefulSet' ? o.spec?.volumeClaimTemplates : undefined;
+  return Array.isArray(t) ? (t as ClaimTemplate[]).filter((c) => typeof c?.metadata?.name === 'string') : [];
+}
 
 function isObject(o: unknown): o is KubeObject {
   return typeof o === 'object' && o !== null && typeof (o as KubeObject).kind === 'string' && typeof (o as KubeObject).metadata === 'object';
@@ -76,8 +98,15 @@ export function expandWorkload(o: KubeObject): Pod[] {
   const template = spec.template ?? {};
   const namespace = o.metadata.namespace ?? 'default';
   const ownerKind = o.kind === 'Deployment' ? 'ReplicaSet' : o.kind;
+  const templates = claimTemplates(o);
   const pods: Pod[] = [];
   for (let i = 0; i < n; i++) {
+    const spec: PodSpec = structuredClone(template.spec ?? { containers: [] });
+    if (templates.length > 0) {
+      // The StatefulSet controller gives each pod its own claims, replacing a template volume of the same name.
+      const names = new Set(templates.map((c) => c.metadata!.name!));
+      spec.volumes = [...(spec.volumes ?? []).filter((v) => !names.has(v.name)), ...templates.map((c) => ({ name: c.metadata!.name!, persistentVolumeClaim: { claimName: `${c.metadata!.name}-${o.metadata.name}-${i}` } }))];
+    }
     pods.push({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -88,11 +117,35 @@ export function expandWorkload(o: KubeObject): Pod[] {
         annotations: template.metadata?.annotations ? { ...template.metadata.annotations } : undefined,
         ownerReferences: [{ apiVersion: 'apps/v1', kind: ownerKind, name: o.metadata.name, controller: true }],
       },
-      spec: structuredClone(template.spec ?? { containers: [] }),
+      spec,
       status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
     });
   }
   return pods;
+}
+
+/**
+ * The claims a StatefulSet's controller would create for its expanded pods and that `existing`
+ * does not hold: each template's metadata and spec, named `<T>-<name>-<i>`, unbound.
+ */
+function plannedClaims(o: KubeObject, expanded: readonly Pod[], existing: readonly KubeObject[]): KubeObject[] {
+  const ns = o.metadata.namespace ?? 'default';
+  const have = new Set(existing.map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
+  const out: KubeObject[] = [];
+  for (const t of claimTemplates(o)) {
+    expanded.forEach((_, i) => {
+      const name = `${t.metadata!.name}-${o.metadata.name}-${i}`;
+      if (have.has(`${ns}/${name}`)) return;
+      out.push({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name, namespace: ns, labels: { ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}), [PlannedClaimAnnotation]: `StatefulSet ${ns}/${o.metadata.name} volumeClaimTemplates ${t.metadata!.name}` } },
+        spec: structuredClone(t.spec ?? {}),
+        status: { phase: 'Pending' },
+      });
+    });
+  }
+  return out;
 }
 
 /**
@@ -109,6 +162,7 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
     if (o.kind === 'StorageClass') out.storage.classes.push(o);
     if (o.kind === 'PersistentVolumeClaim') out.storage.claims.push({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? 'default' } });
   }
+  const hasStorageObjects = out.storage.claims.length + out.storage.volumes.length + out.storage.classes.length > 0;
   for (const p of pods) {
     if (finished(p)) continue;
     p.metadata.namespace ??= 'default';
@@ -126,7 +180,11 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       if (o.kind === 'ReplicaSet' && o.metadata.ownerReferences?.some((r) => r.kind === 'Deployment' && deploymentNames.has(`${ns}/${r.name}`))) continue;
       const selector = (o.spec?.selector ?? { matchLabels: o.spec?.template?.metadata?.labels }) as LabelSelector;
       const hasPods = pods.some((p) => (p.metadata.namespace ?? 'default') === ns && selects(selector, p.metadata.labels) && ownedBy(p, o));
-      if (!hasPods) out.pendingPods.push(...expandWorkload(o));
+      if (!hasPods) {
+        const expanded = expandWorkload(o);
+        out.pendingPods.push(...expanded);
+        if (hasStorageObjects) out.storage.claims.push(...plannedClaims(o, expanded, out.storage.claims));
+      }
       out.others.push(o);
       continue;
     }
@@ -220,6 +278,7 @@ function podSpecProblems(spec: unknown, path: string): string[] {
   out.push(...quantityProblems(spec.overhead, `${path}.overhead`));
   out.push(...nodeAffinityProblems(spec.affinity, `${path}.affinity.nodeAffinity`));
   out.push(...schedulingFieldProblems(spec, path));
+  out.push(...podVolumeProblems(spec.volumes, `${path}.volumes`));
   return out;
 }
 
@@ -288,24 +347,105 @@ function nodeAffinityProblems(affinity: unknown, path: string): string[] {
       ? na.preferredDuringSchedulingIgnoredDuringExecution.map((p, i): [unknown, string] => [isMapping(p) ? p.preference : undefined, `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}].preference`])
       : []),
   ];
+  return terms.flatMap(([term, at]) => (isMapping(term) ? nodeSelectorTermProblems(term, at) : []));
+}
+
+/** Problems of one node selector term's expressions (operators and Gt / Lt values, as the API server checks them). */
+function nodeSelectorTermProblems(term: Record<string, unknown>, at: string): string[] {
   const out: string[] = [];
-  for (const [term, at] of terms) {
-    if (!isMapping(term)) continue;
-    for (const field of ['matchExpressions', 'matchFields']) {
-      const list = term[field];
-      if (!Array.isArray(list)) continue;
-      list.forEach((e, i) => {
-        const where = `${at}.${field}[${i}]`;
-        if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
-        if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
-          return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
-        }
-        const values = e.values;
-        if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
-          out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
-        }
-      });
+  for (const field of ['matchExpressions', 'matchFields']) {
+    const list = term[field];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) {
+      out.push(`${at}.${field}: must be a list, got ${describe(list)}`);
+      continue;
     }
+    list.forEach((e, i) => {
+      const where = `${at}.${field}[${i}]`;
+      if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
+      if (typeof e.key !== 'string' || e.key === '') return out.push(`${where}.key: required`);
+      if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
+        return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
+      }
+      const values = e.values;
+      if (values !== undefined && !(Array.isArray(values) && values.every((v) => typeof v === 'string'))) return out.push(`${where}.values: must be a list of strings, got ${describe(values)}`);
+      if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
+        out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
+      }
+    });
+  }
+  return out;
+}
+
+/** StorageClass `volumeBindingMode` values (storage.k8s.io/v1 VolumeBindingMode). */
+const VolumeBindingModes = ['Immediate', 'WaitForFirstConsumer'];
+
+/**
+ * Problems of a pod spec's `volumes` that the volume check reads (shared/scheduling/volumes.ts):
+ * a volume without a name, a `persistentVolumeClaim` without `claimName`, an `ephemeral` volume
+ * without a `volumeClaimTemplate.spec` (the API server's pod validation requires each).
+ */
+function podVolumeProblems(volumes: unknown, path: string): string[] {
+  if (volumes === undefined || volumes === null) return [];
+  if (!Array.isArray(volumes)) return [`${path}: must be a list, got ${describe(volumes)}`];
+  const out: string[] = [];
+  volumes.forEach((v, i) => {
+    const at = `${path}[${i}]`;
+    if (!isMapping(v)) return out.push(`${at}: must be a volume (a mapping), got ${describe(v)}`);
+    if (typeof v.name !== 'string' || v.name === '') out.push(`${at}.name: required`);
+    const pvc = v.persistentVolumeClaim;
+    if (pvc !== undefined && !(isMapping(pvc) && typeof pvc.claimName === 'string' && pvc.claimName !== '')) out.push(`${at}.persistentVolumeClaim.claimName: required`);
+    const eph = v.ephemeral;
+    if (eph !== undefined && !(isMapping(eph) && isMapping(eph.volumeClaimTemplate) && isMapping(eph.volumeClaimTemplate.spec))) out.push(`${at}.ephemeral.volumeClaimTemplate.spec: required`);
+  });
+  return out;
+}
+
+/**
+ * Problems of the storage objects the volume check reads, as the API server would refuse them:
+ * a PersistentVolumeClaim whose `spec` is not a mapping or whose `volumeName` / `storageClassName`
+ * is not text; a PersistentVolume without a `spec` or with node affinity terms that are not a list
+ * of node selector terms; a StorageClass without `provisioner`, with an unknown `volumeBindingMode`,
+ * or `allowedTopologies` terms whose expressions lack a key or values.
+ */
+function storageObjectProblems(kind: string, o: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  if (kind === 'PersistentVolumeClaim') {
+    const spec = o.spec;
+    if (spec === undefined) return [];
+    if (!isMapping(spec)) return [`spec: must be a mapping, got ${describe(spec)}`];
+    if (spec.volumeName !== undefined && typeof spec.volumeName !== 'string') out.push(`spec.volumeName: must be text, got ${describe(spec.volumeName)}`);
+    if (spec.storageClassName !== undefined && spec.storageClassName !== null && typeof spec.storageClassName !== 'string') out.push(`spec.storageClassName: must be text, got ${describe(spec.storageClassName)}`);
+  } else if (kind === 'PersistentVolume') {
+    const spec = o.spec;
+    if (!isMapping(spec)) return [`spec: ${spec === undefined ? 'required' : `must be a mapping, got ${describe(spec)}`}`];
+    const na = spec.nodeAffinity;
+    if (na === undefined || na === null) return [];
+    const required = isMapping(na) ? na.required : na;
+    if (required === undefined || required === null) return [];
+    const terms = isMapping(required) ? required.nodeSelectorTerms : undefined;
+    if (!Array.isArray(terms)) return [`spec.nodeAffinity.required.nodeSelectorTerms: must be a list of node selector terms, got ${describe(terms)}`];
+    terms.forEach((t, i) => {
+      const at = `spec.nodeAffinity.required.nodeSelectorTerms[${i}]`;
+      if (!isMapping(t)) out.push(`${at}: must be a mapping with matchExpressions, got ${describe(t)}`);
+      else out.push(...nodeSelectorTermProblems(t, at));
+    });
+  } else if (kind === 'StorageClass') {
+    if (typeof o.provisioner !== 'string' || o.provisioner === '') out.push('provisioner: required');
+    const mode = o.volumeBindingMode;
+    if (mode !== undefined && !VolumeBindingModes.includes(mode as string)) out.push(`volumeBindingMode: ${describe(mode)} is not valid; expected one of ${VolumeBindingModes.join(', ')}`);
+    const topologies = o.allowedTopologies;
+    if (topologies === undefined || topologies === null) return out;
+    if (!Array.isArray(topologies)) return [...out, `allowedTopologies: must be a list, got ${describe(topologies)}`];
+    topologies.forEach((t, i) => {
+      const at = `allowedTopologies[${i}].matchLabelExpressions`;
+      const exprs = isMapping(t) ? t.matchLabelExpressions : undefined;
+      if (!Array.isArray(exprs)) return out.push(`${at}: must be a list, got ${describe(exprs)}`);
+      exprs.forEach((e, j) => {
+        if (!isMapping(e) || typeof e.key !== 'string' || e.key === '') return out.push(`${at}[${j}].key: required`);
+        if (!Array.isArray(e.values) || e.values.length === 0 || !e.values.every((v) => typeof v === 'string')) out.push(`${at}[${j}].values: ${e.values === undefined ? 'required' : `must be a non-empty list of strings, got ${describe(e.values)}`}`);
+      });
+    });
   }
   return out;
 }
@@ -315,7 +455,8 @@ function nodeAffinityProblems(affinity: unknown, path: string): string[] {
  * each `<where>: <field path>: <reason>` with `<where>` = `Kind namespace/name` or `document N`:
  * not an object, no kind or name, a pod spec without containers, a quantity that does not parse
  * (requests, limits, overhead, node capacity / allocatable), a replica count that is not a whole
- * number. Objects of other kinds pass unchecked. Empty when scheduling can read everything.
+ * number, a pod volume or storage object the volume check cannot read ({@link storageObjectProblems}).
+ * Objects of other kinds pass unchecked. Empty when scheduling can read everything.
  */
 export function workloadInputProblems(objects: readonly { document: number; item?: number; object: unknown }[]): string[] {
   const out: string[] = [];
@@ -349,6 +490,8 @@ export function workloadInputProblems(objects: readonly { document: number; item
         if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
         else if (typeof v === 'number' && v > MaxReplicas) problems.push(`spec.${f}: ${v} is more than the ${MaxReplicas} pods plan simulates per workload`);
       }
+    } else if (object.kind === 'PersistentVolumeClaim' || object.kind === 'PersistentVolume' || object.kind === 'StorageClass') {
+      problems.push(...storageObjectProblems(object.kind, object));
     } else if (object.kind === 'Node') {
       const status = isMapping(object.status) ? object.status : {};
       problems.push(...quantityProblems(status.capacity, 'status.capacity'), ...quantityProblems(status.allocatable, 'status.allocatable'));

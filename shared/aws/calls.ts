@@ -22,8 +22,10 @@ export const AdapterCalls = {
   'resolver.resolve': ['ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeImages', 'ssm:GetParameter'],
   /** EksConnectionProvider (eks.ts): endpoint + CA for the Kubernetes client and the launch's user data. */
   'eks.connect': ['eks:DescribeCluster'],
-  /** DynamoNodeClaimStore (dynamo-node-claim-store.ts). */
+  /** DynamoNodeClaimStore (dynamo-node-claim-store.ts). create: the claims epoch (conditional put) and the claim. */
   'store.create': ['dynamodb:PutItem'],
+  /** The claims epoch: read, recorded when absent (conditional put). */
+  'store.claimsEpochMs': ['dynamodb:GetItem', 'dynamodb:PutItem'],
   'store.get': ['dynamodb:GetItem'],
   'store.list': ['dynamodb:Query'],
   'store.listInFlight': ['dynamodb:Query'],
@@ -68,7 +70,7 @@ export const FunctionAwsCalls: Record<string, readonly AdapterCall[]> = {
   provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.listInFlight', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency', 'views.get'],
   registration: ['eks.connect', 'store.get', 'store.getByInstanceId', 'store.update'],
   disruption: ['budgets.holders', 'budgets.release', 'budgets.renew', 'budgets.take', 'cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'views.get'],
-  gc: ['budgets.holders', 'budgets.release', 'cloud.collectLaunchTemplates', 'cloud.get', 'cloud.list', 'cloud.terminate', 'eks.connect', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start'],
+  gc: ['budgets.holders', 'budgets.release', 'cloud.collectLaunchTemplates', 'cloud.get', 'cloud.list', 'cloud.terminate', 'eks.connect', 'store.claimsEpochMs', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start'],
   interruption: ['budgets.holders', 'eks.connect', 'store.getByInstanceId', 'store.list', 'store.update', 'termination.start', 'unavailable.mark', 'queue.consume'],
   terminationCordon: ['eks.connect', 'store.get', 'store.update'],
   terminationDrain: ['eks.connect', 'store.get', 'store.update'],

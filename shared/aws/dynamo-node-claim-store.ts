@@ -11,9 +11,17 @@
  * an attribute the new claim does not have is removed with it (a claim leaving the in-flight
  * phases leaves the index atomically; nothing else writes claim items).
  *
+ * The claims epoch (sk = `META#claims-epoch`, `createdAt` RFC 3339): when this table began keeping
+ * the cluster's claims. `create` puts it, conditional on its absence, before the first claim it
+ * writes (every create tries: one conditional write more per claim, and no state to go stale when
+ * the table is replaced under a warm function); `claimsEpochMs` reads it (gc, every pass) and
+ * records it when absent. gc terminates an instance no claim owns only when it was launched after
+ * the epoch (shared/disruption/gc.ts `tableEpochMs`).
+ *
  * Errors: ConflictError (condition failed: name exists / version stale), TransientError (throttled).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { NodeClaimStore } from '../api/ports.ts';
 import { NodeClaimSchema, inFlightKeyMs, type NodeClaim } from '../api/nodeclaim.ts';
@@ -52,6 +60,9 @@ export function nodeClaimItem(cluster: string, claim: NodeClaim): Record<string,
   };
 }
 
+/** The claims epoch item as read back (the attributes gc needs). */
+const ClaimsEpochItemSchema = z.object({ createdAt: z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'not an RFC 3339 time') });
+
 function fromItem(item: Record<string, unknown>): NodeClaim {
   const claim = NodeClaimSchema.parse(item.claim);
   return { ...claim, version: Number(item.version ?? claim.version) };
@@ -71,6 +82,10 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
 
   /** @throws ConflictError when a claim with that name exists. */
   async create(claim: NodeClaim): Promise<NodeClaim> {
+    // The epoch first: an instance is launched only for a claim already written, so every instance
+    // of this table's claims is launched after the epoch (a claim write lost later does not move it).
+    const createdMs = Date.parse(claim.createdAt);
+    if (!Number.isNaN(createdMs)) await this.recordEpoch(createdMs);
     try {
       await this.doc.send(
         new PutCommand({ TableName: this.tableName, Item: nodeClaimItem(this.cluster, claim), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': Table.partitionKey } }),
@@ -78,6 +93,48 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
       return claim;
     } catch (err) {
       throw mapDynamoError(err, `create nodeclaim ${claim.name}`);
+    }
+  }
+
+  /** The recorded epoch, or `nowMs` recorded as it (conditional put; the loser of a race reads the winner's). */
+  async claimsEpochMs(nowMs: number): Promise<number> {
+    const recorded = await this.readEpoch();
+    if (recorded !== undefined) return recorded;
+    if (await this.recordEpoch(nowMs)) return nowMs;
+    const winner = await this.readEpoch();
+    if (winner === undefined) throw new NodefleetError('claims epoch: the conditional put found an item that a consistent read does not');
+    return winner;
+  }
+
+  private epochKey() {
+    return { [Table.partitionKey]: keys.cluster(this.cluster), [Table.sortKey]: keys.claimsEpoch() };
+  }
+
+  private async readEpoch(): Promise<number | undefined> {
+    try {
+      const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.epochKey(), ConsistentRead: true }));
+      return out.Item ? Date.parse(ClaimsEpochItemSchema.parse(out.Item).createdAt) : undefined;
+    } catch (err) {
+      throw mapDynamoError(err, 'read claims epoch');
+    }
+  }
+
+  /** Puts the epoch item unless one exists; false when one does. */
+  private async recordEpoch(epochMs: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...this.epochKey(), type: 'ClaimsEpoch', createdAt: new Date(epochMs).toISOString() },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': Table.partitionKey },
+        }),
+      );
+      return true;
+    } catch (err) {
+      const mapped = mapDynamoError(err, 'record claims epoch');
+      if (mapped instanceof ConflictError) return false;
+      throw mapped;
     }
   }
 

@@ -2,7 +2,8 @@
  * Garbage collection decisions (pure; functions/gc/handler.ts runs exactly this plan): NodeClaims
  * that never launched or registered in time, NodeClaims whose instance is gone or whose Node was
  * deleted out of band, expired claim
- * records, instances tagged as ours that no NodeClaim owns, terminations that must be carried on
+ * records, instances tagged as ours that no NodeClaim owns (only those launched after the table's
+ * claims epoch: older ones are reported, see {@link GcInput.tableEpochMs}), terminations that must be carried on
  * (an execution that ended unfinished or went silent), the deadline backstop, and disruption
  * budget slots / `karpenter.sh/disrupted` taints that nothing is working on any more.
  *
@@ -39,6 +40,16 @@ export const InitializationTimeoutSeconds = 15 * 60;
  * instance id, and DescribeInstances is eventually consistent (KA garbagecollection: 30 s).
  */
 export const OrphanInstanceGraceSeconds = 30;
+/**
+ * How much earlier than the claims epoch an instance's launch time may read and still count as
+ * launched after it (see {@link GcInput.tableEpochMs}). EC2 reports `LaunchTime` in whole seconds,
+ * truncated, and its clock and Lambda's (both NTP-synchronised) may differ by a fraction of a
+ * second: a launch for a claim written just after the epoch can read up to ~1 s before it. The
+ * margin is kept this small on purpose: an instance launched within it before the epoch — by
+ * functions still writing to a previous table — is treated as the table's own, and terminated if
+ * no claim owns it.
+ */
+export const ClaimsEpochSkewSeconds = 2;
 /**
  * A terminating claim still running this long after its termination deadline has its instance
  * terminated by gc itself (the execution normally does it at the deadline; this is the backstop
@@ -89,6 +100,7 @@ export const NodeGoneGraceSeconds = 30;
 /** Tag keys that mark an instance as launched by nodefleet (or by Karpenter for this cluster). */
 export const OwnershipTagKeys = ['nodefleet.io/cluster', 'karpenter.sh/nodeclaim', 'karpenter.sh/nodepool', 'karpenter.sh/managed-by'];
 const TagNodeClaim = 'karpenter.sh/nodeclaim';
+const TagNodePool = 'karpenter.sh/nodepool';
 const TaintDisruptedKey = 'karpenter.sh/disrupted';
 
 /** An instance as the cloud reports it (subset). */
@@ -107,6 +119,17 @@ export interface GcInput {
   instances?: GcInstance[];
   /** Budget counter holders per NodePool (holder → RFC 3339 time taken); absent = no budget decisions. */
   budgetHolders?: Record<string, Record<string, string>>;
+  /**
+   * When the table began keeping this cluster's claims (epoch ms: NodeClaimStore.claimsEpochMs).
+   * "No claim owns this instance" means "orphan" only for an instance launched after it: every
+   * claim is written before its instance is launched, so a later instance without a claim lost its
+   * claim (terminated after {@link OrphanInstanceGraceSeconds}). An instance launched before it
+   * (minus {@link ClaimsEpochSkewSeconds}) is one whose claim this table never held — the table was
+   * replaced (adding a local index replaces it), emptied, lost or restored — and is not
+   * terminated: it is reported in {@link GcPlan.unownedBeforeEpoch} for an operator to adopt or
+   * remove. Karpenter has no such rule (its NodeClaims live in the cluster, not in a table).
+   */
+  tableEpochMs: number;
 }
 
 export type GcDeleteReason = 'launch_timeout' | 'registration_timeout' | 'initialization_timeout' | 'instance_gone' | 'node_gone' | 'expired';
@@ -120,6 +143,12 @@ export interface GcPlan {
   releaseBudgetSlots: { nodePool: string; holder: string; reason: 'gone' | 'abandoned' }[];
   /** Nodes whose karpenter.sh/disrupted taint nothing is working on. */
   untaintNodes: { nodeName: string; reason: 'abandoned' }[];
+  /**
+   * Running instances tagged as ours that no claim owns, launched before the table's claims epoch
+   * ({@link GcInput.tableEpochMs}): left running and reported, every pass, until adopted or removed.
+   * `nodeClaim` / `nodePool` are the instance's `karpenter.sh/nodeclaim` / `karpenter.sh/nodepool` tags.
+   */
+  unownedBeforeEpoch: { instanceId: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
 }
 
 function instanceIdOf(c: NodeClaim): string | undefined {
@@ -133,6 +162,12 @@ function secondsSince(iso: string | undefined, nowMs: number): number {
 
 const Gone = new Set(['terminated']);
 const NotRunning = new Set(['terminated', 'shutting-down']);
+
+/** Launched before the claims epoch (less the skew margin); an unknown launch time counts as before (kept, never terminated on a guess). */
+function launchedBeforeEpoch(i: GcInstance, tableEpochMs: number): boolean {
+  const launchedMs = i.launchTime ? Date.parse(i.launchTime) : NaN;
+  return Number.isNaN(launchedMs) || launchedMs < tableEpochMs - ClaimsEpochSkewSeconds * 1000;
+}
 
 /** A registered claim whose Node is gone (by name and by providerID) for {@link NodeGoneGraceSeconds}. */
 function nodeGone(c: NodeClaim, nodeNames: Set<string>, providerIds: Set<string | undefined>, nowMs: number): boolean {
@@ -174,7 +209,7 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
 
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
-  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [] };
+  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [] };
   const nowMs = now.getTime();
   const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
@@ -231,6 +266,15 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     if (recording.has(i.tags[TagNodeClaim] ?? '')) continue;
     if (secondsSince(i.launchTime, nowMs) < OrphanInstanceGraceSeconds) continue;
     if (out.deleteNodeClaims.some((d) => d.instanceId === i.instanceId)) continue;
+    if (launchedBeforeEpoch(i, input.tableEpochMs)) {
+      out.unownedBeforeEpoch.push({
+        instanceId: i.instanceId,
+        ...(i.launchTime ? { launchTime: i.launchTime } : {}),
+        ...(i.tags[TagNodeClaim] ? { nodeClaim: i.tags[TagNodeClaim] } : {}),
+        ...(i.tags[TagNodePool] ? { nodePool: i.tags[TagNodePool] } : {}),
+      });
+      continue;
+    }
     out.terminateInstances.push({ instanceId: i.instanceId, reason: 'orphan' });
   }
 

@@ -93,6 +93,7 @@ export class Simulator {
       existingNodes: this.existingNodes().filter((n) => !removed.has(n.name)),
       daemonSets: s.snapshot.daemonSets,
       unavailableOfferings: s.snapshot.unavailableOfferings,
+      ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),
       settings: s.snapshot.settings?.scheduling,
       cache: this.cache,
     });

@@ -6,7 +6,7 @@
  * it can be logged, stored, passed to Step Functions and asserted). Nothing is launched or deleted
  * here. Units: prices in USD per hour, times RFC 3339 strings, resources as Kubernetes quantities.
  */
-import type { Node, Pod, PodDisruptionBudget } from '../api/kube.ts';
+import type { Node, Pod, PodDisruptionBudget, StorageObjects } from '../api/kube.ts';
 import type { NodePool, EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import type { RequirementSpec } from '../api/requirements.ts';
@@ -71,6 +71,12 @@ export interface DisruptionSnapshot {
   catalog?: InstanceType[];
   daemonSets?: DaemonSetTemplate[];
   unavailableOfferings?: UnavailableOffering[];
+  /**
+   * The cluster's claims, volumes and storage classes (when some pod mounts a claim): the
+   * simulations keep moved pods where their volumes allow, and a pod whose claim cannot be used
+   * finds no place, so its node is not consolidated (shared/scheduling/volumes.ts).
+   */
+  storage?: StorageObjects;
   /**
    * Current NodePool template hash per NodePool name (shared/api/hash.ts `nodePoolHash`);
    * a claim whose `nodePoolHash` differs is drifted (NodePoolDrifted). Absent = not compared.

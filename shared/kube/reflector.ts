@@ -1,7 +1,8 @@
 /**
  * A small list + watch loop (client-go's Reflector, without its full object cache): lists with
- * pagination, hands each object to a `transform` that keeps only what the caller needs (memory
- * stays proportional to what is kept, not to the cluster), then watches from the list's
+ * pagination ({@link listPage}: each object parsed as its bytes arrive), hands each object to a
+ * `transform` that keeps only what the caller needs (memory stays proportional to what is kept,
+ * not to the cluster), then watches (client-node's Watch) from the list's
  * resourceVersion. The watch resumes from the last resourceVersion seen (bookmarks included, so
  * a quiet watch's resourceVersion keeps up with the cluster's); only a 410 Gone (or a failed
  * list) lists again. The API server's watch is reliable from a resourceVersion; a periodic
@@ -11,8 +12,9 @@
  * {@link Reflector.currentAsOfMs} tells how current the kept state is: now while the watch is
  * open, else the moment it was last open (what the agent stamps on the cluster view).
  */
-import { Watch, type KubeConfig, CoreV1Api } from '@kubernetes/client-node';
-import { plain, statusOf } from './kube-api.ts';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { statusOf } from './kube-api.ts';
+import { listPage } from './list-page.ts';
 
 /** Page size of the initial list. */
 export const ListPageSize = 500;
@@ -34,6 +36,8 @@ export interface ReflectorOptions<K> {
   relistIntervalMs?: number;
   /** Clock for {@link Reflector.currentAsOfMs} (epoch ms); default Date.now. */
   nowMs?: () => number;
+  /** Progress of a (re)list, after each page: items read so far and kept so far (the agent logs it at debug). */
+  onListPage?: (progress: { kind: 'pods' | 'nodes'; read: number; kept: number }) => void;
 }
 
 function keyOf(o: { metadata?: { name?: string; namespace?: string } }): string {
@@ -94,21 +98,19 @@ export class Reflector<K> {
   }
 
   private async list(): Promise<Map<string, K>> {
-    const core = this.kc.makeApiClient(CoreV1Api);
+    const path = this.opts.kind === 'pods' ? '/api/v1/pods' : '/api/v1/nodes';
     const items = new Map<string, K>();
     let cont: string | undefined;
+    let read = 0;
     do {
-      const page =
-        this.opts.kind === 'pods'
-          ? await core.listPodForAllNamespaces({ limit: ListPageSize, _continue: cont })
-          : await core.listNode({ limit: ListPageSize, _continue: cont });
-      for (const raw of page.items) {
-        const o = plain<any>(raw);
+      const meta = await listPage(this.kc, path, { limit: ListPageSize, continue: cont }, (o) => {
+        read++;
         const k = this.opts.transform(o);
         if (k !== undefined) items.set(keyOf(o), k);
-      }
-      this.resourceVersion = page.metadata?.resourceVersion ?? this.resourceVersion;
-      cont = page.metadata?._continue || undefined;
+      });
+      this.resourceVersion = meta.resourceVersion ?? this.resourceVersion;
+      cont = meta.continue || undefined;
+      this.opts.onListPage?.({ kind: this.opts.kind, read, kept: items.size });
     } while (cont);
     return items;
   }
@@ -153,8 +155,8 @@ export class Reflector<K> {
         const rv = obj?.metadata?.resourceVersion;
         if (rv) this.resourceVersion = rv;
         if (phase === 'BOOKMARK') return;
-        const o = plain<any>(obj);
-        this.opts.onEvent(phase as WatchEventType, keyOf(o), phase === 'DELETED' ? undefined : this.opts.transform(o));
+        // Watch hands over the event's object as parsed from its JSON line: already plain JSON.
+        this.opts.onEvent(phase as WatchEventType, keyOf(obj), phase === 'DELETED' ? undefined : this.opts.transform(obj));
       },
       (err) => {
         ended = true;

@@ -9,7 +9,7 @@
  * change since its last invocation transfers and parses nothing (conditional GET → 304).
  */
 import { gunzipSync } from 'node:zlib';
-import { podsByNode, type Node, type Pod } from '../api/kube.ts';
+import { hasClaimVolumes, podsByNode, type Node, type Pod, type StorageObjects } from '../api/kube.ts';
 import type { ClusterViewStore, KubeApi } from '../api/ports.ts';
 import { clusterOfView, inView, parseClusterView, viewAgeSeconds, type ClusterView } from '../api/cluster-view.ts';
 import { ViewHeartbeatSeconds } from '../api/cluster-view.ts';
@@ -99,6 +99,23 @@ async function live(kube: KubeApi): Promise<ClusterPicture> {
   const [nodes, pods] = await Promise.all([kube.listNodes(), kube.listPods()]);
   const boundPods = pods.filter(inView);
   return { nodes, boundPods, podsByNode: podsByNode(boundPods), pendingPods: pods.filter((p) => !p.spec.nodeName), source: 'live' };
+}
+
+/**
+ * The cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses when one of `pods`
+ * mounts a claim (three lists, read only then), for solve() to check those pods' volumes
+ * (shared/scheduling/volumes.ts); undefined when none does. Used by the provisioner (pending pods)
+ * and disruption (the pods consolidation would move).
+ * @throws what the Kubernetes port throws.
+ */
+export async function readStorage(kube: KubeApi, pods: readonly Pod[]): Promise<StorageObjects | undefined> {
+  if (!pods.some(hasClaimVolumes)) return undefined;
+  const [claims, volumes, classes] = await Promise.all([
+    kube.listObjects('v1', 'PersistentVolumeClaim'),
+    kube.listObjects('v1', 'PersistentVolume'),
+    kube.listObjects('storage.k8s.io/v1', 'StorageClass'),
+  ]);
+  return { claims, volumes, classes };
 }
 
 /** Forgets the cached views (tests). */

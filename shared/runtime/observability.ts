@@ -49,6 +49,11 @@ export const MetricNames = {
   nodeClaimLaunchToInitialized: 'nodefleet_nodeclaim_launch_to_initialized_seconds',
   /** nodefleet's own: instances gc terminated because no NodeClaim owns them. */
   orphanInstancesTerminated: 'nodefleet_orphan_instances_terminated_total',
+  /**
+   * nodefleet's own: per gc pass, the running instances no NodeClaim owns that were launched before
+   * the table's claims epoch (kept, not terminated: shared/disruption/gc.ts `unownedBeforeEpoch`).
+   */
+  unownedInstancesBeforeEpoch: 'nodefleet_unowned_instances_before_epoch',
 } as const;
 
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */

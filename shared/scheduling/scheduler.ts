@@ -24,6 +24,7 @@ import { goSortSlice } from './go-sort.ts';
 import { prepareExistingNodes, recordBoundPods, simulateExistingNodes, type PreparedNode, type SimNode } from './existing-node.ts';
 import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch } from './launch.ts';
 import { openClaim, SimClaim, type ClaimContext } from './nodeclaim.ts';
+import type { Pod } from '../api/kube.ts';
 import { isDaemonSetPod, PodInfo } from './pod.ts';
 import { SchedulingQueue } from './queue.ts';
 import { checkPodVolumes } from './volumes.ts';
@@ -189,6 +190,17 @@ function claimsCost(r: SchedulingResult): number {
 }
 
 /**
+ * Appends which claims narrow the pod's topology to each reason that names a key they constrain
+ * (`incompatible requirements, key topology.kubernetes.io/zone, …`, `… label "kubernetes.io/hostname"
+ * does not have known values`), so a pod refused because
+ * of where its volume lives says which claim and volume; other reasons are left as they are.
+ */
+function withVolumeNote(reasons: Record<string, string>, v: { keys: Set<string>; note: string } | undefined): Record<string, string> {
+  if (!v) return reasons;
+  return Object.fromEntries(Object.entries(reasons).map(([pool, r]) => [pool, [...v.keys].some((k) => r.includes(`key ${k},`) || r.includes(`label "${k}"`)) ? `${r} (${v.note})` : r]));
+}
+
+/**
  * Decides where pending pods go: existing capacity, new NodeClaims, or nowhere (with reasons).
  * Pure and deterministic; never throws for bad pods (they come back unschedulable).
  *
@@ -222,6 +234,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const unschedulable: UnschedulablePod[] = [];
   const infos: PodInfo[] = [];
   const infoCache = new Map<string, PodInfo>();
+  const volumeNotes = new Map<Pod, { keys: Set<string>; note: string }>();
   for (const pod of input.pods) {
     if (isDaemonSetPod(pod)) {
       unschedulable.push({ pod, reasons: Object.fromEntries(templates.map((t) => [t.name, 'pod is owned by a DaemonSet and bound to its node; a new node cannot help it'])) });
@@ -231,6 +244,9 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
     if (volumes && 'invalid' in volumes) {
       unschedulable.push({ pod, invalid: volumes.invalid, reasons: Object.fromEntries(templates.map((t) => [t.name, `not provisioned for: ${volumes.invalid}`])) });
       continue;
+    }
+    if (volumes && volumes.constraints.length > 0) {
+      volumeNotes.set(pod, { keys: new Set(volumes.alternatives.flatMap((a) => a.all().map((r) => r.key))), note: `its volumes: ${volumes.constraints.join('; ')}` });
     }
     infos.push(new PodInfo(pod, volumes?.alternatives, settings.preferencePolicy === 'Ignore', infoCache));
   }
@@ -277,7 +293,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
       continue;
     }
     if (queue.retryOrGiveUp(info)) {
-      unschedulable.push({ pod: info.pod, reasons });
+      unschedulable.push({ pod: info.pod, reasons: withVolumeNote(reasons, volumeNotes.get(info.pod)) });
       continue;
     }
     info.reset();

@@ -13,7 +13,8 @@
  *   Lost; when the claim names a volume that does not exist, is being deleted, or is not bound
  *   yet (no `pv.kubernetes.io/bind-completed` annotation); when an unbound claim has no storage
  *   class (or `""`), its class does not exist, or its class binds `Immediate` (the volume is
- *   provisioned before scheduling, so kube-scheduler waits for it, and so does nodefleet);
+ *   provisioned before scheduling, so kube-scheduler waits for it, and so does nodefleet; an
+ *   unset `volumeBindingMode` is `Immediate`, as the API server defaults it);
  * - a bound claim's volume allows the terms of its PersistentVolume's required node affinity
  *   (ORed; on a `local` or `hostPath` volume hostname expressions are dropped, a pod moving to a
  *   new node cannot keep them); an unbound claim allows its StorageClass's `allowedTopologies`
@@ -27,19 +28,24 @@
  * nodefleet checks the claim it will create: unbound, with the template's storage class, or when
  * the template names none the cluster's default StorageClass (annotation
  * `storageclass.kubernetes.io/is-default-class: "true"`; the newest wins, then the first name,
- * as the API server's DefaultStorageClass admission picks it).
+ * as the API server's DefaultStorageClass admission picks it). A claim `plan` adds for an
+ * expanded StatefulSet pod (annotation `nodefleet.io/planned-claim`, shared/api/workloads.ts) is
+ * checked the same way: unbound, with its template's class or the default one.
  */
-import type { KubeObject, Pod, StorageObjects, Volume } from '../api/kube.ts';
+import { hasClaimVolumes, type KubeObject, type Pod, type StorageObjects, type Volume } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
+import { PlannedClaimAnnotation } from '../api/workloads.ts';
 
 export type { StorageObjects };
 
 /**
  * A pod's volumes: `invalid` (why no node may be launched for it: names the claim and the reason),
- * or the node requirement alternatives its volumes allow (ORed; empty = no volume topology).
+ * or the node requirement alternatives its volumes allow (ORed; empty = no volume topology) with
+ * `constraints`, one phrase per claim that narrows them, naming the claim, where its topology
+ * comes from and what it allows (for the pod's unschedulable reason).
  */
-export type VolumeCheck = { invalid: string } | { alternatives: Requirements[] };
+export type VolumeCheck = { invalid: string } | { alternatives: Requirements[]; constraints: string[] };
 
 /** kube-controller-manager's mark on a claim whose binding to `spec.volumeName` is complete. */
 export const BindCompletedAnnotation = 'pv.kubernetes.io/bind-completed';
@@ -66,14 +72,11 @@ interface Claim {
   volumeName?: string;
   bindCompleted: boolean;
   storageClassName?: string;
-  /** For a generic ephemeral volume's claim not created yet: where its class came from. */
-  planned?: string;
+  /** For a claim not created yet (generic ephemeral volume, StatefulSet template): who will create it and where its class came from. */
+  planned?: { by: string; classFrom: string };
 }
 
-/** Whether a pod mounts any PersistentVolumeClaim (directly or through a generic ephemeral volume). */
-export function hasClaimVolumes(pod: Pod): boolean {
-  return (pod.spec.volumes ?? []).some((v) => v.persistentVolumeClaim || v.ephemeral);
-}
+export { hasClaimVolumes };
 
 /** Indexes of {@link StorageObjects}, built once per solve. */
 class StorageIndex {
@@ -109,10 +112,13 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
   const o = idx.claims.get(`${ns}/${name}`);
   if (!o) {
     if (!ephemeral) return { missing: `persistentvolumeclaim "${ns}/${name}" does not exist` };
-    const fromTemplate = ephemeral.volumeClaimTemplate?.spec?.storageClassName;
-    const storageClassName = fromTemplate ?? idx.defaultClass;
-    const planned = fromTemplate !== undefined && fromTemplate !== null ? 'its ephemeral volume template' : storageClassName ? 'the default storage class' : 'no default storage class';
-    return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName: storageClassName ?? undefined, planned };
+    const { storageClassName, classFrom } = plannedClass(ephemeral.volumeClaimTemplate?.spec?.storageClassName, 'its ephemeral volume template', idx);
+    return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName, planned: { by: 'its ephemeral volume', classFrom } };
+  }
+  const plannedBy = o.metadata.annotations?.[PlannedClaimAnnotation];
+  if (plannedBy !== undefined) {
+    const { storageClassName, classFrom } = plannedClass(o.spec?.storageClassName, 'the template', idx);
+    return { name: `${ns}/${name}`, deleting: false, lost: false, bindCompleted: false, storageClassName, planned: { by: plannedBy, classFrom } };
   }
   return {
     name: `${ns}/${name}`,
@@ -122,6 +128,12 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
     bindCompleted: o.metadata.annotations?.[BindCompletedAnnotation] !== undefined,
     storageClassName: o.spec?.storageClassName ?? undefined,
   };
+}
+
+/** A new claim's class: its template's, else (unset, as admission does) the default StorageClass. */
+function plannedClass(fromTemplate: string | null | undefined, template: string, idx: StorageIndex): { storageClassName?: string; classFrom: string } {
+  if (fromTemplate !== undefined && fromTemplate !== null) return { storageClassName: fromTemplate || undefined, classFrom: template };
+  return idx.defaultClass ? { storageClassName: idx.defaultClass, classFrom: 'the default storage class' } : { classFrom: 'none: its template names none and the cluster has no default' };
 }
 
 /** Why no node may be launched for a pod using this claim, or undefined (KC `ValidatePersistentVolumeClaims`). */
@@ -136,11 +148,16 @@ function claimProblem(c: Claim, idx: StorageIndex): string | undefined {
     if (!c.bindCompleted) return `${pvc} names persistentvolume "${c.volumeName}" but is not bound yet (no ${BindCompletedAnnotation} annotation)`;
     return undefined;
   }
-  const via = c.planned ? ` (the claim its ephemeral volume will create; class from ${c.planned})` : '';
+  const via = c.planned ? ` (not created yet: ${c.planned.by} will create it; class from ${c.planned.classFrom})` : '';
   if (!c.storageClassName) return `${pvc}${via} is unbound and names no storage class, so no volume can be provisioned for it`;
   const sc = idx.classes.get(c.storageClassName);
   if (!sc) return `storageclass "${c.storageClassName}" of unbound ${pvc}${via} does not exist`;
-  if (sc.volumeBindingMode === 'Immediate') return `${pvc}${via} is unbound and its storageclass "${c.storageClassName}" binds Immediate: the volume must be bound before the pod is scheduled`;
+  // The API server defaults an unset volumeBindingMode to Immediate (storage.k8s.io/v1 StorageClass):
+  // a class written without one binds Immediate once applied.
+  if ((sc.volumeBindingMode ?? 'Immediate') === 'Immediate') {
+    const unset = sc.volumeBindingMode === undefined ? ' (volumeBindingMode unset: the API default)' : '';
+    return `${pvc}${via} is unbound and its storageclass "${c.storageClassName}" binds Immediate${unset}: the volume must be bound before the pod is scheduled`;
+  }
   return undefined;
 }
 
@@ -191,14 +208,23 @@ function compatible(a: Requirements, b: Requirements): boolean {
 export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck {
   const idx = indexOf(storage);
   let alternatives: Requirements[] = [];
+  const constraints: string[] = [];
   for (const v of pod.spec.volumes ?? []) {
     const c = claimOf(pod, v, idx);
     if (!c) continue;
     if ('missing' in c) return { invalid: c.missing };
     const problem = claimProblem(c, idx);
     if (problem) return { invalid: problem };
-    const mine = claimAlternatives(c, idx);
+    let mine: Requirements[];
+    try {
+      mine = claimAlternatives(c, idx);
+    } catch (err) {
+      // The API server admits only valid operators; a hand-written file may not.
+      return { invalid: `persistentvolumeclaim "${c.name}": its volume's topology cannot be read: ${(err as Error).message}` };
+    }
     if (mine.length === 0) continue;
+    const from = c.volumeName ? `its persistentvolume "${c.volumeName}" allows` : `its storageclass "${c.storageClassName}" allows`;
+    constraints.push(`persistentvolumeclaim "${c.name}": ${from} ${mine.map((m) => (m.all().length > 0 ? m.toString() : 'any node')).join(' or ')}`);
     if (alternatives.length === 0) {
       alternatives = mine;
       continue;
@@ -207,5 +233,5 @@ export function checkPodVolumes(pod: Pod, storage: StorageObjects): VolumeCheck 
     const kept = pairs.filter(([a, b]) => compatible(a, b));
     alternatives = (kept.length > 0 ? kept : pairs).map(([a, b]) => a.intersect(b));
   }
-  return { alternatives };
+  return { alternatives, constraints };
 }

@@ -3,15 +3,17 @@ import { inFlightSince, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
 import { FakeBase, clone } from './fake-base.ts';
 
-type Method = 'create' | 'get' | 'list' | 'listInFlight' | 'getByInstanceId' | 'update' | 'delete';
+type Method = 'create' | 'get' | 'list' | 'listInFlight' | 'getByInstanceId' | 'update' | 'delete' | 'claimsEpochMs';
 
 /**
  * NodeClaimStore in memory, with DynamoDB's semantics: create fails if the name exists, update is
- * conditional on `version` and returns the claim with version + 1, delete of an absent claim is fine.
+ * conditional on `version` and returns the claim with version + 1, delete of an absent claim is fine;
+ * the claims epoch is recorded once, by the first create (its claim's `createdAt`) or `claimsEpochMs`.
  * Values are deep-copied in and out.
  */
 export class InMemoryNodeClaimStore extends FakeBase<Method> implements NodeClaimStore {
   private readonly claims = new Map<string, NodeClaim>();
+  private epochMs: number | undefined;
 
   constructor(initial: NodeClaim[] = []) {
     super();
@@ -20,9 +22,17 @@ export class InMemoryNodeClaimStore extends FakeBase<Method> implements NodeClai
 
   async create(claim: NodeClaim): Promise<NodeClaim> {
     this.record('create', claim);
+    const createdMs = Date.parse(claim.createdAt);
+    if (this.epochMs === undefined && !Number.isNaN(createdMs)) this.epochMs = createdMs;
     if (this.claims.has(claim.name)) throw new ConflictError(`nodeclaim ${claim.name} already exists`);
     this.claims.set(claim.name, clone(claim));
     return clone(claim);
+  }
+
+  async claimsEpochMs(nowMs: number): Promise<number> {
+    this.record('claimsEpochMs', nowMs);
+    this.epochMs ??= nowMs;
+    return this.epochMs;
   }
 
   async get(name: string): Promise<NodeClaim | undefined> {
@@ -70,6 +80,16 @@ export class InMemoryNodeClaimStore extends FakeBase<Method> implements NodeClai
     this.claims.set(claim.name, clone(claim));
   }
 
+  /** Test helper: sets (or with undefined, removes: an emptied or replaced table) the claims epoch. */
+  setEpoch(epochMs: number | undefined): void {
+    this.epochMs = epochMs;
+  }
+
+  /** Test helper: the recorded claims epoch (epoch ms) without recording a call. */
+  peekEpoch(): number | undefined {
+    return this.epochMs;
+  }
+
   /** Test helper: the stored claim without recording a call. */
   peek(name: string): NodeClaim | undefined {
     const c = this.claims.get(name);
@@ -84,5 +104,6 @@ export class InMemoryNodeClaimStore extends FakeBase<Method> implements NodeClai
   override reset(): void {
     super.reset();
     this.claims.clear();
+    this.epochMs = undefined;
   }
 }

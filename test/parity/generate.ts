@@ -24,7 +24,7 @@ function maybe<T>(arb: fc.Arbitrary<T>, percent: number): fc.Arbitrary<T | undef
 }
 
 /** A made-up type; `i` makes the name unique and the price distinct. */
-const madeUpType = (i: number) =>
+export const madeUpType = (i: number) =>
   fc
     .record({
       cpu: fc.constantFrom(1, 2, 4, 8, 16, 32),

@@ -1,6 +1,8 @@
 /**
  * `npm run parity -- [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]`:
  * differential testing of nodefleet's `solve()` against Karpenter's scheduler (issue 13).
+ * `--disruption`: the same for `planDisruption` against Karpenter's disruption methods
+ * (test/parity/disruption.ts, its own generator, comparison and summary line).
  *
  * Generates `--scenarios` (default 200) random scenarios from `--seed` (default 1) with
  * fast-check (test/parity/generate.ts), asks the Karpenter oracle (test/oracle/karpenter, built
@@ -30,6 +32,7 @@ import { scenario } from './generate.ts';
 import { buildOracle, Oracle, solveSync, TieOrderEnv, type OracleOutput } from './oracle.ts';
 import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario } from './scenario.ts';
 import { scenarioFromCase, writeCase } from './cases.ts';
+import { runDisruptionParity } from './disruption.ts';
 
 /** Time given to shrinking one divergence (each try runs the oracle once): the smallest scenario found by then is reported. */
 const ShrinkSeconds = 60;
@@ -50,15 +53,19 @@ interface Options {
   oracleJson?: boolean;
   /** Print every new divergence, not the first 30. */
   verbose?: boolean;
+  /** Compare disruption decisions instead of scheduling (test/parity/disruption.ts). */
+  disruption?: boolean;
+  /** --disruption: oracle runs per scenario. */
+  samples: number;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
+  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N]] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
   process.exit(2);
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { seed: 1, scenarios: 200, json: false, shrink: true, writeCases: false };
+  const o: Options = { seed: 1, scenarios: 200, json: false, shrink: true, writeCases: false, samples: 5 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const int = (name: string) => {
@@ -74,6 +81,8 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--only') o.only = int(a);
     else if (a === '--all') o.verbose = true;
     else if (a === '--oracle-json') o.oracleJson = true;
+    else if (a === '--disruption') o.disruption = true;
+    else if (a === '--samples') o.samples = Math.max(1, int(a));
     else if (a === '--case') {
       const v = argv[++i];
       if (!v) usage(`${a} needs a file`);
@@ -149,6 +158,10 @@ async function main(): Promise<void> {
   } catch (e) {
     process.stderr.write(`parity: ${(e as Error).message}\n`);
     process.exit(2);
+  }
+  if (opts.disruption) {
+    process.exitCode = await runDisruptionParity(opts, bin, log);
+    return;
   }
 
   // The scenarios fast-check generates for this seed, in run order (run i replays with path "i").

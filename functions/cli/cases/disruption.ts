@@ -152,6 +152,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     .filter((o) => o.kind === 'DaemonSet' && o.spec?.template)
     .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
   const featureGates = (settings.featureGates ?? {}) as Record<string, boolean>;
+  // A case states the whole cluster: a claim it does not list does not exist.
+  const storage = { claims: objects.filter((o) => o.kind === 'PersistentVolumeClaim'), volumes: objects.filter((o) => o.kind === 'PersistentVolume'), classes: objects.filter((o) => o.kind === 'StorageClass') };
 
   return {
     nodePools,
@@ -166,6 +168,7 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     catalog: [...catalog.values()],
     daemonSets,
     unavailableOfferings: doc.unavailableOfferings,
+    storage,
     settings: {
       ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
       scheduling: {
@@ -270,6 +273,9 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
       nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
       nodes: doc.nodes ?? [],
       instances: (doc.instances ?? []).map((i) => ({ instanceId: i.id, state: i.state ?? 'running', launchTime: i.launchTime, tags: i.tags ?? {} })),
+      // A case's table has kept the cluster's claims since before any of its instances (the Unix
+      // epoch): every unowned instance is an orphan, as Karpenter judges it.
+      tableEpochMs: 0,
     };
     const gc = planGarbageCollection(gcInput, now);
     const deleted = new Set(gc.deleteNodeClaims.map((d) => d.nodeClaim));

@@ -9,6 +9,7 @@
  */
 import { Agent } from '../../../functions/agent/agent.ts';
 import type { EventPublisher } from '../../../shared/api/ports.ts';
+import type { AgentLog } from '../../../functions/agent/agent-core.ts';
 import type { EnvReady } from './env-proc.ts';
 import { createS3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 
@@ -24,9 +25,18 @@ const publisher: EventPublisher = {
   },
 };
 
+const MiB = (b: number) => Math.round(b / 2 ** 20);
+/** Warnings and errors always; with BENCH_VERBOSE every record, with the process's memory at that moment (RSS, peak RSS, heap, off-heap buffers). */
+const log: AgentLog = (level, message, fields) => {
+  if (!process.env.BENCH_VERBOSE && (level === 'debug' || level === 'info')) return;
+  const m = process.env.BENCH_VERBOSE ? process.memoryUsage() : undefined;
+  const mem = m ? ` rss=${MiB(m.rss)} peak=${Math.round(process.resourceUsage().maxRSS / 1024)} heap=${MiB(m.heapUsed)}/${MiB(m.heapTotal)} ext=${MiB(m.external)} ab=${MiB(m.arrayBuffers)}` : '';
+  process.stderr.write(`agent ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}${mem}\n`);
+};
+
 async function main(): Promise<void> {
   const views = process.env.BENCH_NO_VIEW ? undefined : createS3ClusterViewStore({ region: BenchRegion, bucket: ready.viewBucket, cluster: BenchCluster, endpoint: ready.s3Endpoint });
-  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}), log: (level, message, fields) => (process.env.BENCH_VERBOSE || (level !== 'debug' && level !== 'info')) && process.stderr.write(`agent ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}\n`) });
+  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}), log });
   const t0 = performance.now();
   await agent.start();
   while (!agent.ready()) await new Promise((r) => setTimeout(r, 50));

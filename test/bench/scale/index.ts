@@ -160,8 +160,8 @@ async function bundleAgentProc(): Promise<string> {
 async function measureAgent(env: Env): Promise<{ row: ScaleRow['agent']; child: ChildProcess }> {
   await env.call({ op: 'counters', reset: true });
   // BENCH_AGENT_TSX=1: the agent under tsx, unbundled (its RSS then includes tsx's ~230 MiB). The
-  // bundled agent's first 1 MB view PUT to s3rver has been seen to stall at 100 000 pods on a
-  // heavily loaded machine (s3rver stops reading the body); this is the fallback for that size.
+  // bundled agent's first view upload was seen to stall at 100 000 pods on a heavily loaded machine;
+  // the one stall traced was the local API server blocking on resumed watches (fixed). A fallback.
   const args = [JSON.stringify({ ...env.ready, cluster: BenchCluster, region: BenchRegion })];
   const child = process.env.BENCH_AGENT_TSX
     ? fork(here('./agent-proc.ts'), args, { execArgv: ['--import', 'tsx', '--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })

@@ -28,14 +28,17 @@ import (
 	"time"
 
 	"github.com/awslabs/operatorpkg/object"
+	"github.com/awslabs/operatorpkg/status"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -43,6 +46,7 @@ import (
 	v1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/fake"
+	nodeclaimdisruption "sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/disruption"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
@@ -62,7 +66,11 @@ type Scenario struct {
 	Nodes         []corev1.Node      `json:"nodes"`
 	Pods          []corev1.Pod       `json:"pods"`
 	DaemonSets    []appsv1.DaemonSet `json:"daemonSets"`
-	Settings      Settings           `json:"settings"`
+	// PodDisruptionBudgets are read by the disruption mode (a pod they protect blocks its node).
+	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets"`
+	Settings             Settings                       `json:"settings"`
+	// Disruption, when set, runs Karpenter's disruption methods instead of the provisioner (disruption.go).
+	Disruption *DisruptionInput `json:"disruption"`
 	// FakeInstanceTypes, when > 0, adds Karpenter's own fake catalog (fake.InstanceTypes(N)), the one its
 	// scheduling benchmark uses.
 	FakeInstanceTypes int `json:"fakeInstanceTypes"`
@@ -88,6 +96,8 @@ type Offering struct {
 type Settings struct {
 	MinValuesPolicy  string `json:"minValuesPolicy"`
 	PreferencePolicy string `json:"preferencePolicy"`
+	// SpotToSpotConsolidation is Karpenter's feature gate (off unless set).
+	SpotToSpotConsolidation *bool `json:"spotToSpotConsolidation"`
 }
 
 // Output mirrors `nodefleet plan --output json` (functions/cli/commands/plan.ts PlanOutput).
@@ -193,7 +203,7 @@ func main() {
 	}
 }
 
-func decodeAndRun(data []byte, bench int) (out *Output, err error) {
+func decodeAndRun(data []byte, bench int) (out any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("karpenter panicked: %v", r)
@@ -204,6 +214,14 @@ func decodeAndRun(data []byte, bench int) (out *Output, err error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("scenario: %v", err)
+	}
+	if sc.Disruption != nil {
+		wellKnown(&sc)
+		its, err := buildInstanceTypes(&sc)
+		if err != nil {
+			return nil, err
+		}
+		return runDisruption(&sc, instanceTypesByName(its), its)
 	}
 	return run(&sc, bench)
 }
@@ -317,16 +335,13 @@ func claimIndex(o client.Object) []string {
 }
 
 func run(sc *Scenario, benchRuns int) (*Output, error) {
-	ctx := options.ToContext(injection.WithControllerName(context.Background(), "provisioner"), scenarioOptions(sc.Settings))
+	ctx := optionsContext(sc, "provisioner")
 	wellKnown(sc)
 	its, err := buildInstanceTypes(sc)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]*cloudprovider.InstanceType{}
-	for _, it := range its {
-		byName[it.Name] = it
-	}
+	byName := instanceTypesByName(its)
 
 	type sample struct{ wall, cpu float64 }
 	var samples []sample
@@ -345,6 +360,19 @@ func run(sc *Scenario, benchRuns int) (*Output, error) {
 	return out, nil
 }
 
+func instanceTypesByName(its []*cloudprovider.InstanceType) map[string]*cloudprovider.InstanceType {
+	byName := map[string]*cloudprovider.InstanceType{}
+	for _, it := range its {
+		byName[it.Name] = it
+	}
+	return byName
+}
+
+// optionsContext is the context Karpenter's controllers read their options from, named after the controller.
+func optionsContext(sc *Scenario, controller string) context.Context {
+	return options.ToContext(injection.WithControllerName(context.Background(), controller), scenarioOptions(sc.Settings))
+}
+
 func scenarioOptions(s Settings) *options.Options {
 	f := test.OptionsFields{}
 	if s.MinValuesPolicy != "" {
@@ -355,150 +383,20 @@ func scenarioOptions(s Settings) *options.Options {
 		p := options.PreferencePolicy(s.PreferencePolicy)
 		f.PreferencePolicy = &p
 	}
+	if s.SpotToSpotConsolidation != nil {
+		f.FeatureGates.SpotToSpotConsolidation = s.SpotToSpotConsolidation
+	}
 	// test.Options keeps Karpenter's test default of 5 solver workers, the figure its benchmark uses.
 	return test.Options(f)
 }
 
 func solveOnce(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, byName map[string]*cloudprovider.InstanceType, solveOnly bool) (*Output, float64, error) {
-	kube := fakecr.NewClientBuilder().
-		WithScheme(scheme.Scheme).
-		WithIndex(&corev1.Pod{}, "spec.nodeName", podIndex).
-		WithIndex(&corev1.Node{}, "spec.providerID", nodeIndex).
-		WithIndex(&v1.NodeClaim{}, "status.providerID", claimIndex).
-		Build()
-	cp := fake.NewCloudProvider()
-	cp.InstanceTypes = its
 	clk := clock.RealClock{}
-	cluster := state.NewCluster(clk, kube, cp)
-	recorder := events.NewRecorder(&record.FakeRecorder{})
-
-	nodeClass := &v1alpha1.TestNodeClass{}
-	gvk := object.GVK(nodeClass)
-	for i := range sc.NodePools {
-		np := sc.NodePools[i].DeepCopy()
-		if np.Name == "" {
-			return nil, 0, fmt.Errorf("nodePools[%d].metadata.name: missing", i)
-		}
-		// The fake cloud provider manages NodePools that reference its test node class.
-		name := "default"
-		if np.Spec.Template.Spec.NodeClassRef != nil && np.Spec.Template.Spec.NodeClassRef.Name != "" {
-			name = np.Spec.Template.Spec.NodeClassRef.Name
-		}
-		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: name}
-		np.StatusConditions().SetTrue(v1.ConditionTypeValidationSucceeded)
-		np.StatusConditions().SetTrue(v1.ConditionTypeNodeClassReady)
-		np.StatusConditions().SetUnknown(v1.ConditionTypeNodeRegistrationHealthy)
-		if err := kube.Create(ctx, np); err != nil {
-			return nil, 0, fmt.Errorf("nodePools[%d] (%s): %v", i, np.Name, err)
-		}
-	}
-	for i := range sc.DaemonSets {
-		ds := sc.DaemonSets[i].DeepCopy()
-		if ds.Namespace == "" {
-			ds.Namespace = "default"
-		}
-		if err := kube.Create(ctx, ds); err != nil {
-			return nil, 0, fmt.Errorf("daemonSets[%d] (%s): %v", i, ds.Name, err)
-		}
-		if err := cluster.UpdateDaemonSet(ctx, ds); err != nil {
-			return nil, 0, fmt.Errorf("daemonSets[%d] (%s): %v", i, ds.Name, err)
-		}
-	}
-	now := metav1.NewTime(time.Now().Add(-time.Hour))
-	for i := range sc.Nodes {
-		node := sc.Nodes[i].DeepCopy()
-		if node.Name == "" {
-			return nil, 0, fmt.Errorf("nodes[%d].metadata.name: missing", i)
-		}
-		if node.Labels == nil {
-			node.Labels = map[string]string{}
-		}
-		if node.Spec.ProviderID == "" {
-			node.Spec.ProviderID = "fake:///" + node.Name
-		}
-		node.CreationTimestamp = now
-		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: now, LastTransitionTime: now}}
-		pool, managed := node.Labels[v1.NodePoolLabelKey]
-		if managed {
-			node.Labels[v1.NodeRegisteredLabelKey] = "true"
-			node.Labels[v1.NodeInitializedLabelKey] = "true"
-			nc := &v1.NodeClaim{
-				ObjectMeta: metav1.ObjectMeta{
-					Name:              node.Name,
-					Labels:            map[string]string{v1.NodePoolLabelKey: pool},
-					CreationTimestamp: now,
-				},
-				Spec: v1.NodeClaimSpec{
-					NodeClassRef: &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
-					Taints:       node.Spec.Taints,
-				},
-				Status: v1.NodeClaimStatus{
-					ProviderID:  node.Spec.ProviderID,
-					NodeName:    node.Name,
-					Capacity:    node.Status.Capacity,
-					Allocatable: node.Status.Allocatable,
-				},
-			}
-			for k, v := range node.Labels {
-				nc.Labels[k] = v
-			}
-			nc.StatusConditions().SetTrue(v1.ConditionTypeLaunched)
-			nc.StatusConditions().SetTrue(v1.ConditionTypeRegistered)
-			nc.StatusConditions().SetTrue(v1.ConditionTypeInitialized)
-			if err := kube.Create(ctx, nc); err != nil {
-				return nil, 0, fmt.Errorf("nodes[%d] (%s): nodeclaim: %v", i, node.Name, err)
-			}
-			cluster.UpdateNodeClaim(nc)
-		}
-		if err := kube.Create(ctx, node); err != nil {
-			return nil, 0, fmt.Errorf("nodes[%d] (%s): %v", i, node.Name, err)
-		}
-	}
-	var pending []*corev1.Pod
-	for i := range sc.Pods {
-		pod := sc.Pods[i].DeepCopy()
-		if pod.Name == "" {
-			return nil, 0, fmt.Errorf("pods[%d].metadata.name: missing", i)
-		}
-		if pod.Namespace == "" {
-			pod.Namespace = "default"
-		}
-		if pod.UID == "" {
-			pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
-		}
-		if pod.Spec.NodeName == "" {
-			pod.Status.Phase = corev1.PodPending
-			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-			pending = append(pending, pod)
-		} else {
-			pod.Status.Phase = corev1.PodRunning
-		}
-		if err := kube.Create(ctx, pod); err != nil {
-			return nil, 0, fmt.Errorf("pods[%d] (%s): %v", i, pod.Name, err)
-		}
-	}
-	for i := range sc.Nodes {
-		node := &corev1.Node{}
-		if err := kube.Get(ctx, client.ObjectKey{Name: sc.Nodes[i].Name}, node); err != nil {
-			return nil, 0, err
-		}
-		if err := cluster.UpdateNode(ctx, node); err != nil {
-			return nil, 0, fmt.Errorf("nodes[%d] (%s): %v", i, node.Name, err)
-		}
-	}
-	podList := &corev1.PodList{}
-	if err := kube.List(ctx, podList); err != nil {
+	kube, cp, cluster, err := load(ctx, sc, its, clk, nil)
+	if err != nil {
 		return nil, 0, err
 	}
-	for i := range podList.Items {
-		if err := cluster.UpdatePod(ctx, &podList.Items[i]); err != nil {
-			return nil, 0, fmt.Errorf("pod %s: %v", podList.Items[i].Name, err)
-		}
-	}
-	if !cluster.Synced(ctx) {
-		return nil, 0, fmt.Errorf("cluster state did not sync with the scenario's objects")
-	}
-
+	recorder := events.NewRecorder(&record.FakeRecorder{})
 	prov := provisioning.NewProvisioner(kube, recorder, cp, cluster, clk, nil, nil)
 	if !solveOnly {
 		cpu0 := cpuSeconds()
@@ -562,58 +460,7 @@ var capacityTypeOrder = map[string]int{v1.CapacityTypeReserved: 0, v1.CapacityTy
 func toOutput(r scheduling.Results, byName map[string]*cloudprovider.InstanceType) *Output {
 	out := &Output{NodeClaims: []OutClaim{}, Placements: []OutPlacement{}, Unschedulable: []OutUnschedulable{}}
 	for _, nc := range r.NewNodeClaims {
-		type priced struct {
-			name  string
-			price float64
-		}
-		var options []priced
-		for _, it := range nc.InstanceTypeOptions {
-			best := math.Inf(1)
-			for _, o := range it.Offerings.Available().Compatible(nc.Requirements) {
-				best = math.Min(best, o.Price)
-			}
-			if !math.IsInf(best, 1) {
-				options = append(options, priced{it.Name, best})
-			}
-		}
-		sort.SliceStable(options, func(i, j int) bool {
-			if options[i].price != options[j].price {
-				return options[i].price < options[j].price
-			}
-			return options[i].name < options[j].name
-		})
-		claim := OutClaim{NodePool: nc.NodePoolName, InstanceTypeOptions: len(nc.InstanceTypeOptions), Requests: map[string]string{}}
-		for i, o := range options {
-			if i == maxLaunchTypes {
-				break
-			}
-			claim.InstanceTypes = append(claim.InstanceTypes, o.name)
-		}
-		if len(options) > 0 {
-			claim.Price = options[0].price
-		}
-		for k, q := range nc.Spec.Resources.Requests {
-			claim.Requests[string(k)] = q.String()
-		}
-		if len(nc.Spec.Resources.Requests) == 0 {
-			for k, q := range claimRequests(nc) {
-				claim.Requests[string(k)] = q.String()
-			}
-		}
-		if ct := nc.Requirements.Get(v1.CapacityTypeLabelKey); ct != nil {
-			claim.CapacityTypes = ct.Values()
-			sort.Slice(claim.CapacityTypes, func(i, j int) bool {
-				return capacityTypeOrder[claim.CapacityTypes[i]] < capacityTypeOrder[claim.CapacityTypes[j]]
-			})
-		}
-		if z := nc.Requirements.Get(corev1.LabelTopologyZone); z != nil {
-			claim.Zones = z.Values()
-			sort.Strings(claim.Zones)
-		}
-		for _, p := range nc.Pods {
-			claim.Pods = append(claim.Pods, podName(p))
-		}
-		out.NodeClaims = append(out.NodeClaims, claim)
+		out.NodeClaims = append(out.NodeClaims, outClaim(nc, byName))
 	}
 	for _, en := range r.ExistingNodes {
 		for _, p := range en.Pods {
@@ -636,4 +483,253 @@ func claimRequests(nc *scheduling.NodeClaim) corev1.ResourceList {
 		return nodeClaim.Spec.Resources.Requests
 	}
 	return corev1.ResourceList{}
+}
+
+// load puts the scenario's objects into a controller-runtime fake client and Karpenter's cluster state,
+// as the API server and Karpenter's informers would hold them. dn == nil (scheduling): every node was
+// created an hour ago. dn != nil (disruption, disruption.go): nodes and pods keep their scenario times,
+// NodeClaims carry their lifecycle conditions at the node's creation time and the last pod event time,
+// and Karpenter's NodeClaim disruption controller sets Consolidatable / Drifted on them at dn.now.
+func load(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, clk clock.Clock, dn *disruptionClock) (client.Client, *fake.CloudProvider, *state.Cluster, error) {
+	builder := fakecr.NewClientBuilder().
+		WithScheme(scheme.Scheme).
+		WithIndex(&corev1.Pod{}, "spec.nodeName", podIndex).
+		WithIndex(&corev1.Node{}, "spec.providerID", nodeIndex).
+		WithIndex(&v1.NodeClaim{}, "status.providerID", claimIndex)
+	if dn != nil {
+		// The NodeClaim disruption controller writes its conditions through the status subresource.
+		builder = builder.WithStatusSubresource(&v1.NodeClaim{})
+	}
+	kube := builder.Build()
+	cp := fake.NewCloudProvider()
+	cp.InstanceTypes = its
+	cluster := state.NewCluster(clk, kube, cp)
+
+	nodeClass := &v1alpha1.TestNodeClass{}
+	gvk := object.GVK(nodeClass)
+	for i := range sc.NodePools {
+		np := sc.NodePools[i].DeepCopy()
+		if np.Name == "" {
+			return nil, nil, nil, fmt.Errorf("nodePools[%d].metadata.name: missing", i)
+		}
+		// The fake cloud provider manages NodePools that reference its test node class.
+		name := "default"
+		if np.Spec.Template.Spec.NodeClassRef != nil && np.Spec.Template.Spec.NodeClassRef.Name != "" {
+			name = np.Spec.Template.Spec.NodeClassRef.Name
+		}
+		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: name}
+		np.StatusConditions().SetTrue(v1.ConditionTypeValidationSucceeded)
+		np.StatusConditions().SetTrue(v1.ConditionTypeNodeClassReady)
+		np.StatusConditions().SetUnknown(v1.ConditionTypeNodeRegistrationHealthy)
+		if err := kube.Create(ctx, np); err != nil {
+			return nil, nil, nil, fmt.Errorf("nodePools[%d] (%s): %v", i, np.Name, err)
+		}
+	}
+	for i := range sc.DaemonSets {
+		ds := sc.DaemonSets[i].DeepCopy()
+		if ds.Namespace == "" {
+			ds.Namespace = "default"
+		}
+		if err := kube.Create(ctx, ds); err != nil {
+			return nil, nil, nil, fmt.Errorf("daemonSets[%d] (%s): %v", i, ds.Name, err)
+		}
+		if err := cluster.UpdateDaemonSet(ctx, ds); err != nil {
+			return nil, nil, nil, fmt.Errorf("daemonSets[%d] (%s): %v", i, ds.Name, err)
+		}
+	}
+	for i := range sc.PodDisruptionBudgets {
+		pdb := sc.PodDisruptionBudgets[i].DeepCopy()
+		if pdb.Namespace == "" {
+			pdb.Namespace = "default"
+		}
+		if err := kube.Create(ctx, pdb); err != nil {
+			return nil, nil, nil, fmt.Errorf("podDisruptionBudgets[%d] (%s): %v", i, pdb.Name, err)
+		}
+	}
+	now := metav1.NewTime(time.Now().Add(-time.Hour))
+	if dn != nil {
+		now = metav1.NewTime(dn.now.Add(-time.Hour))
+	}
+	var claims []string
+	for i := range sc.Nodes {
+		node := sc.Nodes[i].DeepCopy()
+		if node.Name == "" {
+			return nil, nil, nil, fmt.Errorf("nodes[%d].metadata.name: missing", i)
+		}
+		if node.Labels == nil {
+			node.Labels = map[string]string{}
+		}
+		if node.Spec.ProviderID == "" {
+			node.Spec.ProviderID = "fake:///" + node.Name
+		}
+		created := now
+		if dn != nil && !node.CreationTimestamp.IsZero() {
+			created = node.CreationTimestamp
+		}
+		node.CreationTimestamp = created
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: created, LastTransitionTime: created}}
+		pool, managed := node.Labels[v1.NodePoolLabelKey]
+		if managed {
+			node.Labels[v1.NodeRegisteredLabelKey] = "true"
+			node.Labels[v1.NodeInitializedLabelKey] = "true"
+			nc := &v1.NodeClaim{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:              node.Name,
+					Labels:            map[string]string{v1.NodePoolLabelKey: pool},
+					CreationTimestamp: created,
+				},
+				Spec: v1.NodeClaimSpec{
+					NodeClassRef: &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
+					Taints:       node.Spec.Taints,
+				},
+				Status: v1.NodeClaimStatus{
+					ProviderID:  node.Spec.ProviderID,
+					NodeName:    node.Name,
+					Capacity:    node.Status.Capacity,
+					Allocatable: node.Status.Allocatable,
+				},
+			}
+			for k, v := range node.Labels {
+				nc.Labels[k] = v
+			}
+			lifecycle := nc.StatusConditions()
+			if dn != nil {
+				// Launched, registered and initialized when the node was created; the last pod event is the
+				// latest start of a pod bound to it, as the pod-events controller would have recorded it.
+				lifecycle = nc.StatusConditions(status.WithClock(clocktesting.NewFakeClock(created.Time)))
+				nc.Status.LastPodEventTime = lastPodEvent(sc.Pods, node.Name)
+			}
+			lifecycle.SetTrue(v1.ConditionTypeLaunched)
+			lifecycle.SetTrue(v1.ConditionTypeRegistered)
+			lifecycle.SetTrue(v1.ConditionTypeInitialized)
+			if err := kube.Create(ctx, nc); err != nil {
+				return nil, nil, nil, fmt.Errorf("nodes[%d] (%s): nodeclaim: %v", i, node.Name, err)
+			}
+			claims = append(claims, nc.Name)
+		}
+		if err := kube.Create(ctx, node); err != nil {
+			return nil, nil, nil, fmt.Errorf("nodes[%d] (%s): %v", i, node.Name, err)
+		}
+	}
+	for i := range sc.Pods {
+		pod := sc.Pods[i].DeepCopy()
+		if pod.Name == "" {
+			return nil, nil, nil, fmt.Errorf("pods[%d].metadata.name: missing", i)
+		}
+		if pod.Namespace == "" {
+			pod.Namespace = "default"
+		}
+		if pod.UID == "" {
+			pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
+		}
+		if pod.Spec.NodeName == "" {
+			pod.Status.Phase = corev1.PodPending
+			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		} else {
+			pod.Status.Phase = corev1.PodRunning
+		}
+		if err := kube.Create(ctx, pod); err != nil {
+			return nil, nil, nil, fmt.Errorf("pods[%d] (%s): %v", i, pod.Name, err)
+		}
+	}
+	if dn != nil {
+		// Karpenter's NodeClaim disruption controller marks Consolidatable (consolidateAfter passed since
+		// the last pod event) and Drifted, and writes them through the status subresource.
+		ncDisruption := nodeclaimdisruption.NewController(dn, kube, cp)
+		for _, name := range claims {
+			nc := &v1.NodeClaim{}
+			if err := kube.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
+				return nil, nil, nil, err
+			}
+			if _, err := ncDisruption.Reconcile(ctx, nc); err != nil {
+				return nil, nil, nil, fmt.Errorf("nodeclaim %s: disruption conditions: %v", name, err)
+			}
+		}
+	}
+	for _, name := range claims {
+		nc := &v1.NodeClaim{}
+		if err := kube.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
+			return nil, nil, nil, err
+		}
+		cluster.UpdateNodeClaim(nc)
+	}
+	for i := range sc.Nodes {
+		node := &corev1.Node{}
+		if err := kube.Get(ctx, client.ObjectKey{Name: sc.Nodes[i].Name}, node); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := cluster.UpdateNode(ctx, node); err != nil {
+			return nil, nil, nil, fmt.Errorf("nodes[%d] (%s): %v", i, node.Name, err)
+		}
+	}
+	podList := &corev1.PodList{}
+	if err := kube.List(ctx, podList); err != nil {
+		return nil, nil, nil, err
+	}
+	for i := range podList.Items {
+		if err := cluster.UpdatePod(ctx, &podList.Items[i]); err != nil {
+			return nil, nil, nil, fmt.Errorf("pod %s: %v", podList.Items[i].Name, err)
+		}
+	}
+	if !cluster.Synced(ctx) {
+		return nil, nil, nil, fmt.Errorf("cluster state did not sync with the scenario's objects")
+	}
+	return kube, cp, cluster, nil
+}
+
+// outClaim is a NodeClaim the scheduler (or a disruption replacement) would create: its launchable types
+// cheapest compatible offering first, cut at maxLaunchTypes.
+func outClaim(nc *scheduling.NodeClaim, byName map[string]*cloudprovider.InstanceType) OutClaim {
+	type priced struct {
+		name  string
+		price float64
+	}
+	var options []priced
+	for _, it := range nc.InstanceTypeOptions {
+		best := math.Inf(1)
+		for _, o := range it.Offerings.Available().Compatible(nc.Requirements) {
+			best = math.Min(best, o.Price)
+		}
+		if !math.IsInf(best, 1) {
+			options = append(options, priced{it.Name, best})
+		}
+	}
+	sort.SliceStable(options, func(i, j int) bool {
+		if options[i].price != options[j].price {
+			return options[i].price < options[j].price
+		}
+		return options[i].name < options[j].name
+	})
+	claim := OutClaim{NodePool: nc.NodePoolName, InstanceTypeOptions: len(nc.InstanceTypeOptions), Requests: map[string]string{}}
+	for i, o := range options {
+		if i == maxLaunchTypes {
+			break
+		}
+		claim.InstanceTypes = append(claim.InstanceTypes, o.name)
+	}
+	if len(options) > 0 {
+		claim.Price = options[0].price
+	}
+	for k, q := range nc.Spec.Resources.Requests {
+		claim.Requests[string(k)] = q.String()
+	}
+	if len(nc.Spec.Resources.Requests) == 0 {
+		for k, q := range claimRequests(nc) {
+			claim.Requests[string(k)] = q.String()
+		}
+	}
+	if ct := nc.Requirements.Get(v1.CapacityTypeLabelKey); ct != nil {
+		claim.CapacityTypes = ct.Values()
+		sort.Slice(claim.CapacityTypes, func(i, j int) bool {
+			return capacityTypeOrder[claim.CapacityTypes[i]] < capacityTypeOrder[claim.CapacityTypes[j]]
+		})
+	}
+	if z := nc.Requirements.Get(corev1.LabelTopologyZone); z != nil {
+		claim.Zones = z.Values()
+		sort.Strings(claim.Zones)
+	}
+	for _, p := range nc.Pods {
+		claim.Pods = append(claim.Pods, podName(p))
+	}
+	return claim
 }

@@ -220,6 +220,21 @@ describe('split under the 256 KB entry limit', () => {
   });
 });
 
+describe('compactPod', () => {
+  it('keeps the claims a pod mounts, directly or through a generic ephemeral volume (with its template class), and drops other volumes', () => {
+    const p = pending('db');
+    p.spec.volumes = [
+      { name: 'data', persistentVolumeClaim: { claimName: 'data-db' } },
+      { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { storageClassName: 'gp3', accessModes: ['ReadWriteOnce'] } } } },
+      { name: 'cache', emptyDir: {} },
+    ];
+    expect(compactPod(p).spec.volumes).toEqual([
+      { name: 'data', persistentVolumeClaim: { claimName: 'data-db' } },
+      { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { storageClassName: 'gp3' } } } },
+    ]);
+  });
+});
+
 describe('Agent health endpoints', () => {
   it('/healthz is 200 while running; /readyz is 503 until both informers listed', async () => {
     const { Agent } = await import('../../../functions/agent/agent.ts');

@@ -5,7 +5,7 @@
  * process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
 import { InMemoryNodeClaimStore, nodeClaim } from '../../fakes/index.ts';
 import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.ts';
@@ -137,5 +137,45 @@ describe('DynamoNodeClaimStore.listInFlight (dynalite: the sparse in-flight LSI 
     expect(after).toEqual(before);
     expect((await s.list()).length).toBe(202);
     expect(reads.splice(0)[0].units).toBeGreaterThan(after[0].units * 10);
+  });
+});
+
+describe('DynamoNodeClaimStore claims epoch (dynalite: the meta item gc\'s orphan guard reads)', () => {
+  const epochItem = async (cluster: string) =>
+    (await clients.doc.send(new GetCommand({ TableName: local.tableName, Key: { [Table.partitionKey]: keys.cluster(cluster), [Table.sortKey]: keys.claimsEpoch() }, ConsistentRead: true }))).Item;
+  const t = (iso: string) => Date.parse(iso);
+
+  it('is recorded once, by the first of concurrent callers, and read back by every later one', async () => {
+    // Prepare: five gc passes (or stores) racing on an empty partition, each with its own now
+    const nows = [1, 2, 3, 4, 5].map((m) => t(`2026-03-01T00:0${m}:00Z`));
+    // Act
+    const got = await Promise.all(nows.map((now) => new DynamoNodeClaimStore(clients.doc, local.tableName, 'e1').claimsEpochMs(now)));
+    const later = await new DynamoNodeClaimStore(clients.doc, local.tableName, 'e1').claimsEpochMs(t('2026-03-02T00:00:00Z'));
+    // Assess: one value for all, one of theirs, stored as the item's createdAt; the item is no claim
+    expect(new Set(got).size).toBe(1);
+    expect(nows).toContain(got[0]);
+    expect(later).toBe(got[0]);
+    expect(await epochItem('e1')).toMatchObject({ type: 'ClaimsEpoch', createdAt: new Date(got[0]).toISOString() });
+    expect(await new DynamoNodeClaimStore(clients.doc, local.tableName, 'e1').list()).toEqual([]);
+    expect(await indexed('e1')).toEqual([]);
+  });
+
+  it('the first claim written records it as its createdAt; later claims and an existing epoch are never overwritten', async () => {
+    // Prepare
+    const s = new DynamoNodeClaimStore(clients.doc, local.tableName, 'e2');
+    // Act
+    await s.create(nodeClaim({ name: 'first', createdAt: '2026-03-01T10:00:00.000Z' }));
+    await s.create(nodeClaim({ name: 'second', createdAt: '2026-03-01T11:00:00.000Z' }));
+    // Assess
+    expect(await s.claimsEpochMs(t('2026-03-01T12:00:00Z'))).toBe(t('2026-03-01T10:00:00Z'));
+    expect((await s.list()).map((c) => c.name).sort()).toEqual(['first', 'second']);
+
+    // An epoch already there (written by gc, here directly) is kept by a create's conditional put
+    await clients.doc.send(new PutCommand({ TableName: local.tableName, Item: { [Table.partitionKey]: keys.cluster('e3'), [Table.sortKey]: keys.claimsEpoch(), type: 'ClaimsEpoch', createdAt: '2026-02-01T00:00:00.000Z' } }));
+    const s3 = new DynamoNodeClaimStore(clients.doc, local.tableName, 'e3');
+    await s3.create(nodeClaim({ name: 'later', createdAt: '2026-03-01T10:00:00.000Z' }));
+    expect(await s3.claimsEpochMs(t('2026-03-01T12:00:00Z'))).toBe(t('2026-02-01T00:00:00Z'));
+    // each cluster's partition has its own epoch
+    expect(await epochItem('e4')).toBeUndefined();
   });
 });

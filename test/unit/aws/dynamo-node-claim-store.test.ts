@@ -16,12 +16,24 @@ describe('DynamoNodeClaimStore', () => {
   beforeEach(() => ddb.reset());
 
   it('create is conditional on the key not existing; a lost race is a ConflictError', async () => {
-    ddb.on(PutCommand).rejectsOnce(ccf());
+    ddb.on(PutCommand).resolves({});
+    ddb.on(PutCommand, { Item: { sk: 'NODECLAIM#a' } } as never).rejects(ccf());
     await expect(store().create(nodeClaim({ name: 'a' }))).rejects.toBeInstanceOf(ConflictError);
-    const input = ddb.commandCalls(PutCommand)[0].args[0].input;
+    // First the claims epoch (put only if absent, at the claim's createdAt), then the claim.
+    const epoch = ddb.commandCalls(PutCommand)[0].args[0].input;
+    expect(epoch.ConditionExpression).toBe('attribute_not_exists(#pk)');
+    expect(epoch.Item).toEqual({ pk: 'CLUSTER#c1', sk: 'META#claims-epoch', type: 'ClaimsEpoch', createdAt: nodeClaim({ name: 'a' }).createdAt });
+    const input = ddb.commandCalls(PutCommand)[1].args[0].input;
     expect(input.ConditionExpression).toBe('attribute_not_exists(#pk)');
     expect(input.Item).toMatchObject({ pk: 'CLUSTER#c1', sk: 'NODECLAIM#a', version: 0, type: 'NodeClaim' });
     expect(input.Item).not.toHaveProperty('instanceId');
+  });
+
+  it('create goes on when the claims epoch is already recorded (its conditional put refused)', async () => {
+    ddb.on(PutCommand).resolves({});
+    ddb.on(PutCommand, { Item: { sk: 'META#claims-epoch' } } as never).rejects(ccf());
+    await expect(store().create(nodeClaim({ name: 'a' }))).resolves.toMatchObject({ name: 'a' });
+    expect(ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item?.sk)).toEqual(['META#claims-epoch', 'NODECLAIM#a']);
   });
 
   it('update writes version + 1 conditional on the read version and indexes the instance id', async () => {

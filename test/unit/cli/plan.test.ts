@@ -151,6 +151,39 @@ describe('plan and persistent volumes', () => {
     expect(r.err).not.toContain('not checked');
   });
 
+  it('a StatefulSet listed without pods: the replica whose bound volume is in a zone no NodePool allows gets no node, the others do', async () => {
+    const npZonal = join(dir, 'np-zonal.yaml');
+    writeFileSync(npZonal, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}') + nodeClass('default', 'al2023@latest'));
+    const pods = join(dir, 'sts.yaml');
+    writeFileSync(
+      pods,
+      `apiVersion: v1
+kind: List
+items:
+- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: gp3, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}, provisioner: ebs.csi.aws.com, volumeBindingMode: WaitForFirstConsumer}
+- apiVersion: apps/v1
+  kind: StatefulSet
+  metadata: {name: pg, namespace: db}
+  spec:
+    replicas: 2
+    selector: {matchLabels: {app: pg}}
+    template:
+      metadata: {labels: {app: pg}}
+      spec: {containers: [{name: pg, image: postgres, resources: {requests: {cpu: "1", memory: 2Gi}}}]}
+    volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 20Gi}}}}]
+- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-pg-0, namespace: db, annotations: {pv.kubernetes.io/bind-completed: "yes"}}, spec: {storageClassName: gp3, volumeName: pv-0}, status: {phase: Bound}}
+- {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv-0}, spec: {csi: {driver: ebs.csi.aws.com, volumeHandle: vol-1}, nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: topology.ebs.csi.aws.com/zone, operator: In, values: [us-east-1c]}]}]}}}}
+`,
+    );
+    const r = await capture(['plan', '--nodepools', npZonal, '--pods', pods, '--region', 'us-east-1', '-o', 'json']);
+    expect(r.code).toBe(0);
+    const events = (JSON.parse(r.out) as { items: { kind: string; reason: string; involvedObject: { name: string } }[] }).items.filter((i) => i.kind === 'Event');
+    expect(events.map((e) => [e.involvedObject.name, e.reason])).toEqual([
+      ['pg-1', 'Nominated'],
+      ['pg-0', 'FailedScheduling'],
+    ]);
+  });
+
   it('without storage objects, the volumes are not checked and stderr says so', async () => {
     const pods = join(dir, 'pods-only.yaml');
     writeFileSync(pods, withClaim);

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { node, nodeClaim } from '../../fakes/index.ts';
 import { setCondition } from '../../../shared/api/nodeclaim.ts';
-import { planGarbageCollection } from '../../../shared/disruption/gc.ts';
+import { ClaimsEpochSkewSeconds, OrphanInstanceGraceSeconds, planGarbageCollection } from '../../../shared/disruption/gc.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
+/** The table has kept claims since well before every instance of these tests (the guard below has its own). */
+const Epoch = Date.parse('2026-02-01T00:00:00Z');
 
 describe('planGarbageCollection', () => {
   it('deletes claims that never launched (5 min) or never registered (15 min)', () => {
@@ -11,7 +13,7 @@ describe('planGarbageCollection', () => {
     const young = nodeClaim({ name: 'b', phase: 'Pending', createdAt: '2026-03-02T09:58:00Z' });
     const unregistered = setCondition(nodeClaim({ name: 'c', phase: 'Launched', instanceId: 'i-0c', createdAt: '2026-03-02T09:44:00Z' }), 'Launched', 'True', '2026-03-02T09:44:05Z');
     const registering = setCondition(nodeClaim({ name: 'd', phase: 'Launched', instanceId: 'i-0d', createdAt: '2026-03-02T09:50:00Z' }), 'Launched', 'True', '2026-03-02T09:50:05Z');
-    const plan = planGarbageCollection({ nodeClaims: [notLaunched, young, unregistered, registering], nodes: [] }, Now);
+    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [notLaunched, young, unregistered, registering], nodes: [] }, Now);
     expect(plan.deleteNodeClaims).toEqual([
       { nodeClaim: 'a', reason: 'launch_timeout' },
       { nodeClaim: 'c', reason: 'registration_timeout', instanceId: 'i-0c' },
@@ -23,6 +25,7 @@ describe('planGarbageCollection', () => {
     const fine = nodeClaim({ name: 'fine', instanceId: 'i-0fine', nodeName: 'n2', createdAt: '2026-03-01T00:00:00Z' });
     const plan = planGarbageCollection(
       {
+        tableEpochMs: Epoch,
         nodeClaims: [gone, fine],
         nodes: [node({ name: 'n1' }), node({ name: 'n2' })],
         instances: [
@@ -37,6 +40,53 @@ describe('planGarbageCollection', () => {
     );
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'instance_gone', nodeName: 'n1' }]);
     expect(plan.terminateInstances).toEqual([{ instanceId: 'i-0orphan', reason: 'orphan' }]);
+  });
+});
+
+describe('planGarbageCollection: instances launched before the claims epoch (a replaced or emptied table)', () => {
+  // gc recorded the epoch on its first pass over the new, empty table, 2 minutes ago.
+  const epochMs = Now.getTime() - 120_000;
+  const at = (msFromEpoch: number) => new Date(epochMs + msFromEpoch).toISOString();
+  const ours = (nodeClaim: string) => ({ 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': nodeClaim });
+
+  it('keeps and reports every running unowned instance launched before the epoch; terminates the orphans launched after it', () => {
+    // Prepare: three nodes of the old table (launched days before), one whose launch time is unknown,
+    // a launch whose claim write was lost after the epoch, one at the edge of the skew margin, and
+    // one launched before the epoch that a claim of the new table owns.
+    const adopted = nodeClaim({ name: 'default-adopted', instanceId: 'i-0adopted', createdAt: at(10_000) });
+    const instances = [
+      { instanceId: 'i-0old1', state: 'running', launchTime: '2026-02-27T08:00:00Z', tags: ours('default-old1') },
+      { instanceId: 'i-0old2', state: 'running', launchTime: '2026-02-28T08:00:00Z', tags: ours('default-old2') },
+      { instanceId: 'i-0old3', state: 'running', launchTime: at(-(ClaimsEpochSkewSeconds + 1) * 1000), tags: { 'nodefleet.io/cluster': 'test' } },
+      { instanceId: 'i-0unknown', state: 'running', tags: ours('default-unknown') },
+      { instanceId: 'i-0oldgone', state: 'terminated', launchTime: '2026-02-27T08:00:00Z', tags: ours('default-oldgone') },
+      { instanceId: 'i-0adopted', state: 'running', launchTime: '2026-02-27T08:00:00Z', tags: ours('default-adopted') },
+      { instanceId: 'i-0lost', state: 'running', launchTime: at(5_000), tags: ours('default-lost') },
+      { instanceId: 'i-0edge', state: 'running', launchTime: at(-(ClaimsEpochSkewSeconds - 1) * 1000), tags: ours('default-edge') },
+    ];
+    // Act
+    const plan = planGarbageCollection({ nodeClaims: [adopted], nodes: [], instances, tableEpochMs: epochMs }, Now);
+    // Assess
+    expect(plan.terminateInstances).toEqual([
+      { instanceId: 'i-0lost', reason: 'orphan' },
+      { instanceId: 'i-0edge', reason: 'orphan' },
+    ]);
+    expect(plan.unownedBeforeEpoch).toEqual([
+      { instanceId: 'i-0old1', launchTime: '2026-02-27T08:00:00Z', nodeClaim: 'default-old1', nodePool: 'default' },
+      { instanceId: 'i-0old2', launchTime: '2026-02-28T08:00:00Z', nodeClaim: 'default-old2', nodePool: 'default' },
+      { instanceId: 'i-0old3', launchTime: at(-(ClaimsEpochSkewSeconds + 1) * 1000) },
+      { instanceId: 'i-0unknown', nodeClaim: 'default-unknown', nodePool: 'default' },
+    ]);
+    expect(plan.deleteNodeClaims).toEqual([]);
+  });
+
+  it('an orphan launched after the epoch keeps the 30 s launch grace, and is not reported while it waits', () => {
+    const young = { instanceId: 'i-0young', state: 'running', launchTime: new Date(Now.getTime() - (OrphanInstanceGraceSeconds - 1) * 1000).toISOString(), tags: ours('default-young') };
+    const plan = planGarbageCollection({ nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, Now);
+    expect(plan.terminateInstances).toEqual([]);
+    expect(plan.unownedBeforeEpoch).toEqual([]);
+    const later = planGarbageCollection({ nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, new Date(Now.getTime() + 2000));
+    expect(later.terminateInstances).toEqual([{ instanceId: 'i-0young', reason: 'orphan' }]);
   });
 });
 
@@ -88,7 +138,7 @@ describe('planGarbageCollection: a node that never initializes (chaos never-read
     const young = reg('b', InitializationTimeoutSeconds - 1);
     const ready = setCondition(reg('c', InitializationTimeoutSeconds + 600), 'Initialized', 'True', '2026-03-02T09:02:00Z');
     const nodes = ['n-a', 'n-b', 'n-c'].map((name) => node({ name }));
-    const plan = planGarbageCollection({ nodeClaims: [stuck, young, ready], nodes }, Now);
+    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'a', reason: 'initialization_timeout', instanceId: 'i-0a', nodeName: 'n-a' }]);
   });
 });
@@ -102,7 +152,7 @@ describe('planGarbageCollection: a Node deleted out of band', () => {
     const fresh = registeredAt(nodeClaim({ name: 'fresh', instanceId: 'i-0fresh', nodeName: 'n-fresh', createdAt: '2026-03-02T09:00:00Z' }), new Date(Now.getTime() - (NodeGoneGraceSeconds - 1) * 1000).toISOString());
     const renamed = registeredAt(nodeClaim({ name: 'renamed', instanceId: 'i-0ren', nodeName: 'n-old-name', providerId: 'aws:///us-east-1a/i-0ren', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
     const instances = ['i-0gone', 'i-0fresh', 'i-0ren'].map((instanceId) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test' } }));
-    const plan = planGarbageCollection({ nodeClaims: [gone, fresh, renamed], nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })], instances }, Now);
+    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [gone, fresh, renamed], nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })], instances }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'node_gone', instanceId: 'i-0gone' }]);
     expect(plan.terminateInstances).toEqual([]);
   });
@@ -111,7 +161,7 @@ describe('planGarbageCollection: a Node deleted out of band', () => {
     const launching = setCondition(nodeClaim({ name: 'l', phase: 'Launched', instanceId: 'i-0l', createdAt: '2026-03-02T09:55:00Z' }), 'Launched', 'True', '2026-03-02T09:55:00Z');
     const terminating = registeredAt(nodeClaim({ name: 't', phase: 'Terminating', instanceId: 'i-0t', nodeName: 'n-t', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
     const instances = ['i-0l', 'i-0t'].map((instanceId) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test' } }));
-    expect(planGarbageCollection({ nodeClaims: [launching, terminating], nodes: [], instances }, Now).deleteNodeClaims).toEqual([]);
+    expect(planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [launching, terminating], nodes: [], instances }, Now).deleteNodeClaims).toEqual([]);
   });
 });
 
@@ -133,7 +183,7 @@ describe('planGarbageCollection: terminations and records', () => {
         ended: { attempt: o.failures, outcome: 'failed' as const, at: new Date(Now.getTime() - o.endedSecondsAgo * 1000).toISOString() },
       },
     });
-  const restarts = (c: ReturnType<typeof nodeClaim>) => planGarbageCollection({ nodeClaims: [c], nodes: [node({ name: 'n-f' })] }, Now).restartTerminations.map((r) => r.input.attempt);
+  const restarts = (c: ReturnType<typeof nodeClaim>) => planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [c], nodes: [node({ name: 'n-f' })] }, Now).restartTerminations.map((r) => r.input.attempt);
 
   it('restarts a failed termination within 3 minutes however often it failed (never left without an attempt for long)', () => {
     expect(restarts(failed({ failures: 6, endedSecondsAgo: 179 }))).toEqual([]);
@@ -148,7 +198,7 @@ describe('planGarbageCollection: terminations and records', () => {
   it('deletes Terminated claims once their record expired; never touches a live one', () => {
     const expired = nodeClaim({ name: 'old', phase: 'Terminated', retainUntil: '2026-03-02T09:59:59Z' });
     const kept = nodeClaim({ name: 'recent', phase: 'Terminated', retainUntil: '2026-03-02T10:30:00Z' });
-    const plan = planGarbageCollection({ nodeClaims: [expired, kept], nodes: [], instances: [] }, Now);
+    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [expired, kept], nodes: [], instances: [] }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'old', reason: 'expired' }]);
   });
 
@@ -157,6 +207,7 @@ describe('planGarbageCollection: terminations and records', () => {
     const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' };
     const plan = planGarbageCollection(
       {
+        tableEpochMs: Epoch,
         nodeClaims: [c],
         nodes: [node({ name: c.nodeName ?? 'n' })],
         instances: [

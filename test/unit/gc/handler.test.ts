@@ -37,6 +37,9 @@ describe('gc', () => {
 
   it('an orphan instance (tagged, no claim) older than 30 s is terminated; a younger one is not', async () => {
     const { w, deps } = world();
+    // Its claim was written (recording the table's claims epoch), then lost.
+    await w.store.create(nodeClaim({ name: 'gone-x', createdAt: t0 }));
+    await w.store.delete('gone-x');
     w.cloud.addInstance({ instanceId: 'i-old', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'gone-x' } });
     w.clock.advanceSeconds(31);
     w.cloud.addInstance({ instanceId: 'i-new', launchTime: w.clock.nowIso(), tags: { 'nodefleet.io/cluster': 'test' } });
@@ -54,6 +57,44 @@ describe('gc', () => {
     const r = await run({}, deps);
     expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_gone' }]);
     expect(await w.kube.getNode('n-2')).toBeUndefined();
+  });
+});
+
+describe('gc after the table was replaced or emptied (adding a local index replaces it: README, upgrading)', () => {
+  it('records the claims epoch on its first pass, keeps and reports every node launched before it, and still terminates an orphan launched after it', async () => {
+    // Prepare: two nodes launched with the old table; the new table is empty (no epoch, no claims).
+    const { w, log, deps } = world();
+    const metrics = new RecordingMetrics();
+    const tags = (claim: string) => ({ 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': claim });
+    w.cloud.addInstance({ instanceId: 'i-a', launchTime: t0, tags: tags('default-a') });
+    w.cloud.addInstance({ instanceId: 'i-b', launchTime: t0, tags: tags('default-b') });
+    w.clock.advanceSeconds(600);
+    // Act: the first passes over the new table
+    const first = await run({}, { ...deps, metrics });
+    w.clock.advanceSeconds(60);
+    const second = await run({}, { ...deps, metrics });
+    // Assess: the epoch is the first pass's time, and stays; nothing terminated, both reported each pass
+    expect(w.store.peekEpoch()).toBe(Date.parse(t0) + 600_000);
+    for (const r of [first, second]) {
+      expect(r.terminated).toEqual([]);
+      expect(r.unownedBeforeEpoch.map((u) => u.instanceId)).toEqual(['i-a', 'i-b']);
+    }
+    expect(first.unownedBeforeEpoch[0]).toEqual({ instanceId: 'i-a', launchTime: t0, nodeClaim: 'default-a', nodePool: 'default' });
+    expect(w.cloud.peek('i-a')?.state).toBe('running');
+    expect(w.cloud.peek('i-b')?.state).toBe('running');
+    const warned = log.withMessage('instance launched before the claims table began has no nodeclaim, not terminating it: adopt or remove it');
+    expect(warned.map((l) => l.fields?.instance)).toEqual(['i-a', 'i-b', 'i-a', 'i-b']);
+    expect(metrics.total('nodefleet_unowned_instances_before_epoch')).toBe(4);
+
+    // Act: a launch after the epoch whose claim is lost (created, launched, then deleted)
+    await w.store.create(nodeClaim({ name: 'default-c', createdAt: w.clock.nowIso() }));
+    w.cloud.addInstance({ instanceId: 'i-c', launchTime: w.clock.nowIso(), tags: tags('default-c') });
+    await w.store.delete('default-c');
+    w.clock.advanceSeconds(31);
+    const third = await run({}, deps);
+    // Assess: the post-epoch orphan goes after its 30 s grace; the old nodes stay
+    expect(third.terminated).toEqual(['i-c']);
+    expect(third.unownedBeforeEpoch.map((u) => u.instanceId)).toEqual(['i-a', 'i-b']);
   });
 });
 
@@ -135,7 +176,7 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
     await w.store.create(nodeClaim({ name: 'default-old', phase: 'Terminated', createdAt: t0, retainUntil: '2026-01-01T00:30:00.000Z' }));
     w.clock.advanceSeconds(3600);
     const claims = await w.store.list();
-    const plan = planGarbageCollection({ nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list() }, w.clock.now());
+    const plan = planGarbageCollection({ nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list(), tableEpochMs: w.store.peekEpoch()! }, w.clock.now());
     const r = await run({}, deps);
     expect(r.terminated).toEqual(plan.terminateInstances.map((t) => t.instanceId));
     expect(r.terminated).toEqual(['i-two']);

@@ -148,6 +148,10 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'store.create':
         await store.create(claim);
         break;
+      case 'store.claimsEpochMs':
+        // No item yet: the read, then the conditional put.
+        await store.claimsEpochMs(1_800_000_000_000);
+        break;
       case 'store.get':
         await store.get(claim.name);
         break;

@@ -1,12 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Reflector } from '../../../shared/kube/reflector.ts';
+import { ListPageSize, Reflector } from '../../../shared/kube/reflector.ts';
 import { kubeConfigFor } from '../../../shared/kube/kube-api.ts';
+import type { KubeObject } from '../../../shared/api/kube.ts';
+import { ObjectStore } from '../../../infra/local/kube/store.ts';
+import { ApiCore, T } from '../../../infra/local/kube/api.ts';
+import { startApiServer } from '../../../infra/local/kube/server.ts';
+import { kubeconfigYaml } from '../../../infra/local/kube/kubeconfig.ts';
 
 /**
  * A recorded API server for /api/v1/pods: lists return resourceVersion "10" then "20"; the first
- * watch sends one ADDED event then a 410 Gone (resourceVersion too old); later watches send a
- * MODIFIED event and stay open.
+ * watch sends one ADDED event and a bookmark (resourceVersion "15") and ends; the second answers
+ * 410 Gone (resourceVersion too old); later watches send a MODIFIED event and stay open.
  */
 function server(log: string[]): Server {
   let lists = 0;
@@ -19,6 +24,8 @@ function server(log: string[]): Server {
       res.writeHead(200, { 'content-type': 'application/json' });
       if (watches === 1) {
         res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'b', namespace: 'd', resourceVersion: '11' }, spec: {} } })}\n`);
+        res.end(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', metadata: { resourceVersion: '15' } } })}\n`);
+      } else if (watches === 2) {
         res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } })}\n`);
       } else {
         res.write(`${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'a', namespace: 'd', resourceVersion: '21' }, spec: { nodeName: 'n1' } } })}\n`);
@@ -46,7 +53,7 @@ describe('Reflector (list + watch)', () => {
     return new Promise<void>((r) => srv.close(() => r()));
   });
 
-  it('watches from the list resourceVersion, re-lists on 410 Gone, resumes from the new one', async () => {
+  it('watches from the list resourceVersion, resumes an ended watch from the last bookmark, re-lists on 410 Gone', async () => {
     const yaml = `apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: u\ncurrent-context: t\n`;
     const events: string[] = [];
     let syncs = 0;
@@ -61,7 +68,40 @@ describe('Reflector (list + watch)', () => {
     r.stop();
     expect(r.hasSynced()).toBe(true);
     expect(syncs).toBe(2);
-    expect(log.slice(0, 4)).toEqual(['list 1', 'watch rv=10', 'list 2', 'watch rv=20']);
+    expect(log.slice(0, 5)).toEqual(['list 1', 'watch rv=10', 'watch rv=15', 'list 2', 'watch rv=20']);
     expect(events).toEqual(['ADDED d/b', 'MODIFIED d/a n1']);
+  });
+});
+
+describe('Reflector on the local API server', () => {
+  it('lists 1 234 pods in pages of ListPageSize through continue tokens, every one kept once, then watches from the list', async () => {
+    const store = new ObjectStore(() => new Date('2026-01-01T00:00:00Z'));
+    const pod = (i: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${i}`, namespace: `ns-${i % 5}` }, spec: { nodeName: `n-${i % 40}` } }) as KubeObject;
+    for (let i = 0; i < 1_234; i++) store.create(T.pods, pod(i));
+    const server = await startApiServer(new ApiCore(store, () => new Date()));
+    const pages: number[] = [];
+    let synced: Map<string, string> | undefined;
+    const events: string[] = [];
+    const r = new Reflector<string>(kubeConfigFor({ kind: 'kubeconfig-string', yaml: kubeconfigYaml(server.url) }), {
+      kind: 'pods',
+      transform: (raw) => raw.spec?.nodeName,
+      onSync: (items) => (synced = items),
+      onEvent: (type, key, node) => events.push(`${type} ${key} ${node}`),
+      onListPage: (p) => pages.push(p.read),
+    });
+    try {
+      r.start();
+      for (let i = 0; i < 200 && !synced; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(pages).toEqual(Array.from({ length: Math.ceil(1_234 / ListPageSize) }, (_, i) => Math.min((i + 1) * ListPageSize, 1_234)));
+      expect(pages.length).toBeGreaterThan(1);
+      expect(synced!.size).toBe(1_234);
+      expect(synced!.get('ns-3/p-1233')).toBe('n-33');
+      store.create(T.pods, pod(5_000));
+      for (let i = 0; i < 200 && events.length === 0; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(events).toEqual(['ADDED ns-0/p-5000 n-0']);
+    } finally {
+      r.stop();
+      await server.close();
+    }
   });
 });

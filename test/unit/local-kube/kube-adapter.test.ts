@@ -69,7 +69,7 @@ describe('ClientNodeKubeApi on the local cluster', () => {
     expect((await kube.listObjects('apps/v1', 'ReplicaSet'))[0].metadata.name).toMatch(/^inflate-/);
   });
 
-  it('lists the storage objects the provisioner reads for pods with claims (functions/provisioner/snapshot.ts loadStorage)', async () => {
+  it('lists the storage objects the provisioner reads for pods with claims (shared/runtime/cluster-picture.ts readStorage)', async () => {
     cluster.apply([
       { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, provisioner: 'ebs.csi.aws.com', volumeBindingMode: 'WaitForFirstConsumer' },
       { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-1' } } },

@@ -65,6 +65,24 @@ describe('cluster view', () => {
     expect(() => parseClusterView({ ...view, pods: [['x', 5, 'n0']] }, 'c')).toThrow(/pod row/);
   });
 
+  it('syncPods: a re-list drops pods no longer listed, or listed but not kept, and their unused templates', () => {
+    const b = new ClusterViewBuilder();
+    const row = (name: string) => toViewPod(pod({ name, nodeName: 'n0', labels: { app: 'web' }, phase: 'Running', owner: 'none' }))!;
+    b.syncPods([['default/a', row('a')], ['default/b', row('b')], ['default/c', row('c')]]);
+    expect(b.podCount).toBe(3);
+    expect(b.templateCount).toBe(1);
+    const first = b.render({ cluster: 'c', agent: 'a', sequence: 1, generatedAt: '2026-01-01T00:00:00Z' });
+    expect(first.templates).toHaveLength(1);
+    // b finished (listed, not kept), c gone, d new
+    b.syncPods([['default/a', row('a')], ['default/b', undefined], ['default/d', row('d')]]);
+    const view = b.render({ cluster: 'c', agent: 'a', sequence: 2, generatedAt: '2026-01-01T00:00:00Z' });
+    expect(view.pods.map((r) => r[0]).sort()).toEqual(['a', 'd']);
+    expect(b.templateCount).toBe(1);
+    b.syncPods([]);
+    expect(b.podCount).toBe(0);
+    expect(b.templateCount).toBe(0);
+  });
+
   it('a fresh view replaces the node and pod lists; a warm reader does not download it again (ETag)', async () => {
     const { w, deps } = provisionerWorld();
     const views = new InMemoryClusterViewStore();

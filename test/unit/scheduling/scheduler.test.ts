@@ -128,6 +128,32 @@ describe('solve: requirements and offerings', () => {
     expect(r.newNodeClaims[0].zones).toEqual(['us-east-1c']);
   });
 
+  it('names the claim and its volume when the volume\'s zone is one the NodePool does not allow, and only on that reason', () => {
+    const pod = pendingPod('db', { cpu: '1', spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
+    const storage = {
+      claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { storageClassName: 'gp3', volumeName: 'pv-1' } }],
+      volumes: [{ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', operator: 'In', values: ['us-east-1c'] }] }] } } } }],
+      classes: [],
+    };
+    const zonal = nodePool('zonal', { requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] });
+    const capped = nodePool('capped', { spec: { limits: { cpu: '0' } } });
+    const r = solve(input([pod], [std], [zonal, capped], { storage }));
+    expect(r.newNodeClaims).toHaveLength(0);
+    expect(r.unschedulable[0].reasons.zonal).toMatch(/^incompatible requirements, key topology.kubernetes.io\/zone, .* \(its volumes: persistentvolumeclaim "default\/data-db": its persistentvolume "pv-1" allows topology.kubernetes.io\/zone In \[us-east-1c\]\)$/);
+    expect(r.unschedulable[0].reasons.capped).not.toContain('its volumes');
+  });
+
+  it('names the claim when its (non-local) volume is pinned to a hostname no new node can have', () => {
+    const pod = pendingPod('db', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
+    const storage = {
+      claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { volumeName: 'pv-1' } }],
+      volumes: [{ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { csi: { driver: 'ebs.csi.aws.com' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['old-node'] }] }] } } } }],
+      classes: [],
+    };
+    const r = solve(input([pod], [std], [nodePool('default')], { storage }));
+    expect(r.unschedulable[0].reasons.default).toContain('label "kubernetes.io/hostname" does not have known values (its volumes: persistentvolumeclaim "default/data-db": its persistentvolume "pv-1" allows kubernetes.io/hostname In [old-node])');
+  });
+
   it('explains a pod larger than every type', () => {
     const r = solve(input([pendingPod('huge', { cpu: '64' })], [std, big]));
     expect(r.unschedulable[0].reasons.default).toMatch(/no instance type has enough cpu \(pod requests 64000m/);

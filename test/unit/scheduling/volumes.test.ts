@@ -46,15 +46,35 @@ describe('generic ephemeral volume whose claim is not created yet', () => {
     expect(zonesOf(checkPodVolumes(ephemeralPod('now'), store({ classes: [cls('now', { mode: 'Immediate' })] })))).toMatch(/storageclass "now" binds Immediate/);
   });
 
+  it('takes a class without volumeBindingMode as Immediate, the API server\'s default', () => {
+    const unset = { ...cls('efs'), volumeBindingMode: undefined };
+    expect(zonesOf(checkPodVolumes(ephemeralPod('efs'), store({ classes: [unset] })))).toMatch(/storageclass "efs" binds Immediate \(volumeBindingMode unset: the API default\)/);
+  });
+
   it('reads the claim once it exists rather than the template', () => {
     const claim: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'p-scratch', namespace: 'default' }, spec: { storageClassName: 'zonal' }, status: { phase: 'Lost' } };
     expect(zonesOf(checkPodVolumes(ephemeralPod('zonal'), store({ claims: [claim], classes: [cls('zonal')] })))).toMatch(/"default\/p-scratch" is Lost/);
   });
 });
 
+describe('a StatefulSet claim plan adds (not created yet)', () => {
+  const planned = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-pg-1', namespace: 'default', annotations: { 'nodefleet.io/planned-claim': 'StatefulSet default/pg volumeClaimTemplates data' } }, spec });
+  const pod = pendingPod('pg-1', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-pg-1' } }] } });
+
+  it('gets the default storage class when its template names none, as admission gives it', () => {
+    expect(zonesOf(checkPodVolumes(pod, store({ claims: [planned({})], classes: [cls('gp3', { isDefault: true, zones: ['us-east-1b'] })] })))).toEqual(['topology.kubernetes.io/zone In [us-east-1b]']);
+  });
+
+  it('names the StatefulSet that will create it when it cannot be provisioned', () => {
+    expect(zonesOf(checkPodVolumes(pod, store({ claims: [planned({ storageClassName: 'io2' })], classes: [cls('gp3', { isDefault: true })] })))).toBe(
+      'storageclass "io2" of unbound persistentvolumeclaim "default/data-pg-1" (not created yet: StatefulSet default/pg volumeClaimTemplates data will create it; class from the template) does not exist',
+    );
+  });
+});
+
 describe('topology alternatives', () => {
   it('leaves a pod without claims unconstrained, whatever the storage objects', () => {
-    expect(checkPodVolumes(pendingPod('p'), store({}))).toEqual({ alternatives: [] });
+    expect(checkPodVolumes(pendingPod('p'), store({}))).toEqual({ alternatives: [], constraints: [] });
   });
 
   it('keeps only the combinations of two volumes that can hold together, and all when none can', () => {
@@ -68,5 +88,14 @@ describe('topology alternatives', () => {
     if (!('alternatives' in none)) throw new Error(none.invalid);
     // Both pairs kept, each allowing no zone: the pod then fails with the conflict as its reason.
     expect(none.alternatives.map((a) => a.get('topology.kubernetes.io/zone')!.isEmpty())).toEqual([true, true]);
+  });
+});
+
+describe('topology that cannot be read', () => {
+  it('refuses the pod with the reason rather than throwing (a hand-written PersistentVolume with an unknown operator)', () => {
+    const pv: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'Equals', values: ['a'] }] }] } } } };
+    const claim: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { volumeName: 'pv' } };
+    const pod = pendingPod('p', { spec: { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'c' } }] } });
+    expect(zonesOf(checkPodVolumes(pod, store({ claims: [claim], volumes: [pv] })))).toMatch(/"default\/c": its volume's topology cannot be read: unknown operator Equals/);
   });
 });

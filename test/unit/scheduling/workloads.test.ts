@@ -22,6 +22,26 @@ describe('readWorkloads', () => {
     expect(readWorkloads([stranger, deploy]).pendingPods).toHaveLength(2);
   });
 
+  it('gives an expanded StatefulSet pod its volumeClaimTemplates claims, and plans the claims the input lacks only when it holds storage objects', () => {
+    const sts = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'pg', namespace: 'db' },
+      spec: { replicas: 2, template: { ...template, spec: { ...template.spec, volumes: [{ name: 'data', emptyDir: {} }, { name: 'cfg', configMap: { name: 'c' } }] } }, volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { storageClassName: 'gp3', accessModes: ['ReadWriteOnce'] } }] },
+    };
+    const existing = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-pg-0', namespace: 'db' }, spec: { volumeName: 'pv-0' } };
+    const w = readWorkloads([sts, existing]);
+    expect(w.pendingPods.map((p) => p.spec.volumes)).toEqual([
+      [{ name: 'cfg', configMap: { name: 'c' } }, { name: 'data', persistentVolumeClaim: { claimName: 'data-pg-0' } }],
+      [{ name: 'cfg', configMap: { name: 'c' } }, { name: 'data', persistentVolumeClaim: { claimName: 'data-pg-1' } }],
+    ]);
+    expect(w.storage.claims.map((c) => [c.metadata.name, c.metadata.annotations?.['nodefleet.io/planned-claim'], c.spec])).toEqual([
+      ['data-pg-0', undefined, { volumeName: 'pv-0' }],
+      ['data-pg-1', 'StatefulSet db/pg volumeClaimTemplates data', { storageClassName: 'gp3', accessModes: ['ReadWriteOnce'] }],
+    ]);
+    expect(readWorkloads([sts]).storage.claims).toEqual([]);
+  });
+
   it('sorts pods, daemonset templates, nodes and PDBs; skips finished pods', () => {
     const w = readWorkloads([
       { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done' }, spec: { containers: [] }, status: { phase: 'Succeeded' } },
