@@ -71,7 +71,7 @@ export class SimNode implements TopologyTarget {
     } else if (!info.requirements.matchesLabels(this.labels)) {
       return { reason: 'node labels do not match', monotone: true };
     }
-    const topo = topology.check(groups, this, info.requirements);
+    const topo = topology.check(groups, this, info.strictRequirements);
     if (!(topo instanceof Map)) return topo;
     for (const [k, v] of Object.entries(info.requests)) this.room[k] = (this.room[k] ?? 0) - v;
     this.ports.push(...info.hostPorts);

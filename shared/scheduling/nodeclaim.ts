@@ -261,7 +261,7 @@ export class SimClaim implements TopologyTarget {
         return this.domainsWith(k, q);
       };
       const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed, requests);
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, requirements: podReqs, taints: t.taints }, info.requirements);
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, requirements: podReqs, taints: t.taints }, info.strictRequirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

@@ -254,6 +254,16 @@ export class PodInfo {
   }
   private cachedHasRequirements = false;
 
+  /**
+   * The node requirements in force without the preferred node affinity: the domains the pod's
+   * required pod affinity may look for matching pods in. A preference must not hide a domain where
+   * such pods already run (KC scheduler.go `updateCachedPodData` StrictRequirements, passed to
+   * topology as the pod's domains by nodeclaim.go and existingnode.go).
+   */
+  get strictRequirements(): Requirements {
+    return this.requiredTerms[0].requirements;
+  }
+
   /** Whether the pod has node requirements in force. */
   get hasRequirements(): boolean {
     void this.requirements;

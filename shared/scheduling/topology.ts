@@ -6,6 +6,8 @@
  * namespaces match the pod; spread and affinity groups record a domain only once a node's
  * domain is known (one value), anti-affinity groups block every domain the node may still land
  * in. For hostname spread the minimum count is zero, because a new node can always be added.
+ * A claim is pinned to one free domain for pod anti-affinity only while another pending pod is
+ * concerned by the term, to the one it launches cheapest in (see {@link Topology.check}).
  */
 import type { LabelSelector, Pod, Taint, Toleration } from '../api/kube.ts';
 import { LabelCapacityType, LabelHostname, LabelInstanceType, LabelTopologyZone } from '../api/labels.ts';
@@ -28,6 +30,8 @@ export class TopologyGroup {
   readonly owners = new Map<string, number>();
   /** Sum of `counts`. */
   total = 0;
+  /** Anti-affinity only: pending pods not placed yet that this group selects or that own it ({@link Topology.trackPending}). */
+  pending = 0;
 
   constructor(
     readonly id: string,
@@ -125,7 +129,8 @@ export interface TopologyTarget {
   domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
   /**
    * A new claim only: `values` of `key` ordered cheapest launch first (stable), so a claim pinned
-   * to one of several free domains takes the one it launches cheapest in.
+   * to one of several free domains (anti-affinity) takes the one it launches cheapest in, where
+   * Karpenter keeps the claim open over all of them.
    */
   cheapestFirst?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
@@ -185,6 +190,8 @@ export class Topology {
   /** Bumped whenever an anti-affinity group is added, so pods re-read their inverse groups. */
   private antiVersion = 0;
   private readonly inverseCache = new Map<string, TopologyGroup[]>();
+  /** Per pending pod not placed yet, the anti-affinity groups counting it in `pending`. */
+  private readonly pendingOf = new Map<object, TopologyGroup[]>();
   private readonly selectCache = new Map<string, TopologyGroup[]>();
 
   /** True while no pod has any spread or (anti-)affinity constraint: nothing to count. */
@@ -292,6 +299,18 @@ export class Topology {
   }
 
   /**
+   * Counts a pending pod in the `pending` of every anti-affinity group it is selected by or owns,
+   * until it is placed ({@link record}). Call once per pending pod, after every group exists.
+   */
+  trackPending(pod: { namespace: string; labels: Record<string, string> }, groups: PodGroups): void {
+    const concerned = new Set<TopologyGroup>([...groups.ownedAnti, ...groups.anti.map((a) => a.group)]);
+    for (const g of this.selecting(pod.namespace, pod.labels)) if (g.kind === 'anti') concerned.add(g);
+    if (concerned.size === 0) return;
+    for (const g of concerned) g.pending++;
+    this.pendingOf.set(pod, [...concerned]);
+  }
+
+  /**
    * Checks a pod's constraints against a target and says which domain values it must be narrowed
    * to (key → allowed values), or why it cannot go there.
    * @param podRequirements the pod's own node requirements: a self-selecting required affinity may
@@ -356,7 +375,9 @@ export class Topology {
       return { reason: `no pod matching required pod affinity on ${g.key}`, monotone: false };
     }
     // A pod that repels its own kind takes one free domain, so the next one can take another
-    // (otherwise an undecided claim would block every zone it might land in).
+    // (otherwise an undecided claim would block every zone it might land in). When no other
+    // pending pod is concerned by the term, nothing is gained by pinning: the claim stays open
+    // over every free domain, as Karpenter keeps it, and may still follow a later pod's zone.
     const blocked = (g: TopologyGroup, counts: Map<string, number>, what: string, pin: boolean): TopologyFailure | undefined => {
       if (g.key === LabelHostname) {
         return (counts.get(target.hostname) ?? 0) > 0 ? { reason: `would violate ${what} on ${g.key}`, monotone: true } : undefined;
@@ -364,7 +385,7 @@ export class Topology {
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      if (pin && free.length > 1) narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, free, narrow) : free)[0]]);
+      if (pin && g.pending > 1 && free.length > 1) narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, free, narrow) : free)[0]]);
       else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
@@ -385,6 +406,11 @@ export class Topology {
    * anti-affinity terms.
    */
   record(pod: { namespace: string; labels: Record<string, string> }, ownAnti: readonly TopologyGroup[], target: TopologyTarget): void {
+    const tracked = this.pendingOf.get(pod);
+    if (tracked) {
+      for (const g of tracked) g.pending--;
+      this.pendingOf.delete(pod);
+    }
     if (this.all.length === 0) return;
     for (const g of this.selecting(pod.namespace, pod.labels)) {
       if (g.nodeFilter || g.taintFilter) {

@@ -98,8 +98,9 @@ export const Differences: Difference[] = [
     reason:
       'A pod with required pod anti-affinity goes on a claim that may still launch in several domains: Karpenter v1.15 then ' +
       'blocks every domain the claim could land in for the rest of the round (topology.go), so of N replicas with zonal ' +
-      'anti-affinity it places one per provisioning round. nodefleet pins the claim to one domain and places the other ' +
-      'replicas in the other domains in the same round. Every pod it places more has Karpenter reason ' +
+      'anti-affinity it places one per provisioning round. nodefleet pins the claim to one domain while another replica is ' +
+      'pending and places the other replicas in the other domains in the same round (the last replica\'s claim stays open ' +
+      'over every free domain, as Karpenter keeps it). Every pod it places more has Karpenter reason ' +
       '"unsatisfiable topology constraint for pod anti-affinity"; the claims that follow differ accordingly.',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
     explains: (d, _s, karpenter) => {

@@ -12,8 +12,10 @@
  * `nextDomainAffinity` bootstraps "a random viable domain"). That made the same parity seed give
  * 22–26 divergences per 100 scenarios from run to run. Every such choice is one Karpenter can
  * make; the `ties` build makes it reproducible by visiting domains in name order, ascending by
- * default or descending with NODEFLEET_TIE_ORDER=desc (the two extreme tie choices), and the
- * parity harness compares nodefleet with the closer of the two decisions (test/parity/main.ts
+ * default, descending with NODEFLEET_TIE_ORDER=desc, or descending with the first name moved
+ * last with NODEFLEET_TIE_ORDER=mid (us-east-1b, us-east-1a, us-east-1c: of three tied zones,
+ * each is taken first by one order; the two extreme orders never take the middle one), and the
+ * parity harness compares nodefleet with the closest of the decisions (test/parity/main.ts
  * `closest`). It is built from a copy of the module's own source in bin/ with the loops
  * rewritten (TieBreakPatches) plus one added file, and a `replace` in a bin/ go.mod; nothing of
  * Karpenter is stored in this repository.
@@ -42,8 +44,9 @@ const PatchedFile = join('pkg', 'controllers', 'provisioning', 'scheduling', 'to
 
 /**
  * Added to the copied package: the order the patched loops visit domains in, by name ascending,
- * or descending when the environment has TieOrderEnv=desc. Karpenter keeps the first domain of
- * least count, so the two orders give the two extreme tie choices.
+ * descending when the environment has TieOrderEnv=desc, descending with the first moved last with
+ * TieOrderEnv=mid. Karpenter keeps the first domain of least count, so of three tied domains each
+ * is chosen by one of the orders.
  */
 const TieOrderFile = `package scheduling
 
@@ -54,17 +57,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-var nodefleetTiesDescending = os.Getenv("NODEFLEET_TIE_ORDER") == "desc"
+var nodefleetTieOrderName = os.Getenv("NODEFLEET_TIE_ORDER")
 
 func nodefleetTieOrder(s sets.Set[string]) []string {
 	out := sets.List(s)
-	if nodefleetTiesDescending {
+	if nodefleetTieOrderName == "desc" || nodefleetTieOrderName == "mid" {
 		slices.Reverse(out)
+	}
+	if nodefleetTieOrderName == "mid" && len(out) > 1 {
+		out = append(out[1:], out[0])
 	}
 	return out
 }
 `;
-/** Environment variable choosing the `ties` build's order: unset = ascending, `desc` = descending. */
+/** Environment variable choosing the `ties` build's order: unset = ascending, `desc` = descending, `mid` = descending with the first moved last. */
 export const TieOrderEnv = 'NODEFLEET_TIE_ORDER';
 
 export type OracleBuild = 'stock' | 'ties';
