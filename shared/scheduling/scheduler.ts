@@ -20,7 +20,6 @@ import * as L from '../api/labels.ts';
 import type { Resources } from '../api/quantity.ts';
 import { Requirement } from '../api/requirements.ts';
 import { listTypeKeys, poolTemplate } from './cache.ts';
-import { goSortSlice } from './go-sort.ts';
 import { prepareExistingNodes, recordBoundPods, simulateExistingNodes, type PreparedNode, type SimNode } from './existing-node.ts';
 import { MaxInstanceTypes, MaxLaunchInstanceTypes, planLaunch } from './launch.ts';
 import { openClaim, SimClaim, type ClaimContext } from './nodeclaim.ts';
@@ -66,7 +65,7 @@ class Scheduler {
   /** `pool|signature` → why a pool without limits refused it for a lasting reason. */
   private readonly openFailures = new Map<string, string>();
   private claimSeq = 0;
-  /** `packing: karpenter`: the claims in the order they are tried, fewest pods first (Karpenter's sort, see {@link schedule}). */
+  /** `packing: karpenter`: the claims in the order they are tried, fewest pods first (stable). */
   private byPods: SimClaim[] = [];
 
   constructor(
@@ -96,10 +95,9 @@ class Scheduler {
       // Karpenter tries in-flight claims fewest pods first (KC scheduler.go `add`: the new claims
       // are sorted by pod count before each pod), which spreads a batch over the claims it opened.
       // The sort is in place and a new claim is appended to the sorted list, so among claims with
-      // as many pods the order is the one the previous sorts left, not the order they were opened;
-      // and it is Go's sort.Slice, which reorders equal claims once there are more than 12.
+      // as many pods the order is the one the previous sorts left, not the order they were opened.
       if (this.byPods.length !== this.claims.length) this.byPods.push(...this.claims.slice(this.byPods.length));
-      goSortSlice(this.byPods, (a, b) => a.pods.length < b.pods.length);
+      this.byPods.sort((a, b) => a.pods.length - b.pods.length);
       for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx)) return undefined;
       return this.openNew(info, groups, sig);
     }
