@@ -181,6 +181,26 @@ export const Differences: Difference[] = [
       }),
   },
   {
+    id: 'unstable-claim-order-beyond-12',
+    reason:
+      'With `packing: karpenter`, Karpenter v1.15 tries its in-flight claims fewest pods first, sorting them before each ' +
+      'pod with Go\'s sort.Slice (KC scheduler.go `add`). That sort is stable only up to 12 elements: with 13 or more ' +
+      'claims, which of several claims holding as many pods a pod joins depends on the sort algorithm\'s internal ' +
+      'moves, not on anything in the cluster (parity seed 1, path 1069: 13 claims, other pods paired). nodefleet keeps ' +
+      'the order Karpenter\'s stable path keeps (the previous sorts\' order, new claims appended). Explains only a ' +
+      '`claim-shapes` divergence with 13 or more claims where both place the same pods on as many claims whose ' +
+      'cheapest types cost the same, claim for claim: only the pairing of pods differs.',
+    case: 'parity/inflight-claims-keep-sorted-order.yaml',
+    explains: (d, s, karpenter, c) => {
+      if (d.kind !== 'claim-shapes' || karpenter.nodeClaims.length < 13) return false;
+      if (c.divergences.some((x) => x.kind !== 'claim-shapes' && x.kind !== 'cost')) return false;
+      if (c.placed.karpenterPacking !== c.placed.karpenter) return false;
+      const mine = solve(toSchedulingInput(s, 'karpenter')).newNodeClaims.map((x) => x.priceUsdPerHour.toFixed(6));
+      const theirs = karpenter.nodeClaims.map((x) => x.price.toFixed(6));
+      return mine.length === theirs.length && [...mine].sort().join('|') === [...theirs].sort().join('|');
+    },
+  },
+  {
     id: 'inverse-anti-affinity-misses-node-domains',
     reason:
       'A pending pod with required pod anti-affinity that selects itself owns an inverse anti-affinity group in Karpenter ' +
