@@ -322,7 +322,10 @@ export class SimClaim implements TopologyTarget {
     this.pods.push(info);
     this.ports.push(...info.hostPorts);
     if (optionsChanged || reqsChanged) this.refresh();
-    if (t.remaining) this.reserve();
+    // Karpenter holds a new claim's largest option against the limits once, when it opens the
+    // claim (KC scheduler.go `subtractMax` after the first pod), and gives nothing back as later
+    // pods narrow it; cost-aware packing keeps the hold in step with the claim's options.
+    if (t.remaining && (ctx.costPacking || this.pods.length === 1)) this.reserve();
     ctx.topology.record(info, groups.ownedAnti, this);
     const [bCpu, bMem, bPods] = this.capped ? [this.effCpu, this.effMem, this.effPods] : [this.maxCpu, this.maxMem, this.maxPods];
     if (bCpu - cpu < ctx.smallestCpu || bMem - mem < ctx.smallestMem || bPods - pods < 1) this.closed = true;
