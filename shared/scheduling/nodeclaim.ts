@@ -167,15 +167,23 @@ export class SimClaim implements TopologyTarget {
     const otherReq = reqs.get(other);
     const labels = { labelReqs: typeFilter(reqs, this.template.typeKeys).labelReqs };
     const best = new Map<string, number>();
+    const offered = new Map<string, TemplateType[]>();
     for (const t of this.options) {
       if (!fitsRoom(requests, t.room) || !typeMatches(t.type, labels, this.template.typeKeys)) continue;
       for (const o of t.offerings) {
         const [v, w] = key === L.LabelTopologyZone ? [o.zone, o.capacityType] : [o.capacityType, o.zone];
         if ((allowed && !allowed.includes(w)) || (otherReq && !otherReq.has(w))) continue;
         if (o.priceUsdPerHour < (best.get(v) ?? Infinity)) best.set(v, o.priceUsdPerHour);
+        const ts = offered.get(v) ?? [];
+        if (ts[ts.length - 1] !== t) ts.push(t);
+        offered.set(v, ts);
       }
     }
-    return [...values].sort((a, b) => (best.get(a) ?? Infinity) - (best.get(b) ?? Infinity));
+    // A value whose types cannot meet the claim's minValues goes last: pinning the claim there
+    // would fail it where another free value holds (parity seed 2 #1488: a zone anti-affinity pin
+    // to a zone with one instance family under minValues 2 on families).
+    const short = (v: string) => (unmetMinValues(offered.get(v) ?? [], reqs) ? 1 : 0);
+    return [...values].sort((a, b) => short(a) - short(b) || (best.get(a) ?? Infinity) - (best.get(b) ?? Infinity));
   }
 
   domainsWith(key: string, reqs: Requirements): readonly string[] {

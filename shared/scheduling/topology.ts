@@ -48,6 +48,8 @@ export class TopologyGroup {
     readonly taintFilter: Toleration[] | undefined,
     /** Spread over non-hostname keys: every domain that exists, including empty ones. */
     readonly universe: ReadonlySet<string>,
+    /** The domains of `universe` where some existing node is (the rest are offered by NodePools only). */
+    readonly withNodes: ReadonlySet<string> = universe,
   ) {}
 
   /** Whether a pod (namespace + labels) is counted by this group. */
@@ -79,13 +81,21 @@ export class TopologyGroup {
   /**
    * The smallest count over the domains a spread counts (the global minimum of kube-scheduler's
    * skew formula). Hostname: 0 (a new node is always an empty domain). Fewer eligible domains
-   * than `minDomains`: 0 (KEP-3022).
+   * than `minDomains`: 0 (KEP-3022). `podAllows`: the pod's own required node affinity on the key.
+   * With nodeAffinityPolicy Ignore, a domain the pod refuses and where no node exists yet (offered
+   * by a NodePool only) takes no part: kube-scheduler cannot see a domain without a node, and this
+   * pod will never launch one there; Karpenter's domainMinCount also skips it (it takes the minimum
+   * over the pod's own domains, topologygroup.go). A refused domain with a node still counts, as in
+   * kube-scheduler (difference spread-ignore-affinity-min-over-all-domains). Parity seed 2 #948.
    */
-  minCount(): number {
+  minCount(podAllows?: { has(v: string): boolean }): number {
     if (this.key === LabelHostname) return 0;
     if (this.minDomains !== undefined && this.universe.size < this.minDomains) return 0;
     let min = Infinity;
-    for (const d of this.universe) min = Math.min(min, this.count(d));
+    for (const d of this.universe) {
+      if (podAllows && !this.nodeFilter && !podAllows.has(d) && !this.withNodes.has(d)) continue;
+      min = Math.min(min, this.count(d));
+    }
     return min === Infinity ? 0 : min;
   }
 }
@@ -225,7 +235,8 @@ export class Topology {
           ),
         );
       }
-      g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe);
+      const withNodes = new Set([...universe].filter((d) => sources.get(d)!.some((src) => src.labels !== undefined)));
+      g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe, withNodes);
       this.groups.set(id, g);
       this.all.push(g);
       if (kind === 'anti') {
@@ -337,7 +348,7 @@ export class Topology {
       }
       const d = domainsOf(g.key);
       if (d.length === 0) return { reason: `node has no ${g.key} for topology spread`, monotone: true };
-      const min = g.minCount();
+      const min = g.minCount(podRequirements?.get(g.key));
       let best: string | undefined;
       let bestCount = Infinity;
       let bestFree = false;
