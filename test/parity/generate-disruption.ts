@@ -12,7 +12,7 @@ import type { Node, Pod, PodDisruptionBudget } from '../../shared/api/kube.ts';
 import * as L from '../../shared/api/labels.ts';
 import type { CaseInstanceType } from '../../shared/catalog/index.ts';
 import type { DisruptionScenario } from './disruption-scenario.ts';
-import { madeUpType } from './generate.ts';
+import { launchedNode, madeUpType } from './generate.ts';
 
 /** The time every scenario runs at. */
 export const DisruptionNow = '2026-03-02T10:00:00Z';
@@ -71,32 +71,11 @@ const node = (i: number, types: CaseInstanceType[], pools: number) =>
       const name = `node-${i}`;
       const alloc = r.type.allocatable!;
       const created = at(Math.max(r.createdAgo, 0));
-      const node: Node = {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: {
-          name,
-          creationTimestamp: created,
-          labels: {
-            [L.LabelInstanceType]: r.type.name,
-            [L.LabelArch]: r.type.arch ?? 'amd64',
-            [L.LabelOS]: 'linux',
-            [L.LabelTopologyZone]: o.zone,
-            [L.LabelCapacityType]: o.capacityType,
-            [L.LabelNodePool]: `np-${r.pool}`,
-            [L.LabelHostname]: name,
-            [L.LabelRegistered]: 'true',
-            [L.LabelInitialized]: 'true',
-            ...(r.type.labels ?? {}),
-          },
-        },
-        spec: { providerID: `aws:///${o.zone}/i-${String(i).padStart(17, '0')}` },
-        status: {
-          capacity: { cpu: String(r.type.cpu), memory: `${r.type.memoryMiB}Mi`, pods: String(r.type.pods ?? 110) },
-          allocatable: { cpu: String(alloc.cpu), memory: String(alloc.memory), pods: String(alloc.pods) },
-          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: created }],
-        },
-      } as Node;
+      const node = launchedNode(i, r.type, o, `np-${r.pool}`, {
+        created,
+        labels: { [L.LabelRegistered]: 'true', [L.LabelInitialized]: 'true' },
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: created }],
+      });
       // keep the pods that fit the node's allocatable, in order
       let cpu = milli(String(alloc.cpu));
       let mem = mebi(String(alloc.memory));

@@ -297,6 +297,47 @@ const daemonSet = (i: number) =>
     }));
 
 /** An existing node of one of the scenario's types, in one of its pools, with a few bound pods. */
+/**
+ * A node as a launched, registered instance of `type` in offering `o` of NodePool `pool` looks in
+ * `kubectl get node -o json`: the well-known labels, the type's labels, then `extra.labels`;
+ * providerID from the zone and `i`; capacity and allocatable from the type.
+ */
+export function launchedNode(
+  i: number,
+  type: CaseInstanceType,
+  o: { zone: string; capacityType: string },
+  pool: string,
+  extra: { labels?: Record<string, string>; taints?: NonNullable<Node['spec']>['taints']; created?: string; conditions?: unknown[] } = {},
+): Node {
+  const name = `node-${i}`;
+  const alloc = type.allocatable!;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      ...(extra.created ? { creationTimestamp: extra.created } : {}),
+      labels: {
+        [L.LabelInstanceType]: type.name,
+        [L.LabelArch]: type.arch ?? 'amd64',
+        [L.LabelOS]: 'linux',
+        [L.LabelTopologyZone]: o.zone,
+        [L.LabelCapacityType]: o.capacityType,
+        [L.LabelNodePool]: pool,
+        [L.LabelHostname]: name,
+        ...(type.labels ?? {}),
+        ...extra.labels,
+      },
+    },
+    spec: { providerID: `aws:///${o.zone}/i-${String(i).padStart(17, '0')}`, ...(extra.taints ? { taints: extra.taints } : {}) },
+    status: {
+      capacity: { cpu: String(type.cpu), memory: `${type.memoryMiB}Mi`, pods: String(type.pods ?? 110) },
+      allocatable: { cpu: String(alloc.cpu), memory: String(alloc.memory), pods: String(alloc.pods) },
+      ...(extra.conditions ? { conditions: extra.conditions } : {}),
+    },
+  } as Node;
+}
+
 const existingNode = (i: number, types: CaseInstanceType[], pools: PoolShape[], appCount: number) =>
   fc
     .record({
@@ -309,31 +350,10 @@ const existingNode = (i: number, types: CaseInstanceType[], pools: PoolShape[], 
       const offerings = r.type.offerings!;
       const o = offerings[r.offering % offerings.length];
       const name = `node-${i}`;
-      const alloc = r.type.allocatable!;
-      const node: Node = {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: {
-          name,
-          labels: {
-            [L.LabelInstanceType]: r.type.name,
-            [L.LabelArch]: r.type.arch ?? 'amd64',
-            [L.LabelOS]: 'linux',
-            [L.LabelTopologyZone]: o.zone,
-            [L.LabelCapacityType]: o.capacityType,
-            [L.LabelNodePool]: r.pool.name,
-            [L.LabelHostname]: name,
-            ...(r.type.labels ?? {}),
-            [L.LabelInstanceCPU]: String(r.type.cpu),
-            ...(r.pool.team ? { team: r.pool.team } : {}),
-          },
-        },
-        spec: { providerID: `aws:///${o.zone}/i-${String(i).padStart(17, '0')}`, ...(r.pool.taint ? { taints: [r.pool.taint] } : {}) },
-        status: {
-          capacity: { cpu: String(r.type.cpu), memory: `${r.type.memoryMiB}Mi`, pods: String(r.type.pods ?? 110) },
-          allocatable: { cpu: String(alloc.cpu), memory: String(alloc.memory), pods: String(alloc.pods) },
-        },
-      } as Node;
+      const node = launchedNode(i, r.type, o, r.pool.name, {
+        labels: { [L.LabelInstanceCPU]: String(r.type.cpu), ...(r.pool.team ? { team: r.pool.team } : {}) },
+        ...(r.pool.taint ? { taints: [r.pool.taint] } : {}),
+      });
       const pods: Pod[] = r.pods.map((p, k) => ({
         apiVersion: 'v1',
         kind: 'Pod',
