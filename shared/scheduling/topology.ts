@@ -7,7 +7,8 @@
  * domain is known (one value), anti-affinity groups block every domain the node may still land
  * in. For hostname spread the minimum count is zero, because a new node can always be added.
  * A claim is pinned to one free domain for pod anti-affinity only while another pending pod is
- * concerned by the term, to the one it launches cheapest in (see {@link Topology.check}).
+ * concerned by the term, to the one it launches cheapest in, and only when that costs no more
+ * than the open claim (see {@link Topology.check}).
  */
 import type { LabelSelector, Pod, Taint, Toleration } from '../api/kube.ts';
 import { LabelCapacityType, LabelHostname, LabelInstanceType, LabelTopologyZone } from '../api/labels.ts';
@@ -138,11 +139,11 @@ export interface TopologyTarget {
    */
   domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
   /**
-   * A new claim only: `values` of `key` ordered cheapest launch first (stable), so a claim pinned
-   * to one of several free domains (anti-affinity) takes the one it launches cheapest in, where
-   * Karpenter keeps the claim open over all of them.
+   * A new claim only: which of the free `values` of `key` to pin the claim to for a pod's
+   * anti-affinity (the one it launches cheapest in), or undefined to keep it open over all of
+   * them, as Karpenter keeps it, when every pin would launch dearer than the open claim.
    */
-  cheapestFirst?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
+  pinDomain?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): string | undefined;
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -389,6 +390,8 @@ export class Topology {
     // (otherwise an undecided claim would block every zone it might land in). When no other
     // pending pod is concerned by the term, nothing is gained by pinning: the claim stays open
     // over every free domain, as Karpenter keeps it, and may still follow a later pod's zone.
+    // Nor is a pin taken that launches dearer than the open claim (the target's pinDomain says
+    // none): the next replica may then wait a round, as in Karpenter, but the pod never costs more.
     const blocked = (g: TopologyGroup, counts: Map<string, number>, what: string, pin: boolean): TopologyFailure | undefined => {
       if (g.key === LabelHostname) {
         return (counts.get(target.hostname) ?? 0) > 0 ? { reason: `would violate ${what} on ${g.key}`, monotone: true } : undefined;
@@ -396,7 +399,8 @@ export class Topology {
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      if (pin && g.pending > 1 && free.length > 1) narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, free, narrow) : free)[0]]);
+      const pinned = pin && g.pending > 1 && free.length > 1 ? (target.pinDomain ? target.pinDomain(g.key, free, narrow) : free[0]) : undefined;
+      if (pinned !== undefined) narrow.set(g.key, [pinned]);
       else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
