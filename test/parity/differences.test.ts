@@ -16,6 +16,7 @@ import type { OracleOutput } from './oracle.ts';
 import { toSchedulingInput, type ParityScenario } from './scenario.ts';
 
 const Zone = 'topology.kubernetes.io/zone';
+const CapacityType = 'karpenter.sh/capacity-type';
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
 
 function karpenter(claims: { nodePool: string; type: string; pods: string[] }[], pending: Record<string, string>): OracleOutput {
@@ -51,6 +52,20 @@ describe('documented differences', () => {
     // Without the pool listing us-east-1c and the type offered in us-east-1b, every zone Karpenter counts can launch.
     const real: ParityScenario = { ...s, nodePools: s.nodePools.slice(0, 1), instanceTypes: s.instanceTypes.filter((t) => t.name === 'big') };
     expect(explainExtra(real, k)).toEqual([undefined]);
+  });
+
+  it('a domain only nodes the spread never counts can have is unlaunchable for that pod, under nodeAffinityPolicy Honor only', () => {
+    const s = load('spread-ignores-domains-the-pod-cannot-launch');
+    const web = s.pods[0];
+    const spread = new PodInfo(web).spreads[0];
+    expect([...karpenterSpreadDomains(s, web, spread)].sort()).toEqual(['on-demand', 'spot']);
+    // Spot comes only from the pool labelled team=blue, which the pod's `team DoesNotExist` term refuses.
+    expect([...reachableDomains(s, CapacityType)].sort()).toEqual(['on-demand', 'spot']);
+    expect([...reachableDomains(s, CapacityType, web, spread)]).toEqual(['on-demand']);
+    expect([...reachableDomains(s, CapacityType, web, { ...spread, honorAffinity: false })].sort()).toEqual(['on-demand', 'spot']);
+    const skewed = 'unsatisfiable topology constraint for topology spread, key=karpenter.sh/capacity-type (counts = on-demand: 1, spot: 0';
+    const k = karpenter([{ nodePool: 'general', type: 'big', pods: ['web-0'] }], { 'web-1': skewed });
+    expect(explainExtra(s, k)).toEqual(['spread-counts-unlaunchable-domains']);
   });
 
   it('a spread placed outside the zone Karpenter pinned, within maxSkew, is explained; in that zone it is not', () => {

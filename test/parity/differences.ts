@@ -130,11 +130,16 @@ export const Differences: Difference[] = [
       'Karpenter v1.15 counts topology-spread domains no node has and no NodePool can launch (topology.go buildDomainGroups): ' +
       'a NodePool\'s requirements are intersected with every instance type key by key, so a type the NodePool excludes ' +
       '(by family, cpu, arch) still adds its zones, and every value of a NodePool\'s own zone or capacity-type `In` ' +
-      'requirement is a domain even when no admitted type offers it. Such a domain stays empty, holds the global minimum ' +
-      'at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node that cannot launch. ' +
-      'kube-scheduler counts only the domains of nodes and binds them; nodefleet counts the domains of existing nodes ' +
-      'and of what its NodePools can launch, and places them. Explains a pod only when its spread, over nodefleet\'s ' +
-      'final placement, is within maxSkew over the launchable domains and beyond it once the unlaunchable ones count.',
+      'requirement is a domain even when no admitted type offers it. Nor do its domains heed the pod\'s node affinity ' +
+      '(topologydomaingroup.go filters them by taints only): under nodeAffinityPolicy Honor, a domain only a NodePool ' +
+      'the pod\'s node selector refuses can launch still counts (parity seed 2, path 1260: arm64 pods, an amd64 pool; ' +
+      'seed 3, path 1914: `team DoesNotExist`, the only spot pool labelled team=blue). Such a domain stays empty, holds ' +
+      'the global minimum at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node ' +
+      'that cannot launch. kube-scheduler counts only the domains of the nodes the spread counts and binds them; ' +
+      'nodefleet counts the domains of existing nodes and of what its NodePools can launch (for Honor, of those ' +
+      'matching the pod\'s node affinity), and places them. Explains a pod only when its spread, over nodefleet\'s ' +
+      'final placement, is within maxSkew over the domains a node the spread counts can have and beyond it once the ' +
+      'others count.',
     case: 'parity/spread-ignores-unlaunchable-zones.yaml',
     explains: (d, s, karpenter) =>
       everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) =>
@@ -143,7 +148,7 @@ export const Differences: Difference[] = [
           const counts = spreadCounts(pod, sp, all);
           if (!counts) return false;
           const theirs = karpenterSpreadDomains(s, pod, sp);
-          const reachable = reachableDomains(s, sp.key);
+          const reachable = reachableDomains(s, sp.key, pod, sp);
           const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
           return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
         }),
