@@ -83,6 +83,23 @@ describe('documented differences', () => {
     expect(skew(new Map([['us-east-1b', 2]]), new Set(['us-east-1a', 'us-east-1b']))).toBe(2);
   });
 
+  it('a spread pod Karpenter pins where an open claim is not offered, nodefleet adds to that claim: explained; were it offered there, not', () => {
+    const s = load('spread-joins-open-claim-where-offered');
+    type Claim = OracleOutput['nodeClaims'][number];
+    const claim = (pods: string[], zones: string[], capacityTypes: string[], price: number): Claim => ({ nodePool: 'general', requests: {}, instanceTypes: ['big'], instanceTypeOptions: 1, price, capacityTypes, zones, pods: pods.map((p) => `default/${p}`) });
+    // Karpenter with tie order desc: batch-0's spot claim stays open over every zone, web-0 is pinned to us-east-1b.
+    const k = (openClaimTypes: string[]): OracleOutput => ({ nodeClaims: [claim(['batch-0'], [], openClaimTypes, 0.3), claim(['web-0'], ['us-east-1b'], [], 1)], placements: [], unschedulable: [], solveSeconds: 0, solveCpuSeconds: 0 });
+    const explain = (o: OracleOutput) => {
+      const c = compare(o, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      const claims = c.divergences.filter((d) => d.kind === 'claims');
+      expect(claims).toHaveLength(1);
+      return documentedReason(claims[0], s, o, c);
+    };
+    expect(explain(k(['spot']))).toBe('topology-domain-ignores-claim-offerings');
+    // An open claim of any capacity type could launch big on demand in us-east-1b: Karpenter's reason to open a second claim is not that one.
+    expect(explain(k([]))).toBeUndefined();
+  });
+
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {
     const s = load('anti-affinity-on-node-outside-pool-zones');
     expect([...karpenterPoolDomains(s, Zone)]).toEqual(['us-east-1a']);
