@@ -239,7 +239,7 @@ export class SimClaim implements TopologyTarget {
    * limit reservation follows, and the pod is recorded in topology.
    * @returns undefined when added, else why not.
    */
-  add(info: PodInfo, groups: PodGroups, ctx: ClaimContext): Failure | undefined {
+  add(info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false): Failure | undefined {
     const t = this.template;
     const r = info.requests;
     const cpu = (this.requests.cpu ?? 0) + (r.cpu ?? 0);
@@ -282,7 +282,8 @@ export class SimClaim implements TopologyTarget {
         return this.domainsWith(k, q);
       };
       const pinDomain = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.pinDomainWith(k, values, podReqs, narrowed, requests);
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, pinDomain, requirements: podReqs, taints: t.taints }, info.strictRequirements);
+      const spreadDomains = karpenterSpread ? (k: string, universe: ReadonlySet<string>) => spreadCandidates(k, universe, podReqs) : undefined;
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, pinDomain, spreadDomains, requirements: podReqs, taints: t.taints }, info.strictRequirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;
@@ -386,13 +387,26 @@ export class SimClaim implements TopologyTarget {
 }
 
 /**
+ * Karpenter's candidate domains for a zone or capacity-type spread on a claim (sorted): the values
+ * of the group's domains `reqs` (the claim's with the pod's) allow, whether or not the claim's
+ * types launch there; undefined for other keys (see {@link TopologyTarget.spreadDomains}).
+ */
+function spreadCandidates(key: string, universe: ReadonlySet<string>, reqs: Requirements): readonly string[] | undefined {
+  if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return undefined;
+  const r = reqs.get(key);
+  return [...universe].filter((v) => !r || r.has(v)).sort();
+}
+
+/**
  * Opens a new claim from a NodePool template for the pod: the pool must be usable, its taints
  * tolerated, its requirements compatible, its types within its remaining limits must meet its
  * minValues (policy Strict), and some of them must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
- * the pod (KA filter.go exotic filter).
+ * the pod (KA filter.go exotic filter). `karpenterSpread`: a zone or capacity-type spread picks
+ * its domain as Karpenter does, among every domain the requirements allow, and the pool refuses
+ * the pod when its types do not launch there (see {@link TopologyTarget.spreadDomains}).
  * @returns the claim holding the pod, or why the pool cannot launch one.
  */
-export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext): SimClaim | Failure {
+export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false): SimClaim | Failure {
   if (t.unusable) return { reason: t.unusable, monotone: true };
   const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
   if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
@@ -416,7 +430,7 @@ export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, gro
     if (unmet) return { reason: unmet, monotone: true };
   }
   const claim = new SimClaim(t, hostname, t.requirements, options);
-  const f = claim.add(info, groups, ctx);
+  const f = claim.add(info, groups, ctx, karpenterSpread);
   if (f) {
     if (t.remaining && /no instance type has enough/.test(f.reason) && options.length < t.types.length) {
       const probe = new SimClaim(t, 'limits-probe', t.requirements, t.types);

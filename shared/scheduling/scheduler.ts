@@ -116,8 +116,30 @@ class Scheduler {
     return this.openNew(info, groups, sig);
   }
 
-  /** Opens a claim for the pod from the first NodePool (by weight) that takes it, else the reason per NodePool. */
+  /**
+   * Opens a claim for the pod from the first NodePool (by weight) that takes it, else the reason
+   * per NodePool. A pod with a zone or capacity-type spread is first offered to the NodePools as
+   * Karpenter offers it: each narrows its claim to the least-populated domain its requirements
+   * allow (first by name on a tie), and a NodePool whose types do not launch there refuses the
+   * pod, which goes on to the next one (KC topologygroup.go `nextDomainTopologySpread`, scheduler.go
+   * trying the templates in order). Only when every NodePool refuses it so does each pick among
+   * the domains its types launch in (test/parity/differences.ts
+   * topology-domain-ignores-claim-offerings). Parity seed 2, path 1954: a pool selling its only
+   * type in us-east-1c took a zone-spread replica there at $0.132/h, where Karpenter's next pool
+   * launched the two replicas in us-east-1a and us-east-1b for $0.096 and $0.072.
+   */
   private openNew(info: PodInfo, groups: PodGroups, sig: string): Record<string, string> | undefined {
+    if (groups.spreads.some((s) => s.group.key === L.LabelTopologyZone || s.group.key === L.LabelCapacityType)) {
+      for (const t of this.templates) {
+        if (this.openFailures.has(`${t.name}|${sig}`)) continue;
+        const opened = openClaim(t, `${t.name}-new-${this.claimSeq + 1}`, info, groups, this.ctx, true);
+        if (opened instanceof SimClaim) {
+          this.claimSeq++;
+          this.claims.push(opened);
+          return undefined;
+        }
+      }
+    }
     const reasons: Record<string, string> = {};
     for (const t of this.templates) {
       // A pool without limits that refused this signature for a lasting reason refuses it again

@@ -150,6 +150,14 @@ export interface TopologyTarget {
    * them, as Karpenter keeps it, when every pin would launch dearer than the open claim.
    */
   pinDomain?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): string | undefined;
+  /**
+   * A claim being opened, tried as Karpenter would first: the candidate domains of a zone or
+   * capacity-type spread, from the group's domains (`universe`), that the claim's and the pod's
+   * requirements allow, whether or not the claim's instance types launch there (KC
+   * topologygroup.go `nextDomainTopologySpread` takes the least-populated of them); undefined for
+   * other keys. Without it a spread picks among the domains the claim launches in.
+   */
+  spreadDomains?(key: string, universe: ReadonlySet<string>): readonly string[] | undefined;
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -373,10 +381,11 @@ export class Topology {
       // none launches fails the claim, and the pod tries the next claim or relaxes a preference:
       // it is never left pending for it, so nothing is gained by choosing otherwise (parity seed 2
       // #413 #1633, seed 3 #1493). A DoNotSchedule spread keeps to launchable domains (differences
-      // topology-domain-ignores-claim-offerings, spread-counts-unlaunchable-domains).
+      // topology-domain-ignores-claim-offerings, spread-counts-unlaunchable-domains), except on a
+      // claim being opened Karpenter's way first (target.spreadDomains, scheduler.ts openNew).
       const karpenterWay = anyway && this.karpenterPreferredSpreads;
       const claimReqs = karpenterWay && !target.labels ? target.requirements : undefined;
-      const d = claimReqs ? (narrow.get(g.key) ?? [...g.registered].filter((v) => claimReqs.get(g.key)?.has(v) ?? true).sort()) : domainsOf(g.key);
+      const d = claimReqs ? (narrow.get(g.key) ?? [...g.registered].filter((v) => claimReqs.get(g.key)?.has(v) ?? true).sort()) : (narrow.get(g.key) ?? target.spreadDomains?.(g.key, g.universe) ?? domainsOf(g.key));
       if (d.length === 0) return { reason: `node has no ${g.key} for topology spread`, monotone: true };
       const min = g.minCount(podRequirements?.get(g.key), karpenterWay ? g.registered : g.universe);
       let best: string | undefined;

@@ -221,7 +221,8 @@ export const Differences: Difference[] = [
       'or not the claim\'s instance types are offered there. An in-flight claim whose types launch only in us-east-1b ' +
       'is narrowed to us-east-1a, finds no type, and the pod stays pending ("no instance type ... <key> In [that ' +
       'domain]") though us-east-1b is within maxSkew. nodefleet chooses among the domains the claim\'s instance types ' +
-      'are offered in; kube-scheduler binds the pod on the node in us-east-1b. Explains a pod only when nodefleet placed ' +
+      'are offered in (for a new claim, once every NodePool has refused the pod Karpenter\'s way, scheduler.ts ' +
+      'openNew); kube-scheduler binds the pod on the node in us-east-1b. Explains a pod only when nodefleet placed ' +
       'it outside the domain Karpenter pinned, with its spread within maxSkew over Karpenter\'s own domains (or every ' +
       'pod of its affinity in one domain). The same rule on an in-flight claim still open over several domains: ' +
       'Karpenter pins the pod to the least-populated domain of them all, where the claim\'s types may not be offered, ' +
