@@ -19,6 +19,7 @@ import type { OracleOutput } from './oracle.ts';
 import { toSchedulingInput, type ParityScenario } from './scenario.ts';
 
 const Zone = 'topology.kubernetes.io/zone';
+const CapacityType = 'karpenter.sh/capacity-type';
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
 
 function karpenter(claims: { nodePool: string; type: string; pods: string[] }[], pending: Record<string, string>): OracleOutput {
@@ -56,6 +57,20 @@ describe('documented differences', () => {
     expect(explainExtra(real, k)).toEqual([undefined]);
   });
 
+  it('a domain only nodes the spread never counts can have is unlaunchable for that pod, under nodeAffinityPolicy Honor only', () => {
+    const s = load('spread-ignores-domains-the-pod-cannot-launch');
+    const web = s.pods[0];
+    const spread = new PodInfo(web).spreads[0];
+    expect([...karpenterSpreadDomains(s, web, spread)].sort()).toEqual(['on-demand', 'spot']);
+    // Spot comes only from the pool labelled team=blue, which the pod's `team DoesNotExist` term refuses.
+    expect([...reachableDomains(s, CapacityType)].sort()).toEqual(['on-demand', 'spot']);
+    expect([...reachableDomains(s, CapacityType, web, spread)]).toEqual(['on-demand']);
+    expect([...reachableDomains(s, CapacityType, web, { ...spread, honorAffinity: false })].sort()).toEqual(['on-demand', 'spot']);
+    const skewed = 'unsatisfiable topology constraint for topology spread, key=karpenter.sh/capacity-type (counts = on-demand: 1, spot: 0';
+    const k = karpenter([{ nodePool: 'general', type: 'big', pods: ['web-0'] }], { 'web-1': skewed });
+    expect(explainExtra(s, k)).toEqual(['spread-counts-unlaunchable-domains']);
+  });
+
   it('a spread placed outside the zone Karpenter pinned, within maxSkew, is explained; in that zone it is not', () => {
     const s = load('spread-domain-where-the-claim-launches');
     const pinned = (zone: string) => `no instance type has enough resources, requirements=karpenter.sh/nodepool In [default], ${Zone} In [${zone}], resources={"cpu":"2500m"}`;
@@ -69,6 +84,23 @@ describe('documented differences', () => {
     expect([...counts]).toEqual([['us-east-1b', 1]]);
     expect(skew(counts, karpenterSpreadDomains(s, web, new PodInfo(web).spreads[0]))).toBe(1);
     expect(skew(new Map([['us-east-1b', 2]]), new Set(['us-east-1a', 'us-east-1b']))).toBe(2);
+  });
+
+  it('a spread pod Karpenter pins where an open claim is not offered, nodefleet adds to that claim: explained; were it offered there, not', () => {
+    const s = load('spread-joins-open-claim-where-offered');
+    type Claim = OracleOutput['nodeClaims'][number];
+    const claim = (pods: string[], zones: string[], capacityTypes: string[], price: number): Claim => ({ nodePool: 'general', requests: {}, instanceTypes: ['big'], instanceTypeOptions: 1, price, capacityTypes, zones, pods: pods.map((p) => `default/${p}`) });
+    // Karpenter with tie order desc: batch-0's spot claim stays open over every zone, web-0 is pinned to us-east-1b.
+    const k = (openClaimTypes: string[]): OracleOutput => ({ nodeClaims: [claim(['batch-0'], [], openClaimTypes, 0.3), claim(['web-0'], ['us-east-1b'], [], 1)], placements: [], unschedulable: [], solveSeconds: 0, solveCpuSeconds: 0 });
+    const explain = (o: OracleOutput) => {
+      const c = compare(o, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      const claims = c.divergences.filter((d) => d.kind === 'claims');
+      expect(claims).toHaveLength(1);
+      return documentedReason(claims[0], s, o, c);
+    };
+    expect(explain(k(['spot']))).toBe('topology-domain-ignores-claim-offerings');
+    // An open claim of any capacity type could launch big on demand in us-east-1b: Karpenter's reason to open a second claim is not that one.
+    expect(explain(k([]))).toBeUndefined();
   });
 
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {

@@ -4,7 +4,8 @@
  * divergence that one of these explains is counted as documented, not as a failure.
  */
 import type { Pod } from '../../shared/api/kube.ts';
-import { solve } from '../../shared/scheduling/index.ts';
+import { LabelTopologyZone } from '../../shared/api/labels.ts';
+import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
@@ -13,7 +14,7 @@ import { planDisruption, type DisruptionPlan } from '../../shared/disruption/ind
 import { compareDisruption, type DisruptionDivergence, type OracleCandidate, type OracleDisruption } from './compare-disruption.ts';
 import { toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import type { OracleOutput } from './oracle.ts';
-import { toSchedulingInput, type ParityScenario } from './scenario.ts';
+import { resolvedTypes, toSchedulingInput, type ParityScenario } from './scenario.ts';
 
 export interface Difference {
   id: string;
@@ -32,12 +33,18 @@ function karpenterReasons(d: Divergence, karpenter: OracleOutput): string[] {
   return karpenter.unschedulable.filter((u) => d.detail.includes(u.pod)).map((u) => Object.values(u.reasons).join('; '));
 }
 
-/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` is taken from), as seats; computed once per scenario. */
-const decisions = new WeakMap<ParityScenario, Seat[]>();
-function nodefleetSeats(s: ParityScenario): Seat[] {
+/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from), and its seats; computed once per scenario. */
+const decisions = new WeakMap<ParityScenario, { result: SchedulingResult; seats: Seat[] }>();
+function nodefleetDecision(s: ParityScenario): { result: SchedulingResult; seats: Seat[] } {
   let x = decisions.get(s);
-  if (!x) decisions.set(s, (x = seats(s, solve(toSchedulingInput(s, 'karpenter')))));
+  if (!x) {
+    const result = solve(toSchedulingInput(s, 'karpenter'));
+    decisions.set(s, (x = { result, seats: seats(s, result) }));
+  }
   return x;
+}
+function nodefleetSeats(s: ParityScenario): Seat[] {
+  return nodefleetDecision(s).seats;
 }
 
 /**
@@ -63,6 +70,57 @@ function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput
 /** The single domain Karpenter pinned the pod's claim to on `key`, read from its reason (`key In [v]`). */
 function pinnedDomain(reason: string, key: string): string | undefined {
   return new RegExp(`${key.replace(/[.]/g, '\\.')} In \\[([^\\] ]+)\\]`).exec(reason)?.[1];
+}
+
+const podKey = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
+type OracleClaim = OracleOutput['nodeClaims'][number];
+
+/**
+ * The in-flight-claim side of topology-domain-ignores-claim-offerings, for a `claims` or
+ * `claim-shapes` divergence: both place the same pods, nodefleet for no more money, and its
+ * claims are Karpenter's once each pod P of a set is moved from its Karpenter claim onto another
+ * Karpenter claim K, where for each P: P has a zone or capacity-type spread; Karpenter's claim
+ * of P is pinned to one value v of that key; K is still open on the key (no single value) and
+ * none of its instance types (of its capacity types) is offered in v, so Karpenter, pinning P to
+ * v, could not add it to K; nodefleet put P on a claim with K's pods, outside v, and its spread
+ * over nodefleet's placement is within maxSkew over Karpenter's domains.
+ */
+function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  if (d.kind !== 'claims' && d.kind !== 'claim-shapes') return false;
+  if (c.divergences.some((x) => x.kind !== 'claims' && x.kind !== 'claim-shapes')) return false;
+  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
+  const { result, seats: all } = nodefleetDecision(s);
+  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const types = new Map(resolvedTypes(s).map((t) => [t.name, t]));
+  const kClaimOf = (key: string) => karpenter.nodeClaims.find((k) => (k.pods ?? []).includes(key));
+  const values = (k: OracleClaim, key: string) => (key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
+  const offeredIn = (k: OracleClaim, key: string, v: string) =>
+    (k.instanceTypes ?? []).some((n) =>
+      (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!k.capacityTypes?.length || k.capacityTypes.includes(o.capacityType)) && (!k.zones?.length || k.zones.includes(o.zone))),
+    );
+  const moved = new Map<string, OracleClaim>();
+  for (const claim of result.newNodeClaims) {
+    const keys = claim.pods.map(podKey);
+    for (const pod of claim.pods) {
+      const from = kClaimOf(podKey(pod));
+      const seat = seatOf(all, podKey(pod));
+      if (!from || !seat) continue;
+      const to = karpenter.nodeClaims.find((k) => k !== from && (k.pods ?? []).length > 0 && (k.pods ?? []).every((p) => keys.includes(p)));
+      if (!to) continue;
+      const ok = new PodInfo(pod).spreads.some((sp) => {
+        if (!OfferingKeys.has(sp.key)) return false;
+        const pinned = values(from, sp.key);
+        if (pinned.length !== 1 || values(to, sp.key).length === 1 || offeredIn(to, sp.key, pinned[0]) || seat.labels[sp.key] === pinned[0]) return false;
+        const counts = spreadCounts(pod, sp, all);
+        return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
+      });
+      if (ok) moved.set(podKey(pod), to);
+    }
+  }
+  if (moved.size === 0) return false;
+  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
+  const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
+  return partition(theirs) === partition(result.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
 
 export const Differences: Difference[] = [
@@ -130,11 +188,16 @@ export const Differences: Difference[] = [
       'Karpenter v1.15 counts topology-spread domains no node has and no NodePool can launch (topology.go buildDomainGroups): ' +
       'a NodePool\'s requirements are intersected with every instance type key by key, so a type the NodePool excludes ' +
       '(by family, cpu, arch) still adds its zones, and every value of a NodePool\'s own zone or capacity-type `In` ' +
-      'requirement is a domain even when no admitted type offers it. Such a domain stays empty, holds the global minimum ' +
-      'at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node that cannot launch. ' +
-      'kube-scheduler counts only the domains of nodes and binds them; nodefleet counts the domains of existing nodes ' +
-      'and of what its NodePools can launch, and places them. Explains a pod only when its spread, over nodefleet\'s ' +
-      'final placement, is within maxSkew over the launchable domains and beyond it once the unlaunchable ones count.',
+      'requirement is a domain even when no admitted type offers it. Nor do its domains heed the pod\'s node affinity ' +
+      '(topologydomaingroup.go filters them by taints only): under nodeAffinityPolicy Honor, a domain only a NodePool ' +
+      'the pod\'s node selector refuses can launch still counts (parity seed 2, path 1260: arm64 pods, an amd64 pool; ' +
+      'seed 3, path 1914: `team DoesNotExist`, the only spot pool labelled team=blue). Such a domain stays empty, holds ' +
+      'the global minimum at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node ' +
+      'that cannot launch. kube-scheduler counts only the domains of the nodes the spread counts and binds them; ' +
+      'nodefleet counts the domains of existing nodes and of what its NodePools can launch (for Honor, of those ' +
+      'matching the pod\'s node affinity), and places them. Explains a pod only when its spread, over nodefleet\'s ' +
+      'final placement, is within maxSkew over the domains a node the spread counts can have and beyond it once the ' +
+      'others count.',
     case: 'parity/spread-ignores-unlaunchable-zones.yaml',
     explains: (d, s, karpenter) =>
       everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) =>
@@ -143,7 +206,7 @@ export const Differences: Difference[] = [
           const counts = spreadCounts(pod, sp, all);
           if (!counts) return false;
           const theirs = karpenterSpreadDomains(s, pod, sp);
-          const reachable = reachableDomains(s, sp.key);
+          const reachable = reachableDomains(s, sp.key, pod, sp);
           const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
           return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
         }),
@@ -160,9 +223,14 @@ export const Differences: Difference[] = [
       'domain]") though us-east-1b is within maxSkew. nodefleet chooses among the domains the claim\'s instance types ' +
       'are offered in; kube-scheduler binds the pod on the node in us-east-1b. Explains a pod only when nodefleet placed ' +
       'it outside the domain Karpenter pinned, with its spread within maxSkew over Karpenter\'s own domains (or every ' +
-      'pod of its affinity in one domain).',
+      'pod of its affinity in one domain). The same rule on an in-flight claim still open over several domains: ' +
+      'Karpenter pins the pod to the least-populated domain of them all, where the claim\'s types may not be offered, ' +
+      'so the pod opens a claim of its own there; nodefleet adds it to the open claim in a domain it launches in, ' +
+      'within maxSkew, one node fewer (parity seed 2, path 1611: a spot claim offered in us-east-1a and us-east-1c, ' +
+      'the replica pinned to us-east-1b on a $1.01 on-demand node). Explains a `claims` or `claim-shapes` divergence ' +
+      'only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and nodefleet costs no more.',
     case: 'parity/spread-domain-where-the-claim-launches.yaml',
-    explains: (d, s, karpenter) =>
+    explains: (d, s, karpenter, c) =>
       everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
         if (!reason.includes('no instance type')) return false;
         const info = new PodInfo(pod);
@@ -178,7 +246,7 @@ export const Differences: Difference[] = [
           return all.every((x) => !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] === here);
         });
         return spread || affinity;
-      }),
+      }) || joinedOpenClaimWhereOffered(d, s, karpenter, c),
   },
   {
     id: 'unstable-claim-order-beyond-12',
