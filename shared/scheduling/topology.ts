@@ -221,8 +221,10 @@ export class Topology {
       const sources = this.domains.get(key) ?? new Map<string, readonly DomainSource[]>();
       let universe: ReadonlySet<string> = new Set(sources.keys());
       // nodeTaintsPolicy Honor: a domain counts only when some node or NodePool offering it has
-      // taints the pod tolerates; nodeAffinityPolicy Honor: only when some node or NodePool
-      // offering it matches the pod's node affinity (KC topologydomaingroup.go).
+      // taints the pod tolerates (KC topologydomaingroup.go). nodeAffinityPolicy Honor: only when
+      // some node or NodePool offering it matches the pod's node affinity, as kube-scheduler
+      // counts only matching nodes; Karpenter's domains ignore the affinity (deliberate difference
+      // spread-counts-unlaunchable-domains, test/parity/differences.ts).
       if (taintFilter) {
         universe = new Set([...universe].filter((d) => sources.get(d)!.some((src) => !untoleratedTaint(src.taints, taintFilter, true))));
       }
