@@ -1,6 +1,6 @@
 /**
  * The documented differences of the parity harness: each names a case that exists, and the
- * topology ones explain their case's divergence (with Karpenter's decision on it as the oracle
+ * topology and consolidation ones explain their case's divergence (with Karpenter's decision on it as the oracle
  * gave it, written out here) and nothing once the cause is gone.
  */
 import { existsSync } from 'node:fs';
@@ -10,7 +10,10 @@ import { solve } from '../../shared/scheduling/index.ts';
 import { PodInfo } from '../../shared/scheduling/pod.ts';
 import { scenarioFromCase, ParityCasesDir } from './cases.ts';
 import { compare } from './compare.ts';
-import { Differences, documentedReason } from './differences.ts';
+import { planDisruption } from '../../shared/disruption/index.ts';
+import { compareDisruption, type OracleDisruption } from './compare-disruption.ts';
+import { Differences, DisruptionDifferences, documentedDisruptionReason, documentedReason } from './differences.ts';
+import { disruptionScenarioFromCase, toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, reachableDomains, seats, skew, spreadCounts } from './domains.ts';
 import type { OracleOutput } from './oracle.ts';
 import { toSchedulingInput, type ParityScenario } from './scenario.ts';
@@ -109,5 +112,55 @@ describe('documented differences', () => {
     const listed: ParityScenario = structuredClone(s);
     (listed.nodePools[0].spec as { template: { spec: { requirements: { values: string[] }[] } } }).template.spec.requirements[0].values.push('us-east-1c');
     expect(explainExtra(listed, k)).toEqual([undefined]);
+  });
+});
+
+describe('documented disruption differences', () => {
+  const load = (file: string, name?: string) => disruptionScenarioFromCase(join(ParityCasesDir, file), name);
+  const plan = (s: DisruptionScenario) => planDisruption(toDisruptionSnapshot(s), new Date(s.now));
+  /** The ids explaining each divergence between Karpenter's command `k` and nodefleet's plan. */
+  const explain = (s: DisruptionScenario, k: OracleDisruption) => {
+    const p = plan(s);
+    const ds = compareDisruption(k, p);
+    expect(ds).toHaveLength(1);
+    return ds.map((d) => documentedDisruptionReason(d, s, k, p));
+  };
+  const candidate = (node: string, price: number) => ({ node, price, savingsRatio: price / 2, empty: false });
+  const replacement = (nodePool: string, types: string[], options: number, price: number, capacityType: string) => ({ nodePool, instanceTypes: types, instanceTypeOptions: options, price, capacityTypes: [capacityType], pods: [] });
+
+  it('each names a case that exists', () => {
+    for (const d of DisruptionDifferences) expect(existsSync(join(ParityCasesDir, '..', d.case!)), d.id).toBe(true);
+  });
+
+  it('a multi-node command Karpenter takes with its own packing, saving less, is explained; one its packing would not take is not', () => {
+    const s = load('disruption-consolidation-cost-packing.yaml', 'cost-packing-deletes-two');
+    const methods = (method: string) => [{ method, candidates: [candidate('node-0', 0.01683), candidate('node-1', 0.06001), candidate('node-3', 0.01683)] }];
+    const replaceThree: OracleDisruption = {
+      command: { method: 'multi-node-consolidation', reason: 'Underutilized', decision: 'replace', candidates: ['node-0', 'node-1', 'node-3'], replacements: [replacement('np-0', ['fa-1x4-1'], 1, 0.02401, 'spot')], savingsUsdPerHour: 0.06966 },
+      methods: methods('multi-node-consolidation'),
+    };
+    expect(explain(s, replaceThree)).toEqual(['consolidation-cost-aware-packing']);
+    // Karpenter's other answer on the seed's scenario (a tie put node-3 before node-0): not what packing: karpenter decides here.
+    const deleteOne: OracleDisruption = {
+      command: { method: 'single-node-consolidation', reason: 'Underutilized', decision: 'delete', candidates: ['node-1'], replacements: [], savingsUsdPerHour: 0.06001 },
+      methods: methods('single-node-consolidation'),
+    };
+    expect(explain(s, deleteOne)).toEqual([undefined]);
+    // Had Karpenter's replacement been cheaper than nodefleet's saving, nodefleet would not be better.
+    const cheaper = structuredClone(replaceThree);
+    cheaper.command!.replacements[0].price = 0.01;
+    expect(explain(s, cheaper)).toEqual([undefined]);
+  });
+
+  it("Karpenter's spot-pinned replacement dearer than nodefleet's on-demand one is explained; a cheaper spot one is not", () => {
+    const s = load('disruption-replacement-on-demand-cheaper-than-spot.yaml');
+    const k = (price: number, options: number): OracleDisruption => ({
+      command: { method: 'single-node-consolidation', reason: 'Underutilized', decision: 'replace', candidates: ['node-big'], replacements: [replacement('default', ['big'], options, price, 'spot')], savingsUsdPerHour: 1.512 },
+      methods: [{ method: 'single-node-consolidation', candidates: [candidate('node-big', 1.512)] }],
+    });
+    expect(explain(s, k(0.6048, 2))).toEqual(['consolidation-on-demand-replacement-cheaper-than-spot']);
+    expect(explain(s, k(0.1, 2))).toEqual([undefined]);
+    // Every type Karpenter kept launches as spot: its pin did not drop an on-demand-only type.
+    expect(explain(s, k(0.6048, 1))).toEqual([undefined]);
   });
 });

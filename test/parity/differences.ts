@@ -10,9 +10,9 @@ import { PodInfo } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
-import type { DisruptionPlan } from '../../shared/disruption/index.ts';
-import type { DisruptionDivergence, OracleCandidate, OracleDisruption } from './compare-disruption.ts';
-import type { DisruptionScenario } from './disruption-scenario.ts';
+import { planDisruption, type DisruptionPlan } from '../../shared/disruption/index.ts';
+import { compareDisruption, type DisruptionDivergence, type OracleCandidate, type OracleDisruption } from './compare-disruption.ts';
+import { toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import type { OracleOutput } from './oracle.ts';
 import { resolvedTypes, toSchedulingInput, type ParityScenario } from './scenario.ts';
 
@@ -358,6 +358,29 @@ function karpenterKey(method: string, c: OracleCandidate): string {
 
 const sameMultiset = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('|') === [...b].sort().join('|');
 
+/** USD/h a Karpenter command saves: its candidates' prices (as the oracle lists them) minus its replacements'; undefined when a price is missing. */
+function karpenterSavings(k: OracleDisruption): number | undefined {
+  if (!k.command) return undefined;
+  const cands = karpenterCandidates(k);
+  let sum = 0;
+  for (const n of k.command.candidates) {
+    const c = cands.get(n);
+    if (!c) return undefined;
+    sum += c.price;
+  }
+  return sum - k.command.replacements.reduce((x, r) => x + r.price, 0);
+}
+
+/** nodefleet's plan on a scenario with `packing: karpenter` in its consolidation simulations; computed once per scenario. */
+const karpenterPackingPlans = new WeakMap<DisruptionScenario, DisruptionPlan>();
+function karpenterPackingPlan(s: DisruptionScenario): DisruptionPlan {
+  let p = karpenterPackingPlans.get(s);
+  if (!p) karpenterPackingPlans.set(s, (p = planDisruption(toDisruptionSnapshot(s, 'karpenter'), new Date(s.now))));
+  return p;
+}
+
+const isConsolidation = (method: string) => method === 'multi-node-consolidation' || method === 'single-node-consolidation';
+
 /** Deliberate or Karpenter-side differences: counted as documented. */
 export const DisruptionDifferences: DisruptionDifference[] = [
   {
@@ -377,6 +400,52 @@ export const DisruptionDifferences: DisruptionDifference[] = [
       const kKeys = keys(k.command.candidates);
       const nKeys = keys(plan.command.candidates.map((c) => c.nodeName));
       return !nKeys.includes('missing') && sameMultiset(kKeys, nKeys);
+    },
+  },
+  {
+    id: 'consolidation-cost-aware-packing',
+    reason:
+      "nodefleet's consolidation simulations pack as its provisioner does, cost-aware by default (README \"Packing mode\"), " +
+      "where Karpenter's use its own pod order (KC pkg/controllers/provisioning/scheduling/queue.go, CPU then memory " +
+      'descending). Another order can send other pods to the room left on the remaining nodes, and so change which ' +
+      'candidate sets consolidate: multi-node consolidation (pkg/controllers/disruption/multinodeconsolidation.go firstNConsolidationOption) keeps ' +
+      'the largest prefix that consolidates, and a replacement no cheaper than a candidate of its own type is refused ' +
+      '(filterOutSameInstanceType). Explained only when nodefleet with packing: karpenter decides exactly as Karpenter ' +
+      'and the cost-aware decision saves at least as much per hour.',
+    case: 'parity/disruption-consolidation-cost-packing.yaml',
+    explains: (_d, s, k, plan) => {
+      if (!k.command || !plan.command || !isConsolidation(k.command.method) || !isConsolidation(plan.command.method)) return false;
+      if (compareDisruption(k, karpenterPackingPlan(s)).length > 0) return false;
+      const theirs = karpenterSavings(k);
+      return theirs !== undefined && plan.command.savingsUsdPerHour !== undefined && plan.command.savingsUsdPerHour >= theirs - 1e-9;
+    },
+  },
+  {
+    id: 'consolidation-on-demand-replacement-cheaper-than-spot',
+    reason:
+      'Replacing on-demand nodes with a NodePool that allows spot and on-demand, Karpenter keeps the types cheaper than ' +
+      'the candidates at the capacity type each would launch with (spot where offered, else on-demand: ' +
+      'pkg/cloudprovider/types.go WorstLaunchPrice), then pins the replacement to spot (pkg/controllers/disruption/' +
+      'consolidation.go computeConsolidation), so a type sold only on-demand cannot launch and it buys a dearer spot ' +
+      "node. nodefleet's launch drops spot offerings dearer than the cheapest on-demand one (as the AWS provider does " +
+      'for a claim allowing both), so such a replacement launches on-demand, cheaper and never interrupted. Explained ' +
+      'when the candidates and replacement NodePool agree, Karpenter kept types it cannot launch under its spot pin, and ' +
+      "nodefleet's on-demand replacement costs less than Karpenter's spot one.",
+    case: 'parity/disruption-replacement-on-demand-cheaper-than-spot.yaml',
+    explains: (d, _s, k, plan) => {
+      if (d.kind !== 'replacement-type' || !k.command || !plan.command) return false;
+      if (k.command.replacements.length !== 1 || plan.command.replacements.length !== 1) return false;
+      if (plan.command.candidates.every((c) => c.capacityType === 'spot')) return false;
+      const theirs = k.command.replacements[0];
+      const ours = plan.command.replacements[0];
+      return (
+        sameMultiset(k.command.candidates, plan.command.candidates.map((c) => c.nodeName)) &&
+        theirs.nodePool === ours.nodePool &&
+        sameMultiset(theirs.capacityTypes ?? [], ['spot']) &&
+        sameMultiset(ours.capacityTypes, ['on-demand']) &&
+        (theirs.instanceTypeOptions ?? 0) > (theirs.instanceTypes ?? []).length &&
+        ours.priceUsdPerHour < theirs.price - 1e-9
+      );
     },
   },
 ];
