@@ -244,8 +244,10 @@ export class Topology {
     if (!g) {
       const sources = this.domains.get(key) ?? new Map<string, readonly DomainSource[]>();
       // nodeTaintsPolicy Honor: a domain counts only when some node or NodePool offering it has
-      // taints the pod tolerates; nodeAffinityPolicy Honor: only when some node or NodePool
-      // offering it matches the pod's node affinity (KC topologydomaingroup.go).
+      // taints the pod tolerates (KC topologydomaingroup.go). nodeAffinityPolicy Honor: only when
+      // some node or NodePool offering it matches the pod's node affinity, as kube-scheduler
+      // counts only matching nodes; Karpenter's domains ignore the affinity (deliberate difference
+      // spread-counts-unlaunchable-domains, test/parity/differences.ts).
       const filtered = (through: (src: DomainSource) => boolean): Set<string> => {
         const via = (d: string) => sources.get(d)!.filter(through);
         let out = [...sources.keys()].filter((d) => via(d).length > 0);
