@@ -380,7 +380,10 @@ export class Topology {
       const podAllows = podRequirements?.get(g.key);
       const compatiblePods = g.total > 0 && (!podAllows || [...g.counts].some(([v, n]) => n > 0 && podAllows.has(v)));
       if (!compatiblePods && self && d.length > 0) {
-        narrow.set(g.key, [d[0]]);
+        // The pod starts the group's domain: the cheapest one where a type it accepts and fits
+        // in is offered (Karpenter takes any domain the claim's requirements allow, in Go map
+        // order; the first one in name order may offer no type the pod wants, parity seed 2 #1747).
+        narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, d, narrow) : d)[0]]);
         continue;
       }
       return { reason: `no pod matching required pod affinity on ${g.key}`, monotone: false };
