@@ -18,9 +18,9 @@ import { toSchedulingInput, type ParityScenario } from './scenario.ts';
 const Zone = 'topology.kubernetes.io/zone';
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
 
-function karpenter(claims: { nodePool: string; type: string; pods: string[] }[], pending: Record<string, string>): OracleOutput {
+function karpenter(claims: { nodePool: string; type: string; pods: string[]; price?: number; zones?: string[] }[], pending: Record<string, string>): OracleOutput {
   return {
-    nodeClaims: claims.map((c) => ({ nodePool: c.nodePool, requests: {}, instanceTypes: [c.type], instanceTypeOptions: 1, price: 0.4, capacityTypes: null, zones: null, pods: c.pods.map((p) => `default/${p}`) })),
+    nodeClaims: claims.map((c) => ({ nodePool: c.nodePool, requests: {}, instanceTypes: [c.type], instanceTypeOptions: 1, price: c.price ?? 0.4, capacityTypes: null, zones: c.zones ?? null, pods: c.pods.map((p) => `default/${p}`) })),
     placements: [],
     unschedulable: Object.entries(pending).map(([pod, reason]) => ({ pod: `default/${pod}`, reasons: { karpenter: reason } })),
     solveSeconds: 0,
@@ -35,6 +35,17 @@ function explainExtra(s: ParityScenario, k: OracleOutput): (string | undefined)[
   expect(extra).toHaveLength(1);
   return extra.map((d) => documentedReason(d, s, k, c));
 }
+
+/** The ids documenting each divergence of `kind` against Karpenter's decision `k`. */
+function explainKind(s: ParityScenario, k: OracleOutput, kind: string): (string | undefined)[] {
+  const c = compare(k, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+  const found = c.divergences.filter((d) => d.kind === kind);
+  expect(found).toHaveLength(1);
+  return found.map((d) => documentedReason(d, s, k, c));
+}
+
+/** The scenario without the pod named `name`. */
+const without = (s: ParityScenario, name: string): ParityScenario => ({ ...s, pods: s.pods.filter((p) => p.metadata.name !== name) });
 
 describe('documented differences', () => {
   it('each names a case that exists', () => {
@@ -66,6 +77,35 @@ describe('documented differences', () => {
     expect([...counts]).toEqual([['us-east-1b', 1]]);
     expect(skew(counts, karpenterSpreadDomains(s, web, new PodInfo(web).spreads[0]))).toBe(1);
     expect(skew(new Map([['us-east-1b', 2]]), new Set(['us-east-1a', 'us-east-1b']))).toBe(2);
+  });
+
+  it('a spread pod on a claim of its own in the zone Karpenter pinned, beside another claim for nodefleet, is explained; in the same zone it is not', () => {
+    const s = load('spread-joins-claim-where-it-launches');
+    const k = (zone: string) =>
+      karpenter(
+        [
+          { nodePool: 'default', type: 'big', pods: ['batch-0'] },
+          { nodePool: 'default', type: 'small', price: 0.1, zones: [zone], pods: ['web-new'] },
+        ],
+        {},
+      );
+    expect(explainKind(s, k('us-east-1a'), 'claims')).toEqual(['topology-domain-ignores-claim-offerings']);
+    // Karpenter's claim in nodefleet's zone: not the pin this difference is about.
+    expect(explainKind(s, k('us-east-1c'), 'claims')).toEqual([undefined]);
+    // Without the running replica us-east-1c is a least-populated zone, which Karpenter's spread may pick too.
+    expect(explainKind(without(s, 'web-running'), k('us-east-1a'), 'claims')).toEqual([undefined]);
+  });
+
+  it('a spread pod Karpenter left pending with the zone emptied by its own pod affinity is explained; without the affinity it is not', () => {
+    const s = load('spread-with-affinity-where-the-claim-launches');
+    const reason = `did not tolerate taint; no instance type met the scheduling requirements or had enough resources or had a required offering, requirements=node.kubernetes.io/instance-type In [std], ${Zone} DoesNotExist, resources={"cpu":"500m"}`;
+    const k = karpenter([], { 'web-new': reason });
+    expect(explainExtra(s, k)).toEqual(['topology-domain-ignores-claim-offerings']);
+    const free: ParityScenario = structuredClone(s);
+    delete (free.pods.find((p) => p.metadata.name === 'web-new')!.spec as { affinity?: unknown }).affinity;
+    expect(explainExtra(free, k)).toEqual([undefined]);
+    // No replica to follow: nothing for the affinity to conflict with.
+    expect(explainExtra(without(s, 'web-running'), k)).toEqual([undefined]);
   });
 
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {

@@ -4,8 +4,9 @@
  * divergence that one of these explains is counted as documented, not as a failure.
  */
 import type { Pod } from '../../shared/api/kube.ts';
-import { solve } from '../../shared/scheduling/index.ts';
-import { PodInfo } from '../../shared/scheduling/pod.ts';
+import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import { LabelTopologyZone } from '../../shared/api/labels.ts';
+import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
@@ -32,12 +33,18 @@ function karpenterReasons(d: Divergence, karpenter: OracleOutput): string[] {
   return karpenter.unschedulable.filter((u) => d.detail.includes(u.pod)).map((u) => Object.values(u.reasons).join('; '));
 }
 
-/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` is taken from), as seats; computed once per scenario. */
-const decisions = new WeakMap<ParityScenario, Seat[]>();
-function nodefleetSeats(s: ParityScenario): Seat[] {
+/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from); computed once per scenario. */
+const decisions = new WeakMap<ParityScenario, { result: SchedulingResult; seats: Seat[] }>();
+function nodefleetDecision(s: ParityScenario): { result: SchedulingResult; seats: Seat[] } {
   let x = decisions.get(s);
-  if (!x) decisions.set(s, (x = seats(s, solve(toSchedulingInput(s, 'karpenter')))));
+  if (!x) {
+    const result = solve(toSchedulingInput(s, 'karpenter'));
+    decisions.set(s, (x = { result, seats: seats(s, result) }));
+  }
   return x;
+}
+function nodefleetSeats(s: ParityScenario): Seat[] {
+  return nodefleetDecision(s).seats;
 }
 
 /**
@@ -160,10 +167,19 @@ export const Differences: Difference[] = [
       'domain]") though us-east-1b is within maxSkew. nodefleet chooses among the domains the claim\'s instance types ' +
       'are offered in; kube-scheduler binds the pod on the node in us-east-1b. Explains a pod only when nodefleet placed ' +
       'it outside the domain Karpenter pinned, with its spread within maxSkew over Karpenter\'s own domains (or every ' +
-      'pod of its affinity in one domain).',
+      'pod of its affinity in one domain). Two more ways the same pin shows: a pod whose required pod affinity on the ' +
+      'key follows pods in a domain that is not the spread\'s least-populated one gets an empty intersection ' +
+      '(`<key> DoesNotExist`, topology.go AddRequirements) and stays pending, where nodefleet places it with those pods ' +
+      '(parity seed 3, path 1038; case parity/spread-with-affinity-where-the-claim-launches.yaml); and when a new claim ' +
+      'can launch in the pinned domain, Karpenter opens one for the pod alone where nodefleet adds it to a claim ' +
+      'launching in another domain within maxSkew, one NodeClaim fewer for the same pods at no more cost (parity seed ' +
+      '3, path 403; case parity/spread-joins-claim-where-it-launches.yaml). Explains those only when the pod\'s ' +
+      'domain is not its spread\'s least-populated one and, for the NodeClaims count, when without those pods the ' +
+      'claims are the same.',
     case: 'parity/spread-domain-where-the-claim-launches.yaml',
-    explains: (d, s, karpenter) =>
-      everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
+    explains: (d, s, karpenter, c) => {
+      if (d.kind === 'claims') return spreadPodsJoinedClaimsWhereTheyLaunch(s, karpenter, c);
+      return everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
         if (!reason.includes('no instance type')) return false;
         const info = new PodInfo(pod);
         const spread = info.spreads.some((sp) => {
@@ -171,14 +187,16 @@ export const Differences: Difference[] = [
           const counts = pinned !== undefined && seat.labels[sp.key] !== pinned ? spreadCounts(pod, sp, all) : undefined;
           return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
         });
+        const againstAffinity = seat.node === undefined && info.spreads.some((sp) => spreadPinMissesAffinity(s, pod, info, sp, seat, reason, all));
         const affinity = info.affinity.some((a) => {
           const pinned = OfferingKeys.has(a.key) ? pinnedDomain(reason, a.key) : undefined;
           const here = seat.labels[a.key];
           if (pinned === undefined || here === undefined || here === pinned || !matchesSelector(a.selector, pod.metadata.labels)) return false;
           return all.every((x) => !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] === here);
         });
-        return spread || affinity;
-      }),
+        return spread || affinity || againstAffinity;
+      });
+    },
   },
   {
     id: 'unstable-claim-order-beyond-12',
@@ -239,6 +257,71 @@ export function documentedReason(d: Divergence, s: ParityScenario, karpenter: Or
     }
   }
   return undefined;
+}
+
+/**
+ * True when Karpenter left `pod` pending with `<key> DoesNotExist` for its spread `sp` (offering
+ * key), where nodefleet put it on a new claim whose domain holds other pods its own required pod
+ * affinity on the same key follows, within maxSkew over Karpenter's domains, and that domain is
+ * not the spread's least-populated one: Karpenter's spread took another (single) domain, the
+ * affinity this one, and the two emptied each other.
+ */
+function spreadPinMissesAffinity(s: ParityScenario, pod: Pod, info: PodInfo, sp: SpreadSpec, seat: Seat, reason: string, all: readonly Seat[]): boolean {
+  const here = seat.labels[sp.key];
+  if (!OfferingKeys.has(sp.key) || here === undefined || !reason.includes(`${sp.key} DoesNotExist`)) return false;
+  const followed = info.affinity.some(
+    (a) => a.key === sp.key && matchesSelector(a.selector, pod.metadata.labels) && all.some((x) => x !== seat && matchesSelector(a.selector, x.pod.metadata.labels) && x.labels[a.key] === here),
+  );
+  return followed && withinSkewNotLeast(s, pod, sp, here, all);
+}
+
+/**
+ * Over a decision's final counts for `pod`'s spread `sp`: the skew over Karpenter's domains is
+ * within maxSkew, and `here` (where the pod sits) held more matching pods than the
+ * least-populated domain without it, so Karpenter's spread pins a claim elsewhere.
+ */
+function withinSkewNotLeast(s: ParityScenario, pod: Pod, sp: SpreadSpec, here: string, all: readonly Seat[]): boolean {
+  const counts = spreadCounts(pod, sp, all);
+  if (!counts) return false;
+  const domains = karpenterSpreadDomains(s, pod, sp);
+  const least = Math.min(...[...domains].map((v) => counts.get(v) ?? 0));
+  return skew(counts, domains, sp.minDomains) <= sp.maxSkew && (counts.get(here) ?? 0) - 1 > least;
+}
+
+/**
+ * The `claims` side of topology-domain-ignores-claim-offerings: both packings place the same
+ * pods and nothing else diverges; Karpenter put some pods with a spread on an offering key on
+ * claims of their own (in a domain its spread pinned), nodefleet put each of them on a claim with
+ * other pods in a domain that claim's types launch in, within maxSkew but not the least-populated
+ * one; without those pods, the claims are the same pod for pod, and nodefleet's cost no more.
+ */
+function spreadPodsJoinedClaimsWhereTheyLaunch(s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  if (c.divergences.some((x) => x.kind !== 'claims') || c.placed.karpenter !== c.placed.karpenterPacking) return false;
+  const { result, seats: all } = nodefleetDecision(s);
+  if (result.newNodeClaims.reduce((n, x) => n + x.priceUsdPerHour, 0) > karpenter.nodeClaims.reduce((n, x) => n + x.price, 0) + 1e-9) return false;
+  const keyOf = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
+  const byKey = new Map(s.pods.map((p) => [keyOf(p), p]));
+  const setOf = (pods: readonly string[]) => [...pods].sort().join(',');
+  const mine = result.newNodeClaims.map((x) => x.pods.map(keyOf));
+  const mineSets = new Set(mine.map(setOf));
+  const spreadsOf = (p: Pod | undefined) => (p ? [...new PodInfo(p).spreads, ...new PodInfo(p).spreadsAnyway].filter((sp) => OfferingKeys.has(sp.key)) : []);
+  const own = karpenter.nodeClaims.filter((x) => (x.pods ?? []).length > 0 && !mineSets.has(setOf(x.pods ?? [])) && (x.pods ?? []).every((k) => spreadsOf(byKey.get(k)).length > 0));
+  if (own.length === 0) return false;
+  const moved = new Set(own.flatMap((x) => x.pods ?? []));
+  const rest = (claims: string[][]) => claims.map((x) => x.filter((k) => !moved.has(k))).filter((x) => x.length > 0).map(setOf).sort().join('|');
+  if (rest(mine) !== rest(karpenter.nodeClaims.filter((x) => !own.includes(x)).map((x) => x.pods ?? []))) return false;
+  return own.every((kc) =>
+    (kc.pods ?? []).every((k) => {
+      const pod = byKey.get(k)!;
+      const seat = seatOf(all, k);
+      if (!seat || seat.node !== undefined || !mine.some((x) => x.includes(k) && x.some((o) => !moved.has(o)))) return false;
+      return spreadsOf(pod).some((sp) => {
+        const here = seat.labels[sp.key];
+        const theirs = (sp.key === LabelTopologyZone ? kc.zones : kc.capacityTypes) ?? [];
+        return here !== undefined && theirs.length > 0 && !theirs.includes(here) && withinSkewNotLeast(s, pod, sp, here, all);
+      });
+    }),
+  );
 }
 
 /** The pods a divergence names (`namespace/name`). */
