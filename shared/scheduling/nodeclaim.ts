@@ -153,15 +153,12 @@ export class SimClaim implements TopologyTarget {
   }
 
   /**
-   * Zone or capacity-type values ordered by the cheapest offering there of the claim's options
-   * that can hold `requests` (the claim's with the pod's) and meet the requirements' labels
-   * (under the requirements and the other narrowed domains), ties kept in the given order; other
-   * keys unchanged. Types too small for the pod, or of a family it refuses, do not make a zone
-   * cheap (parity seed 1 #1457: a 2-vCPU spot type sold in every zone pinned a 3-vCPU pod to the
-   * first zone instead of the one where a type that holds it is cheapest).
+   * Per zone or capacity-type value, the cheapest offering (USD/hour) of the claim's options that
+   * can hold `requests` (the claim's with the pod's) and meet the requirements' labels, under the
+   * requirements and the other narrowed domains, and those options. Types too small for the pod,
+   * or of a family it refuses, do not count (parity seed 1 #1457).
    */
-  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
-    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
+  private offeredFor(key: string, reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): { best: Map<string, number>; offered: Map<string, TemplateType[]> } {
     const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
     const allowed = narrowed.get(other) ?? undefined;
     const otherReq = reqs.get(other);
@@ -179,11 +176,33 @@ export class SimClaim implements TopologyTarget {
         offered.set(v, ts);
       }
     }
+    return { best, offered };
+  }
+
+  /**
+   * Zone or capacity-type values ordered by the cheapest offering there of the claim's options
+   * that can hold the pod ({@link offeredFor}), ties kept in the given order; other keys
+   * unchanged (parity seed 1 #1457: a 2-vCPU spot type sold in every zone pinned a 3-vCPU pod
+   * to the first zone instead of the one where a type that holds it is cheapest).
+   */
+  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
+    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
+    const { best, offered } = this.offeredFor(key, reqs, narrowed, requests);
     // A value whose types cannot meet the claim's minValues goes last: pinning the claim there
     // would fail it where another free value holds (parity seed 2 #1488: a zone anti-affinity pin
     // to a zone with one instance family under minValues 2 on families).
     const short = (v: string) => (unmetMinValues(offered.get(v) ?? [], reqs) ? 1 : 0);
     return [...values].sort((a, b) => short(a) - short(b) || (best.get(a) ?? Infinity) - (best.get(b) ?? Infinity));
+  }
+
+  /**
+   * The zone or capacity-type values (in the given order) where some option that can hold the
+   * pod is offered ({@link offeredFor}); other keys unchanged.
+   */
+  launchableWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
+    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
+    const { offered } = this.offeredFor(key, reqs, narrowed, requests);
+    return values.filter((v) => offered.has(v));
   }
 
   domainsWith(key: string, reqs: Requirements): readonly string[] {
@@ -269,7 +288,8 @@ export class SimClaim implements TopologyTarget {
         return this.domainsWith(k, q);
       };
       const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed, requests);
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, requirements: podReqs, taints: t.taints }, info.strictRequirements);
+      const launchable = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.launchableWith(k, values, podReqs, narrowed, requests);
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, launchable, requirements: podReqs, taints: t.taints }, info.strictRequirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

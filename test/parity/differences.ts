@@ -304,7 +304,11 @@ function spreadPodsJoinedClaimsWhereTheyLaunch(s: ParityScenario, karpenter: Ora
   const setOf = (pods: readonly string[]) => [...pods].sort().join(',');
   const mine = result.newNodeClaims.map((x) => x.pods.map(keyOf));
   const mineSets = new Set(mine.map(setOf));
-  const spreadsOf = (p: Pod | undefined) => (p ? [...new PodInfo(p).spreads, ...new PodInfo(p).spreadsAnyway].filter((sp) => OfferingKeys.has(sp.key)) : []);
+  // ScheduleAnyway spreads too: Karpenter holds them as required until it relaxes them.
+  const spreadsOf = (p: Pod | undefined) => {
+    const info = p ? new PodInfo(p) : undefined;
+    return info ? [...info.spreads, ...info.spreadsAnyway].filter((sp) => OfferingKeys.has(sp.key)) : [];
+  };
   const own = karpenter.nodeClaims.filter((x) => (x.pods ?? []).length > 0 && !mineSets.has(setOf(x.pods ?? [])) && (x.pods ?? []).every((k) => spreadsOf(byKey.get(k)).length > 0));
   if (own.length === 0) return false;
   const moved = new Set(own.flatMap((x) => x.pods ?? []));
