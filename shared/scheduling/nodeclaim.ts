@@ -26,6 +26,9 @@ import type { PodGroups, Topology, TopologyFailure, TopologyTarget } from './top
  */
 const ShapeRateTolerance = 0.02;
 
+/** Prices (USD/hour) closer than this are equal when a pin is weighed against the open claim (sums of floats). */
+const PinPriceToleranceUsd = 1e-9;
+
 /**
  * What a claim's requests cost at a type's rate (USD/hour): the type's price times the largest
  * fraction of its room (cpu, memory, pods) the requests take. Equal to the price when the claim
@@ -156,7 +159,9 @@ export class SimClaim implements TopologyTarget {
    * Per zone or capacity-type value, the cheapest offering (USD/hour) of the claim's options that
    * can hold `requests` (the claim's with the pod's) and meet the requirements' labels, under the
    * requirements and the other narrowed domains, and those options. Types too small for the pod,
-   * or of a family it refuses, do not count (parity seed 1 #1457).
+   * or of a family it refuses, do not count (parity seed 1 #1457: a 2-vCPU spot type sold in
+   * every zone pinned a 3-vCPU pod to the first zone instead of the one where a type that holds
+   * it is cheapest).
    */
   private offeredFor(key: string, reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): { best: Map<string, number>; offered: Map<string, TemplateType[]> } {
     const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
@@ -180,19 +185,27 @@ export class SimClaim implements TopologyTarget {
   }
 
   /**
-   * Zone or capacity-type values ordered by the cheapest offering there of the claim's options
-   * that can hold the pod ({@link offeredFor}), ties kept in the given order; other keys
-   * unchanged (parity seed 1 #1457: a 2-vCPU spot type sold in every zone pinned a 3-vCPU pod
-   * to the first zone instead of the one where a type that holds it is cheapest).
+   * The zone or capacity-type value of `values` to pin the claim to for a pod's anti-affinity, or
+   * undefined to keep the claim open over all of them (as Karpenter keeps it). Each value is priced
+   * at its cheapest offering that can hold the pod ({@link offeredFor}). The pin goes to the
+   * cheapest value whose types meet the claim's minValues on their own, ties in the given order
+   * (parity seed 2 #1488: pinning a zone with one instance family under minValues 2 on families
+   * failed the pod where another free zone held). It is not taken when that value launches dearer
+   * than the cheapest offering over all `values`, or when no value meets minValues alone: an open
+   * claim counts minValues over every zone and launches its cheapest offering, so such a pin would
+   * cost more than Karpenter's claim for the same pod (parity seed 2 #1997: minValues 3 on types
+   * held only in us-east-1a, $0.0935/h, where the open claim launched a spot type in us-east-1c at
+   * $0.0561/h). Other keys: the first value.
    */
-  cheapestFirstWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
-    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
+  pinDomainWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): string | undefined {
+    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values[0];
     const { best, offered } = this.offeredFor(key, reqs, narrowed, requests);
-    // A value whose types cannot meet the claim's minValues goes last: pinning the claim there
-    // would fail it where another free value holds (parity seed 2 #1488: a zone anti-affinity pin
-    // to a zone with one instance family under minValues 2 on families).
-    const short = (v: string) => (unmetMinValues(offered.get(v) ?? [], reqs) ? 1 : 0);
-    return [...values].sort((a, b) => short(a) - short(b) || (best.get(a) ?? Infinity) - (best.get(b) ?? Infinity));
+    const price = (v: string) => best.get(v) ?? Infinity;
+    const meets = values.filter((v) => !unmetMinValues(offered.get(v) ?? [], reqs));
+    if (meets.length === 0) return undefined;
+    const pin = meets.reduce((a, b) => (price(b) < price(a) ? b : a));
+    const open = Math.min(...values.map(price));
+    return price(pin) > open + PinPriceToleranceUsd ? undefined : pin;
   }
 
   /**
@@ -287,9 +300,9 @@ export class SimClaim implements TopologyTarget {
         for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
         return this.domainsWith(k, q);
       };
-      const cheapestFirst = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.cheapestFirstWith(k, values, podReqs, narrowed, requests);
+      const pinDomain = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.pinDomainWith(k, values, podReqs, narrowed, requests);
       const launchable = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.launchableWith(k, values, podReqs, narrowed, requests);
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, cheapestFirst, launchable, requirements: podReqs, taints: t.taints }, info.strictRequirements);
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, pinDomain, launchable, requirements: podReqs, taints: t.taints }, info.strictRequirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

@@ -251,7 +251,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
 
   const spreadKeys = new Set<string>();
   for (const info of infos) for (const s of info.activeSpreads) spreadKeys.add(s.key);
-  const topology = new Topology(topologyDomains(templates, existing, spreadKeys));
+  const topology = new Topology(topologyDomains(templates, existing, spreadKeys), !costPacking);
 
   // Existing capacity and the pods already running there.
   const { nodes, bound } = simulateExistingNodes(prepared);

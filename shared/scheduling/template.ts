@@ -115,6 +115,16 @@ export class PoolTemplate {
   /** Every zone and capacity type some admitted type offers, sorted. */
   readonly zones: string[];
   readonly capacityTypes: string[];
+  /**
+   * The zones and capacity types Karpenter v1.15 registers as topology domains for this pool, a
+   * superset of `zones` / `capacityTypes`, sorted (KC topology.go `buildDomainGroups`): the
+   * available offerings of every instance type listed for the pool, whatever its other
+   * requirements exclude (family, cpu), within the pool's zone (capacity-type) requirement; plus
+   * every value of the pool's own `In` requirement on the key, offered or not. Only ScheduleAnyway
+   * spreads under `packing: karpenter` count them (topology.ts {@link TopologyGroup.registered}).
+   */
+  readonly registeredZones: string[];
+  readonly registeredCapacityTypes: string[];
   /** Why the pool can launch nothing at all, if so. */
   readonly unusable?: string;
   /** Whether some admitted type has {@link TemplateType.daemonHostPorts}. */
@@ -191,6 +201,20 @@ export class PoolTemplate {
     this.hasDaemonHostPorts = types.some((t) => t.daemonHostPorts);
     this.zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
     this.capacityTypes = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.capacityType)))].sort();
+    const registered = (key: string, own: readonly string[]): string[] => {
+      const req = this.requirements.get(key);
+      const out = new Set(own);
+      for (const type of instanceTypes) {
+        for (const o of type.offerings) {
+          const v = key === L.LabelTopologyZone ? o.zone : o.capacityType;
+          if (o.available && !unavailableSet.has(`${type.name}|${o.zone}|${o.capacityType}`) && (!req || req.has(v))) out.add(v);
+        }
+      }
+      if (req && !req.complement) for (const v of req.values) out.add(v);
+      return [...out].sort();
+    };
+    this.registeredZones = registered(L.LabelTopologyZone, this.zones);
+    this.registeredCapacityTypes = registered(L.LabelCapacityType, this.capacityTypes);
     if (types.length === 0) {
       this.unusable = instanceTypes.length === 0 ? 'no instance types available for the nodepool' : `no instance type satisfies the nodepool requirements (${this.requirements.toString()})`;
     }

@@ -7,7 +7,8 @@
  * domain is known (one value), anti-affinity groups block every domain the node may still land
  * in. For hostname spread the minimum count is zero, because a new node can always be added.
  * A claim is pinned to one free domain for pod anti-affinity only while another pending pod is
- * concerned by the term, to the one it launches cheapest in (see {@link Topology.check}).
+ * concerned by the term, to the one it launches cheapest in, and only when that costs no more
+ * than the open claim (see {@link Topology.check}).
  */
 import type { LabelSelector, Pod, Taint, Toleration } from '../api/kube.ts';
 import { LabelCapacityType, LabelHostname, LabelInstanceType, LabelTopologyZone } from '../api/labels.ts';
@@ -50,6 +51,12 @@ export class TopologyGroup {
     readonly universe: ReadonlySet<string>,
     /** The domains of `universe` where some existing node is (the rest are offered by NodePools only). */
     readonly withNodes: ReadonlySet<string> = universe,
+    /**
+     * `universe` plus the domains Karpenter v1.15 registers although nothing launches there (a
+     * NodePool's own `In` values, zones of types the NodePool excludes: {@link DomainSource.registeredOnly}).
+     * Only a ScheduleAnyway spread under `packing: karpenter` counts them ({@link Topology.check}).
+     */
+    readonly registered: ReadonlySet<string> = universe,
   ) {}
 
   /** Whether a pod (namespace + labels) is counted by this group. */
@@ -88,11 +95,11 @@ export class TopologyGroup {
    * over the pod's own domains, topologygroup.go). A refused domain with a node still counts, as in
    * kube-scheduler (difference spread-ignore-affinity-min-over-all-domains). Parity seed 2 #948.
    */
-  minCount(podAllows?: { has(v: string): boolean }): number {
+  minCount(podAllows?: { has(v: string): boolean }, domains: ReadonlySet<string> = this.universe): number {
     if (this.key === LabelHostname) return 0;
-    if (this.minDomains !== undefined && this.universe.size < this.minDomains) return 0;
+    if (this.minDomains !== undefined && domains.size < this.minDomains) return 0;
     let min = Infinity;
-    for (const d of this.universe) {
+    for (const d of domains) {
       if (podAllows && !this.nodeFilter && !podAllows.has(d) && !this.withNodes.has(d)) continue;
       min = Math.min(min, this.count(d));
     }
@@ -138,11 +145,11 @@ export interface TopologyTarget {
    */
   domains(key: string, narrowed?: ReadonlyMap<string, readonly string[]>): readonly string[];
   /**
-   * A new claim only: `values` of `key` ordered cheapest launch first (stable), so a claim pinned
-   * to one of several free domains (anti-affinity) takes the one it launches cheapest in, where
-   * Karpenter keeps the claim open over all of them.
+   * A new claim only: which of the free `values` of `key` to pin the claim to for a pod's
+   * anti-affinity (the one it launches cheapest in), or undefined to keep it open over all of
+   * them, as Karpenter keeps it, when every pin would launch dearer than the open claim.
    */
-  cheapestFirst?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
+  pinDomain?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): string | undefined;
   /** A new claim only: the `values` of `key` (order kept) where a type that holds the pod and meets its requirements is offered. */
   launchable?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
@@ -160,7 +167,7 @@ export interface TopologyFailure {
 
 /** The groups one pod takes part in. */
 export interface PodGroups {
-  spreads: { group: TopologyGroup; self: boolean }[];
+  spreads: { group: TopologyGroup; self: boolean; anyway: boolean }[];
   affinity: { group: TopologyGroup; self: boolean }[];
   anti: { group: TopologyGroup; self: boolean }[];
   /** The groups of the pod's required anti-affinity terms: placed, it blocks their domains for matching pods (preferred terms never block others). */
@@ -188,7 +195,9 @@ interface PodLike {
   labels: Record<string, string>;
   tolerations: Toleration[];
   nodeFilterTerms: Requirements[] | undefined;
-  activeSpreads: SpreadLike[];
+  /** Spreads in force: DoNotSchedule ones, then ScheduleAnyway ones not relaxed yet. */
+  spreads: SpreadLike[];
+  spreadsAnyway: SpreadLike[];
   activeAffinity: TermLike[];
   activeAnti: TermLike[];
   anti: TermLike[];
@@ -211,8 +220,15 @@ export class Topology {
     return this.all.length === 0;
   }
 
-  /** @param domains every domain value per key that a new or existing node may have (zones, capacity types, …), with the taints of what offers it. */
-  constructor(private readonly domains: TopologyDomains) {}
+  /**
+   * @param domains every domain value per key that a new or existing node may have (zones, capacity types, …), with the taints of what offers it.
+   * @param karpenterPreferredSpreads `packing: karpenter`: a ScheduleAnyway spread picks its domain
+   *   on a new claim as Karpenter does ({@link check}).
+   */
+  constructor(
+    private readonly domains: TopologyDomains,
+    private readonly karpenterPreferredSpreads = false,
+  ) {}
 
   private group(kind: TopologyKind, key: string, selector: LabelSelector | undefined, namespaces: NamespaceScope, s?: SpreadLike, pod?: PodLike): TopologyGroup {
     const nodeFilter = s?.honorAffinity ? pod?.nodeFilterTerms : undefined;
@@ -221,24 +237,26 @@ export class Topology {
     let g = this.groups.get(id);
     if (!g) {
       const sources = this.domains.get(key) ?? new Map<string, readonly DomainSource[]>();
-      let universe: ReadonlySet<string> = new Set(sources.keys());
       // nodeTaintsPolicy Honor: a domain counts only when some node or NodePool offering it has
       // taints the pod tolerates; nodeAffinityPolicy Honor: only when some node or NodePool
       // offering it matches the pod's node affinity (KC topologydomaingroup.go).
-      if (taintFilter) {
-        universe = new Set([...universe].filter((d) => sources.get(d)!.some((src) => !untoleratedTaint(src.taints, taintFilter, true))));
-      }
-      if (nodeFilter) {
-        universe = new Set(
-          [...universe].filter(
+      const filtered = (through: (src: DomainSource) => boolean): Set<string> => {
+        const via = (d: string) => sources.get(d)!.filter(through);
+        let out = [...sources.keys()].filter((d) => via(d).length > 0);
+        if (taintFilter) out = out.filter((d) => via(d).some((src) => !untoleratedTaint(src.taints, taintFilter, true)));
+        if (nodeFilter) {
+          out = out.filter(
             (d) =>
               nodeFilter.some((f) => f.get(key)?.has(d) ?? true) &&
-              sources.get(d)!.some((src) => nodeFilter.some((f) => (src.labels ? f.matchesLabels(src.labels) : src.requirements!.incompatibility(f, ALL_KEYS) === undefined))),
-          ),
-        );
-      }
+              via(d).some((src) => nodeFilter.some((f) => (src.labels ? f.matchesLabels(src.labels) : src.requirements!.incompatibility(f, ALL_KEYS) === undefined))),
+          );
+        }
+        return new Set(out);
+      };
+      const universe = filtered((src) => !src.registeredOnly);
+      const registered = filtered(() => true);
       const withNodes = new Set([...universe].filter((d) => sources.get(d)!.some((src) => src.labels !== undefined)));
-      g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe, withNodes);
+      g = new TopologyGroup(id, kind, key, selector, namespaces, s?.maxSkew ?? 0, s?.minDomains, nodeFilter, taintFilter, universe, withNodes, registered);
       this.groups.set(id, g);
       this.all.push(g);
       if (kind === 'anti') {
@@ -254,10 +272,11 @@ export class Topology {
   /** Creates (or finds) the groups of a pod's constraints in force. */
   groupsOf(pod: PodLike): PodGroups {
     const self = (g: TopologyGroup) => g.selects(pod.namespace, pod.labels);
-    const spreads = pod.activeSpreads.map((s) => {
+    const spread = (anyway: boolean) => (s: SpreadLike) => {
       const group = this.group('spread', s.key, s.selector, s.namespaces, s, pod);
-      return { group, self: self(group) };
-    });
+      return { group, self: self(group), anyway };
+    };
+    const spreads = [...pod.spreads.map(spread(false)), ...pod.spreadsAnyway.map(spread(true))];
     const affinity = pod.activeAffinity.map((t) => {
       const group = this.group('affinity', t.key, t.selector, t.namespaces);
       return { group, self: self(group) };
@@ -340,7 +359,7 @@ export class Topology {
     const repelling = groups.spreads.length > 0 ? [...groups.anti.map((a) => a.group.counts), ...groups.inverse.map((g) => g.owners)] : [];
     const repelKeys = repelling.length > 0 ? [...groups.anti.map((a) => a.group.key), ...groups.inverse.map((g) => g.key)] : [];
     const repelled = (key: string, v: string) => repelling.some((c, i) => repelKeys[i] === key && (c.get(v) ?? 0) > 0);
-    for (const { group: g, self } of groups.spreads) {
+    for (const { group: g, self, anyway } of groups.spreads) {
       const inc = self ? 1 : 0;
       if (g.key === LabelHostname) {
         if (g.count(target.hostname) + inc > g.maxSkew) {
@@ -348,9 +367,20 @@ export class Topology {
         }
         continue;
       }
-      const d = domainsOf(g.key);
+      // A ScheduleAnyway spread under packing karpenter decides as Karpenter v1.15 does
+      // (topologygroup.go nextDomainTopologySpread, domainMinCount): the minimum over every domain
+      // Karpenter registers, and on a new claim the least populated of the registered values the
+      // claim's requirements allow, whether or not the claim's instance types launch there (ties
+      // by name: Karpenter's map order is random, name order is one of its outcomes). A pick where
+      // none launches fails the claim, and the pod tries the next claim or relaxes a preference:
+      // it is never left pending for it, so nothing is gained by choosing otherwise (parity seed 2
+      // #413 #1633, seed 3 #1493). A DoNotSchedule spread keeps to launchable domains (differences
+      // topology-domain-ignores-claim-offerings, spread-counts-unlaunchable-domains).
+      const karpenterWay = anyway && this.karpenterPreferredSpreads;
+      const claimReqs = karpenterWay && !target.labels ? target.requirements : undefined;
+      const d = claimReqs ? (narrow.get(g.key) ?? [...g.registered].filter((v) => claimReqs.get(g.key)?.has(v) ?? true).sort()) : domainsOf(g.key);
       if (d.length === 0) return { reason: `node has no ${g.key} for topology spread`, monotone: true };
-      const min = g.minCount(podRequirements?.get(g.key));
+      const min = g.minCount(podRequirements?.get(g.key), karpenterWay ? g.registered : g.universe);
       let best: string | undefined;
       let bestCount = Infinity;
       let bestFree = false;
@@ -396,6 +426,8 @@ export class Topology {
     // (otherwise an undecided claim would block every zone it might land in). When no other
     // pending pod is concerned by the term, nothing is gained by pinning: the claim stays open
     // over every free domain, as Karpenter keeps it, and may still follow a later pod's zone.
+    // Nor is a pin taken that launches dearer than the open claim (the target's pinDomain says
+    // none): the next replica may then wait a round, as in Karpenter, but the pod never costs more.
     const blocked = (g: TopologyGroup, counts: Map<string, number>, what: string, pin: boolean): TopologyFailure | undefined => {
       if (g.key === LabelHostname) {
         return (counts.get(target.hostname) ?? 0) > 0 ? { reason: `would violate ${what} on ${g.key}`, monotone: true } : undefined;
@@ -403,7 +435,8 @@ export class Topology {
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      if (pin && g.pending > 1 && free.length > 1) narrow.set(g.key, [(target.cheapestFirst ? target.cheapestFirst(g.key, free, narrow) : free)[0]]);
+      const pinned = pin && g.pending > 1 && free.length > 1 ? (target.pinDomain ? target.pinDomain(g.key, free, narrow) : free[0]) : undefined;
+      if (pinned !== undefined) narrow.set(g.key, [pinned]);
       else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
@@ -452,6 +485,8 @@ export class Topology {
 /** A NodePool (its requirements) or an existing node (its labels) that offers a domain, with its taints. */
 export interface DomainSource {
   taints: readonly Taint[];
+  /** A NodePool through which Karpenter registers the domain although none of its types launch there ({@link TopologyGroup.registered}). */
+  registeredOnly?: boolean;
   labels?: Record<string, string>;
   requirements?: Requirements;
 }
@@ -481,9 +516,15 @@ export function topologyDomains(templates: readonly ClaimTemplate[], existing: r
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
     if (t.unusable) continue;
-    source = { taints: t.taints, requirements: t.requirements };
+    const launches: DomainSource = { taints: t.taints, requirements: t.requirements };
+    source = launches;
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
     for (const c of t.capacityTypes) addDomain(LabelCapacityType, c);
+    // Then the domains Karpenter registers through this pool although none of its types launch there.
+    source = { taints: t.taints, requirements: t.requirements, registeredOnly: true };
+    for (const z of t.base.registeredZones) if (!t.zones.includes(z)) addDomain(LabelTopologyZone, z);
+    for (const c of t.base.registeredCapacityTypes) if (!t.capacityTypes.includes(c)) addDomain(LabelCapacityType, c);
+    source = launches;
     if (typeSpreadKeys.length === 0) continue;
     for (const tt of t.types) {
       for (const k of typeSpreadKeys) {

@@ -19,7 +19,11 @@ export interface DisruptionDivergence {
 /** A replacement as the oracle prints it (test/oracle/karpenter/main.go OutClaim). */
 export interface OracleReplacement {
   nodePool: string;
+  /** The replacement's types with an available offering its requirements allow, cheapest such offering first (≤ 60). */
   instanceTypes: string[] | null;
+  /** How many instance types the replacement kept, launchable under its capacity-type pin or not. */
+  instanceTypeOptions?: number;
+  /** USD/h: the cheapest launchable offering. */
   price: number;
   capacityTypes: string[] | null;
   pods: string[] | null;

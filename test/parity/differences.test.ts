@@ -1,6 +1,6 @@
 /**
  * The documented differences of the parity harness: each names a case that exists, and the
- * topology ones explain their case's divergence (with Karpenter's decision on it as the oracle
+ * topology and consolidation ones explain their case's divergence (with Karpenter's decision on it as the oracle
  * gave it, written out here) and nothing once the cause is gone.
  */
 import { existsSync } from 'node:fs';
@@ -10,17 +10,21 @@ import { solve } from '../../shared/scheduling/index.ts';
 import { PodInfo } from '../../shared/scheduling/pod.ts';
 import { scenarioFromCase, ParityCasesDir } from './cases.ts';
 import { compare } from './compare.ts';
-import { Differences, documentedReason } from './differences.ts';
+import { planDisruption } from '../../shared/disruption/index.ts';
+import { compareDisruption, type OracleDisruption } from './compare-disruption.ts';
+import { Differences, DisruptionDifferences, documentedDisruptionReason, documentedReason } from './differences.ts';
+import { disruptionScenarioFromCase, toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, reachableDomains, seats, skew, spreadCounts } from './domains.ts';
 import type { OracleOutput } from './oracle.ts';
 import { toSchedulingInput, type ParityScenario } from './scenario.ts';
 
 const Zone = 'topology.kubernetes.io/zone';
+const CapacityType = 'karpenter.sh/capacity-type';
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
 
-function karpenter(claims: { nodePool: string; type: string; pods: string[]; price?: number; zones?: string[] }[], pending: Record<string, string>): OracleOutput {
+function karpenter(claims: { nodePool: string; type: string; pods: string[] }[], pending: Record<string, string>): OracleOutput {
   return {
-    nodeClaims: claims.map((c) => ({ nodePool: c.nodePool, requests: {}, instanceTypes: [c.type], instanceTypeOptions: 1, price: c.price ?? 0.4, capacityTypes: null, zones: c.zones ?? null, pods: c.pods.map((p) => `default/${p}`) })),
+    nodeClaims: claims.map((c) => ({ nodePool: c.nodePool, requests: {}, instanceTypes: [c.type], instanceTypeOptions: 1, price: 0.4, capacityTypes: null, zones: null, pods: c.pods.map((p) => `default/${p}`) })),
     placements: [],
     unschedulable: Object.entries(pending).map(([pod, reason]) => ({ pod: `default/${pod}`, reasons: { karpenter: reason } })),
     solveSeconds: 0,
@@ -34,14 +38,6 @@ function explainExtra(s: ParityScenario, k: OracleOutput): (string | undefined)[
   const extra = c.divergences.filter((d) => d.kind === 'extra-placed');
   expect(extra).toHaveLength(1);
   return extra.map((d) => documentedReason(d, s, k, c));
-}
-
-/** The ids documenting each divergence of `kind` against Karpenter's decision `k`. */
-function explainKind(s: ParityScenario, k: OracleOutput, kind: string): (string | undefined)[] {
-  const c = compare(k, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
-  const found = c.divergences.filter((d) => d.kind === kind);
-  expect(found).toHaveLength(1);
-  return found.map((d) => documentedReason(d, s, k, c));
 }
 
 /** The scenario without the pod named `name`. */
@@ -64,6 +60,20 @@ describe('documented differences', () => {
     expect(explainExtra(real, k)).toEqual([undefined]);
   });
 
+  it('a domain only nodes the spread never counts can have is unlaunchable for that pod, under nodeAffinityPolicy Honor only', () => {
+    const s = load('spread-ignores-domains-the-pod-cannot-launch');
+    const web = s.pods[0];
+    const spread = new PodInfo(web).spreads[0];
+    expect([...karpenterSpreadDomains(s, web, spread)].sort()).toEqual(['on-demand', 'spot']);
+    // Spot comes only from the pool labelled team=blue, which the pod's `team DoesNotExist` term refuses.
+    expect([...reachableDomains(s, CapacityType)].sort()).toEqual(['on-demand', 'spot']);
+    expect([...reachableDomains(s, CapacityType, web, spread)]).toEqual(['on-demand']);
+    expect([...reachableDomains(s, CapacityType, web, { ...spread, honorAffinity: false })].sort()).toEqual(['on-demand', 'spot']);
+    const skewed = 'unsatisfiable topology constraint for topology spread, key=karpenter.sh/capacity-type (counts = on-demand: 1, spot: 0';
+    const k = karpenter([{ nodePool: 'general', type: 'big', pods: ['web-0'] }], { 'web-1': skewed });
+    expect(explainExtra(s, k)).toEqual(['spread-counts-unlaunchable-domains']);
+  });
+
   it('a spread placed outside the zone Karpenter pinned, within maxSkew, is explained; in that zone it is not', () => {
     const s = load('spread-domain-where-the-claim-launches');
     const pinned = (zone: string) => `no instance type has enough resources, requirements=karpenter.sh/nodepool In [default], ${Zone} In [${zone}], resources={"cpu":"2500m"}`;
@@ -79,21 +89,21 @@ describe('documented differences', () => {
     expect(skew(new Map([['us-east-1b', 2]]), new Set(['us-east-1a', 'us-east-1b']))).toBe(2);
   });
 
-  it('a spread pod on a claim of its own in the zone Karpenter pinned, beside another claim for nodefleet, is explained; in the same zone it is not', () => {
-    const s = load('spread-joins-claim-where-it-launches');
-    const k = (zone: string) =>
-      karpenter(
-        [
-          { nodePool: 'default', type: 'big', pods: ['batch-0'] },
-          { nodePool: 'default', type: 'small', price: 0.1, zones: [zone], pods: ['web-new'] },
-        ],
-        {},
-      );
-    expect(explainKind(s, k('us-east-1a'), 'claims')).toEqual(['topology-domain-ignores-claim-offerings']);
-    // Karpenter's claim in nodefleet's zone: not the pin this difference is about.
-    expect(explainKind(s, k('us-east-1c'), 'claims')).toEqual([undefined]);
-    // Without the running replica us-east-1c is a least-populated zone, which Karpenter's spread may pick too.
-    expect(explainKind(without(s, 'web-running'), k('us-east-1a'), 'claims')).toEqual([undefined]);
+  it('a spread pod Karpenter pins where an open claim is not offered, nodefleet adds to that claim: explained; were it offered there, not', () => {
+    const s = load('spread-joins-open-claim-where-offered');
+    type Claim = OracleOutput['nodeClaims'][number];
+    const claim = (pods: string[], zones: string[], capacityTypes: string[], price: number): Claim => ({ nodePool: 'general', requests: {}, instanceTypes: ['big'], instanceTypeOptions: 1, price, capacityTypes, zones, pods: pods.map((p) => `default/${p}`) });
+    // Karpenter with tie order desc: batch-0's spot claim stays open over every zone, web-0 is pinned to us-east-1b.
+    const k = (openClaimTypes: string[]): OracleOutput => ({ nodeClaims: [claim(['batch-0'], [], openClaimTypes, 0.3), claim(['web-0'], ['us-east-1b'], [], 1)], placements: [], unschedulable: [], solveSeconds: 0, solveCpuSeconds: 0 });
+    const explain = (o: OracleOutput) => {
+      const c = compare(o, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      const claims = c.divergences.filter((d) => d.kind === 'claims');
+      expect(claims).toHaveLength(1);
+      return documentedReason(claims[0], s, o, c);
+    };
+    expect(explain(k(['spot']))).toBe('topology-domain-ignores-claim-offerings');
+    // An open claim of any capacity type could launch big on demand in us-east-1b: Karpenter's reason to open a second claim is not that one.
+    expect(explain(k([]))).toBeUndefined();
   });
 
   it('a spread pod Karpenter left pending with the zone emptied by its own pod affinity is explained; without the affinity it is not', () => {
@@ -117,5 +127,55 @@ describe('documented differences', () => {
     const listed: ParityScenario = structuredClone(s);
     (listed.nodePools[0].spec as { template: { spec: { requirements: { values: string[] }[] } } }).template.spec.requirements[0].values.push('us-east-1c');
     expect(explainExtra(listed, k)).toEqual([undefined]);
+  });
+});
+
+describe('documented disruption differences', () => {
+  const load = (file: string, name?: string) => disruptionScenarioFromCase(join(ParityCasesDir, file), name);
+  const plan = (s: DisruptionScenario) => planDisruption(toDisruptionSnapshot(s), new Date(s.now));
+  /** The ids explaining each divergence between Karpenter's command `k` and nodefleet's plan. */
+  const explain = (s: DisruptionScenario, k: OracleDisruption) => {
+    const p = plan(s);
+    const ds = compareDisruption(k, p);
+    expect(ds).toHaveLength(1);
+    return ds.map((d) => documentedDisruptionReason(d, s, k, p));
+  };
+  const candidate = (node: string, price: number) => ({ node, price, savingsRatio: price / 2, empty: false });
+  const replacement = (nodePool: string, types: string[], options: number, price: number, capacityType: string) => ({ nodePool, instanceTypes: types, instanceTypeOptions: options, price, capacityTypes: [capacityType], pods: [] });
+
+  it('each names a case that exists', () => {
+    for (const d of DisruptionDifferences) expect(existsSync(join(ParityCasesDir, '..', d.case!)), d.id).toBe(true);
+  });
+
+  it('a multi-node command Karpenter takes with its own packing, saving less, is explained; one its packing would not take is not', () => {
+    const s = load('disruption-consolidation-cost-packing.yaml', 'cost-packing-deletes-two');
+    const methods = (method: string) => [{ method, candidates: [candidate('node-0', 0.01683), candidate('node-1', 0.06001), candidate('node-3', 0.01683)] }];
+    const replaceThree: OracleDisruption = {
+      command: { method: 'multi-node-consolidation', reason: 'Underutilized', decision: 'replace', candidates: ['node-0', 'node-1', 'node-3'], replacements: [replacement('np-0', ['fa-1x4-1'], 1, 0.02401, 'spot')], savingsUsdPerHour: 0.06966 },
+      methods: methods('multi-node-consolidation'),
+    };
+    expect(explain(s, replaceThree)).toEqual(['consolidation-cost-aware-packing']);
+    // Karpenter's other answer on the seed's scenario (a tie put node-3 before node-0): not what packing: karpenter decides here.
+    const deleteOne: OracleDisruption = {
+      command: { method: 'single-node-consolidation', reason: 'Underutilized', decision: 'delete', candidates: ['node-1'], replacements: [], savingsUsdPerHour: 0.06001 },
+      methods: methods('single-node-consolidation'),
+    };
+    expect(explain(s, deleteOne)).toEqual([undefined]);
+    // Had Karpenter's replacement been cheaper than nodefleet's saving, nodefleet would not be better.
+    const cheaper = structuredClone(replaceThree);
+    cheaper.command!.replacements[0].price = 0.01;
+    expect(explain(s, cheaper)).toEqual([undefined]);
+  });
+
+  it("Karpenter's spot-pinned replacement dearer than nodefleet's on-demand one is explained; a cheaper spot one is not", () => {
+    const s = load('disruption-replacement-on-demand-cheaper-than-spot.yaml');
+    const k = (price: number, options: number): OracleDisruption => ({
+      command: { method: 'single-node-consolidation', reason: 'Underutilized', decision: 'replace', candidates: ['node-big'], replacements: [replacement('default', ['big'], options, price, 'spot')], savingsUsdPerHour: 1.512 },
+      methods: [{ method: 'single-node-consolidation', candidates: [candidate('node-big', 1.512)] }],
+    });
+    expect(explain(s, k(0.6048, 2))).toEqual(['consolidation-on-demand-replacement-cheaper-than-spot']);
+    expect(explain(s, k(0.1, 2))).toEqual([undefined]);
+    // Every type Karpenter kept launches as spot: its pin did not drop an on-demand-only type.
+    expect(explain(s, k(0.6048, 1))).toEqual([undefined]);
   });
 });

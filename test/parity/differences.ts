@@ -4,17 +4,17 @@
  * divergence that one of these explains is counted as documented, not as a failure.
  */
 import type { Pod } from '../../shared/api/kube.ts';
-import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { LabelTopologyZone } from '../../shared/api/labels.ts';
+import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
-import type { DisruptionPlan } from '../../shared/disruption/index.ts';
-import type { DisruptionDivergence, OracleCandidate, OracleDisruption } from './compare-disruption.ts';
-import type { DisruptionScenario } from './disruption-scenario.ts';
+import { planDisruption, type DisruptionPlan } from '../../shared/disruption/index.ts';
+import { compareDisruption, type DisruptionDivergence, type OracleCandidate, type OracleDisruption } from './compare-disruption.ts';
+import { toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import type { OracleOutput } from './oracle.ts';
-import { toSchedulingInput, type ParityScenario } from './scenario.ts';
+import { resolvedTypes, toSchedulingInput, type ParityScenario } from './scenario.ts';
 
 export interface Difference {
   id: string;
@@ -33,7 +33,7 @@ function karpenterReasons(d: Divergence, karpenter: OracleOutput): string[] {
   return karpenter.unschedulable.filter((u) => d.detail.includes(u.pod)).map((u) => Object.values(u.reasons).join('; '));
 }
 
-/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from); computed once per scenario. */
+/** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from), and its seats; computed once per scenario. */
 const decisions = new WeakMap<ParityScenario, { result: SchedulingResult; seats: Seat[] }>();
 function nodefleetDecision(s: ParityScenario): { result: SchedulingResult; seats: Seat[] } {
   let x = decisions.get(s);
@@ -70,6 +70,57 @@ function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput
 /** The single domain Karpenter pinned the pod's claim to on `key`, read from its reason (`key In [v]`). */
 function pinnedDomain(reason: string, key: string): string | undefined {
   return new RegExp(`${key.replace(/[.]/g, '\\.')} In \\[([^\\] ]+)\\]`).exec(reason)?.[1];
+}
+
+const podKey = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
+type OracleClaim = OracleOutput['nodeClaims'][number];
+
+/**
+ * The in-flight-claim side of topology-domain-ignores-claim-offerings, for a `claims` or
+ * `claim-shapes` divergence: both place the same pods, nodefleet for no more money, and its
+ * claims are Karpenter's once each pod P of a set is moved from its Karpenter claim onto another
+ * Karpenter claim K, where for each P: P has a zone or capacity-type spread; Karpenter's claim
+ * of P is pinned to one value v of that key; K is still open on the key (no single value) and
+ * none of its instance types (of its capacity types) is offered in v, so Karpenter, pinning P to
+ * v, could not add it to K; nodefleet put P on a claim with K's pods, outside v, and its spread
+ * over nodefleet's placement is within maxSkew over Karpenter's domains.
+ */
+function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  if (d.kind !== 'claims' && d.kind !== 'claim-shapes') return false;
+  if (c.divergences.some((x) => x.kind !== 'claims' && x.kind !== 'claim-shapes')) return false;
+  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
+  const { result, seats: all } = nodefleetDecision(s);
+  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const types = new Map(resolvedTypes(s).map((t) => [t.name, t]));
+  const kClaimOf = (key: string) => karpenter.nodeClaims.find((k) => (k.pods ?? []).includes(key));
+  const values = (k: OracleClaim, key: string) => (key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
+  const offeredIn = (k: OracleClaim, key: string, v: string) =>
+    (k.instanceTypes ?? []).some((n) =>
+      (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!k.capacityTypes?.length || k.capacityTypes.includes(o.capacityType)) && (!k.zones?.length || k.zones.includes(o.zone))),
+    );
+  const moved = new Map<string, OracleClaim>();
+  for (const claim of result.newNodeClaims) {
+    const keys = claim.pods.map(podKey);
+    for (const pod of claim.pods) {
+      const from = kClaimOf(podKey(pod));
+      const seat = seatOf(all, podKey(pod));
+      if (!from || !seat) continue;
+      const to = karpenter.nodeClaims.find((k) => k !== from && (k.pods ?? []).length > 0 && (k.pods ?? []).every((p) => keys.includes(p)));
+      if (!to) continue;
+      const ok = new PodInfo(pod).spreads.some((sp) => {
+        if (!OfferingKeys.has(sp.key)) return false;
+        const pinned = values(from, sp.key);
+        if (pinned.length !== 1 || values(to, sp.key).length === 1 || offeredIn(to, sp.key, pinned[0]) || seat.labels[sp.key] === pinned[0]) return false;
+        const counts = spreadCounts(pod, sp, all);
+        return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
+      });
+      if (ok) moved.set(podKey(pod), to);
+    }
+  }
+  if (moved.size === 0) return false;
+  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
+  const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
+  return partition(theirs) === partition(result.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
 
 export const Differences: Difference[] = [
@@ -137,11 +188,16 @@ export const Differences: Difference[] = [
       'Karpenter v1.15 counts topology-spread domains no node has and no NodePool can launch (topology.go buildDomainGroups): ' +
       'a NodePool\'s requirements are intersected with every instance type key by key, so a type the NodePool excludes ' +
       '(by family, cpu, arch) still adds its zones, and every value of a NodePool\'s own zone or capacity-type `In` ' +
-      'requirement is a domain even when no admitted type offers it. Such a domain stays empty, holds the global minimum ' +
-      'at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node that cannot launch. ' +
-      'kube-scheduler counts only the domains of nodes and binds them; nodefleet counts the domains of existing nodes ' +
-      'and of what its NodePools can launch, and places them. Explains a pod only when its spread, over nodefleet\'s ' +
-      'final placement, is within maxSkew over the launchable domains and beyond it once the unlaunchable ones count.',
+      'requirement is a domain even when no admitted type offers it. Nor do its domains heed the pod\'s node affinity ' +
+      '(topologydomaingroup.go filters them by taints only): under nodeAffinityPolicy Honor, a domain only a NodePool ' +
+      'the pod\'s node selector refuses can launch still counts (parity seed 2, path 1260: arm64 pods, an amd64 pool; ' +
+      'seed 3, path 1914: `team DoesNotExist`, the only spot pool labelled team=blue). Such a domain stays empty, holds ' +
+      'the global minimum at 0, and the spread stops at maxSkew pods per real domain: the rest stay pending for a node ' +
+      'that cannot launch. kube-scheduler counts only the domains of the nodes the spread counts and binds them; ' +
+      'nodefleet counts the domains of existing nodes and of what its NodePools can launch (for Honor, of those ' +
+      'matching the pod\'s node affinity), and places them. Explains a pod only when its spread, over nodefleet\'s ' +
+      'final placement, is within maxSkew over the domains a node the spread counts can have and beyond it once the ' +
+      'others count.',
     case: 'parity/spread-ignores-unlaunchable-zones.yaml',
     explains: (d, s, karpenter) =>
       everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) =>
@@ -150,7 +206,7 @@ export const Differences: Difference[] = [
           const counts = spreadCounts(pod, sp, all);
           if (!counts) return false;
           const theirs = karpenterSpreadDomains(s, pod, sp);
-          const reachable = reachableDomains(s, sp.key);
+          const reachable = reachableDomains(s, sp.key, pod, sp);
           const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
           return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
         }),
@@ -167,19 +223,19 @@ export const Differences: Difference[] = [
       'domain]") though us-east-1b is within maxSkew. nodefleet chooses among the domains the claim\'s instance types ' +
       'are offered in; kube-scheduler binds the pod on the node in us-east-1b. Explains a pod only when nodefleet placed ' +
       'it outside the domain Karpenter pinned, with its spread within maxSkew over Karpenter\'s own domains (or every ' +
-      'pod of its affinity in one domain). Two more ways the same pin shows: a pod whose required pod affinity on the ' +
-      'key follows pods in a domain that is not the spread\'s least-populated one gets an empty intersection ' +
-      '(`<key> DoesNotExist`, topology.go AddRequirements) and stays pending, where nodefleet places it with those pods ' +
-      '(parity seed 3, path 1038; case parity/spread-with-affinity-where-the-claim-launches.yaml); and when a new claim ' +
-      'can launch in the pinned domain, Karpenter opens one for the pod alone where nodefleet adds it to a claim ' +
-      'launching in another domain within maxSkew, one NodeClaim fewer for the same pods at no more cost (parity seed ' +
-      '3, path 403; case parity/spread-joins-claim-where-it-launches.yaml). Explains those only when the pod\'s ' +
-      'domain is not its spread\'s least-populated one and, for the NodeClaims count, when without those pods the ' +
-      'claims are the same.',
+      'pod of its affinity in one domain). The same rule on an in-flight claim still open over several domains: ' +
+      'Karpenter pins the pod to the least-populated domain of them all, where the claim\'s types may not be offered, ' +
+      'so the pod opens a claim of its own there; nodefleet adds it to the open claim in a domain it launches in, ' +
+      'within maxSkew, one node fewer (parity seed 2, path 1611: a spot claim offered in us-east-1a and us-east-1c, ' +
+      'the replica pinned to us-east-1b on a $1.01 on-demand node). Explains a `claims` or `claim-shapes` divergence ' +
+      'only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and nodefleet costs no more. ' +
+      'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
+      'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
+      'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
+      'path 1038; case parity/spread-with-affinity-where-the-claim-launches.yaml).',
     case: 'parity/spread-domain-where-the-claim-launches.yaml',
-    explains: (d, s, karpenter, c) => {
-      if (d.kind === 'claims') return spreadPodsJoinedClaimsWhereTheyLaunch(s, karpenter, c);
-      return everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
+    explains: (d, s, karpenter, c) =>
+      everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
         if (!reason.includes('no instance type')) return false;
         const info = new PodInfo(pod);
         const spread = info.spreads.some((sp) => {
@@ -187,16 +243,15 @@ export const Differences: Difference[] = [
           const counts = pinned !== undefined && seat.labels[sp.key] !== pinned ? spreadCounts(pod, sp, all) : undefined;
           return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
         });
-        const againstAffinity = seat.node === undefined && info.spreads.some((sp) => spreadPinMissesAffinity(s, pod, info, sp, seat, reason, all));
         const affinity = info.affinity.some((a) => {
           const pinned = OfferingKeys.has(a.key) ? pinnedDomain(reason, a.key) : undefined;
           const here = seat.labels[a.key];
           if (pinned === undefined || here === undefined || here === pinned || !matchesSelector(a.selector, pod.metadata.labels)) return false;
           return all.every((x) => !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] === here);
         });
+        const againstAffinity = seat.node === undefined && info.spreads.some((sp) => spreadPinMissesAffinity(s, pod, info, sp, seat, reason, all));
         return spread || affinity || againstAffinity;
-      });
-    },
+      }) || joinedOpenClaimWhereOffered(d, s, karpenter, c),
   },
   {
     id: 'unstable-claim-order-beyond-12',
@@ -263,8 +318,9 @@ export function documentedReason(d: Divergence, s: ParityScenario, karpenter: Or
  * True when Karpenter left `pod` pending with `<key> DoesNotExist` for its spread `sp` (offering
  * key), where nodefleet put it on a new claim whose domain holds other pods its own required pod
  * affinity on the same key follows, within maxSkew over Karpenter's domains, and that domain is
- * not the spread's least-populated one: Karpenter's spread took another (single) domain, the
- * affinity this one, and the two emptied each other.
+ * not the spread's least-populated one (over nodefleet's final counts, without the pod):
+ * Karpenter's spread took another (single) domain, the affinity this one, and the two emptied
+ * each other.
  */
 function spreadPinMissesAffinity(s: ParityScenario, pod: Pod, info: PodInfo, sp: SpreadSpec, seat: Seat, reason: string, all: readonly Seat[]): boolean {
   const here = seat.labels[sp.key];
@@ -272,60 +328,12 @@ function spreadPinMissesAffinity(s: ParityScenario, pod: Pod, info: PodInfo, sp:
   const followed = info.affinity.some(
     (a) => a.key === sp.key && matchesSelector(a.selector, pod.metadata.labels) && all.some((x) => x !== seat && matchesSelector(a.selector, x.pod.metadata.labels) && x.labels[a.key] === here),
   );
-  return followed && withinSkewNotLeast(s, pod, sp, here, all);
-}
-
-/**
- * Over a decision's final counts for `pod`'s spread `sp`: the skew over Karpenter's domains is
- * within maxSkew, and `here` (where the pod sits) held more matching pods than the
- * least-populated domain without it, so Karpenter's spread pins a claim elsewhere.
- */
-function withinSkewNotLeast(s: ParityScenario, pod: Pod, sp: SpreadSpec, here: string, all: readonly Seat[]): boolean {
+  if (!followed) return false;
   const counts = spreadCounts(pod, sp, all);
   if (!counts) return false;
   const domains = karpenterSpreadDomains(s, pod, sp);
   const least = Math.min(...[...domains].map((v) => counts.get(v) ?? 0));
   return skew(counts, domains, sp.minDomains) <= sp.maxSkew && (counts.get(here) ?? 0) - 1 > least;
-}
-
-/**
- * The `claims` side of topology-domain-ignores-claim-offerings: both packings place the same
- * pods and nothing else diverges; Karpenter put some pods with a spread on an offering key on
- * claims of their own (in a domain its spread pinned), nodefleet put each of them on a claim with
- * other pods in a domain that claim's types launch in, within maxSkew but not the least-populated
- * one; without those pods, the claims are the same pod for pod, and nodefleet's cost no more.
- */
-function spreadPodsJoinedClaimsWhereTheyLaunch(s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
-  if (c.divergences.some((x) => x.kind !== 'claims') || c.placed.karpenter !== c.placed.karpenterPacking) return false;
-  const { result, seats: all } = nodefleetDecision(s);
-  if (result.newNodeClaims.reduce((n, x) => n + x.priceUsdPerHour, 0) > karpenter.nodeClaims.reduce((n, x) => n + x.price, 0) + 1e-9) return false;
-  const keyOf = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
-  const byKey = new Map(s.pods.map((p) => [keyOf(p), p]));
-  const setOf = (pods: readonly string[]) => [...pods].sort().join(',');
-  const mine = result.newNodeClaims.map((x) => x.pods.map(keyOf));
-  const mineSets = new Set(mine.map(setOf));
-  // ScheduleAnyway spreads too: Karpenter holds them as required until it relaxes them.
-  const spreadsOf = (p: Pod | undefined) => {
-    const info = p ? new PodInfo(p) : undefined;
-    return info ? [...info.spreads, ...info.spreadsAnyway].filter((sp) => OfferingKeys.has(sp.key)) : [];
-  };
-  const own = karpenter.nodeClaims.filter((x) => (x.pods ?? []).length > 0 && !mineSets.has(setOf(x.pods ?? [])) && (x.pods ?? []).every((k) => spreadsOf(byKey.get(k)).length > 0));
-  if (own.length === 0) return false;
-  const moved = new Set(own.flatMap((x) => x.pods ?? []));
-  const rest = (claims: string[][]) => claims.map((x) => x.filter((k) => !moved.has(k))).filter((x) => x.length > 0).map(setOf).sort().join('|');
-  if (rest(mine) !== rest(karpenter.nodeClaims.filter((x) => !own.includes(x)).map((x) => x.pods ?? []))) return false;
-  return own.every((kc) =>
-    (kc.pods ?? []).every((k) => {
-      const pod = byKey.get(k)!;
-      const seat = seatOf(all, k);
-      if (!seat || seat.node !== undefined || !mine.some((x) => x.includes(k) && x.some((o) => !moved.has(o)))) return false;
-      return spreadsOf(pod).some((sp) => {
-        const here = seat.labels[sp.key];
-        const theirs = (sp.key === LabelTopologyZone ? kc.zones : kc.capacityTypes) ?? [];
-        return here !== undefined && theirs.length > 0 && !theirs.includes(here) && withinSkewNotLeast(s, pod, sp, here, all);
-      });
-    }),
-  );
 }
 
 /** The pods a divergence names (`namespace/name`). */
@@ -377,6 +385,29 @@ function karpenterKey(method: string, c: OracleCandidate): string {
 
 const sameMultiset = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('|') === [...b].sort().join('|');
 
+/** USD/h a Karpenter command saves: its candidates' prices (as the oracle lists them) minus its replacements'; undefined when a price is missing. */
+function karpenterSavings(k: OracleDisruption): number | undefined {
+  if (!k.command) return undefined;
+  const cands = karpenterCandidates(k);
+  let sum = 0;
+  for (const n of k.command.candidates) {
+    const c = cands.get(n);
+    if (!c) return undefined;
+    sum += c.price;
+  }
+  return sum - k.command.replacements.reduce((x, r) => x + r.price, 0);
+}
+
+/** nodefleet's plan on a scenario with `packing: karpenter` in its consolidation simulations; computed once per scenario. */
+const karpenterPackingPlans = new WeakMap<DisruptionScenario, DisruptionPlan>();
+function karpenterPackingPlan(s: DisruptionScenario): DisruptionPlan {
+  let p = karpenterPackingPlans.get(s);
+  if (!p) karpenterPackingPlans.set(s, (p = planDisruption(toDisruptionSnapshot(s, 'karpenter'), new Date(s.now))));
+  return p;
+}
+
+const isConsolidation = (method: string) => method === 'multi-node-consolidation' || method === 'single-node-consolidation';
+
 /** Deliberate or Karpenter-side differences: counted as documented. */
 export const DisruptionDifferences: DisruptionDifference[] = [
   {
@@ -396,6 +427,52 @@ export const DisruptionDifferences: DisruptionDifference[] = [
       const kKeys = keys(k.command.candidates);
       const nKeys = keys(plan.command.candidates.map((c) => c.nodeName));
       return !nKeys.includes('missing') && sameMultiset(kKeys, nKeys);
+    },
+  },
+  {
+    id: 'consolidation-cost-aware-packing',
+    reason:
+      "nodefleet's consolidation simulations pack as its provisioner does, cost-aware by default (README \"Packing mode\"), " +
+      "where Karpenter's use its own pod order (KC pkg/controllers/provisioning/scheduling/queue.go, CPU then memory " +
+      'descending). Another order can send other pods to the room left on the remaining nodes, and so change which ' +
+      'candidate sets consolidate: multi-node consolidation (pkg/controllers/disruption/multinodeconsolidation.go firstNConsolidationOption) keeps ' +
+      'the largest prefix that consolidates, and a replacement no cheaper than a candidate of its own type is refused ' +
+      '(filterOutSameInstanceType). Explained only when nodefleet with packing: karpenter decides exactly as Karpenter ' +
+      'and the cost-aware decision saves at least as much per hour.',
+    case: 'parity/disruption-consolidation-cost-packing.yaml',
+    explains: (_d, s, k, plan) => {
+      if (!k.command || !plan.command || !isConsolidation(k.command.method) || !isConsolidation(plan.command.method)) return false;
+      if (compareDisruption(k, karpenterPackingPlan(s)).length > 0) return false;
+      const theirs = karpenterSavings(k);
+      return theirs !== undefined && plan.command.savingsUsdPerHour !== undefined && plan.command.savingsUsdPerHour >= theirs - 1e-9;
+    },
+  },
+  {
+    id: 'consolidation-on-demand-replacement-cheaper-than-spot',
+    reason:
+      'Replacing on-demand nodes with a NodePool that allows spot and on-demand, Karpenter keeps the types cheaper than ' +
+      'the candidates at the capacity type each would launch with (spot where offered, else on-demand: ' +
+      'pkg/cloudprovider/types.go WorstLaunchPrice), then pins the replacement to spot (pkg/controllers/disruption/' +
+      'consolidation.go computeConsolidation), so a type sold only on-demand cannot launch and it buys a dearer spot ' +
+      "node. nodefleet's launch drops spot offerings dearer than the cheapest on-demand one (as the AWS provider does " +
+      'for a claim allowing both), so such a replacement launches on-demand, cheaper and never interrupted. Explained ' +
+      'when the candidates and replacement NodePool agree, Karpenter kept types it cannot launch under its spot pin, and ' +
+      "nodefleet's on-demand replacement costs less than Karpenter's spot one.",
+    case: 'parity/disruption-replacement-on-demand-cheaper-than-spot.yaml',
+    explains: (d, _s, k, plan) => {
+      if (d.kind !== 'replacement-type' || !k.command || !plan.command) return false;
+      if (k.command.replacements.length !== 1 || plan.command.replacements.length !== 1) return false;
+      if (plan.command.candidates.every((c) => c.capacityType === 'spot')) return false;
+      const theirs = k.command.replacements[0];
+      const ours = plan.command.replacements[0];
+      return (
+        sameMultiset(k.command.candidates, plan.command.candidates.map((c) => c.nodeName)) &&
+        theirs.nodePool === ours.nodePool &&
+        sameMultiset(theirs.capacityTypes ?? [], ['spot']) &&
+        sameMultiset(ours.capacityTypes, ['on-demand']) &&
+        (theirs.instanceTypeOptions ?? 0) > (theirs.instanceTypes ?? []).length &&
+        ours.priceUsdPerHour < theirs.price - 1e-9
+      );
     },
   },
 ];

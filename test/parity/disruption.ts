@@ -90,12 +90,15 @@ export async function runDisruptionParity(opts: DisruptionParityOptions, bin: st
     if (opts.oracleJson) {
       log(JSON.stringify(toOracleDisruptionScenario(s)));
     } else {
-      const k = await ask(s);
+      const ks = await Promise.all(Array.from({ length: opts.samples }, () => ask(s)));
       const plan = nodefleetPlan(s);
+      const { k } = closest(s, ks, plan);
       log(`scenario: ${JSON.stringify(toOracleDisruptionScenario(s))}`);
-      log(`karpenter: ${JSON.stringify(k)}`);
+      const distinct = new Set(ks.map((x) => JSON.stringify(x.command)));
+      if (distinct.size > 1) for (const c of distinct) log(`karpenter sample: ${c}`);
+      log(`karpenter (closest of ${opts.samples} samples): ${JSON.stringify(k)}`);
       log(`nodefleet: ${JSON.stringify({ command: plan.command ? { method: plan.command.method, candidates: plan.command.candidates.map((c) => c.nodeName), replacements: plan.command.replacements.map((r) => ({ types: r.instanceTypes.slice(0, 5), price: r.priceUsdPerHour, pods: r.pods })) } : null, blocked: plan.blocked })}`);
-      log(JSON.stringify(compareDisruption(k, plan)));
+      log(JSON.stringify(triage(s, k, plan).map((t) => ({ ...t.d, documented: t.documented, gap: t.gap }))));
     }
     oracle.close();
     return 0;

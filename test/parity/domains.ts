@@ -65,16 +65,32 @@ export function karpenterPoolDomains(s: ParityScenario, key: string, tolerations
  * The values of `key` a node can carry: those of existing nodes, and those of the available
  * offerings of the types each NodePool admits (every NodePool requirement on a key the types
  * define accepts the type), taints aside.
+ *
+ * With `pod` and its `spread`: only the nodes that spread counts, as kube-scheduler does (its
+ * node filter): under nodeAffinityPolicy Honor, a node or would-be node (NodePool requirements and
+ * labels, the type's labels, the offering's zone and capacity type) that matches one of the pod's
+ * required node selector terms; under nodeTaintsPolicy Honor, one whose taints the pod tolerates.
+ * A domain only nodes the spread never counts offer is no domain of that spread (parity seed 2,
+ * path 1260: an arm64 node-selector against an amd64 NodePool; seed 3, path 1914: a `team
+ * DoesNotExist` term against the only NodePool offering spot, labelled team=blue).
  */
-export function reachableDomains(s: ParityScenario, key: string): Set<string> {
+export function reachableDomains(s: ParityScenario, key: string, pod?: Pod, spread?: SpreadSpec): Set<string> {
+  const info = pod && spread ? new PodInfo(pod) : undefined;
+  const terms = info && spread?.honorAffinity ? (info.nodeFilterTerms ?? []) : undefined;
+  const tolerations = info && spread?.honorTaints ? info.tolerations : undefined;
+  const counted = (taints: readonly Taint[] | undefined) => !tolerations || !untoleratedTaint(taints, tolerations, true);
   const out = new Set<string>();
   for (const n of s.nodes) {
-    const v = n.metadata.labels?.[key];
-    if (v !== undefined) out.add(v);
+    const labels = n.metadata.labels ?? {};
+    const v = labels[key];
+    if (v === undefined || !counted(n.spec?.taints)) continue;
+    if (terms && !terms.some((t) => t.matchesLabels(labels))) continue;
+    out.add(v);
   }
   const types = resolvedTypes(s);
   const typeKeys = new Set([LabelInstanceType, ...types.flatMap((t) => Object.keys(t.labels))]);
   for (const p of pools(s)) {
+    if (!counted(p.taints)) continue;
     const zone = p.requirements.get(LabelTopologyZone);
     const ct = p.requirements.get(LabelCapacityType);
     const labelReqs = p.requirements.all().filter((r) => typeKeys.has(r.key) && !OfferingKeys.has(r.key));
@@ -82,6 +98,10 @@ export function reachableDomains(s: ParityScenario, key: string): Set<string> {
       if (!labelReqs.every((r) => r.matches(r.key === LabelInstanceType ? t.name : t.labels[r.key]))) continue;
       for (const o of t.offerings) {
         if (!o.available || (zone && !zone.has(o.zone)) || (ct && !ct.has(o.capacityType))) continue;
+        if (terms) {
+          const node = p.requirements.intersect(Requirements.fromLabels({ ...t.labels, [LabelInstanceType]: t.name, [LabelTopologyZone]: o.zone, [LabelCapacityType]: o.capacityType }));
+          if (!terms.some((f) => node.incompatibility(f) === undefined)) continue;
+        }
         out.add(key === LabelTopologyZone ? o.zone : o.capacityType);
       }
     }

@@ -16,6 +16,7 @@ import { loadCatalog, instanceTypeFromCase, type CaseInstanceType, type Unavaila
 import { AmiFamilyFeatureTable, amiFamilyOf } from '../../../shared/catalog/capacity.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { nodeClassHash, nodePoolHash } from '../../../shared/api/hash.ts';
+import { choosePacking, isPackingMode } from '../../../shared/api/packing.ts';
 import type { DaemonSetTemplate } from '../../../shared/scheduling/index.ts';
 import { planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
@@ -152,6 +153,9 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     .filter((o) => o.kind === 'DaemonSet' && o.spec?.template)
     .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
   const featureGates = (settings.featureGates ?? {}) as Record<string, boolean>;
+  // The consolidation simulations pack as the disruption function's would (functions/disruption/snapshot.ts):
+  // NodePool annotation, then `settings.packing`, then the default.
+  const packing = choosePacking(nodePools, isPackingMode(settings.packing) ? settings.packing : undefined).packing;
   // A case states the whole cluster: a claim it does not list does not exist.
   const storage = { claims: objects.filter((o) => o.kind === 'PersistentVolumeClaim'), volumes: objects.filter((o) => o.kind === 'PersistentVolume'), classes: objects.filter((o) => o.kind === 'StorageClass') };
 
@@ -172,6 +176,7 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     settings: {
       ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
       scheduling: {
+        ...(packing ? { packing } : {}),
         ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
         ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
       },
