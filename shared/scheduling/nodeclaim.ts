@@ -156,24 +156,14 @@ export class SimClaim implements TopologyTarget {
   }
 
   /**
-   * The zone or capacity-type value of `values` to pin the claim to for a pod's anti-affinity, or
-   * undefined to keep the claim open over all of them (as Karpenter keeps it). Each value is priced
-   * at the cheapest offering there of the claim's options that can hold `requests` (the claim's
-   * with the pod's) and meet the requirements' labels, under the requirements and the other
-   * narrowed domains; types too small for the pod, or of a family it refuses, do not make a value
-   * cheap (parity seed 1 #1457: a 2-vCPU spot type sold in every zone pinned a 3-vCPU pod to the
-   * first zone instead of the one where a type that holds it is cheapest). The pin goes to the
-   * cheapest value whose types meet the claim's minValues on their own, ties in the given order
-   * (parity seed 2 #1488: pinning a zone with one instance family under minValues 2 on families
-   * failed the pod where another free zone held). It is not taken when that value launches dearer
-   * than the cheapest offering over all `values`, or when no value meets minValues alone: an open
-   * claim counts minValues over every zone and launches its cheapest offering, so such a pin would
-   * cost more than Karpenter's claim for the same pod (parity seed 2 #1997: minValues 3 on types
-   * held only in us-east-1a, $0.0935/h, where the open claim launched a spot type in us-east-1c at
-   * $0.0561/h). Other keys: the first value.
+   * Per zone or capacity-type value, the cheapest offering (USD/hour) of the claim's options that
+   * can hold `requests` (the claim's with the pod's) and meet the requirements' labels, under the
+   * requirements and the other narrowed domains, and those options. Types too small for the pod,
+   * or of a family it refuses, do not count (parity seed 1 #1457: a 2-vCPU spot type sold in
+   * every zone pinned a 3-vCPU pod to the first zone instead of the one where a type that holds
+   * it is cheapest).
    */
-  pinDomainWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): string | undefined {
-    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values[0];
+  private offeredFor(key: string, reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): { best: Map<string, number>; offered: Map<string, TemplateType[]> } {
     const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
     const allowed = narrowed.get(other) ?? undefined;
     const otherReq = reqs.get(other);
@@ -191,12 +181,41 @@ export class SimClaim implements TopologyTarget {
         offered.set(v, ts);
       }
     }
+    return { best, offered };
+  }
+
+  /**
+   * The zone or capacity-type value of `values` to pin the claim to for a pod's anti-affinity, or
+   * undefined to keep the claim open over all of them (as Karpenter keeps it). Each value is priced
+   * at its cheapest offering that can hold the pod ({@link offeredFor}). The pin goes to the
+   * cheapest value whose types meet the claim's minValues on their own, ties in the given order
+   * (parity seed 2 #1488: pinning a zone with one instance family under minValues 2 on families
+   * failed the pod where another free zone held). It is not taken when that value launches dearer
+   * than the cheapest offering over all `values`, or when no value meets minValues alone: an open
+   * claim counts minValues over every zone and launches its cheapest offering, so such a pin would
+   * cost more than Karpenter's claim for the same pod (parity seed 2 #1997: minValues 3 on types
+   * held only in us-east-1a, $0.0935/h, where the open claim launched a spot type in us-east-1c at
+   * $0.0561/h). Other keys: the first value.
+   */
+  pinDomainWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): string | undefined {
+    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values[0];
+    const { best, offered } = this.offeredFor(key, reqs, narrowed, requests);
     const price = (v: string) => best.get(v) ?? Infinity;
     const meets = values.filter((v) => !unmetMinValues(offered.get(v) ?? [], reqs));
     if (meets.length === 0) return undefined;
     const pin = meets.reduce((a, b) => (price(b) < price(a) ? b : a));
     const open = Math.min(...values.map(price));
     return price(pin) > open + PinPriceToleranceUsd ? undefined : pin;
+  }
+
+  /**
+   * The zone or capacity-type values (in the given order) where some option that can hold the
+   * pod is offered ({@link offeredFor}); other keys unchanged.
+   */
+  launchableWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
+    if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
+    const { offered } = this.offeredFor(key, reqs, narrowed, requests);
+    return values.filter((v) => offered.has(v));
   }
 
   domainsWith(key: string, reqs: Requirements): readonly string[] {
@@ -283,7 +302,8 @@ export class SimClaim implements TopologyTarget {
       };
       const pinDomain = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.pinDomainWith(k, values, podReqs, narrowed, requests);
       const spreadDomains = karpenterSpread ? (k: string, universe: ReadonlySet<string>) => spreadCandidates(k, universe, podReqs) : undefined;
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, pinDomain, spreadDomains, requirements: podReqs, taints: t.taints }, info.strictRequirements);
+      const launchable = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.launchableWith(k, values, podReqs, narrowed, requests);
+      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, pinDomain, launchable, spreadDomains, requirements: podReqs, taints: t.taints }, info.strictRequirements);
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;

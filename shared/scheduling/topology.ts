@@ -158,6 +158,8 @@ export interface TopologyTarget {
    * other keys. Without it a spread picks among the domains the claim launches in.
    */
   spreadDomains?(key: string, universe: ReadonlySet<string>): readonly string[] | undefined;
+  /** A new claim only: the `values` of `key` (order kept) where a type that holds the pod and meets its requirements is offered. */
+  launchable?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): readonly string[];
   /** Existing node labels (undefined for a new claim). */
   labels?: Record<string, string>;
   /** Requirements of a new claim. */
@@ -421,7 +423,12 @@ export class Topology {
       const podAllows = podRequirements?.get(g.key);
       const compatiblePods = g.total > 0 && (!podAllows || [...g.counts].some(([v, n]) => n > 0 && podAllows.has(v)));
       if (!compatiblePods && self && d.length > 0) {
-        narrow.set(g.key, [d[0]]);
+        // The pod starts the group's domain: the first one (by name) where a type it accepts and
+        // fits in is offered. Karpenter takes any domain the claim's requirements allow, in Go
+        // map order; the first one by name may offer no type the pod wants (parity seed 2 #1747:
+        // no arm64 type in us-east-1a, so the arm64 preference was relaxed for nothing).
+        const starts = target.launchable ? target.launchable(g.key, d, narrow) : d;
+        narrow.set(g.key, [(starts.length > 0 ? starts : d)[0]]);
         continue;
       }
       return { reason: `no pod matching required pod affinity on ${g.key}`, monotone: false };

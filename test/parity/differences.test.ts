@@ -40,6 +40,9 @@ function explainExtra(s: ParityScenario, k: OracleOutput): (string | undefined)[
   return extra.map((d) => documentedReason(d, s, k, c));
 }
 
+/** The scenario without the pod named `name`. */
+const without = (s: ParityScenario, name: string): ParityScenario => ({ ...s, pods: s.pods.filter((p) => p.metadata.name !== name) });
+
 describe('documented differences', () => {
   it('each names a case that exists', () => {
     for (const d of Differences) expect(existsSync(join(ParityCasesDir, '..', d.case)), d.id).toBe(true);
@@ -101,6 +104,18 @@ describe('documented differences', () => {
     expect(explain(k(['spot']))).toBe('topology-domain-ignores-claim-offerings');
     // An open claim of any capacity type could launch big on demand in us-east-1b: Karpenter's reason to open a second claim is not that one.
     expect(explain(k([]))).toBeUndefined();
+  });
+
+  it('a spread pod Karpenter left pending with the zone emptied by its own pod affinity is explained; without the affinity it is not', () => {
+    const s = load('spread-with-affinity-where-the-claim-launches');
+    const reason = `did not tolerate taint; no instance type met the scheduling requirements or had enough resources or had a required offering, requirements=node.kubernetes.io/instance-type In [std], ${Zone} DoesNotExist, resources={"cpu":"500m"}`;
+    const k = karpenter([], { 'web-new': reason });
+    expect(explainExtra(s, k)).toEqual(['topology-domain-ignores-claim-offerings']);
+    const free: ParityScenario = structuredClone(s);
+    delete (free.pods.find((p) => p.metadata.name === 'web-new')!.spec as { affinity?: unknown }).affinity;
+    expect(explainExtra(free, k)).toEqual([undefined]);
+    // No replica to follow: nothing for the affinity to conflict with.
+    expect(explainExtra(without(s, 'web-running'), k)).toEqual([undefined]);
   });
 
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {

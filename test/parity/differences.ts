@@ -6,7 +6,7 @@
 import type { Pod } from '../../shared/api/kube.ts';
 import { LabelTopologyZone } from '../../shared/api/labels.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
-import { PodInfo } from '../../shared/scheduling/pod.ts';
+import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import type { Comparison, Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
@@ -229,7 +229,11 @@ export const Differences: Difference[] = [
       'so the pod opens a claim of its own there; nodefleet adds it to the open claim in a domain it launches in, ' +
       'within maxSkew, one node fewer (parity seed 2, path 1611: a spot claim offered in us-east-1a and us-east-1c, ' +
       'the replica pinned to us-east-1b on a $1.01 on-demand node). Explains a `claims` or `claim-shapes` divergence ' +
-      'only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and nodefleet costs no more.',
+      'only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and nodefleet costs no more. ' +
+      'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
+      'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
+      'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
+      'path 1038; case parity/spread-with-affinity-where-the-claim-launches.yaml).',
     case: 'parity/spread-domain-where-the-claim-launches.yaml',
     explains: (d, s, karpenter, c) =>
       everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => {
@@ -246,7 +250,8 @@ export const Differences: Difference[] = [
           if (pinned === undefined || here === undefined || here === pinned || !matchesSelector(a.selector, pod.metadata.labels)) return false;
           return all.every((x) => !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] === here);
         });
-        return spread || affinity;
+        const againstAffinity = seat.node === undefined && info.spreads.some((sp) => spreadPinMissesAffinity(s, pod, info, sp, seat, reason, all));
+        return spread || affinity || againstAffinity;
       }) || joinedOpenClaimWhereOffered(d, s, karpenter, c),
   },
   {
@@ -308,6 +313,28 @@ export function documentedReason(d: Divergence, s: ParityScenario, karpenter: Or
     }
   }
   return undefined;
+}
+
+/**
+ * True when Karpenter left `pod` pending with `<key> DoesNotExist` for its spread `sp` (offering
+ * key), where nodefleet put it on a new claim whose domain holds other pods its own required pod
+ * affinity on the same key follows, within maxSkew over Karpenter's domains, and that domain is
+ * not the spread's least-populated one (over nodefleet's final counts, without the pod):
+ * Karpenter's spread took another (single) domain, the affinity this one, and the two emptied
+ * each other.
+ */
+function spreadPinMissesAffinity(s: ParityScenario, pod: Pod, info: PodInfo, sp: SpreadSpec, seat: Seat, reason: string, all: readonly Seat[]): boolean {
+  const here = seat.labels[sp.key];
+  if (!OfferingKeys.has(sp.key) || here === undefined || !reason.includes(`${sp.key} DoesNotExist`)) return false;
+  const followed = info.affinity.some(
+    (a) => a.key === sp.key && matchesSelector(a.selector, pod.metadata.labels) && all.some((x) => x !== seat && matchesSelector(a.selector, x.pod.metadata.labels) && x.labels[a.key] === here),
+  );
+  if (!followed) return false;
+  const counts = spreadCounts(pod, sp, all);
+  if (!counts) return false;
+  const domains = karpenterSpreadDomains(s, pod, sp);
+  const least = Math.min(...[...domains].map((v) => counts.get(v) ?? 0));
+  return skew(counts, domains, sp.minDomains) <= sp.maxSkew && (counts.get(here) ?? 0) - 1 > least;
 }
 
 /** The pods a divergence names (`namespace/name`). */
