@@ -12,7 +12,7 @@ import { scenarioFromCase, ParityCasesDir } from './cases.ts';
 import { compare } from './compare.ts';
 import { planDisruption } from '../../shared/disruption/index.ts';
 import { compareDisruption, type OracleDisruption } from './compare-disruption.ts';
-import { Differences, DisruptionDifferences, documentedDisruptionReason, documentedReason } from './differences.ts';
+import { Differences, DisruptionDifferences, documentedDisruptionReason, documentedReason, withinLimitsKarpentersWay } from './differences.ts';
 import { disruptionScenarioFromCase, toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, reachableDomains, seats, skew, spreadCounts } from './domains.ts';
 import type { OracleOutput } from './oracle.ts';
@@ -116,6 +116,22 @@ describe('documented differences', () => {
     expect(explainExtra(free, k)).toEqual([undefined]);
     // No replica to follow: nothing for the affinity to conflict with.
     expect(explainExtra(without(s, 'web-running'), k)).toEqual([undefined]);
+  });
+
+  it('a zonal anti-affinity replica Karpenter retried into an exhausted NodePool limit is explained; beyond the limit Karpenter\'s way, or without a placed sibling, not', () => {
+    const s = load('zone-anti-affinity-within-nodepool-limit');
+    const limits = 'all available instance types exceed limits for nodepool (NodePool=default)';
+    const k = (sibling: string) => karpenter([{ nodePool: 'default', type: 'tiny', pods: ['spread-1'] }, { nodePool: 'default', type: 'small', pods: [sibling, 'spread-0'] }], { 'anti-1': limits });
+    expect(explainExtra(s, k('anti-0'))).toEqual(['zone-anti-affinity-pins-claim']);
+    // No replica of anti-1's term on a Karpenter claim: nothing blocked its zones.
+    expect(explainExtra(s, k('other'))).toEqual([undefined]);
+    // Claims within the NodePool limit only as launched, not Karpenter's way: a limit of 48 cpu against the
+    // decision taken under 64, two claims whose largest option is 32 cpu each.
+    const tight: ParityScenario = structuredClone(s);
+    (tight.nodePools[0].spec as { limits: Record<string, string> }).limits.cpu = '48';
+    const decided = solve(toSchedulingInput(s, 'karpenter'));
+    expect(withinLimitsKarpentersWay(s, decided)).toBe(true);
+    expect(withinLimitsKarpentersWay(tight, decided)).toBe(false);
   });
 
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {

@@ -4,6 +4,7 @@
  * divergence that one of these explains is counted as documented, not as a failure.
  */
 import type { Pod } from '../../shared/api/kube.ts';
+import { parseResource } from '../../shared/api/quantity.ts';
 import { LabelTopologyZone } from '../../shared/api/labels.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
@@ -31,6 +32,46 @@ const AntiAffinityAllDomains = 'unsatisfiable topology constraint for pod anti-a
 /** Karpenter's reasons for the pods named in an `extra-placed` divergence. */
 function karpenterReasons(d: Divergence, karpenter: OracleOutput): string[] {
   return karpenter.unschedulable.filter((u) => d.detail.includes(u.pod)).map((u) => Object.values(u.reasons).join('; '));
+}
+
+const LimitsExhausted = 'all available instance types exceed limits for nodepool';
+
+/**
+ * True when `pod` has a required pod anti-affinity term on a zone or capacity type that selects
+ * the pod itself, and Karpenter placed another pod that term selects on one of its new claims
+ * (the claim whose domains blocked the pod in Karpenter's first pass).
+ */
+function repelledBySiblingOnClaim(s: ParityScenario, pod: Pod, karpenter: OracleOutput): boolean {
+  const onClaims = new Set(karpenter.nodeClaims.flatMap((k) => k.pods ?? []));
+  return new PodInfo(pod).anti.some(
+    (a) =>
+      OfferingKeys.has(a.key) &&
+      matchesSelector(a.selector, pod.metadata.labels) &&
+      s.pods.some((p) => p !== pod && onClaims.has(podKey(p)) && matchesSelector(a.selector, p.metadata.labels)),
+  );
+}
+
+/**
+ * True when nodefleet's decision keeps every NodePool with limits within
+ * them counted as Karpenter counts (scheduler.go: existing nodes' capacity, plus for each new
+ * claim the largest capacity among its instance-type options, per limited resource; `nodes` one
+ * per node). `result` is nodefleet's decision on `s`.
+ */
+export function withinLimitsKarpentersWay(s: ParityScenario, result: SchedulingResult): boolean {
+  const input = toSchedulingInput(s, 'karpenter');
+  const existing = input.existingNodes ?? [];
+  return input.nodePools.every((np) => {
+    const limits = np.spec.limits;
+    if (!limits) return true;
+    const name = np.metadata.name;
+    return Object.entries(limits).every(([k, v]) => {
+      const one = (cap: Record<string, number>) => (k === 'nodes' ? 1 : (cap[k] ?? 0));
+      const used =
+        existing.filter((n) => n.nodePool === name).reduce((x, n) => x + one(n.capacity ?? n.allocatable), 0) +
+        result.newNodeClaims.filter((c) => c.nodePool === name).reduce((x, c) => x + Math.max(0, ...c.instanceTypes.map((t) => one(t.capacity))), 0);
+      return used <= parseResource(k, v);
+    });
+  });
 }
 
 /** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from), and its seats; computed once per scenario. */
@@ -159,14 +200,19 @@ export const Differences: Difference[] = [
       'anti-affinity it places one per provisioning round. nodefleet pins the claim to one domain while another replica is ' +
       'pending and places the other replicas in the other domains in the same round (the last replica\'s claim stays open ' +
       'over every free domain, as Karpenter keeps it). Every pod it places more has Karpenter reason ' +
-      '"unsatisfiable topology constraint for pod anti-affinity"; the claims that follow differ accordingly.',
+      '"unsatisfiable topology constraint for pod anti-affinity"; the claims that follow differ accordingly. Under a ' +
+      'NodePool limit the blocked replica is retried after the later pods opened claims, each reserving its largest ' +
+      'option against the limit (scheduler.go addToNewNodeClaim, subtractMax), and its last reason is then "all ' +
+      'available instance types exceed limits" (parity seed 4, path 1290; case ' +
+      'parity/zone-anti-affinity-within-nodepool-limit.yaml): explained only when the pod repels itself on a zone or ' +
+      'capacity type, Karpenter placed a pod its term selects on a new claim, and nodefleet\'s claims stay within ' +
+      'every NodePool limit even counted Karpenter\'s way (existing nodes plus each claim\'s largest option).',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
-    explains: (d, _s, karpenter) => {
-      if (d.kind === 'extra-placed') {
-        const reasons = karpenterReasons(d, karpenter);
-        return reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains));
-      }
-      return false;
+    explains: (d, s, karpenter) => {
+      if (d.kind !== 'extra-placed') return false;
+      const reasons = karpenterReasons(d, karpenter);
+      if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
+      return everyExtraPod(d, s, karpenter, (pod, _seat, reason) => reason.includes(LimitsExhausted) && repelledBySiblingOnClaim(s, pod, karpenter)) && withinLimitsKarpentersWay(s, nodefleetDecision(s).result);
     },
   },
   {
