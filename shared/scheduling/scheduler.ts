@@ -125,51 +125,46 @@ class Scheduler {
    * trying the templates in order). Only when every NodePool refuses it so does each pick among
    * the domains its types launch in (test/parity/differences.ts
    * topology-domain-ignores-claim-offerings), and then only once the pod has no preference left to
-   * relax. Parity seed 2, path 1954: a pool selling its only
-   * type in us-east-1c took a zone-spread replica there at $0.132/h, where Karpenter's next pool
-   * launched the two replicas in us-east-1a and us-east-1b for $0.096 and $0.072.
+   * relax. Parity seed 2, path 1954: a pool selling its only type in us-east-1c took a zone-spread
+   * replica there at $0.132/h, where Karpenter's next pool launched the two replicas in us-east-1a
+   * and us-east-1b for $0.096 and $0.072.
    */
   private openNew(info: PodInfo, groups: PodGroups, sig: string): Record<string, string> | undefined {
     if (groups.spreads.some((s) => s.group.key === L.LabelTopologyZone || s.group.key === L.LabelCapacityType)) {
-      const refused: Record<string, string> = {};
-      for (const t of this.templates) {
-        const known = this.openFailures.get(`${t.name}|${sig}`);
-        if (known) {
-          refused[t.name] = known;
-          continue;
-        }
-        const opened = openClaim(t, `${t.name}-new-${this.claimSeq + 1}`, info, groups, this.ctx, true);
-        if (opened instanceof SimClaim) {
-          this.claimSeq++;
-          this.claims.push(opened);
-          return undefined;
-        }
-        refused[t.name] = opened.reason;
-      }
+      const refused = this.openFromTemplates(info, groups, sig, true);
       // Karpenter fails the pod here and relaxes its next preference before anything else (KC
       // scheduler.go trySchedule); the launchable-domain fallback below is for a pod with nothing
       // left to relax. Parity seed 5, path 35: keeping a preferred zone sent a capacity-type-spread
       // pod to an on-demand $0.408/h claim where Karpenter, the preference dropped, launched spot
       // for $0.144/h.
-      if (info.hasPreferences) return refused;
+      if (!refused || info.hasPreferences) return refused;
     }
+    return this.openFromTemplates(info, groups, sig, false);
+  }
+
+  /**
+   * One pass over the NodePools in order: opens a claim from the first that takes the pod
+   * (undefined), else the reason per NodePool. `karpenterSpread` asks `openClaim` for Karpenter's
+   * spread domain choice. A pool without limits that refused this signature for a lasting reason
+   * refuses it again (with limits, room comes back as other claims narrow their instance types);
+   * only the launchable-domain pass records such refusals.
+   */
+  private openFromTemplates(info: PodInfo, groups: PodGroups, sig: string, karpenterSpread: boolean): Record<string, string> | undefined {
     const reasons: Record<string, string> = {};
     for (const t of this.templates) {
-      // A pool without limits that refused this signature for a lasting reason refuses it again
-      // (with limits, room comes back as other claims narrow their instance types).
       const known = this.openFailures.get(`${t.name}|${sig}`);
       if (known) {
         reasons[t.name] = known;
         continue;
       }
-      const opened = openClaim(t, `${t.name}-new-${this.claimSeq + 1}`, info, groups, this.ctx);
+      const opened = openClaim(t, `${t.name}-new-${this.claimSeq + 1}`, info, groups, this.ctx, karpenterSpread);
       if (opened instanceof SimClaim) {
         this.claimSeq++;
         this.claims.push(opened);
         return undefined;
       }
       reasons[t.name] = opened.reason;
-      if (opened.monotone && !t.remaining) this.openFailures.set(`${t.name}|${sig}`, opened.reason);
+      if (!karpenterSpread && opened.monotone && !t.remaining) this.openFailures.set(`${t.name}|${sig}`, opened.reason);
     }
     return reasons;
   }

@@ -35,13 +35,14 @@ export interface Comparison {
   placed: { karpenter: number; default: number; karpenterPacking: number };
 }
 
-const key = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
+/** A pod's `namespace/name`, as divergence details and the oracle name it. */
+export const podKey = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
 const EPS = 1e-9;
 
 function placedBy(r: SchedulingResult): Set<string> {
   const s = new Set<string>();
-  for (const c of r.newNodeClaims) for (const p of c.pods) s.add(key(p));
-  for (const p of r.placements) s.add(key(p.pod));
+  for (const c of r.newNodeClaims) for (const p of c.pods) s.add(podKey(p));
+  for (const p of r.placements) s.add(podKey(p.pod));
   return s;
 }
 
@@ -96,7 +97,7 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
 
   const karpenterCost = karpenter.nodeClaims.reduce((s, c) => s + c.price, 0);
   const nodefleetCost = defaultPacking.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
-  const nodefleetCostForKarpenterPods = defaultPacking.newNodeClaims.filter((c) => c.pods.some((p) => kPlaced.has(key(p)))).reduce((s, c) => s + c.priceUsdPerHour, 0);
+  const nodefleetCostForKarpenterPods = defaultPacking.newNodeClaims.filter((c) => c.pods.some((p) => kPlaced.has(podKey(p)))).reduce((s, c) => s + c.priceUsdPerHour, 0);
   let costRatio: number | undefined;
   if (sameSet(kPlaced, nfDefault) && karpenterCost > 0) {
     costRatio = nodefleetCost / karpenterCost;

@@ -9,7 +9,7 @@ import { LabelTopologyZone } from '../../shared/api/labels.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
-import type { Comparison, Divergence } from './compare.ts';
+import { podKey, type Comparison, type Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
 import { planDisruption, type DisruptionPlan } from '../../shared/disruption/index.ts';
 import { compareDisruption, type DisruptionDivergence, type OracleCandidate, type OracleDisruption } from './compare-disruption.ts';
@@ -97,11 +97,11 @@ function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput
   // compare.ts: "nodefleet places, Karpenter does not: ns/a: reason | ns/b: reason" (or "ns/a, ns/b" without reasons).
   const body = d.detail.replace(/^[^:]*: /, '');
   const keys = body.includes(': ') ? body.split(' | ').map((x) => x.slice(0, x.indexOf(': '))) : body.split(', ');
-  const pods = s.pods.filter((p) => keys.includes(`${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
+  const pods = s.pods.filter((p) => keys.includes(podKey(p)));
   if (pods.length === 0 || pods.length !== keys.length) return false;
   const all = nodefleetSeats(s);
   return pods.every((pod) => {
-    const key = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+    const key = podKey(pod);
     const seat = seatOf(all, key);
     const reason = karpenter.unschedulable.find((u) => u.pod === key);
     return !!seat && !!reason && ok(pod, seat, Object.values(reason.reasons).join('; '), all);
@@ -113,7 +113,6 @@ function pinnedDomain(reason: string, key: string): string | undefined {
   return new RegExp(`${key.replace(/[.]/g, '\\.')} In \\[([^\\] ]+)\\]`).exec(reason)?.[1];
 }
 
-const podKey = (p: Pod) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
 type OracleClaim = OracleOutput['nodeClaims'][number];
 
 /**
@@ -385,7 +384,7 @@ function spreadPinMissesAffinity(s: ParityScenario, pod: Pod, info: PodInfo, sp:
 
 /** The pods a divergence names (`namespace/name`). */
 function namedPods(d: Divergence, s: ParityScenario): Pod[] {
-  return s.pods.filter((p) => new RegExp(`(^|[ :,])${`${p.metadata.namespace ?? 'default'}/${p.metadata.name}`}(,|$| )`).test(d.detail));
+  return s.pods.filter((p) => new RegExp(`(^|[ :,])${podKey(p)}(,|$| )`).test(d.detail));
 }
 
 /**

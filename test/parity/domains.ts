@@ -24,6 +24,7 @@ import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import { untoleratedTaint } from '../../shared/scheduling/taints.ts';
 import type { NamespaceScope } from '../../shared/scheduling/topology.ts';
 import { resolvedTypes, type ParityScenario } from './scenario.ts';
+import { podKey } from './compare.ts';
 
 /** The topology keys offerings define, the only ones these models cover. */
 export const OfferingKeys: ReadonlySet<string> = new Set([LabelTopologyZone, LabelCapacityType]);
@@ -136,7 +137,7 @@ export function seats(s: ParityScenario, r: SchedulingResult): Seat[] {
 
 /** The seat of the pod `namespace/name` in a decision, if placed. */
 export function seatOf(all: readonly Seat[], key: string): Seat | undefined {
-  return all.find((x) => !x.pod.spec.nodeName && `${x.pod.metadata.namespace ?? 'default'}/${x.pod.metadata.name}` === key);
+  return all.find((x) => !x.pod.spec.nodeName && podKey(x.pod) === key);
 }
 
 const inScope = (ns: NamespaceScope, pod: Pod) => ns === 'all' || ns.has(pod.metadata.namespace ?? 'default');
