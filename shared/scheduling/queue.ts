@@ -6,6 +6,7 @@
  * queue went round with nothing placed since its last try.
  */
 import type { Resources } from '../api/quantity.ts';
+import type { Pod } from '../api/kube.ts';
 import { rateOf } from './nodeclaim.ts';
 import type { PodInfo } from './pod.ts';
 import type { ClaimTemplate, TemplateType } from './template.ts';
@@ -96,9 +97,14 @@ export class SchedulingQueue {
   private placed = 0;
   private readonly lastFail = new Map<PodInfo, number>();
 
-  constructor(pods: readonly PodInfo[], templates: readonly ClaimTemplate[], costPacking: boolean) {
-    this.items = [...pods].sort(costPacking ? comparePods : comparePodsKarpenter);
-    if (costPacking) balanceShapes(this.items, templates);
+  /** `first`: pods queued ahead of all others (each part sorted and balanced on its own). */
+  constructor(pods: readonly PodInfo[], templates: readonly ClaimTemplate[], costPacking: boolean, first?: ReadonlySet<Pod>) {
+    const parts = first ? [pods.filter((p) => first.has(p.pod)), pods.filter((p) => !first.has(p.pod))] : [[...pods]];
+    this.items = parts.flatMap((part) => {
+      part.sort(costPacking ? comparePods : comparePodsKarpenter);
+      if (costPacking) balanceShapes(part, templates);
+      return part;
+    });
   }
 
   /** The next pod to try, or undefined when the queue is done. */

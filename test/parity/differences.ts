@@ -175,23 +175,6 @@ export const Differences: Difference[] = [
     explains: (d, s) => d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(contradictoryNodeSelector),
   },
   {
-    id: 'capacity-bound-other-pods',
-    reason:
-      'When capacity runs out in a round (a NodePool limit binds, or only existing nodes can take pods), the default ' +
-      '(cost-aware) packing places at least as many pods as Karpenter for no more money, but not necessarily the same ' +
-      'pods: its queue interleaves pod shapes and fills cheaper claims, where Karpenter takes pods largest first onto ' +
-      'whatever type the first one needed. Which pods wait for the next round differs; with `packing: karpenter` ' +
-      'nodefleet places the same pods as Karpenter. The money compared is that of the claims holding pods Karpenter ' +
-      'places too: a claim holding only pods Karpenter leaves pending is an extra-placed divergence of its own ' +
-      '(parity seed 1, path 1457: two extra zonal anti-affinity replicas).',
-    case: 'parity/capacity-bound-other-pods.yaml',
-    explains: (d, _s, _karpenter, c) =>
-      d.kind === 'unplaced' &&
-      c.placed.default >= c.placed.karpenter &&
-      c.nodefleetCostForKarpenterPods <= c.karpenterCost + 1e-9 &&
-      !c.divergences.some((x) => x.kind === 'unplaced-karpenter-packing'),
-  },
-  {
     id: 'zone-anti-affinity-pins-claim',
     reason:
       'A pod with required pod anti-affinity goes on a claim that may still launch in several domains: Karpenter v1.15 then ' +
