@@ -144,6 +144,27 @@ describe('documented differences', () => {
     (listed.nodePools[0].spec as { template: { spec: { requirements: { values: string[] }[] } } }).template.spec.requirements[0].values.push('us-east-1c');
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
+
+  it('a self-repelling pod Karpenter puts on a new claim, nodefleet on a node in a zone no NodePool lists: claims and existing explained; were the zone listed, not', () => {
+    const s = load('anti-affinity-node-outside-pool-zones-instead-of-claim');
+    // The oracle's decision on seed 5 path 1690: app-0-1 on a new claim in us-east-1b, the rest on the existing nodes.
+    const k: OracleOutput = {
+      ...karpenter([{ nodePool: 'np-0', type: 'fcg-1x4-0', pods: ['app-0-1'] }], {}),
+      placements: [['app-0-0', 'node-0'], ['app-1-0', 'node-1'], ['app-1-1', 'node-0'], ['app-2-0', 'node-1'], ['app-3-0', 'node-0']].map(([pod, node]) => ({ pod: `default/${pod}`, node })),
+    };
+    k.nodeClaims[0].price = 0.0561;
+    const explain = (x: ParityScenario) => {
+      const c = compare(k, solve(toSchedulingInput(x, 'karpenter')), solve(toSchedulingInput(x, 'cost')));
+      return Object.fromEntries(c.divergences.map((d) => [d.kind, documentedReason(d, x, k, c)]));
+    };
+    expect(explain(s)).toEqual({ claims: 'inverse-anti-affinity-misses-node-domains', existing: 'inverse-anti-affinity-misses-node-domains' });
+    // With us-east-1a listed, Karpenter's inverse group has node-1's zone too; the same decision is then not this difference.
+    const listed: ParityScenario = structuredClone(s);
+    (listed.nodePools[0].spec as { template: { spec: { requirements: { values: string[] }[] } } }).template.spec.requirements[0].values.push('us-east-1a');
+    const kinds = explain(listed);
+    expect(Object.keys(kinds).length).toBeGreaterThan(0);
+    expect(Object.values(kinds).every((r) => r === undefined)).toBe(true);
+  });
 });
 
 describe('documented disruption differences', () => {

@@ -310,20 +310,60 @@ export const Differences: Difference[] = [
       'existing-node pass countDomains gives other groups), and it must land in an empty domain of that group. An ' +
       'existing node in a zone no NodePool lists is therefore never a place for it, even with no matching pod anywhere. ' +
       'kube-scheduler binds it there; nodefleet places it there. Explains a pod only when nodefleet put it on an existing ' +
-      'node in such a domain and no other pod its term selects sits in that domain.',
+      'node in such a domain and no other pod its term selects sits in that domain. Where Karpenter opened a new claim ' +
+      'for such a pod instead of leaving it pending, the difference shows as `claims` and `existing`: explained only ' +
+      'when moving exactly those pods from Karpenter\'s claims onto nodefleet\'s nodes turns Karpenter\'s decision into ' +
+      'nodefleet\'s, for no more money (parity seed 5, path 1690; case parity/anti-affinity-node-outside-pool-zones-' +
+      'instead-of-claim.yaml).',
     case: 'parity/anti-affinity-on-node-outside-pool-zones.yaml',
-    explains: (d, s, karpenter) =>
-      everyExtraPod(d, s, karpenter, (pod, seat, _reason, all) =>
-        seat.node !== undefined &&
-        new PodInfo(pod).anti.some((a) => {
-          const here = seat.labels[a.key];
-          if (!OfferingKeys.has(a.key) || here === undefined || !matchesSelector(a.selector, pod.metadata.labels)) return false;
-          if (karpenterPoolDomains(s, a.key).has(here)) return false;
-          return all.every((x) => x === seat || !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] !== here);
-        }),
-      ),
+    explains: (d, s, karpenter, c) =>
+      everyExtraPod(d, s, karpenter, (pod, seat, _reason, all) => aloneOutsidePoolDomains(s, pod, seat, all)) || movedOntoNodesOutsidePoolDomains(d, s, karpenter, c),
   },
 ];
+
+/**
+ * True when `seat` is an existing node in a domain no NodePool lists (on an offering key) of a
+ * required anti-affinity term of `pod` that selects the pod itself, and no other pod the term
+ * selects sits in that domain (over every seat of the decision, `all`).
+ */
+function aloneOutsidePoolDomains(s: ParityScenario, pod: Pod, seat: Seat, all: readonly Seat[]): boolean {
+  return (
+    seat.node !== undefined &&
+    new PodInfo(pod).anti.some((a) => {
+      const here = seat.labels[a.key];
+      if (!OfferingKeys.has(a.key) || here === undefined || !matchesSelector(a.selector, pod.metadata.labels)) return false;
+      if (karpenterPoolDomains(s, a.key).has(here)) return false;
+      return all.every((x) => x === seat || !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] !== here);
+    })
+  );
+}
+
+/**
+ * The `claims` / `existing` side of inverse-anti-affinity-misses-node-domains: both place the
+ * same pods, nodefleet for no more money, and nodefleet's decision is Karpenter's once each pod
+ * P of a non-empty set is moved from its Karpenter claim onto the existing node nodefleet chose,
+ * where each P is {@link aloneOutsidePoolDomains} there.
+ */
+function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  const kinds = new Set(['claims', 'claim-shapes', 'existing']);
+  if (!kinds.has(d.kind) || c.divergences.some((x) => !kinds.has(x.kind))) return false;
+  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
+  const { result, seats: all } = nodefleetDecision(s);
+  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const onClaimInKarpenters = new Set(karpenter.nodeClaims.flatMap((k) => k.pods ?? []));
+  const moved = new Map<string, string>();
+  for (const p of result.placements) {
+    const key = podKey(p.pod);
+    const seat = seatOf(all, key);
+    if (onClaimInKarpenters.has(key) && seat && aloneOutsidePoolDomains(s, p.pod, seat, all)) moved.set(key, p.node);
+  }
+  if (moved.size === 0) return false;
+  const onNodes = (xs: [string, string][]) => xs.map(([pod, node]) => `${pod}@${node}`).sort().join(' ');
+  const theirPlacements = [...karpenter.placements.map((x): [string, string] => [x.pod, x.node]), ...moved];
+  if (onNodes(theirPlacements) !== onNodes(result.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
+  return partition(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) === partition(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
 
 /**
  * The id of the documented difference explaining `d`, or undefined. When a difference explains
