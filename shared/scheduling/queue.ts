@@ -92,19 +92,32 @@ export function balanceShapes(queue: PodInfo[], templates: readonly ClaimTemplat
  * pushed back at the same queue length, which is the same rule).
  */
 export class SchedulingQueue {
-  private readonly items: PodInfo[];
+  private items: PodInfo[];
   private head = 0;
   private placed = 0;
   private readonly lastFail = new Map<PodInfo, number>();
 
-  /** `first`: pods queued ahead of all others (each part sorted and balanced on its own). */
+  /**
+   * `first`: pods queued ahead of the others of their priority (cost-aware packing; each part
+   * sorted and balanced on its own).
+   */
   constructor(pods: readonly PodInfo[], templates: readonly ClaimTemplate[], costPacking: boolean, first?: ReadonlySet<Pod>) {
-    const parts = first ? [pods.filter((p) => first.has(p.pod)), pods.filter((p) => !first.has(p.pod))] : [[...pods]];
-    this.items = parts.flatMap((part) => {
-      part.sort(costPacking ? comparePods : comparePodsKarpenter);
-      if (costPacking) balanceShapes(part, templates);
-      return part;
-    });
+    this.items = [...pods].sort(costPacking ? comparePods : comparePodsKarpenter);
+    if (!costPacking) return;
+    if (!first) {
+      balanceShapes(this.items, templates);
+      return;
+    }
+    const parts: PodInfo[][] = [];
+    for (let start = 0; start < this.items.length; ) {
+      let end = start;
+      while (end < this.items.length && this.items[end].priority === this.items[start].priority) end++;
+      const level = this.items.slice(start, end);
+      parts.push(level.filter((p) => first.has(p.pod)), level.filter((p) => !first.has(p.pod)));
+      start = end;
+    }
+    for (const part of parts) balanceShapes(part, templates);
+    this.items = parts.flat();
   }
 
   /** The next pod to try, or undefined when the queue is done. */

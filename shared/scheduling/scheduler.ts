@@ -212,6 +212,21 @@ function placedCount(r: SchedulingResult): number {
   return r.placements.length + r.newNodeClaims.reduce((n, c) => n + c.pods.length, 0);
 }
 
+/**
+ * True when `r` runs every pod Karpenter's packing runs (those not in `pendingInKarpenters`),
+ * except a pod outranked by one `r` runs in its place: for each such pod `r` leaves pending,
+ * `r` runs a pod Karpenter leaves pending with a higher `spec.priority` (Karpenter's queue
+ * ignores priority, KC queue.go `byCPUAndMemoryDescending`; nodefleet's sorts by it first).
+ */
+function runsKarpentersPods(r: SchedulingResult, pendingInKarpenters: ReadonlySet<Pod>): boolean {
+  const pendingHere = new Set(r.unschedulable.map((u) => u.pod));
+  const dropped = r.unschedulable.filter((u) => !pendingInKarpenters.has(u.pod));
+  if (dropped.length === 0) return true;
+  let instead = -Infinity;
+  for (const p of pendingInKarpenters) if (!pendingHere.has(p)) instead = Math.max(instead, p.spec.priority ?? 0);
+  return dropped.every((u) => (u.pod.spec.priority ?? 0) < instead);
+}
+
 /** USD per hour of a result's new claims (each at its cheapest launchable offering). */
 function claimsCost(r: SchedulingResult): number {
   return r.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
@@ -254,13 +269,12 @@ export function solve(input: SchedulingInput): SchedulingResult {
   if (!costPacking || (result.newNodeClaims.length < 2 && result.unschedulable.length === 0)) return result;
   const karpenter = simulate(input, pools, prepared, false);
   const pendingInKarpenters = new Set(karpenter.unschedulable.map((u) => u.pod));
-  const runsKarpentersPods = (r: SchedulingResult) => r.unschedulable.every((u) => pendingInKarpenters.has(u.pod));
   let best = result;
-  if (!runsKarpentersPods(result)) {
-    // Karpenter's pods first, packed cost-aware; Karpenter's own plan if even that drops one.
+  if (!runsKarpentersPods(result, pendingInKarpenters)) {
+    // Karpenter's pods first (within each priority), packed cost-aware; Karpenter's own plan if even that drops one.
     const placedInKarpenters = new Set(input.pods.filter((p) => !pendingInKarpenters.has(p)));
     const first = simulate(input, pools, prepared, true, placedInKarpenters);
-    best = runsKarpentersPods(first) ? first : karpenter;
+    best = runsKarpentersPods(first, pendingInKarpenters) ? first : karpenter;
   }
   if (placedCount(best) > placedCount(karpenter)) return best;
   return claimsCost(karpenter) < claimsCost(best) - 1e-9 ? karpenter : best;
