@@ -248,12 +248,14 @@ function withVolumeNote(reasons: Record<string, string>, v: { keys: Set<string>;
  * Pure and deterministic; never throws for bad pods (they come back unschedulable).
  *
  * With cost-aware packing (the default), Karpenter's packing of the same input is simulated too
- * when the plan has two or more new claims or leaves pods pending. The cost-aware plan is kept
+ * when the plan opens a new claim or leaves pods pending. The cost-aware plan is kept
  * only if it places every pod Karpenter's packing places; then the one that places more pods
  * wins, then the cheaper one. Claims capped to efficient instance types can leave many
  * small nodes where one larger node, filled later in the queue, costs less (ten 500m pods on five
  * 2-vCPU nodes where one 8-vCPU node holds them all for less), and the reordered queue can fill
- * existing nodes so that fewer pods fit than in Karpenter's order (found by `npm run parity`,
+ * existing nodes so that fewer pods fit than in Karpenter's order, or fill an existing node
+ * with pods that leave a spread pod a dear zone of its own (one claim at $0.69/h where
+ * Karpenter's order opens one at $0.19/h: parity seed 6 path 1152) (found by `npm run parity`,
  * test/parity). Under a NodePool limit the reordered queue can spend the limit on small pods and
  * leave pending a large one Karpenter's CPU-descending order runs (parity seed 5 paths 89 and
  * 1209); counting pods would then starve large pods under every tight limit, so which pods run
@@ -266,7 +268,7 @@ export function solve(input: SchedulingInput): SchedulingResult {
   const costPacking = (input.settings?.packing ?? 'cost') === 'cost';
   const prepared = prepareExistingNodes(input.existingNodes ?? [], input.boundPods ?? [], input.daemonSets ?? []);
   const result = simulate(input, pools, prepared, costPacking);
-  if (!costPacking || (result.newNodeClaims.length < 2 && result.unschedulable.length === 0)) return result;
+  if (!costPacking || (result.newNodeClaims.length === 0 && result.unschedulable.length === 0)) return result;
   const karpenter = simulate(input, pools, prepared, false);
   const pendingInKarpenters = new Set(karpenter.unschedulable.map((u) => u.pod));
   let best = result;
