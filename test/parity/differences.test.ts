@@ -134,6 +134,17 @@ describe('documented differences', () => {
     expect(withinLimitsKarpentersWay(tight, decided)).toBe(false);
   });
 
+  it('a pod that runs in the room a pinned anti-affinity replica left under the limit is explained beside it; one that would run without the replicas is not', () => {
+    const s = load('zone-anti-affinity-limit-room-for-other-pods');
+    const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
+    // The oracle's decision on the case: app-0-1 opens a claim reserving 32 cpu, the limit is used up.
+    const k = karpenter([{ nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-0-1'] }, { nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-4-0', 'app-0-0'] }], { 'app-0-2': limits, 'app-4-1': limits, 'app-4-2': limits });
+    expect(explainExtra(s, k)).toEqual(['zone-anti-affinity-pins-claim']);
+    // Had Karpenter left app-0-1 pending as well, nodefleet without the replicas would still run it: not the replicas' room.
+    const fewer = karpenter([{ nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-4-0', 'app-0-0'] }], { 'app-0-1': limits, 'app-0-2': limits, 'app-4-1': limits, 'app-4-2': limits });
+    expect(explainExtra(s, fewer)).toEqual([undefined]);
+  });
+
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {
     const s = load('anti-affinity-on-node-outside-pool-zones');
     expect([...karpenterPoolDomains(s, Zone)]).toEqual(['us-east-1a']);

@@ -74,6 +74,25 @@ export function withinLimitsKarpentersWay(s: ParityScenario, result: SchedulingR
   });
 }
 
+/**
+ * The other pods of the limits form of zone-anti-affinity-pins-claim: true when nodefleet's
+ * `packing: karpenter` decision on `s` without the replicas Karpenter left pending that repel
+ * themselves ({@link repelledBySiblingOnClaim}) places exactly the pods Karpenter placed. Then the
+ * room nodefleet found under the limit for the other pods it places more is the room those
+ * replicas' claims left: pinned to a domain where only smaller types launch, they hold less of
+ * the limit than the claim Karpenter opened in their place (parity seed 7, path 434).
+ */
+function roomLeftByRepelledReplicas(s: ParityScenario, karpenter: OracleOutput): boolean {
+  const pending = new Set(karpenter.unschedulable.map((u) => u.pod));
+  const replicas = new Set(s.pods.filter((p) => pending.has(podKey(p)) && repelledBySiblingOnClaim(s, p, karpenter)));
+  if (replicas.size === 0) return false;
+  const alone = solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !replicas.has(p)) }, 'karpenter'));
+  const placed = (keys: string[]) => [...keys].sort().join(',');
+  const theirs = [...karpenter.placements.map((x) => x.pod), ...karpenter.nodeClaims.flatMap((k) => k.pods ?? [])];
+  const mine = [...alone.placements.map((x) => podKey(x.pod)), ...alone.newNodeClaims.flatMap((c) => c.pods.map(podKey))];
+  return placed(mine) === placed(theirs);
+}
+
 /** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from), and its seats; computed once per scenario. */
 const decisions = new WeakMap<ParityScenario, { result: SchedulingResult; seats: Seat[] }>();
 function nodefleetDecision(s: ParityScenario): { result: SchedulingResult; seats: Seat[] } {
@@ -188,13 +207,24 @@ export const Differences: Difference[] = [
       'available instance types exceed limits" (parity seed 4, path 1290; case ' +
       'parity/zone-anti-affinity-within-nodepool-limit.yaml): explained only when the pod repels itself on a zone or ' +
       'capacity type, Karpenter placed a pod its term selects on a new claim, and nodefleet\'s claims stay within ' +
-      'every NodePool limit even counted Karpenter\'s way (existing nodes plus each claim\'s largest option).',
+      'every NodePool limit even counted Karpenter\'s way (existing nodes plus each claim\'s largest option). The ' +
+      'replicas nodefleet places can leave room for other pods too: a replica\'s claim pinned to a zone where only a ' +
+      '16-cpu type launches holds 16 cpu, where Karpenter, the replica blocked, opened a claim for another pod whose ' +
+      'options include a 32-cpu type and reserved 32 cpu; the pods that room takes stay pending in Karpenter with the ' +
+      'same limits reason (parity seed 7, path 434: 2 pods more on 3 claims at $2.698/h, Karpenter 2 claims at $3.379/h; case ' +
+      'parity/zone-anti-affinity-limit-room-for-other-pods.yaml). Such a pod that does not repel itself is explained ' +
+      'only beside a replica that is explained, and only when nodefleet without the replicas Karpenter left pending ' +
+      'places exactly the pods Karpenter placed.',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
     explains: (d, s, karpenter) => {
       if (d.kind !== 'extra-placed') return false;
       const reasons = karpenterReasons(d, karpenter);
       if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
-      return everyExtraPod(d, s, karpenter, (pod, _seat, reason) => reason.includes(LimitsExhausted) && repelledBySiblingOnClaim(s, pod, karpenter)) && withinLimitsKarpentersWay(s, nodefleetDecision(s).result);
+      if (!everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => reason.includes(LimitsExhausted)) || !withinLimitsKarpentersWay(s, nodefleetDecision(s).result)) return false;
+      const repelled = everyExtraPod(d, s, karpenter, (pod) => repelledBySiblingOnClaim(s, pod, karpenter));
+      // Some pods are such replicas, and the others run only because of them.
+      const someRepelled = !everyExtraPod(d, s, karpenter, (pod) => !repelledBySiblingOnClaim(s, pod, karpenter));
+      return repelled || (someRepelled && roomLeftByRepelledReplicas(s, karpenter));
     },
   },
   {
