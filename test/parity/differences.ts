@@ -86,11 +86,14 @@ function roomLeftByRepelledReplicas(s: ParityScenario, karpenter: OracleOutput):
   const pending = new Set(karpenter.unschedulable.map((u) => u.pod));
   const replicas = new Set(s.pods.filter((p) => pending.has(podKey(p)) && repelledBySiblingOnClaim(s, p, karpenter)));
   if (replicas.size === 0) return false;
-  const alone = solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !replicas.has(p)) }, 'karpenter'));
-  const placed = (keys: string[]) => [...keys].sort().join(',');
-  const theirs = [...karpenter.placements.map((x) => x.pod), ...karpenter.nodeClaims.flatMap((k) => k.pods ?? [])];
-  const mine = [...alone.placements.map((x) => podKey(x.pod)), ...alone.newNodeClaims.flatMap((c) => c.pods.map(podKey))];
-  return placed(mine) === placed(theirs);
+  const alone = placedKeys(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !replicas.has(p)) }, 'karpenter')));
+  const theirs = new Set([...karpenter.placements.map((x) => x.pod), ...karpenter.nodeClaims.flatMap((k) => k.pods ?? [])]);
+  return alone.size === theirs.size && [...alone].every((k) => theirs.has(k));
+}
+
+/** The pods (`namespace/name`) a nodefleet decision places, on existing nodes or new claims. */
+function placedKeys(r: SchedulingResult): Set<string> {
+  return new Set([...r.placements.map((x) => podKey(x.pod)), ...r.newNodeClaims.flatMap((n) => n.pods.map(podKey))]);
 }
 
 /** nodefleet's `packing: karpenter` decision on a scenario (the one `extra-placed` and `claims` are taken from), and its seats; computed once per scenario. */
@@ -439,7 +442,7 @@ function displacedBy(d: Divergence, s: ParityScenario, karpenter: OracleOutput):
   const gone = new Set(karpenter.unschedulable.map((u) => u.pod));
   if (waiting.length === 0 || gone.size === 0) return false;
   const r = solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !gone.has(podKey(p))) }, d.kind === 'unplaced' ? 'cost' : 'karpenter'));
-  const placed = new Set([...r.placements.map((x) => podKey(x.pod)), ...r.newNodeClaims.flatMap((n) => n.pods.map(podKey))]);
+  const placed = placedKeys(r);
   return waiting.every((k) => placed.has(k));
 }
 
