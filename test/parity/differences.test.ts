@@ -156,6 +156,25 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
+  it('pods Karpenter refuses for a NodePool limit it spent on a pod no node fits are explained; without that pod on a claim, or beyond the limit, not', () => {
+    const s = load('contradictory-pod-spends-nodepool-limit');
+    const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
+    const pending = Object.fromEntries(['app-0-0', 'app-1-1', 'app-1-2', 'app-1-3', 'app-2-1', 'app-2-2', 'app-3-1', 'app-3-2', 'app-3-3'].map((p) => [p, limits]));
+    // The oracle's decision on seed 6 path 1909.
+    const k = (contradictoryOnClaim: boolean): OracleOutput => ({
+      ...karpenter([{ nodePool: 'np-0', type: 'fbg-8x8-1', pods: contradictoryOnClaim ? ['app-2-0'] : [] }, { nodePool: 'np-0', type: 'fb-4x2-0', pods: ['app-1-0'] }], pending),
+      placements: [{ pod: 'default/app-3-0', node: 'node-0' }],
+    });
+    expect(explainExtra(s, k(true))).toEqual(['contradictory-node-selector']);
+    expect(explainExtra(s, k(false))).toEqual([undefined]);
+    const tighter: ParityScenario = structuredClone(s);
+    (tighter.nodePools[0].spec as { limits: Record<string, string> }).limits.cpu = '12';
+    // nodefleet's decision at 16 CPU (4 + 8 + 4) would exceed a 12-CPU limit counted Karpenter's way.
+    const r = solve(toSchedulingInput(s, 'karpenter'));
+    expect(withinLimitsKarpentersWay(s, r)).toBe(true);
+    expect(withinLimitsKarpentersWay(tighter, r)).toBe(false);
+  });
+
   it('a pod Karpenter places that waits only because an explained extra pod took its host port is explained; one that would wait anyway is not', () => {
     const s = load('spread-extra-pod-takes-host-port');
     const filtered = 'nodepool requirements filtered out all available instance types';

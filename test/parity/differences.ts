@@ -52,6 +52,18 @@ function repelledBySiblingOnClaim(s: ParityScenario, pod: Pod, karpenter: Oracle
 }
 
 /**
+ * True when Karpenter's `reason` for leaving a pod pending names an exhausted limit of at least
+ * one NodePool, and for every NodePool it names so Karpenter put a pod no node can satisfy
+ * ({@link contradictoryNodeSelector}) on one of that pool's new claims.
+ */
+function limitSpentOnContradictoryPod(s: ParityScenario, reason: string, karpenter: OracleOutput): boolean {
+  const pools = [...reason.matchAll(/all available instance types exceed limits for nodepool \(NodePool=([^)]+)\)/g)].map((m) => m[1]);
+  if (pools.length === 0) return false;
+  const contradictory = new Set(s.pods.filter(contradictoryNodeSelector).map(podKey));
+  return pools.every((np) => karpenter.nodeClaims.some((k) => k.nodePool === np && (k.pods ?? []).some((p) => contradictory.has(p))));
+}
+
+/**
  * True when nodefleet's decision keeps every NodePool with limits within
  * them counted as Karpenter counts (scheduler.go: existing nodes' capacity, plus for each new
  * claim the largest capacity among its instance-type options, per limited resource; `nodes` one
@@ -196,9 +208,15 @@ export const Differences: Difference[] = [
       'A pod whose nodeSelector and required node affinity exclude each other (nodeSelector team: red with a required ' +
       'term team DoesNotExist) fits no node: kube-scheduler never binds it. Karpenter v1.15 still places it (parity seed 1, ' +
       'path 62: on an existing node without the team label), a placement the pod never gets. nodefleet leaves it ' +
-      'pending with the conflict as reason.',
+      'pending with the conflict as reason. Where Karpenter put such a pod on a new claim of a NodePool with limits, the ' +
+      'claim spends the limit, and pods Karpenter then refuses with "all available instance types exceed limits" ' +
+      'nodefleet places: explained only when Karpenter placed a contradictory pod on a new claim of every NodePool ' +
+      'named so, and nodefleet\'s claims stay within every limit counted Karpenter\'s way (parity seed 6, path 1909; ' +
+      'case parity/contradictory-pod-spends-nodepool-limit.yaml).',
     case: 'parity/contradictory-node-selector-stays-pending.yaml',
-    explains: (d, s) => d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(contradictoryNodeSelector),
+    explains: (d, s, karpenter) =>
+      (d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(contradictoryNodeSelector)) ||
+      (everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => limitSpentOnContradictoryPod(s, reason, karpenter)) && withinLimitsKarpentersWay(s, nodefleetDecision(s).result)),
   },
   {
     id: 'zone-anti-affinity-pins-claim',
