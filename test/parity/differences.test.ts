@@ -145,6 +145,30 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
+  it('a pod Karpenter places that waits only because an explained extra pod took its host port is explained; one that would wait anyway is not', () => {
+    const s = load('spread-extra-pod-takes-host-port');
+    const filtered = 'nodepool requirements filtered out all available instance types';
+    const pending = Object.fromEntries(['app-1-1', 'app-1-2', 'app-1-3', 'app-2-1', 'app-2-2', 'app-2-3', 'app-3-0', 'app-3-1', 'app-3-2'].map((p) => [p, filtered]));
+    // The oracle's decision on seed 6 path 1568.
+    const k: OracleOutput = { ...karpenter([], pending), placements: [['app-0-0', 'node-2'], ['app-1-0', 'node-0'], ['app-2-0', 'node-1']].map(([pod, node]) => ({ pod: `default/${pod}`, node })) };
+    const explain = (x: ParityScenario, o: OracleOutput) => {
+      const c = compare(o, solve(toSchedulingInput(x, 'karpenter')), solve(toSchedulingInput(x, 'cost')));
+      return Object.fromEntries(c.divergences.map((d) => [d.kind, documentedReason(d, x, o, c)]));
+    };
+    const id = 'spread-counts-unlaunchable-domains';
+    expect(explain(s, k)).toEqual({ unplaced: id, 'unplaced-karpenter-packing': id, 'extra-placed': id });
+    // A pod no node fits (Karpenter said to place it on node-2 as well): it waits with or without the extra pod.
+    const big = structuredClone(s.pods.find((p) => p.metadata.name === 'app-1-0')!);
+    big.metadata.name = 'huge-0';
+    big.spec.containers[0].resources = { requests: { cpu: '900', memory: '1Gi' } };
+    const withBig: ParityScenario = { ...s, pods: [...s.pods, big] };
+    const kBig: OracleOutput = { ...k, placements: [...k.placements, { pod: 'default/huge-0', node: 'node-2' }] };
+    const got = explain(withBig, kBig);
+    expect(got['extra-placed']).toBe(id);
+    expect(got.unplaced).toBeUndefined();
+    expect(got['unplaced-karpenter-packing']).toBeUndefined();
+  });
+
   it('a self-repelling pod Karpenter puts on a new claim, nodefleet on a node in a zone no NodePool lists: claims and existing explained; were the zone listed, not', () => {
     const s = load('anti-affinity-node-outside-pool-zones-instead-of-claim');
     // The oracle's decision on seed 5 path 1690: app-0-1 on a new claim in us-east-1b, the rest on the existing nodes.

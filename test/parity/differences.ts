@@ -94,9 +94,7 @@ function nodefleetSeats(s: ParityScenario): Seat[] {
  */
 function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput, ok: (pod: Pod, seat: Seat, reason: string, all: readonly Seat[]) => boolean): boolean {
   if (d.kind !== 'extra-placed') return false;
-  // compare.ts: "nodefleet places, Karpenter does not: ns/a: reason | ns/b: reason" (or "ns/a, ns/b" without reasons).
-  const body = d.detail.replace(/^[^:]*: /, '');
-  const keys = body.includes(': ') ? body.split(' | ').map((x) => x.slice(0, x.indexOf(': '))) : body.split(', ');
+  const keys = extraPodKeys(d);
   const pods = s.pods.filter((p) => keys.includes(podKey(p)));
   if (pods.length === 0 || pods.length !== keys.length) return false;
   const all = nodefleetSeats(s);
@@ -106,6 +104,12 @@ function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput
     const reason = karpenter.unschedulable.find((u) => u.pod === key);
     return !!seat && !!reason && ok(pod, seat, Object.values(reason.reasons).join('; '), all);
   });
+}
+
+/** The pods an `extra-placed` divergence names (compare.ts: "nodefleet places, Karpenter does not: ns/a: reason | ns/b: reason", or "ns/a, ns/b" without reasons). */
+function extraPodKeys(d: Divergence): string[] {
+  const body = d.detail.replace(/^[^:]*: /, '');
+  return body.includes(': ') ? body.split(' | ').map((x) => x.slice(0, x.indexOf(': '))) : body.split(', ');
 }
 
 /** The single domain Karpenter pinned the pod's claim to on `key`, read from its reason (`key In [v]`). */
@@ -372,19 +376,45 @@ function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karp
 /**
  * The id of the documented difference explaining `d`, or undefined. When a difference explains
  * the scenario's `extra-placed` or `unplaced` divergence, the decisions after it differ too, so
- * its `claims`, `claim-shapes`, `existing` and `unplaced-karpenter-packing` divergences are put
- * down to the same difference.
+ * its `claims`, `claim-shapes` and `existing` divergences are put down to the same difference,
+ * and so is `unplaced-karpenter-packing` after an explained `unplaced` one. A pod Karpenter places
+ * and nodefleet does not, after an explained `extra-placed` divergence, is put down to it only
+ * when nodefleet places that pod once the pods Karpenter leaves pending are gone ({@link displacedBy}).
  */
 export function documentedReason(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): string | undefined {
   const direct = Differences.find((x) => x.explains(d, s, karpenter, c));
   if (direct) return direct.id;
+  const rootId = (root: Divergence) => Differences.find((x) => x.explains(root, s, karpenter, c))?.id;
   if (d.kind === 'claims' || d.kind === 'claim-shapes' || d.kind === 'existing' || d.kind === 'unplaced-karpenter-packing') {
     for (const root of c.divergences.filter((x) => x.kind === 'extra-placed' || x.kind === 'unplaced')) {
-      const id = Differences.find((x) => x.explains(root, s, karpenter, c))?.id;
+      if (d.kind === 'unplaced-karpenter-packing' && root.kind === 'extra-placed') continue;
+      const id = rootId(root);
       if (id) return id;
     }
   }
+  if (d.kind === 'unplaced' || d.kind === 'unplaced-karpenter-packing') {
+    for (const root of c.divergences.filter((x) => x.kind === 'extra-placed')) {
+      const id = rootId(root);
+      if (id && displacedBy(d, s, karpenter)) return id;
+    }
+  }
   return undefined;
+}
+
+/**
+ * True when the pods `d` names (Karpenter places them, nodefleet does not) are placed by
+ * nodefleet, with the packing `d` is about, once every pod Karpenter leaves pending is taken out
+ * of the scenario: those pods only waited because pods Karpenter does not place (the explained
+ * extra ones; any of their replicas could take the place of one taken out) took their room, host
+ * port, pod slots or NodePool limit first (parity seed 6 paths 1568 and 1627, seed 7 path 940).
+ */
+function displacedBy(d: Divergence, s: ParityScenario, karpenter: OracleOutput): boolean {
+  const waiting = namedPods(d, s).map(podKey);
+  const gone = new Set(karpenter.unschedulable.map((u) => u.pod));
+  if (waiting.length === 0 || gone.size === 0) return false;
+  const r = solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !gone.has(podKey(p))) }, d.kind === 'unplaced' ? 'cost' : 'karpenter'));
+  const placed = new Set([...r.placements.map((x) => podKey(x.pod)), ...r.newNodeClaims.flatMap((n) => n.pods.map(podKey))]);
+  return waiting.every((k) => placed.has(k));
 }
 
 /**
