@@ -255,7 +255,10 @@ export class SimClaim implements TopologyTarget {
    * Adds the pod when the claim can take it: room on some option, host ports, taints,
    * requirements, topology (which may narrow the claim to the allowed domains), cost-aware caps
    * and minValues. On success the claim's requirements, options and requests are updated, its
-   * limit reservation follows, and the pod is recorded in topology.
+   * limit reservation follows, and the pod is recorded in topology. `karpenterSpread`: a zone or
+   * capacity-type spread picks its domain as Karpenter does, among every domain the claim's and
+   * the pod's requirements allow, and the claim refuses the pod when its types do not launch there
+   * (see {@link TopologyTarget.spreadDomains}).
    * @returns undefined when added, else why not.
    */
   add(info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false): Failure | undefined {

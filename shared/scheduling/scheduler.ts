@@ -98,6 +98,14 @@ class Scheduler {
       // as many pods the order is the one the previous sorts left, not the order they were opened.
       if (this.byPods.length !== this.claims.length) this.byPods.push(...this.claims.slice(this.byPods.length));
       this.byPods.sort((a, b) => a.pods.length - b.pods.length);
+      // A zone or capacity-type spread first goes where Karpenter puts it: every claim is narrowed
+      // to the least-populated domain its requirements allow (KC topologygroup.go
+      // `nextDomainTopologySpread`), and the first claim whose types launch there takes the pod.
+      // Only when none does may a claim take it in another domain within maxSkew where its types
+      // launch (test/parity/differences.ts topology-domain-ignores-claim-offerings). Parity seed
+      // 7, path 1963: a spot-only claim earlier in the list took a replica Karpenter added to the
+      // on-demand claim, leaving the spread at 2 on-demand / 4 spot where Karpenter had 3 / 3.
+      if (hasOfferingSpread(groups)) for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx, true)) return undefined;
       for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx)) return undefined;
       return this.openNew(info, groups, sig);
     }
@@ -130,7 +138,7 @@ class Scheduler {
    * and us-east-1b for $0.096 and $0.072.
    */
   private openNew(info: PodInfo, groups: PodGroups, sig: string): Record<string, string> | undefined {
-    if (groups.spreads.some((s) => s.group.key === L.LabelTopologyZone || s.group.key === L.LabelCapacityType)) {
+    if (hasOfferingSpread(groups)) {
       const refused = this.openFromTemplates(info, groups, sig, true);
       // Karpenter fails the pod here and relaxes its next preference before anything else (KC
       // scheduler.go trySchedule); the launchable-domain fallback below is for a pod with nothing
@@ -168,6 +176,11 @@ class Scheduler {
     }
     return reasons;
   }
+}
+
+/** Whether the pod has a topology spread on zone or capacity type (the keys a claim's offerings decide). */
+function hasOfferingSpread(groups: PodGroups): boolean {
+  return groups.spreads.some((s) => s.group.key === L.LabelTopologyZone || s.group.key === L.LabelCapacityType);
 }
 
 /** The launch decision of each claim that holds pods; pods of a claim that cannot launch come back unschedulable. */

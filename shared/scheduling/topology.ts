@@ -157,11 +157,12 @@ export interface TopologyTarget {
    */
   pinDomain?(key: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>): string | undefined;
   /**
-   * A claim being opened, tried as Karpenter would first: the candidate domains of a zone or
-   * capacity-type spread, from the group's domains (`universe`), that the claim's and the pod's
-   * requirements allow, whether or not the claim's instance types launch there (KC
-   * topologygroup.go `nextDomainTopologySpread` takes the least-populated of them); undefined for
-   * other keys. Without it a spread picks among the domains the claim launches in.
+   * A claim (being opened, or in flight under `packing: karpenter`) tried as Karpenter would
+   * first: the candidate domains of a zone or capacity-type spread, from the group's domains
+   * (`universe`), that the claim's and the pod's requirements allow, whether or not the claim's
+   * instance types launch there (KC topologygroup.go `nextDomainTopologySpread` takes the
+   * least-populated of them); undefined for other keys. Without it a spread picks among the
+   * domains the claim launches in.
    */
   spreadDomains?(key: string, universe: ReadonlySet<string>): readonly string[] | undefined;
   /** A new claim only: the `values` of `key` (order kept) where a type that holds the pod and meets its requirements is offered. */
@@ -392,7 +393,7 @@ export class Topology {
       // it is never left pending for it, so nothing is gained by choosing otherwise (parity seed 2
       // #413 #1633, seed 3 #1493). A DoNotSchedule spread keeps to launchable domains (differences
       // topology-domain-ignores-claim-offerings, spread-counts-unlaunchable-domains), except on a
-      // claim being opened Karpenter's way first (target.spreadDomains, scheduler.ts openNew).
+      // claim tried Karpenter's way first (target.spreadDomains; scheduler.ts schedule, openNew).
       const karpenterWay = anyway && this.karpenterPreferredSpreads;
       const claimReqs = karpenterWay && !target.labels ? target.requirements : undefined;
       const d = claimReqs ? (narrow.get(g.key) ?? [...g.registered].filter((v) => claimReqs.get(g.key)?.has(v) ?? true).sort()) : (narrow.get(g.key) ?? target.spreadDomains?.(g.key, g.universe) ?? domainsOf(g.key));

@@ -309,10 +309,14 @@ export const Differences: Difference[] = [
       'it outside the domain Karpenter pinned, with its spread within maxSkew over Karpenter\'s own domains (or every ' +
       'pod of its affinity in one domain). The same rule on an in-flight claim still open over several domains: ' +
       'Karpenter pins the pod to the least-populated domain of them all, where the claim\'s types may not be offered, ' +
-      'so the pod opens a claim of its own there; nodefleet adds it to the open claim in a domain it launches in, ' +
-      'within maxSkew, one node fewer (parity seed 2, path 1611: a spot claim offered in us-east-1a and us-east-1c, ' +
-      'the replica pinned to us-east-1b on a $1.01 on-demand node). Explains a `claims` or `claim-shapes` divergence ' +
-      'only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and nodefleet costs no more. ' +
+      'so, when no other in-flight claim launches there, the pod opens a claim of its own there; nodefleet adds it to ' +
+      'the open claim in a domain it launches in, within maxSkew, one node fewer (parity seed 2, path 1611: a spot ' +
+      'claim offered in us-east-1a and us-east-1c, the replica pinned to us-east-1b on a $1.01 on-demand node). An ' +
+      'in-flight claim that launches in Karpenter\'s domain takes the pod in nodefleet too, before any claim that ' +
+      'launches only elsewhere (parity seed 7, path 1963; case ' +
+      'parity/spread-inflight-claims-least-populated-domain-first.yaml). Explains a `claims` or `claim-shapes` ' +
+      'divergence only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and ' +
+      'nodefleet costs no more. ' +
       'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
       'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
       'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
