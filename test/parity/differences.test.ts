@@ -219,6 +219,33 @@ describe('documented differences', () => {
     expect(Object.keys(kinds).length).toBeGreaterThan(0);
     expect(Object.values(kinds).every((r) => r === undefined)).toBe(true);
   });
+  it('a self-repelling pod Karpenter puts on another node, nodefleet on a node in a zone no NodePool lists, the pods after it shifting: existing explained; were the zone listed, not', () => {
+    const s = load('anti-affinity-node-outside-pool-zones-other-node');
+    // The oracle's decision on seed 9 path 765: app-2-0 on node-1, four app-1 pods and both app-0 pods on node-0.
+    const on0 = ['app-0-0', 'app-0-1', 'app-1-0', 'app-1-1', 'app-1-2', 'app-1-3'];
+    const on1 = ['app-1-4', 'app-1-5', 'app-2-0'];
+    const k: OracleOutput = {
+      ...karpenter([], {}),
+      placements: [...on0.map((p) => ({ pod: `default/${p}`, node: 'node-0' })), ...on1.map((p) => ({ pod: `default/${p}`, node: 'node-1' }))],
+    };
+    const explain = (x: ParityScenario, kx: OracleOutput = k) => {
+      const c = compare(kx, solve(toSchedulingInput(x, 'karpenter')), solve(toSchedulingInput(x, 'cost')));
+      return Object.fromEntries(c.divergences.map((d) => [d.kind, documentedReason(d, x, kx, c)]));
+    };
+    expect(explain(s)).toEqual({ existing: 'inverse-anti-affinity-misses-node-domains' });
+    // With us-east-1b listed, Karpenter's inverse group has node-0's zone too; the same decision is then not this difference.
+    const listed: ParityScenario = structuredClone(s);
+    (listed.nodePools[0].spec as { template: { spec: { requirements: { values: string[] }[] } } }).template.spec.requirements[0].values.push('us-east-1b');
+    const kinds = explain(listed);
+    expect(Object.keys(kinds)).toContain('existing');
+    expect(Object.values(kinds).every((r) => r === undefined)).toBe(true);
+    // Keeping app-2-0 out of us-east-1b must give Karpenter's decision exactly: one app-1 pod moved between the nodes is not it.
+    const swapped: OracleOutput = {
+      ...k,
+      placements: k.placements.map((x) => (x.pod === 'default/app-1-3' ? { ...x, node: 'node-1' } : x.pod === 'default/app-1-4' ? { ...x, node: 'node-0' } : x)),
+    };
+    expect(explain(s, swapped)).toStrictEqual({ existing: undefined });
+  });
 });
 
 describe('documented disruption differences', () => {

@@ -373,10 +373,15 @@ export const Differences: Difference[] = [
       'for such a pod instead of leaving it pending, the difference shows as `claims` and `existing`: explained only ' +
       'when moving exactly those pods from Karpenter\'s claims onto nodefleet\'s nodes turns Karpenter\'s decision into ' +
       'nodefleet\'s, for no more money (parity seed 5, path 1690; case parity/anti-affinity-node-outside-pool-zones-' +
-      'instead-of-claim.yaml).',
+      'instead-of-claim.yaml). Where Karpenter put such a pod on another existing node or a claim and the pods after ' +
+      'it shifted, it shows as `existing` or `claims`: explained only when nodefleet, with each such pod kept out of ' +
+      'that domain (Karpenter\'s rule) and nothing else changed, decides exactly as Karpenter did, and its own decision ' +
+      'costs no more (parity seed 9, path 765; case parity/anti-affinity-node-outside-pool-zones-other-node.yaml).',
     case: 'parity/anti-affinity-on-node-outside-pool-zones.yaml',
     explains: (d, s, karpenter, c) =>
-      everyExtraPod(d, s, karpenter, (pod, seat, _reason, all) => aloneOutsidePoolDomains(s, pod, seat, all)) || movedOntoNodesOutsidePoolDomains(d, s, karpenter, c),
+      everyExtraPod(d, s, karpenter, (pod, seat, _reason, all) => aloneOutsidePoolDomains(s, pod, seat, all)) ||
+      movedOntoNodesOutsidePoolDomains(d, s, karpenter, c) ||
+      karpentersOnceKeptOutOfNodeDomains(d, s, karpenter, c),
   },
 ];
 
@@ -386,15 +391,68 @@ export const Differences: Difference[] = [
  * selects sits in that domain (over every seat of the decision, `all`).
  */
 function aloneOutsidePoolDomains(s: ParityScenario, pod: Pod, seat: Seat, all: readonly Seat[]): boolean {
-  return (
-    seat.node !== undefined &&
-    new PodInfo(pod).anti.some((a) => {
-      const here = seat.labels[a.key];
-      if (!OfferingKeys.has(a.key) || here === undefined || !matchesSelector(a.selector, pod.metadata.labels)) return false;
-      if (karpenterPoolDomains(s, a.key).has(here)) return false;
-      return all.every((x) => x === seat || !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] !== here);
-    })
-  );
+  return outsidePoolDomains(s, pod, seat, all).length > 0;
+}
+
+/** The domains (`key` = `value`) that make `seat` {@link aloneOutsidePoolDomains} for `pod`, one per such anti-affinity term. */
+function outsidePoolDomains(s: ParityScenario, pod: Pod, seat: Seat, all: readonly Seat[]): { key: string; value: string }[] {
+  if (seat.node === undefined) return [];
+  return new PodInfo(pod).anti.flatMap((a) => {
+    const here = seat.labels[a.key];
+    if (!OfferingKeys.has(a.key) || here === undefined || !matchesSelector(a.selector, pod.metadata.labels)) return [];
+    if (karpenterPoolDomains(s, a.key).has(here)) return [];
+    const alone = all.every((x) => x === seat || !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] !== here);
+    return alone ? [{ key: a.key, value: here }] : [];
+  });
+}
+
+/**
+ * The `existing` / `claims` side of inverse-anti-affinity-misses-node-domains where the pods after
+ * the one Karpenter kept off the node shifted too (parity seed 9, path 765: Karpenter put app-2-0
+ * on another existing node, whose room then went to other pods): both place the same pods,
+ * nodefleet for no more money, and once each pod nodefleet put on an existing node Karpenter did
+ * not choose for it, where it is {@link aloneOutsidePoolDomains}, is kept out of that domain (a
+ * required node affinity `key NotIn [domain]` added to every term: Karpenter's rule, nothing
+ * more), nodefleet decides exactly as Karpenter did: the same pods on the same existing nodes
+ * and the same pods together on new claims.
+ */
+function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  const kinds = new Set(['claims', 'claim-shapes', 'existing']);
+  if (!kinds.has(d.kind) || c.divergences.some((x) => !kinds.has(x.kind))) return false;
+  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
+  const { result, seats: all } = nodefleetDecision(s);
+  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const theirNode = new Map(karpenter.placements.map((x) => [x.pod, x.node]));
+  const kept = new Map<string, { key: string; value: string }[]>();
+  for (const p of result.placements) {
+    const key = podKey(p.pod);
+    const seat = seatOf(all, key);
+    if (!seat || theirNode.get(key) === p.node) continue;
+    const domains = outsidePoolDomains(s, p.pod, seat, all);
+    if (domains.length > 0) kept.set(key, domains);
+  }
+  if (kept.size === 0) return false;
+  const pods = s.pods.map((p) => {
+    const domains = kept.get(podKey(p));
+    return domains ? keptOutOf(p, domains) : p;
+  });
+  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
+  const onNodes = (xs: [string, string][]) => xs.map(([pod, node]) => `${pod}@${node}`).sort().join(' ');
+  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
+  return partition(karpenter.nodeClaims.map((k) => k.pods ?? [])) === partition(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
+/** `pod` with a required node affinity `key NotIn [value]` for each of `domains`, added to every term (or as the one term). */
+function keptOutOf(pod: Pod, domains: readonly { key: string; value: string }[]): Pod {
+  const out = structuredClone(pod);
+  const spec = out.spec as { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: unknown[] }[] } } } };
+  const exprs = domains.map((x) => ({ key: x.key, operator: 'NotIn', values: [x.value] }));
+  const na = ((spec.affinity ??= {}).nodeAffinity ??= {});
+  const req = (na.requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] });
+  if (req.nodeSelectorTerms.length === 0) req.nodeSelectorTerms.push({ matchExpressions: exprs });
+  else for (const t of req.nodeSelectorTerms) t.matchExpressions = [...(t.matchExpressions ?? []), ...exprs];
+  return out;
 }
 
 /**
