@@ -491,7 +491,14 @@ export class Topology {
       }
       const d = target.domains(g.key);
       if (g.kind === 'anti') for (const v of d) g.record(v);
-      else if (d.length === 1) g.record(d[0]);
+      else if (g.kind === 'affinity' && this.karpenterPreferredSpreads && !target.labels) {
+        // packing karpenter: an affinity counts a new claim in a domain only once the claim's
+        // requirements hold one value, not when its types happen to launch in one only (KC
+        // topology.go Record: requirements.Get(key).Len() == 1; parity seed 9 path 1261).
+        const r = target.requirements?.get(g.key);
+        const values = r && !r.complement ? [...r.values] : [];
+        if (values.length === 1) g.record(values[0]);
+      } else if (d.length === 1) g.record(d[0]);
     }
     for (const g of ownAnti) {
       if (g.key === LabelHostname) g.recordOwner(target.hostname);
