@@ -246,6 +246,35 @@ describe('documented differences', () => {
     };
     expect(explain(s, swapped)).toStrictEqual({ existing: undefined });
   });
+  it('a spread replica nodefleet adds to an open on-demand claim, Karpenter to a spot claim of its own: claims explained up to which identical replica is where; with that claim pinned on-demand, not', () => {
+    const s = load('spread-replica-joins-open-claim-where-offered');
+    // The oracle's decision on seed 9 path 434 (the tie order closest to nodefleet's).
+    const k = karpenter(
+      [
+        { nodePool: 'np-0', type: 'fc-1x2-1', pods: ['app-2-2'] },
+        { nodePool: 'np-0', type: 'fb-16x2-3', pods: ['app-0-3', 'app-2-3'] },
+        { nodePool: 'np-0', type: 'fb-16x2-3', pods: ['app-0-2', 'app-2-1'] },
+        { nodePool: 'np-0', type: 'fb-16x2-3', pods: ['app-0-1', 'app-2-0'] },
+        { nodePool: 'np-0', type: 'fb-16x2-3', pods: ['app-1-0', 'app-1-1', 'app-1-2', 'app-0-0'] },
+        { nodePool: 'np-0', type: 'fc-1x2-1', pods: ['app-2-4'] },
+      ],
+      {},
+    );
+    for (const c of k.nodeClaims) {
+      const spot = c.instanceTypes?.[0] === 'fc-1x2-1';
+      c.price = spot ? 0.03301 : 0.84003;
+      c.capacityTypes = spot ? ['spot'] : c.pods!.some((p) => p.startsWith('default/app-2')) ? ['on-demand'] : null;
+    }
+    const explain = (kx: OracleOutput) => {
+      const c = compare(kx, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      return Object.fromEntries(c.divergences.map((d) => [d.kind, documentedReason(d, s, kx, c)]));
+    };
+    expect(explain(k)).toStrictEqual({ claims: 'topology-domain-ignores-claim-offerings' });
+    // Had Karpenter pinned the app-1 claim on-demand, it could have taken app-2-4 there itself: not this difference.
+    const pinned: OracleOutput = structuredClone(k);
+    pinned.nodeClaims[4].capacityTypes = ['on-demand'];
+    expect(explain(pinned)).toStrictEqual({ claims: undefined });
+  });
 });
 
 describe('documented disruption differences', () => {

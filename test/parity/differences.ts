@@ -161,7 +161,8 @@ type OracleClaim = OracleOutput['nodeClaims'][number];
  * of P is pinned to one value v of that key; K is still open on the key (no single value) and
  * none of its instance types (of its capacity types) is offered in v, so Karpenter, pinning P to
  * v, could not add it to K; nodefleet put P on a claim with K's pods, outside v, and its spread
- * over nodefleet's placement is within maxSkew over Karpenter's domains.
+ * over nodefleet's placement is within maxSkew over Karpenter's domains. Pods identical but for
+ * their name ({@link replicaOf}) count as the same pod when the claims are compared.
  */
 function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
   if (d.kind !== 'claims' && d.kind !== 'claim-shapes') return false;
@@ -196,9 +197,21 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
     }
   }
   if (moved.size === 0) return false;
-  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
+  // Identical replicas are interchangeable: which of them Karpenter left alone on a claim of its
+  // own is a tie nodefleet's queue may break the other way (parity seed 9, path 434).
+  const replica = replicaOf(s);
+  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => g.map(replica).sort().join(',')).sort().join(' | ');
   const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
   return partition(theirs) === partition(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
+/**
+ * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
+ * Two pending replicas with the same value can swap places without changing a decision.
+ */
+function replicaOf(s: ParityScenario): (key: string) => string {
+  const of = new Map(s.pods.map((p) => [podKey(p), JSON.stringify([p.metadata.namespace ?? 'default', p.metadata.labels ?? {}, p.spec])]));
+  return (key) => of.get(key) ?? key;
 }
 
 export const Differences: Difference[] = [
@@ -315,8 +328,9 @@ export const Differences: Difference[] = [
       'in-flight claim that launches in Karpenter\'s domain takes the pod in nodefleet too, before any claim that ' +
       'launches only elsewhere (parity seed 7, path 1963; case ' +
       'parity/spread-inflight-claims-least-populated-domain-first.yaml). Explains a `claims` or `claim-shapes` ' +
-      'divergence only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s and ' +
-      'nodefleet costs no more. ' +
+      'divergence only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s (up to ' +
+      'which of two identical replicas is where: parity seed 9, path 434; case ' +
+      'parity/spread-replica-joins-open-claim-where-offered.yaml) and nodefleet costs no more. ' +
       'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
       'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
       'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
