@@ -29,7 +29,7 @@ export function caseDocument(s: ParityScenario, k: OracleOutput, kind: Divergenc
   return {
     name,
     about: `Parity with Karpenter (${kind}): ${detail}. Expectations are Karpenter's decision on this scenario.`,
-    origin: `npm run parity (test/parity), ${origin}, shrunk; oracle sigs.k8s.io/karpenter v1.15.0`,
+    origin: `npm run parity (test/parity), ${origin}; oracle sigs.k8s.io/karpenter v1.15.0`,
     settings: { ...s.settings, ...(samePacking ? { packing: 'karpenter' } : {}) },
     instanceTypes: s.instanceTypes,
     nodePools: s.nodePools,

@@ -292,7 +292,7 @@ async function main(): Promise<void> {
       const { k, open } = closest(minimal, solveEachOrderSync(minimal, bin));
       const d = open.find((x) => x.kind === f.kind)!;
       log(`shrunk ${f.kind} (${details.numShrinks} shrinks): ${minimal.pods.length} pods, ${minimal.instanceTypes.length} types, ${minimal.nodePools.length} NodePools, ${minimal.nodes.length} nodes: ${d.detail}`);
-      if (opts.writeCases) log(`  wrote ${writeCase(minimal, k, f.kind, d.detail, `seed ${opts.seed}, path "${f.index}"`)}`);
+      if (opts.writeCases) log(`  wrote ${writeCase(minimal, k, f.kind, d.detail, `seed ${opts.seed}, path "${f.index}", shrunk`)}`);
     }
   }
 
