@@ -120,7 +120,8 @@ export class PoolTemplate {
    * superset of `zones` / `capacityTypes`, sorted (KC topology.go `buildDomainGroups`): the
    * available offerings of every instance type listed for the pool, whatever its other
    * requirements exclude (family, cpu), within the pool's zone (capacity-type) requirement; plus
-   * every value of the pool's own `In` requirement on the key, offered or not. Only ScheduleAnyway
+   * every value of the pool's own `In` requirement on the key, offered or not; also when the pool
+   * admits no type at all, and none when no type is listed for it. Only ScheduleAnyway
    * spreads under `packing: karpenter` count them (topology.ts {@link TopologyGroup.registered}).
    */
   readonly registeredZones: string[];
@@ -202,6 +203,8 @@ export class PoolTemplate {
     this.zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
     this.capacityTypes = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.capacityType)))].sort();
     const registered = (key: string, own: readonly string[]): string[] => {
+      // A pool with no instance types listed registers nothing (KC provisioner.go skips it).
+      if (instanceTypes.length === 0) return [];
       const req = this.requirements.get(key);
       const out = new Set(own);
       for (const type of instanceTypes) {

@@ -540,7 +540,11 @@ export function topologyDomains(templates: readonly ClaimTemplate[], existing: r
   };
   const typeSpreadKeys = [...spreadKeys].filter((k) => k !== LabelTopologyZone && k !== LabelCapacityType && k !== LabelHostname);
   for (const t of templates) {
-    if (t.unusable) continue;
+    // A pool none of whose listed types its requirements admit launches nothing, but Karpenter
+    // still registers the zones and capacity types of those types through it (KC topology.go
+    // `buildDomainGroups` walks every type the cloud provider lists for the pool; parity seed 8
+    // #522). A static or not-ready pool is left out before that (KC provisioner.go `NewScheduler`).
+    if (t.unusable && t.unusable !== t.base.unusable) continue;
     const launches: DomainSource = { taints: t.taints, requirements: t.requirements };
     source = launches;
     for (const z of t.zones) addDomain(LabelTopologyZone, z);
