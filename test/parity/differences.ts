@@ -154,6 +154,28 @@ function pinnedDomain(reason: string, key: string): string | undefined {
 type OracleClaim = OracleOutput['nodeClaims'][number];
 
 /**
+ * nodefleet's `packing: karpenter` decision (with its seats) when `d` and every other divergence
+ * of the comparison are of `kinds`, both packings place as many pods as Karpenter, and the
+ * decision's claims cost no more than Karpenter's; otherwise undefined.
+ */
+function samePodsNoDearer(d: Divergence, s: ParityScenario, c: Comparison, kinds: readonly Divergence['kind'][]): { result: SchedulingResult; seats: Seat[] } | undefined {
+  if (!kinds.includes(d.kind) || c.divergences.some((x) => !kinds.includes(x.kind))) return undefined;
+  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return undefined;
+  const decided = nodefleetDecision(s);
+  return decided.result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9 ? undefined : decided;
+}
+
+/** Pods per claim as one comparable string (claims and their pods in any order; empty claims dropped; each pod key mapped by `name`). */
+function claimGroups(groups: readonly (readonly string[])[], name: (key: string) => string = (k) => k): string {
+  return groups.filter((g) => g.length > 0).map((g) => g.map(name).sort().join(',')).sort().join(' | ');
+}
+
+/** `pod@node` pairs as one comparable string (any order). */
+function onNodes(pairs: readonly (readonly [string, string])[]): string {
+  return pairs.map(([pod, node]) => `${pod}@${node}`).sort().join(' ');
+}
+
+/**
  * The in-flight-claim side of topology-domain-ignores-claim-offerings, for a `claims` or
  * `claim-shapes` divergence: both place the same pods, nodefleet for no more money, and its
  * claims are Karpenter's once each pod P of a set is moved from its Karpenter claim onto another
@@ -165,11 +187,9 @@ type OracleClaim = OracleOutput['nodeClaims'][number];
  * their name ({@link replicaOf}) count as the same pod when the claims are compared.
  */
 function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
-  if (d.kind !== 'claims' && d.kind !== 'claim-shapes') return false;
-  if (c.divergences.some((x) => x.kind !== 'claims' && x.kind !== 'claim-shapes')) return false;
-  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
-  const { result, seats: all } = nodefleetDecision(s);
-  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const decided = samePodsNoDearer(d, s, c, ['claims', 'claim-shapes']);
+  if (!decided) return false;
+  const { result, seats: all } = decided;
   const types = new Map(resolvedTypes(s).map((t) => [t.name, t]));
   const kClaimOf = (key: string) => karpenter.nodeClaims.find((k) => (k.pods ?? []).includes(key));
   const values = (k: OracleClaim, key: string) => (key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
@@ -200,9 +220,8 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   // Identical replicas are interchangeable: which of them Karpenter left alone on a claim of its
   // own is a tie nodefleet's queue may break the other way (parity seed 9, path 434).
   const replica = replicaOf(s);
-  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => g.map(replica).sort().join(',')).sort().join(' | ');
   const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
-  return partition(theirs) === partition(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return claimGroups(theirs, replica) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)), replica);
 }
 
 /**
@@ -431,11 +450,9 @@ function outsidePoolDomains(s: ParityScenario, pod: Pod, seat: Seat, all: readon
  * and the same pods together on new claims.
  */
 function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
-  const kinds = new Set(['claims', 'claim-shapes', 'existing']);
-  if (!kinds.has(d.kind) || c.divergences.some((x) => !kinds.has(x.kind))) return false;
-  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
-  const { result, seats: all } = nodefleetDecision(s);
-  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const decided = samePodsNoDearer(d, s, c, ['claims', 'claim-shapes', 'existing']);
+  if (!decided) return false;
+  const { result, seats: all } = decided;
   const theirNode = new Map(karpenter.placements.map((x) => [x.pod, x.node]));
   const kept = new Map<string, { key: string; value: string }[]>();
   for (const p of result.placements) {
@@ -451,10 +468,8 @@ function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, ka
     return domains ? keptOutOf(p, domains) : p;
   });
   const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
-  const onNodes = (xs: [string, string][]) => xs.map(([pod, node]) => `${pod}@${node}`).sort().join(' ');
   if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
-  return partition(karpenter.nodeClaims.map((k) => k.pods ?? [])) === partition(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
 
 /** `pod` with a required node affinity `key NotIn [value]` for each of `domains`, added to every term (or as the one term). */
@@ -476,11 +491,9 @@ function keptOutOf(pod: Pod, domains: readonly { key: string; value: string }[])
  * where each P is {@link aloneOutsidePoolDomains} there.
  */
 function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
-  const kinds = new Set(['claims', 'claim-shapes', 'existing']);
-  if (!kinds.has(d.kind) || c.divergences.some((x) => !kinds.has(x.kind))) return false;
-  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return false;
-  const { result, seats: all } = nodefleetDecision(s);
-  if (result.newNodeClaims.reduce((x, n) => x + n.priceUsdPerHour, 0) > c.karpenterCost + 1e-9) return false;
+  const decided = samePodsNoDearer(d, s, c, ['claims', 'claim-shapes', 'existing']);
+  if (!decided) return false;
+  const { result, seats: all } = decided;
   const onClaimInKarpenters = new Set(karpenter.nodeClaims.flatMap((k) => k.pods ?? []));
   const moved = new Map<string, string>();
   for (const p of result.placements) {
@@ -489,11 +502,9 @@ function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karp
     if (onClaimInKarpenters.has(key) && seat && aloneOutsidePoolDomains(s, p.pod, seat, all)) moved.set(key, p.node);
   }
   if (moved.size === 0) return false;
-  const onNodes = (xs: [string, string][]) => xs.map(([pod, node]) => `${pod}@${node}`).sort().join(' ');
   const theirPlacements = [...karpenter.placements.map((x): [string, string] => [x.pod, x.node]), ...moved];
   if (onNodes(theirPlacements) !== onNodes(result.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  const partition = (groups: string[][]) => groups.filter((g) => g.length > 0).map((g) => [...g].sort().join(',')).sort().join(' | ');
-  return partition(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) === partition(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
 
 /**
