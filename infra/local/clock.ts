@@ -203,11 +203,22 @@ export class VirtualClock implements Clock {
   setTimer(fn: () => void, virtualMs: number): TimerHandle {
     if (this.stopped) return { cancel: () => undefined };
     if (this.stepped) return this.setSteppedTimer(fn, virtualMs);
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      if (!this.stopped) fn();
-    }, this.toRealMs(virtualMs));
-    this.timers.add(t);
+    // Node may fire a setTimeout up to a millisecond early, which is `speed` ms of virtual time:
+    // a timer set on a running clock re-arms until its virtual instant has come, so a 120 s spot
+    // notice never ends at 119.9 s. (Timers set while frozen keep their real delay.)
+    const dueMs = this.frozen ? undefined : this.nowMs() + Math.max(0, virtualMs);
+    let t: NodeJS.Timeout;
+    const arm = (realMs: number): void => {
+      t = setTimeout(() => {
+        this.timers.delete(t);
+        if (this.stopped) return;
+        const left = dueMs === undefined || this.frozen ? 0 : dueMs - this.nowMs();
+        if (left > 0) arm(this.toRealMs(left));
+        else fn();
+      }, realMs);
+      this.timers.add(t);
+    };
+    arm(this.toRealMs(virtualMs));
     return {
       cancel: () => {
         clearTimeout(t);

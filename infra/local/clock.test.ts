@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from './clock.ts';
+
+const realPause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('VirtualClock (wall-scaled)', () => {
+  it('never runs a timer before its virtual instant, even when setTimeout fires early', async () => {
+    // Wall time is under the test's control: the real setTimeout (10 ms for 1 s at 100x) fires
+    // while this clock still reads 0.9 s, as Node's timers can by up to a millisecond.
+    let real = 1_000;
+    const clock = new VirtualClock({ start: '2026-03-06T15:57:00Z', speed: 100, realNowMs: () => real });
+    const firedAt: number[] = [];
+    clock.setTimer(() => firedAt.push(clock.nowMs() - clock.startEpochMs()), 1_000);
+    real += 9;
+    await realPause(40);
+    expect(firedAt).toEqual([]);
+    real += 1;
+    await realPause(40);
+    expect(firedAt).toEqual([1_000]);
+    clock.stop();
+  });
+
+  it('cancels a timer that has re-armed', async () => {
+    let real = 0;
+    const clock = new VirtualClock({ start: 0, speed: 100, realNowMs: () => real });
+    let fired = 0;
+    const h = clock.setTimer(() => (fired += 1), 500);
+    await realPause(30);
+    h.cancel();
+    real += 5;
+    await realPause(30);
+    expect(fired).toBe(0);
+    clock.stop();
+  });
+});
