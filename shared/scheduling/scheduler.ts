@@ -280,15 +280,16 @@ export function solve(input: SchedulingInput): SchedulingResult {
   const pools = poolTemplates(input);
   const costPacking = (input.settings?.packing ?? 'cost') === 'cost';
   const prepared = prepareExistingNodes(input.existingNodes ?? [], input.boundPods ?? [], input.daemonSets ?? []);
-  const result = simulate(input, pools, prepared, costPacking);
-  if (!costPacking || (result.newNodeClaims.length === 0 && result.unschedulable.length === 0)) return result;
-  const karpenter = simulate(input, pools, prepared, false);
+  if (!costPacking) return karpenterPacking(input, pools, prepared).result;
+  const { result, pins } = simulate(input, pools, prepared, true);
+  if (result.newNodeClaims.length === 0 && result.unschedulable.length === 0) return result;
+  const { result: karpenter, pin } = karpenterPacking(input, pools, prepared, pins);
   const pendingInKarpenters = new Set(karpenter.unschedulable.map((u) => u.pod));
   let best = result;
   if (!runsKarpentersPods(result, pendingInKarpenters)) {
     // Karpenter's pods first (within each priority), packed cost-aware; Karpenter's own plan if even that drops one.
     const placedInKarpenters = new Set(input.pods.filter((p) => !pendingInKarpenters.has(p)));
-    const first = simulate(input, pools, prepared, true, placedInKarpenters);
+    const first = simulate(input, pools, prepared, true, { first: placedInKarpenters, pin }).result;
     best = runsKarpentersPods(first, pendingInKarpenters) ? first : karpenter;
   }
   if (placedCount(best) > placedCount(karpenter)) return best;
@@ -296,10 +297,38 @@ export function solve(input: SchedulingInput): SchedulingResult {
 }
 
 /**
- * One simulation with the given packing (cost-aware or Karpenter's), from the solve's prepared
- * existing nodes; pods in `first` (if given) are queued ahead of the others.
+ * Karpenter's packing (`packing: karpenter`, and the baseline the cost-aware plan must match).
+ * Replicas that repel each other on a zone or capacity type pin their claims to one domain each
+ * (topology.ts `check`); when that leaves pods pending and keeping those claims open over every
+ * free domain, as Karpenter does, runs every pod the pinned plan runs and more, the open plan is
+ * taken: a pinned claim can shut out pods that could have joined it in another zone, where no
+ * other claim fits under the NodePool limit (parity seed 11, path 220: app-0-0's claim pinned to
+ * us-east-1a under an 8-cpu limit, and two pods selecting us-east-1b pending that Karpenter puts
+ * on that claim in us-east-1b). `costPins`: pins the cost-aware plan took (it is tried open too
+ * only when either plan pinned). Returns the plan and whether it pins.
  */
-function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, prepared: readonly PreparedNode[], costPacking: boolean, first?: ReadonlySet<Pod>): SchedulingResult {
+function karpenterPacking(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, prepared: readonly PreparedNode[], costPins = 0): { result: SchedulingResult; pin: boolean } {
+  const pinned = simulate(input, pools, prepared, false);
+  if (pinned.result.unschedulable.length === 0 || pinned.pins + costPins === 0) return { result: pinned.result, pin: true };
+  const open = simulate(input, pools, prepared, false, { pin: false }).result;
+  return runsMore(open, pinned.result) ? { result: open, pin: false } : { result: pinned.result, pin: true };
+}
+
+/** True when `a` runs every pod `b` runs, and more. */
+function runsMore(a: SchedulingResult, b: SchedulingResult): boolean {
+  const pendingInA = new Set(a.unschedulable.map((u) => u.pod));
+  const pendingInB = new Set(b.unschedulable.map((u) => u.pod));
+  return pendingInA.size < pendingInB.size && [...pendingInA].every((p) => pendingInB.has(p));
+}
+
+/**
+ * One simulation with the given packing (cost-aware or Karpenter's), from the solve's prepared
+ * existing nodes; pods in `opts.first` (if given) are queued ahead of the others; `opts.pin`
+ * false keeps self-repelling replicas' claims open (Topology `pinReplicas`). Returns the plan and
+ * how many pins it took.
+ */
+function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, prepared: readonly PreparedNode[], costPacking: boolean, opts: { first?: ReadonlySet<Pod>; pin?: boolean } = {}): { result: SchedulingResult; pins: number } {
+  const first = opts.first;
   const settings = input.settings ?? {};
   const existing = input.existingNodes ?? [];
   const templates = claimTemplates(input, pools);
@@ -326,7 +355,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
 
   const spreadKeys = new Set<string>();
   for (const info of infos) for (const s of info.activeSpreads) spreadKeys.add(s.key);
-  const topology = new Topology(topologyDomains(templates, existing, spreadKeys), !costPacking);
+  const topology = new Topology(topologyDomains(templates, existing, spreadKeys), !costPacking, opts.pin ?? true);
 
   // Existing capacity and the pods already running there.
   const { nodes, bound } = simulateExistingNodes(prepared);
@@ -374,5 +403,5 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   }
 
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);
-  return { newNodeClaims, placements: scheduler.placements, unschedulable };
+  return { result: { newNodeClaims, placements: scheduler.placements, unschedulable }, pins: topology.pinsTaken };
 }

@@ -239,11 +239,18 @@ export class Topology {
    * @param domains every domain value per key that a new or existing node may have (zones, capacity types, …), with the taints of what offers it.
    * @param karpenterPreferredSpreads `packing: karpenter`: a ScheduleAnyway spread picks its domain
    *   on a new claim as Karpenter does ({@link check}).
+   * @param pinReplicas a pod that repels its own kind on a zone or capacity type pins its claim to
+   *   one free domain while another replica is pending ({@link check}); false keeps every such
+   *   claim open over its free domains, as Karpenter does.
    */
   constructor(
     private readonly domains: TopologyDomains,
     private readonly karpenterPreferredSpreads = false,
+    private readonly pinReplicas = true,
   ) {}
+
+  /** How many claims {@link check} pinned to one domain for a self-repelling pod (0 when none). */
+  pinsTaken = 0;
 
   private group(kind: TopologyKind, key: string, selector: LabelSelector | undefined, namespaces: NamespaceScope, s?: SpreadLike, pod?: PodLike): TopologyGroup {
     const nodeFilter = s?.honorAffinity ? pod?.nodeFilterTerms : undefined;
@@ -453,8 +460,11 @@ export class Topology {
       const d = domainsOf(g.key);
       const free = d.filter((v) => !((counts.get(v) ?? 0) > 0));
       if (free.length === 0 && d.length > 0) return { reason: `would violate ${what} on ${g.key}`, monotone: true };
-      const pinned = pin && g.pending > 1 && free.length > 1 ? (target.pinDomain ? target.pinDomain(g.key, free, narrow) : free[0]) : undefined;
-      if (pinned !== undefined) narrow.set(g.key, [pinned]);
+      const pinned = pin && this.pinReplicas && g.pending > 1 && free.length > 1 ? (target.pinDomain ? target.pinDomain(g.key, free, narrow) : free[0]) : undefined;
+      if (pinned !== undefined) {
+        narrow.set(g.key, [pinned]);
+        this.pinsTaken++;
+      }
       else if (free.length < d.length) narrow.set(g.key, free);
       return undefined;
     };
