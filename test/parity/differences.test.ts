@@ -145,6 +145,24 @@ describe('documented differences', () => {
     expect(explainExtra(s, fewer)).toEqual([undefined]);
   });
 
+  it('pods that join a pinned replica\'s claim where Karpenter\'s open claim was full are explained beside the replicas; a pod that would run without them is not', () => {
+    const s = load('zone-anti-affinity-pin-room-for-hostname-affinity');
+    const anti = 'unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone (counts = us-east-1a: 1, us-east-1b: 1, us-east-1c: 1)';
+    const hostname = 'unsatisfiable topology constraint for pod affinity, key=kubernetes.io/hostname (counts = hostname-placeholder-0001: 2)';
+    const blocked = { 'app-2-1': anti, 'app-2-2': anti, 'app-2-3': anti, 'app-2-4': anti };
+    // The oracle's decision on the case (seed 11, path 60): app-1-0 and app-1-1 fill app-2-0's open claim.
+    const small = (pods: string[]) => ({ nodePool: 'np-1', type: 'm6gd.medium', pods });
+    const claims = [small(['app-0-4']), small(['app-0-5']), small(['app-0-3', 'app-4-2']), small(['app-0-2', 'app-4-1']), small(['app-0-1', 'app-4-0'])];
+    const k = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-1-1', 'app-0-0'] }], { ...blocked, 'app-1-2': hostname, 'app-1-3': hostname });
+    expect(explainExtra(s, k)).toEqual(['zone-anti-affinity-pins-claim']);
+    // Had Karpenter also left app-1-1 pending, nodefleet without the replicas would still run it: not their room.
+    const fewer = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-0-0'] }], { ...blocked, 'app-1-1': hostname, 'app-1-2': hostname, 'app-1-3': hostname });
+    expect(explainExtra(s, fewer)).toEqual([undefined]);
+    // Without a blocked replica among the extra pods, the hostname pods alone are not explained.
+    const placedReplicas = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-1-1', 'app-0-0'] }, { nodePool: 'np-1', type: 'c6gn.xlarge', pods: ['app-2-1'] }, { nodePool: 'np-1', type: 'c6gn.xlarge', pods: ['app-2-2'] }], { 'app-2-3': anti, 'app-2-4': anti, 'app-1-2': hostname, 'app-1-3': hostname });
+    expect(explainExtra(s, placedReplicas)).toEqual([undefined]);
+  });
+
   it('a self-repelling pod on an existing node in a zone no NodePool lists is explained; one in a pool zone is not', () => {
     const s = load('anti-affinity-on-node-outside-pool-zones');
     expect([...karpenterPoolDomains(s, Zone)]).toEqual(['us-east-1a']);

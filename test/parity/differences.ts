@@ -271,12 +271,20 @@ export const Differences: Difference[] = [
       'same limits reason (parity seed 7, path 434: 2 pods more on 3 claims at $2.698/h, Karpenter 2 claims at $3.379/h; case ' +
       'parity/zone-anti-affinity-limit-room-for-other-pods.yaml). Such a pod that does not repel itself is explained ' +
       'only beside a replica that is explained, and only when nodefleet without the replicas Karpenter left pending ' +
-      'places exactly the pods Karpenter placed.',
+      'places exactly the pods Karpenter placed. The same holds without a limit: the replicas\' claims can have room for ' +
+      'pods Karpenter\'s one open claim had none for (parity seed 11, paths 60 and 1693: pods with hostname pod affinity ' +
+      'join a pinned replica\'s claim together, where Karpenter\'s claim was full and they stay pending with ' +
+      '"unsatisfiable topology constraint for pod affinity"; case parity/zone-anti-affinity-pin-room-for-hostname-affinity.yaml).',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
     explains: (d, s, karpenter) => {
       if (d.kind !== 'extra-placed') return false;
       const reasons = karpenterReasons(d, karpenter);
       if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
+      // Replicas Karpenter blocked, and other pods that run only beside them: their claims gave
+      // those pods room Karpenter's one claim did not (parity seed 11, path 60: two pods with
+      // hostname pod affinity join a pinned replica's claim together).
+      const blockedReplica = (pod: Pod, reason: string) => reason.includes(AntiAffinityAllDomains) && repelledBySiblingOnClaim(s, pod, karpenter);
+      if (!everyExtraPod(d, s, karpenter, (pod, _seat, reason) => !blockedReplica(pod, reason)) && roomLeftByRepelledReplicas(s, karpenter)) return true;
       if (!everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => reason.includes(LimitsExhausted)) || !withinLimitsKarpentersWay(s, nodefleetDecision(s).result)) return false;
       const repelled = everyExtraPod(d, s, karpenter, (pod) => repelledBySiblingOnClaim(s, pod, karpenter));
       // Some pods are such replicas, and the others run only because of them.
