@@ -174,6 +174,22 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
+  it('a self-repelling pod on an existing node in a zone only a NodePool it does not tolerate lists is explained; once it tolerates the taint, not', () => {
+    const s = load('anti-affinity-node-in-zone-of-untolerated-pool');
+    expect([...karpenterPoolDomains(s, Zone, [])]).toEqual(['us-east-1a']);
+    const taint = 'did not tolerate taint (taint=dedicated=np-1:NoSchedule)';
+    const other = 'no instance type met all requirements';
+    // The oracle's decision on the case (seed 11, path 641).
+    const k: OracleOutput = {
+      ...karpenter([{ nodePool: 'np-1', type: 'fa-2x1-1', pods: ['app-2-1'] }], { 'app-0-2': taint, 'app-0-3': taint, 'app-0-4': taint, 'app-1-0': other, 'app-1-1': other, 'app-4-0': taint, 'app-4-1': taint, 'app-4-2': taint }),
+      placements: ['app-0-0', 'app-0-1', 'app-2-0', 'app-3-0'].map((p) => ({ pod: `default/${p}`, node: 'node-0' })),
+    };
+    expect(explainExtra(s, k)).toEqual(['inverse-anti-affinity-misses-node-domains']);
+    const tolerant: ParityScenario = structuredClone(s);
+    for (const p of tolerant.pods) if (p.metadata.name.startsWith('app-4-')) p.spec.tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'np-1', effect: 'NoSchedule' }];
+    expect(explainExtra(tolerant, k)).toEqual([undefined]);
+  });
+
   it('pods Karpenter refuses for a NodePool limit it spent on a pod no node fits are explained; without that pod on a claim, or beyond the limit, not', () => {
     const s = load('contradictory-pod-spends-nodepool-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

@@ -407,8 +407,11 @@ export const Differences: Difference[] = [
     reason:
       'A pending pod with required pod anti-affinity that selects itself owns an inverse anti-affinity group in Karpenter ' +
       'v1.15 whose domains come from the NodePools only (topology.go updateInverseAntiAffinity builds it without the ' +
-      'existing-node pass countDomains gives other groups), and it must land in an empty domain of that group. An ' +
-      'existing node in a zone no NodePool lists is therefore never a place for it, even with no matching pod anywhere. ' +
+      'existing-node pass countDomains gives other groups), and only from NodePools whose taints the pod tolerates ' +
+      '(topologydomaingroup.go ForEachDomain: the group has no taint policy, so taints are honoured), and it must land ' +
+      'in an empty domain of that group. An existing node in a zone no such NodePool lists is therefore never a place ' +
+      'for it, even with no matching pod anywhere (parity seed 11, path 641: us-east-1b listed only by a tainted pool; ' +
+      'case parity/anti-affinity-node-in-zone-of-untolerated-pool.yaml). ' +
       'kube-scheduler binds it there; nodefleet places it there. Explains a pod only when nodefleet put it on an existing ' +
       'node in such a domain and no other pod its term selects sits in that domain. Where Karpenter opened a new claim ' +
       'for such a pod instead of leaving it pending, the difference shows as `claims` and `existing`: explained only ' +
@@ -438,10 +441,14 @@ function aloneOutsidePoolDomains(s: ParityScenario, pod: Pod, seat: Seat, all: r
 /** The domains (`key` = `value`) that make `seat` {@link aloneOutsidePoolDomains} for `pod`, one per such anti-affinity term. */
 function outsidePoolDomains(s: ParityScenario, pod: Pod, seat: Seat, all: readonly Seat[]): { key: string; value: string }[] {
   if (seat.node === undefined) return [];
-  return new PodInfo(pod).anti.flatMap((a) => {
+  const info = new PodInfo(pod);
+  return info.anti.flatMap((a) => {
     const here = seat.labels[a.key];
     if (!OfferingKeys.has(a.key) || here === undefined || !matchesSelector(a.selector, pod.metadata.labels)) return [];
-    if (karpenterPoolDomains(s, a.key).has(here)) return [];
+    // The group registers a NodePool's domains only when the pod tolerates its taints (an
+    // anti-affinity group's node filter has no taint policy, so topologydomaingroup.go
+    // ForEachDomain takes the Honor branch; parity seed 11, path 641).
+    if (karpenterPoolDomains(s, a.key, info.tolerations).has(here)) return [];
     const alone = all.every((x) => x === seat || !matchesSelector(a.selector, x.pod.metadata.labels) || x.labels[a.key] !== here);
     return alone ? [{ key: a.key, value: here }] : [];
   });
