@@ -309,6 +309,32 @@ describe('documented differences', () => {
     pinned.nodeClaims[4].capacityTypes = ['on-demand'];
     expect(explain(pinned)).toStrictEqual({ claims: undefined });
   });
+
+  it('a spread replica nodefleet adds to a claim a later replica pinned in Karpenter is explained; without that later replica there, or with the claim\'s types offered in the pinned zone, not', () => {
+    const s = load('spread-pod-joins-claim-pinned-later');
+    // The oracle's decision on seed 11, path 380.
+    const claim = (nodePool: string, type: string, zone: string, capacityType: string, price: number, pods: string[]) => ({ nodePool, type, zone, capacityType, price, pods });
+    const oracle = (claims: ReturnType<typeof claim>[]): OracleOutput => {
+      const k = karpenter(claims, {});
+      k.nodeClaims.forEach((c, i) => Object.assign(c, { zones: [claims[i].zone], capacityTypes: [claims[i].capacityType], price: claims[i].price }));
+      return k;
+    };
+    const a = claim('np-2', 'fbg-16x2-2', 'us-east-1a', 'on-demand', 0.71402, ['app-1-0', 'app-1-2', 'app-0-0', 'app-0-1']);
+    const c = claim('np-1', 'fa-32x1-1', 'us-east-1b', 'on-demand', 1.44001, ['app-0-2', 'app-2-0', 'app-2-1', 'app-2-2', 'app-2-3', 'app-2-4']);
+    const explain = (kx: OracleOutput) => {
+      const cmp = compare(kx, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, s, kx, cmp)]));
+    };
+    const k = oracle([claim('np-1', 'fbg-16x2-2', 'us-east-1c', 'spot', 0.28562, ['app-1-1', 'app-0-3', 'app-3-0', 'app-3-1', 'app-3-2']), a, c]);
+    expect(explain(k)).toStrictEqual({ 'claim-shapes': 'topology-domain-ignores-claim-offerings' });
+    // Pinned to us-east-1c with no replica of app-0-2 on it: it was pinned when app-0-2 came, and Karpenter would have put it there.
+    const early = oracle([claim('np-1', 'fbg-16x2-2', 'us-east-1c', 'spot', 0.28562, ['app-1-1', 'app-3-0', 'app-3-1', 'app-3-2']), a, { ...c, pods: [...c.pods, 'app-0-3'] }]);
+    expect(Object.values(explain(early))).not.toContain('topology-domain-ignores-claim-offerings');
+    // A type of that claim sold as spot in us-east-1b: Karpenter could have added app-0-2 to it there.
+    const offered = structuredClone(k);
+    offered.nodeClaims[0].instanceTypes = ['fbg-16x2-2', 'fc-32x8-0'];
+    expect(explain(offered)).toStrictEqual({ 'claim-shapes': undefined });
+  });
 });
 
 describe('documented disruption differences', () => {

@@ -5,7 +5,7 @@
  */
 import type { Pod } from '../../shared/api/kube.ts';
 import { parseResource } from '../../shared/api/quantity.ts';
-import { LabelTopologyZone } from '../../shared/api/labels.ts';
+import { LabelCapacityType, LabelTopologyZone } from '../../shared/api/labels.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
@@ -180,9 +180,12 @@ function onNodes(pairs: readonly (readonly [string, string])[]): string {
  * `claim-shapes` divergence: both place the same pods, nodefleet for no more money, and its
  * claims are Karpenter's once each pod P of a set is moved from its Karpenter claim onto another
  * Karpenter claim K, where for each P: P has a zone or capacity-type spread; Karpenter's claim
- * of P is pinned to one value v of that key; K is still open on the key (no single value) and
- * none of its instance types (of its capacity types) is offered in v, so Karpenter, pinning P to
- * v, could not add it to K; nodefleet put P on a claim with K's pods, outside v, and its spread
+ * of P is pinned to one value v of that key; K is still open on the key (no single value), or
+ * holds a single value that a replica of P queued after P may have given it (parity seed 11,
+ * path 380); none of K's instance types is offered in v (of K's capacity types for a zone, K's
+ * zones for a capacity type, and K's own values while it is open), so Karpenter, pinning P to v,
+ * could not add it to K; nodefleet put P on a claim with K's
+ * pods, outside v, and its spread
  * over nodefleet's placement is within maxSkew over Karpenter's domains. Pods identical but for
  * their name ({@link replicaOf}) count as the same pod when the claims are compared.
  */
@@ -193,10 +196,20 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   const types = new Map(resolvedTypes(s).map((t) => [t.name, t]));
   const kClaimOf = (key: string) => karpenter.nodeClaims.find((k) => (k.pods ?? []).includes(key));
   const values = (k: OracleClaim, key: string) => (key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
-  const offeredIn = (k: OracleClaim, key: string, v: string) =>
-    (k.instanceTypes ?? []).some((n) =>
-      (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!k.capacityTypes?.length || k.capacityTypes.includes(o.capacityType)) && (!k.zones?.length || k.zones.includes(o.zone))),
+  // K's own values on the key bound the offerings while K is open on it. A single value bounds
+  // them too, unless a replica of P queued after P (identical but for its name, later in the
+  // scenario) is on K: then it may have pinned K after P was refused (parity seed 11, path 380).
+  const replica = replicaOf(s);
+  const order = new Map(s.pods.map((p, i) => [podKey(p), i]));
+  const pinnedLater = (k: OracleClaim, p: string) => (k.pods ?? []).some((x) => x !== p && replica(x) === replica(p) && (order.get(x) ?? -1) > (order.get(p) ?? Infinity));
+  const offeredIn = (k: OracleClaim, key: string, v: string) => {
+    const own = values(k, key).length > 1;
+    const zones = key === LabelTopologyZone && !own ? [] : (k.zones ?? []);
+    const capacityTypes = key === LabelCapacityType && !own ? [] : (k.capacityTypes ?? []);
+    return (k.instanceTypes ?? []).some((n) =>
+      (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!capacityTypes.length || capacityTypes.includes(o.capacityType)) && (!zones.length || zones.includes(o.zone))),
     );
+  };
   const moved = new Map<string, OracleClaim>();
   for (const claim of result.newNodeClaims) {
     const keys = claim.pods.map(podKey);
@@ -209,7 +222,7 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
       const ok = new PodInfo(pod).spreads.some((sp) => {
         if (!OfferingKeys.has(sp.key)) return false;
         const pinned = values(from, sp.key);
-        if (pinned.length !== 1 || values(to, sp.key).length === 1 || offeredIn(to, sp.key, pinned[0]) || seat.labels[sp.key] === pinned[0]) return false;
+        if (pinned.length !== 1 || (values(to, sp.key).length === 1 && !pinnedLater(to, podKey(pod))) || offeredIn(to, sp.key, pinned[0]) || seat.labels[sp.key] === pinned[0]) return false;
         const counts = spreadCounts(pod, sp, all);
         return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
       });
@@ -219,7 +232,6 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   if (moved.size === 0) return false;
   // Identical replicas are interchangeable: which of them Karpenter left alone on a claim of its
   // own is a tie nodefleet's queue may break the other way (parity seed 9, path 434).
-  const replica = replicaOf(s);
   const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
   return claimGroups(theirs, replica) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)), replica);
 }
@@ -357,7 +369,9 @@ export const Differences: Difference[] = [
       'parity/spread-inflight-claims-least-populated-domain-first.yaml). Explains a `claims` or `claim-shapes` ' +
       'divergence only when moving such pods onto that claim turns Karpenter\'s claims into nodefleet\'s (up to ' +
       'which of two identical replicas is where: parity seed 9, path 434; case ' +
-      'parity/spread-replica-joins-open-claim-where-offered.yaml) and nodefleet costs no more. ' +
+      'parity/spread-replica-joins-open-claim-where-offered.yaml) and nodefleet costs no more; the claim may hold a ' +
+      'single domain in Karpenter\'s decision when a replica queued after the pod is on it and pinned it later ' +
+      '(parity seed 11, path 380; case parity/spread-pod-joins-claim-pinned-later.yaml). ' +
       'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
       'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
       'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
