@@ -174,6 +174,26 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
+  it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
+    const s = load('spread-pin-misses-claims-then-limit');
+    const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
+    // The oracle's decision on seed 10, path 531.
+    const k: OracleOutput = {
+      ...karpenter([{ nodePool: 'np-0', type: 'fc-8x8-1', pods: ['app-3-1'] }, { nodePool: 'np-0', type: 'fc-8x8-1', pods: ['app-3-2'] }], { 'app-3-4': limits, 'app-3-5': limits, 'app-4-3': limits }),
+      placements: Object.entries({ 'app-0-0': 'node-1', 'app-0-1': 'node-1', 'app-0-2': 'node-1', 'app-0-3': 'node-1', 'app-0-4': 'node-1', 'app-0-5': 'node-2', 'app-1-0': 'node-0', 'app-2-0': 'node-0', 'app-2-1': 'node-1', 'app-2-2': 'node-0', 'app-3-0': 'node-2', 'app-3-3': 'node-0', 'app-4-0': 'node-0', 'app-4-1': 'node-0', 'app-4-2': 'node-2' }).map(([pod, node]) => ({ pod: `default/${pod}`, node })),
+    };
+    for (const c of k.nodeClaims) c.capacityTypes = ['spot'];
+    expect(explainExtra(s, k)).toEqual(['topology-domain-ignores-claim-offerings']);
+    // A type of app-3-2's claim sold as spot in us-east-1c: Karpenter would have put app-4-3 there itself.
+    const offered = structuredClone(k);
+    offered.nodeClaims[1].instanceTypes = ['fc-8x8-1', 'fa-2x2-2'];
+    expect(explainExtra(s, offered)).toEqual([undefined]);
+    // A tighter limit that nodefleet's claims pass only as launched (40 + 8 + 8), not Karpenter's way (40 + 16 + 8).
+    const tight: ParityScenario = structuredClone(s);
+    (tight.nodePools[0].spec as { limits: Record<string, string> }).limits.cpu = '60';
+    expect(withinLimitsKarpentersWay(tight, solve(toSchedulingInput(s, 'karpenter')))).toBe(false);
+  });
+
   it('a self-repelling pod on an existing node in a zone only a NodePool it does not tolerate lists is explained; once it tolerates the taint, not', () => {
     const s = load('anti-affinity-node-in-zone-of-untolerated-pool');
     expect([...karpenterPoolDomains(s, Zone, [])]).toEqual(['us-east-1a']);

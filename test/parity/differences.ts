@@ -237,6 +237,43 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
 }
 
 /**
+ * The limits form of topology-domain-ignores-claim-offerings, for one pod nodefleet placed and
+ * Karpenter left pending because a NodePool limit was used up: nodefleet put it on a new claim
+ * holding every pod of a Karpenter claim K, in a domain of a zone or capacity-type spread that is
+ * within maxSkew over Karpenter's domains but not the least-populated one; none of K's instance
+ * types (of K's other-key values) is offered in any least-populated domain, so Karpenter, pinning
+ * the pod there, could add it to no claim and tried a new one, which the limit refused; and
+ * nodefleet's claims stay within every limit counted Karpenter's way (parity seed 10, path 531).
+ */
+function limitAfterSpreadPinMissedClaims(s: ParityScenario, karpenter: OracleOutput, pod: Pod, seat: Seat, reason: string, all: readonly Seat[]): boolean {
+  if (!reason.includes(LimitsExhausted) || seat.node !== undefined) return false;
+  const decided = nodefleetDecision(s).result;
+  const mine = decided.newNodeClaims.find((c) => c.pods.some((p) => podKey(p) === podKey(pod)));
+  if (!mine || !withinLimitsKarpentersWay(s, decided)) return false;
+  const keys = new Set(mine.pods.map(podKey));
+  const k = karpenter.nodeClaims.find((x) => (x.pods ?? []).length > 0 && (x.pods ?? []).every((p) => keys.has(p)));
+  if (!k) return false;
+  const types = new Map(resolvedTypes(s).map((t) => [t.name, t]));
+  const offered = (key: string, v: string) =>
+    (k.instanceTypes ?? []).some((n) =>
+      (types.get(n)?.offerings ?? []).some((o) =>
+        o.available && (key === LabelTopologyZone ? o.zone === v && (!k.capacityTypes?.length || k.capacityTypes.includes(o.capacityType)) : o.capacityType === v && (!k.zones?.length || k.zones.includes(o.zone))),
+      ),
+    );
+  return new PodInfo(pod).spreads.some((sp) => {
+    const here = seat.labels[sp.key];
+    const counts = OfferingKeys.has(sp.key) && here !== undefined ? spreadCounts(pod, sp, all) : undefined;
+    if (!counts) return false;
+    const domains = karpenterSpreadDomains(s, pod, sp);
+    if (skew(counts, domains, sp.minDomains) > sp.maxSkew) return false;
+    const before = (v: string) => (counts.get(v) ?? 0) - (v === here ? 1 : 0);
+    const least = Math.min(...[...domains].map(before));
+    const fewest = [...domains].filter((v) => before(v) === least);
+    return fewest.length > 0 && !fewest.includes(here) && fewest.every((v) => !offered(sp.key, v));
+  });
+}
+
+/**
  * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
  * Two pending replicas with the same value can swap places without changing a decision.
  */
@@ -371,7 +408,12 @@ export const Differences: Difference[] = [
       'which of two identical replicas is where: parity seed 9, path 434; case ' +
       'parity/spread-replica-joins-open-claim-where-offered.yaml) and nodefleet costs no more; the claim may hold a ' +
       'single domain in Karpenter\'s decision when a replica queued after the pod is on it and pinned it later ' +
-      '(parity seed 11, path 380; case parity/spread-pod-joins-claim-pinned-later.yaml). ' +
+      '(parity seed 11, path 380; case parity/spread-pod-joins-claim-pinned-later.yaml). Where the new claim Karpenter ' +
+      'then tries is refused because a NodePool limit is used up, the pod stays pending with "all available instance ' +
+      'types exceed limits": explained only when nodefleet put it on a claim holding a Karpenter claim\'s pods, outside ' +
+      'every least-populated domain, within maxSkew, none of that claim\'s types offered in those domains, and ' +
+      'nodefleet\'s claims stay within every limit counted Karpenter\'s way (parity seed 10, path 531; case ' +
+      'parity/spread-pin-misses-claims-then-limit.yaml). ' +
       'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
       'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
       'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
@@ -394,7 +436,9 @@ export const Differences: Difference[] = [
         });
         const againstAffinity = seat.node === undefined && info.spreads.some((sp) => spreadPinMissesAffinity(s, pod, info, sp, seat, reason, all));
         return spread || affinity || againstAffinity;
-      }) || joinedOpenClaimWhereOffered(d, s, karpenter, c),
+      }) ||
+      everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => limitAfterSpreadPinMissedClaims(s, karpenter, pod, seat, reason, all)) ||
+      joinedOpenClaimWhereOffered(d, s, karpenter, c),
   },
   {
     id: 'unstable-claim-order-beyond-12',
