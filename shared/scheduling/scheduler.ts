@@ -105,9 +105,17 @@ class Scheduler {
       // launch (test/parity/differences.ts topology-domain-ignores-claim-offerings). Parity seed
       // 7, path 1963: a spot-only claim earlier in the list took a replica Karpenter added to the
       // on-demand claim, leaving the spread at 2 on-demand / 4 spot where Karpenter had 3 / 3.
-      if (hasOfferingSpread(groups)) for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx, true)) return undefined;
+      const spread = hasOfferingSpread(groups);
+      const start = startsOfferingAffinity(groups);
+      if (spread || start) for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx, true)) return undefined;
+      // A pod starting its affinity group where no in-flight claim launches opens a claim of its
+      // own there, as in Karpenter, before an in-flight claim may take it elsewhere (parity seed
+      // 10, path 1316: the group started where a spot claim launched, and the pods after it
+      // shifted onto two $1.34/h claims where Karpenter used $0.29 and $0.48 ones).
+      const startOnly = start && !spread;
+      if (startOnly && !this.openFromTemplates(info, groups, sig, true)) return undefined;
       for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx)) return undefined;
-      return this.openNew(info, groups, sig);
+      return this.openNew(info, groups, sig, startOnly);
     }
     advance = true;
     for (let i = s.claim; i < this.claims.length; i++) {
@@ -135,9 +143,11 @@ class Scheduler {
    * topology-domain-ignores-claim-offerings), and then only once the pod has no preference left to
    * relax. Parity seed 2, path 1954: a pool selling its only type in us-east-1c took a zone-spread
    * replica there at $0.132/h, where Karpenter's next pool launched the two replicas in us-east-1a
-   * and us-east-1b for $0.096 and $0.072.
+   * and us-east-1b for $0.096 and $0.072. A pod starting its own zone or capacity-type pod-affinity
+   * group is offered Karpenter's way first too, then where its types launch with its preferences
+   * kept; `karpenterTried`: the caller already made the first pass.
    */
-  private openNew(info: PodInfo, groups: PodGroups, sig: string): Record<string, string> | undefined {
+  private openNew(info: PodInfo, groups: PodGroups, sig: string, karpenterTried = false): Record<string, string> | undefined {
     if (hasOfferingSpread(groups)) {
       const refused = this.openFromTemplates(info, groups, sig, true);
       // Karpenter fails the pod here and relaxes its next preference before anything else (KC
@@ -146,6 +156,14 @@ class Scheduler {
       // pod to an on-demand $0.408/h claim where Karpenter, the preference dropped, launched spot
       // for $0.144/h.
       if (!refused || info.hasPreferences) return refused;
+    } else if (!karpenterTried && startsOfferingAffinity(groups) && !this.openFromTemplates(info, groups, sig, true)) {
+      // A pod starting its pod-affinity group: Karpenter's first domain on each NodePool first
+      // (parity seed 12, path 599: np-1 started where only a $2.82/h type launched, where
+      // Karpenter's first zone made np-1 refuse and np-0 launch one at $0.80/h). When every pool
+      // refuses there, the group starts where a type the pod accepts launches, its preferences
+      // kept (case pod-affinity-start-zone-where-preferred-type-launches: Karpenter's other tie
+      // orders start there too).
+      return undefined;
     }
     return this.openFromTemplates(info, groups, sig, false);
   }
@@ -181,6 +199,11 @@ class Scheduler {
 /** Whether the pod has a topology spread on zone or capacity type (the keys a claim's offerings decide). */
 function hasOfferingSpread(groups: PodGroups): boolean {
   return groups.spreads.some((s) => s.group.key === L.LabelTopologyZone || s.group.key === L.LabelCapacityType);
+}
+
+/** True when the pod may start its own pod-affinity group on a zone or capacity type (a self-selecting term). */
+function startsOfferingAffinity(groups: PodGroups): boolean {
+  return groups.affinity.some((a) => a.self && (a.group.key === L.LabelTopologyZone || a.group.key === L.LabelCapacityType));
 }
 
 /** The launch decision of each claim that holds pods; pods of a claim that cannot launch come back unschedulable. */

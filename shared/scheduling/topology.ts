@@ -161,8 +161,9 @@ export interface TopologyTarget {
    * first: the candidate domains of a zone or capacity-type spread, from the group's domains
    * (`universe`), that the claim's and the pod's requirements allow, whether or not the claim's
    * instance types launch there (KC topologygroup.go `nextDomainTopologySpread` takes the
-   * least-populated of them); undefined for other keys. Without it a spread picks among the
-   * domains the claim launches in.
+   * least-populated of them), and where a self-selecting pod affinity with no pod yet starts its
+   * group (the first of them, `nextDomainAffinity`); undefined for other keys. Without it a spread
+   * picks among the domains the claim launches in, and the affinity starts in the first of them.
    */
   spreadDomains?(key: string, universe: ReadonlySet<string>): readonly string[] | undefined;
   /** A new claim only: the `values` of `key` (order kept) where a type that holds the pod and meets its requirements is offered. */
@@ -436,11 +437,19 @@ export class Topology {
       }
       const podAllows = podRequirements?.get(g.key);
       const compatiblePods = g.total > 0 && (!podAllows || [...g.counts].some(([v, n]) => n > 0 && podAllows.has(v)));
+      // Tried Karpenter's way (target.spreadDomains): the pod starts the group in the first
+      // domain by name the claim's and the pod's requirements allow, launchable or not (KC
+      // topologygroup.go `nextDomainAffinity`, the oracle's ascending order); the claim refuses
+      // the pod when its types do not launch there (parity seed 12, path 599; seed 10, path 1316).
+      const karpenterStart = self && !compatiblePods ? target.spreadDomains?.(g.key, g.universe) : undefined;
+      if (karpenterStart && karpenterStart.length > 0) {
+        narrow.set(g.key, [karpenterStart[0]]);
+        continue;
+      }
       if (!compatiblePods && self && d.length > 0) {
-        // The pod starts the group's domain: the first one (by name) where a type it accepts and
-        // fits in is offered. Karpenter takes any domain the claim's requirements allow, in Go
-        // map order; the first one by name may offer no type the pod wants (parity seed 2 #1747:
-        // no arm64 type in us-east-1a, so the arm64 preference was relaxed for nothing).
+        // Otherwise the pod starts the group's domain where a type it accepts and fits in is
+        // offered: the first such one by name. (Parity seed 2 #1747: no arm64 type in us-east-1a,
+        // where Karpenter's first domain would have had the arm64 preference relaxed for nothing.)
         const starts = target.launchable ? target.launchable(g.key, d, narrow) : d;
         narrow.set(g.key, [(starts.length > 0 ? starts : d)[0]]);
         continue;

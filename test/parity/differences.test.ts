@@ -174,35 +174,6 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
-  it('a pod-affinity group nodefleet starts where an in-flight claim launches is explained when, held to Karpenter\'s zone, nodefleet decides as Karpenter; not when Karpenter put it in nodefleet\'s zone, nor when the rest differs', () => {
-    const s = load('pod-affinity-starts-where-claim-launches');
-    // The oracle's decision on seed 10, path 1316.
-    const claim = (type: string, zones: string[], capacityType: string, price: number, pods: string[]) => ({ nodePool: 'np-0', type, zones, capacityType, price, pods });
-    const oracle = (claims: ReturnType<typeof claim>[]): OracleOutput => {
-      const k = karpenter(claims, {});
-      k.nodeClaims.forEach((c, i) => Object.assign(c, { zones: claims[i].zones, capacityTypes: [claims[i].capacityType], price: claims[i].price }));
-      return k;
-    };
-    const both = ['us-east-1a', 'us-east-1c'];
-    const rest = [
-      claim('fb-16x8-2', both, 'spot', 0.40322, ['app-2-1', 'app-2-3', 'app-3-2', 'app-3-5', 'app-0-2']),
-      claim('fb-16x8-2', both, 'on-demand', 1.34402, ['app-2-0', 'app-2-2', 'app-3-3', 'app-3-4']),
-      claim('fa-8x4-0', both, 'on-demand', 0.48, ['app-2-4', 'app-3-0', 'app-3-1', 'app-0-0', 'app-0-1']),
-    ];
-    const explain = (kx: OracleOutput) => {
-      const cmp = compare(kx, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
-      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, s, kx, cmp)]));
-    };
-    const app1 = ['app-1-0', 'app-1-1', 'app-1-2', 'app-1-3'];
-    expect(explain(oracle([...rest, claim('fa-8x4-0', ['us-east-1a'], 'spot', 0.288, app1)]))).toStrictEqual({ claims: 'topology-domain-ignores-claim-offerings' });
-    // Karpenter's group in us-east-1c, where nodefleet put it too: nothing to hold it to.
-    expect(explain(oracle([...rest, claim('fa-8x4-0', ['us-east-1c'], 'spot', 0.288, app1)]))).toStrictEqual({ claims: undefined });
-    // The other pods paired otherwise than nodefleet pairs them once the group is held: not this difference.
-    const swapped = structuredClone(rest);
-    [swapped[0].pods[2], swapped[1].pods[2]] = [swapped[1].pods[2], swapped[0].pods[2]];
-    expect(explain(oracle([...swapped, claim('fa-8x4-0', ['us-east-1a'], 'spot', 0.288, app1)]))).toStrictEqual({ claims: undefined });
-  });
-
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

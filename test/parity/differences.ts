@@ -274,46 +274,6 @@ function limitAfterSpreadPinMissedClaims(s: ParityScenario, karpenter: OracleOut
 }
 
 /**
- * The in-flight-claim side of topology-domain-ignores-claim-offerings for a self-selecting pod
- * affinity (required or preferred) on a zone or capacity type, for a `claims` or `claim-shapes`
- * divergence: both packings place as many pods as Karpenter, nodefleet's default packing costs no
- * more; Karpenter put every pending pod of the group on new claims holding one value v of the
- * key (where it bootstraps the group: the first value the claim's requirements allow, offered or
- * not), nodefleet all in another value; and nodefleet, with those pods held to v (a required
- * node affinity `key In [v]`: Karpenter's choice, nothing more), decides exactly as Karpenter did
- * (parity seed 10, path 1316).
- */
-function affinityStartedWhereOffered(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
-  const kinds: Divergence['kind'][] = ['claims', 'claim-shapes'];
-  if (!kinds.includes(d.kind) || c.divergences.some((x) => !kinds.includes(x.kind))) return false;
-  if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter || c.nodefleetCost > c.karpenterCost + 1e-9) return false;
-  const all = nodefleetDecision(s).seats;
-  const kClaimOf = (key: string) => karpenter.nodeClaims.find((k) => (k.pods ?? []).includes(key));
-  const held = new Map<string, { key: string; value: string }[]>();
-  for (const pod of s.pods) {
-    if (pod.spec.nodeName) continue;
-    const info = new PodInfo(pod);
-    for (const a of [...info.affinity, ...info.preferredAffinity]) {
-      if (!OfferingKeys.has(a.key) || !matchesSelector(a.selector, pod.metadata.labels)) continue;
-      const group = s.pods.filter((p) => !p.spec.nodeName && (p.metadata.namespace ?? 'default') === (pod.metadata.namespace ?? 'default') && matchesSelector(a.selector, p.metadata.labels));
-      const theirs = new Set(group.map((p) => { const k = kClaimOf(podKey(p)); const v = k && (a.key === LabelTopologyZone ? k.zones : k.capacityTypes); return v && v.length === 1 ? v[0] : undefined; }));
-      const mine = new Set(group.map((p) => seatOf(all, podKey(p))?.labels[a.key]));
-      const [v] = [...theirs];
-      if (theirs.size !== 1 || v === undefined || mine.size !== 1 || mine.has(v) || mine.has(undefined)) continue;
-      held.set(podKey(pod), [...(held.get(podKey(pod)) ?? []), { key: a.key, value: v }]);
-    }
-  }
-  if (held.size === 0) return false;
-  const pods = s.pods.map((p) => {
-    const domains = held.get(podKey(p));
-    return domains ? keptIn(p, domains) : p;
-  });
-  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
-  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
-}
-
-/**
  * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
  * Two pending replicas with the same value can swap places without changing a decision.
  */
@@ -453,13 +413,7 @@ export const Differences: Difference[] = [
       'types exceed limits": explained only when nodefleet put it on a claim holding a Karpenter claim\'s pods, outside ' +
       'every least-populated domain, within maxSkew, none of that claim\'s types offered in those domains, and ' +
       'nodefleet\'s claims stay within every limit counted Karpenter\'s way (parity seed 10, path 531; case ' +
-      'parity/spread-pin-misses-claims-then-limit.yaml). The pod-affinity bootstrap does the same on an in-flight ' +
-      'claim open over several domains: Karpenter starts the group in the first domain the claim\'s requirements allow, ' +
-      'where its types may not launch, and the group opens a claim of its own there; nodefleet starts it where the ' +
-      'claim launches, and the pods after shift. Explained only when, with the group\'s pods held to Karpenter\'s domain ' +
-      '(a required node affinity, nothing more), nodefleet\'s packing: karpenter decides exactly as Karpenter did, and ' +
-      'its default packing costs no more (parity seed 10, path 1316: packing karpenter 3 claims at $3.09/h, Karpenter 4 ' +
-      'at $2.515/h, default packing 4 at $2.40/h; case parity/pod-affinity-starts-where-claim-launches.yaml). ' +
+      'parity/spread-pin-misses-claims-then-limit.yaml). ' +
       'And a pod whose required pod affinity on the key follows pods in a domain that is not the spread\'s ' +
       'least-populated one gets an empty intersection (`<key> DoesNotExist`, topology.go AddRequirements) and stays ' +
       'pending, where nodefleet places it with those pods on a claim launching there, within maxSkew (parity seed 3, ' +
@@ -484,8 +438,7 @@ export const Differences: Difference[] = [
         return spread || affinity || againstAffinity;
       }) ||
       everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => limitAfterSpreadPinMissedClaims(s, karpenter, pod, seat, reason, all)) ||
-      joinedOpenClaimWhereOffered(d, s, karpenter, c) ||
-      affinityStartedWhereOffered(d, s, karpenter, c),
+      joinedOpenClaimWhereOffered(d, s, karpenter, c),
   },
   {
     id: 'unstable-claim-order-beyond-12',
@@ -592,21 +545,16 @@ function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, ka
   return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
 
-/** `pod` with a required node affinity `key NotIn [value]` (or `In`, by `operator`) for each of `domains`, added to every term (or as the one term). */
-function keptOutOf(pod: Pod, domains: readonly { key: string; value: string }[], operator: 'In' | 'NotIn' = 'NotIn'): Pod {
+/** `pod` with a required node affinity `key NotIn [value]` for each of `domains`, added to every term (or as the one term). */
+function keptOutOf(pod: Pod, domains: readonly { key: string; value: string }[]): Pod {
   const out = structuredClone(pod);
   const spec = out.spec as { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: unknown[] }[] } } } };
-  const exprs = domains.map((x) => ({ key: x.key, operator, values: [x.value] }));
+  const exprs = domains.map((x) => ({ key: x.key, operator: 'NotIn', values: [x.value] }));
   const na = ((spec.affinity ??= {}).nodeAffinity ??= {});
   const req = (na.requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] });
   if (req.nodeSelectorTerms.length === 0) req.nodeSelectorTerms.push({ matchExpressions: exprs });
   else for (const t of req.nodeSelectorTerms) t.matchExpressions = [...(t.matchExpressions ?? []), ...exprs];
   return out;
-}
-
-/** `pod` with a required node affinity `key In [value]` for each of `domains`, added to every term (or as the one term). */
-function keptIn(pod: Pod, domains: readonly { key: string; value: string }[]): Pod {
-  return keptOutOf(pod, domains, 'In');
 }
 
 /**
