@@ -174,6 +174,30 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
+  it('a self-repelling replica Karpenter put alone on a claim elsewhere, nodefleet on an in-flight claim, is explained; a pod that repels no sibling, or Karpenter\'s claims paired otherwise, not', () => {
+    const s = load('zone-anti-affinity-replica-joins-inflight-claim');
+    const oracle = (claims: { nodePool: string; type: string; pods: string[]; price: number }[]): OracleOutput => {
+      const k = karpenter(claims, {});
+      k.nodeClaims.forEach((c, i) => (c.price = claims[i].price));
+      return k;
+    };
+    const explain = (kx: OracleOutput, sx: ParityScenario = s) => {
+      const cmp = compare(kx, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, kx, cmp)]));
+    };
+    // The oracle's decision on seed 13, path 815.
+    const big = { nodePool: 'np-1', type: 'fc-16x4-1', pods: ['app-0-1', 'app-0-2', 'app-2-0'], price: 0.42241 };
+    const k = oracle([{ nodePool: 'np-1', type: 'fb-4x4-0', pods: ['app-1-0', 'app-0-0'], price: 0.1008 }, big, { nodePool: 'np-0', type: 'fb-4x4-0', pods: ['app-2-1'], price: 0.1008 }]);
+    expect(explain(k)).toStrictEqual({ claims: 'zone-anti-affinity-pins-claim' });
+    // The same claims with app-2-0's term removed: app-2-1 repels no sibling, nothing blocked it.
+    const free: ParityScenario = structuredClone(s);
+    for (const p of free.pods) if (p.metadata.name.startsWith('app-2-')) delete (p.spec.affinity as { podAntiAffinity?: unknown }).podAntiAffinity;
+    expect(Object.values(explain(k, free))).not.toContain('zone-anti-affinity-pins-claim');
+    // Karpenter pairing app-0-0 elsewhere: taking app-2-1 off its claim does not give Karpenter's claims.
+    const other = oracle([{ nodePool: 'np-1', type: 'fb-4x4-0', pods: ['app-1-0'], price: 0.1008 }, { ...big, pods: ['app-0-0', 'app-0-1', 'app-0-2', 'app-2-0'] }, { nodePool: 'np-0', type: 'fb-4x4-0', pods: ['app-2-1'], price: 0.1008 }]);
+    expect(Object.values(explain(other))).not.toContain('zone-anti-affinity-pins-claim');
+  });
+
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

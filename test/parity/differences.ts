@@ -274,6 +274,37 @@ function limitAfterSpreadPinMissedClaims(s: ParityScenario, karpenter: OracleOut
 }
 
 /**
+ * The `claims` side of zone-anti-affinity-pins-claim: both place the same pods, nodefleet for no
+ * more money, and nodefleet's claims are Karpenter's once each replica P of a non-empty set is
+ * taken off its nodefleet claim onto a claim of its own, where for each P: it repels a sibling on
+ * a Karpenter claim on a zone or capacity type ({@link repelledBySiblingOnClaim}), Karpenter's
+ * claim holds P alone, and nodefleet's holds other pods with it. The sibling's open claim blocked
+ * every domain of the in-flight claims, so Karpenter opened one for P elsewhere; nodefleet's pin
+ * left P a free domain on an in-flight claim (parity seed 13, path 815).
+ */
+function replicaAloneWhereClaimsBlocked(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  const decided = samePodsNoDearer(d, s, c, ['claims', 'claim-shapes']);
+  if (!decided) return false;
+  const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
+  const alone = new Set<string>();
+  for (const claim of decided.result.newNodeClaims) {
+    if (claim.pods.length < 2) continue;
+    for (const pod of claim.pods) {
+      const key = podKey(pod);
+      const theirs = karpenter.nodeClaims.find((k) => (k.pods ?? []).includes(key));
+      const p = byKey.get(key);
+      if (p && theirs && (theirs.pods ?? []).length === 1 && repelledBySiblingOnClaim(s, p, karpenter)) alone.add(key);
+    }
+  }
+  if (alone.size === 0) return false;
+  const mine = decided.result.newNodeClaims.flatMap((n) => {
+    const keys = n.pods.map(podKey);
+    return [keys.filter((k) => !alone.has(k)), ...keys.filter((k) => alone.has(k)).map((k) => [k])];
+  });
+  return claimGroups(mine) === claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? []));
+}
+
+/**
  * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
  * Two pending replicas with the same value can swap places without changing a decision.
  */
@@ -323,9 +354,14 @@ export const Differences: Difference[] = [
       'places exactly the pods Karpenter placed. The same holds without a limit: the replicas\' claims can have room for ' +
       'pods Karpenter\'s one open claim had none for (parity seed 11, paths 60 and 1693: pods with hostname pod affinity ' +
       'join a pinned replica\'s claim together, where Karpenter\'s claim was full and they stay pending with ' +
-      '"unsatisfiable topology constraint for pod affinity"; case parity/zone-anti-affinity-pin-room-for-hostname-affinity.yaml).',
+      '"unsatisfiable topology constraint for pod affinity"; case parity/zone-anti-affinity-pin-room-for-hostname-affinity.yaml). ' +
+      'Where Karpenter placed the replica too, on a claim of its own in a domain the open claim did not block (another ' +
+      'NodePool\'s zone), and nodefleet put it on an in-flight claim with other pods, the claims differ: explained only ' +
+      'when both place the same pods, nodefleet for no more money, and taking each such replica off its claim gives ' +
+      'Karpenter\'s claims (parity seed 13, path 815; case parity/zone-anti-affinity-replica-joins-inflight-claim.yaml).',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
-    explains: (d, s, karpenter) => {
+    explains: (d, s, karpenter, c) => {
+      if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c);
       if (d.kind !== 'extra-placed') return false;
       const reasons = karpenterReasons(d, karpenter);
       if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
