@@ -441,7 +441,10 @@ export class Topology {
       // domain by name the claim's and the pod's requirements allow, launchable or not (KC
       // topologygroup.go `nextDomainAffinity`, the oracle's ascending order); the claim refuses
       // the pod when its types do not launch there (parity seed 12, path 599; seed 10, path 1316).
-      const karpenterStart = self && !compatiblePods ? target.spreadDomains?.(g.key, g.universe) : undefined;
+      // Not over a domain a spread on the same key has already chosen: the start stays in it below
+      // (case pod-affinity-start-keeps-spread-domain: us-east-1a would have broken a DoNotSchedule
+      // zone spread's maxSkew; Karpenter's other tie orders start in the spread's zone).
+      const karpenterStart = self && !compatiblePods && !narrow.has(g.key) ? target.spreadDomains?.(g.key, g.universe) : undefined;
       if (karpenterStart && karpenterStart.length > 0) {
         narrow.set(g.key, [karpenterStart[0]]);
         continue;
