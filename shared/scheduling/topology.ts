@@ -444,7 +444,10 @@ export class Topology {
       // Not over a domain a spread on the same key has already chosen: the start stays in it below
       // (case pod-affinity-start-keeps-spread-domain: us-east-1a would have broken a DoNotSchedule
       // zone spread's maxSkew; Karpenter's other tie orders start in the spread's zone).
-      const karpenterStart = self && !compatiblePods && !narrow.has(g.key) ? target.spreadDomains?.(g.key, g.universe) : undefined;
+      // packing karpenter only: the default packing keeps the start below, and solve() compares its
+      // plan with this one (review of c5720ee: Karpenter's first zone made a weight-100 pool selling
+      // only in us-east-1b at $0.10/h refuse, and a weight-1 pool launched at $0.40/h).
+      const karpenterStart = this.karpenterPreferredSpreads && self && !compatiblePods && !narrow.has(g.key) ? target.spreadDomains?.(g.key, g.universe) : undefined;
       if (karpenterStart && karpenterStart.length > 0) {
         narrow.set(g.key, [karpenterStart[0]]);
         continue;
