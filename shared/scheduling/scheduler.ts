@@ -113,9 +113,16 @@ class Scheduler {
       // without a spread (parity seed 10, path 1316: the group started where a spot claim
       // launched, and the pods after it shifted onto two $1.34/h claims where Karpenter used
       // $0.29 and $0.48 ones; seed 13, path 570, with a capacity-type spread).
-      if (start && !this.openFromTemplates(info, groups, sig, true)) return undefined;
+      if (start) {
+        // Refused everywhere Karpenter's way: Karpenter relaxes the pod's next preference before
+        // anything else (KC scheduler.go trySchedule), as openNew does for a spread (parity seed
+        // 13, path 1604: a preferred affinity taken to an in-flight claim's zone pinned it there,
+        // and the next group started in that zone where Karpenter opened a claim in us-east-1a).
+        const refused = this.openFromTemplates(info, groups, sig, true);
+        if (!refused || info.hasPreferences) return refused;
+      }
       for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx)) return undefined;
-      return this.openNew(info, groups, sig, start);
+      return this.openNew(info, groups, sig);
     }
     advance = true;
     for (let i = s.claim; i < this.claims.length; i++) {
@@ -143,11 +150,11 @@ class Scheduler {
    * topology-domain-ignores-claim-offerings), and then only once the pod has no preference left to
    * relax. Parity seed 2, path 1954: a pool selling its only type in us-east-1c took a zone-spread
    * replica there at $0.132/h, where Karpenter's next pool launched the two replicas in us-east-1a
-   * and us-east-1b for $0.096 and $0.072. Under packing karpenter, a pod starting its own zone or
-   * capacity-type pod-affinity group is offered Karpenter's way first too, then where its types
-   * launch with its preferences kept; `karpenterTried`: the caller already made the first pass.
+   * and us-east-1b for $0.096 and $0.072. (Under packing karpenter, a pod starting its own zone or
+   * capacity-type pod-affinity group has been offered to the NodePools Karpenter's way already:
+   * {@link schedule}.)
    */
-  private openNew(info: PodInfo, groups: PodGroups, sig: string, karpenterTried = false): Record<string, string> | undefined {
+  private openNew(info: PodInfo, groups: PodGroups, sig: string): Record<string, string> | undefined {
     if (hasOfferingSpread(groups)) {
       const refused = this.openFromTemplates(info, groups, sig, true);
       // Karpenter fails the pod here and relaxes its next preference before anything else (KC
@@ -156,15 +163,6 @@ class Scheduler {
       // pod to an on-demand $0.408/h claim where Karpenter, the preference dropped, launched spot
       // for $0.144/h.
       if (!refused || info.hasPreferences) return refused;
-    } else if (!karpenterTried && !this.ctx.costPacking && startsOfferingAffinity(groups) && !this.openFromTemplates(info, groups, sig, true)) {
-      // packing karpenter: a pod starting its pod-affinity group tries Karpenter's first domain on
-      // each NodePool first (parity seed 12, path 599: np-1 started where only a $2.82/h type
-      // launched, where Karpenter's first zone made np-1 refuse and np-0 launch one at $0.80/h;
-      // the default packing keeps its own start, and solve() takes whichever plan is cheaper).
-      // When every pool refuses there, the group starts where a type the pod accepts launches,
-      // its preferences kept (case pod-affinity-start-zone-where-preferred-type-launches:
-      // Karpenter's other tie orders start there too).
-      return undefined;
     }
     return this.openFromTemplates(info, groups, sig, false);
   }
