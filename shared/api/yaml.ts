@@ -43,7 +43,8 @@ function plainMessage(message: string): string {
 export function parseYamlObjects(text: string): { objects: YamlObject[]; errors: YamlSyntaxError[] } {
   const objects: YamlObject[] = [];
   const errors: YamlSyntaxError[] = [];
-  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
+  // merge: YAML merge keys (`<<: *anchor`) are merged as kubectl's YAML reader merges them, not kept as a key named "<<".
+  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true, merge: true });
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
     const document = i + 1;

@@ -50,7 +50,7 @@ export function writeCase(s: ParityScenario, k: OracleOutput, kind: DivergenceKi
 
 /** The scenario a parity case (as `writeCase` writes it) was made from. */
 export function scenarioFromCase(file: string): ParityScenario {
-  const doc = parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const doc = parse(readFileSync(file, 'utf8'), { merge: true }) as Record<string, unknown>;
   const objects = (doc.objects ?? []) as { kind?: string }[];
   const { packing: _packing, ...settings } = (doc.settings ?? {}) as Record<string, unknown>;
   return {

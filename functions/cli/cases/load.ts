@@ -88,7 +88,7 @@ function checkExpect(doc: Record<string, any>): string[] {
 }
 
 function parseFile(file: string): Record<string, any> {
-  const doc = parse(readInputText(file)) as Record<string, any>;
+  const doc = parse(readInputText(file), { merge: true }) as Record<string, any>;
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('not a mapping');
   return doc;
 }

@@ -22,4 +22,10 @@ describe('parseYamlObjects', () => {
   it('rejects duplicate keys as kubectl does', () => {
     expect(parseYamlObjects('a: 1\na: 2\n').errors[0]).toMatchObject({ document: 1, line: 2 });
   });
+
+  it('merges YAML merge keys as kubectl does, instead of keeping a key named <<', () => {
+    const r = parseYamlObjects('base: &b {cpu: "1", memory: 1Gi}\nlimits:\n  <<: *b\n  memory: 2Gi\n');
+    expect(r.errors).toEqual([]);
+    expect(r.objects[0].object).toEqual({ base: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '2Gi' } });
+  });
 });
