@@ -234,6 +234,24 @@ describe('documented differences', () => {
     expect(explainExtra(tolerant, k)).toEqual([undefined]);
   });
 
+  it('a replica that runs because its sibling took the node outside the pool zones is explained when, kept out of that zone, nodefleet places Karpenter\'s pods; a pod that would run anyway is not', () => {
+    const s = load('anti-affinity-node-outside-pool-zones-frees-replica-zone');
+    const anti = 'unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone';
+    const zone = 'incompatible requirements, key topology.kubernetes.io/zone';
+    const pending = { 'app-0-0': zone, 'app-0-1': zone, 'app-0-2': zone, 'app-2-2': anti, 'app-2-3': anti, 'app-2-4': anti, 'app-2-5': anti };
+    const onNode = ['app-3-0', 'app-4-0'].map((p) => ({ pod: `default/${p}`, node: 'node-0' }));
+    // The oracle's decision on seed 14, path 8.
+    const claims = [
+      { nodePool: 'np-0', type: 'fcg-2x4-1', pods: ['app-3-3', 'app-4-1'] },
+      { nodePool: 'np-0', type: 'fb-8x1-3', pods: ['app-2-1', 'app-3-1', 'app-4-2'] },
+      { nodePool: 'np-0', type: 'fc-32x4-2', pods: ['app-1-0', 'app-1-1', 'app-2-0', 'app-3-2'] },
+    ];
+    expect(explainExtra(s, { ...karpenter(claims, pending), placements: onNode })).toEqual(['inverse-anti-affinity-misses-node-domains']);
+    // Had Karpenter also left app-4-1 pending, nodefleet kept out of us-east-1c would still run it.
+    const fewer = [{ ...claims[0], pods: ['app-3-3'] }, claims[1], claims[2]];
+    expect(explainExtra(s, { ...karpenter(fewer, { ...pending, 'app-4-1': 'did not tolerate taint' }), placements: onNode })).toEqual([undefined]);
+  });
+
   it('pods Karpenter refuses for a NodePool limit it spent on a pod no node fits are explained; without that pod on a claim, or beyond the limit, not', () => {
     const s = load('contradictory-pod-spends-nodepool-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

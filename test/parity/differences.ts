@@ -514,10 +514,15 @@ export const Differences: Difference[] = [
       'instead-of-claim.yaml). Where Karpenter put such a pod on another existing node or a claim and the pods after ' +
       'it shifted, it shows as `existing` or `claims`: explained only when nodefleet, with each such pod kept out of ' +
       'that domain (Karpenter\'s rule) and nothing else changed, decides exactly as Karpenter did, and its own decision ' +
-      'costs no more (parity seed 9, path 765; case parity/anti-affinity-node-outside-pool-zones-other-node.yaml).',
+      'costs no more (parity seed 9, path 765; case parity/anti-affinity-node-outside-pool-zones-other-node.yaml). ' +
+      'A replica whose sibling nodefleet put on such a node finds a pool domain free that Karpenter\'s sibling took, ' +
+      'and runs where Karpenter left it pending: explained only when, with every pending self-repelling pod kept out ' +
+      'of the node domains outside the pools it tolerates, nodefleet places exactly Karpenter\'s pods (parity seed 14, ' +
+      'path 8; case parity/anti-affinity-node-outside-pool-zones-frees-replica-zone.yaml).',
     case: 'parity/anti-affinity-on-node-outside-pool-zones.yaml',
     explains: (d, s, karpenter, c) =>
       everyExtraPod(d, s, karpenter, (pod, seat, _reason, all) => aloneOutsidePoolDomains(s, pod, seat, all)) ||
+      placedOnceKeptOutOfNodeDomains(d, s, karpenter) ||
       movedOntoNodesOutsidePoolDomains(d, s, karpenter, c) ||
       karpentersOnceKeptOutOfNodeDomains(d, s, karpenter, c),
   },
@@ -579,6 +584,43 @@ function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, ka
   const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
   if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
   return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
+/**
+ * The `extra-placed` side of inverse-anti-affinity-misses-node-domains where the pods nodefleet
+ * places more are not only those on the node outside the pool domains: a replica whose sibling
+ * nodefleet put there, instead of in a pool domain as Karpenter did, finds a pool domain free
+ * (parity seed 14, path 8: app-2-0 on node-0 in us-east-1c, so app-2-2 runs in us-east-1b, where
+ * Karpenter left it pending). Explained only when nodefleet put some pod on an existing node where
+ * it is {@link aloneOutsidePoolDomains}, and, with every pending pod that repels its own kind on a
+ * zone or capacity type kept out of the existing nodes' domains outside the pools it tolerates
+ * (Karpenter's rule, nothing more), nodefleet's `packing: karpenter` places exactly the pods
+ * Karpenter placed.
+ */
+function placedOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, karpenter: OracleOutput): boolean {
+  if (d.kind !== 'extra-placed') return false;
+  const { result, seats: all } = nodefleetDecision(s);
+  if (!result.placements.some((p) => { const seat = seatOf(all, podKey(p.pod)); return !!seat && aloneOutsidePoolDomains(s, p.pod, seat, all); })) return false;
+  // Karpenter's rule for every pending pod that repels its own kind on an offering key: no
+  // existing node's domain outside the pools it tolerates.
+  let changed = false;
+  const pods = s.pods.map((p) => {
+    if (p.spec.nodeName) return p;
+    const info = new PodInfo(p);
+    const domains = info.anti.flatMap((a) => {
+      if (!OfferingKeys.has(a.key) || !matchesSelector(a.selector, p.metadata.labels)) return [];
+      const pool = karpenterPoolDomains(s, a.key, info.tolerations);
+      const outside = new Set(s.nodes.map((n) => n.metadata.labels?.[a.key]).filter((v): v is string => v !== undefined && !pool.has(v)));
+      return [...outside].map((value) => ({ key: a.key, value }));
+    });
+    if (domains.length === 0) return p;
+    changed = true;
+    return keptOutOf(p, domains);
+  });
+  if (!changed) return false;
+  const placed = placedKeys(solve(toSchedulingInput({ ...s, pods }, 'karpenter')));
+  const theirs = new Set([...karpenter.placements.map((x) => x.pod), ...karpenter.nodeClaims.flatMap((k) => k.pods ?? [])]);
+  return placed.size === theirs.size && [...placed].every((k) => theirs.has(k));
 }
 
 /** `pod` with a required node affinity `key NotIn [value]` for each of `domains`, added to every term (or as the one term). */
