@@ -122,7 +122,7 @@ class Scheduler {
         if (!refused || info.hasPreferences) return refused;
       }
       for (const c of this.byPods) if (!c.closed && !c.add(info, groups, this.ctx)) return undefined;
-      return this.openNew(info, groups, sig);
+      return this.openNew(info, groups, sig, start);
     }
     advance = true;
     for (let i = s.claim; i < this.claims.length; i++) {
@@ -150,12 +150,13 @@ class Scheduler {
    * topology-domain-ignores-claim-offerings), and then only once the pod has no preference left to
    * relax. Parity seed 2, path 1954: a pool selling its only type in us-east-1c took a zone-spread
    * replica there at $0.132/h, where Karpenter's next pool launched the two replicas in us-east-1a
-   * and us-east-1b for $0.096 and $0.072. (Under packing karpenter, a pod starting its own zone or
-   * capacity-type pod-affinity group has been offered to the NodePools Karpenter's way already:
-   * {@link schedule}.)
+   * and us-east-1b for $0.096 and $0.072. `karpenterTried`: the pod was already offered to the
+   * NodePools Karpenter's way and refused with no preference left to relax (under packing
+   * karpenter, a pod starting its own zone or capacity-type pod-affinity group: {@link schedule}),
+   * so that pass is not run again.
    */
-  private openNew(info: PodInfo, groups: PodGroups, sig: string): Record<string, string> | undefined {
-    if (hasOfferingSpread(groups)) {
+  private openNew(info: PodInfo, groups: PodGroups, sig: string, karpenterTried = false): Record<string, string> | undefined {
+    if (hasOfferingSpread(groups) && !karpenterTried) {
       const refused = this.openFromTemplates(info, groups, sig, true);
       // Karpenter fails the pod here and relaxes its next preference before anything else (KC
       // scheduler.go trySchedule); the launchable-domain fallback below is for a pod with nothing
@@ -197,12 +198,17 @@ class Scheduler {
 
 /** Whether the pod has a topology spread on zone or capacity type (the keys a claim's offerings decide). */
 function hasOfferingSpread(groups: PodGroups): boolean {
-  return groups.spreads.some((s) => s.group.key === L.LabelTopologyZone || s.group.key === L.LabelCapacityType);
+  return groups.spreads.some((s) => isOfferingKey(s.group.key));
 }
 
 /** True when the pod may start its own pod-affinity group on a zone or capacity type (a self-selecting term). */
 function startsOfferingAffinity(groups: PodGroups): boolean {
-  return groups.affinity.some((a) => a.self && (a.group.key === L.LabelTopologyZone || a.group.key === L.LabelCapacityType));
+  return groups.affinity.some((a) => a.self && isOfferingKey(a.group.key));
+}
+
+/** Zone and capacity type: the keys an instance type's offerings carry. */
+function isOfferingKey(key: string): boolean {
+  return key === L.LabelTopologyZone || key === L.LabelCapacityType;
 }
 
 /** The launch decision of each claim that holds pods; pods of a claim that cannot launch come back unschedulable. */

@@ -98,9 +98,14 @@ function roomLeftByRepelledReplicas(s: ParityScenario, karpenter: OracleOutput):
   const pending = new Set(karpenter.unschedulable.map((u) => u.pod));
   const replicas = new Set(s.pods.filter((p) => pending.has(podKey(p)) && repelledBySiblingOnClaim(s, p, karpenter)));
   if (replicas.size === 0) return false;
-  const alone = placedKeys(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !replicas.has(p)) }, 'karpenter')));
+  return placesKarpentersPods(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !replicas.has(p)) }, 'karpenter')), karpenter);
+}
+
+/** True when a nodefleet decision places exactly the pods Karpenter placed (on existing nodes or new claims). */
+function placesKarpentersPods(r: SchedulingResult, karpenter: OracleOutput): boolean {
+  const placed = placedKeys(r);
   const theirs = new Set([...karpenter.placements.map((x) => x.pod), ...karpenter.nodeClaims.flatMap((k) => k.pods ?? [])]);
-  return alone.size === theirs.size && [...alone].every((k) => theirs.has(k));
+  return placed.size === theirs.size && [...placed].every((k) => theirs.has(k));
 }
 
 /** The pods (`namespace/name`) a nodefleet decision places, on existing nodes or new claims. */
@@ -176,6 +181,19 @@ function onNodes(pairs: readonly (readonly [string, string])[]): string {
 }
 
 /**
+ * True when some instance type of Karpenter's claim `k` has an available offering with value `v`
+ * on `key` (zone or capacity type), among `k`'s values on the other key; with `boundOwn`, also
+ * among `k`'s own values on `key`. `types`: the scenario's types by name.
+ */
+function claimOffers(types: ReadonlyMap<string, { offerings: readonly { zone: string; capacityType: string; available: boolean }[] }>, k: OracleClaim, key: string, v: string, boundOwn: boolean): boolean {
+  const zones = key === LabelTopologyZone && !boundOwn ? [] : (k.zones ?? []);
+  const capacityTypes = key === LabelCapacityType && !boundOwn ? [] : (k.capacityTypes ?? []);
+  return (k.instanceTypes ?? []).some((n) =>
+    (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!capacityTypes.length || capacityTypes.includes(o.capacityType)) && (!zones.length || zones.includes(o.zone))),
+  );
+}
+
+/**
  * The in-flight-claim side of topology-domain-ignores-claim-offerings, for a `claims` or
  * `claim-shapes` divergence: both place the same pods, nodefleet for no more money, and its
  * claims are Karpenter's once each pod P of a set is moved from its Karpenter claim onto another
@@ -202,14 +220,7 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   const replica = replicaOf(s);
   const order = new Map(s.pods.map((p, i) => [podKey(p), i]));
   const pinnedLater = (k: OracleClaim, p: string) => (k.pods ?? []).some((x) => x !== p && replica(x) === replica(p) && (order.get(x) ?? -1) > (order.get(p) ?? Infinity));
-  const offeredIn = (k: OracleClaim, key: string, v: string) => {
-    const own = values(k, key).length > 1;
-    const zones = key === LabelTopologyZone && !own ? [] : (k.zones ?? []);
-    const capacityTypes = key === LabelCapacityType && !own ? [] : (k.capacityTypes ?? []);
-    return (k.instanceTypes ?? []).some((n) =>
-      (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!capacityTypes.length || capacityTypes.includes(o.capacityType)) && (!zones.length || zones.includes(o.zone))),
-    );
-  };
+  const offeredIn = (k: OracleClaim, key: string, v: string) => claimOffers(types, k, key, v, values(k, key).length > 1);
   const moved = new Map<string, OracleClaim>();
   for (const claim of result.newNodeClaims) {
     const keys = claim.pods.map(podKey);
@@ -254,12 +265,7 @@ function limitAfterSpreadPinMissedClaims(s: ParityScenario, karpenter: OracleOut
   const k = karpenter.nodeClaims.find((x) => (x.pods ?? []).length > 0 && (x.pods ?? []).every((p) => keys.has(p)));
   if (!k) return false;
   const types = new Map(resolvedTypes(s).map((t) => [t.name, t]));
-  const offered = (key: string, v: string) =>
-    (k.instanceTypes ?? []).some((n) =>
-      (types.get(n)?.offerings ?? []).some((o) =>
-        o.available && (key === LabelTopologyZone ? o.zone === v && (!k.capacityTypes?.length || k.capacityTypes.includes(o.capacityType)) : o.capacityType === v && (!k.zones?.length || k.zones.includes(o.zone))),
-      ),
-    );
+  const offered = (key: string, v: string) => claimOffers(types, k, key, v, false);
   return new PodInfo(pod).spreads.some((sp) => {
     const here = seat.labels[sp.key];
     const counts = OfferingKeys.has(sp.key) && here !== undefined ? spreadCounts(pod, sp, all) : undefined;
@@ -618,9 +624,7 @@ function placedOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, karpen
     return keptOutOf(p, domains);
   });
   if (!changed) return false;
-  const placed = placedKeys(solve(toSchedulingInput({ ...s, pods }, 'karpenter')));
-  const theirs = new Set([...karpenter.placements.map((x) => x.pod), ...karpenter.nodeClaims.flatMap((k) => k.pods ?? [])]);
-  return placed.size === theirs.size && [...placed].every((k) => theirs.has(k));
+  return placesKarpentersPods(solve(toSchedulingInput({ ...s, pods }, 'karpenter')), karpenter);
 }
 
 /** `pod` with a required node affinity `key NotIn [value]` for each of `domains`, added to every term (or as the one term). */
