@@ -198,6 +198,31 @@ describe('documented differences', () => {
     expect(Object.values(explain(other))).not.toContain('zone-anti-affinity-pins-claim');
   });
 
+  it('a ScheduleAnyway spread ignoring the pod\'s own capacity type sends replicas to an existing node where Karpenter keeps them on its claim: explained; paired otherwise, or the spread honouring affinity, not', () => {
+    const s = load('spread-ignore-affinity-relaxes-preference-onto-node');
+    const oracle = (claimed: string[], onNodes: [string, string][]): OracleOutput => {
+      const k = karpenter([{ nodePool: 'np-1', type: 'fcg-16x8-0', pods: claimed }], {});
+      k.nodeClaims[0].price = 1.1968;
+      k.placements = onNodes.map(([pod, node]) => ({ pod: `default/${pod}`, node }));
+      return k;
+    };
+    const explain = (kx: OracleOutput, sx: ParityScenario = s) => {
+      const cmp = compare(kx, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, kx, cmp)]));
+    };
+    const apps = [0, 1, 2, 3, 4, 5].map((i): [string, string] => [`app-1-${i}`, 'node-0']);
+    // The oracle's decision on seed 15, path 801.
+    const k = oracle(['app-0-0', 'app-0-1', 'app-0-2'], apps);
+    expect(explain(k)).toStrictEqual({ 'claim-shapes': 'spread-ignore-affinity-min-over-all-domains', existing: 'spread-ignore-affinity-min-over-all-domains' });
+    // Karpenter putting one replica on node-2 and two on its claim: counting Karpenter's way does not give that.
+    const split = oracle(['app-0-0', 'app-0-1'], [...apps, ['app-0-2', 'node-2']]);
+    expect(Object.values(explain(split))).not.toContain('spread-ignore-affinity-min-over-all-domains');
+    // The same decision when the replicas' spread is DoNotSchedule on a key their affinity does not restrict.
+    const free: ParityScenario = structuredClone(s);
+    for (const p of free.pods) if (p.metadata.name.startsWith('app-0-')) delete (p.spec as { nodeSelector?: unknown }).nodeSelector;
+    expect(Object.values(explain(k, free))).not.toContain('spread-ignore-affinity-min-over-all-domains');
+  });
+
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

@@ -392,9 +392,19 @@ export const Differences: Difference[] = [
       '(topology.go AddRequirements passes the pod requirements as podDomains to topologygroup.go domainMinCount), so ' +
       'replicas confined to one zone all go there although an empty zone they refuse keeps the skew above maxSkew: ' +
       'kube-scheduler binds one, the others stay pending (parity seed 1, path 1248). nodefleet counts every domain and ' +
-      'leaves those replicas pending.',
+      'leaves those replicas pending. Under ScheduleAnyway the spread is a preference, and the same count changes ' +
+      'which preference gives way: nodefleet\'s replica fails the spread (the empty domain holds the minimum), relaxes ' +
+      'its preferred node affinity first (Karpenter\'s order, preferences.go) and then the spread, and lands on an ' +
+      'existing node Karpenter\'s replica, its preference kept, does not (parity seed 15, path 801: app-0-1 and app-0-2 on ' +
+      'the amd64 node-2, where Karpenter keeps them on its arm64 claim; case ' +
+      'parity/spread-ignore-affinity-relaxes-preference-onto-node.yaml). Explains a `claims`, `claim-shapes` or ' +
+      '`existing` divergence only when both place the same pods, nodefleet for no more money, and nodefleet decides ' +
+      'exactly as Karpenter did once those spreads count only the domains the pod\'s affinity allows (nodeAffinityPolicy ' +
+      'Honor: Karpenter\'s minimum, nothing more).',
     case: 'parity/spread-ignore-affinity-counts-every-zone.yaml',
-    explains: (d, s) => d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(spreadIgnoresOwnAffinity),
+    explains: (d, s, karpenter, c) =>
+      (d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every((p) => spreadIgnoresOwnAffinity(p))) ||
+      karpentersOnceSpreadsHonorAffinity(d, s, karpenter, c),
   },
   {
     id: 'spread-counts-unlaunchable-domains',
@@ -887,11 +897,39 @@ export function openDisruptionGap(d: DisruptionDivergence, s: DisruptionScenario
 }
 
 /**
- * True when the pod has a DoNotSchedule topology spread with nodeAffinityPolicy Ignore on a key
- * its own nodeSelector or required node affinity restricts.
+ * True when the pod has a topology spread with nodeAffinityPolicy Ignore on a key its own
+ * nodeSelector or required node affinity restricts; DoNotSchedule only unless `anyWhen`.
  */
-export function spreadIgnoresOwnAffinity(pod: Pod): boolean {
+export function spreadIgnoresOwnAffinity(pod: Pod, anyWhen = false): boolean {
+  return (pod.spec.topologySpreadConstraints ?? []).some((c) => ignoresOwnAffinity(pod, c) && (anyWhen || c.whenUnsatisfiable === 'DoNotSchedule'));
+}
+
+type SpreadConstraint = NonNullable<Pod['spec']['topologySpreadConstraints']>[number];
+function ignoresOwnAffinity(pod: Pod, c: SpreadConstraint): boolean {
   const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   const restricted = (key: string) => key in (pod.spec.nodeSelector ?? {}) || (terms.length > 0 && terms.every((t) => (t.matchExpressions ?? []).some((e) => e.key === key)));
-  return (pod.spec.topologySpreadConstraints ?? []).some((c) => c.whenUnsatisfiable === 'DoNotSchedule' && c.nodeAffinityPolicy === 'Ignore' && restricted(c.topologyKey));
+  return c.nodeAffinityPolicy === 'Ignore' && restricted(c.topologyKey);
+}
+
+/**
+ * The `claims` / `claim-shapes` / `existing` side of spread-ignore-affinity-min-over-all-domains:
+ * both place the same pods, nodefleet for no more money, and with every spread that ignores its
+ * pod's own affinity on a key that affinity restricts turned to nodeAffinityPolicy Honor (the
+ * minimum over the pod's own domains, as Karpenter takes it), nodefleet decides exactly as
+ * Karpenter did: the same pods on the same existing nodes and the same pods together on new claims.
+ */
+function karpentersOnceSpreadsHonorAffinity(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  if (!samePodsNoDearer(d, s, c, ['claims', 'claim-shapes', 'existing'])) return false;
+  let changed = false;
+  const pods = s.pods.map((p) => {
+    if (p.spec.nodeName || !spreadIgnoresOwnAffinity(p, true)) return p;
+    changed = true;
+    const out = structuredClone(p);
+    for (const sc of out.spec.topologySpreadConstraints ?? []) if (ignoresOwnAffinity(out, sc)) sc.nodeAffinityPolicy = 'Honor';
+    return out;
+  });
+  if (!changed) return false;
+  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
+  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
