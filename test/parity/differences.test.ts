@@ -223,6 +223,31 @@ describe('documented differences', () => {
     expect(Object.values(explain(k, free))).not.toContain('spread-ignore-affinity-min-over-all-domains');
   });
 
+  it('a spread pod Karpenter pinned at its turn where the open claim is not offered, then placed after relaxing, is explained on that claim; with the claim offered there, not', () => {
+    const s = load('spread-relaxed-pod-pinned-where-open-claim-not-offered');
+    const oracle = (claims: { pods: string[]; zones: string[]; capacityTypes: string[] | null }[]): OracleOutput => {
+      const k = karpenter(claims.map((c) => ({ nodePool: 'np-1', type: 'fag-16x1-2', pods: c.pods })), {});
+      k.nodeClaims.forEach((c, i) => Object.assign(c, { price: 0.36722, zones: claims[i].zones, capacityTypes: claims[i].capacityTypes }));
+      k.placements = ['app-0-0', 'app-1-2', 'app-1-4'].map((pod) => ({ pod: `default/${pod}`, node: 'node-1' }));
+      return k;
+    };
+    const explain = (kx: OracleOutput, sx: ParityScenario = s) => {
+      const cmp = compare(kx, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, kx, cmp)]));
+    };
+    // The oracle's decision on seed 15, path 981: app-1-1 with app-1-0 on app-2-0's spot claim.
+    const k = oracle([
+      { pods: ['app-0-1', 'app-0-2', 'app-0-3'], zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], capacityTypes: null },
+      { pods: ['app-2-0', 'app-1-0', 'app-1-1', 'app-1-3', 'app-1-5'], zones: ['us-east-1a'], capacityTypes: ['spot'] },
+    ]);
+    expect(explain(k)).toStrictEqual({ 'claim-shapes': 'topology-domain-ignores-claim-offerings' });
+    // fag-16x1-2 also sold on-demand: Karpenter's pin at app-1-1's turn would not have refused it.
+    const offered: ParityScenario = structuredClone(s);
+    const fag = offered.instanceTypes.find((t) => t.name === 'fag-16x1-2')!;
+    fag.offerings!.push({ ...fag.offerings![0], capacityType: 'on-demand', price: 0.5 });
+    expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
+  });
+
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

@@ -8,6 +8,7 @@ import { parseResource } from '../../shared/api/quantity.ts';
 import { LabelCapacityType, LabelTopologyZone } from '../../shared/api/labels.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
+import { comparePodsKarpenter } from '../../shared/scheduling/queue.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import { podKey, type Comparison, type Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
@@ -197,8 +198,9 @@ function claimOffers(types: ReadonlyMap<string, { offerings: readonly { zone: st
  * The in-flight-claim side of topology-domain-ignores-claim-offerings, for a `claims` or
  * `claim-shapes` divergence: both place the same pods, nodefleet for no more money, and its
  * claims are Karpenter's once each pod P of a set is moved from its Karpenter claim onto another
- * Karpenter claim K, where for each P: P has a zone or capacity-type spread; Karpenter's claim
- * of P is pinned to one value v of that key; K is still open on the key (no single value), or
+ * Karpenter claim K, where for each P: P has a zone or capacity-type spread; Karpenter pinned P
+ * to a value v of that key (its claim's one value, or {@link karpenterPinAtTurn} over K's values,
+ * for a pod that reached its claim after relaxing a preference); K is still open on the key (no single value), or
  * holds a single value that a replica of P queued after P may have given it (parity seed 11,
  * path 380); none of K's instance types is offered in v (of K's capacity types for a zone, K's
  * zones for a capacity type, and K's own values while it is open), so Karpenter, pinning P to v,
@@ -232,8 +234,13 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
       if (!to) continue;
       const ok = new PodInfo(pod).spreads.some((sp) => {
         if (!OfferingKeys.has(sp.key)) return false;
-        const pinned = values(from, sp.key);
-        if (pinned.length !== 1 || (values(to, sp.key).length === 1 && !pinnedLater(to, podKey(pod))) || offeredIn(to, sp.key, pinned[0]) || seat.labels[sp.key] === pinned[0]) return false;
+        if (values(to, sp.key).length === 1 && !pinnedLater(to, podKey(pod))) return false;
+        // The value Karpenter pinned P to: its own claim's one value, or, for a pod that reached
+        // that claim only after relaxing a preference, the least-populated domain of K's values
+        // when P's turn came (parity seed 15, path 981).
+        const own = values(from, sp.key);
+        const pins = new Set([...(own.length === 1 ? own : []), ...[karpenterPinAtTurn(s, karpenter, pod, sp, values(to, sp.key))].filter((v) => v !== undefined)]);
+        if (![...pins].some((v) => !offeredIn(to, sp.key, v) && seat.labels[sp.key] !== v)) return false;
         const counts = spreadCounts(pod, sp, all);
         return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
       });
@@ -245,6 +252,41 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   // own is a tie nodefleet's queue may break the other way (parity seed 9, path 434).
   const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
   return claimGroups(theirs, replica) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)), replica);
+}
+
+/**
+ * The domain Karpenter pins `pod` to for spread `sp` (zone or capacity type) when its turn comes
+ * and it is tried on a claim open over `allowed` (empty: every domain): the least-populated of
+ * Karpenter's spread domains among `allowed`, ties by name (the oracle's ascending order;
+ * topologygroup.go nextDomainTopologySpread), counting the matching pods already bound and those
+ * of Karpenter's decision that its queue takes before `pod` (queue.go byCPUAndMemoryDescending).
+ * Undefined when that count cannot be read from Karpenter's decision: a matching pod on a claim
+ * not narrowed to one value, or a spread that honours the pod's node affinity terms or taints.
+ */
+function karpenterPinAtTurn(s: ParityScenario, karpenter: OracleOutput, pod: Pod, sp: SpreadSpec, allowed: readonly string[]): string | undefined {
+  if (sp.honorAffinity || sp.honorTaints) return undefined;
+  const info = new PodInfo(pod);
+  const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
+  const before = (p: Pod | undefined): p is Pod => !!p && comparePodsKarpenter(new PodInfo(p), info) < 0;
+  const nodes = new Map(s.nodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  const taken: Seat[] = s.pods.filter((p) => p.spec.nodeName).map((p) => ({ pod: p, labels: nodes.get(p.spec.nodeName!) ?? {}, taints: [] }));
+  for (const x of karpenter.placements) {
+    const p = byKey.get(x.pod);
+    if (before(p)) taken.push({ pod: p, labels: nodes.get(x.node) ?? {}, taints: [] });
+  }
+  for (const k of karpenter.nodeClaims) {
+    const vs = (sp.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
+    for (const key of k.pods ?? []) {
+      const p = byKey.get(key);
+      if (before(p)) taken.push({ pod: p, labels: vs.length === 1 ? { [sp.key]: vs[0] } : {}, taints: [] });
+    }
+  }
+  const counts = spreadCounts(pod, sp, taken);
+  if (!counts) return undefined;
+  const domains = [...karpenterSpreadDomains(s, pod, sp)].filter((v) => allowed.length === 0 || allowed.includes(v)).sort();
+  let best: string | undefined;
+  for (const v of domains) if (best === undefined || (counts.get(v) ?? 0) < (counts.get(best) ?? 0)) best = v;
+  return best;
 }
 
 /**
@@ -460,7 +502,10 @@ export const Differences: Difference[] = [
       'which of two identical replicas is where: parity seed 9, path 434; case ' +
       'parity/spread-replica-joins-open-claim-where-offered.yaml) and nodefleet costs no more; the claim may hold a ' +
       'single domain in Karpenter\'s decision when a replica queued after the pod is on it and pinned it later ' +
-      '(parity seed 11, path 380; case parity/spread-pod-joins-claim-pinned-later.yaml). Where the new claim Karpenter ' +
+      '(parity seed 11, path 380; case parity/spread-pod-joins-claim-pinned-later.yaml). The pod may have reached its ' +
+      'Karpenter claim only after that refusal, by relaxing a preference: the value checked is then the least-populated ' +
+      'one when its turn came, counted over the pods bound and those Karpenter\'s queue placed before it (parity seed ' +
+      '15, path 981; case parity/spread-relaxed-pod-pinned-where-open-claim-not-offered.yaml). Where the new claim Karpenter ' +
       'then tries is refused because a NodePool limit is used up, the pod stays pending with "all available instance ' +
       'types exceed limits": explained only when nodefleet put it on a claim holding a Karpenter claim\'s pods, outside ' +
       'every least-populated domain, within maxSkew, none of that claim\'s types offered in those domains, and ' +
