@@ -765,6 +765,8 @@ function movedWhereUnlaunchableDomainsRefuse(d: Divergence, s: ParityScenario, k
  * when nodefleet places that pod once the pods Karpenter leaves pending are gone ({@link displacedBy}).
  */
 export function documentedReason(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): string | undefined {
+  // A placement kube-scheduler would refuse is never a deliberate difference.
+  if (d.kind === 'invalid') return undefined;
   const direct = Differences.find((x) => x.explains(d, s, karpenter, c));
   if (direct) return direct.id;
   const rootId = (root: Divergence) => Differences.find((x) => x.explains(root, s, karpenter, c))?.id;
