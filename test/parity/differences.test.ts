@@ -198,6 +198,29 @@ describe('documented differences', () => {
     expect(Object.values(explain(other))).not.toContain('zone-anti-affinity-pins-claim');
   });
 
+  it('a self-repelling replica Karpenter pinned to the one zone its sibling\'s open claim left, where no type fits, is explained where nodefleet placed it; with a zone more left, or pinned where nodefleet placed it, not', () => {
+    const s = load('zone-anti-affinity-replica-pinned-where-nothing-fits');
+    const pinned = (zone: string) =>
+      `no instance type has enough resources, requirements=karpenter.sh/nodepool In [np-0], ${Zone} In [${zone}], resources={"cpu":"400m","memory":"2432Mi","pods":"2"}`;
+    const oracle = (zones: string[], pin: string): OracleOutput => {
+      const pending = Object.fromEntries([1, 2, 3, 4, 5].map((i) => [`app-0-${i}`, pinned(pin)]));
+      const k = karpenter([{ nodePool: 'np-0', type: 'fcg-32x4-0', pods: ['app-2-0', 'app-2-1', 'app-2-2', 'app-2-3', 'app-2-4', 'app-1-0', 'app-0-0'] }], pending);
+      k.nodeClaims[0].price = 1.7952;
+      k.nodeClaims[0].zones = zones;
+      return k;
+    };
+    const explain = (kx: OracleOutput) => {
+      const cmp = compare(kx, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, s, kx, cmp)]));
+    };
+    // The oracle's decision on seed 17, path 737: app-0-0's claim open over us-east-1a and us-east-1c.
+    expect(explain(oracle(['us-east-1a', 'us-east-1c'], 'us-east-1b'))).toStrictEqual({ 'extra-placed': 'zone-anti-affinity-pins-claim', claims: 'zone-anti-affinity-pins-claim' });
+    // The claim in us-east-1c only: us-east-1a stays free too, so the blocked domains do not give that pin.
+    expect(Object.values(explain(oracle(['us-east-1c'], 'us-east-1b')))).not.toContain('zone-anti-affinity-pins-claim');
+    // Pinned to us-east-1a, where nodefleet placed app-0-1: not that pin.
+    expect(Object.values(explain(oracle(['us-east-1b', 'us-east-1c'], 'us-east-1a')))).not.toContain('zone-anti-affinity-pins-claim');
+  });
+
   it('a ScheduleAnyway spread ignoring the pod\'s own capacity type sends replicas to an existing node where Karpenter keeps them on its claim: explained; paired otherwise, or the spread honouring affinity, not', () => {
     const s = load('spread-ignore-affinity-relaxes-preference-onto-node');
     const oracle = (claimed: string[], onNodes: [string, string][]): OracleOutput => {

@@ -353,6 +353,53 @@ function replicaAloneWhereClaimsBlocked(d: Divergence, s: ParityScenario, karpen
 }
 
 /**
+ * The no-room form of zone-anti-affinity-pins-claim, for one pod nodefleet placed and Karpenter
+ * left pending with "no instance type" and `<key> In [v]` (parity seed 17, path 737): the pod has
+ * a required anti-affinity term on a zone or capacity type that selects the pod itself, Karpenter
+ * put a pod that term selects on a new claim ({@link repelledBySiblingOnClaim}), and v is exactly
+ * the one domain Karpenter's groups left the pod: its NodePools' domains of the key (through those
+ * whose taints the pod tolerates, as the inverse group counts them) that the pod's one required
+ * term admits, less every value of each Karpenter claim holding a pod the term selects (all of
+ * them: topology.go Record blocks every domain such a claim could land in) and the value of each
+ * node holding one (bound, or placed there by Karpenter). A claim with no value listed on the key
+ * makes it unreadable (false). nodefleet put the pod outside v, in a domain no other pod the term
+ * selects holds.
+ */
+function pinnedToLastFreeDomain(s: ParityScenario, karpenter: OracleOutput, pod: Pod, seat: Seat, reason: string, all: readonly Seat[]): boolean {
+  if (!reason.includes('no instance type') || !repelledBySiblingOnClaim(s, pod, karpenter)) return false;
+  const info = new PodInfo(pod);
+  if (info.requiredTerms.length !== 1) return false;
+  const admitted = info.requiredTerms[0].requirements;
+  const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
+  const nodes = new Map(s.nodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
+  return info.anti.some((a) => {
+    const v = OfferingKeys.has(a.key) ? pinnedDomain(reason, a.key) : undefined;
+    const here = seat.labels[a.key];
+    if (v === undefined || here === undefined || here === v || !matchesSelector(a.selector, pod.metadata.labels)) return false;
+    const selects = (p: Pod | undefined): p is Pod =>
+      !!p && (a.namespaces === 'all' || a.namespaces.has(p.metadata.namespace ?? 'default')) && matchesSelector(a.selector, p.metadata.labels);
+    if (all.some((x) => x !== seat && selects(x.pod) && x.labels[a.key] === here)) return false;
+    const blocked = new Set<string>();
+    for (const k of karpenter.nodeClaims) {
+      if (!(k.pods ?? []).some((p) => selects(byKey.get(p)))) continue;
+      const values = (a.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
+      if (values.length === 0) return false;
+      for (const x of values) blocked.add(x);
+    }
+    const onNodes: [Pod | undefined, string][] = [
+      ...s.pods.filter((p) => p.spec.nodeName).map((p): [Pod, string] => [p, p.spec.nodeName!]),
+      ...karpenter.placements.map((x): [Pod | undefined, string] => [byKey.get(x.pod), x.node]),
+    ];
+    for (const [p, node] of onNodes) {
+      const x = nodes.get(node)?.[a.key];
+      if (selects(p) && x !== undefined) blocked.add(x);
+    }
+    const free = [...karpenterPoolDomains(s, a.key, info.tolerations)].filter((x) => !blocked.has(x) && (admitted.get(a.key)?.has(x) ?? true));
+    return free.length === 1 && free[0] === v;
+  });
+}
+
+/**
  * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
  * Two pending replicas with the same value can swap places without changing a decision.
  */
@@ -406,13 +453,23 @@ export const Differences: Difference[] = [
       'Where Karpenter placed the replica too, on a claim of its own in a domain the open claim did not block (another ' +
       'NodePool\'s zone), and nodefleet put it on an in-flight claim with other pods, the claims differ: explained only ' +
       'when both place the same pods, nodefleet for no more money, and taking each such replica off its claim gives ' +
-      'Karpenter\'s claims (parity seed 13, path 815; case parity/zone-anti-affinity-replica-joins-inflight-claim.yaml).',
+      'Karpenter\'s claims (parity seed 13, path 815; case parity/zone-anti-affinity-replica-joins-inflight-claim.yaml). ' +
+      'Where the blocked domains leave one empty domain, Karpenter pins the replica there, and when no instance type ' +
+      'offered there fits it, its reason is "no instance type has enough resources" with that domain (`zone In [v]`), ' +
+      'where nodefleet placed it in a domain Karpenter\'s open claim blocked (parity seed 17, path 737: app-0-1 pinned ' +
+      'to us-east-1b, which offers only a 654Mi type; case parity/zone-anti-affinity-replica-pinned-where-nothing-fits.yaml): ' +
+      'explained only when v is exactly the one domain left once every value of each Karpenter claim, and each node, ' +
+      'holding a pod the term selects is taken from the NodePools\' domains the pod admits, and nodefleet put the pod ' +
+      'outside v, alone there among the pods its term selects.',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
     explains: (d, s, karpenter, c) => {
       if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c);
       if (d.kind !== 'extra-placed') return false;
       const reasons = karpenterReasons(d, karpenter);
       if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
+      // A replica whose siblings' open claims blocked every domain but one, where no type fits
+      // it (parity seed 17, path 737).
+      if (everyExtraPod(d, s, karpenter, (pod, seat, reason, all) => pinnedToLastFreeDomain(s, karpenter, pod, seat, reason, all))) return true;
       // Replicas Karpenter blocked, and other pods that run only beside them: their claims gave
       // those pods room Karpenter's one claim did not (parity seed 11, path 60: two pods with
       // hostname pod affinity join a pinned replica's claim together).
