@@ -248,6 +248,36 @@ describe('documented differences', () => {
     expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
   });
 
+  it('a nodeTaintsPolicy Honor spread pod Karpenter pinned at its turn where the open claim is not offered is explained on that claim; with a PreferNoSchedule NodePool taint the pod does not tolerate, or with the claim offered there, not', () => {
+    const s = load('spread-honor-taints-pod-pinned-where-open-claim-not-offered');
+    const explain = (kx: OracleOutput, sx: ParityScenario = s) => {
+      const cmp = compare(kx, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, kx, cmp)]));
+    };
+    // The oracle's decision on seed 17, path 1771 (the run whose tie put app-0-0 on spot).
+    const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
+    const k = karpenter(
+      [
+        { nodePool: 'np-0', type: 'fag-8x8-2', pods: ['app-2-1', 'app-1-0'] },
+        { nodePool: 'np-0', type: 'fag-8x8-2', pods: ['app-2-0', 'app-0-0', 'app-0-1', 'app-1-1'] },
+      ],
+      Object.fromEntries(['app-0-2', 'app-0-3', 'app-0-4', 'app-1-2', 'app-1-3', 'app-1-4', 'app-2-2', 'app-2-3'].map((p) => [p, limits])),
+    );
+    const zones = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+    k.nodeClaims.forEach((c, i) => Object.assign(c, { price: 0.16322, zones, capacityTypes: i === 1 ? ['spot'] : [] }));
+    expect(explain(k)).toStrictEqual({ 'claim-shapes': 'topology-domain-ignores-claim-offerings' });
+    // A PreferNoSchedule taint on the NodePool that app-0 does not tolerate: Karpenter's count would skip the pods on
+    // its claims (every effect), the seats' count would not, so the pin is not read from it.
+    const tainted: ParityScenario = structuredClone(s);
+    (tainted.nodePools[0].spec as { template: { spec: { taints?: unknown[] } } }).template.spec.taints = [{ key: 'dedicated', value: 'x', effect: 'PreferNoSchedule' }];
+    expect(Object.values(explain(k, tainted))).not.toContain('topology-domain-ignores-claim-offerings');
+    // fag-8x8-2 also sold on-demand: Karpenter's pin at app-0-1's turn would not have refused app-2-1's claim.
+    const offered: ParityScenario = structuredClone(s);
+    const fag = offered.instanceTypes.find((t) => t.name === 'fag-8x8-2')!;
+    fag.offerings!.push({ ...fag.offerings![0], capacityType: 'on-demand', price: 0.3 });
+    expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
+  });
+
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
