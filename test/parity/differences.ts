@@ -362,6 +362,49 @@ function replicaAloneWhereClaimsBlocked(d: Divergence, s: ParityScenario, karpen
 }
 
 /**
+ * The other `claims` side of zone-anti-affinity-pins-claim, where the replica Karpenter sent
+ * elsewhere did not stay alone: pods queued after it joined its claim (parity seed 16, path 329:
+ * app-1-1 on a np-0 claim in us-east-1b that app-0-0 and app-3-0 then joined). Both place the
+ * same pods, nodefleet for no more money, and nodefleet decides exactly as Karpenter did (the
+ * same pods on the same existing nodes and together on new claims) once Karpenter's block is
+ * written into each pending replica P: for each required anti-affinity term of P on a zone or
+ * capacity type that selects P itself, `key NotIn` every value of the Karpenter claims holding a
+ * pod the term selects that Karpenter's queue took before P (topology.go Record: an
+ * anti-affinity pod blocks every domain its claim could still land in; queue.go
+ * byCPUAndMemoryDescending). A claim open on the key (no values read) blocks nothing here.
+ */
+function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  if (!samePodsNoDearer(d, s, c, ['claims', 'claim-shapes'])) return false;
+  const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
+  let changed = false;
+  const pods = s.pods.map((p) => {
+    if (p.spec.nodeName) return p;
+    const info = new PodInfo(p);
+    const blocks: { key: string; operator: 'NotIn'; values: string[] }[] = [];
+    for (const a of info.anti) {
+      if (!OfferingKeys.has(a.key) || !matchesSelector(a.selector, p.metadata.labels)) continue;
+      const earlier = (key: string) => {
+        const q = byKey.get(key);
+        return !!q && q !== p && matchesSelector(a.selector, q.metadata.labels) && comparePodsKarpenter(new PodInfo(q), info) < 0;
+      };
+      const values = new Set(karpenter.nodeClaims.filter((k) => (k.pods ?? []).some(earlier)).flatMap((k) => (a.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? []));
+      if (values.size > 0) blocks.push({ key: a.key, operator: 'NotIn', values: [...values].sort() });
+    }
+    if (blocks.length === 0) return p;
+    changed = true;
+    const out = structuredClone(p);
+    const required = (((out.spec.affinity ??= {}).nodeAffinity ??= {}).requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] });
+    if (required.nodeSelectorTerms.length === 0) required.nodeSelectorTerms.push({ matchExpressions: blocks });
+    else for (const t of required.nodeSelectorTerms) t.matchExpressions = [...(t.matchExpressions ?? []), ...blocks];
+    return out;
+  });
+  if (!changed) return false;
+  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
+  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
+/**
  * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
  * Two pending replicas with the same value can swap places without changing a decision.
  */
@@ -415,10 +458,14 @@ export const Differences: Difference[] = [
       'Where Karpenter placed the replica too, on a claim of its own in a domain the open claim did not block (another ' +
       'NodePool\'s zone), and nodefleet put it on an in-flight claim with other pods, the claims differ: explained only ' +
       'when both place the same pods, nodefleet for no more money, and taking each such replica off its claim gives ' +
-      'Karpenter\'s claims (parity seed 13, path 815; case parity/zone-anti-affinity-replica-joins-inflight-claim.yaml).',
+      'Karpenter\'s claims (parity seed 13, path 815; case parity/zone-anti-affinity-replica-joins-inflight-claim.yaml). ' +
+      'Where pods queued after the replica then joined its claim, explained only when nodefleet decides exactly as ' +
+      'Karpenter did once each such replica is kept out of the zones (or capacity types) of the claims its earlier ' +
+      'siblings are on, as Karpenter blocked them (parity seed 16, path 329: app-0-0 and app-3-0 join app-1-1 in ' +
+      'us-east-1b; case parity/zone-anti-affinity-blocked-replica-claim-joined-by-later-pods.yaml).',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
     explains: (d, s, karpenter, c) => {
-      if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c);
+      if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c) || karpentersOnceClaimsBlockReplicas(d, s, karpenter, c);
       if (d.kind !== 'extra-placed') return false;
       const reasons = karpenterReasons(d, karpenter);
       if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
