@@ -7,13 +7,15 @@
  *   claim with the price of its cheapest launchable type (`claim-shapes`), and pods placed per
  *   existing node (`existing`);
  * - with the default packing, nodefleet's cost (sum over claims of the cheapest launchable
- *   offering, USD/h) is not above Karpenter's when both place the same pods (`cost`).
+ *   offering, USD/h) is not above Karpenter's when both place the same pods (`cost`);
+ * - and, without Karpenter, that kube-scheduler would bind each pod where either packing put it
+ *   (`invalid`, validity.ts; added by main.ts `check`, which has the scenario).
  */
 import type { Pod } from '../../shared/api/kube.ts';
 import type { SchedulingResult } from '../../shared/scheduling/index.ts';
 import type { OracleOutput } from './oracle.ts';
 
-export type DivergenceKind = 'unplaced' | 'unplaced-karpenter-packing' | 'extra-placed' | 'claims' | 'claim-shapes' | 'existing' | 'cost';
+export type DivergenceKind = 'unplaced' | 'unplaced-karpenter-packing' | 'extra-placed' | 'claims' | 'claim-shapes' | 'existing' | 'cost' | 'invalid';
 
 export interface Divergence {
   kind: DivergenceKind;

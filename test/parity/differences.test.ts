@@ -304,6 +304,27 @@ describe('documented differences', () => {
     expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
   });
 
+  it('a replica Karpenter sends to a claim because an unlaunchable zone holds the minimum, nodefleet to an existing node within maxSkew: explained; with that zone gone from the pool, not', () => {
+    const s = load('spread-unlaunchable-zone-sends-replica-to-claim');
+    const k = karpenter([{ nodePool: 'np-2', type: 'fc-4x1-2', pods: ['app-2-2', 'app-4-3'] }], {
+      'app-0-1': 'did not tolerate taint (taint=dedicated=np-1:NoSchedule); no instance type has enough resources',
+    });
+    Object.assign(k.nodeClaims[0], { price: 0.11882, zones: ['us-east-1b'] });
+    const node = (pod: string, n: string) => ({ pod: `default/${pod}`, node: n });
+    // The oracle's decision on seed 16, path 939.
+    k.placements = [node('app-0-0', 'node-1'), node('app-1-0', 'node-1'), node('app-2-0', 'node-0'), node('app-2-1', 'node-1'), node('app-3-0', 'node-1'), node('app-4-0', 'node-0'), node('app-4-1', 'node-1'), node('app-4-2', 'node-1')];
+    const explain = (sx: ParityScenario) => {
+      const cmp = compare(k, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, k, cmp)]));
+    };
+    expect(explain(s)).toStrictEqual({ 'claim-shapes': 'spread-counts-unlaunchable-domains', existing: 'spread-counts-unlaunchable-domains' });
+    // np-0 without us-east-1c: Karpenter would count only zones a node can have, and app-4-3 on node-1 is not explained.
+    const noC: ParityScenario = structuredClone(s);
+    const zones = (noC.nodePools[0].spec as { template: { spec: { requirements: { key: string; values: string[] }[] } } }).template.spec.requirements.find((r) => r.key === Zone)!;
+    zones.values = ['us-east-1a'];
+    expect(Object.values(explain(noC))).not.toContain('spread-counts-unlaunchable-domains');
+  });
+
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';

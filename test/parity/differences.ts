@@ -519,20 +519,16 @@ export const Differences: Difference[] = [
       'nodefleet counts the domains of existing nodes and of what its NodePools can launch (for Honor, of those ' +
       'matching the pod\'s node affinity), and places them. Explains a pod only when its spread, over nodefleet\'s ' +
       'final placement, is within maxSkew over the domains a node the spread counts can have and beyond it once the ' +
-      'others count.',
+      'others count. The same count moves pods between existing nodes and claims: Karpenter sends a replica to a new ' +
+      'claim in another zone where nodefleet, within maxSkew over the zones a node can have, adds it to an existing node ' +
+      '(parity seed 16, path 939: app-4-3 on node-1 in us-east-1a, where Karpenter\'s unlaunchable us-east-1c at 0 ' +
+      'sends it to a claim in us-east-1b; case parity/spread-unlaunchable-zone-sends-replica-to-claim.yaml). Explains ' +
+      'a `claims`, `claim-shapes` or `existing` divergence only when both place the same pods, nodefleet for no more ' +
+      'money, each pod nodefleet put on an existing node Karpenter did not is such a pod, and moving those pods there ' +
+      'turns Karpenter\'s decision into nodefleet\'s.',
     case: 'parity/spread-ignores-unlaunchable-zones.yaml',
-    explains: (d, s, karpenter) =>
-      everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) =>
-        new PodInfo(pod).spreads.some((sp) => {
-          if (!OfferingKeys.has(sp.key)) return false;
-          const counts = spreadCounts(pod, sp, all);
-          if (!counts) return false;
-          const theirs = karpenterSpreadDomains(s, pod, sp);
-          const reachable = reachableDomains(s, sp.key, pod, sp);
-          const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
-          return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
-        }),
-      ),
+    explains: (d, s, karpenter, c) =>
+      everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) => skewedOnlyByUnlaunchable(s, pod, all)) || movedWhereUnlaunchableDomainsRefuse(d, s, karpenter, c),
   },
   {
     id: 'topology-domain-ignores-claim-offerings',
@@ -777,6 +773,49 @@ function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karp
 }
 
 /**
+ * True when a zone or capacity-type spread of `pod`, over the decision's seats `all`, is within
+ * maxSkew over the domains a node the spread counts can have (existing nodes' and those its
+ * NodePools can launch) and beyond it over Karpenter's domains, which count unlaunchable ones
+ * (spread-counts-unlaunchable-domains).
+ */
+function skewedOnlyByUnlaunchable(s: ParityScenario, pod: Pod, all: readonly Seat[]): boolean {
+  return new PodInfo(pod).spreads.some((sp) => {
+    if (!OfferingKeys.has(sp.key)) return false;
+    const counts = spreadCounts(pod, sp, all);
+    if (!counts) return false;
+    const theirs = karpenterSpreadDomains(s, pod, sp);
+    const reachable = reachableDomains(s, sp.key, pod, sp);
+    const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
+    return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
+  });
+}
+
+/**
+ * The `claims` / `claim-shapes` / `existing` side of spread-counts-unlaunchable-domains: both
+ * place the same pods, nodefleet for no more money; every pod nodefleet put on an existing node
+ * Karpenter did not choose for it is {@link skewedOnlyByUnlaunchable} there; and moving those pods
+ * onto those nodes turns Karpenter's decision into nodefleet's (the same pods on the same
+ * existing nodes, the same pods together on new claims). Parity seed 16, path 939.
+ */
+function movedWhereUnlaunchableDomainsRefuse(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  const decided = samePodsNoDearer(d, s, c, ['claims', 'claim-shapes', 'existing']);
+  if (!decided) return false;
+  const { result, seats: all } = decided;
+  const theirNode = new Map(karpenter.placements.map((x) => [x.pod, x.node]));
+  const moved = new Map<string, string>();
+  for (const p of result.placements) {
+    const key = podKey(p.pod);
+    if (theirNode.get(key) === p.node) continue;
+    if (!skewedOnlyByUnlaunchable(s, p.pod, all)) return false;
+    moved.set(key, p.node);
+  }
+  if (moved.size === 0) return false;
+  const theirPlacements = [...karpenter.placements.filter((x) => !moved.has(x.pod)).map((x): [string, string] => [x.pod, x.node]), ...moved];
+  if (onNodes(theirPlacements) !== onNodes(result.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  return claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
+/**
  * The id of the documented difference explaining `d`, or undefined. When a difference explains
  * the scenario's `extra-placed` or `unplaced` divergence, the decisions after it differ too, so
  * its `claims`, `claim-shapes` and `existing` divergences are put down to the same difference,
@@ -785,6 +824,8 @@ function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karp
  * when nodefleet places that pod once the pods Karpenter leaves pending are gone ({@link displacedBy}).
  */
 export function documentedReason(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): string | undefined {
+  // A placement kube-scheduler would refuse is never a deliberate difference.
+  if (d.kind === 'invalid') return undefined;
   const direct = Differences.find((x) => x.explains(d, s, karpenter, c));
   if (direct) return direct.id;
   const rootId = (root: Divergence) => Differences.find((x) => x.explains(root, s, karpenter, c))?.id;

@@ -32,6 +32,7 @@ import { scenario } from './generate.ts';
 import { buildOracle, Oracle, solveSync, TieOrderEnv, type OracleOutput } from './oracle.ts';
 import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario } from './scenario.ts';
 import { scenarioFromCase, writeCase } from './cases.ts';
+import { invalidPlacements } from './validity.ts';
 import { runDisruptionParity } from './disruption.ts';
 
 /** Time given to shrinking one divergence (each try runs the oracle once): the smallest scenario found by then is reported. */
@@ -104,7 +105,12 @@ export function check(s: ParityScenario, karpenter: OracleOutput): Comparison {
   const types = resolvedTypes(s);
   const karp = solve(toSchedulingInput(s, 'karpenter', types));
   const def = solve(toSchedulingInput(s, 'cost', types));
-  return compare(karpenter, karp, def);
+  const c = compare(karpenter, karp, def);
+  for (const [packing, r] of [['karpenter', karp], ['default', def]] as const) {
+    const bad = invalidPlacements(s, r);
+    if (bad.length > 0) c.divergences.push({ kind: 'invalid', detail: `packing ${packing}: kube-scheduler would refuse ${bad.join(' | ')}` });
+  }
+  return c;
 }
 
 function undocumented(s: ParityScenario, karpenter: OracleOutput, c: Comparison) {

@@ -1,0 +1,40 @@
+/**
+ * kube-scheduler's check of nodefleet's decisions in the parity harness: the decisions nodefleet
+ * makes on two parity cases pass, and the same decisions with one pod moved to break a
+ * DoNotSchedule spread or a required anti-affinity do not.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
+import { ParityCasesDir, scenarioFromCase } from './cases.ts';
+import { toSchedulingInput } from './scenario.ts';
+import { invalidPlacements } from './validity.ts';
+
+const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
+
+describe('invalidPlacements', () => {
+  it('a zone spread pushed beyond maxSkew over the existing nodes\' zones is refused; nodefleet\'s own decision is not', () => {
+    const s = load('spread-unlaunchable-zone-sends-replica-to-claim');
+    const r = solve(toSchedulingInput(s, 'karpenter'));
+    expect(invalidPlacements(s, r)).toEqual([]);
+    // app-4-0 moved from node-0 (us-east-1b) to node-1 (us-east-1a): 4 against 0 there, maxSkew 2.
+    const moved: SchedulingResult = { ...r, placements: r.placements.map((p) => (p.pod.metadata.name === 'app-4-0' ? { ...p, node: 'node-1' } : p)) };
+    const bad = invalidPlacements(s, moved);
+    expect(bad).toContain('default/app-4-0: topology spread on topology.kubernetes.io/zone has 4 in us-east-1a against 0 (maxSkew 2)');
+    expect(bad.every((line) => line.startsWith('default/app-4-'))).toBe(true);
+  });
+
+  it('two replicas that repel each other by zone on one claim are refused, both ways', () => {
+    const s = load('zone-anti-affinity-replica-joins-inflight-claim');
+    const r = solve(toSchedulingInput(s, 'karpenter'));
+    expect(invalidPlacements(s, r)).toEqual([]);
+    const from = r.newNodeClaims.findIndex((c) => c.pods.some((p) => p.metadata.name === 'app-2-1'));
+    const to = r.newNodeClaims.findIndex((c) => c.pods.some((p) => p.metadata.name === 'app-2-0'));
+    expect(from).not.toBe(to);
+    const pod = r.newNodeClaims[from].pods.find((p) => p.metadata.name === 'app-2-1')!;
+    const claims = r.newNodeClaims.map((c, i) => (i === from ? { ...c, pods: c.pods.filter((p) => p !== pod) } : i === to ? { ...c, pods: [...c.pods, pod] } : c));
+    const bad = invalidPlacements(s, { ...r, newNodeClaims: claims });
+    expect(bad.some((line) => line.startsWith('default/app-2-1: required pod anti-affinity on topology.kubernetes.io/zone with default/app-2-0'))).toBe(true);
+    expect(bad.some((line) => line.startsWith('default/app-2-0: required pod anti-affinity on topology.kubernetes.io/zone with default/app-2-1'))).toBe(true);
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * kube-scheduler's own check of a nodefleet decision, independent of Karpenter's: a pod nodefleet
+ * places must be one kube-scheduler would bind there. Karpenter's decision is no reference for
+ * this (a placement can match Karpenter's and still break a constraint, or differ and keep them
+ * all), so the parity harness runs it on both of nodefleet's packings (kind `invalid`).
+ *
+ * Two rules, each checked only where the verdict is certain from the final decision:
+ * - **A DoNotSchedule topology spread** (Kubernetes PodTopologySpread: a pod may bind in domain v
+ *   only if `count(v) + 1 - min ≤ maxSkew`, the minimum over the domains of the nodes the spread
+ *   counts). Counts only grow as pods bind, and the nodes that exist from the start are always
+ *   among those counted, so the last pod bound into v saw a minimum no larger than the final
+ *   minimum over the existing nodes' domains and v. When that final `count(v) - min` is above
+ *   maxSkew and every pod placed in v with the spread's selector carries the same constraints
+ *   (replicas: the last of them bound broke its own spread), the placement is invalid whatever
+ *   order the pods bind in. A domain a new claim is not yet pinned to, or minDomains (which can
+ *   only lower the minimum), leaves the verdict open and is not flagged.
+ * - **Required pod anti-affinity**, both ways: no two pods of one domain where one repels the
+ *   other (kube-scheduler InterPodAffinity), a pod placed here counting against a bound pod's
+ *   term as well as its own.
+ */
+import type { Pod } from '../../shared/api/kube.ts';
+import { LabelHostname } from '../../shared/api/labels.ts';
+import type { SchedulingResult } from '../../shared/scheduling/index.ts';
+import { PodInfo, type AffinitySpec } from '../../shared/scheduling/pod.ts';
+import { matchesSelector } from '../../shared/scheduling/selectors.ts';
+import { untoleratedTaint } from '../../shared/scheduling/taints.ts';
+import { podKey } from './compare.ts';
+import { seats, spreadCounts, type Seat } from './domains.ts';
+import type { ParityScenario } from './scenario.ts';
+
+const inScope = (ns: AffinitySpec['namespaces'], pod: Pod) => ns === 'all' || ns.has(pod.metadata.namespace ?? 'default');
+
+/** Each seat of the decision, a new claim's given a hostname of its own (`claim-<index>`). */
+function seatsWithHosts(s: ParityScenario, r: SchedulingResult): Seat[] {
+  const all = seats(s, r);
+  const claimOf = new Map<Pod, number>();
+  r.newNodeClaims.forEach((c, i) => c.pods.forEach((p) => claimOf.set(p, i)));
+  return all.map((x) => (x.node === undefined && x.labels[LabelHostname] === undefined && claimOf.has(x.pod) ? { ...x, labels: { ...x.labels, [LabelHostname]: `claim-${claimOf.get(x.pod)}` } } : x));
+}
+
+/**
+ * The placements of decision `r` on scenario `s` kube-scheduler would certainly refuse, one line
+ * each (`namespace/name: reason`), sorted; empty when none.
+ */
+export function invalidPlacements(s: ParityScenario, r: SchedulingResult): string[] {
+  const all = seatsWithHosts(s, r);
+  const placed = all.filter((x) => !x.pod.spec.nodeName);
+  const out = new Set<string>();
+  for (const x of placed) {
+    const info = new PodInfo(x.pod);
+    for (const sp of info.spreads) {
+      const v = x.labels[sp.key];
+      const counts = v === undefined ? undefined : spreadCounts(x.pod, sp, all);
+      if (v === undefined || !counts) continue;
+      const shape = JSON.stringify(x.pod.spec.topologySpreadConstraints);
+      const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
+      if (!placed.every((y) => y.labels[sp.key] !== v || !counted(y) || JSON.stringify(y.pod.spec.topologySpreadConstraints) === shape)) continue;
+      const domains = new Set([v]);
+      for (const n of s.nodes) {
+        const labels = n.metadata.labels ?? {};
+        if (labels[sp.key] === undefined) continue;
+        if (sp.honorAffinity && !(info.nodeFilterTerms ?? []).some((t) => t.matchesLabels(labels))) continue;
+        if (sp.honorTaints && untoleratedTaint(n.spec?.taints ?? [], info.tolerations, true)) continue;
+        domains.add(labels[sp.key]);
+      }
+      const min = Math.min(...[...domains].map((d) => counts.get(d) ?? 0));
+      const here = counts.get(v) ?? 0;
+      if (here - min > sp.maxSkew) out.add(`${podKey(x.pod)}: topology spread on ${sp.key} has ${here} in ${v} against ${min} (maxSkew ${sp.maxSkew})`);
+    }
+  }
+  for (const x of placed) {
+    const info = new PodInfo(x.pod);
+    for (const y of all) {
+      if (y === x) continue;
+      const repels = (a: Seat, b: Seat, terms: readonly AffinitySpec[]) =>
+        terms.find((t) => a.labels[t.key] !== undefined && a.labels[t.key] === b.labels[t.key] && inScope(t.namespaces, b.pod) && matchesSelector(t.selector, b.pod.metadata.labels));
+      const own = repels(x, y, info.anti);
+      const theirs = own ? undefined : repels(y, x, new PodInfo(y.pod).anti);
+      const t = own ?? theirs;
+      if (t) out.add(`${podKey(x.pod)}: required pod anti-affinity on ${t.key} with ${podKey(y.pod)} in ${x.labels[t.key]}`);
+    }
+  }
+  return [...out].sort();
+}
