@@ -221,6 +221,32 @@ describe('documented differences', () => {
     expect(Object.values(explain(oracle(['us-east-1b', 'us-east-1c'], 'us-east-1a')))).not.toContain('zone-anti-affinity-pins-claim');
   });
 
+  it('a replica Karpenter kept out of its sibling\'s open claim\'s zones, on a claim later pods joined, is explained when that block gives Karpenter\'s claims; with the sibling\'s claim in one zone, not', () => {
+    const s = load('zone-anti-affinity-blocked-replica-claim-joined-by-later-pods');
+    const oracle = (siblingZones: string[]): OracleOutput => {
+      const limits = 'all available instance types exceed limits for nodepool (NodePool=np-1); all available instance types exceed limits for nodepool (NodePool=np-0)';
+      const k = karpenter(
+        [
+          { nodePool: 'np-0', type: 'fb-4x2-3', pods: ['app-1-1', 'app-0-0', 'app-3-0'] },
+          { nodePool: 'np-1', type: 'fag-16x1-1', pods: ['app-4-0', 'app-4-1', 'app-2-0', 'app-1-0'] },
+          { nodePool: 'np-1', type: 'fag-16x1-1', pods: ['app-4-2', 'app-4-3', 'app-4-4', 'app-2-1'] },
+        ],
+        Object.fromEntries(['app-3-1', 'app-3-2', 'app-3-3', 'app-3-4', 'app-3-5'].map((p) => [p, limits])),
+      );
+      const zones = [['us-east-1b'], siblingZones, ['us-east-1a', 'us-east-1c']];
+      k.nodeClaims.forEach((c, i) => Object.assign(c, { price: i === 0 ? 0.21003 : 0.24481, zones: zones[i] }));
+      return k;
+    };
+    const explain = (kx: OracleOutput) => {
+      const cmp = compare(kx, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, s, kx, cmp)]));
+    };
+    // The oracle's decision on seed 16, path 329: app-1-0's claim still open over us-east-1a and us-east-1c.
+    expect(explain(oracle(['us-east-1a', 'us-east-1c']))).toStrictEqual({ 'claim-shapes': 'zone-anti-affinity-pins-claim' });
+    // app-1-0's claim in us-east-1a only: that block leaves app-1-1 us-east-1c, where nodefleet puts it, not Karpenter's claims.
+    expect(Object.values(explain(oracle(['us-east-1a'])))).not.toContain('zone-anti-affinity-pins-claim');
+  });
+
   it('a ScheduleAnyway spread ignoring the pod\'s own capacity type sends replicas to an existing node where Karpenter keeps them on its claim: explained; paired otherwise, or the spread honouring affinity, not', () => {
     const s = load('spread-ignore-affinity-relaxes-preference-onto-node');
     const oracle = (claimed: string[], onNodes: [string, string][]): OracleOutput => {
@@ -268,6 +294,36 @@ describe('documented differences', () => {
     const offered: ParityScenario = structuredClone(s);
     const fag = offered.instanceTypes.find((t) => t.name === 'fag-16x1-2')!;
     fag.offerings!.push({ ...fag.offerings![0], capacityType: 'on-demand', price: 0.5 });
+    expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
+  });
+
+  it('a nodeTaintsPolicy Honor spread pod Karpenter pinned at its turn where the open claim is not offered is explained on that claim; with a PreferNoSchedule NodePool taint the pod does not tolerate, or with the claim offered there, not', () => {
+    const s = load('spread-honor-taints-pod-pinned-where-open-claim-not-offered');
+    const explain = (kx: OracleOutput, sx: ParityScenario = s) => {
+      const cmp = compare(kx, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, kx, cmp)]));
+    };
+    // The oracle's decision on seed 17, path 1771 (the run whose tie put app-0-0 on spot).
+    const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
+    const k = karpenter(
+      [
+        { nodePool: 'np-0', type: 'fag-8x8-2', pods: ['app-2-1', 'app-1-0'] },
+        { nodePool: 'np-0', type: 'fag-8x8-2', pods: ['app-2-0', 'app-0-0', 'app-0-1', 'app-1-1'] },
+      ],
+      Object.fromEntries(['app-0-2', 'app-0-3', 'app-0-4', 'app-1-2', 'app-1-3', 'app-1-4', 'app-2-2', 'app-2-3'].map((p) => [p, limits])),
+    );
+    const zones = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+    k.nodeClaims.forEach((c, i) => Object.assign(c, { price: 0.16322, zones, capacityTypes: i === 1 ? ['spot'] : [] }));
+    expect(explain(k)).toStrictEqual({ 'claim-shapes': 'topology-domain-ignores-claim-offerings' });
+    // A PreferNoSchedule taint on the NodePool that app-0 does not tolerate: Karpenter's count would skip the pods on
+    // its claims (every effect), the seats' count would not, so the pin is not read from it.
+    const tainted: ParityScenario = structuredClone(s);
+    (tainted.nodePools[0].spec as { template: { spec: { taints?: unknown[] } } }).template.spec.taints = [{ key: 'dedicated', value: 'x', effect: 'PreferNoSchedule' }];
+    expect(Object.values(explain(k, tainted))).not.toContain('topology-domain-ignores-claim-offerings');
+    // fag-8x8-2 also sold on-demand: Karpenter's pin at app-0-1's turn would not have refused app-2-1's claim.
+    const offered: ParityScenario = structuredClone(s);
+    const fag = offered.instanceTypes.find((t) => t.name === 'fag-8x8-2')!;
+    fag.offerings!.push({ ...fag.offerings![0], capacityType: 'on-demand', price: 0.3 });
     expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
   });
 

@@ -10,6 +10,7 @@ import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { comparePodsKarpenter } from '../../shared/scheduling/queue.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
+import { untoleratedTaint } from '../../shared/scheduling/taints.ts';
 import { podKey, type Comparison, type Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';
 import { planDisruption, type DisruptionPlan } from '../../shared/disruption/index.ts';
@@ -260,27 +261,35 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
  * Karpenter's spread domains among `allowed`, ties by name (the oracle's ascending order;
  * topologygroup.go nextDomainTopologySpread), counting the matching pods already bound and those
  * of Karpenter's decision that its queue takes before `pod` (queue.go byCPUAndMemoryDescending).
+ * Under nodeTaintsPolicy Honor a pod counts only where the spreading pod tolerates the taints:
+ * its node's, or its claim's NodePool template taints (the taints nodeclaim.go records it with;
+ * topologynodefilter.go, every effect; parity seed 17, path 1771).
  * Undefined when that count cannot be read from Karpenter's decision: a matching pod on a claim
- * not narrowed to one value, or a spread that honours the pod's node affinity terms or taints.
+ * not narrowed to one value, a spread that honours the pod's node affinity terms, or one that
+ * honours taints where a counted seat has a PreferNoSchedule taint the pod does not tolerate
+ * (Karpenter skips that pod, the seats' count would not).
  */
 function karpenterPinAtTurn(s: ParityScenario, karpenter: OracleOutput, pod: Pod, sp: SpreadSpec, allowed: readonly string[]): string | undefined {
-  if (sp.honorAffinity || sp.honorTaints) return undefined;
+  if (sp.honorAffinity) return undefined;
   const info = new PodInfo(pod);
   const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
   const before = (p: Pod | undefined): p is Pod => !!p && comparePodsKarpenter(new PodInfo(p), info) < 0;
-  const nodes = new Map(s.nodes.map((n) => [n.metadata.name, n.metadata.labels ?? {}]));
-  const taken: Seat[] = s.pods.filter((p) => p.spec.nodeName).map((p) => ({ pod: p, labels: nodes.get(p.spec.nodeName!) ?? {}, taints: [] }));
+  const nodes = new Map(s.nodes.map((n) => [n.metadata.name, n]));
+  const onNode = (pod: Pod, name: string): Seat => ({ pod, labels: nodes.get(name)?.metadata.labels ?? {}, taints: nodes.get(name)?.spec?.taints ?? [] });
+  const poolTaints = new Map(toSchedulingInput(s, 'karpenter').nodePools.map((np) => [np.metadata.name, np.spec.template.spec.taints ?? []]));
+  const taken: Seat[] = s.pods.filter((p) => p.spec.nodeName).map((p) => onNode(p, p.spec.nodeName!));
   for (const x of karpenter.placements) {
     const p = byKey.get(x.pod);
-    if (before(p)) taken.push({ pod: p, labels: nodes.get(x.node) ?? {}, taints: [] });
+    if (before(p)) taken.push(onNode(p, x.node));
   }
   for (const k of karpenter.nodeClaims) {
     const vs = (sp.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? [];
     for (const key of k.pods ?? []) {
       const p = byKey.get(key);
-      if (before(p)) taken.push({ pod: p, labels: vs.length === 1 ? { [sp.key]: vs[0] } : {}, taints: [] });
+      if (before(p)) taken.push({ pod: p, labels: vs.length === 1 ? { [sp.key]: vs[0] } : {}, taints: poolTaints.get(k.nodePool) ?? [] });
     }
   }
+  if (sp.honorTaints && taken.some((x) => untoleratedTaint(x.taints, info.tolerations, false) && !untoleratedTaint(x.taints, info.tolerations, true))) return undefined;
   const counts = spreadCounts(pod, sp, taken);
   if (!counts) return undefined;
   const domains = [...karpenterSpreadDomains(s, pod, sp)].filter((v) => allowed.length === 0 || allowed.includes(v)).sort();
@@ -400,6 +409,49 @@ function pinnedToLastFreeDomain(s: ParityScenario, karpenter: OracleOutput, pod:
 }
 
 /**
+ * The other `claims` side of zone-anti-affinity-pins-claim, where the replica Karpenter sent
+ * elsewhere did not stay alone: pods queued after it joined its claim (parity seed 16, path 329:
+ * app-1-1 on a np-0 claim in us-east-1b that app-0-0 and app-3-0 then joined). Both place the
+ * same pods, nodefleet for no more money, and nodefleet decides exactly as Karpenter did (the
+ * same pods on the same existing nodes and together on new claims) once Karpenter's block is
+ * written into each pending replica P: for each required anti-affinity term of P on a zone or
+ * capacity type that selects P itself, `key NotIn` every value of the Karpenter claims holding a
+ * pod the term selects that Karpenter's queue took before P (topology.go Record: an
+ * anti-affinity pod blocks every domain its claim could still land in; queue.go
+ * byCPUAndMemoryDescending). A claim open on the key (no values read) blocks nothing here.
+ */
+function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
+  if (!samePodsNoDearer(d, s, c, ['claims', 'claim-shapes'])) return false;
+  const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
+  let changed = false;
+  const pods = s.pods.map((p) => {
+    if (p.spec.nodeName) return p;
+    const info = new PodInfo(p);
+    const blocks: { key: string; operator: 'NotIn'; values: string[] }[] = [];
+    for (const a of info.anti) {
+      if (!OfferingKeys.has(a.key) || !matchesSelector(a.selector, p.metadata.labels)) continue;
+      const earlier = (key: string) => {
+        const q = byKey.get(key);
+        return !!q && q !== p && matchesSelector(a.selector, q.metadata.labels) && comparePodsKarpenter(new PodInfo(q), info) < 0;
+      };
+      const values = new Set(karpenter.nodeClaims.filter((k) => (k.pods ?? []).some(earlier)).flatMap((k) => (a.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? []));
+      if (values.size > 0) blocks.push({ key: a.key, operator: 'NotIn', values: [...values].sort() });
+    }
+    if (blocks.length === 0) return p;
+    changed = true;
+    const out = structuredClone(p);
+    const required = (((out.spec.affinity ??= {}).nodeAffinity ??= {}).requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] });
+    if (required.nodeSelectorTerms.length === 0) required.nodeSelectorTerms.push({ matchExpressions: blocks });
+    else for (const t of required.nodeSelectorTerms) t.matchExpressions = [...(t.matchExpressions ?? []), ...blocks];
+    return out;
+  });
+  if (!changed) return false;
+  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
+  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
+/**
  * Per pod (`namespace/name`), what it is apart from its name: its namespace, labels and spec.
  * Two pending replicas with the same value can swap places without changing a decision.
  */
@@ -460,10 +512,14 @@ export const Differences: Difference[] = [
       'to us-east-1b, which offers only a 654Mi type; case parity/zone-anti-affinity-replica-pinned-where-nothing-fits.yaml): ' +
       'explained only when v is exactly the one domain left once every value of each Karpenter claim, and each node, ' +
       'holding a pod the term selects is taken from the NodePools\' domains the pod admits, and nodefleet put the pod ' +
-      'outside v, alone there among the pods its term selects.',
+      'outside v, alone there among the pods its term selects. ' +
+      'Where pods queued after the replica then joined its claim, explained only when nodefleet decides exactly as ' +
+      'Karpenter did once each such replica is kept out of the zones (or capacity types) of the claims its earlier ' +
+      'siblings are on, as Karpenter blocked them (parity seed 16, path 329: app-0-0 and app-3-0 join app-1-1 in ' +
+      'us-east-1b; case parity/zone-anti-affinity-blocked-replica-claim-joined-by-later-pods.yaml).',
     case: 'parity/zone-anti-affinity-all-in-one-round.yaml',
     explains: (d, s, karpenter, c) => {
-      if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c);
+      if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c) || karpentersOnceClaimsBlockReplicas(d, s, karpenter, c);
       if (d.kind !== 'extra-placed') return false;
       const reasons = karpenterReasons(d, karpenter);
       if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
@@ -558,7 +614,10 @@ export const Differences: Difference[] = [
       '(parity seed 11, path 380; case parity/spread-pod-joins-claim-pinned-later.yaml). The pod may have reached its ' +
       'Karpenter claim only after that refusal, by relaxing a preference: the value checked is then the least-populated ' +
       'one when its turn came, counted over the pods bound and those Karpenter\'s queue placed before it (parity seed ' +
-      '15, path 981; case parity/spread-relaxed-pod-pinned-where-open-claim-not-offered.yaml). Where the new claim Karpenter ' +
+      '15, path 981; case parity/spread-relaxed-pod-pinned-where-open-claim-not-offered.yaml); under nodeTaintsPolicy Honor ' +
+      'that count takes only the pods whose node, or claim\'s NodePool, has taints the pod tolerates (parity seed 17, path ' +
+      '1771: app-0-1 pinned on-demand on app-2-1\'s open spot-only claim, then joined app-0-0; case ' +
+      'parity/spread-honor-taints-pod-pinned-where-open-claim-not-offered.yaml). Where the new claim Karpenter ' +
       'then tries is refused because a NodePool limit is used up, the pod stays pending with "all available instance ' +
       'types exceed limits": explained only when nodefleet put it on a claim holding a Karpenter claim\'s pods, outside ' +
       'every least-populated domain, within maxSkew, none of that claim\'s types offered in those domains, and ' +
