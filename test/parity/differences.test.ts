@@ -295,6 +295,14 @@ describe('documented differences', () => {
     const fag = offered.instanceTypes.find((t) => t.name === 'fag-16x1-2')!;
     fag.offerings!.push({ ...fag.offerings![0], capacityType: 'on-demand', price: 0.5 });
     expect(Object.values(explain(k, offered))).not.toContain('topology-domain-ignores-claim-offerings');
+    // app-1-1 required to run on spot (its spread ignoring that affinity): Karpenter pins it among its own values, spot,
+    // where the open claim is offered (the oracle then adds it there), so a decision keeping it off that claim is not
+    // put down to an on-demand pin.
+    const spotOnly: ParityScenario = structuredClone(s);
+    const p = spotOnly.pods.find((x) => x.metadata.name === 'app-1-1')!;
+    p.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [{ matchExpressions: [{ key: CapacityType, operator: 'In', values: ['spot'] }] }] };
+    for (const c of p.spec.topologySpreadConstraints ?? []) c.nodeAffinityPolicy = 'Ignore';
+    expect(Object.values(explain(k, spotOnly))).not.toContain('topology-domain-ignores-claim-offerings');
   });
 
   it('a nodeTaintsPolicy Honor spread pod Karpenter pinned at its turn where the open claim is not offered is explained on that claim; with a PreferNoSchedule NodePool taint the pod does not tolerate, or with the claim offered there, not', () => {

@@ -264,7 +264,9 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
  * Under nodeTaintsPolicy Honor a pod counts only where the spreading pod tolerates the taints:
  * its node's, or its claim's NodePool template taints (the taints nodeclaim.go records it with;
  * topologynodefilter.go, every effect; parity seed 17, path 1771).
- * Undefined when that count cannot be read from Karpenter's decision: a matching pod on a claim
+ * Only values the pod's one required node-affinity term admits are candidates (Karpenter adds the
+ * pod's requirements to the claim's before it pins). Undefined with several such terms, or when
+ * that count cannot be read from Karpenter's decision: a matching pod on a claim
  * not narrowed to one value, a spread that honours the pod's node affinity terms, or one that
  * honours taints where a counted seat has a PreferNoSchedule taint the pod does not tolerate
  * (Karpenter skips that pod, the seats' count would not).
@@ -292,7 +294,12 @@ function karpenterPinAtTurn(s: ParityScenario, karpenter: OracleOutput, pod: Pod
   if (sp.honorTaints && taken.some((x) => untoleratedTaint(x.taints, info.tolerations, false) && !untoleratedTaint(x.taints, info.tolerations, true))) return undefined;
   const counts = spreadCounts(pod, sp, taken);
   if (!counts) return undefined;
-  const domains = [...karpenterSpreadDomains(s, pod, sp)].filter((v) => allowed.length === 0 || allowed.includes(v)).sort();
+  // Karpenter narrows the claim's requirements by the pod's own before it pins (nodeclaim.go
+  // CanAdd adds them, topology.go AddRequirements reads nodeDomains from the result), so the pin is
+  // a value the pod's required node affinity admits; with several terms it is unread.
+  if (info.requiredTerms.length > 1) return undefined;
+  const admits = (v: string) => info.requiredTerms[0]?.requirements.get(sp.key)?.has(v) ?? true;
+  const domains = [...karpenterSpreadDomains(s, pod, sp)].filter((v) => (allowed.length === 0 || allowed.includes(v)) && admits(v)).sort();
   let best: string | undefined;
   for (const v of domains) if (best === undefined || (counts.get(v) ?? 0) < (counts.get(best) ?? 0)) best = v;
   return best;
