@@ -354,6 +354,14 @@ describe('documented differences', () => {
     const zones = (noC.nodePools[0].spec as { template: { spec: { requirements: { key: string; values: string[] }[] } } }).template.spec.requirements.find((r) => r.key === Zone)!;
     zones.values = ['us-east-1a'];
     expect(Object.values(explain(noC))).not.toContain('spread-counts-unlaunchable-domains');
+    // Karpenter also sends app-4-0 to that claim in us-east-1b (node-0 full in its count), nodefleet to node-0 in
+    // us-east-1b: the same zone, where Karpenter's count admits it, so that move is not the unlaunchable zone's doing.
+    const alsoFirst = structuredClone(k);
+    alsoFirst.nodeClaims[0].pods = ['default/app-2-2', 'default/app-4-0', 'default/app-4-3'];
+    alsoFirst.placements = alsoFirst.placements.filter((x) => x.pod !== 'default/app-4-0');
+    const cmp = compare(alsoFirst, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
+    expect(cmp.divergences.map((d) => d.kind).sort()).toEqual(['claim-shapes', 'existing']);
+    expect(cmp.divergences.map((d) => documentedReason(d, s, alsoFirst, cmp))).toEqual([undefined, undefined]);
   });
 
   it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {

@@ -840,9 +840,10 @@ function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karp
  * True when a zone or capacity-type spread of `pod`, over the decision's seats `all`, is within
  * maxSkew over the domains a node the spread counts can have (existing nodes' and those its
  * NodePools can launch) and beyond it over Karpenter's domains, which count unlaunchable ones
- * (spread-counts-unlaunchable-domains).
+ * (spread-counts-unlaunchable-domains). With `seat` (the pod's), beyond it in the pod's own
+ * domain: the count there less the minimum over Karpenter's domains exceeds maxSkew.
  */
-function skewedOnlyByUnlaunchable(s: ParityScenario, pod: Pod, all: readonly Seat[]): boolean {
+function skewedOnlyByUnlaunchable(s: ParityScenario, pod: Pod, all: readonly Seat[], seat?: Seat): boolean {
   return new PodInfo(pod).spreads.some((sp) => {
     if (!OfferingKeys.has(sp.key)) return false;
     const counts = spreadCounts(pod, sp, all);
@@ -850,14 +851,22 @@ function skewedOnlyByUnlaunchable(s: ParityScenario, pod: Pod, all: readonly Sea
     const theirs = karpenterSpreadDomains(s, pod, sp);
     const reachable = reachableDomains(s, sp.key, pod, sp);
     const launchable = new Set([...theirs].filter((v) => reachable.has(v)));
-    return launchable.size < theirs.size && skew(counts, launchable, sp.minDomains) <= sp.maxSkew && skew(counts, theirs, sp.minDomains) > sp.maxSkew;
+    if (launchable.size >= theirs.size || skew(counts, launchable, sp.minDomains) > sp.maxSkew) return false;
+    if (!seat) return skew(counts, theirs, sp.minDomains) > sp.maxSkew;
+    // The pod's own domain is the one Karpenter's count refuses: its count there, over the
+    // minimum of Karpenter's domains, is beyond maxSkew.
+    const here = seat.labels[sp.key];
+    const domains = [...new Set([...theirs, ...counts.keys()])];
+    const min = sp.minDomains !== undefined && domains.length < sp.minDomains ? 0 : Math.min(...domains.map((v) => counts.get(v) ?? 0));
+    return here !== undefined && (counts.get(here) ?? 0) - min > sp.maxSkew;
   });
 }
 
 /**
  * The `claims` / `claim-shapes` / `existing` side of spread-counts-unlaunchable-domains: both
  * place the same pods, nodefleet for no more money; every pod nodefleet put on an existing node
- * Karpenter did not choose for it is {@link skewedOnlyByUnlaunchable} there; and moving those pods
+ * Karpenter did not choose for it is {@link skewedOnlyByUnlaunchable} there, in that node's own
+ * domain (a pod moved into a domain Karpenter's count admits was not sent away by it); and moving those pods
  * onto those nodes turns Karpenter's decision into nodefleet's (the same pods on the same
  * existing nodes, the same pods together on new claims). Parity seed 16, path 939.
  */
@@ -870,7 +879,8 @@ function movedWhereUnlaunchableDomainsRefuse(d: Divergence, s: ParityScenario, k
   for (const p of result.placements) {
     const key = podKey(p.pod);
     if (theirNode.get(key) === p.node) continue;
-    if (!skewedOnlyByUnlaunchable(s, p.pod, all)) return false;
+    const seat = seatOf(all, key);
+    if (!seat || !skewedOnlyByUnlaunchable(s, p.pod, all, seat)) return false;
     moved.set(key, p.node);
   }
   if (moved.size === 0) return false;
