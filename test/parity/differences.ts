@@ -1133,18 +1133,29 @@ function ignoresOwnAffinity(pod: Pod, c: SpreadConstraint): boolean {
 /**
  * The `claims` / `claim-shapes` / `existing` side of spread-ignore-affinity-min-over-all-domains:
  * both place the same pods, nodefleet for no more money, and with every spread that ignores its
- * pod's own affinity on a key that affinity restricts turned to nodeAffinityPolicy Honor (the
+ * pod's own affinity on a key that affinity restricts, refusing some domain of it (NodePools' or
+ * existing nodes'), turned to nodeAffinityPolicy Honor (the
  * minimum over the pod's own domains, as Karpenter takes it), nodefleet decides exactly as
  * Karpenter did: the same pods on the same existing nodes and the same pods together on new claims.
  */
 function karpentersOnceSpreadsHonorAffinity(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
   if (!samePodsNoDearer(d, s, c, ['claims', 'claim-shapes', 'existing'])) return false;
+  // Only where the pod's affinity refuses a domain of the key does Karpenter's minimum over the
+  // pod's own domains differ from the minimum over all of them (every required term refusing it).
+  const refusesSome = (p: Pod, key: string) => {
+    const terms = new PodInfo(p).requiredTerms;
+    const domains = new Set([...karpenterPoolDomains(s, key), ...s.nodes.map((n) => n.metadata.labels?.[key]).filter((v): v is string => v !== undefined)]);
+    return [...domains].some((v) => terms.length > 0 && terms.every((t) => !(t.requirements.get(key)?.has(v) ?? true)));
+  };
   let changed = false;
   const pods = s.pods.map((p) => {
     if (p.spec.nodeName || !spreadIgnoresOwnAffinity(p, true)) return p;
-    changed = true;
     const out = structuredClone(p);
-    for (const sc of out.spec.topologySpreadConstraints ?? []) if (ignoresOwnAffinity(out, sc)) sc.nodeAffinityPolicy = 'Honor';
+    for (const sc of out.spec.topologySpreadConstraints ?? []) {
+      if (!ignoresOwnAffinity(out, sc) || !refusesSome(p, sc.topologyKey)) continue;
+      sc.nodeAffinityPolicy = 'Honor';
+      changed = true;
+    }
     return out;
   });
   if (!changed) return false;
