@@ -378,8 +378,8 @@ function replicaAloneWhereClaimsBlocked(d: Divergence, s: ParityScenario, karpen
  * term admits, less every value of each Karpenter claim holding a pod the term selects (all of
  * them: topology.go Record blocks every domain such a claim could land in) and the value of each
  * node holding one (bound, or placed there by Karpenter). A claim with no value listed on the key
- * makes it unreadable (false). nodefleet put the pod outside v, in a domain no other pod the term
- * selects holds.
+ * makes it unreadable (false). nodefleet put the pod outside v, in a domain its term admits and
+ * no other pod the term selects holds.
  */
 function pinnedToLastFreeDomain(s: ParityScenario, karpenter: OracleOutput, pod: Pod, seat: Seat, reason: string, all: readonly Seat[]): boolean {
   if (!reason.includes('no instance type') || !repelledBySiblingOnClaim(s, pod, karpenter)) return false;
@@ -392,6 +392,9 @@ function pinnedToLastFreeDomain(s: ParityScenario, karpenter: OracleOutput, pod:
     const v = OfferingKeys.has(a.key) ? pinnedDomain(reason, a.key) : undefined;
     const here = seat.labels[a.key];
     if (v === undefined || here === undefined || here === v || !matchesSelector(a.selector, pod.metadata.labels)) return false;
+    // nodefleet's domain is one the pod's own term admits (then, v the one free domain, one a
+    // sibling blocked in Karpenter); outside it the placement is wrong, not this difference.
+    if (!(admitted.get(a.key)?.has(here) ?? true)) return false;
     const selects = (p: Pod | undefined): p is Pod =>
       !!p && (a.namespaces === 'all' || a.namespaces.has(p.metadata.namespace ?? 'default')) && matchesSelector(a.selector, p.metadata.labels);
     if (all.some((x) => x !== seat && selects(x.pod) && x.labels[a.key] === here)) return false;
