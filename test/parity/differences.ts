@@ -428,12 +428,15 @@ function pinnedToLastFreeDomain(s: ParityScenario, karpenter: OracleOutput, pod:
  * capacity type that selects P itself, `key NotIn` every value of the Karpenter claims holding a
  * pod the term selects that Karpenter's queue took before P (topology.go Record: an
  * anti-affinity pod blocks every domain its claim could still land in; queue.go
- * byCPUAndMemoryDescending). A claim open on the key (no values read) blocks nothing here.
+ * byCPUAndMemoryDescending). A claim open on the key (no values read) blocks nothing here. And
+ * nodefleet's own decision is Karpenter's but for where those replicas sit: with them taken out of
+ * both, the same pods together on claims and on the same nodes.
  */
 function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): boolean {
-  if (!samePodsNoDearer(d, s, c, ['claims', 'claim-shapes'])) return false;
+  const decided = samePodsNoDearer(d, s, c, ['claims', 'claim-shapes']);
+  if (!decided) return false;
   const byKey = new Map(s.pods.map((p) => [podKey(p), p]));
-  let changed = false;
+  const blocked = new Set<string>();
   const pods = s.pods.map((p) => {
     if (p.spec.nodeName) return p;
     const info = new PodInfo(p);
@@ -448,14 +451,20 @@ function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, kar
       if (values.size > 0) blocks.push({ key: a.key, operator: 'NotIn', values: [...values].sort() });
     }
     if (blocks.length === 0) return p;
-    changed = true;
+    blocked.add(podKey(p));
     const out = structuredClone(p);
     const required = (((out.spec.affinity ??= {}).nodeAffinity ??= {}).requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] });
     if (required.nodeSelectorTerms.length === 0) required.nodeSelectorTerms.push({ matchExpressions: blocks });
     else for (const t of required.nodeSelectorTerms) t.matchExpressions = [...(t.matchExpressions ?? []), ...blocks];
     return out;
   });
-  if (!changed) return false;
+  if (blocked.size === 0) return false;
+  // Only where the blocked replicas sit may nodefleet's own decision differ: without them, its
+  // claims and nodes hold the pods together as Karpenter's do.
+  const other = (key: string) => !blocked.has(key);
+  const mine = decided.result;
+  if (onNodes(karpenter.placements.filter((x) => other(x.pod)).map((x): [string, string] => [x.pod, x.node])) !== onNodes(mine.placements.filter((x) => other(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  if (claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(other))) !== claimGroups(mine.newNodeClaims.map((n) => n.pods.map(podKey).filter(other)))) return false;
   const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
   if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
   return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
