@@ -24,6 +24,27 @@ describe('invalidPlacements', () => {
     expect(bad.every((line) => line.startsWith('default/app-4-'))).toBe(true);
   });
 
+  it('replicas whose node affinity differs see other counts: four app-4 pods in us-east-1a, two of them required there, are not refused', () => {
+    const s = load('spread-unlaunchable-zone-sends-replica-to-claim');
+    for (const p of s.pods.filter((x) => x.metadata.name === 'app-4-1' || x.metadata.name === 'app-4-2')) {
+      p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] }] } } };
+    }
+    const r = solve(toSchedulingInput(s, 'karpenter'));
+    // All four on node-1 (us-east-1a): app-4-3 and app-4-0 bind first (1 and 2 against 0, maxSkew 2), then app-4-1
+    // and app-4-2, whose spread counts only the nodes their affinity admits (us-east-1a alone): kube-scheduler binds them all.
+    const app4 = (name: string) => /^app-4-[0-3]$/.test(name);
+    const all: SchedulingResult = {
+      ...r,
+      placements: [...r.placements.filter((p) => !app4(p.pod.metadata.name)), ...r.placements.filter((p) => app4(p.pod.metadata.name)).map((p) => ({ ...p, node: 'node-1' }))],
+      newNodeClaims: r.newNodeClaims.map((c) => ({ ...c, pods: c.pods.filter((p) => !app4(p.metadata.name)) })),
+    };
+    const placed = [...all.placements.map((p) => p.pod.metadata.name)].filter(app4).sort();
+    const onClaims = r.newNodeClaims.flatMap((c) => c.pods.filter((p) => app4(p.metadata.name)));
+    expect([...placed, ...onClaims.map((p) => p.metadata.name)].sort()).toEqual(['app-4-0', 'app-4-1', 'app-4-2', 'app-4-3']);
+    all.placements.push(...onClaims.map((pod) => ({ pod, node: 'node-1' })));
+    expect(invalidPlacements(s, all)).toEqual([]);
+  });
+
   it('two replicas that repel each other by zone on one claim are refused, both ways', () => {
     const s = load('zone-anti-affinity-replica-joins-inflight-claim');
     const r = solve(toSchedulingInput(s, 'karpenter'));

@@ -12,8 +12,10 @@
  *   minimum over the existing nodes' domains and v. When that final `count(v) - min` is above
  *   maxSkew and every pod placed in v with the spread's selector carries the same constraints
  *   (replicas: the last of them bound broke its own spread), the placement is invalid whatever
- *   order the pods bind in. A domain a new claim is not yet pinned to, or minDomains (which can
- *   only lower the minimum), leaves the verdict open and is not flagged.
+ *   order the pods bind in; the same constraints means the same node affinity and tolerations too,
+ *   which the spread's node filter reads (a replica required in v counts only v's nodes, and can
+ *   bind there last). A domain a new claim is not yet pinned to leaves the verdict open and is not
+ *   flagged; minDomains (which can only lower the minimum) is not read.
  * - **Required pod anti-affinity**, both ways: no two pods of one domain where one repels the
  *   other (kube-scheduler InterPodAffinity), a pod placed here counting against a bound pod's
  *   term as well as its own.
@@ -29,6 +31,16 @@ import { seats, spreadCounts, type Seat } from './domains.ts';
 import type { ParityScenario } from './scenario.ts';
 
 const inScope = (ns: AffinitySpec['namespaces'], pod: Pod) => ns === 'all' || ns.has(pod.metadata.namespace ?? 'default');
+
+/**
+ * What decides how a pod's spreads count (one string): the constraints, and the node affinity
+ * and tolerations that nodeAffinityPolicy / nodeTaintsPolicy Honor filter the counted nodes by.
+ * Two pods with the same view see the same counts and minimum.
+ */
+function spreadView(pod: Pod): string {
+  const { topologySpreadConstraints, nodeSelector, tolerations } = pod.spec;
+  return JSON.stringify([topologySpreadConstraints, nodeSelector ?? {}, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null, tolerations ?? []]);
+}
 
 /** Each seat of the decision, a new claim's given a hostname of its own (`claim-<index>`). */
 function seatsWithHosts(s: ParityScenario, r: SchedulingResult): Seat[] {
@@ -52,9 +64,9 @@ export function invalidPlacements(s: ParityScenario, r: SchedulingResult): strin
       const v = x.labels[sp.key];
       const counts = v === undefined ? undefined : spreadCounts(x.pod, sp, all);
       if (v === undefined || !counts) continue;
-      const shape = JSON.stringify(x.pod.spec.topologySpreadConstraints);
+      const shape = spreadView(x.pod);
       const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
-      if (!placed.every((y) => y.labels[sp.key] !== v || !counted(y) || JSON.stringify(y.pod.spec.topologySpreadConstraints) === shape)) continue;
+      if (!placed.every((y) => y.labels[sp.key] !== v || !counted(y) || spreadView(y.pod) === shape)) continue;
       const domains = new Set([v]);
       for (const n of s.nodes) {
         const labels = n.metadata.labels ?? {};
