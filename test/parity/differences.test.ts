@@ -292,6 +292,25 @@ describe('documented differences', () => {
     }
   });
 
+  it('replicas a DoNotSchedule spread ignoring their zone affinity keeps pending, the empty zone they refuse holding the minimum, are explained; all three pending, not', () => {
+    const s = load('spread-ignore-affinity-counts-every-zone');
+    const k = karpenter([], {});
+    k.placements = ['spread-0', 'spread-1', 'spread-2'].map((pod) => ({ pod: `default/${pod}`, node: 'node-c' }));
+    const explain = (sx: ParityScenario) => {
+      const cmp = compare(k, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
+      return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, k, cmp)]));
+    };
+    // The oracle's decision on seed 1, path 1248: nodefleet places one replica on node-c.
+    expect(explain(s)).toMatchObject({ unplaced: 'spread-ignore-affinity-min-over-all-domains' });
+    // A nodefleet that places none: the first replica has us-east-1c within maxSkew even against us-east-1b's 0.
+    try {
+      regress.decision = (_input, r) => ({ ...r, placements: r.placements.filter((p) => !p.pod.metadata.name.startsWith('spread-')) });
+      expect(explain(structuredClone(s)).unplaced).toBeUndefined();
+    } finally {
+      regress.decision = undefined;
+    }
+  });
+
   it('a ScheduleAnyway spread ignoring the pod\'s own capacity type sends replicas to an existing node where Karpenter keeps them on its claim: explained; paired otherwise, or the spread honouring affinity, not', () => {
     const s = load('spread-ignore-affinity-relaxes-preference-onto-node');
     const oracle = (claimed: string[], onNodes: [string, string][]): OracleOutput => {

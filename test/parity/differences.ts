@@ -577,7 +577,7 @@ export const Differences: Difference[] = [
       'Honor: Karpenter\'s minimum, nothing more).',
     case: 'parity/spread-ignore-affinity-counts-every-zone.yaml',
     explains: (d, s, karpenter, c) =>
-      (d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every((p) => spreadIgnoresOwnAffinity(p))) ||
+      (d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every((p) => spreadIgnoresOwnAffinity(p) && refusedByDomainsItRefuses(s, p, seats(s, solve(toSchedulingInput(s, 'cost')))))) ||
       karpentersOnceSpreadsHonorAffinity(d, s, karpenter, c),
   },
   {
@@ -1133,6 +1133,34 @@ export function openDisruptionGap(d: DisruptionDivergence, s: DisruptionScenario
  */
 export function spreadIgnoresOwnAffinity(pod: Pod, anyWhen = false): boolean {
   return (pod.spec.topologySpreadConstraints ?? []).some((c) => ignoresOwnAffinity(pod, c) && (anyWhen || c.whenUnsatisfiable === 'DoNotSchedule'));
+}
+
+/**
+ * The `unplaced` side of spread-ignore-affinity-min-over-all-domains, for a pod a decision left
+ * pending (`all`: its seats): a DoNotSchedule zone or capacity-type spread of the pod ignores its
+ * own affinity on a key that affinity restricts, and over the decision's final counts every
+ * domain the affinity admits is beyond maxSkew against the minimum over all the spread's domains
+ * (existing nodes', and those the NodePools can launch that the pod admits), while one is within it against the
+ * minimum over the admitted domains only (Karpenter's): a domain the pod refuses holds the
+ * minimum, and nothing else keeps it pending.
+ */
+function refusedByDomainsItRefuses(s: ParityScenario, pod: Pod, all: readonly Seat[]): boolean {
+  const info = new PodInfo(pod);
+  return info.spreads.some((sp) => {
+    const c = (pod.spec.topologySpreadConstraints ?? []).find((x) => x.topologyKey === sp.key && x.whenUnsatisfiable === 'DoNotSchedule' && ignoresOwnAffinity(pod, x));
+    const counts = c && OfferingKeys.has(sp.key) ? spreadCounts(pod, sp, all) : undefined;
+    if (!counts) return false;
+    // A domain only a NodePool offers and the pod refuses holds no node kube-scheduler counts.
+    const admits = (v: string) => info.requiredTerms.some((t) => t.requirements.get(sp.key)?.has(v) ?? true);
+    const onNodes = new Set(s.nodes.map((n) => n.metadata.labels?.[sp.key]));
+    const domains = [...new Set([...[...reachableDomains(s, sp.key, pod, sp)].filter((v) => onNodes.has(v) || admits(v)), ...counts.keys()])];
+    const admitted = domains.filter(admits);
+    if (admitted.length === 0 || admitted.length === domains.length) return false;
+    const self = matchesSelector(sp.selector, pod.metadata.labels) ? 1 : 0;
+    const min = (vs: string[]) => Math.min(...vs.map((v) => counts.get(v) ?? 0));
+    const over = (v: string, m: number) => (counts.get(v) ?? 0) + self - m > sp.maxSkew;
+    return admitted.every((v) => over(v, min(domains))) && admitted.some((v) => !over(v, min(admitted)));
+  });
 }
 
 type SpreadConstraint = NonNullable<Pod['spec']['topologySpreadConstraints']>[number];
