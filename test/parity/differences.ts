@@ -1157,7 +1157,8 @@ function refusedByDomainsItRefuses(s: ParityScenario, pod: Pod, all: readonly Se
     const admitted = domains.filter(admits);
     if (admitted.length === 0 || admitted.length === domains.length) return false;
     const self = matchesSelector(sp.selector, pod.metadata.labels) ? 1 : 0;
-    const min = (vs: string[]) => Math.min(...vs.map((v) => counts.get(v) ?? 0));
+    // Fewer domains than minDomains: the minimum is 0 (kube-scheduler and Karpenter alike).
+    const min = (vs: string[]) => (sp.minDomains !== undefined && vs.length < sp.minDomains ? 0 : Math.min(...vs.map((v) => counts.get(v) ?? 0)));
     const over = (v: string, m: number) => (counts.get(v) ?? 0) + self - m > sp.maxSkew;
     return admitted.every((v) => over(v, min(domains))) && admitted.some((v) => !over(v, min(admitted)));
   });
