@@ -45,6 +45,24 @@ describe('invalidPlacements', () => {
     expect(invalidPlacements(s, all)).toEqual([]);
   });
 
+  it('a replica on a claim still open over zones its node affinity all admits counts under nodeAffinityPolicy Honor: not refused', () => {
+    const s = load('spread-honor-affinity-claim-open-over-admitted-zones');
+    for (const packing of ['karpenter', 'cost'] as const) expect(invalidPlacements(s, solve(toSchedulingInput(s, packing))), packing).toEqual([]);
+  });
+
+  it('a pod on a node whose taint it does not tolerate, or whose labels its node selector refuses, is refused', () => {
+    const s = load('spread-ignore-affinity-relaxes-preference-onto-node');
+    const r = solve(toSchedulingInput(s, 'karpenter'));
+    expect(invalidPlacements(s, r)).toEqual([]);
+    // app-1-0 (no tolerations) onto node-2, tainted dedicated=np-1:NoSchedule.
+    const tainted: SchedulingResult = { ...r, placements: r.placements.map((p) => (p.pod.metadata.name === 'app-1-0' ? { ...p, node: 'node-2' } : p)) };
+    expect(invalidPlacements(s, tainted)).toEqual(['default/app-1-0: does not tolerate dedicated=np-1:NoSchedule']);
+    // app-0-0 (nodeSelector capacity-type on-demand, tolerating every taint) from its claim onto the spot node-0.
+    const pod = r.newNodeClaims.flatMap((c) => c.pods).find((p) => p.metadata.name === 'app-0-0')!;
+    const moved: SchedulingResult = { ...r, placements: [...r.placements, { pod, node: 'node-0' }], newNodeClaims: r.newNodeClaims.map((c) => ({ ...c, pods: c.pods.filter((p) => p !== pod) })) };
+    expect(invalidPlacements(s, moved)).toContain('default/app-0-0: node node-0 matches none of its required node selector terms');
+  });
+
   it('two replicas that repel each other by zone on one claim are refused, both ways', () => {
     const s = load('zone-anti-affinity-replica-joins-inflight-claim');
     const r = solve(toSchedulingInput(s, 'karpenter'));
