@@ -12,8 +12,9 @@
  *   minimum over the existing nodes' domains and v. When that final `count(v) - min` is above
  *   maxSkew and every pod placed in v with the spread's selector carries the same constraints
  *   (replicas: the last of them bound broke its own spread), the placement is invalid whatever
- *   order the pods bind in. A domain a new claim is not yet pinned to, or minDomains (which can
- *   only lower the minimum), leaves the verdict open and is not flagged.
+ *   order the pods bind in. A domain a new claim is not yet pinned to (for the spread's key, or
+ *   for a key of the node affinity the spread honours), or minDomains (which can only lower the
+ *   minimum), leaves the verdict open and is not flagged.
  * - **Required pod anti-affinity**, both ways: no two pods of one domain where one repels the
  *   other (kube-scheduler InterPodAffinity), a pod placed here counting against a bound pod's
  *   term as well as its own.
@@ -50,10 +51,16 @@ export function invalidPlacements(s: ParityScenario, r: SchedulingResult): strin
     const info = new PodInfo(x.pod);
     for (const sp of info.spreads) {
       const v = x.labels[sp.key];
-      const counts = v === undefined ? undefined : spreadCounts(x.pod, sp, all);
+      const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
+      // A new claim holds only the labels it is pinned to: one the pod's node affinity refuses
+      // may still launch where it matches, so its pods' count is not known (parity seed 11, path
+      // 1914: a replica on a claim open over us-east-1a and us-east-1c).
+      const terms = info.nodeFilterTerms ?? [];
+      const couldMatch = (labels: Record<string, string>) => terms.some((t) => t.all().every((q) => labels[q.key] === undefined || q.matches(labels[q.key])));
+      const unknown = sp.honorAffinity && all.some((y) => y.node === undefined && !y.pod.spec.nodeName && counted(y) && !terms.some((t) => t.matchesLabels(y.labels)) && couldMatch(y.labels));
+      const counts = v === undefined || unknown ? undefined : spreadCounts(x.pod, sp, all);
       if (v === undefined || !counts) continue;
       const shape = JSON.stringify(x.pod.spec.topologySpreadConstraints);
-      const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
       if (!placed.every((y) => y.labels[sp.key] !== v || !counted(y) || JSON.stringify(y.pod.spec.topologySpreadConstraints) === shape)) continue;
       const domains = new Set([v]);
       for (const n of s.nodes) {
