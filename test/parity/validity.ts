@@ -14,9 +14,9 @@
  *   (replicas: the last of them bound broke its own spread), the placement is invalid whatever
  *   order the pods bind in; the same constraints means the same node affinity and tolerations too,
  *   which the spread's node filter reads (a replica required in v counts only v's nodes, and can
- *   bind there last). A domain a new claim is not yet pinned to leaves the verdict open and is not
- *   flagged, and so does, under nodeAffinityPolicy Honor, a claim whose labels do not yet say
- *   whether the pod's affinity admits it; minDomains (which can only lower the minimum) is not read.
+ *   bind there last). A domain a new claim is not yet pinned to (for the spread's key, or for a
+ *   key of the node affinity the spread honours), or minDomains (which can only lower the
+ *   minimum), leaves the verdict open and is not flagged.
  * - **Required pod anti-affinity**, both ways: no two pods of one domain where one repels the
  *   other (kube-scheduler InterPodAffinity), a pod placed here counting against a bound pod's
  *   term as well as its own.
@@ -68,16 +68,17 @@ export function invalidPlacements(s: ParityScenario, r: SchedulingResult): strin
     const info = new PodInfo(x.pod);
     for (const sp of info.spreads) {
       const v = x.labels[sp.key];
-      const counts = v === undefined ? undefined : spreadCounts(x.pod, sp, all);
+      const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
+      // A new claim holds only the labels it is pinned to: one the pod's node affinity refuses
+      // may still launch where it matches, so its pods' count is not known (parity seed 11, path
+      // 1914: a replica on a claim open over us-east-1a and us-east-1c).
+      const terms = info.nodeFilterTerms ?? [];
+      const couldMatch = (labels: Record<string, string>) => terms.some((t) => t.all().every((q) => labels[q.key] === undefined || q.matches(labels[q.key])));
+      const unknown = sp.honorAffinity && all.some((y) => y.node === undefined && !y.pod.spec.nodeName && counted(y) && !terms.some((t) => t.matchesLabels(y.labels)) && couldMatch(y.labels));
+      const counts = v === undefined || unknown ? undefined : spreadCounts(x.pod, sp, all);
       if (v === undefined || !counts) continue;
       const shape = spreadView(x.pod);
-      const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
       if (!placed.every((y) => y.labels[sp.key] !== v || !counted(y) || spreadView(y.pod) === shape)) continue;
-      // Under nodeAffinityPolicy Honor a claim the counts leave out for want of a label it does not
-      // carry yet (a zone still open) may land where the pod's affinity admits it: no verdict.
-      const terms = info.nodeFilterTerms ?? [];
-      const surelyOut = (labels: Record<string, string>) => terms.every((t) => t.all().some((r) => labels[r.key] !== undefined && !r.matches(labels[r.key])));
-      if (sp.honorAffinity && all.some((y) => y.node === undefined && !y.pod.spec.nodeName && counted(y) && !terms.some((t) => t.matchesLabels(y.labels)) && !surelyOut(y.labels))) continue;
       const domains = new Set([v]);
       for (const n of s.nodes) {
         const labels = n.metadata.labels ?? {};
