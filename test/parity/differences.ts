@@ -110,6 +110,12 @@ function placesKarpentersPods(r: SchedulingResult, karpenter: OracleOutput): boo
   return placed.size === theirs.size && [...placed].every((k) => theirs.has(k));
 }
 
+/** True when a nodefleet decision is Karpenter's: the same pods on the same existing nodes and the same pods together on new claims. */
+function decidesAsKarpenter(r: SchedulingResult, karpenter: OracleOutput): boolean {
+  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+}
+
 /** The pods (`namespace/name`) a nodefleet decision places, on existing nodes or new claims. */
 function placedKeys(r: SchedulingResult): Set<string> {
   return new Set([...r.placements.map((x) => podKey(x.pod)), ...r.newNodeClaims.flatMap((n) => n.pods.map(podKey))]);
@@ -465,9 +471,7 @@ function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, kar
   const mine = decided.result;
   if (onNodes(karpenter.placements.filter((x) => other(x.pod)).map((x): [string, string] => [x.pod, x.node])) !== onNodes(mine.placements.filter((x) => other(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
   if (claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(other))) !== claimGroups(mine.newNodeClaims.map((n) => n.pods.map(podKey).filter(other)))) return false;
-  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
-  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return decidesAsKarpenter(solve(toSchedulingInput({ ...s, pods }, 'karpenter')), karpenter);
 }
 
 /**
@@ -773,9 +777,7 @@ function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, ka
     const domains = kept.get(podKey(p));
     return domains ? keptOutOf(p, domains) : p;
   });
-  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
-  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return decidesAsKarpenter(solve(toSchedulingInput({ ...s, pods }, 'karpenter')), karpenter);
 }
 
 /**
@@ -1200,7 +1202,5 @@ function karpentersOnceSpreadsHonorAffinity(d: Divergence, s: ParityScenario, ka
     return out;
   });
   if (!changed) return false;
-  const r = solve(toSchedulingInput({ ...s, pods }, 'karpenter'));
-  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return decidesAsKarpenter(solve(toSchedulingInput({ ...s, pods }, 'karpenter')), karpenter);
 }

@@ -140,7 +140,8 @@ export function seatOf(all: readonly Seat[], key: string): Seat | undefined {
   return all.find((x) => !x.pod.spec.nodeName && podKey(x.pod) === key);
 }
 
-const inScope = (ns: NamespaceScope, pod: Pod) => ns === 'all' || ns.has(pod.metadata.namespace ?? 'default');
+/** True when `pod` is in the namespaces `ns` of a spread or (anti-)affinity term. */
+export const inScope = (ns: NamespaceScope, pod: Pod) => ns === 'all' || ns.has(pod.metadata.namespace ?? 'default');
 
 /**
  * Pods the spread of `pod` counts per domain of its key after a decision, over seats that pass

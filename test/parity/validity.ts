@@ -33,10 +33,8 @@ import { PodInfo, type AffinitySpec } from '../../shared/scheduling/pod.ts';
 import { matchesSelector } from '../../shared/scheduling/selectors.ts';
 import { EphemeralTaintKeys, formatTaint, untoleratedTaint } from '../../shared/scheduling/taints.ts';
 import { podKey } from './compare.ts';
-import { seats, spreadCounts, type Seat } from './domains.ts';
+import { inScope, seats, spreadCounts, type Seat } from './domains.ts';
 import type { ParityScenario } from './scenario.ts';
-
-const inScope = (ns: AffinitySpec['namespaces'], pod: Pod) => ns === 'all' || ns.has(pod.metadata.namespace ?? 'default');
 
 /**
  * What decides how a pod's spreads count (one string): the constraints, and the node affinity
