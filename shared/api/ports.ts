@@ -86,6 +86,8 @@ export interface CloudInstance {
   /** RFC 3339. */
   launchTime: string;
   tags: Record<string, string>;
+  /** EC2 `PrivateDnsName` (the name EKS authenticates the node's kubelet as); absent until EC2 assigns one. */
+  privateDnsName?: string;
 }
 
 /** EC2. */

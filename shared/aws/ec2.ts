@@ -322,6 +322,7 @@ export function toCloudInstance(i: Instance): CloudInstance {
     state: (i.State?.Name ?? 'pending') as CloudInstance['state'],
     launchTime: i.LaunchTime ? new Date(i.LaunchTime).toISOString() : '',
     tags: Object.fromEntries((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+    ...(i.PrivateDnsName ? { privateDnsName: i.PrivateDnsName } : {}),
   };
 }
 
