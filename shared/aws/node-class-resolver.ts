@@ -5,7 +5,7 @@
  * {@link Ec2NodeClassResolver} against its local EC2 (+ SSM) server.
  *
  * Calls (see the list in shared/aws/ec2.ts): DescribeSubnets, DescribeSecurityGroups,
- * DescribeImages (id/name/tag AMI terms) and SSM GetParameter (alias terms).
+ * DescribeImages (id/name/tag/ssmParameter AMI terms) and SSM GetParameter (alias and ssmParameter terms).
  * Results are cached for {@link ResolverCacheTtlMs} (Karpenter's default cache TTL for
  * subnets / security groups, KA pkg/cache/cache.go `DefaultTTL = 1m`).
  */
@@ -38,6 +38,9 @@ export interface ResolvedNodeClass {
 export interface NodeClassResolver {
   resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass>;
 }
+
+/** Owners a `name` AMI term is restricted to when it names none (KA `DescribeImageQueries`). */
+export const DefaultAmiOwners = ['self', 'amazon'] as const;
 
 /** Subnets / security groups / AMIs are re-resolved after this long (KA `DefaultTTL` 1 minute). */
 export const ResolverCacheTtlMs = 60_000;
@@ -144,6 +147,40 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     return [...ids].sort();
   }
 
+  /**
+   * One DescribeImages query per non-alias term (terms are ORed), as the AWS provider builds them
+   * (KA pkg/providers/amifamily/ami.go `DescribeImageQueries`): `id` and `ssmParameter` terms become
+   * image ids (the parameter read with GetParameter; a missing parameter or a value that is not an
+   * AMI id matches nothing); a `name` term without `owner` is restricted to `self` and `amazon`, so a
+   * public image of another account with the same name is never picked.
+   */
+  private async imageQueries(nc: EC2NodeClass): Promise<{ Owners?: string[]; Filters?: Filter[]; ImageIds?: string[] }[]> {
+    const ids: string[] = [];
+    const queries: { Owners?: string[]; Filters?: Filter[]; ImageIds?: string[] }[] = [];
+    for (const term of nc.spec.amiSelectorTerms ?? []) {
+      if (term.id) ids.push(term.id);
+      else if (term.ssmParameter) {
+        const id = await this.parameter(term.ssmParameter);
+        if (id?.startsWith('ami-')) ids.push(id);
+      } else {
+        const owners = term.owner ? [term.owner] : term.name ? [...DefaultAmiOwners] : [];
+        queries.push({ Filters: termFilters(term, 'name'), ...(owners.length > 0 ? { Owners: owners } : {}) });
+      }
+    }
+    if (ids.length > 0) queries.push({ Filters: [{ Name: 'image-id', Values: ids }] });
+    return queries;
+  }
+
+  /** An SSM parameter's value; undefined when it does not exist. */
+  private async parameter(name: string): Promise<string | undefined> {
+    try {
+      return (await this.ssm.send(new GetParameterCommand({ Name: name }))).Parameter?.Value;
+    } catch (err) {
+      if ((err as Error).name === 'ParameterNotFound') return undefined;
+      throw err;
+    }
+  }
+
   private async images(nc: EC2NodeClass): Promise<Partial<Record<Arch, string>>> {
     const terms = nc.spec.amiSelectorTerms ?? [{ alias: 'al2023@latest' }];
     const images: Partial<Record<Arch, string>> = {};
@@ -163,11 +200,8 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
       return images;
     }
     const found: { id: string; arch: Arch; created: string }[] = [];
-    for (const term of terms) {
-      const filters = termFilters(term, 'name');
-      const out = await this.ec2.send(
-        new DescribeImagesCommand({ ...(term.id ? { ImageIds: [term.id] } : { Filters: filters }), ...(term.owner ? { Owners: [term.owner] } : {}) }),
-      );
+    for (const query of await this.imageQueries(nc)) {
+      const out = await this.ec2.send(new DescribeImagesCommand(query));
       for (const img of out.Images ?? []) {
         if (!img.ImageId) continue;
         const arch: Arch | undefined = img.Architecture === 'x86_64' ? 'amd64' : img.Architecture === 'arm64' ? 'arm64' : undefined;

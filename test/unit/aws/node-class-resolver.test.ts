@@ -1,0 +1,66 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
+import { Ec2NodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
+import { ValidationError } from '../../../shared/api/errors.ts';
+import { EC2NodeClassSchema, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
+
+const ec2 = mockClient(EC2Client);
+const ssm = mockClient(SSMClient);
+
+function withAmiTerms(amiSelectorTerms: unknown[]): EC2NodeClass {
+  return EC2NodeClassSchema.parse({
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'custom' },
+    spec: { role: 'r', amiSelectorTerms, subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }] },
+  });
+}
+
+const image = (id: string, created = '2026-01-01T00:00:00.000Z') => ({ ImageId: id, Architecture: 'x86_64' as const, CreationDate: created });
+
+describe('Ec2NodeClassResolver: AMI terms as the AWS provider queries them', () => {
+  beforeEach(() => {
+    ec2.reset();
+    ssm.reset();
+    ec2.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-1', AvailabilityZone: 'us-east-1a', AvailableIpAddressCount: 10 }] });
+    ec2.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-1' }] });
+  });
+  const resolver = () => new Ec2NodeClassResolver(ec2 as unknown as EC2Client, ssm as unknown as SSMClient, '1.32');
+
+  it('an ssmParameter term reads the parameter and asks EC2 for that image only, never for every image', async () => {
+    ssm.on(GetParameterCommand, { Name: '/team/golden-ami' }).resolves({ Parameter: { Value: 'ami-0golden' } });
+    ec2.on(DescribeImagesCommand).resolves({ Images: [image('ami-0golden')] });
+    const r = await resolver().resolve(withAmiTerms([{ ssmParameter: '/team/golden-ami' }]));
+    expect(r.images.amd64).toBe('ami-0golden');
+    const queries = ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input);
+    expect(queries).toEqual([{ Filters: [{ Name: 'image-id', Values: ['ami-0golden'] }] }]);
+  });
+
+  it('a missing parameter, or one whose value is not an AMI id, matches no image (the EC2NodeClass is refused)', async () => {
+    ssm.on(GetParameterCommand, { Name: '/missing' }).rejects(new ParameterNotFound({ message: 'not found', $metadata: {} }));
+    ssm.on(GetParameterCommand, { Name: '/not-an-ami' }).resolves({ Parameter: { Value: 'hello' } });
+    ec2.on(DescribeImagesCommand).resolves({ Images: [image('ami-0anyone')] });
+    await expect(resolver().resolve(withAmiTerms([{ ssmParameter: '/missing' }, { ssmParameter: '/not-an-ami' }]))).rejects.toThrow(ValidationError);
+    expect(ec2.commandCalls(DescribeImagesCommand)).toHaveLength(0);
+  });
+
+  it('a name term without owner is restricted to self and amazon; with owner, to that owner', async () => {
+    ec2.on(DescribeImagesCommand).resolves({ Images: [image('ami-0mine')] });
+    await resolver().resolve(withAmiTerms([{ name: 'my-ami-*' }, { name: 'shared-*', owner: '123456789012' }, { tags: { team: 'a' } }]));
+    const queries = ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input);
+    expect(queries).toEqual([
+      { Filters: [{ Name: 'name', Values: ['my-ami-*'] }], Owners: ['self', 'amazon'] },
+      { Filters: [{ Name: 'name', Values: ['shared-*'] }], Owners: ['123456789012'] },
+      { Filters: [{ Name: 'tag:team', Values: ['a'] }] },
+    ]);
+  });
+
+  it('id terms are asked for in one query; the newest image per architecture wins', async () => {
+    ec2.on(DescribeImagesCommand).resolves({ Images: [image('ami-0old', '2025-01-01T00:00:00.000Z'), image('ami-0new', '2026-06-01T00:00:00.000Z')] });
+    const r = await resolver().resolve(withAmiTerms([{ id: 'ami-0old' }, { id: 'ami-0new' }]));
+    expect(ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input)).toEqual([{ Filters: [{ Name: 'image-id', Values: ['ami-0old', 'ami-0new'] }] }]);
+    expect(r.images.amd64).toBe('ami-0new');
+  });
+});
