@@ -43,12 +43,22 @@ export function toCel(v: unknown): unknown {
  * @returns true, false, or the evaluation error's message (the API server rejects in that case too).
  */
 export function evalRule(rule: string, self: unknown): boolean | string {
-  let run = compiled.get(rule);
+  return evalCel(rule, { self });
+}
+
+/**
+ * Whether `expression` holds with these variables bound (JSON values, e.g. an admission policy's
+ * `request`, `object` and `oldObject`).
+ * @returns true, false, or the evaluation error's message.
+ */
+export function evalCel(expression: string, vars: Record<string, unknown>): boolean | string {
+  let run = compiled.get(expression);
   if (!run) {
-    run = plan(env, parse(rule));
-    compiled.set(rule, run);
+    run = plan(env, parse(expression));
+    compiled.set(expression, run);
   }
-  const r = (run as (ctx: Record<string, unknown>) => unknown)({ self: toCel(self) });
+  const ctx = Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, toCel(v)]));
+  const r = (run as (ctx: Record<string, unknown>) => unknown)(ctx);
   if (isCelError(r)) return r.message;
   return r === true;
 }

@@ -42,7 +42,7 @@ const one = (kind: string, name: string) => {
   expect(found, `${kind}/${name}`).toHaveLength(1);
   return found[0];
 };
-const ClusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
+const ClusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 describe('infra/k8s documents', () => {
   it('every YAML file parses and every object has apiVersion, kind and metadata.name', () => {
