@@ -95,7 +95,7 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
  * Applies `change` to the stored claim with a conditional write, re-reading on conflict.
  * `changed` is false when `change` found nothing to do (another invocation did it first).
  */
-async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<{ claim?: NodeClaim; changed: boolean }> {
+async function updateWithRetry(deps: Pick<RegistrationDeps, 'store'>, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<{ claim?: NodeClaim; changed: boolean }> {
   for (let i = 0; i <= MaxConflictRetries; i++) {
     const current = await deps.store.get(name);
     if (!current) return { changed: false };
