@@ -35,6 +35,12 @@ export interface GcResult {
    * every pass (warning + metric) until an operator adopts or removes them.
    */
   unownedBeforeEpoch: GcPlan['unownedBeforeEpoch'];
+  /**
+   * Running instances no claim owns whose Node is live (launched after the epoch): never terminated
+   * by gc (the node may run pods, and nothing drains a node without a claim), reported every pass
+   * (one warning each + metric) until an operator drains and removes them (docs/deploy.md).
+   */
+  orphansWithNode: GcPlan['orphansWithNode'];
   /** Actions that failed this pass (the next pass plans them again). */
   failed: { action: string; subject: string; error: string }[];
 }
@@ -78,7 +84,7 @@ async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], li
  * The next pass (a minute later) plans the failed ones again.
  */
 async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
-  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, failed: [] };
+  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, orphansWithNode: plan.orphansWithNode, failed: [] };
   for (const u of plan.unownedBeforeEpoch) {
     deps.log.warn('instance launched before the claims table began has no nodeclaim, not terminating it: adopt or remove it', {
       instance: u.instanceId,
@@ -89,6 +95,16 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
   }
   // Every pass, also 0: a gauge-like count whose per-minute sum is the number of such instances.
   deps.metrics.count(MetricNames.unownedInstancesBeforeEpoch, {}, plan.unownedBeforeEpoch.length);
+  for (const o of plan.orphansWithNode) {
+    deps.log.warn('instance has no nodeclaim but its node is live, not terminating it: drain and remove the node', {
+      instance: o.instanceId,
+      Node: { name: o.nodeName },
+      ...(o.launchTime ? { launchTime: o.launchTime } : {}),
+      ...(o.nodeClaim ? { NodeClaim: { name: o.nodeClaim } } : {}),
+      ...(o.nodePool ? { NodePool: { name: o.nodePool } } : {}),
+    });
+  }
+  deps.metrics.count(MetricNames.orphanInstancesWithNode, {}, plan.orphansWithNode.length);
   const attempt = async (action: string, subject: string, fn: () => Promise<void>): Promise<void> => {
     try {
       await fn();

@@ -13,6 +13,14 @@
  * carry several) is ignored; the claim is found by the event's providerID, but the live node is
  * acted on only when its own spec.providerID is the claim's (a node renamed, re-created or named
  * wrongly in the event is never labelled, bound to the claim and later drained in its place).
+ * Nothing of the event is stored before that check: a forged event for a node that does not exist
+ * records no pod activity, and a recorded time is never later than now (a time in 2099 would hold
+ * consolidateAfter off for ever). Before registering, the Node's name must be the instance's EC2
+ * `PrivateDnsName` (DescribeInstances): EKS authenticates a kubelet as `system:node:<that name>`,
+ * not by the providerID it sets, so a node with the node role can set another pending instance's
+ * providerID on its own Node but cannot take that instance's name. A mismatch is logged and the
+ * claim left untouched; while EC2 reports no PrivateDnsName yet (or no instance) nothing is
+ * registered and the next event of the node tries again (gc's registration timeout bounds it).
  */
 import type { Context } from 'aws-lambda';
 import { AnnotationLastPodEventTime, NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
@@ -25,7 +33,7 @@ import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 
-export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube'> & { env: Pick<Deps['env'], 'clusterName'> };
+export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube' | 'cloud'> & { env: Pick<Deps['env'], 'clusterName'> };
 export const InputSchema = NodeLifecycleEventSchema;
 export type Input = NodeLifecycleEvent;
 
@@ -87,7 +95,7 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
  * Applies `change` to the stored claim with a conditional write, re-reading on conflict.
  * `changed` is false when `change` found nothing to do (another invocation did it first).
  */
-async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<{ claim?: NodeClaim; changed: boolean }> {
+async function updateWithRetry(deps: Pick<RegistrationDeps, 'store'>, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<{ claim?: NodeClaim; changed: boolean }> {
   for (let i = 0; i <= MaxConflictRetries; i++) {
     const current = await deps.store.get(name);
     if (!current) return { changed: false };
@@ -103,19 +111,38 @@ async function updateWithRetry(deps: RegistrationDeps, name: string, change: (c:
 }
 
 /**
- * Moves the claim's {@link AnnotationLastPodEventTime} forward to `at` (RFC 3339); an older or
- * equal time (a late or redelivered event) changes nothing. Conditional write on version.
+ * Moves the claim's {@link AnnotationLastPodEventTime} forward to `at` (RFC 3339), clamped to now
+ * (the event's time is the agent's word); an older or equal time (a late or redelivered event)
+ * changes nothing. Conditional write on version.
  * @returns whether this call wrote it.
  */
-export async function recordPodEvent(deps: RegistrationDeps, claimName: string, at: string): Promise<boolean> {
-  const atMs = Date.parse(at);
-  if (Number.isNaN(atMs)) return false;
+export async function recordPodEvent(deps: Pick<RegistrationDeps, 'clock' | 'store'>, claimName: string, at: string): Promise<boolean> {
+  const parsed = Date.parse(at);
+  if (Number.isNaN(parsed)) return false;
+  const atMs = Math.min(parsed, deps.clock.now().getTime());
   const r = await updateWithRetry(deps, claimName, (c) => {
     const have = Date.parse(c.annotations?.[AnnotationLastPodEventTime] ?? '');
     if (!Number.isNaN(have) && have >= atMs) return undefined;
     return { ...c, annotations: { ...c.annotations, [AnnotationLastPodEventTime]: new Date(atMs).toISOString() } };
   });
   return r.changed;
+}
+
+/**
+ * Why the Node may not be registered to the claim's instance, or undefined when its name is the
+ * instance's EC2 PrivateDnsName (module doc). A mismatch is logged (one warning); an instance EC2
+ * does not report, or reports without a PrivateDnsName yet, is "not yet" (debug: the next event retries).
+ */
+async function nodeNameRefusal(deps: RegistrationDeps, claim: NodeClaim, node: Node, instanceId: string): Promise<string | undefined> {
+  const instance = await deps.cloud.get(instanceId);
+  if (!instance?.privateDnsName) {
+    const reason = instance ? `instance ${instanceId} has no PrivateDnsName yet` : `instance ${instanceId} not found`;
+    deps.log.debug('nodeclaim not registered yet', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, reason });
+    return reason;
+  }
+  if (instance.privateDnsName === node.metadata.name) return undefined;
+  deps.log.warn('ignoring node event: the node name is not the instance\'s private DNS name', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, instance: instanceId, privateDnsName: instance.privateDnsName });
+  return `node ${node.metadata.name} is not instance ${instanceId}'s private DNS name ${instance.privateDnsName}`;
 }
 
 /** Handles one node event. */
@@ -130,15 +157,19 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   const claim = await deps.store.getByInstanceId(instanceId);
   if (!claim) return { action: 'ignored', reason: `no nodeclaim for instance ${instanceId}` };
   if (input.detail.change === 'deleted') return { action: 'ignored', reason: 'node deleted (termination / gc handle the claim)' };
-  const podEventRecorded = input.detail.lastPodEventTime ? await recordPodEvent(deps, claim.name, input.detail.lastPodEventTime) : undefined;
-  // An initialized claim has nothing left to register: pod-activity events stop here (no API read).
-  if (isTrue(claim, 'Initialized')) return { action: 'unchanged', nodeClaim: claim.name, ...(podEventRecorded !== undefined ? { podEventRecorded } : {}) };
   const node = await deps.kube.getNode(eventNode.metadata.name);
   if (!node) return { action: 'ignored', reason: `node ${eventNode.metadata.name} is gone` };
   if (instanceIdOf(node.spec?.providerID) !== instanceId || (claim.providerId && node.spec?.providerID !== claim.providerId) || (claim.nodeName && claim.nodeName !== node.metadata.name)) {
     deps.log.warn('ignoring node event: the live node is not the nodeclaim\'s', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, 'provider-id': node.spec?.providerID ?? null, expected: claim.providerId ?? instanceId });
     return { action: 'ignored', reason: `node ${node.metadata.name} has providerID ${node.spec?.providerID ?? '(none)'}, not nodeclaim ${claim.name}'s` };
   }
+  if (!isTrue(claim, 'Registered')) {
+    const refused = await nodeNameRefusal(deps, claim, node, instanceId);
+    if (refused) return { action: 'ignored', reason: refused };
+  }
+  const podEventRecorded = input.detail.lastPodEventTime ? await recordPodEvent(deps, claim.name, input.detail.lastPodEventTime) : undefined;
+  // An initialized claim has nothing left to register: pod-activity events stop here.
+  if (isTrue(claim, 'Initialized')) return { action: 'unchanged', nodeClaim: claim.name, ...(podEventRecorded !== undefined ? { podEventRecorded } : {}) };
   const now = deps.clock.now().toISOString();
   let registered = false;
   let current: NodeClaim | undefined = claim;

@@ -58,8 +58,8 @@ export type Permission =
 export const FunctionPermissions = {
   // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), idempotency (put, update).
   provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
-  // NodeClaims by id and by instance id (GSI), marked Registered / Initialized.
-  registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube'],
+  // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
+  registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update).
   disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).

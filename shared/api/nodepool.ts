@@ -27,22 +27,102 @@ const quantity = z.union([z.string(), z.number()]);
 
 /** Qualified name `[prefix/]name` (the CRD pattern of requirement and taint keys, and of taint values). */
 export const QualifiedNamePattern = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+/** The name part of a qualified name (≤ 63 characters). */
+const QualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+/** Lowercase DNS subdomain (≤ 253 characters): a key's prefix, an object's name. */
+export const DNSSubdomainPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** Label value (≤ 63 characters; empty allowed): the CRD pattern of template label values and requirement values. */
+export const LabelValuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Longest value (characters) quoted in full in a problem line; longer ones are cut, with their length. */
+export const MaxShown = 80;
+
+/** `v` as a problem line quotes it: JSON, a long string cut to {@link MaxShown} with its length. */
+export function show(v: unknown): string {
+  if (typeof v === 'string' && v.length > MaxShown) return `${JSON.stringify(v.slice(0, MaxShown))}… (${v.length} characters)`;
+  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+}
+
+/*
+ * The syntax of label and taint keys and values: one home for the NodePool schema below (the
+ * runtime path: every handler reads NodePools and NodeClaims through it), `cli validate`
+ * (shared/api/validate.ts) and the kubelet flags of the user data (shared/aws/user-data.ts, which
+ * has no escape for `,` `=` `:`). None of these patterns admits `,` `=` `:` or whitespace.
+ * Source: the Karpenter CRDs' patterns (KC pkg/apis/crds/karpenter.sh_nodepools.yaml: taint key and
+ * value = qualified name, label value ≤ 63 of the label-value pattern) and the Kubernetes label key
+ * syntax (`[prefix/]name`, prefix a DNS subdomain ≤ 253, name ≤ 63).
+ */
+
+/** Why `key` is not a valid label (or taint) key, or undefined. */
+export function labelKeyProblem(key: string, what: 'label key' | 'taint key' = 'label key'): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return `${show(key)} is not a valid ${what} (at most one "/")`;
+  const name = parts[parts.length - 1];
+  if (name.length === 0 || name.length > 63 || !QualifiedNamePart.test(name)) {
+    return `${show(key)} is not a valid ${what}: the name part must be 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric`;
+  }
+  if (parts.length === 2 && (parts[0].length > 253 || !DNSSubdomainPattern.test(parts[0]))) {
+    return `${show(key)} is not a valid ${what}: the prefix must be a lowercase DNS subdomain`;
+  }
+  return undefined;
+}
+
+/** Why `v` is not a valid label value (template label, requirement value), or undefined. */
+export function labelValueProblem(v: string): string | undefined {
+  if (v.length > 63 || !LabelValuePattern.test(v)) return `${show(v)} is not a valid label value (at most 63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
+  return undefined;
+}
+
+/** Why `v` is not a valid taint value, or undefined. */
+export function taintValueProblem(v: string): string | undefined {
+  if (!QualifiedNamePattern.test(v)) return `${show(v)} is not a valid taint value ([prefix/]name: 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
+  return undefined;
+}
+
+/** A zod check reporting `problem`'s line (an empty string is left to the schema's min). */
+function syntax(problem: (s: string) => string | undefined) {
+  return (s: string, ctx: z.RefinementCtx) => {
+    const p = s === '' ? undefined : problem(s);
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  };
+}
+
+/** Gt / Lt / Gte / Lte take an integer, not a label value. */
+const NumericOperators: ReadonlySet<string> = new Set(['Gt', 'Lt', 'Gte', 'Lte']);
 
 export const TaintSchema = z.strictObject({
-  key: z.string().min(1),
-  value: z.string().optional(),
+  key: z.string().min(1).superRefine(syntax((k) => labelKeyProblem(k, 'taint key'))),
+  value: z.string().superRefine(syntax(taintValueProblem)).optional(),
   effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
   timeAdded: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 time such as 2024-01-01T00:00:00Z' }).optional(),
 });
 
 export const OperatorSchema = z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']);
 
-export const RequirementSchema = z.strictObject({
-  key: z.string().min(1),
-  operator: OperatorSchema,
-  values: z.array(z.string()).optional(),
-  minValues: z.number().int().min(1).max(50).optional(),
-});
+export const RequirementSchema = z
+  .strictObject({
+    key: z.string().min(1).superRefine(syntax((k) => labelKeyProblem(k))),
+    operator: OperatorSchema,
+    values: z.array(z.string()).optional(),
+    minValues: z.number().int().min(1).max(50).optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (NumericOperators.has(r.operator)) return;
+    (r.values ?? []).forEach((v, i) => {
+      const p = labelValueProblem(v);
+      if (p) ctx.addIssue({ code: 'custom', message: p, path: ['values', i] });
+    });
+  });
+
+/** Template labels: ≤ 100, each key and value of the label syntax above. */
+const TemplateLabelsSchema = z
+  .record(z.string(), z.string())
+  .refine((l) => Object.keys(l).length <= 100, 'must have at most 100 labels')
+  .superRefine((labels, ctx) => {
+    for (const [k, v] of Object.entries(labels)) {
+      for (const p of [labelKeyProblem(k), labelValueProblem(v)]) if (p) ctx.addIssue({ code: 'custom', message: p, path: [k] });
+    }
+  });
 
 export const NodeClassRefSchema = z.strictObject({
   group: z.string().min(1).regex(/^[^/]*$/, 'must be an API group without a version, e.g. karpenter.k8s.aws'),
@@ -81,7 +161,7 @@ export const NodePoolSchema = z.strictObject({
     template: z.strictObject({
       metadata: z
         .strictObject({
-          labels: z.record(z.string(), z.string()).refine((l) => Object.keys(l).length <= 100, 'must have at most 100 labels').optional(),
+          labels: TemplateLabelsSchema.optional(),
           annotations: z.record(z.string(), z.string()).optional(),
         })
         .optional(),

@@ -15,7 +15,20 @@ import { CronExpressionParser } from 'cron-parser';
 import type { z } from 'zod';
 import { ValidationError } from './errors.ts';
 import * as L from './labels.ts';
-import { EC2NodeClassSchema, NodePoolSchema, OperatorSchema, QualifiedNamePattern, StaticNodePoolUnsupported, type EC2NodeClass, type NodePool } from './nodepool.ts';
+import {
+  DNSSubdomainPattern,
+  EC2NodeClassSchema,
+  NodePoolSchema,
+  OperatorSchema,
+  StaticNodePoolUnsupported,
+  MaxShown,
+  labelKeyProblem,
+  labelValueProblem,
+  show,
+  taintValueProblem,
+  type EC2NodeClass,
+  type NodePool,
+} from './nodepool.ts';
 import { parseQuantity } from './quantity.ts';
 import { parseYamlObjects } from './yaml.ts';
 import { celProblems } from './cel.ts';
@@ -75,9 +88,6 @@ const MovedFieldHints: Record<string, string> = {
   'spec.connectionTracking.udp': 'Karpenter names it udpTimeout',
 };
 
-const QualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const DNSSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const LabelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const NonNegativeInteger = /^[0-9]+$/;
 
 type Path = (string | number)[];
@@ -101,14 +111,6 @@ function getAt(obj: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
-/** Longest value (characters) quoted in full in a problem line; longer ones are cut, with their length. */
-const MaxShown = 80;
-
-/** `v` as a problem line quotes it: JSON, a long string cut to {@link MaxShown} with its length. */
-function show(v: unknown): string {
-  if (typeof v === 'string' && v.length > MaxShown) return `${JSON.stringify(v.slice(0, MaxShown))}… (${v.length} characters)`;
-  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
-}
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
@@ -249,25 +251,6 @@ function domainOf(key: string): string {
   return key.includes('/') ? key.split('/')[0] : '';
 }
 
-/** Syntax of a label / taint key: `[prefix/]name`, prefix a DNS subdomain ≤253, name ≤63. */
-function keySyntaxProblem(key: string): string | undefined {
-  const parts = key.split('/');
-  if (parts.length > 2) return `${show(key)} is not a valid label key (at most one "/")`;
-  const name = parts[parts.length - 1];
-  if (name.length === 0 || name.length > 63 || !QualifiedNamePart.test(name)) {
-    return `${show(key)} is not a valid label key: the name part must be 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric`;
-  }
-  if (parts.length === 2 && (parts[0].length > 253 || !DNSSubdomain.test(parts[0]))) {
-    return `${show(key)} is not a valid label key: the prefix must be a lowercase DNS subdomain`;
-  }
-  return undefined;
-}
-
-function labelValueProblem(v: string): string | undefined {
-  if (v.length > 63 || !LabelValue.test(v)) return `${show(v)} is not a valid label value (at most 63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
-  return undefined;
-}
-
 /** Restricted-domain rule shared by requirement keys and template labels. `where` names the use. */
 function restrictedKeyProblem(key: string, use: 'requirement' | 'label'): string | undefined {
   const domain = domainOf(key);
@@ -302,7 +285,7 @@ export function requirementProblems(req: unknown, path: Path): string[] {
   const op = req.operator;
   const values = Array.isArray(req.values) ? req.values : req.values === undefined ? [] : undefined;
   if (typeof key === 'string' && key.length > 0) {
-    const bad = keySyntaxProblem(key) ?? restrictedKeyProblem(key, 'requirement');
+    const bad = labelKeyProblem(key) ?? restrictedKeyProblem(key, 'requirement');
     if (bad) out.push(`${where('key')}: ${bad}`);
   }
   if (values === undefined) return out; // wrong type, reported by the schema
@@ -341,12 +324,11 @@ function taintProblems(taints: unknown, path: Path): string[] {
   taints.forEach((t, i) => {
     if (!isRecord(t)) return;
     if (typeof t.key === 'string' && t.key) {
-      const bad = keySyntaxProblem(t.key);
-      if (bad) out.push(`${formatPath([...path, i, 'key'])}: ${bad.replace('label key', 'taint key')}`);
+      const bad = labelKeyProblem(t.key, 'taint key');
+      if (bad) out.push(`${formatPath([...path, i, 'key'])}: ${bad}`);
     }
-    if (typeof t.value === 'string' && !QualifiedNamePattern.test(t.value)) {
-      out.push(`${formatPath([...path, i, 'value'])}: ${show(t.value)} is not a valid taint value ([prefix/]name: 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`);
-    }
+    const badValue = typeof t.value === 'string' ? taintValueProblem(t.value) : undefined;
+    if (badValue) out.push(`${formatPath([...path, i, 'value'])}: ${badValue}`);
   });
   return out;
 }
@@ -375,7 +357,7 @@ function nodePoolRules(obj: unknown): string[] {
   const out: string[] = [];
   if (!isRecord(obj)) return out;
   const name = isRecord(obj.metadata) ? obj.metadata.name : undefined;
-  if (typeof name === 'string' && name && (name.length > 253 || !DNSSubdomain.test(name))) {
+  if (typeof name === 'string' && name && (name.length > 253 || !DNSSubdomainPattern.test(name))) {
     out.push(`metadata.name: ${show(name)} is not a valid name (at most 253 lowercase letters, digits, "-" and ".", starting and ending alphanumeric)`);
   }
   const annotations = isRecord(obj.metadata) && isRecord(obj.metadata.annotations) ? obj.metadata.annotations : {};
@@ -393,7 +375,7 @@ function nodePoolRules(obj: unknown): string[] {
   if (isRecord(tmeta.labels)) {
     for (const [k, v] of Object.entries(tmeta.labels)) {
       const path = formatPath(['spec', 'template', 'metadata', 'labels', k]);
-      const bad = keySyntaxProblem(k) ?? restrictedKeyProblem(k, 'label');
+      const bad = labelKeyProblem(k) ?? restrictedKeyProblem(k, 'label');
       if (bad) out.push(`${path}: ${bad}`);
       if (typeof v === 'string') {
         const badV = labelValueProblem(v);

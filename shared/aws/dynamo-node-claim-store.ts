@@ -18,6 +18,11 @@
  * records it when absent. gc terminates an instance no claim owns only when it was launched after
  * the epoch (shared/disruption/gc.ts `tableEpochMs`).
  *
+ * A claim item that does not parse (NodeClaimSchema, or a version that is no number) is skipped by
+ * get / list / listInFlight / getByInstanceId as if absent, and reported through `onMalformed`
+ * (its sort key and the first problem): one bad item must not stop gc, disruption or the
+ * provisioner (a claim it hides is, for gc, an instance without a claim: shared/disruption/gc.ts).
+ *
  * Errors: ConflictError (condition failed: name exists / version stale), TransientError (throttled).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -63,9 +68,22 @@ export function nodeClaimItem(cluster: string, claim: NodeClaim): Record<string,
 /** The claims epoch item as read back (the attributes gc needs). */
 const ClaimsEpochItemSchema = z.object({ createdAt: z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'not an RFC 3339 time') });
 
-function fromItem(item: Record<string, unknown>): NodeClaim {
-  const claim = NodeClaimSchema.parse(item.claim);
-  return { ...claim, version: Number(item.version ?? claim.version) };
+/** A claim item that does not parse: its sort key and the first problem (`<field path>: <reason>`). */
+export interface MalformedItem {
+  key: string;
+  problem: string;
+}
+
+/** The claim of an item, or the first reason it is not one. */
+export function claimOfItem(item: Record<string, unknown>): { claim: NodeClaim } | { problem: string } {
+  const r = NodeClaimSchema.safeParse(item.claim);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    return { problem: `${['claim', ...issue.path.map(String)].join('.')}: ${issue.message}` };
+  }
+  const version = item.version === undefined ? r.data.version : item.version;
+  if (typeof version !== 'number' || !Number.isInteger(version)) return { problem: `version: expected an integer, got ${JSON.stringify(version)}` };
+  return { claim: { ...r.data, version } };
 }
 
 /** NodeClaimStore over a DynamoDB document client (injected; created once in buildDeps). */
@@ -74,7 +92,17 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly cluster: string,
+    /** Called once per malformed item read (default: skipped silently); buildDeps logs and counts it. */
+    private readonly onMalformed: (m: MalformedItem) => void = () => {},
   ) {}
+
+  /** The item's claim, or undefined (reported) when the item is malformed. */
+  private fromItem(item: Record<string, unknown>): NodeClaim | undefined {
+    const r = claimOfItem(item);
+    if ('claim' in r) return r.claim;
+    this.onMalformed({ key: String(item[Table.sortKey] ?? '(no sort key)'), problem: r.problem });
+    return undefined;
+  }
 
   private key(name: string) {
     return { [Table.partitionKey]: keys.cluster(this.cluster), [Table.sortKey]: keys.nodeClaim(name) };
@@ -141,7 +169,7 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
   async get(name: string): Promise<NodeClaim | undefined> {
     try {
       const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.key(name), ConsistentRead: true }));
-      return out.Item ? fromItem(out.Item) : undefined;
+      return out.Item ? this.fromItem(out.Item) : undefined;
     } catch (err) {
       throw mapDynamoError(err, `get nodeclaim ${name}`);
     }
@@ -178,7 +206,10 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
     try {
       do {
         const page = await this.doc.send(new QueryCommand({ TableName: this.tableName, ...q, ConsistentRead: true, ExclusiveStartKey }));
-        for (const item of page.Items ?? []) out.push(fromItem(item));
+        for (const item of page.Items ?? []) {
+          const claim = this.fromItem(item);
+          if (claim) out.push(claim);
+        }
         ExclusiveStartKey = page.LastEvaluatedKey;
       } while (ExclusiveStartKey);
     } catch (err) {

@@ -4,8 +4,9 @@
  * `amiFamily: AL2023` (aws/karpenter-provider-aws pkg/providers/amifamily/bootstrap/nodeadm.go).
  * The user's own `spec.userData` part, if any, comes first; nodefleet's NodeConfig is merged after it.
  */
+import { ValidationError } from '../api/errors.ts';
 import type { Taint } from '../api/kube.ts';
-import type { KubeletConfiguration } from '../api/nodepool.ts';
+import { labelKeyProblem, labelValueProblem, taintValueProblem, type KubeletConfiguration } from '../api/nodepool.ts';
 
 /** What the node needs to join the cluster (EKS DescribeCluster, or the local environment). */
 export interface ClusterInfo {
@@ -80,17 +81,33 @@ export function kubeletMaySetLabel(key: string): boolean {
   return ['kubelet.kubernetes.io', 'node.kubernetes.io'].some((d) => domain === d || domain.endsWith(`.${d}`));
 }
 
-/** `key=value,...` sorted, as kubelet's --node-labels takes it (labels the kubelet may not set are left out). */
+/** Throws when `problem` is given: a flag value that could carry a second label or taint. */
+function refuse(flag: string, what: string, problem: string | undefined): void {
+  if (problem) throw new ValidationError(`user data ${flag}: ${what}: ${problem}`);
+}
+
+/**
+ * `key=value,...` sorted, as kubelet's --node-labels takes it (labels the kubelet may not set are left out).
+ * The flag has no escape for `,` and `=`: a key or value outside the label syntax (shared/api/nodepool.ts
+ * labelKeyProblem / labelValueProblem, which admit neither) is refused, never passed on.
+ * @throws ValidationError naming the label and the reason
+ */
 export function formatNodeLabels(labels: Record<string, string>): string {
-  return Object.entries(labels)
-    .filter(([k]) => kubeletMaySetLabel(k))
+  const kept = Object.entries(labels).filter(([k]) => kubeletMaySetLabel(k));
+  for (const [k, v] of kept) refuse('--node-labels', `label ${JSON.stringify(k)}`, labelKeyProblem(k) ?? labelValueProblem(v));
+  return kept
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
 }
 
-/** `key=value:Effect,...` as kubelet's --register-with-taints takes it. */
+/**
+ * `key=value:Effect,...` as kubelet's --register-with-taints takes it; as {@link formatNodeLabels},
+ * a key or value outside the taint syntax (no `,` `=` `:`) is refused.
+ * @throws ValidationError naming the taint and the reason
+ */
 export function formatTaints(taints: readonly Taint[]): string {
+  for (const t of taints) refuse('--register-with-taints', `taint ${JSON.stringify(t.key)}`, labelKeyProblem(t.key, 'taint key') ?? (t.value ? taintValueProblem(t.value) : undefined));
   return taints.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(',');
 }
 

@@ -3,7 +3,8 @@
  * that never launched or registered in time, NodeClaims whose instance is gone or whose Node was
  * deleted out of band, expired claim
  * records, instances tagged as ours that no NodeClaim owns (only those launched after the table's
- * claims epoch: older ones are reported, see {@link GcInput.tableEpochMs}), terminations that must be carried on
+ * claims epoch: older ones are reported, see {@link GcInput.tableEpochMs}; and only those without a
+ * live Node: see {@link GcPlan.orphansWithNode}), terminations that must be carried on
  * (an execution that ended unfinished or went silent), the deadline backstop, and disruption
  * budget slots / `karpenter.sh/disrupted` taints that nothing is working on any more.
  *
@@ -19,6 +20,7 @@ import type { Node } from '../api/kube.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
 import type { TerminationInput } from '../api/ports.ts';
+import { TaintUnregistered } from '../api/labels.ts';
 
 /** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
@@ -149,10 +151,25 @@ export interface GcPlan {
    * `nodeClaim` / `nodePool` are the instance's `karpenter.sh/nodeclaim` / `karpenter.sh/nodepool` tags.
    */
   unownedBeforeEpoch: { instanceId: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
+  /**
+   * Running instances tagged as ours that no claim owns, launched after the claims epoch, whose Node
+   * is live and registered (a Node's spec.providerID names the instance, and it no longer carries
+   * `karpenter.sh/unregistered`): their claim was lost (deleted, a malformed
+   * item, a point-in-time restore of the table) but the node may run pods, so gc never terminates
+   * them raw (no drain) and the termination state machine refuses a node without a claim: left
+   * running and reported, every pass, for an operator to drain and remove (docs/deploy.md). An
+   * orphan without a live registered Node has no workload pods and is terminated (`terminateInstances`, `orphan`).
+   */
+  orphansWithNode: { instanceId: string; nodeName: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
+}
+
+/** `aws:///zone/i-0abc…` → `i-0abc…`. */
+function instanceIdOfProviderId(providerId: string | undefined): string | undefined {
+  return /\/(i-[0-9a-z]+)$/.exec(providerId ?? '')?.[1];
 }
 
 function instanceIdOf(c: NodeClaim): string | undefined {
-  return c.instanceId ?? /\/(i-[0-9a-z]+)$/.exec(c.providerId ?? '')?.[1];
+  return c.instanceId ?? instanceIdOfProviderId(c.providerId);
 }
 
 function secondsSince(iso: string | undefined, nowMs: number): number {
@@ -209,11 +226,18 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
 
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
-  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [] };
+  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [] };
   const nowMs = now.getTime();
   const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
   const nodeNames = new Set(input.nodes.map((n) => n.metadata.name));
+  // Registered Nodes by instance: a Node still carrying karpenter.sh/unregistered was never
+  // registered to a claim (registration removes the taint), so no workload pod runs on it.
+  const nodeByInstance = new Map<string, string>();
+  for (const n of input.nodes) {
+    const id = instanceIdOfProviderId(n.spec?.providerID);
+    if (id && !(n.spec?.taints ?? []).some((t) => t.key === TaintUnregistered.key)) nodeByInstance.set(id, n.metadata.name);
+  }
   const deleted = new Set<string>();
   for (const c of input.nodeClaims) {
     const id = instanceIdOf(c);
@@ -266,13 +290,19 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     if (recording.has(i.tags[TagNodeClaim] ?? '')) continue;
     if (secondsSince(i.launchTime, nowMs) < OrphanInstanceGraceSeconds) continue;
     if (out.deleteNodeClaims.some((d) => d.instanceId === i.instanceId)) continue;
+    const report = {
+      instanceId: i.instanceId,
+      ...(i.launchTime ? { launchTime: i.launchTime } : {}),
+      ...(i.tags[TagNodeClaim] ? { nodeClaim: i.tags[TagNodeClaim] } : {}),
+      ...(i.tags[TagNodePool] ? { nodePool: i.tags[TagNodePool] } : {}),
+    };
     if (launchedBeforeEpoch(i, input.tableEpochMs)) {
-      out.unownedBeforeEpoch.push({
-        instanceId: i.instanceId,
-        ...(i.launchTime ? { launchTime: i.launchTime } : {}),
-        ...(i.tags[TagNodeClaim] ? { nodeClaim: i.tags[TagNodeClaim] } : {}),
-        ...(i.tags[TagNodePool] ? { nodePool: i.tags[TagNodePool] } : {}),
-      });
+      out.unownedBeforeEpoch.push(report);
+      continue;
+    }
+    const nodeName = nodeByInstance.get(i.instanceId);
+    if (nodeName !== undefined) {
+      out.orphansWithNode.push({ ...report, nodeName });
       continue;
     }
     out.terminateInstances.push({ instanceId: i.instanceId, reason: 'orphan' });

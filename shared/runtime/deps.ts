@@ -49,7 +49,7 @@ import type { ClusterInfo } from '../aws/user-data.ts';
 import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { RuntimeEnv } from './env.ts';
-import { RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
+import { MetricNames, RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
 
 /** The SDK clients (created by shared/aws/clients.ts), exposed for adapters other engineers add. */
 export type { Clients } from '../aws/clients.ts';
@@ -141,7 +141,12 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     clock: o.clock ?? opts.clock ?? systemClock,
     log: o.log ?? log,
     metrics: o.metrics ?? metrics,
-    store: o.store ?? new DynamoNodeClaimStore(clients.doc, env.tableName, env.clusterName),
+    store:
+      o.store ??
+      new DynamoNodeClaimStore(clients.doc, env.tableName, env.clusterName, (m) => {
+        (o.log ?? log).warn('ignoring malformed nodeclaim item', { key: m.key, problem: m.problem });
+        (o.metrics ?? metrics).count(MetricNames.malformedNodeClaimItems, {});
+      }),
     unavailable: o.unavailable ?? new DynamoUnavailableOfferings(clients.doc, env.tableName, env.clusterName),
     cloud:
       o.cloud ??

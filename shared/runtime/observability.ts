@@ -54,6 +54,13 @@ export const MetricNames = {
    * the table's claims epoch (kept, not terminated: shared/disruption/gc.ts `unownedBeforeEpoch`).
    */
   unownedInstancesBeforeEpoch: 'nodefleet_unowned_instances_before_epoch',
+  /** nodefleet's own: NodeClaim items skipped because they do not parse (shared/aws/dynamo-node-claim-store.ts). */
+  malformedNodeClaimItems: 'nodefleet_malformed_nodeclaim_items_total',
+  /**
+   * nodefleet's own: per gc pass, the running instances no NodeClaim owns whose Node is live (kept,
+   * not terminated: shared/disruption/gc.ts `orphansWithNode`).
+   */
+  orphanInstancesWithNode: 'nodefleet_orphan_instances_with_node',
 } as const;
 
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */

@@ -37,12 +37,14 @@ const CapacityPreference: CapacityType[] = ['reserved', 'spot', 'on-demand'];
  * Karpenter's preference, then the cheapest type when priceUsdPerHour is given (else launch
  * order), then zone order. Offerings marked with setInsufficientCapacity() fail; if all fail,
  * InsufficientCapacityError lists them (as CreateFleet's UnfulfillableCapacity errors do).
- * Instance ids are deterministic (i-00000000000000001, …).
+ * Instance ids are deterministic (i-00000000000000001, …), and so are their EC2 private DNS names
+ * (the Node name EKS authenticates: ip-10-0-0-1.ec2.internal, …; {@link fakePrivateDnsName}).
  */
 export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider {
   private readonly instances = new Map<string, CloudInstance>();
   private readonly ice = new Set<string>();
   private seq = 0;
+  private dnsSeq = 0;
   private readonly clock: Clock;
 
   constructor(private readonly opts: FakeCloudProviderOptions = {}) {
@@ -116,6 +118,7 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
       state: 'running',
       launchTime: this.clock.now().toISOString(),
       tags: { ...this.opts.tags },
+      privateDnsName: fakePrivateDnsName(++this.dnsSeq),
       ...i,
     };
     this.instances.set(inst.instanceId, clone(inst));
@@ -154,6 +157,7 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
     this.instances.clear();
     this.ice.clear();
     this.seq = 0;
+    this.dnsSeq = 0;
   }
 
   private launch(claim: NodeClaim, o: FakeOffering, capacityType: CapacityType): LaunchResult {
@@ -167,6 +171,7 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
       state: this.opts.launchState ?? 'running',
       launchTime: this.clock.now().toISOString(),
       tags: { ...this.opts.tags, 'karpenter.sh/nodeclaim': claim.name, 'karpenter.sh/nodepool': claim.nodePool },
+      privateDnsName: fakePrivateDnsName(++this.dnsSeq),
     });
     const priceUsdPerHour = this.opts.priceUsdPerHour?.(o);
     return {
@@ -177,6 +182,11 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
       ...(priceUsdPerHour !== undefined ? { priceUsdPerHour } : {}),
     };
   }
+}
+
+/** The n-th fake instance's EC2 PrivateDnsName: ip-10-0-0-1.ec2.internal, … (n ≥ 1). */
+export function fakePrivateDnsName(n: number): string {
+  return `ip-10-0-${Math.floor(n / 256) % 256}-${n % 256}.ec2.internal`;
 }
 
 function offeringKey(o: FakeOffering): string {

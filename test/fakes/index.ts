@@ -6,7 +6,7 @@
 export { FakeBase, type RecordedCall } from './fake-base.ts';
 export { FixedClock, DefaultFakeEpoch } from './fixed-clock.ts';
 export { InMemoryNodeClaimStore } from './in-memory-node-claim-store.ts';
-export { FakeCloudProvider, type FakeCloudProviderOptions, type FakeOffering } from './fake-cloud-provider.ts';
+export { FakeCloudProvider, fakePrivateDnsName, type FakeCloudProviderOptions, type FakeOffering } from './fake-cloud-provider.ts';
 export { FakeKubeApi, type FakeKubeApiOptions, type PodExit, DefaultPodGraceSeconds, selectorMatches } from './fake-kube-api.ts';
 export { InMemoryBudgetCounter } from './in-memory-budget-counter.ts';
 export { InMemoryUnavailableOfferings, type UnavailableEntry } from './in-memory-unavailable-offerings.ts';

@@ -179,3 +179,32 @@ describe('DynamoNodeClaimStore claims epoch (dynalite: the meta item gc\'s orpha
     expect(await epochItem('e4')).toBeUndefined();
   });
 });
+
+describe('DynamoNodeClaimStore: a malformed item is skipped and reported, never fatal (security review F5)', () => {
+  it('list, listInFlight, get and getByInstanceId skip an item that does not parse and report its key and first problem', async () => {
+    // Prepare: one good claim, and two items a bad write (or a hand edit) left behind
+    const seen: { key: string; problem: string }[] = [];
+    const s = new DynamoNodeClaimStore(clients.doc, local.tableName, 'm1', (m) => seen.push(m));
+    await s.create(nodeClaim({ name: 'good', phase: 'Launched', instanceId: 'i-0000000000000good' }));
+    const put = (name: string, extra: Record<string, unknown>) =>
+      clients.doc.send(new PutCommand({ TableName: local.tableName, Item: { [Table.partitionKey]: keys.cluster('m1'), [Table.sortKey]: keys.nodeClaim(name), type: 'NodeClaim', ...extra } }));
+    const bad = { ...nodeClaim({ name: 'bad-phase', instanceId: 'i-00000000000000bad' }), phase: 'Exploded' };
+    await put('bad-phase', { version: 0, phase: 'Exploded', [Table.inFlightAttribute]: 0, [Table.instanceIdAttribute]: 'i-00000000000000bad', claim: bad });
+    await put('no-claim', { version: 'x' });
+    // Act
+    const listed = await s.list();
+    const inFlight = await s.listInFlight(0);
+    const got = await s.get('bad-phase');
+    const byInstance = await s.getByInstanceId('i-00000000000000bad');
+    // Assess: the good claim is still read everywhere; each bad read is reported with its key and its first problem
+    expect(listed.map((c) => c.name)).toEqual(['good']);
+    expect(inFlight.map((c) => c.name)).toEqual(['good']);
+    expect(got).toBeUndefined();
+    expect(byInstance).toBeUndefined();
+    expect(await s.get('good')).toMatchObject({ name: 'good', version: 0 });
+    expect(seen.filter((m) => m.key === keys.nodeClaim('no-claim'))[0]?.problem).toMatch(/^claim: /);
+    const phaseProblems = seen.filter((m) => m.key === keys.nodeClaim('bad-phase'));
+    expect(phaseProblems.length).toBeGreaterThanOrEqual(3); // list, listInFlight, get (and getByInstanceId's get)
+    expect(phaseProblems[0].problem).toMatch(/^claim\.phase: /);
+  });
+});

@@ -202,6 +202,17 @@ describe('user data and architecture', () => {
     const ud = buildAl2023UserData({ cluster, labels: { 'node-role.kubernetes.io/x': '' }, taints: [] });
     expect(ud).not.toContain('--node-labels');
   });
+  it('refuses a label or taint that would inject a second one into --node-labels / --register-with-taints (F9)', () => {
+    const build = (labels: Record<string, string>, taints: { key: string; value?: string; effect: 'NoSchedule' }[] = []) => () => buildAl2023UserData({ cluster, labels, taints });
+    // the review's reproductions: a label value carrying a zone label, a taint value carrying a second taint
+    expect(build({ team: 'a,topology.kubernetes.io/zone=us-east-1z' })).toThrow(ValidationError);
+    expect(build({ team: 'a,topology.kubernetes.io/zone=us-east-1z' })).toThrow(/--node-labels: label "team": "a,topology.kubernetes.io\/zone=us-east-1z" is not a valid label value/);
+    expect(build({}, [{ key: 'dedicated', value: 'v:NoSchedule,evil', effect: 'NoSchedule' }])).toThrow(/--register-with-taints: taint "dedicated": "v:NoSchedule,evil" is not a valid taint value/);
+    expect(build({ 'team=x,evil': 'a' })).toThrow(/is not a valid label key/);
+    expect(build({}, [{ key: 'a,b', effect: 'NoSchedule' }])).toThrow(/is not a valid taint key/);
+    // valid ones pass unchanged
+    expect(build({ team: 'a-1.b_2' }, [{ key: 'example.com/dedicated', value: 'gpu', effect: 'NoSchedule' }])()).toContain('--register-with-taints=example.com/dedicated=gpu:NoSchedule');
+  });
   it('architecture from the catalog', () => {
     expect(catalogArchitecture('c6g.large')).toBe('arm64');
     expect(catalogArchitecture('c5a.2xlarge')).toBe('amd64');

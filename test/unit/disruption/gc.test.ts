@@ -80,6 +80,27 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
     expect(plan.deleteNodeClaims).toEqual([]);
   });
 
+  it('never terminates an orphan whose Node is live and registered: it is reported with its node; one whose Node never registered is terminated (F4)', () => {
+    const orphan = (id: string) => ({ instanceId: id, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': `lost-${id}` } });
+    const plan = planGarbageCollection(
+      {
+        tableEpochMs: Epoch,
+        nodeClaims: [],
+        nodes: [
+          node({ name: 'busy', providerID: 'aws:///us-east-1a/i-0busy' }),
+          node({ name: 'fresh', providerID: 'aws:///us-east-1a/i-0fresh', taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] }),
+        ],
+        instances: [orphan('i-0busy'), orphan('i-0fresh'), orphan('i-0bare')],
+      },
+      Now,
+    );
+    expect(plan.orphansWithNode).toEqual([{ instanceId: 'i-0busy', nodeName: 'busy', launchTime: '2026-03-02T09:00:00Z', nodeClaim: 'lost-i-0busy', nodePool: 'default' }]);
+    expect(plan.terminateInstances).toEqual([
+      { instanceId: 'i-0fresh', reason: 'orphan' },
+      { instanceId: 'i-0bare', reason: 'orphan' },
+    ]);
+  });
+
   it('an orphan launched after the epoch keeps the 30 s launch grace, and is not reported while it waits', () => {
     const young = { instanceId: 'i-0young', state: 'running', launchTime: new Date(Now.getTime() - (OrphanInstanceGraceSeconds - 1) * 1000).toISOString(), tags: ours('default-young') };
     const plan = planGarbageCollection({ nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, Now);

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { EC2NodeClassRules } from '../../../shared/api/crd-rules.ts';
 import { describe, expect, it } from 'vitest';
 import { Env } from '../../../shared/api/contract.ts';
-import { EC2NodeClassSchema, NodePoolSchema } from '../../../shared/api/nodepool.ts';
+import { EC2NodeClassSchema, LabelValuePattern, NodePoolSchema, QualifiedNamePattern } from '../../../shared/api/nodepool.ts';
 import { RepoRoot } from '../../../infra/aws/app.ts';
 import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../../infra/aws/config.ts';
 import { Functions, DefaultTerminationTaskPermissions, TerminationTaskPermissions } from '../../../infra/aws/functions.ts';
@@ -322,6 +322,27 @@ describe('CRDs', () => {
   ] as const)('%s: declares exactly the fields of shared/api/nodepool.ts', (kind, schema) => {
     const zodJson = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Obj;
     expect(fieldDifferences(zodJson.properties.spec, schemaOf(crds[kind]).properties.spec, `${kind}.spec`)).toEqual([]);
+  });
+
+  it('NodePool: label values, requirement keys and values, taint keys and values carry the patterns of the runtime rule (shared/api/nodepool.ts; Karpenter\'s CRD patterns)', () => {
+    const t = schemaOf(crds.NodePool).properties.spec.properties.template.properties;
+    const req = t.spec.properties.requirements.items.properties;
+    const found = {
+      labelValue: t.metadata.properties.labels.additionalProperties,
+      requirementKey: req.key,
+      requirementValue: req.values.items,
+      ...Object.fromEntries(['taints', 'startupTaints'].flatMap((f) => ['key', 'value'].map((k) => [`${f}.${k}`, t.spec.properties[f].items.properties[k]]))),
+    } as Record<string, Obj>;
+    expect(Object.fromEntries(Object.entries(found).map(([k, v]) => [k, v.pattern]))).toEqual({
+      labelValue: LabelValuePattern.source,
+      requirementKey: QualifiedNamePattern.source,
+      requirementValue: LabelValuePattern.source,
+      'taints.key': QualifiedNamePattern.source,
+      'taints.value': QualifiedNamePattern.source,
+      'startupTaints.key': QualifiedNamePattern.source,
+      'startupTaints.value': QualifiedNamePattern.source,
+    });
+    expect([found.labelValue.maxLength, found.requirementValue.maxLength]).toEqual([63, 63]);
   });
 
   it('EC2NodeClass: carries exactly the CEL rules nodefleet validate evaluates (shared/api/crd-rules.ts)', () => {

@@ -448,9 +448,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       });
     });
 
-    it('gives registration no EC2 and no Step Functions permissions', () => {
+    it('gives registration EC2 DescribeInstances only (the node-name check) and no Step Functions permissions', () => {
       const actions = actionsOf(roleStatements(resources, 'RegistrationRole'));
-      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:'))).toEqual([]);
+      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:'))).toEqual(['ec2:DescribeInstances']);
     });
   });
 

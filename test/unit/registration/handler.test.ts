@@ -23,8 +23,9 @@ function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'add
   });
 }
 
+/** A launched claim, its instance (EC2 PrivateDnsName = the node's name) and its Node, not registered yet; the clock at 00:10. */
 function world(ready: boolean) {
-  const w = fakeWorld();
+  const w = fakeWorld({ start: '2026-01-01T00:10:00Z' });
   const claim = nodeClaim({
     name: 'default-abcde',
     phase: 'Launched',
@@ -39,7 +40,8 @@ function world(ready: boolean) {
   void w.store.create(claim);
   const n = node({ name: 'ip-10-0-0-1', providerID, ready, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }, { key: 'cni.example/not-ready', effect: 'NoSchedule' }] });
   w.kube.addNode(n);
-  return { w, n, deps: { env: { clusterName: 'test' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube } };
+  w.cloud.addInstance({ instanceId: 'i-0abc1234def567891', zone: 'ap-northeast-2a', privateDnsName: 'ip-10-0-0-1' });
+  return { w, n, deps: { env: { clusterName: 'test' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube, cloud: w.cloud } };
 }
 
 describe('registration', () => {
@@ -128,6 +130,32 @@ describe('registration', () => {
     expect(claim?.nodeName).toBeUndefined();
   });
 
+  it('registers a node only under its instance\'s EC2 private DNS name: another name is refused and logged, the claim untouched (F10)', async () => {
+    // Prepare: a node with the node role sets the pending instance's providerID on its own Node
+    const { w, deps } = world(true);
+    const impostor = node({ name: 'ip-10-9-9-9', providerID, ready: true });
+    w.kube.addNode(impostor);
+    const before = (await w.store.get('default-abcde'))!;
+    // Act
+    const r = await run(event(impostor), deps);
+    // Assess
+    expect(r).toEqual({ action: 'ignored', reason: 'node ip-10-9-9-9 is not instance i-0abc1234def567891\'s private DNS name ip-10-0-0-1' });
+    expect(deps.log.withMessage('ignoring node event: the node name is not the instance\'s private DNS name')).toHaveLength(1);
+    expect(await w.store.get('default-abcde')).toEqual(before);
+    expect((await w.kube.getNode('ip-10-9-9-9'))?.metadata.labels?.['karpenter.sh/registered']).toBeUndefined();
+    expect(w.kube.callsOf('patchNode')).toEqual([]);
+  });
+
+  it('does not register while EC2 reports no private DNS name yet, and registers on a later event once it does (F10)', async () => {
+    const { w, n, deps } = world(true);
+    w.cloud.addInstance({ instanceId: 'i-0abc1234def567891', zone: 'ap-northeast-2a', privateDnsName: undefined });
+    const first = await run(event(n), deps);
+    expect(first).toEqual({ action: 'ignored', reason: 'instance i-0abc1234def567891 has no PrivateDnsName yet' });
+    expect(isTrue((await w.store.get('default-abcde'))!, 'Registered')).toBe(false);
+    w.cloud.addInstance({ instanceId: 'i-0abc1234def567891', zone: 'ap-northeast-2a', privateDnsName: 'ip-10-0-0-1' });
+    expect((await run(event(n, 'updated'), deps)).action).toBe('registered');
+  });
+
   it('ignores nodes that are not ours', async () => {
     const { deps } = world(true);
     const other = node({ name: 'ng-1', providerID: 'aws:///ap-northeast-2b/i-0ffffffffffffffff' });
@@ -147,20 +175,20 @@ describe('registration: last pod event time (consolidateAfter restarts)', () => 
     });
   }
 
-  it('writes the annotation on the claim, only forward, without reading the node once initialized', async () => {
+  it('writes the annotation on the claim, only forward, once initialized (no EC2 call)', async () => {
     const { w, n, deps } = world(true);
     w.kube.addNode({ ...n, spec: { ...n.spec, taints: [] } });
     await run(event(n, 'ready'), deps);
     const v0 = (await w.store.get('default-abcde'))!;
     expect(isTrue(v0, 'Initialized')).toBe(true);
-    const readsBefore = w.kube.callsOf('getNode').length;
+    const describesBefore = w.cloud.callsOf('get').length;
 
     const r = await run(podActivity('2026-01-01T00:05:00Z', 'p1'), deps);
     expect(r).toEqual({ action: 'unchanged', nodeClaim: 'default-abcde', podEventRecorded: true });
     const v1 = (await w.store.get('default-abcde'))!;
     expect(v1.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:05:00.000Z');
     expect(v1.version).toBe(v0.version + 1);
-    expect(w.kube.callsOf('getNode')).toHaveLength(readsBefore);
+    expect(w.cloud.callsOf('get')).toHaveLength(describesBefore);
 
     // A late (older) event never moves it back; a redelivery writes nothing.
     expect(await run(podActivity('2026-01-01T00:04:00Z', 'p0'), deps)).toMatchObject({ podEventRecorded: false });
@@ -168,6 +196,29 @@ describe('registration: last pod event time (consolidateAfter restarts)', () => 
     const v2 = (await w.store.get('default-abcde'))!;
     expect(v2.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:05:00.000Z');
     expect(v2.version).toBe(v1.version);
+  });
+
+  it('stores nothing for a node that is not live, and never a time later than now: a forged 2099 cannot freeze consolidation (F8)', async () => {
+    // Prepare: the claim is registered and initialized (pod events stop before registration)
+    const { w, n, deps } = world(true);
+    w.kube.addNode({ ...n, spec: { ...n.spec, taints: [] } });
+    await run(event(n, 'ready'), deps);
+    const v0 = (await w.store.get('default-abcde'))!;
+    expect(isTrue(v0, 'Initialized')).toBe(true);
+    const forged = (name: string) => {
+      const e = podActivity('2099-01-01T00:00:00Z', `forged-${name}`);
+      return { ...e, detail: { ...e.detail, node: { ...e.detail.node, metadata: { name } } } };
+    };
+    // Act 1: a forged event naming a node that does not exist
+    const ghost = await run(forged('ghost'), deps);
+    // Assess 1: ignored, nothing written
+    expect(ghost).toEqual({ action: 'ignored', reason: 'node ghost is gone' });
+    expect(await w.store.get('default-abcde')).toEqual(v0);
+    // Act 2: the same time for the live node
+    const live = await run(forged('ip-10-0-0-1'), deps);
+    // Assess 2: recorded as now, not 2099; consolidateAfter counts from now
+    expect(live).toMatchObject({ podEventRecorded: true });
+    expect((await w.store.get('default-abcde'))!.annotations[AnnotationLastPodEventTime]).toBe(w.clock.nowIso());
   });
 
   it('a conflicting concurrent update is retried: both the condition and the annotation survive', async () => {
