@@ -54,6 +54,11 @@ export const MetricNames = {
    * the table's claims epoch (kept, not terminated: shared/disruption/gc.ts `unownedBeforeEpoch`).
    */
   unownedInstancesBeforeEpoch: 'nodefleet_unowned_instances_before_epoch',
+  /**
+   * nodefleet's own: cluster views a function refused and read the cluster live instead
+   * (shared/runtime/cluster-picture.ts), dimension `reason`: absent, unreachable, too-large, invalid, stale, future.
+   */
+  clusterViewRefused: 'nodefleet_cluster_view_refused_total',
 } as const;
 
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */
