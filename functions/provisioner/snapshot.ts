@@ -3,6 +3,12 @@
  * (the agent's cluster view, or live — shared/runtime/cluster-picture.ts), pending pods (live),
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
  * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
+ *
+ * The view is a cache, never an authority (DESIGN.md "Trust"): a launch is decided only on live
+ * objects and the view's pods of live nodes. The nodes are the live Node list (one list per pass),
+ * so a node the view shows but the API server does not is no room; the pods of a node being
+ * deleted, which the pass provisions for like pending pods, are listed live for that node
+ * (the Node live is really being deleted, the pods exist and are bound to it).
  */
 import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
@@ -11,12 +17,12 @@ import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { isProvisionable } from '../../shared/api/agent-events.ts';
 import { MaxViewAgeSeconds, readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
-import type { Log } from '../../shared/runtime/observability.ts';
+import type { Log, MetricsSink } from '../../shared/runtime/observability.ts';
 import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
-import { deletingNodePods, podKey } from '../../shared/disruption/pods.ts';
+import { deletingNodePods, isNodeDeleting, podKey } from '../../shared/disruption/pods.ts';
 
 /**
  * How long the pods a claim was made for still count as placed on it once its node is
@@ -42,8 +48,8 @@ export interface Snapshot {
   nodes: Node[];
   /** Bound pods and pending pods (the view's and the live ones). */
   livePods: Pod[];
-  /** Where nodes and bound pods came from (view or live), and its age. */
-  picture: Pick<ClusterPicture, 'source' | 'ageSeconds' | 'refused'>;
+  /** Where bound pods came from (view or live), its age, and the nodes whose pods were listed live. */
+  picture: Pick<ClusterPicture, 'source' | 'ageSeconds' | 'refused' | 'livePodsOf'>;
   existingNodes: ExistingNode[];
   boundPods: Pod[];
   daemonSets: DaemonSetTemplate[];
@@ -73,6 +79,7 @@ export interface SnapshotPorts {
   views?: ClusterViewStore;
   env: { clusterName: string };
   log: Log;
+  metrics?: MetricsSink;
 }
 
 /**
@@ -85,7 +92,8 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
     pre.claims ?? inFlightClaims(deps, now),
-    readClusterPicture(deps, now, { pending: pre.pending }),
+    // Nodes from the live list; the pods of deleting nodes listed live (module doc).
+    readClusterPicture(deps, now, { pending: pre.pending, liveNodes: true, livePodsFor: (n) => isNodeDeleting(n) }),
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
     deps.kube.listPodDisruptionBudgets(),
@@ -148,7 +156,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     claims,
     nodes,
     livePods,
-    picture: { source: picture.source, ...(picture.ageSeconds !== undefined ? { ageSeconds: picture.ageSeconds } : {}), ...(picture.refused ? { refused: picture.refused } : {}) },
+    picture: { source: picture.source, ...(picture.ageSeconds !== undefined ? { ageSeconds: picture.ageSeconds } : {}), ...(picture.refused ? { refused: picture.refused } : {}), ...(picture.livePodsOf ? { livePodsOf: picture.livePodsOf } : {}) },
     existingNodes: [...existing.values()],
     boundPods,
     daemonSets,

@@ -19,7 +19,8 @@
  * Pure: no I/O, no clock. The agent builds it ({@link ClusterViewBuilder}); readers call
  * {@link parseClusterView} and {@link clusterOfView}.
  */
-import { compactNode, compactPod, toNode, type AgentPod } from './agent-events.ts';
+import { z } from 'zod';
+import { AgentNodeSchema, AgentPodSchema, compactNode, compactPod, toNode, type AgentPod } from './agent-events.ts';
 import type { Node, Pod } from './kube.ts';
 
 export const ClusterViewSchemaVersion = 1;
@@ -257,27 +258,74 @@ export class ClusterViewError extends Error {
   override name = 'ClusterViewError';
 }
 
+/** A view object larger than {@link MaxViewGzipBytes} (ClusterViewStore `get` refuses it unread). */
+export class ClusterViewTooLargeError extends ClusterViewError {
+  override name = 'ClusterViewTooLargeError';
+}
+
 /**
- * Checks the parts of a decoded view the readers rely on (header fields, array shapes, template
- * indexes). Item contents are the agent's own output and are not re-validated field by field
- * (100 000 rows; a zod pass would cost more than the read).
- * @throws ClusterViewError naming the field.
+ * Largest view object readers accept (gzip bytes; `ClusterViewStore.get` refuses a larger one
+ * before reading it). The scale bench's 100 000-pod view (5 000 nodes, 482 templates) is
+ * 1 039 111 bytes: 16× headroom (test/bench/scale/view-size.ts).
+ */
+export const MaxViewGzipBytes = 16 * 1024 * 1024;
+
+/**
+ * Largest decompressed view readers accept (JSON bytes; gunzip stops there): the 100 000-pod view
+ * is 20 550 035 bytes, ×6.5 headroom (room for one template per pod, as StatefulSet pods with
+ * their own pod-name label make). A 1 MB object inflating to 1 GiB is refused, not parsed.
+ */
+export const MaxViewJsonBytes = 128 * 1024 * 1024;
+
+const TemplateSchema = z.object({
+  metadata: AgentPodSchema.shape.metadata.pick({ namespace: true, labels: true, annotations: true, ownerReferences: true }),
+  spec: AgentPodSchema.shape.spec,
+});
+
+/** `path: reason` of a zod failure's first issue. */
+function firstIssue(err: z.ZodError): string {
+  const i = err.issues[0];
+  return `${i.path.join('.') || '(root)'}: ${i.message}`;
+}
+
+/**
+ * Checks a decoded view entry by entry: the header; every node against the agent's node schema
+ * and every template against its pod schema (shared/api/agent-events.ts: the same check as the
+ * agent's events get); every pod row strictly (7 strings but the template index, an integer in
+ * range; name and node non-empty) by hand, as a zod tuple per row costs more at 100 000 rows.
+ * The view is a cache (DESIGN.md "Trust"): a reader that gets this error reads the cluster live.
+ * @throws ClusterViewError naming the entry and field.
  */
 export function parseClusterView(raw: unknown, cluster: string): ClusterView {
   const v = raw as Partial<ClusterView> | null;
-  if (!v || typeof v !== 'object') throw new ClusterViewError('cluster view: not an object');
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ClusterViewError('cluster view: not an object');
   if (v.schemaVersion !== ClusterViewSchemaVersion) throw new ClusterViewError(`cluster view: schemaVersion ${String(v.schemaVersion)} is not ${ClusterViewSchemaVersion}`);
   if (v.cluster !== cluster) throw new ClusterViewError(`cluster view: cluster "${String(v.cluster)}" is not "${cluster}"`);
   if (typeof v.generatedAt !== 'string' || !Number.isFinite(Date.parse(v.generatedAt))) throw new ClusterViewError('cluster view: generatedAt is not an RFC 3339 time');
-  if (typeof v.sequence !== 'number' || typeof v.agent !== 'string') throw new ClusterViewError('cluster view: agent / sequence missing');
+  if (typeof v.sequence !== 'number' || !Number.isFinite(v.sequence) || typeof v.agent !== 'string') throw new ClusterViewError('cluster view: agent / sequence missing');
   if (!Array.isArray(v.nodes) || !Array.isArray(v.templates) || !Array.isArray(v.pods)) throw new ClusterViewError('cluster view: nodes, templates and pods must be arrays');
+  for (let i = 0; i < v.nodes.length; i++) {
+    const r = AgentNodeSchema.safeParse(v.nodes[i]);
+    if (!r.success) throw new ClusterViewError(`cluster view: nodes[${i}].${firstIssue(r.error)}`);
+  }
+  for (let i = 0; i < v.templates.length; i++) {
+    const r = TemplateSchema.safeParse(v.templates[i]);
+    if (!r.success) throw new ClusterViewError(`cluster view: templates[${i}].${firstIssue(r.error)}`);
+  }
   const n = v.templates.length;
-  for (const row of v.pods) {
-    if (!Array.isArray(row) || typeof row[0] !== 'string' || typeof row[1] !== 'number' || row[1] < 0 || row[1] >= n || typeof row[2] !== 'string') {
-      throw new ClusterViewError(`cluster view: pod row ${JSON.stringify(row).slice(0, 80)} is malformed`);
-    }
+  for (let i = 0; i < v.pods.length; i++) {
+    const row = v.pods[i] as unknown[];
+    if (!isPodRow(row, n)) throw new ClusterViewError(`cluster view: pods[${i}] ${JSON.stringify(row)?.slice(0, 80)} is not [name, template index < ${n}, nodeName, phase, startTime, creationTimestamp, deletionTimestamp]`);
   }
   return v as ClusterView;
+}
+
+function isPodRow(row: unknown[], templates: number): boolean {
+  if (!Array.isArray(row) || row.length !== 7) return false;
+  const t = row[1];
+  if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t >= templates) return false;
+  if (typeof row[0] !== 'string' || row[0] === '' || typeof row[2] !== 'string' || row[2] === '') return false;
+  return typeof row[3] === 'string' && typeof row[4] === 'string' && typeof row[5] === 'string' && typeof row[6] === 'string';
 }
 
 /**

@@ -159,7 +159,9 @@ export interface ClusterViewStore {
   put(body: Uint8Array): Promise<void>;
   /**
    * The object and its ETag; `'unchanged'` when its ETag is still `etag` (conditional GET, nothing
-   * transferred); undefined when there is none. @throws TransientError when throttled or unreachable.
+   * transferred); undefined when there is none. @throws TransientError when throttled or unreachable;
+   * ClusterViewTooLargeError (shared/api/cluster-view.ts) when the object is larger than
+   * MaxViewGzipBytes (refused before it is read).
    */
   get(etag?: string): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined>;
 }

@@ -1,7 +1,9 @@
 /**
  * ClusterViewStore (shared/api/ports.ts) over S3: one object per cluster
  * (`clusters/<cluster>/view.json.gz`, contract.ts `clusterViewKey`). Reads are conditional on the
- * ETag the caller holds (If-None-Match → 304 → `'unchanged'`, nothing transferred).
+ * ETag the caller holds (If-None-Match → 304 → `'unchanged'`, nothing transferred). An object
+ * larger than MaxViewGzipBytes is refused before it is read (ContentLength), and the read stops
+ * there whatever the header says.
  *
  * IAM: the agent needs s3:PutObject on the key; functions s3:GetObject.
  */
@@ -9,6 +11,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from
 import type { ClusterViewStore } from '../api/ports.ts';
 import { NodefleetError, TransientError } from '../api/errors.ts';
 import { clusterViewKey } from '../api/contract.ts';
+import { ClusterViewTooLargeError, MaxViewGzipBytes } from '../api/cluster-view.ts';
 
 function statusOf(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
@@ -39,18 +42,37 @@ export class S3ClusterViewStore implements ClusterViewStore {
     }
   }
 
-  async get(etag?: string): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined> {
+  /** @throws ClusterViewTooLargeError past `maxBytes` (default MaxViewGzipBytes). */
+  async get(etag?: string, maxBytes = MaxViewGzipBytes): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined> {
     try {
       const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key, ...(etag ? { IfNoneMatch: etag } : {}) }));
-      const body = await out.Body!.transformToByteArray();
+      const body = await readAtMost(out.Body as unknown as AsyncIterable<Uint8Array> & { destroy?: () => void }, out.ContentLength, maxBytes, `s3://${this.bucket}/${this.key}`);
       return { body, etag: out.ETag ?? '' };
     } catch (err) {
+      if (err instanceof ClusterViewTooLargeError) throw err;
       const status = statusOf(err);
       if (status === 304) return 'unchanged';
       if (status === 404 || (err as Error)?.name === 'NoSuchKey') return undefined;
       throw mapError(err, `get s3://${this.bucket}/${this.key}`);
     }
   }
+}
+
+/** The stream's bytes, refused past `maxBytes` (first by its declared length, then as it is read). */
+async function readAtMost(body: AsyncIterable<Uint8Array> & { destroy?: () => void }, declared: number | undefined, maxBytes: number, what: string): Promise<Uint8Array> {
+  const tooLarge = (n: number | string) => {
+    body.destroy?.();
+    return new ClusterViewTooLargeError(`cluster view object ${what} is ${n} bytes (cap ${maxBytes})`);
+  };
+  if (declared !== undefined && declared > maxBytes) throw tooLarge(declared);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const c of body) {
+    total += c.byteLength;
+    if (total > maxBytes) throw tooLarge(`more than ${maxBytes}`);
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks);
 }
 
 /**

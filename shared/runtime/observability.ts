@@ -61,6 +61,11 @@ export const MetricNames = {
    * not terminated: shared/disruption/gc.ts `orphansWithNode`).
    */
   orphanInstancesWithNode: 'nodefleet_orphan_instances_with_node',
+  /**
+   * nodefleet's own: cluster views a function refused and read the cluster live instead
+   * (shared/runtime/cluster-picture.ts), dimension `reason`: absent, unreachable, too-large, invalid, stale, future.
+   */
+  clusterViewRefused: 'nodefleet_cluster_view_refused_total',
 } as const;
 
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */

@@ -62,7 +62,7 @@ describe('cluster view', () => {
     for (const p of pods) b.setPod(`default/${p.metadata.name}`, undefined);
     expect(b.templateCount).toBe(0);
     expect(() => parseClusterView({ ...view, cluster: 'other' }, 'c')).toThrow(ClusterViewError);
-    expect(() => parseClusterView({ ...view, pods: [['x', 5, 'n0']] }, 'c')).toThrow(/pod row/);
+    expect(() => parseClusterView({ ...view, pods: [['x', 5, 'n0']] }, 'c')).toThrow(/pods\[0\]/);
   });
 
   it('syncPods: a re-list drops pods no longer listed, or listed but not kept, and their unused templates', () => {
@@ -113,12 +113,14 @@ describe('cluster view', () => {
       return { ...world, views };
     };
 
-    // Fresh (just published): the view decides — the pods go on n1 on paper, nothing launches.
+    // Fresh (just published): the view's pods decide — the pods go on n1 on paper, nothing launches
+    // (n1 is a live node: the provisioner lists the nodes once per pass, never every pod).
     const fresh = setup();
     const onView = await provisionerRun(parseInput(unschedulableEvent(pods)), { ...fresh.deps, views: fresh.views });
     expect(onView.placedOnExisting).toBe(5);
     expect(onView.launched).toHaveLength(0);
-    expect(fresh.w.kube.callsOf('listNodes')).toHaveLength(0);
+    expect(fresh.w.kube.callsOf('listNodes')).toHaveLength(1);
+    expect(fresh.w.kube.callsOf('listPods').every((c) => (c[0] as { unbound?: boolean })?.unbound)).toBe(true);
 
     // Too old: refused, listed live, n1 is full, one NodeClaim launches.
     const old = setup();
