@@ -71,7 +71,7 @@ const InterruptionRetention = Duration.seconds(300);
 /** 2 × the interruption function's timeout: 3 failed receives reach the DLQ (~2 min) before the 300 s retention drops the message. */
 const InterruptionVisibility = Duration.seconds(40);
 /** esbuild options of every function bundle (local esbuild, never Docker). */
-const BundlingOptions = {
+export const BundlingOptions = {
   format: nodejs.OutputFormat.ESM,
   target: 'node22',
   mainFields: ['module', 'main'],
@@ -81,8 +81,8 @@ const BundlingOptions = {
   sourcesContent: false,
   // Some dependencies are CommonJS and call require(): give ESM output a require.
   banner: "import { createRequire as __nfCreateRequire } from 'node:module'; const require = __nfCreateRequire(import.meta.url);",
-  // The nodejs22.x runtime provides AWS SDK v3; not bundling it keeps bundles small and synth fast.
-  externalModules: ['@aws-sdk/*'],
+  // The locked AWS SDK (package-lock.json, the one the tests run), not the runtime's own copy.
+  bundleAwsSDK: true,
   forceDockerBundling: false,
 } satisfies nodejs.BundlingOptions;
 

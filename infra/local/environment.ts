@@ -34,7 +34,8 @@ import { LocalCluster } from './kube/index.ts';
 import { LogTap } from './log.ts';
 import { importPart, invokerOf, RepoRoot, type Invoke, type MissingPart } from './functions.ts';
 import { FunctionPermissions, TerminationTaskPermissions, policyDocument, type PolicyStatementJson } from '../../shared/api/iam-policy.ts';
-import { LocalAuthorizer, type LocalPrincipal } from './iam/authorizer.ts';
+import { IamNotEnforced, LocalAuthorizer, type LocalPrincipal } from './iam/authorizer.ts';
+import { loadEvaluator } from './iam/evaluate.ts';
 import type { Scenario } from './scenario.ts';
 import { DynamoFaultProxy, InvocationCrashes, type FaultHooks } from './faults.ts';
 
@@ -219,7 +220,8 @@ export class LocalEnvironment {
       work: (fn) => this.clock.work(fn),
     });
     this.stops.push(() => this.bus.close());
-    this.authorizer = new LocalAuthorizer(this.principals());
+    this.authorizer = new LocalAuthorizer(this.principals(), await loadEvaluator());
+    if (!this.authorizer.enforced) this.log.warn(IamNotEnforced);
     const nodeRoleArn = this.nodeRoleArn();
     const profile = this.profileName();
     this.aws = new LocalAwsServer({

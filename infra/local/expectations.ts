@@ -8,6 +8,7 @@ import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { LocalEnvironment } from './environment.ts';
 import type { CountOrRangeT, ScenarioExpect } from './scenario.ts';
 import { podsMatch, type InterruptionFact } from './conditions.ts';
+import { IamNotEnforced, type LocalAuthorizer } from './iam/authorizer.ts';
 
 /** What the runner measured while the scenario ran. */
 export interface RunFacts {
@@ -217,19 +218,24 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     });
   }
   // Always: every local EC2/SSM call was allowed by the calling function's IAM policy (the policy the CDK stack deploys).
-  if (env.authorizer) {
-    const denials = env.authorizer.denials;
-    const calls = [...env.authorizer.allowed.values()].reduce((a, b) => a + b, 0);
-    out.push({
-      name: 'iam',
-      ok: denials.length === 0,
-      detail:
-        denials.length === 0
-          ? `${calls} EC2/SSM call(s), each allowed by its function's IAM policy`
-          : `${denials.length} call(s) denied: ${denials.slice(0, 3).map((d) => `${d.principal ?? '?'} ${d.action}: ${d.code}: ${d.message}`).join('; ')}`,
-    });
-  }
+  if (env.authorizer) out.push(iamCheck(env.authorizer));
   return out;
+}
+
+/** The `iam` check: every EC2/SSM call allowed by its caller's policy, or says IAM was not enforced. */
+export function iamCheck(authorizer: Pick<LocalAuthorizer, 'denials' | 'allowed' | 'enforced'>): CheckResult {
+  const denials = authorizer.denials;
+  const calls = [...authorizer.allowed.values()].reduce((a, b) => a + b, 0);
+  return {
+    name: 'iam',
+    ok: denials.length === 0,
+    detail:
+      denials.length === 0
+        ? authorizer.enforced
+          ? `${calls} EC2/SSM call(s), each allowed by its function's IAM policy`
+          : `${calls} EC2/SSM call(s) unchecked: ${IamNotEnforced}`
+        : `${denials.length} call(s) denied: ${denials.slice(0, 3).map((d) => `${d.principal ?? '?'} ${d.action}: ${d.code}: ${d.message}`).join('; ')}`,
+  };
 }
 
 function safeJson(s: string | undefined): any {

@@ -5,6 +5,7 @@ import { VirtualClock } from '../clock.ts';
 import { LocalEc2 } from './local-ec2.ts';
 import { LocalAwsServer, SpotRequestTagsOnOnDemandMessage } from './server.ts';
 import { LocalAuthorizer } from '../iam/authorizer.ts';
+import { evaluate } from '../iam/evaluate.ts';
 import { policyDocument, type Permission } from '../../../shared/api/iam-policy.ts';
 
 const prices: Record<string, number> = { 'c5a.2xlarge': 0.344, 'c5.2xlarge': 0.384, 'm5.2xlarge': 0.472 };
@@ -183,7 +184,7 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     const account = ec2.accountId;
     const nodeRoleArn = `arn:aws:iam::${account}:role/KarpenterNodeRole`;
     const policy = policyDocument(permissions, { partition: 'aws', region, account, clusterName: cluster, tableArn: `arn:aws:dynamodb:${region}:${account}:table/t`, nodeRoleArn, eventBusArn: `arn:aws:events:${region}:${account}:event-bus/b` });
-    const authorizer = new LocalAuthorizer(new Map([['provisioner-key', { name: 'provisioner', roleArn: `arn:aws:iam::${account}:role/provisioner`, policies: [policy] }]]));
+    const authorizer = new LocalAuthorizer(new Map([['provisioner-key', { name: 'provisioner', roleArn: `arn:aws:iam::${account}:role/provisioner`, policies: [policy] }]]), evaluate);
     server = new LocalAwsServer({ ec2, clusterName: cluster, authorizer, roleOfInstanceProfile: (p) => (p === 'KarpenterNodeInstanceProfile' ? nodeRoleArn : undefined) });
     url = await server.start();
     return authorizer;

@@ -6,8 +6,11 @@
  * the environment's account, region and ARNs. A denied call fails the way EC2 fails it
  * (`UnauthorizedOperation`, HTTP 403; SSM `AccessDeniedException`), naming action and resource.
  */
-import { evaluate, type IamRequest, type PolicyDocument } from './evaluate.ts';
+import { IamSimulatorPackage, type Decision, type Evaluate, type IamRequest, type PolicyDocument } from './evaluate.ts';
 import { authorizationRequests, type RequestContext } from './aws-requests.ts';
+
+/** The one line an environment without the IAM simulator says (its calls are not checked). */
+export const IamNotEnforced = `IAM not enforced: ${IamSimulatorPackage} (a devDependency) is not installed, so EC2/SSM calls are not checked against the functions' policies`;
 
 /** A caller: the role its calls are made as, and that role's identity policies. */
 export interface LocalPrincipal {
@@ -43,9 +46,18 @@ export class LocalAuthorizer {
    * during a run, so the same request gets the same decision (gc's DescribeInstances every minute,
    * a launch's subnets and images). Evaluation is CPU work on the event loop every function shares.
    */
-  private readonly decided = new Map<string, Awaited<ReturnType<typeof evaluate>>>();
+  private readonly decided = new Map<string, Decision>();
 
-  constructor(private readonly principals: ReadonlyMap<string, LocalPrincipal>) {}
+  /** @param evaluator policy evaluation (evaluate.ts `evaluate` / `loadEvaluator`); undefined: not enforced, every call of a known caller is let through (IamNotEnforced). */
+  constructor(
+    private readonly principals: ReadonlyMap<string, LocalPrincipal>,
+    private readonly evaluator: Evaluate | undefined,
+  ) {}
+
+  /** Whether calls are checked against the callers' policies. */
+  get enforced(): boolean {
+    return this.evaluator !== undefined;
+  }
 
   /**
    * Undefined when every authorization request of the call is allowed, else the first denial.
@@ -58,11 +70,14 @@ export class LocalAuthorizer {
       this.denials.push({ ...denial, action });
       return denial;
     }
-    for (const request of authorizationRequests(action, input, ctx)) {
+    const requests = authorizationRequests(action, input, ctx);
+    const evaluator = this.evaluator;
+    for (const request of requests) {
+      if (!evaluator) break; // not enforced (IamNotEnforced)
       const key = `${accessKeyId} ${JSON.stringify(request)}`;
       let decision = this.decided.get(key);
       if (decision === undefined) {
-        decision = await evaluate(principal.roleArn, principal.policies, request);
+        decision = await evaluator(principal.roleArn, principal.policies, request);
         this.decided.set(key, decision);
       }
       if (decision === 'Allowed') continue;

@@ -2,11 +2,16 @@
  * IAM policy evaluation for the embedded environment and the IAM simulation test, by an
  * independent implementation of AWS policy semantics: `@cloud-copilot/iam-simulate`.
  *
- * Licence: iam-simulate is AGPL-3.0. It is a devDependency, used only here (the embedded
- * environment and tests); nothing under functions/ or shared/ imports this folder, so it is never
- * in a Lambda bundle or the agent image (.dependency-cruiser.cjs `function-imports-no-infra`).
+ * Licence: iam-simulate is AGPL-3.0 and a devDependency. It is loaded at run time through a
+ * dynamic import of a computed specifier (loadEvaluator), so no bundle of an entry point contains
+ * it (test/unit/licences.test.ts) and an install without devDependencies runs the embedded
+ * environment without IAM enforcement, saying so (authorizer.ts IamNotEnforced).
  */
-import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import type * as IamSimulate from '@cloud-copilot/iam-simulate';
+import type { Simulation } from '@cloud-copilot/iam-simulate';
+
+/** The simulator's package (a devDependency, AGPL-3.0: never imported statically). */
+export const IamSimulatorPackage = '@cloud-copilot/iam-simulate';
 
 /** An IAM policy document (`Version` 2012-10-17). */
 export interface PolicyDocument {
@@ -62,11 +67,43 @@ function accountOf(arn: string, fallback: string): string {
   return parts.length > 4 && /^[0-9]{12}$/.test(parts[4]) ? parts[4] : fallback;
 }
 
+/** Evaluates one request for a principal (a role ARN) holding identity policies: `evaluate`'s shape. */
+export type Evaluate = (principal: string, policies: PolicyDocument[], request: IamRequest) => Promise<Decision>;
+
+const simulators = new Map<string, Promise<typeof IamSimulate | undefined>>();
+
+/** The simulator module, or undefined when `specifier` is not installed (any other load error is thrown). */
+function loadSimulator(specifier: string): Promise<typeof IamSimulate | undefined> {
+  let loaded = simulators.get(specifier);
+  if (!loaded) {
+    // A computed specifier: bundlers (esbuild) leave the import to run time instead of inlining the package.
+    loaded = (import(specifier) as Promise<typeof IamSimulate>).catch((err: unknown) => {
+      const e = err as { code?: string; message?: string };
+      if ((e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && e.message?.includes(`'${specifier}'`)) return undefined;
+      throw err;
+    });
+    simulators.set(specifier, loaded);
+  }
+  return loaded;
+}
+
+/**
+ * `evaluate` when the simulator package is installed (a checkout with devDependencies), else
+ * undefined. `specifier` is for tests only.
+ */
+export async function loadEvaluator(specifier: string = IamSimulatorPackage): Promise<Evaluate | undefined> {
+  return (await loadSimulator(specifier)) ? evaluate : undefined;
+}
+
 /**
  * Evaluates `request` for `principal` (a role ARN) holding the identity policies `policies`.
- * @throws IamSimulationError when the simulator cannot evaluate the request (the message names action and resource).
+ * @throws IamSimulationError when the simulator cannot evaluate the request (the message names
+ * action and resource), or is not installed.
  */
 export async function evaluate(principal: string, policies: PolicyDocument[], request: IamRequest): Promise<Decision> {
+  const simulator = await loadSimulator(IamSimulatorPackage);
+  if (!simulator) throw new IamSimulationError(`${request.action} on ${request.resource}: ${IamSimulatorPackage} (a devDependency) is not installed`);
+  const { runSimulation, runUnsafeSimulation } = simulator;
   const account = accountOf(principal, '000000000000');
   const simulation: Simulation = {
     identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy })),
