@@ -11,17 +11,27 @@
  *   (replacement launched and Initialized first, then the drain, within budgets; see `rebalance`);
  * - state change to stopping / stopped / shutting-down / terminated: the node is already going,
  *   so the termination runs with an immediate deadline (cutoff, terminate, delete Node, finish claim).
+ * The message is a claim, never a fact: one from another account or region than the stack's, or
+ * a Health event naming more than MaxHealthEventInstances instances, is refused whole
+ * (`messageRefusal`); before any termination the instance is confirmed with EC2 (it exists, is
+ * pending or running — or, for a state change, really is going —, carries this cluster's, the
+ * claim's NodePool's and the claim's tags, and is spot for a spot warning, reserved for a
+ * reservation interruption); no deadline is earlier than now + 2 minutes; the verified deadline is
+ * written on the claim (`noticeDeadlineEpochMs`) before the execution starts, the only way a
+ * termination's cutoff may come before the claim's own grace period. A refusal is one warn line and
+ * the message is acknowledged (never redelivered for ever).
  * Unknown instances are ignored (debug log). A claim already terminating is not ignored: a notice
  * that comes before its termination's deadline (or a termination with none) starts the next
  * attempt with the notice's deadline (`escalate`).
  */
 import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
-import type { BudgetCounter, Clock, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
+import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
 import { ConflictError, TransientError, ValidationError } from '../../shared/api/errors.ts';
 import { budgetStatus } from '../../shared/disruption/budgets.ts';
 import { hasRebalanceReplace } from '../../shared/disruption/rebalance.ts';
-import type { InterruptionMessage } from '../../shared/api/events/index.ts';
+import { accountOfArn, earliestNoticeDeadline, MaxHealthEventInstances, type InterruptionMessage } from '../../shared/api/events/index.ts';
+import { instanceDisagreement } from '../../shared/api/termination-target.ts';
 
 /**
  * How long an interrupted offering stays unavailable: Karpenter's unavailable-offerings TTL
@@ -41,6 +51,13 @@ export interface Log {
 
 export interface InterruptionDeps {
   store: NodeClaimStore;
+  /** EC2 (DescribeInstances): confirms the instance before any termination. */
+  cloud: Pick<CloudProvider, 'get'>;
+  /**
+   * The stack: its cluster, region (AWS_REGION) and the termination state machine's ARN, whose
+   * account is the stack's (shared/runtime env, passed as it is).
+   */
+  env: { clusterName: string; region: string; stateMachineArn?: string };
   /** Named as in shared/runtime Deps, so the runtime's deps can be passed as they are. */
   termination: TerminationStarter;
   unavailable: UnavailableOfferings;
@@ -57,9 +74,27 @@ export type InterruptionOutcome =
   | { instanceId: string; action: 'replacement-queued' }
   /** Opted-in rebalance the budget blocks now; marked all the same, a later run replaces it when a slot frees. */
   | { instanceId: string; action: 'budget-exhausted'; reason: string }
-  | { instanceId: string; action: 'terminate'; executionArn: string; deadlineEpochMs?: number };
+  | { instanceId: string; action: 'terminate'; executionArn: string; deadlineEpochMs?: number }
+  /** The message disagrees with EC2 or the claim: nothing done. */
+  | { instanceId: string; action: 'refused'; reason: string };
 
 const GoneStates = new Set(['stopping', 'stopped', 'shutting-down', 'terminated']);
+
+/**
+ * Why the whole message is refused, or undefined: its account or region is not the stack's (the
+ * account is the termination state machine ARN's; unknown = refused), or a Health event names
+ * more than MaxHealthEventInstances instances.
+ */
+export function messageRefusal(msg: InterruptionMessage, env: InterruptionDeps['env']): string | undefined {
+  const account = accountOfArn(env.stateMachineArn);
+  if (!account) return "the stack's account is unknown (no termination state machine ARN)";
+  if (msg.account !== account) return `account ${msg.account} is not the stack's (${account})`;
+  if (msg.region !== env.region) return `region ${msg.region} is not the stack's (${env.region})`;
+  if (msg.kind === 'ScheduledChange' && msg.instanceIds.length > MaxHealthEventInstances) {
+    return `health event names ${msg.instanceIds.length} instances, more than ${MaxHealthEventInstances}`;
+  }
+  return undefined;
+}
 
 /** @throws whatever the ports throw (TransientError …): the message is retried by SQS. */
 export async function handleMessage(msg: InterruptionMessage, deps: InterruptionDeps): Promise<InterruptionOutcome[]> {
@@ -76,20 +111,72 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
   }
   if (claim.phase === 'Terminated') return { instanceId, action: 'already-terminating' };
   const nowMs = deps.clock.now().getTime();
-  if (claim.phase === 'Terminating') return escalate(msg, claim, instanceId, nowMs, deps);
+  const terminating = claim.phase === 'Terminating';
+  if (msg.kind === 'RebalanceRecommendation') return terminating ? { instanceId, action: 'already-terminating' } : rebalance(msg, claim, instanceId, nowMs, deps);
+  if (msg.kind === 'StateChange' && (!msg.state || !GoneStates.has(msg.state))) return terminating ? { instanceId, action: 'already-terminating' } : { instanceId, action: 'ignored-state' };
+  // The termination already got as far as TerminateInstances (its own state-change events come back here).
+  if (terminating && isTrue(claim, 'InstanceTerminating')) return { instanceId, action: 'already-terminating' };
+  const refusal = await ec2Refusal(msg, claim, instanceId, deps);
+  if (refusal) {
+    deps.log.warn('interruption message refused', { kind: msg.kind, instanceId, NodeClaim: claim.name, eventId: msg.eventId, reason: refusal });
+    return { instanceId, action: 'refused', reason: refusal };
+  }
+  if (terminating) return escalate(msg, claim, instanceId, nowMs, deps);
 
-  switch (msg.kind) {
-    case 'SpotInterruption':
-    case 'CapacityReservationInterruption':
-      await markInterruptedOffering(msg, claim, nowMs, deps);
-      return start(msg, claim, instanceId, msg.noticeDeadlineEpochMs, deps);
-    case 'ScheduledChange':
-      return start(msg, claim, instanceId, scheduledChangeDeadline(msg, claim, nowMs), deps);
-    case 'StateChange':
-      if (!msg.state || !GoneStates.has(msg.state)) return { instanceId, action: 'ignored-state' };
-      return start(msg, claim, instanceId, nowMs, deps);
-    case 'RebalanceRecommendation':
-      return rebalance(msg, claim, instanceId, nowMs, deps);
+  const deadline = noticeDeadline(msg, claim, nowMs);
+  if (msg.kind === 'SpotInterruption' || msg.kind === 'CapacityReservationInterruption') await markInterruptedOffering(msg, claim, nowMs, deps);
+  const noted = await recordNotice(claim, deadline, deps);
+  return start(msg, noted, instanceId, deadline, deps);
+}
+
+/**
+ * Why EC2 does not bear the message out, or undefined when it does: the instance must carry this
+ * cluster's, the claim's NodePool's and the claim's tags; a state change to stopping / stopped /
+ * shutting-down / terminated must be what EC2 says (or the instance is gone); any other notice
+ * needs the instance pending or running, spot for a spot warning (never for an on-demand claim),
+ * reserved for a capacity reservation interruption.
+ */
+async function ec2Refusal(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, deps: InterruptionDeps): Promise<string | undefined> {
+  const inst = await deps.cloud.get(instanceId);
+  const tags = inst && instanceDisagreement(claim, inst, deps.env.clusterName);
+  if (msg.kind === 'StateChange') {
+    if (inst && !GoneStates.has(inst.state)) return `EC2 says instance ${instanceId} is ${inst.state}, not ${msg.state}`;
+    return tags || undefined;
+  }
+  if (!inst) return `EC2 does not know instance ${instanceId}`;
+  if (inst.state !== 'pending' && inst.state !== 'running') return `EC2 says instance ${instanceId} is ${inst.state}`;
+  if (tags) return tags;
+  const wanted = msg.kind === 'SpotInterruption' ? 'spot' : msg.kind === 'CapacityReservationInterruption' ? 'reserved' : undefined;
+  if (wanted && (inst.capacityType !== wanted || (claim.capacityType && claim.capacityType !== wanted))) {
+    return `${msg.kind} for nodeclaim ${claim.name}, which is ${claim.capacityType ?? inst.capacityType} (EC2: ${inst.capacityType})`;
+  }
+  return undefined;
+}
+
+/**
+ * The deadline a verified notice sets (epoch ms; undefined = none): spot and reservation
+ * interruptions at their notice, a scheduled change by scheduledChangeDeadline, a state change to
+ * a going state now — never earlier than now + 2 minutes except that last one (EC2 confirmed it).
+ */
+function noticeDeadline(msg: InterruptionMessage, claim: NodeClaim, nowMs: number): number | undefined {
+  if (msg.kind === 'StateChange') return nowMs;
+  const d = msg.kind === 'ScheduledChange' ? scheduledChangeDeadline(msg, claim, nowMs) : (msg.noticeDeadlineEpochMs ?? earliestNoticeDeadline(nowMs));
+  return d === undefined ? undefined : Math.max(d, earliestNoticeDeadline(nowMs));
+}
+
+/**
+ * Writes the verified deadline on the claim (`noticeDeadlineEpochMs`, the earlier of the one there
+ * and this one) before the execution starts: the termination tasks honour a deadline shorter than
+ * the claim's grace period only from there. Returns the claim as stored.
+ * @throws TransientError when another writer moved the claim on (SQS redelivers).
+ */
+async function recordNotice(claim: NodeClaim, deadline: number | undefined, deps: InterruptionDeps): Promise<NodeClaim> {
+  if (deadline === undefined || (claim.noticeDeadlineEpochMs !== undefined && claim.noticeDeadlineEpochMs <= deadline)) return claim;
+  try {
+    return await deps.store.update({ ...claim, noticeDeadlineEpochMs: deadline });
+  } catch (err) {
+    if (err instanceof ConflictError) throw new TransientError(`nodeclaim ${claim.name} changed while recording its interruption notice`, { cause: err });
+    throw err;
   }
 }
 
@@ -102,14 +189,7 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
  * (every task is re-entrant). Otherwise the running termination already covers it.
  */
 async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, nowMs: number, deps: InterruptionDeps): Promise<InterruptionOutcome> {
-  const deadline =
-    msg.kind === 'SpotInterruption' || msg.kind === 'CapacityReservationInterruption'
-      ? msg.noticeDeadlineEpochMs
-      : msg.kind === 'ScheduledChange'
-        ? scheduledChangeDeadline(msg, claim, nowMs)
-        : msg.kind === 'StateChange' && msg.state && GoneStates.has(msg.state)
-          ? nowMs
-          : undefined;
+  const deadline = msg.kind === 'RebalanceRecommendation' ? undefined : noticeDeadline(msg, claim, nowMs);
   const t = claim.termination;
   const current = t?.deadlineEpochMs;
   // The termination already got as far as TerminateInstances (its own state-change events come back here).
@@ -121,10 +201,12 @@ async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: 
   // in Cordon), then record the earlier deadline so later notices compare against it. Recording
   // first left a crash between the two with the deadline on the claim — so a redelivery found the
   // claim "already terminating" — and no execution carrying it out.
-  const out = await start(msg, claim, instanceId, deadline, deps, { attempt, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}) });
+  // The verified notice goes on the claim before the execution starts (the tasks obey it only from there).
+  const noted = await recordNotice(claim, deadline, deps);
+  const out = await start(msg, noted, instanceId, deadline, deps, { attempt, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}) });
   try {
     await deps.store.update({
-      ...claim,
+      ...noted,
       termination: { attempt, reason: 'interruption', deadlineEpochMs: deadline, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}), startedAt: t?.startedAt ?? nowIso, heartbeatAt: nowIso, failures: t?.failures ?? 0, ...(t?.ended ? { ended: t.ended } : {}) },
     });
   } catch (err) {

@@ -4,7 +4,8 @@
  * interruption). Each record is parsed with zod (shared/api/events); a malformed record is
  * reported in the partial batch response so SQS redelivers it and, after maxReceiveCount, moves it
  * to the DLQ. A record whose handling throws (throttling …) is reported too; everything else is
- * acknowledged, unknown kinds and unknown instances included.
+ * acknowledged, unknown kinds, unknown instances and refused messages (another account or region,
+ * a notice EC2 does not bear out: one warn line each) included.
  */
 import type { Context } from 'aws-lambda';
 import { ZodError } from 'zod';
@@ -17,7 +18,7 @@ import {
   type SqsBatchResponse,
   type SqsEvent,
 } from '../../shared/api/events/index.ts';
-import { handleMessage, type InterruptionDeps, type InterruptionOutcome } from './handle-message.ts';
+import { handleMessage, messageRefusal, type InterruptionDeps, type InterruptionOutcome } from './handle-message.ts';
 
 export { SqsEventSchema as InputSchema } from '../../shared/api/events/index.ts';
 export type { InterruptionDeps } from './handle-message.ts';
@@ -25,7 +26,8 @@ export type { InterruptionDeps } from './handle-message.ts';
 /** Per-record result, for logs and tests. */
 export interface RecordResult {
   messageId: string;
-  status: 'handled' | 'ignored' | 'malformed' | 'failed';
+  /** refused: the message is not the stack's (account, region) or names too many instances; acknowledged, not redelivered. */
+  status: 'handled' | 'ignored' | 'malformed' | 'failed' | 'refused';
   outcomes?: InterruptionOutcome[];
   error?: string;
 }
@@ -61,6 +63,11 @@ async function handleRecord(messageId: string, body: string, deps: InterruptionD
     deps.log.debug('ignoring health event outside EC2 scheduled changes', { messageId });
     return { messageId, status: 'ignored' };
   }
+  const refusal = messageRefusal(msg, deps.env);
+  if (refusal) {
+    deps.log.warn('interruption message refused', { messageId, kind: msg.kind, eventId: msg.eventId, reason: refusal });
+    return { messageId, status: 'refused', error: refusal };
+  }
   try {
     return { messageId, status: 'handled', outcomes: await handleMessage(msg, deps) };
   } catch (err) {
@@ -94,6 +101,8 @@ export const handler = (() => {
         async (e: SqsEvent, deps: Deps) => {
           const r = await run(e, {
             store: deps.store,
+            cloud: deps.cloud,
+            env: deps.env,
             termination: requireTermination(deps),
             unavailable: deps.unavailable,
             kube: deps.kube,

@@ -1,30 +1,31 @@
 /**
- * Task Cordon: resolves the node and instance from the NodeClaim, marks the claim Terminating with
- * its disruption reason and records the termination on it (`termination`: what gc needs to carry
- * it on if this execution ends unfinished), then taints the node karpenter.sh/disrupted:NoSchedule and cordons it
- * (Karpenter node/termination/controller.go). Re-entrant: an already tainted and cordoned node is
- * left as is; a missing node or claim is fine.
+ * Task Cordon: checks the target against the stored NodeClaim (functions/termination/target.ts:
+ * the claim exists, the input names its own node and instance, the live Node and the instance's
+ * tags agree; otherwise TargetRefusedError and the execution ends Refused, nothing touched), marks
+ * the claim Terminating with its disruption reason and records the termination on it
+ * (`termination`: what gc needs to carry it on if this execution ends unfinished, with the
+ * deadline the record allows), then taints the node karpenter.sh/disrupted:NoSchedule and cordons
+ * it (Karpenter node/termination/controller.go). Re-entrant: an already tainted and cordoned node
+ * is left as is; a node that never registered or is gone is fine.
  */
 import { taskHandler } from './lambda.ts';
 import { NotFoundError } from '../../shared/api/errors.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
 import { TaskInputSchema, type TaskInput, type Target, type TerminationDeps } from './schemas.ts';
 import { recordTermination, updateClaim } from './claims.ts';
+import { verifiedTarget } from './target.ts';
 
 export { recordTermination };
 
 export { TaskInputSchema as InputSchema };
 
-/** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log'>): Promise<Target> {
+/** @throws TargetRefusedError; whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'cloud' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<Target> {
   const now = deps.clock.now().toISOString();
-  const claim = await updateClaim(deps.store, input.nodeClaim, (c) => recordTermination(c, input, now));
-  const nodeName = input.nodeName ?? claim?.nodeName ?? null;
-  const instanceId = input.instanceId ?? claim?.instanceId ?? null;
-  if (!nodeName) return { nodeName, instanceId, nodeFound: false };
+  const { nodeName, instanceId, node } = await verifiedTarget('Cordon', input, deps, { node: true, instance: true, record: true });
+  await updateClaim(deps.store, input.nodeClaim, (c) => recordTermination(c, input, now));
+  if (!nodeName || !node) return { nodeName, instanceId, nodeFound: false };
 
-  const node = await deps.kube.getNode(nodeName);
-  if (!node) return { nodeName, instanceId, nodeFound: false };
   const taints = node.spec?.taints ?? [];
   const tainted = taints.some((t) => t.key === TaintDisrupted.key && t.effect === TaintDisrupted.effect);
   if (tainted && node.spec?.unschedulable) return { nodeName, instanceId, nodeFound: true };

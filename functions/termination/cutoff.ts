@@ -6,7 +6,10 @@
  * node is deleted regardless; KC pkg/apis/v1/nodepool.go TerminationGracePeriod).
  */
 import { taskHandler } from './lambda.ts';
-import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
+import { TargetRefusedError } from '../../shared/api/errors.ts';
+import { terminationDeadline } from '../../shared/api/termination-target.ts';
+import { verifiedTarget } from './target.ts';
 import { classifyPod, podKey } from './drain-plan.ts';
 
 export { TaskInputSchema as InputSchema };
@@ -16,9 +19,20 @@ export interface CutoffResult {
   deletedCount: number;
 }
 
-/** @throws whatever the ports throw; the state machine's Catch still goes on to TerminateInstance. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'log'>): Promise<CutoffResult> {
-  const { nodeName } = resolveTarget(input);
+/**
+ * Acts only on the claim's node (checked live) and only once the deadline the claim's record
+ * allows has passed (terminationDeadline), whatever the input says.
+ * @throws TargetRefusedError (ends the execution Refused); whatever the ports throw (the state machine's Catch still goes on to TerminateInstance).
+ */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<CutoffResult> {
+  const nowMs = deps.clock.now().getTime();
+  const { claim, nodeName } = await verifiedTarget('Cutoff', input, deps, { node: true });
+  const deadline = terminationDeadline(claim, input.deadlineEpochMs, nowMs);
+  if (deadline === undefined || nowMs < deadline) {
+    const reason = `nodeclaim ${claim.name}: the deadline its record allows ${deadline === undefined ? 'is none' : `is ${new Date(deadline).toISOString()}`}, not passed`;
+    deps.log?.info('termination refused', { task: 'Cutoff', NodeClaim: input.nodeClaim, reason });
+    throw new TargetRefusedError(reason);
+  }
   if (!nodeName) return { deleted: [], deletedCount: 0 };
   const pods = (await deps.kube.listPods({ nodeName })).filter((p) => {
     const role = classifyPod(p);

@@ -1,6 +1,7 @@
-/** Task DeleteNode: deletes the Node object once the instance is going away. A node already gone is fine. */
+/** Task DeleteNode: deletes the claim's Node object once the instance is going away. */
 import { taskHandler } from './lambda.ts';
-import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
+import { verifiedTarget } from './target.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -8,10 +9,13 @@ export interface DeleteNodeResult {
   nodeName: string | null;
 }
 
-/** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'log'>): Promise<DeleteNodeResult> {
-  const { nodeName } = resolveTarget(input);
-  if (nodeName) {
+/**
+ * Deletes the claim's node only, checked live against the claim (a node already gone is fine).
+ * @throws TargetRefusedError; whatever the ports throw (TransientError …) for the state machine's Retry.
+ */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<DeleteNodeResult> {
+  const { nodeName, node } = await verifiedTarget('DeleteNode', input, deps, { node: true });
+  if (nodeName && node) {
     await deps.kube.deleteNode(nodeName);
     deps.log?.info('deleted node', { Node: nodeName, NodeClaim: input.nodeClaim });
   }

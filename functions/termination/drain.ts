@@ -6,7 +6,9 @@
  * returns `retryAfterSeconds` for the WaitForDrain state.
  */
 import { taskHandler } from './lambda.ts';
-import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
+import { terminationDeadline } from '../../shared/api/termination-target.ts';
+import { verifiedTarget } from './target.ts';
 import { drainWaitSeconds, MaxDrainLoopsPerExecution, planDrain, podKey, TerminationHeartbeatSeconds } from './drain-plan.ts';
 import { updateClaim } from './claims.ts';
 
@@ -15,12 +17,16 @@ export { TaskInputSchema as InputSchema };
 /** Names listed in the result (the history stays small; counts are exact). */
 const ListedPods = 10;
 
-/** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store'>): Promise<DrainResult> {
+/**
+ * The node and the deadline come from the claim (the live Node checked against it each round); the
+ * input's deadline is a request (terminationDeadline).
+ * @throws TargetRefusedError; whatever the ports throw (TransientError …) for the state machine's Retry.
+ */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName'>): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
-  const { nodeName } = resolveTarget(input);
-  const deadline = input.deadlineEpochMs ?? undefined;
   const nowMs = deps.clock.now().getTime();
+  const { claim, nodeName } = await verifiedTarget('Drain', input, deps, { node: true, record: true });
+  const deadline = terminationDeadline(claim, input.deadlineEpochMs, nowMs);
   const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false };
   if (!nodeName) return { done: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
   await heartbeat(input, deps, nowMs);

@@ -29,6 +29,7 @@ export function taskHandler<O>(name: string, run: (input: TaskInput, deps: Termi
             cloud: deps.cloud,
             store: deps.store,
             clock: deps.clock,
+            clusterName: deps.env.clusterName,
             log: deps.log,
             budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, deps.env.tableName, deps.env.clusterName),
           }),

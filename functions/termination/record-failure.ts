@@ -17,6 +17,8 @@
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { recordTermination, updateClaim } from './claims.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { requestDisagreement, terminationDeadline } from '../../shared/api/termination-target.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -50,8 +52,11 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
   const lastError = input.ending === 'continued' ? undefined : caught ? `${caught.Error}: ${caught.Cause ?? ''}`.slice(0, 1024) : 'unknown error';
   const ended: 'failed' | 'continued' | undefined = input.ending === 'continued' ? 'continued' : input.error ? 'failed' : undefined;
   let recorded = false;
+  let stored: NodeClaim | undefined;
   try {
-    recorded = !!(await updateClaim(deps.store, input.nodeClaim, (claim) => {
+    stored = await updateClaim(deps.store, input.nodeClaim, (claim) => {
+      // An input naming another target than the claim's records nothing (the tasks refuse it).
+      if (requestDisagreement(claim, input)) return undefined;
       // An attempt whose Cordon never succeeded (it failed, then the deadline sent it straight to
       // the cutoff) has not recorded itself yet: record it now, so the claim is Terminating and gc
       // carries the failed attempt on (otherwise nothing ever looked at it again: chaos seed 14).
@@ -63,11 +68,14 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' 
           : {};
       if (lastError === undefined || c.lastError === lastError) return Object.keys(endRecord).length ? { ...c, ...endRecord } : c === claim ? undefined : c;
       return { ...c, lastError, ...endRecord };
-    }));
+    });
+    recorded = !!stored && !requestDisagreement(stored, input);
   } catch {
     recorded = false;
+    stored = await deps.store.get(input.nodeClaim).catch(() => undefined);
   }
-  const deadline = input.deadlineEpochMs;
+  // The deadline the claim's record allows (the input's is a request); no claim: none.
+  const deadline = stored ? terminationDeadline(stored, input.deadlineEpochMs, nowMs) : undefined;
   const secondsUntilDeadline = deadline == null ? null : Math.max(0, Math.ceil((deadline - nowMs) / 1000));
   const failures = (input.failure?.failures ?? 0) + (input.drainError && !input.error && !ended ? 1 : 0);
   const base = failures > FailuresBeforeSlowRetry ? DrainFailureSlowRetrySeconds : DrainFailureRetrySeconds;

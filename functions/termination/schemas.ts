@@ -12,7 +12,10 @@ export const TerminationInputSchema = z.object({
   nodeName: z.string().nullish(),
   instanceId: z.string().nullish(),
   reason: z.enum(['consolidation', 'drift', 'expiration', 'interruption', 'emptiness', 'manual', 'gc']),
-  /** Epoch ms; absent = wait for the drain forever. */
+  /**
+   * Epoch ms, a request: obeyed only as far as the claim's record allows
+   * (shared/api/termination-target.ts terminationDeadline); absent = no deadline beyond a verified notice.
+   */
   deadlineEpochMs: z.number().nullish(),
   budgetNodePool: z.string().nullish(),
   /** Which execution of the claim's termination this is (1 when absent). */
@@ -20,7 +23,11 @@ export const TerminationInputSchema = z.object({
 });
 export type TerminationState = z.infer<typeof TerminationInputSchema>;
 
-/** Cordon's result, at `$.target`: what the later tasks act on. */
+/**
+ * Cordon's result, at `$.target`: for the history and the status CLI only. No task acts on it
+ * (it is part of the execution state a StartExecution could forge): each reads its target from
+ * the claim (functions/termination/target.ts).
+ */
 export const TargetSchema = z.object({
   nodeName: z.string().nullable(),
   instanceId: z.string().nullable(),
@@ -83,6 +90,8 @@ export interface TerminationDeps {
   store: NodeClaimStore;
   budgets: BudgetCounter;
   clock: Clock;
+  /** This stack's cluster (NODEFLEET_CLUSTER_NAME): instances must carry its tag; the claim's own `cluster` when absent. */
+  clusterName?: string;
   /** Structured log (Karpenter's termination log lines); optional so tests may omit it. */
   log?: TaskLog;
 }
@@ -93,10 +102,3 @@ export interface TaskLog {
   info(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** The node and instance to act on: Cordon's resolution, else the execution input. */
-export function resolveTarget(input: TaskInput): { nodeName: string | null; instanceId: string | null } {
-  return {
-    nodeName: input.target?.nodeName ?? input.nodeName ?? null,
-    instanceId: input.target?.instanceId ?? input.instanceId ?? null,
-  };
-}

@@ -5,7 +5,8 @@
  */
 import { taskHandler } from './lambda.ts';
 import { setCondition } from '../../shared/api/nodeclaim.ts';
-import { TaskInputSchema, type TaskInput, type TerminationDeps, resolveTarget } from './schemas.ts';
+import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
+import { verifiedTarget } from './target.ts';
 import { updateClaim } from './claims.ts';
 
 export { TaskInputSchema as InputSchema };
@@ -22,14 +23,14 @@ export interface TerminateInstanceResult {
 
 const Gone = new Set(['shutting-down', 'terminated']);
 
-/** @throws whatever the ports throw (TransientError …) for the state machine's Retry. */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock' | 'log'>): Promise<TerminateInstanceResult> {
-  // Cordon resolves the target; when it never succeeded (the deadline sent the execution straight
-  // to the cutoff) and the input names no instance, the claim does — never "no instance, done"
-  // while one runs.
-  const instanceId = resolveTarget(input).instanceId ?? (await deps.store.get(input.nodeClaim))?.instanceId ?? null;
+/**
+ * Terminates the claim's instance only, and only when its tags name this cluster, the claim's
+ * NodePool and the claim (never the input's instanceId).
+ * @throws TargetRefusedError; whatever the ports throw (TransientError …) for the state machine's Retry.
+ */
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<TerminateInstanceResult> {
+  const { instanceId, instance: before } = await verifiedTarget('TerminateInstance', input, deps, { instance: true, record: true });
   if (!instanceId) return { done: true, retryAfterSeconds: 0, state: 'gone' };
-  const before = await deps.cloud.get(instanceId);
   if (!before || Gone.has(before.state)) return { done: true, retryAfterSeconds: 0, state: before?.state ?? 'gone' };
 
   const now = deps.clock.now().toISOString();

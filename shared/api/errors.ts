@@ -33,3 +33,10 @@ export class TransientError extends NodefleetError {}
 
 /** A disruption budget has no free slot. */
 export class BudgetExhaustedError extends NodefleetError {}
+
+/**
+ * A termination refused: its input names a target the stored NodeClaim does not, there is no
+ * claim, or the live Node / the instance's tags disagree with the claim. Permanent (no Retry); the
+ * termination state machine ends in its Refused state with this name (statemachines/termination.asl.json).
+ */
+export class TargetRefusedError extends NodefleetError {}

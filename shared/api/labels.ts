@@ -72,3 +72,8 @@ export const TaintUnregistered = { key: 'karpenter.sh/unregistered', effect: 'No
 
 /** Label domains reserved to Karpenter/nodefleet: users may not set labels there in NodePool templates. */
 export const RestrictedLabelDomains = ['karpenter.sh', 'karpenter.k8s.aws', 'kubernetes.io', 'k8s.io'];
+
+/** Instance tag: nodefleet's own cluster ownership tag (value = cluster name), set at launch (shared/aws/ec2.ts launchTags). */
+export const TagNodefleetCluster = 'nodefleet.io/cluster';
+/** Instance tag: the NodeClaim the instance was launched for (Karpenter's key), set at launch. */
+export const TagNodeClaim = 'karpenter.sh/nodeclaim';

@@ -83,6 +83,12 @@ export const NodeClaimSchema = z.object({
   expireAt: z.string().optional(),
   /** terminationGracePeriod in seconds, copied from the NodePool at creation. */
   terminationGracePeriodSeconds: z.number().optional(),
+  /**
+   * Epoch ms: when EC2 takes the instance away, as the interruption handler verified it with EC2
+   * (functions/interruption) and wrote it here before starting the termination. The only way a
+   * termination's deadline comes before the claim's terminationGracePeriod (shared/api/termination-target.ts).
+   */
+  noticeDeadlineEpochMs: z.number().optional(),
   /** Optimistic-lock version: every write is conditional on it. */
   version: z.number().int().default(0),
   /** The pods the claim was created for (namespace/name), for logs and idempotency. */
@@ -106,8 +112,12 @@ export const NodeClaimSchema = z.object({
       startedAt: z.string(),
       /** RFC 3339, last sign of life of the current attempt (Cordon, then Drain at least every TerminationHeartbeatSeconds). */
       heartbeatAt: z.string().optional(),
-      /** The attempt that ended without finishing, and how: failed (Fail state) or continued (history limit near: go on as a new execution). */
-      ended: z.object({ attempt: z.number().int().min(1), outcome: z.enum(['failed', 'continued']), at: z.string() }).optional(),
+      /**
+       * The attempt that ended without finishing, and how: failed (Fail state), continued (history
+       * limit near: go on as a new execution) or refused (the claim disagrees with its live Node or
+       * instance: every attempt would be refused, so gc does not carry it on).
+       */
+      ended: z.object({ attempt: z.number().int().min(1), outcome: z.enum(['failed', 'continued', 'refused']), at: z.string() }).optional(),
       /** Attempts that failed so far (gc backs off restarting by it). */
       failures: z.number().int().min(0).default(0),
     })

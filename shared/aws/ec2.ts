@@ -49,7 +49,7 @@ import type { Taint } from '../api/kube.ts';
 import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
 import { parseQuantity } from '../api/quantity.ts';
-import { LabelNodePool, TaintUnregistered } from '../api/labels.ts';
+import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
@@ -61,9 +61,9 @@ export const MaxLaunchInstanceTypes = 60;
 /** Tag keys nodefleet writes on instances, volumes and fleets (Karpenter's keys plus our own cluster tag). */
 export const Tags = {
   /** nodefleet's ownership tag: gc and list() only consider instances with this tag = cluster name. */
-  cluster: 'nodefleet.io/cluster',
+  cluster: TagNodefleetCluster,
   nodePool: NodePoolTagKey,
-  nodeClaim: 'karpenter.sh/nodeclaim',
+  nodeClaim: TagNodeClaim,
   nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
   eksClusterName: EksClusterNameTagKey,
   /** `kubernetes.io/cluster/<name>` = owned (what the AWS cloud controller expects). */

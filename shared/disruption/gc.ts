@@ -207,6 +207,8 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
   if (!t) return undefined;
   let reason: 'failed' | 'continued' | 'stale' | undefined;
   if (t.ended?.attempt === t.attempt) {
+    // A refused attempt (its claim disagrees with the live Node or instance) would be refused again.
+    if (t.ended.outcome === 'refused') return undefined;
     if (t.ended.outcome === 'continued') reason = 'continued';
     else if (t.deadlineEpochMs !== undefined && nowMs >= t.deadlineEpochMs) reason = 'failed';
     else if (secondsSince(t.ended.at, nowMs) >= restartBackoffSeconds(t.failures)) reason = 'failed';

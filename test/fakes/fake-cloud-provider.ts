@@ -170,7 +170,8 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
       capacityType,
       state: this.opts.launchState ?? 'running',
       launchTime: this.clock.now().toISOString(),
-      tags: { ...this.opts.tags, 'karpenter.sh/nodeclaim': claim.name, 'karpenter.sh/nodepool': claim.nodePool },
+      // as shared/aws/ec2.ts launchTags: the cluster, the NodePool and the NodeClaim
+      tags: { 'nodefleet.io/cluster': claim.cluster, ...this.opts.tags, 'karpenter.sh/nodeclaim': claim.name, 'karpenter.sh/nodepool': claim.nodePool },
       privateDnsName: fakePrivateDnsName(++this.dnsSeq),
     });
     const priceUsdPerHour = this.opts.priceUsdPerHour?.(o);

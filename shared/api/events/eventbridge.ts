@@ -128,10 +128,35 @@ export interface InterruptionMessage {
   noticeDeadlineEpochMs?: number;
   /** Health eventTypeCode / spot instance-action, for logs. */
   detail?: string;
+  /** The envelope's account and region: the handler refuses any but the stack's own. */
+  account: string;
+  region: string;
 }
 
 /** The spot interruption notice: EC2 reclaims the instance two minutes after the warning (EC2 User Guide). */
 export const SpotNoticeSeconds = 120;
+
+/**
+ * The earliest deadline a notice may set, whatever the message's times say: AWS's two-minute
+ * notice from now (a message dated in the past, or naming a start already passed, cannot make a
+ * cutoff immediate). Epoch ms.
+ */
+export function earliestNoticeDeadline(nowMs: number): number {
+  return nowMs + SpotNoticeSeconds * 1000;
+}
+
+/**
+ * Instances one AWS Health event may name: a message naming more is refused as a whole (a real
+ * EC2 scheduled change names the few instances of one maintenance event; one forged message must
+ * not drain a fleet).
+ */
+export const MaxHealthEventInstances = 50;
+
+/** The account id of an ARN (`arn:<partition>:<service>:<region>:<account>:…`), or undefined. */
+export function accountOfArn(arn: string | undefined): string | undefined {
+  const account = arn?.split(':')[4];
+  return account && /^[0-9]{12}$/.test(account) ? account : undefined;
+}
 
 /** `i-…` from an instance ARN (`arn:aws:ec2:<region>:<account>:instance/i-…`) or a bare id; undefined otherwise. */
 export function instanceIdFrom(value: string): string | undefined {
@@ -144,7 +169,7 @@ export function instanceIdFrom(value: string): string | undefined {
  * change (the rule should not deliver those; they are acknowledged as no-ops).
  */
 export function toInterruptionMessage(e: InterruptionEvent): InterruptionMessage | undefined {
-  const base = { eventId: e.id, timeEpochMs: Date.parse(e.time) };
+  const base = { eventId: e.id, timeEpochMs: Date.parse(e.time), account: e.account, region: e.region };
   switch (e['detail-type']) {
     case DetailTypeSpotInterruption:
       return { ...base, kind: 'SpotInterruption', instanceIds: [e.detail['instance-id']], noticeDeadlineEpochMs: base.timeEpochMs + SpotNoticeSeconds * 1000, detail: e.detail['instance-action'] };

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { run, type InterruptionDeps } from '../../../functions/interruption/handler.ts';
 import { AnnotationRebalanceRecommendedAt, InterruptedOfferingTtlSeconds } from '../../../functions/interruption/handle-message.ts';
-import { SqsEventSchema, type SqsEvent } from '../../../shared/api/events/index.ts';
+import { MaxHealthEventInstances, SqsEventSchema, type SqsEvent } from '../../../shared/api/events/index.ts';
 import { TransientError } from '../../../shared/api/errors.ts';
 import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
-import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
+import { fakeWorld, nodeClaim, type FakeWorld as FakeWorldT } from '../../fakes/index.ts';
 
 const InstanceId = 'i-0abc1234def567890';
 const fixture = (name: string): Record<string, any> => JSON.parse(readFileSync(new URL(`../../fixtures/events/${name}.json`, import.meta.url), 'utf8'));
@@ -14,7 +14,7 @@ const sqs = (...bodies: (string | object)[]): SqsEvent =>
     Records: bodies.map((b, i) => ({ ...fixture('sqs-record-wrapping').Records[0], messageId: `m-${i + 1}`, body: typeof b === 'string' ? b : JSON.stringify(b) })),
   });
 
-function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalanceReplace?: boolean; budgets?: { nodes: string; schedule?: string; duration?: string }[]; tgpSeconds?: number; now?: string } = {}) {
+function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalanceReplace?: boolean; budgets?: { nodes: string; schedule?: string; duration?: string }[]; tgpSeconds?: number; now?: string; region?: string; instanceTags?: Record<string, string> } = {}) {
   const w = fakeWorld({ start: opts.now ?? '2026-03-10T12:00:05Z' });
   w.store.put(
     nodeClaim({
@@ -41,8 +41,18 @@ function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalan
   ]);
   const logs: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
   const log = (level: string) => (message: string, fields?: Record<string, unknown>) => void logs.push({ level, message, fields });
+  // The instance as EC2 describes it: launched by nodefleet for this claim (shared/aws/ec2.ts launchTags).
+  w.cloud.addInstance({
+    instanceId: InstanceId,
+    instanceType: 'm5.xlarge',
+    zone: 'us-east-2a',
+    capacityType: opts.capacityType ?? 'spot',
+    tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'spot', 'karpenter.sh/nodeclaim': 'spot-abc12', ...opts.instanceTags },
+  });
   const deps: InterruptionDeps = {
     store: w.store,
+    cloud: w.cloud,
+    env: { clusterName: 'test', region: opts.region ?? 'us-east-2', stateMachineArn: `arn:aws:states:${opts.region ?? 'us-east-2'}:123456789012:stateMachine:termination` },
     termination: w.starter,
     unavailable: w.unavailable,
     kube: w.kube,
@@ -59,8 +69,10 @@ describe('interruption handler with the real AWS sample events', () => {
     const res = await run(SqsEventSchema.parse(fixture('sqs-record-wrapping')), deps);
     expect(res.batchItemFailures).toEqual([]);
     expect(w.starter.started).toEqual([
-      { nodeClaim: 'spot-abc12', instanceId: InstanceId, nodeName: 'ip-10-0-0-1.us-east-2.compute.internal', reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:00Z') },
+      { nodeClaim: 'spot-abc12', instanceId: InstanceId, nodeName: 'ip-10-0-0-1.us-east-2.compute.internal', reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:05Z') },
     ]);
+    // never earlier than now + 2 minutes (max(now + 120 s, time + 120 s)); written on the claim before the start
+    expect(w.store.peek('spot-abc12')?.noticeDeadlineEpochMs).toBe(Date.parse('2026-03-10T12:02:05Z'));
     const now = Date.parse('2026-03-10T12:00:05Z') / 1000;
     expect(w.unavailable.all()).toEqual([{ instanceType: 'm5.xlarge', zone: 'us-east-2a', capacityType: 'spot', reason: 'SpotInterruption', untilEpochSeconds: now + InterruptedOfferingTtlSeconds }]);
     expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 179)).toBe(true);
@@ -76,10 +88,10 @@ describe('interruption handler with the real AWS sample events', () => {
   });
 
   it('capacity reservation interruption: deadline is instance-termination-time, the reserved offering is marked', async () => {
-    const { w, deps } = setup({ capacityType: 'reserved' });
+    const { w, deps } = setup({ capacityType: 'reserved', region: 'us-east-1' });
     const res = await run(sqs(fixture('capacity-reservation-interruption-warning')), deps);
     expect(res.batchItemFailures).toEqual([]);
-    expect(w.starter.started[0]).toMatchObject({ reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:00Z') });
+    expect(w.starter.started[0]).toMatchObject({ reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:05Z') });
     expect(w.unavailable.all().map((e) => e.capacityType)).toEqual(['reserved']);
   });
 
@@ -87,7 +99,7 @@ describe('interruption handler with the real AWS sample events', () => {
     ['health-scheduled-change', 'ARN in entityValue and resources'],
     ['health-scheduled-change-bare-id', 'bare instance id'],
   ])('AWS Health scheduled change (%s: %s) drains the instance', async (file) => {
-    const { w, deps } = setup({ tgpSeconds: 3600 });
+    const { w, deps } = setup({ tgpSeconds: 3600, region: 'us-east-1' });
     const res = await run(sqs(fixture(file)), deps);
     expect(res.results[0].status).toBe('handled');
     expect(w.starter.started).toHaveLength(1);
@@ -96,17 +108,21 @@ describe('interruption handler with the real AWS sample events', () => {
   });
 
   it('scheduled change deadline: the terminationGracePeriod, capped by the change start; a past start leaves 2 minutes', async () => {
-    const future = setup({ tgpSeconds: 3600, now: '2026-08-27T12:30:00Z' });
+    const future = setup({ tgpSeconds: 3600, now: '2026-08-27T12:30:00Z', region: 'us-east-1' });
     await run(sqs(fixture('health-scheduled-change')), future.deps);
     // startTime Thu, 27 Aug 2026 13:19:03 GMT comes before now + 1 h.
     expect(future.w.starter.started[0].deadlineEpochMs).toBe(Date.parse('2026-08-27T13:19:03Z'));
-    const past = setup({ now: '2026-03-10T12:00:05Z' });
+    const past = setup({ now: '2026-03-10T12:00:05Z', region: 'us-east-1' });
     await run(sqs(fixture('health-scheduled-change-bare-id')), past.deps);
     expect(past.w.starter.started[0].deadlineEpochMs).toBe(Date.parse('2026-03-10T12:02:05Z'));
   });
 
-  it.each(['instance-state-change-stopping', 'instance-state-change-terminated'])('%s: cleans up through the termination machine with an immediate deadline', async (file) => {
-    const { w, deps } = setup();
+  it.each([
+    ['instance-state-change-stopping', 'us-east-1', 'stopping'],
+    ['instance-state-change-terminated', 'us-west-1', 'terminated'],
+  ] as const)('%s: cleans up through the termination machine with an immediate deadline (EC2 agrees)', async (file, region, state) => {
+    const { w, deps } = setup({ region });
+    w.cloud.setState(InstanceId, state);
     await run(sqs(fixture(file)), deps);
     expect(w.starter.started).toHaveLength(1);
     expect(w.starter.started[0].deadlineEpochMs).toBe(w.clock.nowMs());
@@ -114,7 +130,7 @@ describe('interruption handler with the real AWS sample events', () => {
   });
 
   it('state change to running is acknowledged without action', async () => {
-    const { w, deps } = setup();
+    const { w, deps } = setup({ region: 'us-east-1' });
     const e = fixture('instance-state-change-stopping');
     e.detail.state = 'running';
     const res = await run(sqs(e), deps);
@@ -226,7 +242,8 @@ describe('interruption handler with the real AWS sample events', () => {
   });
 
   it('a claim already terminating with a deadline no later than the notice is left to its execution', async () => {
-    const { w, deps } = setup();
+    const { w, deps } = setup({ region: 'us-west-1' });
+    w.cloud.setState(InstanceId, 'terminated');
     const now = w.clock.nowMs();
     w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating', termination: { attempt: 1, reason: 'consolidation', deadlineEpochMs: now, startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 } });
     const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
@@ -235,11 +252,83 @@ describe('interruption handler with the real AWS sample events', () => {
   });
 
   it('a claim terminating without a deadline (drain blocked by a PDB) is not ignored: the notice starts attempt 2 with its deadline', async () => {
-    const { w, deps } = setup();
+    const { w, deps } = setup({ region: 'us-west-1' });
+    w.cloud.setState(InstanceId, 'terminated');
     w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating', termination: { attempt: 1, reason: 'drift', budgetNodePool: 'spot', startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 } });
     const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
     expect(res.results[0].outcomes).toEqual([expect.objectContaining({ instanceId: InstanceId, action: 'terminate', deadlineEpochMs: w.clock.nowMs() })]);
     expect(w.starter.started).toEqual([expect.objectContaining({ nodeClaim: 'spot-abc12', attempt: 2, reason: 'interruption', deadlineEpochMs: w.clock.nowMs(), budgetNodePool: 'spot' })]);
     expect(w.store.peek('spot-abc12')?.termination).toMatchObject({ attempt: 2, deadlineEpochMs: w.clock.nowMs(), reason: 'interruption' });
+  });
+});
+
+describe('F7: the message is a claim, EC2 and the stack decide', () => {
+  const forged = (o: { account?: string; time?: string; region?: string } = {}) => ({ ...fixture('spot-interruption-warning'), ...o });
+
+  it('account 999999999999 / time 2000-01-01 / an on-demand instance → refused, acknowledged, nothing started', async () => {
+    const { w, deps, logs } = setup({ capacityType: 'on-demand' });
+    const res = await run(sqs(forged({ account: '999999999999', time: '2000-01-01T00:00:00Z' })), deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(res.results[0]).toMatchObject({ status: 'refused', error: "account 999999999999 is not the stack's (123456789012)" });
+    expect(logs.filter((l) => l.message === 'interruption message refused')).toHaveLength(1);
+    expect(w.starter.started).toEqual([]);
+    expect(w.store.peek('spot-abc12')?.noticeDeadlineEpochMs).toBeUndefined();
+  });
+
+  it('another region → refused', async () => {
+    const { w, deps } = setup();
+    const res = await run(sqs(forged({ region: 'eu-west-1' })), deps);
+    expect(res.results[0]).toMatchObject({ status: 'refused', error: "region eu-west-1 is not the stack's (us-east-2)" });
+    expect(w.starter.started).toEqual([]);
+  });
+
+  it('a spot warning for an on-demand claim (the stack\'s own account) → refused after EC2 says on-demand', async () => {
+    const { w, deps, logs } = setup({ capacityType: 'on-demand' });
+    const res = await run(sqs(forged()), deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'refused', reason: 'SpotInterruption for nodeclaim spot-abc12, which is on-demand (EC2: on-demand)' }]);
+    expect(logs.filter((l) => l.level === 'warn')).toHaveLength(1);
+    expect(w.starter.started).toEqual([]);
+    expect(w.unavailable.all()).toEqual([]);
+  });
+
+  it('a spot warning EC2 does not bear out (instance stopped, unknown, or tagged for another claim) → refused', async () => {
+    for (const prepare of [
+      (w: FakeWorldT) => w.cloud.setState(InstanceId, 'stopped'),
+      (w: FakeWorldT) => w.cloud.forget(InstanceId),
+    ]) {
+      const { w, deps } = setup();
+      prepare(w);
+      const res = await run(sqs(forged()), deps);
+      expect(res.results[0].outcomes?.[0]).toMatchObject({ action: 'refused' });
+      expect(w.starter.started).toEqual([]);
+    }
+    const { w, deps } = setup({ instanceTags: { 'karpenter.sh/nodeclaim': 'spot-other' } });
+    const res = await run(sqs(forged()), deps);
+    expect(res.results[0].outcomes?.[0]).toMatchObject({ action: 'refused', reason: expect.stringMatching(/tag karpenter.sh\/nodeclaim=spot-other/) });
+    expect(w.starter.started).toEqual([]);
+  });
+
+  it('a state change EC2 contradicts (EC2 says running) → refused, no immediate cutoff', async () => {
+    const { w, deps } = setup({ region: 'us-east-1' });
+    const res = await run(sqs(fixture('instance-state-change-stopping')), deps);
+    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'refused', reason: `EC2 says instance ${InstanceId} is running, not stopping` }]);
+    expect(w.starter.started).toEqual([]);
+  });
+
+  it('a spot warning dated 2000-01-01 in the stack\'s account: the deadline is now + 2 minutes, not the message\'s', async () => {
+    const { w, deps } = setup();
+    await run(sqs(forged({ time: '2000-01-01T00:00:00Z' })), deps);
+    expect(w.starter.started[0].deadlineEpochMs).toBe(w.clock.nowMs() + 120_000);
+    expect(w.store.peek('spot-abc12')?.noticeDeadlineEpochMs).toBe(w.clock.nowMs() + 120_000);
+  });
+
+  it(`a Health event naming more than ${MaxHealthEventInstances} instances is refused whole`, async () => {
+    const { w, deps } = setup({ region: 'us-east-1' });
+    const e = fixture('health-scheduled-change-bare-id');
+    e.detail.affectedEntities = Array.from({ length: MaxHealthEventInstances + 1 }, (_, i) => ({ entityValue: `i-0${i.toString(16).padStart(16, '0')}` }));
+    const res = await run(sqs(e), deps);
+    expect(res).toMatchObject({ batchItemFailures: [], results: [{ status: 'refused', error: expect.stringMatching(new RegExp(`^health event names 5[12] instances, more than ${MaxHealthEventInstances}$`)) }] });
+    expect(w.starter.started).toEqual([]);
   });
 });

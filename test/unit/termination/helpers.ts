@@ -7,6 +7,9 @@ import type { ExecutionRecord } from '../../../shared/api/termination.ts';
 export const NodeName = 'ip-10-0-1-23.ec2.internal';
 export const InstanceId = 'i-0abc1234def56789a';
 export const ClaimName = 'default-x7k2p';
+export const ProviderId = `aws:///us-east-1a/${InstanceId}`;
+/** The tags a launch sets (shared/aws/ec2.ts launchTags): cluster (the fake claim's `test`), NodePool, NodeClaim. */
+export const InstanceTags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': ClaimName };
 
 export interface Harness {
   w: FakeWorld;
@@ -25,9 +28,9 @@ export interface Harness {
 export function harness(opts: { withNode?: boolean; withInstance?: boolean } = {}): Harness {
   const w = fakeWorld({ kube: { podTermination: 'graceful' } });
   const t0 = w.clock.nowMs();
-  w.store.put(nodeClaim({ name: ClaimName, nodeName: NodeName, instanceId: InstanceId, instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' }));
-  if (opts.withNode !== false) w.kube.addNode(node({ name: NodeName, providerID: `aws:///us-east-1a/${InstanceId}` }));
-  if (opts.withInstance !== false) w.cloud.addInstance({ instanceId: InstanceId });
+  w.store.put(nodeClaim({ name: ClaimName, nodeName: NodeName, instanceId: InstanceId, providerId: ProviderId, instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' }));
+  if (opts.withNode !== false) w.kube.addNode(node({ name: NodeName, providerID: ProviderId, labels: { 'karpenter.sh/nodepool': 'default' } }));
+  if (opts.withInstance !== false) w.cloud.addInstance({ instanceId: InstanceId, tags: InstanceTags });
   const terminateCalls: number[] = [];
   const terminate = w.cloud.terminate.bind(w.cloud);
   w.cloud.terminate = async (id: string) => {
@@ -45,6 +48,13 @@ export function harness(opts: { withNode?: boolean; withInstance?: boolean } = {
     starter,
     terminateCalls,
     async run(input = {}) {
+      // The deadline is the claim's, not the input's (shared/api/termination-target.ts): a test
+      // asking for a deadline on a claim with no grace period of its own gives the claim the grace
+      // period that makes it so. A claim with its own grace period or notice is left as it is.
+      const c = w.store.peek(ClaimName);
+      if (input.deadlineEpochMs != null && c && c.terminationGracePeriodSeconds === undefined && c.noticeDeadlineEpochMs === undefined && !c.termination) {
+        w.store.put({ ...c, terminationGracePeriodSeconds: Math.max(0, (input.deadlineEpochMs - w.clock.nowMs()) / 1000) });
+      }
       const arn = await starter.start({ nodeClaim: ClaimName, reason: 'consolidation', ...input });
       return sfn.waitForExecution(arn.split(':').pop()!);
     },

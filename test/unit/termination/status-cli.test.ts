@@ -13,9 +13,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Runs a PDB-blocked termination through the local runner, persisting its record under `dir`. */
 async function blockedExecution(): Promise<ExecutionRecord> {
   const w = fakeWorld({ kube: { podTermination: 'graceful' } });
-  w.store.put(nodeClaim({ name: 'default-x7k2p', nodeName: 'n1', instanceId: 'i-1' }));
-  w.kube.addNode(node({ name: 'n1' }));
-  w.cloud.addInstance({ instanceId: 'i-1' });
+  w.store.put(nodeClaim({ name: 'default-x7k2p', nodeName: 'n1', instanceId: 'i-1', providerId: 'aws:///us-east-1a/i-1', terminationGracePeriodSeconds: 120 }));
+  w.kube.addNode(node({ name: 'n1', providerID: 'aws:///us-east-1a/i-1', labels: { 'karpenter.sh/nodepool': 'default' } }));
+  w.cloud.addInstance({ instanceId: 'i-1', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-x7k2p' } });
   w.kube.addPdb(pdb({ name: 'web', matchLabels: { app: 'web' }, disruptionsAllowed: 0 }));
   w.kube.addPod(pod({ name: 'web-1', nodeName: 'n1', labels: { app: 'web' } }));
   const { sfn, starter } = createLocalTermination(

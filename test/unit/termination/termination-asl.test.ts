@@ -6,7 +6,7 @@ import { TerminationTaskFunctions } from '../../../shared/api/termination.ts';
 import { TransientError } from '../../../shared/api/errors.ts';
 import { getCondition, TerminatedClaimRetentionSeconds } from '../../../shared/api/nodeclaim.ts';
 import { node, pod, pdb } from '../../fakes/index.ts';
-import { ClaimName, InstanceId, NodeName, harness } from './helpers.ts';
+import { ClaimName, InstanceId, NodeName, ProviderId, harness } from './helpers.ts';
 
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown, o?: unknown) => { isValid: boolean; errorsText: (sep?: string) => string };
 const definitionText = readFileSync(new URL('../../../statemachines/termination.asl.json', import.meta.url), 'utf8');
@@ -27,8 +27,13 @@ describe('termination.asl.json definition', () => {
     expect(tasks.map(([n]) => n)).toEqual(['Cordon', 'Drain', 'RecordDrainFailure', 'RecordContinuation', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize', 'RecordTerminationFailure']);
     for (const [, s] of tasks) {
       expect(s.Retry[0].ErrorEquals).toContain('TransientError');
-      expect(s.Catch[0].ErrorEquals).toEqual(['States.ALL']);
+      expect(s.Retry[0].ErrorEquals).not.toContain('TargetRefusedError');
+      expect(s.Catch.at(-1).ErrorEquals).toEqual(['States.ALL']);
     }
+    // Every task that acts on a target ends a refusal in Refused (Fail, error TargetRefused), never in a retry or the next step.
+    const refusing = tasks.filter(([, s]) => s.Catch.some((c: any) => c.ErrorEquals.includes('TargetRefusedError'))).map(([n, s]) => [n, s.Catch[0]]);
+    expect(refusing).toEqual(['Cordon', 'Drain', 'Cutoff', 'TerminateInstance', 'DeleteNode'].map((n) => [n, { ErrorEquals: ['TargetRefusedError'], ResultPath: '$.refusal', Next: 'Refused' }]));
+    expect(d.States.Refused).toMatchObject({ Type: 'Fail', Error: 'TargetRefused', CausePath: '$.refusal.Cause' });
   });
 });
 
@@ -165,7 +170,7 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
 
   it('a task throwing TransientError once is retried and the execution succeeds', async () => {
     const h = harness();
-    h.w.cloud.failNext('get', new TransientError('RequestLimitExceeded'));
+    h.w.cloud.failNext('terminate', new TransientError('RequestLimitExceeded'));
     const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
     expect(rec.status).toBe('SUCCEEDED');
     const types = rec.events.filter((e) => e.stateName === 'TerminateInstance').map((e) => e.type);
@@ -226,7 +231,7 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     w.cloud.setState(InstanceId, 'shutting-down');
     w.store.put({ ...w.store.peek(ClaimName)!, phase: 'Terminating' });
     w.kube.reset();
-    w.kube.addNode(node({ name: NodeName, unschedulable: true, taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }] }));
+    w.kube.addNode(node({ name: NodeName, providerID: ProviderId, labels: { 'karpenter.sh/nodepool': 'default' }, unschedulable: true, taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }] }));
 
     const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
 
