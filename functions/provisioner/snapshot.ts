@@ -106,11 +106,15 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
   const boundPods = picture.boundPods;
 
-  const deletingPods = deletingNodePods(nodes, picture.podsByNode, pdbs, now);
-  const moved = new Set(deletingPods.map(podKey));
-  const byNode = moved.size === 0 ? picture.podsByNode : withoutPods(picture.podsByNode, nodes, moved);
   // Nominated pods are pending ones: a map of those, not of every pod of the cluster.
   const liveByKey = new Map(picture.pendingPods.map((p) => [objectKey(p), p]));
+  // A pod the view shows on a deleting node but that is pending live was re-created under its
+  // name (a StatefulSet's): the view is seconds behind, the live pending pod is the one need
+  // (provisioned for, or assigned, as pending). Scheduling the view's copy too launched a second
+  // claim for the same pod (chaos seeds 26, 30, 37, 49).
+  const deletingPods = deletingNodePods(nodes, picture.podsByNode, pdbs, now).filter((p) => !liveByKey.has(objectKey(p)));
+  const moved = new Set(deletingPods.map(podKey));
+  const byNode = moved.size === 0 ? picture.podsByNode : withoutPods(picture.podsByNode, nodes, moved);
 
   const existing = new Map<string, ExistingNode>();
   // A node coming up is placed on without its NodeClaim's startup taints (existing-capacity.ts).

@@ -81,6 +81,31 @@ export function drainWaitsForGood(pods: Pod[], nowMs: number, refused: (p: Pod) 
   return !plan.drained && plan.nextEventMs === undefined && plan.evict.every(refused);
 }
 
+/**
+ * The one-claim-per-need check on plain data: for each pod of `pending` (`namespace/name`), the
+ * distinct launching claims whose `pods` name it when more than one does (`severalClaims`), and
+ * each claim that names it more than once (`namedTwice`: one claim sized for the pod twice —
+ * before, both showed as one list with the claim twice, "[pool-1-42q6c, pool-1-42q6c]").
+ */
+export function claimsPerPendingPod(launching: readonly Pick<NodeClaim, 'name' | 'pods'>[], pending: ReadonlySet<string>): { severalClaims: { pod: string; claims: string[] }[]; namedTwice: { pod: string; claim: string; times: number }[] } {
+  const byPod = new Map<string, Map<string, number>>();
+  for (const c of launching) {
+    for (const p of c.pods ?? []) {
+      if (!pending.has(p)) continue;
+      const m = byPod.get(p) ?? new Map<string, number>();
+      m.set(c.name, (m.get(c.name) ?? 0) + 1);
+      byPod.set(p, m);
+    }
+  }
+  const severalClaims: { pod: string; claims: string[] }[] = [];
+  const namedTwice: { pod: string; claim: string; times: number }[] = [];
+  for (const [pod, m] of byPod) {
+    if (m.size > 1) severalClaims.push({ pod, claims: [...m.keys()] });
+    for (const [claim, times] of m) if (times > 1) namedTwice.push({ pod, claim, times });
+  }
+  return { severalClaims, namedTwice };
+}
+
 /** A termination something works on: an attempt runs, or the last one ended within {@link AbandonBoundSeconds} (gc restarts it). */
 function attended(t: TerminationView, nowMs: number): boolean {
   return t.running || nowMs - t.lastActiveMs <= AbandonBoundSeconds * 1000;
@@ -231,12 +256,12 @@ export class Monitor {
       if (c) perClaim.set(c, [...(perClaim.get(c) ?? []), i.instanceId]);
     }
     for (const [c, ids] of perClaim) if (ids.length > 1) this.add('one-instance-per-claim', c, `NodeClaim ${c} has ${ids.length} live instances`, [c, ...ids]);
-    // … and no pending pod is the reason for two claims still launching.
+    // … and no pending pod is the reason for two claims still launching, or twice for one.
     const launching = live.filter((c) => ['Pending', 'Launched', 'Registered'].includes(c.phase));
-    const podClaims = new Map<string, string[]>();
-    for (const c of launching) for (const p of c.pods ?? []) podClaims.set(p, [...(podClaims.get(p) ?? []), c.name]);
-    const pending = new Set(env.cluster.pendingPods().map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
-    for (const [p, cs] of podClaims) if (cs.length > 1 && (pending.has(p) || pending.has(p.split('/').pop()!))) this.add('one-claim-per-need', p, `pending pod ${p} is the reason for ${cs.length} launching NodeClaims`, [p, ...cs]);
+    const pending = new Set(env.cluster.pendingPods().map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
+    const needs = claimsPerPendingPod(launching, pending);
+    for (const { pod, claims: cs } of needs.severalClaims) this.add('one-claim-per-need', pod, `pending pod ${pod} is the reason for ${cs.length} launching NodeClaims`, [pod, ...cs]);
+    for (const { pod, claim, times } of needs.namedTwice) this.add('one-claim-per-need', `${pod}|${claim}`, `pending pod ${pod} is named ${times} times by launching NodeClaim ${claim} (sized for it ${times} times)`, [pod, claim]);
 
     // 4. Budgets, counted from the cluster when a voluntary disruption starts.
     const pools = env.cluster.objects('karpenter.sh/v1', 'NodePool');

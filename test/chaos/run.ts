@@ -18,6 +18,7 @@ import { RegistrationTimeoutSeconds } from '../../shared/disruption/gc.ts';
 import { buildWorld, type World } from './world.ts';
 import { ChaosInjector, planFaults, type InjectedFault, type PlannedFault } from './injector.ts';
 import { CheckEverySeconds, Monitor, type Violation } from './invariants.ts';
+import type { VirtualClock } from '../../infra/local/clock.ts';
 
 export interface RunOptions {
   seed: number;
@@ -131,10 +132,11 @@ async function drive(o: RunOptions, world: World, planned: PlannedFault[], env: 
   }
   for (const f of planned) env.clock.setTimerAt(() => injector.arm(f), t0 + f.atMs);
 
+  const atOneInstant = <T>(fn: () => Promise<T>): Promise<T> => lookAtOneInstant(env.clock, fn);
   let lastReal = Date.now();
   while (env.clock.nowMs() < t0 + activeMs) {
     await env.clock.sleep(CheckEverySeconds * 1000);
-    await monitor.check();
+    await atOneInstant(() => monitor.check());
     if (process.env.CHAOS_DEBUG && Date.now() - lastReal > 5000) {
       lastReal = Date.now();
       o.log?.(`seed ${o.seed} t=${Math.round(env.clock.elapsedSeconds())}s ${JSON.stringify(env.clock.stats)}: ${await monitor.describe()}`);
@@ -145,17 +147,42 @@ async function drive(o: RunOptions, world: World, planned: PlannedFault[], env: 
   const settleMs = (o.settleSeconds ?? DefaultSettleSeconds) * 1000;
   while (env.clock.nowMs() < quietStart + settleMs) {
     await env.clock.sleep(CheckEverySeconds * 1000);
-    await monitor.check();
-    if (env.clock.nowMs() >= quietStart + MinSettleSeconds * 1000 && (await monitor.settled())) {
-      settled = true;
-      break;
-    }
+    settled = await settleLook(env.clock, monitor, env.clock.nowMs() >= quietStart + MinSettleSeconds * 1000);
+    if (settled) break;
   }
-  if (!settled) o.log?.(`seed ${o.seed}: not settled: ${await monitor.describe()}${process.env.CHAOS_DEBUG ? `\n${await monitor.dump()}\n${injector.injected.map((f) => `  fault ${f.index} ${f.kind} at ${Math.round(f.atMs / 1000)}s ${f.detail}`).join('\n')}` : ''}`);
-  await monitor.final();
+  if (!settled) {
+    o.log?.(`seed ${o.seed}: not settled: ${await monitor.describe()}${process.env.CHAOS_DEBUG ? `\n${await monitor.dump()}\n${injector.injected.map((f) => `  fault ${f.index} ${f.kind} at ${Math.round(f.atMs / 1000)}s ${f.detail}`).join('\n')}` : ''}`);
+    await atOneInstant(() => monitor.final());
+  }
   injector.collectCrashes();
   if (process.env.CHAOS_TRACE) writeTrace(process.env.CHAOS_TRACE.replace('%s', String(o.seed)), env, injector);
   return settled;
+}
+
+/**
+ * Runs one look at the cluster (`fn`) as tracked work of the stepped clock, so virtual time stands
+ * still until it returns. The clock jumps whenever nothing tracked runs for a few real ms, and the
+ * monitor's own reads (DynamoDB over HTTP) take longer than that: untracked, virtual time moved on
+ * in the middle of a check (seed 35 replayed: 14 checks during which it moved 1–26 s), so claims
+ * were read at one instant and pods at a later one, and "settled" was judged at one instant and
+ * the final pod check made after a disruption round had moved pods again.
+ */
+export function lookAtOneInstant<T>(clock: Pick<VirtualClock, 'work'>, fn: () => Promise<T>): Promise<T> {
+  return clock.work(fn);
+}
+
+/**
+ * One look of the settle phase: the continuous checks and, when `maySettle` and the cluster is
+ * settled, the end-of-run checks, all at one instant ({@link lookAtOneInstant}): what "settled"
+ * judged is what final() checks. Returns whether the run settled (final() then ran).
+ */
+export function settleLook(clock: Pick<VirtualClock, 'work'>, monitor: Pick<Monitor, 'check' | 'settled' | 'final'>, maySettle: boolean): Promise<boolean> {
+  return lookAtOneInstant(clock, async () => {
+    await monitor.check();
+    if (!maySettle || !(await monitor.settled())) return false;
+    await monitor.final();
+    return true;
+  });
 }
 
 function realPause(ms: number): Promise<void> {

@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/api/kube.ts';
 import { drainWaitsForGood } from './invariants.ts';
+import { settleLook } from './run.ts';
+import { VirtualClock } from '../../infra/local/clock.ts';
 
 const NowMs = Date.parse('2026-03-02T10:10:40Z');
 
@@ -68,5 +70,37 @@ describe('drainWaitsForGood (when a run with a no-deadline drain is settled)', (
     const stuck = drainWaitsForGood([pod('node-agent', { daemonSet: true })], NowMs, () => true);
     // Assess
     expect(stuck).toBe(false);
+  });
+});
+
+describe('settleLook (settled and the final checks at one virtual instant)', () => {
+  it('virtual time stands still while the monitor reads over real I/O: final() sees what settled() judged', async () => {
+    // Prepare: a stepped clock with a disruption round due 1 s on, which makes a pod Pending again
+    const clock = new VirtualClock({ start: 0, speed: 1, stepped: { quietRealMs: 2 }, frozen: true });
+    let podPhase = 'Running';
+    clock.setTimer(() => (podPhase = 'Pending'), 1_000);
+    clock.begin();
+    const seen: { settledAt?: number; finalAt?: number; finalPhase?: string } = {};
+    const realRead = () => new Promise((r) => setTimeout(r, 40)); // a DynamoDB read: longer than a quiet period
+    const monitor = {
+      check: async () => void (await realRead()),
+      settled: async () => {
+        const running = podPhase === 'Running';
+        seen.settledAt = clock.nowMs();
+        await realRead();
+        return running;
+      },
+      final: async () => {
+        await realRead();
+        seen.finalAt = clock.nowMs();
+        seen.finalPhase = podPhase;
+      },
+    };
+    // Act
+    const settled = await settleLook(clock, monitor, true);
+    // Assess
+    expect(settled).toBe(true);
+    expect(seen).toEqual({ settledAt: 0, finalAt: 0, finalPhase: 'Running' });
+    clock.stop();
   });
 });
