@@ -64,8 +64,9 @@ export const FunctionPermissions = {
   disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).
   gc: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
-  // NodeClaims by instance id (GSI) and list, marked; ICE cache marks; budget holders: no update, no delete.
-  interruption: ['tableGet', 'tablePut', 'tableQuery', 'tableQueryByInstanceId', 'kube', 'startTermination'],
+  // NodeClaims by instance id (GSI) and list, marked; ICE cache marks; budget holders: no update, no delete;
+  // DescribeInstances to confirm a notice with EC2 before any cutoff.
+  interruption: ['tableGet', 'tablePut', 'tableQuery', 'tableQueryByInstanceId', 'kube', 'startTermination', 'ec2Describe'],
 } as const satisfies Record<string, readonly Permission[]>;
 
 /** A function of {@link FunctionPermissions}. */
@@ -77,16 +78,16 @@ export type FunctionName = keyof typeof FunctionPermissions;
  * functions/termination/<task>.ts uses. A task not listed gets {@link DefaultTerminationTaskPermissions}.
  */
 export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
-  /** Taints/cordons the Node, marks the NodeClaim (get, put). */
-  Cordon: ['tableGet', 'tablePut', 'kube'],
+  /** Checks the claim's Node and instance agree (DescribeInstances), taints/cordons the Node, marks the NodeClaim (get, put). */
+  Cordon: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
   /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim (get, put). */
-  Drain: ['tableGet', 'tablePut', 'kube'],
-  /** Deletes whatever is left at the grace-period deadline. */
-  Cutoff: ['kube'],
+  Drain: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
+  /** Reads the NodeClaim (its target and deadline), deletes whatever is left at the grace-period deadline. */
+  Cutoff: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
   /** TerminateInstances on the claim's (cluster- and NodePool-tagged) instance, marks the NodeClaim. */
-  TerminateInstance: ['tableGet', 'tablePut', 'ec2Describe', 'ec2Terminate'],
-  /** Deletes the Node object. */
-  DeleteNode: ['kube'],
+  TerminateInstance: ['tableGet', 'tablePut', 'kube', 'ec2Describe', 'ec2Terminate'],
+  /** Reads the NodeClaim (its target), deletes the Node object. */
+  DeleteNode: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
   /** Marks the NodeClaim terminated (get, put) and releases the budget slot (update). */
   Finalize: ['tableGet', 'tablePut', 'tableUpdate'],
   /** Records a failed termination on the NodeClaim (get, put). */

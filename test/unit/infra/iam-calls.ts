@@ -199,7 +199,7 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'views.put': {
         const views = new S3ClusterViewStore(new S3Client({ region: t.region, credentials: Credentials }), t.viewBucket ?? 'nodefleet-view', t.clusterName);
         if (call === 'views.get') {
-          mocks.find((m) => m.service === 's3')!.mock.on(GetObjectCommand).resolves({ ETag: '"v1"', Body: { transformToByteArray: async () => new Uint8Array([31, 139]) } } as never);
+          mocks.find((m) => m.service === 's3')!.mock.on(GetObjectCommand).resolves({ ETag: '"v1"', ContentLength: 2, Body: (async function* () { yield new Uint8Array([31, 139]); })() } as never);
           await views.get();
         }
         else await views.put(new Uint8Array([31, 139]));

@@ -469,8 +469,8 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(node).toHaveLength(1);
       expect(node[0].PrincipalArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
       const fnEntries = entries.filter((e) => e.Type === 'STANDARD');
-      // Every function using the Kubernetes API: the five, Cordon and Drain (TerminateInstance does not).
-      expect(fnEntries).toHaveLength(7);
+      // Every function using the Kubernetes API: the five, and the termination tasks that check their target's Node.
+      expect(fnEntries).toHaveLength(8);
       for (const e of [...node, ...fnEntries]) expect(e.ClusterName).toBe(TestCluster);
       const groups = fnEntries.map((e) => e.KubernetesGroups);
       for (const g of groups) expect(g).toEqual([expect.stringMatching(/^nodefleet-[a-z-]+$/)]);
