@@ -11,8 +11,8 @@ import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../
 import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
 import type { TerminationInput } from '../../shared/api/ports.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
-import type { CommandCandidate, DisruptionCommand, DisruptionReason, ReplacementClaim } from '../../shared/disruption/index.ts';
-import { parseDurationSeconds } from '../../shared/disruption/index.ts';
+import type { CommandCandidate, DisruptionCommand, DisruptionReason, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
+import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem, parseDurationSeconds } from '../../shared/disruption/index.ts';
 
 /** Offerings that failed for capacity are skipped this long (KA pkg/cache `UnavailableOfferingsTTL`, 3 minutes). */
 export const UnavailableOfferingsTtlSeconds = 180;
@@ -133,7 +133,7 @@ export async function launchReplacement(
       ...(expireAfter !== undefined ? { expireAt: new Date(now.getTime() + expireAfter * 1000).toISOString() } : {}),
       ...(tgp !== undefined ? { terminationGracePeriodSeconds: tgp } : {}),
       pods: r.pods,
-      annotations: { 'nodefleet.io/disruption-command': command.id },
+      annotations: { [AnnotationDisruptionCommand]: command.id },
     });
     try {
       claim = await deps.store.create(fresh);
@@ -167,21 +167,36 @@ export async function launchReplacement(
   }
 }
 
-/** 'ready' when every replacement is Initialized, 'failed' with a reason when one failed or vanished, else 'waiting'. */
-export async function replacementsState(deps: Pick<Deps, 'store'>, names: readonly string[]): Promise<{ state: 'ready' | 'waiting' } | { state: 'failed'; reason: string }> {
+/** The annotation a replacement claim carries: the id of the command that launched it. */
+export const AnnotationDisruptionCommand = 'nodefleet.io/disruption-command';
+
+/**
+ * 'ready' when every replacement of `command` is Initialized, 'failed' with a reason when one
+ * failed, vanished, or is not the command's (names from {@link replacementNames}, claims carrying
+ * {@link AnnotationDisruptionCommand}), else 'waiting'.
+ */
+export async function replacementsState(deps: Pick<Deps, 'store'>, command: DisruptionCommand, names: readonly string[]): Promise<{ state: 'ready' | 'waiting' } | { state: 'failed'; reason: string }> {
+  const own = replacementNames(command);
+  if (names.length !== own.length || names.some((n) => !own.includes(n))) return { state: 'failed', reason: `replacement claims ${names.join(', ')} are not those of command ${command.id}` };
   let waiting = false;
   for (const n of names) {
     const c = await deps.store.get(n);
     if (!c || c.phase === 'Failed' || c.phase === 'Terminating' || c.phase === 'Terminated') return { state: 'failed', reason: `replacement ${n} ${c ? c.phase.toLowerCase() : 'is gone'}` };
+    if (c.annotations?.[AnnotationDisruptionCommand] !== command.id) return { state: 'failed', reason: `replacement ${n} was not launched by command ${command.id}` };
     if (!isTrue(c, 'Initialized')) waiting = true;
   }
   return { state: waiting ? 'waiting' : 'ready' };
 }
 
-/** Starts one termination execution per candidate (already running = success). */
+/**
+ * Starts one termination execution per candidate (already running = success). The target is the
+ * stored NodeClaim's — its node name and instance id, never the caller's — and a claim that is
+ * gone or already terminating is skipped.
+ * @returns the NodeClaims whose termination was started.
+ */
 export async function startTerminations(
-  deps: Pick<Deps, 'termination' | 'kube'>,
-  candidates: readonly { nodeClaim: string; nodeName: string; nodePool: string; instanceId?: string }[],
+  deps: Pick<Deps, 'termination' | 'kube' | 'store' | 'log'>,
+  candidates: readonly { nodeClaim: string; nodePool: string }[],
   reason: DisruptionReason,
   now: Date,
   budgeted: boolean,
@@ -190,16 +205,46 @@ export async function startTerminations(
   const pools = new Map((await deps.kube.listNodePools()).map((p) => [p.metadata.name, p]));
   const started: string[] = [];
   for (const c of candidates) {
-    const tgp = parseDurationSeconds(pools.get(c.nodePool)?.spec.template.spec.terminationGracePeriod);
+    const claim = await deps.store.get(c.nodeClaim);
+    if (!claim || claim.phase === 'Terminating' || claim.phase === 'Terminated') {
+      deps.log.warn('not starting termination: nodeclaim gone or already terminating', { nodeClaim: c.nodeClaim, phase: claim?.phase });
+      continue;
+    }
+    const tgp = parseDurationSeconds(pools.get(claim.nodePool)?.spec.template.spec.terminationGracePeriod);
+    const instanceId = instanceIdOfClaim(claim);
     await deps.termination.start({
-      nodeClaim: c.nodeClaim,
-      nodeName: c.nodeName,
-      ...(c.instanceId ? { instanceId: c.instanceId } : {}),
+      nodeClaim: claim.name,
+      ...(claim.nodeName ? { nodeName: claim.nodeName } : {}),
+      ...(instanceId ? { instanceId } : {}),
       reason: TerminationReasons[reason],
       ...(tgp !== undefined ? { deadlineEpochMs: now.getTime() + tgp * 1000 } : {}),
       ...(budgeted ? { budgetNodePool: c.nodePool } : {}),
     });
-    started.push(c.nodeClaim);
+    started.push(claim.name);
   }
   return started;
+}
+
+/**
+ * The forceful expirations still true at `now`, re-read at their source before anything starts:
+ * the stored claim (present, not terminating, expired by its own times — expiration.ts
+ * `isClaimExpired`) and the live Node (a GET: the claim's, or legitimately absent — state.ts
+ * `liveNodeProblem`). The plan's list is a request, not a fact.
+ */
+export async function confirmExpirations(deps: Pick<Deps, 'kube' | 'store' | 'log'>, expirations: readonly Expiration[], now: Date): Promise<Expiration[]> {
+  const pools = new Map((await deps.kube.listNodePools()).map((p) => [p.metadata.name, p]));
+  const out: Expiration[] = [];
+  for (const e of expirations) {
+    const claim = await deps.store.get(e.nodeClaim);
+    let problem: string | undefined;
+    if (!claim || claim.phase === 'Terminating' || claim.phase === 'Terminated') problem = `nodeclaim ${claim ? claim.phase.toLowerCase() : 'is gone'}`;
+    else if (!isClaimExpired(claim, pools.get(claim.nodePool), now)) problem = `nodeclaim has not expired (expires ${claimExpireAt(claim, pools.get(claim.nodePool)) ?? 'never'})`;
+    else problem = liveNodeProblem(claim, claim.nodeName ? await deps.kube.getNode(claim.nodeName) : undefined);
+    if (problem) {
+      deps.log.warn('not expiring nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, reason: problem });
+      continue;
+    }
+    out.push({ ...e, nodeClaim: claim!.name, nodePool: claim!.nodePool, ...(claim!.nodeName ? { nodeName: claim!.nodeName } : {}) });
+  }
+  return out;
 }

@@ -2,7 +2,8 @@
  * Disruption function: every minute (EventBridge Scheduler) and on demand.
  *
  * Re-entrant, one step per invocation (waits belong to the state machine / the next call):
- * 1. no command in the input → read the snapshot, plan; start forceful expirations; return the
+ * 1. no command in the input → read the snapshot, plan; re-read each forceful expiration at its
+ *    source (the stored claim still expired, the live Node its own) and start those; return the
  *    graceful command with `retryAfterSeconds: 15` (Karpenter's validation delay);
  * 2. a command → re-read, validate; take the budget slots (one conditional DynamoDB update each;
  *    all or nothing), taint the candidates, launch the replacements → return them to wait for,
@@ -10,6 +11,8 @@
  * 3. a command with replacement claims → renew the slots' leases (a lost lease abandons the
  *    command); once every replacement is Initialized, start the terminations; if one failed,
  *    untaint the candidates and release the slots.
+ * Terminations always target the stored claim's node and instance (act.ts startTerminations); the
+ * view only helps plan, and the input (a state-machine input) is a request, never a fact.
  * Every block is logged with its reason and counted (metric `nodefleet_disruption_blocked_total`).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
@@ -22,7 +25,7 @@ import { Ec2NodeClassResolver, type NodeClassResolver } from '../../shared/aws/n
 import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
-import { launchReplacement, releaseSlots, renewSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
+import { confirmExpirations, launchReplacement, releaseSlots, renewSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
 import { DisruptionInputSchema, type DisruptionInput, type DisruptionOutput } from './schemas.ts';
 
 /** How often to re-check replacements for Initialized (Karpenter polls cluster state continuously; a launch takes ~1 min). */
@@ -63,9 +66,10 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
-  for (const e of plan.expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
-  const started = plan.expirations.length > 0 ? await startTerminations(deps, plan.expirations, 'Expired', now, false) : [];
-  for (const e of plan.expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
+  const expirations = plan.expirations.length > 0 ? await confirmExpirations(deps, plan.expirations, now) : [];
+  for (const e of expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
+  const started = expirations.length > 0 ? await startTerminations(deps, expirations, 'Expired', now, false) : [];
+  for (const e of expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
   if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations };
   deps.log.info('disruption command planned', { id: plan.command.id, method: plan.command.method, candidates: plan.command.candidates.map((c) => c.nodeName), decision: plan.command.decision });
   return { status: 'validating', command: plan.command, retryAfterSeconds: CommandValidationDelaySeconds, terminationsStarted: started, simulations: plan.simulations };
@@ -139,7 +143,7 @@ export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise
   if (!input.replacementClaims) return actStep(deps, input.command, now);
   // The command holds its slots as leases: renew them, and never go on without them.
   if (!(await renewSlots(deps, input.command.candidates, now.toISOString()))) return abandon(deps, input.command, 'a budget slot lease ran out (gc reclaimed it)');
-  const r = await replacementsState(deps, input.replacementClaims);
+  const r = await replacementsState(deps, input.command, input.replacementClaims);
   if (r.state === 'failed') return abandon(deps, input.command, r.reason);
   if (r.state === 'waiting') return { status: 'waiting-for-replacements', command: input.command, replacementClaims: input.replacementClaims, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };
   const started = await startTerminations(deps, input.command.candidates, input.command.reason, now, true);

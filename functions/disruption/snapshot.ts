@@ -1,7 +1,8 @@
 /**
- * Reads one consistent-enough cluster snapshot for disruption from the ports: nodes and bound
- * pods from the cluster picture (the agent's view when fresh, else listed live —
- * shared/runtime/cluster-picture.ts), pending pods, NodePools, EC2NodeClasses, PDBs and
+ * Reads one consistent-enough cluster snapshot for disruption from the ports: Nodes listed live
+ * (one list a run; the view is a cache, never an authority on which nodes exist — DESIGN.md
+ * "Trust"), bound pods from the cluster picture (the agent's view when fresh, else listed live —
+ * shared/runtime/cluster-picture.ts) for the nodes the live list has, pending pods, NodePools, EC2NodeClasses, PDBs and
  * DaemonSets from Kubernetes, the NodeClaim store, the ICE cache, the budget counters, and the
  * shipped catalog for the function's region.
  *
@@ -63,7 +64,7 @@ async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeCl
  * @throws whatever the ports throw (TransientError when throttled).
  */
 export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { recheck?: readonly string[] } = {}): Promise<DisruptionSnapshot> {
-  const [nodePools, nodeClasses, picture, pdbs, daemonSetObjects, nodeClaims, unavailable] = await Promise.all([
+  const [nodePools, nodeClasses, picture, pdbs, daemonSetObjects, nodeClaims, unavailable, listed] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
     readClusterPicture({ ...deps, log: deps.log ?? silent }, now),
@@ -71,9 +72,13 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     deps.kube.listObjects('apps/v1', 'DaemonSet'),
     deps.store.list(),
     deps.unavailable.list(Math.floor(now.getTime() / 1000)),
+    // the view's nodes are not trusted: with a view store, list the nodes live beside it
+    deps.views ? deps.kube.listNodes() : undefined,
   ]);
-  let nodes = picture.nodes;
-  let pods = [...picture.boundPods, ...picture.pendingPods];
+  let nodes = picture.source === 'live' || !listed ? picture.nodes : listed;
+  // A view's pods bound to a node the live list does not have are nobody's.
+  const live = new Set(nodes.map((n) => n.metadata.name));
+  let pods = [...(nodes === picture.nodes ? picture.boundPods : picture.boundPods.filter((p) => live.has(p.spec.nodeName!))), ...picture.pendingPods];
   if (opts.recheck?.length && picture.source === 'view') ({ nodes, pods } = await withLiveNodes(deps.kube, nodes, pods, opts.recheck));
   // Pods with claims keep to their volumes' topology when consolidation moves them.
   const [resolvedImageIds, storage] = await Promise.all([resolveImages(deps, nodeClasses), readStorage(deps.kube, pods)]);

@@ -16,5 +16,7 @@ export { evictionCost, disruptionCost, lifetimeRemaining } from './cost.ts';
 export { parseDurationSeconds } from './duration.ts';
 export { isReschedulable, isDoNotDisruptActive, PdbLimits } from './pods.ts';
 export { hasGracefulExpiration } from './graceful-expiration.ts';
+export { claimExpireAt, isClaimExpired } from './expiration.ts';
+export { claimOfNode, claimsByProviderId, instanceIdOfClaim, isNodeOfClaim, liveNodeProblem } from './state.ts';
 export { hasRebalanceReplace } from './rebalance.ts';
 export * from './constants.ts';

@@ -17,7 +17,6 @@ import {
   LabelCapacityType,
   LabelInitialized,
   LabelInstanceType,
-  LabelNodePool,
   LabelTopologyZone,
   TaintDisrupted,
   type CapacityType,
@@ -27,13 +26,14 @@ import { budgetStatus, counterLimit } from './budgets.ts';
 import { disruptionCost } from './cost.ts';
 import { driftReason } from './drift-detection.ts';
 import { parseDurationSeconds } from './duration.ts';
+import { claimExpireAt } from './expiration.ts';
 import { isActive, isDoNotDisruptActive, isEvictable, isReschedulable, isTerminal, PdbLimits, podKey } from './pods.ts';
 import type { BlockedCandidate, BudgetStatus, Candidate, DisruptionReason, DisruptionSnapshot } from './types.ts';
 
-/** A managed node with its facts, whether or not it can be a candidate. */
+/** A Node of a NodeClaim in the store, with its facts, whether or not it can be a candidate. */
 export interface ManagedNode {
   node: Node;
-  claim?: NodeClaim;
+  claim: NodeClaim;
   nodePool?: NodePool;
   initialized: boolean;
   ready: boolean;
@@ -76,14 +76,41 @@ function isNodeReady(n: Node): boolean {
   return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 }
 
-function claimFor(node: Node, claims: readonly NodeClaim[]): NodeClaim | undefined {
-  const pid = node.spec?.providerID;
-  return claims.find((c) => c.nodeName === node.metadata.name || (pid !== undefined && c.providerId === pid));
+/**
+ * Whether `node` is the Node of `claim`: the same instance (the claim's providerID) and, once the
+ * claim has registered, the same name. A Node that names another claim's instance is nobody's.
+ */
+export function isNodeOfClaim(node: Node, claim: NodeClaim): boolean {
+  return claim.providerId !== undefined && node.spec?.providerID === claim.providerId && (claim.nodeName === undefined || claim.nodeName === node.metadata.name);
 }
 
-function instanceIdOf(providerID: string | undefined): string | undefined {
-  const m = /\/(i-[0-9a-z]+)$/.exec(providerID ?? '');
-  return m?.[1];
+/**
+ * Why the live Node (GET, undefined = absent) does not let `claim` be acted on, or undefined when
+ * it does: a Node must be the claim's ({@link isNodeOfClaim}), or be absent while the claim never
+ * registered one (phase Pending or Launched, no node name).
+ */
+export function liveNodeProblem(claim: NodeClaim, live: Node | undefined): string | undefined {
+  if (live) return isNodeOfClaim(live, claim) ? undefined : `node ${live.metadata.name} has providerID ${live.spec?.providerID ?? 'none'}, nodeclaim ${claim.name} has ${claim.providerId ?? 'none'}`;
+  if (claim.nodeName === undefined && (claim.phase === 'Pending' || claim.phase === 'Launched')) return undefined;
+  return `node ${claim.nodeName ?? claim.name} of nodeclaim ${claim.name} (${claim.phase}) is not in the cluster`;
+}
+
+/** Claims by providerID, for {@link claimOfNode}. */
+export function claimsByProviderId(claims: readonly NodeClaim[]): Map<string, NodeClaim[]> {
+  const out = new Map<string, NodeClaim[]>();
+  for (const c of claims) if (c.providerId !== undefined) out.set(c.providerId, [...(out.get(c.providerId) ?? []), c]);
+  return out;
+}
+
+/** The NodeClaim `node` belongs to ({@link isNodeOfClaim}), if any. */
+export function claimOfNode(node: Node, byProviderId: Map<string, NodeClaim[]>): NodeClaim | undefined {
+  const pid = node.spec?.providerID;
+  return pid === undefined ? undefined : byProviderId.get(pid)?.find((c) => isNodeOfClaim(node, c));
+}
+
+/** The EC2 instance id of a claim: its own, else the one its providerID names (aws:///zone/i-…). */
+export function instanceIdOfClaim(claim: NodeClaim): string | undefined {
+  return claim.instanceId ?? /\/(i-[0-9a-z]+)$/.exec(claim.providerId ?? '')?.[1];
 }
 
 function priceOf(it: InstanceType | undefined, zone: string, capacityType: string, claim?: NodeClaim): number | undefined {
@@ -133,7 +160,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
   // Nodes a pending pod is nominated to (status.nominatedNodeName): kept for that pod, not
   // disrupted gracefully (Karpenter's "node is nominated for a pending pod").
   const nominated = new Set(snapshot.pods.filter((p) => !p.spec.nodeName && isActive(p) && p.status?.nominatedNodeName).map((p) => p.status!.nominatedNodeName!));
-  const claims = snapshot.nodeClaims ?? [];
+  const byProviderId = claimsByProviderId(snapshot.nodeClaims ?? []);
   const holders = new Set(Object.values(snapshot.budgetHolders ?? {}).flat());
 
   const managed: ManagedNode[] = [];
@@ -142,22 +169,25 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
   const poolCounts = new Map<string, PoolCounts>();
 
   for (const node of snapshot.nodes) {
-    const poolName = node.metadata.labels?.[LabelNodePool];
-    if (!poolName) continue; // unmanaged capacity: pods may use it, it is never disrupted
+    // Only a Node of a NodeClaim in the store is nodefleet's (DESIGN.md "Trust"): a node group's
+    // node, another Karpenter's, or a node only a view claims exists, is capacity pods may use,
+    // never a candidate and never counted in a budget. Its NodePool, instance and age are the claim's.
+    const claim = claimOfNode(node, byProviderId);
+    if (!claim) continue;
+    const poolName = claim.nodePool;
     const name = node.metadata.name;
-    const claim = claimFor(node, claims);
     const nodePool = nodePools.get(poolName);
     if (nodePool && !isManagedNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
     const labels = node.metadata.labels ?? {};
-    const initialized = labels[LabelInitialized] === 'true' || (claim ? isTrue(claim, 'Initialized') : false);
+    const initialized = labels[LabelInitialized] === 'true' || isTrue(claim, 'Initialized');
     const ready = isNodeReady(node);
-    const holder = holders.has(name) || (claim !== undefined && holders.has(claim.name));
+    const holder = holders.has(name) || holders.has(claim.name);
     const deleting =
       holder ||
       !!node.metadata.deletionTimestamp ||
-      claim?.phase === 'Terminating' ||
-      claim?.phase === 'Terminated' ||
-      (claim ? isTrue(claim, 'InstanceTerminating') : false) ||
+      claim.phase === 'Terminating' ||
+      claim.phase === 'Terminated' ||
+      isTrue(claim, 'InstanceTerminating') ||
       !!node.spec?.taints?.some((t) => t.key === TaintDisrupted.key);
     managed.push({ node, claim, nodePool, initialized, ready, deleting });
 
@@ -183,16 +213,16 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       continue;
     }
 
-    const instanceTypeName = labels[LabelInstanceType] ?? claim?.instanceType ?? '';
-    const zone = labels[LabelTopologyZone] ?? claim?.zone ?? '';
-    const capacityType = (labels[LabelCapacityType] ?? claim?.capacityType ?? 'on-demand') as CapacityType;
+    const instanceTypeName = claim.instanceType ?? labels[LabelInstanceType] ?? '';
+    const zone = claim.zone ?? labels[LabelTopologyZone] ?? '';
+    const capacityType = (claim.capacityType ?? labels[LabelCapacityType] ?? 'on-demand') as CapacityType;
     const it = catalog.get(instanceTypeName);
     const pods = podsByNode.get(name) ?? [];
     const reschedulablePods = pods.filter(isReschedulable);
-    const createdAt = node.metadata.creationTimestamp ?? claim?.createdAt ?? now.toISOString();
+    const createdAt = claim.createdAt;
     const createdMs = Date.parse(createdAt);
     const expireAfterSeconds = parseDurationSeconds(nodePool.spec.template.spec.expireAfter);
-    const expireAt = claim?.expireAt ?? (expireAfterSeconds === undefined ? undefined : new Date(createdMs + expireAfterSeconds * 1000).toISOString());
+    const expireAt = claimExpireAt(claim, nodePool);
     const nodeClassName = nodePool.spec.template.spec.nodeClassRef.name;
     const drifted = driftReason({
       node,
@@ -208,34 +238,35 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     // Karpenter's Consolidatable: consolidateAfter has passed since the last pod event (or since
     // initialization when no pod ever came or went).
     const consolidateAfterSeconds = parseDurationSeconds(nodePool.spec.disruption?.consolidateAfter ?? '0s');
-    const initializedAt = claim ? getCondition(claim, 'Initialized')?.lastTransitionTime : undefined;
+    const initializedAt = getCondition(claim, 'Initialized')?.lastTransitionTime;
     const lastPodEvent = latest([
-      claim?.annotations?.['nodefleet.io/last-pod-event-time'],
+      claim.annotations?.['nodefleet.io/last-pod-event-time'],
       initializedAt,
       createdAt,
+      node.metadata.creationTimestamp, // the live Node's: a later start only delays consolidation
       ...pods.map((p) => p.status?.startTime ?? p.metadata.creationTimestamp),
     ]);
     const consolidatable = consolidateAfterSeconds !== undefined && now.getTime() - lastPodEvent >= consolidateAfterSeconds * 1000;
 
     candidates.push({
       nodeName: name,
-      nodeClaim: claim?.name ?? name,
+      nodeClaim: claim.name,
       nodePool: poolName,
       instanceType: instanceTypeName,
       zone,
       capacityType,
       priceUsdPerHour: priceOf(it, zone, capacityType, claim),
-      instanceId: claim?.instanceId ?? instanceIdOf(node.spec?.providerID),
-      providerID: node.spec?.providerID,
+      instanceId: instanceIdOfClaim(claim),
+      providerID: claim.providerId,
       reschedulablePods,
       disruptionCost: disruptionCost(reschedulablePods, (now.getTime() - createdMs) / 1000, expireAfterSeconds),
       createdAt,
       drifted,
-      ...(drifted && claim && getCondition(claim, 'Drifted')?.status === 'True' ? { driftedAt: getCondition(claim, 'Drifted')!.lastTransitionTime } : {}),
+      ...(drifted && getCondition(claim, 'Drifted')?.status === 'True' ? { driftedAt: getCondition(claim, 'Drifted')!.lastTransitionTime } : {}),
       expireAt,
       consolidatable,
       blockedBy: nominated.has(name) ? 'node is nominated for a pending pod' : gracefulBlock(node, pods, pdbs, now),
-      ...(claim?.annotations?.[AnnotationRebalanceRecommendedAt] ? { rebalanceRecommendedAt: claim.annotations[AnnotationRebalanceRecommendedAt] } : {}),
+      ...(claim.annotations?.[AnnotationRebalanceRecommendedAt] ? { rebalanceRecommendedAt: claim.annotations[AnnotationRebalanceRecommendedAt] } : {}),
     });
   }
 

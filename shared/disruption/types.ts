@@ -58,9 +58,12 @@ export interface DisruptionSnapshot {
   /** Parsed NodePools (defaults applied). */
   nodePools: NodePool[];
   nodeClasses?: EC2NodeClass[];
-  /** Every Node in the cluster (managed ones carry label karpenter.sh/nodepool). */
+  /** Every Node in the cluster, as the live API lists it (destinations for moved pods). */
   nodes: Node[];
-  /** NodeClaims from the store; a managed Node without one is still a candidate (facts from its labels). */
+  /**
+   * NodeClaims from the store. Only a Node of one of them (same providerID, same node name) is a
+   * candidate or counts in a budget; its NodePool, instance, creation and expiry are the claim's.
+   */
   nodeClaims?: NodeClaim[];
   /** Every pod: bound ones (spec.nodeName) are what disruption moves; pending ones are ignored. */
   pods: Pod[];

@@ -1,14 +1,23 @@
 /**
  * Command validation: after {@link CommandValidationDelaySeconds}, the cluster is read again and
- * the command must still hold — same candidates, still candidates and unblocked, budgets still
- * allowing them, and the re-simulation reaching the same kind of decision (a delete still needs
- * no new node; a replace still needs exactly one node, still cheaper). Otherwise it is dropped
- * (pods churned). Source: KC pkg/controllers/disruption/validation.go.
+ * the command must still hold — same candidates (the same NodeClaims), still candidates and
+ * unblocked, their reason still true on the fresh state (Empty: still empty; Drifted: still
+ * drifted; Expired: past the claim's own expiry, in a pool with graceful expiration; Rebalance:
+ * still recommended), budgets still allowing them, and the re-simulation reaching the same kind
+ * of decision (a delete still needs no new node; a replace still needs exactly one node, still
+ * cheaper). Otherwise it is dropped (pods churned). The command arrives as a state-machine input
+ * anyone allowed to start the loop can write: it is a request, and every fact in it is re-derived
+ * here. Source: KC pkg/controllers/disruption/validation.go.
+ *
+ * Graceful expiration ignores do-not-disrupt and PDBs at candidate time, as Karpenter's forceful
+ * expiration does (the drain still respects PDBs until terminationGracePeriod) — but only for a
+ * candidate whose claim has expired: anything else is held to the blocks.
  */
 import { CommandValidationDelaySeconds } from './constants.ts';
 import { computeConsolidation } from './consolidation.ts';
 import { hasGracefulExpiration } from './graceful-expiration.ts';
 import { makeCommand } from './method.ts';
+import { Methods } from './methods.ts';
 import { hasRebalanceReplace } from './rebalance.ts';
 import { replacementsFor } from './replacements.ts';
 import { Simulator } from './simulate.ts';
@@ -29,6 +38,8 @@ export type ValidationOutcome =
 export function validateCommand(command: DisruptionCommand, snapshot: DisruptionSnapshot, now: Date): ValidationOutcome {
   const waitMs = Date.parse(command.validateAfter) - now.getTime();
   if (waitMs > 0) return { status: 'wait', retryAfterSeconds: Math.ceil(waitMs / 1000) };
+  const method = Methods.find((m) => m.name === command.method);
+  if (method?.reason !== command.reason) return { status: 'invalid', reason: `method ${command.method} does not disrupt for ${command.reason}` };
   const state = buildState(snapshot, now);
   const byName = new Map(state.candidates.map((c) => [c.nodeName, c]));
   const current: Candidate[] = [];
@@ -38,8 +49,12 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
       const why = state.blocked.find((b) => b.nodeName === cc.nodeName)?.reason ?? 'node is gone';
       return { status: 'invalid', reason: `${cc.nodeName}: ${why}` };
     }
-    const gracefulExpiry = command.reason === 'Expired' && hasGracefulExpiration(state.nodePools.get(c.nodePool));
-    if (c.blockedBy && !gracefulExpiry) return { status: 'invalid', reason: `${c.nodeName}: ${c.blockedBy}` };
+    if (c.nodeClaim !== cc.nodeClaim) return { status: 'invalid', reason: `${cc.nodeName}: is the node of nodeclaim ${c.nodeClaim}, not ${cc.nodeClaim}` };
+    if (command.reason === 'Expired') {
+      if (!hasGracefulExpiration(state.nodePools.get(c.nodePool))) return { status: 'invalid', reason: `${c.nodeName}: nodepool "${c.nodePool}" does not expire gracefully` };
+      if (c.expireAt === undefined || Date.parse(c.expireAt) > now.getTime()) return { status: 'invalid', reason: `${c.nodeName}: nodeclaim ${c.nodeClaim} has not expired (expires ${c.expireAt ?? 'never'})` };
+    }
+    if (c.blockedBy && command.reason !== 'Expired') return { status: 'invalid', reason: `${c.nodeName}: ${c.blockedBy}` };
     if (command.reason === 'Empty' && c.reschedulablePods.length > 0) return { status: 'invalid', reason: `${c.nodeName}: no longer empty` };
     if (command.reason === 'Drifted' && !c.drifted) return { status: 'invalid', reason: `${c.nodeName}: no longer drifted` };
     if (command.reason === 'Rebalance' && (!c.rebalanceRecommendedAt || !hasRebalanceReplace(state.nodePools.get(c.nodePool)))) {

@@ -104,3 +104,25 @@ export function nodeClaim(o: Partial<NodeClaimInput> & { name: string }): NodeCl
     ...o,
   });
 }
+
+/**
+ * The stored NodeClaim of a node (name = node name; providerID, instance, NodePool, type, zone,
+ * capacity type and creation time from the node): disruption acts only on a Node of a stored claim.
+ */
+export function nodeClaimOf(n: Node, o: Partial<NodeClaimInput> = {}): NodeClaim {
+  const labels = n.metadata.labels ?? {};
+  const providerId = n.spec?.providerID;
+  const instanceId = /\/(i-[0-9a-z]+)$/.exec(providerId ?? '')?.[1];
+  return nodeClaim({
+    name: n.metadata.name,
+    nodePool: labels['karpenter.sh/nodepool'] ?? 'default',
+    nodeName: n.metadata.name,
+    ...(providerId ? { providerId } : {}),
+    ...(instanceId ? { instanceId } : {}),
+    ...(labels['node.kubernetes.io/instance-type'] ? { instanceType: labels['node.kubernetes.io/instance-type'] } : {}),
+    ...(labels['topology.kubernetes.io/zone'] ? { zone: labels['topology.kubernetes.io/zone'] } : {}),
+    ...(labels['karpenter.sh/capacity-type'] ? { capacityType: labels['karpenter.sh/capacity-type'] as 'on-demand' } : {}),
+    createdAt: n.metadata.creationTimestamp ?? '2026-01-01T00:00:00.000Z',
+    ...o,
+  });
+}

@@ -12,7 +12,7 @@ export { InMemoryBudgetCounter } from './in-memory-budget-counter.ts';
 export { InMemoryUnavailableOfferings, type UnavailableEntry } from './in-memory-unavailable-offerings.ts';
 export { FakeTerminationStarter, FakeTerminationStateMachineArn } from './fake-termination-starter.ts';
 export { FakeEventPublisher } from './fake-event-publisher.ts';
-export { pod, node, pdb, nodeClaim, type PodOptions, type NodeOptions } from './builders.ts';
+export { pod, node, pdb, nodeClaim, nodeClaimOf, type PodOptions, type NodeOptions } from './builders.ts';
 
 import { FixedClock } from './fixed-clock.ts';
 import { InMemoryNodeClaimStore } from './in-memory-node-claim-store.ts';

@@ -18,7 +18,7 @@ import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { nodeClassHash, nodePoolHash } from '../../../shared/api/hash.ts';
 import { choosePacking, isPackingMode } from '../../../shared/api/packing.ts';
 import type { DaemonSetTemplate } from '../../../shared/scheduling/index.ts';
-import { planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
+import { claimOfNode, claimsByProviderId, planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
 
 /** The `expect` keys this module checks. */
@@ -70,6 +70,49 @@ export function caseNow(doc: DisruptionCaseDoc): Date {
   for (const o of doc.objects ?? []) visit(o.metadata?.creationTimestamp);
   for (const c of doc.existingNodeClaims ?? []) visit(c.metadata?.creationTimestamp);
   return new Date(latest || Date.parse('2026-01-01T00:00:00Z'));
+}
+
+/**
+ * A scenario's nodes and claims with a stand-in NodeClaim for every node labelled
+ * karpenter.sh/nodepool that no listed claim owns (shared/disruption/state.ts `claimOfNode`), as
+ * Karpenter has one for each of its nodes: name, providerID, NodePool, instance and creation
+ * time from the node (a node without a providerID gets `aws:///<zone>/i-<name>`). For scenario
+ * descriptions only (cases, parity, benchmarks): the functions never invent a claim — there, a
+ * node without a stored claim is not nodefleet's.
+ */
+export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeClaim[], cluster = 'case'): { nodes: Node[]; nodeClaims: NodeClaim[] } {
+  const byProviderId = claimsByProviderId(claims);
+  const outNodes: Node[] = [];
+  const outClaims = [...claims];
+  for (const n of nodes) {
+    const labels = n.metadata.labels ?? {};
+    if (!labels[LabelNodePool] || claimOfNode(n, byProviderId)) {
+      outNodes.push(n);
+      continue;
+    }
+    const zone = labels[LabelTopologyZone] ?? 'zone';
+    const providerId = n.spec?.providerID ?? `aws:///${zone}/i-${n.metadata.name}`;
+    outNodes.push(n.spec?.providerID ? n : { ...n, spec: { ...n.spec, providerID: providerId } });
+    outClaims.push(
+      NodeClaimSchema.parse({
+        name: n.metadata.name,
+        cluster,
+        nodePool: labels[LabelNodePool],
+        nodeClass: 'default',
+        requirements: [],
+        labels,
+        resources: { requests: {} },
+        ...(labels[LabelInstanceType] ? { instanceType: labels[LabelInstanceType] } : {}),
+        ...(labels[LabelTopologyZone] ? { zone: labels[LabelTopologyZone] } : {}),
+        ...(labels[LabelCapacityType] ? { capacityType: labels[LabelCapacityType] } : {}),
+        providerId,
+        nodeName: n.metadata.name,
+        phase: n.metadata.deletionTimestamp ? 'Terminating' : 'Registered',
+        createdAt: n.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z',
+      }),
+    );
+  }
+  return { nodes: outNodes, nodeClaims: outClaims };
 }
 
 /** A Karpenter v1 NodeClaim object (or nodefleet's stored shape) as nodefleet's NodeClaim. */
@@ -164,8 +207,7 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     nodeClasses,
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
-    nodes: doc.nodes ?? [],
-    nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
+    ...withStandInClaims(doc.nodes ?? [], (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c))),
     pods,
     pdbs,
     instanceTypes,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { fakeWorld, node, pod, type FakeWorld } from '../../fakes/index.ts';
+import { fakeWorld, node, nodeClaimOf, pod, type FakeWorld } from '../../fakes/index.ts';
+import type { Node } from '../../../shared/api/kube.ts';
 import { NodePoolSchema, type NodePool } from '../../../shared/api/nodepool.ts';
 import { setCondition } from '../../../shared/api/nodeclaim.ts';
 import type { BudgetCounter } from '../../../shared/api/ports.ts';
@@ -55,6 +56,12 @@ function managedNode(name: string, instanceType: string, allocatable: Record<str
   return n;
 }
 
+/** Adds nodefleet's nodes: each Node and its stored NodeClaim ({@link nodeClaimOf}). */
+async function addManaged(w: FakeWorld, ...nodes: Node[]): Promise<void> {
+  w.kube.addNode(...nodes);
+  for (const n of nodes) await w.store.create(nodeClaimOf(n));
+}
+
 function depsOf(w: FakeWorld, budgets: BudgetCounter = w.budgets): Deps {
   return {
     env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
@@ -80,7 +87,7 @@ describe('disruption handler run()', () => {
 
   it('plans an empty node, validates after 15 s, takes a budget slot, taints it and starts its termination', async () => {
     // Prepare
-    w.kube.addNode(managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
+    await addManaged(w, managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '500m' }));
     const deps = depsOf(w);
 
@@ -106,7 +113,7 @@ describe('disruption handler run()', () => {
   });
 
   it('drops the command when the node got a pod during the validation delay', async () => {
-    w.kube.addNode(managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
+    await addManaged(w, managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '1500m' }));
     const deps = depsOf(w);
     const planned = await run({}, deps);
@@ -122,7 +129,7 @@ describe('disruption handler run()', () => {
   it('replaces a big node with a cheaper one, and starts the termination only once the replacement is Initialized', async () => {
     const catalog = new Map(loadCatalog({ region: 'us-east-1' }).map((t) => [t.name, t]));
     const bigPrice = catalog.get('m5.4xlarge')!.offerings.find((o) => o.capacityType === 'on-demand')!.priceUsdPerHour;
-    w.kube.addNode(managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
     w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
     const deps = depsOf(w);
 
@@ -158,7 +165,7 @@ describe('disruption handler run()', () => {
   });
 
   it('a failed replacement untaints the candidate and releases its slot', async () => {
-    w.kube.addNode(managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
     w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
     const deps = depsOf(w);
     const planned = await run({}, deps);
@@ -175,7 +182,7 @@ describe('disruption handler run()', () => {
 
   it('holds its slot as a lease: each poll renews it, and a lease gc reclaimed abandons the command (untaint, no termination)', async () => {
     // Prepare
-    w.kube.addNode(managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
     w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
     const deps = depsOf(w);
     const planned = await run({}, deps);
@@ -204,7 +211,7 @@ describe('disruption handler run()', () => {
     w.kube.setNodePools([nodePool('0')]);
     const old = managedNode('old', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
     old.metadata.creationTimestamp = '2026-01-20T10:00:00Z'; // 41 days: past the default 720h
-    w.kube.addNode(old, managedNode('young', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
+    await addManaged(w, old, managedNode('young', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
     const deps = depsOf(w);
     const out = await run({}, deps);
     expect(out.status).toBe('idle');
@@ -237,7 +244,7 @@ describe('two disruption runs at once against one budget of 1 (DynamoDB counter 
     // Prepare: two empty nodes, budget nodes "1"
     const w = fakeWorld({ start: Start });
     w.kube.setNodePools([nodePool('1')]);
-    w.kube.addNode(managedNode('empty-a', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('empty-b', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
+    await addManaged(w, managedNode('empty-a', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('empty-b', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
     const counter = new DynamoBudgetCounter(doc, dynamo.tableName, 'race');
     const deps = depsOf(w, counter);
     const planned = await run({}, deps);

@@ -5,6 +5,7 @@ import type { Node, Pod } from '../../../shared/api/kube.ts';
 import { instanceTypeFromCase, type CaseInstanceType } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { planDisruption, validateCommand, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
+import { withStandInClaims } from '../../../functions/cli/cases/disruption.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
 
@@ -36,10 +37,13 @@ function pool(over: { name?: string; disruption?: Record<string, unknown>; capac
   return NodePoolSchema.parse(input);
 }
 
+/** The providerID {@link node} gives `name` (a claim must name it to own the node). */
+const providerOf = (name: string, zone = 'us-east-1a') => `aws:///${zone}/i-${name.padEnd(17, '0').slice(0, 17)}`;
+
 function node(name: string, it: InstanceType, o: { zone?: string; capacityType?: string; created?: string; annotations?: Record<string, string>; initialized?: boolean; pool?: string } = {}): Node {
   const n = nodeBuilder({
     name,
-    providerID: `aws:///${o.zone ?? 'us-east-1a'}/i-${name.padEnd(17, '0').slice(0, 17)}`,
+    providerID: providerOf(name, o.zone),
     allocatable: { cpu: String(it.allocatable.cpu / 1000), memory: `${it.allocatable.memory / 2 ** 20}Mi`, pods: '110' },
     labels: {
       'karpenter.sh/nodepool': o.pool ?? 'default',
@@ -64,7 +68,9 @@ function pod(name: string, nodeName: string, cpu = '100m', extra: Partial<Parame
 
 function snapshot(parts: Partial<DisruptionSnapshot> & { types?: InstanceType[] }): DisruptionSnapshot {
   const types = parts.types ?? [Small, Medium, Big];
-  return { nodePools: [pool()], nodes: [], pods: [], instanceTypes: () => types, catalog: types, ...parts };
+  // Every managed node is a NodeClaim's (as in the store): listed claims, else a stand-in per node.
+  const owned = withStandInClaims(parts.nodes ?? [], parts.nodeClaims ?? []);
+  return { nodePools: [pool()], nodes: [], pods: [], instanceTypes: () => types, catalog: types, ...parts, ...owned };
 }
 
 const names = (p: ReturnType<typeof planDisruption>) => p.command?.candidates.map((c) => c.nodeName).sort() ?? [];
@@ -157,7 +163,7 @@ describe('planDisruption', () => {
 
   it('drift: a claim whose NodePool hash changed is replaced, within the Drifted budget', () => {
     const nodes = [node('old', Medium)];
-    const claims = [nodeClaim({ name: 'default-abc', nodeName: 'old', nodePoolHash: 'h-old', createdAt: '2026-03-01T10:00:00Z' })];
+    const claims = [nodeClaim({ name: 'default-abc', nodeName: 'old', providerId: providerOf('old'), nodePoolHash: 'h-old', createdAt: '2026-03-01T10:00:00Z' })];
     const base = { nodes, nodeClaims: claims, pods: [pod('p', 'old', '1500m')], nodePoolHashes: { default: 'h-new' } };
     const plan = planDisruption(snapshot({ ...base, nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })] }), Now);
     expect(plan.command?.method).toBe('drift');
@@ -170,13 +176,13 @@ describe('planDisruption', () => {
   });
 
   it('ignores a NodePool hash written by another hash version (Karpenter re-hashes instead)', () => {
-    const claims = [nodeClaim({ name: 'c', nodeName: 'n', nodePoolHash: '1234567890', annotations: { 'karpenter.sh/nodepool-hash-version': 'v3' }, createdAt: '2026-03-01T10:00:00Z' })];
+    const claims = [nodeClaim({ name: 'c', nodeName: 'n', providerId: providerOf('n'), nodePoolHash: '1234567890', annotations: { 'karpenter.sh/nodepool-hash-version': 'v3' }, createdAt: '2026-03-01T10:00:00Z' })];
     const plan = planDisruption(snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')], nodePoolHashes: { default: 'ours' } }), Now);
     expect(plan.command).toBeUndefined();
   });
 
   it('AMI drift: a claim launched from an image the node class no longer resolves to', () => {
-    const claims = [nodeClaim({ name: 'default-ami', nodeName: 'n', imageId: 'ami-old', createdAt: '2026-03-01T10:00:00Z' })];
+    const claims = [nodeClaim({ name: 'default-ami', nodeName: 'n', providerId: providerOf('n'), imageId: 'ami-old', createdAt: '2026-03-01T10:00:00Z' })];
     const base = { nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')] };
     const drifted = planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-new-amd64', 'ami-new-arm64'] } }), Now);
     expect(drifted.command?.candidates[0]).toMatchObject({ nodeName: 'n', driftReason: 'AMIDrift' });
@@ -236,7 +242,7 @@ describe('rebalance (nodefleet.io/rebalance-replace)', () => {
   const nodes = [node('a', Medium, { capacityType: 'spot' }), node('b', Medium, { capacityType: 'spot', zone: 'us-east-1b' }), node('idle', Medium)];
   const pods = [pod('pa', 'a', '3'), pod('pb', 'b', '3')];
   const claims = (annotated: Record<string, string>) =>
-    ['a', 'b', 'idle'].map((n) => nodeClaim({ name: `${n}-claim`, nodeName: n, ...(annotated[n] ? { annotations: flagged(annotated[n]) } : {}) }));
+    ['a', 'b', 'idle'].map((n) => nodeClaim({ name: `${n}-claim`, nodeName: n, providerId: providerOf(n, n === 'b' ? 'us-east-1b' : undefined), createdAt: '2026-03-01T10:00:00Z', ...(annotated[n] ? { annotations: flagged(annotated[n]) } : {}) }));
 
   it('runs before emptiness, oldest recommendation first; replaced only when its pods need a new node', () => {
     const nodeClaims = claims({ a: '2026-03-02T09:58:00Z', b: '2026-03-02T09:50:00Z' });
