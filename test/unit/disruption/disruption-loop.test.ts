@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { StateMachine } from 'aws-local-stepfunctions';
-import { fakeWorld, node, pod } from '../../fakes/index.ts';
+import { fakeWorld, node, nodeClaimOf, pod } from '../../fakes/index.ts';
 import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import type { Deps } from '../../../shared/runtime/deps.ts';
@@ -44,6 +44,7 @@ describe('disruption-loop.asl.json', () => {
       });
       n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
       w.kube.addNode(n);
+      await w.store.create(nodeClaimOf(n, { phase: 'Initialized' }));
     }
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy' }));
     const deps: Deps = {
@@ -105,6 +106,7 @@ describe('disruption-loop.asl.json', () => {
       });
       n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
       w.kube.addNode(n);
+      await w.store.create(nodeClaimOf(n, { phase: 'Initialized' }));
     }
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy' }));
     const deps: Deps = {

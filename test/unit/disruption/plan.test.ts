@@ -70,7 +70,7 @@ function snapshot(parts: Partial<DisruptionSnapshot> & { types?: InstanceType[] 
   const types = parts.types ?? [Small, Medium, Big];
   // Every managed node is a NodeClaim's (as in the store): listed claims, else a stand-in per node.
   const owned = withStandInClaims(parts.nodes ?? [], parts.nodeClaims ?? []);
-  return { nodePools: [pool()], nodes: [], pods: [], instanceTypes: () => types, catalog: types, ...parts, ...owned };
+  return { nodePools: [pool()], pods: [], instanceTypes: () => types, catalog: types, ...parts, ...owned };
 }
 
 const names = (p: ReturnType<typeof planDisruption>) => p.command?.candidates.map((c) => c.nodeName).sort() ?? [];
