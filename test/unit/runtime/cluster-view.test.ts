@@ -26,6 +26,12 @@ function roomyNode(name: string, cpu: string) {
   });
 }
 
+/** The calls of listPods that list the bound pods of the whole cluster (no node name, not the pending ones). */
+const clusterWidePodLists = (calls: unknown[][]) => calls.filter((c) => {
+  const o = c[0] as { nodeName?: string; unbound?: boolean } | undefined;
+  return o?.nodeName === undefined && !o?.unbound;
+});
+
 describe('cluster view', () => {
   it('round trip: bound pods keep what scheduling reads, share one template per ReplicaSet, pending and finished pods are left out', async () => {
     const b = new ClusterViewBuilder();
@@ -181,7 +187,7 @@ describe('cluster view', () => {
     expect(planned.command?.candidates.map((c) => c.nodeName)).toEqual(['idle']);
     // the nodes are listed live (the view is no authority on which nodes exist), the pods come from the view
     expect(w.kube.callsOf('listNodes')).toHaveLength(1);
-    expect(w.kube.callsOf('listPods').filter((c) => c[0]?.nodeName === undefined && !c[0]?.unbound)).toHaveLength(0);
+    expect(clusterWidePodLists(w.kube.callsOf('listPods'))).toHaveLength(0);
 
     // A pod lands on "idle"; the view (republished, fresh) has not caught up with it.
     w.kube.addPod(pod({ name: 'web-2', nodeName: 'idle', cpu: '1500m' }));
@@ -194,6 +200,6 @@ describe('cluster view', () => {
     // a GET and a per-node pod list for the candidate, no cluster-wide pod list
     expect(w.kube.callsOf('getNode').map((c) => c[0])).toContain('idle');
     expect(w.kube.callsOf('listPods').map((c) => c[0])).toContainEqual({ nodeName: 'idle' });
-    expect(w.kube.callsOf('listPods').filter((c) => c[0]?.nodeName === undefined && !c[0]?.unbound)).toHaveLength(0);
+    expect(clusterWidePodLists(w.kube.callsOf('listPods'))).toHaveLength(0);
   });
 });
