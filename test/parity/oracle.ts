@@ -85,9 +85,13 @@ function goEnv(): NodeJS.ProcessEnv {
  * it. Returns the `-modfile` to build with.
  */
 function tiesModule(): string {
+  // On a new machine the module is not in the cache yet, and `go list -m` then prints an empty Dir.
+  const d = spawnSync('go', ['mod', 'download', 'sigs.k8s.io/karpenter'], { cwd: OracleDir, env: goEnv(), encoding: 'utf8' });
+  if (d.error) throw new Error(`oracle: cannot run go: ${d.error.message}`);
+  if (d.status !== 0) throw new Error(`oracle: go mod download sigs.k8s.io/karpenter failed:\n${d.stderr.trim()}`);
   const r = spawnSync('go', ['list', '-m', '-f', '{{.Dir}}', 'sigs.k8s.io/karpenter'], { cwd: OracleDir, env: goEnv(), encoding: 'utf8' });
   if (r.error) throw new Error(`oracle: cannot run go: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`oracle: go list sigs.k8s.io/karpenter failed:\n${r.stderr.trim()}`);
+  if (r.status !== 0 || r.stdout.trim() === '') throw new Error(`oracle: go list sigs.k8s.io/karpenter failed:\n${r.stderr.trim()}`);
   const copy = join(OracleDir, 'bin', 'karpenter-ties');
   if (existsSync(copy)) {
     spawnSync('chmod', ['-R', 'u+w', copy]);
