@@ -4,6 +4,7 @@
  * `amiFamily: AL2023` (aws/karpenter-provider-aws pkg/providers/amifamily/bootstrap/nodeadm.go).
  * The user's own `spec.userData` part, if any, comes first; nodefleet's NodeConfig is merged after it.
  */
+import { stringify } from 'yaml';
 import { ValidationError } from '../api/errors.ts';
 import type { Taint } from '../api/kube.ts';
 import { labelKeyProblem, labelValueProblem, taintValueProblem, type KubeletConfiguration } from '../api/nodepool.ts';
@@ -37,27 +38,22 @@ export interface UserDataInput {
   custom?: string;
 }
 
-function yamlString(s: string): string {
-  return JSON.stringify(s);
-}
-
-function kubeletConfigYaml(k: KubeletConfiguration | undefined, maxPods: number | undefined): string[] {
-  const lines: string[] = [];
-  const pods = k?.maxPods ?? maxPods;
-  if (pods !== undefined) lines.push(`        maxPods: ${pods}`);
-  if (k?.podsPerCore !== undefined) lines.push(`        podsPerCore: ${k.podsPerCore}`);
-  if (k?.clusterDNS?.length) lines.push(`        clusterDNS: [${k.clusterDNS.map(yamlString).join(', ')}]`);
-  for (const key of ['systemReserved', 'kubeReserved', 'evictionHard', 'evictionSoft', 'evictionSoftGracePeriod'] as const) {
-    const m = k?.[key];
-    if (!m || Object.keys(m).length === 0) continue;
-    lines.push(`        ${key}:`);
-    for (const [a, b] of Object.entries(m).sort()) lines.push(`          ${yamlString(a)}: ${yamlString(b)}`);
+/**
+ * The `spec.kubelet.config` of the NodeConfig: a KubeletConfiguration fragment nodeadm merges over
+ * its defaults. The EC2NodeClass kubelet fields carry the KubeletConfiguration names, so each is
+ * copied under its own name (as KA bootstrap/nodeadm.go marshals the block); unset fields are left
+ * to nodeadm (maxPods from the ENI limits).
+ */
+function kubeletConfig(k: KubeletConfiguration | undefined, maxPods: number | undefined): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(k ?? {})) {
+    if (value === undefined) continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
+    config[key] = value;
   }
-  if (k?.evictionMaxPodGracePeriod !== undefined) lines.push(`        evictionMaxPodGracePeriod: ${k.evictionMaxPodGracePeriod}`);
-  if (k?.imageGCHighThresholdPercent !== undefined) lines.push(`        imageGCHighThresholdPercent: ${k.imageGCHighThresholdPercent}`);
-  if (k?.imageGCLowThresholdPercent !== undefined) lines.push(`        imageGCLowThresholdPercent: ${k.imageGCLowThresholdPercent}`);
-  if (k?.cpuCFSQuota !== undefined) lines.push(`        cpuCFSQuota: ${k.cpuCFSQuota}`);
-  return lines;
+  if (config.maxPods === undefined && maxPods !== undefined) config.maxPods = maxPods;
+  return config;
 }
 
 /** kubernetes.io / k8s.io labels the kubelet may set on itself (NodeRestriction; kubelet `--node-labels` validation). */
@@ -120,20 +116,27 @@ export function buildAl2023UserData(input: UserDataInput): string {
   const nodeLabels = formatNodeLabels(input.labels);
   if (nodeLabels) flags.push(`--node-labels=${nodeLabels}`);
   if (input.taints.length) flags.push(`--register-with-taints=${formatTaints(input.taints)}`);
-  const config = kubeletConfigYaml(input.kubelet, input.maxPods);
-  const nodeConfig = [
-    'apiVersion: node.eks.aws/v1alpha1',
-    'kind: NodeConfig',
-    'spec:',
-    '  cluster:',
-    `    name: ${yamlString(input.cluster.name)}`,
-    `    apiServerEndpoint: ${yamlString(input.cluster.endpoint)}`,
-    `    certificateAuthority: ${yamlString(input.cluster.certificateAuthority)}`,
-    `    cidr: ${yamlString(input.cluster.serviceCidr)}`,
-    '  kubelet:',
-    ...(config.length ? ['    config:', ...config.map((l) => l.slice(4))] : []),
-    ...(flags.length ? ['    flags:', ...flags.map((f) => `    - ${yamlString(f)}`)] : []),
-  ].join('\n');
+  const config = kubeletConfig(input.kubelet, input.maxPods);
+  const nodeConfig = stringify(
+    {
+      apiVersion: 'node.eks.aws/v1alpha1',
+      kind: 'NodeConfig',
+      spec: {
+        cluster: {
+          name: input.cluster.name,
+          apiServerEndpoint: input.cluster.endpoint,
+          certificateAuthority: input.cluster.certificateAuthority,
+          cidr: input.cluster.serviceCidr,
+        },
+        kubelet: {
+          ...(Object.keys(config).length ? { config } : {}),
+          ...(flags.length ? { flags } : {}),
+        },
+      },
+    },
+    // No line folding (the CA bundle is one long string); keys in insertion order.
+    { lineWidth: 0 },
+  ).trimEnd();
   const parts: string[] = [];
   if (input.custom?.trim()) {
     const custom = input.custom.trim();

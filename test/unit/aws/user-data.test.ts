@@ -1,0 +1,76 @@
+/**
+ * The user data nodefleet sends, read back as the node reads it (test/unit/aws/nodeadm-reader.ts:
+ * MIME parts → YAML NodeConfig), never compared as text.
+ */
+import { describe, expect, it } from 'vitest';
+import { buildLaunchRequests, catalogArchitecture } from '../../../shared/aws/ec2.ts';
+import { KubeletSchema, type KubeletConfiguration } from '../../../shared/api/nodepool.ts';
+import { nodeClaim } from '../../fakes/index.ts';
+import { nodeClass } from '../provisioner/world.ts';
+import { readLaunchTemplateUserData, unreadNodeConfigKeys } from './nodeadm-reader.ts';
+
+const cluster = { name: 'karpenter-demo', endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+const resolved = { subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 100 }], securityGroupIds: ['sg-1'], images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' } };
+const ctx = { cluster, architectureOf: catalogArchitecture };
+const claim = () =>
+  nodeClaim({
+    name: 'default-9hnrc',
+    cluster: 'karpenter-demo',
+    phase: 'Pending',
+    labels: { 'karpenter.sh/nodepool': 'default', team: 'a', 'kubernetes.io/arch': 'amd64' },
+    taints: [{ key: 'example.com/dedicated', value: 'gpu', effect: 'NoSchedule' }],
+    startupTaints: [{ key: 'cni/not-ready', effect: 'NoSchedule' }],
+  });
+
+/** A value for every field of the EC2NodeClass kubelet block (KubeletConfiguration names). */
+const everyKubeletField: Required<KubeletConfiguration> = {
+  clusterDNS: ['10.100.0.10', '169.254.20.10'],
+  maxPods: 200,
+  podsPerCore: 4,
+  systemReserved: { cpu: '100m', memory: '100Mi', 'ephemeral-storage': '1Gi' },
+  kubeReserved: { cpu: '200m', memory: '1', 'ephemeral-storage': '3Gi' },
+  evictionHard: { 'memory.available': '5%', 'nodefs.available': '10%' },
+  evictionSoft: { 'memory.available': '500Mi', 'nodefs.available': '15%' },
+  evictionSoftGracePeriod: { 'memory.available': '1m', 'nodefs.available': '1m30s' },
+  evictionMaxPodGracePeriod: 60,
+  imageGCHighThresholdPercent: 85,
+  imageGCLowThresholdPercent: 80,
+  cpuCFSQuota: false,
+};
+
+function sentUserData(kubelet?: KubeletConfiguration, userData?: string) {
+  const nc = nodeClass();
+  if (kubelet) nc.spec.kubelet = kubelet;
+  if (userData !== undefined) nc.spec.userData = userData;
+  const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
+  return readLaunchTemplateUserData(r.launchTemplate.LaunchTemplateData!.UserData!);
+}
+
+describe('AL2023 user data, parsed as nodeadm reads it', () => {
+  it('the fixture sets every kubelet field the EC2NodeClass schema has', () => {
+    expect(Object.keys(everyKubeletField).sort()).toEqual(Object.keys(KubeletSchema.shape).sort());
+  });
+
+  it('every EC2NodeClass kubelet field lands in spec.kubelet.config under its KubeletConfiguration name; labels and taints are flags', () => {
+    const { parts, nodeConfigs } = sentUserData(everyKubeletField);
+    expect(parts.map((p) => p.headers['content-type'])).toEqual(['application/node.eks.aws']);
+    const [config] = nodeConfigs;
+    expect(unreadNodeConfigKeys(config)).toEqual([]);
+    expect(config.apiVersion).toBe('node.eks.aws/v1alpha1');
+    expect(config.kind).toBe('NodeConfig');
+    expect(config.spec?.cluster).toEqual({ name: 'karpenter-demo', apiServerEndpoint: cluster.endpoint, certificateAuthority: 'Q0E=', cidr: '10.100.0.0/16' });
+    const kubeletConfig = config.spec?.kubelet?.config ?? {};
+    for (const [field, value] of Object.entries(everyKubeletField)) expect({ field, value: kubeletConfig[field] }).toEqual({ field, value });
+    expect(Object.keys(kubeletConfig).sort()).toEqual(Object.keys(everyKubeletField).sort());
+    const flags = config.spec?.kubelet?.flags ?? [];
+    const flag = (name: string) => flags.find((f) => f.startsWith(`${name}=`))?.slice(name.length + 1).split(',');
+    expect(flag('--node-labels')).toEqual(['karpenter.sh/nodepool=default', 'kubernetes.io/arch=amd64', 'team=a']);
+    expect(flag('--register-with-taints')?.sort()).toEqual(['cni/not-ready:NoSchedule', 'example.com/dedicated=gpu:NoSchedule', 'karpenter.sh/unregistered:NoExecute']);
+  });
+
+  it('no kubelet block: no kubelet config (nodeadm keeps its defaults, maxPods from the ENI limits)', () => {
+    const [config] = sentUserData().nodeConfigs;
+    expect(unreadNodeConfigKeys(config)).toEqual([]);
+    expect(config.spec?.kubelet?.config ?? {}).toEqual({});
+  });
+});
