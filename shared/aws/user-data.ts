@@ -2,10 +2,14 @@
  * AL2023 user data: a MIME multi-part document with a nodeadm `NodeConfig`
  * (https://awslabs.github.io/amazon-eks-ami/nodeadm/), as Karpenter's AWS provider builds it for
  * `amiFamily: AL2023` (aws/karpenter-provider-aws pkg/providers/amifamily/bootstrap/nodeadm.go).
- * The user's own `spec.userData` part, if any, comes first; nodefleet's NodeConfig is merged after it.
+ * The user's own `spec.userData` parts, if any, come first (a MIME multi-part document is merged
+ * part by part, shared/api/nodeclass-support.ts `al2023UserDataParts`); nodefleet's NodeConfig is
+ * the last part, so nodeadm merges it over the user's.
  */
 import { stringify } from 'yaml';
 import { ValidationError } from '../api/errors.ts';
+import { serializeMultipart } from '../api/mime.ts';
+import { al2023UserDataParts, NodeConfigContentType } from '../api/nodeclass-support.ts';
 import type { Taint } from '../api/kube.ts';
 import { labelKeyProblem, labelValueProblem, taintValueProblem, type KubeletConfiguration } from '../api/nodepool.ts';
 
@@ -22,9 +26,6 @@ export interface ClusterInfo {
   kubernetesVersion: string;
 }
 
-/** MIME boundary (any string absent from the parts). */
-const Boundary = '//';
-
 export interface UserDataInput {
   cluster: ClusterInfo;
   /** Labels the kubelet registers with (`--node-labels`). */
@@ -34,7 +35,7 @@ export interface UserDataInput {
   kubelet?: KubeletConfiguration;
   /** Max pods when the EC2NodeClass sets none; omitted = nodeadm's ENI-based default. */
   maxPods?: number;
-  /** The EC2NodeClass `spec.userData`, placed before nodefleet's part. */
+  /** The EC2NodeClass `spec.userData`: its parts (a MIME document's, kept as they are) come before nodefleet's. */
   custom?: string;
 }
 
@@ -110,6 +111,8 @@ export function formatTaints(taints: readonly Taint[]): string {
 /**
  * Builds the MIME multi-part user data (plain text; the launch template needs it base64-encoded).
  * Deterministic: the same input gives the same bytes (the launch template name hashes it).
+ * @throws ValidationError a label or taint the kubelet flags cannot carry, or a `spec.userData`
+ *   MIME document that cannot be read.
  */
 export function buildAl2023UserData(input: UserDataInput): string {
   const flags: string[] = [];
@@ -137,19 +140,7 @@ export function buildAl2023UserData(input: UserDataInput): string {
     // No line folding (the CA bundle is one long string); keys in insertion order.
     { lineWidth: 0 },
   ).trimEnd();
-  const parts: string[] = [];
-  if (input.custom?.trim()) {
-    const custom = input.custom.trim();
-    const type = custom.startsWith('#!') ? 'text/x-shellscript; charset="us-ascii"' : 'application/node.eks.aws';
-    parts.push(`Content-Type: ${type}\n\n${custom}\n`);
-  }
-  parts.push(`Content-Type: application/node.eks.aws\n\n${nodeConfig}\n`);
-  return [
-    'MIME-Version: 1.0',
-    `Content-Type: multipart/mixed; boundary="${Boundary}"`,
-    '',
-    ...parts.map((p) => `--${Boundary}\n${p}`),
-    `--${Boundary}--`,
-    '',
-  ].join('\n');
+  const custom = al2023UserDataParts(input.custom);
+  if ('problem' in custom) throw new ValidationError(`spec.userData: ${custom.problem}`);
+  return serializeMultipart([...custom.parts, { headers: [['Content-Type', NodeConfigContentType]], body: nodeConfig }]);
 }

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildLaunchRequests, catalogArchitecture } from '../../../shared/aws/ec2.ts';
 import { KubeletSchema, type KubeletConfiguration } from '../../../shared/api/nodepool.ts';
+import { ValidationError } from '../../../shared/api/errors.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { readLaunchTemplateUserData, unreadNodeConfigKeys } from './nodeadm-reader.ts';
@@ -72,5 +73,58 @@ describe('AL2023 user data, parsed as nodeadm reads it', () => {
     const [config] = sentUserData().nodeConfigs;
     expect(unreadNodeConfigKeys(config)).toEqual([]);
     expect(config.spec?.kubelet?.config ?? {}).toEqual({});
+  });
+});
+
+describe('AL2023 spec.userData, merged part by part', () => {
+  const userMime = [
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="USER-BOUNDARY"',
+    '',
+    '--USER-BOUNDARY',
+    'Content-Type: application/node.eks.aws',
+    '',
+    'apiVersion: node.eks.aws/v1alpha1',
+    'kind: NodeConfig',
+    'spec:',
+    '  kubelet:',
+    '    config:',
+    '      shutdownGracePeriod: 30s',
+    '--USER-BOUNDARY',
+    'Content-Type: text/x-shellscript; charset="us-ascii"',
+    '',
+    '#!/bin/bash',
+    'echo "--//" > /etc/marker',
+    '--USER-BOUNDARY--',
+    '',
+  ].join('\n');
+
+  it("a MIME multi-part document keeps the user's parts, in order, with nodefleet's NodeConfig after them", () => {
+    const { parts, nodeConfigs } = sentUserData({ maxPods: 42 }, userMime);
+    expect(parts.map((p) => p.headers['content-type'])).toEqual(['application/node.eks.aws', 'text/x-shellscript; charset="us-ascii"', 'application/node.eks.aws']);
+    expect(parts[1].body).toBe('#!/bin/bash\necho "--//" > /etc/marker');
+    expect(nodeConfigs).toHaveLength(2);
+    for (const c of nodeConfigs) expect(unreadNodeConfigKeys(c)).toEqual([]);
+    expect(nodeConfigs[0].spec?.kubelet?.config).toEqual({ shutdownGracePeriod: '30s' });
+    expect(nodeConfigs[1].spec?.kubelet?.config).toEqual({ maxPods: 42 });
+    expect(nodeConfigs[1].spec?.cluster?.name).toBe('karpenter-demo');
+  });
+
+  it('a shell script or a NodeConfig YAML becomes one part of its type', () => {
+    const script = sentUserData(undefined, '#!/bin/bash\necho hi\n');
+    expect(script.parts.map((p) => [p.headers['content-type'], p.body])).toEqual([
+      ['text/x-shellscript; charset="us-ascii"', '#!/bin/bash\necho hi'],
+      ['application/node.eks.aws', expect.any(String)],
+    ]);
+    const yaml = sentUserData(undefined, 'apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 30s\n');
+    expect(yaml.parts.map((p) => p.headers['content-type'])).toEqual(['application/node.eks.aws', 'application/node.eks.aws']);
+    expect(yaml.nodeConfigs[0].spec?.kubelet?.config).toEqual({ shutdownGracePeriod: '30s' });
+  });
+
+  it('a MIME document that cannot be read is refused, naming the field and the reason', () => {
+    const unclosed = userMime.replace('--USER-BOUNDARY--\n', '');
+    expect(() => sentUserData(undefined, unclosed)).toThrow(ValidationError);
+    expect(() => sentUserData(undefined, unclosed)).toThrow('spec.userData: MIME document is not closed: no "--USER-BOUNDARY--" line');
+    expect(() => sentUserData(undefined, 'MIME-Version: 1.0\nContent-Type: text/plain\n\nhello\n')).toThrow('spec.userData: MIME Content-Type "text/plain" is not multipart/*');
   });
 });
