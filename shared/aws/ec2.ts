@@ -13,7 +13,7 @@
  * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
  * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]`, or (GC) `Filters=[{tag:nodefleet.io/cluster=<cluster>}]`, `NextToken` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName, CreateTime}`; `NextToken`; error `InvalidLaunchTemplateName.NotFoundException` |
  * | `DeleteLaunchTemplate` | `LaunchTemplateId` | — ; error `InvalidLaunchTemplateId.NotFound` (= success) |
- * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
  * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[] (incl. `aws:ec2launchtemplate:id`), ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
  * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
@@ -48,6 +48,7 @@ import type { EC2NodeClass } from '../api/nodepool.ts';
 import type { Taint } from '../api/kube.ts';
 import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
+import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
@@ -189,12 +190,15 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
  * capacity type, as Karpenter keeps them (aws/karpenter-provider-aws#5850): a spot template also
  * tags the spot-instances-request the launch creates (IAM requires the cluster tags on it), and EC2
  * refuses spot-request tag specifications on an on-demand launch, so on-demand templates have none.
- * @throws ValidationError when the EC2NodeClass names a role other than the deployed node role.
+ * @throws ValidationError when the EC2NodeClass is not ready (a field nodefleet does not honour,
+ *   shared/api/nodeclass-support.ts) or names a role other than the deployed node role.
  */
 export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand'): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
+  const notReady = nodeClassNotReady(nodeClass);
+  if (notReady) throw new ValidationError(notReady);
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool };
-  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, custom: spec.userData });
+  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData });
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
@@ -218,6 +222,7 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
         KmsKeyId: m.ebs.kmsKeyID,
         DeleteOnTermination: m.ebs.deleteOnTermination,
         SnapshotId: m.ebs.snapshotID,
+        VolumeInitializationRate: m.ebs.volumeInitializationRate,
       },
     })),
     MetadataOptions: {

@@ -13,6 +13,7 @@ import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCo
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
+import { aliasRefusal } from '../api/nodeclass-support.ts';
 
 /** Node architectures nodefleet launches (values of kubernetes.io/arch). */
 export type Arch = 'amd64' | 'arm64';
@@ -186,8 +187,9 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     const images: Partial<Record<Arch, string>> = {};
     const alias = terms.find((t) => t.alias)?.alias;
     if (alias) {
-      const [family, version = 'latest'] = alias.split('@');
-      if (family.toLowerCase() !== 'al2023') throw new ValidationError(`ec2nodeclass ${nc.metadata.name}: alias ${alias} is not supported (only al2023@…)`);
+      const [, version = 'latest'] = alias.split('@');
+      const refused = aliasRefusal(alias);
+      if (refused) throw new ValidationError(`ec2nodeclass ${nc.metadata.name}: spec.amiSelectorTerms alias: ${refused}`);
       const k8s = typeof this.kubernetesVersion === 'string' ? this.kubernetesVersion : await this.kubernetesVersion();
       for (const arch of ['amd64', 'arm64'] as const) {
         try {

@@ -33,6 +33,12 @@ export interface UserDataInput {
   /** Taints the kubelet registers with (`--register-with-taints`), startup taints included. */
   taints: Taint[];
   kubelet?: KubeletConfiguration;
+  /**
+   * `RAID0`: nodeadm assembles the instance store volumes into one RAID0 array and puts the
+   * kubelet's and containerd's storage on it (NodeConfig `spec.instance.localStorage.strategy`,
+   * as KA bootstrap/nodeadm.go sets it); the catalog counts that array as ephemeral storage.
+   */
+  instanceStorePolicy?: 'RAID0';
   /** Max pods when the EC2NodeClass sets none; omitted = nodeadm's ENI-based default. */
   maxPods?: number;
   /** The EC2NodeClass `spec.userData`: its parts (a MIME document's, kept as they are) come before nodefleet's. */
@@ -131,6 +137,7 @@ export function buildAl2023UserData(input: UserDataInput): string {
           certificateAuthority: input.cluster.certificateAuthority,
           cidr: input.cluster.serviceCidr,
         },
+        ...(input.instanceStorePolicy === 'RAID0' ? { instance: { localStorage: { strategy: 'RAID0' } } } : {}),
         kubelet: {
           ...(Object.keys(config).length ? { config } : {}),
           ...(flags.length ? { flags } : {}),

@@ -128,3 +128,22 @@ describe('AL2023 spec.userData, merged part by part', () => {
     expect(() => sentUserData(undefined, 'MIME-Version: 1.0\nContent-Type: text/plain\n\nhello\n')).toThrow('spec.userData: MIME Content-Type "text/plain" is not multipart/*');
   });
 });
+
+describe('honoured EC2NodeClass fields reach the node', () => {
+  it('instanceStorePolicy RAID0: nodeadm assembles the instance store (spec.instance.localStorage.strategy)', () => {
+    const nc = nodeClass();
+    nc.spec.instanceStorePolicy = 'RAID0';
+    const r = buildLaunchRequests(claim(), { instanceTypes: ['c5ad.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
+    const [config] = readLaunchTemplateUserData(r.launchTemplate.LaunchTemplateData!.UserData!).nodeConfigs;
+    expect(unreadNodeConfigKeys(config)).toEqual([]);
+    expect(config.spec?.instance?.localStorage?.strategy).toBe('RAID0');
+    expect(sentUserData().nodeConfigs[0].spec?.instance).toBeUndefined();
+  });
+
+  it('blockDeviceMappings[].ebs.volumeInitializationRate is sent in the launch template', () => {
+    const nc = nodeClass();
+    nc.spec.blockDeviceMappings = [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 250 } }];
+    const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
+    expect(r.launchTemplate.LaunchTemplateData!.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 40, SnapshotId: 'snap-0123456789abcdef0', VolumeInitializationRate: 250 } }]);
+  });
+});
