@@ -19,7 +19,7 @@
  * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
  * | `DescribeSecurityGroups` | `GroupIds[]` or `Filters` (`tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
  * | `DescribeImages` | `ImageIds[]` or `Filters` (`name`, `tag:<k>`), `Owners[]` (only for id/name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
- * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/standard/recommended/image_id` (alias `al2023@latest`; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
+ * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
  * Errors: one mapping file, shared/aws/ec2-errors.ts.
  */
@@ -53,7 +53,7 @@ import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
-import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
+import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
 
 /** Types sent in one CreateFleet, cheapest first (KA instance.go `maxInstanceTypes = 60`). */
@@ -120,6 +120,8 @@ export interface LaunchContext {
   nodeRoleName?: string;
   /** Architecture of an instance type (from the catalog's kubernetes.io/arch label). */
   architectureOf: (instanceType: string) => Arch;
+  /** The AMI variant a type needs (GPUs → nvidia, Neuron → neuron); default {@link catalogVariant}. */
+  variantOf?: (instanceType: string) => AmiVariant;
 }
 
 /** The two requests one launch sends. */
@@ -140,6 +142,17 @@ export function guessArchitecture(instanceType: string): Arch {
 }
 
 const archByType = new Map<string, string>();
+const variantByType = new Map<string, AmiVariant>();
+
+/**
+ * The AL2023 AMI variant an instance type needs, from the shipped catalog (KA `Variant.Requirements`):
+ * a type with GPUs the nvidia one, with Neuron accelerators the neuron one, else standard (also
+ * for a type the catalog does not know).
+ */
+export function catalogVariant(instanceType: string): AmiVariant {
+  if (variantByType.size === 0) for (const i of instanceTypeInfos) variantByType.set(i.name, i.gpu?.count ? 'nvidia' : i.accelerator?.count ? 'neuron' : 'standard');
+  return variantByType.get(instanceType) ?? 'standard';
+}
 
 /** Architecture from the shipped catalog (kubernetes.io/arch), falling back to {@link guessArchitecture}. */
 export function catalogArchitecture(instanceType: string): Arch {
@@ -260,7 +273,8 @@ export function templateTags(claim: Pick<NodeClaim, 'nodePool'>, nodeClass: EC2N
  * Builds the CreateLaunchTemplate and CreateFleet inputs for one claim. Pure (no I/O): the CLI's
  * `plan --launch-requests` prints exactly what {@link Ec2CloudProvider.create} would send.
  * Overrides = launch types (≤ 60, in the given order) × one subnet per admitted zone (the one with
- * the most free IPs), `ImageId` per override by architecture.
+ * the most free IPs), `ImageId` per override by architecture and, for an alias, AMI variant
+ * (node-class-resolver.ts {@link imageFor}: GPU types get the nvidia image, Neuron types the neuron one).
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
 export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
@@ -275,8 +289,9 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   const zones = [...subnetByZone.keys()].sort();
   const overrides: FleetLaunchTemplateOverridesRequest[] = [];
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
+  const variantOf = ctx.variantOf ?? catalogVariant;
   for (const type of launch.instanceTypes.slice(0, MaxLaunchInstanceTypes)) {
-    const imageId = resolved.images[ctx.architectureOf(type)];
+    const imageId = imageFor(resolved, ctx.architectureOf(type), variantOf(type));
     if (!imageId) continue;
     for (const zone of zones) {
       if (allowed && !allowed.has(`${type}/${zone}`)) continue;
