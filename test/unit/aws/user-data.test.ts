@@ -140,6 +140,19 @@ describe('honoured EC2NodeClass fields reach the node', () => {
     expect(sentUserData().nodeConfigs[0].spec?.instance).toBeUndefined();
   });
 
+  it('associatePublicIPAddress, instanceProfile, metadataOptions, detailedMonitoring and tags are sent in the launch template', () => {
+    const nc = nodeClass();
+    Object.assign(nc.spec, { role: undefined, instanceProfile: 'my-profile', associatePublicIPAddress: false, metadataOptions: { httpPutResponseHopLimit: 2, httpTokens: 'optional' }, detailedMonitoring: true, tags: { team: 'blue' } });
+    const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
+    const data = r.launchTemplate.LaunchTemplateData!;
+    expect(data.IamInstanceProfile).toEqual({ Name: 'my-profile' });
+    expect(data.NetworkInterfaces).toEqual([{ DeviceIndex: 0, AssociatePublicIpAddress: false, Groups: ['sg-1'] }]);
+    expect(data.SecurityGroupIds).toBeUndefined();
+    expect(data.MetadataOptions).toEqual({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 2, HttpTokens: 'optional' });
+    expect(data.Monitoring).toEqual({ Enabled: true });
+    for (const spec of [...r.createFleet.TagSpecifications!, ...data.TagSpecifications!, ...r.launchTemplate.TagSpecifications!]) expect(spec.Tags).toContainEqual({ Key: 'team', Value: 'blue' });
+  });
+
   it('blockDeviceMappings[].ebs.volumeInitializationRate is sent in the launch template', () => {
     const nc = nodeClass();
     nc.spec.blockDeviceMappings = [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 250 } }];
