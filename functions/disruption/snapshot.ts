@@ -12,7 +12,7 @@
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
 import type { NodePool, EC2NodeClass } from '../../shared/api/nodepool.ts';
-import type { NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
+import { resolvedImageIds, type NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import { LabelOS } from '../../shared/api/labels.ts';
 import { loadCatalog } from '../../shared/catalog/index.ts';
@@ -51,7 +51,7 @@ async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeCl
   for (const c of nodeClasses) {
     try {
       const r = await deps.resolver.resolve(c);
-      out[c.metadata.name] = Object.values(r.images).filter((x): x is string => !!x);
+      out[c.metadata.name] = resolvedImageIds(r);
     } catch (err) {
       deps.log?.warn('cannot resolve node class images; AMI drift not checked', { nodeClass: c.metadata.name, error: (err as Error).message });
     }

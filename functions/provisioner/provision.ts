@@ -8,6 +8,7 @@ import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
 import { choosePacking } from '../../shared/api/packing.ts';
+import { nodeClassReadiness } from '../../shared/api/nodeclass-support.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { UnschedulableBackoff, schedulingConfigKey } from '../../shared/scheduling/unschedulable-backoff.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
@@ -121,6 +122,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   }
   if (pods.length === 0) return summary;
   const storage = await readStorage(deps.kube, pods);
+  // An EC2NodeClass with a field nodefleet does not honour launches nothing: its NodePools are
+  // unusable with the reason (in each pod's reasons), and the class's reason is logged once per pass.
+  const readiness = nodeClassReadiness(snap.nodeClasses.values());
+  for (const [name, reason] of readiness.notReady) deps.log.error('ec2nodeclass not ready', { EC2NodeClass: { name }, error: reason });
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
@@ -131,6 +136,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     existingNodes: snap.existingNodes,
     daemonSets: snap.daemonSets,
     unavailableOfferings: snap.unavailable,
+    nodePoolNotReady: readiness.nodePoolNotReady,
     ...(storage ? { storage } : {}),
     ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
   });

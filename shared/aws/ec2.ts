@@ -13,13 +13,13 @@
  * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
  * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]`, or (GC) `Filters=[{tag:nodefleet.io/cluster=<cluster>}]`, `NextToken` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName, CreateTime}`; `NextToken`; error `InvalidLaunchTemplateName.NotFoundException` |
  * | `DeleteLaunchTemplate` | `LaunchTemplateId` | — ; error `InvalidLaunchTemplateId.NotFound` (= success) |
- * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
  * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[] (incl. `aws:ec2launchtemplate:id`), ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
  * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
  * | `DescribeSecurityGroups` | `GroupIds[]` or `Filters` (`tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
  * | `DescribeImages` | `ImageIds[]` or `Filters` (`name`, `tag:<k>`), `Owners[]` (only for id/name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
- * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/standard/recommended/image_id` (alias `al2023@latest`; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
+ * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
  * Errors: one mapping file, shared/aws/ec2-errors.ts.
  */
@@ -48,11 +48,12 @@ import type { EC2NodeClass } from '../api/nodepool.ts';
 import type { Taint } from '../api/kube.ts';
 import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
+import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
-import type { Arch, NodeClassResolver, ResolvedNodeClass } from './node-class-resolver.ts';
+import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
 
 /** Types sent in one CreateFleet, cheapest first (KA instance.go `maxInstanceTypes = 60`). */
@@ -119,6 +120,8 @@ export interface LaunchContext {
   nodeRoleName?: string;
   /** Architecture of an instance type (from the catalog's kubernetes.io/arch label). */
   architectureOf: (instanceType: string) => Arch;
+  /** The AMI variant a type needs (GPUs → nvidia, Neuron → neuron); default {@link catalogVariant}. */
+  variantOf?: (instanceType: string) => AmiVariant;
 }
 
 /** The two requests one launch sends. */
@@ -139,6 +142,17 @@ export function guessArchitecture(instanceType: string): Arch {
 }
 
 const archByType = new Map<string, string>();
+const variantByType = new Map<string, AmiVariant>();
+
+/**
+ * The AL2023 AMI variant an instance type needs, from the shipped catalog (KA `Variant.Requirements`):
+ * a type with GPUs the nvidia one, with Neuron accelerators the neuron one, else standard (also
+ * for a type the catalog does not know).
+ */
+export function catalogVariant(instanceType: string): AmiVariant {
+  if (variantByType.size === 0) for (const i of instanceTypeInfos) variantByType.set(i.name, i.gpu?.count ? 'nvidia' : i.accelerator?.count ? 'neuron' : 'standard');
+  return variantByType.get(instanceType) ?? 'standard';
+}
 
 /** Architecture from the shipped catalog (kubernetes.io/arch), falling back to {@link guessArchitecture}. */
 export function catalogArchitecture(instanceType: string): Arch {
@@ -189,12 +203,15 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
  * capacity type, as Karpenter keeps them (aws/karpenter-provider-aws#5850): a spot template also
  * tags the spot-instances-request the launch creates (IAM requires the cluster tags on it), and EC2
  * refuses spot-request tag specifications on an on-demand launch, so on-demand templates have none.
- * @throws ValidationError when the EC2NodeClass names a role other than the deployed node role.
+ * @throws ValidationError when the EC2NodeClass is not ready (a field nodefleet does not honour,
+ *   shared/api/nodeclass-support.ts) or names a role other than the deployed node role.
  */
 export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand'): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
+  const notReady = nodeClassNotReady(nodeClass);
+  if (notReady) throw new ValidationError(notReady);
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool };
-  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, custom: spec.userData });
+  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData });
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
@@ -218,6 +235,7 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
         KmsKeyId: m.ebs.kmsKeyID,
         DeleteOnTermination: m.ebs.deleteOnTermination,
         SnapshotId: m.ebs.snapshotID,
+        VolumeInitializationRate: m.ebs.volumeInitializationRate,
       },
     })),
     MetadataOptions: {
@@ -255,7 +273,8 @@ export function templateTags(claim: Pick<NodeClaim, 'nodePool'>, nodeClass: EC2N
  * Builds the CreateLaunchTemplate and CreateFleet inputs for one claim. Pure (no I/O): the CLI's
  * `plan --launch-requests` prints exactly what {@link Ec2CloudProvider.create} would send.
  * Overrides = launch types (≤ 60, in the given order) × one subnet per admitted zone (the one with
- * the most free IPs), `ImageId` per override by architecture.
+ * the most free IPs), `ImageId` per override by architecture and, for an alias, AMI variant
+ * (node-class-resolver.ts {@link imageFor}: GPU types get the nvidia image, Neuron types the neuron one).
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
 export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
@@ -270,8 +289,9 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   const zones = [...subnetByZone.keys()].sort();
   const overrides: FleetLaunchTemplateOverridesRequest[] = [];
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
+  const variantOf = ctx.variantOf ?? catalogVariant;
   for (const type of launch.instanceTypes.slice(0, MaxLaunchInstanceTypes)) {
-    const imageId = resolved.images[ctx.architectureOf(type)];
+    const imageId = imageFor(resolved, ctx.architectureOf(type), variantOf(type));
     if (!imageId) continue;
     for (const zone of zones) {
       if (allowed && !allowed.has(`${type}/${zone}`)) continue;

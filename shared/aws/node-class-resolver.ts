@@ -13,9 +13,20 @@ import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCo
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
+import { aliasRefusal } from '../api/nodeclass-support.ts';
 
 /** Node architectures nodefleet launches (values of kubernetes.io/arch). */
 export type Arch = 'amd64' | 'arm64';
+
+/**
+ * EKS-optimized AL2023 AMI variants (KA pkg/providers/amifamily/types.go `Variant`): `standard`,
+ * `nvidia` (NVIDIA drivers, for types with GPUs) and `neuron` (Neuron driver, for Inferentia /
+ * Trainium types).
+ */
+export type AmiVariant = 'standard' | 'nvidia' | 'neuron';
+
+/** The variants EKS publishes per architecture (KA al2023.go: x86_64 all three, arm64 no neuron). */
+export const Al2023Variants: Readonly<Record<Arch, readonly AmiVariant[]>> = { amd64: ['standard', 'nvidia', 'neuron'], arm64: ['standard', 'nvidia'] };
 
 /** One subnet a node may use. */
 export interface SubnetInfo {
@@ -32,7 +43,28 @@ export interface ResolvedNodeClass {
   securityGroupIds: string[];
   /** AMI id per architecture; an architecture without an AMI cannot be launched. */
   images: Partial<Record<Arch, string>>;
+  /**
+   * Set by alias resolution only (`images` is then the standard variant): the accelerated
+   * variants' AMI per architecture. A type with GPUs launches the nvidia image, one with Neuron
+   * accelerators the neuron image (KA `Variant.Requirements`); a type whose variant has no image is
+   * not launched. Without it (AMIs by id, name, tags or ssmParameter) every type launches
+   * `images` by architecture, as Karpenter does for such AMIs.
+   */
+  variants?: Partial<Record<Exclude<AmiVariant, 'standard'>, Partial<Record<Arch, string>>>>;
 }
+
+/** The AMI a type of `arch` / `variant` launches with, or undefined when there is none. */
+export function imageFor(resolved: Pick<ResolvedNodeClass, 'images' | 'variants'>, arch: Arch, variant: AmiVariant): string | undefined {
+  if (!resolved.variants || variant === 'standard') return resolved.images[arch];
+  return resolved.variants[variant]?.[arch];
+}
+
+/** Every AMI id of a resolution (the images a node of the class may run: AMI drift compares against these). */
+export function resolvedImageIds(resolved: Pick<ResolvedNodeClass, 'images' | 'variants'>): string[] {
+  const ids = [...Object.values(resolved.images), ...Object.values(resolved.variants ?? {}).flatMap((v) => Object.values(v))];
+  return [...new Set(ids.filter((x): x is string => !!x))];
+}
+
 
 /** The port: resolves selector terms (throws ValidationError when a term matches nothing). */
 export interface NodeClassResolver {
@@ -63,22 +95,24 @@ export function placeholderResolution(zones: readonly string[], nodeClassName: s
     subnets: zones.map((zone) => ({ subnetId: `subnet-${zone}`, zone, availableIpAddressCount: 4096 })),
     securityGroupIds: [`sg-${nodeClassName}`],
     images: { amd64: 'ami-resolved-at-launch-amd64', arm64: 'ami-resolved-at-launch-arm64' },
+    variants: { nvidia: { amd64: 'ami-resolved-at-launch-amd64-nvidia', arm64: 'ami-resolved-at-launch-arm64-nvidia' }, neuron: { amd64: 'ami-resolved-at-launch-amd64-neuron' } },
   };
 }
 
 const SsmArch: Record<Arch, string> = { amd64: 'x86_64', arm64: 'arm64' };
 
 /**
- * The public SSM parameter holding the EKS-optimized AL2023 AMI id for an alias
- * (KA pkg/providers/amifamily/al2023.go `DescribeImageQuery`):
- * `al2023@latest` → `.../standard/recommended/image_id`, `al2023@v20240807` → the pinned release.
+ * The public SSM parameter holding the EKS-optimized AL2023 AMI id for an alias and variant
+ * (KA pkg/providers/amifamily/al2023.go `DescribeImageQuery`): `al2023@latest` →
+ * `.../<arch>/<variant>/recommended/image_id`, `al2023@v20240807` → the pinned release
+ * `.../<arch>/<variant>/amazon-eks-node-al2023-<arch>-<variant>-<k8s>-<version>/image_id`.
  */
-export function al2023AmiParameter(kubernetesVersion: string, arch: Arch, aliasVersion: string): string {
+export function al2023AmiParameter(kubernetesVersion: string, arch: Arch, aliasVersion: string, variant: AmiVariant = 'standard'): string {
   const a = SsmArch[arch];
-  const base = `/aws/service/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/${a}/standard`;
+  const base = `/aws/service/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/${a}/${variant}`;
   return aliasVersion === 'latest'
     ? `${base}/recommended/image_id`
-    : `${base}/amazon-eks-node-al2023-${a}-standard-${kubernetesVersion}-${aliasVersion}/image_id`;
+    : `${base}/amazon-eks-node-al2023-${a}-${variant}-${kubernetesVersion}-${aliasVersion}/image_id`;
 }
 
 type Term = { tags?: Record<string, string>; name?: string };
@@ -112,12 +146,12 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     const key = JSON.stringify(nodeClass.spec);
     const hit = this.cache.get(key);
     if (hit && this.nowMs() - hit.atMs < ResolverCacheTtlMs) return hit.value;
-    const [subnets, securityGroupIds, images] = await Promise.all([this.subnets(nodeClass), this.securityGroups(nodeClass), this.images(nodeClass)]);
+    const [subnets, securityGroupIds, amis] = await Promise.all([this.subnets(nodeClass), this.securityGroups(nodeClass), this.images(nodeClass)]);
     const name = nodeClass.metadata.name;
     if (subnets.length === 0) throw new ValidationError(`ec2nodeclass ${name}: subnetSelectorTerms match no subnet`);
     if (securityGroupIds.length === 0) throw new ValidationError(`ec2nodeclass ${name}: securityGroupSelectorTerms match no security group`);
-    if (!images.amd64 && !images.arm64) throw new ValidationError(`ec2nodeclass ${name}: amiSelectorTerms match no image`);
-    const value = { subnets, securityGroupIds, images };
+    if (resolvedImageIds(amis).length === 0) throw new ValidationError(`ec2nodeclass ${name}: amiSelectorTerms match no image`);
+    const value = { subnets, securityGroupIds, ...amis };
     this.cache.set(key, { atMs: this.nowMs(), value });
     return value;
   }
@@ -181,23 +215,29 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     }
   }
 
-  private async images(nc: EC2NodeClass): Promise<Partial<Record<Arch, string>>> {
+  /**
+   * An alias reads one SSM parameter per (architecture, variant) EKS publishes ({@link Al2023Variants});
+   * a missing parameter leaves that variant without an image. Other terms: DescribeImages, newest per architecture.
+   */
+  private async images(nc: EC2NodeClass): Promise<Pick<ResolvedNodeClass, 'images' | 'variants'>> {
     const terms = nc.spec.amiSelectorTerms ?? [{ alias: 'al2023@latest' }];
     const images: Partial<Record<Arch, string>> = {};
     const alias = terms.find((t) => t.alias)?.alias;
     if (alias) {
-      const [family, version = 'latest'] = alias.split('@');
-      if (family.toLowerCase() !== 'al2023') throw new ValidationError(`ec2nodeclass ${nc.metadata.name}: alias ${alias} is not supported (only al2023@…)`);
+      const [, version = 'latest'] = alias.split('@');
+      const refused = aliasRefusal(alias);
+      if (refused) throw new ValidationError(`ec2nodeclass ${nc.metadata.name}: spec.amiSelectorTerms alias: ${refused}`);
       const k8s = typeof this.kubernetesVersion === 'string' ? this.kubernetesVersion : await this.kubernetesVersion();
+      const variants: NonNullable<ResolvedNodeClass['variants']> = {};
       for (const arch of ['amd64', 'arm64'] as const) {
-        try {
-          const out = await this.ssm.send(new GetParameterCommand({ Name: al2023AmiParameter(k8s, arch, version) }));
-          if (out.Parameter?.Value) images[arch] = out.Parameter.Value;
-        } catch (err) {
-          if ((err as Error).name !== 'ParameterNotFound') throw err;
+        for (const variant of Al2023Variants[arch]) {
+          const id = await this.parameter(al2023AmiParameter(k8s, arch, version, variant));
+          if (!id) continue;
+          if (variant === 'standard') images[arch] = id;
+          else (variants[variant] ??= {})[arch] = id;
         }
       }
-      return images;
+      return { images, variants };
     }
     const found: { id: string; arch: Arch; created: string }[] = [];
     for (const query of await this.imageQueries(nc)) {
@@ -211,6 +251,6 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     // Newest image per architecture wins (Karpenter sorts by creation date, newest first).
     found.sort((a, b) => b.created.localeCompare(a.created) || a.id.localeCompare(b.id));
     for (const f of found) images[f.arch] ??= f.id;
-    return images;
+    return { images };
   }
 }

@@ -2,9 +2,14 @@
  * AL2023 user data: a MIME multi-part document with a nodeadm `NodeConfig`
  * (https://awslabs.github.io/amazon-eks-ami/nodeadm/), as Karpenter's AWS provider builds it for
  * `amiFamily: AL2023` (aws/karpenter-provider-aws pkg/providers/amifamily/bootstrap/nodeadm.go).
- * The user's own `spec.userData` part, if any, comes first; nodefleet's NodeConfig is merged after it.
+ * The user's own `spec.userData` parts, if any, come first (a MIME multi-part document is merged
+ * part by part, shared/api/nodeclass-support.ts `al2023UserDataParts`); nodefleet's NodeConfig is
+ * the last part, so nodeadm merges it over the user's.
  */
+import { stringify } from 'yaml';
 import { ValidationError } from '../api/errors.ts';
+import { serializeMultipart } from '../api/mime.ts';
+import { al2023UserDataParts, NodeConfigContentType } from '../api/nodeclass-support.ts';
 import type { Taint } from '../api/kube.ts';
 import { labelKeyProblem, labelValueProblem, taintValueProblem, type KubeletConfiguration } from '../api/nodepool.ts';
 
@@ -21,9 +26,6 @@ export interface ClusterInfo {
   kubernetesVersion: string;
 }
 
-/** MIME boundary (any string absent from the parts). */
-const Boundary = '//';
-
 export interface UserDataInput {
   cluster: ClusterInfo;
   /** Labels the kubelet registers with (`--node-labels`). */
@@ -31,33 +33,34 @@ export interface UserDataInput {
   /** Taints the kubelet registers with (`--register-with-taints`), startup taints included. */
   taints: Taint[];
   kubelet?: KubeletConfiguration;
+  /**
+   * `RAID0`: nodeadm assembles the instance store volumes into one RAID0 array and puts the
+   * kubelet's and containerd's storage on it (NodeConfig `spec.instance.localStorage.strategy`,
+   * as KA bootstrap/nodeadm.go sets it); the catalog counts that array as ephemeral storage.
+   */
+  instanceStorePolicy?: 'RAID0';
   /** Max pods when the EC2NodeClass sets none; omitted = nodeadm's ENI-based default. */
   maxPods?: number;
-  /** The EC2NodeClass `spec.userData`, placed before nodefleet's part. */
+  /** The EC2NodeClass `spec.userData`: its parts (a MIME document's, kept as they are) come before nodefleet's. */
   custom?: string;
 }
 
-function yamlString(s: string): string {
-  return JSON.stringify(s);
-}
-
-function kubeletConfigYaml(k: KubeletConfiguration | undefined, maxPods: number | undefined): string[] {
-  const lines: string[] = [];
-  const pods = k?.maxPods ?? maxPods;
-  if (pods !== undefined) lines.push(`        maxPods: ${pods}`);
-  if (k?.podsPerCore !== undefined) lines.push(`        podsPerCore: ${k.podsPerCore}`);
-  if (k?.clusterDNS?.length) lines.push(`        clusterDNS: [${k.clusterDNS.map(yamlString).join(', ')}]`);
-  for (const key of ['systemReserved', 'kubeReserved', 'evictionHard', 'evictionSoft', 'evictionSoftGracePeriod'] as const) {
-    const m = k?.[key];
-    if (!m || Object.keys(m).length === 0) continue;
-    lines.push(`        ${key}:`);
-    for (const [a, b] of Object.entries(m).sort()) lines.push(`          ${yamlString(a)}: ${yamlString(b)}`);
+/**
+ * The `spec.kubelet.config` of the NodeConfig: a KubeletConfiguration fragment nodeadm merges over
+ * its defaults. The EC2NodeClass kubelet fields carry the KubeletConfiguration names, so each is
+ * copied under its own name (as KA bootstrap/nodeadm.go marshals the block); unset fields are left
+ * to nodeadm (maxPods from the ENI limits).
+ */
+function kubeletConfig(k: KubeletConfiguration | undefined, maxPods: number | undefined): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(k ?? {})) {
+    if (value === undefined) continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
+    config[key] = value;
   }
-  if (k?.evictionMaxPodGracePeriod !== undefined) lines.push(`        evictionMaxPodGracePeriod: ${k.evictionMaxPodGracePeriod}`);
-  if (k?.imageGCHighThresholdPercent !== undefined) lines.push(`        imageGCHighThresholdPercent: ${k.imageGCHighThresholdPercent}`);
-  if (k?.imageGCLowThresholdPercent !== undefined) lines.push(`        imageGCLowThresholdPercent: ${k.imageGCLowThresholdPercent}`);
-  if (k?.cpuCFSQuota !== undefined) lines.push(`        cpuCFSQuota: ${k.cpuCFSQuota}`);
-  return lines;
+  if (config.maxPods === undefined && maxPods !== undefined) config.maxPods = maxPods;
+  return config;
 }
 
 /** kubernetes.io / k8s.io labels the kubelet may set on itself (NodeRestriction; kubelet `--node-labels` validation). */
@@ -114,39 +117,37 @@ export function formatTaints(taints: readonly Taint[]): string {
 /**
  * Builds the MIME multi-part user data (plain text; the launch template needs it base64-encoded).
  * Deterministic: the same input gives the same bytes (the launch template name hashes it).
+ * @throws ValidationError a label or taint the kubelet flags cannot carry, or a `spec.userData`
+ *   MIME document that cannot be read.
  */
 export function buildAl2023UserData(input: UserDataInput): string {
   const flags: string[] = [];
   const nodeLabels = formatNodeLabels(input.labels);
   if (nodeLabels) flags.push(`--node-labels=${nodeLabels}`);
   if (input.taints.length) flags.push(`--register-with-taints=${formatTaints(input.taints)}`);
-  const config = kubeletConfigYaml(input.kubelet, input.maxPods);
-  const nodeConfig = [
-    'apiVersion: node.eks.aws/v1alpha1',
-    'kind: NodeConfig',
-    'spec:',
-    '  cluster:',
-    `    name: ${yamlString(input.cluster.name)}`,
-    `    apiServerEndpoint: ${yamlString(input.cluster.endpoint)}`,
-    `    certificateAuthority: ${yamlString(input.cluster.certificateAuthority)}`,
-    `    cidr: ${yamlString(input.cluster.serviceCidr)}`,
-    '  kubelet:',
-    ...(config.length ? ['    config:', ...config.map((l) => l.slice(4))] : []),
-    ...(flags.length ? ['    flags:', ...flags.map((f) => `    - ${yamlString(f)}`)] : []),
-  ].join('\n');
-  const parts: string[] = [];
-  if (input.custom?.trim()) {
-    const custom = input.custom.trim();
-    const type = custom.startsWith('#!') ? 'text/x-shellscript; charset="us-ascii"' : 'application/node.eks.aws';
-    parts.push(`Content-Type: ${type}\n\n${custom}\n`);
-  }
-  parts.push(`Content-Type: application/node.eks.aws\n\n${nodeConfig}\n`);
-  return [
-    'MIME-Version: 1.0',
-    `Content-Type: multipart/mixed; boundary="${Boundary}"`,
-    '',
-    ...parts.map((p) => `--${Boundary}\n${p}`),
-    `--${Boundary}--`,
-    '',
-  ].join('\n');
+  const config = kubeletConfig(input.kubelet, input.maxPods);
+  const nodeConfig = stringify(
+    {
+      apiVersion: 'node.eks.aws/v1alpha1',
+      kind: 'NodeConfig',
+      spec: {
+        cluster: {
+          name: input.cluster.name,
+          apiServerEndpoint: input.cluster.endpoint,
+          certificateAuthority: input.cluster.certificateAuthority,
+          cidr: input.cluster.serviceCidr,
+        },
+        ...(input.instanceStorePolicy === 'RAID0' ? { instance: { localStorage: { strategy: 'RAID0' } } } : {}),
+        kubelet: {
+          ...(Object.keys(config).length ? { config } : {}),
+          ...(flags.length ? { flags } : {}),
+        },
+      },
+    },
+    // No line folding (the CA bundle is one long string); keys in insertion order.
+    { lineWidth: 0 },
+  ).trimEnd();
+  const custom = al2023UserDataParts(input.custom);
+  if ('problem' in custom) throw new ValidationError(`spec.userData: ${custom.problem}`);
+  return serializeMultipart([...custom.parts, { headers: [['Content-Type', NodeConfigContentType]], body: nodeConfig }]);
 }

@@ -12,6 +12,7 @@
  */
 import type { Pod } from '../api/kube.ts';
 import { isTrue } from '../api/nodeclaim.ts';
+import { nodeClassReadiness } from '../api/nodeclass-support.ts';
 import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../scheduling/existing-capacity.ts';
 import { isReschedulable, podKey } from './pods.ts';
@@ -49,6 +50,8 @@ export class Simulator {
   private recent?: Set<string>;
   /** One scheduling cache per run: every simulation reuses the NodePool templates (shared/scheduling/cache.ts). */
   private readonly cache = createSchedulingCache();
+  /** A NodePool whose EC2NodeClass is not ready gets no replacement (the launch would refuse it). */
+  private notReady?: ReturnType<typeof nodeClassReadiness>['nodePoolNotReady'];
 
   constructor(private readonly state: ClusterState) {}
 
@@ -125,6 +128,7 @@ export class Simulator {
         .map((n) => (opts.consolidation && this.recentNodes().has(n.name) ? { ...n, refusedPods: candidateKeys } : n)),
       daemonSets: s.snapshot.daemonSets,
       unavailableOfferings: s.snapshot.unavailableOfferings,
+      nodePoolNotReady: (this.notReady ??= nodeClassReadiness(s.snapshot.nodeClasses ?? []).nodePoolNotReady),
       ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),
       settings: s.snapshot.settings?.scheduling,
       cache: this.cache,

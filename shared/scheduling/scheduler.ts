@@ -53,7 +53,7 @@ function poolTemplates(input: SchedulingInput) {
 /** Fresh claim templates (their limits are consumed by one simulation). */
 function claimTemplates(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>): ClaimTemplate[] {
   const existing = input.existingNodes ?? [];
-  return pools.map(({ np, template }) => new ClaimTemplate(np, template, existing));
+  return pools.map(({ np, template }) => new ClaimTemplate(np, template, existing, input.nodePoolNotReady?.(np)));
 }
 
 /** One run of the simulation: where each pod can go, tried in order (existing capacity, open claims, new claims). */

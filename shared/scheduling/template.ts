@@ -254,6 +254,8 @@ export class ClaimTemplate {
     readonly nodePool: NodePool,
     readonly base: PoolTemplate,
     existingNodes: readonly ExistingNode[],
+    /** Why the pool may launch nothing though it is valid (its EC2NodeClass is not ready). */
+    notReadyReason?: string,
   ) {
     this.name = base.name;
     this.weight = nodePool.spec.weight ?? 0;
@@ -266,7 +268,7 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : base.unusable;
+    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (notReadyReason ?? base.unusable);
 
     const limits = nodePool.spec.limits;
     if (limits && Object.keys(limits).length > 0) {

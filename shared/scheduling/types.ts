@@ -121,6 +121,12 @@ export interface SchedulingInput {
   storage?: StorageObjects;
   /** ICE-cached offerings, not used for new NodeClaims. */
   unavailableOfferings?: UnavailableOffering[];
+  /**
+   * Why a NodePool launches nothing for a reason outside scheduling (its EC2NodeClass is not
+   * ready: shared/api/nodeclass-support.ts `nodeClassNotReady`); undefined when it may launch.
+   * The reason is the pool's in every unschedulable pod's reasons.
+   */
+  nodePoolNotReady?: (nodePool: NodePool) => string | undefined;
   settings?: SchedulingSettings;
   /**
    * Reuse of per-NodePool templates between calls ({@link createSchedulingCache},

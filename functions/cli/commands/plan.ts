@@ -16,6 +16,7 @@ import type { Pod, StorageObjects } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
+import { nodeClassRefusals } from '../../../shared/api/nodeclass-support.ts';
 import { formatResource, type Resources } from '../../../shared/api/quantity.ts';
 import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared/api/validate.ts';
 import { readWorkloads, workloadInputProblems } from '../../../shared/api/workloads.ts';
@@ -385,6 +386,8 @@ export function register(program: Command): void {
         packing: opts.packing as PlanTexts['packing'],
       });
       const { nodeClasses } = readNodePoolFile(nodePoolText);
+      // The plan places pods as Karpenter would; a class nodefleet refuses launches nothing at runtime: said here.
+      for (const c of nodeClasses) for (const line of nodeClassRefusals(c.spec)) process.stderr.write(`${opts.nodepools}: EC2NodeClass/${c.metadata.name}: ${line} (nodefleet launches nothing from this class)\n`);
       for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
       for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
       const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);

@@ -1,7 +1,8 @@
 /**
  * `nodefleet validate [--cluster] [--cluster-name NAME | --node-role ROLE] FILE...`: checks NodePool and EC2NodeClass YAML as the
  * Kubernetes API server would with Karpenter's CRDs installed, each file on its own unless
- * `--cluster` (see {@link validateFiles}). One line per problem
+ * `--cluster` (see {@link validateFiles}). An EC2NodeClass field nodefleet does not honour
+ * (shared/api/nodeclass-support.ts) is a problem too. One line per problem
  * (`FILE: <kind/name>: <field path>: <reason>`) and one summary line per valid object; exit 1
  * when any problem was found. `-` reads standard input.
  */
@@ -10,6 +11,7 @@ import { CliError, readErrorReason, readInputText } from '../io.ts';
 import { clusterNameProblem, nodeRoleNameOf, nodeRoleProblem } from '../../../shared/api/contract.ts';
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
+import { nodeClassRefusals } from '../../../shared/api/nodeclass-support.ts';
 
 /** One input file: its display name and its text (undefined when it could not be read). */
 export interface ValidateInput {
@@ -82,6 +84,8 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
       if (!seenInCluster.has(key)) seenInCluster.set(key, input.file);
       if (o.kind === 'EC2NodeClass') {
         nodeClassNames.add(o.name);
+        // Valid for Karpenter's CRD, but a field nodefleet does not honour: refused, as the launch refuses it.
+        if (o.problems.length === 0) for (const line of nodeClassRefusals((o.object as { spec?: unknown }).spec)) problems.push(`${input.file}: ${key}: ${line}`);
         const roleProblem = opts.nodeRole && o.problems.length === 0 ? nodeRoleProblem(EC2NodeClassSchema.parse(o.object).spec, opts.nodeRole) : undefined;
         if (roleProblem) problems.push(`${input.file}: ${key}: ${roleProblem}`);
       }

@@ -17,6 +17,7 @@ import { buildAl2023UserData, kubeletMaySetLabel } from '../../../shared/aws/use
 import { InsufficientCapacityError, TransientError, ValidationError } from '../../../shared/api/errors.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
+import { readLaunchTemplateUserData } from './nodeadm-reader.ts';
 
 const fleetErrors = () => JSON.parse(readFileSync(new URL('../../fixtures/events/createfleet-response-errors.json', import.meta.url), 'utf8')) as CreateFleetCommandOutput;
 
@@ -62,10 +63,12 @@ describe('buildLaunchRequests', () => {
     expect(data.MetadataOptions).toEqual({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 1, HttpTokens: 'required' });
     expect(data.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 20, VolumeType: 'gp3', Encrypted: true, DeleteOnTermination: true } }]);
     expect(data.IamInstanceProfile).toEqual({ Name: 'KarpenterNodeInstanceProfile' });
-    const userData = Buffer.from(data.UserData!, 'base64').toString();
-    expect(userData).toContain('apiServerEndpoint: "https://ABC.gr7.ap-northeast-2.eks.amazonaws.com"');
-    expect(userData).toContain('--node-labels=karpenter.k8s.aws/instance-category=c,karpenter.sh/nodepool=default,kubernetes.io/arch=amd64,team=a');
-    expect(userData).toContain('--register-with-taints=cni/not-ready:NoSchedule,karpenter.sh/unregistered:NoExecute');
+    const [nodeConfig] = readLaunchTemplateUserData(data.UserData!).nodeConfigs;
+    expect(nodeConfig.spec?.cluster?.apiServerEndpoint).toBe('https://ABC.gr7.ap-northeast-2.eks.amazonaws.com');
+    expect(nodeConfig.spec?.kubelet?.flags).toEqual([
+      '--node-labels=karpenter.k8s.aws/instance-category=c,karpenter.sh/nodepool=default,kubernetes.io/arch=amd64,team=a',
+      '--register-with-taints=cni/not-ready:NoSchedule,karpenter.sh/unregistered:NoExecute',
+    ]);
     expect(r.launchTemplate.LaunchTemplateName).toMatch(/^nodefleet\/karpenter-demo\/default\/[0-9a-f]{16}$/);
   });
 

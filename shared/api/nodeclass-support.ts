@@ -1,0 +1,106 @@
+/**
+ * What nodefleet honours of an EC2NodeClass, in one place: `nodefleet validate`
+ * (shared/api/validate.ts) and the launch path (shared/aws/ec2.ts, shared/aws/user-data.ts) both
+ * read these rules, so a class validate accepts is one the launch honours.
+ */
+import { parseDocument } from 'yaml';
+import { looksLikeMime, parseMultipart, type MimePart } from './mime.ts';
+
+/** Content-Type of a nodeadm NodeConfig part (KA bootstrap/mime `ContentTypeNodeConfig`). */
+export const NodeConfigContentType = 'application/node.eks.aws';
+/** Content-Type of a shell script part (KA bootstrap/mime `ContentTypeShellScript`). */
+export const ShellScriptContentType = 'text/x-shellscript; charset="us-ascii"';
+
+/**
+ * The parts an AL2023 `spec.userData` contributes, before nodefleet's NodeConfig part (as KA
+ * bootstrap/nodeadm.go `parseUserData` reads it): a MIME multi-part document keeps its parts as
+ * they are; otherwise the text is one part, a shell script when it starts with `#!` or is not a
+ * YAML mapping, else a NodeConfig.
+ * @returns the parts, or `problem` (one sentence) when a MIME document cannot be read.
+ */
+export function al2023UserDataParts(userData: string | undefined): { parts: MimePart[] } | { problem: string } {
+  const text = userData?.trim();
+  if (!text) return { parts: [] };
+  if (looksLikeMime(text)) return parseMultipart(text);
+  const doc = text.startsWith('#!') ? undefined : parseDocument(text);
+  const mapping = doc !== undefined && doc.errors.length === 0 && doc.contents !== null && typeof doc.toJS() === 'object' && !Array.isArray(doc.toJS());
+  return { parts: [{ headers: [['Content-Type', mapping ? NodeConfigContentType : ShellScriptContentType]], body: text }] };
+}
+
+/** The only AMI family nodefleet launches: its user data is nodeadm's (shared/aws/user-data.ts). */
+export const SupportedAmiFamily = 'AL2023';
+const OnlyAl2023 = 'nodefleet launches AL2023 nodes only (nodeadm user data), so such a node could not join';
+
+/**
+ * EC2NodeClass fields nodefleet accepts in the schema (a Karpenter user's YAML reads) but does not
+ * honour, with why: a class that sets one is refused, never launched without it. Fields honoured
+ * are listed in docs/nodeclass-fields.md.
+ */
+export const UnsupportedNodeClassFields: Readonly<Record<string, string>> = {
+  capacityReservationSelectorTerms: 'capacity reservations are not launched into (no reserved offerings)',
+  ipPrefixCount: 'no IPv4 prefixes are assigned to the node interface',
+  networkInterfaces: 'only the default primary interface is launched (no EFA or multi-card interfaces)',
+  placementGroupSelector: 'instances are not launched into placement groups',
+  context: 'CreateFleet is sent without a context',
+  connectionTracking: 'no connection tracking timeouts are set on the interfaces',
+  cpuOptions: 'no CPU options are set (nested virtualization)',
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Why an `amiSelectorTerms` alias is refused (its family is not al2023), or undefined. */
+export function aliasRefusal(alias: string): string | undefined {
+  const family = alias.split('@')[0] ?? '';
+  return family.toLowerCase() === 'al2023' ? undefined : `${JSON.stringify(alias)} is not supported by nodefleet: ${OnlyAl2023}; use al2023@latest or al2023@<version>`;
+}
+
+/**
+ * What nodefleet refuses in an EC2NodeClass spec (raw YAML or parsed): one line per field,
+ * `<field path>: <value or field> is not supported by nodefleet: <why>; <what to do>`, or `spec.userData: <why
+ * it cannot be read>`. Empty when every field set is honoured. `nodefleet validate` prints these;
+ * the provisioner reports the first as the class's not-ready reason and the launch refuses it.
+ */
+export function nodeClassRefusals(spec: unknown): string[] {
+  if (!isRecord(spec)) return [];
+  const out: string[] = [];
+  if (spec.amiFamily !== undefined && spec.amiFamily !== SupportedAmiFamily) {
+    out.push(`spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${OnlyAl2023}; set amiFamily: AL2023 or use an al2023@ alias`);
+  }
+  if (Array.isArray(spec.amiSelectorTerms)) {
+    spec.amiSelectorTerms.forEach((t, i) => {
+      const why = isRecord(t) && typeof t.alias === 'string' ? aliasRefusal(t.alias) : undefined;
+      if (why) out.push(`spec.amiSelectorTerms[${i}].alias: ${why}`);
+    });
+  }
+  for (const [field, why] of Object.entries(UnsupportedNodeClassFields)) {
+    if (spec[field] !== undefined) out.push(`spec.${field}: not supported by nodefleet: ${why}; remove spec.${field}`);
+  }
+  if (typeof spec.userData === 'string') {
+    const parts = al2023UserDataParts(spec.userData);
+    if ('problem' in parts) out.push(`spec.userData: ${parts.problem}`);
+  }
+  return out;
+}
+
+/** The one-line reason an EC2NodeClass is not ready (launches nothing), or undefined when it is. */
+export function nodeClassNotReady(nodeClass: { metadata: { name: string }; spec: unknown }): string | undefined {
+  const refusals = nodeClassRefusals(nodeClass.spec);
+  if (refusals.length === 0) return undefined;
+  return `ec2nodeclass ${nodeClass.metadata.name} is not ready: ${refusals[0]}${refusals.length > 1 ? ` (and ${refusals.length - 1} more; nodefleet validate lists them)` : ''}`;
+}
+
+/**
+ * The not-ready EC2NodeClasses among `nodeClasses` (name → reason) and, for `solve`'s
+ * `nodePoolNotReady`, the reason of a NodePool whose class is one of them.
+ */
+export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>): {
+  notReady: Map<string, string>;
+  nodePoolNotReady: (nodePool: { spec: { template: { spec: { nodeClassRef: { name: string } } } } }) => string | undefined;
+} {
+  const notReady = new Map<string, string>();
+  for (const c of nodeClasses) {
+    const reason = nodeClassNotReady(c);
+    if (reason) notReady.set(c.metadata.name, reason);
+  }
+  return { notReady, nodePoolNotReady: (np) => notReady.get(np.spec.template.spec.nodeClassRef.name) };
+}

@@ -1,0 +1,93 @@
+/**
+ * `nodefleet validate` refuses every EC2NodeClass field and AMI family nodefleet does not honour
+ * (shared/api/nodeclass-support.ts), with one line saying "not supported", and still accepts
+ * the fields it honours.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { validateFiles } from '../../../functions/cli/commands/validate.ts';
+import { runCli } from '../../../functions/cli/program.ts';
+import { UnsupportedNodeClassFields } from '../../../shared/api/nodeclass-support.ts';
+
+const base = {
+  role: 'KarpenterNodeRole-demo',
+  amiSelectorTerms: [{ alias: 'al2023@latest' }],
+  subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
+  securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
+};
+const yamlOf = (spec: Record<string, unknown>) => stringify({ apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'nc' }, spec: { ...base, ...spec } });
+const validate = (spec: Record<string, unknown>) => validateFiles([{ file: 'nc.yaml', text: yamlOf(spec) }]);
+
+/** A value Karpenter's CRD accepts for each field nodefleet refuses. */
+const refusedValues: Record<string, unknown> = {
+  capacityReservationSelectorTerms: [{ id: 'cr-0123456789abcdef0' }],
+  ipPrefixCount: 1,
+  networkInterfaces: [{ networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' }, { networkCardIndex: 1, deviceIndex: 0, interfaceType: 'efa-only' }],
+  placementGroupSelector: { name: 'pg-training' },
+  context: 'cr-fleet-context',
+  connectionTracking: { tcpEstablishedTimeout: 120 },
+  cpuOptions: { nestedVirtualization: 'enabled' },
+};
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
+  it('the table covers every refused field', () => {
+    expect(Object.keys(refusedValues).sort()).toEqual(Object.keys(UnsupportedNodeClassFields).sort());
+  });
+
+  it.each(Object.entries(refusedValues))('spec.%s: one "not supported" line, exit 1', (field, value) => {
+    expect(validate({ [field]: value })).toEqual({ exitCode: 1, lines: [`nc.yaml: EC2NodeClass/nc: spec.${field}: not supported by nodefleet: ${UnsupportedNodeClassFields[field]}; remove spec.${field}`] });
+  });
+
+  it.each(['bottlerocket@latest', 'al2@v20240807', 'windows2022@latest'])('alias %s is refused', (alias) => {
+    const r = validate({ amiSelectorTerms: [{ alias }] });
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023 nodes only (nodeadm user data), so such a node could not join; use al2023@latest or al2023@<version>`]);
+  });
+
+  it.each(['AL2', 'Bottlerocket', 'Windows2022', 'Custom'])('amiFamily %s is refused', (amiFamily) => {
+    const r = validate({ amiFamily, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] });
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023 nodes only (nodeadm user data), so such a node could not join; set amiFamily: AL2023 or use an al2023@ alias`]);
+  });
+
+  it('an AL2023 userData MIME document that cannot be read is refused', () => {
+    const r = validate({ userData: 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: text/x-shellscript\n\necho hi\n' });
+    expect(r).toEqual({ exitCode: 1, lines: ['nc.yaml: EC2NodeClass/nc: spec.userData: MIME document is not closed: no "--B--" line'] });
+  });
+
+  it('the fields nodefleet honours pass', () => {
+    const honoured = {
+      amiFamily: 'AL2023',
+      amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }],
+      instanceStorePolicy: 'RAID0',
+      blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', volumeType: 'gp3', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 200 } }],
+      kubelet: { maxPods: 110, systemReserved: { cpu: '100m' } },
+      userData: 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: text/x-shellscript\n\necho hi\n--B--\n',
+      metadataOptions: { httpPutResponseHopLimit: 2 },
+      detailedMonitoring: true,
+      associatePublicIPAddress: false,
+      tags: { team: 'a' },
+    };
+    const r = validate(honoured);
+    expect(r.exitCode).toBe(0);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0]).toMatch(/^nc\.yaml: EC2NodeClass\/nc: valid /);
+  });
+
+  it('the CLI prints the line on stdout and exits 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nodefleet-validate-nc-'));
+    writeFileSync(join(dir, 'nc.yaml'), yamlOf({ ipPrefixCount: 2 }));
+    let out = '';
+    vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => ((out += String(s)), true));
+    const code = await runCli(['node', 'nodefleet', 'validate', join(dir, 'nc.yaml')], {});
+    const exit = process.exitCode;
+    process.exitCode = undefined;
+    expect([code, exit]).toContain(1);
+    expect(out).toBe(`${join(dir, 'nc.yaml')}: EC2NodeClass/nc: spec.ipPrefixCount: not supported by nodefleet: ${UnsupportedNodeClassFields.ipPrefixCount}; remove spec.ipPrefixCount\n`);
+  });
+});
