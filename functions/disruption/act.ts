@@ -10,12 +10,11 @@ import { NodeClaimSchema, isTrue, setCondition } from '../../shared/api/nodeclai
 import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
 import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
 import type { TerminationInput } from '../../shared/api/ports.ts';
+import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import type { CommandCandidate, DisruptionCommand, DisruptionReason, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
 import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem, parseDurationSeconds } from '../../shared/disruption/index.ts';
 
-/** Offerings that failed for capacity are skipped this long (KA pkg/cache `UnavailableOfferingsTTL`, 3 minutes). */
-export const UnavailableOfferingsTtlSeconds = 180;
 
 const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
   Empty: 'emptiness',

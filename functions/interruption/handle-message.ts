@@ -26,6 +26,7 @@
  */
 import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
+import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
 import { ConflictError, TransientError, ValidationError } from '../../shared/api/errors.ts';
 import { budgetStatus } from '../../shared/disruption/budgets.ts';
@@ -33,12 +34,6 @@ import { hasRebalanceReplace } from '../../shared/disruption/rebalance.ts';
 import { accountOfArn, earliestNoticeDeadline, MaxHealthEventInstances, type InterruptionMessage } from '../../shared/api/events/index.ts';
 import { instanceDisagreement } from '../../shared/api/termination-target.ts';
 
-/**
- * How long an interrupted offering stays unavailable: Karpenter's unavailable-offerings TTL
- * (KA pkg/cache/cache.go UnavailableOfferingsTTL = 3 minutes), long enough for the replacement
- * launch to pick another offering, short enough not to shun the pool for long.
- */
-export const InterruptedOfferingTtlSeconds = 180;
 /** Annotation recording the last rebalance recommendation on the NodeClaim (RFC 3339); defined in shared/api/labels.ts. */
 export { AnnotationRebalanceRecommendedAt };
 
@@ -245,7 +240,7 @@ async function markInterruptedOffering(msg: InterruptionMessage, claim: NodeClai
   if (claim.capacityType && claim.capacityType !== capacityType) return;
   await deps.unavailable.mark(
     [{ instanceType: claim.instanceType, zone: claim.zone, capacityType, reason: msg.kind }],
-    Math.floor(nowMs / 1000) + InterruptedOfferingTtlSeconds,
+    Math.floor(nowMs / 1000) + UnavailableOfferingsTtlSeconds,
   );
 }
 
@@ -307,7 +302,7 @@ async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId:
   // The recommendation means this spot pool is at elevated risk: keep the replacement off it
   // (the disruption run plans within a minute, well inside the 3-minute TTL).
   if (claim.capacityType === 'spot' && claim.instanceType && claim.zone) {
-    await deps.unavailable.mark([{ instanceType: claim.instanceType, zone: claim.zone, capacityType: 'spot', reason: msg.kind }], Math.floor(nowMs / 1000) + InterruptedOfferingTtlSeconds);
+    await deps.unavailable.mark([{ instanceType: claim.instanceType, zone: claim.zone, capacityType: 'spot', reason: msg.kind }], Math.floor(nowMs / 1000) + UnavailableOfferingsTtlSeconds);
   }
   deps.log.info('rebalance replacement queued for the next disruption run', { NodeClaim: claim.name, nodePool: claim.nodePool, allowed: status.allowed });
   return { instanceId, action: 'replacement-queued' };

@@ -13,8 +13,8 @@ import { Requirements } from '../../shared/api/requirements.ts';
 import { formatResources } from '../../shared/api/quantity.ts';
 import * as L from '../../shared/api/labels.ts';
 import type { InstanceType } from '../../shared/catalog/index.ts';
-import { UnavailableOfferingsTtlSeconds } from '../../shared/aws/dynamo-unavailable-offerings.ts';
-import { MaxLaunchInstanceTypes } from '../../shared/aws/ec2.ts';
+import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
+import { MaxLaunchInstanceTypes } from '../../shared/api/ports.ts';
 import { MetricNames, type Log, type MetricsSink } from '../../shared/runtime/observability.ts';
 import { providerIdOf } from './claims.ts';
 

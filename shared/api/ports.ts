@@ -41,7 +41,16 @@ export interface NodeClaimStore {
   delete(name: string): Promise<void>;
 }
 
-/** The unavailable-offerings cache (ICE): 3-minute TTL entries. */
+/** Instance types per CreateFleet request, cheapest first (KA instance.go `maxInstanceTypes`). */
+export const MaxLaunchInstanceTypes = 60;
+
+/**
+ * How long an offering stays unavailable after an insufficient-capacity error or an interruption:
+ * 3 minutes (KA pkg/cache/cache.go `UnavailableOfferingsTTL`).
+ */
+export const UnavailableOfferingsTtlSeconds = 180;
+
+/** The unavailable-offerings cache (ICE): entries of {@link UnavailableOfferingsTtlSeconds}. */
 export interface UnavailableOfferings {
   /** Marks (type, zone, capacity type) unavailable until `untilEpochSeconds`. */
   mark(entries: { instanceType: string; zone: string; capacityType: string; reason: string }[], untilEpochSeconds: number): Promise<void>;

@@ -8,12 +8,6 @@ import type { UnavailableOfferings } from '../api/ports.ts';
 import { Table, keys } from '../api/contract.ts';
 import { mapDynamoError } from './dynamo-node-claim-store.ts';
 
-/**
- * How long an offering stays unavailable after an insufficient-capacity error: 3 minutes, as
- * Karpenter (KA pkg/cache/cache.go `UnavailableOfferingsTTL`): long enough not to hammer a pool
- * EC2 just refused, short enough that capacity coming back is used soon.
- */
-export const UnavailableOfferingsTtlSeconds = 180;
 
 /** UnavailableOfferings over a DynamoDB document client. */
 export class DynamoUnavailableOfferings implements UnavailableOfferings {

@@ -56,8 +56,7 @@ import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, lau
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
 
-/** Types sent in one CreateFleet, cheapest first (KA instance.go `maxInstanceTypes = 60`). */
-export const MaxLaunchInstanceTypes = 60;
+import { MaxLaunchInstanceTypes } from '../api/ports.ts';
 
 /** Tag keys nodefleet writes on instances, volumes and fleets (Karpenter's keys plus our own cluster tag). */
 export const Tags = {

@@ -2,7 +2,7 @@
  * Replacements for drift and graceful expiration: the new NodeClaims the candidates' pods need,
  * as many as the simulation asks for, each launching its normal cheapest-first set.
  */
-import { MaxLaunchInstanceTypes } from './constants.ts';
+import { MaxLaunchInstanceTypes } from '../api/ports.ts';
 import { toReplacement } from './consolidation.ts';
 import type { Simulator } from './simulate.ts';
 import type { Candidate, ReplacementClaim } from './types.ts';

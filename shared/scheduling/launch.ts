@@ -19,11 +19,10 @@ import * as L from '../api/labels.ts';
 import type { Requirement, Requirements } from '../api/requirements.ts';
 import type { Offering } from '../catalog/types.ts';
 import { offeringMatches, type TemplateType } from './template.ts';
+import { MaxLaunchInstanceTypes } from '../api/ports.ts';
 
 /** Karpenter's cap on the instance types kept on a NodeClaim (KC nodeclaimtemplate.go, 600 since #2430). */
 export const MaxInstanceTypes = 600;
-/** Instance types per CreateFleet request (KA instance.go `maxInstanceTypes`). */
-export const MaxLaunchInstanceTypes = 60;
 
 const CapacityTypeOrder: L.CapacityType[] = ['reserved', 'spot', 'on-demand'];
 

@@ -3,7 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
-import { DynamoUnavailableOfferings, UnavailableOfferingsTtlSeconds } from '../../../shared/aws/dynamo-unavailable-offerings.ts';
+import { DynamoUnavailableOfferings } from '../../../shared/aws/dynamo-unavailable-offerings.ts';
+import { UnavailableOfferingsTtlSeconds } from '../../../shared/api/ports.ts';
 import { ConflictError, TransientError } from '../../../shared/api/errors.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 

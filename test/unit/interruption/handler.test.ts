@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { run, type InterruptionDeps } from '../../../functions/interruption/handler.ts';
-import { AnnotationRebalanceRecommendedAt, InterruptedOfferingTtlSeconds } from '../../../functions/interruption/handle-message.ts';
+import { AnnotationRebalanceRecommendedAt } from '../../../functions/interruption/handle-message.ts';
+import { UnavailableOfferingsTtlSeconds } from '../../../shared/api/ports.ts';
 import { MaxHealthEventInstances, SqsEventSchema, type SqsEvent } from '../../../shared/api/events/index.ts';
 import { TransientError } from '../../../shared/api/errors.ts';
 import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
@@ -74,7 +75,7 @@ describe('interruption handler with the real AWS sample events', () => {
     // never earlier than now + 2 minutes (max(now + 120 s, time + 120 s)); written on the claim before the start
     expect(w.store.peek('spot-abc12')?.noticeDeadlineEpochMs).toBe(Date.parse('2026-03-10T12:02:05Z'));
     const now = Date.parse('2026-03-10T12:00:05Z') / 1000;
-    expect(w.unavailable.all()).toEqual([{ instanceType: 'm5.xlarge', zone: 'us-east-2a', capacityType: 'spot', reason: 'SpotInterruption', untilEpochSeconds: now + InterruptedOfferingTtlSeconds }]);
+    expect(w.unavailable.all()).toEqual([{ instanceType: 'm5.xlarge', zone: 'us-east-2a', capacityType: 'spot', reason: 'SpotInterruption', untilEpochSeconds: now + UnavailableOfferingsTtlSeconds }]);
     expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 179)).toBe(true);
     expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 180)).toBe(false);
   });
