@@ -6,7 +6,8 @@
  * alone (they die with the instance) instead of being evicted in their own tiers.
  */
 import type { Pod } from '../../shared/api/kube.ts';
-import { AnnotationDoNotDisrupt, TaintDisrupted } from '../../shared/api/labels.ts';
+import { TaintDisrupted } from '../../shared/api/labels.ts';
+import { doNotDisruptUntilMs } from '../../shared/disruption/pods.ts';
 
 /** Kubernetes' default pod terminationGracePeriodSeconds. */
 export const DefaultPodGraceSeconds = 30;
@@ -63,27 +64,6 @@ export function isCritical(pod: Pod): boolean {
   return CriticalPriorityClasses.includes(pod.spec.priorityClassName ?? '');
 }
 
-/**
- * Until when `karpenter.sh/do-not-disrupt` holds the pod (epoch ms), or undefined if it does not.
- * "true" (or any non-duration value) holds until the deadline; a duration such as "2h" holds until
- * pod start + duration (Karpenter IsDoNotDisruptActive).
- */
-export function doNotDisruptUntilMs(pod: Pod): number | undefined {
-  const v = pod.metadata.annotations?.[AnnotationDoNotDisrupt];
-  if (v === undefined || v === 'false') return undefined;
-  const seconds = parseDurationSeconds(v);
-  if (seconds === undefined) return Infinity;
-  const start = Date.parse(pod.status?.startTime ?? pod.metadata.creationTimestamp ?? '');
-  return Number.isNaN(start) ? Infinity : start + seconds * 1000;
-}
-
-/** "1h30m" → 5400; undefined when not a Go-style duration of h/m/s. */
-export function parseDurationSeconds(v: string): number | undefined {
-  if (!/^([0-9]+(\.[0-9]+)?(h|m|s))+$/.test(v)) return undefined;
-  let total = 0;
-  for (const m of v.matchAll(/([0-9]+(?:\.[0-9]+)?)(h|m|s)/g)) total += Number(m[1]) * { h: 3600, m: 60, s: 1 }[m[2] as 'h' | 'm' | 's'];
-  return total;
-}
 
 function graceSeconds(pod: Pod): number {
   return pod.spec.terminationGracePeriodSeconds ?? DefaultPodGraceSeconds;

@@ -16,3 +16,20 @@ export function parseDurationSeconds(text: string | undefined): number | undefin
   for (const m of text.matchAll(/([0-9]+)(s|m|h)/g)) total += Number(m[1]) * UNIT_SECONDS[m[2]];
   return total;
 }
+
+const GO_UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Milliseconds in a duration of Go's `time.ParseDuration` grammar ("300ms", "1.5h", "2h45m", "-5m",
+ * "0"); undefined when the text is not one. Used where Karpenter parses with Go, not with the API's
+ * `(s|m|h)` pattern (e.g. the pod annotation karpenter.sh/do-not-disrupt).
+ */
+export function parseGoDurationMs(text: string): number | undefined {
+  const m = /^([-+]?)(.*)$/.exec(text)!;
+  const body = m[2];
+  if (body === '0') return 0;
+  if (!/^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$/.test(body)) return undefined;
+  let total = 0;
+  for (const p of body.matchAll(/([0-9]*\.?[0-9]*)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(p[1]) * GO_UNIT_MS[p[2]];
+  return m[1] === '-' ? -total : total;
+}

@@ -14,7 +14,7 @@ export { isBudgetActive, budgetCap, budgetNodes, budgetStatus, counterLimit, nor
 export { driftReason, effectiveRequirements } from './drift-detection.ts';
 export { evictionCost, disruptionCost, lifetimeRemaining } from './cost.ts';
 export { parseDurationSeconds } from './duration.ts';
-export { isReschedulable, isDoNotDisruptActive, PdbLimits } from './pods.ts';
+export { doNotDisruptUntilMs, isReschedulable, isDoNotDisruptActive, PdbLimits } from './pods.ts';
 export { hasGracefulExpiration } from './graceful-expiration.ts';
 export { claimExpireAt, isClaimExpired } from './expiration.ts';
 export { claimOfNode, claimsByProviderId, instanceIdOfClaim, isNodeOfClaim, liveNodeProblem } from './state.ts';

@@ -9,7 +9,7 @@ import type { LabelSelector, Node, Pod, PodDisruptionBudget } from '../api/kube.
 import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
 import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
-import { parseDurationSeconds } from './duration.ts';
+import { parseGoDurationMs } from './duration.ts';
 
 /** `namespace/name`. */
 export function podKey(p: Pod): string {
@@ -62,23 +62,25 @@ export function isEvictable(p: Pod, now: Date): boolean {
 }
 
 /**
- * Whether the pod's karpenter.sh/do-not-disrupt annotation forbids voluntary disruption at `now`:
- * "true" always; a duration ("30m") until pod start + duration (Karpenter's duration form).
+ * Until when (epoch ms) the pod's karpenter.sh/do-not-disrupt annotation holds it, or undefined when
+ * it does not: "true" for ever (Infinity); a positive Go duration ("30m", "1.5h") until the pod's
+ * start + duration (for ever while the pod has no start time); any other value not at all.
+ * The one rule for disruption (candidates) and the drain (KC pkg/utils/pod `IsDoNotDisruptActive`).
  */
-export function isDoNotDisruptActive(p: Pod, now: Date): boolean {
+export function doNotDisruptUntilMs(p: Pod): number | undefined {
   const v = p.metadata.annotations?.[AnnotationDoNotDisrupt];
-  if (v === undefined) return false;
-  if (v === DoNotDisruptTrue) return true;
-  let seconds: number | undefined;
-  try {
-    seconds = parseDurationSeconds(v);
-  } catch {
-    return false;
-  }
-  if (seconds === undefined) return v === 'Never' ? true : false;
-  const start = Date.parse(p.status?.startTime ?? p.metadata.creationTimestamp ?? '');
-  if (Number.isNaN(start)) return true;
-  return now.getTime() < start + seconds * 1000;
+  if (v === undefined) return undefined;
+  if (v === DoNotDisruptTrue) return Infinity;
+  const ms = parseGoDurationMs(v);
+  if (ms === undefined || ms <= 0) return undefined;
+  const start = Date.parse(p.status?.startTime ?? '');
+  return Number.isNaN(start) ? Infinity : start + ms;
+}
+
+/** Whether karpenter.sh/do-not-disrupt forbids voluntary disruption of the pod at `now` ({@link doNotDisruptUntilMs}). */
+export function isDoNotDisruptActive(p: Pod, now: Date): boolean {
+  const until = doNotDisruptUntilMs(p);
+  return until !== undefined && now.getTime() < until;
 }
 
 /** Kubernetes label selector semantics (an empty selector matches everything, an absent one nothing). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPod, doNotDisruptUntilMs, drainWaitSeconds, planDrain } from '../../../functions/termination/drain-plan.ts';
+import { classifyPod, drainWaitSeconds, planDrain } from '../../../functions/termination/drain-plan.ts';
+import { doNotDisruptUntilMs, isDoNotDisruptActive } from '../../../shared/disruption/pods.ts';
 import { pod } from '../../fakes/index.ts';
 
 const t0 = Date.parse('2026-01-01T00:00:00Z');
@@ -38,6 +39,32 @@ describe('planDrain', () => {
     expect(plan.evict).toEqual([]);
     expect(plan.nextEventMs).toBe(t0 + 60_000);
     expect(names(planDrain([held, timed], t0 + 60_001, undefined).evict)).toEqual(['timed']);
+  });
+
+  it('do-not-disrupt: one rule for the drain and for disruption, as Karpenter parses it (Go durations; other values do not hold)', () => {
+    const started = (v: string, start?: number) => {
+      const p = pod({ name: `p-${v}`, annotations: { 'karpenter.sh/do-not-disrupt': v } });
+      p.status = { phase: 'Running', ...(start !== undefined ? { startTime: new Date(start).toISOString() } : {}) };
+      return p;
+    };
+    const cases: [string, number | undefined, number | undefined][] = [
+      ['true', t0, Infinity],
+      ['yes', t0, undefined], // not a duration: Karpenter treats it as absent (and evicts)
+      ['Never', t0, undefined],
+      ['false', t0, undefined],
+      ['0s', t0, undefined], // must be positive
+      ['-5m', t0, undefined],
+      ['1.5h', t0, t0 + 5_400_000],
+      ['90s', t0, t0 + 90_000],
+      ['500ms', t0, t0 + 500],
+      ['10m', undefined, Infinity], // no start time: held (fail safe)
+    ];
+    for (const [v, start, until] of cases) {
+      const p = started(v, start);
+      expect(doNotDisruptUntilMs(p), v).toBe(until);
+      expect(isDoNotDisruptActive(p, new Date(t0)), v).toBe(until !== undefined);
+      expect(names(planDrain([p], t0, undefined).held), v).toEqual(until !== undefined ? [p.metadata.name] : []);
+    }
   });
 
   it('deletes a pod early at deadline − its grace, with the remaining seconds as grace', () => {
