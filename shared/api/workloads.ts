@@ -13,6 +13,7 @@
  */
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, PodSpec, ObjectMeta } from './kube.ts';
 import { parseQuantity } from './quantity.ts';
+import { matchesSelector } from './label-selector.ts';
 
 /** A DaemonSet's pod template with the DaemonSet's own metadata (name, namespace). */
 export interface DaemonSetPodTemplate {
@@ -57,20 +58,6 @@ function claimTemplates(o: KubeObject): ClaimTemplate[] {
 
 function isObject(o: unknown): o is KubeObject {
   return typeof o === 'object' && o !== null && typeof (o as KubeObject).kind === 'string' && typeof (o as KubeObject).metadata === 'object';
-}
-
-function selects(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
-  if (!selector) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const v = l[e.key];
-    if (e.operator === 'In' && (v === undefined || !(e.values ?? []).includes(v))) return false;
-    if (e.operator === 'NotIn' && v !== undefined && (e.values ?? []).includes(v)) return false;
-    if (e.operator === 'Exists' && v === undefined) return false;
-    if (e.operator === 'DoesNotExist' && v !== undefined) return false;
-  }
-  return true;
 }
 
 /**
@@ -179,7 +166,7 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       // A ReplicaSet owned by a listed Deployment is that Deployment's pods: do not count twice.
       if (o.kind === 'ReplicaSet' && o.metadata.ownerReferences?.some((r) => r.kind === 'Deployment' && deploymentNames.has(`${ns}/${r.name}`))) continue;
       const selector = (o.spec?.selector ?? { matchLabels: o.spec?.template?.metadata?.labels }) as LabelSelector;
-      const hasPods = pods.some((p) => (p.metadata.namespace ?? 'default') === ns && selects(selector, p.metadata.labels) && ownedBy(p, o));
+      const hasPods = pods.some((p) => (p.metadata.namespace ?? 'default') === ns && matchesSelector(selector, p.metadata.labels) && ownedBy(p, o));
       if (!hasPods) {
         const expanded = expandWorkload(o);
         out.pendingPods.push(...expanded);

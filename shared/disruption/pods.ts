@@ -5,8 +5,9 @@
  * Sources: KC pkg/utils/pod/scheduling.go (`IsReschedulable`, `IsDisruptable`,
  * `IsDoNotDisruptActive`), pkg/utils/pdb/pdb.go (`Limits.CanEvictPods`).
  */
-import type { LabelSelector, Node, Pod, PodDisruptionBudget } from '../api/kube.ts';
+import type { Node, Pod, PodDisruptionBudget } from '../api/kube.ts';
 import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
+import { matchesSelector } from '../api/label-selector.ts';
 import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
 import { parseGoDurationMs } from './duration.ts';
@@ -83,23 +84,6 @@ export function isDoNotDisruptActive(p: Pod, now: Date): boolean {
   return until !== undefined && now.getTime() < until;
 }
 
-/** Kubernetes label selector semantics (an empty selector matches everything, an absent one nothing). */
-export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case 'In': if (!has || !values.includes(labels[e.key])) return false; break;
-      case 'NotIn': if (has && values.includes(labels[e.key])) return false; break;
-      case 'Exists': if (!has) return false; break;
-      case 'DoesNotExist': if (has) return false; break;
-    }
-  }
-  return true;
-}
-
 function isPodReady(p: Pod): boolean {
   const c = p.status?.conditions?.find((x) => x.type === 'Ready');
   return c ? c.status === 'True' : p.status?.phase === 'Running';
@@ -119,7 +103,7 @@ function scaled(value: number | string, total: number, roundUp: boolean): number
  */
 export function disruptionsAllowed(pdb: PodDisruptionBudget, pods: readonly Pod[]): number {
   if (pdb.status?.disruptionsAllowed !== undefined) return pdb.status.disruptionsAllowed;
-  const matching = pods.filter((p) => (p.metadata.namespace ?? 'default') === (pdb.metadata.namespace ?? 'default') && selectorMatches(pdb.spec.selector, p.metadata.labels) && !isTerminal(p));
+  const matching = pods.filter((p) => (p.metadata.namespace ?? 'default') === (pdb.metadata.namespace ?? 'default') && matchesSelector(pdb.spec.selector, p.metadata.labels) && !isTerminal(p));
   const healthy = matching.filter(isPodReady).length;
   if (pdb.spec.maxUnavailable !== undefined) {
     const maxUnavailable = scaled(pdb.spec.maxUnavailable, matching.length, true);
@@ -153,7 +137,7 @@ export class PdbLimits {
    */
   blocks(pod: Pod): string | undefined {
     const ns = pod.metadata.namespace ?? 'default';
-    const matching = this.allowed.filter((x) => (x.pdb.metadata.namespace ?? 'default') === ns && selectorMatches(x.pdb.spec.selector, pod.metadata.labels));
+    const matching = this.allowed.filter((x) => (x.pdb.metadata.namespace ?? 'default') === ns && matchesSelector(x.pdb.spec.selector, pod.metadata.labels));
     if (matching.length > 1) {
       return `pod ${podKey(pod)} is covered by multiple PodDisruptionBudgets (${matching.map((x) => `${ns}/${x.pdb.metadata.name}`).join(', ')})`;
     }
@@ -170,7 +154,7 @@ export class PdbLimits {
    */
   fullyBlocks(pod: Pod): boolean {
     const ns = pod.metadata.namespace ?? 'default';
-    const matching = this.allowed.filter((x) => (x.pdb.metadata.namespace ?? 'default') === ns && selectorMatches(x.pdb.spec.selector, pod.metadata.labels));
+    const matching = this.allowed.filter((x) => (x.pdb.metadata.namespace ?? 'default') === ns && matchesSelector(x.pdb.spec.selector, pod.metadata.labels));
     if (matching.length > 1) return true;
     const only = matching[0];
     if (!only || !isFullyBlockingPdb(only.pdb)) return false;

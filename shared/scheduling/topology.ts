@@ -15,7 +15,8 @@ import { LabelCapacityType, LabelHostname, LabelInstanceType, LabelTopologyZone 
 import type { Requirements } from '../api/requirements.ts';
 import type { ClaimTemplate } from './template.ts';
 import type { ExistingNode } from './types.ts';
-import { matchesSelector, selectorKey } from './selectors.ts';
+import { selectorKey } from './selectors.ts';
+import { matchesSelector } from '../api/label-selector.ts';
 import { untoleratedTaint } from './taints.ts';
 
 export type TopologyKind = 'spread' | 'affinity' | 'anti';

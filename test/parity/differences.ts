@@ -9,7 +9,7 @@ import { LabelCapacityType, LabelTopologyZone } from '../../shared/api/labels.ts
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
 import { comparePodsKarpenter } from '../../shared/scheduling/queue.ts';
-import { matchesSelector } from '../../shared/scheduling/selectors.ts';
+import { matchesSelector } from '../../shared/api/label-selector.ts';
 import { untoleratedTaint } from '../../shared/scheduling/taints.ts';
 import { podKey, type Comparison, type Divergence } from './compare.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, OfferingKeys, reachableDomains, seatOf, seats, skew, spreadCounts, type Seat } from './domains.ts';

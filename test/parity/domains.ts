@@ -20,7 +20,7 @@ import { Requirements, type RequirementSpec } from '../../shared/api/requirement
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type SpreadSpec } from '../../shared/scheduling/pod.ts';
-import { matchesSelector } from '../../shared/scheduling/selectors.ts';
+import { matchesSelector } from '../../shared/api/label-selector.ts';
 import { untoleratedTaint } from '../../shared/scheduling/taints.ts';
 import type { NamespaceScope } from '../../shared/scheduling/topology.ts';
 import { resolvedTypes, type ParityScenario } from './scenario.ts';

@@ -30,7 +30,7 @@ import type { Pod } from '../../shared/api/kube.ts';
 import { LabelHostname } from '../../shared/api/labels.ts';
 import type { SchedulingResult } from '../../shared/scheduling/index.ts';
 import { PodInfo, type AffinitySpec } from '../../shared/scheduling/pod.ts';
-import { matchesSelector } from '../../shared/scheduling/selectors.ts';
+import { matchesSelector } from '../../shared/api/label-selector.ts';
 import { EphemeralTaintKeys, formatTaint, untoleratedTaint } from '../../shared/scheduling/taints.ts';
 import { podKey } from './compare.ts';
 import { inScope, seats, spreadCounts, type Seat } from './domains.ts';
