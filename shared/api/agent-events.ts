@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from './contract.ts';
-import type { Container, Node, Pod } from './kube.ts';
+import { isDaemonSetPod, type Container, type Node, type Pod } from './kube.ts';
 
 const stringMap = z.record(z.string(), z.string());
 const quantityMap = z.record(z.string(), z.union([z.string(), z.number()]));
@@ -208,7 +208,7 @@ export function isProvisionable(p: Pod): boolean {
   if (p.metadata.deletionTimestamp) return false;
   if (p.status?.nominatedNodeName) return false;
   if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') return false;
-  if (p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet')) return false;
+  if (isDaemonSetPod(p)) return false;
   if (p.metadata.annotations?.['kubernetes.io/config.mirror']) return false;
   const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
   return scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';

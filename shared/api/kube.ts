@@ -207,3 +207,11 @@ export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
   }
   return out;
 }
+
+/**
+ * A DaemonSet's pod: any owner reference of kind DaemonSet (apps/v1), controller or not (KC
+ * pkg/utils/pod `IsOwnedByDaemonSet`). The one rule for the agent, scheduling and disruption.
+ */
+export function isDaemonSetPod(pod: { metadata: ObjectMeta }): boolean {
+  return !!pod.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet' && (o.apiVersion === undefined || o.apiVersion === 'apps/v1'));
+}

@@ -5,7 +5,7 @@
  * Sources: KC pkg/utils/pod/scheduling.go (`IsReschedulable`, `IsDisruptable`,
  * `IsDoNotDisruptActive`), pkg/utils/pdb/pdb.go (`Limits.CanEvictPods`).
  */
-import type { Node, Pod, PodDisruptionBudget } from '../api/kube.ts';
+import { isDaemonSetPod, type Node, type Pod, type PodDisruptionBudget } from '../api/kube.ts';
 import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
 import { matchesSelector } from '../api/label-selector.ts';
 import { toleratesTaint } from '../scheduling/taints.ts';
@@ -19,11 +19,6 @@ export function podKey(p: Pod): string {
 
 function ownerKind(p: Pod): string | undefined {
   return p.metadata.ownerReferences?.find((o) => o.controller)?.kind ?? p.metadata.ownerReferences?.[0]?.kind;
-}
-
-/** A DaemonSet's pod: it is not moved (it dies with its node). */
-export function isDaemonSetPod(p: Pod): boolean {
-  return ownerKind(p) === 'DaemonSet';
 }
 
 /** A static (mirror) pod: the kubelet owns it, it cannot be evicted. */

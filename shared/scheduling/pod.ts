@@ -42,11 +42,6 @@ export interface AffinitySpec {
   namespaces: NamespaceScope;
 }
 
-/** True for pods owned by a DaemonSet (never provisioned for; KC `IsProvisionable`). */
-export function isDaemonSetPod(pod: Pod): boolean {
-  return !!pod.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet' && o.controller !== false);
-}
-
 /** `namespace/name`. */
 export function podKey(pod: Pod): string {
   return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;

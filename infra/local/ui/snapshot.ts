@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Node, Pod } from '../../../shared/api/kube.ts';
+import { isDaemonSetPod, type Node, type Pod } from '../../../shared/api/kube.ts';
 import type { NodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { LabelNodePool } from '../../../shared/api/labels.ts';
 import { parseResource } from '../../../shared/api/quantity.ts';
@@ -279,10 +279,6 @@ function round4(x: number): number {
 
 function isReady(n: Node): boolean {
   return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-}
-
-function isDaemonSetPod(p: Pod): boolean {
-  return Boolean(p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
 }
 
 function viewPod(p: Pod): ViewPod {
