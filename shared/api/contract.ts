@@ -8,6 +8,8 @@
 export const AgentSource = 'nodefleet.agent';
 export const DetailTypeUnschedulablePods = 'Unschedulable Pods';
 export const DetailTypeNodeLifecycle = 'Node Lifecycle';
+/** Every detail-type the agent publishes: all the bus's policy and the agent's role let it send (with {@link AgentSource}). */
+export const AgentDetailTypes = [DetailTypeUnschedulablePods, DetailTypeNodeLifecycle] as const;
 /** Schema version carried in every agent event's detail (`schemaVersion`). */
 export const AgentSchemaVersion = '1';
 

@@ -20,7 +20,7 @@
  *   the aws-cn partition).
  */
 
-import { Table, clusterViewKey } from './contract.ts';
+import { AgentDetailTypes, AgentSource, Table, clusterViewKey } from './contract.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
@@ -47,7 +47,7 @@ export type Permission =
   | 'launchTemplateGc'
   /** Start executions of the termination state machine. */
   | 'startTermination'
-  /** events:PutEvents on nodefleet's bus. */
+  /** events:PutEvents on nodefleet's bus, of the agent's source and detail-types only (contract.ts). */
   | 'putEvents'
   /** s3:GetObject of this cluster's view object in the view bucket (docs/cluster-state.md). */
   | 'viewRead'
@@ -261,7 +261,14 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
       if (!t.stateMachineArn) throw new Error('startTermination needs the termination state machine');
       return [allow('StartTermination', ['states:StartExecution'], [t.stateMachineArn])];
     case 'putEvents':
-      return [allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn])];
+      // events:source and events:detail-type are multivalued keys (Service Authorization Reference):
+      // a set operator, and Null so that an entry without them is not allowed vacuously.
+      return [
+        allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn], {
+          'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] },
+          Null: { 'events:source': 'false', 'events:detail-type': 'false' },
+        }),
+      ];
     case 'viewRead':
     case 'viewWrite': {
       // One object per cluster: only its key, not the bucket (no ListBucket either: a missing view

@@ -25,6 +25,7 @@
  * - The instance profile in the launch template passes its role: `iam:PassRole` on the role with
  *   `iam:PassedToService` = `ec2.amazonaws.com` (`ec2.amazonaws.com.cn` in the aws-cn partition).
  * - Describe* have no resource-level permissions: `*`, with `aws:RequestedRegion`.
+ * - PutEvents: each entry on its bus, with `events:source` and `events:detail-type`.
  */
 import type { IamRequest } from './evaluate.ts';
 
@@ -156,12 +157,17 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       return [{ action, resource: `arn:${c.partition}:s3:::${String(input.Bucket ?? '')}/${String(input.Key ?? '')}`, context: region }];
     case 'pricing:GetProducts':
       return [{ action, resource: '*', context: {} }];
-    case 'events:PutEvents':
-      return [...new Set(asList(input.Entries).map((e: Json) => String(e?.EventBusName ?? 'default')))].map((bus) => ({
-        action,
-        resource: bus.startsWith('arn:') ? bus : `arn:${c.partition}:events:${c.region}:${c.account}:event-bus/${bus}`,
-        context: region,
-      }));
+    case 'events:PutEvents': {
+      // Each entry is authorized on its bus with its own source and detail-type (a denied entry fails alone).
+      const out = new Map<string, IamRequest>();
+      for (const e of asList(input.Entries) as Json[]) {
+        const bus = String(e?.EventBusName ?? 'default');
+        const resource = bus.startsWith('arn:') ? bus : `arn:${c.partition}:events:${c.region}:${c.account}:event-bus/${bus}`;
+        const context = { ...region, 'events:source': String(e?.Source ?? ''), 'events:detail-type': String(e?.DetailType ?? '') };
+        out.set(JSON.stringify([resource, context]), { action, resource, context });
+      }
+      return [...out.values()];
+    }
     default:
       if (/^dynamodb:(GetItem|PutItem|UpdateItem|DeleteItem|Query|Scan)$/.test(action)) {
         const table = `arn:${c.partition}:dynamodb:${c.region}:${c.account}:table/${String(input.TableName ?? '')}`;

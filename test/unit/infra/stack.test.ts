@@ -5,7 +5,7 @@
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
 import { MetricNames, MetricsNamespace } from '../../../shared/runtime/observability.ts';
@@ -213,10 +213,15 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         BatchSize: 10,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
-      // Only EventBridge, for these five rules, may send to it; and only over TLS.
+      // Only EventBridge, for these five rules, may send to it (an explicit Deny for every other sender); and only over TLS.
       const policy = Object.values(resources).find((r) => r.Type === 'AWS::SQS::QueuePolicy' && r.Properties.Queues[0].Ref === queueId)!;
       const statements = policy.Properties.PolicyDocument.Statement as Statement[];
-      expect(statements.filter((x) => x.Effect === 'Deny')).toEqual([expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+      const denies = statements.filter((x) => x.Effect === 'Deny');
+      expect(denies).toHaveLength(2);
+      expect(denies).toContainEqual(expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+      const notFromRules = denies.find((x) => x.Sid === 'DenySendButFromRules')!;
+      expect(notFromRules).toMatchObject({ Principal: { AWS: '*' }, Action: 'sqs:SendMessage' });
+      expect(notFromRules.Condition?.ArnNotEquals?.['aws:SourceArn']).toHaveLength(InterruptionRuleNames.length);
       const allows = statements.filter((x) => x.Effect === 'Allow');
       expect(allows).toHaveLength(InterruptionRuleNames.length);
       for (const a of allows) {
@@ -482,7 +487,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     it('may only PutEvents on nodefleet\'s bus and write its cluster view, through an EKS Pod Identity association', () => {
       const statements = roleStatements(resources, 'AgentRole');
       expect(statements).toEqual([
-        { Sid: 'PutEventsOnNodefleetBus', Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] } },
+        {
+          Sid: 'PutEventsOnNodefleetBus',
+          Effect: 'Allow',
+          Action: 'events:PutEvents',
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] },
+          Condition: { 'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] }, Null: { 'events:source': 'false', 'events:detail-type': 'false' } },
+        },
         { Sid: 'WriteClusterView', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ViewBucket/), 'Arn'] }, `/clusters/${TestCluster}/view.json.gz`]] } },
       ]);
       const trust = resources[logicalId(resources, 'AWS::IAM::Role', 'AgentRole')].Properties.AssumeRolePolicyDocument.Statement;
