@@ -14,6 +14,9 @@
  *   those creating calls;
  * - launch templates used, instances terminated and launch templates deleted must carry the
  *   cluster tag and a NodePool tag;
+ * - and, beyond Karpenter's policy, all of those carry nodefleet's own `nodefleet.io/cluster=<cluster>`
+ *   (labels.ts TagNodefleetCluster, written by every launch: shared/aws/ec2.ts launchTags /
+ *   templateTags), so no function can terminate or delete what Karpenter launched in the same cluster;
  * - subnets, security groups, capacity reservations and placement groups may belong to another
  *   account (shared VPC): any account, in this region;
  * - the node role may be passed to EC2 only (`ec2.amazonaws.com`, and `ec2.amazonaws.com.cn` in
@@ -21,6 +24,7 @@
  */
 
 import { AgentDetailTypes, AgentSource, Table, clusterViewKey } from './contract.ts';
+import { TagNodefleetCluster } from './labels.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
@@ -41,9 +45,9 @@ export type Permission =
    * parameters; the Describe calls of a launch (launch template lookup, node-class resolution).
    */
   | 'ec2Launch'
-  /** TerminateInstances on this cluster's NodePool instances only. */
+  /** TerminateInstances on nodefleet's instances of this cluster (tag nodefleet.io/cluster) with a NodePool tag only. */
   | 'ec2Terminate'
-  /** DescribeLaunchTemplates, and DeleteLaunchTemplate on this cluster's NodePool launch templates only (launch-template GC). */
+  /** DescribeLaunchTemplates, and DeleteLaunchTemplate on nodefleet's launch templates of this cluster only (launch-template GC). */
   | 'launchTemplateGc'
   /** Start executions of the termination state machine. */
   | 'startTermination'
@@ -193,13 +197,18 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
   const ec2 = (resource: string, account: string = t.account) => `arn:${t.partition}:ec2:${t.region}:${account}:${resource}`;
   const tag = clusterTagKey(t.clusterName);
   const inRegion = { StringEquals: { 'aws:RequestedRegion': t.region } };
-  // Karpenter's conditions: the cluster's tags with exact values, some NodePool.
+  // Karpenter's conditions (the cluster's tags with exact values, some NodePool), plus nodefleet's own
+  // cluster tag: Karpenter's instances in the same cluster carry Karpenter's tags too, never this one.
   const requestTags = {
-    StringEquals: { [`aws:RequestTag/${tag}`]: ClusterTagValue, [`aws:RequestTag/${EksClusterNameTagKey}`]: t.clusterName },
+    StringEquals: {
+      [`aws:RequestTag/${TagNodefleetCluster}`]: t.clusterName,
+      [`aws:RequestTag/${tag}`]: ClusterTagValue,
+      [`aws:RequestTag/${EksClusterNameTagKey}`]: t.clusterName,
+    },
     StringLike: { [`aws:RequestTag/${NodePoolTagKey}`]: '*' },
   };
   const resourceTags = {
-    StringEquals: { [`aws:ResourceTag/${tag}`]: ClusterTagValue },
+    StringEquals: { [`aws:ResourceTag/${TagNodefleetCluster}`]: t.clusterName, [`aws:ResourceTag/${tag}`]: ClusterTagValue },
     StringLike: { [`aws:ResourceTag/${NodePoolTagKey}`]: '*' },
   };
   switch (permission) {

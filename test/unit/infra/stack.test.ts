@@ -15,6 +15,13 @@ type Resources = Record<string, { Type: string; Properties: any }>;
 type Statement = { Sid?: string; Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
 
 const ClusterTag = `kubernetes.io/cluster/${TestCluster}`;
+/** What a launch must tag what it creates with: nodefleet's own cluster tag, then Karpenter's. */
+const RequestTags = {
+  StringEquals: { 'aws:RequestTag/nodefleet.io/cluster': TestCluster, [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster },
+  StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
+};
+/** What an instance or launch template must carry to be used, terminated or deleted. */
+const ResourceTags = { StringEquals: { 'aws:ResourceTag/nodefleet.io/cluster': TestCluster, [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } };
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 
 /** The logical id of the resource whose id starts with `prefix` (exactly one). */
@@ -333,10 +340,10 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       }
     });
 
-    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with the cluster, EKS cluster name and NodePool request tags (as Karpenter)', () => {
+    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with nodefleet\'s cluster tag and Karpenter\'s cluster, EKS cluster name and NodePool request tags', () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => x.Sid === 'LaunchCreatesClusterTaggedResources')!;
       expect(asArray(s.Action).sort()).toEqual(['ec2:CreateFleet', 'ec2:CreateLaunchTemplate', 'ec2:RunInstances']);
-      expect(s.Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster }, StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' } });
+      expect(s.Condition).toEqual(RequestTags);
       const res = JSON.stringify(s.Resource);
       for (const r of ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*']) expect(res).toContain(`:${r}`);
     });
@@ -348,7 +355,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(JSON.stringify(existing.Resource)).not.toMatch(/instance\/|fleet\/|launch-template/);
       for (const r of ['subnet', 'security-group', 'capacity-reservation', 'placement-group']) expect(JSON.stringify(existing.Resource)).toContain(`:*:${r}/*`);
       const lt = statements.find((x) => x.Sid === 'LaunchUsesOwnLaunchTemplates')!;
-      expect(lt.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+      expect(lt.Condition).toEqual(ResourceTags);
       // No other statement grants a launch action.
       const launchers = statements.filter((x) => actionsOf([x]).some((a) => ['ec2:RunInstances', 'ec2:CreateFleet'].includes(a)));
       expect(launchers.map((x) => x.Sid).sort()).toEqual(['LaunchCreatesClusterTaggedResources', 'LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates']);
@@ -357,19 +364,19 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     it('allows CreateTags only inside a launch that carries the cluster, EKS cluster name and NodePool tags', () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => asArray(x.Action).includes('ec2:CreateTags'))!;
       expect(s.Condition).toEqual({
-        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+        StringEquals: { ...RequestTags.StringEquals, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
         StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
       });
     });
 
-    it('allows TerminateInstances only on cluster- and NodePool-tagged instances, and only to gc and the TerminateInstance task', () => {
+    it('allows TerminateInstances only on instances with nodefleet\'s cluster tag and the cluster and NodePool tags, and only to gc and the TerminateInstance task', () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const terminators: string[] = [];
       for (const role of roles) {
         for (const s of roleStatements(resources, role)) {
           if (!asArray(s.Action).includes('ec2:TerminateInstances')) continue;
           terminators.push(role);
-          expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+          expect(s.Condition).toEqual(ResourceTags);
         }
       }
       expect(terminators.sort()).toEqual([expect.stringMatching(/^GcRole/), expect.stringMatching(/^TerminationTerminateInstanceRole/)]);
@@ -380,7 +387,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const deleters = roles.filter((role) => roleStatements(resources, role).some((s) => asArray(s.Action).includes('ec2:DeleteLaunchTemplate')));
       expect(deleters).toEqual([expect.stringMatching(/^GcRole/)]);
       const s = roleStatements(resources, deleters[0]).find((x) => asArray(x.Action).includes('ec2:DeleteLaunchTemplate'))!;
-      expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+      expect(s.Condition).toEqual(ResourceTags);
     });
 
     it('passes only the node role, only to EC2 (both partitions\' service principals)', () => {
@@ -403,7 +410,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         const norm = (x: Statement) => ({ ...x, Action: asArray(x.Action).sort() });
         expect(norm(bySid(statements, sid)), sid).toEqual(norm(bySid(provisioner, sid)));
       }
-      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster }, StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' } });
+      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual(RequestTags);
       expect(bySid(statements, 'StartTermination')).toEqual({
         Sid: 'StartTermination',
         Effect: 'Allow',
