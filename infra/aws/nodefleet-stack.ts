@@ -200,6 +200,8 @@ export class NodefleetStack extends Stack {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: Table.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // Deleting the table loses which instances nodefleet owns (docs/deploy.md: turn this off to delete it).
+      deletionProtection: true,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       // NodeClaims are the record of which instances nodefleet owns: keep them if the stack goes
       // (and, on a replacement, the old table: CDK sets UpdateReplacePolicy Retain too).
@@ -393,7 +395,7 @@ export class NodefleetStack extends Stack {
     role.addToPolicy(
       new iam.PolicyStatement({ sid: 'WriteOwnLogs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroup.logGroupArn}:*`] }),
     );
-    const targets = this.iamTargets();
+    const targets = { ...this.iamTargets(), functionName: name };
     for (const p of spec.permissions) for (const s of statementsFor(this, p, targets)) role.addToPolicy(s);
     if (this.vpcPlacement) role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
 

@@ -154,6 +154,8 @@ export const keys = {
   ice: (instanceType: string, zone: string, capacityType: string) => `ICE#${instanceType}#${zone}#${capacityType}`,
   /** The cluster's claims epoch item (one per cluster partition; outside the `NODECLAIM#` prefix, so no claim list reads it). */
   claimsEpoch: () => 'META#claims-epoch',
+  /** Partition of a function's Powertools idempotency records. */
+  idempotency: (functionName: string) => `idempotency#${functionName}`,
 };
 
 /** Environment variable names (the CDK construct sets these; each function parses them once). */

@@ -23,7 +23,7 @@
  *   the aws-cn partition).
  */
 
-import { AgentDetailTypes, AgentSource, Table, clusterViewKey } from './contract.ts';
+import { AgentDetailTypes, AgentSource, Table, clusterViewKey, keys } from './contract.ts';
 import { TagNodefleetCluster } from './labels.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
@@ -34,6 +34,11 @@ export type Permission =
    * on one granted and never sent). See {@link TablePermissionActions}.
    */
   | TablePermission
+  /**
+   * The function's own Powertools idempotency records (partition `idempotency#<function>`,
+   * contract.ts keys.idempotency): {@link IdempotencyActions}. Needs {@link PolicyTargets.functionName}.
+   */
+  | 'tableIdempotency'
   /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
   | 'kube'
   /** ec2:DescribeInstances (the cloud provider's get / list; no resource-level permissions). */
@@ -60,8 +65,8 @@ export type Permission =
 
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
-  // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), idempotency (put, update).
-  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
+  // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), its idempotency records.
+  provisioner: ['tableGet', 'tablePut', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'tableIdempotency', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
   registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update).
@@ -146,6 +151,13 @@ export const TablePermissionActions = {
 /** A DynamoDB permission set of {@link TablePermissionActions}. */
 export type TablePermission = keyof typeof TablePermissionActions;
 
+/**
+ * What Powertools idempotency sends (shared/runtime/middleware.ts idempotencyStore): the record in
+ * progress (conditional put; a get when the failed put returns no old item), completed (update), or
+ * deleted when the handler throws.
+ */
+export const IdempotencyActions = ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+
 
 /** Service principals the node role may be passed to (EC2; EC2 in the aws-cn partition). */
 export const Ec2ServicePrincipals = ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'];
@@ -163,6 +175,8 @@ export interface PolicyTargets {
   stateMachineArn?: string;
   /** The cluster view bucket (`arn:<partition>:s3:::<bucket>`); without it viewRead / viewWrite allow nothing. */
   viewBucketArn?: string;
+  /** The function whose role this is (`provisioner`): its idempotency partition (tableIdempotency). */
+  functionName?: string;
 }
 
 /** One statement as IAM JSON. */
@@ -211,18 +225,28 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
     StringEquals: { [`aws:ResourceTag/${TagNodefleetCluster}`]: t.clusterName, [`aws:ResourceTag/${tag}`]: ClusterTagValue },
     StringLike: { [`aws:ResourceTag/${NodePoolTagKey}`]: '*' },
   };
+  // Items of one partition only (dynamodb:LeadingKeys, a multivalued key: a set operator, and Null so
+  // that a request without leading keys is not allowed vacuously). The table keeps each kind of item
+  // of a cluster (NodeClaims, budget counters, ICE cache, claims epoch) in the one partition
+  // `CLUSTER#<cluster>` (contract.ts), so keys cannot separate those kinds from one another.
+  const inPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pk] }, Null: { 'dynamodb:LeadingKeys': 'false' } });
+  const cluster = inPartition(keys.cluster(t.clusterName));
   switch (permission) {
     case 'tableGet':
     case 'tablePut':
     case 'tableUpdate':
     case 'tableDelete':
-      return [allow(`NodefleetTable${permission.slice('table'.length)}`, [TablePermissionActions[permission]], [t.tableArn])];
+      return [allow(`NodefleetTable${permission.slice('table'.length)}`, [TablePermissionActions[permission]], [t.tableArn], cluster)];
     case 'tableQuery':
-      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn])];
+      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn], cluster)];
     case 'tableQueryByInstanceId':
+      // The GSI's leading key is the instance id (any): read-only, on the index only.
       return [allow('NodefleetTableQueryByInstanceId', [TablePermissionActions.tableQueryByInstanceId], [`${t.tableArn}/index/${Table.instanceIdIndex}`])];
     case 'tableQueryInFlight':
-      return [allow('NodefleetTableQueryInFlight', [TablePermissionActions.tableQueryInFlight], [`${t.tableArn}/index/${Table.inFlightIndex}`])];
+      return [allow('NodefleetTableQueryInFlight', [TablePermissionActions.tableQueryInFlight], [`${t.tableArn}/index/${Table.inFlightIndex}`], cluster)];
+    case 'tableIdempotency':
+      if (!t.functionName) throw new Error('tableIdempotency needs the function name (its idempotency partition)');
+      return [allow('OwnIdempotencyRecords', IdempotencyActions, [t.tableArn], inPartition(keys.idempotency(t.functionName)))];
     case 'kube':
       return [allow('DescribeThisCluster', ['eks:DescribeCluster'], [`arn:${t.partition}:eks:${t.region}:${t.account}:cluster/${t.clusterName}`])];
     case 'ec2Describe':

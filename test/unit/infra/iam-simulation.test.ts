@@ -18,7 +18,7 @@ import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver
 import { evaluateAll, type IamRequest, type PolicyDocument, type Verdict } from '../../../infra/local/iam/evaluate.ts';
 import { authorizationRequests, tagSpecifications, type RequestContext } from '../../../infra/local/iam/aws-requests.ts';
 import { nodeClaim } from '../../fakes/index.ts';
-import { Table } from '../../../shared/api/contract.ts';
+import { Table, keys } from '../../../shared/api/contract.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { arnOf, logicalIdOf, resolve, rolePolicies, type Deployment } from './iam-template.ts';
 import { readFileSync } from 'node:fs';
@@ -281,7 +281,7 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
 
     it('only the provisioner may query the in-flight LSI, and it may query no other index', async () => {
       const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
-      const q = (resource: string): IamRequest => ({ action: 'dynamodb:Query', resource, context: {} });
+      const q = (resource: string): IamRequest => ({ action: 'dynamodb:Query', resource, context: { 'dynamodb:LeadingKeys': [keys.cluster(Cluster)] } });
       const inFlight = q(`${table}/index/${Table.inFlightIndex}`);
       const byInstance = q(`${table}/index/${Table.instanceIdIndex}`);
       const other = q(`${table}/index/another`);
@@ -391,8 +391,9 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     });
     it('functions that never delete or update an item may not (DynamoDB narrowed per function)', async () => {
       const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
-      const del: IamRequest = { action: 'dynamodb:DeleteItem', resource: table, context: {} };
-      const upd: IamRequest = { action: 'dynamodb:UpdateItem', resource: table, context: {} };
+      const inCluster = { 'dynamodb:LeadingKeys': [keys.cluster(Cluster)] };
+      const del: IamRequest = { action: 'dynamodb:DeleteItem', resource: table, context: inCluster };
+      const upd: IamRequest = { action: 'dynamodb:UpdateItem', resource: table, context: inCluster };
       for (const fn of ['Registration', 'Interruption', 'TerminationCordon', 'TerminationDrain', 'TerminationTerminateInstance', 'TerminationRecordFailure']) {
         expect((await verdicts(fn, [del, upd])).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
       }

@@ -67,7 +67,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   }, BuildTimeoutMs);
 
   describe('DynamoDB', () => {
-    it('has one table keyed by contract.ts Table with the byInstanceId GSI, TTL, PITR and encryption', () => {
+    it('has one table keyed by contract.ts Table with the byInstanceId GSI, TTL, PITR, deletion protection and encryption', () => {
       template.resourceCountIs('AWS::DynamoDB::Table', 1);
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         KeySchema: [
@@ -77,6 +77,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         BillingMode: 'PAY_PER_REQUEST',
         TimeToLiveSpecification: { AttributeName: Table.ttlAttribute, Enabled: true },
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
         SSESpecification: { SSEEnabled: true },
         GlobalSecondaryIndexes: [
           { IndexName: Table.instanceIdIndex, KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
