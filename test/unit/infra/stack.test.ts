@@ -174,6 +174,16 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('EventBridge', () => {
+    it('sets the bus policy inline on the bus (an AWS::Events::EventBusPolicy is named by its statement id account-wide: two clusters\' stacks would collide)', () => {
+      template.resourceCountIs('AWS::Events::EventBusPolicy', 0);
+      const bus = Object.values(resources).find((r) => r.Type === 'AWS::Events::EventBus')!;
+      const sids = (bus.Properties.Policy.Statement as Statement[]).map((x) => [x.Sid, x.Effect]);
+      expect(sids).toEqual([
+        ['DenyPutEventsButPublishers', 'Deny'],
+        ['DenyPublisher0OtherSources', 'Deny'],
+        ['DenyPublisher0OtherDetailTypes', 'Deny'],
+      ]);
+    });
     it('routes agent events on nodefleet\'s bus with the contract patterns', () => {
       template.hasResourceProperties('AWS::Events::EventBus', { Name: `nodefleet-${TestCluster}` });
       template.hasResourceProperties('AWS::Events::Rule', {
