@@ -33,7 +33,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { Env, EventRules, nodeRoleNameOf, Table, tableCreateInput, type EventPattern } from '../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, Env, EventRules, nodeRoleNameOf, Table, tableCreateInput, type EventPattern } from '../../shared/api/contract.ts';
 import { kubernetesGroupOf, type NodefleetConfig } from './config.ts';
 import {
   DefaultTerminationTaskPermissions,
@@ -46,6 +46,7 @@ import {
 } from './functions.ts';
 import { statementsFor, type IamTargets } from './iam.ts';
 import { addNagSuppressions } from './nag.ts';
+import { protectBus, protectRuleQueue, protectViewBucket } from './resource-policies.ts';
 import { MetricsNamespace, Observability, type WatchedQueue } from './observability.ts';
 import { readLoopDefinition, type LoopDefinition } from './loop.ts';
 import { readTerminationDefinition, TerminationAslPath, type TerminationDefinition } from './termination.ts';
@@ -169,6 +170,8 @@ export class NodefleetStack extends Stack {
   private readonly deadLetterQueues: WatchedQueue[] = [];
   private readonly sourceQueues: WatchedQueue[] = [];
   private readonly deliveryDlq: sqs.Queue;
+  /** Roles other than the agent's that put events on the bus (a termination definition with an events:putEvents task). */
+  private readonly busPublishers: iam.IRole[] = [];
 
   constructor(scope: Construct, id: string, props: NodefleetStackProps) {
     super(scope, id, props);
@@ -197,6 +200,8 @@ export class NodefleetStack extends Stack {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: Table.ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // Deleting the table loses which instances nodefleet owns (docs/deploy.md: turn this off to delete it).
+      deletionProtection: true,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       // NodeClaims are the record of which instances nodefleet owns: keep them if the stack goes
       // (and, on a replacement, the old table: CDK sets UpdateReplacePolicy Retain too).
@@ -209,7 +214,8 @@ export class NodefleetStack extends Stack {
       this.table.addLocalSecondaryIndex({ indexName: lsi.IndexName, sortKey: keyOf(lsi.KeySchema, 'RANGE')!, projectionType: dynamodb.ProjectionType[lsi.Projection.ProjectionType] });
     }
 
-    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `nodefleet-${cfg.clusterName}` });
+    const busName = `nodefleet-${cfg.clusterName}`;
+    this.bus = new events.EventBus(this, 'Bus', { eventBusName: busName });
 
     // One gzip object per cluster, rewritten by the agent every few seconds: derived data (the
     // agent rebuilds it from its watches), so no versioning and no retention; a view nobody
@@ -287,6 +293,14 @@ export class NodefleetStack extends Stack {
 
     // ---- the agent's identity ----------------------------------------------------------------
     this.agentRole = this.buildAgentRole();
+
+    // ---- who may call the entry points (resource policies, docs/security.md) -----------------
+    const viewReaders = [...this.functions.values()].filter((f) => f.spec.permissions.includes('viewRead')).map((f) => f.role);
+    protectViewBucket(this.viewBucket, [this.agentRole], viewReaders);
+    protectBus(this.bus, busName, [
+      { role: this.agentRole, source: AgentSource, detailTypes: AgentDetailTypes },
+      ...this.busPublishers.map((role) => ({ role })),
+    ]);
 
     // ---- observability ------------------------------------------------------------------------
     const obs = new Observability(this, 'Observability', {
@@ -381,7 +395,7 @@ export class NodefleetStack extends Stack {
     role.addToPolicy(
       new iam.PolicyStatement({ sid: 'WriteOwnLogs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroup.logGroupArn}:*`] }),
     );
-    const targets = this.iamTargets();
+    const targets = { ...this.iamTargets(), functionName: name };
     for (const p of spec.permissions) for (const s of statementsFor(this, p, targets)) role.addToPolicy(s);
     if (this.vpcPlacement) role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
 
@@ -503,7 +517,10 @@ export class NodefleetStack extends Stack {
     if (def.dynamodbActions.length > 0) {
       sm.addToRolePolicy(new iam.PolicyStatement({ actions: def.dynamodbActions, resources: [this.table.tableArn, `${this.table.tableArn}/index/*`] }));
     }
-    if (def.putsEvents) this.bus.grantPutEventsTo(sm);
+    if (def.putsEvents) {
+      this.bus.grantPutEventsTo(sm);
+      this.busPublishers.push(sm.role);
+    }
     return sm;
   }
 
@@ -531,12 +548,13 @@ export class NodefleetStack extends Stack {
         });
         this.deadLetterQueues.push({ name: `${spec.name}-queue`, queue: dlq });
         this.sourceQueues.push({ name: spec.name, queue });
-        new events.Rule(this, `Rule-${t.rule}`, {
+        const rule = new events.Rule(this, `Rule-${t.rule}`, {
           eventBus: this.bus,
           description: `contract.ts EventRules.${t.rule} → ${spec.name} (FIFO)`,
           eventPattern: this.ruleProps(EventRules[t.rule]),
           targets: [new targets.SqsQueue(queue, { messageGroupId: this.config.clusterName, ...deliveryRetry })],
         });
+        protectRuleQueue(queue, [rule]);
         fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true }));
         return;
       }
@@ -559,14 +577,16 @@ export class NodefleetStack extends Stack {
         });
         this.deadLetterQueues.push({ name: `${spec.name}-queue`, queue: dlq });
         this.sourceQueues.push({ name: spec.name, queue });
-        for (const rule of t.rules) {
-          // On the default bus: that is where EC2 and AWS Health deliver their events.
-          new events.Rule(this, `Rule-${rule}`, {
-            description: `contract.ts EventRules.${rule} → ${spec.name} queue`,
-            eventPattern: this.ruleProps(EventRules[rule]),
-            targets: [new targets.SqsQueue(queue, deliveryRetry)],
-          });
-        }
+        // On the default bus: that is where EC2 and AWS Health deliver their events.
+        const rules = t.rules.map(
+          (rule) =>
+            new events.Rule(this, `Rule-${rule}`, {
+              description: `contract.ts EventRules.${rule} → ${spec.name} queue`,
+              eventPattern: this.ruleProps(EventRules[rule]),
+              targets: [new targets.SqsQueue(queue, deliveryRetry)],
+            }),
+        );
+        protectRuleQueue(queue, rules);
         // Karpenter handles 10 messages at a time with 10 workers (ANCHORS §2.8).
         fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
         return;

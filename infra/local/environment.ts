@@ -379,7 +379,7 @@ export class LocalEnvironment {
     for (const name of Object.values(LocalIdentities)) {
       const task = name.startsWith('termination') ? name.slice('termination'.length) : undefined;
       const permissions = task ? TerminationTaskPermissions[task] : FunctionPermissions[name as keyof typeof FunctionPermissions];
-      const doc = policyDocument(permissions, targets);
+      const doc = policyDocument(permissions, { ...targets, functionName: name });
       const filter = this.opts.policyFilter;
       const policy = filter ? { ...doc, Statement: doc.Statement.filter((st) => filter(name, st)) } : doc;
       out.set(accessKeyOf(name), { name, roleArn: `arn:aws:iam::${account}:role/nodefleet-${s.clusterName}-${name}`, policies: [policy] });

@@ -8,6 +8,8 @@
 export const AgentSource = 'nodefleet.agent';
 export const DetailTypeUnschedulablePods = 'Unschedulable Pods';
 export const DetailTypeNodeLifecycle = 'Node Lifecycle';
+/** Every detail-type the agent publishes: all the bus's policy and the agent's role let it send (with {@link AgentSource}). */
+export const AgentDetailTypes = [DetailTypeUnschedulablePods, DetailTypeNodeLifecycle] as const;
 /** Schema version carried in every agent event's detail (`schemaVersion`). */
 export const AgentSchemaVersion = '1';
 
@@ -152,6 +154,8 @@ export const keys = {
   ice: (instanceType: string, zone: string, capacityType: string) => `ICE#${instanceType}#${zone}#${capacityType}`,
   /** The cluster's claims epoch item (one per cluster partition; outside the `NODECLAIM#` prefix, so no claim list reads it). */
   claimsEpoch: () => 'META#claims-epoch',
+  /** Partition of a function's Powertools idempotency records. */
+  idempotency: (functionName: string) => `idempotency#${functionName}`,
 };
 
 /** Environment variable names (the CDK construct sets these; each function parses them once). */

@@ -14,13 +14,17 @@
  *   those creating calls;
  * - launch templates used, instances terminated and launch templates deleted must carry the
  *   cluster tag and a NodePool tag;
+ * - and, beyond Karpenter's policy, all of those carry nodefleet's own `nodefleet.io/cluster=<cluster>`
+ *   (labels.ts TagNodefleetCluster, written by every launch: shared/aws/ec2.ts launchTags /
+ *   templateTags), so no function can terminate or delete what Karpenter launched in the same cluster;
  * - subnets, security groups, capacity reservations and placement groups may belong to another
  *   account (shared VPC): any account, in this region;
  * - the node role may be passed to EC2 only (`ec2.amazonaws.com`, and `ec2.amazonaws.com.cn` in
  *   the aws-cn partition).
  */
 
-import { Table, clusterViewKey } from './contract.ts';
+import { AgentDetailTypes, AgentSource, Table, clusterViewKey, keys } from './contract.ts';
+import { TagNodefleetCluster } from './labels.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
@@ -30,6 +34,11 @@ export type Permission =
    * on one granted and never sent). See {@link TablePermissionActions}.
    */
   | TablePermission
+  /**
+   * The function's own Powertools idempotency records (partition `idempotency#<function>`,
+   * contract.ts keys.idempotency): {@link IdempotencyActions}. Needs {@link PolicyTargets.functionName}.
+   */
+  | 'tableIdempotency'
   /** eks:DescribeCluster on this cluster (endpoint + CA for the Kubernetes client); RBAC via the access entry. */
   | 'kube'
   /** ec2:DescribeInstances (the cloud provider's get / list; no resource-level permissions). */
@@ -41,13 +50,13 @@ export type Permission =
    * parameters; the Describe calls of a launch (launch template lookup, node-class resolution).
    */
   | 'ec2Launch'
-  /** TerminateInstances on this cluster's NodePool instances only. */
+  /** TerminateInstances on nodefleet's instances of this cluster (tag nodefleet.io/cluster) with a NodePool tag only. */
   | 'ec2Terminate'
-  /** DescribeLaunchTemplates, and DeleteLaunchTemplate on this cluster's NodePool launch templates only (launch-template GC). */
+  /** DescribeLaunchTemplates, and DeleteLaunchTemplate on nodefleet's launch templates of this cluster only (launch-template GC). */
   | 'launchTemplateGc'
   /** Start executions of the termination state machine. */
   | 'startTermination'
-  /** events:PutEvents on nodefleet's bus. */
+  /** events:PutEvents on nodefleet's bus, of the agent's source and detail-types only (contract.ts). */
   | 'putEvents'
   /** s3:GetObject of this cluster's view object in the view bucket (docs/cluster-state.md). */
   | 'viewRead'
@@ -56,8 +65,8 @@ export type Permission =
 
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
-  // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), idempotency (put, update).
-  provisioner: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
+  // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), its idempotency records.
+  provisioner: ['tableGet', 'tablePut', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'tableIdempotency', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
   registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update).
@@ -142,6 +151,13 @@ export const TablePermissionActions = {
 /** A DynamoDB permission set of {@link TablePermissionActions}. */
 export type TablePermission = keyof typeof TablePermissionActions;
 
+/**
+ * What Powertools idempotency sends (shared/runtime/middleware.ts idempotencyStore): the record in
+ * progress (conditional put; a get when the failed put returns no old item), completed (update), or
+ * deleted when the handler throws.
+ */
+export const IdempotencyActions = ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+
 
 /** Service principals the node role may be passed to (EC2; EC2 in the aws-cn partition). */
 export const Ec2ServicePrincipals = ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'];
@@ -159,6 +175,8 @@ export interface PolicyTargets {
   stateMachineArn?: string;
   /** The cluster view bucket (`arn:<partition>:s3:::<bucket>`); without it viewRead / viewWrite allow nothing. */
   viewBucketArn?: string;
+  /** The function whose role this is (`provisioner`): its idempotency partition (tableIdempotency). */
+  functionName?: string;
 }
 
 /** One statement as IAM JSON. */
@@ -193,27 +211,42 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
   const ec2 = (resource: string, account: string = t.account) => `arn:${t.partition}:ec2:${t.region}:${account}:${resource}`;
   const tag = clusterTagKey(t.clusterName);
   const inRegion = { StringEquals: { 'aws:RequestedRegion': t.region } };
-  // Karpenter's conditions: the cluster's tags with exact values, some NodePool.
+  // Karpenter's conditions (the cluster's tags with exact values, some NodePool), plus nodefleet's own
+  // cluster tag: Karpenter's instances in the same cluster carry Karpenter's tags too, never this one.
   const requestTags = {
-    StringEquals: { [`aws:RequestTag/${tag}`]: ClusterTagValue, [`aws:RequestTag/${EksClusterNameTagKey}`]: t.clusterName },
+    StringEquals: {
+      [`aws:RequestTag/${TagNodefleetCluster}`]: t.clusterName,
+      [`aws:RequestTag/${tag}`]: ClusterTagValue,
+      [`aws:RequestTag/${EksClusterNameTagKey}`]: t.clusterName,
+    },
     StringLike: { [`aws:RequestTag/${NodePoolTagKey}`]: '*' },
   };
   const resourceTags = {
-    StringEquals: { [`aws:ResourceTag/${tag}`]: ClusterTagValue },
+    StringEquals: { [`aws:ResourceTag/${TagNodefleetCluster}`]: t.clusterName, [`aws:ResourceTag/${tag}`]: ClusterTagValue },
     StringLike: { [`aws:ResourceTag/${NodePoolTagKey}`]: '*' },
   };
+  // Items of one partition only (dynamodb:LeadingKeys, a multivalued key: a set operator, and Null so
+  // that a request without leading keys is not allowed vacuously). The table keeps each kind of item
+  // of a cluster (NodeClaims, budget counters, ICE cache, claims epoch) in the one partition
+  // `CLUSTER#<cluster>` (contract.ts), so keys cannot separate those kinds from one another.
+  const inPartition = (pk: string) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pk] }, Null: { 'dynamodb:LeadingKeys': 'false' } });
+  const cluster = inPartition(keys.cluster(t.clusterName));
   switch (permission) {
     case 'tableGet':
     case 'tablePut':
     case 'tableUpdate':
     case 'tableDelete':
-      return [allow(`NodefleetTable${permission.slice('table'.length)}`, [TablePermissionActions[permission]], [t.tableArn])];
+      return [allow(`NodefleetTable${permission.slice('table'.length)}`, [TablePermissionActions[permission]], [t.tableArn], cluster)];
     case 'tableQuery':
-      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn])];
+      return [allow('NodefleetTableQuery', [TablePermissionActions.tableQuery], [t.tableArn], cluster)];
     case 'tableQueryByInstanceId':
+      // The GSI's leading key is the instance id (any): read-only, on the index only.
       return [allow('NodefleetTableQueryByInstanceId', [TablePermissionActions.tableQueryByInstanceId], [`${t.tableArn}/index/${Table.instanceIdIndex}`])];
     case 'tableQueryInFlight':
-      return [allow('NodefleetTableQueryInFlight', [TablePermissionActions.tableQueryInFlight], [`${t.tableArn}/index/${Table.inFlightIndex}`])];
+      return [allow('NodefleetTableQueryInFlight', [TablePermissionActions.tableQueryInFlight], [`${t.tableArn}/index/${Table.inFlightIndex}`], cluster)];
+    case 'tableIdempotency':
+      if (!t.functionName) throw new Error('tableIdempotency needs the function name (its idempotency partition)');
+      return [allow('OwnIdempotencyRecords', IdempotencyActions, [t.tableArn], inPartition(keys.idempotency(t.functionName)))];
     case 'kube':
       return [allow('DescribeThisCluster', ['eks:DescribeCluster'], [`arn:${t.partition}:eks:${t.region}:${t.account}:cluster/${t.clusterName}`])];
     case 'ec2Describe':
@@ -261,7 +294,14 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
       if (!t.stateMachineArn) throw new Error('startTermination needs the termination state machine');
       return [allow('StartTermination', ['states:StartExecution'], [t.stateMachineArn])];
     case 'putEvents':
-      return [allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn])];
+      // events:source and events:detail-type are multivalued keys (Service Authorization Reference):
+      // a set operator, and Null so that an entry without them is not allowed vacuously.
+      return [
+        allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn], {
+          'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] },
+          Null: { 'events:source': 'false', 'events:detail-type': 'false' },
+        }),
+      ];
     case 'viewRead':
     case 'viewWrite': {
       // One object per cluster: only its key, not the bucket (no ListBucket either: a missing view

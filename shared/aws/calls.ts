@@ -50,8 +50,12 @@ export const AdapterCalls = {
   'publisher.publish': ['events:PutEvents'],
   /** CatalogRefresher.get (catalog-refresh.ts): zones, offerings, types, spot prices; on-demand prices. */
   'catalogRefresher.get': ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory', 'pricing:GetProducts'],
-  /** Powertools idempotency on the table (shared/runtime/middleware.ts idempotencyStore): record in progress, then completed. */
-  idempotency: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  /**
+   * Powertools idempotency on the table (shared/runtime/middleware.ts idempotencyStore): record in
+   * progress, then completed; read when a failed conditional put returns no old item; deleted when
+   * the handler throws.
+   */
+  idempotency: ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   /** Lambda's SQS event source mapping, on the function's role (not an adapter: the trigger of a queue function). */
   'queue.consume': ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'],
 } as const satisfies Record<string, readonly string[]>;

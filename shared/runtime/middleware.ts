@@ -30,7 +30,7 @@ import { makeIdempotent, IdempotencyConfig } from '@aws-lambda-powertools/idempo
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { DynamoDBClient } from '../aws/clients.ts';
-import { Table } from '../api/contract.ts';
+import { Table, keys } from '../api/contract.ts';
 import { ValidationError } from '../api/errors.ts';
 import { parseRuntimeEnv, type OptionalEnvKey, type RuntimeEnv } from './env.ts';
 import { createPowertools, powertoolsLog, powertoolsMetrics, type Powertools } from './observability.ts';
@@ -115,7 +115,7 @@ export function idempotencyStore(client: DynamoDBClient, tableName: string, func
     awsSdkV3Client: client,
     keyAttr: Table.partitionKey,
     sortKeyAttr: Table.sortKey,
-    staticPkValue: `idempotency#${functionName}`,
+    staticPkValue: keys.idempotency(functionName),
     expiryAttr: Table.ttlAttribute,
   });
 }

@@ -165,7 +165,9 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
       },
       TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags() }],
     });
+  // The tags every nodefleet launch writes (shared/aws/ec2.ts launchTags / templateTags).
   const tags = () => [
+    { Key: 'nodefleet.io/cluster', Value: cluster },
     { Key: `kubernetes.io/cluster/${cluster}`, Value: 'owned' },
     { Key: 'eks:eks-cluster-name', Value: cluster },
     { Key: 'karpenter.sh/nodepool', Value: 'default' },

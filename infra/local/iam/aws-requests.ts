@@ -25,7 +25,10 @@
  * - The instance profile in the launch template passes its role: `iam:PassRole` on the role with
  *   `iam:PassedToService` = `ec2.amazonaws.com` (`ec2.amazonaws.com.cn` in the aws-cn partition).
  * - Describe* have no resource-level permissions: `*`, with `aws:RequestedRegion`.
+ * - PutEvents: each entry on its bus, with `events:source` and `events:detail-type`.
+ * - DynamoDB item calls and Query: `dynamodb:LeadingKeys`, the partition key value they name.
  */
+import { tableCreateInput } from '../../../shared/api/contract.ts';
 import type { IamRequest } from './evaluate.ts';
 
 /** Where a call is made and what the caller can see of existing resources. */
@@ -156,16 +159,22 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       return [{ action, resource: `arn:${c.partition}:s3:::${String(input.Bucket ?? '')}/${String(input.Key ?? '')}`, context: region }];
     case 'pricing:GetProducts':
       return [{ action, resource: '*', context: {} }];
-    case 'events:PutEvents':
-      return [...new Set(asList(input.Entries).map((e: Json) => String(e?.EventBusName ?? 'default')))].map((bus) => ({
-        action,
-        resource: bus.startsWith('arn:') ? bus : `arn:${c.partition}:events:${c.region}:${c.account}:event-bus/${bus}`,
-        context: region,
-      }));
+    case 'events:PutEvents': {
+      // Each entry is authorized on its bus with its own source and detail-type (a denied entry fails alone).
+      const out = new Map<string, IamRequest>();
+      for (const e of asList(input.Entries) as Json[]) {
+        const bus = String(e?.EventBusName ?? 'default');
+        const resource = bus.startsWith('arn:') ? bus : `arn:${c.partition}:events:${c.region}:${c.account}:event-bus/${bus}`;
+        const context = { ...region, 'events:source': String(e?.Source ?? ''), 'events:detail-type': String(e?.DetailType ?? '') };
+        out.set(JSON.stringify([resource, context]), { action, resource, context });
+      }
+      return [...out.values()];
+    }
     default:
       if (/^dynamodb:(GetItem|PutItem|UpdateItem|DeleteItem|Query|Scan)$/.test(action)) {
         const table = `arn:${c.partition}:dynamodb:${c.region}:${c.account}:table/${String(input.TableName ?? '')}`;
-        return [{ action, resource: input.IndexName ? `${table}/index/${String(input.IndexName)}` : table, context: region }];
+        const leading = leadingKey(input);
+        return [{ action, resource: input.IndexName ? `${table}/index/${String(input.IndexName)}` : table, context: { ...region, ...(leading === undefined ? {} : { 'dynamodb:LeadingKeys': [leading] }) } }];
       }
       if (/^sqs:/.test(action)) {
         const url = String(input.QueueUrl ?? '');
@@ -174,6 +183,30 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       }
       throw new Error(`no authorization mapping for ${action}: add it to infra/local/iam/aws-requests.ts`);
   }
+}
+
+/** A key attribute's value, from the document client's plain value or the base client's `{ S }`. */
+function keyValue(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === 'object' && 'S' in (v as Json) ? String((v as Json).S) : String(v);
+}
+
+/**
+ * `dynamodb:LeadingKeys`: the partition key value a DynamoDB item call or Query names (of the
+ * queried index: a GSI's own hash key; the table's for an LSI), from `Key` / `Item`, or from the
+ * equality on that key in `KeyConditionExpression`. Undefined for a Scan.
+ */
+function leadingKey(input: Json): string | undefined {
+  const schema = tableCreateInput('');
+  const gsi = schema.GlobalSecondaryIndexes.find((i) => i.IndexName === input.IndexName);
+  const hash = (gsi?.KeySchema ?? schema.KeySchema).find((k) => k.KeyType === 'HASH')!.AttributeName;
+  const item = (input.Key ?? input.Item) as Json | undefined;
+  if (item) return keyValue(item[hash]);
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  for (const m of String(input.KeyConditionExpression ?? '').matchAll(/(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)/g)) {
+    if ((names[m[1]] ?? m[1]) === hash) return keyValue((input.ExpressionAttributeValues as Json | undefined)?.[m[2]]);
+  }
+  return undefined;
 }
 
 /** CreateFleet: the fleet, what the launch creates (per capacity type) and what it uses. */

@@ -23,6 +23,8 @@ export interface PolicyDocument {
 export interface PolicyStatementJson {
   Sid?: string;
   Effect: 'Allow' | 'Deny';
+  /** Resource policies only. */
+  Principal?: string | Record<string, string | string[]>;
   Action: string | string[];
   Resource: string | string[];
   Condition?: Record<string, Record<string, string | string[]>>;
@@ -39,8 +41,9 @@ export interface IamRequest {
   resource: string;
   context: Record<string, string | string[]>;
   /**
-   * The resource's own policy, for a resource of another account (cross-account requests need
-   * the owner's grant too); e.g. a subnet shared through AWS RAM, whose share is that grant.
+   * The resource's own policy: for a resource of another account (cross-account requests need
+   * the owner's grant too; e.g. a subnet shared through AWS RAM, whose share is that grant), or a
+   * bucket, queue or bus policy in the same account (its Deny statements apply to every caller).
    */
   resourcePolicy?: PolicyDocument;
 }
@@ -104,7 +107,10 @@ export async function evaluate(principal: string, policies: PolicyDocument[], re
   const simulator = await loadSimulator(IamSimulatorPackage);
   if (!simulator) throw new IamSimulationError(`${request.action} on ${request.resource}: ${IamSimulatorPackage} (a devDependency) is not installed`);
   const { runSimulation, runUnsafeSimulation } = simulator;
-  const account = accountOf(principal, '000000000000');
+  // A service principal (`events.amazonaws.com`) has no ARN and no account: its request is judged
+  // by the resource policy alone, in the resource's account.
+  const service = !principal.startsWith('arn:');
+  const account = service ? accountOf(request.resource, '000000000000') : accountOf(principal, '000000000000');
   const simulation: Simulation = {
     identityPolicies: policies.map((policy, i) => ({ name: `policy${i}`, policy })),
     serviceControlPolicies: [],
@@ -114,7 +120,7 @@ export async function evaluate(principal: string, policies: PolicyDocument[], re
       principal,
       action: request.action,
       resource: { resource: request.resource, accountId: accountOf(request.resource, account) },
-      contextVariables: { 'aws:PrincipalArn': principal, 'aws:PrincipalAccount': account, ...request.context },
+      contextVariables: { ...(service ? {} : { 'aws:PrincipalArn': principal, 'aws:PrincipalAccount': account }), ...request.context },
     },
   };
   // AWS-owned public SSM parameters have no account in their ARN (arn:aws:ssm:<region>::parameter/aws/service/…),

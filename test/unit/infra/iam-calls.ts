@@ -16,7 +16,7 @@ import {
   EC2Client,
 } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
@@ -211,9 +211,16 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'catalogRefresher.get':
         await new CatalogRefresher({ ec2, pricing: new PricingClient({ region: 'us-east-1', credentials: Credentials }), region: t.region, onError: () => undefined }).get(Date.now());
         break;
-      case 'idempotency':
+      case 'idempotency': {
+        // Completed; then a handler that throws (its record deleted); then a conditional put that
+        // fails without returning the old item (the record read back).
         await idempotentOn(async () => ({ ok: true }), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-1' });
+        await idempotentOn(async () => Promise.reject(new Error('handler failed')), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-2' }).catch(() => undefined);
+        // (Not rejectsOnce: sinon counts the earlier puts of this case as matching calls.)
+        for (const m of [docm, ddbm]) m.on(PutItemCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+        await idempotentOn(async () => ({ ok: true }), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-3' }).catch(() => undefined);
         break;
+      }
       case 'queue.consume':
         return [];
     }

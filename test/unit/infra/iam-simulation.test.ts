@@ -14,14 +14,17 @@ import { RepoRoot } from '../../../infra/aws/app.ts';
 import { readConfig } from '../../../infra/aws/config.ts';
 import { InlineCodeContextKey, NodefleetStack } from '../../../infra/aws/nodefleet-stack.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../../../shared/aws/ec2.ts';
+import { TagNodefleetCluster } from '../../../shared/api/labels.ts';
+import { IdempotencyActions } from '../../../shared/api/iam-policy.ts';
 import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { evaluateAll, type IamRequest, type PolicyDocument, type Verdict } from '../../../infra/local/iam/evaluate.ts';
 import { authorizationRequests, tagSpecifications, type RequestContext } from '../../../infra/local/iam/aws-requests.ts';
 import { nodeClaim } from '../../fakes/index.ts';
-import { Table } from '../../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, DetailTypeSpotInterruption, DetailTypeUnschedulablePods, InterruptionRuleNames, Table, clusterViewKey, keys } from '../../../shared/api/contract.ts';
 import { nodeClass } from '../provisioner/world.ts';
-import { arnOf, logicalIdOf, resolve, rolePolicies, type Deployment } from './iam-template.ts';
-import { readFileSync } from 'node:fs';
+import { arnOf, logicalIdOf, resolve, resourcePolicyOf, rolePolicies, type Deployment } from './iam-template.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import * as contract from '../../../shared/api/contract.ts';
 import { join } from 'node:path';
 import { AdapterCalls, AgentAwsCalls, FunctionAwsCalls, type AdapterCall } from '../../../shared/aws/calls.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
@@ -281,7 +284,7 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
 
     it('only the provisioner may query the in-flight LSI, and it may query no other index', async () => {
       const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
-      const q = (resource: string): IamRequest => ({ action: 'dynamodb:Query', resource, context: {} });
+      const q = (resource: string): IamRequest => ({ action: 'dynamodb:Query', resource, context: { 'dynamodb:LeadingKeys': [keys.cluster(Cluster)] } });
       const inFlight = q(`${table}/index/${Table.inFlightIndex}`);
       const byInstance = q(`${table}/index/${Table.instanceIdIndex}`);
       const other = q(`${table}/index/another`);
@@ -305,6 +308,22 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       expect([...new Set(granted)].sort()).toEqual(['events:PutEvents', 's3:PutObject']);
     });
 
+    it('the agent\'s code publishes only the source and detail-types its role and the bus admit (contract.ts AgentSource, AgentDetailTypes)', () => {
+      const dir = join(RepoRoot, 'functions/agent');
+      const published = readdirSync(dir)
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+        .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/\.publish\(([^;]*)/g)].map((m) => m[1]));
+      expect(published.length).toBeGreaterThan(0);
+      for (const call of published) {
+        const pairs = [...call.matchAll(/source:\s*(\w+),\s*detailType:\s*(\w+)/g)].map((m) => [contract[m[1] as keyof typeof contract], contract[m[2] as keyof typeof contract]]);
+        expect(pairs.length, call).toBeGreaterThan(0);
+        for (const [source, detailType] of pairs) {
+          expect(source, call).toBe(AgentSource);
+          expect(AgentDetailTypes as readonly unknown[], call).toContain(detailType);
+        }
+      }
+    });
+
     it('the functions read only their own cluster view; the agent may not read it, no one may write another cluster\'s', async () => {
       const bucket = callTargets().viewBucket!;
       const other = { action: 's3:PutObject', resource: `arn:${D.partition}:s3:::${bucket}/clusters/another/view.json.gz`, context: {} };
@@ -314,6 +333,107 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       expect(denied(await verdicts('Provisioner', [read]))).toEqual([]);
       expect(denied(await verdicts('Provisioner', [{ ...read, action: 's3:PutObject' }]))).toHaveLength(1);
       expect(denied(await verdicts('Gc', [read]))).toHaveLength(1);
+    });
+  });
+
+  describe('resource policies: the intended callers are allowed, any other principal of the account is denied (infra/aws/resource-policies.ts)', () => {
+    /** Another principal of the account whose identity policy allows everything. */
+    const Intruder = `arn:aws:iam::${D.account}:role/intruder`;
+    const Everything: PolicyDocument = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] };
+    const tls = { 'aws:SecureTransport': 'true' };
+    /** Decisions of `requests` for a function role (its own policies) or another principal, with the resource's policy. */
+    const decide = async (who: string | { arn: string; docs: PolicyDocument[] }, resourceId: string, requests: IamRequest[]) => {
+      const p = typeof who === 'string' ? roleOf(who) : who;
+      const withPolicy = requests.map((r) => ({ ...r, resourcePolicy: resourcePolicyOf(resources, resourceId, D) }));
+      return (await evaluateAll(p.arn, p.docs, withPolicy)).map((v) => v.decision);
+    };
+    const intruder = { arn: Intruder, docs: [Everything] };
+
+    describe('the view bucket', () => {
+      const bucketId = () => logicalIdOf(resources, 'AWS::S3::Bucket', 'ViewBucket');
+      const object = () => `arn:${D.partition}:s3:::${callTargets().viewBucket}/${clusterViewKey(Cluster)}`;
+      const put = (): IamRequest => ({ action: 's3:PutObject', resource: object(), context: tls });
+      const get = (): IamRequest => ({ action: 's3:GetObject', resource: object(), context: tls });
+
+      it('the agent may write the view, the provisioner and disruption read it', async () => {
+        expect(await decide('Agent', bucketId(), [put()])).toEqual(['Allowed']);
+        for (const fn of ['Provisioner', 'Disruption']) expect(await decide(fn, bucketId(), [get()]), fn).toEqual(['Allowed']);
+      });
+      it('another principal allowed everything may neither write nor read it; nor may a function that does not read it, given s3:*', async () => {
+        expect(await decide(intruder, bucketId(), [put(), get()])).toEqual(['ExplicitlyDenied', 'ExplicitlyDenied']);
+        const gc = { arn: roleOf('Gc').arn, docs: [Everything] };
+        expect(await decide(gc, bucketId(), [put(), get()])).toEqual(['ExplicitlyDenied', 'ExplicitlyDenied']);
+        // A reader is not a writer, whatever its identity policy.
+        expect(await decide({ arn: roleOf('Provisioner').arn, docs: [Everything] }, bucketId(), [put()])).toEqual(['ExplicitlyDenied']);
+      });
+      it('not over plain HTTP, even for the agent', async () => {
+        expect(await decide('Agent', bucketId(), [{ ...put(), context: { 'aws:SecureTransport': 'false' } }])).toEqual(['ExplicitlyDenied']);
+      });
+      it('administration is not locked out: the account can still change the bucket policy and empty the bucket', async () => {
+        const bucket = `arn:${D.partition}:s3:::${callTargets().viewBucket}`;
+        const admin: IamRequest[] = [
+          { action: 's3:PutBucketPolicy', resource: bucket, context: tls },
+          { action: 's3:DeleteBucketPolicy', resource: bucket, context: tls },
+          { action: 's3:DeleteObject', resource: object(), context: tls },
+        ];
+        expect(await decide(intruder, bucketId(), admin)).toEqual(['Allowed', 'Allowed', 'Allowed']);
+      });
+    });
+
+    describe('the bus', () => {
+      const busId = () => logicalIdOf(resources, 'AWS::Events::EventBus', 'Bus');
+      const busArn = () => `arn:${D.partition}:events:${D.region}:${D.account}:event-bus/${callTargets().eventBusName}`;
+      const putEvents = (source: string, detailType: string): IamRequest => ({ action: 'events:PutEvents', resource: busArn(), context: { 'events:source': source, 'events:detail-type': detailType } });
+      const agentEvents = () => AgentDetailTypes.map((t) => putEvents(AgentSource, t));
+      const forged = () => [putEvents('aws.ec2', DetailTypeSpotInterruption), putEvents(AgentSource, DetailTypeSpotInterruption), putEvents('nodefleet.other', DetailTypeUnschedulablePods)];
+
+      it('the agent may publish its own source and detail-types', async () => {
+        expect(await decide('Agent', busId(), agentEvents())).toEqual(AgentDetailTypes.map(() => 'Allowed'));
+      });
+      it('the agent may publish nothing else: its role allows only those (even without the bus policy)', async () => {
+        expect((await verdicts('Agent', forged())).map((v) => v.decision)).toEqual(forged().map(() => 'ImplicitlyDenied'));
+      });
+      it('the bus refuses anything else from the agent even if its role allowed everything', async () => {
+        const agent = { arn: roleOf('Agent').arn, docs: [Everything] };
+        expect(await decide(agent, busId(), forged())).toEqual(forged().map(() => 'ExplicitlyDenied'));
+        expect(await decide(agent, busId(), agentEvents())).toEqual(AgentDetailTypes.map(() => 'Allowed'));
+      });
+      it('another principal allowed everything may not publish, not even what the agent sends; nor may a function', async () => {
+        expect(await decide(intruder, busId(), [...agentEvents(), ...forged()])).toEqual([...agentEvents(), ...forged()].map(() => 'ExplicitlyDenied'));
+        const provisioner = { arn: roleOf('Provisioner').arn, docs: [Everything] };
+        expect(await decide(provisioner, busId(), agentEvents())).toEqual(AgentDetailTypes.map(() => 'ExplicitlyDenied'));
+      });
+      it('administration is not locked out: the account can still update, describe and delete the bus', async () => {
+        // (events:PutPermission, which sets its policy, has no resource-level permissions: no bus policy applies to it.)
+        const admin = ['events:UpdateEventBus', 'events:DescribeEventBus', 'events:DeleteEventBus'].map((action) => ({ action, resource: busArn(), context: {} }));
+        expect(await decide(intruder, busId(), admin)).toEqual(['Allowed', 'Allowed', 'Allowed']);
+      });
+    });
+
+    describe('the interruption queue', () => {
+      const queueId = () => logicalIdOf(resources, 'AWS::SQS::Queue', 'InterruptionQueue');
+      const queueArn = () => arnOf(resources, queueId(), D);
+      const ruleArn = (rule: string) => arnOf(resources, logicalIdOf(resources, 'AWS::Events::Rule', `Rule${rule}`), D);
+      const send = (context: Record<string, string> = {}): IamRequest => ({ action: 'sqs:SendMessage', resource: queueArn(), context: { ...tls, ...context } });
+      const Events = 'events.amazonaws.com';
+
+      it('EventBridge may deliver for each of the stack\'s interruption rules', async () => {
+        const reqs = InterruptionRuleNames.map((r) => send({ 'aws:SourceArn': ruleArn(r), 'aws:SourceAccount': D.account }));
+        expect(await decide({ arn: Events, docs: [] }, queueId(), reqs)).toEqual(reqs.map(() => 'Allowed'));
+      });
+      it('EventBridge delivering for another rule of the account is denied', async () => {
+        const other = `arn:${D.partition}:events:${D.region}:${D.account}:rule/forged`;
+        expect(await decide({ arn: Events, docs: [] }, queueId(), [send({ 'aws:SourceArn': other, 'aws:SourceAccount': D.account })])).toEqual(['ExplicitlyDenied']);
+      });
+      it('another principal allowed everything may not send; nor may the interruption function, given sqs:*', async () => {
+        expect(await decide(intruder, queueId(), [send()])).toEqual(['ExplicitlyDenied']);
+        expect(await decide({ arn: roleOf('Interruption').arn, docs: [Everything] }, queueId(), [send()])).toEqual(['ExplicitlyDenied']);
+      });
+      it('the interruption function still consumes it; administration is not locked out', async () => {
+        const consume = AdapterCalls['queue.consume'].map((action) => ({ action, resource: queueArn(), context: tls }));
+        expect(await decide('Interruption', queueId(), consume)).toEqual(consume.map(() => 'Allowed'));
+        expect(await decide(intruder, queueId(), [{ action: 'sqs:SetQueueAttributes', resource: queueArn(), context: tls }])).toEqual(['Allowed']);
+      });
     });
   });
 
@@ -391,14 +511,51 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     });
     it('functions that never delete or update an item may not (DynamoDB narrowed per function)', async () => {
       const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
-      const del: IamRequest = { action: 'dynamodb:DeleteItem', resource: table, context: {} };
-      const upd: IamRequest = { action: 'dynamodb:UpdateItem', resource: table, context: {} };
+      const inCluster = { 'dynamodb:LeadingKeys': [keys.cluster(Cluster)] };
+      const del: IamRequest = { action: 'dynamodb:DeleteItem', resource: table, context: inCluster };
+      const upd: IamRequest = { action: 'dynamodb:UpdateItem', resource: table, context: inCluster };
       for (const fn of ['Registration', 'Interruption', 'TerminationCordon', 'TerminationDrain', 'TerminationTerminateInstance', 'TerminationRecordFailure']) {
         expect((await verdicts(fn, [del, upd])).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
       }
       // Cutoff reads its NodeClaim (target and deadline: functions/termination/target.ts) but never deletes or updates it.
       expect((await verdicts('TerminationCutoff', [del, upd])).map((v) => v.decision)).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
       expect((await verdicts('Gc', [del]))[0].decision).toBe('Allowed');
+    });
+    it('no function may launch without nodefleet\'s own cluster tag (nodefleet.io/cluster), Karpenter\'s tags notwithstanding', async () => {
+      const l = await launch('on-demand');
+      for (const spec of [...l.createFleet.TagSpecifications, ...l.launchTemplate.TagSpecifications]) spec.Tags = spec.Tags.filter((t: any) => t.Key !== TagNodefleetCluster);
+      const reqs = launchRequests(l).filter((r) => (r.resource.endsWith(':instance/*') && r.action === 'ec2:RunInstances') || r.action === 'ec2:CreateLaunchTemplate');
+      expect(reqs).toHaveLength(2);
+      for (const fn of ['Provisioner', 'Disruption']) expect((await verdicts(fn, reqs)).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
+    });
+    it('a Karpenter instance or launch template of this cluster (its tags, not nodefleet.io/cluster) may not be terminated or deleted', async () => {
+      const karpenter = await launchedInstanceTags();
+      delete karpenter[TagNodefleetCluster];
+      const term = authorizationRequests('ec2:TerminateInstances', { InstanceIds: ['i-0123456789abcdef0'] }, ec2Ctx({ tagsOf: () => karpenter }));
+      for (const fn of ['Gc', 'TerminationTerminateInstance']) expect((await verdicts(fn, term)).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied']);
+      const del = authorizationRequests('ec2:DeleteLaunchTemplate', { LaunchTemplateId: 'lt-0123456789abcdef0' }, ec2Ctx({ launchTemplate: () => ({ id: 'lt-0123456789abcdef0', tags: karpenter, data: {} }) }));
+      expect((await verdicts('Gc', del)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
+    });
+    it('each function reaches only its cluster\'s partition of the table, and only the provisioner its own idempotency records (dynamodb:LeadingKeys)', async () => {
+      const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
+      const itemActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'];
+      const at = (action: string, pk?: string): IamRequest => ({ action, resource: table, context: pk === undefined ? {} : { 'dynamodb:LeadingKeys': [pk] } });
+      for (const fn of Object.keys(FunctionAwsCalls)) {
+        const id = fn.charAt(0).toUpperCase() + fn.slice(1);
+        // The actions its statements on the table itself grant (indexes and the provisioner's idempotency statement aside).
+        const onTable = (st: { Sid?: string; Resource: string | string[] }) => st.Sid !== 'OwnIdempotencyRecords' && [st.Resource].flat().includes(table);
+        const granted = new Set(roleOf(id).docs.flatMap((d) => d.Statement.filter(onTable).flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]))));
+        const actions = itemActions.filter((a) => granted.has(a));
+        expect(actions.length, fn).toBeGreaterThan(0);
+        // Its own cluster's partition: allowed.
+        expect((await verdicts(id, actions.map((a) => at(a, keys.cluster(Cluster))))).map((v) => v.decision), fn).toEqual(actions.map(() => 'Allowed'));
+        // Another cluster's partition, a request naming none, another function's idempotency records: denied.
+        const forged = actions.flatMap((a) => [at(a, keys.cluster('other')), at(a), at(a, keys.idempotency('disruption'))]);
+        expect((await verdicts(id, forged)).map((v) => v.decision), fn).toEqual(forged.map(() => 'ImplicitlyDenied'));
+        // The provisioner's idempotency records: the provisioner only (put, get, update, delete; no query).
+        const idem = IdempotencyActions.map((a) => at(a, keys.idempotency('provisioner')));
+        expect((await verdicts(id, idem)).map((v) => v.decision), fn).toEqual(idem.map(() => (fn === 'provisioner' ? 'Allowed' : 'ImplicitlyDenied')));
+      }
     });
     it('no function may pass another role', async () => {
       const other = `arn:aws:iam::${D.account}:role/admin`;

@@ -49,6 +49,11 @@ export function arnOf(resources: Resources, id: string, d: Deployment): string {
       return `arn:${p}:sns:${region}:${account}:${name}`;
     case 'AWS::S3::Bucket':
       return `arn:${p}:s3:::${name}`;
+    case 'AWS::Events::Rule': {
+      // A rule on a custom bus has the bus name in its ARN.
+      const bus = r.Properties?.EventBusName ? `${resolve(r.Properties.EventBusName, resources, d)}/` : '';
+      return `arn:${p}:events:${region}:${account}:rule/${bus}${name}`;
+    }
     default:
       throw new Error(`no ARN rule for ${r.Type} (${id})`);
   }
@@ -101,6 +106,26 @@ export function rolePolicies(template: { Resources: Resources }, d: Deployment):
     for (const role of r.Properties.Roles as { Ref: string }[]) out.get(role.Ref)?.push(resolve(r.Properties.PolicyDocument, resources, d));
   }
   return out;
+}
+
+/**
+ * The resolved resource policy of a bucket, queue or event bus (by the resource's logical id):
+ * its AWS::S3::BucketPolicy, its AWS::SQS::QueuePolicy, or the bus's inline `Policy`.
+ * @throws Error when the resource has none.
+ */
+export function resourcePolicyOf(resources: Resources, id: string, d: Deployment): PolicyDocument {
+  const r = resources[id];
+  const refersTo = (x: any) => x?.Ref === id;
+  let doc: unknown;
+  if (r?.Type === 'AWS::Events::EventBus') doc = r.Properties?.Policy;
+  else {
+    const policy = Object.values(resources).find(
+      (x) => (x.Type === 'AWS::S3::BucketPolicy' && refersTo(x.Properties.Bucket)) || (x.Type === 'AWS::SQS::QueuePolicy' && (x.Properties.Queues as unknown[]).some(refersTo)),
+    );
+    doc = policy?.Properties.PolicyDocument;
+  }
+  if (!doc) throw new Error(`no resource policy for ${id}`);
+  return resolve(doc, resources, d);
 }
 
 /** The logical id of the one resource of `type` whose id is `prefix` + CDK's 8-hex suffix. */

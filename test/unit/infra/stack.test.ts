@@ -5,7 +5,7 @@
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
 import { MetricNames, MetricsNamespace } from '../../../shared/runtime/observability.ts';
@@ -15,6 +15,13 @@ type Resources = Record<string, { Type: string; Properties: any }>;
 type Statement = { Sid?: string; Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
 
 const ClusterTag = `kubernetes.io/cluster/${TestCluster}`;
+/** What a launch must tag what it creates with: nodefleet's own cluster tag, then Karpenter's. */
+const RequestTags = {
+  StringEquals: { 'aws:RequestTag/nodefleet.io/cluster': TestCluster, [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster },
+  StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
+};
+/** What an instance or launch template must carry to be used, terminated or deleted. */
+const ResourceTags = { StringEquals: { 'aws:ResourceTag/nodefleet.io/cluster': TestCluster, [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } };
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 
 /** The logical id of the resource whose id starts with `prefix` (exactly one). */
@@ -60,7 +67,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   }, BuildTimeoutMs);
 
   describe('DynamoDB', () => {
-    it('has one table keyed by contract.ts Table with the byInstanceId GSI, TTL, PITR and encryption', () => {
+    it('has one table keyed by contract.ts Table with the byInstanceId GSI, TTL, PITR, deletion protection and encryption', () => {
       template.resourceCountIs('AWS::DynamoDB::Table', 1);
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         KeySchema: [
@@ -70,6 +77,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         BillingMode: 'PAY_PER_REQUEST',
         TimeToLiveSpecification: { AttributeName: Table.ttlAttribute, Enabled: true },
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
         SSESpecification: { SSEEnabled: true },
         GlobalSecondaryIndexes: [
           { IndexName: Table.instanceIdIndex, KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
@@ -166,6 +174,16 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('EventBridge', () => {
+    it('sets the bus policy inline on the bus (an AWS::Events::EventBusPolicy is named by its statement id account-wide: two clusters\' stacks would collide)', () => {
+      template.resourceCountIs('AWS::Events::EventBusPolicy', 0);
+      const bus = Object.values(resources).find((r) => r.Type === 'AWS::Events::EventBus')!;
+      const sids = (bus.Properties.Policy.Statement as Statement[]).map((x) => [x.Sid, x.Effect]);
+      expect(sids).toEqual([
+        ['DenyPutEventsButPublishers', 'Deny'],
+        ['DenyPublisher0OtherSources', 'Deny'],
+        ['DenyPublisher0OtherDetailTypes', 'Deny'],
+      ]);
+    });
     it('routes agent events on nodefleet\'s bus with the contract patterns', () => {
       template.hasResourceProperties('AWS::Events::EventBus', { Name: `nodefleet-${TestCluster}` });
       template.hasResourceProperties('AWS::Events::Rule', {
@@ -213,10 +231,15 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         BatchSize: 10,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
-      // Only EventBridge, for these five rules, may send to it; and only over TLS.
+      // Only EventBridge, for these five rules, may send to it (an explicit Deny for every other sender); and only over TLS.
       const policy = Object.values(resources).find((r) => r.Type === 'AWS::SQS::QueuePolicy' && r.Properties.Queues[0].Ref === queueId)!;
       const statements = policy.Properties.PolicyDocument.Statement as Statement[];
-      expect(statements.filter((x) => x.Effect === 'Deny')).toEqual([expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+      const denies = statements.filter((x) => x.Effect === 'Deny');
+      expect(denies).toHaveLength(2);
+      expect(denies).toContainEqual(expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+      const notFromRules = denies.find((x) => x.Sid === 'DenySendButFromRules')!;
+      expect(notFromRules).toMatchObject({ Principal: { AWS: '*' }, Action: 'sqs:SendMessage' });
+      expect(notFromRules.Condition?.ArnNotEquals?.['aws:SourceArn']).toHaveLength(InterruptionRuleNames.length);
       const allows = statements.filter((x) => x.Effect === 'Allow');
       expect(allows).toHaveLength(InterruptionRuleNames.length);
       for (const a of allows) {
@@ -328,10 +351,10 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       }
     });
 
-    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with the cluster, EKS cluster name and NodePool request tags (as Karpenter)', () => {
+    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with nodefleet\'s cluster tag and Karpenter\'s cluster, EKS cluster name and NodePool request tags', () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => x.Sid === 'LaunchCreatesClusterTaggedResources')!;
       expect(asArray(s.Action).sort()).toEqual(['ec2:CreateFleet', 'ec2:CreateLaunchTemplate', 'ec2:RunInstances']);
-      expect(s.Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster }, StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' } });
+      expect(s.Condition).toEqual(RequestTags);
       const res = JSON.stringify(s.Resource);
       for (const r of ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*']) expect(res).toContain(`:${r}`);
     });
@@ -343,7 +366,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(JSON.stringify(existing.Resource)).not.toMatch(/instance\/|fleet\/|launch-template/);
       for (const r of ['subnet', 'security-group', 'capacity-reservation', 'placement-group']) expect(JSON.stringify(existing.Resource)).toContain(`:*:${r}/*`);
       const lt = statements.find((x) => x.Sid === 'LaunchUsesOwnLaunchTemplates')!;
-      expect(lt.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+      expect(lt.Condition).toEqual(ResourceTags);
       // No other statement grants a launch action.
       const launchers = statements.filter((x) => actionsOf([x]).some((a) => ['ec2:RunInstances', 'ec2:CreateFleet'].includes(a)));
       expect(launchers.map((x) => x.Sid).sort()).toEqual(['LaunchCreatesClusterTaggedResources', 'LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates']);
@@ -352,19 +375,19 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     it('allows CreateTags only inside a launch that carries the cluster, EKS cluster name and NodePool tags', () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => asArray(x.Action).includes('ec2:CreateTags'))!;
       expect(s.Condition).toEqual({
-        StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+        StringEquals: { ...RequestTags.StringEquals, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
         StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
       });
     });
 
-    it('allows TerminateInstances only on cluster- and NodePool-tagged instances, and only to gc and the TerminateInstance task', () => {
+    it('allows TerminateInstances only on instances with nodefleet\'s cluster tag and the cluster and NodePool tags, and only to gc and the TerminateInstance task', () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const terminators: string[] = [];
       for (const role of roles) {
         for (const s of roleStatements(resources, role)) {
           if (!asArray(s.Action).includes('ec2:TerminateInstances')) continue;
           terminators.push(role);
-          expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+          expect(s.Condition).toEqual(ResourceTags);
         }
       }
       expect(terminators.sort()).toEqual([expect.stringMatching(/^GcRole/), expect.stringMatching(/^TerminationTerminateInstanceRole/)]);
@@ -375,7 +398,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const deleters = roles.filter((role) => roleStatements(resources, role).some((s) => asArray(s.Action).includes('ec2:DeleteLaunchTemplate')));
       expect(deleters).toEqual([expect.stringMatching(/^GcRole/)]);
       const s = roleStatements(resources, deleters[0]).find((x) => asArray(x.Action).includes('ec2:DeleteLaunchTemplate'))!;
-      expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } });
+      expect(s.Condition).toEqual(ResourceTags);
     });
 
     it('passes only the node role, only to EC2 (both partitions\' service principals)', () => {
@@ -398,7 +421,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         const norm = (x: Statement) => ({ ...x, Action: asArray(x.Action).sort() });
         expect(norm(bySid(statements, sid)), sid).toEqual(norm(bySid(provisioner, sid)));
       }
-      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual({ StringEquals: { [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster }, StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' } });
+      expect(bySid(statements, 'LaunchCreatesClusterTaggedResources').Condition).toEqual(RequestTags);
       expect(bySid(statements, 'StartTermination')).toEqual({
         Sid: 'StartTermination',
         Effect: 'Allow',
@@ -482,7 +505,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     it('may only PutEvents on nodefleet\'s bus and write its cluster view, through an EKS Pod Identity association', () => {
       const statements = roleStatements(resources, 'AgentRole');
       expect(statements).toEqual([
-        { Sid: 'PutEventsOnNodefleetBus', Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] } },
+        {
+          Sid: 'PutEventsOnNodefleetBus',
+          Effect: 'Allow',
+          Action: 'events:PutEvents',
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] },
+          Condition: { 'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] }, Null: { 'events:source': 'false', 'events:detail-type': 'false' } },
+        },
         { Sid: 'WriteClusterView', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ViewBucket/), 'Arn'] }, `/clusters/${TestCluster}/view.json.gz`]] } },
       ]);
       const trust = resources[logicalId(resources, 'AWS::IAM::Role', 'AgentRole')].Properties.AssumeRolePolicyDocument.Statement;
