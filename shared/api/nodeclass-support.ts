@@ -91,15 +91,18 @@ export function nodeClassNotReady(nodeClass: { metadata: { name: string }; spec:
 
 /**
  * The not-ready EC2NodeClasses among `nodeClasses` (name → reason) and, for `solve`'s
- * `nodePoolNotReady`, the reason of a NodePool whose class is one of them.
+ * `nodePoolNotReady`, the reason of a NodePool whose class is one of them. `unresolved`: class name
+ * → why its selector terms resolve to nothing launchable (no subnet, security group or image:
+ * Karpenter's SubnetsReady / SecurityGroupsReady / AMIsReady False), after a refused field.
  */
-export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>): {
+export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>, unresolved?: ReadonlyMap<string, string>): {
   notReady: Map<string, string>;
   nodePoolNotReady: (nodePool: { spec: { template: { spec: { nodeClassRef: { name: string } } } } }) => string | undefined;
 } {
   const notReady = new Map<string, string>();
   for (const c of nodeClasses) {
-    const reason = nodeClassNotReady(c);
+    const problem = unresolved?.get(c.metadata.name);
+    const reason = nodeClassNotReady(c) ?? (problem ? `ec2nodeclass ${c.metadata.name} is not ready: ${problem}` : undefined);
     if (reason) notReady.set(c.metadata.name, reason);
   }
   return { notReady, nodePoolNotReady: (np) => notReady.get(np.spec.template.spec.nodeClassRef.name) };

@@ -14,6 +14,7 @@ import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
 import { aliasRefusal } from '../api/nodeclass-support.ts';
+import type { SubnetInfo } from '../catalog/subnets.ts';
 
 /** Node architectures nodefleet launches (values of kubernetes.io/arch). */
 export type Arch = 'amd64' | 'arm64';
@@ -28,14 +29,8 @@ export type AmiVariant = 'standard' | 'nvidia' | 'neuron';
 /** The variants EKS publishes per architecture (KA al2023.go: x86_64 all three, arm64 no neuron). */
 export const Al2023Variants: Readonly<Record<Arch, readonly AmiVariant[]>> = { amd64: ['standard', 'nvidia', 'neuron'], arm64: ['standard', 'nvidia'] };
 
-/** One subnet a node may use. */
-export interface SubnetInfo {
-  subnetId: string;
-  /** Availability zone name, e.g. "ap-northeast-2a". */
-  zone: string;
-  zoneId?: string;
-  availableIpAddressCount: number;
-}
+/** One subnet a node may use (shared/catalog/subnets.ts, where the zone and subnet-per-zone rules live). */
+export type { SubnetInfo } from '../catalog/subnets.ts';
 
 /** An EC2NodeClass resolved to ids. */
 export interface ResolvedNodeClass {
@@ -69,6 +64,36 @@ export function resolvedImageIds(resolved: Pick<ResolvedNodeClass, 'images' | 'v
 /** The port: resolves selector terms (throws ValidationError when a term matches nothing). */
 export interface NodeClassResolver {
   resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass>;
+}
+
+/** What {@link resolveNodeClasses} found per EC2NodeClass. */
+export interface NodeClassResolutions {
+  /** Class name → its resolution. */
+  resolved: Map<string, ResolvedNodeClass>;
+  /** Class name → why its terms resolve to nothing launchable (a ValidationError: no subnet, no security group, no image). */
+  problems: Map<string, string>;
+  /** Class name → the error of a resolution that failed otherwise (throttled, unreachable, denied). */
+  failures: Map<string, Error>;
+}
+
+/**
+ * Resolves each class once (the resolver caches for {@link ResolverCacheTtlMs}); never throws.
+ * A problem's text drops the resolver's `ec2nodeclass NAME: ` prefix (the caller names the class).
+ */
+export async function resolveNodeClasses(resolver: NodeClassResolver, nodeClasses: Iterable<EC2NodeClass>): Promise<NodeClassResolutions> {
+  const out: NodeClassResolutions = { resolved: new Map(), problems: new Map(), failures: new Map() };
+  await Promise.all(
+    [...nodeClasses].map(async (c) => {
+      const name = c.metadata.name;
+      try {
+        out.resolved.set(name, await resolver.resolve(c));
+      } catch (err) {
+        if (err instanceof ValidationError) out.problems.set(name, err.message.replace(`ec2nodeclass ${name}: `, ''));
+        else out.failures.set(name, err as Error);
+      }
+    }),
+  );
+  return out;
 }
 
 /** Owners a `name` AMI term is restricted to when it names none (KA `DescribeImageQueries`). */

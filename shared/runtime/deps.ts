@@ -70,6 +70,12 @@ export interface Deps {
   termination?: TerminationStarter;
   /** Uniform random in [0, 1) for generated names (NodeClaim suffixes); default crypto-backed (shared/runtime/random.ts). Seeded in tests and chaos runs. */
   random?: () => number;
+  /**
+   * EC2NodeClass resolution (subnets with zones and free IPs, security groups, AMIs): the one the
+   * EC2 cloud provider launches with, so the scheduler's zones are the launch's. Optional so tests
+   * may build Deps by hand (then every zone of the region is assumed).
+   */
+  resolver?: NodeClassResolver;
   /** Disruption budget counters; buildDeps: DynamoBudgetCounter (optional so tests may build Deps by hand). */
   budgets?: BudgetCounter;
   /** Cluster endpoint / CA / CIDR / version for user data. */
@@ -162,6 +168,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
+    resolver: 'resolver' in o ? o.resolver : resolver,
     views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
     catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
     ...(o.random ? { random: o.random } : {}),
