@@ -40,7 +40,7 @@ import { DynamoBudgetCounter } from '../aws/dynamo-budget-counter.ts';
 import { DynamoNodeClaimStore } from '../aws/dynamo-node-claim-store.ts';
 import { DynamoUnavailableOfferings } from '../aws/dynamo-unavailable-offerings.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../aws/ec2.ts';
-import { Ec2NodeClassResolver, type NodeClassResolver } from '../aws/node-class-resolver.ts';
+import { sdkLookups, Ec2NodeClassResolver, type NodeClassResolver } from '../aws/node-class-resolver.ts';
 import { EksConnectionProvider } from '../aws/eks.ts';
 import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
 import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
@@ -140,7 +140,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     connection = async () => ({ kind: 'token', ...(await eks.connection()) });
     clusterInfo = opts.clusterInfo ? async () => opts.clusterInfo! : () => eks.clusterInfo();
   }
-  const resolver = opts.resolver ?? new Ec2NodeClassResolver(clients.ec2, clients.ssm, async () => (await clusterInfo()).kubernetesVersion);
+  const resolver = opts.resolver ?? new Ec2NodeClassResolver(sdkLookups(clients.ec2, clients.ssm), async () => (await clusterInfo()).kubernetesVersion);
   const o = opts.overrides ?? {};
   return {
     env,

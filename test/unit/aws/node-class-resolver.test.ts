@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
-import { Ec2NodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
+import { sdkLookups, Ec2NodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { ValidationError } from '../../../shared/api/errors.ts';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
 
@@ -27,7 +27,7 @@ describe('Ec2NodeClassResolver: AMI terms as the AWS provider queries them', () 
     ec2.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-1', AvailabilityZone: 'us-east-1a', AvailableIpAddressCount: 10 }] });
     ec2.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-1' }] });
   });
-  const resolver = () => new Ec2NodeClassResolver(ec2 as unknown as EC2Client, ssm as unknown as SSMClient, '1.32');
+  const resolver = () => new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32');
 
   it('an ssmParameter term reads the parameter and asks EC2 for that image only, never for every image', async () => {
     ssm.on(GetParameterCommand, { Name: '/team/golden-ami' }).resolves({ Parameter: { Value: 'ami-0golden' } });
