@@ -15,7 +15,10 @@
 import { z } from 'zod';
 import type { Filter, Image, SecurityGroup, Subnet } from '@aws-sdk/client-ec2';
 import { ValidationError } from '../api/errors.ts';
-import type { NodeClassLookups } from './node-class-resolver.ts';
+import type { EC2NodeClass, NodePool } from '../api/nodepool.ts';
+import { regionZones, shippedRegionData } from '../catalog/index.ts';
+import { defaultNodeClass, placeholderCluster } from './launch-preview.ts';
+import { Ec2NodeClassResolver, resolveNodeClasses, type NodeClassLookups, type NodeClassResolutions } from './node-class-resolver.ts';
 
 const Tags = z.array(z.object({ Key: z.string({ error: 'expected text' }), Value: z.string({ error: 'expected text' }) }), { error: 'expected a list of {Key, Value}' }).optional();
 /** `required: WHAT` when absent, `expected KIND, got …` when of another type. */
@@ -231,4 +234,37 @@ export function accountLookups(a: AccountData, opts: { placeholderZones: readonl
     },
     placeholders: () => [...used].sort(),
   };
+}
+
+/** The Kubernetes version the files' EKS AMI parameters name (`/aws/service/eks/optimized-ami/<v>/…`), else `fallback`. */
+function kubernetesVersionOf(account: AccountData, fallback: string): string {
+  for (const name of account.parameters.keys()) {
+    const m = /^\/aws\/service\/eks\/optimized-ami\/([0-9.]+)\//.exec(name);
+    if (m) return m[1];
+  }
+  return fallback;
+}
+
+/**
+ * Resolves the EC2NodeClasses the NodePools use (a NodePool naming a class the file lacks gets
+ * Karpenter's default terms, as `--launch-requests` assumes) with the production resolver
+ * (./node-class-resolver.ts) over the account files: `plan --account` and scenario cases.
+ * @returns the resolutions and the parts the files left to placeholders.
+ * @throws what a lookup throws other than a ValidationError (none does: a filter it cannot answer).
+ */
+export async function resolveAgainstAccount(
+  account: AccountData,
+  nodePools: readonly NodePool[],
+  nodeClasses: readonly EC2NodeClass[],
+  opts: { region: string; clusterName: string },
+): Promise<{ resolutions: NodeClassResolutions; placeholders: string[] }> {
+  const shipped = shippedRegionData(opts.region);
+  const lookups = accountLookups(account, { placeholderZones: regionZones(opts.region).map((zone) => ({ zone, ...(shipped.exampleNameToId?.[zone] ? { zoneId: shipped.exampleNameToId[zone] } : {}) })) });
+  const resolver = new Ec2NodeClassResolver(lookups, kubernetesVersionOf(account, placeholderCluster(opts.clusterName, opts.region).kubernetesVersion));
+  const names = [...new Set(nodePools.map((np) => np.spec.template.spec.nodeClassRef.name))];
+  const classes = names.map((n) => nodeClasses.find((c) => c.metadata.name === n) ?? defaultNodeClass(n, opts.clusterName));
+  const resolutions = await resolveNodeClasses(resolver, classes);
+  const failure = resolutions.failures.values().next().value;
+  if (failure) throw failure;
+  return { resolutions, placeholders: lookups.placeholders() };
 }

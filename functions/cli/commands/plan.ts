@@ -28,7 +28,7 @@ import { parseYamlObjects } from '../../../shared/api/yaml.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { toNodeClaim } from '../../provisioner/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
-import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, regionZones, shippedRegionData, unknownCatalogName } from '../../../shared/catalog/index.ts';
+import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { hasClaimVolumes } from '../../../shared/scheduling/volumes.ts';
@@ -36,9 +36,9 @@ import { existingFromNodes } from '../cases/snapshot.ts';
 import { clusterNameProblem, Env } from '../../../shared/api/contract.ts';
 import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
 import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
-import { addLaunchRequests, defaultNodeClass, placeholderCluster, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
-import { accountLookups, readAccountFiles, type AccountData } from '../../../shared/aws/account-file.ts';
-import { Ec2NodeClassResolver, resolveNodeClasses, type NodeClassResolutions } from '../../../shared/aws/node-class-resolver.ts';
+import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
+import { readAccountFiles, resolveAgainstAccount } from '../../../shared/aws/account-file.ts';
+import type { NodeClassResolutions } from '../../../shared/aws/node-class-resolver.ts';
 
 /** One planned NodeClaim as printed. */
 export interface PlannedNodeClaim {
@@ -261,40 +261,8 @@ export function planInput(t: PlanTexts): SchedulingInput {
     ...(hasStorage(w.storage) ? { storage: w.storage } : {}),
     ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
     // A class whose terms select nothing in the account is not ready: its NodePools launch nothing (the provisioner's rule).
-    ...(t.resolutions?.problems.size ? { nodePoolNotReady: nodeClassReadiness([...t.resolutions.problems.keys()].map((name) => ({ metadata: { name }, spec: {} })), t.resolutions.problems).nodePoolNotReady } : {}),
+    ...(t.resolutions?.problems.size ? { nodePoolNotReady: nodeClassReadiness([], t.resolutions.problems).nodePoolNotReady } : {}),
   };
-}
-
-/** The Kubernetes version the files' EKS AMI parameters name (`/aws/service/eks/optimized-ami/<v>/…`), else `fallback`. */
-function kubernetesVersionOf(account: AccountData, fallback: string): string {
-  for (const name of account.parameters.keys()) {
-    const m = /^\/aws\/service\/eks\/optimized-ami\/([0-9.]+)\//.exec(name);
-    if (m) return m[1];
-  }
-  return fallback;
-}
-
-/**
- * Resolves the EC2NodeClasses the NodePools use (a NodePool naming a class the file lacks gets
- * Karpenter's default terms, as `--launch-requests` assumes) with the production resolver
- * (shared/aws/node-class-resolver.ts) over the account files (shared/aws/account-file.ts).
- * @returns the resolutions and the parts the files left to placeholders.
- */
-export async function resolveAgainstAccount(
-  account: AccountData,
-  nodePools: readonly NodePool[],
-  nodeClasses: readonly EC2NodeClass[],
-  opts: { region: string; clusterName: string },
-): Promise<{ resolutions: NodeClassResolutions; placeholders: string[] }> {
-  const shipped = shippedRegionData(opts.region);
-  const lookups = accountLookups(account, { placeholderZones: regionZones(opts.region).map((zone) => ({ zone, ...(shipped.exampleNameToId?.[zone] ? { zoneId: shipped.exampleNameToId[zone] } : {}) })) });
-  const resolver = new Ec2NodeClassResolver(lookups, kubernetesVersionOf(account, placeholderCluster(opts.clusterName, opts.region).kubernetesVersion));
-  const names = [...new Set(nodePools.map((np) => np.spec.template.spec.nodeClassRef.name))];
-  const classes = names.map((n) => nodeClasses.find((c) => c.metadata.name === n) ?? defaultNodeClass(n, opts.clusterName));
-  const resolutions = await resolveNodeClasses(resolver, classes);
-  const failure = resolutions.failures.values().next().value;
-  if (failure) throw failure;
-  return { resolutions, placeholders: lookups.placeholders() };
 }
 
 function hasStorage(s: StorageObjects): boolean {
