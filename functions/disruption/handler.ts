@@ -21,7 +21,6 @@ import type { RuntimeEnv } from '../../shared/runtime/env.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
 import { MetricNames, powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
 import { DynamoBudgetCounter } from '../../shared/aws/dynamo-budget-counter.ts';
-import { Ec2NodeClassResolver, type NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
@@ -132,8 +131,8 @@ async function abandonAfterFailure(deps: Deps, cmd: DisruptionCommand): Promise<
   return { status: 'abandoned', command: cmd, reason: 'a loop step failed', terminationsStarted: [] };
 }
 
-/** Deps of the disruption function: the shared ones plus an optional node class resolver (AMI drift). */
-export type DisruptionDeps = Deps & { resolver?: NodeClassResolver };
+/** Deps of the disruption function (the node class resolver, `resolver`, gives AMI drift and the replacements' zones). */
+export type DisruptionDeps = Deps;
 
 /** One disruption step (see module doc). Tests call this with fakes. */
 export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise<DisruptionOutput> {
@@ -151,17 +150,13 @@ export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise
 }
 
 /**
- * Production deps plus the DynamoDB budget counter (not yet wired in buildDeps) and the node
- * class resolver (AMI drift), built from the same clients.
+ * Production deps plus the DynamoDB budget counter (not yet wired in buildDeps); the node class
+ * resolver (AMI drift, the zones replacements may launch in) is buildDeps' own, the one launches use.
  */
 function disruptionDeps(env: RuntimeEnv, pt: Powertools): DisruptionDeps {
   const deps = buildDeps(env, { log: powertoolsLog(pt.logger), metrics: powertoolsMetrics(pt.metrics), functionName: 'disruption' });
   const clients = deps.clients!;
-  return {
-    ...deps,
-    budgets: deps.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
-    resolver: new Ec2NodeClassResolver(clients.ec2, clients.ssm, async () => (await deps.clusterInfo()).kubernetesVersion),
-  };
+  return { ...deps, budgets: deps.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName) };
 }
 
 /** The Lambda entry point: `run` wrapped once by the shared middy chain. */

@@ -3,8 +3,9 @@
  * (one list a run; the view is a cache, never an authority on which nodes exist — DESIGN.md
  * "Trust"), bound pods from the cluster picture (the agent's view when fresh, else listed live —
  * shared/runtime/cluster-picture.ts) for the nodes the live list has, pending pods, NodePools, EC2NodeClasses, PDBs and
- * DaemonSets from Kubernetes, the NodeClaim store, the ICE cache, the budget counters, and the
- * shipped catalog for the function's region.
+ * DaemonSets from Kubernetes, the NodeClaim store, the ICE cache, the budget counters, the
+ * EC2NodeClasses resolved (AMIs, subnets) and the catalog for the function's region, offered in
+ * the zones each class's subnets cover.
  *
  * Before a command acts (`recheck`: its candidates' node names) the candidates are read live —
  * one GET of the node and one list of the pods bound to it each — and replace what the view said
@@ -12,7 +13,7 @@
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
 import type { NodePool, EC2NodeClass } from '../../shared/api/nodepool.ts';
-import { resolvedImageIds, type NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
+import { resolveNodeClasses, resolvedImageIds, type NodeClassResolver, type SubnetInfo } from '../../shared/aws/node-class-resolver.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import { LabelOS } from '../../shared/api/labels.ts';
 import { loadCatalog } from '../../shared/catalog/index.ts';
@@ -26,7 +27,7 @@ import { inView } from '../../shared/api/cluster-view.ts';
 import { readClusterPicture, readStorage } from '../../shared/runtime/cluster-picture.ts';
 import type { Log } from '../../shared/runtime/observability.ts';
 
-/** The ports the snapshot reads; `resolver` (optional) gives the AMIs node classes resolve to now (AMI drift). */
+/** The ports the snapshot reads; `resolver` (optional) gives what node classes resolve to now (AMI drift, the zones replacements may launch in). */
 export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher' | 'views'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
 
 const silent: Log = { debug() {}, info() {}, warn() {}, error() {} };
@@ -44,19 +45,23 @@ export async function withLiveNodes(kube: Deps['kube'], nodes: readonly Node[], 
   };
 }
 
-/** Current AMI ids per node class; a class whose terms resolve to nothing is left out (no drift verdict). */
-async function resolveImages(deps: SnapshotDeps, nodeClasses: readonly EC2NodeClass[]): Promise<Record<string, string[]> | undefined> {
+/**
+ * The node classes resolved now, as a launch resolves them: AMI ids per class (AMI drift), subnets
+ * per class (replacements are offered only where a selected subnet is) and, for a class that
+ * resolves to nothing launchable or whose resolution failed, why (its NodePools launch no
+ * replacement, and its nodes get no AMI drift verdict). Undefined without a resolver.
+ */
+async function resolveClasses(deps: SnapshotDeps, nodeClasses: readonly EC2NodeClass[]): Promise<{ imageIds: Record<string, string[]>; subnets: Map<string, SubnetInfo[]>; problems: Record<string, string> } | undefined> {
   if (!deps.resolver) return undefined;
-  const out: Record<string, string[]> = {};
-  for (const c of nodeClasses) {
-    try {
-      const r = await deps.resolver.resolve(c);
-      out[c.metadata.name] = resolvedImageIds(r);
-    } catch (err) {
-      deps.log?.warn('cannot resolve node class images; AMI drift not checked', { nodeClass: c.metadata.name, error: (err as Error).message });
-    }
-  }
-  return out;
+  const r = await resolveNodeClasses(deps.resolver, nodeClasses);
+  const problems: Record<string, string> = Object.fromEntries(r.problems);
+  for (const [name, err] of r.failures) problems[name] = `resolving its selector terms failed: ${err.message}`;
+  for (const [name, problem] of Object.entries(problems)) deps.log?.warn('cannot resolve node class; AMI drift not checked and no replacement launched from it', { nodeClass: name, error: problem });
+  return {
+    imageIds: Object.fromEntries([...r.resolved].map(([name, res]) => [name, resolvedImageIds(res)])),
+    subnets: new Map([...r.resolved].map(([name, res]) => [name, res.subnets])),
+    problems,
+  };
 }
 
 /**
@@ -81,7 +86,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
   let pods = [...(nodes === picture.nodes ? picture.boundPods : picture.boundPods.filter((p) => live.has(p.spec.nodeName!))), ...picture.pendingPods];
   if (opts.recheck?.length && picture.source === 'view') ({ nodes, pods } = await withLiveNodes(deps.kube, nodes, pods, opts.recheck));
   // Pods with claims keep to their volumes' topology when consolidation moves them.
-  const [resolvedImageIds, storage] = await Promise.all([resolveImages(deps, nodeClasses), readStorage(deps.kube, pods)]);
+  const [resolved, storage] = await Promise.all([resolveClasses(deps, nodeClasses), readStorage(deps.kube, pods)]);
   const refreshed = await deps.catalogRefresher?.get(now.getTime()); // live prices / offerings (shipped data locally)
   const budgetHolders: Record<string, string[]> = {};
   if (deps.budgets) {
@@ -93,7 +98,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
   const typesOfClass = (name: string): InstanceType[] => {
     let types = byClass.get(name);
     if (!types) {
-      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable, refreshed });
+      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable, refreshed, subnets: resolved?.subnets.get(name) });
       byClass.set(name, types);
     }
     return types;
@@ -131,7 +136,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     budgetHolders,
-    ...(resolvedImageIds ? { resolvedImageIds } : {}),
+    ...(resolved ? { resolvedImageIds: resolved.imageIds, nodeClassProblems: resolved.problems } : {}),
     // The consolidation simulations pack as the provisioner would (shared/api/packing.ts).
     ...(packing ? { settings: { scheduling: { packing } } } : {}),
   };

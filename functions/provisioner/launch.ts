@@ -149,6 +149,8 @@ export async function launchClaim(
 async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult, types: readonly InstanceType[], now: Date): Promise<NodeClaim> {
   const type = types.find((t) => t.name === r.instanceType);
   const price = type?.offerings.find((o) => o.zone === r.zone && o.capacityType === r.capacityType)?.priceUsdPerHour;
+  // The zone id as Karpenter labels the claim (KA cloudprovider.go, from the subnet): the launch's, else the catalog's.
+  const zoneId = r.zoneId ?? type?.offerings.find((o) => o.zone === r.zone && o.zoneId)?.zoneId;
   const apply = (c: NodeClaim): NodeClaim =>
     setCondition(
       {
@@ -160,7 +162,7 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
         capacityType: r.capacityType,
         imageId: r.imageId,
         priceUsdPerHour: r.priceUsdPerHour ?? price,
-        labels: { ...c.labels, [L.LabelInstanceType]: r.instanceType, [L.LabelTopologyZone]: r.zone, [L.LabelCapacityType]: r.capacityType, ...(type?.labels ?? {}) },
+        labels: { ...c.labels, [L.LabelInstanceType]: r.instanceType, [L.LabelTopologyZone]: r.zone, ...(zoneId ? { [L.LabelTopologyZoneID]: zoneId } : {}), [L.LabelCapacityType]: r.capacityType, ...(type?.labels ?? {}) },
         ...(type ? { capacity: formatResources(type.capacity), allocatable: formatResources(type.allocatable) } : {}),
         phase: advancePhase(c.phase, 'Launched'),
       },

@@ -23,7 +23,7 @@ import { readStorage } from '../../shared/runtime/cluster-picture.ts';
 export const MaxPodDurationSamples = 100;
 
 /** What a provisioner run needs from Deps. */
-export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher' | 'random' | 'views'>;
+export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher' | 'random' | 'views' | 'resolver'>;
 
 /** Summary of one pass (returned by run; asserted by tests). */
 export interface ProvisionSummary {
@@ -114,7 +114,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const packing = choosePacking(snap.nodePools, deps.env.packing);
   if (packing.conflict) deps.log.warn(packing.conflict);
   const backoff = backoffOf(deps);
-  const configKey = schedulingConfigKey({ nodePools: snap.nodePools, nodeClasses: snap.nodeClasses.values(), unavailable: snap.unavailable });
+  const configKey = schedulingConfigKey({ nodePools: snap.nodePools, nodeClasses: snap.nodeClasses.values(), unavailable: snap.unavailable, resolved: { zones: snap.subnetZones, problems: Object.fromEntries(snap.nodeClassProblems) } });
   const { solve: pods, waiting } = backoff.partition(provisionable, configKey, now.getTime());
   summary.backingOff = waiting.length;
   if (waiting.length) {
@@ -124,7 +124,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const storage = await readStorage(deps.kube, pods);
   // An EC2NodeClass with a field nodefleet does not honour launches nothing: its NodePools are
   // unusable with the reason (in each pod's reasons), and the class's reason is logged once per pass.
-  const readiness = nodeClassReadiness(snap.nodeClasses.values());
+  const readiness = nodeClassReadiness(snap.nodeClasses.values(), snap.nodeClassProblems);
   for (const [name, reason] of readiness.notReady) deps.log.error('ec2nodeclass not ready', { EC2NodeClass: { name }, error: reason });
   const started = performance.now();
   const result: SchedulingResult = solve({

@@ -2,7 +2,8 @@
  * One consistent picture of the cluster for the scheduling simulation: nodes and bound pods
  * (the agent's cluster view, or live — shared/runtime/cluster-picture.ts), pending pods (live),
  * NodePools / EC2NodeClasses / DaemonSets (Kubernetes API), in-flight NodeClaims (store, the
- * authority on what nodefleet launched), the ICE cache and the instance catalog per EC2NodeClass.
+ * authority on what nodefleet launched), the ICE cache, the EC2NodeClasses' subnets (the launch's
+ * resolver) and the instance catalog per EC2NodeClass, offered only in the zones those subnets cover.
  *
  * The view is a cache, never an authority (DESIGN.md "Trust"): a launch is decided only on live
  * objects and the view's pods of live nodes. The nodes are the live Node list (one list per pass),
@@ -18,7 +19,8 @@ import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } 
 import { isProvisionable } from '../../shared/api/agent-events.ts';
 import { MaxViewAgeSeconds, readClusterPicture, type ClusterPicture } from '../../shared/runtime/cluster-picture.ts';
 import type { Log, MetricsSink } from '../../shared/runtime/observability.ts';
-import { loadCatalog, type InstanceType } from '../../shared/catalog/index.ts';
+import { loadCatalog, subnetCoverage, type InstanceType } from '../../shared/catalog/index.ts';
+import { resolveNodeClasses, type NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
@@ -54,8 +56,15 @@ export interface Snapshot {
   boundPods: Pod[];
   daemonSets: DaemonSetTemplate[];
   unavailable: UnavailableOffering[];
-  /** Instance types per NodePool (catalog for its EC2NodeClass, ICE entries marked unavailable). */
+  /**
+   * Instance types per NodePool (catalog for its EC2NodeClass, ICE entries marked unavailable;
+   * offered only in the zones the class's subnets cover when a resolver resolved them).
+   */
   instanceTypes: (np: NodePool) => InstanceType[];
+  /** EC2NodeClass name → why its selector terms resolve to nothing launchable (the class is not ready). */
+  nodeClassProblems: Map<string, string>;
+  /** EC2NodeClass name → the zones its selected subnets cover (classes the resolver resolved). */
+  subnetZones: Record<string, string[]>;
   /** `namespace/name` of pending pods already assigned to an in-flight claim → claim name. */
   assigned: Map<string, string>;
   /**
@@ -80,6 +89,8 @@ export interface SnapshotPorts {
   env: { clusterName: string };
   log: Log;
   metrics?: MetricsSink;
+  /** Subnets (zones) per EC2NodeClass, the launch's resolver; absent = every zone of the region. */
+  resolver?: NodeClassResolver;
 }
 
 /**
@@ -101,6 +112,13 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   const nodes = picture.nodes;
   const livePods = [...picture.boundPods, ...picture.pendingPods];
   const nodeClasses = new Map(classes.map((c) => [c.metadata.name, c]));
+  // The classes the NodePools launch with, resolved as the launch resolves them: offerings only
+  // where a selected subnet is, so a claim is never placed in a zone it cannot launch in. A class
+  // whose terms select nothing launchable is not ready; a failed resolution (throttled) fails the pass.
+  const used = new Set(nodePools.map((np) => np.spec.template.spec.nodeClassRef.name));
+  const resolutions = deps.resolver ? await resolveNodeClasses(deps.resolver, classes.filter((c) => used.has(c.metadata.name))) : undefined;
+  const failure = resolutions?.failures.values().next().value;
+  if (failure) throw failure;
   const daemonSets: DaemonSetTemplate[] = dsObjects
     .filter((d) => d.spec?.template?.spec)
     .map((d) => ({ metadata: { name: d.metadata.name, namespace: d.metadata.namespace, ...(d.spec.template.metadata ?? {}) }, spec: d.spec.template.spec }));
@@ -149,7 +167,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     if (!nodeClass) return []; // NodePool whose EC2NodeClass is missing: not ready, nothing launches.
     let types = catalogs.get(ref);
     if (!types) {
-      types = loadCatalog({ region, nodeClass, unavailable, refreshed });
+      types = loadCatalog({ region, nodeClass, unavailable, refreshed, subnets: resolutions?.resolved.get(ref)?.subnets });
       catalogs.set(ref, types);
     }
     return types;
@@ -166,6 +184,8 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     daemonSets,
     unavailable,
     instanceTypes,
+    nodeClassProblems: resolutions?.problems ?? new Map(),
+    subnetZones: Object.fromEntries([...(resolutions?.resolved ?? [])].map(([name, r]) => [name, [...subnetCoverage(r.subnets).keys()].sort()])),
     assigned,
     deletingPods,
   };

@@ -91,9 +91,11 @@ export function nodeClassNotReady(nodeClass: { metadata: { name: string }; spec:
 
 /**
  * The not-ready EC2NodeClasses among `nodeClasses` (name → reason) and, for `solve`'s
- * `nodePoolNotReady`, the reason of a NodePool whose class is one of them.
+ * `nodePoolNotReady`, the reason of a NodePool whose class is one of them. `unresolved`: class name
+ * → why its selector terms resolve to nothing launchable (no subnet, security group or image:
+ * Karpenter's SubnetsReady / SecurityGroupsReady / AMIsReady False); a refused field is named first.
  */
-export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>): {
+export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>, unresolved?: ReadonlyMap<string, string>): {
   notReady: Map<string, string>;
   nodePoolNotReady: (nodePool: { spec: { template: { spec: { nodeClassRef: { name: string } } } } }) => string | undefined;
 } {
@@ -102,5 +104,6 @@ export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: str
     const reason = nodeClassNotReady(c);
     if (reason) notReady.set(c.metadata.name, reason);
   }
+  for (const [name, problem] of unresolved ?? []) if (!notReady.has(name)) notReady.set(name, `ec2nodeclass ${name} is not ready: ${problem}`);
   return { notReady, nodePoolNotReady: (np) => notReady.get(np.spec.template.spec.nodeClassRef.name) };
 }

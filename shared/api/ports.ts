@@ -78,6 +78,8 @@ export interface LaunchResult {
   instanceId: string;
   instanceType: string;
   zone: string;
+  /** The zone's id (topology.k8s.aws/zone-id), from the subnet launched into, when known. */
+  zoneId?: string;
   capacityType: 'reserved' | 'spot' | 'on-demand';
   imageId?: string;
   priceUsdPerHour?: number;

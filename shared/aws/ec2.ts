@@ -16,9 +16,9 @@
  * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
  * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[] (incl. `aws:ec2launchtemplate:id`), ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
- * | `DescribeSubnets` | `SubnetIds[]` or `Filters` (`tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
- * | `DescribeSecurityGroups` | `GroupIds[]` or `Filters` (`tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
- * | `DescribeImages` | `ImageIds[]` or `Filters` (`name`, `tag:<k>`), `Owners[]` (only for id/name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
+ * | `DescribeSubnets` | `Filters` (`subnet-id` for the id terms; `tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
+ * | `DescribeSecurityGroups` | `Filters` (`group-id` for the id terms; `tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
+ * | `DescribeImages` | `Filters` (`image-id`, `name`, `tag:<k>`), `Owners[]` (only for name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
  * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
  * Errors: one mapping file, shared/aws/ec2-errors.ts.
@@ -51,7 +51,7 @@ import { nodeRoleProblem } from '../api/contract.ts';
 import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
-import { instanceTypeInfos } from '../catalog/index.ts';
+import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
@@ -272,19 +272,14 @@ export function templateTags(claim: Pick<NodeClaim, 'nodePool'>, nodeClass: EC2N
  * Builds the CreateLaunchTemplate and CreateFleet inputs for one claim. Pure (no I/O): the CLI's
  * `plan --launch-requests` prints exactly what {@link Ec2CloudProvider.create} would send.
  * Overrides = launch types (≤ 60, in the given order) × one subnet per admitted zone (the one with
- * the most free IPs), `ImageId` per override by architecture and, for an alias, AMI variant
+ * the most free IPs, shared/catalog/subnets.ts {@link subnetPerZone}), `ImageId` per override by architecture and, for an alias, AMI variant
  * (node-class-resolver.ts {@link imageFor}: GPU types get the nvidia image, Neuron types the neuron one).
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
 export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
   // The first of spot / on-demand in the caller's preference order (the provisioner passes the one it chose).
   const capacityType: 'spot' | 'on-demand' = (launch.capacityTypes.find((c) => c === 'spot' || c === 'on-demand') as 'spot' | 'on-demand' | undefined) ?? 'on-demand';
-  const subnetByZone = new Map<string, ResolvedNodeClass['subnets'][number]>();
-  for (const s of resolved.subnets) {
-    if (!launch.zones.includes(s.zone)) continue;
-    const prev = subnetByZone.get(s.zone);
-    if (!prev || s.availableIpAddressCount > prev.availableIpAddressCount) subnetByZone.set(s.zone, s);
-  }
+  const subnetByZone = subnetPerZone(resolved.subnets, launch.zones);
   const zones = [...subnetByZone.keys()].sort();
   const overrides: FleetLaunchTemplateOverridesRequest[] = [];
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
@@ -393,7 +388,8 @@ export class Ec2CloudProvider implements CloudProvider {
    */
   async create(claim: NodeClaim, launch: LaunchSpec, nodeClass?: EC2NodeClass): Promise<LaunchResult> {
     if (!nodeClass) throw new ValidationError(`nodeclaim ${claim.name}: ec2nodeclass ${claim.nodeClass} not found`);
-    const req = await this.launchRequests(claim, launch, nodeClass);
+    const resolved = await this.opts.resolver.resolve(nodeClass);
+    const req = buildLaunchRequests(claim, launch, nodeClass, resolved, await this.context());
     let out;
     // A template remembered as created may have been deleted since (launch-template GC): recreate it once.
     for (let attempt = 0; ; attempt++) {
@@ -427,11 +423,13 @@ export class Ec2CloudProvider implements CloudProvider {
     const o = launched.LaunchTemplateAndOverrides?.Overrides;
     const instanceType = launched.InstanceType ?? o?.InstanceType ?? '';
     const zone = o?.AvailabilityZone ?? req.createFleet.LaunchTemplateConfigs?.[0]?.Overrides?.find((x) => x.SubnetId === o?.SubnetId)?.AvailabilityZone ?? '';
+    const zoneId = resolved.subnets.find((s) => s.subnetId === o?.SubnetId)?.zoneId ?? resolved.subnets.find((s) => s.zone === zone)?.zoneId;
     const imageId = o?.ImageId ?? req.createFleet.LaunchTemplateConfigs?.[0]?.Overrides?.find((x) => x.InstanceType === instanceType)?.ImageId;
     return {
       instanceId: launched.InstanceIds![0],
       instanceType,
       zone,
+      ...(zoneId ? { zoneId } : {}),
       capacityType: launched.Lifecycle === 'spot' ? 'spot' : req.capacityType,
       imageId,
       // Pools that failed while another one launched: Karpenter marks these unavailable too.

@@ -104,16 +104,18 @@ export function previewLaunchRequests(
 /**
  * Adds `launchRequest` (the CreateFleet input) and `launchTemplate` (the CreateLaunchTemplate
  * input) to each printed NodeClaim of a plan, index-aligned with the scheduler's new claims.
+ * `resolved`: class name → what it resolved to (`plan --account`); else placeholders.
  */
 export function addLaunchRequests<T extends object>(
   printed: T[],
   planned: readonly (PlannedClaim & { nodePool: string })[],
-  opts: { nodeClasses: readonly EC2NodeClass[]; nodeClassOf: (nodePool: string) => string; clusterName: string; region: string },
+  opts: { nodeClasses: readonly EC2NodeClass[]; nodeClassOf: (nodePool: string) => string; clusterName: string; region: string; resolved?: ReadonlyMap<string, ResolvedNodeClass> },
 ): (T & { launchRequest: LaunchRequests['createFleet']; launchTemplate: LaunchRequests['launchTemplate'] })[] {
   return printed.map((p, i) => {
     const c = planned[i];
     const nodeClassName = opts.nodeClassOf(c.nodePool);
-    const req = previewLaunchRequests(c, { clusterName: opts.clusterName, region: opts.region, nodeClassName, nodeClass: opts.nodeClasses.find((n) => n.metadata.name === nodeClassName) });
+    const resolved = opts.resolved?.get(nodeClassName);
+    const req = previewLaunchRequests(c, { clusterName: opts.clusterName, region: opts.region, nodeClassName, nodeClass: opts.nodeClasses.find((n) => n.metadata.name === nodeClassName), ...(resolved ? { resolved } : {}) });
     return { ...p, launchRequest: req.createFleet, launchTemplate: req.launchTemplate };
   });
 }

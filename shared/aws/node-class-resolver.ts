@@ -4,16 +4,18 @@
  * use the real {@link Ec2CloudProvider} with {@link StaticNodeClassResolver}, or the real
  * {@link Ec2NodeClassResolver} against its local EC2 (+ SSM) server.
  *
- * Calls (see the list in shared/aws/ec2.ts): DescribeSubnets, DescribeSecurityGroups,
- * DescribeImages (id/name/tag/ssmParameter AMI terms) and SSM GetParameter (alias and ssmParameter terms).
+ * Calls (see the list in shared/aws/ec2.ts), through the {@link NodeClassLookups} port:
+ * DescribeSubnets, DescribeSecurityGroups, DescribeImages (id/name/tag/ssmParameter AMI terms) and
+ * SSM GetParameter (alias and ssmParameter terms).
  * Results are cached for {@link ResolverCacheTtlMs} (Karpenter's default cache TTL for
  * subnets / security groups, KA pkg/cache/cache.go `DefaultTTL = 1m`).
  */
-import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client, type Filter } from '@aws-sdk/client-ec2';
+import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client, type Filter, type Image, type SecurityGroup, type Subnet } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
 import { aliasRefusal } from '../api/nodeclass-support.ts';
+import type { SubnetInfo } from '../catalog/subnets.ts';
 
 /** Node architectures nodefleet launches (values of kubernetes.io/arch). */
 export type Arch = 'amd64' | 'arm64';
@@ -28,14 +30,8 @@ export type AmiVariant = 'standard' | 'nvidia' | 'neuron';
 /** The variants EKS publishes per architecture (KA al2023.go: x86_64 all three, arm64 no neuron). */
 export const Al2023Variants: Readonly<Record<Arch, readonly AmiVariant[]>> = { amd64: ['standard', 'nvidia', 'neuron'], arm64: ['standard', 'nvidia'] };
 
-/** One subnet a node may use. */
-export interface SubnetInfo {
-  subnetId: string;
-  /** Availability zone name, e.g. "ap-northeast-2a". */
-  zone: string;
-  zoneId?: string;
-  availableIpAddressCount: number;
-}
+/** One subnet a node may use (shared/catalog/subnets.ts, where the zone and subnet-per-zone rules live). */
+export type { SubnetInfo } from '../catalog/subnets.ts';
 
 /** An EC2NodeClass resolved to ids. */
 export interface ResolvedNodeClass {
@@ -69,6 +65,36 @@ export function resolvedImageIds(resolved: Pick<ResolvedNodeClass, 'images' | 'v
 /** The port: resolves selector terms (throws ValidationError when a term matches nothing). */
 export interface NodeClassResolver {
   resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass>;
+}
+
+/** What {@link resolveNodeClasses} found per EC2NodeClass. */
+export interface NodeClassResolutions {
+  /** Class name → its resolution. */
+  resolved: Map<string, ResolvedNodeClass>;
+  /** Class name → why its terms resolve to nothing launchable (a ValidationError: no subnet, no security group, no image). */
+  problems: Map<string, string>;
+  /** Class name → the error of a resolution that failed otherwise (throttled, unreachable, denied). */
+  failures: Map<string, Error>;
+}
+
+/**
+ * Resolves each class once (the resolver caches for {@link ResolverCacheTtlMs}); never throws.
+ * A problem's text drops the resolver's `ec2nodeclass NAME: ` prefix (the caller names the class).
+ */
+export async function resolveNodeClasses(resolver: NodeClassResolver, nodeClasses: Iterable<EC2NodeClass>): Promise<NodeClassResolutions> {
+  const out: NodeClassResolutions = { resolved: new Map(), problems: new Map(), failures: new Map() };
+  await Promise.all(
+    [...nodeClasses].map(async (c) => {
+      const name = c.metadata.name;
+      try {
+        out.resolved.set(name, await resolver.resolve(c));
+      } catch (err) {
+        if (err instanceof ValidationError) out.problems.set(name, err.message.replace(`ec2nodeclass ${name}: `, ''));
+        else out.failures.set(name, err as Error);
+      }
+    }),
+  );
+  return out;
 }
 
 /** Owners a `name` AMI term is restricted to when it names none (KA `DescribeImageQueries`). */
@@ -117,6 +143,17 @@ export function al2023AmiParameter(kubernetesVersion: string, arch: Arch, aliasV
 
 type Term = { tags?: Record<string, string>; name?: string };
 
+/**
+ * The filter sets of selector terms, one query each: a term with tags (and a name) is its own set,
+ * every id term goes into one `idFilter` set (KA `getFilterSets` of the subnet and security group
+ * providers).
+ */
+export function filterSets(terms: readonly (Term & { id?: string })[], idFilter: string, nameFilter?: string): Filter[][] {
+  const ids = terms.filter((t) => t.id).map((t) => t.id!);
+  const sets = terms.filter((t) => !t.id).map((t) => termFilters(t, nameFilter));
+  return ids.length > 0 ? [...sets, [{ Name: idFilter, Values: ids }]] : sets;
+}
+
 /** EC2 filters for one selector term (`tags` values of "*" mean "key exists"). */
 export function termFilters(term: Term, nameFilter = 'tag:Name'): Filter[] {
   const filters: Filter[] = [];
@@ -127,7 +164,40 @@ export function termFilters(term: Term, nameFilter = 'tag:Name'): Filter[] {
   return filters;
 }
 
-/** Real resolution through EC2 and SSM (clients injected; created once in buildDeps). */
+/**
+ * The EC2 and SSM reads node class resolution makes (a narrow interface listing only the calls
+ * used, as KA pkg/aws/sdk.go): {@link sdkLookups} sends them to AWS, shared/aws/account-file.ts
+ * answers them from `aws ec2 describe-*` output (`nodefleet plan --account`). Each returns every
+ * match (pages read); an SSM parameter that does not exist is undefined.
+ */
+export interface NodeClassLookups {
+  describeSubnets(input: { Filters: Filter[] }): Promise<Subnet[]>;
+  describeSecurityGroups(input: { Filters: Filter[] }): Promise<SecurityGroup[]>;
+  describeImages(input: { Owners?: string[]; Filters?: Filter[] }): Promise<Image[]>;
+  getParameter(name: string): Promise<string | undefined>;
+}
+
+/** {@link NodeClassLookups} on the SDK clients (created once in buildDeps). */
+export function sdkLookups(ec2: EC2Client, ssm: SSMClient): NodeClassLookups {
+  return {
+    describeSubnets: async (input) => (await ec2.send(new DescribeSubnetsCommand(input))).Subnets ?? [],
+    describeSecurityGroups: async (input) => (await ec2.send(new DescribeSecurityGroupsCommand(input))).SecurityGroups ?? [],
+    describeImages: async (input) => (await ec2.send(new DescribeImagesCommand(input))).Images ?? [],
+    getParameter: async (name) => {
+      try {
+        return (await ssm.send(new GetParameterCommand({ Name: name }))).Parameter?.Value;
+      } catch (err) {
+        if ((err as Error).name === 'ParameterNotFound') return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * Resolution of the selector terms through {@link NodeClassLookups}: in production EC2 and SSM
+ * ({@link sdkLookups}), offline an account file; the same code either way.
+ */
 export class Ec2NodeClassResolver implements NodeClassResolver {
   private readonly cache = new Map<string, { atMs: number; value: ResolvedNodeClass }>();
 
@@ -136,8 +206,7 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
    * @param nowMs clock (epoch ms), injected for tests.
    */
   constructor(
-    private readonly ec2: EC2Client,
-    private readonly ssm: SSMClient,
+    private readonly lookups: NodeClassLookups,
     private readonly kubernetesVersion: string | (() => Promise<string>),
     private readonly nowMs: () => number = () => Date.now(),
   ) {}
@@ -156,27 +225,27 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     return value;
   }
 
+  /**
+   * One DescribeSubnets per tag term, and one `subnet-id` filter for every id term (KA
+   * pkg/providers/subnet `getFilterSets`): an id that does not exist matches nothing rather than
+   * failing the call.
+   */
   private async subnets(nc: EC2NodeClass): Promise<SubnetInfo[]> {
     const byId = new Map<string, SubnetInfo>();
-    for (const term of nc.spec.subnetSelectorTerms) {
-      const out = await this.ec2.send(
-        new DescribeSubnetsCommand(term.id ? { SubnetIds: [term.id] } : { Filters: termFilters(term) }),
-      );
-      for (const s of out.Subnets ?? []) {
+    for (const filters of filterSets(nc.spec.subnetSelectorTerms, 'subnet-id')) {
+      for (const s of await this.lookups.describeSubnets({ Filters: filters })) {
         if (!s.SubnetId || !s.AvailabilityZone) continue;
-        byId.set(s.SubnetId, { subnetId: s.SubnetId, zone: s.AvailabilityZone, zoneId: s.AvailabilityZoneId, availableIpAddressCount: s.AvailableIpAddressCount ?? 0 });
+        byId.set(s.SubnetId, { subnetId: s.SubnetId, zone: s.AvailabilityZone, ...(s.AvailabilityZoneId ? { zoneId: s.AvailabilityZoneId } : {}), availableIpAddressCount: s.AvailableIpAddressCount ?? 0 });
       }
     }
     return [...byId.values()].sort((a, b) => a.subnetId.localeCompare(b.subnetId));
   }
 
+  /** As {@link subnets}: one query per name / tag term, one `group-id` filter for the id terms. */
   private async securityGroups(nc: EC2NodeClass): Promise<string[]> {
     const ids = new Set<string>();
-    for (const term of nc.spec.securityGroupSelectorTerms) {
-      const out = await this.ec2.send(
-        new DescribeSecurityGroupsCommand(term.id ? { GroupIds: [term.id] } : { Filters: termFilters(term, 'group-name') }),
-      );
-      for (const g of out.SecurityGroups ?? []) if (g.GroupId) ids.add(g.GroupId);
+    for (const filters of filterSets(nc.spec.securityGroupSelectorTerms, 'group-id', 'group-name')) {
+      for (const g of await this.lookups.describeSecurityGroups({ Filters: filters })) if (g.GroupId) ids.add(g.GroupId);
     }
     return [...ids].sort();
   }
@@ -188,9 +257,9 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
    * AMI id matches nothing); a `name` term without `owner` is restricted to `self` and `amazon`, so a
    * public image of another account with the same name is never picked.
    */
-  private async imageQueries(nc: EC2NodeClass): Promise<{ Owners?: string[]; Filters?: Filter[]; ImageIds?: string[] }[]> {
+  private async imageQueries(nc: EC2NodeClass): Promise<{ Owners?: string[]; Filters?: Filter[] }[]> {
     const ids: string[] = [];
-    const queries: { Owners?: string[]; Filters?: Filter[]; ImageIds?: string[] }[] = [];
+    const queries: { Owners?: string[]; Filters?: Filter[] }[] = [];
     for (const term of nc.spec.amiSelectorTerms ?? []) {
       if (term.id) ids.push(term.id);
       else if (term.ssmParameter) {
@@ -206,13 +275,8 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
   }
 
   /** An SSM parameter's value; undefined when it does not exist. */
-  private async parameter(name: string): Promise<string | undefined> {
-    try {
-      return (await this.ssm.send(new GetParameterCommand({ Name: name }))).Parameter?.Value;
-    } catch (err) {
-      if ((err as Error).name === 'ParameterNotFound') return undefined;
-      throw err;
-    }
+  private parameter(name: string): Promise<string | undefined> {
+    return this.lookups.getParameter(name);
   }
 
   /**
@@ -241,8 +305,7 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     }
     const found: { id: string; arch: Arch; created: string }[] = [];
     for (const query of await this.imageQueries(nc)) {
-      const out = await this.ec2.send(new DescribeImagesCommand(query));
-      for (const img of out.Images ?? []) {
+      for (const img of await this.lookups.describeImages(query)) {
         if (!img.ImageId) continue;
         const arch: Arch | undefined = img.Architecture === 'x86_64' ? 'amd64' : img.Architecture === 'arm64' ? 'arm64' : undefined;
         if (arch) found.push({ id: img.ImageId, arch, created: img.CreationDate ?? '' });

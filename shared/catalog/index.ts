@@ -17,8 +17,10 @@ import type { InstanceType, InstanceTypeInfo, Offering } from './types.ts';
 import { amiFamilyOf, AmiFamilyFeatureTable, computeAllocatable, ephemeralStorageBytes, type CapacityOptions } from './capacity.ts';
 import { mergeInstanceTypeInfos, zoneOfferingPrices, type CatalogRefresh, type ShippedRegionData } from './refresh.ts';
 import { nodeVolumesUsdPerHour } from './volume.ts';
+import { subnetCoverage, zoneAsCovered, type SubnetCoverage, type SubnetInfo } from './subnets.ts';
 
 export * from './capacity.ts';
+export * from './subnets.ts';
 export * from './types.ts';
 export * from './refresh.ts';
 
@@ -58,6 +60,12 @@ export interface LoadCatalogOptions {
    * instance types. Anything missing falls back to the shipped data (see {@link zoneOfferingPrices}).
    */
   refreshed?: CatalogRefresh;
+  /**
+   * The EC2NodeClass's selected subnets (the node class resolver's): offerings exist only in the
+   * zones they cover (elsewhere `available: false`, no zone id) and take their zone ids
+   * (./subnets.ts). Absent: every zone of the region, zone ids from `refreshed` or the shipped data.
+   */
+  subnets?: readonly Pick<SubnetInfo, 'zone' | 'zoneId'>[];
 }
 
 /** Regions with both prices and zone data in the shipped catalog. */
@@ -194,10 +202,16 @@ export function shippedRegionData(region: string): ShippedRegionData {
 /**
  * One real instance type for a region. Offerings: each zone the type is offered in × on-demand
  * and spot where priced (refreshed data first, shipped data for the rest; see
- * {@link zoneOfferingPrices}); none when the type is not priced in the region.
+ * {@link zoneOfferingPrices}); none when the type is not priced in the region. Available only
+ * where `coverage` (default: of `opts.subnets`) has a subnet.
  * @throws ValidationError when `opts.refreshed` is for another region.
  */
-export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOptions, shipped: ShippedRegionData = shippedRegionData(opts.region)): InstanceType {
+export function instanceTypeFromInfo(
+  info: InstanceTypeInfo,
+  opts: LoadCatalogOptions,
+  shipped: ShippedRegionData = shippedRegionData(opts.region),
+  coverage: SubnetCoverage | undefined = opts.subnets && subnetCoverage(opts.subnets),
+): InstanceType {
   checkRefreshRegion(opts);
   const shape = { vcpu: info.vcpu, memoryMiB: info.memoryMiB, arch: info.arch as 'amd64' | 'arm64', eni: info.eni, localNvmeGiB: info.localNvmeGiB };
   const { capacity, allocatable } = computeAllocatable(shape, capacityOptions(opts));
@@ -206,13 +220,14 @@ export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOp
   // A node's price is the instance's plus its EBS volumes' (./volume.ts), the same for every offering.
   const volumes = nodeVolumesUsdPerHour(opts.nodeClass);
   // The shipped name→id pairing was seen in one account; refreshed zone ids replace it.
-  for (const { zone, zoneId, onDemandUsdPerHour: od, spotUsdPerHour: spot } of zoneOfferingPrices(info.name, shipped, opts.refreshed)) {
+  for (const { zone, zoneId: catalogZoneId, onDemandUsdPerHour: od, spotUsdPerHour: spot } of zoneOfferingPrices(info.name, shipped, opts.refreshed)) {
+    const { covered, zoneId } = zoneAsCovered(coverage, zone, catalogZoneId);
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od + volumes, volumeUsdPerHour: volumes, available: !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
+      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od + volumes, volumeUsdPerHour: volumes, available: covered && !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
     }
     if (spot !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot + volumes, volumeUsdPerHour: volumes, available: !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
+      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot + volumes, volumeUsdPerHour: volumes, available: covered && !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
     }
   }
   return {
@@ -229,8 +244,8 @@ export function instanceTypeFromInfo(info: InstanceTypeInfo, opts: LoadCatalogOp
  * Every instance type with an on-demand or spot price in `region`, in data order (by name
  * within family; types only known from `opts.refreshed` after them, by name). Offerings: each zone
  * the type is offered in × on-demand (on-demand price) and spot (per-zone spot price when
- * refreshed, else the shipped regional average); offerings in `unavailable` have
- * `available: false`. With refreshed zone data, types EC2 does not offer in the region are left out;
+ * refreshed, else the shipped regional average); offerings in `unavailable`, and in zones none of
+ * `subnets` covers, have `available: false`. With refreshed zone data, types EC2 does not offer in the region are left out;
  * so are types of an architecture the EC2NodeClass's AMI family has no image for (Windows: amd64).
  * @throws NotFoundError when the region has no zone data (shipped or refreshed).
  * @throws ValidationError when `opts.refreshed` is for another region.
@@ -244,12 +259,13 @@ export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
   const spot = refreshed?.spotUsdPerHour ?? {};
   const out: InstanceType[] = [];
   const archs = AmiFamilyFeatureTable[amiFamilyOf(opts.nodeClass)].archs;
+  const coverage = opts.subnets && subnetCoverage(opts.subnets);
   for (const info of mergeInstanceTypeInfos(instanceTypeInfos, refreshed?.instanceTypes)) {
     const name = info.name;
     if (archs && !archs.includes(info.arch)) continue; // no AMI of the family for this architecture
     const priced = shipped.onDemandUsdPerHour[name] !== undefined || shipped.spotUsdPerHour[name] !== undefined || od[name] !== undefined || spot[name] !== undefined;
     if (!priced) continue;
-    const it = instanceTypeFromInfo(info, opts, shipped);
+    const it = instanceTypeFromInfo(info, opts, shipped, coverage);
     if (refreshed?.zonesByType && it.offerings.length === 0) continue; // not offered in this region
     out.push(it);
   }
@@ -292,12 +308,13 @@ export interface CaseInstanceType {
  * capacity minus `overhead` if given (capacity = cpu, memoryMiB, pods and root volume as written);
  * else the real AWS arithmetic (7.5 % VM memory overhead, kube-reserved, eviction, root volume
  * of `nodeClass`). Labels: instance-type, arch, os, instance-cpu, instance-memory (and region when
- * given), then the case's `labels` on top.
+ * given), then the case's `labels` on top. With `opts.subnets`, offerings outside their zones are
+ * not available and the others take the subnets' zone ids (./subnets.ts).
  * @throws ValidationError when a capacity type is not on-demand/spot/reserved or a price is missing.
  */
 export function instanceTypeFromCase(
   t: CaseInstanceType,
-  opts: { region?: string; nodeClass?: EC2NodeClass; unavailable?: UnavailableOffering[]; settings?: CatalogSettings } = {},
+  opts: { region?: string; nodeClass?: EC2NodeClass; unavailable?: UnavailableOffering[]; settings?: CatalogSettings; subnets?: LoadCatalogOptions['subnets'] } = {},
 ): InstanceType {
   const arch = t.arch ?? 'amd64';
   const pods = t.pods ?? 110;
@@ -322,18 +339,20 @@ export function instanceTypeFromCase(
     }
     return ct;
   };
+  const coverage = opts.subnets && subnetCoverage(opts.subnets);
+  const push = (zone: string, ct: L.CapacityType, price: number, available: boolean) => {
+    const { covered, zoneId } = zoneAsCovered(coverage, zone, undefined);
+    offerings.push({ zone, ...(zoneId ? { zoneId } : {}), capacityType: ct, priceUsdPerHour: price, available: covered && available && !isUnavailable(opts.unavailable, t.name, zone, ct) });
+  };
   if (t.offerings) {
-    for (const o of t.offerings) {
-      const ct = checkType(o.capacityType);
-      offerings.push({ zone: o.zone, capacityType: ct, priceUsdPerHour: o.price, available: (o.available ?? true) && !isUnavailable(opts.unavailable, t.name, o.zone, ct) });
-    }
+    for (const o of t.offerings) push(o.zone, checkType(o.capacityType), o.price, o.available ?? true);
   } else {
     for (const zone of t.zones ?? []) {
       for (const c of t.capacityTypes ?? ['on-demand']) {
         const ct = checkType(c);
         const price = t.price?.[ct];
         if (price === undefined) throw new ValidationError(`instance type ${t.name}: no price for capacity type ${ct}`);
-        offerings.push({ zone, capacityType: ct, priceUsdPerHour: price, available: !isUnavailable(opts.unavailable, t.name, zone, ct) });
+        push(zone, ct, price, true);
       }
     }
   }

@@ -50,7 +50,7 @@ export class Simulator {
   private recent?: Set<string>;
   /** One scheduling cache per run: every simulation reuses the NodePool templates (shared/scheduling/cache.ts). */
   private readonly cache = createSchedulingCache();
-  /** A NodePool whose EC2NodeClass is not ready gets no replacement (the launch would refuse it). */
+  /** A NodePool whose EC2NodeClass is not ready (a refused field, or terms that select nothing) gets no replacement (the launch would refuse it). */
   private notReady?: ReturnType<typeof nodeClassReadiness>['nodePoolNotReady'];
 
   constructor(private readonly state: ClusterState) {}
@@ -128,7 +128,7 @@ export class Simulator {
         .map((n) => (opts.consolidation && this.recentNodes().has(n.name) ? { ...n, refusedPods: candidateKeys } : n)),
       daemonSets: s.snapshot.daemonSets,
       unavailableOfferings: s.snapshot.unavailableOfferings,
-      nodePoolNotReady: (this.notReady ??= nodeClassReadiness(s.snapshot.nodeClasses ?? []).nodePoolNotReady),
+      nodePoolNotReady: (this.notReady ??= nodeClassReadiness(s.snapshot.nodeClasses ?? [], new Map(Object.entries(s.snapshot.nodeClassProblems ?? {}))).nodePoolNotReady),
       ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),
       settings: s.snapshot.settings?.scheduling,
       cache: this.cache,

@@ -93,6 +93,11 @@ export interface DisruptionSnapshot {
    * Absent = falls back to the node class's `status.amis`.
    */
   resolvedImageIds?: Record<string, string[]>;
+  /**
+   * EC2NodeClass name → why its selector terms resolve to nothing launchable now (no subnet,
+   * security group or image; or the resolution failed): its NodePools launch no replacement.
+   */
+  nodeClassProblems?: Record<string, string>;
   /** Budget counter holders per NodePool (claim or node names being disrupted by nodefleet now). */
   budgetHolders?: Record<string, string[]>;
   settings?: DisruptionSettings;

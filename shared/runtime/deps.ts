@@ -40,7 +40,7 @@ import { DynamoBudgetCounter } from '../aws/dynamo-budget-counter.ts';
 import { DynamoNodeClaimStore } from '../aws/dynamo-node-claim-store.ts';
 import { DynamoUnavailableOfferings } from '../aws/dynamo-unavailable-offerings.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../aws/ec2.ts';
-import { Ec2NodeClassResolver, type NodeClassResolver } from '../aws/node-class-resolver.ts';
+import { sdkLookups, Ec2NodeClassResolver, type NodeClassResolver } from '../aws/node-class-resolver.ts';
 import { EksConnectionProvider } from '../aws/eks.ts';
 import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
 import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
@@ -70,6 +70,12 @@ export interface Deps {
   termination?: TerminationStarter;
   /** Uniform random in [0, 1) for generated names (NodeClaim suffixes); default crypto-backed (shared/runtime/random.ts). Seeded in tests and chaos runs. */
   random?: () => number;
+  /**
+   * EC2NodeClass resolution (subnets with zones and free IPs, security groups, AMIs): the one the
+   * EC2 cloud provider launches with, so the scheduler's zones are the launch's. Optional so tests
+   * may build Deps by hand (then every zone of the region is assumed).
+   */
+  resolver?: NodeClassResolver;
   /** Disruption budget counters; buildDeps: DynamoBudgetCounter (optional so tests may build Deps by hand). */
   budgets?: BudgetCounter;
   /** Cluster endpoint / CA / CIDR / version for user data. */
@@ -134,7 +140,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     connection = async () => ({ kind: 'token', ...(await eks.connection()) });
     clusterInfo = opts.clusterInfo ? async () => opts.clusterInfo! : () => eks.clusterInfo();
   }
-  const resolver = opts.resolver ?? new Ec2NodeClassResolver(clients.ec2, clients.ssm, async () => (await clusterInfo()).kubernetesVersion);
+  const resolver = opts.resolver ?? new Ec2NodeClassResolver(sdkLookups(clients.ec2, clients.ssm), async () => (await clusterInfo()).kubernetesVersion);
   const o = opts.overrides ?? {};
   return {
     env,
@@ -162,6 +168,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
+    resolver: 'resolver' in o ? o.resolver : resolver,
     views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
     catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
     ...(o.random ? { random: o.random } : {}),

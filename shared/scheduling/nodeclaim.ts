@@ -17,7 +17,7 @@ import { unmetMinValues } from './launch.ts';
 import { portsConflict, type PodInfo } from './pod.ts';
 import { fitsRoom, formatAmount } from './resources.ts';
 import { formatTaint, untoleratedTaint } from './taints.ts';
-import { typeFilter, typeMatches, type ClaimTemplate, type TemplateType } from './template.ts';
+import { typeFilter, typeMatches, zoneIdsAsZones, type ClaimTemplate, type TemplateType } from './template.ts';
 import type { PodGroups, Topology, TopologyFailure, TopologyTarget } from './topology.ts';
 
 /**
@@ -288,6 +288,7 @@ export class SimClaim implements TopologyTarget {
       const m = reqs.incompatibility(info.requirements, t.allowUndefined);
       if (m) return { reason: m, monotone: true };
       reqs = reqs.intersect(info.requirements);
+      if (info.requirements.has(L.LabelTopologyZoneID)) reqs = zoneIdsAsZones(reqs, t.base.zoneIdOf);
     }
     const requests: Resources = { ...this.requests };
     let onlyBasic = true;

@@ -9,7 +9,7 @@ import type { Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { StaticNodePoolUnsupported, type NodePool } from '../api/nodepool.ts';
 import { parseResource, type Resources } from '../api/quantity.ts';
-import { Requirements, type Requirement } from '../api/requirements.ts';
+import { Requirement, Requirements } from '../api/requirements.ts';
 import type { InstanceType, Offering } from '../catalog/types.ts';
 import { PodInfo } from './pod.ts';
 import { untoleratedTaint } from './taints.ts';
@@ -130,6 +130,8 @@ export class PoolTemplate {
   readonly unusable?: string;
   /** Whether some admitted type has {@link TemplateType.daemonHostPorts}. */
   readonly hasDaemonHostPorts: boolean;
+  /** Zone → zone id of the pool's offerings (undefined when the catalog knows none): see {@link zoneIdsAsZones}. */
+  readonly zoneIdOf: ReadonlyMap<string, string | undefined>;
 
   constructor(
     nodePool: NodePool,
@@ -142,7 +144,8 @@ export class PoolTemplate {
     const spec = nodePool.spec.template.spec;
     this.name = nodePool.metadata.name;
     this.labels = { ...(nodePool.spec.template.metadata?.labels ?? {}), [L.LabelNodePool]: this.name };
-    this.requirements = Requirements.fromSpecs(spec.requirements).intersect(Requirements.fromLabels(this.labels));
+    this.zoneIdOf = zoneIdsOf(instanceTypes);
+    this.requirements = zoneIdsAsZones(Requirements.fromSpecs(spec.requirements).intersect(Requirements.fromLabels(this.labels)), this.zoneIdOf);
     this.taints = (spec.taints ?? []) as Taint[];
     this.startupTaints = (spec.startupTaints ?? []) as Taint[];
     this.typeKeys = typeKeysAll;
@@ -332,6 +335,27 @@ export function typeFilter(reqs: Requirements, typeKeys: ReadonlySet<string>): T
 /** Whether an offering is allowed by the zone and capacity-type requirements. */
 export function offeringMatches(o: Offering, zoneReq: Requirement | undefined, ctReq: Requirement | undefined): boolean {
   return (!zoneReq || zoneReq.has(o.zone)) && (!ctReq || ctReq.has(o.capacityType));
+}
+
+/** Zone → zone id over every offering of `types` (undefined when none carries one). */
+function zoneIdsOf(types: readonly InstanceType[]): Map<string, string | undefined> {
+  const out = new Map<string, string | undefined>();
+  for (const t of types) for (const o of t.offerings) if (out.get(o.zone) === undefined) out.set(o.zone, o.zoneId);
+  return out;
+}
+
+/**
+ * `reqs` with a `topology.k8s.aws/zone-id` requirement (NodePool's or pod's) also stated as the
+ * zone requirement it means: the zones of `zoneIdOf` whose id it admits (a zone of unknown id only
+ * under NotIn / DoesNotExist). A zone has one id per account, and the scheduler decides placement
+ * by zone, so the zone id restricts placement everywhere the zone does (offerings, topology, the
+ * launch and its retries). Unchanged without a zone-id requirement.
+ */
+export function zoneIdsAsZones(reqs: Requirements, zoneIdOf: ReadonlyMap<string, string | undefined>): Requirements {
+  const zoneId = reqs.get(L.LabelTopologyZoneID);
+  if (!zoneId) return reqs;
+  const zones = [...zoneIdOf].filter(([, id]) => zoneId.matches(id)).map(([zone]) => zone);
+  return reqs.add(new Requirement(L.LabelTopologyZone, false, new Set(zones), false));
 }
 
 /** Every label key any of the types defines, plus zone and capacity type. */

@@ -35,15 +35,17 @@ export function podShapeKey(p: Pod): string {
 }
 
 /**
- * The configuration a backoff is valid for: NodePool and EC2NodeClass specs and the unavailable
- * offerings (a change to any resets every shape).
+ * The configuration a backoff is valid for: NodePool and EC2NodeClass specs, the unavailable
+ * offerings and what the classes resolve to (`resolved`: class name → e.g. the zones its subnets
+ * cover, or why it resolves to nothing); a change to any resets every shape.
  */
-export function schedulingConfigKey(parts: { nodePools: readonly { metadata: { name: string }; spec: unknown }[]; nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>; unavailable?: readonly unknown[] }): string {
+export function schedulingConfigKey(parts: { nodePools: readonly { metadata: { name: string }; spec: unknown }[]; nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>; unavailable?: readonly unknown[]; resolved?: Readonly<Record<string, unknown>> }): string {
   const byName = (a: { metadata: { name: string } }, b: { metadata: { name: string } }) => a.metadata.name.localeCompare(b.metadata.name);
   return canonicalJson([
     [...parts.nodePools].sort(byName).map((p) => [p.metadata.name, p.spec]),
     [...parts.nodeClasses].sort(byName).map((c) => [c.metadata.name, c.spec]),
     [...(parts.unavailable ?? [])].map((u) => canonicalJson(u)).sort(),
+    ...(parts.resolved ? [parts.resolved] : []),
   ]);
 }
 

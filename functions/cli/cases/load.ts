@@ -13,7 +13,7 @@ import { CliError, readErrorReason, readInputText } from '../io.ts';
 export const CaseKeys = [
   'name', 'about', 'origin', 'region', 'now', 'settings', 'instanceTypes', 'unavailableOfferings',
   'nodePools', 'nodeClasses', 'nodes', 'existingNodeClaims', 'instances', 'objects', 'expect',
-  'knownDifference', 'passes',
+  'knownDifference', 'passes', 'account',
 ] as const;
 
 /** Provisioning expectations (checked with the scheduling simulation). */

@@ -9,7 +9,7 @@ import { validateObject } from '../../../shared/api/validate.ts';
 import { checkDisruptionCase } from './disruption.ts';
 import { DisruptionKeys, ProvisioningExpectKeys, type LoadedCase } from './load.ts';
 import { checkProvisioning } from './provisioning.ts';
-import { snapshotFromCase } from './snapshot.ts';
+import { caseResolutions, snapshotFromCase } from './snapshot.ts';
 
 /**
  * `known-difference`: the case carries `knownDifference: <reason>` (a Karpenter behaviour
@@ -46,7 +46,7 @@ export async function runCase(c: LoadedCase): Promise<CaseResult> {
       }
     }
     if (ProvisioningExpectKeys.some((k) => k in expect)) {
-      const snapshot = snapshotFromCase(c.doc);
+      const snapshot = snapshotFromCase(c.doc, await caseResolutions(c.doc));
       messages.push(...checkProvisioning(snapshot, expect).failures);
     }
     if (DisruptionKeys.some((k) => k in expect)) messages.push(...checkDisruptionCase(c.doc).failures);

@@ -14,6 +14,9 @@ import type { InstanceType } from '../../../shared/catalog/types.ts';
 import type { ExistingNode, SchedulingInput, UnavailableOffering } from '../../../shared/scheduling/index.ts';
 import { existingFromClaim as existingFromInFlightClaim, existingFromNode as existingFromNodeOnly } from '../../../shared/scheduling/existing-capacity.ts';
 import { deletingNodePods, podKey } from '../../../shared/disruption/pods.ts';
+import { nodeClassReadiness } from '../../../shared/api/nodeclass-support.ts';
+import { readAccountFiles, resolveAgainstAccount } from '../../../shared/aws/account-file.ts';
+import type { NodeClassResolutions } from '../../../shared/aws/node-class-resolver.ts';
 
 /** Everything a provisioning check needs from a case. */
 export interface CaseSnapshot {
@@ -66,10 +69,25 @@ export function existingFromClaim(claim: KubeObject, types: ReadonlyMap<string, 
 }
 
 /**
- * Builds the snapshot.
+ * The case's EC2NodeClasses resolved against its `account` (the JSON of `aws ec2 describe-*`, as
+ * `plan --account` reads it) with the production resolver; undefined without an account.
+ * @throws ValidationError for a bad account (one line: field and reason).
+ */
+export async function caseResolutions(doc: Record<string, any>): Promise<Pick<NodeClassResolutions, 'resolved' | 'problems'> | undefined> {
+  if (doc.account === undefined) return undefined;
+  const region: string = doc.region ?? 'us-east-1';
+  const account = readAccountFiles([{ file: 'account', text: JSON.stringify(doc.account) }], region);
+  const nodePools = ((doc.nodePools ?? []) as unknown[]).map(parseNodePool);
+  const nodeClasses: EC2NodeClass[] = ((doc.nodeClasses ?? []) as unknown[]).map(parseNodeClass);
+  return (await resolveAgainstAccount(account, nodePools, nodeClasses, { region, clusterName: 'case' })).resolutions;
+}
+
+/**
+ * Builds the snapshot. `resolutions` (from {@link caseResolutions}): offerings only in the zones
+ * each class's subnets cover, and a class whose terms select nothing is not ready.
  * @throws ValidationError when a NodePool, EC2NodeClass or made-up instance type is invalid.
  */
-export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
+export function snapshotFromCase(doc: Record<string, any>, resolutions?: Pick<NodeClassResolutions, 'resolved' | 'problems'>): CaseSnapshot {
   const region: string = doc.region ?? 'us-east-1';
   const settings = (doc.settings ?? {}) as Record<string, unknown>;
   const unavailable = (doc.unavailableOfferings ?? []) as UnavailableOffering[];
@@ -82,9 +100,10 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     let types = byClass.get(name);
     if (!types) {
       const nodeClass = classByName.get(name);
+      const subnets = resolutions?.resolved.get(name)?.subnets;
       types = doc.instanceTypes
-        ? (doc.instanceTypes as CaseInstanceType[]).map((t) => instanceTypeFromCase(t, { region, nodeClass, unavailable, settings: catalogSettings }))
-        : loadCatalog({ region, nodeClass, unavailable, settings: catalogSettings });
+        ? (doc.instanceTypes as CaseInstanceType[]).map((t) => instanceTypeFromCase(t, { region, nodeClass, unavailable, settings: catalogSettings, subnets }))
+        : loadCatalog({ region, nodeClass, unavailable, settings: catalogSettings, subnets });
       byClass.set(name, types);
     }
     return types;
@@ -130,6 +149,7 @@ export function snapshotFromCase(doc: Record<string, any>): CaseSnapshot {
     // A case states the whole cluster: a claim it does not list does not exist.
     storage: workloads.storage,
     unavailableOfferings: unavailable,
+    ...(resolutions?.problems.size ? { nodePoolNotReady: nodeClassReadiness([], resolutions.problems).nodePoolNotReady } : {}),
     settings: {
       ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
       ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),

@@ -1,7 +1,11 @@
 /**
- * `nodefleet plan --nodepools FILE --pods FILE|- [--nodes FILE] [--region R] [-o json|yaml|wide]`:
+ * `nodefleet plan --nodepools FILE --pods FILE|- [--nodes FILE] [--region R] [--account FILE]... [-o json|yaml|wide]`:
  * the NodeClaims nodefleet would create for pending pods, and the pods that cannot run with the
- * reason per NodePool. Reads `kubectl get pods -A -o json|yaml` (List or single objects;
+ * reason per NodePool. `--account`: the account as `aws ec2 describe-subnets` /
+ * `describe-security-groups` / `describe-images` JSON (shared/aws/account-file.ts); the
+ * EC2NodeClasses are resolved against it with the production resolver, so claims go only to the
+ * zones their subnets cover and the launch requests name the real ids. Without it, stderr says
+ * the subnets (every zone of the region), security groups and AMIs are placeholders. Reads `kubectl get pods -A -o json|yaml` (List or single objects;
  * Deployments, ReplicaSets, StatefulSets and Jobs stand for their replicas; DaemonSets add
  * per-node overhead; bound pods and Nodes are existing capacity).
  *
@@ -16,7 +20,7 @@ import type { Pod, StorageObjects } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
-import { nodeClassRefusals } from '../../../shared/api/nodeclass-support.ts';
+import { nodeClassReadiness, nodeClassRefusals } from '../../../shared/api/nodeclass-support.ts';
 import { formatResource, type Resources } from '../../../shared/api/quantity.ts';
 import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared/api/validate.ts';
 import { readWorkloads, workloadInputProblems } from '../../../shared/api/workloads.ts';
@@ -33,6 +37,8 @@ import { clusterNameProblem, Env } from '../../../shared/api/contract.ts';
 import { choosePacking, isPackingMode, packingProblem, type PackingMode } from '../../../shared/api/packing.ts';
 import { MaxPlanRounds, planRounds, type LaterRound, type RoundsResult } from '../plan-rounds.ts';
 import { addLaunchRequests, previewNodeClaimName } from '../../../shared/aws/launch-preview.ts';
+import { readAccountFiles, resolveAgainstAccount } from '../../../shared/aws/account-file.ts';
+import type { NodeClassResolutions } from '../../../shared/aws/node-class-resolver.ts';
 
 /** One planned NodeClaim as printed. */
 export interface PlannedNodeClaim {
@@ -186,6 +192,12 @@ export interface PlanTexts {
    * `nodefleet.io/packing` annotation wins over it (shared/api/packing.ts). Default: the scheduler's (cost).
    */
   packing?: PackingMode;
+  /**
+   * The EC2NodeClasses resolved against `--account` ({@link resolveAgainstAccount}): offerings only
+   * in the zones each class's subnets cover, and a class whose terms select nothing launches nothing.
+   * Absent: every zone of the region (placeholders).
+   */
+  resolutions?: Pick<NodeClassResolutions, 'resolved' | 'problems'>;
 }
 
 /** The objects of a workloads file, checked (see {@link workloadInputProblems}). @throws CliError with every problem, one per line. */
@@ -232,7 +244,7 @@ export function planInput(t: PlanTexts): SchedulingInput {
     if (!types) {
       const nodeClass = nodeClasses.find((c) => c.metadata.name === name);
       const os = AmiFamilyFeatureTable[amiFamilyOf(nodeClass)].os;
-      types = loadCatalog({ region: t.region, nodeClass }).filter((it) => (it.labels[L.LabelOS] ?? 'linux') === os);
+      types = loadCatalog({ region: t.region, nodeClass, subnets: t.resolutions?.resolved.get(name)?.subnets }).filter((it) => (it.labels[L.LabelOS] ?? 'linux') === os);
       byClass.set(name, types);
     }
     return types;
@@ -248,6 +260,8 @@ export function planInput(t: PlanTexts): SchedulingInput {
     // (kubectl get pods) says nothing about claims, and every claim would read as missing.
     ...(hasStorage(w.storage) ? { storage: w.storage } : {}),
     ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
+    // A class whose terms select nothing in the account is not ready: its NodePools launch nothing (the provisioner's rule).
+    ...(t.resolutions?.problems.size ? { nodePoolNotReady: nodeClassReadiness([], t.resolutions.problems).nodePoolNotReady } : {}),
   };
 }
 
@@ -368,7 +382,8 @@ export function register(program: Command): void {
     .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
     .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
     .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more); env NODEFLEET_PACKING; a NodePool\'s nodefleet.io/packing annotation wins')
-    .action((opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string; packing?: string }) => {
+    .option('--account <file>', 'the account: JSON of aws ec2 describe-subnets / describe-security-groups / describe-images (several in one file, or the option repeated); the EC2NodeClasses are resolved against it, claims go only where their subnets are', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .action(async (opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string; packing?: string; account: string[] }) => {
       const envPacking = process.env[Env.packing] || undefined;
       if (opts.packing === undefined && envPacking !== undefined && !isPackingMode(envPacking)) throw new CliError(`${Env.packing}: ${packingProblem(envPacking)}`, 2);
       const settingFrom = opts.packing !== undefined ? '--packing' : Env.packing;
@@ -378,18 +393,26 @@ export function register(program: Command): void {
       const nameProblem = clusterNameProblem(opts.clusterName);
       if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
       const nodePoolText = readText(opts.nodepools);
+      checkRegion(opts.region);
+      const account = opts.account.length > 0 ? readAccountFiles(opts.account.map(readText), opts.region) : undefined;
+      const pools = readNodePoolFile(nodePoolText);
+      const against = account ? await resolveAgainstAccount(account, pools.nodePools, pools.nodeClasses, { region: opts.region, clusterName: opts.clusterName }) : undefined;
       const input = planInput({
         nodePools: nodePoolText,
         pods: readText(opts.pods),
         nodes: opts.nodes ? readText(opts.nodes) : undefined,
         region: opts.region,
         packing: opts.packing as PlanTexts['packing'],
+        ...(against ? { resolutions: against.resolutions } : {}),
       });
-      const { nodeClasses } = readNodePoolFile(nodePoolText);
+      const { nodeClasses } = pools;
       // The plan places pods as Karpenter would; a class nodefleet refuses launches nothing at runtime: said here.
       for (const c of nodeClasses) for (const line of nodeClassRefusals(c.spec)) process.stderr.write(`${opts.nodepools}: EC2NodeClass/${c.metadata.name}: ${line} (nodefleet launches nothing from this class)\n`);
       for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
       for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
+      for (const [name, problem] of against?.resolutions.problems ?? []) process.stderr.write(`${opts.account.join(', ')}: EC2NodeClass/${name}: ${problem} (nodefleet launches nothing from this class)\n`);
+      if (!against) process.stderr.write(`no --account: subnets, security groups and AMIs are placeholders (every zone of ${opts.region} assumed, zone ids as in the shipped catalog)\n`);
+      else if (against.placeholders.length > 0) process.stderr.write(`${opts.account.join(', ')}: placeholders for ${against.placeholders.join('; ')}\n`);
       const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);
       if (packing.conflict) process.stderr.write(`${opts.nodepools}: ${packing.conflict}\n`);
       const rounds = planRounds(input);
@@ -398,7 +421,7 @@ export function register(program: Command): void {
       if (opts.launchRequests) {
         // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
         const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
-        const nodeClaims = addLaunchRequests(out.nodeClaims, result.newNodeClaims, { nodeClasses, nodeClassOf, clusterName: opts.clusterName, region: opts.region });
+        const nodeClaims = addLaunchRequests(out.nodeClaims, result.newNodeClaims, { nodeClasses, nodeClassOf, clusterName: opts.clusterName, region: opts.region, ...(against ? { resolved: against.resolutions.resolved } : {}) });
         process.stdout.write(`${JSON.stringify({ ...out, nodeClaims }, null, 2)}\n`);
         return;
       }
@@ -406,7 +429,7 @@ export function register(program: Command): void {
         process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date(), claimRounds: rounds.claimRounds }), format));
       } else {
         const from = { annotation: ` (${L.AnnotationPacking})`, setting: ` (${settingFrom})`, default: '' }[packing.source];
-        const header = `region ${opts.region} (shipped catalog; --region to change), packing ${packing.packing ?? 'cost'}${from}`;
+        const header = `region ${opts.region} (shipped catalog; --region to change), packing ${packing.packing ?? 'cost'}${from}${against ? `, account ${opts.account.join(', ')}` : ''}`;
         process.stdout.write(`${header}\n${formatPlanTable(out, format === 'wide')}\n`);
       }
     });

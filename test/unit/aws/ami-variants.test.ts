@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
-import { Ec2NodeClassResolver, resolvedImageIds, type ResolvedNodeClass } from '../../../shared/aws/node-class-resolver.ts';
+import { sdkLookups, Ec2NodeClassResolver, resolvedImageIds, type ResolvedNodeClass } from '../../../shared/aws/node-class-resolver.ts';
 import { buildLaunchRequests, catalogArchitecture, catalogVariant } from '../../../shared/aws/ec2.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
@@ -32,7 +32,7 @@ describe('AL2023 alias: every AMI variant', () => {
     });
     const nc = nodeClass();
     nc.spec.amiSelectorTerms = [{ alias: 'al2023@latest' }];
-    const r = await new Ec2NodeClassResolver(ec2 as unknown as EC2Client, ssm as unknown as SSMClient, '1.32').resolve(nc);
+    const r = await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32').resolve(nc);
     expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input.Name)).toEqual([
       `${base}/x86_64/standard/recommended/image_id`,
       `${base}/x86_64/nvidia/recommended/image_id`,
@@ -48,7 +48,7 @@ describe('AL2023 alias: every AMI variant', () => {
   it('a pinned alias names the release of each variant', async () => {
     ssm.on(GetParameterCommand).resolves({ Parameter: { Value: 'ami-0pinned' } });
     const nc = nodeClass();
-    await new Ec2NodeClassResolver(ec2 as unknown as EC2Client, ssm as unknown as SSMClient, '1.32').resolve(nc);
+    await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32').resolve(nc);
     expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input.Name)).toContain(`${base}/x86_64/nvidia/amazon-eks-node-al2023-x86_64-nvidia-1.32-v20250228/image_id`);
   });
 });

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, ParameterNotFound, SSMClient } from '@aws-sdk/client-ssm';
-import { Ec2NodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
+import { sdkLookups, Ec2NodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { ValidationError } from '../../../shared/api/errors.ts';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
 
@@ -27,7 +27,7 @@ describe('Ec2NodeClassResolver: AMI terms as the AWS provider queries them', () 
     ec2.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-1', AvailabilityZone: 'us-east-1a', AvailableIpAddressCount: 10 }] });
     ec2.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-1' }] });
   });
-  const resolver = () => new Ec2NodeClassResolver(ec2 as unknown as EC2Client, ssm as unknown as SSMClient, '1.32');
+  const resolver = () => new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32');
 
   it('an ssmParameter term reads the parameter and asks EC2 for that image only, never for every image', async () => {
     ssm.on(GetParameterCommand, { Name: '/team/golden-ami' }).resolves({ Parameter: { Value: 'ami-0golden' } });
@@ -62,5 +62,28 @@ describe('Ec2NodeClassResolver: AMI terms as the AWS provider queries them', () 
     const r = await resolver().resolve(withAmiTerms([{ id: 'ami-0old' }, { id: 'ami-0new' }]));
     expect(ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input)).toEqual([{ Filters: [{ Name: 'image-id', Values: ['ami-0old', 'ami-0new'] }] }]);
     expect(r.images.amd64).toBe('ami-0new');
+  });
+});
+
+describe('Ec2NodeClassResolver: subnet and security group terms as the AWS provider queries them', () => {
+  beforeEach(() => {
+    ec2.reset();
+    ssm.reset();
+    ec2.on(DescribeImagesCommand).resolves({ Images: [image('ami-0a')] });
+  });
+
+  it('one query per tag term, every id term in one subnet-id / group-id filter (an id EC2 does not know matches nothing)', async () => {
+    ec2.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-1', AvailabilityZone: 'us-east-1a', AvailabilityZoneId: 'use1-az4', AvailableIpAddressCount: 10 }] });
+    ec2.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-1' }] });
+    const nc = withAmiTerms([{ id: 'ami-0a' }]);
+    nc.spec.subnetSelectorTerms = [{ id: 'subnet-1' }, { tags: { 'karpenter.sh/discovery': 'demo' } }, { id: 'subnet-2' }];
+    nc.spec.securityGroupSelectorTerms = [{ id: 'sg-1' }, { name: 'nodes' }];
+    const r = await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32').resolve(nc);
+    expect(ec2.commandCalls(DescribeSubnetsCommand).map((c) => c.args[0].input)).toEqual([
+      { Filters: [{ Name: 'tag:karpenter.sh/discovery', Values: ['demo'] }] },
+      { Filters: [{ Name: 'subnet-id', Values: ['subnet-1', 'subnet-2'] }] },
+    ]);
+    expect(ec2.commandCalls(DescribeSecurityGroupsCommand).map((c) => c.args[0].input)).toEqual([{ Filters: [{ Name: 'group-name', Values: ['nodes'] }] }, { Filters: [{ Name: 'group-id', Values: ['sg-1'] }] }]);
+    expect(r.subnets).toEqual([{ subnetId: 'subnet-1', zone: 'us-east-1a', zoneId: 'use1-az4', availableIpAddressCount: 10 }]);
   });
 });

@@ -119,6 +119,7 @@ describe('plan and instance types the catalog does not hold', () => {
       `${np}: NodePool/gpu: spec.template.spec.requirements[1].values[0]: instance type "x.fake" is not in the catalog (1363 types, those Karpenter's reference lists)`,
       `${np}: NodePool/gpu: spec.template.spec.requirements[1].values[2]: instance type "c9g.large" has no price in eu-west-1 in the catalog (not offered there)`,
       `${join(dir, 'pods.yaml')}: Pod default/train-0: spec.nodeSelector["node.kubernetes.io/instance-type"]: instance type "p3.2xlarge" is not in the catalog (1363 types, those Karpenter's reference lists) (and 1 more pod(s))`,
+      'no --account: subnets, security groups and AMIs are placeholders (every zone of eu-west-1 assumed, zone ids as in the shipped catalog)',
     ]);
   });
 });

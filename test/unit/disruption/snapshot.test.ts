@@ -3,8 +3,12 @@
  * the NodePools' nodefleet.io/packing annotation, then NODEFLEET_PACKING, then the scheduler's default.
  */
 import { describe, expect, it } from 'vitest';
-import { fakeWorld, node, pod } from '../../fakes/index.ts';
-import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
+import { fakeWorld, node, nodeClaimOf, pod } from '../../fakes/index.ts';
+import { EC2NodeClassSchema, NodePoolSchema } from '../../../shared/api/nodepool.ts';
+import { ValidationError } from '../../../shared/api/errors.ts';
+import { StaticNodeClassResolver, type NodeClassResolver, type ResolvedNodeClass } from '../../../shared/aws/node-class-resolver.ts';
+import { regionZones } from '../../../shared/catalog/index.ts';
+import { planDisruption } from '../../../shared/disruption/index.ts';
 import { readSnapshot, type SnapshotDeps } from '../../../functions/disruption/snapshot.ts';
 
 const pool = (annotations?: Record<string, string>) =>
@@ -48,5 +52,62 @@ describe('disruption snapshot storage', () => {
     const s = await snapshotWith([{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }]);
     expect(s.storage?.claims.map((c) => c.metadata.name)).toEqual(['data']);
     expect((await snapshotWith([])).storage).toBeUndefined();
+  });
+});
+
+describe('disruption snapshot: replacements only where the node class subnets are', () => {
+  const Covered = ['us-east-1b', 'us-east-1c'];
+  const resolved: ResolvedNodeClass = {
+    subnets: [
+      { subnetId: 'subnet-0b', zone: 'us-east-1b', zoneId: 'use1-az6', availableIpAddressCount: 100 },
+      { subnetId: 'subnet-0c', zone: 'us-east-1c', zoneId: 'use1-az1', availableIpAddressCount: 100 },
+    ],
+    securityGroupIds: ['sg-0a'],
+    images: { amd64: 'ami-0amd64' },
+  };
+  const nodeClass = EC2NodeClassSchema.parse({
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'default' },
+    spec: { role: 'NodeRole', amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ tags: { team: 'a' } }], securityGroupSelectorTerms: [{ tags: { team: 'a' } }] },
+  });
+  const consolidating = NodePoolSchema.parse({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'default' },
+    spec: {
+      template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }, { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] } },
+      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }] },
+    },
+  });
+
+  /** One underutilized m5.4xlarge in us-east-1b running one small pod: consolidation replaces it with a cheaper node. */
+  async function world(resolver?: NodeClassResolver) {
+    const w = fakeWorld({ start: new Date('2026-03-01T12:00:00Z') });
+    w.kube.setNodePools([consolidating]).setNodeClasses([nodeClass]);
+    const n = node({
+      name: 'big',
+      providerID: 'aws:///us-east-1b/i-0big000000000000',
+      allocatable: { cpu: '15890m', memory: '57632Mi', pods: '234' },
+      labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'karpenter.sh/registered': 'true', 'karpenter.sh/capacity-type': 'on-demand', 'node.kubernetes.io/instance-type': 'm5.4xlarge', 'topology.kubernetes.io/zone': 'us-east-1b', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+    });
+    n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
+    w.kube.addNode(n);
+    await w.store.create(nodeClaimOf(n));
+    w.kube.addPod(pod({ name: 'web', nodeName: 'big', cpu: '1' }));
+    const deps: SnapshotDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, ...(resolver ? { resolver } : {}) };
+    return planDisruption(await readSnapshot(deps, w.clock.now()), w.clock.now());
+  }
+
+  it('the replacement may launch only in the covered zones (without a resolver: every zone of the region)', async () => {
+    const plan = await world(new StaticNodeClassResolver(resolved));
+    expect(plan.command?.decision).toBe('replace');
+    expect(plan.command?.replacements[0].zones).toEqual(Covered);
+    expect((await world()).command?.replacements[0].zones).toEqual(regionZones('us-east-1'));
+  });
+
+  it('a class whose terms select no subnet launches no replacement (the node stays)', async () => {
+    const plan = await world({ resolve: async () => Promise.reject(new ValidationError('ec2nodeclass default: subnetSelectorTerms match no subnet')) });
+    expect(plan.command).toBeUndefined();
   });
 });

@@ -27,7 +27,7 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 import type { AdapterCall } from '../../../shared/aws/calls.ts';
 import { Ec2CloudProvider, Tags, catalogArchitecture, launchTags } from '../../../shared/aws/ec2.ts';
-import { Ec2NodeClassResolver, StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
+import { sdkLookups, Ec2NodeClassResolver, StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { EksConnectionProvider } from '../../../shared/aws/eks.ts';
 import { DynamoNodeClaimStore } from '../../../shared/aws/dynamo-node-claim-store.ts';
 import { DynamoUnavailableOfferings } from '../../../shared/aws/dynamo-unavailable-offerings.ts';
@@ -137,9 +137,9 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       }
       case 'resolver.resolve': {
         // An alias (public SSM parameter) and an AMI id term (DescribeImages).
-        await new Ec2NodeClassResolver(ec2, ssm, '1.32').resolve(nc);
+        await new Ec2NodeClassResolver(sdkLookups(ec2, ssm), '1.32').resolve(nc);
         ec2m.on(DescribeImagesCommand).resolves({ Images: [{ ImageId: 'ami-0123456789abcdef0', Architecture: 'x86_64', CreationDate: '2026-01-01T00:00:00Z' }] });
-        await new Ec2NodeClassResolver(ec2, ssm, '1.32').resolve({ ...nc, spec: { ...nc.spec, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] } });
+        await new Ec2NodeClassResolver(sdkLookups(ec2, ssm), '1.32').resolve({ ...nc, spec: { ...nc.spec, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] } });
         break;
       }
       case 'eks.connect':

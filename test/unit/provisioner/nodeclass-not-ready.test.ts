@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { run, parseInput } from '../../../functions/provisioner/handler.ts';
-import { ValidationError } from '../../../shared/api/errors.ts';
+import { TransientError, ValidationError } from '../../../shared/api/errors.ts';
+import { accountLookups, readAccountFiles } from '../../../shared/aws/account-file.ts';
+import { Ec2NodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
 import { buildLaunchRequests, catalogArchitecture } from '../../../shared/aws/ec2.ts';
 import type { EC2NodeClass } from '../../../shared/api/nodepool.ts';
 import { nodeClaim } from '../../fakes/index.ts';
@@ -47,5 +49,43 @@ describe('an EC2NodeClass nodefleet does not honour, at runtime', () => {
     expect(launch(withSpec({ placementGroupSelector: { name: 'training' } }))).toThrow(Reason);
     expect(launch(withSpec({ amiFamily: 'Bottlerocket' }))).toThrow(/^ec2nodeclass default is not ready: spec.amiFamily: "Bottlerocket" is not supported by nodefleet/);
     expect(launch(withSpec({ instanceStorePolicy: 'RAID0' }))).not.toThrow();
+  });
+});
+
+describe('an EC2NodeClass whose selector terms select nothing in the account', () => {
+  const account = (subnetTag: string) =>
+    readAccountFiles([
+      {
+        file: 'account.json',
+        text: JSON.stringify({
+          Subnets: [{ SubnetId: 'subnet-0a', AvailabilityZone: 'ap-northeast-2a', AvailabilityZoneId: 'apne2-az1', AvailableIpAddressCount: 100, Tags: [{ Key: 'karpenter.sh/discovery', Value: subnetTag }] }],
+          SecurityGroups: [{ GroupId: 'sg-0a', Tags: [{ Key: 'karpenter.sh/discovery', Value: 'karpenter-demo' }] }],
+          Parameters: [{ Name: '/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.32-v20250228/image_id', Value: 'ami-0a' }],
+        }),
+      },
+    ]);
+  const Unresolved = 'ec2nodeclass default is not ready: subnetSelectorTerms match no subnet';
+
+  it('is not ready through the production resolver: one log line, the reason for each pod, nothing launched', async () => {
+    const pods = [pendingPod('web-0', '1')];
+    const { w, log, deps } = provisionerWorld({ pods });
+    const resolver = new Ec2NodeClassResolver(accountLookups(account('another-cluster'), { placeholderZones: [] }), '1.32');
+    const summary = await run(parseInput(unschedulableEvent(pods)), { ...deps, resolver });
+    expect(summary.created).toEqual([]);
+    expect(w.cloud.callsOf('create')).toHaveLength(0);
+    expect(log.withMessage('ec2nodeclass not ready').map((l) => l.fields)).toEqual([{ EC2NodeClass: { name: 'default' }, error: Unresolved }]);
+    expect(summary.unschedulable.map((u) => u.reasons)).toEqual([{ default: Unresolved }]);
+    // The same class with a subnet of the cluster launches, in that subnet's zone.
+    const ok = provisionerWorld({ pods });
+    const launched = await run(parseInput(unschedulableEvent(pods)), { ...ok.deps, resolver: new Ec2NodeClassResolver(accountLookups(account('karpenter-demo'), { placeholderZones: [] }), '1.32') });
+    expect(launched.launched.map((l) => l.zone)).toEqual(['ap-northeast-2a']);
+  });
+
+  it('a resolution that fails otherwise (throttled) fails the pass before any claim is created', async () => {
+    const pods = [pendingPod('web-0', '1')];
+    const { w, deps } = provisionerWorld({ pods });
+    const resolver = { resolve: async () => Promise.reject(new TransientError('DescribeSubnets: Request limit exceeded.')) };
+    await expect(run(parseInput(unschedulableEvent(pods)), { ...deps, resolver })).rejects.toThrow(TransientError);
+    expect(await w.store.list()).toEqual([]);
   });
 });
