@@ -15,12 +15,18 @@
  * (instances without a claim, after a grace period so a launch in progress is not reaped),
  * KC node/termination (after terminationGracePeriod the node goes regardless; a deleted Node's
  * finalizer deletes its NodeClaim and so terminates the instance).
+ *
+ * A claim's instance is terminated, and its Node deleted, only when the instance's tags name the
+ * claim (shared/api/termination-target.ts instanceDisagreement, the termination tasks' rule): a
+ * record naming another claim's instance — a forged or corrupted item — is deleted, and nothing
+ * else is done for it.
  */
 import type { Node } from '../api/kube.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
 import type { TerminationInput } from '../api/ports.ts';
 import { TaintUnregistered } from '../api/labels.ts';
+import { instanceDisagreement } from '../api/termination-target.ts';
 
 /** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
@@ -244,6 +250,8 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   for (const c of input.nodeClaims) {
     const id = instanceIdOf(c);
     const inst = id && byId ? byId.get(id) : undefined;
+    // Whether EC2 says the instance is the claim's (module doc): only then is it terminated for it.
+    const own = inst !== undefined && instanceDisagreement(c, inst) === undefined;
     if (c.phase === 'Terminated') {
       if (isExpired(c, now)) {
         out.deleteNodeClaims.push({ nodeClaim: c.name, reason: 'expired' });
@@ -255,7 +263,7 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
       const restart = restartOf(c, nowMs);
       if (restart) out.restartTerminations.push(restart);
       const deadline = c.termination?.deadlineEpochMs;
-      if (id && inst && !NotRunning.has(inst.state) && deadline !== undefined && nowMs >= deadline + DeadlineBackstopSeconds * 1000) {
+      if (id && inst && own && !NotRunning.has(inst.state) && deadline !== undefined && nowMs >= deadline + DeadlineBackstopSeconds * 1000) {
         out.terminateInstances.push({ instanceId: id, reason: 'termination_deadline', nodeClaim: c.name });
       }
       continue;
@@ -276,10 +284,10 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
       remove('instance_gone', { nodeName: c.nodeName });
       continue;
     }
-    if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', { instanceId: id, nodeName: c.nodeName });
-    else if (nodeGone(c, nodeNames, nodeProviderIds, nowMs)) remove('node_gone', { ...(id && (!inst || !NotRunning.has(inst.state)) ? { instanceId: id } : {}) });
+    if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', own ? { instanceId: id, nodeName: c.nodeName } : {});
+    else if (nodeGone(c, nodeNames, nodeProviderIds, nowMs)) remove('node_gone', own && !NotRunning.has(inst.state) ? { instanceId: id } : {});
     else if (isTrue(c, 'Registered') && !isTrue(c, 'Initialized') && secondsSince(getCondition(c, 'Registered')!.lastTransitionTime, nowMs) >= InitializationTimeoutSeconds) {
-      remove('initialization_timeout', { instanceId: id, nodeName: c.nodeName });
+      remove('initialization_timeout', own ? { instanceId: id, nodeName: c.nodeName } : {});
     }
   }
 
