@@ -6,6 +6,8 @@ import { ClaimsEpochSkewSeconds, OrphanInstanceGraceSeconds, planGarbageCollecti
 const Now = new Date('2026-03-02T10:00:00Z');
 /** The tags a launch puts on a claim's instance (shared/aws/ec2.ts launchTags; the fake claims' cluster is `test`). */
 const launchTags = (claim: string, nodePool = 'default') => ({ 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': nodePool, 'karpenter.sh/nodeclaim': claim });
+/** A registered Node of instance `instanceId` in NodePool default. */
+const nodeOfInstance = (name: string, instanceId: string) => node({ name, providerID: `aws:///us-east-1a/${instanceId}`, labels: { 'karpenter.sh/nodepool': 'default' } });
 /** A running instance of `claim`, launched at 09:00. */
 const instanceOf = (claim: string, instanceId: string) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: launchTags(claim) });
 /** The table has kept claims since well before every instance of these tests (the guard below has its own). */
@@ -25,13 +27,13 @@ describe('planGarbageCollection', () => {
   });
 
   it('deletes claims whose instance is gone and terminates tagged instances no claim owns (after 30 s)', () => {
-    const gone = nodeClaim({ name: 'gone', instanceId: 'i-0gone', nodeName: 'n1', createdAt: '2026-03-01T00:00:00Z' });
-    const fine = nodeClaim({ name: 'fine', instanceId: 'i-0fine', nodeName: 'n2', createdAt: '2026-03-01T00:00:00Z' });
+    const gone = nodeClaim({ name: 'gone', instanceId: 'i-0gone', providerId: 'aws:///us-east-1a/i-0gone', nodeName: 'n1', createdAt: '2026-03-01T00:00:00Z' });
+    const fine = nodeClaim({ name: 'fine', instanceId: 'i-0fine', providerId: 'aws:///us-east-1a/i-0fine', nodeName: 'n2', createdAt: '2026-03-01T00:00:00Z' });
     const plan = planGarbageCollection(
       {
         tableEpochMs: Epoch,
         nodeClaims: [gone, fine],
-        nodes: [node({ name: 'n1' }), node({ name: 'n2' })],
+        nodes: [nodeOfInstance('n1', 'i-0gone'), nodeOfInstance('n2', 'i-0fine')],
         instances: [
           { instanceId: 'i-0gone', state: 'terminated', tags: { 'nodefleet.io/cluster': 'test' } },
           { instanceId: 'i-0fine', state: 'running', tags: { 'nodefleet.io/cluster': 'test' } },
@@ -158,11 +160,11 @@ describe('planGarbageCollection: a node that never initializes (chaos never-read
   it('a registered claim not Initialized 15 min after registration is deleted with its instance and node; an initialized one is kept', async () => {
     const { InitializationTimeoutSeconds } = await import('../../../shared/disruption/gc.ts');
     const reg = (name: string, secondsAgo: number) =>
-      setCondition(setCondition(nodeClaim({ name, instanceId: `i-0${name}`, nodeName: `n-${name}`, createdAt: '2026-03-02T09:00:00Z' }), 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', new Date(Now.getTime() - secondsAgo * 1000).toISOString());
+      setCondition(setCondition(nodeClaim({ name, instanceId: `i-0${name}`, providerId: `aws:///us-east-1a/i-0${name}`, nodeName: `n-${name}`, createdAt: '2026-03-02T09:00:00Z' }), 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', new Date(Now.getTime() - secondsAgo * 1000).toISOString());
     const stuck = reg('a', InitializationTimeoutSeconds);
     const young = reg('b', InitializationTimeoutSeconds - 1);
     const ready = setCondition(reg('c', InitializationTimeoutSeconds + 600), 'Initialized', 'True', '2026-03-02T09:02:00Z');
-    const nodes = ['n-a', 'n-b', 'n-c'].map((name) => node({ name }));
+    const nodes = ['a', 'b', 'c'].map((n) => nodeOfInstance(`n-${n}`, `i-0${n}`));
     const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes, instances: ['a', 'b', 'c'].map((n) => instanceOf(n, `i-0${n}`)) }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'a', reason: 'initialization_timeout', instanceId: 'i-0a', nodeName: 'n-a' }]);
   });
@@ -254,7 +256,7 @@ describe('planGarbageCollection: a record naming another claim\'s instance (forg
     'True',
     '2026-03-01T00:02:00Z',
   );
-  const nodes = [node({ name: 'n-victim', providerID: 'aws:///us-east-1a/i-0victim', labels: { 'karpenter.sh/nodepool': 'default' } })];
+  const nodes = [nodeOfInstance('n-victim', 'i-0victim')];
   const instances = [instanceOf('default-victim', 'i-0victim')];
   const old = '2026-02-01T00:00:00Z';
   const plan = (evil: ReturnType<typeof nodeClaim>) => planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim, evil], nodes, instances }, Now);
@@ -284,8 +286,19 @@ describe('planGarbageCollection: a record naming another claim\'s instance (forg
     expect(plan(evil).terminateInstances).toEqual([]);
   });
 
-  it('the victim\'s own record still works: its Node gone, its instance is terminated', () => {
+  it('a claim naming the victim\'s Node (with or without its providerID) and an instance that is gone: deleted, the Node left alone', () => {
+    for (const providerId of ['aws:///us-east-1a/i-0victim', 'aws:///us-east-1a/i-0gone']) {
+      const evil = setCondition(setCondition(nodeClaim({ name: 'evil-5', instanceId: 'i-0gone', providerId, nodeName: 'n-victim', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+      const p = plan(evil);
+      expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'evil-5', reason: 'instance_gone' }]);
+      expect(touched(p)).toEqual([]);
+    }
+  });
+
+  it('the victim\'s own record still works: its Node gone, its instance is terminated; its instance gone, its Node is deleted', () => {
     const p = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim], nodes: [], instances }, Now);
     expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'node_gone', instanceId: 'i-0victim' }]);
+    const q = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim], nodes, instances: [] }, Now);
+    expect(q.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'instance_gone', nodeName: 'n-victim' }]);
   });
 });

@@ -51,8 +51,8 @@ describe('gc', () => {
   it('a claim whose instance was terminated outside nodefleet is cleaned up with its node', async () => {
     const { w, deps } = world();
     w.cloud.addInstance({ instanceId: 'i-2', launchTime: t0, state: 'terminated' });
-    await w.store.create(nodeClaim({ name: 'default-c', instanceId: 'i-2', nodeName: 'n-2', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
-    w.kube.addNode({ metadata: { name: 'n-2' } });
+    await w.store.create(nodeClaim({ name: 'default-c', instanceId: 'i-2', providerId: 'aws:///us-east-1a/i-2', nodeName: 'n-2', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    w.kube.addNode({ metadata: { name: 'n-2', labels: { 'karpenter.sh/nodepool': 'default' } }, spec: { providerID: 'aws:///us-east-1a/i-2' } });
     w.clock.advanceSeconds(60);
     const r = await run({}, deps);
     expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_gone' }]);
