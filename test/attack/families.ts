@@ -6,8 +6,9 @@
  * real entry point: the view object in the store, an event to the provisioner or registration, an
  * SQS batch to interruption, a StartExecution on the termination or disruption state machine, a
  * table item. Where an input is one nodefleet may rightly obey (a spot warning EC2 bears out, a
- * StartExecution for a real claim) `apply` records the deadline it may legitimately set in
- * `truth.legitDeadline`, computed here from the input, not from what nodefleet did.
+ * StartExecution for a real claim) `apply` records that the claim may be drained
+ * (`truth.mayDisrupt`) and the deadline it may legitimately set (`truth.legitDeadline`), computed
+ * here from the input, not from what nodefleet did.
  */
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +24,7 @@ import { DynamoNodeClaimStore, nodeClaimItem } from '../../shared/aws/dynamo-nod
 import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
 import { node as nodeOf, pod as podOf } from '../fakes/index.ts';
 import { Rng } from '../chaos/rng.ts';
-import { Account, Cluster, ManagedInstanceId, ManagedNodeName, Region, localDynamo, unschedulableEvent, type AttackWorld, type TrueNode } from './world.ts';
+import { Account, Cluster, ManagedInstanceId, ManagedNodeName, Region, localDynamo, mixSeed, unschedulableEvent, type AttackWorld, type TrueNode } from './world.ts';
 
 /** A forged input, ready to send. */
 export interface Forged {
@@ -51,11 +52,11 @@ export class Draw {
   readonly rng: Rng;
   private n = 0;
   constructor(readonly seed: number) {
-    this.rng = new Rng(seed ^ 0xf0f0);
+    this.rng = new Rng(mixSeed(seed, 0xf0f0));
   }
   /** One sample of `arb`, seeded from the trial (a different one each call). */
   sample<T>(arb: fc.Arbitrary<T>): T {
-    return fc.sample(arb, { seed: (this.seed * 7919 + this.n++) | 0, numRuns: 1 })[0];
+    return fc.sample(arb, { seed: mixSeed(this.seed, this.n++), numRuns: 1 })[0];
   }
   pick<T>(xs: readonly T[]): T {
     return this.rng.pick(xs);
@@ -267,8 +268,8 @@ const events: Family = {
     const t0 = w.truth.t0;
     const now = new Date(t0);
     const v = d.pick(w.truth.nodes);
-    const other = d.pick(w.truth.nodes);
     const joining = w.truth.joining;
+    const other = d.pick(w.truth.nodes.filter((n) => n !== (joining ?? v)));
     const big = d.pick(['16', '64', '96']);
     const id = `forged-${d.int(1, 1e6)}`;
     const livePod = (key: string) => w.initial.pods.find((p) => objectKey(p) === key);
@@ -425,6 +426,8 @@ const queue: Family = {
     const spot = w.truth.nodes.filter((n) => n.capacityType === 'spot');
     const od = w.truth.nodes.filter((n) => n.capacityType === 'on-demand');
     const any = d.pick(w.truth.nodes);
+    // What an attacker aims a spot warning at: a spot node, which EC2 bears out as spot.
+    const aim = spot.length ? d.pick(spot) : any;
     const past = d.pick(['2000-01-01T00:00:00Z', iso(t0 - 3600_000), iso(t0 - 119_000)]);
     let body: (string | Record<string, unknown>)[] = [];
     let summary = '';
@@ -447,12 +450,12 @@ const queue: Family = {
         break;
       }
       case 'foreign-account':
-        body = [spotEvent(any, d.pick(['999999999999', '000000000000', '12345678901']))];
-        summary = `a spot warning from account ${(body[0] as { account: string }).account} for ${any.instanceId}`;
+        body = [spotEvent(aim, d.pick(['999999999999', '000000000000', '12345678901']))];
+        summary = `a spot warning from account ${(body[0] as { account: string }).account} for ${aim.capacityType} ${aim.instanceId}`;
         break;
       case 'foreign-region':
-        body = [spotEvent(any, Account, d.pick(['eu-west-1', 'us-east-2', '']))];
-        summary = `a spot warning from region ${(body[0] as { region: string }).region || '(empty)'} for ${any.instanceId}`;
+        body = [spotEvent(aim, Account, d.pick(['eu-west-1', 'us-east-2', '']))];
+        summary = `a spot warning from region ${(body[0] as { region: string }).region || '(empty)'} for ${aim.capacityType} ${aim.instanceId}`;
         break;
       case 'health-many': {
         const ids = [...w.truth.nodes.map((n) => n.instanceId), ...Array.from({ length: MaxHealthEventInstances + d.int(1, 200) }, (_, i) => `i-0f${i.toString(16).padStart(15, '0')}`)];
@@ -510,7 +513,10 @@ const queue: Family = {
       summary,
       apply: async (x) => {
         // What AWS itself would give: the notice two minutes from when it arrives.
-        for (const n of genuine) setLegit(x, n.claim, x.w.clock.nowMs() + SpotNoticeSeconds * 1000);
+        for (const n of genuine) {
+          setLegit(x, n.claim, x.w.clock.nowMs() + SpotNoticeSeconds * 1000);
+          x.truth.mayDisrupt.add(n.claim);
+        }
         await x.interruption(batch);
       },
     };
@@ -533,7 +539,8 @@ const executions: Family = {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
     const v = d.pick(w.truth.nodes);
-    const other = d.pick(w.truth.nodes.filter((n) => n !== v).concat(v));
+    // Another node (the world has at least two).
+    const other = d.pick(w.truth.nodes.filter((n) => n !== v));
     const reason = d.pick(['consolidation', 'drift', 'expiration', 'interruption', 'emptiness', 'manual', 'gc']);
     const deadline = d.pick([0, 1, t0 - 3600_000, t0, t0 + 1000]);
     let input: unknown;
@@ -595,6 +602,7 @@ const executions: Family = {
       apply: async (x) => {
         await prepare?.(x);
         if (accepted) {
+          x.truth.mayDisrupt.add(accepted.claim);
           const claim = await x.store.get(accepted.claim);
           if (claim?.terminationGracePeriodSeconds !== undefined) setLegit(x, accepted.claim, x.w.clock.nowMs() + claim.terminationGracePeriodSeconds * 1000);
         }
@@ -704,7 +712,14 @@ const records: Family = {
         write = async (x) => put(x, await copyOf(x, { instanceId: ManagedInstanceId, providerId: `aws:///us-east-1a/${ManagedInstanceId}`, nodeName: ManagedNodeName, expireAt: old, terminationGracePeriodSeconds: 0 }));
         summary = `a claim ${evil} naming the managed node group's node and instance, expired`;
     }
-    return { family: 'records', kind, summary, apply: write };
+    // A node that never registered runs no workload pod: with its claim's item gone or unreadable,
+    // gc terminates its instance as an orphan, by design (shared/disruption/gc.ts orphansWithNode).
+    const lostRecord = ['delete-claim', 'malformed-over-claim', 'bad-version', 'epoch-lost'].includes(kind);
+    const apply = async (x: AttackWorld) => {
+      if (lostRecord && v === x.truth.joining) x.truth.mayDisrupt.add(v.claim);
+      await write(x);
+    };
+    return { family: 'records', kind, summary, apply };
   },
 };
 
@@ -720,7 +735,7 @@ const commands: Family = {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
     const v = d.pick(w.truth.nodes);
-    const other = d.pick(w.truth.nodes);
+    const other = d.pick(w.truth.nodes.filter((n) => n !== v));
     const candidate = (n: { nodeName: string; claim: string; nodePool: string; instanceType: string; zone: string; capacityType: string; instanceId?: string; providerId?: string }, pods: string[] = []) => ({
       nodeName: n.nodeName,
       nodeClaim: n.claim,

@@ -16,7 +16,11 @@
  * - tainted-without-owner: a node left with the karpenter.sh/disrupted taint or cordoned, that was
  *   not before, with no running execution working on it;
  * - future-pod-event: a claim's last pod event recorded later than the clock (consolidation held off for ever);
- * - claim-bound-elsewhere: a claim registered to a node that is not its instance's.
+ * - claim-bound-elsewhere: a claim registered to a node that is not its instance's;
+ * - disrupted-on-forged-input: in a world where no voluntary disruption is due (every NodePool's
+ *   consolidateAfter 1h, claims current, nothing drifted), a claim's node is cordoned, tainted,
+ *   drained or terminated though neither its expiry nor an input nodefleet rightly obeys asked
+ *   for it ({@link Truth.mayDisrupt}).
  */
 import { AnnotationLastPodEventTime } from '../../shared/api/agent-events.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
@@ -38,6 +42,10 @@ function at(w: AttackWorld, ms: number): string {
 /** The claim (of the honest world) whose node this is. */
 function claimOfNode(w: AttackWorld, nodeName: string | undefined): string | undefined {
   return w.truth.nodes.find((n) => n.nodeName === nodeName)?.claim;
+}
+
+function claimOfNodeName(w: AttackWorld, claim: string): string | undefined {
+  return w.truth.nodes.find((n) => n.claim === claim)?.nodeName;
 }
 
 /** Slack on a claim's CPU over its pods' live requests (rounding of quantities). */
@@ -127,6 +135,20 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
     const p = w.w.kube.peekPod(namespace, name);
     if (!p || p.spec.nodeName || p.metadata.deletionTimestamp) continue;
     if (!byPod.has(key)) add('launch-suppressed', `pod ${key} is still pending and no nodeclaim was launched for it`);
+  }
+
+  // A quiet world: only the expired claim and rightly obeyed inputs may disrupt anything.
+  const quiet = w.truth.pools.every((p) => p.spec.disruption.consolidateAfter === '1h');
+  if (quiet) {
+    const disrupted = new Map<string, string>();
+    for (const e of w.effects) {
+      const node = e.kind === 'terminate' ? w.truth.nodes.find((n) => n.instanceId === e.instanceId)?.nodeName : 'nodeName' in e ? e.nodeName : undefined;
+      const claim = claimOfNode(w, node);
+      if (!claim || w.truth.mayDisrupt.has(claim) || disrupted.has(claim)) continue;
+      const marks = e.kind === 'patchNode' && ((e.patch as { unschedulable?: boolean }).unschedulable === true || !!(e.patch as { taints?: { key: string }[] }).taints?.some((t) => t.key === TaintDisrupted.key));
+      if (marks || e.kind === 'evict' || e.kind === 'deletePod' || e.kind === 'terminate' || e.kind === 'deleteNode') disrupted.set(claim, `${e.kind === 'patchNode' ? 'tainted/cordoned' : e.kind} at ${at(w, e.atMs)}${'pod' in e ? ` (${e.pod})` : ''}`);
+    }
+    for (const [claim, how] of disrupted) add('disrupted-on-forged-input', `nodeclaim ${claim}'s node ${claimOfNodeName(w, claim)} ${how}; nothing nodefleet should obey asked for it`);
   }
 
   for (const t of w.thrown) {

@@ -6,7 +6,9 @@
  * (0-based) forges an input of family i mod |families| from seed N + i, so
  * `--family F --seed S --count 1` replays one trial. Each violation is printed with its family,
  * seed, kind, the forged input and the invariant it broke. With --json the last line is one JSON
- * object: `{ trials, violations, byFamily: { <family>: { trials, violations, kinds } }, seconds, failures: [...] }`.
+ * object: `{ trials, violations, byFamily: { <family>: { trials, violations, kinds } }, seconds, effects, failures: [...] }`
+ * (`effects`: what the trials did to the worlds by kind — terminations, evictions, pod deletions, launches —
+ * legitimate ones included, so a pass that exercised nothing shows).
  * Exit code 0 when no invariant was violated, 1 otherwise, 2 for a usage error.
  */
 import { spawn } from 'node:child_process';
@@ -89,7 +91,7 @@ function inWorker(batch: Trial[], onResult: (r: TrialResult) => void): Promise<v
     child.on('close', (code, signal) => {
       for (const t of batch) {
         if (seen.has(`${t.family}:${t.seed}`)) continue;
-        onResult({ ...t, kind: '?', summary: '', seconds: 0, violations: [{ invariant: 'harness-error', message: `worker exited with ${code ?? signal} before this trial's result` }] });
+        onResult({ ...t, kind: '?', summary: '', seconds: 0, effects: {}, violations: [{ invariant: 'harness-error', message: `worker exited with ${code ?? signal} before this trial's result` }] });
       }
       resolve();
     });
@@ -126,10 +128,13 @@ for (const r of results) {
   f.kinds[r.kind] = (f.kinds[r.kind] ?? 0) + 1;
 }
 const violations = results.reduce((n, r) => n + r.violations.length, 0);
+const effects: Record<string, number> = {};
+for (const r of results) for (const [k, n] of Object.entries(r.effects)) effects[k] = (effects[k] ?? 0) + n;
 process.stdout.write(`${results.length} forged inputs, ${violations} violations, ${seconds} s\n`);
+process.stdout.write(`  effects on the worlds: ${Object.entries(effects).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}\n`);
 for (const [name, f] of Object.entries(byFamily)) process.stdout.write(`  ${name.padEnd(10)} ${String(f.trials).padStart(5)} trials ${String(f.violations).padStart(4)} violations  (${Object.entries(f.kinds).map(([k, n]) => `${k} ${n}`).join(', ')})\n`);
 if (opts.json) {
   const failures = results.flatMap((r) => r.violations.map((v) => ({ family: r.family, seed: r.seed, kind: r.kind, input: r.summary, ...v })));
-  process.stdout.write(`${JSON.stringify({ trials: results.length, violations, byFamily, seconds, failures })}\n`);
+  process.stdout.write(`${JSON.stringify({ trials: results.length, violations, byFamily, seconds, effects, failures })}\n`);
 }
 process.exit(violations ? 1 : 0);

@@ -14,6 +14,8 @@ export interface TrialResult {
   kind: string;
   summary: string;
   violations: Violation[];
+  /** Effects on the cluster and EC2 by kind (terminate, evict, deletePod, …): what the trial exercised. */
+  effects: Record<string, number>;
   /** Real seconds the trial took. */
   seconds: number;
 }
@@ -32,10 +34,12 @@ export async function runTrial(family: FamilyName, seed: number): Promise<TrialR
     await w.scheduler.work(() => forged.apply(w));
     await w.settle();
     const violations = await checkInvariants(w);
-    return { family, seed, kind, summary, violations, seconds: (performance.now() - start) / 1000 };
+    const effects: Record<string, number> = {};
+    for (const e of w.effects) effects[e.kind] = (effects[e.kind] ?? 0) + 1;
+    return { family, seed, kind, summary, violations, effects, seconds: (performance.now() - start) / 1000 };
   } catch (err) {
     // The harness itself failed (not a handler: handlers' throws are kept by the world): report it, never hide it.
-    return { family, seed, kind, summary, violations: [{ invariant: 'harness-error', message: (err as Error)?.stack ?? String(err) }], seconds: (performance.now() - start) / 1000 };
+    return { family, seed, kind, summary, violations: [{ invariant: 'harness-error', message: (err as Error)?.stack ?? String(err) }], effects: {}, seconds: (performance.now() - start) / 1000 };
   } finally {
     await w.stop();
   }

@@ -111,6 +111,12 @@ export interface Truth {
   nodes: TrueNode[];
   /** Epoch ms before which no pod of the claim's node may be deleted with too short a grace, by claim (absent = never). */
   legitDeadline: Map<string, number>;
+  /**
+   * Claims whose node may legitimately be drained in this trial: the claim past its expiry, and
+   * those a forged input names that nodefleet rightly obeys (a notice EC2 bears out, a
+   * StartExecution for one of this cluster's claims).
+   */
+  mayDisrupt: Set<string>;
   pendingPods: string[];
   pools: NodePool[];
   /** A claim whose node has joined but is not registered yet (its instance running, its Node tainted unregistered), if the world has one. */
@@ -501,6 +507,17 @@ export function pendingPod(name: string, cpu: string): Pod {
   return p;
 }
 
+/**
+ * A 32-bit hash of `n` (murmur3's finalizer): trial seeds are consecutive, and a generator seeded
+ * with nearby integers draws nearly the same first numbers, so every seed is mixed first.
+ */
+export function mixSeed(n: number, salt = 0): number {
+  let h = (n ^ salt) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) | 0;
+}
+
 /** The hex instance id of the n-th nodefleet instance of the world. */
 function instanceIdOf(n: number): string {
   return `i-0a${n.toString(16).padStart(15, '0')}`;
@@ -508,7 +525,7 @@ function instanceIdOf(n: number): string {
 
 /** Builds the honest world of `seed`. */
 export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
-  const rng = new Rng(o.seed ^ 0xa77ac);
+  const rng = new Rng(mixSeed(o.seed, 0xa77ac));
   const w = fakeWorld({ start: Start, cloud: { terminateState: 'shutting-down' }, kube: { podTermination: 'graceful' } });
   const t0 = w.clock.nowMs();
   const malformed: string[] = [];
@@ -521,8 +538,8 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
   const pools = [nodePool('od', rng), nodePool('spot', rng)];
   const nc = nodeClass();
   w.kube.setNodePools(pools).setNodeClasses([nc]);
-  const draw = new Rng(o.seed ^ 0x5eed);
-  const truth: Truth = { t0, nodes: [], legitDeadline: new Map(), pendingPods: [], pools };
+  const draw = new Rng(mixSeed(o.seed, 0x5eed));
+  const truth: Truth = { t0, nodes: [], legitDeadline: new Map(), mayDisrupt: new Set(), pendingPods: [], pools };
   const world = new AttackWorld(w, store, truth, rng, () => draw.int(0, 0x7fffffff) / 0x80000000, malformed, o.store === 'dynamo' ? partition : undefined);
 
   const nodes: Node[] = [];
@@ -596,6 +613,7 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
     await store.create(claim);
     // A claim past its expiry is terminated by the honest world itself: its cutoff may come tgp after t0, not before.
     if (expired && tgp !== undefined) truth.legitDeadline.set(claimName, t0 + tgp * 1000);
+    if (expired) truth.mayDisrupt.add(claimName);
     const tn: TrueNode = { claim: claimName, nodeName, instanceId, providerId, nodePool: pool.metadata.name, capacityType, zone, instanceType: t.type, pods: [] };
     const add = (p: Pod) => {
       pods.push(p);
