@@ -734,7 +734,9 @@ const commands: Family = {
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
-    const v = d.pick(w.truth.nodes);
+    // Half the time, the node the honest world is terminating (its claim expired), if any: a command must not meddle with it.
+    const terminating = w.truth.nodes.filter((n) => w.truth.mayDisrupt.has(n.claim));
+    const v = terminating.length && d.chance(0.5) ? d.pick(terminating) : d.pick(w.truth.nodes);
     const other = d.pick(w.truth.nodes.filter((n) => n !== v));
     const candidate = (n: { nodeName: string; claim: string; nodePool: string; instanceType: string; zone: string; capacityType: string; instanceId?: string; providerId?: string }, pods: string[] = []) => ({
       nodeName: n.nodeName,
@@ -815,12 +817,14 @@ const commands: Family = {
       validateAfter: d.pick([iso(t0 - 1000), iso(t0), '2000-01-01T00:00:00Z']),
       ...('method' in extra ? { method: extra.method } : {}),
     };
+    const delay = d.pick([0, 0, 30, 90]);
     const input = { command, ...('replacementClaims' in extra ? { replacementClaims: extra.replacementClaims } : {}), ...('abandon' in extra ? { abandon: true } : {}) };
     return {
       family: 'commands',
       kind,
-      summary: `disruption loop input ${reason}/${command.method}/${decision} for ${cands.map((c) => `${c.nodeName}=${c.nodeClaim}`).join(', ')}${'replacementClaims' in extra ? ` with replacementClaims ${short(extra.replacementClaims)}` : ''}${'abandon' in extra ? ' abandon' : ''}`,
-      apply: async (x) => void x.startDisruption(input),
+      summary: `at t0+${delay}s, disruption loop input ${reason}/${command.method}/${decision} for ${cands.map((c) => `${c.nodeName}=${c.nodeClaim}`).join(', ')}${'replacementClaims' in extra ? ` with replacementClaims ${short(extra.replacementClaims)}` : ''}${'abandon' in extra ? ' abandon' : ''}`,
+      // At t0 or once the honest world's own disruption is under way.
+      apply: async (x) => x.scheduler.at(x.truth.t0 + delay * 1000, async () => void x.startDisruption(input)),
     };
   },
 };

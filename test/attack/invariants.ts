@@ -17,6 +17,8 @@
  *   not before, with no running execution working on it;
  * - future-pod-event: a claim's last pod event recorded later than the clock (consolidation held off for ever);
  * - claim-bound-elsewhere: a claim registered to a node that is not its instance's;
+ * - untainted-while-terminating: the karpenter.sh/disrupted taint taken off a node whose claim is
+ *   being terminated (new pods would land on a node being drained);
  * - disrupted-on-forged-input: in a world where no voluntary disruption is due (every NodePool's
  *   consolidateAfter 1h, claims current, nothing drifted), a claim's node is cordoned, tainted,
  *   drained or terminated though neither its expiry nor an input nodefleet rightly obeys asked
@@ -108,6 +110,7 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
       }
       case 'patchNode':
         if (e.nodeName === ManagedNodeName) add('foreign-touched', `managed node group node ${e.nodeName} patched at ${at(w, e.atMs)}: ${JSON.stringify(e.patch)}`);
+        if (e.untaintsTerminating) add('untainted-while-terminating', `node ${e.nodeName} (nodeclaim ${claimOfNode(w, e.nodeName)}, Terminating) lost its karpenter.sh/disrupted taint at ${at(w, e.atMs)}`);
         break;
       case 'create': {
         const claim = await w.store.get(e.nodeClaim);

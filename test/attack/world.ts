@@ -81,7 +81,7 @@ export type Effect =
   | { kind: 'deleteNode'; atMs: number; nodeName: string; podsLeft: string[] }
   | { kind: 'deletePod'; atMs: number; pod: string; nodeName?: string; graceSeconds: number; pdb: boolean; doNotDisrupt: boolean }
   | { kind: 'evict'; atMs: number; pod: string; nodeName?: string; result: string; pdb: boolean; doNotDisrupt: boolean }
-  | { kind: 'patchNode'; atMs: number; nodeName: string; patch: unknown }
+  | { kind: 'patchNode'; atMs: number; nodeName: string; patch: unknown; untaintsTerminating?: boolean }
   | { kind: 'create'; atMs: number; nodeClaim: string; instanceId: string; cpu: number; pods: { pod: string; live: 'pending' | 'on-deleting-node' | 'not-needed'; cpu: number }[]; instanceTypes: string[] };
 
 /** An error a handler or a state machine task threw. */
@@ -470,7 +470,12 @@ export class AttackWorld {
     };
     const patchNode = kube.patchNode.bind(kube);
     kube.patchNode = async (name, patch) => {
-      this.effects.push({ kind: 'patchNode', atMs: clock.nowMs(), nodeName: name, patch });
+      // Whether this takes karpenter.sh/disrupted off a node whose claim is being terminated.
+      const had = !!kube.peekNode(name)?.spec?.taints?.some((t) => t.key === 'karpenter.sh/disrupted');
+      const drops = had && patch.taints !== undefined && !patch.taints.some((t) => t.key === 'karpenter.sh/disrupted');
+      const claim = this.truth.nodes.find((n) => n.nodeName === name)?.claim;
+      const untaintsTerminating = drops && claim !== undefined && (await this.store.get(claim))?.phase === 'Terminating';
+      this.effects.push({ kind: 'patchNode', atMs: clock.nowMs(), nodeName: name, patch, ...(untaintsTerminating ? { untaintsTerminating } : {}) });
       return patchNode(name, patch);
     };
   }
