@@ -106,25 +106,33 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
   return { status: 'waiting-for-replacements', command: cmd, replacementClaims: names, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };
 }
 
-async function abandon(deps: Deps, cmd: DisruptionCommand, reason: string): Promise<DisruptionOutput> {
-  deps.log.warn('abandoning disruption command', { id: cmd.id, reason });
-  await setDisruptedTaint(deps, cmd.candidates, false);
-  await releaseSlots(deps, cmd.candidates);
-  return { status: 'invalidated', command: cmd, reason, terminationsStarted: [] };
-}
-
 /**
- * After a failed loop step (Abandon state): the candidates whose termination has not started
- * (claim not Terminating/Terminated) are untainted and their slots released; a candidate whose
- * termination started is left to it (the execution releases its slot in Finalize).
+ * The candidates whose termination has not started (claim not Terminating/Terminated): what an
+ * abandoned command may untaint and release. A candidate whose termination started is left to it
+ * (the execution keeps its taint and releases its slot in Finalize), whatever the command says —
+ * the command is a state-machine input, and a forged one must not untaint a node being drained.
  */
-async function abandonAfterFailure(deps: Deps, cmd: DisruptionCommand): Promise<DisruptionOutput> {
+async function notTerminating(deps: Pick<Deps, 'store'>, candidates: DisruptionCommand['candidates']): Promise<DisruptionCommand['candidates']> {
   const free: DisruptionCommand['candidates'] = [];
-  for (const c of cmd.candidates) {
+  for (const c of candidates) {
     const claim = await deps.store.get(c.nodeClaim);
     if (claim?.phase === 'Terminating' || claim?.phase === 'Terminated') continue;
     free.push(c);
   }
+  return free;
+}
+
+async function abandon(deps: Deps, cmd: DisruptionCommand, reason: string): Promise<DisruptionOutput> {
+  deps.log.warn('abandoning disruption command', { id: cmd.id, reason });
+  const free = await notTerminating(deps, cmd.candidates);
+  await setDisruptedTaint(deps, free, false);
+  await releaseSlots(deps, free);
+  return { status: 'invalidated', command: cmd, reason, terminationsStarted: [] };
+}
+
+/** After a failed loop step (Abandon state): the candidates not terminating are untainted and their slots released ({@link notTerminating}). */
+async function abandonAfterFailure(deps: Deps, cmd: DisruptionCommand): Promise<DisruptionOutput> {
+  const free = await notTerminating(deps, cmd.candidates);
   deps.log.warn('abandoning disruption command after a failed step', { id: cmd.id, released: free.map((c) => c.nodeName) });
   await setDisruptedTaint(deps, free, false);
   await releaseSlots(deps, free);

@@ -43,6 +43,9 @@ export interface LocalStepFunctionsOptions {
   task?: (machine: string, state: string, call: () => Promise<unknown>) => Promise<unknown>;
 }
 
+/** Definitions (as registered, JSON text) this process has validated. */
+const validatedDefinitions = new Set<string>();
+
 interface Registered {
   name: string;
   arn: string;
@@ -123,8 +126,13 @@ export class LocalStepFunctions {
       }
     }
     if (unbound.length) throw new Error(`state machine ${name}: no local function for Task state(s) ${unbound.join(', ')}`);
-    // Constructing validates the definition (throws on an invalid one).
-    new StateMachine(parsed, { validationOptions: { checkPaths: true, checkArn: true } });
+    // Constructing validates the definition (throws on an invalid one); about 0.5 s, so a
+    // definition already validated in this process (the same text) is not validated again.
+    const text = JSON.stringify(parsed);
+    if (!validatedDefinitions.has(text)) {
+      new StateMachine(parsed, { validationOptions: { checkPaths: true, checkArn: true } });
+      validatedDefinitions.add(text);
+    }
     this.machines.set(name, { name, arn, definition: parsed, tasks: boundTasks, waits, types });
     return arn;
   }

@@ -54,7 +54,7 @@ export function nodeDisagreement(claim: NodeClaim, node: Node): string | undefin
  * the claim's NodePool and the claim, as launches set them (shared/aws/ec2.ts launchTags).
  * `cluster` is this stack's cluster (the claim's own when not given: the store holds one cluster's claims).
  */
-export function instanceDisagreement(claim: NodeClaim, instance: CloudInstance, cluster: string = claim.cluster): string | undefined {
+export function instanceDisagreement(claim: Pick<NodeClaim, 'name' | 'cluster' | 'nodePool'>, instance: Pick<CloudInstance, 'instanceId' | 'tags'>, cluster: string = claim.cluster): string | undefined {
   const want: [string, string][] = [
     [TagNodefleetCluster, cluster],
     [NodePoolTagKey, claim.nodePool],

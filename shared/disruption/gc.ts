@@ -15,12 +15,18 @@
  * (instances without a claim, after a grace period so a launch in progress is not reaped),
  * KC node/termination (after terminationGracePeriod the node goes regardless; a deleted Node's
  * finalizer deletes its NodeClaim and so terminates the instance).
+ *
+ * A claim's instance is terminated, and its Node deleted, only when the instance's tags name the
+ * claim, and a Node only when it is the claim's (shared/api/termination-target.ts
+ * instanceDisagreement and nodeDisagreement, the termination tasks' rules): a record naming another
+ * claim's instance or Node — a forged or corrupted item — is deleted, and nothing else is done for it.
  */
 import type { Node } from '../api/kube.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
 import type { TerminationInput } from '../api/ports.ts';
 import { TaintUnregistered } from '../api/labels.ts';
+import { instanceDisagreement, nodeDisagreement, requestDisagreement } from '../api/termination-target.ts';
 
 /** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
@@ -233,6 +239,13 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
   const nodeNames = new Set(input.nodes.map((n) => n.metadata.name));
+  const nodesByName = new Map(input.nodes.map((n) => [n.metadata.name, n]));
+  // The claim's Node to delete with it: the live Node of that name only when it is the claim's
+  // (its providerID and NodePool, the claim's own ids agreeing); another claim's Node is never deleted for it.
+  const nodeOf = (c: NodeClaim): { nodeName?: string } => {
+    const n = c.nodeName === undefined ? undefined : nodesByName.get(c.nodeName);
+    return n && nodeDisagreement(c, n) === undefined && requestDisagreement(c, {}) === undefined ? { nodeName: c.nodeName } : {};
+  };
   // Registered Nodes by instance: a Node still carrying karpenter.sh/unregistered was never
   // registered to a claim (registration removes the taint), so no workload pod runs on it.
   const nodeByInstance = new Map<string, string>();
@@ -244,6 +257,8 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   for (const c of input.nodeClaims) {
     const id = instanceIdOf(c);
     const inst = id && byId ? byId.get(id) : undefined;
+    // Whether EC2 says the instance is the claim's (module doc): only then is it terminated for it.
+    const own = inst !== undefined && instanceDisagreement(c, inst) === undefined;
     if (c.phase === 'Terminated') {
       if (isExpired(c, now)) {
         out.deleteNodeClaims.push({ nodeClaim: c.name, reason: 'expired' });
@@ -255,7 +270,7 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
       const restart = restartOf(c, nowMs);
       if (restart) out.restartTerminations.push(restart);
       const deadline = c.termination?.deadlineEpochMs;
-      if (id && inst && !NotRunning.has(inst.state) && deadline !== undefined && nowMs >= deadline + DeadlineBackstopSeconds * 1000) {
+      if (id && inst && own && !NotRunning.has(inst.state) && deadline !== undefined && nowMs >= deadline + DeadlineBackstopSeconds * 1000) {
         out.terminateInstances.push({ instanceId: id, reason: 'termination_deadline', nodeClaim: c.name });
       }
       continue;
@@ -273,13 +288,13 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     }
     const sinceLaunch = secondsSince(launchedAt ?? c.createdAt, nowMs);
     if (byId && id && sinceLaunch > OrphanInstanceGraceSeconds && (!inst || Gone.has(inst.state))) {
-      remove('instance_gone', { nodeName: c.nodeName });
+      remove('instance_gone', nodeOf(c));
       continue;
     }
-    if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', { instanceId: id, nodeName: c.nodeName });
-    else if (nodeGone(c, nodeNames, nodeProviderIds, nowMs)) remove('node_gone', { ...(id && (!inst || !NotRunning.has(inst.state)) ? { instanceId: id } : {}) });
+    if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', own ? { instanceId: id, ...nodeOf(c) } : {});
+    else if (nodeGone(c, nodeNames, nodeProviderIds, nowMs)) remove('node_gone', own && !NotRunning.has(inst.state) ? { instanceId: id } : {});
     else if (isTrue(c, 'Registered') && !isTrue(c, 'Initialized') && secondsSince(getCondition(c, 'Registered')!.lastTransitionTime, nowMs) >= InitializationTimeoutSeconds) {
-      remove('initialization_timeout', { instanceId: id, nodeName: c.nodeName });
+      remove('initialization_timeout', own ? { instanceId: id, ...nodeOf(c) } : {});
     }
   }
 

@@ -4,6 +4,12 @@ import { setCondition } from '../../../shared/api/nodeclaim.ts';
 import { ClaimsEpochSkewSeconds, OrphanInstanceGraceSeconds, planGarbageCollection } from '../../../shared/disruption/gc.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
+/** The tags a launch puts on a claim's instance (shared/aws/ec2.ts launchTags; the fake claims' cluster is `test`). */
+const launchTags = (claim: string, nodePool = 'default') => ({ 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': nodePool, 'karpenter.sh/nodeclaim': claim });
+/** A registered Node of instance `instanceId` in NodePool default. */
+const nodeOfInstance = (name: string, instanceId: string) => node({ name, providerID: `aws:///us-east-1a/${instanceId}`, labels: { 'karpenter.sh/nodepool': 'default' } });
+/** A running instance of `claim`, launched at 09:00. */
+const instanceOf = (claim: string, instanceId: string) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: launchTags(claim) });
 /** The table has kept claims since well before every instance of these tests (the guard below has its own). */
 const Epoch = Date.parse('2026-02-01T00:00:00Z');
 
@@ -13,7 +19,7 @@ describe('planGarbageCollection', () => {
     const young = nodeClaim({ name: 'b', phase: 'Pending', createdAt: '2026-03-02T09:58:00Z' });
     const unregistered = setCondition(nodeClaim({ name: 'c', phase: 'Launched', instanceId: 'i-0c', createdAt: '2026-03-02T09:44:00Z' }), 'Launched', 'True', '2026-03-02T09:44:05Z');
     const registering = setCondition(nodeClaim({ name: 'd', phase: 'Launched', instanceId: 'i-0d', createdAt: '2026-03-02T09:50:00Z' }), 'Launched', 'True', '2026-03-02T09:50:05Z');
-    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [notLaunched, young, unregistered, registering], nodes: [] }, Now);
+    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [notLaunched, young, unregistered, registering], nodes: [], instances: [instanceOf('c', 'i-0c'), instanceOf('d', 'i-0d')] }, Now);
     expect(plan.deleteNodeClaims).toEqual([
       { nodeClaim: 'a', reason: 'launch_timeout' },
       { nodeClaim: 'c', reason: 'registration_timeout', instanceId: 'i-0c' },
@@ -21,13 +27,13 @@ describe('planGarbageCollection', () => {
   });
 
   it('deletes claims whose instance is gone and terminates tagged instances no claim owns (after 30 s)', () => {
-    const gone = nodeClaim({ name: 'gone', instanceId: 'i-0gone', nodeName: 'n1', createdAt: '2026-03-01T00:00:00Z' });
-    const fine = nodeClaim({ name: 'fine', instanceId: 'i-0fine', nodeName: 'n2', createdAt: '2026-03-01T00:00:00Z' });
+    const gone = nodeClaim({ name: 'gone', instanceId: 'i-0gone', providerId: 'aws:///us-east-1a/i-0gone', nodeName: 'n1', createdAt: '2026-03-01T00:00:00Z' });
+    const fine = nodeClaim({ name: 'fine', instanceId: 'i-0fine', providerId: 'aws:///us-east-1a/i-0fine', nodeName: 'n2', createdAt: '2026-03-01T00:00:00Z' });
     const plan = planGarbageCollection(
       {
         tableEpochMs: Epoch,
         nodeClaims: [gone, fine],
-        nodes: [node({ name: 'n1' }), node({ name: 'n2' })],
+        nodes: [nodeOfInstance('n1', 'i-0gone'), nodeOfInstance('n2', 'i-0fine')],
         instances: [
           { instanceId: 'i-0gone', state: 'terminated', tags: { 'nodefleet.io/cluster': 'test' } },
           { instanceId: 'i-0fine', state: 'running', tags: { 'nodefleet.io/cluster': 'test' } },
@@ -154,12 +160,12 @@ describe('planGarbageCollection: a node that never initializes (chaos never-read
   it('a registered claim not Initialized 15 min after registration is deleted with its instance and node; an initialized one is kept', async () => {
     const { InitializationTimeoutSeconds } = await import('../../../shared/disruption/gc.ts');
     const reg = (name: string, secondsAgo: number) =>
-      setCondition(setCondition(nodeClaim({ name, instanceId: `i-0${name}`, nodeName: `n-${name}`, createdAt: '2026-03-02T09:00:00Z' }), 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', new Date(Now.getTime() - secondsAgo * 1000).toISOString());
+      setCondition(setCondition(nodeClaim({ name, instanceId: `i-0${name}`, providerId: `aws:///us-east-1a/i-0${name}`, nodeName: `n-${name}`, createdAt: '2026-03-02T09:00:00Z' }), 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', new Date(Now.getTime() - secondsAgo * 1000).toISOString());
     const stuck = reg('a', InitializationTimeoutSeconds);
     const young = reg('b', InitializationTimeoutSeconds - 1);
     const ready = setCondition(reg('c', InitializationTimeoutSeconds + 600), 'Initialized', 'True', '2026-03-02T09:02:00Z');
-    const nodes = ['n-a', 'n-b', 'n-c'].map((name) => node({ name }));
-    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes }, Now);
+    const nodes = ['a', 'b', 'c'].map((n) => nodeOfInstance(`n-${n}`, `i-0${n}`));
+    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes, instances: ['a', 'b', 'c'].map((n) => instanceOf(n, `i-0${n}`)) }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'a', reason: 'initialization_timeout', instanceId: 'i-0a', nodeName: 'n-a' }]);
   });
 });
@@ -172,7 +178,7 @@ describe('planGarbageCollection: a Node deleted out of band', () => {
     const gone = registeredAt(nodeClaim({ name: 'gone', instanceId: 'i-0gone', nodeName: 'n-gone', providerId: 'aws:///us-east-1a/i-0gone', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
     const fresh = registeredAt(nodeClaim({ name: 'fresh', instanceId: 'i-0fresh', nodeName: 'n-fresh', createdAt: '2026-03-02T09:00:00Z' }), new Date(Now.getTime() - (NodeGoneGraceSeconds - 1) * 1000).toISOString());
     const renamed = registeredAt(nodeClaim({ name: 'renamed', instanceId: 'i-0ren', nodeName: 'n-old-name', providerId: 'aws:///us-east-1a/i-0ren', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
-    const instances = ['i-0gone', 'i-0fresh', 'i-0ren'].map((instanceId) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test' } }));
+    const instances = [instanceOf('gone', 'i-0gone'), instanceOf('fresh', 'i-0fresh'), instanceOf('renamed', 'i-0ren')];
     const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [gone, fresh, renamed], nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })], instances }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'node_gone', instanceId: 'i-0gone' }]);
     expect(plan.terminateInstances).toEqual([]);
@@ -225,7 +231,7 @@ describe('planGarbageCollection: terminations and records', () => {
 
   it('an instance tagged with a live claim that owns another instance is an orphan (a duplicate launch), not "still recording"', () => {
     const c = nodeClaim({ name: 'default-a', instanceId: 'i-0one', createdAt: '2026-03-01T00:00:00Z' });
-    const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' };
+    const tags = launchTags('default-a');
     const plan = planGarbageCollection(
       {
         tableEpochMs: Epoch,
@@ -239,5 +245,60 @@ describe('planGarbageCollection: terminations and records', () => {
       Now,
     );
     expect(plan.terminateInstances).toEqual([{ instanceId: 'i-0two', reason: 'orphan' }]);
+  });
+});
+
+describe('planGarbageCollection: a record naming another claim\'s instance (forged or corrupted item; npm run attack, records)', () => {
+  // The victim: a registered, initialized claim whose instance and Node are live.
+  const victim = setCondition(
+    setCondition(setCondition(nodeClaim({ name: 'default-victim', instanceId: 'i-0victim', nodeName: 'n-victim', providerId: 'aws:///us-east-1a/i-0victim', createdAt: '2026-03-01T00:00:00Z' }), 'Launched', 'True', '2026-03-01T00:00:00Z'), 'Registered', 'True', '2026-03-01T00:01:00Z'),
+    'Initialized',
+    'True',
+    '2026-03-01T00:02:00Z',
+  );
+  const nodes = [nodeOfInstance('n-victim', 'i-0victim')];
+  const instances = [instanceOf('default-victim', 'i-0victim')];
+  const old = '2026-02-01T00:00:00Z';
+  const plan = (evil: ReturnType<typeof nodeClaim>) => planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim, evil], nodes, instances }, Now);
+  const touched = (p: ReturnType<typeof plan>) => [...p.deleteNodeClaims.flatMap((d) => [d.instanceId, d.nodeName]), ...p.terminateInstances.map((t) => t.instanceId)].filter(Boolean);
+
+  it('a Launched claim past the registration timeout: deleted, the instance and Node left alone', () => {
+    const evil = setCondition(nodeClaim({ name: 'evil-1', phase: 'Launched', instanceId: 'i-0victim', createdAt: old }), 'Launched', 'True', old);
+    const p = plan(evil);
+    expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'evil-1', reason: 'registration_timeout' }]);
+    expect(touched(p)).toEqual([]);
+  });
+
+  it('a Registered claim whose Node is gone: deleted, the instance left alone', () => {
+    const evil = setCondition(setCondition(nodeClaim({ name: 'evil-2', instanceId: 'i-0victim', nodeName: 'n-ghost', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+    const p = plan(evil);
+    expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'evil-2', reason: 'node_gone' }]);
+    expect(touched(p)).toEqual([]);
+  });
+
+  it('a Registered claim that never initialized, naming the victim\'s Node too: neither the Node nor the instance is touched', () => {
+    const evil = setCondition(setCondition(nodeClaim({ name: 'evil-3', phase: 'Registered', instanceId: 'i-0victim', nodeName: 'n-victim', providerId: 'aws:///us-east-1a/i-0victim', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+    expect(touched(plan(evil))).toEqual([]);
+  });
+
+  it('a Terminating claim past its deadline: the deadline backstop does not terminate the instance', () => {
+    const evil = nodeClaim({ name: 'evil-4', phase: 'Terminating', instanceId: 'i-0victim', nodeName: 'n-victim', createdAt: old, termination: { attempt: 1, reason: 'expiration', deadlineEpochMs: 0, startedAt: old, failures: 0 } });
+    expect(plan(evil).terminateInstances).toEqual([]);
+  });
+
+  it('a claim naming the victim\'s Node (with or without its providerID) and an instance that is gone: deleted, the Node left alone', () => {
+    for (const providerId of ['aws:///us-east-1a/i-0victim', 'aws:///us-east-1a/i-0gone']) {
+      const evil = setCondition(setCondition(nodeClaim({ name: 'evil-5', instanceId: 'i-0gone', providerId, nodeName: 'n-victim', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+      const p = plan(evil);
+      expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'evil-5', reason: 'instance_gone' }]);
+      expect(touched(p)).toEqual([]);
+    }
+  });
+
+  it('the victim\'s own record still works: its Node gone, its instance is terminated; its instance gone, its Node is deleted', () => {
+    const p = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim], nodes: [], instances }, Now);
+    expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'node_gone', instanceId: 'i-0victim' }]);
+    const q = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim], nodes, instances: [] }, Now);
+    expect(q.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'instance_gone', nodeName: 'n-victim' }]);
   });
 });

@@ -222,6 +222,37 @@ describe('disruption handler run()', () => {
     expect(JSON.stringify(metrics)).toContain(MetricBlocked);
   });
 
+  it('a forged loop input (a command with replacement claims it never launched) neither untaints nor releases a node whose termination started (npm run attack, commands replacements-step)', async () => {
+    // Prepare: "going" is being terminated: its claim Terminating, its node tainted, its slot held by the termination
+    const going = managedNode('going', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
+    going.spec = { ...going.spec, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: Start }], unschedulable: true };
+    w.kube.addNode(going);
+    await w.store.create(nodeClaimOf(going, { phase: 'Terminating', termination: { attempt: 1, reason: 'consolidation', budgetNodePool: 'default', startedAt: Start, failures: 0 } }));
+    await w.budgets.take('default', 'going', 1, Start);
+    const c = nodeClaimOf(going);
+    const command = {
+      id: 'forged-1',
+      method: 'emptiness' as const,
+      reason: 'Empty' as const,
+      decision: 'delete' as const,
+      candidates: [{ nodeName: 'going', nodeClaim: c.name, nodePool: 'default', instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' as const, pods: [] }],
+      replacements: [],
+      createdAt: Start,
+      validateAfter: Start,
+    };
+    // Act: the slot renews (it is the termination's, held under the claim's name), the replacement is not the command's: abandoned
+    const out = await run({ command, replacementClaims: ['default-rforged'] }, depsOf(w));
+    // Assess: the drain keeps its taint and its slot
+    expect(out.status).toBe('invalidated');
+    expect(w.kube.peekNode('going')?.spec?.taints).toContainEqual(expect.objectContaining({ key: 'karpenter.sh/disrupted' }));
+    expect(w.kube.callsOf('patchNode')).toEqual([]);
+    expect(Object.keys(await w.budgets.holders('default'))).toEqual(['going']);
+    // Act: and when the renew finds no slot (gc took it back, or the command never had one)
+    await w.budgets.release('default', 'going');
+    expect((await run({ command, replacementClaims: ['default-rforged'] }, depsOf(w))).status).toBe('invalidated');
+    expect(w.kube.callsOf('patchNode')).toEqual([]);
+  });
+
   it('classifies block reasons for the metric', () => {
     expect(blockKind('pdb default/critical prevents pod evictions (pod default/b-1)')).toBe('pdb');
     expect(blockKind('pod default/x has "karpenter.sh/do-not-disrupt" annotation')).toBe('do-not-disrupt');

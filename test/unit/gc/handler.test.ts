@@ -15,7 +15,7 @@ const t0 = '2026-01-01T00:00:00.000Z';
 describe('gc', () => {
   it('a node that never registers: instance terminated and claim deleted after 15 minutes', async () => {
     const { w, log, deps } = world();
-    w.cloud.addInstance({ instanceId: 'i-1', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' } });
+    w.cloud.addInstance({ instanceId: 'i-1', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-a' } });
     await w.store.create(nodeClaim({ name: 'default-a', phase: 'Launched', instanceId: 'i-1', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }] }));
     w.clock.advanceSeconds(RegistrationTimeoutSeconds - 1);
     expect((await run({}, deps)).deleted).toEqual([]);
@@ -40,7 +40,7 @@ describe('gc', () => {
     // Its claim was written (recording the table's claims epoch), then lost.
     await w.store.create(nodeClaim({ name: 'gone-x', createdAt: t0 }));
     await w.store.delete('gone-x');
-    w.cloud.addInstance({ instanceId: 'i-old', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'gone-x' } });
+    w.cloud.addInstance({ instanceId: 'i-old', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'gone-x' } });
     w.clock.advanceSeconds(31);
     w.cloud.addInstance({ instanceId: 'i-new', launchTime: w.clock.nowIso(), tags: { 'nodefleet.io/cluster': 'test' } });
     const r = await run({}, deps);
@@ -51,8 +51,8 @@ describe('gc', () => {
   it('a claim whose instance was terminated outside nodefleet is cleaned up with its node', async () => {
     const { w, deps } = world();
     w.cloud.addInstance({ instanceId: 'i-2', launchTime: t0, state: 'terminated' });
-    await w.store.create(nodeClaim({ name: 'default-c', instanceId: 'i-2', nodeName: 'n-2', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
-    w.kube.addNode({ metadata: { name: 'n-2' } });
+    await w.store.create(nodeClaim({ name: 'default-c', instanceId: 'i-2', providerId: 'aws:///us-east-1a/i-2', nodeName: 'n-2', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    w.kube.addNode({ metadata: { name: 'n-2', labels: { 'karpenter.sh/nodepool': 'default' } }, spec: { providerID: 'aws:///us-east-1a/i-2' } });
     w.clock.advanceSeconds(60);
     const r = await run({}, deps);
     expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_gone' }]);
@@ -103,7 +103,7 @@ describe('gc: a Node deleted out of band (chaos seeds 2, 3: instance-without-nod
     // Prepare
     const { w, log, deps } = world();
     const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
-    w.cloud.addInstance({ instanceId: 'i-n', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-n' } });
+    w.cloud.addInstance({ instanceId: 'i-n', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-n' } });
     await w.store.create(nodeClaim({ name: 'default-n', instanceId: 'i-n', nodeName: 'n-deleted', createdAt: t0, conditions: [...registered] }));
     w.clock.advanceSeconds(120);
     // Act
@@ -124,7 +124,7 @@ describe('gc: restarting a failed termination', () => {
     await w.store.create(
       nodeClaim({ name: 'default-t', phase: 'Terminating', instanceId: 'i-t', nodeName: 'n-t', createdAt: t0, termination: { attempt: 1, reason: 'drift', startedAt: t0, heartbeatAt: t0, failures: 1, ended } }),
     );
-    w.cloud.addInstance({ instanceId: 'i-t', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-t' } });
+    w.cloud.addInstance({ instanceId: 'i-t', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-t' } });
     w.kube.addNode({ metadata: { name: 'n-t' } });
     w.clock.advanceSeconds(61);
     w.store.failNext('update', Object.assign(new Error('throttled'), { name: 'TransientError' }));
@@ -168,7 +168,7 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
       { type: 'Registered', status: 'True', lastTransitionTime: t0 },
       { type: 'Initialized', status: 'True', lastTransitionTime: t0 },
     ] as const;
-    const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-a' };
+    const tags = { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-a' };
     w.cloud.addInstance({ instanceId: 'i-one', launchTime: t0, tags });
     w.cloud.addInstance({ instanceId: 'i-two', launchTime: t0, tags });
     await w.store.create(nodeClaim({ name: 'default-a', instanceId: 'i-one', nodeName: 'n-a', createdAt: t0, conditions: [...registered] }));
@@ -188,7 +188,7 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
   it('an abandoned karpenter.sh/disrupted taint and its slot are released after the stated bound', async () => {
     const { w, deps } = world();
     const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
-    w.cloud.addInstance({ instanceId: 'i-s', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-s' } });
+    w.cloud.addInstance({ instanceId: 'i-s', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-s' } });
     await w.store.create(nodeClaim({ name: 'default-s', nodePool: 'default', instanceId: 'i-s', nodeName: 'n-s', createdAt: t0, conditions: [...registered] }));
     w.kube.addNode({ metadata: { name: 'n-s' }, spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: t0 }] } });
     expect(await w.budgets.take('default', 'default-s', 1, t0)).toBe(true);
@@ -208,8 +208,8 @@ describe('gc: disruption budget slots', () => {
   it('releases the slot of a finished claim and of a run whose lease ran out; keeps a live disruption (renewed) and a terminating one', async () => {
     const { w, log, deps } = world();
     const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
-    w.cloud.addInstance({ instanceId: 'i-a', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-abandoned' } });
-    w.cloud.addInstance({ instanceId: 'i-b', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodeclaim': 'default-draining' } });
+    w.cloud.addInstance({ instanceId: 'i-a', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-abandoned' } });
+    w.cloud.addInstance({ instanceId: 'i-b', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-draining' } });
     await w.store.create(nodeClaim({ name: 'default-abandoned', nodePool: 'default', instanceId: 'i-a', nodeName: 'n-a', createdAt: t0, conditions: [...registered] }));
     await w.store.create(nodeClaim({ name: 'default-draining', nodePool: 'default', instanceId: 'i-b', nodeName: 'n-b', createdAt: t0, conditions: [...registered] }));
     w.kube.addNode({ metadata: { name: 'n-a' } });
