@@ -423,10 +423,15 @@ export class LocalEnvironment {
     const sfnMod = await importPart('local step functions', 'infra/local/sfn.ts', this.missing);
     if (!runtime || !envMod) return;
     const env = envMod.parseRuntimeEnv(this.runtimeEnv());
+    // The environment's own reads (nodeClaims(): the chaos monitor, expectations, status) go to
+    // dynalite itself: injected throttling is for nodefleet's functions, and through the fault
+    // proxy a throttled read came back as "no NodeClaims" (chaos seed 27: a node being interrupted
+    // was then counted against the consolidation budget).
+    const ownEnv = envMod.parseRuntimeEnv({ ...this.runtimeEnv(), [Env.dynamodbEndpoint]: this.dynamo.endpoint });
 
-    const depsFor = (name: string, extra: Record<string, unknown> = {}): any => {
+    const depsFor = (name: string, extra: Record<string, unknown> = {}, runtimeEnv: unknown = env): any => {
       const identity = LocalIdentities[name as keyof typeof LocalIdentities];
-      const base = runtime.buildDeps(env, {
+      const base = runtime.buildDeps(runtimeEnv, {
         functionName: name,
         // Unknown to the local endpoint (AuthFailure on any EC2 call) unless it is a function's.
         credentials: { accessKeyId: accessKeyOf(identity ?? name), secretAccessKey: 'local' },
@@ -444,7 +449,7 @@ export class LocalEnvironment {
       return base;
     };
 
-    const own = depsFor('environment');
+    const own = depsFor('environment', {}, ownEnv);
     this.store = own.store;
     this.views = own.views;
 
