@@ -103,8 +103,8 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const snap = await loadSnapshot(deps, deps.env.region, now, await deps.catalogRefresher?.get(now.getTime()), { pending, claims });
   // Pending pods only: bound pods are never provisionable, and the picture holds 100 000 of them.
   // Then the pods of nodes being deleted, after the pending ones (as Karpenter orders them): their
-  // capacity launches while the node drains; a claim launched for them on an earlier pass is free
-  // room in the snapshot and takes them again (snapshot.ts deletingPods).
+  // capacity launches while the node drains; those a claim was launched for on an earlier pass
+  // sit on it in the snapshot and are not solved again (snapshot.ts deletingPods).
   const provisionable = [...provisionablePods(eventPods, { livePods: pending, assigned: snap.assigned }, { others: true }), ...snap.deletingPods];
   summary.provisionable = provisionable.length;
   if (provisionable.length === 0) {

@@ -69,9 +69,9 @@ export interface Snapshot {
   assigned: Map<string, string>;
   /**
    * The pods of nodes being deleted, to schedule like pending pods (shared/disruption/pods.ts
-   * deletingNodePods; copies without nodeName, left out of their node's pods). An in-flight claim
-   * launched for them holds no pod of theirs, so it is free room in `existingNodes` that absorbs
-   * them on the next pass rather than a second launch.
+   * deletingNodePods; copies without nodeName, left out of their node's pods), but for those an
+   * in-flight claim was launched for: those sit on that claim in `existingNodes` (while it
+   * nominates), as a pending pod assigned to it does.
    */
   deletingPods: Pod[];
 }
@@ -141,6 +141,12 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? [], allocatableByNode.get(n.metadata.name)));
 
   const assigned = new Map<string, string>();
+  // A deleting node's pod that an in-flight claim was launched for sits on that claim's room (like
+  // a pending pod assigned to it), and is not scheduled again. Left free, the room went to a
+  // pending pod solved first, the deleting pod got a second claim, and once re-created pending
+  // (a StatefulSet's) it was the reason for two launching claims (chaos seed 1055).
+  const deletingByKey = new Map(deletingPods.map((p) => [objectKey(p), p]));
+  const held = new Set<string>();
   const inFlight = claims.filter((c) => InFlightPhases.has(c.phase));
   for (const c of inFlight) {
     let target = c.nodeName ? existing.get(c.nodeName) : undefined;
@@ -153,6 +159,12 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     // (after initialization only within the nomination period).
     if (!nominates(c, now)) continue;
     for (const key of c.pods) {
+      const d = deletingByKey.get(key);
+      if (d && !held.has(key)) {
+        held.add(key);
+        target.pods = [...(target.pods ?? []), d];
+        continue;
+      }
       const p = liveByKey.get(key);
       if (!p || p.spec.nodeName) continue;
       assigned.set(key, c.name);
@@ -187,7 +199,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     nodeClassProblems: resolutions?.problems ?? new Map(),
     subnetZones: Object.fromEntries([...(resolutions?.resolved ?? [])].map(([name, r]) => [name, [...subnetCoverage(r.subnets).keys()].sort()])),
     assigned,
-    deletingPods,
+    deletingPods: held.size ? deletingPods.filter((p) => !held.has(objectKey(p))) : deletingPods,
   };
 }
 

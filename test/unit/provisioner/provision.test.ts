@@ -386,19 +386,37 @@ describe('provisioner: the pods of a node being deleted', () => {
     return world;
   }
 
-  it('are provisioned for before they are evicted, once: the claim launched for them takes them on the next pass', async () => {
+  it('are provisioned for before they are evicted, once: the claim launched for them holds them on the next pass', async () => {
     // Prepare
     const { w, deps } = deletingWorld();
     // Act: two full passes (an event without pods) over the same deleting node
     const first = await run(parseInput(unschedulableEvent([], 'e1')), deps);
     w.clock.advanceSeconds(5);
     const second = await run(parseInput(unschedulableEvent([], 'e2')), deps);
-    // Assess: one launch, for the Deployment pod only (not the DaemonSet's); the second pass places it on that claim
+    // Assess: one launch, for the Deployment pod only (not the DaemonSet's); on the second pass it sits on that claim
     expect(first.launched).toHaveLength(1);
     expect((await w.store.list())[0].pods).toEqual(['default/web']);
+    expect(second.provisionable).toBe(0);
     expect(second.created).toEqual([]);
-    expect(second.placedOnExisting).toBe(1);
     expect(w.cloud.callsOf('create')).toHaveLength(1);
+  });
+
+  it('keep the room of the claim launched for them: a pending pod solved first gets its own claim (chaos seed 1055)', async () => {
+    // Prepare: the claim a first pass launched for `web` (room for one 2-cpu pod), and a new
+    // pending pod as large (more memory: the solver takes it first)
+    const { w, deps } = deletingWorld();
+    await run(parseInput(unschedulableEvent([], 'e1')), deps);
+    w.clock.advanceSeconds(5);
+    const api = pod({ name: 'api', cpu: '2', memory: '2Gi', phase: 'Pending' });
+    api.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
+    w.kube.addPod(api);
+    // Act
+    const second = await run(parseInput(unschedulableEvent([api], 'e2')), deps);
+    // Assess: `api` gets the second claim; `web` is named by its first claim only
+    expect(second.created).toHaveLength(1);
+    const claims = await w.store.list();
+    expect(claims.find((c) => c.name === second.created[0])?.pods).toEqual(['default/api']);
+    expect(claims.filter((c) => c.pods.includes('default/web'))).toHaveLength(1);
   });
 
   it('a pod a fully blocking PodDisruptionBudget keeps on its node gets no capacity', async () => {
