@@ -10,7 +10,7 @@ import { objectKey } from '../../shared/api/kube.ts';
 import { nodeClassHash, nodePoolHash, NodePoolHashVersion } from '../../shared/api/hash.ts';
 import { AnnotationNodeClassHash, AnnotationNodePoolHash, AnnotationNodePoolHashVersion, LabelInstanceType, LabelNodePool } from '../../shared/api/labels.ts';
 import type { RequirementSpec } from '../../shared/api/requirements.ts';
-import { parseDurationSeconds } from '../../shared/disruption/duration.ts';
+import { parseDurationSeconds } from '../../shared/api/duration.ts';
 
 /** Per-resource minimum of the launch types' allocatable: what the claim can hold for sure before launch. */
 export function minAllocatable(c: NewNodeClaim): Resources {

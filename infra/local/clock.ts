@@ -9,6 +9,7 @@
  * the local API server) interleaves with them naturally.
  */
 import type { Clock } from '../../shared/api/ports.ts';
+import { parseGoDurationMs } from '../../shared/api/duration.ts';
 
 /** Shortest real timer delay (ms): below this Node's timer granularity makes no difference. */
 const MinRealDelayMs = 1;
@@ -296,22 +297,15 @@ function realPause(ms: number): Promise<void> {
 }
 
 /**
- * Parses a Go/Karpenter-style duration ("90s", "1m", "1h30m", "2m0s") or a number of seconds
- * into seconds.
+ * A scenario file's duration in seconds: a number of seconds, or a Go duration ("90s", "1m",
+ * "1h30m", "2m0s", "500ms"; shared/api/duration.ts parses it).
  * @throws RangeError for anything else.
  */
 export function parseDurationSeconds(d: string | number): number {
   if (typeof d === 'number') return d;
   const s = d.trim();
   if (/^[0-9]+(\.[0-9]+)?$/.test(s)) return Number(s);
-  const re = /([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g;
-  let total = 0;
-  let consumed = 0;
-  for (const m of s.matchAll(re)) {
-    const n = Number(m[1]);
-    total += m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : m[2] === 's' ? n : n / 1000;
-    consumed += m[0].length;
-  }
-  if (consumed !== s.length || consumed === 0) throw new RangeError(`"${d}" is not a duration (e.g. 90s, 1m, 1h30m)`);
-  return total;
+  const ms = parseGoDurationMs(s);
+  if (ms === undefined || ms < 0) throw new RangeError(`"${d}" is not a duration (e.g. 90s, 1m, 1h30m)`);
+  return ms / 1000;
 }

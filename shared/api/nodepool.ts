@@ -8,6 +8,7 @@
  * Objects are strict: an unknown field is an error, as the API server rejects it.
  */
 import { z } from 'zod';
+import { DurationOrNeverPattern, DurationPattern } from './duration.ts';
 
 /** Karpenter's defaults, in one place (KC pkg/apis/v1/nodepool.go kubebuilder defaults). */
 export const NodePoolDefaults = {
@@ -20,9 +21,8 @@ export const NodePoolDefaults = {
   rootVolumeGiB: 20,
 };
 
-export const DurationPattern = /^(([0-9]+(s|m|h))+)$/;
 const duration = z.string().regex(DurationPattern, 'must be a duration such as 30s, 10m or 720h');
-const durationOrNever = z.string().regex(/^(([0-9]+(s|m|h))+|Never)$/, 'must be a duration such as 30s, 10m, 720h, or Never');
+const durationOrNever = z.string().regex(DurationOrNeverPattern, 'must be a duration such as 30s, 10m, 720h, or Never');
 const quantity = z.union([z.string(), z.number()]);
 
 /** Qualified name `[prefix/]name` (the CRD pattern of requirement and taint keys, and of taint values). */

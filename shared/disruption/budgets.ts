@@ -16,7 +16,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { Budget, NodePool } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
 import { DefaultBudgetNodes } from './constants.ts';
-import { parseDurationSeconds } from './duration.ts';
+import { parseDurationSeconds } from '../api/duration.ts';
 import type { BudgetStatus, DisruptionReason } from './types.ts';
 
 /** Karpenter's cron macros (robfig/cron `ParseStandard`), spelled as 5-field expressions. */

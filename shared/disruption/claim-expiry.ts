@@ -1,7 +1,7 @@
 /** When a stored NodeClaim expires (its own record, never a Node's creationTimestamp). */
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import type { NodePool } from '../api/nodepool.ts';
-import { parseDurationSeconds } from './duration.ts';
+import { parseDurationSeconds } from '../api/duration.ts';
 
 /**
  * When a NodeClaim expires: its own `expireAt` (set at launch from the template's expireAfter),

@@ -13,7 +13,7 @@ export { Methods } from './methods.ts';
 export { isBudgetActive, budgetCap, budgetNodes, budgetStatus, counterLimit, normalizeSchedule } from './budgets.ts';
 export { driftReason, effectiveRequirements } from './drift-detection.ts';
 export { evictionCost, disruptionCost, lifetimeRemaining } from './cost.ts';
-export { parseDurationSeconds } from './duration.ts';
+export { parseDurationSeconds } from '../api/duration.ts';
 export { doNotDisruptUntilMs, isReschedulable, isDoNotDisruptActive, PdbLimits } from './pods.ts';
 export { hasGracefulExpiration } from './graceful-expiration.ts';
 export { claimExpireAt, isClaimExpired } from './expiration.ts';

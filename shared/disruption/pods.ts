@@ -10,7 +10,7 @@ import { AnnotationDoNotDisrupt, TaintDisrupted } from '../api/labels.ts';
 import { matchesSelector } from '../api/label-selector.ts';
 import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
-import { parseGoDurationMs } from './duration.ts';
+import { parseGoDurationMs } from '../api/duration.ts';
 
 /** `namespace/name`. */
 export function podKey(p: Pod): string {

@@ -16,7 +16,7 @@ import { nodeClassReadiness } from '../api/nodeclass-support.ts';
 import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../scheduling/existing-capacity.ts';
 import { isReschedulable, podKey } from './pods.ts';
-import { parseDurationSeconds } from './duration.ts';
+import { parseDurationSeconds } from '../api/duration.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
 

@@ -25,7 +25,7 @@ import type { InstanceType } from '../catalog/types.ts';
 import { budgetStatus, counterLimit } from './budgets.ts';
 import { disruptionCost } from './cost.ts';
 import { driftReason } from './drift-detection.ts';
-import { parseDurationSeconds } from './duration.ts';
+import { parseDurationSeconds } from '../api/duration.ts';
 import { claimExpireAt } from './claim-expiry.ts';
 import { isActive, isDoNotDisruptActive, isEvictable, isReschedulable, isTerminal, PdbLimits, podKey } from './pods.ts';
 import type { BlockedCandidate, BudgetStatus, Candidate, DisruptionReason, DisruptionSnapshot } from './types.ts';

@@ -1,9 +1,14 @@
 /**
  * Go-style durations as Karpenter's API writes them ("30s", "10m", "720h", "1h30m", "Never").
  */
-import { ValidationError } from '../api/errors.ts';
+import { ValidationError } from './errors.ts';
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** The pattern of Karpenter's API duration fields (its CRDs): "30s", "10m", "720h", "1h30m". */
+export const DurationPattern = /^([0-9]+(s|m|h))+$/;
+/** {@link DurationPattern} or "Never" (expireAfter, consolidateAfter, terminationGracePeriod). */
+export const DurationOrNeverPattern = /^(([0-9]+(s|m|h))+|Never)$/;
 
 /**
  * Seconds in a duration such as "1h30m"; `undefined` for "Never" (or an absent value).
@@ -11,7 +16,7 @@ const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
  */
 export function parseDurationSeconds(text: string | undefined): number | undefined {
   if (text === undefined || text === 'Never') return undefined;
-  if (!/^([0-9]+(s|m|h))+$/.test(text)) throw new ValidationError(`"${text}" is not a duration such as 30s, 10m or 720h`);
+  if (!DurationPattern.test(text)) throw new ValidationError(`"${text}" is not a duration such as 30s, 10m or 720h`);
   let total = 0;
   for (const m of text.matchAll(/([0-9]+)(s|m|h)/g)) total += Number(m[1]) * UNIT_SECONDS[m[2]];
   return total;
