@@ -201,9 +201,11 @@ function pickAnnotations(a: Record<string, string>): Record<string, string> {
  * Pods kube-scheduler gave up on (Karpenter's rule, KC pkg/utils/pod/scheduling.go
  * `IsProvisionable`): PodScheduled=False with reason Unschedulable, not bound, not nominated
  * (preempting), not terminating, not terminal, not DaemonSet-owned, not mirror. The agent sends
- * these; the provisioner solves these.
+ * these; the provisioner solves these. `assumeUnschedulable`: a pod with no PodScheduled
+ * condition (kube-scheduler has not reported on it: a manifest, a case, a Deployment's template)
+ * counts as Unschedulable; the other tests still apply. How `plan` and the case runner read input.
  */
-export function isProvisionable(p: Pod): boolean {
+export function isProvisionable(p: Pod, { assumeUnschedulable = false }: { assumeUnschedulable?: boolean } = {}): boolean {
   if (p.spec?.nodeName) return false;
   if (p.metadata.deletionTimestamp) return false;
   if (p.status?.nominatedNodeName) return false;
@@ -211,7 +213,8 @@ export function isProvisionable(p: Pod): boolean {
   if (isDaemonSetPod(p)) return false;
   if (p.metadata.annotations?.['kubernetes.io/config.mirror']) return false;
   const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
-  return scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
+  if (!scheduled) return assumeUnschedulable;
+  return scheduled.status === 'False' && scheduled.reason === 'Unschedulable';
 }
 
 /** An agent pod back in the Kubernetes Pod shape the scheduler takes. */

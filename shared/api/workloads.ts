@@ -14,6 +14,7 @@
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, PodSpec, ObjectMeta } from './kube.ts';
 import { parseQuantity } from './quantity.ts';
 import { matchesSelector } from './label-selector.ts';
+import { isProvisionable } from './agent-events.ts';
 
 /** A DaemonSet's pod template with the DaemonSet's own metadata (name, namespace). */
 export interface DaemonSetPodTemplate {
@@ -23,8 +24,14 @@ export interface DaemonSetPodTemplate {
 
 /** Everything scheduling and disruption read from a set of objects. */
 export interface Workloads {
-  /** Pods without `spec.nodeName` that are not finished (including DaemonSet-owned ones: callers skip those). */
+  /**
+   * Pods the provisioner would solve for: unbound and provisionable by its own rule
+   * (shared/api/agent-events.ts `isProvisionable`; a pod with no PodScheduled condition, as
+   * manifests and cases write them, counts as Unschedulable).
+   */
   pendingPods: Pod[];
+  /** Unbound, unfinished pods the provisioner skips (nominated, terminating, DaemonSet-owned, mirror, not yet Unschedulable). */
+  notProvisionable: Pod[];
   /** Pods bound to a node (`spec.nodeName`) and not finished. */
   boundPods: Pod[];
   daemonSets: DaemonSetPodTemplate[];
@@ -140,7 +147,7 @@ function plannedClaims(o: KubeObject, expanded: readonly Pod[], existing: readon
  * Never throws.
  */
 export function readWorkloads(objects: readonly unknown[]): Workloads {
-  const out: Workloads = { pendingPods: [], boundPods: [], daemonSets: [], pdbs: [], nodes: [], storage: { claims: [], volumes: [], classes: [] }, others: [] };
+  const out: Workloads = { pendingPods: [], notProvisionable: [], boundPods: [], daemonSets: [], pdbs: [], nodes: [], storage: { claims: [], volumes: [], classes: [] }, others: [] };
   const objs = objects.filter(isObject);
   const pods = objs.filter((o) => o.kind === 'Pod') as unknown as Pod[];
   const deploymentNames = new Set(objs.filter((o) => o.kind === 'Deployment').map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`));
@@ -154,7 +161,8 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
     if (finished(p)) continue;
     p.metadata.namespace ??= 'default';
     if (p.spec.nodeName) out.boundPods.push(p);
-    else out.pendingPods.push(p);
+    else if (isProvisionable(p, { assumeUnschedulable: true })) out.pendingPods.push(p);
+    else out.notProvisionable.push(p);
   }
   for (const o of objs) {
     if (o.kind === 'Pod' || o.kind === 'PersistentVolume' || o.kind === 'StorageClass' || o.kind === 'PersistentVolumeClaim') {

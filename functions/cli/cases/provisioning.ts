@@ -113,7 +113,7 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     const labels = claimLabels(c);
     for (const p of c.pods) places.set(p, { node: c.hostname, labels, claim: c });
   }
-  const allPods = [...snapshot.workloads.boundPods, ...snapshot.workloads.pendingPods];
+  const allPods = [...snapshot.workloads.boundPods, ...snapshot.workloads.pendingPods, ...snapshot.workloads.notProvisionable];
   const findPods = (name: string): Pod[] => {
     const exact = allPods.filter((p) => p.metadata.name === name);
     return exact.length > 0 ? exact : allPods.filter((p) => p.metadata.name.startsWith(name));
@@ -134,7 +134,7 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     }
   }
   for (const prefix of (expect.unschedulable ?? []) as string[]) {
-    const pods = snapshot.workloads.pendingPods.filter((p) => p.metadata.name === prefix || p.metadata.name.startsWith(prefix));
+    const pods = [...snapshot.workloads.pendingPods, ...snapshot.workloads.notProvisionable].filter((p) => p.metadata.name === prefix || p.metadata.name.startsWith(prefix));
     if (pods.length === 0) failures.push(`unschedulable: no pending pod named ${prefix}*`);
     for (const p of pods) if (places.has(p)) failures.push(`unschedulable: expected ${p.metadata.name} to stay pending, got a place on ${places.get(p)!.node}`);
   }

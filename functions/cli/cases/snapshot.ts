@@ -17,6 +17,7 @@ import { deletingNodePods, podKey } from '../../../shared/disruption/pods.ts';
 import { nodeClassReadiness } from '../../../shared/api/nodeclass-support.ts';
 import { readAccountFiles, resolveAgainstAccount } from '../../../shared/aws/account-file.ts';
 import type { NodeClassResolutions } from '../../../shared/aws/node-class-resolver.ts';
+import { caseNow } from './disruption.ts';
 
 /** Everything a provisioning check needs from a case. */
 export interface CaseSnapshot {
@@ -25,12 +26,8 @@ export interface CaseSnapshot {
   nodePools: NodePool[];
   /** Instance types per NodePool name (what `input.instanceTypes` returns). */
   typesByPool: Map<string, InstanceType[]>;
-  /** Pending pods that count for `scheduled` (DaemonSet pods excluded). */
+  /** Pending pods that count for `scheduled`: those the provisioner would solve for (shared/api/workloads.ts `pendingPods`). */
   countedPending: Pod[];
-}
-
-function isDaemonPod(p: Pod): boolean {
-  return !!p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet');
 }
 
 /**
@@ -125,7 +122,7 @@ export function snapshotFromCase(doc: Record<string, any>, resolutions?: Pick<No
   }
   // The pods of deleting nodes are scheduled like pending pods, as the provisioner does
   // (shared/disruption/pods.ts deletingNodePods); they leave their node's pods.
-  const now = doc.now ? new Date(doc.now as string) : new Date();
+  const now = caseNow(doc);
   const rescheduled = deletingNodePods(workloads.nodes, podsByNode(workloads.boundPods), workloads.pdbs, now);
   const movedKeys = new Set(rescheduled.map(podKey));
   const stayingBound = movedKeys.size ? workloads.boundPods.filter((p) => !movedKeys.has(podKey(p))) : workloads.boundPods;
@@ -158,5 +155,5 @@ export function snapshotFromCase(doc: Record<string, any>, resolutions?: Pick<No
       ...(settings.maxLaunchInstanceTypes !== undefined ? { maxLaunchInstanceTypes: Number(settings.maxLaunchInstanceTypes) } : {}),
     },
   };
-  return { input, workloads, nodePools, typesByPool, countedPending: workloads.pendingPods.filter((p) => !isDaemonPod(p)) };
+  return { input, workloads, nodePools, typesByPool, countedPending: workloads.pendingPods };
 }
