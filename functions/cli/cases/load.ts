@@ -81,10 +81,63 @@ function checkDoc(doc: Record<string, any>, extraKeys: readonly string[]): strin
   return problems;
 }
 
+/** Keys of `settings` the runner reads (FORMAT.md). */
+export const SettingsKeys = ['minValuesPolicy', 'preferencePolicy', 'packing', 'maxInstanceTypes', 'maxLaunchInstanceTypes', 'vmMemoryOverheadPercent', 'reservedENIs', 'featureGates'] as const;
+
+/**
+ * The shape of a nested expectation: a list of keys (a mapping with only those keys), `list` (a
+ * list of such), `oneOrList` (one or a list), `range` (a number or `{ min, max }`), or `keys` with
+ * the shapes of some `fields`. Keys without a shape hold scalars, lists of names or free maps
+ * (labels, requests, allowedDisruptions).
+ */
+type Shape = readonly string[] | { list: Shape } | { oneOrList: Shape } | { range: true } | { fields: Readonly<Record<string, Shape>>; keys: readonly string[] };
+const Range: Shape = { range: true };
+const TaintKeys = ['key', 'value', 'effect'];
+const ClaimCriteria: Shape = {
+  keys: ['nodePool', 'instanceTypeIn', 'labels', 'capacityType', 'priceUsdPerHour', 'launchTypes', 'launchTypeCount', 'taints', 'requests'],
+  fields: { launchTypes: { keys: ['labels', 'offering'], fields: { offering: ['zone', 'capacityType'] } }, launchTypeCount: Range, taints: { list: TaintKeys } },
+};
+const ExpectShapes: Readonly<Record<string, Shape>> = {
+  nodeClaims: Range,
+  disruptCount: Range,
+  nodeClaimsMatch: { list: ClaimCriteria },
+  allNodeClaims: ClaimCriteria,
+  podsInSameDomain: { list: ['topologyKey', 'pods'] },
+  maxSkew: { oneOrList: ['selector', 'topologyKey', 'skew'] },
+  domainCounts: { oneOrList: ['selector', 'topologyKey', 'namespace', 'counts', 'max'] },
+  replaceWith: ['instanceTypeIn', 'capacityType', 'nodePool', 'labels', 'includes', 'excludes', 'launchCount'],
+};
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Problems of `value` at `path` against `shape`: an unknown key anywhere, or a mapping where a list belongs. */
+function checkShape(path: string, value: unknown, shape: Shape): string[] {
+  if (Array.isArray(shape)) {
+    if (!isMap(value)) return [`${path}: expected a mapping`];
+    return Object.keys(value).filter((k) => !shape.includes(k)).map((k) => `unknown key "${path}.${k}"`);
+  }
+  const s = shape as Exclude<Shape, readonly string[]>;
+  if ('range' in s) {
+    if (typeof value === 'number') return [];
+    return checkShape(path, value, ['min', 'max']);
+  }
+  if ('list' in s) {
+    if (!Array.isArray(value)) return [`${path}: expected a list`];
+    return value.flatMap((v, i) => checkShape(`${path}[${i}]`, v, s.list));
+  }
+  if ('oneOrList' in s) return Array.isArray(value) ? value.flatMap((v, i) => checkShape(`${path}[${i}]`, v, s.oneOrList)) : checkShape(path, value, s.oneOrList);
+  const problems = checkShape(path, value, s.keys);
+  if (isMap(value)) for (const [k, sub] of Object.entries(s.fields)) if (value[k] !== undefined) problems.push(...checkShape(`${path}.${k}`, value[k], sub));
+  return problems;
+}
+
 function checkExpect(doc: Record<string, any>): string[] {
   const expect = doc.expect;
   if (!expect || typeof expect !== 'object' || Object.keys(expect).length === 0) return ['no expect'];
-  return Object.keys(expect).filter((k) => !ExpectKeys.includes(k)).map((k) => `unknown key "expect.${k}"`);
+  const problems = Object.keys(expect).filter((k) => !ExpectKeys.includes(k)).map((k) => `unknown key "expect.${k}"`);
+  for (const [k, shape] of Object.entries(ExpectShapes)) if (expect[k] !== undefined) problems.push(...checkShape(`expect.${k}`, expect[k], shape));
+  if (doc.settings !== undefined) problems.push(...checkShape('settings', doc.settings, SettingsKeys));
+  return problems;
 }
 
 function parseFile(file: string): Record<string, any> {

@@ -59,6 +59,17 @@ describe('case runner', () => {
     expect((await runCase(loadCase(write('none', `name: none\n${pool}`)))).messages).toEqual(['no expect']);
   });
 
+  it('fails a misspelled key at any depth, naming its path', async () => {
+    const msg = async (n: string, body: string) => (await runCase(loadCase(write(n, `name: ${n}\n${pool}${body}`)))).messages;
+    expect(await msg('crit', 'expect:\n  nodeClaimsMatch: [{ instanceType: [no-such-type] }]\n')).toEqual(['unknown key "expect.nodeClaimsMatch[0].instanceType"']);
+    expect(await msg('all', 'expect:\n  allNodeClaims: { launchTypes: { offerings: { zone: z } } }\n')).toEqual(['unknown key "expect.allNodeClaims.launchTypes.offerings"']);
+    expect(await msg('rw', 'expect:\n  replaceWith: { instanceType: [x] }\n')).toEqual(['unknown key "expect.replaceWith.instanceType"']);
+    expect(await msg('skew', 'expect:\n  maxSkew: [{ selector: app=web, topologyKey: k, maxSkew: 1 }]\n')).toEqual(['unknown key "expect.maxSkew[0].maxSkew"']);
+    expect(await msg('range', 'expect:\n  nodeClaims: { minimum: 1 }\n')).toEqual(['unknown key "expect.nodeClaims.minimum"']);
+    expect(await msg('taint', 'expect:\n  nodeClaimsMatch: [{ taints: [{ key: k, efect: NoSchedule }] }]\n')).toEqual(['unknown key "expect.nodeClaimsMatch[0].taints[0].efect"']);
+    expect(await msg('settings', 'settings: { minValuePolicy: Strict }\nexpect:\n  nodeClaims: 1\n')).toEqual(['unknown key "settings.minValuePolicy"']);
+  });
+
   it('checks pods per topology domain with domainCounts', async () => {
     const ok = await runCase(loadCase(write('dc', `name: dc\n${pool}expect:\n  domainCounts: { selector: app=web, topologyKey: kubernetes.io/hostname, counts: [2] }\n`)));
     expect(ok).toMatchObject({ status: 'passed' });
