@@ -14,6 +14,7 @@ import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import type { CommandCandidate, DisruptionCommand, DisruptionReason, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
 import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem, parseDurationSeconds } from '../../shared/disruption/index.ts';
+import { providerIdOf } from '../../shared/api/provider-id.ts';
 
 
 const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
@@ -150,7 +151,7 @@ export async function launchReplacement(
       instanceType: res.instanceType,
       zone: res.zone,
       capacityType: res.capacityType,
-      providerId: `aws:///${res.zone}/${res.instanceId}`,
+      providerId: providerIdOf(res.zone, res.instanceId),
       ...(res.imageId ? { imageId: res.imageId } : {}),
       ...(res.priceUsdPerHour !== undefined ? { priceUsdPerHour: res.priceUsdPerHour } : {}),
       phase: 'Launched',

@@ -86,7 +86,4 @@ export function firstFive(items: readonly string[]): string {
   return `${items.slice(0, 5).join(', ')} and ${items.length - 5} other(s)`;
 }
 
-/** `aws:///<zone>/<instance-id>` as the AWS cloud provider writes spec.providerID. */
-export function providerIdOf(zone: string, instanceId: string): string {
-  return `aws:///${zone}/${instanceId}`;
-}
+export { providerIdOf } from '../../shared/api/provider-id.ts';

@@ -32,6 +32,7 @@ import * as L from '../../shared/api/labels.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
+import { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
 
 export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube' | 'cloud'> & { env: Pick<Deps['env'], 'clusterName'> };
 export const InputSchema = NodeLifecycleEventSchema;
@@ -50,11 +51,7 @@ export type RegistrationResult =
 /** Conditional-write retries when another function updated the claim at the same time. */
 const MaxConflictRetries = 3;
 
-/** `aws:///ap-northeast-2a/i-0abc…` → `i-0abc…`. */
-export function instanceIdOf(providerId: string | undefined): string | undefined {
-  const id = providerId?.split('/').pop();
-  return id && id.startsWith('i-') ? id : undefined;
-}
+export { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
 
 const BaseResources = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
 

@@ -38,6 +38,7 @@ import { IamNotEnforced, LocalAuthorizer, type LocalPrincipal } from './iam/auth
 import { loadEvaluator } from './iam/evaluate.ts';
 import type { Scenario } from './scenario.ts';
 import { DynamoFaultProxy, InvocationCrashes, type FaultHooks } from './faults.ts';
+import { providerIdOf } from '../../shared/api/provider-id.ts';
 
 /** The disruption and gc functions run every minute (EventBridge Scheduler `rate(1 minute)`, as DESIGN.md). */
 export const ScheduleIntervalSeconds = 60;
@@ -318,7 +319,7 @@ export class LocalEnvironment {
     };
     this.ec2.listeners.onTerminated = (i) => {
       if (this.stopping) return;
-      const node = this.cluster.nodes().find((n) => n.spec?.providerID === `aws:///${i.zone}/${i.instanceId}`);
+      const node = this.cluster.nodes().find((n) => n.spec?.providerID === providerIdOf(i.zone, i.instanceId));
       if (node) {
         try {
           this.cluster.delete('v1', 'Node', node.metadata.name);

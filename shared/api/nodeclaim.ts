@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import { RequirementSchema, TaintSchema } from './nodepool.ts';
+import { parseDurationSeconds } from './duration.ts';
+import { AnnotationNodeClassHash, AnnotationNodePoolHash, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
+import { instanceIdOfProviderId } from './provider-id.ts';
 
 export const NodeClaimConditionTypes = [
   'Launched',
@@ -330,4 +333,53 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
     },
     ...(Object.keys(status).length ? { status } : {}),
   };
+}
+
+/**
+ * A karpenter.sh/v1 NodeClaim object (`kubectl get nodeclaim -o yaml`) as nodefleet's record: the
+ * inverse of {@link toKubeNodeClaim}, every field kept — spec taints, startupTaints, expireAfter
+ * (as `expireAt` from the creation time) and terminationGracePeriod; conditions of known types.
+ * @throws ZodError / ValidationError for a malformed object or duration.
+ */
+export function fromKubeNodeClaim(o: { metadata: { name: string; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown; status?: unknown }, cluster: string): NodeClaim {
+  const labels = o.metadata.labels ?? {};
+  const annotations = o.metadata.annotations ?? {};
+  const status = (o.status ?? {}) as Record<string, any>;
+  const spec = (o.spec ?? {}) as Record<string, any>;
+  const providerId: string | undefined = status.providerID;
+  const created = o.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z';
+  const conditions = ((status.conditions ?? []) as Record<string, string>[])
+    .filter((c) => (NodeClaimConditionTypes as readonly string[]).includes(c.type))
+    .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: c.lastTransitionTime ?? created }));
+  const isTrue = (t: string) => conditions.some((c) => c.type === t && c.status === 'True');
+  const expireAfter = parseDurationSeconds(spec.expireAfter);
+  const grace = parseDurationSeconds(spec.terminationGracePeriod);
+  return NodeClaimSchema.parse({
+    name: o.metadata.name,
+    cluster,
+    nodePool: labels[LabelNodePool] ?? '',
+    nodeClass: spec.nodeClassRef?.name ?? 'default',
+    requirements: (spec.requirements ?? []).map((r: Record<string, unknown>) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: r.values } : {}), ...(r.minValues !== undefined ? { minValues: r.minValues } : {}) })),
+    taints: spec.taints ?? [],
+    startupTaints: spec.startupTaints ?? [],
+    labels,
+    resources: { requests: spec.resources?.requests ?? {} },
+    instanceType: labels[LabelInstanceType],
+    zone: labels[LabelTopologyZone],
+    capacityType: labels[LabelCapacityType],
+    instanceId: instanceIdOfProviderId(providerId),
+    providerId,
+    nodeName: status.nodeName,
+    imageId: status.imageID,
+    capacity: status.capacity,
+    allocatable: status.allocatable,
+    conditions,
+    phase: o.metadata.deletionTimestamp ? 'Terminating' : isTrue('Initialized') ? 'Initialized' : isTrue('Registered') ? 'Registered' : isTrue('Launched') ? 'Launched' : 'Pending',
+    nodePoolHash: annotations[AnnotationNodePoolHash],
+    nodeClassHash: annotations[AnnotationNodeClassHash],
+    createdAt: created,
+    ...(expireAfter !== undefined ? { expireAt: new Date(Date.parse(created) + expireAfter * 1000).toISOString() } : {}),
+    ...(grace !== undefined ? { terminationGracePeriodSeconds: grace } : {}),
+    annotations,
+  });
 }

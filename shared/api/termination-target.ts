@@ -10,11 +10,9 @@ import type { NodeClaim } from './nodeclaim.ts';
 import type { CloudInstance } from './ports.ts';
 import { LabelNodePool, TagNodeClaim, TagNodefleetCluster } from './labels.ts';
 import { NodePoolTagKey } from './iam-policy.ts';
+import { instanceIdOfProviderId } from './provider-id.ts';
+export { instanceIdOfProviderId } from './provider-id.ts';
 
-/** The instance id of `aws:///<zone>/<instance-id>`, or undefined. */
-export function instanceIdOfProviderId(providerId: string | undefined): string | undefined {
-  return /^aws:\/\/\/[^/]*\/(i-[0-9a-zA-Z]+)$/.exec(providerId ?? '')?.[1];
-}
 
 /**
  * Why the request's `nodeName` / `instanceId` disagree with the claim (each, when given, must be

@@ -27,6 +27,7 @@ import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
 import type { TerminationInput } from '../api/ports.ts';
 import { TaintUnregistered } from '../api/labels.ts';
 import { instanceDisagreement, nodeDisagreement, requestDisagreement } from '../api/termination-target.ts';
+import { instanceIdOfClaim, instanceIdOfProviderId } from '../api/provider-id.ts';
 
 /** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
@@ -169,14 +170,7 @@ export interface GcPlan {
   orphansWithNode: { instanceId: string; nodeName: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
 }
 
-/** `aws:///zone/i-0abc…` → `i-0abc…`. */
-function instanceIdOfProviderId(providerId: string | undefined): string | undefined {
-  return /\/(i-[0-9a-z]+)$/.exec(providerId ?? '')?.[1];
-}
-
-function instanceIdOf(c: NodeClaim): string | undefined {
-  return c.instanceId ?? instanceIdOfProviderId(c.providerId);
-}
+const instanceIdOf = instanceIdOfClaim;
 
 function secondsSince(iso: string | undefined, nowMs: number): number {
   const t = iso ? Date.parse(iso) : NaN;

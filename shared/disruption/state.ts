@@ -108,10 +108,8 @@ export function claimOfNode(node: Node, byProviderId: Map<string, NodeClaim[]>):
   return pid === undefined ? undefined : byProviderId.get(pid)?.find((c) => isNodeOfClaim(node, c));
 }
 
-/** The EC2 instance id of a claim: its own, else the one its providerID names (aws:///zone/i-…). */
-export function instanceIdOfClaim(claim: NodeClaim): string | undefined {
-  return claim.instanceId ?? /\/(i-[0-9a-z]+)$/.exec(claim.providerId ?? '')?.[1];
-}
+import { instanceIdOfClaim } from '../api/provider-id.ts';
+export { instanceIdOfClaim };
 
 function priceOf(it: InstanceType | undefined, zone: string, capacityType: string, claim?: NodeClaim): number | undefined {
   const offering = it?.offerings.find((o) => o.zone === zone && o.capacityType === capacityType);

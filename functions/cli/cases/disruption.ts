@@ -10,8 +10,8 @@
  */
 import type { Node, Pod, PodDisruptionBudget, KubeObject } from '../../../shared/api/kube.ts';
 import { NodePoolSchema, EC2NodeClassSchema, type NodePool, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
-import { NodeClaimSchema, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
-import { AnnotationNodeClassHash, AnnotationNodePoolHash, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelOS, LabelTopologyZone } from '../../../shared/api/labels.ts';
+import { fromKubeNodeClaim, NodeClaimSchema, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
+import { LabelCapacityType, LabelInstanceType, LabelNodePool, LabelOS, LabelTopologyZone } from '../../../shared/api/labels.ts';
 import { loadCatalog, instanceTypeFromCase, type CaseInstanceType, type UnavailableOffering } from '../../../shared/catalog/index.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf } from '../../../shared/catalog/capacity.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
@@ -20,6 +20,7 @@ import { choosePacking, isPackingMode } from '../../../shared/api/packing.ts';
 import type { DaemonSetTemplate } from '../../../shared/scheduling/index.ts';
 import { claimOfNode, claimsByProviderId, planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
+import { providerIdOf } from '../../../shared/api/provider-id.ts';
 
 /** The `expect` keys this module checks. */
 export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
@@ -91,7 +92,7 @@ export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeC
       continue;
     }
     const zone = labels[LabelTopologyZone] ?? 'zone';
-    const providerId = n.spec?.providerID ?? `aws:///${zone}/i-${n.metadata.name}`;
+    const providerId = n.spec?.providerID ?? providerIdOf(zone, `i-${n.metadata.name}`);
     outNodes.push(n.spec?.providerID ? n : { ...n, spec: { ...n.spec, providerID: providerId } });
     outClaims.push(
       NodeClaimSchema.parse({
@@ -118,40 +119,7 @@ export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeC
 /** A Karpenter v1 NodeClaim object (or nodefleet's stored shape) as nodefleet's NodeClaim. */
 export function nodeClaimFromCase(o: KubeObject, cluster = 'case'): NodeClaim {
   if (typeof (o as Record<string, unknown>).nodePool === 'string') return NodeClaimSchema.parse(o);
-  const labels = o.metadata.labels ?? {};
-  const annotations = o.metadata.annotations ?? {};
-  const status = (o.status ?? {}) as Record<string, any>;
-  const spec = (o.spec ?? {}) as Record<string, any>;
-  const providerId: string | undefined = status.providerID;
-  const instanceId = /\/(i-[0-9a-z]+)$/.exec(providerId ?? '')?.[1];
-  const created = o.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z';
-  const conditions = ((status.conditions ?? []) as Record<string, string>[])
-    .filter((c) => ['Launched', 'Registered', 'Initialized', 'Ready', 'Drifted', 'Consolidatable', 'Drained', 'InstanceTerminating', 'DisruptionReason'].includes(c.type))
-    .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: c.lastTransitionTime ?? created }));
-  return NodeClaimSchema.parse({
-    name: o.metadata.name,
-    cluster,
-    nodePool: labels[LabelNodePool] ?? '',
-    nodeClass: spec.nodeClassRef?.name ?? 'default',
-    requirements: (spec.requirements ?? []).map((r: Record<string, unknown>) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: r.values } : {}) })),
-    labels,
-    resources: { requests: spec.resources?.requests ?? {} },
-    instanceType: labels[LabelInstanceType],
-    zone: labels[LabelTopologyZone],
-    capacityType: labels[LabelCapacityType],
-    instanceId,
-    providerId,
-    nodeName: status.nodeName,
-    imageId: status.imageID,
-    capacity: status.capacity,
-    allocatable: status.allocatable,
-    conditions,
-    phase: o.metadata.deletionTimestamp ? 'Terminating' : conditions.some((c) => c.type === 'Initialized' && c.status === 'True') ? 'Initialized' : conditions.some((c) => c.type === 'Registered' && c.status === 'True') ? 'Registered' : conditions.some((c) => c.type === 'Launched' && c.status === 'True') ? 'Launched' : 'Pending',
-    nodePoolHash: annotations[AnnotationNodePoolHash],
-    nodeClassHash: annotations[AnnotationNodeClassHash],
-    createdAt: created,
-    annotations,
-  });
+  return fromKubeNodeClaim(o, cluster);
 }
 
 /**

@@ -15,6 +15,7 @@ import { T, type ApiCore } from './api.ts';
 import { ApiError, rfc3339 } from './store.ts';
 import { isNodeReady, isTerminal, matchesNodeSelection, podRequests, tolerates, untoleratedTaint } from './pods.ts';
 import { matchesLabelSelector } from './selectors.ts';
+import { providerIdOf } from '../../../shared/api/provider-id.ts';
 
 /** Pod annotation: the pod's preStop hook hangs, so it finishes terminating only when its grace period ends (the kubelet kills it), is force-deleted (gracePeriodSeconds=0) or its node is gone. */
 export const AnnotationSimulateStuckPreStop = 'nodefleet.io/simulate-stuck-prestop';
@@ -194,7 +195,7 @@ export class Controllers {
     const st: InstanceState = {
       spec: { ...spec, region },
       nodeName,
-      providerID: `aws:///${spec.zone}/${spec.instanceId}`,
+      providerID: providerIdOf(spec.zone, spec.instanceId),
       privateIp,
       phase: 'booting',
       launchedAtMs: this.now.getTime(),

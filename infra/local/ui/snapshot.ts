@@ -19,6 +19,7 @@ import type { LocalInstance } from '../ec2/local-ec2.ts';
 import { RepoRoot } from '../functions.ts';
 import { claimState, costFigures, rateAt, type CostFigures, type TimelineEntry } from '../summary.ts';
 import { executionProgress, stateGraph, type ExecutionProgress, type StateGraph } from './graph.ts';
+import { providerIdOf } from '../../../shared/api/provider-id.ts';
 
 /** The state machine whose executions the view draws. */
 export const TerminationDefinitionFile = 'statemachines/termination.asl.json';
@@ -174,7 +175,7 @@ export class ViewRecorder {
     const env = this.env;
     const nowMs = env.clock.nowMs();
     const instances = [...env.ec2.instances.values()];
-    const byProvider = new Map(instances.map((i) => [`aws:///${i.zone}/${i.instanceId}`, i]));
+    const byProvider = new Map(instances.map((i) => [providerIdOf(i.zone, i.instanceId), i]));
     const pods = env.cluster.pods();
     const podsByNode = new Map<string, ViewPod[]>();
     const pendingPods: ViewPod[] = [];
