@@ -77,3 +77,46 @@ export const RestrictedLabelDomains = ['karpenter.sh', 'karpenter.k8s.aws', 'kub
 export const TagNodefleetCluster = 'nodefleet.io/cluster';
 /** Instance tag: the NodeClaim the instance was launched for (Karpenter's key), set at launch. */
 export const TagNodeClaim = 'karpenter.sh/nodeclaim';
+
+/** Core well-known labels (KC pkg/apis/v1/labels.go `WellKnownLabels`). */
+export const CoreWellKnownLabels: readonly string[] = [
+  LabelNodePool,
+  LabelTopologyZone,
+  LabelTopologyRegion,
+  LabelInstanceType,
+  LabelArch,
+  LabelOS,
+  LabelCapacityType,
+  LabelWindowsBuild,
+];
+
+/** Deprecated kubernetes.io keys the API server still accepts (mapped to the ones above). */
+export const DeprecatedKubernetesLabels: readonly string[] = [
+  'beta.kubernetes.io/instance-type',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+];
+
+/** AWS well-known labels (KA pkg/apis/v1/labels.go `init()`). Zone id is under topology.k8s.aws. */
+export const AWSWellKnownLabels: readonly string[] = [
+  LabelInstanceCategory, LabelInstanceFamily, LabelInstanceGeneration, LabelInstanceSize,
+  LabelInstanceCPU, LabelInstanceCPUManufacturer, LabelInstanceCPUSustainedClockSpeedMhz,
+  LabelInstanceMemory, LabelInstanceHypervisor, LabelInstanceEncryptionInTransit,
+  LabelInstanceCapabilityFlex, LabelInstanceLocalNVME, LabelInstanceEBSBandwidth,
+  LabelInstanceNetworkBandwidth, 'karpenter.k8s.aws/instance-tenancy',
+  LabelInstanceGPUName, LabelInstanceGPUManufacturer, LabelInstanceGPUCount, LabelInstanceGPUMemory,
+  LabelInstanceAcceleratorName, LabelInstanceAcceleratorManufacturer, LabelInstanceAcceleratorCount,
+  'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type',
+  'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id',
+  'karpenter.k8s.aws/placement-group-partition', 'karpenter.k8s.aws/ec2nodeclass', LabelTopologyZoneID,
+];
+
+/**
+ * Every well-known label: core and AWS (Karpenter's `v1.WellKnownLabels`, which the AWS provider
+ * extends at start). A NodePool may narrow them; a pod may require one its NodePool does not
+ * mention (KC scheduling `AllowUndefinedWellKnownLabels`): the value comes from the instance type
+ * or offering.
+ */
+export const WellKnownLabels: ReadonlySet<string> = new Set([...CoreWellKnownLabels, ...AWSWellKnownLabels]);

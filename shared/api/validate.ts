@@ -15,6 +15,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { z } from 'zod';
 import { ValidationError } from './errors.ts';
 import * as L from './labels.ts';
+import { AWSWellKnownLabels } from './labels.ts';
 import {
   DNSSubdomainPattern,
   EC2NodeClassSchema,
@@ -37,40 +38,6 @@ import { EC2NodeClassRules } from './crd-rules.ts';
 
 /** Requirement operators, in the order Karpenter documents them. */
 export const ValidOperators: readonly string[] = OperatorSchema.options;
-
-/** Core well-known labels usable in NodePool requirements (KC pkg/apis/v1/labels.go `WellKnownLabels`). */
-export const CoreWellKnownLabels: readonly string[] = [
-  L.LabelTopologyZone,
-  L.LabelTopologyRegion,
-  L.LabelInstanceType,
-  L.LabelArch,
-  L.LabelOS,
-  L.LabelCapacityType,
-  L.LabelWindowsBuild,
-];
-
-/** Deprecated kubernetes.io keys the API server still accepts (mapped to the ones above). */
-export const DeprecatedKubernetesLabels: readonly string[] = [
-  'beta.kubernetes.io/instance-type',
-  'failure-domain.beta.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-];
-
-/** AWS well-known labels (KA pkg/apis/v1/labels.go `init()`). Zone id is under topology.k8s.aws. */
-export const AWSWellKnownLabels: readonly string[] = [
-  L.LabelInstanceCategory, L.LabelInstanceFamily, L.LabelInstanceGeneration, L.LabelInstanceSize,
-  L.LabelInstanceCPU, L.LabelInstanceCPUManufacturer, L.LabelInstanceCPUSustainedClockSpeedMhz,
-  L.LabelInstanceMemory, L.LabelInstanceHypervisor, L.LabelInstanceEncryptionInTransit,
-  L.LabelInstanceCapabilityFlex, L.LabelInstanceLocalNVME, L.LabelInstanceEBSBandwidth,
-  L.LabelInstanceNetworkBandwidth, 'karpenter.k8s.aws/instance-tenancy',
-  L.LabelInstanceGPUName, L.LabelInstanceGPUManufacturer, L.LabelInstanceGPUCount, L.LabelInstanceGPUMemory,
-  L.LabelInstanceAcceleratorName, L.LabelInstanceAcceleratorManufacturer, L.LabelInstanceAcceleratorCount,
-  'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type',
-  'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id',
-  'karpenter.k8s.aws/placement-group-partition', 'karpenter.k8s.aws/ec2nodeclass', L.LabelTopologyZoneID,
-];
 
 /**
  * karpenter.sh keys a NodePool may use in requirements and template labels: only the capacity

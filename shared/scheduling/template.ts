@@ -19,15 +19,12 @@ import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from './typ
 const OFFERING_KEYS = new Set([L.LabelTopologyZone, L.LabelCapacityType]);
 
 /**
- * Well-known labels a pod may require although the NodePool does not mention them: their
- * values come from the instance type or offering (KC `AllowUndefinedWellKnownLabels`).
+ * Keys a pod may require that its NodePool does not mention: the well-known labels
+ * (shared/api/labels.ts), and karpenter.sh/registered and karpenter.sh/initialized, which every
+ * new node gets (Karpenter adds both to its NodeClaim templates for the DaemonSet simulation,
+ * `schedulingSimulationKeys`, and keeps them off the claim).
  */
-export const WellKnownLabels: ReadonlySet<string> = new Set(
-  Object.entries(L)
-    .filter(([name, v]) => name.startsWith('Label') && typeof v === 'string')
-    .map(([, v]) => v as string)
-    .filter((k) => k !== L.LabelHostname),
-);
+export const WellKnownLabels: ReadonlySet<string> = new Set([...L.WellKnownLabels, L.LabelRegistered, L.LabelInitialized]);
 
 /** One admitted instance type with its precomputed data. */
 export interface TemplateType {
