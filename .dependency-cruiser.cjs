@@ -93,6 +93,12 @@ module.exports = {
       '^shared/disruption/',
       ['^shared/(api|catalog|scheduling|disruption)/', PURE_NPM, PURE_CORE],
     ),
+    onlyMayImport(
+      'launch-imports-api-catalog-scheduling-observability',
+      'shared/launch (a new NodeClaim record and its launch through the ports, for the provisioner and disruption alike) may import api, catalog, scheduling types and the metric names; never adapters.',
+      '^shared/launch/',
+      ['^shared/(api|catalog|scheduling|launch)/', '^shared/runtime/observability\\.ts$', PURE_NPM, PURE_CORE],
+    ),
 
     // ---- adapters and runtime: which shared layers they may use ----
     {

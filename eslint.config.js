@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const pureFolders = ['shared/api/**', 'shared/catalog/**', 'shared/scheduling/**', 'shared/disruption/**'];
+const pureFolders = ['shared/api/**', 'shared/catalog/**', 'shared/scheduling/**', 'shared/disruption/**', 'shared/launch/**'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'cdk.out/**', '.nodefleet/**', 'dist/**', 'coverage/**', '**/*.js', '**/*.mjs'] },

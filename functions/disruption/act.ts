@@ -5,16 +5,16 @@
  * and termination executions (named after the claim).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
-import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
-import { NodeClaimSchema, isTrue, setCondition } from '../../shared/api/nodeclaim.ts';
-import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
-import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
+import { isTrue } from '../../shared/api/nodeclaim.ts';
+import { ConflictError, NodefleetError } from '../../shared/api/errors.ts';
+import { LabelTopologyZone, TaintDisrupted } from '../../shared/api/labels.ts';
 import type { TerminationInput } from '../../shared/api/ports.ts';
-import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
-import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
-import type { CommandCandidate, DisruptionCommand, DisruptionReason, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
+import { formatResources } from '../../shared/api/quantity.ts';
+import { Requirement, Requirements } from '../../shared/api/requirements.ts';
+import type { CommandCandidate, DisruptionCommand, DisruptionReason, DisruptionSnapshot, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
 import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem, parseDurationSeconds } from '../../shared/disruption/index.ts';
-import { providerIdOf } from '../../shared/api/provider-id.ts';
+import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims.ts';
+import { launchClaim } from '../../shared/launch/launch.ts';
 
 
 const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
@@ -93,21 +93,26 @@ export function replacementNames(command: DisruptionCommand): string[] {
 }
 
 /**
- * Creates (if absent) and launches (if not launched) one replacement claim.
- * @returns undefined on success, else why it failed (capacity, unknown NodePool).
+ * Creates (if absent) and launches (if not launched) one replacement claim, with the
+ * provisioner's own record builder and launch (shared/launch: the NodePool's template labels and
+ * annotations, allocatable, hashes, expiry; capacity retries and on-demand fallback), as
+ * Karpenter's disruption calls the provisioner's CreateNodeClaims. The claim's requirements carry
+ * the simulation's launch set, capacity types and zones.
+ * @returns undefined on success, else why it failed (no capacity, unknown NodePool).
  */
 export async function launchReplacement(
-  deps: Pick<Deps, 'kube' | 'store' | 'cloud' | 'unavailable' | 'env'>,
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics'>,
   r: ReplacementClaim,
   name: string,
   command: DisruptionCommand,
   now: Date,
+  snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
 ): Promise<string | undefined> {
-  const pools = await deps.kube.listNodePools();
-  const pool = pools.find((p) => p.metadata.name === r.nodePool);
+  const pool = snapshot.nodePools.find((p) => p.metadata.name === r.nodePool);
   if (!pool) return `nodepool "${r.nodePool}" not found`;
-  const classes = await deps.kube.listNodeClasses();
-  const nodeClass = classes.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
+  const nodeClass = snapshot.nodeClasses?.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
+  const launchSet = new Set(r.instanceTypes);
+  const types = snapshot.instanceTypes(pool).filter((t) => launchSet.has(t.name));
   let claim = await deps.store.get(name);
   if (claim && (claim.phase === 'Failed' || claim.phase === 'Terminated')) {
     // left over from an earlier, abandoned attempt at the same move: start afresh
@@ -115,26 +120,21 @@ export async function launchReplacement(
     claim = undefined;
   }
   if (!claim) {
-    const expireAfter = parseDurationSeconds(pool.spec.template.spec.expireAfter);
-    const tgp = parseDurationSeconds(pool.spec.template.spec.terminationGracePeriod);
-    const fresh: NodeClaim = NodeClaimSchema.parse({
-      name,
-      cluster: deps.env.clusterName,
-      nodePool: r.nodePool,
-      nodeClass: pool.spec.template.spec.nodeClassRef.name,
-      requirements: r.requirements,
-      taints: r.taints,
-      startupTaints: r.startupTaints,
-      labels: { ...r.labels, [LabelNodePool]: r.nodePool },
-      resources: { requests: r.requests },
-      nodePoolHash: nodePoolHash(pool),
-      ...(nodeClass ? { nodeClassHash: nodeClassHash(nodeClass) } : {}),
-      createdAt: now.toISOString(),
-      ...(expireAfter !== undefined ? { expireAt: new Date(now.getTime() + expireAfter * 1000).toISOString() } : {}),
-      ...(tgp !== undefined ? { terminationGracePeriodSeconds: tgp } : {}),
-      pods: r.pods,
-      annotations: { [AnnotationDisruptionCommand]: command.id },
-    });
+    let requirements = Requirements.fromSpecs(r.requirements);
+    if (r.zones.length > 0) requirements = requirements.add(Requirement.from({ key: LabelTopologyZone, operator: 'In', values: [...r.zones] }));
+    const fresh = newNodeClaimRecord(
+      {
+        nodePool: r.nodePool,
+        requirements: requirements.toSpecs(),
+        taints: r.taints,
+        startupTaints: r.startupTaints,
+        labels: r.labels,
+        requests: r.requests,
+        ...(types.length > 0 ? { allocatable: formatResources(minAllocatableOf(types)) } : {}),
+        pods: r.pods,
+      },
+      { cluster: deps.env.clusterName, nodePool: pool, nodeClass, now, name, annotations: { [AnnotationDisruptionCommand]: command.id } },
+    );
     try {
       claim = await deps.store.create(fresh);
     } catch (err) {
@@ -143,28 +143,9 @@ export async function launchReplacement(
     }
   }
   if (claim.instanceId || isTrue(claim, 'Launched')) return undefined;
-  try {
-    const res = await deps.cloud.create(claim, { instanceTypes: r.instanceTypes, zones: r.zones, capacityTypes: r.capacityTypes }, nodeClass);
-    let launched: NodeClaim = {
-      ...claim,
-      instanceId: res.instanceId,
-      instanceType: res.instanceType,
-      zone: res.zone,
-      capacityType: res.capacityType,
-      providerId: providerIdOf(res.zone, res.instanceId),
-      ...(res.imageId ? { imageId: res.imageId } : {}),
-      ...(res.priceUsdPerHour !== undefined ? { priceUsdPerHour: res.priceUsdPerHour } : {}),
-      phase: 'Launched',
-    };
-    launched = setCondition(launched, 'Launched', 'True', now.toISOString());
-    await deps.store.update(launched);
-    return undefined;
-  } catch (err) {
-    if (!(err instanceof InsufficientCapacityError)) throw err;
-    await deps.unavailable.mark(err.offerings.map((o) => ({ ...o, reason: 'InsufficientCapacity' })), Math.floor(now.getTime() / 1000) + UnavailableOfferingsTtlSeconds);
-    await deps.store.update(setCondition({ ...claim, phase: 'Failed', lastError: err.message }, 'Launched', 'False', now.toISOString(), 'InsufficientCapacity', err.message));
-    return `replacement ${name}: ${err.message}`;
-  }
+  const out = await launchClaim(deps, claim, nodeClass, types, undefined, now);
+  if (out.status === 'failed') throw out.error;
+  return out.status === 'unfulfillable' ? `replacement ${name}: ${out.reason}` : undefined;
 }
 
 /** The annotation a replacement claim carries: the id of the command that launched it. */

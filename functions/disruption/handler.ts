@@ -76,7 +76,8 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
 
 async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Date): Promise<DisruptionOutput> {
   // The candidates are re-read live (a GET and a per-node pod list each), never trusted from the view.
-  const v = validateCommand(command, await readSnapshot(deps, now, { recheck: command.candidates.map((c) => c.nodeName) }), now);
+  const snapshot = await readSnapshot(deps, now, { recheck: command.candidates.map((c) => c.nodeName) });
+  const v = validateCommand(command, snapshot, now);
   if (v.status === 'wait') return { status: 'validating', command, retryAfterSeconds: v.retryAfterSeconds, terminationsStarted: [] };
   if (v.status === 'invalid') {
     deps.log.info('abandoning disruption command', { id: command.id, reason: v.reason });
@@ -100,7 +101,7 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
   if (cmd.replacements.length === 0) return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
   const names = replacementNames(cmd);
   for (let i = 0; i < names.length; i++) {
-    const failed = await launchReplacement(deps, cmd.replacements[i], names[i], cmd, now);
+    const failed = await launchReplacement(deps, cmd.replacements[i], names[i], cmd, now, snapshot);
     if (failed) return abandon(deps, cmd, failed);
   }
   return { status: 'waiting-for-replacements', command: cmd, replacementClaims: names, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };

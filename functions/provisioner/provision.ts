@@ -14,8 +14,8 @@ import { UnschedulableBackoff, schedulingConfigKey } from '../../shared/scheduli
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/runtime/observability.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
-import { firstFive, toNodeClaim } from './claims.ts';
-import { launchClaim, type LaunchOutcome } from './launch.ts';
+import { firstFive, toNodeClaim } from '../../shared/launch/claims.ts';
+import { launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
 import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 import { readStorage } from '../../shared/runtime/cluster-picture.ts';
 

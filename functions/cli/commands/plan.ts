@@ -26,7 +26,7 @@ import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared
 import { readWorkloads, workloadInputProblems } from '../../../shared/api/workloads.ts';
 import { parseYamlObjects } from '../../../shared/api/yaml.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
-import { toNodeClaim } from '../../provisioner/claims.ts';
+import { toNodeClaim } from '../../../shared/launch/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';

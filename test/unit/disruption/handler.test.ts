@@ -164,6 +164,29 @@ describe('disruption handler run()', () => {
     expect(w.starter.started.map((s) => [s.nodeClaim, s.reason])).toEqual([['big', 'consolidation']]);
   });
 
+  it('a replacement is made like a provisioned claim (template annotations, allocatable) and launched with its capacity retries (shared/launch; #28)', async () => {
+    const np = nodePool();
+    np.spec.template.metadata = { annotations: { 'example.com/owner': 'team-a' } };
+    w.kube.setNodePools([np]);
+    await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    const r = planned.command!.replacements[0];
+    // The cheapest type of the launch set is out of capacity in every zone of the replacement.
+    for (const zone of r.zones) w.cloud.setInsufficientCapacity(r.instanceTypes[0], zone, 'on-demand');
+    w.clock.advanceSeconds(15);
+    const launched = await run({ command: planned.command }, deps);
+    expect(launched.status).toBe('waiting-for-replacements');
+    const claim = (await w.store.get(launched.replacementClaims![0]))!;
+    expect(claim.phase).toBe('Launched');
+    expect(claim.instanceType).not.toBe(r.instanceTypes[0]);
+    expect(claim.annotations['example.com/owner']).toBe('team-a');
+    expect(claim.annotations['nodefleet.io/disruption-command']).toBe(planned.command!.id);
+    expect(claim.allocatable).toBeDefined();
+    expect(claim.requirements.find((q) => q.key === 'topology.kubernetes.io/zone')?.values?.sort()).toEqual([...r.zones].sort());
+  });
+
   it('a failed replacement untaints the candidate and releases its slot', async () => {
     await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
     w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));

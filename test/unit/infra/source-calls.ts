@@ -1,7 +1,8 @@
 /**
  * Which port methods each function's code calls, read from the source: every file the function's
- * entry reaches through relative imports inside functions/ and shared/runtime/ (where calls shared
- * by several functions live, e.g. the cluster picture's live fallback) is scanned for `<port>.<method>(`
+ * entry reaches through relative imports inside functions/, shared/runtime/ and shared/launch/ (where
+ * calls shared by several functions live, e.g. the cluster picture's live fallback, the launch of a
+ * NodeClaim) is scanned for `<port>.<method>(`
  * (`deps.kube.patchNode(`, `kube.listPods(` after destructuring, …) and
  * `listObjects('<apiVersion>', '<Kind>')`. Tests compare the result with what the function is
  * granted (RBAC in infra/k8s, IAM in the synthesized stack), so a call added without its
@@ -14,7 +15,7 @@ import { RepoRoot } from '../../../infra/aws/app.ts';
 /** Ports whose calls are collected. */
 export const ScannedPorts = ['kube', 'cloud', 'store', 'unavailable', 'budgets', 'publisher', 'termination', 'starter', 'catalogRefresher', 'views'] as const;
 
-/** Repository-relative files reachable from `entry` through relative imports under functions/ and shared/runtime/. */
+/** Repository-relative files reachable from `entry` through relative imports under functions/, shared/runtime/ and shared/launch/. */
 export function sourceClosure(entry: string): string[] {
   const seen = new Set<string>();
   const visit = (rel: string) => {
@@ -23,7 +24,7 @@ export function sourceClosure(entry: string): string[] {
     const text = readFileSync(join(RepoRoot, rel), 'utf8');
     for (const m of text.matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
       const target = relative(RepoRoot, resolve(dirname(join(RepoRoot, rel)), m[1]));
-      if ((target.startsWith('functions/') || target.startsWith('shared/runtime/')) && target.endsWith('.ts') && existsSync(join(RepoRoot, target))) visit(target);
+      if ((target.startsWith('functions/') || target.startsWith('shared/runtime/') || target.startsWith('shared/launch/')) && target.endsWith('.ts') && existsSync(join(RepoRoot, target))) visit(target);
     }
   };
   visit(entry);

@@ -8,7 +8,7 @@ import type { Pod } from '../../../shared/api/kube.ts';
 import { NodePoolSchema, type NodePool } from '../../../shared/api/nodepool.ts';
 import { instanceTypeFromCase } from '../../../shared/catalog/index.ts';
 import { solve } from '../../../shared/scheduling/index.ts';
-import { toNodeClaim } from '../../../functions/provisioner/claims.ts';
+import { toNodeClaim } from '../../../shared/launch/claims.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
 const Types = [instanceTypeFromCase({ name: 'std', cpu: 4, memoryMiB: 8192, pods: 110, zones: ['us-east-1a'], capacityTypes: ['on-demand'], price: { 'on-demand': 0.2 } }, { region: 'us-east-1' })];

@@ -5,18 +5,18 @@
  * offering remains and the claim allows on-demand, it falls back to on-demand. A claim nothing
  * can fulfil is deleted (never left launching forever).
  */
-import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
-import { advancePhase, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
-import type { EC2NodeClass } from '../../shared/api/nodepool.ts';
-import { ConflictError, InsufficientCapacityError, NodefleetError } from '../../shared/api/errors.ts';
-import { Requirements } from '../../shared/api/requirements.ts';
-import { formatResources } from '../../shared/api/quantity.ts';
-import * as L from '../../shared/api/labels.ts';
-import type { InstanceType } from '../../shared/catalog/index.ts';
-import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
-import { MaxLaunchInstanceTypes } from '../../shared/api/ports.ts';
-import { MetricNames, type Log, type MetricsSink } from '../../shared/runtime/observability.ts';
-import { providerIdOf } from './claims.ts';
+import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../api/ports.ts';
+import { advancePhase, setCondition, type NodeClaim } from '../api/nodeclaim.ts';
+import type { EC2NodeClass } from '../api/nodepool.ts';
+import { ConflictError, InsufficientCapacityError, NodefleetError } from '../api/errors.ts';
+import { Requirements } from '../api/requirements.ts';
+import { formatResources } from '../api/quantity.ts';
+import * as L from '../api/labels.ts';
+import type { InstanceType } from '../catalog/index.ts';
+import { UnavailableOfferingsTtlSeconds } from '../api/ports.ts';
+import { MaxLaunchInstanceTypes } from '../api/ports.ts';
+import { MetricNames, type Log, type MetricsSink } from '../runtime/observability.ts';
+import { providerIdOf } from '../api/provider-id.ts';
 
 /** CreateFleet attempts per claim before giving up (each attempt removes the pools that failed). */
 export const MaxLaunchAttempts = 5;
