@@ -52,16 +52,39 @@ export function blockKind(reason: string): string {
   return 'other';
 }
 
-function report(deps: Pick<Deps, 'log' | 'metrics'>, blocked: readonly BlockedCandidate[]): void {
+/** How long a blocked (node, reason) stays unsaid after it was logged: Karpenter's event dedupe window is of this order. */
+export const BlockedLogQuietMs = 15 * 60_000;
+
+/**
+ * The last time each blocked `node|reason` was logged, per logger (one per Lambda container, which
+ * serves many runs of the disruption loop): a block is logged once, again when its reason changes
+ * or after {@link BlockedLogQuietMs}; the metric counts every run.
+ */
+const blockedLoggedBy = new WeakMap<object, Map<string, number>>();
+
+function report(deps: Pick<Deps, 'log' | 'metrics' | 'env'>, blocked: readonly BlockedCandidate[], nowMs: number): void {
+  let blockedLogged = blockedLoggedBy.get(deps.log);
+  if (!blockedLogged) blockedLoggedBy.set(deps.log, (blockedLogged = new Map()));
+  const byNodeReason = new Map<string, { b: BlockedCandidate; methods: string[] }>();
   for (const b of blocked) {
-    deps.log.info('disruption blocked', { node: b.nodeName, nodePool: b.nodePool, method: b.method, reason: b.reason });
     deps.metrics.count(MetricBlocked, { method: b.method, kind: blockKind(b.reason) });
+    const key = `${deps.env.clusterName}|${b.nodeName}|${b.reason}`;
+    const entry = byNodeReason.get(key);
+    if (entry) entry.methods.push(b.method);
+    else byNodeReason.set(key, { b, methods: [b.method] });
   }
+  for (const [key, { b, methods }] of byNodeReason) {
+    const last = blockedLogged.get(key);
+    if (last !== undefined && nowMs - last < BlockedLogQuietMs) continue;
+    blockedLogged.set(key, nowMs);
+    deps.log.info('disruption blocked', { node: b.nodeName, nodePool: b.nodePool, method: methods.join(','), reason: b.reason });
+  }
+  for (const [key, at] of blockedLogged) if (nowMs - at >= BlockedLogQuietMs) blockedLogged.delete(key);
 }
 
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
   const plan = planDisruption(await readSnapshot(deps, now), now, { elapsedMs: () => performance.now() });
-  report(deps, plan.blocked);
+  report(deps, plan.blocked, now.getTime());
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);

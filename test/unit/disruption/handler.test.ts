@@ -10,7 +10,7 @@ import type { Deps } from '../../../shared/runtime/deps.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
 import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.ts';
-import { run, blockKind, MetricBlocked } from '../../../functions/disruption/handler.ts';
+import { run, blockKind, BlockedLogQuietMs, MetricBlocked } from '../../../functions/disruption/handler.ts';
 import { loadCatalog } from '../../../shared/catalog/index.ts';
 
 const Start = '2026-03-02T10:00:00Z';
@@ -274,6 +274,23 @@ describe('disruption handler run()', () => {
     await w.budgets.release('default', 'going');
     expect((await run({ command, replacementClaims: ['default-rforged'] }, depsOf(w))).status).toBe('invalidated');
     expect(w.kube.callsOf('patchNode')).toEqual([]);
+  });
+
+  it('logs a blocked node and reason once per quiet window, every run still counts in the metric', async () => {
+    const n = managedNode('young', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
+    delete n.metadata.labels!['karpenter.sh/initialized'];
+    await addManaged(w, n);
+    const deps = depsOf(w);
+    const log = deps.log as RecordingLog;
+    const lines = () => log.withMessage('disruption blocked').filter((l) => l.fields.node === 'young');
+    await run({}, deps);
+    w.clock.advanceSeconds(60);
+    await run({}, deps);
+    expect(lines()).toHaveLength(1);
+    expect((deps.metrics as RecordingMetrics).emitted.filter((m) => m.name === MetricBlocked).length).toBeGreaterThanOrEqual(2);
+    w.clock.advanceSeconds(BlockedLogQuietMs / 1000);
+    await run({}, deps);
+    expect(lines()).toHaveLength(2);
   });
 
   it('classifies block reasons for the metric', () => {
