@@ -4,7 +4,7 @@
  * drained node re-created while the cluster view still showed it there; the combinations its
  * seeds hit: a dropped event in a drift/expiry drain, and node-delete + oob-stop + fleet-partial +
  * ICE + terminate refusal + dynamo-conflict + kube-410 + never-register).
- * The full figure (`npm run chaos -- --runs 50 --json`) is in README.md.
+ * The full figure (`npm run chaos -- --runs 50 --json`) is in README.md "Figures" and docs/failure-paths.md.
  */
 import { describe, expect, it } from 'vitest';
 import { runChaos } from './run.ts';
