@@ -64,7 +64,7 @@ export const Functions: readonly FunctionSpec[] = [
   {
     name: 'disruption',
     entry: 'functions/disruption/handler.ts',
-    trigger: { kind: 'loop', minutes: 1, definition: 'functions/disruption/disruption-loop.asl.json' },
+    trigger: { kind: 'loop', minutes: 1, definition: 'statemachines/disruption-loop.asl.json' },
     permissions: FunctionPermissions.disruption,
     timeoutSeconds: 300,
     memoryMiB: 2048,

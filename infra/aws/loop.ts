@@ -1,6 +1,6 @@
 /**
  * Reads the definition of a function's loop state machine (functions.ts trigger `loop`, e.g.
- * functions/disruption/disruption-loop.asl.json) and checks that the stack can provide it: the only
+ * statemachines/disruption-loop.asl.json) and checks that the stack can provide it: the only
  * substitution is `${<Name>FunctionArn}` of the function itself, and the only Task resource is
  * that function (invoked by ARN), so the state machine's role needs lambda:InvokeFunction on it
  * and nothing else.

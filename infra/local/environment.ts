@@ -63,7 +63,7 @@ const AgentRelistSeconds = 300;
 /** With stepped time the agent's re-list (a real timer inside the reflector) runs every 20 real seconds. */
 const AgentRelistSteppedRealMs = 20_000;
 /** The disruption loop's state machine (engineer D's; run by the local Step Functions). */
-export const DisruptionLoopDefinition = 'functions/disruption/disruption-loop.asl.json';
+export const DisruptionLoopDefinition = 'statemachines/disruption-loop.asl.json';
 /** The provisioner's reserved concurrency in the CDK stack (serialised decisions per cluster). */
 export const ProvisionerConcurrency = 1;
 /** Name of the local event bus (NODEFLEET_EVENT_BUS_NAME). */

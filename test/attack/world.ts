@@ -7,7 +7,7 @@
  *
  * It runs over test/fakes (the NodeClaim store on dynalite through the real DynamoDB adapter when
  * asked: malformed items need it) with the real handlers (`run` of functions/*) and the real state
- * machines (statemachines/termination.asl.json, functions/disruption/disruption-loop.asl.json) in
+ * machines (statemachines/termination.asl.json, statemachines/disruption-loop.asl.json) in
  * infra/local/sfn.ts. Time is the fakes' FixedClock, moved only by {@link Scheduler}: Wait states
  * sleep on it and it jumps to the earliest wake-up once nothing runs; a wait past the horizon
  * parks for good (the execution stays RUNNING until the trial stops it).
@@ -311,7 +311,7 @@ export class AttackWorld {
       random,
       clusterInfo: async () => ({ name: Cluster, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: 'Y2E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' }) as never,
     };
-    const loop = JSON.parse(readFileSync(join(import.meta.dirname, '../../functions/disruption/disruption-loop.asl.json'), 'utf8'));
+    const loop = JSON.parse(readFileSync(join(import.meta.dirname, '../../statemachines/disruption-loop.asl.json'), 'utf8'));
     // As the Lambda's middleware parses it (wrapHandler schema).
     this.sfn.register('disruption', loop, { DisruptionFunctionArn: (input: unknown) => disruptionRun(parseWith(DisruptionInputSchema, input, 'disruption input'), this.deps) as never });
     this.initial = { nodes: [], pods: [], pdbs: [] };

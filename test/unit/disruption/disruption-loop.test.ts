@@ -10,7 +10,7 @@ import { run } from '../../../functions/disruption/handler.ts';
 import { NodefleetError } from '../../../shared/api/errors.ts';
 
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => { isValid: boolean; errorsText: (sep?: string) => string };
-const definitionText = readFileSync(new URL('../../../functions/disruption/disruption-loop.asl.json', import.meta.url), 'utf8');
+const definitionText = readFileSync(new URL('../../../statemachines/disruption-loop.asl.json', import.meta.url), 'utf8');
 const filled = JSON.parse(definitionText.replace('${DisruptionFunctionArn}', 'arn:aws:lambda:us-east-1:123456789012:function:nodefleet-disruption'));
 
 describe('disruption-loop.asl.json', () => {

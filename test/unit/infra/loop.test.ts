@@ -10,10 +10,10 @@ import { LoopDefinitionError, loopSubstitution, parseLoopDefinition, readLoopDef
 const task = (resource: string) => JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Task', Resource: resource, End: true } } });
 
 describe('loop definitions', () => {
-  it('reads functions/disruption/disruption-loop.asl.json: one substitution, the disruption function, 1 h execution timeout', () => {
+  it('reads statemachines/disruption-loop.asl.json: one substitution, the disruption function, 1 h execution timeout', () => {
     const spec = Functions.find((f) => f.name === 'disruption')!;
-    expect(spec.trigger).toEqual({ kind: 'loop', minutes: 1, definition: 'functions/disruption/disruption-loop.asl.json' });
-    const def = readLoopDefinition(RepoRoot, 'functions/disruption/disruption-loop.asl.json', 'disruption')!;
+    expect(spec.trigger).toEqual({ kind: 'loop', minutes: 1, definition: 'statemachines/disruption-loop.asl.json' });
+    const def = readLoopDefinition(RepoRoot, 'statemachines/disruption-loop.asl.json', 'disruption')!;
     expect(def.substitution).toBe('DisruptionFunctionArn');
     expect(def.timeoutSeconds).toBe(3600);
     const doc = JSON.parse(def.body);

@@ -61,9 +61,9 @@ describe('the stack against the repository', { timeout: 240_000 }, () => {
     const sm = machines.find(([id]) => id.startsWith('Termination'))![1];
     const placeholders = [...new Set([...definition!.body.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]))].sort();
     expect(Object.keys(sm.Properties.DefinitionSubstitutions).sort()).toEqual(placeholders);
-    // The disruption loop: the real functions/disruption/disruption-loop.asl.json, its one substitution the disruption function.
+    // The disruption loop: the real statemachines/disruption-loop.asl.json, its one substitution the disruption function.
     const loop = machines.find(([id]) => id.startsWith('DisruptionLoop'))![1];
-    expect(loop.Properties.DefinitionString).toBe(readFileSync(join(RepoRoot, 'functions/disruption/disruption-loop.asl.json'), 'utf8'));
+    expect(loop.Properties.DefinitionString).toBe(readFileSync(join(RepoRoot, 'statemachines/disruption-loop.asl.json'), 'utf8'));
     expect(loop.Properties.DefinitionSubstitutions).toEqual({ DisruptionFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^Disruption[A-F0-9]{8}$/), 'Arn'] } });
   });
 });

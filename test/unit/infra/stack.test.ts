@@ -307,7 +307,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('disruption loop state machine', () => {
-    it('is a Standard machine from functions/disruption/disruption-loop.asl.json with logging ALL and X-Ray, invoking the disruption function', () => {
+    it('is a Standard machine from statemachines/disruption-loop.asl.json with logging ALL and X-Ray, invoking the disruption function', () => {
       const sm = resources[logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop')].Properties;
       expect(sm.StateMachineType).toBe('STANDARD');
       expect(sm.TracingConfiguration).toEqual({ Enabled: true });
