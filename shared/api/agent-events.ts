@@ -205,16 +205,22 @@ function pickAnnotations(a: Record<string, string>): Record<string, string> {
  * condition (kube-scheduler has not reported on it: a manifest, a case, a Deployment's template)
  * counts as Unschedulable; the other tests still apply. How `plan` and the case runner read input.
  */
-export function isProvisionable(p: Pod, { assumeUnschedulable = false }: { assumeUnschedulable?: boolean } = {}): boolean {
-  if (p.spec?.nodeName) return false;
-  if (p.metadata.deletionTimestamp) return false;
-  if (p.status?.nominatedNodeName) return false;
-  if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') return false;
-  if (isDaemonSetPod(p)) return false;
-  if (p.metadata.annotations?.['kubernetes.io/config.mirror']) return false;
+export function isProvisionable(p: Pod, opts: { assumeUnschedulable?: boolean } = {}): boolean {
+  return notProvisionableReason(p, opts) === undefined;
+}
+
+/** Why {@link isProvisionable} skips `p` ("bound to node-1", "nominated to node-2", …), or undefined when it does not. */
+export function notProvisionableReason(p: Pod, { assumeUnschedulable = false }: { assumeUnschedulable?: boolean } = {}): string | undefined {
+  if (p.spec?.nodeName) return `bound to ${p.spec.nodeName}`;
+  if (p.metadata.deletionTimestamp) return 'terminating';
+  if (p.status?.nominatedNodeName) return `nominated to ${p.status.nominatedNodeName} (preempting)`;
+  if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') return `finished (${p.status.phase})`;
+  if (isDaemonSetPod(p)) return 'DaemonSet pod';
+  if (p.metadata.annotations?.['kubernetes.io/config.mirror']) return 'mirror pod';
   const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
-  if (!scheduled) return assumeUnschedulable;
-  return scheduled.status === 'False' && scheduled.reason === 'Unschedulable';
+  if (!scheduled) return assumeUnschedulable ? undefined : 'kube-scheduler has not reported it unschedulable yet';
+  if (scheduled.status === 'False' && scheduled.reason === 'Unschedulable') return undefined;
+  return `PodScheduled=${scheduled.status}${scheduled.reason ? ` (${scheduled.reason})` : ''}, not Unschedulable`;
 }
 
 /** An agent pod back in the Kubernetes Pod shape the scheduler takes. */

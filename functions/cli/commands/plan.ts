@@ -17,6 +17,7 @@
  */
 import type { Command } from 'commander';
 import type { Pod, StorageObjects } from '../../../shared/api/kube.ts';
+import { notProvisionableReason } from '../../../shared/api/agent-events.ts';
 import * as L from '../../../shared/api/labels.ts';
 
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
@@ -26,7 +27,7 @@ import { parseNodeClass, parseNodePool, validateYamlText } from '../../../shared
 import { readWorkloads, workloadInputProblems } from '../../../shared/api/workloads.ts';
 import { parseYamlObjects } from '../../../shared/api/yaml.ts';
 import { toKubeNodeClaim } from '../../../shared/api/nodeclaim.ts';
-import { toNodeClaim } from '../../../shared/launch/claims.ts';
+import { firstFive, toNodeClaim } from '../../../shared/launch/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
@@ -231,11 +232,12 @@ export function readNodePoolFile(x: { file: string; text: string }): { nodePools
  * @throws CliError with every problem when a file is unreadable YAML, the NodePool file is invalid
  * or has no NodePool, the workloads have a bad object, or the region is unknown.
  */
-export function planInput(t: PlanTexts): SchedulingInput {
+export function planInput(t: PlanTexts, notes?: { notProvisionable?: Pod[] }): SchedulingInput {
   checkRegion(t.region);
   const { nodePools, nodeClasses } = readNodePoolFile(t.nodePools);
   const objects = [...readWorkloadObjects(t.pods), ...(t.nodes ? readWorkloadObjects(t.nodes) : [])];
   const w = readWorkloads(objects);
+  if (notes) notes.notProvisionable = w.notProvisionable;
   const packing = choosePacking(nodePools, t.packing);
   const byClass = new Map<string, InstanceType[]>();
   const instanceTypes = (np: NodePool): InstanceType[] => {
@@ -267,6 +269,17 @@ export function planInput(t: PlanTexts): SchedulingInput {
 
 function hasStorage(s: StorageObjects): boolean {
   return s.claims.length + s.volumes.length + s.classes.length > 0;
+}
+
+/**
+ * One line for the unbound pods the provisioner would not solve for (shared/api/agent-events.ts
+ * `notProvisionableReason`: nominated, terminating, gated, …), the first five named with why;
+ * DaemonSet pods are left out (their node runs them). None when there are none.
+ */
+export function notProvisionableLine(file: string, pods: readonly Pod[]): string[] {
+  const listed = pods.map((p) => ({ p, why: notProvisionableReason(p, { assumeUnschedulable: true }) })).filter((x) => x.why && x.why !== 'DaemonSet pod');
+  if (listed.length === 0) return [];
+  return [`${file}: ${listed.length} unbound pod(s) not planned for, as the provisioner skips them: ${firstFive(listed.map((x) => `${x.p.metadata.namespace ?? 'default'}/${x.p.metadata.name} (${x.why})`))}`];
 }
 
 /**
@@ -397,6 +410,7 @@ export function register(program: Command): void {
       const account = opts.account.length > 0 ? readAccountFiles(opts.account.map(readText), opts.region) : undefined;
       const pools = readNodePoolFile(nodePoolText);
       const against = account ? await resolveAgainstAccount(account, pools.nodePools, pools.nodeClasses, { region: opts.region, clusterName: opts.clusterName }) : undefined;
+      const notes: { notProvisionable?: Pod[] } = {};
       const input = planInput({
         nodePools: nodePoolText,
         pods: readText(opts.pods),
@@ -404,12 +418,13 @@ export function register(program: Command): void {
         region: opts.region,
         packing: opts.packing as PlanTexts['packing'],
         ...(against ? { resolutions: against.resolutions } : {}),
-      });
+      }, notes);
       const { nodeClasses } = pools;
       // The plan places pods as Karpenter would; a class nodefleet refuses launches nothing at runtime: said here.
       for (const c of nodeClasses) for (const line of nodeClassRefusals(c.spec)) process.stderr.write(`${opts.nodepools}: EC2NodeClass/${c.metadata.name}: ${line} (nodefleet launches nothing from this class)\n`);
       for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
       for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
+      for (const line of notProvisionableLine(opts.pods, notes.notProvisionable ?? [])) process.stderr.write(`${line}\n`);
       for (const [name, problem] of against?.resolutions.problems ?? []) process.stderr.write(`${opts.account.join(', ')}: EC2NodeClass/${name}: ${problem} (nodefleet launches nothing from this class)\n`);
       if (!against) process.stderr.write(`no --account: subnets, security groups and AMIs are placeholders (every zone of ${opts.region} assumed, zone ids as in the shipped catalog)\n`);
       else if (against.placeholders.length > 0) process.stderr.write(`${opts.account.join(', ')}: placeholders for ${against.placeholders.join('; ')}\n`);

@@ -194,3 +194,33 @@ items:
     expect(r.out).not.toContain('does not exist');
   });
 });
+
+describe('plan picks pending pods with the provisioner\'s rule', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-pending-'));
+  const np = join(dir, 'np.yaml');
+  writeFileSync(np, pool('default', 'default', '        - {key: kubernetes.io/arch, operator: In, values: [amd64]}') + nodeClass('default', 'al2023@latest'));
+  const pods = join(dir, 'pods.json');
+  const p = (name: string, status: unknown) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] }, status });
+  writeFileSync(
+    pods,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        p('waiting', { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }),
+        p('preempting', { phase: 'Pending', nominatedNodeName: 'n1', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }),
+        p('gated', { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] }),
+      ],
+    }),
+  );
+
+  it('plans for the Unschedulable pod only and names the others with why, in one line', async () => {
+    const r = await capture(['plan', '--nodepools', np, '--pods', pods, '-o', 'json']);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.out) as { items: { kind: string; spec?: { resources: { requests: Record<string, string> } } }[] };
+    const claims = out.items.filter((i) => i.kind === 'NodeClaim');
+    expect(claims).toHaveLength(1);
+    expect(claims[0].spec!.resources.requests.pods).toBe('1');
+    expect(r.err).toContain(`${pods}: 2 unbound pod(s) not planned for, as the provisioner skips them: default/preempting (nominated to n1 (preempting)), default/gated (PodScheduled=False (SchedulingGated), not Unschedulable)`);
+  });
+});
