@@ -51,7 +51,7 @@ export type RegistrationResult =
 /** Conditional-write retries when another function updated the claim at the same time. */
 const MaxConflictRetries = 3;
 
-export { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
+export { instanceIdOf };
 
 const BaseResources = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
 

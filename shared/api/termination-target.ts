@@ -11,7 +11,6 @@ import type { CloudInstance } from './ports.ts';
 import { LabelNodePool, TagNodeClaim, TagNodefleetCluster } from './labels.ts';
 import { NodePoolTagKey } from './iam-policy.ts';
 import { instanceIdOfProviderId } from './provider-id.ts';
-export { instanceIdOfProviderId } from './provider-id.ts';
 
 
 /**

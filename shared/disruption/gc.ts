@@ -170,7 +170,6 @@ export interface GcPlan {
   orphansWithNode: { instanceId: string; nodeName: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
 }
 
-const instanceIdOf = instanceIdOfClaim;
 
 function secondsSince(iso: string | undefined, nowMs: number): number {
   const t = iso ? Date.parse(iso) : NaN;
@@ -217,7 +216,7 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
   const input: TerminationInput & { attempt: number } = {
     nodeClaim: c.name,
     ...(c.nodeName ? { nodeName: c.nodeName } : {}),
-    ...(instanceIdOf(c) ? { instanceId: instanceIdOf(c)! } : {}),
+    ...(instanceIdOfClaim(c) ? { instanceId: instanceIdOfClaim(c)! } : {}),
     reason: t.reason as TerminationInput['reason'],
     ...(t.deadlineEpochMs !== undefined ? { deadlineEpochMs: t.deadlineEpochMs } : {}),
     ...(t.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}),
@@ -249,7 +248,7 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   }
   const deleted = new Set<string>();
   for (const c of input.nodeClaims) {
-    const id = instanceIdOf(c);
+    const id = instanceIdOfClaim(c);
     const inst = id && byId ? byId.get(id) : undefined;
     // Whether EC2 says the instance is the claim's (module doc): only then is it terminated for it.
     const own = inst !== undefined && instanceDisagreement(c, inst) === undefined;
@@ -293,8 +292,8 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   }
 
   // Instances no claim owns. A claim that has not recorded its instance yet owns the instance tagged with its name.
-  const owned = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name)).map(instanceIdOf).filter(Boolean));
-  const recording = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name) && instanceIdOf(c) === undefined && c.phase !== 'Terminated').map((c) => c.name));
+  const owned = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name)).map(instanceIdOfClaim).filter(Boolean));
+  const recording = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name) && instanceIdOfClaim(c) === undefined && c.phase !== 'Terminated').map((c) => c.name));
   for (const i of input.instances ?? []) {
     if (NotRunning.has(i.state) || owned.has(i.instanceId)) continue;
     if (!OwnershipTagKeys.some((k) => k in i.tags)) continue;

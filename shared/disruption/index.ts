@@ -17,6 +17,7 @@ export { parseDurationSeconds } from '../api/duration.ts';
 export { doNotDisruptUntilMs, isReschedulable, isDoNotDisruptActive, PdbLimits } from './pods.ts';
 export { hasGracefulExpiration } from './graceful-expiration.ts';
 export { claimExpireAt, isClaimExpired } from './expiration.ts';
-export { claimOfNode, claimsByProviderId, instanceIdOfClaim, isNodeOfClaim, liveNodeProblem } from './state.ts';
+export { claimOfNode, claimsByProviderId, isNodeOfClaim, liveNodeProblem } from './state.ts';
+export { instanceIdOfClaim } from '../api/provider-id.ts';
 export { hasRebalanceReplace } from './rebalance.ts';
 export * from './constants.ts';

@@ -29,6 +29,7 @@ import { parseDurationSeconds } from '../api/duration.ts';
 import { claimExpireAt } from './claim-expiry.ts';
 import { isActive, isDoNotDisruptActive, isEvictable, isReschedulable, isTerminal, PdbLimits, podKey } from './pods.ts';
 import type { BlockedCandidate, BudgetStatus, Candidate, DisruptionReason, DisruptionSnapshot } from './types.ts';
+import { instanceIdOfClaim } from '../api/provider-id.ts';
 
 /** A Node of a NodeClaim in the store, with its facts, whether or not it can be a candidate. */
 export interface ManagedNode {
@@ -107,9 +108,6 @@ export function claimOfNode(node: Node, byProviderId: Map<string, NodeClaim[]>):
   const pid = node.spec?.providerID;
   return pid === undefined ? undefined : byProviderId.get(pid)?.find((c) => isNodeOfClaim(node, c));
 }
-
-import { instanceIdOfClaim } from '../api/provider-id.ts';
-export { instanceIdOfClaim };
 
 function priceOf(it: InstanceType | undefined, zone: string, capacityType: string, claim?: NodeClaim): number | undefined {
   const offering = it?.offerings.find((o) => o.zone === zone && o.capacityType === capacityType);

@@ -24,7 +24,7 @@ const OFFERING_KEYS = new Set([L.LabelTopologyZone, L.LabelCapacityType]);
  * new node gets (Karpenter adds both to its NodeClaim templates for the DaemonSet simulation,
  * `schedulingSimulationKeys`, and keeps them off the claim).
  */
-export const WellKnownLabels: ReadonlySet<string> = new Set([...L.WellKnownLabels, L.LabelRegistered, L.LabelInitialized]);
+const AllowUndefinedLabels: ReadonlySet<string> = new Set([...L.WellKnownLabels, L.LabelRegistered, L.LabelInitialized]);
 
 /** One admitted instance type with its precomputed data. */
 export interface TemplateType {
@@ -146,7 +146,7 @@ export class PoolTemplate {
     this.taints = (spec.taints ?? []) as Taint[];
     this.startupTaints = (spec.startupTaints ?? []) as Taint[];
     this.typeKeys = typeKeysAll;
-    this.allowUndefined = new Set([...WellKnownLabels, ...typeKeysAll]);
+    this.allowUndefined = new Set([...AllowUndefinedLabels, ...typeKeysAll]);
 
     const unavailableSet = new Set(unavailable.map((u) => `${u.instanceType}|${u.zone}|${u.capacityType}`));
     const zoneReq = this.requirements.get(L.LabelTopologyZone);
