@@ -10,7 +10,7 @@ import type { CloudInstance } from '../../shared/api/ports.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
 import { planGarbageCollection, type GcPlan, InitializationTimeoutSeconds, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { MetricNames } from '../../shared/runtime/observability.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
 
 export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };

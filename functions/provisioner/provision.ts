@@ -12,7 +12,7 @@ import { nodeClassReadiness } from '../../shared/api/nodeclass-support.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { UnschedulableBackoff, schedulingConfigKey } from '../../shared/scheduling/unschedulable-backoff.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { MetricNames } from '../../shared/runtime/observability.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from '../../shared/launch/claims.ts';
 import { launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';

@@ -30,7 +30,7 @@ import { ConflictError } from '../../shared/api/errors.ts';
 import { parseResources, formatResources } from '../../shared/api/quantity.ts';
 import * as L from '../../shared/api/labels.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { MetricNames } from '../../shared/runtime/observability.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 import { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
 
@@ -184,6 +184,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
       registered = true;
       deps.log.info('registered nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name } });
       deps.metrics.count(MetricNames.nodeClaimsRegistered, { nodepool: claim.nodePool });
+      deps.metrics.count(MetricNames.nodesCreated, { nodepool: claim.nodePool });
     }
   }
   if (!current || isTrue(current, 'Initialized')) return registered ? { action: 'registered', nodeClaim: claim.name } : { action: 'unchanged', nodeClaim: claim.name };

@@ -47,7 +47,8 @@ import {
 import { statementsFor, type IamTargets } from './iam.ts';
 import { addNagSuppressions } from './nag.ts';
 import { protectBus, protectRuleQueue, protectViewBucket } from './resource-policies.ts';
-import { MetricsNamespace, Observability, type WatchedQueue } from './observability.ts';
+import { Observability, type WatchedQueue } from './observability.ts';
+import { MetricsNamespace } from '../../shared/api/metrics.ts';
 import { readLoopDefinition, type LoopDefinition } from './loop.ts';
 import { readTerminationDefinition, TerminationAslPath, type TerminationDefinition } from './termination.ts';
 

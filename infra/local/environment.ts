@@ -147,6 +147,8 @@ export class LocalEnvironment {
   sfn?: any;
   /** NodeClaim store of the environment's own deps (reads for the view and expectations). */
   store?: { list(): Promise<NodeClaim[]> };
+  /** Every metric every function emitted (one recorder for all, as CloudWatch gathers them). */
+  metrics?: { emitted: readonly { name: string; value: number; dimensions: Record<string, string> }[] };
   kubeconfigPath!: string;
   readonly invokers: Partial<Record<keyof typeof FunctionFiles, Invoke>> = {};
   private catalog = new Map<string, InstanceType>();
@@ -430,6 +432,8 @@ export class LocalEnvironment {
     // was then counted against the consolidation budget).
     const ownEnv = envMod.parseRuntimeEnv({ ...this.runtimeEnv(), [Env.dynamodbEndpoint]: this.dynamo.endpoint });
 
+    const metrics = obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined;
+    this.metrics = metrics;
     const depsFor = (name: string, extra: Record<string, unknown> = {}, runtimeEnv: unknown = env): any => {
       const identity = LocalIdentities[name as keyof typeof LocalIdentities];
       const base = runtime.buildDeps(runtimeEnv, {
@@ -438,7 +442,7 @@ export class LocalEnvironment {
         credentials: { accessKeyId: accessKeyOf(identity ?? name), secretAccessKey: 'local' },
         clock: this.clock,
         log: this.logs.forFunction(name),
-        metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
+        metrics,
         overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, random: localRandom, ...extra },
       });
       // What each handler's deps factory adds on top of buildDeps (interruption names the starter `starter`).

@@ -58,6 +58,8 @@ export interface RunResult {
   reportPath?: string;
   /** Virtual seconds the run covered. */
   virtualSeconds: number;
+  /** The names of the metrics the functions emitted during the run. */
+  metricNames: string[];
 }
 
 /** Runs `scenario` end to end. Never throws for a scenario failure: `ok` says it. */
@@ -183,7 +185,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   await view?.close();
   await env.stop();
   const realSeconds = (Date.now() - realStart) / 1000;
-  return { ok, checks, summary, facts, realSeconds, virtualSeconds, reportPath };
+  const metricNames = [...new Set((env.metrics?.emitted ?? []).map((m) => m.name))].sort();
+  return { ok, checks, summary, facts, realSeconds, virtualSeconds, reportPath, metricNames };
 }
 
 /** Thrown to skip the timeline when parts are missing (reported as the `environment` check). */

@@ -4,6 +4,9 @@
  * event sources / detail-types, and environment variable names.
  */
 
+/** How often the Scheduler starts the disruption loop (seconds): its plan step runs once per period. */
+export const DisruptionLoopPeriodSeconds = 60;
+
 /** Event source and detail-types the in-cluster agent publishes. */
 export const AgentSource = 'nodefleet.agent';
 export const DetailTypeUnschedulablePods = 'Unschedulable Pods';

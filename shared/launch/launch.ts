@@ -15,7 +15,8 @@ import * as L from '../api/labels.ts';
 import type { InstanceType } from '../catalog/index.ts';
 import { UnavailableOfferingsTtlSeconds } from '../api/ports.ts';
 import { MaxLaunchInstanceTypes } from '../api/ports.ts';
-import { MetricNames, type Log, type MetricsSink } from '../runtime/observability.ts';
+import { type Log, type MetricsSink } from '../runtime/observability.ts';
+import { MetricNames } from '../api/metrics.ts';
 import { providerIdOf } from '../api/provider-id.ts';
 
 /** CreateFleet attempts per claim before giving up (each attempt removes the pools that failed). */
@@ -117,7 +118,6 @@ export async function launchClaim(
     } catch (err) {
       if (!(err instanceof InsufficientCapacityError)) {
         deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: (err as Error).message });
-        deps.metrics.count(MetricNames.cloudProviderErrors, { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'aws', error: (err as Error).name });
         return { status: 'failed', claim, error: err as Error };
       }
       // The pools EC2 refused (or, when it named none, every pool of this attempt).
@@ -138,7 +138,6 @@ export async function launchClaim(
   }
   const reason = 'all requested instance types were unavailable during launch';
   deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: `insufficient capacity, ${reason}` });
-  deps.metrics.count(MetricNames.cloudProviderErrors, { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'aws', error: 'InsufficientCapacityError' });
   await deps.store.delete(claim.name);
   deps.log.info('deleted nodeclaim', { NodeClaim: { name: claim.name }, reason: 'unfulfillable', pods: claim.pods });
   deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: claim.nodePool, reason: 'unfulfillable' });

@@ -49,7 +49,9 @@ import type { ClusterInfo } from '../aws/user-data.ts';
 import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { RuntimeEnv } from './env.ts';
-import { MetricNames, RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
+import { RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
+import { MetricNames } from '../api/metrics.ts';
+import { measuredCloud } from './measured-cloud.ts';
 
 /** The SDK clients (created by shared/aws/clients.ts), exposed for adapters other engineers add. */
 export type { Clients } from '../aws/clients.ts';
@@ -156,7 +158,11 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     unavailable: o.unavailable ?? new DynamoUnavailableOfferings(clients.doc, env.tableName, env.clusterName),
     cloud:
       o.cloud ??
-      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
+      measuredCloud(
+        new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
+        o.metrics ?? metrics,
+        opts.functionName ?? 'nodefleet',
+      ),
     kube:
       o.kube ??
       new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems })),

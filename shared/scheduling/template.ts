@@ -8,7 +8,8 @@
 import type { Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { StaticNodePoolUnsupported, type NodePool } from '../api/nodepool.ts';
-import { parseResource, type Resources } from '../api/quantity.ts';
+import { type Resources } from '../api/quantity.ts';
+import { nodePoolLimits } from '../api/nodepool-status.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
 import type { InstanceType, Offering } from '../catalog/types.ts';
 import { PodInfo } from './pod.ts';
@@ -270,10 +271,9 @@ export class ClaimTemplate {
     this.capacityTypes = base.capacityTypes;
     this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (notReadyReason ?? base.unusable);
 
-    const limits = nodePool.spec.limits;
-    if (limits && Object.keys(limits).length > 0) {
-      this.limits = {};
-      for (const [k, v] of Object.entries(limits)) this.limits[k] = parseResource(k, v);
+    const limits = nodePoolLimits(nodePool);
+    if (Object.keys(limits).length > 0) {
+      this.limits = limits;
       const remaining: Resources = { ...this.limits };
       for (const n of existingNodes) {
         if (n.nodePool !== this.name) continue;

@@ -10,7 +10,8 @@ import type { Deps } from '../../../shared/runtime/deps.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
 import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.ts';
-import { run, blockKind, BlockedLogQuietMs, MetricBlocked } from '../../../functions/disruption/handler.ts';
+import { run, blockKind, BlockedLogQuietMs } from '../../../functions/disruption/handler.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { loadCatalog } from '../../../shared/catalog/index.ts';
 
 const Start = '2026-03-02T10:00:00Z';
@@ -242,7 +243,7 @@ describe('disruption handler run()', () => {
     expect(w.starter.started[0]).toMatchObject({ nodeClaim: 'old', reason: 'expiration' });
     expect(w.starter.started[0].budgetNodePool).toBeUndefined();
     const metrics = deps.metrics as RecordingMetrics;
-    expect(JSON.stringify(metrics)).toContain(MetricBlocked);
+    expect(JSON.stringify(metrics)).toContain(MetricNames.disruptionBlocked);
   });
 
   it('a forged loop input (a command with replacement claims it never launched) neither untaints nor releases a node whose termination started (npm run attack, commands replacements-step)', async () => {
@@ -287,7 +288,7 @@ describe('disruption handler run()', () => {
     w.clock.advanceSeconds(60);
     await run({}, deps);
     expect(lines()).toHaveLength(1);
-    expect((deps.metrics as RecordingMetrics).emitted.filter((m) => m.name === MetricBlocked).length).toBeGreaterThanOrEqual(2);
+    expect((deps.metrics as RecordingMetrics).emitted.filter((m) => m.name === MetricNames.disruptionBlocked).length).toBeGreaterThanOrEqual(2);
     w.clock.advanceSeconds(BlockedLogQuietMs / 1000);
     await run({}, deps);
     expect(lines()).toHaveLength(2);

@@ -10,7 +10,8 @@ import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.
 import { Table, keys } from '../../../shared/api/contract.ts';
 import type { NodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { buildDeps } from '../../../shared/runtime/deps.ts';
-import { MetricNames, RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { fakeWorld, node, nodeClaim, pod } from '../../fakes/index.ts';
 
 let local: LocalDynamo;

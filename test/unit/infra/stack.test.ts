@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
-import { MetricNames, MetricsNamespace } from '../../../shared/runtime/observability.ts';
+import { MetricNames, MetricsNamespace } from '../../../shared/api/metrics.ts';
 import { buildTestStack, TestCluster } from './stack-fixture.ts';
 
 type Resources = Record<string, { Type: string; Properties: any }>;

@@ -80,7 +80,7 @@ function setup(opts: { optIn: boolean; budget?: string }) {
   };
   // the rebalance recommendation fixture's account and region are the stack's
   const stack = { clusterName: 'test', region: 'us-east-2', stateMachineArn: 'arn:aws:states:us-east-2:123456789012:stateMachine:termination' };
-  const interruptionDeps: InterruptionDeps = { store: w.store, cloud: w.cloud, env: stack, termination: w.starter, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, clock: w.clock, log };
+  const interruptionDeps: InterruptionDeps = { store: w.store, cloud: w.cloud, env: stack, termination: w.starter, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, clock: w.clock, log, metrics: new RecordingMetrics() };
   return { w, deps, interruptionDeps, log };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { run, parseInput, handler } from '../../../functions/provisioner/handler.ts';
 import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
-import { MetricNames } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { Region, nodePool, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 import { node, pod } from '../../fakes/index.ts';
 import { nodeClaimItem } from '../../../shared/aws/dynamo-node-claim-store.ts';
@@ -277,7 +277,7 @@ describe('provisioner run', () => {
     expect(summary.unfulfillable).toHaveLength(1);
     expect(await w.store.list()).toEqual([]);
     expect(log.withMessage('failed launching nodeclaim')).toHaveLength(1);
-    expect(metrics.total(MetricNames.cloudProviderErrors, { error: 'InsufficientCapacityError' })).toBe(1);
+    expect(metrics.total(MetricNames.nodeClaimsTerminated, { reason: 'unfulfillable' })).toBe(1);
   });
 
   it('packing: the NodePool annotation wins over NODEFLEET_PACKING, which wins over the default (cost)', async () => {

@@ -4,7 +4,8 @@ import { AnnotationLastPodEventTime, compactNode } from '../../../shared/api/age
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
 import type { Node } from '../../../shared/api/kube.ts';
 import { isTrue } from '../../../shared/api/nodeclaim.ts';
-import { RecordingLog, RecordingMetrics, MetricNames } from '../../../shared/runtime/observability.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { fakeWorld, node, nodeClaim } from '../../fakes/index.ts';
 
 const providerID = 'aws:///ap-northeast-2a/i-0abc1234def567891';
