@@ -20,6 +20,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/patrickmn/go-cache"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
 	clock "k8s.io/utils/clock/testing"
@@ -29,6 +33,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	coretest "sigs.k8s.io/karpenter/pkg/test"
 
+	"github.com/aws/karpenter-provider-aws/pkg/apis"
 	v1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	awscache "github.com/aws/karpenter-provider-aws/pkg/cache"
 	kubeletcel "github.com/aws/karpenter-provider-aws/pkg/cel"
@@ -59,7 +64,7 @@ type Scenario struct {
 		KubeDNSIP         string `json:"kubeDnsIp"`
 		KubernetesVersion string `json:"kubernetesVersion"`
 	} `json:"cluster"`
-	NodeClass     v1.EC2NodeClass     `json:"nodeClass"`
+	NodeClass     json.RawMessage     `json:"nodeClass"`
 	NodeClaim     karpv1.NodeClaim    `json:"nodeClaim"`
 	InstanceTypes []InstanceType      `json:"instanceTypes"`
 	InstanceProfile string            `json:"instanceProfile"`
@@ -130,6 +135,37 @@ func (a *accountEC2) DescribeImages(_ context.Context, in *ec2.DescribeImagesInp
 	return &ec2.DescribeImagesOutput{Images: out}, nil
 }
 
+// defaulted applies the EC2NodeClass CRD's defaults (the provider's own CRD, with the API server's
+// structural defaulting), as the API server does before Karpenter reads the object.
+func defaulted(raw json.RawMessage) (*v1.EC2NodeClass, error) {
+	crd := apis.CRDs[0]
+	var schema *apiextensionsv1.JSONSchemaProps
+	for _, v := range crd.Spec.Versions {
+		if v.Name == "v1" {
+			schema = v.Schema.OpenAPIV3Schema
+		}
+	}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, internal, nil); err != nil {
+		return nil, err
+	}
+	ss, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	structuraldefaulting.Default(obj, ss)
+	b, _ := json.Marshal(obj)
+	nc := &v1.EC2NodeClass{}
+	if err := json.Unmarshal(b, nc); err != nil {
+		return nil, err
+	}
+	return nc, nil
+}
+
 type fixedVersion string
 
 func (v fixedVersion) Get(context.Context) string { return string(v) }
@@ -185,7 +221,11 @@ func run(s *Scenario) (out Output) {
 		subnetProvider, ltProvider, crProvider, pgProvider, zsProvider, cache.New(cache.NoExpiration, cache.NoExpiration))
 
 	// The EC2NodeClass status, as the provider's nodeclass reconcilers write it.
-	nc := s.NodeClass.DeepCopy()
+	nc, err := defaulted(s.NodeClass)
+	if err != nil {
+		out.Error = "nodeClass: " + err.Error()
+		return out
+	}
 	if _, err := nodeclass.NewSubnetReconciler(clk, subnetProvider).Reconcile(ctx, nc); err != nil {
 		out.Error = "subnets: " + err.Error()
 		return out
