@@ -20,12 +20,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/patrickmn/go-cache"
+	"github.com/samber/lo"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	"github.com/samber/lo"
-	corev1 "k8s.io/api/core/v1"
 	clock "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -64,11 +64,11 @@ type Scenario struct {
 		KubeDNSIP         string `json:"kubeDnsIp"`
 		KubernetesVersion string `json:"kubernetesVersion"`
 	} `json:"cluster"`
-	NodeClass     json.RawMessage     `json:"nodeClass"`
-	NodeClaim     karpv1.NodeClaim    `json:"nodeClaim"`
-	InstanceTypes []InstanceType      `json:"instanceTypes"`
-	InstanceProfile string            `json:"instanceProfile"`
-	Account       Account             `json:"account"`
+	NodeClass       json.RawMessage  `json:"nodeClass"`
+	NodeClaim       karpv1.NodeClaim `json:"nodeClaim"`
+	InstanceTypes   []InstanceType   `json:"instanceTypes"`
+	InstanceProfile string           `json:"instanceProfile"`
+	Account         Account          `json:"account"`
 }
 
 // InstanceType names a type of the provider's fake DescribeInstanceTypes and its offerings.
@@ -79,7 +79,6 @@ type InstanceType struct {
 
 type Offering struct {
 	Zone         string  `json:"zone"`
-	ZoneID       string  `json:"zoneId"`
 	CapacityType string  `json:"capacityType"`
 	Price        float64 `json:"price"`
 }
@@ -199,7 +198,9 @@ func run(s *Scenario) (out Output) {
 
 	// ENI limits of the fake's instance types (AL2023 max pods).
 	infos := lo.Must(fakeEC2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{})).InstanceTypes
-	infoByName := lo.SliceToMap(infos, func(i ec2types.InstanceTypeInfo) (string, ec2types.InstanceTypeInfo) { return string(i.InstanceType), i })
+	infoByName := lo.SliceToMap(infos, func(i ec2types.InstanceTypeInfo) (string, ec2types.InstanceTypeInfo) {
+		return string(i.InstanceType), i
+	})
 	amiResolver := amifamily.NewDefaultResolver(fake.DefaultRegion, func(name string) (amifamily.ENILimits, bool) {
 		info, ok := infoByName[name]
 		if !ok || info.NetworkInfo == nil || info.NetworkInfo.DefaultNetworkCardIndex == nil {
@@ -252,6 +253,9 @@ func run(s *Scenario) (out Output) {
 		out.Error = "kubelet: " + err.Error()
 		return out
 	}
+	// Offerings exist only in the zones of the class's subnets (the provider's instance type
+	// provider derives offering zones from nodeClass.Status.Subnets).
+	zoneIDs := lo.SliceToMap(nc.Status.Subnets, func(s v1.Subnet) (string, string) { return s.Zone, s.ZoneID })
 	var its []*cloudprovider.InstanceType
 	for _, t := range s.InstanceTypes {
 		info, ok := infoByName[t.Name]
@@ -259,16 +263,17 @@ func run(s *Scenario) (out Output) {
 			out.Error = fmt.Sprintf("instance type %s is not in the provider's fake DescribeInstanceTypes", t.Name)
 			return out
 		}
-		zones := lo.Uniq(lo.Map(t.Offerings, func(o Offering, _ int) string { return o.Zone }))
+		offerings := lo.Filter(t.Offerings, func(o Offering, _ int) bool { _, ok := zoneIDs[o.Zone]; return ok })
+		zones := lo.Uniq(lo.Map(offerings, func(o Offering, _ int) string { return o.Zone }))
 		it, err := itResolver.Resolve(ctx, info, zones, nc, parsed)
 		if err != nil {
 			out.Error = err.Error()
 			return out
 		}
-		for _, o := range t.Offerings {
+		for _, o := range offerings {
 			it.Offerings = append(it.Offerings, &cloudprovider.Offering{
 				Requirements: scheduling.NewLabelRequirements(map[string]string{
-					karpv1.CapacityTypeLabelKey: o.CapacityType, corev1.LabelTopologyZone: o.Zone, v1.LabelTopologyZoneID: o.ZoneID,
+					karpv1.CapacityTypeLabelKey: o.CapacityType, corev1.LabelTopologyZone: o.Zone, v1.LabelTopologyZoneID: zoneIDs[o.Zone],
 				}),
 				Price:     o.Price,
 				Available: true,
