@@ -50,7 +50,7 @@ import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
 import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
-import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
+import { LabelCapacityType, LabelDoNotSync, LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
@@ -89,7 +89,7 @@ export const DefaultMetadataOptions = {
 
 /** AL2023 default root volume (KA amifamily/al2023.go `DefaultBlockDeviceMappings`): 20 GiB gp3, encrypted. */
 export const DefaultBlockDeviceMappings: NonNullable<EC2NodeClass['spec']['blockDeviceMappings']> = [
-  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true, deleteOnTermination: true } },
+  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } },
 ];
 
 /** What to launch: the claim's launch set, already filtered of unavailable offerings. */
@@ -209,7 +209,9 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   const spec = nodeClass.spec;
   const notReady = nodeClassNotReady(nodeClass);
   if (notReady) throw new ValidationError(notReady);
-  const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool };
+  // The capacity type launched, and do-not-sync-taints: the kubelet registers the taints itself
+  // (KA launchtemplate.go EnsureAll / InjectDoNotSyncTaintsLabel for AL2023), so registration does not sync them.
+  const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
   const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData });
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
@@ -244,6 +246,8 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
       HttpTokens: metadata.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
+    // Not into open capacity reservations (reserved capacity is not launched: KA sets `none` for spot and on-demand launches).
+    CapacityReservationSpecification: { CapacityReservationPreference: 'none' },
     // What the launch creates besides the instance and its volumes carries the cluster and NodePool
     // tags too (IAM conditions on aws:RequestTag; Karpenter does the same): ENIs, and spot requests of a spot launch.
     TagSpecifications: [

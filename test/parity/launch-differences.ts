@@ -32,6 +32,25 @@ export const DocumentedLaunchDifferences: readonly DocumentedLaunchDifference[] 
     case: 'spec.context: fc-0123456789abcdef0 (test/unit/nodeclass-support.test.ts)',
     matches: (_d, _s, nf) => refusedOnly(nf),
   },
+  {
+    field: /^(fleet|template)\.tags\./,
+    reason:
+      "nodefleet's ownership tag nodefleet.io/cluster (gc and list() consider only instances carrying it, shared/api/labels.ts TagNodefleetCluster) on everything a launch creates, and karpenter.sh/nodeclaim on the instance, volumes and fleet at launch (Karpenter adds it with CreateTags right after the launch); Karpenter's tags are all there too",
+    case: 'any launch: test/unit/aws/ec2.test.ts (launch tags)',
+    matches: (d) => d.karpenter === undefined && (d.key === 'nodefleet.io/cluster' || (d.key === 'karpenter.sh/nodeclaim' && d.field.startsWith('fleet.tags.'))),
+  },
+  {
+    field: 'userData.taints',
+    reason:
+      'two taints with the same key and effect (one of spec.taints, one of spec.startupTaints, other values) are registered once, the first: the API server refuses a Node whose taints repeat a key and effect, so the kubelet of Karpenter\'s user data (which lists both) cannot register the node',
+    case: 'taints [example.com/gpu=true:NoSchedule], startupTaints [example.com/gpu=a:NoSchedule] (seed 1, scenario 29)',
+    matches: (d) => {
+      const n = (d.nodefleet as string[]) ?? [];
+      const k = (d.karpenter as string[]) ?? [];
+      const keyEffect = (t: string) => `${t.split(/[=:]/)[0]}:${t.split(':').pop()}`;
+      return n.every((t) => k.includes(t)) && new Set(k.map(keyEffect)).size === new Set(n.map(keyEffect)).size && k.length > n.length;
+    },
+  },
 ];
 
 /** The reason a difference is documented, or undefined. */

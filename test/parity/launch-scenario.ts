@@ -265,7 +265,7 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
       })
       .map((s) =>
         defined({
-          ...(s.ami.amiFamily ? { amiFamily: s.ami.amiFamily } : {}),
+          ...('amiFamily' in s.ami ? { amiFamily: s.ami.amiFamily } : {}),
           amiSelectorTerms: s.ami.terms,
           subnetSelectorTerms: s.subnetSelectorTerms,
           securityGroupSelectorTerms: s.securityGroupSelectorTerms,

@@ -21,6 +21,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
+import type { Image } from '@aws-sdk/client-ec2';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { parseNodePool } from '../../shared/api/validate.ts';
 import { nodeClassRefusals } from '../../shared/api/nodeclass-support.ts';
@@ -29,7 +30,7 @@ import { accountLookups } from '../../shared/aws/account-file.ts';
 import { Ec2NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
 import { buildLaunchRequests, catalogArchitecture, type LaunchRequests } from '../../shared/aws/ec2.ts';
 import { subnetCoverage, zoneAsCovered } from '../../shared/catalog/subnets.ts';
-import type { InstanceType } from '../../shared/catalog/index.ts';
+import { instanceTypeFromInfo, instanceTypeInfos, type InstanceType } from '../../shared/catalog/index.ts';
 import { chooseLaunch } from '../../shared/launch/launch.ts';
 import { newNodeClaimRecord } from '../../shared/launch/claims.ts';
 import { AccountId, Cluster, InstanceProfile, launchScenario, toOracleInput, type LaunchScenario } from './launch-scenario.ts';
@@ -78,13 +79,17 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
   const refusals = nodeClassRefusals(nodeClass.spec);
   if (refusals.length) return { refused: refusals };
   const lookups = accountLookups(
-    { subnets: s.account.subnets, securityGroups: s.account.securityGroups, images: s.account.images, parameters: new Map(Object.entries(s.account.ssmParameters)), self: new Set([AccountId]) },
+    { subnets: s.account.subnets, securityGroups: s.account.securityGroups, images: s.account.images as Image[], parameters: new Map(Object.entries(s.account.ssmParameters)), self: new Set([AccountId]) },
     { placeholderZones: [] },
   );
   try {
     const resolved = await new Ec2NodeClassResolver(lookups, Cluster.kubernetesVersion).resolve(nodeClass);
     const coverage = subnetCoverage(resolved.subnets);
-    const types = s.instanceTypes.map((t) => ({ name: t.name, offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered })) })) as unknown as InstanceType[];
+    // The catalog's types for the class (labels, exotic, capacity) with the scenario's offerings, available where a subnet is.
+    const types: InstanceType[] = s.instanceTypes.map((t) => ({
+      ...instanceTypeFromInfo(instanceTypeInfos.find((x) => x.name === t.name)!, { region: 'us-west-2', nodeClass, subnets: resolved.subnets }),
+      offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered })),
+    }));
     const nodePool = parseNodePool({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: s.nodeClaim.nodePool }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass.metadata.name }, requirements: [] } } } });
     const c = s.nodeClaim;
     const claim = newNodeClaimRecord({ nodePool: c.nodePool, requirements: c.requirements, taints: c.taints as never, startupTaints: c.startupTaints as never, labels: c.labels, requests: {}, pods: [] }, { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name });
@@ -179,6 +184,8 @@ function userDataView(b64: unknown): UserDataView {
   delete config.registerWithTaints;
   // nodeadm's default cluster DNS is the .10 address of the service CIDR: absent = that.
   if (config.clusterDNS === undefined) config.clusterDNS = [Cluster.kubeDnsIp];
+  // An empty map merges as nothing into the kubelet configuration: the same as leaving it out.
+  for (const [k, v] of Object.entries(config)) if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0) delete config[k];
   const labels: Record<string, string> = {};
   const otherFlags: string[] = [];
   for (const f of doc.spec?.kubelet?.flags ?? []) {
@@ -236,7 +243,7 @@ function launchView(fleet: Json, templates: { LaunchTemplateName: string; Launch
   const tcs = fleet.TargetCapacitySpecification as Json | undefined;
   const ct = tcs?.DefaultTargetCapacityType as string | undefined;
   const strategy = ct === 'spot' ? (fleet.SpotOptions as Json | undefined)?.AllocationStrategy : (fleet.OnDemandOptions as Json | undefined)?.AllocationStrategy;
-  return { capacityType: ct, allocationStrategy: strategy as string | undefined, context: fleet.Context as string | undefined, overrides, fleetTags: tagsByType(fleet.TagSpecifications) };
+  return { capacityType: ct, allocationStrategy: strategy as string | undefined, context: (fleet.Context ?? undefined) as string | undefined, overrides, fleetTags: tagsByType(fleet.TagSpecifications) };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(sortObj(a)) === JSON.stringify(sortObj(b));
@@ -261,7 +268,7 @@ export function compareLaunch(nf: NodefleetLaunch, k: LaunchOracleOutput): Launc
     add('outcome.launched', 'launched', k.error ?? 'no CreateFleet');
     return out;
   }
-  const a = launchView(nf.requests.createFleet as Json, [nf.requests.launchTemplate as never]);
+  const a = launchView(nf.requests.createFleet as unknown as Json, [nf.requests.launchTemplate as never]);
   const b = launchView(k.createFleet!, k.launchTemplates);
   if (a.capacityType !== b.capacityType) add('fleet.capacityType', a.capacityType, b.capacityType);
   if (a.allocationStrategy !== b.allocationStrategy) add('fleet.allocationStrategy', a.allocationStrategy, b.allocationStrategy);
