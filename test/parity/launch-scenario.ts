@@ -127,14 +127,17 @@ const opt = <T>(a: fc.Arbitrary<T>, presence = 0.4): fc.Arbitrary<T | undefined>
 /** Drops undefined values (fast-check records keep the keys). */
 const defined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-const quantity = fc.constantFrom('100m', '250m', '1', '100Mi', '512Mi', '1Gi', '5Gi');
+/** Reserved amounts by resource (sizes a node of the types above keeps positive allocatable with). */
+const reserved = fc
+  .record({ cpu: opt(fc.constantFrom('100m', '250m', '1')), memory: opt(fc.constantFrom('100Mi', '256Mi', '512Mi')), 'ephemeral-storage': opt(fc.constantFrom('500Mi', '1Gi', '2Gi')) }, { requiredKeys: [] })
+  .map(defined);
 const kubelet = fc
   .record(
     {
       maxPods: opt(fc.integer({ min: 8, max: 250 }), 0.5),
       podsPerCore: opt(fc.integer({ min: 1, max: 20 })),
-      systemReserved: opt(fc.dictionary(fc.constantFrom('cpu', 'memory', 'ephemeral-storage'), quantity, { maxKeys: 3 })),
-      kubeReserved: opt(fc.dictionary(fc.constantFrom('cpu', 'memory', 'ephemeral-storage'), quantity, { maxKeys: 3 })),
+      systemReserved: opt(reserved),
+      kubeReserved: opt(reserved),
       evictionHard: opt(fc.dictionary(fc.constantFrom('memory.available', 'nodefs.available', 'imagefs.available'), fc.constantFrom('5%', '10%', '100Mi'), { maxKeys: 2 })),
       evictionSoft: opt(fc.constant({ 'memory.available': '15%' })),
       evictionSoftGracePeriod: opt(fc.constant({ 'memory.available': '1m0s' })),

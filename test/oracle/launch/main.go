@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -120,7 +121,19 @@ func (a *accountEC2) DescribeSecurityGroups(_ context.Context, in *ec2.DescribeS
 }
 
 func (a *accountEC2) DescribeImages(_ context.Context, in *ec2.DescribeImagesInput, _ ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error) {
-	out := lo.Filter(fake.FilterDescribeImages(a.account.Images, in.Filters), func(img ec2types.Image, _ int) bool {
+	// EC2 matches a name filter with * and ? wildcards (the fake compares names exactly).
+	var rest []ec2types.Filter
+	images := a.account.Images
+	for _, f := range in.Filters {
+		if aws.ToString(f.Name) != "name" {
+			rest = append(rest, f)
+			continue
+		}
+		images = lo.Filter(images, func(img ec2types.Image, _ int) bool {
+			return lo.SomeBy(f.Values, func(v string) bool { ok, _ := path.Match(v, aws.ToString(img.Name)); return ok })
+		})
+	}
+	out := lo.Filter(fake.FilterDescribeImages(images, rest), func(img ec2types.Image, _ int) bool {
 		if len(in.ImageIds) > 0 && !lo.Contains(in.ImageIds, aws.ToString(img.ImageId)) {
 			return false
 		}
@@ -282,6 +295,14 @@ func run(s *Scenario) (out Output) {
 		its = append(its, it)
 	}
 
+	if os.Getenv("LAUNCH_ORACLE_DEBUG") != "" {
+		for _, it := range its {
+			fmt.Fprintln(os.Stderr, it.Name, it.Requirements.String(), len(it.Offerings))
+			for _, o := range it.Offerings {
+				fmt.Fprintln(os.Stderr, "  ", o.Requirements.String(), o.Available, o.Launchable())
+			}
+		}
+	}
 	tags, err := utils.GetTags(nc, &s.NodeClaim, s.Cluster.Name)
 	if err != nil {
 		out.Error = err.Error()
