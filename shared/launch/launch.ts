@@ -36,6 +36,8 @@ export interface LaunchChoice {
   zones: string[];
   /** The available (type, zone) pairs: the only ones CreateFleet is offered. */
   offerings: { instanceType: string; zone: string }[];
+  /** Each type's pod capacity (the kubelet maxPods its node is launched with, shared/aws/ec2.ts LaunchSpec). */
+  maxPods: Record<string, number>;
 }
 
 const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
@@ -80,6 +82,10 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
       instanceTypes: launch.map((p) => p.name),
       zones: [...new Set(launch.flatMap((p) => p.zones))].sort(),
       offerings: launch.flatMap((p) => p.zones.map((zone) => ({ instanceType: p.name, zone }))),
+      maxPods: Object.fromEntries(launch.flatMap((p) => {
+        const pods = candidates.find((t) => t.name === p.name)?.capacity.pods;
+        return pods === undefined ? [] : [[p.name, pods]];
+      })),
     };
   }
   return undefined;
@@ -119,7 +125,7 @@ export async function launchClaim(
   let spotAttempts = 0;
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
-      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings }, nodeClass);
+      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods }, nodeClass);
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
       }

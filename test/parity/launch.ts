@@ -96,7 +96,7 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     const choice = chooseLaunch(types, Requirements.fromSpecs(claim.requirements), new Set());
     if (!choice) return { error: 'no available offering' };
     // As shared/launch/launch.ts launchClaim hands the choice to the CloudProvider.
-    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings };
+    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods };
     const requests = buildLaunchRequests(claim, launch, nodeClass, resolved, {
       cluster: { name: Cluster.name, endpoint: Cluster.endpoint, certificateAuthority: Cluster.caBundle, serviceCidr: Cluster.serviceCidr, kubernetesVersion: Cluster.kubernetesVersion },
       instanceProfileName: InstanceProfile,
@@ -268,7 +268,7 @@ export function compareLaunch(nf: NodefleetLaunch, k: LaunchOracleOutput): Launc
     add('outcome.launched', 'launched', k.error ?? 'no CreateFleet');
     return out;
   }
-  const a = launchView(nf.requests.createFleet as unknown as Json, [nf.requests.launchTemplate as never]);
+  const a = launchView(nf.requests.createFleet as unknown as Json, nf.requests.launchTemplates as never);
   const b = launchView(k.createFleet!, k.launchTemplates);
   if (a.capacityType !== b.capacityType) add('fleet.capacityType', a.capacityType, b.capacityType);
   if (a.allocationStrategy !== b.allocationStrategy) add('fleet.allocationStrategy', a.allocationStrategy, b.allocationStrategy);
@@ -332,7 +332,7 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
     const index = opts.only ?? i;
     if (opts.only !== undefined) {
       log(`scenario: ${JSON.stringify(toOracleInput(s))}`);
-      log(`nodefleet: ${JSON.stringify('requests' in nf ? { ...nf.requests, launchTemplate: { ...nf.requests.launchTemplate, userData: Buffer.from(String(nf.requests.launchTemplate.LaunchTemplateData?.UserData ?? ''), 'base64').toString() } } : nf)}`);
+      log(`nodefleet: ${JSON.stringify('requests' in nf ? { ...nf.requests, launchTemplates: nf.requests.launchTemplates.map((t) => ({ ...t, userData: Buffer.from(String(t.LaunchTemplateData?.UserData ?? ''), 'base64').toString() })) } : nf)}`);
       log(`karpenter: ${JSON.stringify({ ...oracle[i], launchTemplates: oracle[i].launchTemplates.map((t) => ({ ...t, userData: Buffer.from(String(t.LaunchTemplateData.UserData ?? ''), 'base64').toString() })) })}`);
     }
     for (const d of diffs) {

@@ -295,14 +295,6 @@ func run(s *Scenario) (out Output) {
 		its = append(its, it)
 	}
 
-	if os.Getenv("LAUNCH_ORACLE_DEBUG") != "" {
-		for _, it := range its {
-			fmt.Fprintln(os.Stderr, it.Name, it.Requirements.String(), len(it.Offerings))
-			for _, o := range it.Offerings {
-				fmt.Fprintln(os.Stderr, "  ", o.Requirements.String(), o.Available, o.Launchable())
-			}
-		}
-	}
 	tags, err := utils.GetTags(nc, &s.NodeClaim, s.Cluster.Name)
 	if err != nil {
 		out.Error = err.Error()
