@@ -43,6 +43,18 @@ const claim = () =>
 const ctx = { cluster, instanceProfileName: 'KarpenterNodeInstanceProfile', architectureOf: catalogArchitecture };
 
 describe('buildLaunchRequests', () => {
+  it('one launch template per maxPods value: each type launches with the pods it was planned with, unless the class sets kubelet.maxPods', () => {
+    const launch = { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge', 'c5a.xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'], maxPods: { 'c5a.2xlarge': 58, 'c6g.2xlarge': 58, 'c5a.xlarge': 29 } };
+    const r = buildLaunchRequests(claim(), launch, nodeClass(), resolved, ctx);
+    const maxPodsOf = (name: string | undefined) => readLaunchTemplateUserData(r.launchTemplates.find((t) => t.LaunchTemplateName === name)!.LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet?.config?.maxPods;
+    const byConfig = r.createFleet.LaunchTemplateConfigs!.map((c) => ({ maxPods: maxPodsOf(c.LaunchTemplateSpecification!.LaunchTemplateName), types: c.Overrides!.map((o) => o.InstanceType) }));
+    expect(r.launchTemplates).toHaveLength(2);
+    expect(byConfig).toEqual([{ maxPods: 58, types: ['c5a.2xlarge', 'c6g.2xlarge'] }, { maxPods: 29, types: ['c5a.xlarge'] }]);
+    const base = nodeClass();
+    const fixed = buildLaunchRequests(claim(), launch, { ...base, spec: { ...base.spec, kubelet: { maxPods: 40 } } }, resolved, ctx);
+    expect(fixed.launchTemplates).toHaveLength(1);
+    expect(readLaunchTemplateUserData(fixed.launchTemplates[0].LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet?.config?.maxPods).toBe(40);
+  });
   it('CreateFleet instant, lowest-price on-demand, types × one subnet per admitted zone (most free IPs), AMI per arch', () => {
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge'], zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['on-demand'] }, nodeClass(), resolved, ctx);
     const f = r.createFleet;
