@@ -52,7 +52,7 @@ export interface LaunchScenario {
   account: {
     subnets: { SubnetId: string; AvailabilityZone: string; AvailabilityZoneId: string; AvailableIpAddressCount: number; OwnerId: string; Tags: Tag[] }[];
     securityGroups: { GroupId: string; GroupName: string; OwnerId: string; Tags: Tag[] }[];
-    images: { ImageId: string; Name: string; Architecture: string; CreationDate: string; State: 'available'; OwnerId: string; ImageOwnerAlias?: string; Tags: Tag[] }[];
+    images: { ImageId: string; Name: string; Architecture: string; CreationDate: string; State: 'available'; OwnerId: string; ImageOwnerAlias?: string; DeprecationTime?: string; Tags: Tag[] }[];
     ssmParameters: Record<string, string>;
   };
 }
@@ -83,8 +83,9 @@ const customImages = fc
       n: fc.integer({ min: 1, max: 6 }),
       arch: fc.constantFrom('x86_64', 'arm64'),
       owner: fc.constantFrom('self', 'amazon', 'other'),
-      day: fc.integer({ min: 1, max: 28 }),
+      day: fc.integer({ min: 1, max: 4 }),
       team: fc.constantFrom('a', 'b'),
+      deprecated: fc.constantFrom(undefined, undefined, '2025-12-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z'),
     }),
     { minLength: 1, maxLength: 5, selector: (i) => i.n },
   )
@@ -98,6 +99,7 @@ const customImages = fc
       OwnerId: i.owner === 'self' ? AccountId : i.owner === 'amazon' ? '137112412989' : '999988887777',
       ...(i.owner === 'amazon' ? { ImageOwnerAlias: 'amazon' } : {}),
       Tags: [{ Key: 'team', Value: i.team }],
+      ...(i.deprecated ? { DeprecationTime: i.deprecated } : {}),
     })),
   );
 

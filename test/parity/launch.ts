@@ -13,7 +13,8 @@
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
  *
  * Output: one line per undocumented difference (first 30), a summary, and with --json as the
- * last line `{"scenarios", "seed", "differences": {"total", "undocumented", "documented", "byField"}}`.
+ * last line `{"scenarios", "seed", "differences": {"total", "undocumented", "documented", "byField"}}`
+ * (byField: every difference, documented or not, by compared field).
  * Exit 0 when nothing is undocumented, 3 otherwise, 1 when the oracle fails, 2 when it cannot be built.
  */
 import { spawnSync } from 'node:child_process';
@@ -35,6 +36,9 @@ import { chooseLaunch } from '../../shared/launch/launch.ts';
 import { newNodeClaimRecord } from '../../shared/launch/claims.ts';
 import { AccountId, Cluster, InstanceProfile, launchScenario, toOracleInput, type LaunchScenario } from './launch-scenario.ts';
 import { documentedLaunchDifference, type LaunchDifference } from './launch-differences.ts';
+
+/** The launch oracle's clock (test/oracle/launch main.go): deprecation times are judged against it. */
+const OracleNowMs = Date.parse('2026-01-01T00:00:00.000Z');
 
 export const LaunchOracleDir = join(import.meta.dirname, '..', 'oracle', 'launch');
 const LaunchOracleBin = join(LaunchOracleDir, 'bin', 'oracle');
@@ -83,7 +87,7 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     { placeholderZones: [] },
   );
   try {
-    const resolved = await new Ec2NodeClassResolver(lookups, Cluster.kubernetesVersion).resolve(nodeClass);
+    const resolved = await new Ec2NodeClassResolver(lookups, Cluster.kubernetesVersion, () => OracleNowMs).resolve(nodeClass);
     const coverage = subnetCoverage(resolved.subnets);
     // The catalog's types for the class (labels, exotic, capacity) with the scenario's offerings, available where a subnet is.
     const types: InstanceType[] = s.instanceTypes.map((t) => ({
@@ -337,13 +341,13 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
     }
     for (const d of diffs) {
       total++;
+      byField[d.field] = (byField[d.field] ?? 0) + 1;
       const reason = documentedLaunchDifference(d, s, nf);
       if (reason) {
         documented++;
         if (opts.only !== undefined) log(`documented ${d.field}${d.key ? ` [${d.key}]` : ''}: ${reason}`);
         continue;
       }
-      byField[d.field] = (byField[d.field] ?? 0) + 1;
       failing.push(`difference ${d.field}${d.key ? ` [${d.key}]` : ''} (seed ${opts.seed}, scenario ${index}): nodefleet ${show(d.nodefleet)}, karpenter ${show(d.karpenter)}`);
     }
   }
