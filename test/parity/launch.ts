@@ -13,7 +13,7 @@
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
  *
  * Output: one line per undocumented difference (first 30), a summary, and with --json as the
- * last line `{"scenarios", "seed", "differences": {"total", "undocumented", "documented", "byField"}}`
+ * last line `{"scenarios", "seed", "bothLaunched", "differences": {"total", "undocumented", "documented", "byField"}}`
  * (byField: every difference, documented or not, by compared field).
  * Exit 0 when nothing is undocumented, 3 otherwise, 1 when the oracle fails, 2 when it cannot be built.
  */
@@ -328,11 +328,13 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
   const byField: Record<string, number> = {};
   let total = 0;
   let documented = 0;
+  let bothLaunched = 0;
   const failing: string[] = [];
   for (let i = 0; i < chosen.length; i++) {
     const s = chosen[i];
     const nf = await nodefleetLaunch(s);
     const diffs = compareLaunch(nf, oracle[i]);
+    if ('requests' in nf && oracle[i].createFleet && !oracle[i].error) bothLaunched++;
     const index = opts.only ?? i;
     if (opts.only !== undefined) {
       log(`scenario: ${JSON.stringify(toOracleInput(s))}`);
@@ -353,8 +355,8 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
   }
   for (const f of failing.slice(0, opts.verbose ? failing.length : 30)) log(f);
   if (!opts.verbose && failing.length > 30) log(`… ${failing.length - 30} more`);
-  const summary = { scenarios: chosen.length, seed: opts.seed, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
-  log(`${chosen.length} launch scenarios (seed ${opts.seed}): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
+  const summary = { scenarios: chosen.length, seed: opts.seed, bothLaunched, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
+  log(`${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
   if (opts.json) log(JSON.stringify(summary));
   return failing.length > 0 ? 3 : 0;
 }
