@@ -15,7 +15,8 @@ import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/api/metrics.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from '../../shared/launch/claims.ts';
-import { launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
+import { chooseLaunch, launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
+import { Requirements } from '../../shared/api/requirements.ts';
 import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 import { readStorage } from '../../shared/runtime/cluster-picture.ts';
 
@@ -185,11 +186,8 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     toLaunch.map(({ claim, index }) => {
       const c = result.newNodeClaims[index];
       const nodeClass = snap.nodeClasses.get(claim.nodeClass);
-      const capacityType = c.capacityTypes.find((t) => t === 'spot' || t === 'on-demand') ?? 'on-demand';
-      const offerings = c.launchInstanceTypes.flatMap((t) =>
-        t.offerings.filter((o) => o.available && o.capacityType === capacityType && c.zones.includes(o.zone)).map((o) => ({ instanceType: t.name, zone: o.zone })),
-      );
-      const first = offerings.length ? { capacityType, instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones, offerings } : undefined;
+      // The scheduler's launch set through the launch's own filters (KA filters the NodeClaim's types at launch).
+      const first = chooseLaunch(c.launchInstanceTypes, Requirements.fromSpecs(claim.requirements), new Set());
       return launchClaim(deps, claim, nodeClass, c.instanceTypes, first, now);
     }),
   );

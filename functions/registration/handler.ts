@@ -82,7 +82,7 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
   const haveAnnotations = node.metadata.annotations ?? {};
   for (const [k, v] of Object.entries(claim.annotations)) if (k !== AnnotationLastPodEventTime && haveAnnotations[k] !== v) annotations[k] = v;
   const current = (node.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key);
-  const sync = node.metadata.annotations?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
+  const sync = node.metadata.labels?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
   const taints = [...current];
   for (const t of sync) if (!taints.some((x) => x.key === t.key && x.effect === t.effect)) taints.push({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect });
   return { labels, annotations, taints };

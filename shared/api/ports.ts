@@ -117,6 +117,8 @@ export interface CloudProvider {
       capacityTypes: string[];
       /** When given, only these (type, zone) pairs are launched: an offering marked unavailable (ICE) is never retried while its zone is still open for other types. */
       offerings?: { instanceType: string; zone: string }[];
+      /** Each type's pod capacity: its node's kubelet maxPods when the EC2NodeClass sets none (shared/aws/ec2.ts LaunchSpec). */
+      maxPods?: Record<string, number>;
     },
     nodeClass?: EC2NodeClass,
   ): Promise<LaunchResult>;

@@ -37,31 +37,43 @@ export interface LaunchChoice {
   zones: string[];
   /** The available (type, zone) pairs: the only ones CreateFleet is offered. */
   offerings: { instanceType: string; zone: string }[];
+  /** Each type's pod capacity (the kubelet maxPods its node is launched with, shared/aws/ec2.ts LaunchSpec). */
+  maxPods: Record<string, number>;
 }
 
 const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
 
 /**
- * Picks what to launch from the claim's compatible types and what is still available: spot when
- * the claim allows it and a spot offering is left (Karpenter's reserved > spot > on-demand; reserved
- * capacity is not modelled), else on-demand; types ordered by their cheapest available offering of
- * that capacity type in the allowed zones, at most 60. undefined when nothing is left.
+ * Picks what to launch from the claim's compatible types and what is still available, as KA
+ * pkg/providers/instance/instance.go filters a launch (unless a requirement has minValues):
+ * exotic types (GPU, accelerator, metal: the catalog's `exotic`) are left out while any other type
+ * can launch; when the claim allows spot and on-demand and both are offered, spot offerings dearer
+ * than the cheapest on-demand one are left out. Then spot when the claim allows it and a spot
+ * offering is left (Karpenter's reserved > spot > on-demand; reserved capacity is not modelled),
+ * else on-demand; types ordered by their cheapest available offering of that capacity type in the
+ * allowed zones, at most 60. undefined when nothing is left.
  */
 export function chooseLaunch(types: readonly InstanceType[], requirements: Requirements, unavailable: ReadonlySet<string>, excludeSpot = false): LaunchChoice | undefined {
   const zoneReq = requirements.get(L.LabelTopologyZone);
   const ctReq = requirements.get(L.LabelCapacityType);
   const typeReq = requirements.get(L.LabelInstanceType);
-  for (const capacityType of ['spot', 'on-demand'] as const) {
-    if (ctReq && !ctReq.matches(capacityType)) continue;
-    if (excludeSpot && capacityType === 'spot') continue;
+  const allowed = (['spot', 'on-demand'] as const).filter((c) => (!ctReq || ctReq.matches(c)) && !(excludeSpot && c === 'spot'));
+  const offers = (t: InstanceType, capacityType: string) =>
+    t.offerings.filter((o) => o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)));
+  let candidates = types.filter((t) => (!typeReq || typeReq.matches(t.name)) && allowed.some((c) => offers(t, c).length > 0));
+  const minValues = requirements.all().some((r) => r.minValues !== undefined);
+  if (!minValues && candidates.some((t) => !t.exotic)) candidates = candidates.filter((t) => !t.exotic);
+  let maxSpotPrice = Infinity;
+  if (!minValues && allowed.length === 2) {
+    const onDemand = candidates.flatMap((t) => offers(t, 'on-demand').map((o) => o.priceUsdPerHour));
+    if (onDemand.length > 0 && candidates.some((t) => offers(t, 'spot').length > 0)) maxSpotPrice = Math.min(...onDemand);
+  }
+  for (const capacityType of allowed) {
     const priced: { name: string; price: number; zones: string[] }[] = [];
-    for (const t of types) {
-      if (typeReq && !typeReq.matches(t.name)) continue;
-      const offers = t.offerings.filter(
-        (o) => o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)),
-      );
-      if (offers.length === 0) continue;
-      priced.push({ name: t.name, price: Math.min(...offers.map((o) => o.priceUsdPerHour)), zones: offers.map((o) => o.zone) });
+    for (const t of candidates) {
+      const o = offers(t, capacityType).filter((x) => capacityType !== 'spot' || x.priceUsdPerHour <= maxSpotPrice);
+      if (o.length === 0) continue;
+      priced.push({ name: t.name, price: Math.min(...o.map((x) => x.priceUsdPerHour)), zones: o.map((x) => x.zone) });
     }
     if (priced.length === 0) continue;
     priced.sort((a, b) => a.price - b.price || a.name.localeCompare(b.name));
@@ -71,6 +83,10 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
       instanceTypes: launch.map((p) => p.name),
       zones: [...new Set(launch.flatMap((p) => p.zones))].sort(),
       offerings: launch.flatMap((p) => p.zones.map((zone) => ({ instanceType: p.name, zone }))),
+      maxPods: Object.fromEntries(launch.flatMap((p) => {
+        const pods = candidates.find((t) => t.name === p.name)?.capacity.pods;
+        return pods === undefined ? [] : [[p.name, pods]];
+      })),
     };
   }
   return undefined;
@@ -110,7 +126,7 @@ export async function launchClaim(
   let spotAttempts = 0;
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
-      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings }, nodeClass);
+      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods }, nodeClass);
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
       }

@@ -3,6 +3,8 @@
  * differential testing of nodefleet's `solve()` against Karpenter's scheduler (issue 13).
  * `--disruption`: the same for `planDisruption` against Karpenter's disruption methods
  * (test/parity/disruption.ts, its own generator, comparison and summary line).
+ * `--launch`: what a launch sends to EC2 (launch templates, user data, CreateFleet) against
+ * Karpenter's AWS provider (test/parity/launch.ts, test/oracle/launch).
  *
  * Generates `--scenarios` (default 200) random scenarios from `--seed` (default 1) with
  * fast-check (test/parity/generate.ts), asks the Karpenter oracle (test/oracle/karpenter, built
@@ -34,6 +36,7 @@ import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario
 import { scenarioFromCase, writeCase } from './cases.ts';
 import { invalidPlacements } from './validity.ts';
 import { runDisruptionParity } from './disruption.ts';
+import { runLaunchParity } from './launch.ts';
 
 /** Time given to shrinking one divergence (each try runs the oracle once): the smallest scenario found by then is reported. */
 const ShrinkSeconds = 60;
@@ -58,10 +61,12 @@ interface Options {
   disruption?: boolean;
   /** --disruption: oracle runs per scenario. */
   samples: number;
+  /** Compare what a launch sends to EC2 with Karpenter's AWS provider (test/parity/launch.ts). */
+  launch?: boolean;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N]] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
+  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N] | --launch] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
   process.exit(2);
 }
 
@@ -83,6 +88,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--all') o.verbose = true;
     else if (a === '--oracle-json') o.oracleJson = true;
     else if (a === '--disruption') o.disruption = true;
+    else if (a === '--launch') o.launch = true;
     else if (a === '--samples') o.samples = Math.max(1, int(a));
     else if (a === '--case') {
       const v = argv[++i];
@@ -158,6 +164,10 @@ async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const log = (line: string) => process.stdout.write(`${line}\n`);
+  if (opts.launch) {
+    process.exitCode = await runLaunchParity(opts, log);
+    return;
+  }
   let bin: string;
   try {
     bin = buildOracle(log, 'ties');

@@ -240,3 +240,14 @@ describe('registration: last pod event time (consolidateAfter restarts)', () => 
     expect(c.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:06:00.000Z');
   });
 });
+
+describe('registrationPatch: karpenter.sh/do-not-sync-taints', () => {
+  it('syncs the claim taints unless the node carries the label (the kubelet registered them)', async () => {
+    const { registrationPatch } = await import('../../../functions/registration/handler.ts');
+    const { nodeClaim } = await import('../../fakes/index.ts');
+    const c = nodeClaim({ name: 'default-abcde', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
+    const node = (labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n', labels }, spec: { taints: [] } }) as unknown as Node;
+    expect(registrationPatch(node({}), c).taints).toEqual([{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }]);
+    expect(registrationPatch(node({ 'karpenter.sh/do-not-sync-taints': 'true' }), c).taints).toEqual([]);
+  });
+});
