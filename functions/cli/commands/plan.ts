@@ -70,6 +70,8 @@ export interface PlanOutput {
   roundsTruncated?: boolean;
   placements: { pod: string; node: string }[];
   unschedulable: { pod: string; reasons: Record<string, string> }[];
+  /** Placed pods that gave up preferences: each preference and why it could not hold (NodePool → message). */
+  relaxed: { pod: string; relaxed: { preference: string; reasons: Record<string, string> }[] }[];
 }
 
 const QuantityKeys = new Set(['cpu', 'memory', 'ephemeral-storage']);
@@ -128,7 +130,27 @@ export function toPlanOutput(result: SchedulingResult, opts: PlanOutputOptions =
     })),
     placements: result.placements.map((p) => ({ pod: podName(p.pod), node: p.node })),
     unschedulable: result.unschedulable.map((u) => ({ pod: podName(u.pod), reasons: u.reasons })),
+    relaxed: (result.relaxed ?? []).map((r) => ({ pod: podName(r.pod), relaxed: r.relaxed })),
   };
+}
+
+/**
+ * One line per preference given up and why, the pods it was given up for grouped:
+ * `relaxed preferred pod anti-affinity (…) for 2 pod(s) (default/web-3, default/web-4): it held nowhere: nodepool default: exceeds limits: …`.
+ */
+export function relaxedLines(relaxed: PlanOutput['relaxed']): string[] {
+  const groups = new Map<string, { preference: string; why: string; pods: string[] }>();
+  for (const r of relaxed) {
+    for (const step of r.relaxed) {
+      const reasons = Object.entries(step.reasons);
+      const why = reasons.length ? reasons.map(([np, m]) => `nodepool ${np}: ${m}`).join('; ') : 'no NodePool';
+      const key = `${step.preference}\n${why}`;
+      const g = groups.get(key);
+      if (g) g.pods.push(r.pod);
+      else groups.set(key, { preference: step.preference, why, pods: [r.pod] });
+    }
+  }
+  return [...groups.values()].map((g) => `relaxed ${g.preference} for ${g.pods.length} pod(s) (${firstFive(g.pods)}): with it the pod(s) fit nowhere: ${g.why}`);
 }
 
 function firstFew(xs: readonly string[], n: number): string {
@@ -176,6 +198,7 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
   }
   if (out.roundsTruncated) lines.push(`stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits`);
   if (out.placements.length > 0) lines.push(`${out.placements.length} pod(s) fit on existing nodes`);
+  lines.push(...relaxedLines(out.relaxed));
   for (const u of out.unschedulable) {
     const reasons = Object.entries(u.reasons);
     lines.push(`unschedulable ${u.pod}: ${reasons.length ? reasons.map(([np, why]) => `${np}: ${why}`).join('; ') : 'no NodePool'}`);

@@ -269,3 +269,32 @@ describe('plan and the DaemonSets of plain kubectl get pods -A', () => {
     expect(r.err).not.toContain('DaemonSet');
   });
 });
+
+describe('plan and relaxed preferences', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-relax-'));
+  const np = join(dir, 'np.yaml');
+  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + '  limits: {cpu: "8"}\n' + nodeClass('default', 'al2023@latest'));
+  const web = (i: number) => `---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-${i}, namespace: default, labels: {app: web}}
+spec:
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 100
+          podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}
+  containers: [{name: c, image: i, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+`;
+  writeFileSync(join(dir, 'pods.yaml'), web(0) + web(1) + web(2));
+
+  it('names the preference given up, the pods and why, one line per preference and reason', async () => {
+    const r = await capture(['plan', '--nodepools', np, '--pods', join(dir, 'pods.yaml')]);
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n').filter((l) => l.startsWith('relaxed '))).toEqual([
+      'relaxed preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web) for 2 pod(s) (default/web-1, default/web-2): with it the pod(s) fit nowhere: nodepool default: exceeds limits: nodepool default has no room left under its cpu limit (8000m)',
+    ]);
+    const json = await capture(['plan', '--nodepools', np, '--pods', join(dir, 'pods.yaml'), '--launch-requests']);
+    expect((JSON.parse(json.out) as { relaxed: { pod: string }[] }).relaxed.map((x) => x.pod)).toEqual(['default/web-1', 'default/web-2']);
+  });
+});
