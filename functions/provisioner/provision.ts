@@ -156,6 +156,16 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   if (result.newNodeClaims.length) {
     deps.log.info('computed new nodeclaim(s) to fit pod(s)', { nodeclaims: result.newNodeClaims.length, pods: result.newNodeClaims.reduce((n, c) => n + c.pods.length, 0) });
   }
+  // Karpenter logs each preference it relaxes (KC preferences.go `Relax`, at debug); here with why it could not hold.
+  for (const r of result.relaxed ?? []) {
+    for (const step of r.relaxed) {
+      deps.log.info('relaxing soft constraints for pod since it previously failed to schedule', {
+        Pod: { name: r.pod.metadata.name, namespace: r.pod.metadata.namespace },
+        reason: `removing: ${step.preference}`,
+        error: Object.entries(step.reasons).map(([np, why]) => `nodepool ${np}: ${why}`).join('; ') || 'no NodePool',
+      });
+    }
+  }
   for (const u of result.unschedulable) {
     summary.unschedulable.push({ pod: objectKey(u.pod), reasons: u.reasons });
     if (u.invalid) {

@@ -32,7 +32,7 @@ import { checkPodVolumes } from './volumes.ts';
 import { isManagedNodeClassRef } from '../api/nodepool.ts';
 import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
-import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
+import type { NewNodeClaim, Placement, RelaxedPod, RelaxedPreference, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
 
 /**
  * The NodePools of one run with their cached templates, heaviest weight first, equal weights by
@@ -411,16 +411,21 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const ctx: ClaimContext = { topology, strictMinValues: (settings.minValuesPolicy ?? 'Strict') === 'Strict', costPacking, smallestCpu, smallestMem };
   const scheduler = new Scheduler(templates, nodes, ctx);
 
+  const relaxed: RelaxedPod[] = [];
   const queue = new SchedulingQueue(infos, templates, costPacking, first);
   for (let info = queue.next(); info; info = queue.next()) {
     // Relaxed one preference at a time and tried again at once until it fits or nothing is left
     // to relax (KC scheduler.go `trySchedule`); a pod that fails even so goes back as written.
+    // Each preference given up is kept with why it could not hold, for the pod's record once placed.
     let reasons = scheduler.schedule(info, groupsOf.get(info)!);
-    while (reasons && info.hasPreferences && info.relax()) {
+    const given: RelaxedPreference[] = [];
+    for (let step; reasons && info.hasPreferences && (step = info.relax()); ) {
+      if (step.preference) given.push({ preference: step.what, reasons: withVolumeNote(reasons, volumeNotes.get(info.pod)) });
       groupsOf.set(info, groupsFor(info));
       reasons = scheduler.schedule(info, groupsOf.get(info)!);
     }
     if (!reasons) {
+      if (given.length > 0) relaxed.push({ pod: info.pod, relaxed: given });
       queue.placedOne();
       continue;
     }
@@ -433,5 +438,8 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   }
 
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);
-  return { result: { newNodeClaims, placements: scheduler.placements, unschedulable }, pins: topology.pinsTaken };
+  // A pod of a claim that cannot launch is unschedulable after all: it was not placed without its preferences.
+  const failed = new Set(unschedulable.map((u) => u.pod));
+  const placedRelaxed = relaxed.filter((r) => !failed.has(r.pod));
+  return { result: { newNodeClaims, placements: scheduler.placements, unschedulable, ...(placedRelaxed.length > 0 ? { relaxed: placedRelaxed } : {}) }, pins: topology.pinsTaken };
 }
