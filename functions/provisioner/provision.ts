@@ -3,6 +3,7 @@
  * launches. Decide, then act: the SchedulingResult is plain data, logged before anything launches.
  * Log lines and metric names are Karpenter's (ANCHORS.md §4.1, §4.3).
  */
+import { schedulingSettingsOf } from '../../shared/api/settings.ts';
 import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
@@ -138,7 +139,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     unavailableOfferings: snap.unavailable,
     nodePoolNotReady: readiness.nodePoolNotReady,
     ...(storage ? { storage } : {}),
-    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
+    settings: { ...schedulingSettingsOf(deps.env.settings), ...(packing.packing ? { packing: packing.packing } : {}) },
   });
   const seconds = (performance.now() - started) / 1000;
   // A pod refused for its volumes waits on storage objects, not on the scheduling configuration:

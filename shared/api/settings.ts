@@ -286,3 +286,16 @@ export function settingsFromCase(settings: Record<string, unknown>): Settings {
   }
   return parseSettings(env);
 }
+
+/** Karpenter's defaults, parsed once. */
+export const DefaultSettings: Readonly<Settings> = Object.freeze(defaultSettings());
+
+/** The settings that change the instance catalog (shared/catalog `CatalogSettings`). */
+export function catalogSettingsOf(s: Settings = DefaultSettings): { vmMemoryOverheadPercent: number; reservedENIs: number } {
+  return { vmMemoryOverheadPercent: s.vmMemoryOverheadPercent, reservedENIs: s.reservedENIs };
+}
+
+/** The settings that change the scheduling simulation (shared/scheduling `SchedulingSettings`). */
+export function schedulingSettingsOf(s: Settings = DefaultSettings): { minValuesPolicy: MinValuesPolicy; preferencePolicy: PreferencePolicy } {
+  return { minValuesPolicy: s.minValuesPolicy, preferencePolicy: s.preferencePolicy };
+}
