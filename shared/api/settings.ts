@@ -55,6 +55,23 @@ const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName
   RebootForRepair: true,
 };
 
+/** How nodefleet treats each gate (docs/settings.md). */
+export const FeatureGateSupport: Readonly<Record<FeatureGateName | AwsFeatureGateName, string>> = {
+  NodeRepair: 'true refused: no node repair yet',
+  ReservedCapacity: 'accepted either way; no reserved offerings yet, so both act as false',
+  SpotToSpotConsolidation: 'disruption (single- and multi-node consolidation, command validation)',
+  NodeOverlay: 'true refused: NodeOverlay is not applied',
+  StaticCapacity: 'true refused: spec.replicas is refused by validate',
+  CapacityBuffer: 'true refused',
+  TerminateFirstDrift: 'true refused: replacements always launch first',
+  TerminateFirstRepair: 'true refused',
+  PodDeletionCostManagement: 'true refused',
+  NodeClassCEL: 'true refused',
+  DRANVIDIAGPU: 'true refused',
+  DRAEFA: 'true refused',
+  RebootForRepair: 'true refused',
+};
+
 export type MinValuesPolicy = 'Strict' | 'BestEffort';
 export type PreferencePolicy = 'Respect' | 'Ignore';
 
