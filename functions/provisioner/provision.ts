@@ -3,6 +3,7 @@
  * launches. Decide, then act: the SchedulingResult is plain data, logged before anything launches.
  * Log lines and metric names are Karpenter's (ANCHORS.md §4.1, §4.3).
  */
+import { nodePoolNotReadyReason } from '../../shared/scheduling/template.ts';
 import { schedulingSettingsOf } from '../../shared/api/settings.ts';
 import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
@@ -127,6 +128,11 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   // unusable with the reason (in each pod's reasons), and the class's reason is logged once per pass.
   const readiness = nodeClassReadiness(snap.nodeClasses.values(), snap.nodeClassProblems);
   for (const [name, reason] of readiness.notReady) deps.log.error('ec2nodeclass not ready', { EC2NodeClass: { name }, error: reason });
+  // A NodePool whose requirements Karpenter's runtime validation refuses launches nothing: said once per pass.
+  for (const np of snap.nodePools) {
+    const reason = nodePoolNotReadyReason(np);
+    if (reason) deps.log.error('nodepool not ready', { NodePool: { name: np.metadata.name }, error: reason });
+  }
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
