@@ -3,6 +3,8 @@
  * launches. Decide, then act: the SchedulingResult is plain data, logged before anything launches.
  * Log lines and metric names are Karpenter's (ANCHORS.md §4.1, §4.3).
  */
+import { nodePoolNotReadyReason } from '../../shared/scheduling/template.ts';
+import { schedulingSettingsOf } from '../../shared/api/settings.ts';
 import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
@@ -127,6 +129,11 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   // unusable with the reason (in each pod's reasons), and the class's reason is logged once per pass.
   const readiness = nodeClassReadiness(snap.nodeClasses.values(), snap.nodeClassProblems);
   for (const [name, reason] of readiness.notReady) deps.log.error('ec2nodeclass not ready', { EC2NodeClass: { name }, error: reason });
+  // A NodePool whose requirements Karpenter's runtime validation refuses launches nothing: said once per pass.
+  for (const np of snap.nodePools) {
+    const reason = nodePoolNotReadyReason(np);
+    if (reason) deps.log.error('nodepool not ready', { NodePool: { name: np.metadata.name }, error: reason });
+  }
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
@@ -139,7 +146,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     unavailableOfferings: snap.unavailable,
     nodePoolNotReady: readiness.nodePoolNotReady,
     ...(storage ? { storage } : {}),
-    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
+    settings: { ...schedulingSettingsOf(deps.env.settings), ...(packing.packing ? { packing: packing.packing } : {}) },
   });
   const seconds = (performance.now() - started) / 1000;
   // A pod refused for its volumes waits on storage objects, not on the scheduling configuration:

@@ -26,6 +26,7 @@
  * expect: { … see ExpectSchema … }
  * ```
  */
+import { checkSetting } from '../../shared/api/settings.ts';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -219,6 +220,19 @@ export const ScenarioSchema = z.strictObject({
   start: z.string().default('2026-03-02T10:00:00Z'),
   speed: z.number().positive().default(10),
   timeout: Duration.default(1200),
+  /** Karpenter's settings under its names (`FEATURE_GATES: SpotToSpotConsolidation=true`), checked as the functions check them (shared/api/settings.ts). */
+  settings: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+    .default({})
+    .superRefine((settings, ctx) => {
+      for (const [name, raw] of Object.entries(settings)) {
+        try {
+          checkSetting(name, raw);
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', path: [name], message: (e as Error).message });
+        }
+      }
+    }),
   ec2: z
     .strictObject({
       bootSeconds: z.number().nonnegative().default(2),

@@ -279,6 +279,12 @@ export function requirementProblems(req: unknown, path: Path): string[] {
       }
       break;
   }
+  if (typeof key === 'string' && typeof op === 'string' && values.every((v) => typeof v === 'string')) {
+    // (a minValues above the number of values listed is reported below, once)
+    const minValues = typeof req.minValues === 'number' && req.minValues <= values.length ? { minValues: req.minValues } : {};
+    const bad = L.wellKnownValuesProblem({ key, operator: op, values: values as string[], ...minValues });
+    if (bad) out.push(`${where('values')}: ${bad}`);
+  }
   if (typeof req.minValues === 'number' && op === 'In' && values.length < req.minValues) {
     out.push(`${where('minValues')}: minValues ${req.minValues} is more than the ${values.length} value(s) listed; an In requirement with minValues must list at least that many values`);
   }

@@ -23,7 +23,7 @@ export const MultiNodeConsolidation: DisruptionMethod = {
     const limit = state.snapshot.settings?.multiNodeMaxCandidates ?? MultiNodeMaxCandidates;
     const candidates = eligible.slice(0, limit);
     if (candidates.length < 2) return undefined;
-    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
+    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? false;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     const deadlineMs = ctx.elapsedMs() + MultiNodeConsolidationTimeoutMs;
     let lo = 1;

@@ -19,7 +19,7 @@ export const SingleNodeConsolidation: DisruptionMethod = {
   reason: 'Underutilized',
   compute(ctx: MethodContext): DisruptionCommand | undefined {
     const { state, sim, blocked } = ctx;
-    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
+    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? false;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     const deadlineMs = ctx.elapsedMs() + SingleNodeConsolidationTimeoutMs;
     const free = new FreeCapacity(state);

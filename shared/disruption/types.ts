@@ -38,8 +38,8 @@ export type DriftReason =
 /** Knobs (Karpenter settings / feature gates that change disruption). */
 export interface DisruptionSettings {
   /**
-   * Spot-to-spot consolidation (Karpenter gate `SpotToSpotConsolidation`, off there by default).
-   * nodefleet enables it by default, always with the 15-cheaper-types rule for single nodes.
+   * Spot-to-spot consolidation (Karpenter gate `SpotToSpotConsolidation`, shared/api/settings.ts):
+   * off by default, as Karpenter; when on, with the 15-cheaper-types rule for single nodes.
    */
   spotToSpotConsolidation?: boolean;
   /** Max candidates the multi-node binary search looks at (Karpenter: 100). */

@@ -77,7 +77,7 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
   if (command.reason === 'Empty') {
     replacements = [];
   } else if (command.reason === 'Underutilized') {
-    const spotToSpot = snapshot.settings?.spotToSpotConsolidation ?? true;
+    const spotToSpot = snapshot.settings?.spotToSpotConsolidation ?? false;
     const outcome = computeConsolidation(sim, current, { multi: current.length > 1, spotToSpot });
     if (outcome.decision === 'none') return { status: 'invalid', reason: outcome.reason };
     if (outcome.decision !== command.decision) return { status: 'invalid', reason: `the decision changed from ${command.decision} to ${outcome.decision}` };

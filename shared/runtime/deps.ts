@@ -142,6 +142,12 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     connection = async () => ({ kind: 'token', ...(await eks.connection()) });
     clusterInfo = opts.clusterInfo ? async () => opts.clusterInfo! : () => eks.clusterInfo();
   }
+  // CLUSTER_ENDPOINT / CLUSTER_CA_BUNDLE: what new nodes join and trust, in place of DescribeCluster's.
+  const { clusterEndpoint, clusterCABundle } = env.settings ?? {};
+  if (clusterEndpoint || clusterCABundle) {
+    const discovered = clusterInfo;
+    clusterInfo = async () => ({ ...(await discovered()), ...(clusterEndpoint ? { endpoint: clusterEndpoint } : {}), ...(clusterCABundle ? { certificateAuthority: clusterCABundle } : {}) });
+  }
   const resolver = opts.resolver ?? new Ec2NodeClassResolver(sdkLookups(clients.ec2, clients.ssm), async () => (await clusterInfo()).kubernetesVersion);
   const o = opts.overrides ?? {};
   return {
@@ -176,7 +182,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     clusterInfo: o.clusterInfo ?? clusterInfo,
     resolver: 'resolver' in o ? o.resolver : resolver,
     views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
-    catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
+    catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log, env.settings?.isolatedVPC ?? false),
     ...(o.random ? { random: o.random } : {}),
     clients,
   };
@@ -188,10 +194,11 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
  * ec2:DescribeInstanceTypeOfferings, ec2:DescribeSpotPriceHistory, ec2:DescribeInstanceTypes,
  * pricing:GetProducts.
  */
-function catalogRefresher(clients: Clients, region: string, log: Log): CatalogRefresher {
+function catalogRefresher(clients: Clients, region: string, log: Log, isolatedVPC: boolean): CatalogRefresher {
   return new CatalogRefresher({
     ec2: clients.ec2,
-    pricing: createPricingClient(region),
+    // ISOLATED_VPC: no Pricing endpoint is reachable, so on-demand prices stay the shipped ones (as Karpenter's static prices).
+    ...(isolatedVPC ? {} : { pricing: createPricingClient(region) }),
     region,
     onError: (part, error) => log.warn('failed to refresh catalog data, using the previous or shipped data', { part, error: error.message }),
   });

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { Env } from '../api/contract.ts';
 import { NodefleetError } from '../api/errors.ts';
 import { PackingModes, type PackingMode } from '../api/packing.ts';
+import { parseSettings, SettingsError, type Settings } from '../api/settings.ts';
 
 /** A missing or malformed environment variable; `variable` is its name. */
 export class EnvError extends NodefleetError {
@@ -56,6 +57,11 @@ export interface RuntimeEnv {
   /** The operator's packing mode (CDK context `packing`; provisioner and disruption); NodePool annotations win (shared/api/packing.ts). */
   packing?: PackingMode;
   logLevel: string;
+  /**
+   * Karpenter's settings and feature gates, from the variables of the same names
+   * (shared/api/settings.ts); parseRuntimeEnv always sets it, absent = Karpenter's defaults.
+   */
+  settings?: Settings;
 }
 
 /** Keys that are optional in the schema but a function may require. */
@@ -74,6 +80,13 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     throw new EnvError(variable, source[variable] === undefined ? 'is required' : (issue?.message ?? 'is invalid'));
   }
   const v = r.data as Record<string, string | undefined>;
+  let settings: Settings;
+  try {
+    settings = parseSettings(source);
+  } catch (e) {
+    if (e instanceof SettingsError) throw new EnvError(e.setting, e.message.slice(`setting ${e.setting}: `.length));
+    throw e;
+  }
   const env: RuntimeEnv = {
     clusterName: v[Env.clusterName]!,
     tableName: v[Env.tableName]!,
@@ -89,6 +102,7 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     s3Endpoint: v[Env.s3Endpoint],
     packing: v[Env.packing] as PackingMode | undefined,
     logLevel: v[Env.logLevel] ?? 'INFO',
+    settings,
   };
   for (const key of required) if (!env[key]) throw new EnvError(Env[key], 'is required');
   return env;

@@ -98,6 +98,19 @@ function notReady(nodePool: { status?: unknown }): boolean {
   return conditions.some((c) => c.type === 'Ready' && c.status === 'False');
 }
 
+/**
+ * Why a NodePool is not ready though it parsed: a requirement on a label with known values lists
+ * none of them (Karpenter's runtime validation sets the NodePool not ready, labels.ts
+ * `wellKnownValuesProblem`).
+ */
+export function nodePoolNotReadyReason(nodePool: NodePool): string | undefined {
+  for (const r of nodePool.spec.template.spec.requirements) {
+    const problem = L.wellKnownValuesProblem(r);
+    if (problem) return `nodepool is not ready: ${problem}`;
+  }
+  return undefined;
+}
+
 export class PoolTemplate {
   readonly name: string;
   readonly requirements: Requirements;
@@ -269,7 +282,7 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (notReadyReason ?? base.unusable);
+    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (nodePoolNotReadyReason(nodePool) ?? notReadyReason ?? base.unusable);
 
     const limits = nodePoolLimits(nodePool);
     if (Object.keys(limits).length > 0) {

@@ -8,6 +8,7 @@
  * The runner (functions/cli/cases/) calls {@link checkDisruptionCase} for every case whose
  * `expect` has one of {@link DisruptionExpectKeys}.
  */
+import { catalogSettingsOf, schedulingSettingsOf, settingsFromCase } from '../../../shared/api/settings.ts';
 import type { Node, Pod, PodDisruptionBudget, KubeObject } from '../../../shared/api/kube.ts';
 import { NodePoolSchema, EC2NodeClassSchema, type NodePool, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
 import { fromKubeNodeClaim, NodeClaimSchema, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
@@ -132,10 +133,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
   const nodePools: NodePool[] = (doc.nodePools ?? []).map((p) => NodePoolSchema.parse(p));
   const nodeClasses: EC2NodeClass[] = (doc.nodeClasses ?? []).map((c) => EC2NodeClassSchema.parse(c));
   const classByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-  const catalogSettings = {
-    vmMemoryOverheadPercent: settings.vmMemoryOverheadPercent as number | undefined,
-    reservedENIs: settings.reservedENIs as number | undefined,
-  };
+  const karpenter = settingsFromCase(settings);
+  const catalogSettings = catalogSettingsOf(karpenter);
   const byClass = new Map<string, InstanceType[]>();
   const typesFor = (className: string): InstanceType[] => {
     const cached = byClass.get(className);
@@ -163,7 +162,6 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
   const daemonSets: DaemonSetTemplate[] = objects
     .filter((o) => o.kind === 'DaemonSet' && o.spec?.template)
     .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
-  const featureGates = (settings.featureGates ?? {}) as Record<string, boolean>;
   // The consolidation simulations pack as the disruption function's would (functions/disruption/snapshot.ts):
   // NodePool annotation, then `settings.packing`, then the default.
   const packing = choosePacking(nodePools, isPackingMode(settings.packing) ? settings.packing : undefined).packing;
@@ -184,12 +182,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     unavailableOfferings: doc.unavailableOfferings,
     storage,
     settings: {
-      ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
-      scheduling: {
-        ...(packing ? { packing } : {}),
-        ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
-        ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
-      },
+      spotToSpotConsolidation: karpenter.featureGates.SpotToSpotConsolidation,
+      scheduling: { ...(packing ? { packing } : {}), ...schedulingSettingsOf(karpenter) },
     },
   };
 }

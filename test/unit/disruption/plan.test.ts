@@ -120,13 +120,14 @@ describe('planDisruption', () => {
 
   it('spot-to-spot needs 15 cheaper types, and launches the 15 cheapest', () => {
     const spotPool = pool({ capacityTypes: ['spot'] });
-    const few = planDisruption(snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    const on = { spotToSpotConsolidation: true };
+    const few = planDisruption(snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }), Now);
     expect(few.command).toBeUndefined();
     expect(few.blocked.some((b) => /15 cheaper instance types, found 2/.test(b.reason))).toBe(true);
 
     const many = Array.from({ length: 20 }, (_, i) => itype(`t${String(i).padStart(2, '0')}`, 2, 8192, { spot: 0.01 + i * 0.001 }));
     const types = [...many, Big];
-    const ok = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    const ok = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }), Now);
     expect(ok.command?.decision).toBe('replace');
     expect(ok.command?.replacements[0].instanceTypes).toHaveLength(15);
     expect(ok.command?.replacements[0].instanceTypes[0]).toBe('t00');
@@ -134,6 +135,10 @@ describe('planDisruption', () => {
 
     const off = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: { spotToSpotConsolidation: false } }), Now);
     expect(off.command).toBeUndefined();
+    // Off by default, as Karpenter's SpotToSpotConsolidation gate.
+    const byDefault = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    expect(byDefault.command).toBeUndefined();
+    expect(byDefault.blocked.some((b) => /spot-to-spot consolidation is disabled/.test(b.reason))).toBe(true);
   });
 
   it('on-demand → spot-or-on-demand replacement is pinned to spot', () => {
