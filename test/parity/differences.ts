@@ -904,31 +904,63 @@ function movedWhereUnlaunchableDomainsRefuse(d: Divergence, s: ParityScenario, k
 }
 
 /**
- * The id of the documented difference explaining `d`, or undefined. When a difference explains
- * the scenario's `extra-placed` or `unplaced` divergence, the decisions after it differ too, so
- * its `claims`, `claim-shapes` and `existing` divergences are put down to the same difference,
- * and so is `unplaced-karpenter-packing` after an explained `unplaced` one. A pod Karpenter places
- * and nodefleet does not, after an explained `extra-placed` divergence, is put down to it only
- * when nodefleet places that pod once the pods Karpenter leaves pending are gone ({@link displacedBy}).
+ * The id of the documented difference explaining `d`, or undefined. A `claims`, `claim-shapes`,
+ * `existing` or `unplaced-karpenter-packing` divergence no difference explains itself is put down
+ * to an explained `extra-placed` or `unplaced` root only when it is about that root's own pods
+ * ({@link followsFromRoot}); a pod Karpenter places and nodefleet does not, after an explained
+ * `extra-placed` root, only when nodefleet places it once the pods Karpenter leaves pending are gone
+ * ({@link displacedBy}).
  */
 export function documentedReason(d: Divergence, s: ParityScenario, karpenter: OracleOutput, c: Comparison): string | undefined {
   // A placement kube-scheduler would refuse is never a deliberate difference.
   if (d.kind === 'invalid') return undefined;
   const direct = Differences.find((x) => x.explains(d, s, karpenter, c));
   if (direct) return direct.id;
-  const rootId = (root: Divergence) => Differences.find((x) => x.explains(root, s, karpenter, c))?.id;
+  const roots = c.divergences
+    .filter((x) => x.kind === 'extra-placed' || x.kind === 'unplaced')
+    .map((root) => ({ root, id: Differences.find((x) => x.explains(root, s, karpenter, c))?.id }))
+    .filter((x): x is { root: Divergence; id: string } => x.id !== undefined);
   if (d.kind === 'claims' || d.kind === 'claim-shapes' || d.kind === 'existing' || d.kind === 'unplaced-karpenter-packing') {
-    for (const root of c.divergences.filter((x) => x.kind === 'extra-placed' || x.kind === 'unplaced')) {
-      if (d.kind === 'unplaced-karpenter-packing' && root.kind === 'extra-placed') continue;
-      const id = rootId(root);
-      if (id) return id;
-    }
+    const hit = followsFromRoot(d, s, karpenter, roots);
+    if (hit) return hit;
   }
   if (d.kind === 'unplaced' || d.kind === 'unplaced-karpenter-packing') {
-    for (const root of c.divergences.filter((x) => x.kind === 'extra-placed')) {
-      const id = rootId(root);
-      if (id && displacedBy(d, s, karpenter)) return id;
+    const root = roots.find((x) => x.root.kind === 'extra-placed');
+    if (root && displacedBy(d, s, karpenter)) return root.id;
+  }
+  return undefined;
+}
+
+/** The pods (`namespace/name`) an `extra-placed` or `unplaced` root divergence names. */
+function rootPods(root: Divergence, s: ParityScenario): Set<string> {
+  return new Set(root.kind === 'extra-placed' ? extraPodKeys(root) : namedPods(root, s).map(podKey));
+}
+
+/**
+ * The id of the explained root `d` follows from, or undefined. With P the pods of the explained
+ * roots (one root at a time, then all together):
+ * - `unplaced-karpenter-packing`: every pod it names is in P (the same pods the root explains);
+ * - `claims` / `claim-shapes`: with P taken out of both decisions, or nodefleet re-solved without
+ *   P and P taken out of Karpenter's, the same pods are together on new claims;
+ * - `existing`: the same, for the pods on each existing node.
+ * A divergence that remains once the root's pods are gone is not the root's.
+ */
+function followsFromRoot(d: Divergence, s: ParityScenario, karpenter: OracleOutput, roots: readonly { root: Divergence; id: string }[]): string | undefined {
+  const tries = roots.map((x) => ({ id: x.id, pods: rootPods(x.root, s) }));
+  if (tries.length > 1) tries.push({ id: tries[0].id, pods: new Set(tries.flatMap((x) => [...x.pods])) });
+  for (const { id, pods } of tries) {
+    if (pods.size === 0) continue;
+    if (d.kind === 'unplaced-karpenter-packing') {
+      const named = namedPods(d, s).map(podKey);
+      if (named.length > 0 && named.every((k) => pods.has(k))) return id;
+      continue;
     }
+    const keep = (k: string) => !pods.has(k);
+    const theirs = d.kind === 'existing' ? onNodes(karpenter.placements.filter((x) => keep(x.pod)).map((x): [string, string] => [x.pod, x.node])) : claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(keep)));
+    const mine = (r: SchedulingResult) =>
+      d.kind === 'existing' ? onNodes(r.placements.filter((x) => keep(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node])) : claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey).filter(keep)));
+    if (mine(nodefleetDecision(s).result) === theirs) return id;
+    if (mine(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => keep(podKey(p))) }, 'karpenter'))) === theirs) return id;
   }
   return undefined;
 }
