@@ -941,12 +941,15 @@ function rootPods(root: Divergence, s: ParityScenario): Set<string> {
  * roots (one root at a time, then all together):
  * - `unplaced-karpenter-packing`: every pod it names is in P (the same pods the root explains);
  * - `claims` / `claim-shapes`: with P taken out of both decisions, or nodefleet re-solved without
- *   P and P taken out of Karpenter's, the same pods are together on new claims;
+ *   P (or, when Karpenter leaves every pod of P pending, without every pod Karpenter leaves pending:
+ *   P's replicas both leave pending; or, P being pods Karpenter put on existing nodes, with P bound
+ *   where Karpenter put them) and P taken out of Karpenter's, the same pods are together on new claims;
  * - `existing`: the same, for the pods on each existing node.
  * A divergence that remains once the root's pods are gone is not the root's.
  */
 function followsFromRoot(d: Divergence, s: ParityScenario, karpenter: OracleOutput, roots: readonly { root: Divergence; id: string }[]): string | undefined {
   const tries = roots.map((x) => ({ id: x.id, pods: rootPods(x.root, s) }));
+  const pendingInKarpenter = new Set(karpenter.unschedulable.map((u) => u.pod));
   if (tries.length > 1) tries.push({ id: tries[0].id, pods: new Set(tries.flatMap((x) => [...x.pods])) });
   for (const { id, pods } of tries) {
     if (pods.size === 0) continue;
@@ -961,6 +964,16 @@ function followsFromRoot(d: Divergence, s: ParityScenario, karpenter: OracleOutp
       d.kind === 'existing' ? onNodes(r.placements.filter((x) => keep(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node])) : claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey).filter(keep)));
     if (mine(nodefleetDecision(s).result) === theirs) return id;
     if (mine(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => keep(podKey(p))) }, 'karpenter'))) === theirs) return id;
+    // Pods Karpenter places and nodefleet does not, on the existing nodes Karpenter put them on:
+    // the room they take there is what sends Karpenter's other pods elsewhere (parity seed 2, path 35).
+    const theirNode = new Map(karpenter.placements.map((x) => [x.pod, x.node]));
+    if ([...pods].every((k) => theirNode.has(k))) {
+      const bound = s.pods.map((p) => (pods.has(podKey(p)) ? { ...p, spec: { ...p.spec, nodeName: theirNode.get(podKey(p)) } } : p));
+      if (mine(solve(toSchedulingInput({ ...s, pods: bound }, 'karpenter'))) === theirs) return id;
+    }
+    // The root's extra pods with the replicas of theirs both leave pending (one of which nodefleet
+    // would place in their stead once they are gone): nodefleet without every pod Karpenter leaves pending.
+    if (pendingInKarpenter.size > 0 && [...pods].every((k) => pendingInKarpenter.has(k)) && mine(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !pendingInKarpenter.has(podKey(p))) }, 'karpenter'))) === theirs) return id;
   }
   return undefined;
 }
