@@ -8,7 +8,7 @@
  * fast-check (test/parity/generate.ts), asks the Karpenter oracle (test/oracle/karpenter, built
  * here with `go build` on first use) and nodefleet (`packing: karpenter` and the default) for
  * their decisions, and compares them (test/parity/compare.ts). A divergence not listed in
- * test/parity/differences.ts is shrunk to a minimal scenario (fast-check replays the failing run
+ * test/parity/differences/ is shrunk to a minimal scenario (fast-check replays the failing run
  * and shrinks it, the oracle re-run on each try); `--write-cases` writes it as a case under
  * test/cases/parity/.
  *
@@ -27,7 +27,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { solve } from '../../shared/scheduling/index.ts';
 import { compare, type Comparison, type DivergenceKind } from './compare.ts';
-import { documentedReason } from './differences.ts';
+import { documentedReason } from './differences/index.ts';
 import { scenario } from './generate.ts';
 import { buildOracle, Oracle, solveSync, TieOrderEnv, type OracleOutput } from './oracle.ts';
 import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario } from './scenario.ts';
