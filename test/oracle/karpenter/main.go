@@ -71,6 +71,8 @@ type Scenario struct {
 	Settings             Settings                       `json:"settings"`
 	// Disruption, when set, runs Karpenter's disruption methods instead of the provisioner (disruption.go).
 	Disruption *DisruptionInput `json:"disruption"`
+	// Validity, when set, checks the decisions it holds with kube-scheduler's filters instead (validity.go).
+	Validity *ValidityInput `json:"validity"`
 	// FakeInstanceTypes, when > 0, adds Karpenter's own fake catalog (fake.InstanceTypes(N)), the one its
 	// scheduling benchmark uses.
 	FakeInstanceTypes int `json:"fakeInstanceTypes"`
@@ -214,6 +216,9 @@ func decodeAndRun(data []byte, bench int) (out any, err error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("scenario: %v", err)
+	}
+	if sc.Validity != nil {
+		return runValidity(&sc)
 	}
 	if sc.Disruption != nil {
 		wellKnown(&sc)
