@@ -10,7 +10,7 @@ repo="$(cd "$here/../../.." && pwd)"
 home="${NODEFLEET_CONTROL_PLANE_HOME:-$repo/.cache/control-plane}"
 bin="$home/bin"
 mkdir -p "$bin"
-export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOFLAGS="-mod=readonly" CGO_ENABLED=0
+export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOFLAGS="-mod=readonly"
 command -v go >/dev/null || { echo "go is missing: install Go (https://go.dev/dl) first" >&2; exit 2; }
 if ! command -v openssl >/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then apt-get update >&2 && apt-get install -y openssl >&2
@@ -18,9 +18,10 @@ if ! command -v openssl >/dev/null; then
 fi
 
 # build MODULE_DIR PACKAGE... : go build each package's main into $bin unless the stamp matches.
+# $CGO (0 for the pure-Go etcd and kwok: static binaries; Go's default for Kubernetes) is passed on.
 build() {
   local mod="$1" dir="$here/$1"; shift
-  local stamp; stamp="$(cd "$dir" && { cat go.mod go.sum ./*.go; go version; } | sha256sum | cut -c1-16)"
+  local stamp; stamp="$(cd "$dir" && { cat go.mod go.sum ./*.go; go version; echo "cgo=${CGO:-}"; } | sha256sum | cut -c1-16)"
   local names=() missing=0 p
   for p in "$@"; do
     [ "$p" = . ] && p="$mod"
@@ -31,14 +32,14 @@ build() {
   fi
   echo "control-plane: building $mod (${names[*]}); a cold build takes many minutes" >&2
   local t0=$SECONDS
-  (cd "$dir" && nice -n 10 go build -trimpath -o "$bin/" "$@") >&2
+  (cd "$dir" && ${CGO:+env CGO_ENABLED=$CGO} nice -n 10 go build -trimpath -o "$bin/" "$@") >&2
   echo "$stamp" > "$bin/.$mod.stamp"
   echo "control-plane: built $mod in $((SECONDS - t0)) s" >&2
 }
 
 t0=$SECONDS
-build etcd .
-build kwok sigs.k8s.io/kwok/cmd/kwok
+CGO=0 build etcd .
+CGO=0 build kwok sigs.k8s.io/kwok/cmd/kwok
 build kubernetes k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
   k8s.io/kubernetes/cmd/kube-controller-manager
 # kwok starts only with Stage objects; they ship in its module (node/fast, node/heartbeat, pod/fast).
