@@ -209,6 +209,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--secure-port=${port}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
+      // A loopback address cannot be published in the kubernetes Service's endpoints.
+      '--endpoint-reconciler-type=none',
       `--cert-dir=${certDir}`,
       `--token-auth-file=${tokenFile}`,
       '--authorization-mode=Node,RBAC',

@@ -80,6 +80,14 @@ export async function applyCrds(cp: ControlPlane, crds: Obj[]): Promise<void> {
       if (i > 300) throw new Error(`CRD ${c.metadata.name} not Established after 60 s`);
       await new Promise((res) => setTimeout(res, 200));
     }
+    // Established is not served yet: a list answers 429 while the resource's storage initializes.
+    const v = c.spec.versions.find((x: Obj) => x.storage)?.name ?? c.spec.versions[0].name;
+    for (let i = 0; ; i++) {
+      const r = await cp.request('GET', `/apis/${c.spec.group}/${v}/${c.spec.names.plural}?limit=1`);
+      if (r.status === 200) break;
+      if (i > 300) throw new Error(`CRD ${c.metadata.name}: list still HTTP ${r.status} after 60 s`);
+      await new Promise((res) => setTimeout(res, 200));
+    }
   }
 }
 
