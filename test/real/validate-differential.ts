@@ -1,5 +1,5 @@
 /**
- * `npm run validate-differential [-- --seed N --count N --strict]`: random NodePools and
+ * `npm run validate-differential [-- --seed N --count N --strict --show N --out FILE]`: random NodePools and
  * EC2NodeClasses (test/real/differential/generate.ts) sent to the real API server with
  * Karpenter's own CRDs installed (sigs.k8s.io/karpenter and github.com/aws/karpenter-provider-aws
  * v1.15.0 from the Go module proxy; OpenAPI and CEL evaluated by the server) as server-side
@@ -10,7 +10,7 @@
  * control plane that cannot be built or started exits 2.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -103,8 +103,8 @@ export async function differential(seed: number, count: number, log: (l: string)
   }
 }
 
-function parseArgs(argv: string[]): { seed: number; count: number; strict: boolean; show: number } {
-  const o = { seed: 1, count: 2000, strict: false, show: 5 };
+function parseArgs(argv: string[]): { seed: number; count: number; strict: boolean; show: number; out?: string } {
+  const o: { seed: number; count: number; strict: boolean; show: number; out?: string } = { seed: 1, count: 2000, strict: false, show: 5 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -116,6 +116,7 @@ function parseArgs(argv: string[]): { seed: number; count: number; strict: boole
     else if (a === '--count') o.count = num();
     else if (a === '--show') o.show = num();
     else if (a === '--strict') o.strict = true;
+    else if (a === '--out') o.out = argv[++i];
     else throw new Error(`unknown argument ${a}`);
   }
   return o;
@@ -126,7 +127,7 @@ if (import.meta.main) {
   try {
     opts = parseArgs(process.argv.slice(2));
   } catch (err) {
-    console.error(`validate-differential: ${(err as Error).message}\nusage: npm run validate-differential -- [--seed N] [--count N] [--strict] [--show N]`);
+    console.error(`validate-differential: ${(err as Error).message}\nusage: npm run validate-differential -- [--seed N] [--count N] [--strict] [--show N] [--out FILE]`);
     process.exit(2);
   }
   const t0 = Date.now();
@@ -137,6 +138,7 @@ if (import.meta.main) {
     console.error(`validate-differential: ${(err as Error).message}`);
     process.exit(2);
   }
+  if (opts.out) writeFileSync(opts.out, `${JSON.stringify(s.undocumented, null, 1)}\n`);
   for (const v of s.undocumented.slice(0, opts.show)) {
     console.log('---- undocumented disagreement');
     console.log(stringify(v.manifest).trimEnd());

@@ -7,12 +7,15 @@ import fc from 'fast-check';
 
 type Obj = Record<string, unknown>;
 
-const opt = <T>(a: fc.Arbitrary<T>, freq = 1) => fc.option(a, { nil: undefined, freq });
+/** Present with weight 1, absent with weight `absent`. */
+const opt = <T>(a: fc.Arbitrary<T>, absent = 1): fc.Arbitrary<T | undefined> => fc.oneof({ weight: absent, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
 const pick = <T>(...xs: T[]) => fc.constantFrom(...xs);
+/** Mostly one of `valid`, sometimes anything of `any`. */
+const mix = <T>(valid: fc.Arbitrary<T>, any: fc.Arbitrary<T>, weight = 3) => fc.oneof({ weight, arbitrary: valid }, { weight: 1, arbitrary: any });
 /** Drops the undefined fields (as JSON does). */
 const clean = (o: Obj): Obj => JSON.parse(JSON.stringify(o)) as Obj;
 
-const labelKey = pick(
+const anyLabelKey = pick(
   'team',
   'example.com/team',
   'karpenter.sh/nodepool',
@@ -33,8 +36,11 @@ const labelKey = pick(
   'x'.repeat(64),
   `${'d'.repeat(250)}/k`,
 );
-const labelValue = pick('blue', '', 'bad value', 'x'.repeat(63), 'x'.repeat(64), '-x', 'a.b_c-d', 'spot', 'on-demand', 'reserved');
-const duration = pick('720h', 'Never', '1h30m', '10m10s', '0s', '30s', '5x', '', '-1h', '1.5h', '1d', '100h0m0s', '1h0m', 'never');
+const anyLabelValue = pick('blue', '', 'bad value', 'x'.repeat(63), 'x'.repeat(64), '-x', 'a.b_c-d', 'spot', 'on-demand', 'reserved');
+const anyDuration = pick('720h', 'Never', '1h30m', '10m10s', '0s', '30s', '5x', '', '-1h', '1.5h', '1d', '100h0m0s', '1h0m', 'never');
+const labelKey = mix(pick('team', 'example.com/team', 'karpenter.sh/capacity-type', 'topology.kubernetes.io/zone', 'node.kubernetes.io/instance-type'), anyLabelKey);
+const labelValue = mix(pick('blue', 'spot', 'x'.repeat(63), 'a.b_c-d'), anyLabelValue);
+const duration = mix(pick('720h', 'Never', '1h30m', '30s', '0s', '10m10s'), anyDuration);
 const effect = pick('NoSchedule', 'NoExecute', 'PreferNoSchedule', 'Bogus', '');
 const taint = fc.record({ key: labelKey, value: opt(labelValue), effect, timeAdded: opt(pick('2026-01-01T00:00:00Z', 'yesterday'), 8) });
 
@@ -60,16 +66,22 @@ const reqKey = pick(
 );
 const operator = pick('In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte', 'Bogus');
 const reqValues = pick<string[] | undefined>(undefined, [], ['c'], ['c', 'm', 'r'], ['5'], ['-1'], ['1.5'], ['5', '6'], ['x y'], ['spot', 'on-demand'], ['amd64'], ['us-east-1a'], ['0']);
-const requirement = fc.record({ key: reqKey, operator, values: reqValues, minValues: opt(pick(0, 1, 2, 3, 50, 51), 3) });
+const anyRequirement = fc.record({ key: reqKey, operator, values: reqValues, minValues: opt(pick(0, 1, 2, 3, 50, 51), 3) });
+const validRequirement = fc.oneof(
+  fc.record({ key: pick('karpenter.k8s.aws/instance-category', 'kubernetes.io/arch', 'karpenter.sh/capacity-type', 'topology.kubernetes.io/zone', 'example.com/team', 'karpenter.k8s.aws/instance-family'), operator: pick('In', 'NotIn'), values: pick(['c', 'm'], ['amd64'], ['spot', 'on-demand'], ['us-east-1a']), minValues: opt(pick(1, 2), 3) }),
+  fc.record({ key: pick('karpenter.k8s.aws/instance-cpu', 'karpenter.k8s.aws/instance-generation', 'karpenter.k8s.aws/instance-memory'), operator: pick('Gt', 'Lt', 'Gte', 'Lte'), values: pick(['5'], ['0'], ['64']) }),
+  fc.record({ key: pick('example.com/team', 'kubernetes.io/os', 'karpenter.k8s.aws/instance-gpu-count'), operator: pick('Exists', 'DoesNotExist') }),
+);
+const requirement = mix(validRequirement, anyRequirement, 4);
 
 const budget = fc.record({
-  nodes: pick('10%', '0', '5', '100%', '101%', '-1', 'abc', '0%', '1000'),
+  nodes: mix(pick('10%', '0', '5', '100%'), pick('10%', '0', '5', '100%', '101%', '-1', 'abc', '0%', '1000')),
   schedule: opt(pick('@daily', '0 9 * * mon-fri', '* * *', '@every 5m', '@hourly', '0 0 * * *', '61 * * * *', 'bogus'), 2),
   duration: opt(pick('1h', '10h0m0s', '5x', '1d', '30s', '1h30m', 'Never'), 2),
   reasons: opt(pick(['Empty'], ['Drifted', 'Underutilized'], ['Bogus'], [], ['Empty', 'Empty']), 3),
 });
 
-const quantity = pick<unknown>('1000', 'abc', '-1', '1.5', '4000Gi', '100m', 8, '1e3', '', '10');
+const quantity = mix(pick<unknown>('1000', '4000Gi', '100m', 8, '10'), pick<unknown>('1000', 'abc', '-1', '1.5', '4000Gi', '100m', 8, '1e3', '', '10'));
 
 export const nodePool: fc.Arbitrary<Obj> = fc
   .record({
@@ -80,7 +92,7 @@ export const nodePool: fc.Arbitrary<Obj> = fc
     expireAfter: opt(duration, 2),
     terminationGracePeriod: opt(duration, 3),
     nodeClassRef: fc.oneof(
-      { weight: 6, arbitrary: fc.constant({ group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }) },
+      { weight: 15, arbitrary: fc.constant({ group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }) },
       {
         weight: 1,
         arbitrary: fc.record({ group: opt(pick('karpenter.k8s.aws', '', 'example.com')), kind: opt(pick('EC2NodeClass', '', 'Foo')), name: opt(pick('default', '', 'Bad_Name')) }),
@@ -172,11 +184,11 @@ const blockDevice = fc.record({
 export const nodeClass: fc.Arbitrary<Obj> = fc
   .record({
     amiFamily: opt(pick('AL2023', 'AL2', 'Bottlerocket', 'Windows2022', 'Custom', 'Bogus'), 2),
-    amiSelectorTerms: opt(fc.array(amiTerm, { maxLength: 2 }), 6),
+    amiSelectorTerms: opt(fc.array(amiTerm, { maxLength: 2 }), 2),
     subnetSelectorTerms: opt(fc.array(subnetTerm, { maxLength: 2 }), 8),
     securityGroupSelectorTerms: opt(fc.array(sgTerm, { maxLength: 2 }), 8),
     capacityReservationSelectorTerms: opt(fc.array(crTerm, { maxLength: 2 }), 3),
-    identity: pick<'role' | 'profile' | 'both' | 'none'>('role', 'role', 'role', 'profile', 'both', 'none'),
+    identity: mix(pick<'role' | 'profile' | 'both' | 'none'>('role', 'role', 'profile'), pick<'role' | 'profile' | 'both' | 'none'>('both', 'none'), 8),
     kubelet: opt(kubelet, 2),
     blockDeviceMappings: opt(fc.array(blockDevice, { maxLength: 2 }), 2),
     metadataOptions: opt(
@@ -198,7 +210,7 @@ export const nodeClass: fc.Arbitrary<Obj> = fc
   .map((r) => {
     const spec: Obj = {
       amiFamily: r.amiFamily,
-      amiSelectorTerms: r.amiSelectorTerms,
+      amiSelectorTerms: r.amiSelectorTerms ?? [{ alias: 'al2023@latest' }],
       subnetSelectorTerms: r.subnetSelectorTerms ?? [{ tags: { 'karpenter.sh/discovery': 'prod' } }],
       securityGroupSelectorTerms: r.securityGroupSelectorTerms ?? [{ tags: { 'karpenter.sh/discovery': 'prod' } }],
       capacityReservationSelectorTerms: r.capacityReservationSelectorTerms,
