@@ -78,7 +78,7 @@ const budget = fc.record({
   nodes: mix(pick('10%', '0', '5', '100%'), pick('10%', '0', '5', '100%', '101%', '-1', 'abc', '0%', '1000')),
   schedule: opt(pick('@daily', '0 9 * * mon-fri', '* * *', '@every 5m', '@hourly', '0 0 * * *', '61 * * * *', 'bogus'), 2),
   duration: opt(pick('1h', '10h0m0s', '5x', '1d', '30s', '1h30m', 'Never'), 2),
-  reasons: opt(pick(['Empty'], ['Drifted', 'Underutilized'], ['Bogus'], [], ['Empty', 'Empty']), 3),
+  reasons: opt(pick(['Empty'], ['Drifted', 'Underutilized'], ['Bogus'], [], ['Empty', 'Empty'], ['Unhealthy']), 3),
 });
 
 const quantity = mix(pick<unknown>('1000', '4000Gi', '100m', 8, '10'), pick<unknown>('1000', 'abc', '-1', '1.5', '4000Gi', '100m', 8, '1e3', '', '10'));
