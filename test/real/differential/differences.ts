@@ -41,6 +41,11 @@ export const Differences: Difference[] = [
     problem: /^spec\.limits\.[^:]+: must not be negative$/,
   },
   {
+    id: 'invalid-cron-schedule',
+    reason: "a budget schedule that matches the CRD's five-field pattern but is no cron (61 * * * *): Karpenter's controller fails closed (no disruption), nodefleet refuses it at validate",
+    problem: /^spec\.disruption\.budgets\[\d+\]\.schedule: "[^"]*" is not a valid cron schedule/,
+  },
+  {
     id: 'unhealthy-budget-reason',
     reason: 'budget reason Unhealthy (node repair, the alpha NodeRepair gate, off by default) is refused: nodefleet has no node repair',
     problem: /^spec\.disruption\.budgets\[\d+\]\.reasons\[\d+\]: "Unhealthy" is not valid/,
