@@ -270,7 +270,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         `--service-account-private-key-file=${saKey}`,
         `--root-ca-file=${caFile}`,
         '--use-service-account-credentials=true',
-        '--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-route',
+        '--controllers=*,-node-ipam-controller',
       ]);
       await healthy('kube-scheduler', sched);
       await healthy('kube-controller-manager', kcm);
