@@ -12,10 +12,6 @@ bin="$home/bin"
 mkdir -p "$bin"
 export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOFLAGS="-mod=readonly"
 command -v go >/dev/null || { echo "go is missing: install Go (https://go.dev/dl) first" >&2; exit 2; }
-if ! command -v openssl >/dev/null; then
-  if [ "$(id -u)" -eq 0 ]; then apt-get update >&2 && apt-get install -y openssl >&2
-  else echo "openssl is missing: apt-get install -y openssl" >&2; exit 2; fi
-fi
 
 # build MODULE_DIR PACKAGE... : go build each package's main into $bin unless the stamp matches.
 # $CGO (0 for the pure-Go etcd and kwok: static binaries; Go's default for Kubernetes) is passed on.
