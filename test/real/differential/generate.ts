@@ -169,7 +169,7 @@ const blockDevice = fc.record({
   rootVolume: opt(fc.boolean(), 2),
   ebs: opt(
     fc.record({
-      volumeSize: opt(pick('20Gi', '100G', 'abc', '100000Gi', '0', 20), 1),
+      volumeSize: opt(pick<unknown>('20Gi', '100G', 'abc', '100000Gi', '0', 20), 1),
       volumeType: opt(pick('gp3', 'gp2', 'io2', 'bogus'), 1),
       iops: opt(pick(3000, 100, 100000), 3),
       throughput: opt(pick(125, 2000), 3),
