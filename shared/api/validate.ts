@@ -266,10 +266,8 @@ export function requirementProblems(req: unknown, path: Path): string[] {
     case 'In':
       if (values.length === 0) out.push(`${where('values')}: operator In needs at least one value`);
       break;
-    case 'Exists':
-    case 'DoesNotExist':
-      if (values.length > 0) out.push(`${where('values')}: operator ${op} takes no values, got ${show(values)}`);
-      break;
+    // Exists / DoesNotExist with values: Karpenter's CRD and its controller accept them and its
+    // scheduling ignores the values, as shared/api/requirements.ts does.
     case 'Gt':
     case 'Lt':
     case 'Gte':
@@ -377,6 +375,14 @@ function nodePoolRules(obj: unknown): string[] {
       if (typeof b.schedule === 'string') {
         const bad = cronProblem(b.schedule);
         if (bad) out.push(`${path('schedule')}: ${bad}`);
+      }
+      // The CRD's reasons is a set (x-kubernetes-list-type: set): the API server refuses a repeat.
+      if (Array.isArray(b.reasons)) {
+        const seen = new Set<unknown>();
+        b.reasons.forEach((r, j) => {
+          if (seen.has(r)) out.push(`${formatPath(['spec', 'disruption', 'budgets', i, 'reasons', j])}: duplicate reason ${show(r)}`);
+          seen.add(r);
+        });
       }
     });
   }

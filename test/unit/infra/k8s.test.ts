@@ -17,6 +17,7 @@ import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../..
 import { Functions, DefaultTerminationTaskPermissions, TerminationTaskPermissions } from '../../../infra/aws/functions.ts';
 import { readTerminationDefinition, TerminationAslPath } from '../../../infra/aws/termination.ts';
 import { KubeApiRbac, type RbacPermission } from '../../../shared/kube/kube-api.ts';
+import { ReflectorRbac } from '../../../shared/kube/reflector.ts';
 import { portCalls } from './source-calls.ts';
 
 const K8sDir = join(RepoRoot, 'infra/k8s');
@@ -175,9 +176,11 @@ describe('RBAC', () => {
     for (const r of rules) for (const k of ['apiGroups', 'resources', 'verbs']) expect(r[k], JSON.stringify(r)).not.toContain('*');
   };
 
-  it('gives the agent only get/list/watch on pods and nodes', () => {
+  it("gives the agent only its Reflectors' list/watch on pods and nodes", () => {
     const role = one('ClusterRole', 'nodefleet-agent');
-    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['get', 'list', 'watch'] }]);
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] }]);
+    const granted = flatten(role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb }))))));
+    expect(granted).toEqual(flatten([...ReflectorRbac('pods'), ...ReflectorRbac('nodes')]));
     const binding = one('ClusterRoleBinding', 'nodefleet-agent');
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'nodefleet-agent' });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: AgentServiceAccount, namespace: AgentNamespace }]);
