@@ -16,7 +16,7 @@ import { wrapHandler } from '../../shared/runtime/middleware.ts';
 export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };
 
 /** What gc uses; without `budgets` no budget slot is reclaimed, without `termination` no termination is restarted. */
-export type GcDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets' | 'termination'>;
+export type GcDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets' | 'termination'>;
 
 export interface GcResult {
   /** Claims deleted, with why. */
@@ -60,7 +60,7 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
     budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
-  const plan = planGarbageCollection({ nodeClaims: claims, nodes, instances, tableEpochMs, ...(budgetHolders ? { budgetHolders } : {}) }, now);
+  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, ...(budgetHolders ? { budgetHolders } : {}) }, now);
   const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
   if (deps.cloud.collectLaunchTemplates) {
     const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
