@@ -46,6 +46,12 @@ export interface NodefleetConfig {
    * `karpenter`; unset: the default, cost), passed to both as NODEFLEET_PACKING. A NodePool's nodefleet.io/packing annotation wins.
    */
   packing?: PackingMode;
+  /**
+   * Beside Karpenter (context `besideKarpenter`, default false): every function reads only the
+   * NodePools whose nodeClassRef is an EC2NodeClass of nodefleet.io (NODEFLEET_BESIDE_KARPENTER;
+   * docs/migration.md); otherwise those of karpenter.k8s.aws, as a replacement for Karpenter.
+   */
+  besideKarpenter: boolean;
 }
 
 /** Names shared with infra/k8s (the manifests use the same literals; a test checks they agree). */
@@ -132,6 +138,7 @@ export function readConfig(node: Node): NodefleetConfig {
     logLevel: logLevel as LogLevel,
     ...(packing ? { packing: packing as PackingMode } : {}),
     interruption: bool(node, 'interruption', true),
+    besideKarpenter: bool(node, 'besideKarpenter', false),
     vpc,
     agentIdentity,
     oidcProviderArn,

@@ -414,6 +414,8 @@ export class NodefleetStack extends Stack {
     }
     // The packing mode shapes the provisioner's rounds and disruption's consolidation simulations (shared/api/packing.ts).
     if (cfg.packing && (name === 'provisioner' || name === 'disruption')) environment[Env.packing] = cfg.packing;
+    // Beside Karpenter every function reads only nodefleet.io NodePools (shared/api/nodepool.ts managedNodeClassGroup).
+    if (cfg.besideKarpenter) environment[Env.besideKarpenter] = 'true';
     if (spec.permissions.includes('startTermination') && this.stateMachine) {
       environment[Env.stateMachineArn] = this.stateMachine.stateMachineArn;
     }

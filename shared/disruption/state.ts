@@ -8,7 +8,7 @@
  * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
  */
 import { podsByNode as groupPodsByNode, type Node, type Pod } from '../api/kube.ts';
-import { isManagedNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
+import { isLaunchableNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
 import {
@@ -173,7 +173,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const poolName = claim.nodePool;
     const name = node.metadata.name;
     const nodePool = nodePools.get(poolName);
-    if (nodePool && !isManagedNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
+    if (nodePool && !isLaunchableNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
     const labels = node.metadata.labels ?? {};
     const initialized = labels[LabelInitialized] === 'true' || isTrue(claim, 'Initialized');
     const ready = isNodeReady(node);
