@@ -304,6 +304,15 @@ function validate(node: Obj, value: unknown, path: string, out: string[] = []): 
 }
 
 describe('CRDs', () => {
+  it("nodefleet.io EC2NodeClass (beside Karpenter): Karpenter's schema exactly, only the group and names differ", () => {
+    const own = load(join(K8sDir, 'nodefleet.io_ec2nodeclasses.yaml'))[0];
+    expect(own.metadata.name).toBe('ec2nodeclasses.nodefleet.io');
+    expect(own.spec.group).toBe('nodefleet.io');
+    expect(own.spec.names).toMatchObject({ kind: 'EC2NodeClass', plural: 'ec2nodeclasses' });
+    expect(own.spec.versions).toEqual(crds.EC2NodeClass.spec.versions);
+    expect(load(join(K8sDir, 'kustomization.yaml'))[0].resources).toContain('nodefleet.io_ec2nodeclasses.yaml');
+  });
+
   it.each([
     ['NodePool', 'karpenter.sh', 'nodepools'],
     ['EC2NodeClass', 'karpenter.k8s.aws', 'ec2nodeclasses'],
