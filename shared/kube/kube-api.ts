@@ -24,6 +24,7 @@ import type { KubeApi } from '../api/ports.ts';
 import type { KubeObject, Node, Pod, PodDisruptionBudget, Taint } from '../api/kube.ts';
 import { EC2NodeClassSchema, KarpenterNodeClassGroup, NodePoolSchema, NodefleetNodeClassGroup, isManagedNodeClassRef, type EC2NodeClass, type NodeClassGroup, type NodePool } from '../api/nodepool.ts';
 import { NotFoundError, TransientError, NodefleetError } from '../api/errors.ts';
+import { FinalizerTermination, type KubeNodeClaim } from '../api/nodeclaim.ts';
 
 /** How to reach the API server. */
 export type KubeConnection =
@@ -106,6 +107,9 @@ export const KubeApiRbac = {
   deleteNode: [rbac('', 'nodes', 'delete')],
   evictPod: [rbac('', 'pods/eviction', 'create')],
   deletePod: [rbac('', 'pods', 'delete')],
+  listNodeClaimObjects: [rbac('karpenter.sh', 'nodeclaims', 'list')],
+  putNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'create'), rbac('karpenter.sh', 'nodeclaims', 'patch'), rbac('karpenter.sh', 'nodeclaims/status', 'patch')],
+  deleteNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'patch'), rbac('karpenter.sh', 'nodeclaims', 'delete')],
   listObjects: {
     'apps/v1 DaemonSet': [rbac('apps', 'daemonsets', 'list')],
     'v1 Pod': [rbac('', 'pods', 'list')],
@@ -336,6 +340,53 @@ export class ClientNodeKubeApi implements KubeApi {
     }
   }
 
+  async listNodeClaimObjects(): Promise<KubeNodeClaim[]> {
+    const { custom } = await this.api();
+    try {
+      const out = (await custom.listClusterCustomObject(NodeClaims)) as { items?: KubeNodeClaim[] };
+      return plain<KubeNodeClaim[]>(out.items ?? []);
+    } catch (err) {
+      if (statusOf(err) === 404) return []; // no NodeClaim CRD
+      throw mapError(err, 'list nodeclaims.karpenter.sh');
+    }
+  }
+
+  /** Create (409: it exists) or merge-patch metadata + spec, then merge-patch the status subresource. */
+  async putNodeClaimObject(o: KubeNodeClaim): Promise<void> {
+    const { custom } = await this.api();
+    const { status, ...rest } = o;
+    const name = o.metadata.name;
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    try {
+      try {
+        await custom.createClusterCustomObject({ ...NodeClaims, body: rest });
+      } catch (err) {
+        if (statusOf(err) !== 409) throw err;
+        const { creationTimestamp: _c, finalizers: _f, ...metadata } = rest.metadata;
+        await custom.patchClusterCustomObject({ ...NodeClaims, name, body: { metadata, spec: rest.spec } }, merge);
+      }
+      if (status) await custom.patchClusterCustomObjectStatus({ ...NodeClaims, name, body: { status } }, merge);
+    } catch (err) {
+      throw mapError(err, `put nodeclaim ${name}`);
+    }
+  }
+
+  async deleteNodeClaimObject(o: KubeNodeClaim): Promise<void> {
+    const { custom } = await this.api();
+    const name = o.metadata.name;
+    try {
+      const finalizers = o.metadata.finalizers ?? [];
+      if (finalizers.includes(FinalizerTermination)) {
+        const body = { metadata: { finalizers: finalizers.filter((f) => f !== FinalizerTermination), resourceVersion: (o.metadata as { resourceVersion?: string }).resourceVersion } };
+        await custom.patchClusterCustomObject({ ...NodeClaims, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      }
+      await custom.deleteClusterCustomObject({ ...NodeClaims, name });
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw mapError(err, `delete nodeclaim ${name}`);
+    }
+  }
+
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
     const { core } = await this.api();
     try {
@@ -346,6 +397,8 @@ export class ClientNodeKubeApi implements KubeApi {
     }
   }
 }
+
+const NodeClaims = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
 
 /** client-node returns class instances with Date fields; nodefleet's types are plain JSON (RFC 3339 strings). */
 export function plain<T>(v: unknown): T {
