@@ -16,6 +16,8 @@
  * Every block is logged with its reason and counted (metric `nodefleet_disruption_blocked_total`).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import { buildDeps } from '../../shared/runtime/deps.ts';
 import type { RuntimeEnv } from '../../shared/runtime/env.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
@@ -82,9 +84,25 @@ function report(deps: Pick<Deps, 'log' | 'metrics' | 'env'>, blocked: readonly B
   for (const [key, at] of blockedLogged) if (nowMs - at >= BlockedLogQuietMs) blockedLogged.delete(key);
 }
 
+/**
+ * Records the pass's Drifted / Consolidatable conditions on the claims (conditional on the version
+ * read; a claim changed meanwhile is left for the next pass). A failed write never stops the pass.
+ */
+async function recordConditions(deps: DisruptionDeps, claims: readonly NodeClaim[]): Promise<void> {
+  for (const c of claims) {
+    try {
+      await deps.store.update(c);
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) continue;
+      deps.log.warn('could not record nodeclaim conditions', { NodeClaim: { name: c.name }, error: (err as Error).message });
+    }
+  }
+}
+
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
   const plan = planDisruption(await readSnapshot(deps, now), now, { elapsedMs: () => performance.now() });
   report(deps, plan.blocked, now.getTime());
+  await recordConditions(deps, plan.claimConditions);
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);

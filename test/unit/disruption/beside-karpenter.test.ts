@@ -47,3 +47,21 @@ describe('disruption beside Karpenter (docs/migration.md)', () => {
     expect(onlyKarpenters.blocked.map((b) => b.nodeName)).not.toContain('karpenter-node');
   });
 });
+
+describe('claim conditions a disruption pass records (Karpenter\'s Drifted and Consolidatable)', () => {
+  const n = emptyNode('nodefleet-node', 'i-0bbbbbbbbbbbbbbb2');
+  const conditionsOf = (s: DisruptionSnapshot) => planDisruption(s, Now).claimConditions.map((c) => ({ name: c.name, conditions: c.conditions.filter((x) => x.type === 'Drifted' || x.type === 'Consolidatable').map((x) => `${x.type}=${x.status}/${x.reason}`) }));
+
+  it('marks a drifted claim Drifted (reason), clears it once the NodePool is back, and marks an idle one Consolidatable', () => {
+    const claim = { ...nodeClaimOf(n), nodePoolHash: 'old' };
+    const drifted: DisruptionSnapshot = { ...snapshot([n], [n]), nodeClaims: [claim], nodePoolHashes: { default: 'new' } };
+    expect(conditionsOf(drifted)).toEqual([{ name: 'nodefleet-node', conditions: ['Drifted=True/NodePoolDrifted', 'Consolidatable=True/Consolidatable'] }]);
+    // Recorded, then the NodePool is reverted (hash equal again): Drifted comes off, Consolidatable stays (no change to write for it)
+    const recorded = planDisruption(drifted, Now).claimConditions[0];
+    const reverted: DisruptionSnapshot = { ...drifted, nodeClaims: [recorded], nodePoolHashes: { default: 'old' } };
+    expect(conditionsOf(reverted)).toEqual([{ name: 'nodefleet-node', conditions: ['Consolidatable=True/Consolidatable'] }]);
+    // In step: nothing to write
+    const settled = planDisruption(reverted, Now).claimConditions[0];
+    expect(planDisruption({ ...reverted, nodeClaims: [settled] }, Now).claimConditions).toEqual([]);
+  });
+});
