@@ -163,11 +163,11 @@ module.exports = {
     // ---- infra ----
     {
       name: 'infra-aws-imports-cdk-and-contract',
-      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), shared/api/metrics.ts (the dashboard metric names), statemachines/, Node core.',
+      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), shared/api/metrics.ts (the dashboard metric names), shared/api/settings.ts (the Karpenter settings, checked at synth), statemachines/, Node core.',
       severity: 'error',
       from: { path: '^infra/aws/', pathNot: TEST },
       // Node core modules are fine in build-time code (the synth script reads the ASL, hashes names).
-      to: { pathNot: ['^infra/aws/', CDK, '^shared/api/(contract|iam-policy|metrics)\\.ts$', '^statemachines/'], dependencyTypesNot: ['core'] },
+      to: { pathNot: ['^infra/aws/', CDK, '^shared/api/(contract|iam-policy|metrics|settings)\\.ts$', '^statemachines/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'infra-local-layers',

@@ -101,7 +101,7 @@ export function replacementNames(command: DisruptionCommand): string[] {
  * @returns undefined on success, else why it failed (no capacity, unknown NodePool).
  */
 export async function launchReplacement(
-  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics'>,
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock'>,
   r: ReplacementClaim,
   name: string,
   command: DisruptionCommand,

@@ -16,6 +16,8 @@
  * Every block is logged with its reason and counted (metric `nodefleet_disruption_blocked_total`).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import { buildDeps } from '../../shared/runtime/deps.ts';
 import type { RuntimeEnv } from '../../shared/runtime/env.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
@@ -85,12 +87,28 @@ function reportNodePools(deps: Pick<Deps, 'metrics'>, snapshot: DisruptionSnapsh
   }
 }
 
+/**
+ * Records the pass's Drifted / Consolidatable conditions on the claims (conditional on the version
+ * read; a claim changed meanwhile is left for the next pass). A failed write never stops the pass.
+ */
+async function recordConditions(deps: DisruptionDeps, claims: readonly NodeClaim[]): Promise<void> {
+  for (const c of claims) {
+    try {
+      await deps.store.update(c);
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) continue;
+      deps.log.warn('could not record nodeclaim conditions', { NodeClaim: { name: c.name }, error: (err as Error).message });
+    }
+  }
+}
+
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
   const snapshot = await readSnapshot(deps, now);
   const plan = planDisruption(snapshot, now, { elapsedMs: () => performance.now() });
   report(deps, plan.blocked, now.getTime());
   reportNodePools(deps, snapshot);
   for (const s of podStartupSeconds(snapshot.pods, now.getTime() - DisruptionLoopPeriodSeconds * 1000, now.getTime())) deps.metrics.seconds(MetricNames.podsStartupDuration, s);
+  await recordConditions(deps, plan.claimConditions);
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricNames.nodePoolsAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNames.nodePoolsNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);

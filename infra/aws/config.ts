@@ -53,6 +53,12 @@ export interface NodefleetConfig {
    * name → value, only those set. Passed to the functions (and the agent's) under the same names.
    */
   settings: Record<string, string>;
+  /**
+   * Beside Karpenter (context `besideKarpenter`, default false): every function reads only the
+   * NodePools whose nodeClassRef is an EC2NodeClass of nodefleet.io (NODEFLEET_BESIDE_KARPENTER;
+   * docs/migration.md); otherwise those of karpenter.k8s.aws, as a replacement for Karpenter.
+   */
+  besideKarpenter: boolean;
 }
 
 /** Names shared with infra/k8s (the manifests use the same literals; a test checks they agree). */
@@ -153,6 +159,7 @@ export function readConfig(node: Node): NodefleetConfig {
     settings,
     ...(packing ? { packing: packing as PackingMode } : {}),
     interruption: bool(node, 'interruption', true),
+    besideKarpenter: bool(node, 'besideKarpenter', false),
     vpc,
     agentIdentity,
     oidcProviderArn,

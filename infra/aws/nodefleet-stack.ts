@@ -420,6 +420,8 @@ export class NodefleetStack extends Stack {
     if (cfg.packing && (name === 'provisioner' || name === 'disruption')) environment[Env.packing] = cfg.packing;
     // Karpenter's settings under their own names: every function parses them (shared/runtime/env.ts).
     for (const setting of RuntimeSettingNames) if (cfg.settings[setting] !== undefined) environment[setting] = cfg.settings[setting];
+    // Beside Karpenter every function reads only nodefleet.io NodePools (shared/api/nodepool.ts managedNodeClassGroup).
+    if (cfg.besideKarpenter) environment[Env.besideKarpenter] = 'true';
     if (spec.permissions.includes('startTermination') && this.stateMachine) {
       environment[Env.stateMachineArn] = this.stateMachine.stateMachineArn;
     }

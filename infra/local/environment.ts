@@ -334,7 +334,7 @@ export class LocalEnvironment {
   private addManagedNode(n: Scenario['cluster']['nodes'][number]): void {
     const t = this.catalog.get(n.instanceType);
     if (!t) throw new Error(`managed node: instance type ${n.instanceType} is not sold in ${this.scenario.region}`);
-    const inst = this.ec2.addExisting({ instanceType: n.instanceType, zone: n.zone, capacityType: n.capacityType, name: n.name, tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed' } });
+    const inst = this.ec2.addExisting({ instanceType: n.instanceType, zone: n.zone, capacityType: n.capacityType, name: n.name, tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed', ...n.tags } });
     this.cluster.addInstance({
       instanceId: inst.instanceId,
       instanceType: n.instanceType,

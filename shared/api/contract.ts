@@ -225,4 +225,6 @@ export const Env = {
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   /** Packing mode of the provisioner's rounds (`cost` | `karpenter`); NodePool annotations win (shared/api/packing.ts). */
   packing: 'NODEFLEET_PACKING',
+  /** `true`: the deployment runs beside Karpenter and manages only NodePools of nodefleet.io EC2NodeClasses (docs/migration.md). */
+  besideKarpenter: 'NODEFLEET_BESIDE_KARPENTER',
 } as const;

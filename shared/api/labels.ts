@@ -77,6 +77,11 @@ export const RestrictedLabelDomains = ['karpenter.sh', 'karpenter.k8s.aws', 'kub
 
 /** Instance tag: nodefleet's own cluster ownership tag (value = cluster name), set at launch (shared/aws/ec2.ts launchTags). */
 export const TagNodefleetCluster = 'nodefleet.io/cluster';
+/**
+ * Annotation on the karpenter.sh/v1 NodeClaim objects nodefleet writes (value = cluster name): the
+ * objects it mirrors from its records. One without it (Karpenter's, beside nodefleet) is never changed.
+ */
+export const AnnotationNodeClaimMirror = 'nodefleet.io/cluster';
 /** Instance tag: the NodeClaim the instance was launched for (Karpenter's key), set at launch. */
 export const TagNodeClaim = 'karpenter.sh/nodeclaim';
 

@@ -464,7 +464,7 @@ export function nodeClassProblems(obj: unknown): string[] {
 }
 
 /**
- * Parses a NodePool (`karpenter.sh/v1` or `nodefleet.io/v1`) and applies Karpenter's defaults
+ * Parses a NodePool (`karpenter.sh/v1`) and applies Karpenter's defaults
  * (NodePoolDefaults).
  * @throws ValidationError with `problems` (`<field path>: <reason>`) when invalid.
  */

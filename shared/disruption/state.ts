@@ -8,7 +8,7 @@
  * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
  */
 import { podsByNode as groupPodsByNode, type Node, type Pod } from '../api/kube.ts';
-import { isManagedNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
+import { isLaunchableNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
 import {
@@ -173,7 +173,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const poolName = claim.nodePool;
     const name = node.metadata.name;
     const nodePool = nodePools.get(poolName);
-    if (nodePool && !isManagedNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
+    if (nodePool && !isLaunchableNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
     const labels = node.metadata.labels ?? {};
     const initialized = labels[LabelInitialized] === 'true' || isTrue(claim, 'Initialized');
     const ready = isNodeReady(node);
@@ -220,7 +220,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const expireAfterSeconds = parseDurationSeconds(nodePool.spec.template.spec.expireAfter);
     const expireAt = claimExpireAt(claim, nodePool);
     const nodeClassName = nodePool.spec.template.spec.nodeClassRef.name;
-    const drifted = driftReason({
+    const driftInput = {
       node,
       claim,
       nodePool,
@@ -230,7 +230,10 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       nodePoolHash: snapshot.nodePoolHashes?.[poolName],
       nodeClassHash: snapshot.nodeClassHashes?.[nodeClassName],
       resolvedImageIds: snapshot.resolvedImageIds?.[nodeClassName],
-    });
+    };
+    const drifted = driftReason(driftInput);
+    // A recorded Drifted condition is this loop's own earlier finding: re-checked without it, so it clears once the drift is gone.
+    const driftObserved = getCondition(claim, 'Drifted') ? driftReason({ ...driftInput, claim: { ...claim, conditions: claim.conditions.filter((x) => x.type !== 'Drifted') } }) : drifted;
     // Karpenter's Consolidatable: consolidateAfter has passed since the last pod event (or since
     // initialization when no pod ever came or went).
     const consolidateAfterSeconds = parseDurationSeconds(nodePool.spec.disruption?.consolidateAfter ?? '0s');
@@ -259,6 +262,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       createdAt,
       drifted,
       ...(drifted && getCondition(claim, 'Drifted')?.status === 'True' ? { driftedAt: getCondition(claim, 'Drifted')!.lastTransitionTime } : {}),
+      ...(driftObserved ? { driftObserved } : {}),
       expireAt,
       consolidatable,
       blockedBy: nominated.has(name) ? 'node is nominated for a pending pod' : gracefulBlock(node, pods, pdbs, now),

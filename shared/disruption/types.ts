@@ -126,6 +126,8 @@ export interface Candidate {
   drifted?: DriftReason;
   /** RFC 3339 time the claim's Drifted condition turned True; absent when drift was found just now. */
   driftedAt?: string;
+  /** What drift detection finds now, leaving out a recorded Drifted condition: what the claim's Drifted condition should say (claim-conditions.ts). */
+  driftObserved?: DriftReason;
   /** RFC 3339 time the node expires (creation + expireAfter), undefined for Never. */
   expireAt?: string;
   /** True once consolidateAfter has passed since the last pod event (Karpenter `Consolidatable`). */
@@ -237,4 +239,6 @@ export interface DisruptionPlan {
   simulations: number;
   /** Methods that stopped on their time budget (constants.ts): the next runs reach the rest. */
   timedOut: MethodName[];
+  /** Claims whose Drifted / Consolidatable condition this pass changed, to record (claim-conditions.ts). */
+  claimConditions: NodeClaim[];
 }

@@ -5,7 +5,7 @@
  * offering remains and the claim allows on-demand, it falls back to on-demand. A claim nothing
  * can fulfil is deleted (never left launching forever).
  */
-import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../api/ports.ts';
+import type { Clock, CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../api/ports.ts';
 import { advancePhase, setCondition, type NodeClaim } from '../api/nodeclaim.ts';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ConflictError, InsufficientCapacityError, NodefleetError } from '../api/errors.ts';
@@ -93,6 +93,8 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
 }
 
 export interface LaunchDeps {
+  /** Read when CreateFleet returns: the claim's Launched time is that instant, not the pass's start. */
+  clock: Clock;
   cloud: CloudProvider;
   store: NodeClaimStore;
   unavailable: UnavailableOfferings;
@@ -130,7 +132,7 @@ export async function launchClaim(
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
       }
-      return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, now), result };
+      return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, deps.clock.now()), result };
     } catch (err) {
       if (!(err instanceof InsufficientCapacityError)) {
         deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: (err as Error).message });
@@ -160,8 +162,8 @@ export async function launchClaim(
   return { status: 'unfulfillable', claim, reason };
 }
 
-/** Writes the launch onto the claim (conditional on version; one re-read on conflict). */
-async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult, types: readonly InstanceType[], now: Date): Promise<NodeClaim> {
+/** Writes the launch onto the claim (conditional on version; one re-read on conflict); `launchedAt` is when CreateFleet returned. */
+async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult, types: readonly InstanceType[], launchedAt: Date): Promise<NodeClaim> {
   const type = types.find((t) => t.name === r.instanceType);
   const price = type?.offerings.find((o) => o.zone === r.zone && o.capacityType === r.capacityType)?.priceUsdPerHour;
   // The zone id as Karpenter labels the claim (KA cloudprovider.go, from the subnet): the launch's, else the catalog's.
@@ -183,7 +185,7 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
       },
       'Launched',
       'True',
-      now.toISOString(),
+      launchedAt.toISOString(),
     );
   try {
     return await deps.store.update(apply(claim));

@@ -46,6 +46,7 @@ import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
 import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
 import { S3ClusterViewStore } from '../aws/s3-cluster-view-store.ts';
 import type { ClusterInfo } from '../aws/user-data.ts';
+import { managedNodeClassGroup } from '../api/nodepool.ts';
 import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { RuntimeEnv } from './env.ts';
@@ -171,7 +172,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
       ),
     kube:
       o.kube ??
-      new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems })),
+      new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems }), managedNodeClassGroup(env.besideKarpenter)),
     publisher:
       o.publisher ??
       (env.eventBusName

@@ -35,6 +35,7 @@ export const RuntimeEnvSchema = z.object({
   [Env.viewBucket]: z.string().min(1).optional(),
   [Env.s3Endpoint]: optionalUrl,
   [Env.packing]: z.enum(PackingModes).optional(),
+  [Env.besideKarpenter]: z.enum(['true', 'false']).optional(),
   [Env.logLevel]: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL']).default('INFO'),
 });
 
@@ -56,6 +57,8 @@ export interface RuntimeEnv {
   s3Endpoint?: string;
   /** The operator's packing mode (CDK context `packing`; provisioner and disruption); NodePool annotations win (shared/api/packing.ts). */
   packing?: PackingMode;
+  /** Beside Karpenter (CDK context `besideKarpenter`): only NodePools of nodefleet.io EC2NodeClasses are read (shared/api/nodepool.ts `managedNodeClassGroup`). */
+  besideKarpenter?: boolean;
   logLevel: string;
   /**
    * Karpenter's settings and feature gates, from the variables of the same names
@@ -101,6 +104,7 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     viewBucket: v[Env.viewBucket],
     s3Endpoint: v[Env.s3Endpoint],
     packing: v[Env.packing] as PackingMode | undefined,
+    ...(v[Env.besideKarpenter] === 'true' ? { besideKarpenter: true } : {}),
     logLevel: v[Env.logLevel] ?? 'INFO',
     settings,
   };

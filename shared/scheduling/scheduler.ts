@@ -29,7 +29,7 @@ import { PodInfo } from './pod.ts';
 import { isDaemonSetPod } from '../api/kube.ts';
 import { SchedulingQueue } from './queue.ts';
 import { checkPodVolumes } from './volumes.ts';
-import { isManagedNodeClassRef } from '../api/nodepool.ts';
+import { isLaunchableNodeClassRef } from '../api/nodepool.ts';
 import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
 import type { NewNodeClaim, Placement, RelaxedPod, RelaxedPreference, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
@@ -43,7 +43,7 @@ import type { NewNodeClaim, Placement, RelaxedPod, RelaxedPreference, Scheduling
  */
 function poolTemplates(input: SchedulingInput) {
   const settings = input.settings ?? {};
-  const usable = input.nodePools.filter((np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isManagedNodeClassRef(np.spec.template.spec.nodeClassRef));
+  const usable = input.nodePools.filter((np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isLaunchableNodeClassRef(np.spec.template.spec.nodeClassRef));
   const pools = [...usable].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const cache = input.cache;

@@ -279,6 +279,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   }
   if ('deleteNodeClaims' in expect || 'terminateInstances' in expect) {
     const gcInput: GcInput = {
+      cluster: 'case',
       nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
       nodes: doc.nodes ?? [],
       instances: (doc.instances ?? []).map((i) => ({ instanceId: i.id, state: i.state ?? 'running', launchTime: i.launchTime, tags: i.tags ?? {} })),

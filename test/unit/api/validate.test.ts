@@ -163,7 +163,7 @@ describe('NodePool errors a Karpenter user can act on', () => {
     const np = nodePool({ weight: 1.5 });
     np.apiVersion = 'karpenter.sh/v1beta1';
     expect(validateObject(np)).toEqual([
-      'apiVersion: unsupported apiVersion "karpenter.sh/v1beta1"; expected karpenter.sh/v1 or nodefleet.io/v1 (migrate with the Karpenter v1 upgrade guide)',
+      'apiVersion: unsupported apiVersion "karpenter.sh/v1beta1"; expected karpenter.sh/v1 (migrate with the Karpenter v1 upgrade guide)',
       'spec.weight: must be a whole number, got number 1.5',
     ]);
   });
