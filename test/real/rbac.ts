@@ -15,7 +15,9 @@ import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../in
 import { RepoRoot } from '../../infra/aws/app.ts';
 import { ClientNodeKubeApi, KubeApiRbac, type RbacPermission } from '../../shared/kube/kube-api.ts';
 import { ReflectorRbac } from '../../shared/kube/reflector.ts';
-import { LabelNodePool } from '../../shared/api/labels.ts';
+import { AnnotationNodeClaimMirror, LabelNodePool } from '../../shared/api/labels.ts';
+import { toKubeNodeClaim } from '../../shared/api/nodeclaim.ts';
+import { nodeClaim } from '../fakes/builders.ts';
 import { portCalls } from '../unit/infra/source-calls.ts';
 import type { ControlPlane } from './control-plane/cluster.ts';
 
@@ -210,7 +212,9 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
     await must(cp, 'POST', '/api/v1/namespaces/default/pods', pod(`${n}-a`));
     await must(cp, 'POST', '/api/v1/namespaces/default/pods', pod(`${n}-b`));
     // Mutations last, so the reads see the objects.
-    const order = (c: string) => (c.startsWith('delete') ? 3 : c.startsWith('evict') ? 2 : c.startsWith('patch') ? 1 : 0);
+    const order = (c: string) => (c.startsWith('delete') ? 3 : c.startsWith('evict') ? 2 : c.startsWith('patch') || c.startsWith('put') ? 1 : 0);
+    // A NodeClaim object as gc mirrors a record (validated by the real CRD), for the NodeClaim calls.
+    const claimObject = toKubeNodeClaim(nodeClaim({ name: n, providerId: 'aws:///us-east-1a/i-0123456789abcdef0', nodeName: n }), { [AnnotationNodeClaimMirror]: 'real' }, { ownerReference: false });
     for (const call of [...id.calls].sort((a, b) => order(a) - order(b))) {
       const [method, arg] = call.split(':');
       const run = async (): Promise<unknown> => {
@@ -226,6 +230,14 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
           case 'deleteNode': return kube.deleteNode(n);
           case 'evictPod': { const r = await kube.evictPod('default', `${n}-a`); if (r !== 'evicted') throw new Error(r); return r; }
           case 'deletePod': return kube.deletePod('default', `${n}-b`, 0);
+          case 'listNodeClaimObjects': return kube.listNodeClaimObjects();
+          // twice: the create, then the patch of an existing object (and its status both times)
+          case 'putNodeClaimObject': await kube.putNodeClaimObject(claimObject); return kube.putNodeClaimObject(claimObject);
+          case 'deleteNodeClaimObject': {
+            const live = (await kube.listNodeClaimObjects()).find((o) => o.metadata.name === n);
+            if (!live) throw new Error('nodeclaim object not found');
+            return kube.deleteNodeClaimObject(live);
+          }
           default: throw new Error(`no real request for kube.${call}`);
         }
       };
