@@ -36,6 +36,11 @@ export const Differences: Difference[] = [
       /^spec\.template\.(metadata\.labels\.[^:]+: "[^"]*" is not a valid label key|spec\.requirements\[\d+\]\.key: unknown key "[^"]*": label domain "[^"]*" is restricted|spec\.requirements\[\d+\]\.values\[\d+\]: "[^"]*" is not a valid label value)/,
   },
   {
+    id: 'no-known-capacity-type',
+    reason: "an In requirement on karpenter.sh/capacity-type (or instance-tenancy) with no known value passes the CRD; Karpenter's controller marks the NodePool not ready ('no valid values found'), nodefleet refuses it at validate and marks it not ready at runtime",
+    problem: /^spec\.template\.spec\.requirements\[\d+\]\.values: no valid values found in \[[^\]]*\] for (karpenter\.sh\/capacity-type|karpenter\.k8s\.aws\/instance-tenancy),/,
+  },
+  {
     id: 'negative-limit',
     reason: 'a negative spec.limits quantity is accepted by the CRD (the pool can then never launch); nodefleet refuses it',
     problem: /^spec\.limits\.[^:]+: must not be negative$/,
