@@ -61,15 +61,17 @@ let seeded: Seeded;
 const sent: { service: string; operation: string; input: unknown }[] = [];
 
 function record(c: Clients): void {
-  for (const [service, client] of [['ec2', c.ec2], ['ssm', c.ssm]] as const) {
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        sent.push({ service, operation: String(context.commandName).replace(/Command$/, ''), input: structuredClone(args.input) });
-        return next(args);
-      },
-      { step: 'initialize', name: 'conformanceRecorder' },
-    );
-  }
+  const recorder = (service: string) => ({
+    middleware: (next: (args: { input: object }) => Promise<unknown>, context: { commandName?: string }) => async (args: { input: object }) => {
+      sent.push({ service, operation: String(context.commandName).replace(/Command$/, ''), input: structuredClone(args.input) });
+      return next(args);
+    },
+    options: { step: 'initialize' as const, name: 'conformanceRecorder' },
+  });
+  const ec2 = recorder('ec2');
+  c.ec2.middlewareStack.add(ec2.middleware as never, ec2.options);
+  const ssm = recorder('ssm');
+  c.ssm.middlewareStack.add(ssm.middleware as never, ssm.options);
 }
 
 /** The account: one VPC, subnets in two zones tagged for discovery (and one untagged in a third), security groups, an SSM parameter. */
