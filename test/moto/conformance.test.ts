@@ -81,7 +81,8 @@ async function seed(c: Clients): Promise<Seeded> {
     (await c.ec2.send(new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: cidr, AvailabilityZone: zone, TagSpecifications: [{ ResourceType: 'subnet', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }))).Subnet!.SubnetId!;
   const discovery = { [DiscoveryTag]: Cluster };
   const subnets = { a: await subnet('10.0.1.0/24', 'ap-northeast-2a', { ...discovery, Name: 'nodes-a' }), aSmall: await subnet('10.0.2.0/28', 'ap-northeast-2a', discovery), b: await subnet('10.0.3.0/24', 'ap-northeast-2b', discovery) };
-  const untaggedSubnet = await subnet('10.0.4.0/24', 'ap-northeast-2c', { Name: 'other' });
+  // Not tagged for discovery, though a tag of it has the cluster's name as its value.
+  const untaggedSubnet = await subnet('10.0.4.0/24', 'ap-northeast-2c', { Name: Cluster });
   const sg = async (name: string, tags: Record<string, string>) => {
     const id = (await c.ec2.send(new CreateSecurityGroupCommand({ GroupName: name, Description: name, VpcId: vpcId }))).GroupId!;
     await c.ec2.send(new CreateTagsCommand({ Resources: [id], Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }));
