@@ -322,6 +322,19 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     await ec2.terminate(r.instanceId);
   });
 
+  it('a long EC2NodeClass name (a Kubernetes name may have 253 characters): the launch template name stays within EC2\'s 128', async () => {
+    const ec2 = cloud();
+    const name = `${'team-payments-production-general-purpose-'.repeat(6)}x`.slice(0, 253);
+    const claim = nodeClaim({ name: 'long-abcde', cluster: Cluster, nodePool: 'default', nodeClass: name, labels: { 'karpenter.sh/nodepool': 'default' } });
+    const mark = sent.length;
+    const r = await ec2.create(claim, { instanceTypes: ['m5.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nodeClass({}, name));
+    const created = sent.slice(mark).filter((x) => x.operation === 'CreateLaunchTemplate').map((x) => (x.input as { LaunchTemplateName: string }).LaunchTemplateName);
+    expect(created).toHaveLength(1);
+    expect(created[0].length).toBeLessThanOrEqual(128);
+    expect(tagsOf((await describeInstance(r.instanceId)).Tags)).toMatchObject({ 'karpenter.k8s.aws/ec2nodeclass': name });
+    await ec2.terminate(r.instanceId);
+  });
+
   it('gc: an orphan instance (its claim lost) is found by the tag listing and terminated; unused launch templates are deleted', async () => {
     const pods = [pendingPod('orphan-0', '1')];
     const { w, deps } = world();

@@ -7,32 +7,49 @@ required member, a value outside an enum, an unknown member is dropped), so the 
 Input (stdin): one JSON object per line, {"service": "ec2", "operation": "CreateFleet", "input": {...}}.
 Output (stdout): one line per problem, "<operation>: <problem>"; nothing when every request is valid.
 Checks: botocore's ParamValidator (required members, unknown members, types, minimum lengths and
-values) and, which it leaves out, every enum-valued string.
+values) and what it leaves out: enums, maximum lengths and values, and string patterns.
 """
 
 import json
+import re
 import sys
 
 import botocore.session
 from botocore.validate import ParamValidator
 
 
-def enum_problems(shape, value, path):
+def model_problems(shape, value, path):
+    """Enum, max and pattern constraints of the model that ParamValidator does not check."""
     if value is None:
         return
     kind = shape.type_name
+    meta = shape.metadata
     if kind == "structure" and isinstance(value, dict):
         for name, member in shape.members.items():
             if name in value:
-                yield from enum_problems(member, value[name], f"{path}.{name}" if path else name)
+                yield from model_problems(member, value[name], f"{path}.{name}" if path else name)
     elif kind == "list" and isinstance(value, list):
+        if "max" in meta and len(value) > meta["max"]:
+            yield f"{path}: {len(value)} items, at most {meta['max']}"
         for i, item in enumerate(value):
-            yield from enum_problems(shape.member, item, f"{path}[{i}]")
+            yield from model_problems(shape.member, item, f"{path}[{i}]")
     elif kind == "map" and isinstance(value, dict):
         for k, v in value.items():
-            yield from enum_problems(shape.value, v, f"{path}.{k}")
-    elif kind == "string" and shape.enum and value not in shape.enum:
-        yield f"{path}: {value!r} is not one of {shape.enum}"
+            yield from model_problems(shape.value, v, f"{path}.{k}")
+    elif kind == "string" and isinstance(value, str):
+        if shape.enum and value not in shape.enum:
+            yield f"{path}: {value!r} is not one of {shape.enum}"
+        if "max" in meta and len(value) > meta["max"]:
+            yield f"{path}: {len(value)} characters, at most {meta['max']}"
+        if "pattern" in meta:
+            try:
+                pattern = re.compile(meta["pattern"])
+            except re.error:
+                pattern = None
+            if pattern and not pattern.fullmatch(value):
+                yield f"{path}: {value!r} does not match {meta['pattern']!r}"
+    elif kind in ("integer", "long") and isinstance(value, int) and "max" in meta and value > meta["max"]:
+        yield f"{path}: {value}, at most {meta['max']}"
 
 
 def main():
@@ -51,7 +68,7 @@ def main():
         if report.has_errors():
             for problem in report.generate_report().splitlines():
                 print(f"{operation}: {problem}")
-        for problem in enum_problems(shape, params, ""):
+        for problem in model_problems(shape, params, ""):
             print(f"{operation}: {problem}")
 
 
