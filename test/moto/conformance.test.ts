@@ -22,6 +22,7 @@ import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { startMoto, type MotoServer } from './moto-server.ts';
 import { createClients, type Clients } from '../../shared/aws/clients.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../../shared/aws/ec2.ts';
+import { CatalogRefresher } from '../../shared/aws/catalog-refresh.ts';
 import { Ec2NodeClassResolver, al2023AmiParameter, sdkLookups } from '../../shared/aws/node-class-resolver.ts';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { ValidationError } from '../../shared/api/errors.ts';
@@ -197,6 +198,23 @@ describe('EC2NodeClass discovery on moto (DescribeSubnets / DescribeSecurityGrou
     expect(await lookups.getParameter(al2023AmiParameter('1.31', 'amd64', 'latest'))).toBeUndefined();
     expect(await lookups.getParameter(AmiParameter)).toBe(Ami.custom);
     await expect(resolver().resolve(nodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }] }))).rejects.toThrow(new ValidationError('ec2nodeclass default: amiSelectorTerms match no image'));
+  });
+});
+
+describe('catalog refresh on moto (DescribeAvailabilityZones / DescribeInstanceTypeOfferings / DescribeSpotPriceHistory / DescribeInstanceTypes)', () => {
+  it('every EC2 part is fetched without error and read: zone ids, offerings by zone, spot prices, instance types', async () => {
+    const errors: string[] = [];
+    const refresher = new CatalogRefresher({ ec2: clients.ec2, region: Region, onError: (part, e) => errors.push(`${part}: ${e.name}: ${e.message}`) });
+    const r = await refresher.get(Date.now());
+    expect(errors).toEqual([]);
+    expect(r.zoneIds?.['ap-northeast-2a']).toMatch(/^apne2-az\d$/);
+    expect(r.zonesByType?.['m5.large']?.length).toBeGreaterThan(0);
+    expect(r.instanceTypes?.length ?? 0).toBeGreaterThan(0);
+    // moto's DescribeInstanceTypes read into nodefleet's catalog row, as for a type the shipped data lacks.
+    expect(r.instanceTypes?.find((t) => t.name === 'm5.large')).toMatchObject({ vcpu: 2, memoryMiB: 8192, arch: 'amd64', maxPods: 29, eni: { maxEnis: 3, ipv4PerEni: 10 } });
+    // moto's spot prices are one placeholder (0.00001 USD/h), so only their shape is checked.
+    expect(Object.keys(r.spotUsdPerHour?.['m5.large'] ?? {})).toContain('ap-northeast-2a');
+    expect(Object.keys(r.fetchedAtMs ?? {}).sort()).toEqual(['instanceTypes', 'spotUsdPerHour', 'zoneIds', 'zonesByType']);
   });
 });
 
@@ -380,7 +398,10 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
 describe('the requests nodefleet sent', () => {
   it('cover the calls of shared/aws/ec2.ts that moto implements, and each is valid against the AWS API model (botocore)', () => {
     expect([...new Set(sent.map((r) => r.operation))].sort()).toEqual(
-      ['CreateFleet', 'CreateLaunchTemplate', 'DeleteLaunchTemplate', 'DescribeImages', 'DescribeInstances', 'DescribeLaunchTemplates', 'DescribeSecurityGroups', 'DescribeSubnets', 'GetParameter', 'TerminateInstances'].sort(),
+      [
+        'CreateFleet', 'CreateLaunchTemplate', 'DeleteLaunchTemplate', 'DescribeImages', 'DescribeInstances', 'DescribeLaunchTemplates', 'DescribeSecurityGroups', 'DescribeSubnets', 'GetParameter', 'TerminateInstances',
+        'DescribeAvailabilityZones', 'DescribeInstanceTypeOfferings', 'DescribeInstanceTypes', 'DescribeSpotPriceHistory',
+      ].sort(),
     );
     const problems = execFileSync(moto.python, [fileURLToPath(new URL('./validate-requests.py', import.meta.url))], { input: sent.map((r) => JSON.stringify(r)).join('\n'), encoding: 'utf8' });
     expect(problems.split('\n').filter(Boolean)).toEqual([]);
