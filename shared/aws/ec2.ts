@@ -21,7 +21,8 @@
  * | `DescribeImages` | `Filters` (`image-id`, `name`, `tag:<k>`), `Owners[]` (only for name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
  * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
- * Errors: one mapping file, shared/aws/ec2-errors.ts.
+ * Errors: one mapping file, shared/aws/ec2-errors.ts. The same calls also run against moto
+ * (`npm run test:moto`, docs/moto-conformance.md), each request checked against the AWS API model.
  */
 import { createHash } from 'node:crypto';
 import {

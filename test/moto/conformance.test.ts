@@ -114,8 +114,8 @@ function resolver(): Ec2NodeClassResolver {
   return new Ec2NodeClassResolver(sdkLookups(clients.ec2, clients.ssm), clusterInfo.kubernetesVersion);
 }
 
-function cloud(): Ec2CloudProvider {
-  return new Ec2CloudProvider({ ec2: clients.ec2, resolver: resolver(), cluster: clusterInfo, instanceProfileName: 'KarpenterNodeInstanceProfile', nodeRoleName: 'KarpenterNodeRole-karpenter-demo', architectureOf: catalogArchitecture });
+function cloud(r: Ec2NodeClassResolver = resolver()): Ec2CloudProvider {
+  return new Ec2CloudProvider({ ec2: clients.ec2, resolver: r, cluster: clusterInfo, instanceProfileName: 'KarpenterNodeInstanceProfile', nodeRoleName: 'KarpenterNodeRole-karpenter-demo', architectureOf: catalogArchitecture });
 }
 
 /** The provisioner's deps over fakes for the table and Kubernetes, and nodefleet's EC2 adapters on moto. */
@@ -124,8 +124,10 @@ function world(capacityTypes: string[] = ['on-demand']) {
   w.kube.setNodePools([nodePool(capacityTypes)]).setNodeClasses([nodeClass()]);
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();
-  const ec2 = cloud();
-  const deps = { env, clock: w.clock, log, metrics, store: w.store, unavailable: w.unavailable, cloud: ec2, kube: w.kube, resolver: resolver() };
+  // One resolver for scheduling and launch, as buildDeps wires them (shared/runtime/deps.ts).
+  const r = resolver();
+  const ec2 = cloud(r);
+  const deps = { env, clock: w.clock, log, metrics, store: w.store, unavailable: w.unavailable, cloud: ec2, kube: w.kube, resolver: r };
   return { w, log, metrics, deps, ec2 };
 }
 
