@@ -23,7 +23,7 @@ import { startMoto, type MotoServer } from './moto-server.ts';
 import { createClients, type Clients } from '../../shared/aws/clients.ts';
 import { Ec2CloudProvider, catalogArchitecture } from '../../shared/aws/ec2.ts';
 import { CatalogRefresher } from '../../shared/aws/catalog-refresh.ts';
-import { Ec2NodeClassResolver, al2023AmiParameter, sdkLookups } from '../../shared/aws/node-class-resolver.ts';
+import { Ec2NodeClassResolver, StaticNodeClassResolver, al2023AmiParameter, sdkLookups } from '../../shared/aws/node-class-resolver.ts';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { ValidationError } from '../../shared/api/errors.ts';
 import { run as provision, parseInput } from '../../functions/provisioner/handler.ts';
@@ -353,6 +353,16 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     expect(created[0].length).toBeLessThanOrEqual(128);
     expect(tagsOf((await describeInstance(r.instanceId)).Tags)).toMatchObject({ 'karpenter.k8s.aws/ec2nodeclass': name });
     await ec2.terminate(r.instanceId);
+  });
+
+  it('moto refuses what EC2 refuses in a launch (its validations are on): an instance type it does not know, an image that does not exist', async () => {
+    // On the test's unrecorded clients: these requests are wrong on purpose.
+    const images = { subnets: [{ subnetId: seeded.subnets.a, zone: 'ap-northeast-2a', availableIpAddressCount: 251 }], securityGroupIds: [seeded.nodesSg], images: { amd64: Ami.amd64 } };
+    const provider = (amd64: string) => new Ec2CloudProvider({ ec2: probe.ec2, resolver: new StaticNodeClassResolver({ ...images, images: { amd64 } }), cluster: clusterInfo, architectureOf: catalogArchitecture });
+    const claim = nodeClaim({ name: 'bad-abcde', cluster: Cluster, nodePool: 'default', nodeClass: 'default', labels: { 'karpenter.sh/nodepool': 'default' } });
+    const launch = (instanceTypes: string[]) => ({ instanceTypes, zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] });
+    await expect(provider(Ami.amd64).create(claim, launch(['m5.notatype']), nodeClass())).rejects.toThrow(/InvalidInstanceType\.NotFound/);
+    await expect(provider('ami-0ffffffffffffffff').create(claim, launch(['m5.large']), nodeClass())).rejects.toThrow(/InvalidAMIID\.NotFound/);
   });
 
   it('gc: an orphan instance (its claim lost) is found by the tag listing and terminated; unused launch templates are deleted', async () => {
