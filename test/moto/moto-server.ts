@@ -70,12 +70,16 @@ export async function startMoto(opts: { env?: Record<string, string> } = {}): Pr
   // Keep draining its request log so the pipe never fills.
   child.stdout!.resume();
   child.stderr!.resume();
+  // Never outlive the test process (a run that fails before afterAll).
+  const kill = () => child.kill('SIGTERM');
+  process.once('exit', kill);
   return {
     url,
     version,
     python,
     stop: () =>
       new Promise<void>((resolve) => {
+        process.off('exit', kill);
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
