@@ -26,6 +26,7 @@ import { CatalogRefresher } from '../../shared/aws/catalog-refresh.ts';
 import { Ec2NodeClassResolver, StaticNodeClassResolver, al2023AmiParameter, sdkLookups } from '../../shared/aws/node-class-resolver.ts';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { ValidationError } from '../../shared/api/errors.ts';
+import { accountLookups, readAccountFiles } from '../../shared/aws/account-file.ts';
 import { run as provision, parseInput } from '../../functions/provisioner/handler.ts';
 import { run as gc } from '../../functions/gc/handler.ts';
 import { createLocalTermination } from '../../infra/local/sfn.ts';
@@ -193,6 +194,25 @@ describe('EC2NodeClass discovery on moto (DescribeSubnets / DescribeSecurityGrou
     expect(bySsm.images).toEqual({ amd64: Ami.custom });
   });
 
+  it('`plan --account` files (the AWS CLI\'s describe output of this account) resolve every class as EC2 itself does', async () => {
+    const account = readAccountFiles([{ file: 'account.json', text: cliDump() }], Region);
+    const fromFiles = new Ec2NodeClassResolver(accountLookups(account, { placeholderZones: [] }), clusterInfo.kubernetesVersion);
+    const classes = [
+      nodeClass(),
+      nodeClass({ subnetSelectorTerms: [{ id: seeded.untaggedSubnet }, { tags: { Name: 'nodes-a' } }], securityGroupSelectorTerms: [{ name: 'other' }, { id: seeded.nodesSg }] }),
+      nodeClass({ subnetSelectorTerms: [{ tags: { Name: Cluster } }, { tags: { [DiscoveryTag]: '*' } }], securityGroupSelectorTerms: [{ tags: { team: '*' } }] }),
+      nodeClass({ amiSelectorTerms: [{ tags: { 'nodefleet.io/conformance': 'al2023' } }] }),
+      nodeClass({ amiSelectorTerms: [{ name: 'amazon-eks-node-al2023-x86_64-standard-1.31-v2025010?' }, { id: Ami.custom }] }),
+      nodeClass({ amiSelectorTerms: [{ name: 'custom-node-*', owner: '602401143452' }] }),
+      nodeClass({ amiSelectorTerms: [{ name: 'custom-node-*', owner: 'self' }] }),
+      nodeClass({ amiSelectorTerms: [{ ssmParameter: AmiParameter }] }),
+    ];
+    for (const c of classes) {
+      const live = await resolver().resolve(c).catch((e: Error) => e.message);
+      expect(await fromFiles.resolve(c).catch((e: Error) => e.message)).toEqual(live);
+    }
+  });
+
   it('an alias reads the EKS parameters with GetParameter; moto serves none, and its ParameterNotFound is read as "no image"', async () => {
     // moto ships no /aws/service/eks/optimized-ami parameters and refuses writes under /aws/ (as AWS does):
     // the call and its not-found answer are what can be checked here (docs/moto-conformance.md).
@@ -202,6 +222,24 @@ describe('EC2NodeClass discovery on moto (DescribeSubnets / DescribeSecurityGrou
     await expect(resolver().resolve(nodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }] }))).rejects.toThrow(new ValidationError('ec2nodeclass default: amiSelectorTerms match no image'));
   });
 });
+
+/**
+ * The account as the AWS CLI prints it: `aws ec2 describe-subnets`, `describe-security-groups`,
+ * `describe-images --owners self amazon` and `aws ssm get-parameter`, made with boto3 (botocore, what
+ * the CLI is built on) from the venv against moto, without the SDK's ResponseMetadata.
+ */
+function cliDump(): string {
+  const script = `
+import json, sys, boto3
+kw = dict(endpoint_url=sys.argv[1], region_name=sys.argv[2], aws_access_key_id='conformance', aws_secret_access_key='conformance')
+ec2, ssm = boto3.client('ec2', **kw), boto3.client('ssm', **kw)
+out = [ec2.describe_subnets(), ec2.describe_security_groups(), ec2.describe_images(Owners=['self', 'amazon']), ssm.get_parameter(Name=sys.argv[3])]
+for o in out:
+    o.pop('ResponseMetadata', None)
+    print(json.dumps(o, default=str, indent=2))
+`;
+  return execFileSync(moto.python, ['-c', script, moto.url, Region, AmiParameter], { encoding: 'utf8' });
+}
 
 describe('catalog refresh on moto (DescribeAvailabilityZones / DescribeInstanceTypeOfferings / DescribeSpotPriceHistory / DescribeInstanceTypes)', () => {
   it('every EC2 part is fetched without error and read: zone ids, offerings by zone, spot prices, instance types', async () => {
