@@ -21,7 +21,8 @@
  * | `DescribeImages` | `Filters` (`image-id`, `name`, `tag:<k>`), `Owners[]` (only for name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
  * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
- * Errors: one mapping file, shared/aws/ec2-errors.ts.
+ * Errors: one mapping file, shared/aws/ec2-errors.ts. The same calls also run against moto
+ * (`npm run test:moto`, docs/moto-conformance.md), each request checked against the AWS API model.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -278,6 +279,23 @@ export function templateTags(claim: Pick<NodeClaim, 'nodePool'>, nodeClass: EC2N
     .map(([Key, Value]) => ({ Key, Value }));
 }
 
+/** EC2's limit on a launch template name (CreateLaunchTemplate `LaunchTemplateName`, 3–128 characters). */
+export const MaxLaunchTemplateNameLength = 128;
+
+/**
+ * `nodefleet/<cluster>/<EC2NodeClass>/<hash of the template>`. A Kubernetes name may have 253
+ * characters and a cluster name 100, so when that is longer than EC2 allows the EC2NodeClass name is
+ * cut to fit (dropped when nothing of it fits) and, since two classes may then share the cut, its
+ * full name goes into the hash.
+ */
+export function launchTemplateName(cluster: string, nodeClass: string, template: string): string {
+  const full = `nodefleet/${cluster}/${nodeClass}/${sha(template)}`;
+  if (full.length <= MaxLaunchTemplateNameLength) return full;
+  const hash = sha(JSON.stringify([nodeClass, template]));
+  const room = MaxLaunchTemplateNameLength - `nodefleet/${cluster}//${hash}`.length;
+  return room > 0 ? `nodefleet/${cluster}/${nodeClass.slice(0, room)}/${hash}` : `nodefleet/${cluster}/${hash}`;
+}
+
 /**
  * Builds the CreateLaunchTemplate and CreateFleet inputs for one claim. Pure (no I/O): the CLI's
  * `plan --launch-requests` prints exactly what {@link Ec2CloudProvider.create} would send.
@@ -313,7 +331,7 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   const templateTagSpecs = [{ ResourceType: 'launch-template' as const, Tags: templateTags(claim, nodeClass, ctx.cluster.name) }];
   const configs = [...groups].map(([maxPods, overrides]) => {
     const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType, maxPods);
-    const name = `nodefleet/${ctx.cluster.name}/${nodeClass.metadata.name}/${sha(JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }))}`;
+    const name = launchTemplateName(ctx.cluster.name, nodeClass.metadata.name, JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }));
     return { template: { LaunchTemplateName: name, LaunchTemplateData: data, TagSpecifications: templateTagSpecs }, overrides };
   });
   const tags = launchTags(claim, nodeClass, ctx.cluster.name);
