@@ -23,6 +23,8 @@ export function hasGracefulExpiration(pool: NodePool | undefined): boolean {
 export const GracefulExpiration: DisruptionMethod = {
   name: 'graceful-expiration',
   reason: 'Expired',
+  // Passes every block, as forceful expiration does; the class names how its drain ends.
+  disruptionClass: 'eventual',
   compute({ state, sim, blocked }: MethodContext): DisruptionCommand | undefined {
     const now = state.now.getTime();
     const expired = state.candidates
