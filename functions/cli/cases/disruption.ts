@@ -206,7 +206,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   const expect = doc.expect ?? {};
   const failures: string[] = [];
   let plan: DisruptionPlan | undefined;
-  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions'].some((k) => k in expect);
+  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions'].some((k) => k in expect);
   if (needsPlan) {
     let snapshot = snapshotFromCase(doc);
     const reasons = new Map<string, string>();
@@ -247,6 +247,10 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
       const bad = got.filter((b) => b.allowed !== want);
       if (got.length === 0) failures.push(`expected allowed disruptions for nodepool ${pool}, it has no budget status`);
       for (const b of bad) failures.push(`expected nodepool ${pool} to allow ${want} ${b.reason} disruptions, it allows ${b.allowed}`);
+    }
+    if ('replacementCount' in expect) {
+      const n = (decided ?? plan).command?.replacements.length ?? 0;
+      if (!countMatches(n, expect.replacementCount)) failures.push(`expected replacementCount ${JSON.stringify(expect.replacementCount)}, got ${n}${decided ? '' : ' (no command)'}`);
     }
     if (expect.replaceWith) {
       const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string>; includes?: string[]; excludes?: string[]; launchCount?: number };
