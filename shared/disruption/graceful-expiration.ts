@@ -32,7 +32,7 @@ export const GracefulExpiration: DisruptionMethod = {
       .sort(byDisruptionCost);
     const chosen = withinBudgets(state, expired, 'Expired', 'graceful-expiration', blocked);
     for (const c of chosen) {
-      const r = replacementsFor(sim, [c]);
+      const r = replacementsFor(sim, [c], { includeBlockedPods: true });
       if ('reason' in r) {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'graceful-expiration', reason: r.reason });
         continue;

@@ -113,8 +113,10 @@ export class Simulator {
    * candidates' pods (made for pending pods) are not the command's business and are dropped.
    * @param opts.consolidation a consolidation simulation: the candidates' pods stay off nodes within
    *   their consolidateAfter (drift, expiration and rebalance do not ask for this)
+   * @param opts.includeBlockedPods place the candidates' held pods too (KC `IncludeBlockedCandidatePods`):
+   *   graceful expiration pre-spins capacity for every pod, as its drain ends at the deadline
    */
-  simulate(candidates: readonly Candidate[], opts: { consolidation?: boolean } = {}): Simulation {
+  simulate(candidates: readonly Candidate[], opts: { consolidation?: boolean; includeBlockedPods?: boolean } = {}): Simulation {
     this.simulations++;
     const s = this.state;
     const removed = new Set([...candidates.map((c) => c.nodeName), ...s.leaving]);
@@ -123,7 +125,7 @@ export class Simulator {
     const unbind = (p: Pod): Pod => ({ ...p, spec: { ...p.spec, nodeName: undefined }, status: { ...p.status, nominatedNodeName: undefined } });
     for (const c of candidates) {
       for (const p of c.reschedulablePods) {
-        if (!this.willMove(p)) continue;
+        if (!opts.includeBlockedPods && !this.willMove(p)) continue;
         candidateKeys.add(podKey(p));
         pending.push(unbind(p));
       }

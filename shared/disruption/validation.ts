@@ -84,7 +84,7 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
     if (outcome.decision !== command.decision) return { status: 'invalid', reason: `the decision changed from ${command.decision} to ${outcome.decision}` };
     replacements = outcome.replacements;
   } else {
-    const r = replacementsFor(sim, current);
+    const r = replacementsFor(sim, current, { includeBlockedPods: command.reason === 'Expired' });
     if ('reason' in r) return { status: 'invalid', reason: r.reason };
     replacements = r.replacements;
   }
