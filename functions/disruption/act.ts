@@ -12,7 +12,7 @@ import type { TerminationInput } from '../../shared/api/ports.ts';
 import { formatResources } from '../../shared/api/quantity.ts';
 import { Requirement, Requirements } from '../../shared/api/requirements.ts';
 import type { CommandCandidate, DisruptionCommand, DisruptionReason, DisruptionSnapshot, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
-import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem, parseDurationSeconds } from '../../shared/disruption/index.ts';
+import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem } from '../../shared/disruption/index.ts';
 import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims.ts';
 import { launchClaim } from '../../shared/launch/launch.ts';
 
@@ -183,7 +183,6 @@ export async function startTerminations(
   budgeted: boolean,
 ): Promise<string[]> {
   if (!deps.termination) throw new NodefleetError('termination state machine not configured (NODEFLEET_TERMINATION_STATE_MACHINE_ARN)');
-  const pools = new Map((await deps.kube.listNodePools()).map((p) => [p.metadata.name, p]));
   const started: string[] = [];
   for (const c of candidates) {
     const claim = await deps.store.get(c.nodeClaim);
@@ -191,7 +190,9 @@ export async function startTerminations(
       deps.log.warn('not starting termination: nodeclaim gone or already terminating', { nodeClaim: c.nodeClaim, phase: claim?.phase });
       continue;
     }
-    const tgp = parseDurationSeconds(pools.get(claim.nodePool)?.spec.template.spec.terminationGracePeriod);
+    // The claim's own terminationGracePeriod bounds its drain (KC: the NodeClaim's spec, copied at
+    // creation), not the NodePool's now: eventual disruption chose the node on that bound.
+    const tgp = claim.terminationGracePeriodSeconds;
     const instanceId = instanceIdOfClaim(claim);
     await deps.termination.start({
       nodeClaim: claim.name,

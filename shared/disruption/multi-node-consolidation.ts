@@ -17,6 +17,7 @@ import type { Candidate, DisruptionCommand } from './types.ts';
 export const MultiNodeConsolidation: DisruptionMethod = {
   name: 'multi-node-consolidation',
   reason: 'Underutilized',
+  disruptionClass: 'graceful',
   compute(ctx: MethodContext): DisruptionCommand | undefined {
     const { state, sim } = ctx;
     const eligible = withinBudgets(state, consolidationCandidates(ctx, 'multi-node-consolidation'), 'Underutilized', 'multi-node-consolidation', ctx.blocked);

@@ -17,6 +17,7 @@ import type { DisruptionCommand } from './types.ts';
 export const SingleNodeConsolidation: DisruptionMethod = {
   name: 'single-node-consolidation',
   reason: 'Underutilized',
+  disruptionClass: 'graceful',
   compute(ctx: MethodContext): DisruptionCommand | undefined {
     const { state, sim, blocked } = ctx;
     const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? false;

@@ -71,6 +71,8 @@ export interface ClusterState {
   budgetCache: Map<string, BudgetStatus>;
   /** Names of nodes to treat as leaving (forceful expirations found this pass). */
   leaving: Set<string>;
+  /** The cluster's PDBs with what each allows now. */
+  pdbLimits: PdbLimits;
 }
 
 function isNodeReady(n: Node): boolean {
@@ -126,18 +128,26 @@ function latest(times: (string | undefined)[]): number {
   return best;
 }
 
-/** Why a node's graceful disruption is forbidden: do-not-disrupt on the node or a pod, or a PDB. */
-function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: Date): string | undefined {
-  if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return `node has "${AnnotationDoNotDisrupt}" annotation`;
+/**
+ * Why a node's graceful disruption is forbidden: do-not-disrupt on the node or a pod, or a PDB.
+ * `pods` marks a block by the node's pods (a pod's do-not-disrupt, a PDB: KC `PodBlockEvictionError`),
+ * which eventual disruption passes when the claim has a terminationGracePeriod (method.ts `candidateBlock`).
+ */
+function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: Date): { reason: string; pods: boolean } | undefined {
+  if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return { reason: `node has "${AnnotationDoNotDisrupt}" annotation`, pods: false };
   // Only active pods block with do-not-disrupt (mirror and DaemonSet pods included); only pods
   // the drain would evict can be held back by a PDB (KC `ValidatePodsDisruptable`).
-  for (const p of pods) if (isActive(p) && isDoNotDisruptActive(p, now)) return `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`;
+  for (const p of pods) if (isActive(p) && isDoNotDisruptActive(p, now)) return { reason: `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`, pods: true };
   for (const p of pods) {
     if (!isEvictable(p, now)) continue;
     const why = pdbs.blocks(p);
-    if (why) return why;
+    if (why) return { reason: why, pods: true };
   }
   return undefined;
+}
+
+function blockFields(b: { reason: string; pods: boolean } | undefined): Pick<Candidate, 'blockedBy' | 'blockedByPods'> {
+  return b ? { blockedBy: b.reason, ...(b.pods ? { blockedByPods: true } : {}) } : {};
 }
 
 /**
@@ -265,12 +275,13 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       ...(driftObserved ? { driftObserved } : {}),
       expireAt,
       consolidatable,
-      blockedBy: nominated.has(name) ? 'node is nominated for a pending pod' : gracefulBlock(node, pods, pdbs, now),
+      ...blockFields(nominated.has(name) ? { reason: 'node is nominated for a pending pod', pods: false } : gracefulBlock(node, pods, pdbs, now)),
+      ...(claim.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: claim.terminationGracePeriodSeconds } : {}),
       ...(claim.annotations?.[AnnotationRebalanceRecommendedAt] ? { rebalanceRecommendedAt: claim.annotations[AnnotationRebalanceRecommendedAt] } : {}),
     });
   }
 
-  return { now, snapshot, nodePools, nodeClasses, catalog, managed, candidates, blocked, podsByNode, poolCounts, budgetCache: new Map(), leaving: new Set() };
+  return { now, snapshot, nodePools, nodeClasses, catalog, managed, candidates, blocked, podsByNode, poolCounts, budgetCache: new Map(), leaving: new Set(), pdbLimits: pdbs };
 }
 
 /**

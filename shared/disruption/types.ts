@@ -23,6 +23,13 @@ import type { DaemonSetTemplate, UnavailableOffering, SchedulingSettings } from 
 export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Expired' | 'Rebalance';
 
 /** The graceful methods, in the order {@link Methods} runs them (shared/disruption/methods.ts). */
+/**
+ * Karpenter's disruption classes (KC pkg/controllers/disruption/types.go): graceful methods never
+ * pass a pod's do-not-disrupt or a blocking PDB; eventual ones (drift) do when the NodeClaim has a
+ * terminationGracePeriod, since its drain then ends at that deadline.
+ */
+export type DisruptionClass = 'graceful' | 'eventual';
+
 export type MethodName = 'rebalance' | 'emptiness' | 'graceful-expiration' | 'drift' | 'multi-node-consolidation' | 'single-node-consolidation';
 
 /** Why a node is drifted (KC `nodeclaim/disruption/drift.go`, KA `cloudprovider/drift.go`). */
@@ -134,6 +141,10 @@ export interface Candidate {
   consolidatable: boolean;
   /** Why graceful disruption is blocked (do-not-disrupt, PDB), undefined when it is not. */
   blockedBy?: string;
+  /** `blockedBy` is a pod's do-not-disrupt or a PDB, not the node's own annotation or a nomination. */
+  blockedByPods?: boolean;
+  /** The NodeClaim's terminationGracePeriod (seconds), which bounds its drain; absent = unbounded. */
+  terminationGracePeriodSeconds?: number;
   /** RFC 3339 time of the EC2 rebalance recommendation recorded on the claim (`nodefleet.io/rebalance-recommended-at`). */
   rebalanceRecommendedAt?: string;
 }

@@ -24,7 +24,7 @@ export const ProvisioningExpectKeys = [
 ] as const;
 
 /** Disruption and garbage-collection expectations (delegated to ./disruption.ts). */
-export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
 
 /** Bad-input expectations. */
 export const ValidationExpectKeys = ['errors'] as const;
@@ -104,6 +104,7 @@ const ClaimCriteria: Shape = {
 const ExpectShapes: Readonly<Record<string, Shape>> = {
   nodeClaims: Range,
   disruptCount: Range,
+  replacementCount: Range,
   nodeClaimsMatch: { list: ClaimCriteria },
   allNodeClaims: ClaimCriteria,
   podsInSameDomain: { list: ['topologyKey', 'pods'] },

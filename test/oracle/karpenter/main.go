@@ -512,8 +512,12 @@ func load(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, 
 
 	nodeClass := &v1alpha1.TestNodeClass{}
 	gvk := object.GVK(nodeClass)
+	// A NodeClaim gets its NodePool's terminationGracePeriod when it is created (as Karpenter's
+	// provisioner copies the template), so eventual disruption sees the claim's drain bound.
+	gracePeriods := map[string]*metav1.Duration{}
 	for i := range sc.NodePools {
 		np := sc.NodePools[i].DeepCopy()
+		gracePeriods[np.Name] = np.Spec.Template.Spec.TerminationGracePeriod
 		if np.Name == "" {
 			return nil, nil, nil, fmt.Errorf("nodePools[%d].metadata.name: missing", i)
 		}
@@ -584,8 +588,9 @@ func load(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, 
 					CreationTimestamp: created,
 				},
 				Spec: v1.NodeClaimSpec{
-					NodeClassRef: &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
-					Taints:       node.Spec.Taints,
+					NodeClassRef:           &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
+					Taints:                 node.Spec.Taints,
+					TerminationGracePeriod: gracePeriods[pool],
 				},
 				Status: v1.NodeClaimStatus{
 					ProviderID:  node.Spec.ProviderID,

@@ -113,6 +113,22 @@ describe('disruption handler run()', () => {
     expect(w.kube.peekNode('idle')?.spec?.taints).toContainEqual(expect.objectContaining({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }));
   });
 
+  it('eventual disruption: a drifted node held by a do-not-disrupt pod goes when its claim has a terminationGracePeriod, and its termination gets the claim\u2019s deadline', async () => {
+    // The NodePool has no terminationGracePeriod (now); the claim, made before, has 300 s.
+    const n = managedNode('old', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
+    w.kube.addNode(n);
+    await w.store.create(nodeClaimOf(n, { terminationGracePeriodSeconds: 300, nodePoolHash: 'made-from-an-older-template' }));
+    w.kube.addPod(pod({ name: 'batch-1', nodeName: 'old', cpu: '500m', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    expect(planned.command).toMatchObject({ method: 'drift', decision: 'delete', replacements: [] });
+    w.clock.advanceSeconds(15);
+    const acted = await run({ command: planned.command }, deps);
+    expect(acted.reason).toBeUndefined();
+    expect(acted.status).toBe('terminating');
+    expect(w.starter.startedFor('old')).toMatchObject({ reason: 'drift', deadlineEpochMs: w.clock.now().getTime() + 300_000 });
+  });
+
   it('drops the command when the node got a pod during the validation delay', async () => {
     await addManaged(w, managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '1500m' }));
