@@ -30,7 +30,7 @@ function nodePool(name: string, requirements: { key: string; operator: string; v
 type PoolName = 'general' | 'small-spot' | 'burstable' | 'gpu';
 
 /** The NodePools scenarios draw from (built once, so the scheduling cache reuses their templates). */
-const Pools: Record<PoolName, NodePool> = {
+export const Pools: Record<PoolName, NodePool> = {
   general: realNodePool(),
   'small-spot': nodePool('small-spot', [
     { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] },
