@@ -510,7 +510,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
     groupsOf.set(info, groupsFor(info));
   }
 
-  if (costPacking) scheduler.splitClaims((info) => groupsOf.get(info)!, settings);
+  if (costPacking && input.splitClaims !== false) scheduler.splitClaims((info) => groupsOf.get(info)!, settings);
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);
   // A pod of a claim that cannot launch is unschedulable after all: it was not placed without its preferences.
   const failed = new Set(unschedulable.map((u) => u.pod));

@@ -130,6 +130,12 @@ export interface SchedulingInput {
   nodePoolNotReady?: (nodePool: NodePool) => string | undefined;
   settings?: SchedulingSettings;
   /**
+   * Whether cost-aware packing may split a claim its pods fill poorly into two cheaper ones
+   * (scheduler.ts `splitClaims`; default true). Disruption simulations turn it off: a consolidation
+   * launches at most one replacement, which the unsplit claim is.
+   */
+  splitClaims?: boolean;
+  /**
    * Reuse of per-NodePool templates between calls ({@link createSchedulingCache},
    * shared/scheduling/cache.ts): pass the same cache to every call over the same instance-type
    * arrays. Results are identical with or without it.
