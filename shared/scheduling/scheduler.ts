@@ -193,7 +193,9 @@ class Scheduler {
       let fill = 0;
       for (const k in c.requests) if (c.requests[k] > 0) fill = Math.max(fill, c.requests[k] / (room[k] || 1));
       if (fill >= SplitBelowFill) continue;
-      const levels = [...new Set(c.template.types.map((t) => t.minPriceUsdPerHour).filter((p) => p < plan.priceUsdPerHour))].sort((a, b) => b - a).slice(0, SplitLevels);
+      const below = [...new Set(c.template.types.map((t) => t.minPriceUsdPerHour).filter((p) => p < plan.priceUsdPerHour))].sort((a, b) => b - a);
+      // The closest levels below, then levels evenly spaced over the rest.
+      const levels = below.length <= 2 * SplitLevels ? below : [...new Set([...below.slice(0, SplitLevels), ...Array.from({ length: SplitLevels }, (_, i) => below[Math.round((i * (below.length - 1)) / (SplitLevels - 1))])])];
       let best: SimClaim[] | undefined;
       let bestCost = plan.priceUsdPerHour - SplitSavingUsd;
       for (const level of levels) {
@@ -201,15 +203,15 @@ class Scheduler {
         if (!pair) continue;
         const plans = pair.map(price);
         if (plans.some((p) => p.problem)) continue;
-        const cost = plans[0].priceUsdPerHour + plans[1].priceUsdPerHour;
+        const cost = plans.reduce((sum, p) => sum + p.priceUsdPerHour, 0);
         if (cost < bestCost) {
           best = pair;
           bestCost = cost;
         }
       }
       if (!best) continue;
-      this.claimSeq++;
-      // Each half is tried again (every split lowers the cost, so this ends).
+      this.claimSeq += best.length - 1;
+      // Each part is tried again (every split lowers the cost, so this ends).
       this.claims.splice(ci, 1, ...best);
       ci--;
     }
@@ -227,10 +229,15 @@ class Scheduler {
     const rest: PodInfo[] = [];
     for (const p of tail) if (a.add(p, groupsOf(p), this.ctx)) rest.push(p);
     if (rest.length === 0) return undefined;
-    const b = openClaim(t, `${t.name}-new-${this.claimSeq + 1}`, rest[0], groupsOf(rest[0]), this.ctx);
-    if (!(b instanceof SimClaim)) return undefined;
-    for (const p of rest.slice(1)) if (b.add(p, groupsOf(p), this.ctx)) return undefined;
-    return [a, b];
+    // The rest first-fit into as few new claims as take them.
+    const out = [a];
+    for (const p of rest) {
+      if (out.some((o, i) => i > 0 && !o.add(p, groupsOf(p), this.ctx))) continue;
+      const b = openClaim(t, `${t.name}-new-${this.claimSeq + out.length}`, p, groupsOf(p), this.ctx);
+      if (!(b instanceof SimClaim)) return undefined;
+      out.push(b);
+    }
+    return out;
   }
 
   /**
@@ -265,8 +272,8 @@ class Scheduler {
  * Cost-aware packing's last step: a claim whose pods fill less than this fraction of its launch
  * type (on its fullest resource) is tried split in two ({@link Scheduler.splitClaims}).
  */
-const SplitBelowFill = 0.75;
-/** How many price levels below a claim's price a split tries (the closest ones). */
+const SplitBelowFill = 0.9;
+/** How many of the closest price levels below a claim's price a split tries, and as many spread over the cheaper ones. */
 const SplitLevels = 8;
 /** A split must save more than this (USD/hour; sums of floats). */
 const SplitSavingUsd = 1e-9;
