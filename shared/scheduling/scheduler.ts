@@ -171,15 +171,15 @@ class Scheduler {
   }
 
   /**
-   * Splits claims that greedy packing left on a type their pods fill poorly, when two claims cost
-   * less: the last pods of a claim can push it past a type's room onto one twice the size, half
+   * Splits claims that greedy packing left on a type their pods fill poorly, when several claims
+   * cost less: the last pods of a claim can push it past a type's room onto one twice the size, half
    * empty (29 × 100m/512Mi on t4g.2xlarge at $0.271/h where t4g.xlarge + t4g.small hold them for
    * $0.156/h; two 8-vCPU 1-GPU pods on one g6.12xlarge at $4.60/h, two g6.4xlarge cost $2.65/h;
-   * found by `npm run bench -- --exact`). For each of the closest price levels below the claim's
-   * price, the claim's pods in their order fill a claim capped to types at most that dear, the
-   * rest open a second claim, and the cheapest pair under the claim's price replaces it. Only when
-   * no topology group exists (a pod's place counts for nothing else) and for NodePools without
-   * limits (which split claims would hold differently).
+   * found by `npm run bench -- --exact`). For some price levels below the claim's price, the
+   * claim's pods in their order fill a claim capped to types at most that dear, the rest first-fit
+   * into new claims, and the cheapest such set under the claim's price replaces it (its parts are
+   * tried again). Only when no topology group exists (a pod's place counts for nothing else) and
+   * for NodePools without limits (which split claims would hold differently).
    */
   splitClaims(groupsOf: (info: PodInfo) => PodGroups, settings: SchedulingSettings): void {
     if (!this.ctx.topology.empty) return;
