@@ -187,20 +187,22 @@ class Scheduler {
     for (let ci = 0; ci < this.claims.length; ci++) {
       const c = this.claims[ci];
       if (c.pods.length < 2 || c.template.remaining) continue;
-      const plan = price(c);
-      if (plan.problem || !(plan.priceUsdPerHour < Infinity)) continue;
-      const room = plan.launch[0].room;
+      // Options keep the template's cheapest-first order: options[0] is the type it launches as
+      // (unless zone or capacity-type requirements reorder the offerings, which the plan settles).
+      const room = c.options[0].room;
       let fill = 0;
       for (const k in c.requests) if (c.requests[k] > 0) fill = Math.max(fill, c.requests[k] / (room[k] || 1));
       if (fill >= SplitBelowFill) continue;
+      const plan = price(c);
+      if (plan.problem || !(plan.priceUsdPerHour < Infinity)) continue;
       const below = [...new Set(c.template.types.map((t) => t.minPriceUsdPerHour).filter((p) => p < plan.priceUsdPerHour))].sort((a, b) => b - a);
       // The closest levels below, then levels evenly spaced over the rest.
       const levels = below.length <= 2 * SplitLevels ? below : [...new Set([...below.slice(0, SplitLevels), ...Array.from({ length: SplitLevels }, (_, i) => below[Math.round((i * (below.length - 1)) / (SplitLevels - 1))])])];
       let best: SimClaim[] | undefined;
       let bestCost = plan.priceUsdPerHour - SplitSavingUsd;
       for (const level of levels) {
-        const pair = this.trySplit(c, level, groupsOf);
-        if (!pair) continue;
+        const pair = this.trySplit(c, level, groupsOf, bestCost);
+        if (!pair || pair.reduce((sum, p) => sum + p.options[0].minPriceUsdPerHour, 0) >= bestCost) continue;
         const plans = pair.map(price);
         if (plans.some((p) => p.problem)) continue;
         const cost = plans.reduce((sum, p) => sum + p.priceUsdPerHour, 0);
@@ -218,24 +220,26 @@ class Scheduler {
   }
 
   /** The claim's pods in order into a claim of types priced at most `level`, the rest into a second claim; undefined when either cannot be made. */
-  private trySplit(c: SimClaim, level: number, groupsOf: (info: PodInfo) => PodGroups): SimClaim[] | undefined {
+  private trySplit(c: SimClaim, level: number, groupsOf: (info: PodInfo) => PodGroups, below: number): SimClaim[] | undefined {
     const t = c.template;
     const [head, ...tail] = c.pods;
-    const a = openClaim(t, c.hostname, head, groupsOf(head), this.ctx);
+    const cheaper = t.types.filter((o) => o.minPriceUsdPerHour <= level);
+    const a = openClaim(t, c.hostname, head, groupsOf(head), this.ctx, false, cheaper);
     if (!(a instanceof SimClaim)) return undefined;
-    a.options = a.options.filter((o) => o.minPriceUsdPerHour <= level);
-    if (a.options.length === 0) return undefined;
-    a.refresh();
     const rest: PodInfo[] = [];
     for (const p of tail) if (a.add(p, groupsOf(p), this.ctx)) rest.push(p);
     if (rest.length === 0) return undefined;
-    // The rest first-fit into as few new claims as take them.
+    // The rest first-fit into as few new claims as take them; given up once the cheapest options
+    // (a claim only gets dearer as it grows) reach the price to beat.
     const out = [a];
+    let floor = a.options[0].minPriceUsdPerHour;
     for (const p of rest) {
+      if (floor >= below) return undefined;
       if (out.some((o, i) => i > 0 && !o.add(p, groupsOf(p), this.ctx))) continue;
       const b = openClaim(t, `${t.name}-new-${this.claimSeq + out.length}`, p, groupsOf(p), this.ctx);
       if (!(b instanceof SimClaim)) return undefined;
       out.push(b);
+      floor += b.options[0].minPriceUsdPerHour;
     }
     return out;
   }
@@ -274,7 +278,7 @@ class Scheduler {
  */
 const SplitBelowFill = 0.9;
 /** How many of the closest price levels below a claim's price a split tries, and as many spread over the cheaper ones. */
-const SplitLevels = 8;
+const SplitLevels = 4;
 /** A split must save more than this (USD/hour; sums of floats). */
 const SplitSavingUsd = 1e-9;
 
