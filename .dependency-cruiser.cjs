@@ -183,6 +183,13 @@ module.exports = {
     onlyOwnerImports('powertools-middy-only-in-shared-runtime', 'Only shared/runtime imports Powertools and middy.', '^shared/runtime/', LAMBDA_RUNTIME),
     onlyOwnerImports('cdk-only-in-infra-aws', 'Only infra/aws imports aws-cdk-lib, constructs, cdk-nag.', '^infra/aws/', CDK),
     {
+      name: 'highs-only-in-test',
+      comment: 'highs (the ILP solver, a devDependency) is for test/bench and tests only, never shipped code.',
+      severity: 'error',
+      from: { path: '^(functions|shared|infra)/' },
+      to: { path: '^(node_modules/)?highs/' },
+    },
+    {
       name: 'no-unresolvable-local',
       comment: 'A relative import that does not resolve is a typo or a moved file.',
       severity: 'error',

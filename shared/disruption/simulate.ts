@@ -143,6 +143,8 @@ export class Simulator {
       nodePoolNotReady: (this.notReady ??= nodeClassReadiness(s.snapshot.nodeClasses ?? [], new Map(Object.entries(s.snapshot.nodeClassProblems ?? {}))).nodePoolNotReady),
       ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),
       settings: s.snapshot.settings?.scheduling,
+      // One replacement at most: a claim split in two would fail the consolidation it could pass.
+      splitClaims: false,
       cache: this.cache,
     });
     const unschedulable = result.unschedulable

@@ -440,17 +440,18 @@ function spreadCandidates(key: string, universe: ReadonlySet<string>, reqs: Requ
  * minValues (policy Strict), and some of them must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
  * the pod (KA filter.go exotic filter). `karpenterSpread`: a zone or capacity-type spread picks
  * its domain as Karpenter does, among every domain the requirements allow, and the pool refuses
- * the pod when its types do not launch there (see {@link TopologyTarget.spreadDomains}).
+ * the pod when its types do not launch there (see {@link TopologyTarget.spreadDomains}). `types`:
+ * the template's types the claim may use (all by default; a claim split tries cheaper ones only).
  * @returns the claim holding the pod, or why the pool cannot launch one.
  */
-export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false): SimClaim | Failure {
+export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false, types: TemplateType[] = t.types): SimClaim | Failure {
   if (t.unusable) return { reason: t.unusable, monotone: true };
   const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
   if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
   if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
   const m = t.requirements.incompatibility(info.requirements, t.allowUndefined);
   if (m) return { reason: m, monotone: true };
-  const options = t.remaining ? t.types.filter((o) => t.withinLimits(o)) : t.types;
+  const options = t.remaining ? types.filter((o) => t.withinLimits(o)) : types;
   if (options.length === 0) {
     // The limit no type fits under (memory can block while cpu still has room).
     const left = Object.entries(t.remaining ?? {});

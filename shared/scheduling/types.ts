@@ -84,7 +84,8 @@ export interface SchedulingSettings {
    * extended resources such as GPUs) dearer (more than 2 %) than the types it had, accelerator
    * claims included (two 1-GPU pods: two 1-GPU nodes rather than one 4-GPU node); and the queue interleaves memory-heavy and cpu-heavy pods so
    * claims match the ratio of the type that sells the whole batch cheapest (scheduler.ts
-   * `balanceShapes`).
+   * `balanceShapes`); last, a claim its pods fill under 90 % is split when several claims hold them
+   * for less (scheduler.ts `splitClaims`).
    * `karpenter`: a claim grows until no instance type can hold more, as Karpenter does.
    */
   packing?: 'cost' | 'karpenter';
@@ -129,6 +130,12 @@ export interface SchedulingInput {
    */
   nodePoolNotReady?: (nodePool: NodePool) => string | undefined;
   settings?: SchedulingSettings;
+  /**
+   * Whether cost-aware packing may split a claim its pods fill poorly into two cheaper ones
+   * (scheduler.ts `splitClaims`; default true). Disruption simulations turn it off: a consolidation
+   * launches at most one replacement, which the unsplit claim is.
+   */
+  splitClaims?: boolean;
   /**
    * Reuse of per-NodePool templates between calls ({@link createSchedulingCache},
    * shared/scheduling/cache.ts): pass the same cache to every call over the same instance-type
