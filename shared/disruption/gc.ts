@@ -228,6 +228,14 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
   return { nodeClaim: c.name, reason, input };
 }
 
+/**
+ * The terminations to carry on at `now` ({@link restartOf}), from the claims alone: what a gc pass
+ * still does when its list of instances, nodes or NodePools fails (functions/gc/handler.ts).
+ */
+export function terminationRestarts(nodeClaims: readonly NodeClaim[], now: Date): GcPlan['restartTerminations'] {
+  return nodeClaims.filter((c) => c.phase === 'Terminating').flatMap((c) => restartOf(c, now.getTime()) ?? []);
+}
+
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [] };
