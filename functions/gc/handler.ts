@@ -8,7 +8,7 @@ import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import type { CloudInstance } from '../../shared/api/ports.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
-import { planGarbageCollection, type GcPlan, InitializationTimeoutSeconds, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
+import { planGarbageCollection, terminationRestarts, type GcPlan, InitializationTimeoutSeconds, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/api/metrics.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
@@ -56,7 +56,29 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   // When this table began keeping claims (recorded now on a new or emptied table): only instances
   // launched after it can be orphans (shared/disruption/gc.ts GcInput.tableEpochMs).
   const tableEpochMs = await deps.store.claimsEpochMs(now.getTime());
-  const [claims, listed, nodes, pools] = await Promise.all([deps.store.list(), deps.cloud.list(), deps.kube.listNodes(), deps.budgets ? deps.kube.listNodePools() : Promise.resolve([])]);
+  const [claimsRead, listedRead, nodesRead, poolsRead] = await Promise.allSettled([deps.store.list(), deps.cloud.list(), deps.kube.listNodes(), deps.budgets ? deps.kube.listNodePools() : Promise.resolve([])]);
+  if (claimsRead.status === 'rejected') throw claimsRead.reason;
+  const claims = claimsRead.value;
+  const listFailure = [listedRead, nodesRead, poolsRead].find((r) => r.status === 'rejected');
+  if (listFailure) {
+    // A throttled list of instances, nodes or NodePools fails the pass, but carrying on a
+    // termination needs the claims only: past its deadline the next attempt must not wait for a
+    // pass whose every list answers. Two passes in a row lost to throttling (kube 429, then EC2)
+    // left a refused interruption's instance running 130 s past its deadline (chaos seed 1168).
+    if (deps.termination) {
+      for (const r of terminationRestarts(claims, now)) {
+        try {
+          await restart(deps, r);
+        } catch (err) {
+          deps.log.error('garbage collection action failed', { action: 'restart-termination', subject: r.nodeClaim, error: (err as Error).message, errorName: (err as Error).name });
+        }
+      }
+    }
+    throw listFailure.reason;
+  }
+  const listed = (listedRead as PromiseFulfilledResult<CloudInstance[]>).value;
+  const nodes = (nodesRead as PromiseFulfilledResult<Awaited<ReturnType<GcDeps['kube']['listNodes']>>>).value;
+  const pools = (poolsRead as PromiseFulfilledResult<Awaited<ReturnType<GcDeps['kube']['listNodePools']>>>).value;
   const instances = await withClaimInstances(deps, claims, listed);
   let budgetHolders: Record<string, Record<string, string>> | undefined;
   if (deps.budgets) {

@@ -14,7 +14,7 @@
 import { catalogSettingsOf, type Settings } from '../../shared/api/settings.ts';
 import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
-import { InFlightPhases, getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { InFlightPhases, NominationSeconds, nominates, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
 import type { ClusterViewStore, KubeApi, NodeClaimStore, UnavailableOfferings } from '../../shared/api/ports.ts';
 import { isProvisionable } from '../../shared/api/agent-events.ts';
@@ -26,14 +26,6 @@ import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
 import { deletingNodePods, isNodeDeleting, podKey } from '../../shared/disruption/pods.ts';
-
-/**
- * How long the pods a claim was made for still count as placed on it once its node is
- * initialized: Karpenter's nomination period (2 × the 10 s batch window). Past it, a pod still
- * pending did not fit there (other pods took the room, or it was re-created) and needs capacity
- * again; counting it as assigned for ever left such pods Pending for good (chaos seed 8).
- */
-export const NominationSeconds = 20;
 
 /**
  * The provisioner reads only the claims initialized less than this long ago (plus every claim not
@@ -270,14 +262,4 @@ export function assignedPods(claims: readonly NodeClaim[], live: ReadonlyMap<str
     }
   }
   return out;
-}
-
-/**
- * Whether an in-flight claim still counts its recorded pods as placed on it at `now`: always before
- * initialization, and for {@link NominationSeconds} after it (one rule for the pre-check and the snapshot).
- */
-export function nominates(c: NodeClaim, now: Date): boolean {
-  if (c.phase !== 'Initialized') return true;
-  const initializedAt = Date.parse(getCondition(c, 'Initialized')?.lastTransitionTime ?? '');
-  return now.getTime() - initializedAt < NominationSeconds * 1000;
 }

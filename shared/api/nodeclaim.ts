@@ -171,6 +171,24 @@ export function getCondition(c: Pick<NodeClaim, 'conditions'>, type: NodeClaimCo
 export const InFlightPhases: ReadonlySet<NodeClaimPhase> = new Set<NodeClaimPhase>(['Pending', 'Launched', 'Registered', 'Initialized']);
 
 /**
+ * How long the pods a claim was made for still count as placed on it once its node is
+ * initialized: Karpenter's nomination period (2 × the 10 s batch window). Past it, a pod still
+ * pending did not fit there (other pods took the room, or it was re-created) and needs capacity
+ * again; counting it as assigned for ever left such pods Pending for good (chaos seed 8).
+ */
+export const NominationSeconds = 20;
+
+/**
+ * Whether an in-flight claim still counts its recorded pods as placed on it at `now`: always before
+ * initialization, and for {@link NominationSeconds} after it (one rule for the provisioner's pre-check and snapshot, and disruption's simulation).
+ */
+export function nominates(c: NodeClaim, now: Date): boolean {
+  if (c.phase !== 'Initialized') return true;
+  const initializedAt = Date.parse(getCondition(c, 'Initialized')?.lastTransitionTime ?? '');
+  return now.getTime() - initializedAt < NominationSeconds * 1000;
+}
+
+/**
  * {@link inFlightKeyMs} of a claim not initialized yet (or whose initialization time is unknown):
  * later than any time, so every `listInFlight(initializedSinceMs)` returns it. Epoch ms
  * (Number.MAX_SAFE_INTEGER: exact as a DynamoDB number and as a JavaScript number).

@@ -228,6 +228,14 @@ function restartOf(c: NodeClaim, nowMs: number): GcPlan['restartTerminations'][n
   return { nodeClaim: c.name, reason, input };
 }
 
+/**
+ * The terminations to carry on at `now` ({@link restartOf}), from the claims alone: what a gc pass
+ * still does when its list of instances, nodes or NodePools fails (functions/gc/handler.ts).
+ */
+export function terminationRestarts(nodeClaims: readonly NodeClaim[], now: Date): GcPlan['restartTerminations'] {
+  return nodeClaims.filter((c) => c.phase === 'Terminating').flatMap((c) => restartOf(c, now.getTime()) ?? []);
+}
+
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [] };
@@ -333,8 +341,13 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
 /**
  * Budget slots and disrupted taints nothing is working on. A slot is released when its holder's
  * NodeClaim and Node are both gone (the termination finished but its release was lost), or when
- * its lease ran out ({@link DisruptionLeaseSeconds} since it was taken or last renewed) and its
- * node is not being terminated (no Terminating claim, no deletion): the run that held it is gone.
+ * its lease ran out ({@link DisruptionLeaseSeconds} since it was taken or last renewed) and no
+ * termination owns it (a Terminating claim whose termination holds this pool's slot,
+ * `termination.budgetNodePool`, or a Node being deleted): the run that held it is gone. A
+ * termination that took no slot (an interruption's, or one that started while a disruption run
+ * held the node: the run then abandons without releasing, its candidate being terminated) does not
+ * release one in Finalize, so such a slot is the lease's; kept for the claim's termination (or for
+ * ever once Terminated) it blocked the pool's budget until the record expired (chaos seed 1136).
  * The taint of such a node is removed too, and so is a `karpenter.sh/disrupted` taint older than
  * the lease (its `timeAdded`) on a node whose claim is not terminating and which holds no slot.
  * Holders are claim names (or node names without a claim).
@@ -364,10 +377,12 @@ export function staleDisruptions(
         continue;
       }
       if (node) held.add(node.metadata.name);
-      if (terminating(claim, node)) continue;
+      const owned = (claim?.phase === 'Terminating' && claim.termination?.budgetNodePool === nodePool) || !!node?.metadata.deletionTimestamp;
+      if (owned) continue;
       if (secondsSince(since, nowMs) >= DisruptionLeaseSeconds) {
         releaseBudgetSlots.push({ nodePool, holder, reason: 'abandoned' });
-        if (node && taintOf(node)) untaint.add(node.metadata.name);
+        // A terminating node's taint is its termination's.
+        if (node && taintOf(node) && !terminating(claim, node)) untaint.add(node.metadata.name);
       }
     }
   }

@@ -11,7 +11,7 @@
  * has just had pods come or go. Pending pods and pods of nodes being deleted may.
  */
 import type { Pod } from '../api/kube.ts';
-import { isTrue } from '../api/nodeclaim.ts';
+import { InFlightPhases, isTrue, nominates } from '../api/nodeclaim.ts';
 import { nodeClassReadiness } from '../api/nodeclass-support.ts';
 import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../scheduling/existing-capacity.ts';
@@ -47,6 +47,7 @@ export interface Simulation {
 export class Simulator {
   simulations = 0;
   private existing?: ExistingNode[];
+  private claimed?: Map<string, string>;
   private recent?: Set<string>;
   /** One scheduling cache per run: every simulation reuses the NodePool templates (shared/scheduling/cache.ts). */
   private readonly cache = createSchedulingCache();
@@ -74,7 +75,39 @@ export class Simulator {
       const e = existingFromClaim(c, s.catalog);
       if (e) out.push(e);
     }
+    // A pending pod an in-flight claim was made for sits on that claim's room (its node, or the
+    // claim while it launches), as the provisioner counts it ({@link claimedPending}).
+    const byName = new Map(out.map((n) => [n.name, n]));
+    const pendingByKey = new Map(s.snapshot.pods.filter((p) => !p.spec.nodeName).map((p) => [podKey(p), p]));
+    for (const [key, where] of this.claimedPending()) {
+      const n = byName.get(where);
+      const p = pendingByKey.get(key);
+      if (n && p) n.pods = [...(n.pods ?? []), p];
+    }
     this.existing = out;
+    return out;
+  }
+
+  /**
+   * Pending pods an in-flight NodeClaim was made for and still nominates (nodeclaim.ts
+   * `nominates`, the provisioner's rule), by pod key → where their room is: the claim's node
+   * when it has one in the snapshot, else the claim. Their capacity is on its way: they are no
+   * background pods a replacement could be sized for. Scheduled again, a replacement named a
+   * pod a provisioner claim still launching (or whose launch had failed, until gc's launch
+   * timeout) was made for, and the pod was the reason for two launching claims (chaos seeds 1090, 1136).
+   */
+  private claimedPending(): Map<string, string> {
+    if (this.claimed) return this.claimed;
+    const s = this.state;
+    const pending = new Set(s.snapshot.pods.filter((p) => !p.spec.nodeName).map(podKey));
+    const nodeNames = new Set(s.snapshot.nodes.map((n) => n.metadata.name));
+    const out = new Map<string, string>();
+    for (const c of s.snapshot.nodeClaims ?? []) {
+      if (!InFlightPhases.has(c.phase) || !nominates(c, s.now)) continue;
+      const where = c.nodeName && nodeNames.has(c.nodeName) ? c.nodeName : c.name;
+      for (const key of c.pods ?? []) if (pending.has(key) && !out.has(key)) out.set(key, where);
+    }
+    this.claimed = out;
     return out;
   }
 
@@ -93,7 +126,8 @@ export class Simulator {
   }
 
   /**
-   * Pods that will need a place anyway: pending ones, and those on nodes being deleted or
+   * Pods that will need a place anyway: pending ones (but those an in-flight claim is for:
+   * {@link claimedPending}), and those on nodes being deleted or
    * leaving this pass. They go into every simulation first-class (so consolidation does not take
    * capacity they need), but only the candidates' pods decide the outcome (KC helpers.go
    * `SimulateScheduling`: pending and deleting-node pods are added to the candidates' pods).
@@ -101,7 +135,8 @@ export class Simulator {
   private background(): Pod[] {
     const s = this.state;
     const out: Pod[] = [];
-    for (const p of s.snapshot.pods) if (!p.spec.nodeName && isReschedulable(p)) out.push(p);
+    const claimed = this.claimedPending();
+    for (const p of s.snapshot.pods) if (!p.spec.nodeName && isReschedulable(p) && !claimed.has(podKey(p))) out.push(p);
     const gone = new Set([...s.managed.filter((m) => m.deleting).map((m) => m.node.metadata.name), ...s.leaving]);
     for (const name of gone) for (const p of s.podsByNode.get(name) ?? []) if (this.willMove(p)) out.push(p);
     return out;

@@ -67,6 +67,11 @@ export interface FleetOverride {
   imageId?: string;
   /** Lower = preferred (prioritized strategies). */
   priority?: number;
+  /**
+   * The launch template of the override's LaunchTemplateConfig (a fleet may name several, one per
+   * kubelet maxPods): an instance takes its user data and template tags from its own config's template.
+   */
+  launchTemplate?: { id: string; name: string; version: number; userData?: string };
 }
 
 export interface CreateFleetRequest {
@@ -298,13 +303,14 @@ export class LocalEc2 {
       imageId: o.imageId ?? this.defaultImageId,
       state: 'pending',
       launchTimeMs: this.clock.nowMs(),
-      tags: { ...req.tags },
+      // EC2 tags an instance launched from a template with that template's id and version.
+      tags: { ...req.tags, ...(o.launchTemplate ? { 'aws:ec2launchtemplate:id': o.launchTemplate.id, 'aws:ec2launchtemplate:version': String(o.launchTemplate.version) } : {}) },
       privateIp: ip,
       privateDnsName: `ip-${ip.replaceAll('.', '-')}.${this.region}.compute.internal`,
       fleetId,
       priceUsdPerHour: price,
-      userData: req.userData,
-      launchTemplateName: req.launchTemplateName,
+      userData: o.launchTemplate ? o.launchTemplate.userData : req.userData,
+      launchTemplateName: o.launchTemplate?.name ?? req.launchTemplateName,
     };
     this.instances.set(inst.instanceId, inst);
     this.emitStateChange(inst);

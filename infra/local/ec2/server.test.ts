@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CreateFleetCommand, DescribeInstancesCommand, EC2Client, TerminateInstancesCommand, CreateTagsCommand, CreateLaunchTemplateCommand, DescribeLaunchTemplatesCommand } from '@aws-sdk/client-ec2';
+import { CreateFleetCommand, DescribeInstancesCommand, EC2Client, TerminateInstancesCommand, CreateTagsCommand, CreateLaunchTemplateCommand, DescribeLaunchTemplatesCommand, type _InstanceType } from '@aws-sdk/client-ec2';
 import { SSMClient, GetParameterCommand } from '@aws-sdk/client-ssm';
 import { VirtualClock } from '../clock.ts';
 import { LocalEc2 } from './local-ec2.ts';
@@ -246,6 +246,47 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     // Assess
     await expect(sent).rejects.toMatchObject({ name: 'InvalidLaunchTemplateName.NotFoundException' });
     expect(authorizer.denials).toEqual([]);
+  });
+
+  // A fleet names one template per kubelet maxPods (shared/aws/ec2.ts): two configs, each its own types.
+  const launchTwo = (first: string, second: string, secondType: _InstanceType) =>
+    new CreateFleetCommand({
+      Type: 'instant',
+      TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: 'on-demand' },
+      LaunchTemplateConfigs: [
+        { LaunchTemplateSpecification: { LaunchTemplateName: first, Version: '$Latest' }, Overrides: [{ InstanceType: 'c5a.2xlarge', SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718', Priority: 2 }] },
+        { LaunchTemplateSpecification: { LaunchTemplateName: second, Version: '$Latest' }, Overrides: [{ InstanceType: secondType, SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718', Priority: 1 }] },
+      ],
+      TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: [...tags(), { Key: 'karpenter.sh/nodeclaim', Value: 'default-abcde' }] })),
+    });
+
+  it('a fleet whose second launch template no longer exists is NotFound, not a denial (chaos seeds 1090, 1136)', async () => {
+    // Prepare
+    const authorizer = await start(['ec2Launch']);
+    const c = client('provisioner-key');
+    await c.send(template('od-template', 'on-demand'));
+    // Act
+    const sent = c.send(launchTwo('od-template', 'collected-template', 'm5.large'));
+    // Assess
+    await expect(sent).rejects.toMatchObject({ name: 'InvalidLaunchTemplateName.NotFoundException' });
+    expect(authorizer.denials).toEqual([]);
+    expect(ec2.instances.size).toBe(0);
+  });
+
+  it('an instance launched from a fleet\'s second config carries that config\'s template id and user data', async () => {
+    // Prepare
+    await start(['ec2Launch']);
+    const c = client('provisioner-key');
+    await c.send(template('od-template', 'on-demand'));
+    const second = await c.send(new CreateLaunchTemplateCommand({ ...template('od-template-2', 'on-demand').input, LaunchTemplateName: 'od-template-2', LaunchTemplateData: { ...template('x', 'on-demand').input.LaunchTemplateData, UserData: Buffer.from('second').toString('base64') } }));
+    // Act
+    const out = await c.send(new CreateFleetCommand({ ...launchTwo('od-template', 'od-template-2', 'm5.large').input, OnDemandOptions: { AllocationStrategy: 'prioritized' } }));
+    // Assess
+    expect(out.Instances?.[0]?.InstanceType).toBe('m5.large');
+    const inst = [...ec2.instances.values()][0];
+    expect(inst.tags['aws:ec2launchtemplate:id']).toBe(second.LaunchTemplate?.LaunchTemplateId);
+    expect(inst.launchTemplateName).toBe('od-template-2');
+    expect(Buffer.from(inst.userData ?? '', 'base64').toString()).toBe('second');
   });
 
   it('denies what the caller\'s policy does not grant (no ec2Terminate) and callers it does not know (AuthFailure)', async () => {

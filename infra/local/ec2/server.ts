@@ -121,11 +121,13 @@ export class LocalAwsServer {
       }
       const q = parseQueryBody(body);
       const action = str(q.Action) ?? '';
-      // EC2 resolves the launch template a launch names before it can authorize the resources the
-      // template creates: a missing one is InvalidLaunchTemplateName.NotFoundException, not a denial
+      // EC2 resolves the launch templates a launch names before it can authorize the resources the
+      // templates create: a missing one is InvalidLaunchTemplateName.NotFoundException, not a denial
       // (nodefleet drops its launch-template cache on NotFound and creates it again; a denial left a
-      // template gc had collected unusable for good: chaos seed 1).
-      if (action === 'CreateFleet') this.fleetTemplate(q);
+      // template gc had collected unusable for good: chaos seed 1). Every config's template, not only
+      // the first's: with one template per maxPods a fleet names several, and a collected second one
+      // was a denial for every later launch of the warm provisioner (chaos seeds 1090, 1136).
+      if (action === 'CreateFleet') this.fleetTemplates(q);
       await this.authorize(req, `ec2:${action}`, q, false);
       this.opts.fault?.(action);
       const out = this.query(action, q);
@@ -347,25 +349,32 @@ export class LocalAwsServer {
   }
 
   /**
-   * The launch template a CreateFleet request names (its first config's), or undefined when it
-   * names none. @throws Ec2ApiError InvalidLaunchTemplateName.NotFoundException when it does not exist.
+   * The launch template of each of a CreateFleet request's LaunchTemplateConfigs (in order; undefined
+   * for a config that names none). @throws Ec2ApiError InvalidLaunchTemplateName.NotFoundException
+   * when one of them does not exist.
    */
-  private fleetTemplate(q: Record<string, QueryValue>): LaunchTemplate | undefined {
-    const spec0 = obj(list(q.LaunchTemplateConfigs).map(obj)[0]?.LaunchTemplateSpecification);
-    const key = str(spec0.LaunchTemplateName) ?? str(spec0.LaunchTemplateId);
-    if (!key) return undefined;
-    const template = [...this.templates.values()].find((t) => t.name === str(spec0.LaunchTemplateName) || t.id === str(spec0.LaunchTemplateId));
-    if (!template) throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${key}, does not exist.`);
-    return template;
+  private fleetTemplates(q: Record<string, QueryValue>): (LaunchTemplate | undefined)[] {
+    return list(q.LaunchTemplateConfigs).map((c) => {
+      const spec = obj(obj(c).LaunchTemplateSpecification);
+      const name = str(spec.LaunchTemplateName);
+      const id = str(spec.LaunchTemplateId);
+      if (!name && !id) return undefined;
+      const template = [...this.templates.values()].find((t) => (name !== undefined && t.name === name) || (id !== undefined && t.id === id));
+      if (!template) throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${name ?? id}, does not exist.`);
+      return template;
+    });
   }
 
   private createFleet(q: Record<string, QueryValue>): Record<string, XmlValue> {
     const target = obj(q.TargetCapacitySpecification);
     const capacityType = (str(target.DefaultTargetCapacityType) ?? 'on-demand') as Ec2CapacityType;
     const configs = list(q.LaunchTemplateConfigs).map(obj);
+    const templates = this.fleetTemplates(q);
     const overrides: (FleetOverride & { spec: Record<string, QueryValue> })[] = [];
-    for (const c of configs) {
+    for (const [i, c] of configs.entries()) {
       const spec = obj(c.LaunchTemplateSpecification);
+      const t = templates[i];
+      const launchTemplate = t && { id: t.id, name: t.name, version: t.version, userData: str(t.data.UserData) };
       for (const o of list(c.Overrides).map(obj)) {
         overrides.push({
           instanceType: str(o.InstanceType) ?? '',
@@ -373,20 +382,20 @@ export class LocalAwsServer {
           subnetId: str(o.SubnetId),
           imageId: str(o.ImageId),
           priority: str(o.Priority) !== undefined ? Number(str(o.Priority)) : undefined,
+          ...(launchTemplate ? { launchTemplate } : {}),
           spec,
         });
       }
     }
     if (overrides.length === 0) throw new Ec2ApiError('InvalidParameterValue', 'CreateFleet needs at least one LaunchTemplateConfigs override');
     const strategy = capacityType === 'spot' ? str(obj(q.SpotOptions).AllocationStrategy) : str(obj(q.OnDemandOptions).AllocationStrategy);
-    const template = this.fleetTemplate(q);
     // EC2 refuses spot-request tags when the launch creates no spot request: every override fails.
-    const tagsSpotRequests = list(obj(template?.data).TagSpecification).some((t) => str(obj(t).ResourceType) === 'spot-instances-request');
+    const tagsSpotRequests = templates.some((lt) => list(obj(lt?.data).TagSpecification).some((t) => str(obj(t).ResourceType) === 'spot-instances-request'));
     if (capacityType === 'on-demand' && tagsSpotRequests) {
       return {
         fleetId: `fleet-${localUuid()}`,
         errorSet: overrides.map((o) => ({
-          launchTemplateAndOverrides: { launchTemplateSpecification: { launchTemplateId: template?.id, version: '1' }, overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId } },
+          launchTemplateAndOverrides: { launchTemplateSpecification: { launchTemplateId: o.launchTemplate?.id, version: String(o.launchTemplate?.version ?? 1) }, overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId } },
           lifecycle: 'on-demand',
           errorCode: 'InvalidParameterValue',
           errorMessage: SpotRequestTagsOnOnDemandMessage,
@@ -395,14 +404,12 @@ export class LocalAwsServer {
       };
     }
     const outcome = this.ec2.createFleet({
-      userData: template ? str(template.data.UserData) : undefined,
-      launchTemplateName: template?.name,
       capacityType,
+      // Each override carries its own config's template (user data, template tags: local-ec2.ts launch).
       overrides,
       allocationStrategy: strategy,
       targetCapacity: Number(str(target.TotalTargetCapacity) ?? '1'),
-      // EC2 tags an instance launched from a template with the template's id and version.
-      tags: { ...tagsFromSpecs(q.TagSpecification, 'instance'), ...(template ? { 'aws:ec2launchtemplate:id': template.id, 'aws:ec2launchtemplate:version': String(template.version) } : {}) },
+      tags: tagsFromSpecs(q.TagSpecification, 'instance'),
     });
     const specOf = (o: FleetOverride | undefined): Record<string, XmlValue> => {
       const found = overrides.find((x) => o && x.instanceType === o.instanceType && (x.subnetId ?? x.zone) === (o.subnetId ?? o.zone)) ?? overrides[0];

@@ -142,7 +142,7 @@ describe('staleDisruptions', () => {
     const disrupted = [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' as const }];
     const nodes = [node({ name: 'n-draining', taints: disrupted }), node({ name: 'n-stuck', taints: disrupted }), node({ name: 'n-idle' }), node({ name: 'n-renewed', taints: disrupted })];
     const claims = [
-      nodeClaim({ name: 'c-draining', nodeName: 'n-draining', phase: 'Terminating' }),
+      nodeClaim({ name: 'c-draining', nodeName: 'n-draining', phase: 'Terminating', termination: { attempt: 1, reason: 'drift', startedAt: Now.toISOString(), heartbeatAt: Now.toISOString(), failures: 0, budgetNodePool: 'default' } }),
       nodeClaim({ name: 'c-stuck', nodeName: 'n-stuck' }),
       nodeClaim({ name: 'c-idle', nodeName: 'n-idle' }),
       nodeClaim({ name: 'c-renewed', nodeName: 'n-renewed' }),
@@ -160,6 +160,25 @@ describe('staleDisruptions', () => {
       { nodePool: 'default', holder: 'c-idle', reason: 'abandoned' },
     ]);
     expect(out.untaintNodes).toEqual([{ nodeName: 'n-stuck', reason: 'abandoned' }]);
+  });
+
+  it('a lease no termination owns runs out even on a terminating or terminated claim: an interruption took over the node from a disruption run (chaos seed 1136); its node keeps its taint', async () => {
+    const { staleDisruptions, DisruptionLeaseSeconds } = await import('../../../shared/disruption/gc.ts');
+    const at = (s: number) => new Date(Now.getTime() - s * 1000).toISOString();
+    const disrupted = [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' as const }];
+    const interruption = { attempt: 1, reason: 'interruption', startedAt: at(60), heartbeatAt: at(60), failures: 0 };
+    const nodes = [node({ name: 'n-interrupted', taints: disrupted })];
+    const claims = [
+      nodeClaim({ name: 'c-interrupted', nodeName: 'n-interrupted', phase: 'Terminating', termination: interruption }),
+      nodeClaim({ name: 'c-terminated', nodeName: 'n-terminated', phase: 'Terminated', termination: interruption }),
+      nodeClaim({ name: 'c-young', nodeName: 'n-young', phase: 'Terminated', termination: interruption }),
+    ];
+    const out = staleDisruptions({ default: { 'c-interrupted': at(DisruptionLeaseSeconds), 'c-terminated': at(DisruptionLeaseSeconds + 60), 'c-young': at(60) } }, claims, nodes, Now);
+    expect(out.releaseBudgetSlots).toEqual([
+      { nodePool: 'default', holder: 'c-interrupted', reason: 'abandoned' },
+      { nodePool: 'default', holder: 'c-terminated', reason: 'abandoned' },
+    ]);
+    expect(out.untaintNodes).toEqual([]);
   });
 
   it('a disrupted taint with no slot and no termination is removed once older than the lease (its timeAdded)', async () => {

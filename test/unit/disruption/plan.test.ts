@@ -221,6 +221,22 @@ describe('planDisruption', () => {
     expect(plan.command?.replacements[0].pods).toEqual(['default/pa']);
   });
 
+  it('a pending pod an in-flight claim was made for is not put on a replacement (its claim is launching, or its launch failed and gc has not timed it out)', () => {
+    // Prepare: node a's pod and the pending pod fit one new node together, cheaper than a.
+    const nodes = [node('a', Big), node('b', Medium, { zone: 'us-east-1b' })];
+    const bound = [pod('pa', 'a', '1500m'), pod('pb', 'b', '3500m')];
+    const pending = pod('waiting', '', '1500m');
+    delete pending.spec.nodeName;
+    const forIt = nodeClaim({ name: 'default-wait1', phase: 'Pending', pods: ['default/waiting'], requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'] }], createdAt: '2026-03-02T09:59:50Z' });
+    const unclaimed = planDisruption(snapshot({ nodes, pods: [...bound, pending] }), Now);
+    // Act
+    const claimed = planDisruption(snapshot({ nodes, pods: [...bound, pending], nodeClaims: [forIt] }), Now);
+    // Assess: without the claim the replacement is sized for the pending pod too; with it, only for a's pod.
+    expect(unclaimed.command?.replacements.flatMap((r) => r.pods).sort()).toEqual(['default/pa', 'default/waiting']);
+    expect(claimed.command).toMatchObject({ decision: 'replace', candidates: [{ nodeName: 'a' }] });
+    expect(claimed.command?.replacements.flatMap((r) => r.pods)).toEqual(['default/pa']);
+  });
+
   it('orders candidates by disruption cost: pod-deletion-cost makes a node dearer', () => {
     const nodes = [node('a', Medium), node('b', Medium)];
     const cheap = planDisruption(snapshot({ nodes, pods: [pod('pa', 'a', '1500m'), pod('pb', 'b', '1500m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000000000' } })] }), Now);

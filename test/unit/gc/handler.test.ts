@@ -137,6 +137,27 @@ describe('gc: restarting a failed termination', () => {
   });
 });
 
+describe('gc: a failed list of nodes or instances', () => {
+  it('still restarts a termination past its deadline, then fails the pass (chaos seed 1168)', async () => {
+    // Prepare: attempt 1 ended failed (EC2 refused the terminate); its deadline has passed
+    const { w, deps } = world();
+    const ended = { attempt: 1, outcome: 'failed' as const, at: t0 };
+    await w.store.create(
+      nodeClaim({ name: 'default-i', phase: 'Terminating', instanceId: 'i-i', nodeName: 'n-i', createdAt: t0, termination: { attempt: 1, reason: 'interruption', startedAt: t0, heartbeatAt: t0, failures: 1, ended, deadlineEpochMs: Date.parse(t0) } }),
+    );
+    w.cloud.addInstance({ instanceId: 'i-i', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-i' } });
+    w.kube.addNode({ metadata: { name: 'n-i' } });
+    w.clock.advanceSeconds(30);
+    w.kube.failNext('listNodes', Object.assign(new Error('list nodes: HTTP 429'), { name: 'TransientError' }));
+    // Act
+    const pass = run({}, { ...deps, termination: w.starter });
+    // Assess
+    await expect(pass).rejects.toThrow('HTTP 429');
+    expect(w.starter.started.map((s) => [s.nodeClaim, (s as { attempt?: number }).attempt])).toEqual([['default-i', 2]]);
+    expect((await w.store.get('default-i'))?.termination?.attempt).toBe(2);
+  });
+});
+
 describe('gc: one failing action does not stop the others', () => {
   it('a terminate EC2 refuses is reported in failed; the orphan after it and the expired record are still handled', async () => {
     // Prepare
