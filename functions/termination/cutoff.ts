@@ -10,7 +10,7 @@ import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas
 import { TargetRefusedError } from '../../shared/api/errors.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { classifyPod, podKey } from './drain-plan.ts';
+import { classifyPod, podKey } from '../../shared/disruption/drain-plan.ts';
 
 export { TaskInputSchema as InputSchema };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPod, drainWaitSeconds, planDrain } from '../../../functions/termination/drain-plan.ts';
+import { classifyPod, drainWaitSeconds, planDrain } from '../../../shared/disruption/drain-plan.ts';
 import { doNotDisruptUntilMs, isDoNotDisruptActive } from '../../../shared/disruption/pods.ts';
 import { pod } from '../../fakes/index.ts';
 

@@ -5,9 +5,9 @@
  * pkg/utils/pod/scheduling.go), with one nodefleet choice from the issue: DaemonSet pods are left
  * alone (they die with the instance) instead of being evicted in their own tiers.
  */
-import type { Pod } from '../../shared/api/kube.ts';
-import { TaintDisrupted } from '../../shared/api/labels.ts';
-import { doNotDisruptUntilMs } from '../../shared/disruption/pods.ts';
+import type { Pod } from '../api/kube.ts';
+import { TaintDisrupted } from '../api/labels.ts';
+import { doNotDisruptUntilMs } from './pods.ts';
 
 /** Kubernetes' default pod terminationGracePeriodSeconds. */
 export const DefaultPodGraceSeconds = 30;
