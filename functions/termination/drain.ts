@@ -9,7 +9,8 @@ import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { drainWaitSeconds, MaxDrainLoopsPerExecution, planDrain, podKey, TerminationHeartbeatSeconds } from '../../shared/disruption/drain-plan.ts';
+import { drainWaitSeconds, MaxDrainLoopsPerExecution, planDrain, TerminationHeartbeatSeconds } from '../../shared/disruption/drain-plan.ts';
+import { podKey } from '../../shared/disruption/pods.ts';
 import { updateClaim } from './claims.ts';
 
 export { TaskInputSchema as InputSchema };

@@ -38,7 +38,7 @@ describe('termination.asl.json definition', () => {
 });
 
 describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)', () => {
-  it('clean drain: taint + cordon, non-critical before critical, daemonset and mirror pods left, then terminate, delete node, finish claim, release budget', async () => {
+  it('clean drain: taint + cordon, the four eviction groups in order (DaemonSet pods too), mirror pods left, then terminate, delete node, finish claim, release budget', async () => {
     const h = harness();
     const { w } = h;
     w.kube.addPods(
@@ -46,6 +46,7 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
       pod({ name: 'web-2', nodeName: NodeName }),
       pod({ name: 'coredns', namespace: 'kube-system', nodeName: NodeName, priorityClassName: 'system-cluster-critical' }),
       pod({ name: 'aws-node', namespace: 'kube-system', nodeName: NodeName, owner: 'DaemonSet' }),
+      pod({ name: 'ebs-csi-node', namespace: 'kube-system', nodeName: NodeName, owner: 'DaemonSet', priorityClassName: 'system-node-critical' }),
       pod({ name: 'kube-proxy-static', namespace: 'kube-system', nodeName: NodeName, mirror: true }),
     );
     await w.budgets.take('default', ClaimName, 1, w.clock.nowIso());
@@ -57,9 +58,11 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     expect(patch.unschedulable).toBe(true);
     expect(patch.taints).toEqual([{ key: TaintDisrupted.key, effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00.000Z' }]);
     const evicted = w.kube.callsOf('evictPod').map((a) => `${a[0]}/${a[1]}`);
-    expect(evicted).toEqual(['default/web-1', 'default/web-2', 'kube-system/coredns']);
-    // web pods have 30 s of grace: coredns is evicted only after they are gone, the node drained 30 s later.
-    expect(h.terminateCalls).toEqual([h.t0 + 60_000]);
+    expect(evicted).toEqual(['default/web-1', 'default/web-2', 'kube-system/aws-node', 'kube-system/coredns', 'kube-system/ebs-csi-node']);
+    // Each group's pods have 30 s of grace: a group is evicted only once the one before is gone.
+    const evictedAt = w.kube.callsOf('evictPod').map((a) => a[1]);
+    expect(evictedAt).toHaveLength(5);
+    expect(h.terminateCalls).toEqual([h.t0 + 120_000]);
     expect(w.cloud.peek(InstanceId)?.state).toBe('shutting-down');
     expect(w.kube.peekNode(NodeName)).toBeUndefined();
     const claim = w.store.peek(ClaimName)!;
