@@ -2,14 +2,17 @@
  * Task Drain: one drain round. Evicts the current priority tier through the Eviction API (a 429
  * from a PodDisruptionBudget is not an error: the pod is reported `blocked` and the state machine
  * waits and loops), holds do-not-disrupt pods, deletes pods early so their grace period ends by the
- * deadline, and reports whether the node is drained or the deadline has passed. Never sleeps: it
- * returns `retryAfterSeconds` for the WaitForDrain state.
+ * deadline, and reports whether the node is drained or the deadline has passed. Once drained it
+ * waits, in the same loop and under the same deadline, for the node's VolumeAttachments to be
+ * detached (those of pods the drain does not move excepted: Karpenter's awaitVolumeDetachment).
+ * Never sleeps: it returns `retryAfterSeconds` for the WaitForDrain state.
  */
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { drainWaitSeconds, MaxDrainLoopsPerExecution, planDrain, TerminationHeartbeatSeconds } from '../../shared/disruption/drain-plan.ts';
+import { drainWaitSeconds, isDrainable, MaxDrainLoopsPerExecution, pendingVolumeAttachments, planDrain, TerminationHeartbeatSeconds } from '../../shared/disruption/drain-plan.ts';
+import { volumeClaimName, type KubeObject, type Pod, type VolumeAttachment } from '../../shared/api/kube.ts';
 import { podKey } from '../../shared/disruption/pods.ts';
 import { updateClaim } from './claims.ts';
 
@@ -28,8 +31,8 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   const nowMs = deps.clock.now().getTime();
   const { claim, nodeName } = await verifiedTarget('Drain', input, deps, { node: true, record: true });
   const deadline = terminationDeadline(claim, input.deadlineEpochMs, nowMs);
-  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false };
-  if (!nodeName) return { done: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
+  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false, volumesPending: [], volumesPendingCount: 0 };
+  if (!nodeName) return { done: true, drained: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
   await heartbeat(input, deps, nowMs);
 
   const plan = planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline);
@@ -50,15 +53,23 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     deps.log?.info('draining node', { Node: nodeName, NodeClaim: input.nodeClaim, evicted, blockedByPdb: blocked, deletedEarly, attempt });
   }
   // Re-read after acting so a node whose pods left at once is reported drained without a wait.
-  const after = evicted.length || deletedEarly.length ? planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline) : plan;
-  const finished = after.drained || after.deadlineReached;
+  const podsAfter = evicted.length || deletedEarly.length ? await deps.kube.listPods({ nodeName }) : undefined;
+  const after = podsAfter ? planDrain(podsAfter, nowMs, deadline) : plan;
+  const volumes = after.drained ? await volumesKeepingInstance(deps, nodeName, podsAfter ?? (await deps.kube.listPods({ nodeName })), nowMs) : [];
+  if (volumes.length && attempt % 12 === 1) deps.log?.info('awaiting volume detachment', { Node: nodeName, NodeClaim: input.nodeClaim, volumeAttachments: volumes.slice(0, ListedPods) });
+  // Past the deadline the volume wait is skipped (Karpenter: VolumesDetached False, terminate).
+  const done = after.drained && (volumes.length === 0 || after.deadlineReached);
+  const finished = done || after.deadlineReached;
   const continueAsNew = !finished && attempt >= MaxDrainLoopsPerExecution;
   if (continueAsNew) deps.log?.info('drain continues as a new execution', { Node: nodeName, NodeClaim: input.nodeClaim, rounds: attempt, attempt: input.attempt ?? 1 });
   return {
     continueAsNew,
-    done: after.drained,
+    done,
+    drained: after.drained,
+    volumesPending: volumes.slice(0, ListedPods),
+    volumesPendingCount: volumes.length,
     deadlineReached: after.deadlineReached,
-    retryAfterSeconds: after.drained || after.deadlineReached ? 0 : drainWaitSeconds(attempt, nowMs, after.nextEventMs, deadline !== undefined),
+    retryAfterSeconds: finished ? 0 : drainWaitSeconds(attempt, nowMs, after.nextEventMs, deadline !== undefined),
     attempt,
     evicted: evicted.slice(0, ListedPods),
     blocked: blocked.slice(0, ListedPods),
@@ -66,6 +77,24 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     remaining: after.blocking.slice(0, ListedPods).map(podKey),
     remainingCount: after.blocking.length,
   };
+}
+
+/**
+ * Names of the node's VolumeAttachments that still keep its instance (shared/disruption/drain-plan.ts
+ * pendingVolumeAttachments). PersistentVolumeClaims are read only when a pod the drain does not
+ * move mounts one.
+ */
+async function volumesKeepingInstance(deps: Pick<TerminationDeps, 'kube'>, nodeName: string, pods: Pod[], nowMs: number): Promise<string[]> {
+  const attachments = (await deps.kube.listObjects('storage.k8s.io/v1', 'VolumeAttachment')).filter((o) => o.spec?.nodeName === nodeName) as unknown as VolumeAttachment[];
+  if (!attachments.length) return [];
+  const volumeOfClaim = new Map<string, string>();
+  const kept = pods.filter((p) => !isDrainable(p, nowMs) && (p.spec.volumes ?? []).some((v) => volumeClaimName(p, v)));
+  if (kept.length) {
+    for (const c of (await deps.kube.listObjects('v1', 'PersistentVolumeClaim')) as KubeObject[]) {
+      if (c.spec?.volumeName) volumeOfClaim.set(`${c.metadata.namespace ?? 'default'}/${c.metadata.name}`, c.spec.volumeName);
+    }
+  }
+  return pendingVolumeAttachments(attachments, pods, volumeOfClaim, nowMs).map((va) => va.metadata.name);
 }
 
 /**

@@ -19,10 +19,12 @@ export interface FinalizeResult {
 /** @throws whatever the ports throw (TransientError, ConflictError) for the state machine's Retry. */
 export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'store' | 'budgets' | 'clock' | 'log'>): Promise<FinalizeResult> {
   const now = deps.clock.now().toISOString();
-  const drained = input.drain?.done === true;
+  const drained = input.drain?.drained === true || input.drain?.done === true;
+  const volumesDetached = drained && (input.drain?.volumesPendingCount ?? 0) === 0;
   const claim = await updateClaim(deps.store, input.nodeClaim, (c) => {
     if (c.phase === 'Terminated') return undefined;
     let next = setCondition(c, 'Drained', drained ? 'True' : 'False', now, drained ? 'Drained' : 'TerminationGracePeriodElapsed');
+    next = setCondition(next, 'VolumesDetached', volumesDetached ? 'True' : 'False', now, volumesDetached ? 'VolumesDetached' : 'TerminationGracePeriodElapsed');
     next = setCondition(next, 'InstanceTerminating', 'True', now, input.reason);
     next = setCondition(next, 'Ready', 'False', now, 'Terminated');
     return { ...next, phase: 'Terminated', retainUntil: new Date(deps.clock.now().getTime() + TerminatedClaimRetentionSeconds * 1000).toISOString() };

@@ -37,7 +37,13 @@ export type Target = z.infer<typeof TargetSchema>;
 
 /** Drain's result, at `$.drain`. `retryAfterSeconds` feeds the WaitForDrain state. */
 export const DrainResultSchema = z.object({
+  /** Drained and no VolumeAttachment keeps the instance: go on to TerminateInstance. */
   done: z.boolean(),
+  /** Every pod the drain waits for is gone (the NodeClaim's Drained condition). */
+  drained: z.boolean().default(false),
+  /** VolumeAttachments still keeping the instance once drained (first 10 names; the count is exact). */
+  volumesPending: z.array(z.string()).default([]),
+  volumesPendingCount: z.number().int().default(0),
   deadlineReached: z.boolean(),
   retryAfterSeconds: z.number().int().min(0),
   /** Loop count, 1 on the first Drain. */

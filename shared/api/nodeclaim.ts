@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { RequirementSchema, TaintSchema } from './nodepool.ts';
 import { parseDurationSeconds } from './duration.ts';
-import { AnnotationNodeClassHash, AnnotationNodePoolHash, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
+import { AnnotationNodeClassHash, AnnotationNodePoolHash, FinalizerTermination, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
 import { instanceIdOfProviderId } from './provider-id.ts';
 
 export const NodeClaimConditionTypes = [
@@ -17,6 +17,7 @@ export const NodeClaimConditionTypes = [
   'Drifted',
   'Consolidatable',
   'Drained',
+  'VolumesDetached',
   'InstanceTerminating',
   'DisruptionReason',
 ] as const;
@@ -319,7 +320,7 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
       creationTimestamp: kubeTime(c.createdAt),
       labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
       ...(Object.keys(annotations).length ? { annotations } : {}),
-      finalizers: ['karpenter.sh/termination'],
+      finalizers: [FinalizerTermination],
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }],
     },
     spec: {

@@ -16,6 +16,7 @@ type Method =
   | 'listObjects'
   | 'patchNode'
   | 'deleteNode'
+  | 'setNodeFinalizer'
   | 'evictPod'
   | 'deletePod';
 
@@ -199,6 +200,30 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
 
   async deleteNode(name: string): Promise<void> {
     this.record('deleteNode', name);
+    const n = this.nodes.get(name);
+    if (!n) return;
+    if (n.metadata.finalizers?.length) {
+      n.metadata.deletionTimestamp ??= this.clock.now().toISOString();
+      return;
+    }
+    this.removeNode(name);
+  }
+
+  async setNodeFinalizer(name: string, finalizer: string, present: boolean): Promise<Node | undefined> {
+    this.record('setNodeFinalizer', name, finalizer, present);
+    const n = this.nodes.get(name);
+    if (!n) return undefined;
+    const current = n.metadata.finalizers ?? [];
+    if (current.includes(finalizer) === present) return clone(n);
+    n.metadata.finalizers = present ? [...current, finalizer] : current.filter((f) => f !== finalizer);
+    if (n.metadata.deletionTimestamp && n.metadata.finalizers.length === 0) {
+      this.removeNode(name);
+      return undefined;
+    }
+    return clone(n);
+  }
+
+  private removeNode(name: string): void {
     if (!this.nodes.delete(name)) return;
     if (this.opts.podGcOnNodeDelete === false) return;
     for (const [key, p] of this.pods) {
