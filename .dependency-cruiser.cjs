@@ -163,11 +163,11 @@ module.exports = {
     // ---- infra ----
     {
       name: 'infra-aws-imports-cdk-and-contract',
-      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), statemachines/, Node core.',
+      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), shared/api/metrics.ts (the dashboard metric names), shared/api/settings.ts (the Karpenter settings, checked at synth), statemachines/, Node core.',
       severity: 'error',
       from: { path: '^infra/aws/', pathNot: TEST },
       // Node core modules are fine in build-time code (the synth script reads the ASL, hashes names).
-      to: { pathNot: ['^infra/aws/', CDK, '^shared/api/(contract|iam-policy)\\.ts$', '^statemachines/'], dependencyTypesNot: ['core'] },
+      to: { pathNot: ['^infra/aws/', CDK, '^shared/api/(contract|iam-policy|metrics|settings)\\.ts$', '^statemachines/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'infra-local-layers',
@@ -182,6 +182,13 @@ module.exports = {
     onlyOwnerImports('kube-client-only-in-shared-kube', 'Only shared/kube imports @kubernetes/client-node.', '^shared/kube/', KUBE_CLIENT),
     onlyOwnerImports('powertools-middy-only-in-shared-runtime', 'Only shared/runtime imports Powertools and middy.', '^shared/runtime/', LAMBDA_RUNTIME),
     onlyOwnerImports('cdk-only-in-infra-aws', 'Only infra/aws imports aws-cdk-lib, constructs, cdk-nag.', '^infra/aws/', CDK),
+    {
+      name: 'highs-only-in-test',
+      comment: 'highs (the ILP solver, a devDependency) is for test/bench and tests only, never shipped code.',
+      severity: 'error',
+      from: { path: '^(functions|shared|infra)/' },
+      to: { path: '^(node_modules/)?highs/' },
+    },
     {
       name: 'no-unresolvable-local',
       comment: 'A relative import that does not resolve is a typo or a moved file.',

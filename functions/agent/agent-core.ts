@@ -6,6 +6,7 @@
  * once per node per {@link PodEventMinIntervalMs}. Failed publishes are kept and retried: nothing is lost while
  * EventBridge is briefly unavailable.
  */
+import { DefaultSettings } from '../../shared/api/settings.ts';
 import { createHash } from 'node:crypto';
 import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
@@ -15,10 +16,10 @@ import { LabelInitialized, LabelNodePool, TaintDisrupted, TaintUnregistered } fr
 import { isProvisionable } from './select.ts';
 import { splitDetails } from './split.ts';
 
-/** Karpenter's batch idle duration (KC options.go `BATCH_IDLE_DURATION` = 1 s). */
-export const BatchIdleMs = 1_000;
-/** Karpenter's batch max duration (KC options.go `BATCH_MAX_DURATION` = 10 s). */
-export const BatchMaxMs = 10_000;
+/** Karpenter's default `BATCH_IDLE_DURATION` (1 s; shared/api/settings.ts). */
+export const BatchIdleMs = DefaultSettings.batchIdleDuration;
+/** Karpenter's default `BATCH_MAX_DURATION` (10 s; shared/api/settings.ts). */
+export const BatchMaxMs = DefaultSettings.batchMaxDuration;
 /**
  * Still-pending pods are sent again after this long. Karpenter re-triggers provisioning every 10 s
  * in-process; here each send is a Lambda invocation, and the provisioner skips pods already on an

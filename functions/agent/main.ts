@@ -1,7 +1,8 @@
 /**
  * Process entry of the agent Deployment. Env: NODEFLEET_CLUSTER_NAME, NODEFLEET_EVENT_BUS_NAME,
  * AWS_REGION (required); NODEFLEET_KUBECONFIG (else the in-cluster service account),
- * NODEFLEET_AGENT_HEALTH_PORT (default 8080), NODEFLEET_BATCH_IDLE_MS / NODEFLEET_BATCH_MAX_MS,
+ * NODEFLEET_AGENT_HEALTH_PORT (default 8080), Karpenter's BATCH_IDLE_DURATION / BATCH_MAX_DURATION
+ * (shared/api/settings.ts),
  * NODEFLEET_VIEW_BUCKET (publish the cluster view there; docs/cluster-state.md), NODEFLEET_S3_ENDPOINT.
  * Logs are JSON lines on stdout.
  */
@@ -10,7 +11,8 @@ import { Env } from '../../shared/api/contract.ts';
 import { createEventBridgePublisher } from '../../shared/aws/eventbridge-publisher.ts';
 import { createS3ClusterViewStore } from '../../shared/aws/s3-cluster-view-store.ts';
 import { Agent } from './agent.ts';
-import { BatchIdleMs, BatchMaxMs, type AgentLog } from './agent-core.ts';
+import { AgentSettingNames, parseSettings, type Settings } from '../../shared/api/settings.ts';
+import { type AgentLog } from './agent-core.ts';
 
 const EnvSchema = z.object({
   [Env.clusterName]: z.string().min(1),
@@ -20,8 +22,6 @@ const EnvSchema = z.object({
   [Env.viewBucket]: z.string().min(1).optional(),
   [Env.s3Endpoint]: z.string().url().optional(),
   NODEFLEET_AGENT_HEALTH_PORT: z.coerce.number().int().default(8080),
-  NODEFLEET_BATCH_IDLE_MS: z.coerce.number().int().positive().default(BatchIdleMs),
-  NODEFLEET_BATCH_MAX_MS: z.coerce.number().int().positive().default(BatchMaxMs),
 });
 
 const log: AgentLog = (level, message, fields = {}) => {
@@ -36,14 +36,21 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const env = parsed.data;
+  let settings: Settings;
+  try {
+    settings = parseSettings(process.env, AgentSettingNames);
+  } catch (e) {
+    log('error', (e as Error).message);
+    process.exit(2);
+  }
   const agent = new Agent({
     connection: env[Env.kubeconfig] ? { kind: 'kubeconfig', path: env[Env.kubeconfig]! } : { kind: 'in-cluster' },
     publisher: createEventBridgePublisher({ region: env[Env.region], eventBusName: env[Env.eventBusName], onDropped: (e, reason) => log('error', 'dropped event', { detailType: e.DetailType, reason }) }),
     clusterName: env[Env.clusterName],
     ...(env[Env.viewBucket] ? { views: createS3ClusterViewStore({ region: env[Env.region], bucket: env[Env.viewBucket]!, cluster: env[Env.clusterName], endpoint: env[Env.s3Endpoint] }) } : {}),
     healthPort: env.NODEFLEET_AGENT_HEALTH_PORT,
-    batchIdleMs: env.NODEFLEET_BATCH_IDLE_MS,
-    batchMaxMs: env.NODEFLEET_BATCH_MAX_MS,
+    batchIdleMs: settings.batchIdleDuration,
+    batchMaxMs: settings.batchMaxDuration,
     log,
   });
   await agent.start();

@@ -82,10 +82,12 @@ export function planRounds(input: SchedulingInput, solveRound: (i: SchedulingInp
   const placements = [...first.placements];
   const laterRounds: LaterRound[] = [];
   let unschedulable = first.unschedulable;
+  const relaxed = [...(first.relaxed ?? [])];
+  const merged = () => ({ newNodeClaims: claims, placements, unschedulable, ...(relaxed.length > 0 ? { relaxed } : {}) });
   let round = 1;
   const inFlightName = (i: number) => `planned-round-${claimRounds[i]}-${i}`;
   while (unschedulable.some((u) => Object.values(u.reasons).some((r) => LimitReason.test(r)))) {
-    if (round >= MaxPlanRounds) return { result: { newNodeClaims: claims, placements, unschedulable }, claimRounds, laterRounds, truncated: true };
+    if (round >= MaxPlanRounds) return { result: merged(), claimRounds, laterRounds, truncated: true };
     round++;
     const inFlight = new Map<string, number>();
     const existing: ExistingNode[] = [...(input.existingNodes ?? [])];
@@ -113,6 +115,7 @@ export function planRounds(input: SchedulingInput, solveRound: (i: SchedulingInp
       placed.push(...c.pods.map(podKey));
     }
     if (placed.length === 0) break;
+    relaxed.push(...(r.relaxed ?? []));
     const placedSet = new Set(placed);
     const heldBy: Record<string, string> = {};
     for (const u of unschedulable) {
@@ -122,5 +125,5 @@ export function planRounds(input: SchedulingInput, solveRound: (i: SchedulingInp
     laterRounds.push({ round, pods: placed, heldBy });
     unschedulable = r.unschedulable;
   }
-  return { result: { newNodeClaims: claims, placements, unschedulable }, claimRounds, laterRounds, truncated: false };
+  return { result: merged(), claimRounds, laterRounds, truncated: false };
 }

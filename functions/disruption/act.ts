@@ -102,7 +102,7 @@ export function replacementNames(command: DisruptionCommand): string[] {
  * @returns undefined on success, else why it failed (no capacity, unknown NodePool).
  */
 export async function launchReplacement(
-  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics'>,
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock'>,
   r: ReplacementClaim,
   name: string,
   command: DisruptionCommand,
@@ -184,7 +184,6 @@ export async function startTerminations(
   budgeted: boolean,
 ): Promise<string[]> {
   if (!deps.termination) throw new NodefleetError('termination state machine not configured (NODEFLEET_TERMINATION_STATE_MACHINE_ARN)');
-  const pools = new Map((await deps.kube.listNodePools()).map((p) => [p.metadata.name, p]));
   const started: string[] = [];
   for (const c of candidates) {
     const claim = await deps.store.get(c.nodeClaim);
@@ -192,7 +191,7 @@ export async function startTerminations(
       deps.log.warn('not starting termination: nodeclaim gone or already terminating', { nodeClaim: c.nodeClaim, phase: claim?.phase });
       continue;
     }
-    await startClaimTermination(deps.termination, claim, pools.get(claim.nodePool), { reason: TerminationReasons[reason], now, ...(budgeted ? { budgetNodePool: c.nodePool } : {}) });
+    await startClaimTermination(deps.termination, claim, { reason: TerminationReasons[reason], now, ...(budgeted ? { budgetNodePool: c.nodePool } : {}) });
     started.push(claim.name);
   }
   return started;

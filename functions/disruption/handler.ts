@@ -16,12 +16,17 @@
  * Every block is logged with its reason and counted (metric `nodefleet_disruption_blocked_total`).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
+import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import { buildDeps } from '../../shared/runtime/deps.ts';
 import type { RuntimeEnv } from '../../shared/runtime/env.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
-import { MetricNames, powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
+import { powertoolsLog, powertoolsMetrics, type Powertools } from '../../shared/runtime/observability.ts';
+import { MetricNames, podStartupSeconds } from '../../shared/api/metrics.ts';
+import { DisruptionLoopPeriodSeconds } from '../../shared/api/contract.ts';
+import { nodePoolLimits, nodePoolResources, resourceGauges } from '../../shared/api/nodepool-status.ts';
 import { DynamoBudgetCounter } from '../../shared/aws/dynamo-budget-counter.ts';
-import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand } from '../../shared/disruption/index.ts';
+import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand, type DisruptionSnapshot } from '../../shared/disruption/index.ts';
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
 import { confirmExpirations, launchReplacement, releaseSlots, renewSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
@@ -29,15 +34,6 @@ import { DisruptionInputSchema, type DisruptionInput, type DisruptionOutput } fr
 
 /** How often to re-check replacements for Initialized (Karpenter polls cluster state continuously; a launch takes ~1 min). */
 export const ReplacementPollSeconds = 15;
-
-/** Karpenter's decision metric (ANCHORS.md §4.1). */
-export const MetricDecisions = 'karpenter_voluntary_disruption_decisions_total';
-/** Karpenter's budget gauge (ANCHORS.md §4.1), emitted per run for bounded budgets. */
-export const MetricAllowedDisruptions = 'karpenter_nodepools_allowed_disruptions';
-/** Karpenter's gauge of nodes NotReady or being deleted per pool (ANCHORS.md §4.1). */
-export const MetricNodesConsumingBudgets = 'karpenter_nodepools_nodes_consuming_budgets';
-/** nodefleet: candidates a method could not take, by method and kind of reason. */
-export const MetricBlocked = 'nodefleet_disruption_blocked_total';
 
 /** A low-cardinality kind for a block reason (metric dimension; the full text goes to the log). */
 export function blockKind(reason: string): string {
@@ -67,7 +63,7 @@ function report(deps: Pick<Deps, 'log' | 'metrics' | 'env'>, blocked: readonly B
   if (!blockedLogged) blockedLoggedBy.set(deps.log, (blockedLogged = new Map()));
   const byNodeReason = new Map<string, { b: BlockedCandidate; methods: string[] }>();
   for (const b of blocked) {
-    deps.metrics.count(MetricBlocked, { method: b.method, kind: blockKind(b.reason) });
+    deps.metrics.count(MetricNames.disruptionBlocked, { method: b.method, kind: blockKind(b.reason) });
     const key = `${deps.env.clusterName}|${b.nodeName}|${b.reason}`;
     const entry = byNodeReason.get(key);
     if (entry) entry.methods.push(b.method);
@@ -82,12 +78,40 @@ function report(deps: Pick<Deps, 'log' | 'metrics' | 'env'>, blocked: readonly B
   for (const [key, at] of blockedLogged) if (nowMs - at >= BlockedLogQuietMs) blockedLogged.delete(key);
 }
 
+/** Karpenter's NodePool gauges, once per run: usage (what the pool's claims hold) and limits. */
+function reportNodePools(deps: Pick<Deps, 'metrics'>, snapshot: DisruptionSnapshot): void {
+  for (const pool of snapshot.nodePools) {
+    const nodepool = pool.metadata.name;
+    for (const g of resourceGauges(nodePoolResources(nodepool, snapshot.nodeClaims ?? []))) deps.metrics.count(MetricNames.nodePoolsUsage, { nodepool, resource_type: g.resourceType }, g.value);
+    for (const g of resourceGauges(nodePoolLimits(pool))) deps.metrics.count(MetricNames.nodePoolsLimit, { nodepool, resource_type: g.resourceType }, g.value);
+  }
+}
+
+/**
+ * Records the pass's Drifted / Consolidatable conditions on the claims (conditional on the version
+ * read; a claim changed meanwhile is left for the next pass). A failed write never stops the pass.
+ */
+async function recordConditions(deps: DisruptionDeps, claims: readonly NodeClaim[]): Promise<void> {
+  for (const c of claims) {
+    try {
+      await deps.store.update(c);
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) continue;
+      deps.log.warn('could not record nodeclaim conditions', { NodeClaim: { name: c.name }, error: (err as Error).message });
+    }
+  }
+}
+
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
-  const plan = planDisruption(await readSnapshot(deps, now), now, { elapsedMs: () => performance.now() });
+  const snapshot = await readSnapshot(deps, now);
+  const plan = planDisruption(snapshot, now, { elapsedMs: () => performance.now() });
   report(deps, plan.blocked, now.getTime());
+  reportNodePools(deps, snapshot);
+  for (const s of podStartupSeconds(snapshot.pods, now.getTime() - DisruptionLoopPeriodSeconds * 1000, now.getTime())) deps.metrics.seconds(MetricNames.podsStartupDuration, s);
+  await recordConditions(deps, plan.claimConditions);
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
-  for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
-  for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
+  for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricNames.nodePoolsAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
+  for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNames.nodePoolsNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
   const expirations = plan.expirations.length > 0 ? await confirmExpirations(deps, plan.expirations, now) : [];
   for (const e of expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
   const started = expirations.length > 0 ? await startTerminations(deps, expirations, 'Expired', now, false) : [];
@@ -108,7 +132,7 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
   }
   const cmd = v.command;
   if (!(await takeSlots(deps, cmd, v.counterLimits, now.toISOString()))) return { status: 'budget-exhausted', command: cmd, reason: 'disruption budget taken by a concurrent run', terminationsStarted: [] };
-  deps.metrics.count(MetricDecisions, { decision: cmd.decision, reason: cmd.reason, consolidation_type: cmd.method });
+  deps.metrics.count(MetricNames.disruptionDecisions, { decision: cmd.decision, reason: cmd.reason, consolidation_type: cmd.method });
   // Karpenter's line when a command starts (kubernetes-sigs/karpenter disruption/queue.go StartCommand).
   deps.log.info('disrupting node(s)', {
     command: cmd.id,

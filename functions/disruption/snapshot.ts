@@ -11,6 +11,7 @@
  * one GET of the node and one list of the pods bound to it each — and replace what the view said
  * about them, so a command is validated against the cluster as it is, not as the view saw it.
  */
+import { catalogSettingsOf, DefaultSettings, schedulingSettingsOf } from '../../shared/api/settings.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import type { NodePool, EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { resolveNodeClasses, resolvedImageIds, type NodeClassResolver, type SubnetInfo } from '../../shared/aws/node-class-resolver.ts';
@@ -98,7 +99,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
   const typesOfClass = (name: string): InstanceType[] => {
     let types = byClass.get(name);
     if (!types) {
-      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable, refreshed, subnets: resolved?.subnets.get(name) });
+      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable, refreshed, subnets: resolved?.subnets.get(name), settings: catalogSettingsOf(deps.env.settings) });
       byClass.set(name, types);
     }
     return types;
@@ -137,7 +138,10 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     budgetHolders,
     ...(resolved ? { resolvedImageIds: resolved.imageIds, nodeClassProblems: resolved.problems } : {}),
-    // The consolidation simulations pack as the provisioner would (shared/api/packing.ts).
-    ...(packing ? { settings: { scheduling: { packing } } } : {}),
+    // The consolidation simulations schedule and pack as the provisioner would (shared/api/packing.ts).
+    settings: {
+      spotToSpotConsolidation: (deps.env.settings ?? DefaultSettings).featureGates.SpotToSpotConsolidation,
+      scheduling: { ...schedulingSettingsOf(deps.env.settings), ...(packing ? { packing } : {}) },
+    },
   };
 }

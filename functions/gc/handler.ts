@@ -10,13 +10,14 @@ import type { CloudInstance } from '../../shared/api/ports.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
 import { planGarbageCollection, type GcPlan, InitializationTimeoutSeconds, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { MetricNames } from '../../shared/runtime/observability.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
+import { syncNodeClaimObjects } from './nodeclaim-objects.ts';
 
 export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };
 
 /** What gc uses; without `budgets` no budget slot is reclaimed, without `termination` no termination is restarted. */
-export type GcDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets' | 'termination'>;
+export type GcDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'cloud' | 'kube' | 'budgets' | 'termination'>;
 
 export interface GcResult {
   /** Claims deleted, with why. */
@@ -43,6 +44,8 @@ export interface GcResult {
   orphansWithNode: GcPlan['orphansWithNode'];
   /** Actions that failed this pass (the next pass plans them again). */
   failed: { action: string; subject: string; error: string }[];
+  /** The cluster's NodeClaim objects written this pass (functions/gc/nodeclaim-objects.ts). */
+  nodeClaimObjects?: { put: string[]; removed: string[]; foreign: string[] };
 }
 
 const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTimeoutSeconds / 60}m`, registration_timeout: `${RegistrationTimeoutSeconds / 60}m`, initialization_timeout: `${InitializationTimeoutSeconds / 60}m` };
@@ -60,8 +63,18 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
     budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
-  const plan = planGarbageCollection({ nodeClaims: claims, nodes, instances, tableEpochMs, ...(budgetHolders ? { budgetHolders } : {}) }, now);
+  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, ...(budgetHolders ? { budgetHolders } : {}) }, now);
   const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
+  // Mirrors of the records left after this pass; a failed list leaves them for the next pass.
+  const deletedNow = new Set(result.deleted.map((d) => d.nodeClaim));
+  try {
+    const m = await syncNodeClaimObjects(deps, claims.filter((c) => !deletedNow.has(c.name)));
+    result.nodeClaimObjects = { put: m.put, removed: m.removed, foreign: m.foreign };
+    result.failed.push(...m.failed);
+  } catch (err) {
+    deps.log.error('garbage collection action failed', { action: 'list-nodeclaim-objects', error: (err as Error).message, errorName: (err as Error).name });
+    result.failed.push({ action: 'list-nodeclaim-objects', subject: 'nodeclaims', error: `${(err as Error).name}: ${(err as Error).message}` });
+  }
   if (deps.cloud.collectLaunchTemplates) {
     const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
     for (const name of await deps.cloud.collectLaunchTemplates(live, now.getTime())) deps.log.info('deleted launch template', { name });

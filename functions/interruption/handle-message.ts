@@ -33,6 +33,7 @@ import { budgetStatus } from '../../shared/disruption/budgets.ts';
 import { hasRebalanceReplace } from '../../shared/disruption/rebalance.ts';
 import { accountOfArn, earliestNoticeDeadline, MaxHealthEventInstances, type InterruptionMessage } from '../../shared/api/events/index.ts';
 import { instanceDisagreement } from '../../shared/api/termination-target.ts';
+import type { MetricsSink } from '../../shared/runtime/observability.ts';
 
 /** Annotation recording the last rebalance recommendation on the NodeClaim (RFC 3339); defined in shared/api/labels.ts. */
 export { AnnotationRebalanceRecommendedAt };
@@ -60,6 +61,7 @@ export interface InterruptionDeps {
   budgets: BudgetCounter;
   clock: Clock;
   log: Log;
+  metrics: Pick<MetricsSink, 'count'>;
 }
 
 /** What was done for one instance, for logs and tests. */

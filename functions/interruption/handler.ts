@@ -15,9 +15,11 @@ import {
   InterruptionEventSchema,
   EventBridgeEnvelopeSchema,
   toInterruptionMessage,
+  karpenterMessageType,
   type SqsBatchResponse,
   type SqsEvent,
 } from '../../shared/api/events/index.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { handleMessage, messageRefusal, type InterruptionDeps, type InterruptionOutcome } from './handle-message.ts';
 
 export { SqsEventSchema as InputSchema } from '../../shared/api/events/index.ts';
@@ -36,6 +38,9 @@ export interface RecordResult {
 export async function run(event: SqsEvent, deps: InterruptionDeps): Promise<SqsBatchResponse & { results: RecordResult[] }> {
   const results: RecordResult[] = [];
   for (const record of event.Records) results.push(await handleRecord(record.messageId, record.body, deps));
+  // Acknowledged records are deleted by SQS (the event source mapping), as Karpenter deletes a message once handled.
+  const deleted = results.filter((r) => r.status !== 'malformed' && r.status !== 'failed').length;
+  if (deleted > 0) deps.metrics.count(MetricNames.interruptionDeleted, {}, deleted);
   return {
     batchItemFailures: results.filter((r) => r.status === 'malformed' || r.status === 'failed').map((r) => ({ itemIdentifier: r.messageId })),
     results,
@@ -63,6 +68,7 @@ async function handleRecord(messageId: string, body: string, deps: InterruptionD
     deps.log.debug('ignoring health event outside EC2 scheduled changes', { messageId });
     return { messageId, status: 'ignored' };
   }
+  deps.metrics.count(MetricNames.interruptionReceived, { message_type: karpenterMessageType(msg) });
   const refusal = messageRefusal(msg, deps.env);
   if (refusal) {
     deps.log.warn('interruption message refused', { messageId, kind: msg.kind, eventId: msg.eventId, reason: refusal });
@@ -107,6 +113,7 @@ export const handler = (() => {
             unavailable: deps.unavailable,
             kube: deps.kube,
             budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, deps.env.tableName, deps.env.clusterName),
+            metrics: deps.metrics,
             clock: deps.clock,
             log: deps.log,
           });

@@ -3,6 +3,8 @@
  * launches. Decide, then act: the SchedulingResult is plain data, logged before anything launches.
  * Log lines and metric names are Karpenter's (ANCHORS.md §4.1, §4.3).
  */
+import { nodePoolNotReadyReason } from '../../shared/scheduling/template.ts';
+import { schedulingSettingsOf } from '../../shared/api/settings.ts';
 import type { Pod } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
@@ -12,10 +14,11 @@ import { nodeClassReadiness } from '../../shared/api/nodeclass-support.ts';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { UnschedulableBackoff, schedulingConfigKey } from '../../shared/scheduling/unschedulable-backoff.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { MetricNames } from '../../shared/runtime/observability.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from '../../shared/launch/claims.ts';
-import { launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
+import { chooseLaunch, launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
+import { Requirements } from '../../shared/api/requirements.ts';
 import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 import { readStorage } from '../../shared/runtime/cluster-picture.ts';
 
@@ -126,6 +129,11 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   // unusable with the reason (in each pod's reasons), and the class's reason is logged once per pass.
   const readiness = nodeClassReadiness(snap.nodeClasses.values(), snap.nodeClassProblems);
   for (const [name, reason] of readiness.notReady) deps.log.error('ec2nodeclass not ready', { EC2NodeClass: { name }, error: reason });
+  // A NodePool whose requirements Karpenter's runtime validation refuses launches nothing: said once per pass.
+  for (const np of snap.nodePools) {
+    const reason = nodePoolNotReadyReason(np);
+    if (reason) deps.log.error('nodepool not ready', { NodePool: { name: np.metadata.name }, error: reason });
+  }
   const started = performance.now();
   const result: SchedulingResult = solve({
     pods,
@@ -138,7 +146,7 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     unavailableOfferings: snap.unavailable,
     nodePoolNotReady: readiness.nodePoolNotReady,
     ...(storage ? { storage } : {}),
-    ...(packing.packing ? { settings: { packing: packing.packing } } : {}),
+    settings: { ...schedulingSettingsOf(deps.env.settings), ...(packing.packing ? { packing: packing.packing } : {}) },
   });
   const seconds = (performance.now() - started) / 1000;
   // A pod refused for its volumes waits on storage objects, not on the scheduling configuration:
@@ -154,6 +162,16 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   summary.placedOnExisting = result.placements.length;
   if (result.newNodeClaims.length) {
     deps.log.info('computed new nodeclaim(s) to fit pod(s)', { nodeclaims: result.newNodeClaims.length, pods: result.newNodeClaims.reduce((n, c) => n + c.pods.length, 0) });
+  }
+  // Karpenter logs each preference it relaxes (KC preferences.go `Relax`, at debug); here with why it could not hold.
+  for (const r of result.relaxed ?? []) {
+    for (const step of r.relaxed) {
+      deps.log.info('relaxing soft constraints for pod since it previously failed to schedule', {
+        Pod: { name: r.pod.metadata.name, namespace: r.pod.metadata.namespace },
+        reason: `removing: ${step.preference}`,
+        error: Object.entries(step.reasons).map(([np, why]) => `nodepool ${np}: ${why}`).join('; ') || 'no NodePool',
+      });
+    }
   }
   for (const u of result.unschedulable) {
     summary.unschedulable.push({ pod: objectKey(u.pod), reasons: u.reasons });
@@ -185,11 +203,8 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
     toLaunch.map(({ claim, index }) => {
       const c = result.newNodeClaims[index];
       const nodeClass = snap.nodeClasses.get(claim.nodeClass);
-      const capacityType = c.capacityTypes.find((t) => t === 'spot' || t === 'on-demand') ?? 'on-demand';
-      const offerings = c.launchInstanceTypes.flatMap((t) =>
-        t.offerings.filter((o) => o.available && o.capacityType === capacityType && c.zones.includes(o.zone)).map((o) => ({ instanceType: t.name, zone: o.zone })),
-      );
-      const first = offerings.length ? { capacityType, instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones, offerings } : undefined;
+      // The scheduler's launch set through the launch's own filters (KA filters the NodeClaim's types at launch).
+      const first = chooseLaunch(c.launchInstanceTypes, Requirements.fromSpecs(claim.requirements), new Set());
       return launchClaim(deps, claim, nodeClass, c.instanceTypes, first, now);
     }),
   );

@@ -11,6 +11,7 @@
  * deleted, which the pass provisions for like pending pods, are listed live for that node
  * (the Node live is really being deleted, the pods exist and are bound to it).
  */
+import { catalogSettingsOf, type Settings } from '../../shared/api/settings.ts';
 import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { InFlightPhases, getCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
@@ -86,7 +87,7 @@ export interface SnapshotPorts {
   store: NodeClaimStore;
   unavailable: UnavailableOfferings;
   views?: ClusterViewStore;
-  env: { clusterName: string };
+  env: { clusterName: string; settings?: Settings };
   log: Log;
   metrics?: MetricsSink;
   /** Subnets (zones) per EC2NodeClass, the launch's resolver; absent = every zone of the region. */
@@ -179,7 +180,7 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     if (!nodeClass) return []; // NodePool whose EC2NodeClass is missing: not ready, nothing launches.
     let types = catalogs.get(ref);
     if (!types) {
-      types = loadCatalog({ region, nodeClass, unavailable, refreshed, subnets: resolutions?.resolved.get(ref)?.subnets });
+      types = loadCatalog({ region, nodeClass, unavailable, refreshed, subnets: resolutions?.resolved.get(ref)?.subnets, settings: catalogSettingsOf(deps.env.settings) });
       catalogs.set(ref, types);
     }
     return types;

@@ -36,7 +36,7 @@ import { ConflictError } from '../../shared/api/errors.ts';
 import { parseResources, formatResources } from '../../shared/api/quantity.ts';
 import * as L from '../../shared/api/labels.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { MetricNames } from '../../shared/runtime/observability.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 import { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
@@ -90,7 +90,7 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
   const haveAnnotations = node.metadata.annotations ?? {};
   for (const [k, v] of Object.entries(claim.annotations)) if (k !== AnnotationLastPodEventTime && haveAnnotations[k] !== v) annotations[k] = v;
   const current = (node.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key);
-  const sync = node.metadata.annotations?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
+  const sync = node.metadata.labels?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
   const taints = [...current];
   for (const t of sync) if (!taints.some((x) => x.key === t.key && x.effect === t.effect)) taints.push({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect });
   return { labels, annotations, taints };
@@ -159,8 +159,7 @@ async function nodeDeleting(deps: RegistrationDeps, claim: NodeClaim, node: Node
   if (!(node.metadata.finalizers ?? []).includes(L.FinalizerTermination)) return { action: 'ignored', reason: `node ${node.metadata.name} is being deleted without the ${L.FinalizerTermination} finalizer` };
   if (!isTrue(claim, 'Registered') || claim.nodeName !== node.metadata.name) return { action: 'ignored', reason: `node ${node.metadata.name} is not nodeclaim ${claim.name}'s registered node` };
   if (claim.phase === 'Terminating' || claim.phase === 'Terminated') return { action: 'terminating', nodeClaim: claim.name, started: false };
-  const pool = (await deps.kube.listNodePools()).find((p) => p.metadata.name === claim.nodePool);
-  const executionArn = await startClaimTermination(deps.termination, claim, pool, { reason: 'manual', now: deps.clock.now() });
+  const executionArn = await startClaimTermination(deps.termination, claim, { reason: 'manual', now: deps.clock.now() });
   deps.log.info('node deleted: terminating its nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, executionArn });
   return { action: 'terminating', nodeClaim: claim.name, started: true };
 }
@@ -212,6 +211,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
       registered = true;
       deps.log.info('registered nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name } });
       deps.metrics.count(MetricNames.nodeClaimsRegistered, { nodepool: claim.nodePool });
+      deps.metrics.count(MetricNames.nodesCreated, { nodepool: claim.nodePool });
     }
   }
   if (!current || isTrue(current, 'Initialized')) return registered ? { action: 'registered', nodeClaim: claim.name } : { action: 'unchanged', nodeClaim: claim.name };

@@ -4,6 +4,7 @@
  */
 import type { Node } from 'constructs';
 import { clusterNameProblem, PackingModes, type PackingMode } from '../../shared/api/contract.ts';
+import { checkSetting, SettingNames, SettingsError } from '../../shared/api/settings.ts';
 
 /** Log levels Powertools Logger accepts (POWERTOOLS_LOG_LEVEL; shared/runtime/env.ts parses the same set). */
 export const LogLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
@@ -46,6 +47,18 @@ export interface NodefleetConfig {
    * `karpenter`; unset: the default, cost), passed to both as NODEFLEET_PACKING. A NodePool's nodefleet.io/packing annotation wins.
    */
   packing?: PackingMode;
+  /**
+   * Karpenter's settings and feature gates set as context under Karpenter's names
+   * (`-c FEATURE_GATES=SpotToSpotConsolidation=true`), each checked (shared/api/settings.ts):
+   * name → value, only those set. Passed to the functions (and the agent's) under the same names.
+   */
+  settings: Record<string, string>;
+  /**
+   * Beside Karpenter (context `besideKarpenter`, default false): every function reads only the
+   * NodePools whose nodeClassRef is an EC2NodeClass of nodefleet.io (NODEFLEET_BESIDE_KARPENTER;
+   * docs/migration.md); otherwise those of karpenter.k8s.aws, as a replacement for Karpenter.
+   */
+  besideKarpenter: boolean;
 }
 
 /** Names shared with infra/k8s (the manifests use the same literals; a test checks they agree). */
@@ -127,11 +140,26 @@ export function readConfig(node: Node): NodefleetConfig {
     throw new ConfigError(`context 'packing' must be one of ${PackingModes.join(', ')}, got '${packing}'`);
   }
 
+  const settings: Record<string, string> = {};
+  for (const name of SettingNames) {
+    const raw = str(node, name);
+    if (raw === undefined) continue;
+    try {
+      checkSetting(name, raw);
+    } catch (e) {
+      if (e instanceof SettingsError) throw new ConfigError(`context '${name}': ${e.message.slice(`setting ${name}: `.length)}`);
+      throw e;
+    }
+    settings[name] = raw;
+  }
+
   return {
     clusterName,
     logLevel: logLevel as LogLevel,
+    settings,
     ...(packing ? { packing: packing as PackingMode } : {}),
     interruption: bool(node, 'interruption', true),
+    besideKarpenter: bool(node, 'besideKarpenter', false),
     vpc,
     agentIdentity,
     oidcProviderArn,

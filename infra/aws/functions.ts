@@ -8,7 +8,7 @@
  * The termination state machine's task functions are not listed: they are derived from the
  * `${…FunctionArn}` substitutions in statemachines/termination.asl.json (see termination.ts).
  */
-import { EventRules, InterruptionRuleNames } from '../../shared/api/contract.ts';
+import { DisruptionLoopPeriodSeconds, EventRules, InterruptionRuleNames } from '../../shared/api/contract.ts';
 import { FunctionPermissions, type Permission } from '../../shared/api/iam-policy.ts';
 
 export type { Permission } from '../../shared/api/iam-policy.ts';
@@ -64,7 +64,7 @@ export const Functions: readonly FunctionSpec[] = [
   {
     name: 'disruption',
     entry: 'functions/disruption/handler.ts',
-    trigger: { kind: 'loop', minutes: 1, definition: 'statemachines/disruption-loop.asl.json' },
+    trigger: { kind: 'loop', minutes: DisruptionLoopPeriodSeconds / 60, definition: 'statemachines/disruption-loop.asl.json' },
     permissions: FunctionPermissions.disruption,
     timeoutSeconds: 300,
     memoryMiB: 2048,

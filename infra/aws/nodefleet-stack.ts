@@ -11,6 +11,7 @@
  * Function entries come from functions.ts (plus the ASL's task functions); names of env vars, the
  * DynamoDB key design and the event patterns come from shared/api/contract.ts.
  */
+import { AgentSettingNames, RuntimeSettingNames } from '../../shared/api/settings.ts';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,7 +48,8 @@ import {
 import { statementsFor, type IamTargets } from './iam.ts';
 import { addNagSuppressions } from './nag.ts';
 import { protectBus, protectRuleQueue, protectViewBucket } from './resource-policies.ts';
-import { MetricsNamespace, Observability, type WatchedQueue } from './observability.ts';
+import { Observability, type WatchedQueue } from './observability.ts';
+import { MetricsNamespace } from '../../shared/api/metrics.ts';
 import { readLoopDefinition, type LoopDefinition } from './loop.ts';
 import { readTerminationDefinition, TerminationAslPath, type TerminationDefinition } from './termination.ts';
 
@@ -316,6 +318,8 @@ export class NodefleetStack extends Stack {
     // ---- outputs (docs/deploy.md, the agent's config and the CLI read them) -------------------
     new CfnOutput(this, 'EventBusName', { value: this.bus.eventBusName, description: `${Env.eventBusName} for the agent` });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: Env.tableName });
+    const agentSettings = AgentSettingNames.filter((n) => cfg.settings[n] !== undefined).map((n) => `${n}=${cfg.settings[n]}`);
+    if (agentSettings.length) new CfnOutput(this, 'AgentSettings', { value: agentSettings.join(' '), description: 'lines for infra/k8s/agent.env (the agent batches pending pods with them)' });
     new CfnOutput(this, 'ViewBucketName', { value: this.viewBucket.bucketName, description: `${Env.viewBucket} for the agent` });
     new CfnOutput(this, 'NodeRoleName', { value: this.nodeRole.roleName, description: 'EC2NodeClass spec.role' });
     new CfnOutput(this, 'InstanceProfileName', { value: this.instanceProfile.instanceProfileName });
@@ -414,6 +418,10 @@ export class NodefleetStack extends Stack {
     }
     // The packing mode shapes the provisioner's rounds and disruption's consolidation simulations (shared/api/packing.ts).
     if (cfg.packing && (name === 'provisioner' || name === 'disruption')) environment[Env.packing] = cfg.packing;
+    // Karpenter's settings under their own names: every function parses them (shared/runtime/env.ts).
+    for (const setting of RuntimeSettingNames) if (cfg.settings[setting] !== undefined) environment[setting] = cfg.settings[setting];
+    // Beside Karpenter every function reads only nodefleet.io NodePools (shared/api/nodepool.ts managedNodeClassGroup).
+    if (cfg.besideKarpenter) environment[Env.besideKarpenter] = 'true';
     if (spec.permissions.includes('startTermination') && this.stateMachine) {
       environment[Env.stateMachineArn] = this.stateMachine.stateMachineArn;
     }

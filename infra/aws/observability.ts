@@ -11,34 +11,32 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { MetricNames as M, MetricsNamespace } from '../../shared/api/metrics.ts';
 
-/** CloudWatch namespace of nodefleet's metrics (POWERTOOLS_METRICS_NAMESPACE). */
-export const MetricsNamespace = 'nodefleet';
 
 /**
  * Karpenter's metric names (ANCHORS §4.1, aws/karpenter-provider-aws website reference/metrics.md),
- * as the functions emit them (shared/runtime/observability.ts MetricNames), grouped as the
- * dashboard shows them, with the statistic to plot. A name no function emits yet shows an empty
- * graph, not an error: SEARCH matches whatever exists, under any dimensions.
+ * as the functions emit them (shared/api/metrics.ts), grouped as the dashboard shows them, with
+ * the statistic to plot. Every one is emitted (test/e2e/dashboard-metrics.test.ts).
  */
 export const DashboardMetrics: readonly { title: string; metrics: readonly string[]; stat: 'Sum' | 'Average' | 'Maximum' | 'p99' }[] = [
-  { title: 'NodeClaims created / launched / registered / initialized', metrics: ['karpenter_nodeclaims_created_total', 'karpenter_nodeclaims_launched_total', 'karpenter_nodeclaims_registered_total', 'karpenter_nodeclaims_initialized_total'], stat: 'Sum' },
-  { title: 'NodeClaims terminated / disrupted', metrics: ['karpenter_nodeclaims_terminated_total', 'karpenter_nodeclaims_disrupted_total'], stat: 'Sum' },
-  { title: 'Nodes created / terminated / drained', metrics: ['karpenter_nodes_created_total', 'karpenter_nodes_terminated_total', 'karpenter_nodes_drained_total'], stat: 'Sum' },
-  { title: 'Unschedulable pods', metrics: ['karpenter_scheduler_unschedulable_pods_count'], stat: 'Maximum' },
-  { title: 'Scheduling duration (s, p99)', metrics: ['karpenter_scheduler_scheduling_duration_seconds', 'karpenter_pods_scheduling_decision_duration_seconds'], stat: 'p99' },
-  { title: 'Pod startup duration (s, p99)', metrics: ['karpenter_pods_startup_duration_seconds'], stat: 'p99' },
-  { title: 'Launch failures / cloud provider errors', metrics: ['karpenter_cloudprovider_instance_launch_failures_total', 'karpenter_cloudprovider_errors_total'], stat: 'Sum' },
-  { title: 'Cloud provider call duration (s, p99)', metrics: ['karpenter_cloudprovider_duration_seconds'], stat: 'p99' },
-  { title: 'Voluntary disruption decisions', metrics: ['karpenter_voluntary_disruption_decisions_total', 'karpenter_voluntary_disruption_eligible_nodes'], stat: 'Sum' },
-  { title: 'NodePool usage / limit', metrics: ['karpenter_nodepools_usage', 'karpenter_nodepools_limit'], stat: 'Maximum' },
-  { title: 'Allowed disruptions / nodes consuming budgets', metrics: ['karpenter_nodepools_allowed_disruptions', 'karpenter_nodepools_nodes_consuming_budgets'], stat: 'Maximum' },
-  { title: 'Interruption messages', metrics: ['karpenter_interruption_received_messages_total', 'karpenter_interruption_deleted_messages_total'], stat: 'Sum' },
-  { title: 'Pods drained / eviction requests', metrics: ['karpenter_pods_drained_total', 'karpenter_pods_eviction_requests_total'], stat: 'Sum' },
-  { title: 'NodeClaim termination duration (s, p99)', metrics: ['karpenter_nodeclaims_termination_duration_seconds'], stat: 'p99' },
-  { title: 'nodefleet: launch → initialized (s, p99)', metrics: ['nodefleet_nodeclaim_launch_to_initialized_seconds'], stat: 'p99' },
-  { title: 'nodefleet: orphan instances terminated', metrics: ['nodefleet_orphan_instances_terminated_total'], stat: 'Sum' },
-  { title: 'nodefleet: unowned instances launched before the claims table (kept)', metrics: ['nodefleet_unowned_instances_before_epoch'], stat: 'Maximum' },
+  { title: 'NodeClaims created / launched / registered / initialized', metrics: [M.nodeClaimsCreated, M.nodeClaimsLaunched, M.nodeClaimsRegistered, M.nodeClaimsInitialized], stat: 'Sum' },
+  { title: 'NodeClaims terminated / disrupted', metrics: [M.nodeClaimsTerminated, M.nodeClaimsDisrupted], stat: 'Sum' },
+  { title: 'Nodes created / terminated / drained', metrics: [M.nodesCreated, M.nodesTerminated, M.nodesDrained], stat: 'Sum' },
+  { title: 'Unschedulable pods', metrics: [M.unschedulablePods], stat: 'Maximum' },
+  { title: 'Scheduling duration (s, p99)', metrics: [M.schedulingDuration, M.podsSchedulingDecisionDuration], stat: 'p99' },
+  { title: 'Pod startup duration (s, p99)', metrics: [M.podsStartupDuration], stat: 'p99' },
+  { title: 'Launch failures / cloud provider errors', metrics: [M.launchFailures, M.cloudProviderErrors], stat: 'Sum' },
+  { title: 'Cloud provider call duration (s, p99)', metrics: [M.cloudProviderDuration], stat: 'p99' },
+  { title: 'Voluntary disruption decisions', metrics: [M.disruptionDecisions, M.disruptionEligibleNodes], stat: 'Sum' },
+  { title: 'NodePool usage / limit', metrics: [M.nodePoolsUsage, M.nodePoolsLimit], stat: 'Maximum' },
+  { title: 'Allowed disruptions / nodes consuming budgets', metrics: [M.nodePoolsAllowedDisruptions, M.nodePoolsNodesConsumingBudgets], stat: 'Maximum' },
+  { title: 'Interruption messages', metrics: [M.interruptionReceived, M.interruptionDeleted], stat: 'Sum' },
+  { title: 'Pods drained / eviction requests', metrics: [M.podsDrained, M.evictionRequests], stat: 'Sum' },
+  { title: 'NodeClaim termination duration (s, p99)', metrics: [M.nodeClaimsTerminationDuration], stat: 'p99' },
+  { title: 'nodefleet: launch → initialized (s, p99)', metrics: [M.nodeClaimLaunchToInitialized], stat: 'p99' },
+  { title: 'nodefleet: orphan instances terminated', metrics: [M.orphanInstancesTerminated], stat: 'Sum' },
+  { title: 'nodefleet: unowned instances launched before the claims table (kept)', metrics: [M.unownedInstancesBeforeEpoch], stat: 'Maximum' },
 ];
 
 /** Dead-letter queues to alarm on, with a label for the alarm description. */

@@ -15,6 +15,7 @@
  * endpoint overrides pointed here; only the clock, log, event publisher, termination starter and
  * budget counter are injected as ports.
  */
+import { AgentSettingNames, parseSettings } from '../../shared/api/settings.ts';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { localRandom, localUuid, seedLocalIds } from './ids.ts';
@@ -51,9 +52,7 @@ const ShutdownGraceRealMs = 3000;
  */
 const AgentBatchIdleFloorMs = 500;
 const AgentBatchMaxFloorMs = 2000;
-/** Karpenter's batch window (idle 1 s, max 10 s) and the agent's re-send period, in virtual seconds. */
-const AgentBatchIdleSeconds = 1;
-const AgentBatchMaxSeconds = 10;
+/** The agent's re-send period, in virtual seconds (its batch window is the scenario's BATCH_IDLE_DURATION / BATCH_MAX_DURATION). */
 const AgentPendingResendSeconds = 30;
 /** The agent's cluster-view publish interval and heartbeat (functions/agent/view-publisher.ts), virtual seconds; real-time floor of the interval. */
 const AgentViewIntervalSeconds = 2;
@@ -147,6 +146,8 @@ export class LocalEnvironment {
   sfn?: any;
   /** NodeClaim store of the environment's own deps (reads for the view and expectations). */
   store?: { list(): Promise<NodeClaim[]> };
+  /** Every metric every function emitted (one recorder for all, as CloudWatch gathers them). */
+  metrics?: { emitted: readonly { name: string; value: number; dimensions: Record<string, string> }[] };
   kubeconfigPath!: string;
   readonly invokers: Partial<Record<keyof typeof FunctionFiles, Invoke>> = {};
   private catalog = new Map<string, InstanceType>();
@@ -333,7 +334,7 @@ export class LocalEnvironment {
   private addManagedNode(n: Scenario['cluster']['nodes'][number]): void {
     const t = this.catalog.get(n.instanceType);
     if (!t) throw new Error(`managed node: instance type ${n.instanceType} is not sold in ${this.scenario.region}`);
-    const inst = this.ec2.addExisting({ instanceType: n.instanceType, zone: n.zone, capacityType: n.capacityType, name: n.name, tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed' } });
+    const inst = this.ec2.addExisting({ instanceType: n.instanceType, zone: n.zone, capacityType: n.capacityType, name: n.name, tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed', ...n.tags } });
     this.cluster.addInstance({
       instanceId: inst.instanceId,
       instanceType: n.instanceType,
@@ -408,6 +409,8 @@ export class LocalEnvironment {
       [Env.stateMachineArn]: `arn:aws:states:${s.region}:123456789012:stateMachine:termination`,
       [Env.instanceProfileName]: this.profileName(),
       [Env.nodeRoleName]: `KarpenterNodeRole-${s.clusterName}`,
+      // Karpenter's settings under their names, as the stack passes them (shared/api/settings.ts).
+      ...s.settings,
     };
   }
 
@@ -430,6 +433,8 @@ export class LocalEnvironment {
     // was then counted against the consolidation budget).
     const ownEnv = envMod.parseRuntimeEnv({ ...this.runtimeEnv(), [Env.dynamodbEndpoint]: this.dynamo.endpoint });
 
+    const metrics = obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined;
+    this.metrics = metrics;
     const depsFor = (name: string, extra: Record<string, unknown> = {}, runtimeEnv: unknown = env): any => {
       const identity = LocalIdentities[name as keyof typeof LocalIdentities];
       const base = runtime.buildDeps(runtimeEnv, {
@@ -438,7 +443,7 @@ export class LocalEnvironment {
         credentials: { accessKeyId: accessKeyOf(identity ?? name), secretAccessKey: 'local' },
         clock: this.clock,
         log: this.logs.forFunction(name),
-        metrics: obs?.RecordingMetrics ? new obs.RecordingMetrics() : undefined,
+        metrics,
         overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, random: localRandom, ...extra },
       });
       // What each handler's deps factory adds on top of buildDeps (interruption names the starter `starter`).
@@ -596,6 +601,7 @@ export class LocalEnvironment {
     const log = this.logs.forFunction('agent');
     const speed = this.clock.speed;
     // The agent's own timers run on wall time: its windows are scaled so they last what they last in AWS in virtual time.
+    const batch = parseSettings(this.scenario.settings, AgentSettingNames);
     const agent = new mod.Agent({
       connection: { kind: 'kubeconfig', path: this.kubeconfigPath },
       publisher: this.bus,
@@ -604,8 +610,8 @@ export class LocalEnvironment {
         ? {
             // Stepped time: the agent's windows are virtual timers like every other delay.
             timers: { set: (fn: () => void, ms: number) => this.clock.setTimer(fn, ms) },
-            batchIdleMs: AgentBatchIdleSeconds * 1000,
-            batchMaxMs: AgentBatchMaxSeconds * 1000,
+            batchIdleMs: batch.batchIdleDuration,
+            batchMaxMs: batch.batchMaxDuration,
             pendingResendMs: AgentPendingResendSeconds * 1000,
             relistIntervalMs: AgentRelistSteppedRealMs,
             views: this.views,
@@ -613,8 +619,8 @@ export class LocalEnvironment {
             viewHeartbeatMs: AgentViewHeartbeatSeconds * 1000,
           }
         : {
-            batchIdleMs: Math.max(AgentBatchIdleFloorMs, (AgentBatchIdleSeconds * 1000) / speed),
-            batchMaxMs: Math.max(AgentBatchMaxFloorMs, (AgentBatchMaxSeconds * 1000) / speed),
+            batchIdleMs: Math.max(AgentBatchIdleFloorMs, batch.batchIdleDuration / speed),
+            batchMaxMs: Math.max(AgentBatchMaxFloorMs, batch.batchMaxDuration / speed),
             pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
             relistIntervalMs: AgentRelistSeconds * 1000 / speed,
             views: this.views,

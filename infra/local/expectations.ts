@@ -5,6 +5,7 @@
  * the measured value in its detail, so a failure says what was seen.
  */
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { TaintDisrupted } from '../../shared/api/labels.ts';
 import type { LocalEnvironment } from './environment.ts';
 import type { CountOrRangeT, ScenarioExpect } from './scenario.ts';
 import { podsMatch, type InterruptionFact } from './conditions.ts';
@@ -80,6 +81,22 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       const bad = set.filter((i) => !l.archs!.includes(archOf(i.instanceType) as 'amd64' | 'arm64'));
       out.push({ name: `${scope}.archs`, ok: bad.length === 0 && set.length > 0, detail: `launched ${set.map((i) => `${i.instanceType}(${archOf(i.instanceType)})`).join(', ') || 'none'}; allowed ${l.archs.join(', ')}` });
     }
+  }
+
+  for (const name of expect.untouchedNodes ?? []) {
+    const node = env.cluster.nodes().find((n) => n.metadata.name === name);
+    const instanceId = node?.spec?.providerID?.split('/').at(-1);
+    const state = instanceId ? env.ec2.instances.get(instanceId)?.state : undefined;
+    const named = executions(env).filter((e) => e.input.includes(`"${name}"`) || (instanceId !== undefined && e.input.includes(`"${instanceId}"`)));
+    const problems = [
+      ...(node ? [] : ['the node is gone']),
+      ...(node?.spec?.unschedulable ? ['cordoned'] : []),
+      ...(node?.spec?.taints?.some((t) => t.key === TaintDisrupted.key) ? [`tainted ${TaintDisrupted.key}`] : []),
+      ...(node?.metadata.deletionTimestamp ? ['being deleted'] : []),
+      ...(state === 'running' ? [] : [`instance ${instanceId ?? '?'} ${state ?? 'unknown'}`]),
+      ...named.map((e) => `termination ${e.name} named it`),
+    ];
+    out.push({ name: `untouchedNodes.${name}`, ok: problems.length === 0, detail: problems.length ? problems.join('; ') : `node ${name} and instance ${instanceId} untouched` });
   }
 
   if (expect.maxConcurrentNodeClaims !== undefined) {

@@ -19,6 +19,8 @@ import { LiveView } from './ui/index.ts';
 import { podsMatch, selectNodes } from './conditions.ts';
 import { watchBudgets, type BudgetWatch } from './budget-watch.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { KubeObject } from '../../shared/api/kube.ts';
+import { AnnotationNodeClaimMirror } from '../../shared/api/labels.ts';
 import { Table } from '../../shared/api/contract.ts';
 
 /** Real milliseconds between live-view / condition polls. */
@@ -58,6 +60,8 @@ export interface RunResult {
   reportPath?: string;
   /** Virtual seconds the run covered. */
   virtualSeconds: number;
+  /** The names of the metrics the functions emitted during the run. */
+  metricNames: string[];
 }
 
 /** Runs `scenario` end to end. Never throws for a scenario failure: `ok` says it. */
@@ -183,7 +187,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   await view?.close();
   await env.stop();
   const realSeconds = (Date.now() - realStart) / 1000;
-  return { ok, checks, summary, facts, realSeconds, virtualSeconds, reportPath };
+  const metricNames = [...new Set((env.metrics?.emitted ?? []).map((m) => m.name))].sort();
+  return { ok, checks, summary, facts, realSeconds, virtualSeconds, reportPath, metricNames };
 }
 
 /** Thrown to skip the timeline when parts are missing (reported as the `environment` check). */
@@ -318,6 +323,7 @@ function describeWait(w: WaitForCondition): string {
   if (w.nodeClaims) parts.push(`nodeclaims${w.nodeClaims.nodePool ? `(${w.nodeClaims.nodePool})` : ''}${w.nodeClaims.initialized ? ' initialized' : ''}=${w.nodeClaims.count}`);
   if (w.instances) parts.push(`instances=${w.instances.count}`);
   if (w.nodes) parts.push(`nodes=${w.nodes.count}`);
+  if (w.nodeClaimObjects) parts.push(`nodeclaim objects${w.nodeClaimObjects.ready ? ' ready' : ''}=${w.nodeClaimObjects.count}`);
   if (w.interruptedInstanceGone) parts.push('interrupted instance gone');
   if (w.terminations) parts.push(`${w.terminations.count} ${w.terminations.status} termination(s)${w.terminations.reason ? ` (${w.terminations.reason})` : ''}`);
   return parts.join(', ');
@@ -346,6 +352,12 @@ async function conditionHolds(env: LocalEnvironment, w: WaitForCondition, facts:
     const n = selectNodes(env, w.nodes.selector).length;
     ok &&= n === w.nodes.count;
     details.push(`nodes ${n}`);
+  }
+  if (w.nodeClaimObjects) {
+    const mirrors = env.cluster.objects('karpenter.sh/v1', 'NodeClaim').filter((o) => o.metadata.annotations?.[AnnotationNodeClaimMirror] !== undefined);
+    const counted = w.nodeClaimObjects.ready ? mirrors.filter((o) => (o as KubeObject & { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True')) : mirrors;
+    ok &&= counted.length === w.nodeClaimObjects.count;
+    details.push(`nodeclaim objects ${counted.length}`);
   }
   if (w.interruptedInstanceGone) {
     const gone = facts.interruptions.every((i) => {

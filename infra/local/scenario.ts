@@ -26,6 +26,7 @@
  * expect: { … see ExpectSchema … }
  * ```
  */
+import { checkSetting } from '../../shared/api/settings.ts';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +61,8 @@ const ManagedNode = z.strictObject({
   name: z.string().optional(),
   labels: z.record(z.string(), z.string()).default({}),
   taints: z.array(z.looseObject({ key: z.string(), effect: z.string() })).default([]),
+  /** Extra instance tags (e.g. Karpenter's own, for a node Karpenter launched beside nodefleet). */
+  tags: z.record(z.string(), z.string()).default({}),
 });
 
 const PodsCondition = z.strictObject({
@@ -87,6 +90,8 @@ const WaitFor = z.strictObject({
   instances: z.strictObject({ count: z.number().int().nonnegative(), nodePool: z.string().optional() }).optional(),
   /** All Kubernetes nodes (managed ones included). */
   nodes: z.strictObject({ count: z.number().int().nonnegative(), selector: z.string().optional() }).optional(),
+  /** NodeClaim objects nodefleet mirrors into the cluster (annotation nodefleet.io/cluster); with `ready`, only those whose Ready condition is True. */
+  nodeClaimObjects: z.strictObject({ count: z.number().int().nonnegative(), ready: z.boolean().optional() }).optional(),
   /** The interrupted instance is gone (shutting-down or terminated). */
   interruptedInstanceGone: z.boolean().optional(),
   /** Termination executions (reason from the input, status) reached a count. */
@@ -190,6 +195,11 @@ const ExpectSchema = z.strictObject({
       replacementLaunched: z.boolean().optional(),
     })
     .optional(),
+  /**
+   * Nodes nodefleet must never touch (Karpenter's, beside nodefleet): at the end each is still there,
+   * not cordoned, without the disrupted taint, its instance running, and no termination ever named it.
+   */
+  untouchedNodes: z.array(z.string()).optional(),
   /** Karpenter-style log messages that must appear (exact `message` values). */
   logs: z.array(z.string()).optional(),
   /** Named marks that must have been reached before an instant (RFC 3339), e.g. before a budget window ends. */
@@ -219,6 +229,19 @@ export const ScenarioSchema = z.strictObject({
   start: z.string().default('2026-03-02T10:00:00Z'),
   speed: z.number().positive().default(10),
   timeout: Duration.default(1200),
+  /** Karpenter's settings under its names (`FEATURE_GATES: SpotToSpotConsolidation=true`), checked as the functions check them (shared/api/settings.ts). */
+  settings: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+    .default({})
+    .superRefine((settings, ctx) => {
+      for (const [name, raw] of Object.entries(settings)) {
+        try {
+          checkSetting(name, raw);
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', path: [name], message: (e as Error).message });
+        }
+      }
+    }),
   ec2: z
     .strictObject({
       bootSeconds: z.number().nonnegative().default(2),

@@ -4,6 +4,9 @@
  * event sources / detail-types, and environment variable names.
  */
 
+/** How often the Scheduler starts the disruption loop (seconds): its plan step runs once per period. */
+export const DisruptionLoopPeriodSeconds = 60;
+
 /** Event source and detail-types the in-cluster agent publishes. */
 export const AgentSource = 'nodefleet.agent';
 export const DetailTypeUnschedulablePods = 'Unschedulable Pods';
@@ -222,4 +225,6 @@ export const Env = {
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   /** Packing mode of the provisioner's rounds (`cost` | `karpenter`); NodePool annotations win (shared/api/packing.ts). */
   packing: 'NODEFLEET_PACKING',
+  /** `true`: the deployment runs beside Karpenter and manages only NodePools of nodefleet.io EC2NodeClasses (docs/migration.md). */
+  besideKarpenter: 'NODEFLEET_BESIDE_KARPENTER',
 } as const;

@@ -38,6 +38,8 @@ export const LabelInstanceAcceleratorName = 'karpenter.k8s.aws/instance-accelera
 export const LabelInstanceAcceleratorManufacturer = 'karpenter.k8s.aws/instance-accelerator-manufacturer';
 export const LabelInstanceAcceleratorCount = 'karpenter.k8s.aws/instance-accelerator-count';
 export const LabelInstanceLocalNVME = 'karpenter.k8s.aws/instance-local-nvme';
+/** The instance tenancy label (KA pkg/apis/v1/labels.go). */
+export const LabelInstanceTenancy = 'karpenter.k8s.aws/instance-tenancy';
 export const LabelInstanceCapabilityFlex = 'karpenter.k8s.aws/instance-capability-flex';
 
 /** Capacity types, in Karpenter's launch preference order (reserved > spot > on-demand). */
@@ -80,6 +82,11 @@ export const RestrictedLabelDomains = ['karpenter.sh', 'karpenter.k8s.aws', 'kub
 
 /** Instance tag: nodefleet's own cluster ownership tag (value = cluster name), set at launch (shared/aws/ec2.ts launchTags). */
 export const TagNodefleetCluster = 'nodefleet.io/cluster';
+/**
+ * Annotation on the karpenter.sh/v1 NodeClaim objects nodefleet writes (value = cluster name): the
+ * objects it mirrors from its records. One without it (Karpenter's, beside nodefleet) is never changed.
+ */
+export const AnnotationNodeClaimMirror = 'nodefleet.io/cluster';
 /** Instance tag: the NodeClaim the instance was launched for (Karpenter's key), set at launch. */
 export const TagNodeClaim = 'karpenter.sh/nodeclaim';
 
@@ -110,7 +117,7 @@ export const AWSWellKnownLabels: readonly string[] = [
   LabelInstanceCPU, LabelInstanceCPUManufacturer, LabelInstanceCPUSustainedClockSpeedMhz,
   LabelInstanceMemory, LabelInstanceHypervisor, LabelInstanceEncryptionInTransit,
   LabelInstanceCapabilityFlex, LabelInstanceLocalNVME, LabelInstanceEBSBandwidth,
-  LabelInstanceNetworkBandwidth, 'karpenter.k8s.aws/instance-tenancy',
+  LabelInstanceNetworkBandwidth, LabelInstanceTenancy,
   LabelInstanceGPUName, LabelInstanceGPUManufacturer, LabelInstanceGPUCount, LabelInstanceGPUMemory,
   LabelInstanceAcceleratorName, LabelInstanceAcceleratorManufacturer, LabelInstanceAcceleratorCount,
   'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type',
@@ -125,3 +132,27 @@ export const AWSWellKnownLabels: readonly string[] = [
  * or offering.
  */
 export const WellKnownLabels: ReadonlySet<string> = new Set([...CoreWellKnownLabels, ...AWSWellKnownLabels]);
+
+/**
+ * Well-known labels whose values form a known set (KC labels.go `WellKnownValuesForRequirements`,
+ * KA adds instance tenancy): a NodePool `In` requirement on one of them that lists none of these
+ * values can launch nothing, and Karpenter marks the NodePool not ready.
+ */
+export const WellKnownValuesForRequirements: Readonly<Record<string, readonly string[]>> = {
+  [LabelCapacityType]: [CapacityTypeOnDemand, CapacityTypeSpot, CapacityTypeReserved],
+  [LabelInstanceTenancy]: ['dedicated', 'default'],
+};
+
+/**
+ * Why an `In` requirement on a label with known values cannot be honoured (no known value, or
+ * fewer known values than its minValues), in Karpenter's words; undefined when it can.
+ */
+export function wellKnownValuesProblem(req: { key: string; operator: string; values?: readonly string[]; minValues?: number }): string | undefined {
+  const known = WellKnownValuesForRequirements[req.key];
+  if (!known || req.operator !== 'In') return undefined;
+  const values = req.values ?? [];
+  const valid = values.filter((v) => known.includes(v));
+  if (valid.length === 0) return `no valid values found in [${values.join(' ')}] for ${req.key}, expected one of: [${known.join(' ')}], got: [${values.join(' ')}]`;
+  if (req.minValues !== undefined && valid.length < req.minValues) return `not enough valid values found in [${values.join(' ')}] for ${req.key}, expected at least ${req.minValues} valid values from: [${known.join(' ')}], got: ${valid.length}`;
+  return undefined;
+}

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { RequirementSchema, TaintSchema } from './nodepool.ts';
 import { parseDurationSeconds } from './duration.ts';
-import { AnnotationNodeClassHash, AnnotationNodePoolHash, FinalizerTermination, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
+import { AnnotationNodeClaimMirror, AnnotationNodeClassHash, AnnotationNodePoolHash, FinalizerTermination, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
 import { instanceIdOfProviderId } from './provider-id.ts';
 
 export const NodeClaimConditionTypes = [
@@ -249,7 +249,8 @@ export interface KubeNodeClaim {
     labels: Record<string, string>;
     annotations?: Record<string, string>;
     finalizers: string[];
-    ownerReferences: { apiVersion: string; kind: string; name: string; blockOwnerDeletion: boolean }[];
+    ownerReferences?: { apiVersion: string; kind: string; name: string; blockOwnerDeletion: boolean }[];
+    deletionTimestamp?: string;
   };
   spec: {
     nodeClassRef: { group: string; kind: string; name: string };
@@ -289,9 +290,14 @@ function kubeTime(iso: string): string {
  * termination finalizer, the NodePool owner, spec (requirements, requests, taints, expireAfter
  * from `expireAt - createdAt`, terminationGracePeriod) and status (providerID, node, image,
  * capacity, allocatable, conditions with reason defaulting to the type as Karpenter's status
- * conditions do). `extraAnnotations` adds nodefleet facts (e.g. a planned price).
+ * conditions do; Ready derived from Launched, Registered and Initialized unless recorded).
+ * `extraAnnotations` adds nodefleet facts (e.g. a planned price).
+ * @param opts.nodeClassGroup the EC2NodeClass group of `spec.nodeClassRef` (default karpenter.k8s.aws;
+ *   nodefleet.io beside Karpenter, so Karpenter's controllers skip the object).
+ * @param opts.ownerReference false to leave out the NodePool owner (an object written to the cluster:
+ *   the API server needs the owner's uid, and the record, not the NodePool, decides its life).
  */
-export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, string> = {}): KubeNodeClaim {
+export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, string> = {}, opts: { nodeClassGroup?: string; ownerReference?: boolean } = {}): KubeNodeClaim {
   const labels: Record<string, string> = { ...c.labels, 'karpenter.sh/nodepool': c.nodePool };
   if (c.instanceType) labels['node.kubernetes.io/instance-type'] = c.instanceType;
   if (c.zone) labels['topology.kubernetes.io/zone'] = c.zone;
@@ -306,7 +312,7 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
     ...(c.allocatable ? { allocatable: c.allocatable } : {}),
     ...(c.conditions.length
       ? {
-          conditions: [...c.conditions]
+          conditions: withReady(c.conditions)
             .sort((a, b) => NodeClaimConditionTypes.indexOf(a.type) - NodeClaimConditionTypes.indexOf(b.type))
             .map((x) => ({ type: x.type, status: x.status, reason: x.reason || x.type, message: x.message ?? '', lastTransitionTime: kubeTime(x.lastTransitionTime) })),
         }
@@ -321,10 +327,10 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
       labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
       ...(Object.keys(annotations).length ? { annotations } : {}),
       finalizers: [FinalizerTermination],
-      ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }],
+      ...(opts.ownerReference === false ? {} : { ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }] }),
     },
     spec: {
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: c.nodeClass },
+      nodeClassRef: { group: opts.nodeClassGroup ?? 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: c.nodeClass },
       requirements: c.requirements,
       resources: { requests: c.resources.requests },
       ...(c.taints.length ? { taints: c.taints } : {}),
@@ -334,6 +340,66 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
     },
     ...(Object.keys(status).length ? { status } : {}),
   };
+}
+
+/**
+ * The conditions with Karpenter's root condition Ready when none is recorded: True once Launched,
+ * Registered and Initialized are, False when one of them is False, else Unknown (reason
+ * `<first not True>NotTrue`, e.g. `RegisteredNotTrue`).
+ */
+function withReady(conditions: readonly Condition[]): Condition[] {
+  if (conditions.some((c) => c.type === 'Ready')) return [...conditions];
+  const parts = (['Launched', 'Registered', 'Initialized'] as const).map((t) => ({ t, c: conditions.find((x) => x.type === t) }));
+  const pending = parts.find((p) => p.c?.status !== 'True');
+  const last = parts.map((p) => p.c?.lastTransitionTime).filter((x): x is string => !!x).sort().at(-1);
+  if (!last) return [...conditions];
+  const ready: Condition = pending
+    ? { type: 'Ready', status: pending.c?.status === 'False' ? 'False' : 'Unknown', reason: `${pending.t}NotTrue`, lastTransitionTime: last }
+    : { type: 'Ready', status: 'True', reason: 'Ready', lastTransitionTime: last };
+  return [...conditions, ready];
+}
+
+/**
+ * What to write so the cluster's karpenter.sh/v1 NodeClaim objects mirror the records of `cluster`
+ * (DynamoDB stays the record nodefleet decides on): `put` the objects missing or out of date (every
+ * field of the mirror equal in the object, server-added fields ignored), `remove` the mirrors whose
+ * record is gone or Terminated. An object of a record's name without nodefleet's mirror annotation
+ * (Karpenter's own, beside nodefleet) is `foreign`: never changed or removed.
+ */
+export function planNodeClaimObjects(
+  records: readonly NodeClaim[],
+  objects: readonly KubeNodeClaim[],
+  opts: { cluster: string; nodeClassGroup: string },
+): { put: KubeNodeClaim[]; remove: KubeNodeClaim[]; foreign: string[] } {
+  const out = { put: [] as KubeNodeClaim[], remove: [] as KubeNodeClaim[], foreign: [] as string[] };
+  const existing = new Map(objects.map((o) => [o.metadata.name, o]));
+  const mine = (o: KubeNodeClaim) => o.metadata.annotations?.[AnnotationNodeClaimMirror] === opts.cluster;
+  const wanted = new Set<string>();
+  for (const r of records) {
+    if (r.cluster !== opts.cluster || r.phase === 'Terminated') continue;
+    wanted.add(r.name);
+    const o = existing.get(r.name);
+    if (o && !mine(o)) {
+      out.foreign.push(r.name);
+      continue;
+    }
+    const mirror = toKubeNodeClaim(r, { [AnnotationNodeClaimMirror]: opts.cluster }, { nodeClassGroup: opts.nodeClassGroup, ownerReference: false });
+    // The API server sets the object's own creationTimestamp: not compared.
+    const { creationTimestamp: _created, ...metadata } = mirror.metadata;
+    if (!o || !covers(o, { ...mirror, metadata })) out.put.push(mirror);
+  }
+  for (const o of objects) if (mine(o) && !wanted.has(o.metadata.name)) out.remove.push(o);
+  return out;
+}
+
+/** Every leaf of `want` is in `have` with the same value (arrays: same length, element-wise). */
+function covers(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) return Array.isArray(have) && have.length === want.length && want.every((w, i) => covers(have[i], w));
+  if (want && typeof want === 'object') {
+    if (!have || typeof have !== 'object') return false;
+    return Object.entries(want).every(([k, v]) => covers((have as Record<string, unknown>)[k], v));
+  }
+  return have === want;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * NodePool (karpenter.sh/v1) and EC2NodeClass (karpenter.k8s.aws/v1): zod schemas, inferred
  * types and Karpenter's defaults. A Karpenter user's YAML is read as it is; nodefleet's own
- * group (nodefleet.io/v1) with the same schema is accepted too.
+ * EC2NodeClass group (nodefleet.io/v1, same schema, CRD infra/k8s/nodefleet.io_ec2nodeclasses.yaml)
+ * is for running beside Karpenter (docs/migration.md). NodePools are always karpenter.sh/v1.
  *
  * Schema source: kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go, nodeclaim.go and the CRD
  * pkg/apis/crds/karpenter.sh_nodepools.yaml; aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go.
@@ -130,14 +131,37 @@ export const NodeClassRefSchema = z.strictObject({
   name: z.string().min(1),
 });
 
+/** The EC2NodeClass group Karpenter's AWS provider launches with, and nodefleet's own (for running beside Karpenter). */
+export const KarpenterNodeClassGroup = 'karpenter.k8s.aws';
+export const NodefleetNodeClassGroup = 'nodefleet.io';
+export type NodeClassGroup = typeof KarpenterNodeClassGroup | typeof NodefleetNodeClassGroup;
+
 /**
- * Whether a NodePool's nodeClassRef names a node class this autoscaler launches with (an
- * EC2NodeClass of karpenter.k8s.aws, or of nodefleet.io). A NodePool referring to another
- * provider's class belongs to another controller: its nodes are neither provisioned nor disrupted
- * here (Karpenter's `nodepoolutils.IsManaged` over the provider's supported node classes).
+ * The node class group whose NodePools a deployment manages: nodefleet's own beside Karpenter
+ * (CDK context `besideKarpenter`, NODEFLEET_BESIDE_KARPENTER), else Karpenter's, as a replacement.
  */
-export function isManagedNodeClassRef(ref: { group: string; kind: string }): boolean {
-  return ref.kind === 'EC2NodeClass' && (ref.group === 'karpenter.k8s.aws' || ref.group === 'nodefleet.io');
+export function managedNodeClassGroup(besideKarpenter: boolean | undefined): NodeClassGroup {
+  return besideKarpenter ? NodefleetNodeClassGroup : KarpenterNodeClassGroup;
+}
+
+/**
+ * Whether a NodePool is this deployment's: its nodeClassRef names an EC2NodeClass of `group` (the
+ * deployment's {@link managedNodeClassGroup}). Applied where NodePools are read (the KubeApi
+ * adapter): a NodePool of the other group is Karpenter's (beside nodefleet) or nodefleet's (beside
+ * Karpenter) and is never seen by provisioning, disruption or termination.
+ */
+export function isManagedNodeClassRef(ref: { group: string; kind: string }, group: NodeClassGroup): boolean {
+  return ref.kind === 'EC2NodeClass' && ref.group === group;
+}
+
+/**
+ * Whether a NodePool's nodeClassRef names a node class nodefleet can launch with (an EC2NodeClass
+ * of either group). A NodePool referring to another provider's class belongs to another controller:
+ * its nodes are neither provisioned nor disrupted here (Karpenter's `nodepoolutils.IsManaged` over
+ * the provider's supported node classes).
+ */
+export function isLaunchableNodeClassRef(ref: { group: string; kind: string }): boolean {
+  return isManagedNodeClassRef(ref, KarpenterNodeClassGroup) || isManagedNodeClassRef(ref, NodefleetNodeClassGroup);
 }
 
 export const BudgetSchema = z.strictObject({
@@ -154,7 +178,7 @@ const MetadataSchema = z.looseObject({
 });
 
 export const NodePoolSchema = z.strictObject({
-  apiVersion: z.enum(['karpenter.sh/v1', 'nodefleet.io/v1']),
+  apiVersion: z.literal('karpenter.sh/v1'),
   kind: z.literal('NodePool'),
   metadata: MetadataSchema,
   spec: z.strictObject({

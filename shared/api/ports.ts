@@ -3,7 +3,7 @@
  * shared/aws and shared/kube implement them against AWS / Kubernetes; infra/local and the test
  * fakes implement the same interfaces. Each method documents the typed errors it throws.
  */
-import type { NodeClaim } from './nodeclaim.ts';
+import type { KubeNodeClaim, NodeClaim } from './nodeclaim.ts';
 import type { Node, Pod, PodDisruptionBudget, KubeObject, Taint } from './kube.ts';
 import type { NodePool, EC2NodeClass } from './nodepool.ts';
 
@@ -117,6 +117,8 @@ export interface CloudProvider {
       capacityTypes: string[];
       /** When given, only these (type, zone) pairs are launched: an offering marked unavailable (ICE) is never retried while its zone is still open for other types. */
       offerings?: { instanceType: string; zone: string }[];
+      /** Each type's pod capacity: its node's kubelet maxPods when the EC2NodeClass sets none (shared/aws/ec2.ts LaunchSpec). */
+      maxPods?: Record<string, number>;
     },
     nodeClass?: EC2NodeClass,
   ): Promise<LaunchResult>;
@@ -168,6 +170,12 @@ export interface KubeApi {
   evictPod(namespace: string, name: string): Promise<'evicted' | 'blocked' | 'gone'>;
   /** Deletes a pod (grace period seconds optional); absent counts as success. */
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;
+  /** The karpenter.sh/v1 NodeClaim objects in the cluster (nodefleet's mirrors and, beside it, Karpenter's). */
+  listNodeClaimObjects(): Promise<KubeNodeClaim[]>;
+  /** Creates or updates a NodeClaim object (metadata and spec), then its status subresource. */
+  putNodeClaimObject(o: KubeNodeClaim): Promise<void>;
+  /** Takes Karpenter's termination finalizer off the object, then deletes it; absent counts as success. */
+  deleteNodeClaimObject(o: KubeNodeClaim): Promise<void>;
 }
 
 /**

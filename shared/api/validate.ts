@@ -266,10 +266,8 @@ export function requirementProblems(req: unknown, path: Path): string[] {
     case 'In':
       if (values.length === 0) out.push(`${where('values')}: operator In needs at least one value`);
       break;
-    case 'Exists':
-    case 'DoesNotExist':
-      if (values.length > 0) out.push(`${where('values')}: operator ${op} takes no values, got ${show(values)}`);
-      break;
+    // Exists / DoesNotExist with values: Karpenter's CRD and its controller accept them and its
+    // scheduling ignores the values, as shared/api/requirements.ts does.
     case 'Gt':
     case 'Lt':
     case 'Gte':
@@ -278,6 +276,12 @@ export function requirementProblems(req: unknown, path: Path): string[] {
         out.push(`${where('values')}: operator ${op} needs exactly one non-negative integer value, got ${show(values)}`);
       }
       break;
+  }
+  if (typeof key === 'string' && typeof op === 'string' && values.every((v) => typeof v === 'string')) {
+    // (a minValues above the number of values listed is reported below, once)
+    const minValues = typeof req.minValues === 'number' && req.minValues <= values.length ? { minValues: req.minValues } : {};
+    const bad = L.wellKnownValuesProblem({ key, operator: op, values: values as string[], ...minValues });
+    if (bad) out.push(`${where('values')}: ${bad}`);
   }
   if (typeof req.minValues === 'number' && op === 'In' && values.length < req.minValues) {
     out.push(`${where('minValues')}: minValues ${req.minValues} is more than the ${values.length} value(s) listed; an In requirement with minValues must list at least that many values`);
@@ -372,6 +376,14 @@ function nodePoolRules(obj: unknown): string[] {
         const bad = cronProblem(b.schedule);
         if (bad) out.push(`${path('schedule')}: ${bad}`);
       }
+      // The CRD's reasons is a set (x-kubernetes-list-type: set): the API server refuses a repeat.
+      if (Array.isArray(b.reasons)) {
+        const seen = new Set<unknown>();
+        b.reasons.forEach((r, j) => {
+          if (seen.has(r)) out.push(`${formatPath(['spec', 'disruption', 'budgets', i, 'reasons', j])}: duplicate reason ${show(r)}`);
+          seen.add(r);
+        });
+      }
     });
   }
   if (spec.replicas !== undefined) {
@@ -452,7 +464,7 @@ export function nodeClassProblems(obj: unknown): string[] {
 }
 
 /**
- * Parses a NodePool (`karpenter.sh/v1` or `nodefleet.io/v1`) and applies Karpenter's defaults
+ * Parses a NodePool (`karpenter.sh/v1`) and applies Karpenter's defaults
  * (NodePoolDefaults).
  * @throws ValidationError with `problems` (`<field path>: <reason>`) when invalid.
  */

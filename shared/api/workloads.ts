@@ -35,6 +35,11 @@ export interface Workloads {
   /** Pods bound to a node (`spec.nodeName`) and not finished. */
   boundPods: Pod[];
   daemonSets: DaemonSetPodTemplate[];
+  /**
+   * `namespace/name` of the DaemonSets of `daemonSets` known only from their pods (readWorkloads
+   * option `daemonSetsFromPods`: the input lists pods a DaemonSet controls but not the DaemonSet).
+   */
+  daemonSetsFromPods: string[];
   pdbs: PodDisruptionBudget[];
   nodes: Node[];
   /** PersistentVolumeClaims, PersistentVolumes and StorageClasses (also kept in `others`); checked by shared/scheduling/volumes.ts. */
@@ -142,12 +147,59 @@ function plannedClaims(o: KubeObject, expanded: readonly Pod[], existing: readon
   return out;
 }
 
+/** The DaemonSet (`namespace/name`) that owns a pod, if any (shared/api/kube.ts `isDaemonSetPod`'s owner reference). */
+function daemonSetOwner(p: Pod): string | undefined {
+  const ref = p.metadata.ownerReferences?.find((r) => r.kind === 'DaemonSet' && (r.apiVersion === undefined || r.apiVersion === 'apps/v1'));
+  return ref ? `${p.metadata.namespace ?? 'default'}/${ref.name}` : undefined;
+}
+
+/**
+ * Per DaemonSet (`namespace/name`), the pod that stands for it: the newest of its listed pods by
+ * creationTimestamp, the first listed on a tie (KC state/cluster.go `UpdateDaemonSet` keeps the
+ * newest pod the DaemonSet controls).
+ */
+function newestDaemonSetPods(pods: readonly Pod[]): Map<string, Pod> {
+  const out = new Map<string, Pod>();
+  const time = (p: Pod) => Date.parse(p.metadata.creationTimestamp ?? '') || 0;
+  for (const p of pods) {
+    const owner = daemonSetOwner(p);
+    if (!owner) continue;
+    const seen = out.get(owner);
+    if (!seen || time(p) > time(seen)) out.set(owner, p);
+  }
+  return out;
+}
+
+/**
+ * A DaemonSet pod's spec as its template says it: without the node it is bound to and the
+ * `metadata.name` field the DaemonSet controller adds to each required node-affinity term to pin
+ * the pod to that node (the question is which nodes the DaemonSet runs on, not where this pod is).
+ */
+function asTemplateSpec(spec: PodSpec): PodSpec {
+  const { nodeName: _bound, ...rest } = spec;
+  const terms = rest.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms?.some((t) => t.matchFields?.some((f) => f.key === 'metadata.name'))) return rest;
+  const unpinned = terms.map(({ matchFields, ...t }) => {
+    const kept = (matchFields ?? []).filter((f) => f.key !== 'metadata.name');
+    return kept.length > 0 ? { ...t, matchFields: kept } : t;
+  });
+  // A term left empty held only the pin (the template had no required node affinity, or no such term).
+  const kept = unpinned.filter((t) => t.matchExpressions?.length || 'matchFields' in t);
+  const nodeAffinity = { ...rest.affinity!.nodeAffinity };
+  if (kept.length === 0) delete nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution;
+  else nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: kept };
+  return { ...rest, affinity: { ...rest.affinity, nodeAffinity } };
+}
+
 /**
  * Sorts objects into {@link Workloads}. Objects without `kind`/`metadata` are ignored.
+ * `daemonSetsFromPods`: a DaemonSet the objects do not hold but whose pods they list (plain
+ * `kubectl get pods -A`) counts too, its newest pod standing for its template (`plan`; a case or
+ * cluster holds its DaemonSets, and a DaemonSet pod left without its DaemonSet runs nowhere new).
  * Never throws.
  */
-export function readWorkloads(objects: readonly unknown[]): Workloads {
-  const out: Workloads = { pendingPods: [], notProvisionable: [], boundPods: [], daemonSets: [], pdbs: [], nodes: [], storage: { claims: [], volumes: [], classes: [] }, others: [] };
+export function readWorkloads(objects: readonly unknown[], opts: { daemonSetsFromPods?: boolean } = {}): Workloads {
+  const out: Workloads = { pendingPods: [], notProvisionable: [], boundPods: [], daemonSets: [], daemonSetsFromPods: [], pdbs: [], nodes: [], storage: { claims: [], volumes: [], classes: [] }, others: [] };
   const objs = objects.filter(isObject);
   const pods = objs.filter((o) => o.kind === 'Pod') as unknown as Pod[];
   const deploymentNames = new Set(objs.filter((o) => o.kind === 'Deployment').map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`));
@@ -157,6 +209,7 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
     if (o.kind === 'PersistentVolumeClaim') out.storage.claims.push({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? 'default' } });
   }
   const hasStorageObjects = out.storage.claims.length + out.storage.volumes.length + out.storage.classes.length > 0;
+  const daemonSetPods = newestDaemonSetPods(pods);
   for (const p of pods) {
     if (finished(p)) continue;
     p.metadata.namespace ??= 'default';
@@ -188,10 +241,11 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       // A pod the DaemonSet already runs says what it really asks for (admission may have changed
       // its resources): prefer its spec to the template's, as Karpenter's daemonset cache does.
       const ns = o.metadata.namespace ?? 'default';
-      const own = pods.find((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((r) => r.kind === 'DaemonSet' && r.name === o.metadata.name));
+      const own = daemonSetPods.get(`${ns}/${o.metadata.name}`);
+      daemonSetPods.delete(`${ns}/${o.metadata.name}`);
       out.daemonSets.push({
         metadata: { name: o.metadata.name, namespace: ns, labels: t.metadata?.labels ?? {} },
-        spec: own?.spec ?? t.spec ?? { containers: [] },
+        spec: own ? asTemplateSpec(own.spec) : (t.spec ?? { containers: [] }),
       });
       continue;
     }
@@ -204,6 +258,12 @@ export function readWorkloads(objects: readonly unknown[]): Workloads {
       continue;
     }
     out.others.push(o);
+  }
+  if (opts.daemonSetsFromPods) {
+    for (const [key, p] of daemonSetPods) {
+      out.daemonSets.push({ metadata: { name: key.slice(key.indexOf('/') + 1), namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} }, spec: asTemplateSpec(p.spec) });
+      out.daemonSetsFromPods.push(key);
+    }
   }
   return out;
 }

@@ -21,7 +21,8 @@
  * | `DescribeImages` | `Filters` (`image-id`, `name`, `tag:<k>`), `Owners[]` (only for name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
  * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
- * Errors: one mapping file, shared/aws/ec2-errors.ts.
+ * Errors: one mapping file, shared/aws/ec2-errors.ts. The same calls also run against moto
+ * (`npm run test:moto`, docs/moto-conformance.md), each request checked against the AWS API model.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -50,7 +51,7 @@ import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
 import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
-import { LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
+import { LabelCapacityType, LabelDoNotSync, LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
@@ -89,7 +90,7 @@ export const DefaultMetadataOptions = {
 
 /** AL2023 default root volume (KA amifamily/al2023.go `DefaultBlockDeviceMappings`): 20 GiB gp3, encrypted. */
 export const DefaultBlockDeviceMappings: NonNullable<EC2NodeClass['spec']['blockDeviceMappings']> = [
-  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true, deleteOnTermination: true } },
+  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } },
 ];
 
 /** What to launch: the claim's launch set, already filtered of unavailable offerings. */
@@ -105,6 +106,12 @@ export interface LaunchSpec {
    * another type is still available in that zone.
    */
   offerings?: { instanceType: string; zone: string }[];
+  /**
+   * The pods each type's node is planned with (its catalog capacity): the kubelet's maxPods when the
+   * EC2NodeClass sets none, one launch template per value (KA amifamily/resolver.go writes each
+   * type's pod capacity into its template). A type not listed leaves maxPods to nodeadm.
+   */
+  maxPods?: Record<string, number>;
 }
 
 /** Static inputs of request building. */
@@ -123,9 +130,9 @@ export interface LaunchContext {
   variantOf?: (instanceType: string) => AmiVariant;
 }
 
-/** The two requests one launch sends. */
+/** The requests one launch sends: its launch templates (one per maxPods value), then CreateFleet. */
 export interface LaunchRequests {
-  launchTemplate: CreateLaunchTemplateCommandInput & { LaunchTemplateName: string };
+  launchTemplates: (CreateLaunchTemplateCommandInput & { LaunchTemplateName: string })[];
   createFleet: CreateFleetCommandInput;
   /** spot | on-demand. */
   capacityType: 'spot' | 'on-demand';
@@ -205,12 +212,14 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
  * @throws ValidationError when the EC2NodeClass is not ready (a field nodefleet does not honour,
  *   shared/api/nodeclass-support.ts) or names a role other than the deployed node role.
  */
-export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand'): RequestLaunchTemplateData {
+export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand', maxPods?: number): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
   const notReady = nodeClassNotReady(nodeClass);
   if (notReady) throw new ValidationError(notReady);
-  const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool };
-  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData });
+  // The capacity type launched, and do-not-sync-taints: the kubelet registers the taints itself
+  // (KA launchtemplate.go EnsureAll / InjectDoNotSyncTaintsLabel for AL2023), so registration does not sync them.
+  const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
+  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods });
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
@@ -244,6 +253,8 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
       HttpTokens: metadata.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
+    // Not into open capacity reservations (reserved capacity is not launched: KA sets `none` for spot and on-demand launches).
+    CapacityReservationSpecification: { CapacityReservationPreference: 'none' },
     // What the launch creates besides the instance and its volumes carries the cluster and NodePool
     // tags too (IAM conditions on aws:RequestTag; Karpenter does the same): ENIs, and spot requests of a spot launch.
     TagSpecifications: [
@@ -268,12 +279,31 @@ export function templateTags(claim: Pick<NodeClaim, 'nodePool'>, nodeClass: EC2N
     .map(([Key, Value]) => ({ Key, Value }));
 }
 
+/** EC2's limit on a launch template name (CreateLaunchTemplate `LaunchTemplateName`, 3–128 characters). */
+export const MaxLaunchTemplateNameLength = 128;
+
+/**
+ * `nodefleet/<cluster>/<EC2NodeClass>/<hash of the template>`. A Kubernetes name may have 253
+ * characters and a cluster name 100, so when that is longer than EC2 allows the EC2NodeClass name is
+ * cut to fit (dropped when nothing of it fits) and, since two classes may then share the cut, its
+ * full name goes into the hash.
+ */
+export function launchTemplateName(cluster: string, nodeClass: string, template: string): string {
+  const full = `nodefleet/${cluster}/${nodeClass}/${sha(template)}`;
+  if (full.length <= MaxLaunchTemplateNameLength) return full;
+  const hash = sha(JSON.stringify([nodeClass, template]));
+  const room = MaxLaunchTemplateNameLength - `nodefleet/${cluster}//${hash}`.length;
+  return room > 0 ? `nodefleet/${cluster}/${nodeClass.slice(0, room)}/${hash}` : `nodefleet/${cluster}/${hash}`;
+}
+
 /**
  * Builds the CreateLaunchTemplate and CreateFleet inputs for one claim. Pure (no I/O): the CLI's
  * `plan --launch-requests` prints exactly what {@link Ec2CloudProvider.create} would send.
  * Overrides = launch types (≤ 60, in the given order) × one subnet per admitted zone (the one with
  * the most free IPs, shared/catalog/subnets.ts {@link subnetPerZone}), `ImageId` per override by architecture and, for an alias, AMI variant
- * (node-class-resolver.ts {@link imageFor}: GPU types get the nvidia image, Neuron types the neuron one).
+ * (node-class-resolver.ts {@link imageFor}: GPU types get the nvidia image, Neuron types the neuron one);
+ * one launch template per maxPods value of the types ({@link LaunchSpec.maxPods}), each its own
+ * LaunchTemplateConfig.
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
 export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
@@ -281,43 +311,43 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   const capacityType: 'spot' | 'on-demand' = (launch.capacityTypes.find((c) => c === 'spot' || c === 'on-demand') as 'spot' | 'on-demand' | undefined) ?? 'on-demand';
   const subnetByZone = subnetPerZone(resolved.subnets, launch.zones);
   const zones = [...subnetByZone.keys()].sort();
-  const overrides: FleetLaunchTemplateOverridesRequest[] = [];
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
   const variantOf = ctx.variantOf ?? catalogVariant;
+  // Overrides grouped by the maxPods their template carries (none when the class sets kubelet.maxPods).
+  const groups = new Map<number | undefined, FleetLaunchTemplateOverridesRequest[]>();
   for (const type of launch.instanceTypes.slice(0, MaxLaunchInstanceTypes)) {
     const imageId = imageFor(resolved, ctx.architectureOf(type), variantOf(type));
     if (!imageId) continue;
+    const maxPods = nodeClass.spec.kubelet?.maxPods === undefined ? launch.maxPods?.[type] : undefined;
     for (const zone of zones) {
       if (allowed && !allowed.has(`${type}/${zone}`)) continue;
-      overrides.push({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId });
+      if (!groups.has(maxPods)) groups.set(maxPods, []);
+      groups.get(maxPods)!.push({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId });
     }
   }
-  if (overrides.length === 0) {
+  if (groups.size === 0) {
     throw new ValidationError(`nodeclaim ${claim.name}: no launchable (instance type, zone): zones [${launch.zones.join(', ')}] have no subnet or the types have no AMI`);
   }
-  const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType);
-  const ltName = `nodefleet/${ctx.cluster.name}/${nodeClass.metadata.name}/${sha(JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }))}`;
+  const templateTagSpecs = [{ ResourceType: 'launch-template' as const, Tags: templateTags(claim, nodeClass, ctx.cluster.name) }];
+  const configs = [...groups].map(([maxPods, overrides]) => {
+    const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType, maxPods);
+    const name = launchTemplateName(ctx.cluster.name, nodeClass.metadata.name, JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }));
+    return { template: { LaunchTemplateName: name, LaunchTemplateData: data, TagSpecifications: templateTagSpecs }, overrides };
+  });
   const tags = launchTags(claim, nodeClass, ctx.cluster.name);
+  const allOverrides = configs.flatMap((c) => c.overrides);
   const createFleet: CreateFleetCommandInput = {
     Type: 'instant',
     TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType },
     ...(capacityType === 'spot'
       ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
       : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
-    LaunchTemplateConfigs: [{ LaunchTemplateSpecification: { LaunchTemplateName: ltName, Version: '$Latest' }, Overrides: overrides }],
+    LaunchTemplateConfigs: configs.map((c) => ({ LaunchTemplateSpecification: { LaunchTemplateName: c.template.LaunchTemplateName, Version: '$Latest' }, Overrides: c.overrides })),
     TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: tags })),
     // Same claim + same launch set = same token: a retried invocation gets the first fleet's answer, not a second instance.
-    ClientToken: `${claim.name}-${sha(JSON.stringify([capacityType, overrides]), 24)}`.slice(0, 64),
+    ClientToken: `${claim.name}-${sha(JSON.stringify([capacityType, allOverrides]), 24)}`.slice(0, 64),
   };
-  return {
-    launchTemplate: {
-      LaunchTemplateName: ltName,
-      LaunchTemplateData: data,
-      TagSpecifications: [{ ResourceType: 'launch-template', Tags: templateTags(claim, nodeClass, ctx.cluster.name) }],
-    },
-    createFleet,
-    capacityType,
-  };
+  return { launchTemplates: configs.map((c) => c.template), createFleet, capacityType };
 }
 
 function capacityTypeOf(i: Instance): CloudInstance['capacityType'] {
@@ -393,19 +423,19 @@ export class Ec2CloudProvider implements CloudProvider {
     let out;
     // A template remembered as created may have been deleted since (launch-template GC): recreate it once.
     for (let attempt = 0; ; attempt++) {
-      await this.ensureLaunchTemplate(req.launchTemplate);
+      for (const lt of req.launchTemplates) await this.ensureLaunchTemplate(lt);
       try {
         out = await this.opts.ec2.send(new CreateFleetCommand(req.createFleet));
       } catch (err) {
         if (attempt === 0 && isNotFound(err)) {
-          this.ensured.delete(req.launchTemplate.LaunchTemplateName);
+          for (const lt of req.launchTemplates) this.ensured.delete(lt.LaunchTemplateName);
           continue;
         }
         throw mapSdkError(err, 'CreateFleet');
       }
       const missingTemplate = (out.Errors ?? []).length > 0 && (out.Instances ?? []).length === 0 && (out.Errors ?? []).every((e) => e.ErrorCode !== undefined && NotFoundErrorCodes.has(e.ErrorCode));
       if (attempt === 0 && missingTemplate) {
-        this.ensured.delete(req.launchTemplate.LaunchTemplateName);
+        for (const lt of req.launchTemplates) this.ensured.delete(lt.LaunchTemplateName);
         continue;
       }
       break;
@@ -437,7 +467,7 @@ export class Ec2CloudProvider implements CloudProvider {
     };
   }
 
-  private async ensureLaunchTemplate(lt: LaunchRequests['launchTemplate']): Promise<void> {
+  private async ensureLaunchTemplate(lt: LaunchRequests['launchTemplates'][number]): Promise<void> {
     if (this.ensured.has(lt.LaunchTemplateName)) return;
     try {
       const found = await this.opts.ec2.send(new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: [lt.LaunchTemplateName] }));

@@ -36,7 +36,8 @@ export interface PlannedClaim {
   taints: Taint[];
   startupTaints: Taint[];
   requirements: { toSpecs(): RequirementSpec[] };
-  launchInstanceTypes: { name: string }[];
+  /** With the pod capacity the scheduler planned each with (the launch's kubelet maxPods). */
+  launchInstanceTypes: { name: string; capacity?: { pods?: number } }[];
   zones: string[];
   capacityTypes: string[];
 }
@@ -90,7 +91,12 @@ export function previewLaunchRequests(
   const capacityType = c.capacityTypes.find((t) => t === 'spot' || t === 'on-demand') ?? 'on-demand';
   return buildLaunchRequests(
     claim,
-    { instanceTypes: c.launchInstanceTypes.map((t) => t.name), zones: c.zones, capacityTypes: [capacityType] },
+    {
+      instanceTypes: c.launchInstanceTypes.map((t) => t.name),
+      zones: c.zones,
+      capacityTypes: [capacityType],
+      maxPods: Object.fromEntries(c.launchInstanceTypes.flatMap((t) => (t.capacity?.pods === undefined ? [] : [[t.name, t.capacity.pods]]))),
+    },
     nodeClass,
     opts.resolved ?? placeholderResolution(c.zones, nodeClass.metadata.name),
     {
@@ -102,20 +108,20 @@ export function previewLaunchRequests(
 }
 
 /**
- * Adds `launchRequest` (the CreateFleet input) and `launchTemplate` (the CreateLaunchTemplate
- * input) to each printed NodeClaim of a plan, index-aligned with the scheduler's new claims.
+ * Adds `launchRequest` (the CreateFleet input) and `launchTemplates` (the CreateLaunchTemplate
+ * inputs) to each printed NodeClaim of a plan, index-aligned with the scheduler's new claims.
  * `resolved`: class name → what it resolved to (`plan --account`); else placeholders.
  */
 export function addLaunchRequests<T extends object>(
   printed: T[],
   planned: readonly (PlannedClaim & { nodePool: string })[],
   opts: { nodeClasses: readonly EC2NodeClass[]; nodeClassOf: (nodePool: string) => string; clusterName: string; region: string; resolved?: ReadonlyMap<string, ResolvedNodeClass> },
-): (T & { launchRequest: LaunchRequests['createFleet']; launchTemplate: LaunchRequests['launchTemplate'] })[] {
+): (T & { launchRequest: LaunchRequests['createFleet']; launchTemplates: LaunchRequests['launchTemplates'] })[] {
   return printed.map((p, i) => {
     const c = planned[i];
     const nodeClassName = opts.nodeClassOf(c.nodePool);
     const resolved = opts.resolved?.get(nodeClassName);
     const req = previewLaunchRequests(c, { clusterName: opts.clusterName, region: opts.region, nodeClassName, nodeClass: opts.nodeClasses.find((n) => n.metadata.name === nodeClassName), ...(resolved ? { resolved } : {}) });
-    return { ...p, launchRequest: req.createFleet, launchTemplate: req.launchTemplate };
+    return { ...p, launchRequest: req.createFleet, launchTemplates: req.launchTemplates };
   });
 }

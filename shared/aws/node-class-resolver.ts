@@ -303,16 +303,20 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
       }
       return { images, variants };
     }
-    const found: { id: string; arch: Arch; created: string }[] = [];
+    const found: { id: string; arch: Arch; created: number; name: string; deprecated: boolean }[] = [];
+    const now = this.nowMs();
     for (const query of await this.imageQueries(nc)) {
       for (const img of await this.lookups.describeImages(query)) {
         if (!img.ImageId) continue;
         const arch: Arch | undefined = img.Architecture === 'x86_64' ? 'amd64' : img.Architecture === 'arm64' ? 'arm64' : undefined;
-        if (arch) found.push({ id: img.ImageId, arch, created: img.CreationDate ?? '' });
+        const time = (t: string | undefined, absent: number) => (t ? Date.parse(t) : absent);
+        if (arch) found.push({ id: img.ImageId, arch, created: time(img.CreationDate, 0), name: img.Name ?? '', deprecated: time(img.DeprecationTime, Infinity) <= now });
       }
     }
-    // Newest image per architecture wins (Karpenter sorts by creation date, newest first).
-    found.sort((a, b) => b.created.localeCompare(a.created) || a.id.localeCompare(b.id));
+    // One image per architecture, as KA amifamily/ami.go `compareAMI` keeps it: not deprecated first,
+    // then the newest creation date (to the second), then the greater name.
+    const second = (ms: number) => Math.floor(ms / 1000);
+    found.sort((a, b) => Number(a.deprecated) - Number(b.deprecated) || second(b.created) - second(a.created) || (a.name === b.name ? 0 : a.name > b.name ? -1 : 1) || a.id.localeCompare(b.id));
     for (const f of found) images[f.arch] ??= f.id;
     return { images };
   }

@@ -63,25 +63,17 @@ function kubeletConfig(k: KubeletConfiguration | undefined, maxPods: number | un
   return config;
 }
 
-/** kubernetes.io / k8s.io labels the kubelet may set on itself (NodeRestriction; kubelet `--node-labels` validation). */
-const KubeletAllowedLabels = new Set([
-  'kubernetes.io/hostname',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'node.kubernetes.io/instance-type',
-  'topology.kubernetes.io/region',
-  'topology.kubernetes.io/zone',
-]);
-
-/** Whether the kubelet accepts `key` in --node-labels (others are applied by registration instead). */
+/**
+ * Whether `key` goes into --node-labels: not of a kubernetes.io or k8s.io domain (or a subdomain,
+ * node-restriction.kubernetes.io included), as KA amifamily/resolver.go `RejectForbiddenLabels`
+ * leaves out what node admission could refuse; the kubelet sets its own well-known labels, and
+ * registration applies the claim's others.
+ */
 export function kubeletMaySetLabel(key: string): boolean {
   const slash = key.indexOf('/');
   if (slash < 0) return true;
   const domain = key.slice(0, slash);
-  const restricted = domain === 'kubernetes.io' || domain.endsWith('.kubernetes.io') || domain === 'k8s.io' || domain.endsWith('.k8s.io');
-  if (!restricted) return true;
-  if (KubeletAllowedLabels.has(key)) return true;
-  return ['kubelet.kubernetes.io', 'node.kubernetes.io'].some((d) => domain === d || domain.endsWith(`.${d}`));
+  return !['kubernetes.io', 'k8s.io'].some((d) => domain === d || domain.endsWith(`.${d}`));
 }
 
 /** Throws when `problem` is given: a flag value that could carry a second label or taint. */

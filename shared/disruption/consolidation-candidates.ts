@@ -6,7 +6,7 @@
  */
 import { BalancedK } from './constants.ts';
 import { sortBySavingsRatio } from './cost.ts';
-import type { MethodContext } from './method.ts';
+import { candidateBlock, type MethodContext } from './method.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate, MethodName } from './types.ts';
 
@@ -22,7 +22,7 @@ export function consolidationCandidates({ state, blocked }: MethodContext, metho
     if (pool?.spec.replicas !== undefined) continue; // static pool: consolidation fields are ignored (KC StaticCapacity)
     if (after === 'Never') reason = 'consolidateAfter is Never';
     else if (!c.consolidatable) reason = `consolidateAfter (${after}) has not passed since the last pod event`;
-    else if (c.blockedBy) reason = c.blockedBy;
+    else if (candidateBlock(c, 'graceful')) reason = candidateBlock(c, 'graceful');
     else if (c.priceUsdPerHour === undefined) reason = `no price known for ${c.instanceType} ${c.capacityType} in ${c.zone}`;
     if (reason) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason });
     else out.push(c);

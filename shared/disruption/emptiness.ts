@@ -12,6 +12,7 @@ import type { DisruptionCommand } from './types.ts';
 export const Emptiness: DisruptionMethod = {
   name: 'emptiness',
   reason: 'Empty',
+  disruptionClass: 'graceful',
   compute({ state, blocked }: MethodContext): DisruptionCommand | undefined {
     // Static pools (spec.replicas) keep their node count: never consolidated (KC StaticCapacity).
     const empty = state.candidates.filter((c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName) && state.nodePools.get(c.nodePool)?.spec.replicas === undefined);
@@ -27,7 +28,7 @@ export const Emptiness: DisruptionMethod = {
       }
       return true;
     });
-    const sorted = sortBySavingsRatio(unblocked(ready, 'emptiness', blocked));
+    const sorted = sortBySavingsRatio(unblocked(ready, 'emptiness', blocked, 'graceful'));
     const chosen = withinBudgets(state, sorted, 'Empty', 'emptiness', blocked);
     if (chosen.length === 0) return undefined;
     return makeCommand('emptiness', 'Empty', chosen, [], state.now, chosen.reduce((s, c) => s + (c.priceUsdPerHour ?? 0), 0));

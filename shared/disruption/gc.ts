@@ -25,7 +25,8 @@ import type { Node } from '../api/kube.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
 import type { TerminationInput } from '../api/ports.ts';
-import { TaintUnregistered } from '../api/labels.ts';
+import { NodePoolTagKey } from '../api/iam-policy.ts';
+import { TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceDisagreement, nodeDisagreement, requestDisagreement } from '../api/termination-target.ts';
 import { instanceIdOfClaim, instanceIdOfProviderId } from '../api/provider-id.ts';
 
@@ -106,10 +107,6 @@ export const DisruptionLeaseSeconds = 3 * 60;
  */
 export const NodeGoneGraceSeconds = 30;
 
-/** Tag keys that mark an instance as launched by nodefleet (or by Karpenter for this cluster). */
-export const OwnershipTagKeys = ['nodefleet.io/cluster', 'karpenter.sh/nodeclaim', 'karpenter.sh/nodepool', 'karpenter.sh/managed-by'];
-const TagNodeClaim = 'karpenter.sh/nodeclaim';
-const TagNodePool = 'karpenter.sh/nodepool';
 const TaintDisruptedKey = 'karpenter.sh/disrupted';
 
 /** An instance as the cloud reports it (subset). */
@@ -122,6 +119,12 @@ export interface GcInstance {
 }
 
 export interface GcInput {
+  /**
+   * This stack's cluster. An instance no claim owns is nodefleet's (an orphan to terminate, or to
+   * report) only when tagged `nodefleet.io/cluster=<cluster>`: Karpenter's own instances beside
+   * nodefleet carry karpenter.sh/* tags too, and are never touched (docs/migration.md).
+   */
+  cluster: string;
   nodeClaims: NodeClaim[];
   nodes: Node[];
   /** Instances the cloud reports (every claim's instance included, if it exists); undefined = unknown (then no instance-based decision is made). */
@@ -296,7 +299,7 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   const recording = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name) && instanceIdOfClaim(c) === undefined && c.phase !== 'Terminated').map((c) => c.name));
   for (const i of input.instances ?? []) {
     if (NotRunning.has(i.state) || owned.has(i.instanceId)) continue;
-    if (!OwnershipTagKeys.some((k) => k in i.tags)) continue;
+    if (i.tags[TagNodefleetCluster] !== input.cluster) continue; // not launched by nodefleet for this cluster
     if (recording.has(i.tags[TagNodeClaim] ?? '')) continue;
     if (secondsSince(i.launchTime, nowMs) < OrphanInstanceGraceSeconds) continue;
     if (out.deleteNodeClaims.some((d) => d.instanceId === i.instanceId)) continue;
@@ -304,7 +307,7 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
       instanceId: i.instanceId,
       ...(i.launchTime ? { launchTime: i.launchTime } : {}),
       ...(i.tags[TagNodeClaim] ? { nodeClaim: i.tags[TagNodeClaim] } : {}),
-      ...(i.tags[TagNodePool] ? { nodePool: i.tags[TagNodePool] } : {}),
+      ...(i.tags[NodePoolTagKey] ? { nodePool: i.tags[NodePoolTagKey] } : {}),
     };
     if (launchedBeforeEpoch(i, input.tableEpochMs)) {
       out.unownedBeforeEpoch.push(report);

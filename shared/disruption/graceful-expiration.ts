@@ -23,6 +23,8 @@ export function hasGracefulExpiration(pool: NodePool | undefined): boolean {
 export const GracefulExpiration: DisruptionMethod = {
   name: 'graceful-expiration',
   reason: 'Expired',
+  // Passes every block, as forceful expiration does; the class names how its drain ends.
+  disruptionClass: 'eventual',
   compute({ state, sim, blocked }: MethodContext): DisruptionCommand | undefined {
     const now = state.now.getTime();
     const expired = state.candidates
@@ -30,7 +32,7 @@ export const GracefulExpiration: DisruptionMethod = {
       .sort(byDisruptionCost);
     const chosen = withinBudgets(state, expired, 'Expired', 'graceful-expiration', blocked);
     for (const c of chosen) {
-      const r = replacementsFor(sim, [c]);
+      const r = replacementsFor(sim, [c], { includeBlockedPods: true });
       if ('reason' in r) {
         blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'graceful-expiration', reason: r.reason });
         continue;

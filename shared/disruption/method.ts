@@ -6,7 +6,7 @@ import { CommandValidationDelaySeconds } from './constants.ts';
 import { toCommandCandidate } from './consolidation.ts';
 import type { Simulator } from './simulate.ts';
 import type { ClusterState } from './state.ts';
-import type { BlockedCandidate, Candidate, DisruptionCommand, DisruptionReason, MethodName, ReplacementClaim } from './types.ts';
+import type { BlockedCandidate, Candidate, DisruptionClass, DisruptionCommand, DisruptionReason, MethodName, ReplacementClaim } from './types.ts';
 
 /** What a method reads and where it reports blocks. */
 export interface MethodContext {
@@ -27,6 +27,8 @@ export interface DisruptionMethod {
   name: MethodName;
   /** The budget reason it is governed by. */
   reason: DisruptionReason;
+  /** Which blocks it honours ({@link candidateBlock}). */
+  disruptionClass: DisruptionClass;
   /** The command this method would run now, or undefined. Pure. */
   compute(ctx: MethodContext): DisruptionCommand | undefined;
 }
@@ -65,11 +67,23 @@ export function makeCommand(
   };
 }
 
-/** Candidates not blocked by do-not-disrupt / PDB; blocked ones are reported for `method`. */
-export function unblocked(candidates: readonly Candidate[], method: MethodName, blocked: BlockedCandidate[]): Candidate[] {
+/**
+ * Why a method of class `cls` may not disrupt `c`, or undefined: its block (state.ts), except that
+ * the eventual class passes a pod's do-not-disrupt or a blocking PDB when the NodeClaim has a
+ * terminationGracePeriod (the drain deletes such pods at that deadline). The node's own
+ * do-not-disrupt and a nomination block every class. KC types.go `NewCandidate`.
+ */
+export function candidateBlock(c: Candidate, cls: DisruptionClass): string | undefined {
+  if (cls === 'eventual' && c.blockedByPods && c.terminationGracePeriodSeconds !== undefined) return undefined;
+  return c.blockedBy;
+}
+
+/** Candidates a method of class `cls` may disrupt ({@link candidateBlock}); blocked ones are reported for `method`. */
+export function unblocked(candidates: readonly Candidate[], method: MethodName, blocked: BlockedCandidate[], cls: DisruptionClass): Candidate[] {
   const out: Candidate[] = [];
   for (const c of candidates) {
-    if (c.blockedBy) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason: c.blockedBy });
+    const why = candidateBlock(c, cls);
+    if (why) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason: why });
     else out.push(c);
   }
   return out;

@@ -17,13 +17,14 @@ import type { Candidate, DisruptionCommand } from './types.ts';
 export const MultiNodeConsolidation: DisruptionMethod = {
   name: 'multi-node-consolidation',
   reason: 'Underutilized',
+  disruptionClass: 'graceful',
   compute(ctx: MethodContext): DisruptionCommand | undefined {
     const { state, sim } = ctx;
     const eligible = withinBudgets(state, consolidationCandidates(ctx, 'multi-node-consolidation'), 'Underutilized', 'multi-node-consolidation', ctx.blocked);
     const limit = state.snapshot.settings?.multiNodeMaxCandidates ?? MultiNodeMaxCandidates;
     const candidates = eligible.slice(0, limit);
     if (candidates.length < 2) return undefined;
-    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
+    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? false;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     const deadlineMs = ctx.elapsedMs() + MultiNodeConsolidationTimeoutMs;
     let lo = 1;

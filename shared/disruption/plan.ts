@@ -8,6 +8,7 @@ import { Methods } from './methods.ts';
 import { hasRebalanceReplace } from './rebalance.ts';
 import { Simulator } from './simulate.ts';
 import { budgetFor, buildState } from './state.ts';
+import { claimConditionUpdates } from './claim-conditions.ts';
 import type { BudgetStatus, DisruptionPlan, DisruptionReason, DisruptionSnapshot } from './types.ts';
 
 const BudgetReasons: DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized'];
@@ -41,5 +42,5 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { 
     const reasons: DisruptionReason[] = [...BudgetReasons, ...(hasGracefulExpiration(pool) ? ['Expired' as const] : []), ...(hasRebalanceReplace(pool) ? ['Rebalance' as const] : [])];
     for (const r of reasons) budgets.push(budgetFor(state, pool.metadata.name, r));
   }
-  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations, timedOut };
+  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations, timedOut, claimConditions: claimConditionUpdates(state) };
 }

@@ -15,7 +15,7 @@ import { isTrue } from '../api/nodeclaim.ts';
 import { nodeClassReadiness } from '../api/nodeclass-support.ts';
 import { createSchedulingCache, solve, type ExistingNode, type NewNodeClaim, type SchedulingResult } from '../scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../scheduling/existing-capacity.ts';
-import { isReschedulable, podKey } from './pods.ts';
+import { isCurrentlyReschedulable, isReschedulable, podKey } from './pods.ts';
 import { parseDurationSeconds } from '../api/duration.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
@@ -84,6 +84,15 @@ export class Simulator {
   }
 
   /**
+   * Whether a pod of a node leaving would be moved by its drain, so needs a place: not held by
+   * do-not-disrupt or a fully blocking PDB (no capacity waits idle for a pod that stays until the
+   * terminationGracePeriod deadline). KC helpers.go `SimulateScheduling`, `IsCurrentlyReschedulable`.
+   */
+  private willMove(p: Pod): boolean {
+    return isCurrentlyReschedulable(p, this.state.pdbLimits, this.state.now);
+  }
+
+  /**
    * Pods that will need a place anyway: pending ones, and those on nodes being deleted or
    * leaving this pass. They go into every simulation first-class (so consolidation does not take
    * capacity they need), but only the candidates' pods decide the outcome (KC helpers.go
@@ -94,18 +103,20 @@ export class Simulator {
     const out: Pod[] = [];
     for (const p of s.snapshot.pods) if (!p.spec.nodeName && isReschedulable(p)) out.push(p);
     const gone = new Set([...s.managed.filter((m) => m.deleting).map((m) => m.node.metadata.name), ...s.leaving]);
-    for (const name of gone) for (const p of s.podsByNode.get(name) ?? []) if (isReschedulable(p)) out.push(p);
+    for (const name of gone) for (const p of s.podsByNode.get(name) ?? []) if (this.willMove(p)) out.push(p);
     return out;
   }
 
   /**
    * Simulates removing `candidates` (plus nodes already leaving this pass): their reschedulable
-   * pods must fit on what remains or on new NodeClaims. New NodeClaims holding none of the
+   * pods that the drain would move ({@link willMove}) must fit on what remains or on new NodeClaims. New NodeClaims holding none of the
    * candidates' pods (made for pending pods) are not the command's business and are dropped.
    * @param opts.consolidation a consolidation simulation: the candidates' pods stay off nodes within
    *   their consolidateAfter (drift, expiration and rebalance do not ask for this)
+   * @param opts.includeBlockedPods place the candidates' held pods too (KC `IncludeBlockedCandidatePods`):
+   *   graceful expiration pre-spins capacity for every pod, as its drain ends at the deadline
    */
-  simulate(candidates: readonly Candidate[], opts: { consolidation?: boolean } = {}): Simulation {
+  simulate(candidates: readonly Candidate[], opts: { consolidation?: boolean; includeBlockedPods?: boolean } = {}): Simulation {
     this.simulations++;
     const s = this.state;
     const removed = new Set([...candidates.map((c) => c.nodeName), ...s.leaving]);
@@ -114,6 +125,7 @@ export class Simulator {
     const unbind = (p: Pod): Pod => ({ ...p, spec: { ...p.spec, nodeName: undefined }, status: { ...p.status, nominatedNodeName: undefined } });
     for (const c of candidates) {
       for (const p of c.reschedulablePods) {
+        if (!opts.includeBlockedPods && !this.willMove(p)) continue;
         candidateKeys.add(podKey(p));
         pending.push(unbind(p));
       }
@@ -131,6 +143,8 @@ export class Simulator {
       nodePoolNotReady: (this.notReady ??= nodeClassReadiness(s.snapshot.nodeClasses ?? [], new Map(Object.entries(s.snapshot.nodeClassProblems ?? {}))).nodePoolNotReady),
       ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),
       settings: s.snapshot.settings?.scheduling,
+      // One replacement at most: a claim split in two would fail the consolidation it could pass.
+      splitClaims: false,
       cache: this.cache,
     });
     const unschedulable = result.unschedulable

@@ -17,9 +17,10 @@ import type { DisruptionCommand } from './types.ts';
 export const SingleNodeConsolidation: DisruptionMethod = {
   name: 'single-node-consolidation',
   reason: 'Underutilized',
+  disruptionClass: 'graceful',
   compute(ctx: MethodContext): DisruptionCommand | undefined {
     const { state, sim, blocked } = ctx;
-    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? true;
+    const spotToSpot = state.snapshot.settings?.spotToSpotConsolidation ?? false;
     const maxSims = state.snapshot.settings?.maxSimulations ?? DefaultMaxSimulations;
     const deadlineMs = ctx.elapsedMs() + SingleNodeConsolidationTimeoutMs;
     const free = new FreeCapacity(state);

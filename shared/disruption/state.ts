@@ -8,7 +8,7 @@
  * pkg/controllers/nodeclaim/disruption/consolidation.go (`Consolidatable`).
  */
 import { podsByNode as groupPodsByNode, type Node, type Pod } from '../api/kube.ts';
-import { isManagedNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
+import { isLaunchableNodeClassRef, type NodePool, type EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import { isTrue, getCondition } from '../api/nodeclaim.ts';
 import {
@@ -71,6 +71,8 @@ export interface ClusterState {
   budgetCache: Map<string, BudgetStatus>;
   /** Names of nodes to treat as leaving (forceful expirations found this pass). */
   leaving: Set<string>;
+  /** The cluster's PDBs with what each allows now. */
+  pdbLimits: PdbLimits;
 }
 
 function isNodeReady(n: Node): boolean {
@@ -126,18 +128,26 @@ function latest(times: (string | undefined)[]): number {
   return best;
 }
 
-/** Why a node's graceful disruption is forbidden: do-not-disrupt on the node or a pod, or a PDB. */
-function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: Date): string | undefined {
-  if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return `node has "${AnnotationDoNotDisrupt}" annotation`;
+/**
+ * Why a node's graceful disruption is forbidden: do-not-disrupt on the node or a pod, or a PDB.
+ * `pods` marks a block by the node's pods (a pod's do-not-disrupt, a PDB: KC `PodBlockEvictionError`),
+ * which eventual disruption passes when the claim has a terminationGracePeriod (method.ts `candidateBlock`).
+ */
+function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: Date): { reason: string; pods: boolean } | undefined {
+  if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return { reason: `node has "${AnnotationDoNotDisrupt}" annotation`, pods: false };
   // Only active pods block with do-not-disrupt (mirror and DaemonSet pods included); only pods
   // the drain would evict can be held back by a PDB (KC `ValidatePodsDisruptable`).
-  for (const p of pods) if (isActive(p) && isDoNotDisruptActive(p, now)) return `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`;
+  for (const p of pods) if (isActive(p) && isDoNotDisruptActive(p, now)) return { reason: `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`, pods: true };
   for (const p of pods) {
     if (!isEvictable(p, now)) continue;
     const why = pdbs.blocks(p);
-    if (why) return why;
+    if (why) return { reason: why, pods: true };
   }
   return undefined;
+}
+
+function blockFields(b: { reason: string; pods: boolean } | undefined): Pick<Candidate, 'blockedBy' | 'blockedByPods'> {
+  return b ? { blockedBy: b.reason, ...(b.pods ? { blockedByPods: true } : {}) } : {};
 }
 
 /**
@@ -173,7 +183,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const poolName = claim.nodePool;
     const name = node.metadata.name;
     const nodePool = nodePools.get(poolName);
-    if (nodePool && !isManagedNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
+    if (nodePool && !isLaunchableNodeClassRef(nodePool.spec.template.spec.nodeClassRef)) continue; // another provider's node
     const labels = node.metadata.labels ?? {};
     const initialized = labels[LabelInitialized] === 'true' || isTrue(claim, 'Initialized');
     const ready = isNodeReady(node);
@@ -220,7 +230,7 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     const expireAfterSeconds = parseDurationSeconds(nodePool.spec.template.spec.expireAfter);
     const expireAt = claimExpireAt(claim, nodePool);
     const nodeClassName = nodePool.spec.template.spec.nodeClassRef.name;
-    const drifted = driftReason({
+    const driftInput = {
       node,
       claim,
       nodePool,
@@ -230,7 +240,10 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       nodePoolHash: snapshot.nodePoolHashes?.[poolName],
       nodeClassHash: snapshot.nodeClassHashes?.[nodeClassName],
       resolvedImageIds: snapshot.resolvedImageIds?.[nodeClassName],
-    });
+    };
+    const drifted = driftReason(driftInput);
+    // A recorded Drifted condition is this loop's own earlier finding: re-checked without it, so it clears once the drift is gone.
+    const driftObserved = getCondition(claim, 'Drifted') ? driftReason({ ...driftInput, claim: { ...claim, conditions: claim.conditions.filter((x) => x.type !== 'Drifted') } }) : drifted;
     // Karpenter's Consolidatable: consolidateAfter has passed since the last pod event (or since
     // initialization when no pod ever came or went).
     const consolidateAfterSeconds = parseDurationSeconds(nodePool.spec.disruption?.consolidateAfter ?? '0s');
@@ -259,14 +272,16 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       createdAt,
       drifted,
       ...(drifted && getCondition(claim, 'Drifted')?.status === 'True' ? { driftedAt: getCondition(claim, 'Drifted')!.lastTransitionTime } : {}),
+      ...(driftObserved ? { driftObserved } : {}),
       expireAt,
       consolidatable,
-      blockedBy: nominated.has(name) ? 'node is nominated for a pending pod' : gracefulBlock(node, pods, pdbs, now),
+      ...blockFields(nominated.has(name) ? { reason: 'node is nominated for a pending pod', pods: false } : gracefulBlock(node, pods, pdbs, now)),
+      ...(claim.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: claim.terminationGracePeriodSeconds } : {}),
       ...(claim.annotations?.[AnnotationRebalanceRecommendedAt] ? { rebalanceRecommendedAt: claim.annotations[AnnotationRebalanceRecommendedAt] } : {}),
     });
   }
 
-  return { now, snapshot, nodePools, nodeClasses, catalog, managed, candidates, blocked, podsByNode, poolCounts, budgetCache: new Map(), leaving: new Set() };
+  return { now, snapshot, nodePools, nodeClasses, catalog, managed, candidates, blocked, podsByNode, poolCounts, budgetCache: new Map(), leaving: new Set(), pdbLimits: pdbs };
 }
 
 /**

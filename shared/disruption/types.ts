@@ -23,6 +23,13 @@ import type { DaemonSetTemplate, UnavailableOffering, SchedulingSettings } from 
 export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Expired' | 'Rebalance';
 
 /** The graceful methods, in the order {@link Methods} runs them (shared/disruption/methods.ts). */
+/**
+ * Karpenter's disruption classes (KC pkg/controllers/disruption/types.go): graceful methods never
+ * pass a pod's do-not-disrupt or a blocking PDB; eventual ones (drift) do when the NodeClaim has a
+ * terminationGracePeriod, since its drain then ends at that deadline.
+ */
+export type DisruptionClass = 'graceful' | 'eventual';
+
 export type MethodName = 'rebalance' | 'emptiness' | 'graceful-expiration' | 'drift' | 'multi-node-consolidation' | 'single-node-consolidation';
 
 /** Why a node is drifted (KC `nodeclaim/disruption/drift.go`, KA `cloudprovider/drift.go`). */
@@ -38,8 +45,8 @@ export type DriftReason =
 /** Knobs (Karpenter settings / feature gates that change disruption). */
 export interface DisruptionSettings {
   /**
-   * Spot-to-spot consolidation (Karpenter gate `SpotToSpotConsolidation`, off there by default).
-   * nodefleet enables it by default, always with the 15-cheaper-types rule for single nodes.
+   * Spot-to-spot consolidation (Karpenter gate `SpotToSpotConsolidation`, shared/api/settings.ts):
+   * off by default, as Karpenter; when on, with the 15-cheaper-types rule for single nodes.
    */
   spotToSpotConsolidation?: boolean;
   /** Max candidates the multi-node binary search looks at (Karpenter: 100). */
@@ -126,12 +133,18 @@ export interface Candidate {
   drifted?: DriftReason;
   /** RFC 3339 time the claim's Drifted condition turned True; absent when drift was found just now. */
   driftedAt?: string;
+  /** What drift detection finds now, leaving out a recorded Drifted condition: what the claim's Drifted condition should say (claim-conditions.ts). */
+  driftObserved?: DriftReason;
   /** RFC 3339 time the node expires (creation + expireAfter), undefined for Never. */
   expireAt?: string;
   /** True once consolidateAfter has passed since the last pod event (Karpenter `Consolidatable`). */
   consolidatable: boolean;
   /** Why graceful disruption is blocked (do-not-disrupt, PDB), undefined when it is not. */
   blockedBy?: string;
+  /** `blockedBy` is a pod's do-not-disrupt or a PDB, not the node's own annotation or a nomination. */
+  blockedByPods?: boolean;
+  /** The NodeClaim's terminationGracePeriod (seconds), which bounds its drain; absent = unbounded. */
+  terminationGracePeriodSeconds?: number;
   /** RFC 3339 time of the EC2 rebalance recommendation recorded on the claim (`nodefleet.io/rebalance-recommended-at`). */
   rebalanceRecommendedAt?: string;
 }
@@ -237,4 +250,6 @@ export interface DisruptionPlan {
   simulations: number;
   /** Methods that stopped on their time budget (constants.ts): the next runs reach the rest. */
   timedOut: MethodName[];
+  /** Claims whose Drifted / Consolidatable condition this pass changed, to record (claim-conditions.ts). */
+  claimConditions: NodeClaim[];
 }

@@ -16,7 +16,7 @@
 import { CommandValidationDelaySeconds } from './constants.ts';
 import { computeConsolidation } from './consolidation.ts';
 import { hasGracefulExpiration } from './graceful-expiration.ts';
-import { makeCommand } from './method.ts';
+import { candidateBlock, makeCommand } from './method.ts';
 import { Methods } from './methods.ts';
 import { hasRebalanceReplace } from './rebalance.ts';
 import { replacementsFor } from './replacements.ts';
@@ -54,7 +54,8 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
       if (!hasGracefulExpiration(state.nodePools.get(c.nodePool))) return { status: 'invalid', reason: `${c.nodeName}: nodepool "${c.nodePool}" does not expire gracefully` };
       if (c.expireAt === undefined || Date.parse(c.expireAt) > now.getTime()) return { status: 'invalid', reason: `${c.nodeName}: nodeclaim ${c.nodeClaim} has not expired (expires ${c.expireAt ?? 'never'})` };
     }
-    if (c.blockedBy && command.reason !== 'Expired') return { status: 'invalid', reason: `${c.nodeName}: ${c.blockedBy}` };
+    const block = command.reason === 'Expired' ? undefined : candidateBlock(c, method.disruptionClass);
+    if (block) return { status: 'invalid', reason: `${c.nodeName}: ${block}` };
     if (command.reason === 'Empty' && c.reschedulablePods.length > 0) return { status: 'invalid', reason: `${c.nodeName}: no longer empty` };
     if (command.reason === 'Drifted' && !c.drifted) return { status: 'invalid', reason: `${c.nodeName}: no longer drifted` };
     if (command.reason === 'Rebalance' && (!c.rebalanceRecommendedAt || !hasRebalanceReplace(state.nodePools.get(c.nodePool)))) {
@@ -77,13 +78,13 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
   if (command.reason === 'Empty') {
     replacements = [];
   } else if (command.reason === 'Underutilized') {
-    const spotToSpot = snapshot.settings?.spotToSpotConsolidation ?? true;
+    const spotToSpot = snapshot.settings?.spotToSpotConsolidation ?? false;
     const outcome = computeConsolidation(sim, current, { multi: current.length > 1, spotToSpot });
     if (outcome.decision === 'none') return { status: 'invalid', reason: outcome.reason };
     if (outcome.decision !== command.decision) return { status: 'invalid', reason: `the decision changed from ${command.decision} to ${outcome.decision}` };
     replacements = outcome.replacements;
   } else {
-    const r = replacementsFor(sim, current);
+    const r = replacementsFor(sim, current, { includeBlockedPods: command.reason === 'Expired' });
     if ('reason' in r) return { status: 'invalid', reason: r.reason };
     replacements = r.replacements;
   }

@@ -1,7 +1,9 @@
 /**
  * KubeApi (shared/api/ports.ts) over @kubernetes/client-node v2: nodes, pods, PDBs, evictions
- * (policy/v1; 429 → 'blocked'), NodePools / EC2NodeClasses through the custom objects API
- * (karpenter.sh/v1 + karpenter.k8s.aws/v1 as a Karpenter user has them, and nodefleet.io/v1).
+ * (policy/v1; 429 → 'blocked'), NodePools (karpenter.sh/v1) / EC2NodeClasses through the custom
+ * objects API: only the NodePools whose nodeClassRef names the deployment's node class group
+ * (karpenter.k8s.aws as a Karpenter user has them, or nodefleet.io beside Karpenter), and only that
+ * group's EC2NodeClasses (shared/api/nodepool.ts `managedNodeClassGroup`, docs/migration.md).
  *
  * Connection: a {@link KubeConnection} provider — a kubeconfig file (embedded environment,
  * `NODEFLEET_KUBECONFIG`) or an API server URL + CA + bearer token (Lambda: EKS DescribeCluster
@@ -20,8 +22,10 @@ import {
 } from '@kubernetes/client-node';
 import type { KubeApi } from '../api/ports.ts';
 import type { KubeObject, Node, Pod, PodDisruptionBudget, Taint } from '../api/kube.ts';
-import { EC2NodeClassSchema, NodePoolSchema, type EC2NodeClass, type NodePool } from '../api/nodepool.ts';
+import { EC2NodeClassSchema, KarpenterNodeClassGroup, NodePoolSchema, NodefleetNodeClassGroup, isManagedNodeClassRef, type EC2NodeClass, type NodeClassGroup, type NodePool } from '../api/nodepool.ts';
 import { NotFoundError, TransientError, NodefleetError } from '../api/errors.ts';
+import type { KubeNodeClaim } from '../api/nodeclaim.ts';
+import { FinalizerTermination } from '../api/labels.ts';
 
 /** How to reach the API server. */
 export type KubeConnection =
@@ -58,9 +62,9 @@ export function kubeConfigFor(c: KubeConnection): KubeConfig {
 /** Page size of pod lists. */
 export const ListPageLimit = 500;
 
-/** API groups read for NodePools / EC2NodeClasses, in order (the first listing a name wins). */
-export const NodePoolGroups = ['karpenter.sh', 'nodefleet.io'] as const;
-export const NodeClassGroups = ['karpenter.k8s.aws', 'nodefleet.io'] as const;
+/** API group of NodePools; the EC2NodeClass groups one of which a deployment reads. */
+export const NodePoolGroups = ['karpenter.sh'] as const;
+export const NodeClassGroups = [KarpenterNodeClassGroup, NodefleetNodeClassGroup] as const;
 
 /** Plural resource names for listObjects (default: lower-case kind + "s"). */
 const Plurals: Record<string, string> = {
@@ -105,6 +109,9 @@ export const KubeApiRbac = {
   setNodeFinalizer: [rbac('', 'nodes', 'get'), rbac('', 'nodes', 'patch')],
   evictPod: [rbac('', 'pods/eviction', 'create')],
   deletePod: [rbac('', 'pods', 'delete')],
+  listNodeClaimObjects: [rbac('karpenter.sh', 'nodeclaims', 'list')],
+  putNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'create'), rbac('karpenter.sh', 'nodeclaims', 'patch'), rbac('karpenter.sh', 'nodeclaims/status', 'patch')],
+  deleteNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'patch'), rbac('karpenter.sh', 'nodeclaims', 'delete')],
   listObjects: {
     'apps/v1 DaemonSet': [rbac('apps', 'daemonsets', 'list')],
     'v1 Pod': [rbac('', 'pods', 'list')],
@@ -145,9 +152,11 @@ export type InvalidObjectReporter = (kind: string, name: string, problems: strin
 export class ClientNodeKubeApi implements KubeApi {
   private clients?: Clients;
 
+  /** @param nodeClassGroup the deployment's node class group: NodePools of another are not listed. */
   constructor(
     private readonly connection: KubeConnectionProvider,
     private readonly onInvalid: InvalidObjectReporter = () => {},
+    private readonly nodeClassGroup: NodeClassGroup = KarpenterNodeClassGroup,
   ) {}
 
   private async api(): Promise<Clients> {
@@ -189,6 +198,8 @@ export class ClientNodeKubeApi implements KubeApi {
         }
         if (seen.has(name)) continue;
         seen.add(name);
+        // Another controller's NodePool (Karpenter's beside nodefleet, or another provider's): not ours to read.
+        if (!isManagedNodeClassRef(r.data.spec.template.spec.nodeClassRef, this.nodeClassGroup)) continue;
         out.push(r.data);
       }
     }
@@ -198,7 +209,7 @@ export class ClientNodeKubeApi implements KubeApi {
   async listNodeClasses(): Promise<EC2NodeClass[]> {
     const out: EC2NodeClass[] = [];
     const seen = new Set<string>();
-    for (const g of NodeClassGroups) {
+    for (const g of [this.nodeClassGroup]) {
       for (const raw of await this.listCustom(g, 'ec2nodeclasses')) {
         const r = EC2NodeClassSchema.safeParse(stripServerFields(raw));
         const name = (raw as KubeObject).metadata?.name ?? '?';
@@ -353,6 +364,53 @@ export class ClientNodeKubeApi implements KubeApi {
     }
   }
 
+  async listNodeClaimObjects(): Promise<KubeNodeClaim[]> {
+    const { custom } = await this.api();
+    try {
+      const out = (await custom.listClusterCustomObject(NodeClaims)) as { items?: KubeNodeClaim[] };
+      return plain<KubeNodeClaim[]>(out.items ?? []);
+    } catch (err) {
+      if (statusOf(err) === 404) return []; // no NodeClaim CRD
+      throw mapError(err, 'list nodeclaims.karpenter.sh');
+    }
+  }
+
+  /** Create (409: it exists) or merge-patch metadata + spec, then merge-patch the status subresource. */
+  async putNodeClaimObject(o: KubeNodeClaim): Promise<void> {
+    const { custom } = await this.api();
+    const { status, ...rest } = o;
+    const name = o.metadata.name;
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    try {
+      try {
+        await custom.createClusterCustomObject({ ...NodeClaims, body: rest });
+      } catch (err) {
+        if (statusOf(err) !== 409) throw err;
+        const { creationTimestamp: _c, finalizers: _f, ...metadata } = rest.metadata;
+        await custom.patchClusterCustomObject({ ...NodeClaims, name, body: { metadata, spec: rest.spec } }, merge);
+      }
+      if (status) await custom.patchClusterCustomObjectStatus({ ...NodeClaims, name, body: { status } }, merge);
+    } catch (err) {
+      throw mapError(err, `put nodeclaim ${name}`);
+    }
+  }
+
+  async deleteNodeClaimObject(o: KubeNodeClaim): Promise<void> {
+    const { custom } = await this.api();
+    const name = o.metadata.name;
+    try {
+      const finalizers = o.metadata.finalizers ?? [];
+      if (finalizers.includes(FinalizerTermination)) {
+        const body = { metadata: { finalizers: finalizers.filter((f) => f !== FinalizerTermination), resourceVersion: (o.metadata as { resourceVersion?: string }).resourceVersion } };
+        await custom.patchClusterCustomObject({ ...NodeClaims, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      }
+      await custom.deleteClusterCustomObject({ ...NodeClaims, name });
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      throw mapError(err, `delete nodeclaim ${name}`);
+    }
+  }
+
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
     const { core } = await this.api();
     try {
@@ -363,6 +421,8 @@ export class ClientNodeKubeApi implements KubeApi {
     }
   }
 }
+
+const NodeClaims = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
 
 /** client-node returns class instances with Date fields; nodefleet's types are plain JSON (RFC 3339 strings). */
 export function plain<T>(v: unknown): T {

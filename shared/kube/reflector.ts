@@ -13,8 +13,14 @@
  * open, else the moment it was last open (what the agent stamps on the cluster view).
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import { statusOf } from './kube-api.ts';
+import { statusOf, type RbacPermission } from './kube-api.ts';
 import { listPage } from './list-page.ts';
+
+/** The RBAC permissions a Reflector of `kind` needs (cluster-wide list and watch; never get). */
+export const ReflectorRbac = (kind: ReflectorOptions<unknown>['kind']): RbacPermission[] => [
+  { apiGroup: '', resource: kind, verb: 'list' },
+  { apiGroup: '', resource: kind, verb: 'watch' },
+];
 
 /** Page size of the initial list. */
 export const ListPageSize = 500;

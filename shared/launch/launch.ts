@@ -5,7 +5,7 @@
  * offering remains and the claim allows on-demand, it falls back to on-demand. A claim nothing
  * can fulfil is deleted (never left launching forever).
  */
-import type { CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../api/ports.ts';
+import type { Clock, CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../api/ports.ts';
 import { advancePhase, setCondition, type NodeClaim } from '../api/nodeclaim.ts';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ConflictError, InsufficientCapacityError, NodefleetError } from '../api/errors.ts';
@@ -15,7 +15,8 @@ import * as L from '../api/labels.ts';
 import type { InstanceType } from '../catalog/index.ts';
 import { UnavailableOfferingsTtlSeconds } from '../api/ports.ts';
 import { MaxLaunchInstanceTypes } from '../api/ports.ts';
-import { MetricNames, type Log, type MetricsSink } from '../runtime/observability.ts';
+import { type Log, type MetricsSink } from '../runtime/observability.ts';
+import { MetricNames } from '../api/metrics.ts';
 import { providerIdOf } from '../api/provider-id.ts';
 
 /** CreateFleet attempts per claim before giving up (each attempt removes the pools that failed). */
@@ -36,31 +37,43 @@ export interface LaunchChoice {
   zones: string[];
   /** The available (type, zone) pairs: the only ones CreateFleet is offered. */
   offerings: { instanceType: string; zone: string }[];
+  /** Each type's pod capacity (the kubelet maxPods its node is launched with, shared/aws/ec2.ts LaunchSpec). */
+  maxPods: Record<string, number>;
 }
 
 const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
 
 /**
- * Picks what to launch from the claim's compatible types and what is still available: spot when
- * the claim allows it and a spot offering is left (Karpenter's reserved > spot > on-demand; reserved
- * capacity is not modelled), else on-demand; types ordered by their cheapest available offering of
- * that capacity type in the allowed zones, at most 60. undefined when nothing is left.
+ * Picks what to launch from the claim's compatible types and what is still available, as KA
+ * pkg/providers/instance/instance.go filters a launch (unless a requirement has minValues):
+ * exotic types (GPU, accelerator, metal: the catalog's `exotic`) are left out while any other type
+ * can launch; when the claim allows spot and on-demand and both are offered, spot offerings dearer
+ * than the cheapest on-demand one are left out. Then spot when the claim allows it and a spot
+ * offering is left (Karpenter's reserved > spot > on-demand; reserved capacity is not modelled),
+ * else on-demand; types ordered by their cheapest available offering of that capacity type in the
+ * allowed zones, at most 60. undefined when nothing is left.
  */
 export function chooseLaunch(types: readonly InstanceType[], requirements: Requirements, unavailable: ReadonlySet<string>, excludeSpot = false): LaunchChoice | undefined {
   const zoneReq = requirements.get(L.LabelTopologyZone);
   const ctReq = requirements.get(L.LabelCapacityType);
   const typeReq = requirements.get(L.LabelInstanceType);
-  for (const capacityType of ['spot', 'on-demand'] as const) {
-    if (ctReq && !ctReq.matches(capacityType)) continue;
-    if (excludeSpot && capacityType === 'spot') continue;
+  const allowed = (['spot', 'on-demand'] as const).filter((c) => (!ctReq || ctReq.matches(c)) && !(excludeSpot && c === 'spot'));
+  const offers = (t: InstanceType, capacityType: string) =>
+    t.offerings.filter((o) => o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)));
+  let candidates = types.filter((t) => (!typeReq || typeReq.matches(t.name)) && allowed.some((c) => offers(t, c).length > 0));
+  const minValues = requirements.all().some((r) => r.minValues !== undefined);
+  if (!minValues && candidates.some((t) => !t.exotic)) candidates = candidates.filter((t) => !t.exotic);
+  let maxSpotPrice = Infinity;
+  if (!minValues && allowed.length === 2) {
+    const onDemand = candidates.flatMap((t) => offers(t, 'on-demand').map((o) => o.priceUsdPerHour));
+    if (onDemand.length > 0 && candidates.some((t) => offers(t, 'spot').length > 0)) maxSpotPrice = Math.min(...onDemand);
+  }
+  for (const capacityType of allowed) {
     const priced: { name: string; price: number; zones: string[] }[] = [];
-    for (const t of types) {
-      if (typeReq && !typeReq.matches(t.name)) continue;
-      const offers = t.offerings.filter(
-        (o) => o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)),
-      );
-      if (offers.length === 0) continue;
-      priced.push({ name: t.name, price: Math.min(...offers.map((o) => o.priceUsdPerHour)), zones: offers.map((o) => o.zone) });
+    for (const t of candidates) {
+      const o = offers(t, capacityType).filter((x) => capacityType !== 'spot' || x.priceUsdPerHour <= maxSpotPrice);
+      if (o.length === 0) continue;
+      priced.push({ name: t.name, price: Math.min(...o.map((x) => x.priceUsdPerHour)), zones: o.map((x) => x.zone) });
     }
     if (priced.length === 0) continue;
     priced.sort((a, b) => a.price - b.price || a.name.localeCompare(b.name));
@@ -70,12 +83,18 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
       instanceTypes: launch.map((p) => p.name),
       zones: [...new Set(launch.flatMap((p) => p.zones))].sort(),
       offerings: launch.flatMap((p) => p.zones.map((zone) => ({ instanceType: p.name, zone }))),
+      maxPods: Object.fromEntries(launch.flatMap((p) => {
+        const pods = candidates.find((t) => t.name === p.name)?.capacity.pods;
+        return pods === undefined ? [] : [[p.name, pods]];
+      })),
     };
   }
   return undefined;
 }
 
 export interface LaunchDeps {
+  /** Read when CreateFleet returns: the claim's Launched time is that instant, not the pass's start. */
+  clock: Clock;
   cloud: CloudProvider;
   store: NodeClaimStore;
   unavailable: UnavailableOfferings;
@@ -109,15 +128,14 @@ export async function launchClaim(
   let spotAttempts = 0;
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
-      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings }, nodeClass);
+      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods }, nodeClass);
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
       }
-      return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, now), result };
+      return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, deps.clock.now()), result };
     } catch (err) {
       if (!(err instanceof InsufficientCapacityError)) {
         deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: (err as Error).message });
-        deps.metrics.count(MetricNames.cloudProviderErrors, { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'aws', error: (err as Error).name });
         return { status: 'failed', claim, error: err as Error };
       }
       // The pools EC2 refused (or, when it named none, every pool of this attempt).
@@ -138,15 +156,14 @@ export async function launchClaim(
   }
   const reason = 'all requested instance types were unavailable during launch';
   deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: `insufficient capacity, ${reason}` });
-  deps.metrics.count(MetricNames.cloudProviderErrors, { controller: 'nodeclaim.lifecycle', method: 'Create', provider: 'aws', error: 'InsufficientCapacityError' });
   await deps.store.delete(claim.name);
   deps.log.info('deleted nodeclaim', { NodeClaim: { name: claim.name }, reason: 'unfulfillable', pods: claim.pods });
   deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: claim.nodePool, reason: 'unfulfillable' });
   return { status: 'unfulfillable', claim, reason };
 }
 
-/** Writes the launch onto the claim (conditional on version; one re-read on conflict). */
-async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult, types: readonly InstanceType[], now: Date): Promise<NodeClaim> {
+/** Writes the launch onto the claim (conditional on version; one re-read on conflict); `launchedAt` is when CreateFleet returned. */
+async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult, types: readonly InstanceType[], launchedAt: Date): Promise<NodeClaim> {
   const type = types.find((t) => t.name === r.instanceType);
   const price = type?.offerings.find((o) => o.zone === r.zone && o.capacityType === r.capacityType)?.priceUsdPerHour;
   // The zone id as Karpenter labels the claim (KA cloudprovider.go, from the subnet): the launch's, else the catalog's.
@@ -168,7 +185,7 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
       },
       'Launched',
       'True',
-      now.toISOString(),
+      launchedAt.toISOString(),
     );
   try {
     return await deps.store.update(apply(claim));

@@ -18,7 +18,8 @@ import { ClusterViewTooLargeError, MaxViewGzipBytes, MaxViewJsonBytes, clusterOf
 import { ViewHeartbeatSeconds } from '../api/cluster-view.ts';
 
 export { ViewHeartbeatSeconds };
-import { MetricNames, type Log, type MetricsSink } from './observability.ts';
+import { type Log, type MetricsSink } from './observability.ts';
+import { MetricNames } from '../api/metrics.ts';
 
 /**
  * A view older than this (seconds since its `generatedAt`) is refused and the cluster is listed

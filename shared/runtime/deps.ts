@@ -46,10 +46,13 @@ import { EventBridgePublisher } from '../aws/eventbridge-publisher.ts';
 import { SfnTerminationStarter } from '../aws/sfn-termination-starter.ts';
 import { S3ClusterViewStore } from '../aws/s3-cluster-view-store.ts';
 import type { ClusterInfo } from '../aws/user-data.ts';
+import { managedNodeClassGroup } from '../api/nodepool.ts';
 import { ClientNodeKubeApi, clusterOfKubeconfig, type KubeConnection, type KubeConnectionProvider } from '../kube/kube-api.ts';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { RuntimeEnv } from './env.ts';
-import { MetricNames, RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
+import { RecordingLog, RecordingMetrics, type Log, type MetricsSink } from './observability.ts';
+import { MetricNames } from '../api/metrics.ts';
+import { measuredCloud } from './measured-cloud.ts';
 
 /** The SDK clients (created by shared/aws/clients.ts), exposed for adapters other engineers add. */
 export type { Clients } from '../aws/clients.ts';
@@ -140,6 +143,12 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     connection = async () => ({ kind: 'token', ...(await eks.connection()) });
     clusterInfo = opts.clusterInfo ? async () => opts.clusterInfo! : () => eks.clusterInfo();
   }
+  // CLUSTER_ENDPOINT / CLUSTER_CA_BUNDLE: what new nodes join and trust, in place of DescribeCluster's.
+  const { clusterEndpoint, clusterCABundle } = env.settings ?? {};
+  if (clusterEndpoint || clusterCABundle) {
+    const discovered = clusterInfo;
+    clusterInfo = async () => ({ ...(await discovered()), ...(clusterEndpoint ? { endpoint: clusterEndpoint } : {}), ...(clusterCABundle ? { certificateAuthority: clusterCABundle } : {}) });
+  }
   const resolver = opts.resolver ?? new Ec2NodeClassResolver(sdkLookups(clients.ec2, clients.ssm), async () => (await clusterInfo()).kubernetesVersion);
   const o = opts.overrides ?? {};
   return {
@@ -156,10 +165,14 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     unavailable: o.unavailable ?? new DynamoUnavailableOfferings(clients.doc, env.tableName, env.clusterName),
     cloud:
       o.cloud ??
-      new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
+      measuredCloud(
+        new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
+        o.metrics ?? metrics,
+        opts.functionName ?? 'nodefleet',
+      ),
     kube:
       o.kube ??
-      new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems })),
+      new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems }), managedNodeClassGroup(env.besideKarpenter)),
     publisher:
       o.publisher ??
       (env.eventBusName
@@ -170,7 +183,7 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     clusterInfo: o.clusterInfo ?? clusterInfo,
     resolver: 'resolver' in o ? o.resolver : resolver,
     views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
-    catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log),
+    catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log, env.settings?.isolatedVPC ?? false),
     ...(o.random ? { random: o.random } : {}),
     clients,
   };
@@ -182,10 +195,11 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
  * ec2:DescribeInstanceTypeOfferings, ec2:DescribeSpotPriceHistory, ec2:DescribeInstanceTypes,
  * pricing:GetProducts.
  */
-function catalogRefresher(clients: Clients, region: string, log: Log): CatalogRefresher {
+function catalogRefresher(clients: Clients, region: string, log: Log, isolatedVPC: boolean): CatalogRefresher {
   return new CatalogRefresher({
     ec2: clients.ec2,
-    pricing: createPricingClient(region),
+    // ISOLATED_VPC: no Pricing endpoint is reachable, so on-demand prices stay the shipped ones (as Karpenter's static prices).
+    ...(isolatedVPC ? {} : { pricing: createPricingClient(region) }),
     region,
     onError: (part, error) => log.warn('failed to refresh catalog data, using the previous or shipped data', { part, error: error.message }),
   });

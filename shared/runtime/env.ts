@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { Env } from '../api/contract.ts';
 import { NodefleetError } from '../api/errors.ts';
 import { PackingModes, type PackingMode } from '../api/packing.ts';
+import { parseSettings, SettingsError, type Settings } from '../api/settings.ts';
 
 /** A missing or malformed environment variable; `variable` is its name. */
 export class EnvError extends NodefleetError {
@@ -34,6 +35,7 @@ export const RuntimeEnvSchema = z.object({
   [Env.viewBucket]: z.string().min(1).optional(),
   [Env.s3Endpoint]: optionalUrl,
   [Env.packing]: z.enum(PackingModes).optional(),
+  [Env.besideKarpenter]: z.enum(['true', 'false']).optional(),
   [Env.logLevel]: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL']).default('INFO'),
 });
 
@@ -55,7 +57,14 @@ export interface RuntimeEnv {
   s3Endpoint?: string;
   /** The operator's packing mode (CDK context `packing`; provisioner and disruption); NodePool annotations win (shared/api/packing.ts). */
   packing?: PackingMode;
+  /** Beside Karpenter (CDK context `besideKarpenter`): only NodePools of nodefleet.io EC2NodeClasses are read (shared/api/nodepool.ts `managedNodeClassGroup`). */
+  besideKarpenter?: boolean;
   logLevel: string;
+  /**
+   * Karpenter's settings and feature gates, from the variables of the same names
+   * (shared/api/settings.ts); parseRuntimeEnv always sets it, absent = Karpenter's defaults.
+   */
+  settings?: Settings;
 }
 
 /** Keys that are optional in the schema but a function may require. */
@@ -74,6 +83,13 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     throw new EnvError(variable, source[variable] === undefined ? 'is required' : (issue?.message ?? 'is invalid'));
   }
   const v = r.data as Record<string, string | undefined>;
+  let settings: Settings;
+  try {
+    settings = parseSettings(source);
+  } catch (e) {
+    if (e instanceof SettingsError) throw new EnvError(e.setting, e.message.slice(`setting ${e.setting}: `.length));
+    throw e;
+  }
   const env: RuntimeEnv = {
     clusterName: v[Env.clusterName]!,
     tableName: v[Env.tableName]!,
@@ -88,7 +104,9 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
     viewBucket: v[Env.viewBucket],
     s3Endpoint: v[Env.s3Endpoint],
     packing: v[Env.packing] as PackingMode | undefined,
+    ...(v[Env.besideKarpenter] === 'true' ? { besideKarpenter: true } : {}),
     logLevel: v[Env.logLevel] ?? 'INFO',
+    settings,
   };
   for (const key of required) if (!env[key]) throw new EnvError(Env[key], 'is required');
   return env;

@@ -2,13 +2,14 @@
  * Logging and metrics behind two small interfaces, so handlers and tests do not depend on
  * Powertools: {@link Log} (structured JSON lines, Karpenter's messages and field names) and
  * {@link MetricsSink} (CloudWatch EMF, namespace "nodefleet", metrics named exactly as Karpenter
- * names them, e.g. `karpenter_nodeclaims_created_total`, with Karpenter's label names as dimensions).
+ * names them (shared/api/metrics.ts), with Karpenter's label names as dimensions).
  * The Powertools-backed implementations live here (the only folder importing Powertools);
  * {@link RecordingLog} / {@link RecordingMetrics} are for tests and the embedded environment.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
+import { MetricsNamespace } from '../api/metrics.ts';
 
 /** Structured logger: a message plus fields, JSON in Lambda. */
 export interface Log {
@@ -26,47 +27,6 @@ export interface MetricsSink {
   seconds(name: string, value: number, dimensions?: Record<string, string>): void;
 }
 
-/** CloudWatch namespace of every nodefleet metric. */
-export const MetricsNamespace = 'nodefleet';
-
-/** Karpenter's metric names nodefleet emits (ANCHORS.md §4.1). */
-export const MetricNames = {
-  nodeClaimsCreated: 'karpenter_nodeclaims_created_total',
-  nodeClaimsLaunched: 'karpenter_nodeclaims_launched_total',
-  nodeClaimsRegistered: 'karpenter_nodeclaims_registered_total',
-  nodeClaimsInitialized: 'karpenter_nodeclaims_initialized_total',
-  nodeClaimsTerminated: 'karpenter_nodeclaims_terminated_total',
-  nodeClaimsDisrupted: 'karpenter_nodeclaims_disrupted_total',
-  podsStartupDuration: 'karpenter_pods_startup_duration_seconds',
-  podsSchedulingDecisionDuration: 'karpenter_pods_scheduling_decision_duration_seconds',
-  schedulingDuration: 'karpenter_scheduler_scheduling_duration_seconds',
-  unschedulablePods: 'karpenter_scheduler_unschedulable_pods_count',
-  cloudProviderErrors: 'karpenter_cloudprovider_errors_total',
-  cloudProviderDuration: 'karpenter_cloudprovider_duration_seconds',
-  launchFailures: 'karpenter_cloudprovider_instance_launch_failures_total',
-  interruptionReceived: 'karpenter_interruption_received_messages_total',
-  /** nodefleet's own (no Karpenter equivalent): seconds from Launched to Initialized. */
-  nodeClaimLaunchToInitialized: 'nodefleet_nodeclaim_launch_to_initialized_seconds',
-  /** nodefleet's own: instances gc terminated because no NodeClaim owns them. */
-  orphanInstancesTerminated: 'nodefleet_orphan_instances_terminated_total',
-  /**
-   * nodefleet's own: per gc pass, the running instances no NodeClaim owns that were launched before
-   * the table's claims epoch (kept, not terminated: shared/disruption/gc.ts `unownedBeforeEpoch`).
-   */
-  unownedInstancesBeforeEpoch: 'nodefleet_unowned_instances_before_epoch',
-  /** nodefleet's own: NodeClaim items skipped because they do not parse (shared/aws/dynamo-node-claim-store.ts). */
-  malformedNodeClaimItems: 'nodefleet_malformed_nodeclaim_items_total',
-  /**
-   * nodefleet's own: per gc pass, the running instances no NodeClaim owns whose Node is live (kept,
-   * not terminated: shared/disruption/gc.ts `orphansWithNode`).
-   */
-  orphanInstancesWithNode: 'nodefleet_orphan_instances_with_node',
-  /**
-   * nodefleet's own: cluster views a function refused and read the cluster live instead
-   * (shared/runtime/cluster-picture.ts), dimension `reason`: absent, unreachable, too-large, invalid, stale, future.
-   */
-  clusterViewRefused: 'nodefleet_cluster_view_refused_total',
-} as const;
 
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */
 export interface Powertools {

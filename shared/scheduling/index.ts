@@ -30,6 +30,8 @@ export type {
   NewNodeClaim,
   Placement,
   UnschedulablePod,
+  RelaxedPod,
+  RelaxedPreference,
   SchedulingResult,
 } from './types.ts';
 export { solve } from './scheduler.ts';

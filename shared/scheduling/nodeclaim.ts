@@ -31,18 +31,27 @@ const PinPriceToleranceUsd = 1e-9;
 
 /**
  * What a claim's requests cost at a type's rate (USD/hour): the type's price times the largest
- * fraction of its room (cpu, memory, pods) the requests take. Equal to the price when the claim
- * fills the type exactly; comparing types by it compares how well each sells the claim's shape.
+ * fraction of its room the requests take, over every requested resource (cpu, memory, pods and
+ * extended resources such as nvidia.com/gpu); Infinity when the type has none of one. Equal to
+ * the price when the claim fills the type exactly; comparing types by it compares how well each
+ * sells the claim's shape, and a rate above a type's price is what that many of it would cost.
  */
 export function rateOf(t: TemplateType, requests: Resources): number {
-  const f = Math.max((requests.cpu ?? 0) / Math.max(1, t.room.cpu ?? 0), (requests.memory ?? 0) / Math.max(1, t.room.memory ?? 0), (requests.pods ?? 0) / Math.max(1, t.room.pods ?? 0));
+  let f = 0;
+  for (const k in requests) {
+    const need = requests[k];
+    if (!(need > 0)) continue;
+    const room = t.room[k] ?? 0;
+    if (room <= 0) return Infinity;
+    if (need / room > f) f = need / room;
+  }
   return t.minPriceUsdPerHour * f;
 }
 
+/** The lowest {@link rateOf} among `types` (a claim's options are all plain or all exotic: {@link openClaim}). */
 function bestRate(types: readonly TemplateType[], requests: Resources): number {
   let best = Infinity;
   for (const t of types) {
-    if (t.exotic) continue;
     const r = rateOf(t, requests);
     if (r < best) best = r;
   }
@@ -342,7 +351,11 @@ export class SimClaim implements TopologyTarget {
       // the types the claim had goes to another claim (a 2 GiB/vCPU claim overflowing
       // c6g.16xlarge's memory would otherwise land on m6g.16xlarge and idle 40 % of its memory;
       // a claim outgrowing m6g.16xlarge's memory would land on r6g.16xlarge and idle half of it).
-      if (this.capped && this.pods.length > 0 && options[0] !== this.options[0]) {
+      // Accelerator types are never efficient (template.ts markEfficient), so an uncapped claim is
+      // weighed the same way: a second 1-GPU pod that would move a g4dn.2xlarge claim onto the
+      // 4-GPU g4dn.12xlarge ($3.91/h, $1.96/h for two GPUs' share) opens a second g4dn.2xlarge
+      // ($0.75/h each) instead.
+      if (ctx.costPacking && this.pods.length > 0 && options[0] !== this.options[0]) {
         const before = bestRate(this.options, requests);
         const after = bestRate(options, requests);
         if (after > (1 + ShapeRateTolerance) * before) {
@@ -427,17 +440,18 @@ function spreadCandidates(key: string, universe: ReadonlySet<string>, reqs: Requ
  * minValues (policy Strict), and some of them must hold the pod. GPU / accelerator / metal types stay options only when nothing else can hold
  * the pod (KA filter.go exotic filter). `karpenterSpread`: a zone or capacity-type spread picks
  * its domain as Karpenter does, among every domain the requirements allow, and the pool refuses
- * the pod when its types do not launch there (see {@link TopologyTarget.spreadDomains}).
+ * the pod when its types do not launch there (see {@link TopologyTarget.spreadDomains}). `types`:
+ * the template's types the claim may use (all by default; a claim split tries cheaper ones only).
  * @returns the claim holding the pod, or why the pool cannot launch one.
  */
-export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false): SimClaim | Failure {
+export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false, types: TemplateType[] = t.types): SimClaim | Failure {
   if (t.unusable) return { reason: t.unusable, monotone: true };
   const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
   if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
   if (info.nodeTerm.unsupported) return { reason: info.nodeTerm.unsupported, monotone: true };
   const m = t.requirements.incompatibility(info.requirements, t.allowUndefined);
   if (m) return { reason: m, monotone: true };
-  const options = t.remaining ? t.types.filter((o) => t.withinLimits(o)) : t.types;
+  const options = t.remaining ? types.filter((o) => t.withinLimits(o)) : types;
   if (options.length === 0) {
     // The limit no type fits under (memory can block while cpu still has room).
     const left = Object.entries(t.remaining ?? {});

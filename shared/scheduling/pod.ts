@@ -90,6 +90,26 @@ export function portsConflict(a: string, b: string): boolean {
   return pa === pb && na === nb && (ia === '*' || ib === '*' || ia === ib);
 }
 
+/** `app=web,tier In (a,b)`: a label selector in one short line (`everything` when empty). */
+function formatSelector(sel: LabelSelector | undefined): string {
+  const parts = [
+    ...Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
+    ...(sel?.matchExpressions ?? []).map((e) => (e.values?.length ? `${e.key} ${e.operator} (${e.values.join(',')})` : `${e.operator === 'DoesNotExist' ? '!' : ''}${e.key}`)),
+  ];
+  return parts.length > 0 ? parts.join(',') : 'everything';
+}
+
+/** One relaxation step ({@link PodInfo.relax}). */
+export interface Relaxation {
+  /** What was dropped, e.g. `preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web)`. */
+  what: string;
+  /**
+   * False for moving on to the next required node-affinity term: the pod still meets a term it
+   * requires, so no preference is given up.
+   */
+  preference: boolean;
+}
+
 /** Pending pod as the simulation sees it. Mutable only through {@link PodInfo.relax}. */
 export class PodInfo {
   readonly key: string;
@@ -297,33 +317,35 @@ export class PodInfo {
    * Drops one preference, in Karpenter's order: next required node term, heaviest preferred pod
    * affinity, heaviest preferred anti-affinity, heaviest preferred node affinity, a
    * ScheduleAnyway spread, then PreferNoSchedule taints become tolerated.
-   * @returns a description of what was relaxed, or undefined when nothing is left to relax.
+   * @returns what was relaxed, or undefined when nothing is left to relax.
    */
-  relax(): string | undefined {
-    let what: string | undefined;
+  relax(): Relaxation | undefined {
+    let r: Relaxation | undefined;
+    const term = (kind: string, a: AffinitySpec) => ({ what: `${kind} (topologyKey ${a.key}, ${formatSelector(a.selector)})`, preference: true });
     if (this.requiredTerms.length > 1) {
       this.requiredTerms = this.requiredTerms.slice(1);
-      what = 'required node affinity term';
+      r = { what: 'required node affinity term', preference: false };
     } else if (this.preferredAffinity.length > 0) {
+      r = term('preferred pod affinity', this.preferredAffinity[0]);
       this.preferredAffinity = this.preferredAffinity.slice(1);
-      what = 'preferred pod affinity';
     } else if (this.preferredAnti.length > 0) {
+      r = term('preferred pod anti-affinity', this.preferredAnti[0]);
       this.preferredAnti = this.preferredAnti.slice(1);
-      what = 'preferred pod anti-affinity';
     } else if (this.preferredNode.length > 0) {
+      r = { what: `preferred node affinity (${this.preferredNode[0].toString()})`, preference: true };
       this.preferredNode = this.preferredNode.slice(1);
-      what = 'preferred node affinity';
     } else if (this.spreadsAnyway.length > 0) {
+      const s = this.spreadsAnyway[0];
+      r = { what: `ScheduleAnyway topology spread (topologyKey ${s.key}, maxSkew ${s.maxSkew}, ${formatSelector(s.selector)})`, preference: true };
       this.spreadsAnyway = this.spreadsAnyway.slice(1);
-      what = 'ScheduleAnyway topology spread';
     } else if (!this.toleratePreferNoSchedule) {
       this.toleratePreferNoSchedule = true;
-      what = 'PreferNoSchedule taints';
+      r = { what: 'PreferNoSchedule taints (now tolerated)', preference: true };
     }
-    if (what) {
+    if (r) {
       this.relaxations++;
       this.cachedRequirements = undefined;
     }
-    return what;
+    return r;
   }
 }

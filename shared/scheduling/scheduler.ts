@@ -29,10 +29,10 @@ import { PodInfo } from './pod.ts';
 import { isDaemonSetPod } from '../api/kube.ts';
 import { SchedulingQueue } from './queue.ts';
 import { checkPodVolumes } from './volumes.ts';
-import { isManagedNodeClassRef } from '../api/nodepool.ts';
+import { isLaunchableNodeClassRef } from '../api/nodepool.ts';
 import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
-import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
+import type { NewNodeClaim, Placement, RelaxedPod, RelaxedPreference, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
 
 /**
  * The NodePools of one run with their cached templates, heaviest weight first, equal weights by
@@ -43,7 +43,7 @@ import type { NewNodeClaim, Placement, SchedulingInput, SchedulingResult, Schedu
  */
 function poolTemplates(input: SchedulingInput) {
   const settings = input.settings ?? {};
-  const usable = input.nodePools.filter((np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isManagedNodeClassRef(np.spec.template.spec.nodeClassRef));
+  const usable = input.nodePools.filter((np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isLaunchableNodeClassRef(np.spec.template.spec.nodeClassRef));
   const pools = [...usable].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const cache = input.cache;
@@ -171,6 +171,80 @@ class Scheduler {
   }
 
   /**
+   * Splits claims that greedy packing left on a type their pods fill poorly, when several claims
+   * cost less: the last pods of a claim can push it past a type's room onto one twice the size, half
+   * empty (29 × 100m/512Mi on t4g.2xlarge at $0.271/h where t4g.xlarge + t4g.small hold them for
+   * $0.156/h; two 8-vCPU 1-GPU pods on one g6.12xlarge at $4.60/h, two g6.4xlarge cost $2.65/h;
+   * found by `npm run bench -- --exact`). For some price levels below the claim's price, the
+   * claim's pods in their order fill a claim capped to types at most that dear, the rest first-fit
+   * into new claims, and the cheapest such set under the claim's price replaces it (its parts are
+   * tried again). Only when no topology group exists (a pod's place counts for nothing else) and
+   * for NodePools without limits (which split claims would hold differently).
+   */
+  splitClaims(groupsOf: (info: PodInfo) => PodGroups, settings: SchedulingSettings): void {
+    if (!this.ctx.topology.empty) return;
+    const price = (c: SimClaim) => planLaunch(c.options, c.requirements, settings.maxInstanceTypes ?? MaxInstanceTypes, settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes, this.ctx.strictMinValues);
+    for (let ci = 0; ci < this.claims.length; ci++) {
+      const c = this.claims[ci];
+      if (c.pods.length < 2 || c.template.remaining) continue;
+      // Options keep the template's cheapest-first order: options[0] is the type it launches as
+      // (unless zone or capacity-type requirements reorder the offerings, which the plan settles).
+      const room = c.options[0].room;
+      let fill = 0;
+      for (const k in c.requests) if (c.requests[k] > 0) fill = Math.max(fill, c.requests[k] / (room[k] || 1));
+      if (fill >= SplitBelowFill) continue;
+      const plan = price(c);
+      if (plan.problem || !(plan.priceUsdPerHour < Infinity)) continue;
+      const below = [...new Set(c.template.types.map((t) => t.minPriceUsdPerHour).filter((p) => p < plan.priceUsdPerHour))].sort((a, b) => b - a);
+      // The closest levels below, then levels evenly spaced over the rest.
+      const levels = below.length <= 2 * SplitLevels ? below : [...new Set([...below.slice(0, SplitLevels), ...Array.from({ length: SplitLevels }, (_, i) => below[Math.round((i * (below.length - 1)) / (SplitLevels - 1))])])];
+      let best: SimClaim[] | undefined;
+      let bestCost = plan.priceUsdPerHour - SplitSavingUsd;
+      for (const level of levels) {
+        const pair = this.trySplit(c, level, groupsOf, bestCost);
+        if (!pair || pair.reduce((sum, p) => sum + p.options[0].minPriceUsdPerHour, 0) >= bestCost) continue;
+        const plans = pair.map(price);
+        if (plans.some((p) => p.problem)) continue;
+        const cost = plans.reduce((sum, p) => sum + p.priceUsdPerHour, 0);
+        if (cost < bestCost) {
+          best = pair;
+          bestCost = cost;
+        }
+      }
+      if (!best) continue;
+      this.claimSeq += best.length - 1;
+      // Each part is tried again (every split lowers the cost, so this ends).
+      this.claims.splice(ci, 1, ...best);
+      ci--;
+    }
+  }
+
+  /** The claim's pods in order into a claim of types priced at most `level`, the rest into a second claim; undefined when either cannot be made. */
+  private trySplit(c: SimClaim, level: number, groupsOf: (info: PodInfo) => PodGroups, below: number): SimClaim[] | undefined {
+    const t = c.template;
+    const [head, ...tail] = c.pods;
+    const cheaper = t.types.filter((o) => o.minPriceUsdPerHour <= level);
+    const a = openClaim(t, c.hostname, head, groupsOf(head), this.ctx, false, cheaper);
+    if (!(a instanceof SimClaim)) return undefined;
+    const rest: PodInfo[] = [];
+    for (const p of tail) if (a.add(p, groupsOf(p), this.ctx)) rest.push(p);
+    if (rest.length === 0) return undefined;
+    // The rest first-fit into as few new claims as take them; given up once the cheapest options
+    // (a claim only gets dearer as it grows) reach the price to beat.
+    const out = [a];
+    let floor = a.options[0].minPriceUsdPerHour;
+    for (const p of rest) {
+      if (floor >= below) return undefined;
+      if (out.some((o, i) => i > 0 && !o.add(p, groupsOf(p), this.ctx))) continue;
+      const b = openClaim(t, `${t.name}-new-${this.claimSeq + out.length}`, p, groupsOf(p), this.ctx);
+      if (!(b instanceof SimClaim)) return undefined;
+      out.push(b);
+      floor += b.options[0].minPriceUsdPerHour;
+    }
+    return out;
+  }
+
+  /**
    * One pass over the NodePools in order: opens a claim from the first that takes the pod
    * (undefined), else the reason per NodePool. `karpenterSpread` asks `openClaim` for Karpenter's
    * spread domain choice. A pool without limits that refused this signature for a lasting reason
@@ -197,6 +271,16 @@ class Scheduler {
     return reasons;
   }
 }
+
+/**
+ * Cost-aware packing's last step: a claim whose pods fill less than this fraction of its launch
+ * type (on its fullest resource) is tried split in two ({@link Scheduler.splitClaims}).
+ */
+const SplitBelowFill = 0.9;
+/** How many of the closest price levels below a claim's price a split tries, and as many spread over the cheaper ones. */
+const SplitLevels = 4;
+/** A split must save more than this (USD/hour; sums of floats). */
+const SplitSavingUsd = 1e-9;
 
 /** Whether the pod has a topology spread on zone or capacity type (the keys a claim's offerings decide). */
 function hasOfferingSpread(groups: PodGroups): boolean {
@@ -411,16 +495,21 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const ctx: ClaimContext = { topology, strictMinValues: (settings.minValuesPolicy ?? 'Strict') === 'Strict', costPacking, smallestCpu, smallestMem };
   const scheduler = new Scheduler(templates, nodes, ctx);
 
+  const relaxed: RelaxedPod[] = [];
   const queue = new SchedulingQueue(infos, templates, costPacking, first);
   for (let info = queue.next(); info; info = queue.next()) {
     // Relaxed one preference at a time and tried again at once until it fits or nothing is left
     // to relax (KC scheduler.go `trySchedule`); a pod that fails even so goes back as written.
+    // Each preference given up is kept with why it could not hold, for the pod's record once placed.
     let reasons = scheduler.schedule(info, groupsOf.get(info)!);
-    while (reasons && info.hasPreferences && info.relax()) {
+    const given: RelaxedPreference[] = [];
+    for (let step; reasons && info.hasPreferences && (step = info.relax()); ) {
+      if (step.preference) given.push({ preference: step.what, reasons: withVolumeNote(reasons, volumeNotes.get(info.pod)) });
       groupsOf.set(info, groupsFor(info));
       reasons = scheduler.schedule(info, groupsOf.get(info)!);
     }
     if (!reasons) {
+      if (given.length > 0) relaxed.push({ pod: info.pod, relaxed: given });
       queue.placedOne();
       continue;
     }
@@ -432,6 +521,10 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
     groupsOf.set(info, groupsFor(info));
   }
 
+  if (costPacking && input.splitClaims !== false) scheduler.splitClaims((info) => groupsOf.get(info)!, settings);
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);
-  return { result: { newNodeClaims, placements: scheduler.placements, unschedulable }, pins: topology.pinsTaken };
+  // A pod of a claim that cannot launch is unschedulable after all: it was not placed without its preferences.
+  const failed = new Set(unschedulable.map((u) => u.pod));
+  const placedRelaxed = relaxed.filter((r) => !failed.has(r.pod));
+  return { result: { newNodeClaims, placements: scheduler.placements, unschedulable, ...(placedRelaxed.length > 0 ? { relaxed: placedRelaxed } : {}) }, pins: topology.pinsTaken };
 }

@@ -8,7 +8,8 @@
 import type { Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { StaticNodePoolUnsupported, type NodePool } from '../api/nodepool.ts';
-import { parseResource, type Resources } from '../api/quantity.ts';
+import { type Resources } from '../api/quantity.ts';
+import { nodePoolLimits } from '../api/nodepool-status.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
 import type { InstanceType, Offering } from '../catalog/types.ts';
 import { PodInfo } from './pod.ts';
@@ -95,6 +96,19 @@ export const NodePoolNotReady = 'nodepool is not ready (status condition Ready i
 function notReady(nodePool: { status?: unknown }): boolean {
   const conditions = (nodePool.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions ?? [];
   return conditions.some((c) => c.type === 'Ready' && c.status === 'False');
+}
+
+/**
+ * Why a NodePool is not ready though it parsed: a requirement on a label with known values lists
+ * none of them (Karpenter's runtime validation sets the NodePool not ready, labels.ts
+ * `wellKnownValuesProblem`).
+ */
+export function nodePoolNotReadyReason(nodePool: NodePool): string | undefined {
+  for (const r of nodePool.spec.template.spec.requirements) {
+    const problem = L.wellKnownValuesProblem(r);
+    if (problem) return `nodepool is not ready: ${problem}`;
+  }
+  return undefined;
 }
 
 export class PoolTemplate {
@@ -268,12 +282,11 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (notReadyReason ?? base.unusable);
+    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (nodePoolNotReadyReason(nodePool) ?? notReadyReason ?? base.unusable);
 
-    const limits = nodePool.spec.limits;
-    if (limits && Object.keys(limits).length > 0) {
-      this.limits = {};
-      for (const [k, v] of Object.entries(limits)) this.limits[k] = parseResource(k, v);
+    const limits = nodePoolLimits(nodePool);
+    if (Object.keys(limits).length > 0) {
+      this.limits = limits;
       const remaining: Resources = { ...this.limits };
       for (const n of existingNodes) {
         if (n.nodePool !== this.name) continue;

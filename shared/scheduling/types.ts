@@ -80,10 +80,12 @@ export interface SchedulingSettings {
    * `cost` (default): a new NodeClaim stops taking pods once none of the pool's cheapest types
    * per vCPU or per GiB (template.ts `EfficientPriceMargin`) could hold it, so big batches go
    * to several efficient nodes rather than one node of a rare, dearer giant size; a claim
-   * refuses a pod that would move it onto types selling its cpu:memory shape dearer (more than
-   * 2 %) than the types it had; and the queue interleaves memory-heavy and cpu-heavy pods so
+   * refuses a pod that would move it onto types selling its shape (cpu, memory, pods and
+   * extended resources such as GPUs) dearer (more than 2 %) than the types it had, accelerator
+   * claims included (two 1-GPU pods: two 1-GPU nodes rather than one 4-GPU node); and the queue interleaves memory-heavy and cpu-heavy pods so
    * claims match the ratio of the type that sells the whole batch cheapest (scheduler.ts
-   * `balanceShapes`).
+   * `balanceShapes`); last, a claim its pods fill under 90 % is split when several claims hold them
+   * for less (scheduler.ts `splitClaims`).
    * `karpenter`: a claim grows until no instance type can hold more, as Karpenter does.
    */
   packing?: 'cost' | 'karpenter';
@@ -128,6 +130,12 @@ export interface SchedulingInput {
    */
   nodePoolNotReady?: (nodePool: NodePool) => string | undefined;
   settings?: SchedulingSettings;
+  /**
+   * Whether cost-aware packing may split a claim its pods fill poorly into two cheaper ones
+   * (scheduler.ts `splitClaims`; default true). Disruption simulations turn it off: a consolidation
+   * launches at most one replacement, which the unsplit claim is.
+   */
+  splitClaims?: boolean;
   /**
    * Reuse of per-NodePool templates between calls ({@link createSchedulingCache},
    * shared/scheduling/cache.ts): pass the same cache to every call over the same instance-type
@@ -189,9 +197,25 @@ export interface UnschedulablePod {
   invalid?: string;
 }
 
+/** A preference given up so that a pod could be placed (KC preferences.go `Relax`, logged there). */
+export interface RelaxedPreference {
+  /** Which, e.g. `preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web)`. */
+  preference: string;
+  /** Why: where the pod could not go while the preference held, NodePool name → message (as {@link UnschedulablePod.reasons}). */
+  reasons: Record<string, string>;
+}
+
+/** A placed pod (new claim or existing node) and the preferences it was placed without, in the order given up. */
+export interface RelaxedPod {
+  pod: Pod;
+  relaxed: RelaxedPreference[];
+}
+
 /** The decision. Plain data: log it, store it, assert it. */
 export interface SchedulingResult {
   newNodeClaims: NewNodeClaim[];
   placements: Placement[];
   unschedulable: UnschedulablePod[];
+  /** Placed pods that had to give up a preference; absent or empty when none did. */
+  relaxed?: RelaxedPod[];
 }

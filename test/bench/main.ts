@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- [--json] [--quick] [--vs-karpenter]`: benchmarks (--vs-karpenter: nodefleet and
- * Karpenter side by side, test/bench/vs-karpenter.ts). `--scale [--sizes NxP,...]`: only the
+ * Karpenter side by side, test/bench/vs-karpenter.ts). `--exact [--seed N] [--scenarios 500]
+ * [--time-limit S]`: gap to the optimum on small random scenarios (test/bench/exact-bench.ts). `--scale [--sizes NxP,...]`: only the
  * cluster-state scale benchmark (test/bench/scale/index.ts), last JSON line `{"scale": [...]}`.
  * Prints a table per benchmark; with --json
  * the last line is one JSON object `{"scheduling": [...], "solveSetup": {...}, "disruption"?: ...}`.
@@ -22,6 +23,26 @@ if (args.has('--scale')) {
   const rows = await runScaleBench({ sizes: parseSizes(sizesAt >= 0 ? argv[sizesAt + 1] : undefined), log: (s) => process.stderr.write(`${s}\n`) });
   process.stdout.write(`scale\n${scaleTable(rows)}\n`);
   if (json) process.stdout.write(`${JSON.stringify({ scale: rows })}\n`);
+  process.exit(0);
+}
+
+if (args.has('--exact')) {
+  // nodefleet's packings against the optimum on random small scenarios (test/bench/exact-bench.ts).
+  const { benchExact } = await import('./exact-bench.ts');
+  const num = (flag: string, def: number) => (argv.includes(flag) ? Number(argv[argv.indexOf(flag) + 1]) : def);
+  const { summary, rows } = await benchExact({ seed: num('--seed', 1), scenarios: num('--scenarios', 500), timeLimitSeconds: num('--time-limit', 10), log: (s) => process.stderr.write(`${s}\n`) });
+  const worst = [...rows].filter((r) => r.costGap !== undefined).sort((a, b) => b.costGap! - a.costGap!).slice(0, 8);
+  const flagged = rows.filter((r) => r.costGap === undefined);
+  const pct = (v: number | undefined) => (v === undefined ? '' : `${(v * 100).toFixed(1)}%`);
+  process.stdout.write(`exact (seed ${summary.seed}, ${summary.scenarios} scenarios, HiGHS time limit ${summary.timeLimitSeconds}s): ${summary.optimal} optimal, ${summary.timeLimited} hit the limit, ${summary.excluded} excluded\n`);
+  process.stdout.write(`  gap to the optimum   median   p95      max      above optimum   total cost / optimum\n`);
+  process.stdout.write(`  cost (default)       ${pct(summary.costGapMedian).padEnd(9)}${pct(summary.costGapP95).padEnd(9)}${pct(summary.costGapMax).padEnd(9)}${String(summary.costAboveOptimum).padEnd(16)}${summary.costTotalRatio}\n`);
+  process.stdout.write(`  karpenter            ${pct(summary.karpenterGapMedian).padEnd(9)}${pct(summary.karpenterGapP95).padEnd(9)}${pct(summary.karpenterGapMax).padEnd(9)}${String(summary.karpenterAboveOptimum).padEnd(16)}${summary.karpenterTotalRatio}\n`);
+  process.stdout.write(`  solver seconds: median ${summary.solveSecondsMedian}, max ${summary.solveSecondsMax}\n`);
+  process.stdout.write('worst default-packing gaps:\n');
+  for (const r of worst) process.stdout.write(`  #${r.index} ${r.pool} ${r.kinds}: cost $${r.costPerHour.toFixed(4)} ${r.costNodes.join(' ')} | optimum $${r.optimumPerHour.toFixed(4)} ${r.optimumNodes.join(' ')} (+${pct(r.costGap)}; karpenter +${pct(r.karpenterGap)})\n`);
+  for (const r of flagged) process.stdout.write(`  not compared #${r.index} ${r.pool} ${r.kinds}: status ${r.status}, pending cost ${r.costPending} karpenter ${r.karpenterPending}, best found $${r.optimumPerHour.toFixed(4)} vs cost $${r.costPerHour.toFixed(4)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ exact: summary, worst, notCompared: flagged })}\n`);
   process.exit(0);
 }
 
@@ -48,13 +69,14 @@ const scheduling: SchedulingBenchRow[] = [
   ...benchRealCatalog(quick ? [1000] : [1000, 5000]),
 ];
 process.stdout.write('scheduling\n');
-process.stdout.write(`${table(scheduling as unknown as Record<string, unknown>[], ['workload', 'pods', 'instanceTypes', 'podsPerSecond', 'podsPerCpuSecond', 'runs', 'firstRunMs', 'heapMiB', 'nodeClaims', 'unschedulable', 'costPerHour', 'lowerBoundPerHour', 'lpBoundPerHour', 'baselinePerHour'])}\n`);
+process.stdout.write(`${table(scheduling as unknown as Record<string, unknown>[], ['workload', 'pods', 'instanceTypes', 'podsPerSecond', 'podsPerCpuSecond', 'runs', 'firstRunMs', 'heapMiB', 'nodeClaims', 'unschedulable', 'costPerHour', 'lowerBoundPerHour', 'lpBoundPerHour', 'shapeLpBoundPerHour', 'baselinePerHour'])}\n`);
 const real = scheduling.find((r) => r.baseline);
 if (real) process.stdout.write(`baseline: ${real.baseline}\n`);
 process.stdout.write(
   'bounds: lowerBound prices cpu at the cheapest $/vCPU type and memory at the cheapest $/GiB type (no type sells both) on capacity, not allocatable;\n' +
     '        lpBound is the cheapest fractional mix of types covering the requests with allocatable less daemonsets: the part of cost/lowerBound up to lpBound/lowerBound is structural,\n' +
-    '        the rest is instance-size granularity, pod shapes and packing (test/bench/scheduling.ts lpBound).\n',
+    '        the rest is instance-size granularity, pod shapes and packing (test/bench/scheduling.ts lpBound);\n' +
+    '        shapeLpBound also keeps each node\'s memory per cpu within the pods\' own range (no node holds a mix outside it): no packing costs less.\n',
 );
 
 const setup = benchSolveSetup(quick ? 7 : 15);

@@ -36,6 +36,8 @@ export interface SchedulingBenchRow {
    * uses at most two types). No packing can beat it; `lowerBoundPerHour` to it is structural.
    */
   lpBoundPerHour?: number;
+  /** {@link shapeLpBound}: the LP with each node's memory per cpu within the pods' range; the tightest bound here. */
+  shapeLpBoundPerHour?: number;
   baselinePerHour?: number;
   /** The baseline's node groups and expander, for the record. */
   baseline?: string;
@@ -177,6 +179,63 @@ export function lpBound(pods: readonly Pod[], admitted: readonly InstanceType[],
   return best;
 }
 
+/**
+ * The LP bound of {@link lpBound} with the pods' own shapes kept (USD/hour): a node holds only a
+ * mix of pods, so its memory per cpu lies between the lowest and the highest memory:cpu ratio of
+ * the pods. Each type is used at one of the corners of its allocatable (less `daemonCpuPerNode`)
+ * within that range, and the cheapest single corner or pair of corners covering the total cpu and
+ * memory is taken. No packing can beat it, and it is at least {@link lpBound}: on real-catalog,
+ * whose pods are 2 or 8 GiB per vCPU, the cheap-cpu types (c6g, 1.8 GiB per vCPU) cannot be filled
+ * with both, which the plain LP assumes.
+ */
+export function shapeLpBound(pods: readonly Pod[], admitted: readonly InstanceType[], daemonCpuPerNode = 0): number {
+  let cpu = 0;
+  let mem = 0;
+  let lo = Infinity;
+  let hi = 0;
+  for (const p of pods) {
+    const r = podRequests(p.spec);
+    const c = r.cpu ?? 0;
+    const m = r.memory ?? 0;
+    cpu += c;
+    mem += m;
+    if (c > 0) {
+      lo = Math.min(lo, m / c);
+      hi = Math.max(hi, m / c);
+    }
+  }
+  if (!(hi > 0)) return lpBound(pods, admitted, daemonCpuPerNode);
+  const corners: { price: number; c: number; m: number }[] = [];
+  for (const t of admitted) {
+    if (t.exotic) continue;
+    let price = Infinity;
+    for (const o of t.offerings) if (o.available && o.priceUsdPerHour < price) price = o.priceUsdPerHour;
+    const c = (t.allocatable.cpu ?? 0) - daemonCpuPerNode;
+    const m = t.allocatable.memory ?? 0;
+    if (!(price < Infinity && c > 0 && m > 0)) continue;
+    // The lowest and highest ratio rays clipped to the box, and the box corner when within the range.
+    for (const r of [lo, hi]) {
+      const cc = Math.min(c, m / r);
+      corners.push({ price, c: cc, m: cc * r });
+    }
+    if (m >= lo * c && m <= hi * c) corners.push({ price, c, m });
+  }
+  let best = Infinity;
+  for (const a of corners) best = Math.min(best, a.price * Math.max(cpu / a.c, mem / a.m));
+  for (let i = 0; i < corners.length; i++) {
+    for (let j = i + 1; j < corners.length; j++) {
+      const a = corners[i];
+      const b = corners[j];
+      const det = a.c * b.m - b.c * a.m;
+      if (det === 0) continue;
+      const xa = (cpu * b.m - b.c * mem) / det;
+      const xb = (a.c * mem - cpu * a.m) / det;
+      if (xa >= 0 && xb >= 0) best = Math.min(best, xa * a.price + xb * b.price);
+    }
+  }
+  return best;
+}
+
 /** real-catalog at each size (region us-east-1, on-demand, c/m/r gen > 4, amd64 + arm64, EKS add-on daemonsets). */
 export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1'): SchedulingBenchRow[] {
   const pool = realNodePool();
@@ -191,6 +250,7 @@ export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1')
       ...timedRow('real-catalog', n, admitted.length, runs, timing),
       lowerBoundPerHour: round(lowerBound(pods, admitted)),
       lpBoundPerHour: round(lpBound(pods, admitted, daemonCpu)),
+      shapeLpBoundPerHour: round(shapeLpBound(pods, admitted, daemonCpu)),
       ...(() => {
         const ca = clusterAutoscalerFair(pods, pool, catalog, daemonCpu);
         return { baselinePerHour: round(ca.costPerHour), baseline: ca.description };

@@ -2,6 +2,8 @@ import type { Clock, KubeApi } from '../../shared/api/ports.ts';
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
+import type { KubeNodeClaim } from '../../shared/api/nodeclaim.ts';
+import { FinalizerTermination } from '../../shared/api/labels.ts';
 import { NotFoundError } from '../../shared/api/errors.ts';
 import { FakeBase, clone } from './fake-base.ts';
 import { FixedClock } from './fixed-clock.ts';
@@ -18,7 +20,10 @@ type Method =
   | 'deleteNode'
   | 'setNodeFinalizer'
   | 'evictPod'
-  | 'deletePod';
+  | 'deletePod'
+  | 'listNodeClaimObjects'
+  | 'putNodeClaimObject'
+  | 'deleteNodeClaimObject';
 
 /**
  * How a pod leaves after an eviction or a delete:
@@ -57,6 +62,8 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
   private nodePools: NodePool[] = [];
   private nodeClasses: EC2NodeClass[] = [];
   private objects: KubeObject[] = [];
+  /** NodeClaim objects by name (an API server's karpenter.sh/v1 nodeclaims). */
+  readonly nodeClaimObjects = new Map<string, KubeNodeClaim>();
   private readonly exits = new Map<string, PodExit>();
   /** Pod key → epoch ms when a terminating pod disappears (absent: never on its own). */
   private readonly removeAt = new Map<string, number>();
@@ -261,8 +268,35 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
     this.beginDelete(key, pod, gracePeriodSeconds);
   }
 
+  async listNodeClaimObjects(): Promise<KubeNodeClaim[]> {
+    this.record('listNodeClaimObjects');
+    return [...this.nodeClaimObjects.values()].map(clone);
+  }
+
+  /** As the API server with merge patches: a new object keeps its finalizers; an existing one keeps its own and extra labels. */
+  async putNodeClaimObject(o: KubeNodeClaim): Promise<void> {
+    this.record('putNodeClaimObject', o);
+    const have = this.nodeClaimObjects.get(o.metadata.name);
+    if (!have) {
+      this.nodeClaimObjects.set(o.metadata.name, clone({ ...o, metadata: { ...o.metadata, creationTimestamp: this.clock.now().toISOString().replace(/\.\d+Z$/, 'Z') } }));
+      return;
+    }
+    this.nodeClaimObjects.set(o.metadata.name, clone({ ...o, metadata: { ...have.metadata, ...o.metadata, creationTimestamp: have.metadata.creationTimestamp, finalizers: have.metadata.finalizers, labels: { ...have.metadata.labels, ...o.metadata.labels }, annotations: { ...have.metadata.annotations, ...o.metadata.annotations } } }));
+  }
+
+  /** Deletes the object once no finalizer is left (else it stays, with a deletionTimestamp). */
+  async deleteNodeClaimObject(o: KubeNodeClaim): Promise<void> {
+    this.record('deleteNodeClaimObject', o.metadata.name);
+    const have = this.nodeClaimObjects.get(o.metadata.name);
+    if (!have) return;
+    const finalizers = have.metadata.finalizers.filter((f) => f !== FinalizerTermination);
+    if (finalizers.length === 0) this.nodeClaimObjects.delete(o.metadata.name);
+    else this.nodeClaimObjects.set(o.metadata.name, { ...have, metadata: { ...have.metadata, finalizers, deletionTimestamp: this.clock.now().toISOString() } });
+  }
+
   override reset(): void {
     super.reset();
+    this.nodeClaimObjects.clear();
     this.nodes.clear();
     this.pods.clear();
     this.pdbs.clear();

@@ -12,7 +12,8 @@ import { scenarioFromCase, ParityCasesDir } from './cases.ts';
 import { compare } from './compare.ts';
 import { planDisruption } from '../../shared/disruption/index.ts';
 import { compareDisruption, type OracleDisruption } from './compare-disruption.ts';
-import { Differences, DisruptionDifferences, documentedDisruptionReason, documentedReason, withinLimitsKarpentersWay } from './differences.ts';
+import { Differences, DisruptionDifferences, documentedDisruptionReason, documentedReason } from './differences/index.ts';
+import { withinLimitsKarpentersWay } from './differences/helpers.ts';
 import { disruptionScenarioFromCase, toDisruptionSnapshot, type DisruptionScenario } from './disruption-scenario.ts';
 import { karpenterPoolDomains, karpenterSpreadDomains, reachableDomains, seats, skew, spreadCounts } from './domains.ts';
 import type { OracleOutput } from './oracle.ts';
@@ -56,7 +57,7 @@ const without = (s: ParityScenario, name: string): ParityScenario => ({ ...s, po
 
 describe('documented differences', () => {
   it('each names a case that exists', () => {
-    for (const d of Differences) expect(existsSync(join(ParityCasesDir, '..', d.case)), d.id).toBe(true);
+    for (const d of Differences) for (const c of d.cases) expect(existsSync(join(ParityCasesDir, '..', c)), `${d.id}: ${c}`).toBe(true);
   });
 
   it('Karpenter counts zones of excluded types and of a pool\'s own In list; a node can only be in us-east-1a', () => {
@@ -660,7 +661,7 @@ describe('documented disruption differences', () => {
   const replacement = (nodePool: string, types: string[], options: number, price: number, capacityType: string) => ({ nodePool, instanceTypes: types, instanceTypeOptions: options, price, capacityTypes: [capacityType], pods: [] });
 
   it('each names a case that exists', () => {
-    for (const d of DisruptionDifferences) expect(existsSync(join(ParityCasesDir, '..', d.case!)), d.id).toBe(true);
+    for (const d of DisruptionDifferences) for (const c of d.cases) expect(existsSync(join(ParityCasesDir, '..', c)), `${d.id}: ${c}`).toBe(true);
   });
 
   it('a multi-node command Karpenter takes with its own packing, saving less, is explained; one its packing would not take is not', () => {

@@ -6,7 +6,7 @@
  * disruption mode for the first command its disruption controller would start (`--samples` times,
  * default 5: Karpenter breaks candidate ties at random, see `closest`), runs nodefleet's planner on
  * the same cluster through the case runner's conversion, and compares the two
- * (test/parity/compare-disruption.ts). A divergence explained by test/parity/differences.ts
+ * (test/parity/compare-disruption.ts). A divergence explained by test/parity/differences/
  * `DisruptionDifferences` is documented; any other fails the run.
  *
  * Output: one line per undocumented divergence and a summary; with --json the last line is
@@ -21,7 +21,7 @@ import fc from 'fast-check';
 import { planDisruption } from '../../shared/disruption/index.ts';
 import type { DisruptionPlan } from '../../shared/disruption/index.ts';
 import { compareDisruption, type DisruptionDivergence, type DisruptionDivergenceKind, type OracleDisruption } from './compare-disruption.ts';
-import { documentedDisruptionReason, openDisruptionGap } from './differences.ts';
+import { documentedDisruptionReason, openDisruptionGap } from './differences/index.ts';
 import { toDisruptionSnapshot, toOracleDisruptionScenario, type DisruptionScenario } from './disruption-scenario.ts';
 import { disruptionScenario } from './generate-disruption.ts';
 import { Oracle } from './oracle.ts';

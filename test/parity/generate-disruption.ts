@@ -1,7 +1,8 @@
 /**
  * fast-check arbitrary for disruption parity scenarios: small clusters of made-up types with
  * NodePools whose `spec.disruption` varies (policy, consolidateAfter, budgets, a capacity-type
- * requirement), 1–6 nodes, some empty and some underutilized, whose bound pods (owned by a
+ * requirement, a terminationGracePeriod), 1–6 nodes (a spot node in an on-demand-only pool is
+ * drifted), some empty and some underutilized, whose bound pods (owned by a
  * ReplicaSet, some marked do-not-disrupt, some protected by a PDB) started long ago or just now.
  *
  * Every NodePool writes its whole `spec.disruption`: the oracle's fake client applies no CRD
@@ -25,6 +26,8 @@ const pool = (i: number) =>
       after: fc.constantFrom('0s', '0s', '30s', '10m', 'Never'),
       budget: fc.constantFrom('10%', '100%', '100%', '1', '2', '0', '50%'),
       onDemandOnly: fc.boolean(),
+      // a terminationGracePeriod, which lets drift (eventual disruption) pass do-not-disrupt pods and blocking PDBs
+      grace: fc.constantFrom(undefined, undefined, '300s'),
     })
     .map((r) => ({
       apiVersion: 'karpenter.sh/v1',
@@ -36,6 +39,7 @@ const pool = (i: number) =>
           spec: {
             nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
             requirements: r.onDemandOnly ? [{ key: L.LabelCapacityType, operator: 'In', values: ['on-demand'] }] : [],
+            ...(r.grace ? { terminationGracePeriod: r.grace } : {}),
           },
         },
       },

@@ -3,12 +3,14 @@
  * differential testing of nodefleet's `solve()` against Karpenter's scheduler (issue 13).
  * `--disruption`: the same for `planDisruption` against Karpenter's disruption methods
  * (test/parity/disruption.ts, its own generator, comparison and summary line).
+ * `--launch`: what a launch sends to EC2 (launch templates, user data, CreateFleet) against
+ * Karpenter's AWS provider (test/parity/launch.ts, test/oracle/launch).
  *
  * Generates `--scenarios` (default 200) random scenarios from `--seed` (default 1) with
  * fast-check (test/parity/generate.ts), asks the Karpenter oracle (test/oracle/karpenter, built
  * here with `go build` on first use) and nodefleet (`packing: karpenter` and the default) for
  * their decisions, and compares them (test/parity/compare.ts). A divergence not listed in
- * test/parity/differences.ts is shrunk to a minimal scenario (fast-check replays the failing run
+ * test/parity/differences/ is shrunk to a minimal scenario (fast-check replays the failing run
  * and shrinks it, the oracle re-run on each try); `--write-cases` writes it as a case under
  * test/cases/parity/.
  *
@@ -27,13 +29,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { solve } from '../../shared/scheduling/index.ts';
 import { compare, type Comparison, type DivergenceKind } from './compare.ts';
-import { documentedReason } from './differences.ts';
+import { documentedReason } from './differences/index.ts';
 import { scenario } from './generate.ts';
 import { buildOracle, Oracle, solveSync, TieOrderEnv, type OracleOutput } from './oracle.ts';
 import { resolvedTypes, toOracleScenario, toSchedulingInput, type ParityScenario } from './scenario.ts';
 import { scenarioFromCase, writeCase } from './cases.ts';
 import { invalidPlacements } from './validity.ts';
 import { runDisruptionParity } from './disruption.ts';
+import { runLaunchParity } from './launch.ts';
 
 /** Time given to shrinking one divergence (each try runs the oracle once): the smallest scenario found by then is reported. */
 const ShrinkSeconds = 60;
@@ -58,10 +61,12 @@ interface Options {
   disruption?: boolean;
   /** --disruption: oracle runs per scenario. */
   samples: number;
+  /** Compare what a launch sends to EC2 with Karpenter's AWS provider (test/parity/launch.ts). */
+  launch?: boolean;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N]] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
+  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N] | --launch] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
   process.exit(2);
 }
 
@@ -83,6 +88,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--all') o.verbose = true;
     else if (a === '--oracle-json') o.oracleJson = true;
     else if (a === '--disruption') o.disruption = true;
+    else if (a === '--launch') o.launch = true;
     else if (a === '--samples') o.samples = Math.max(1, int(a));
     else if (a === '--case') {
       const v = argv[++i];
@@ -100,16 +106,20 @@ function parseArgs(argv: string[]): Options {
   return o;
 }
 
-/** Both nodefleet decisions and the comparison with Karpenter's. */
-export function check(s: ParityScenario, karpenter: OracleOutput): Comparison {
+/** kube-scheduler's verdict on both nodefleet decisions of a scenario (validity.ts), asked once per scenario. */
+const verdicts = new WeakMap<ParityScenario, string[][]>();
+
+/** Both nodefleet decisions and the comparison with Karpenter's; `bin`: the oracle, which also checks the decisions' validity. */
+export function check(s: ParityScenario, karpenter: OracleOutput, bin: string): Comparison {
   const types = resolvedTypes(s);
   const karp = solve(toSchedulingInput(s, 'karpenter', types));
   const def = solve(toSchedulingInput(s, 'cost', types));
   const c = compare(karpenter, karp, def);
-  for (const [packing, r] of [['karpenter', karp], ['default', def]] as const) {
-    const bad = invalidPlacements(s, r);
-    if (bad.length > 0) c.divergences.push({ kind: 'invalid', detail: `packing ${packing}: kube-scheduler would refuse ${bad.join(' | ')}` });
-  }
+  let bad = verdicts.get(s);
+  if (!bad) verdicts.set(s, (bad = invalidPlacements(s, [karp, def], bin)));
+  (['karpenter', 'default'] as const).forEach((packing, i) => {
+    if (bad[i].length > 0) c.divergences.push({ kind: 'invalid', detail: `packing ${packing}: kube-scheduler would refuse ${bad[i].join(' | ')}` });
+  });
   return c;
 }
 
@@ -130,10 +140,10 @@ const TieOrders: NodeJS.ProcessEnv[] = [{}, { [TieOrderEnv]: 'desc' }, { [TieOrd
  * taken with each tie order and nodefleet is compared with the one it is closest to
  * (fewer undocumented divergences, then fewer divergences; the ascending order on a tie).
  */
-function closest(s: ParityScenario, decisions: readonly OracleOutput[]): { k: OracleOutput; c: Comparison; open: ReturnType<typeof undocumented> } {
+function closest(s: ParityScenario, decisions: readonly OracleOutput[], bin: string): { k: OracleOutput; c: Comparison; open: ReturnType<typeof undocumented> } {
   let best: { k: OracleOutput; c: Comparison; open: ReturnType<typeof undocumented> } | undefined;
   for (const k of decisions) {
-    const c = check(s, k);
+    const c = check(s, k, bin);
     const open = undocumented(s, k, c);
     if (!best || open.length < best.open.length || (open.length === best.open.length && c.divergences.length < best.c.divergences.length)) best = { k, c, open };
   }
@@ -158,6 +168,10 @@ async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const log = (line: string) => process.stdout.write(`${line}\n`);
+  if (opts.launch) {
+    process.exitCode = await runLaunchParity(opts, log);
+    return;
+  }
   let bin: string;
   try {
     bin = buildOracle(log, 'ties');
@@ -185,7 +199,7 @@ async function main(): Promise<void> {
       log(JSON.stringify(toOracleScenario(s)));
       return;
     }
-    const { k, c } = closest(s, solveEachOrderSync(s, bin));
+    const { k, c } = closest(s, solveEachOrderSync(s, bin), bin);
     const types = resolvedTypes(s);
     const brief = (r: ReturnType<typeof solve>) => ({
       nodeClaims: r.newNodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.launchInstanceTypes[0]?.name, price: c.priceUsdPerHour, zones: c.zones, pods: c.pods.map((p) => p.metadata.name) })),
@@ -252,7 +266,7 @@ async function main(): Promise<void> {
       oracleErrors.push(`scenario ${index}: ${r.message}`);
       return;
     }
-    const { c, open: und } = closest(s, r);
+    const { c, open: und } = closest(s, r, bin);
     if (c.costRatio !== undefined) ratios.push(c.costRatio);
     total += c.divergences.length;
     documented += c.divergences.length - und.length;
@@ -287,7 +301,7 @@ async function main(): Promise<void> {
         } catch {
           return true; // the oracle rejects this shrink: not a smaller divergence
         }
-        return !closest(s, ks).open.some((d) => d.kind === f.kind);
+        return !closest(s, ks, bin).open.some((d) => d.kind === f.kind);
       };
       const details = fc.check(fc.property(scenario, still), { seed: opts.seed, path: String(f.index), numRuns: opts.scenarios, interruptAfterTimeLimit: ShrinkSeconds * 1000, markInterruptAsFailure: false });
       const minimal = details.counterexample?.[0];
@@ -295,7 +309,7 @@ async function main(): Promise<void> {
         log(`shrink ${f.kind}: the run did not reproduce`);
         continue;
       }
-      const { k, open } = closest(minimal, solveEachOrderSync(minimal, bin));
+      const { k, open } = closest(minimal, solveEachOrderSync(minimal, bin), bin);
       const d = open.find((x) => x.kind === f.kind)!;
       log(`shrunk ${f.kind} (${details.numShrinks} shrinks): ${minimal.pods.length} pods, ${minimal.instanceTypes.length} types, ${minimal.nodePools.length} NodePools, ${minimal.nodes.length} nodes: ${d.detail}`);
       if (opts.writeCases) log(`  wrote ${writeCase(minimal, k, f.kind, d.detail, `seed ${opts.seed}, path "${f.index}", shrunk`)}`);

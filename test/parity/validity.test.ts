@@ -1,14 +1,23 @@
 /**
- * kube-scheduler's check of nodefleet's decisions in the parity harness: the decisions nodefleet
- * makes on two parity cases pass, and the same decisions with one pod moved to break a
- * DoNotSchedule spread or a required anti-affinity do not.
+ * kube-scheduler's check of nodefleet's decisions in the parity harness (run by the Go oracle on
+ * Kubernetes' own matchers): the decisions nodefleet makes on parity cases pass, and the same
+ * decisions with one pod moved to break a DoNotSchedule spread, a taint, a node selector or a
+ * required anti-affinity do not. Builds the oracle (go build) on first use.
  */
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { solve, type SchedulingResult } from '../../shared/scheduling/index.ts';
 import { ParityCasesDir, scenarioFromCase } from './cases.ts';
 import { toSchedulingInput } from './scenario.ts';
-import { invalidPlacements } from './validity.ts';
+import { buildOracle } from './oracle.ts';
+import { invalidPlacements as check } from './validity.ts';
+import type { ParityScenario } from './scenario.ts';
+
+let bin = '';
+beforeAll(() => {
+  bin = buildOracle();
+}, 600_000);
+const invalidPlacements = (s: ParityScenario, r: SchedulingResult) => check(s, [r], bin)[0];
 
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
 

@@ -25,91 +25,52 @@
  *   kubelet lifts once a node is up); on an existing node, whose labels are all known, the pod's
  *   nodeSelector and required node affinity (one term matching). A claim's labels are not all
  *   known before it launches, so its node affinity is not checked here.
+ *
+ * The rules run in the Go oracle (test/oracle/karpenter/validity.go) on Kubernetes' own code:
+ * k8s.io/component-helpers for node affinity and taints, k8s.io/apimachinery for label selectors,
+ * so the check shares no matcher with the scheduler it checks. Here the decisions become seats
+ * (where each pod sits, with that node's or claim's labels and taints), one oracle call per scenario.
  */
-import type { Pod } from '../../shared/api/kube.ts';
+import { spawnSync } from 'node:child_process';
+import type { Taint } from '../../shared/api/kube.ts';
 import { LabelHostname } from '../../shared/api/labels.ts';
 import type { SchedulingResult } from '../../shared/scheduling/index.ts';
-import { PodInfo, type AffinitySpec } from '../../shared/scheduling/pod.ts';
-import { matchesSelector } from '../../shared/api/label-selector.ts';
-import { EphemeralTaintKeys, formatTaint, untoleratedTaint } from '../../shared/scheduling/taints.ts';
+import { EphemeralTaintKeys } from '../../shared/scheduling/taints.ts';
 import { podKey } from './compare.ts';
-import { inScope, seats, spreadCounts, type Seat } from './domains.ts';
+import { seats } from './domains.ts';
 import type { ParityScenario } from './scenario.ts';
 
-/**
- * What decides how a pod's spreads count (one string): the constraints, and the node affinity
- * and tolerations that nodeAffinityPolicy / nodeTaintsPolicy Honor filter the counted nodes by.
- * Two pods with the same view see the same counts and minimum.
- */
-function spreadView(pod: Pod): string {
-  const { topologySpreadConstraints, nodeSelector, tolerations } = pod.spec;
-  return JSON.stringify([topologySpreadConstraints, nodeSelector ?? {}, pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null, tolerations ?? []]);
+/** One seat as the oracle's validity mode reads it (validity.go ValiditySeat). */
+interface OracleSeat {
+  pod: string;
+  node?: string;
+  labels: Record<string, string>;
+  taints: readonly Taint[];
 }
 
-/** Each seat of the decision, a new claim's given a hostname of its own (`claim-<index>`). */
-function seatsWithHosts(s: ParityScenario, r: SchedulingResult): Seat[] {
-  const all = seats(s, r);
-  const claimOf = new Map<Pod, number>();
+/**
+ * Each seat of the decision, a new claim's given a hostname of its own (`claim-<index>`), without
+ * the ephemeral taints kubelet lifts once a node is up.
+ */
+function oracleSeats(s: ParityScenario, r: SchedulingResult): OracleSeat[] {
+  const claimOf = new Map<object, number>();
   r.newNodeClaims.forEach((c, i) => c.pods.forEach((p) => claimOf.set(p, i)));
-  return all.map((x) => (x.node === undefined && x.labels[LabelHostname] === undefined && claimOf.has(x.pod) ? { ...x, labels: { ...x.labels, [LabelHostname]: `claim-${claimOf.get(x.pod)}` } } : x));
+  return seats(s, r).map((x) => {
+    const host: Record<string, string> = x.node === undefined && x.labels[LabelHostname] === undefined && claimOf.has(x.pod) ? { [LabelHostname]: `claim-${claimOf.get(x.pod)}` } : {};
+    return { pod: podKey(x.pod), ...(x.node !== undefined ? { node: x.node } : {}), labels: { ...x.labels, ...host }, taints: x.taints.filter((t) => !EphemeralTaintKeys.has(t.key)) };
+  });
 }
 
 /**
- * The placements of decision `r` on scenario `s` kube-scheduler would certainly refuse, one line
- * each (`namespace/name: reason`), sorted; empty when none.
+ * The placements of each decision in `rs` on scenario `s` kube-scheduler would certainly refuse,
+ * one line each (`namespace/name: reason`), sorted; empty when none. `bin`: a built oracle
+ * (oracle.ts buildOracle), run once for all of them.
+ * @throws Error with the oracle's message when it cannot check them.
  */
-export function invalidPlacements(s: ParityScenario, r: SchedulingResult): string[] {
-  const all = seatsWithHosts(s, r);
-  const placed = all.filter((x) => !x.pod.spec.nodeName);
-  const out = new Set<string>();
-  for (const x of placed) {
-    const info = new PodInfo(x.pod);
-    for (const sp of info.spreads) {
-      const v = x.labels[sp.key];
-      const counted = (y: Seat) => inScope(sp.namespaces, y.pod) && matchesSelector(sp.selector, y.pod.metadata.labels);
-      // A new claim holds only the labels it is pinned to: one the pod's node affinity refuses
-      // may still launch where it matches, so its pods' count is not known (parity seed 11, path
-      // 1914: a replica on a claim open over us-east-1a and us-east-1c).
-      const terms = info.nodeFilterTerms ?? [];
-      const couldMatch = (labels: Record<string, string>) => terms.some((t) => t.all().every((q) => labels[q.key] === undefined || q.matches(labels[q.key])));
-      const unknown = sp.honorAffinity && all.some((y) => y.node === undefined && !y.pod.spec.nodeName && counted(y) && !terms.some((t) => t.matchesLabels(y.labels)) && couldMatch(y.labels));
-      const counts = v === undefined || unknown ? undefined : spreadCounts(x.pod, sp, all);
-      if (v === undefined || !counts) continue;
-      const shape = spreadView(x.pod);
-      if (!placed.every((y) => y.labels[sp.key] !== v || !counted(y) || spreadView(y.pod) === shape)) continue;
-      const domains = new Set([v]);
-      for (const n of s.nodes) {
-        const labels = n.metadata.labels ?? {};
-        if (labels[sp.key] === undefined) continue;
-        if (sp.honorAffinity && !(info.nodeFilterTerms ?? []).some((t) => t.matchesLabels(labels))) continue;
-        if (sp.honorTaints && untoleratedTaint(n.spec?.taints ?? [], info.tolerations, true)) continue;
-        domains.add(labels[sp.key]);
-      }
-      const min = Math.min(...[...domains].map((d) => counts.get(d) ?? 0));
-      const here = counts.get(v) ?? 0;
-      if (here - min > sp.maxSkew) out.add(`${podKey(x.pod)}: topology spread on ${sp.key} has ${here} in ${v} against ${min} (maxSkew ${sp.maxSkew})`);
-    }
-  }
-  for (const x of placed) {
-    const info = new PodInfo(x.pod);
-    const taint = untoleratedTaint(x.taints.filter((t) => !EphemeralTaintKeys.has(t.key)), info.tolerations, true);
-    if (taint) out.add(`${podKey(x.pod)}: does not tolerate ${formatTaint(taint)}`);
-    const node = x.node;
-    if (node !== undefined && info.requiredTerms.length > 0 && !info.requiredTerms.some((t) => t.requirements.matchesLabels(x.labels) && (!t.nodeNames || t.nodeNames.has(node)))) {
-      out.add(`${podKey(x.pod)}: node ${node} matches none of its required node selector terms`);
-    }
-  }
-  for (const x of placed) {
-    const info = new PodInfo(x.pod);
-    for (const y of all) {
-      if (y === x) continue;
-      const repels = (a: Seat, b: Seat, terms: readonly AffinitySpec[]) =>
-        terms.find((t) => a.labels[t.key] !== undefined && a.labels[t.key] === b.labels[t.key] && inScope(t.namespaces, b.pod) && matchesSelector(t.selector, b.pod.metadata.labels));
-      const own = repels(x, y, info.anti);
-      const theirs = own ? undefined : repels(y, x, new PodInfo(y.pod).anti);
-      const t = own ?? theirs;
-      if (t) out.add(`${podKey(x.pod)}: required pod anti-affinity on ${t.key} with ${podKey(y.pod)} in ${x.labels[t.key]}`);
-    }
-  }
-  return [...out].sort();
+export function invalidPlacements(s: ParityScenario, rs: readonly SchedulingResult[], bin: string): string[][] {
+  const input = { pods: s.pods, nodes: s.nodes, validity: { decisions: rs.map((r) => oracleSeats(s, r)) } };
+  const out = spawnSync(bin, [], { input: JSON.stringify(input), encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (out.error) throw new Error(`oracle: ${out.error.message}`);
+  if (out.status !== 0) throw new Error(`oracle: ${out.stderr.trim()}`);
+  return (JSON.parse(out.stdout) as { refused: string[][] }).refused;
 }

@@ -8,6 +8,7 @@
  * The runner (functions/cli/cases/) calls {@link checkDisruptionCase} for every case whose
  * `expect` has one of {@link DisruptionExpectKeys}.
  */
+import { catalogSettingsOf, schedulingSettingsOf, settingsFromCase } from '../../../shared/api/settings.ts';
 import type { Node, Pod, PodDisruptionBudget, KubeObject } from '../../../shared/api/kube.ts';
 import { NodePoolSchema, EC2NodeClassSchema, type NodePool, type EC2NodeClass } from '../../../shared/api/nodepool.ts';
 import { fromKubeNodeClaim, NodeClaimSchema, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
@@ -21,6 +22,7 @@ import type { DaemonSetTemplate } from '../../../shared/scheduling/index.ts';
 import { claimOfNode, claimsByProviderId, planDisruption, type DisruptionPlan, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 import { planGarbageCollection, type GcInput } from '../../../shared/disruption/gc.ts';
 import { providerIdOf } from '../../../shared/api/provider-id.ts';
+import { parseDurationSeconds } from '../../../shared/api/duration.ts';
 
 /** The `expect` keys this module checks. */
 export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
@@ -77,12 +79,14 @@ export function caseNow(doc: DisruptionCaseDoc): Date {
  * A scenario's nodes and claims with a stand-in NodeClaim for every node labelled
  * karpenter.sh/nodepool that no listed claim owns (shared/disruption/state.ts `claimOfNode`), as
  * Karpenter has one for each of its nodes: name, providerID, NodePool, instance and creation
- * time from the node (a node without a providerID gets `aws:///<zone>/i-<name>`). For scenario
+ * time from the node (a node without a providerID gets `aws:///<zone>/i-<name>`), and its
+ * NodePool's terminationGracePeriod (as a claim gets it at creation). For scenario
  * descriptions only (cases, parity, benchmarks): the functions never invent a claim — there, a
  * node without a stored claim is not nodefleet's.
  */
-export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeClaim[], cluster = 'case'): { nodes: Node[]; nodeClaims: NodeClaim[] } {
+export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeClaim[], cluster = 'case', nodePools: readonly NodePool[] = []): { nodes: Node[]; nodeClaims: NodeClaim[] } {
   const byProviderId = claimsByProviderId(claims);
+  const grace = new Map(nodePools.map((p) => [p.metadata.name, parseDurationSeconds(p.spec.template.spec.terminationGracePeriod)]));
   const outNodes: Node[] = [];
   const outClaims = [...claims];
   for (const n of nodes) {
@@ -108,6 +112,7 @@ export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeC
         ...(labels[LabelCapacityType] ? { capacityType: labels[LabelCapacityType] } : {}),
         providerId,
         nodeName: n.metadata.name,
+        ...(grace.get(labels[LabelNodePool]) !== undefined ? { terminationGracePeriodSeconds: grace.get(labels[LabelNodePool]) } : {}),
         phase: n.metadata.deletionTimestamp ? 'Terminating' : 'Registered',
         createdAt: n.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z',
       }),
@@ -132,10 +137,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
   const nodePools: NodePool[] = (doc.nodePools ?? []).map((p) => NodePoolSchema.parse(p));
   const nodeClasses: EC2NodeClass[] = (doc.nodeClasses ?? []).map((c) => EC2NodeClassSchema.parse(c));
   const classByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-  const catalogSettings = {
-    vmMemoryOverheadPercent: settings.vmMemoryOverheadPercent as number | undefined,
-    reservedENIs: settings.reservedENIs as number | undefined,
-  };
+  const karpenter = settingsFromCase(settings);
+  const catalogSettings = catalogSettingsOf(karpenter);
   const byClass = new Map<string, InstanceType[]>();
   const typesFor = (className: string): InstanceType[] => {
     const cached = byClass.get(className);
@@ -163,7 +166,6 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
   const daemonSets: DaemonSetTemplate[] = objects
     .filter((o) => o.kind === 'DaemonSet' && o.spec?.template)
     .map((o) => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace, ...(o.spec.template.metadata ?? {}) }, spec: o.spec.template.spec }));
-  const featureGates = (settings.featureGates ?? {}) as Record<string, boolean>;
   // The consolidation simulations pack as the disruption function's would (functions/disruption/snapshot.ts):
   // NodePool annotation, then `settings.packing`, then the default.
   const packing = choosePacking(nodePools, isPackingMode(settings.packing) ? settings.packing : undefined).packing;
@@ -175,7 +177,7 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     nodeClasses,
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
-    ...withStandInClaims(doc.nodes ?? [], (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c))),
+    ...withStandInClaims(doc.nodes ?? [], (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)), 'case', nodePools),
     pods,
     pdbs,
     instanceTypes,
@@ -184,12 +186,8 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     unavailableOfferings: doc.unavailableOfferings,
     storage,
     settings: {
-      ...(featureGates.SpotToSpotConsolidation !== undefined ? { spotToSpotConsolidation: featureGates.SpotToSpotConsolidation } : {}),
-      scheduling: {
-        ...(packing ? { packing } : {}),
-        ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
-        ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
-      },
+      spotToSpotConsolidation: karpenter.featureGates.SpotToSpotConsolidation,
+      scheduling: { ...(packing ? { packing } : {}), ...schedulingSettingsOf(karpenter) },
     },
   };
 }
@@ -212,7 +210,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   const expect = doc.expect ?? {};
   const failures: string[] = [];
   let plan: DisruptionPlan | undefined;
-  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions'].some((k) => k in expect);
+  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions'].some((k) => k in expect);
   if (needsPlan) {
     let snapshot = snapshotFromCase(doc);
     const reasons = new Map<string, string>();
@@ -254,6 +252,10 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
       if (got.length === 0) failures.push(`expected allowed disruptions for nodepool ${pool}, it has no budget status`);
       for (const b of bad) failures.push(`expected nodepool ${pool} to allow ${want} ${b.reason} disruptions, it allows ${b.allowed}`);
     }
+    if ('replacementCount' in expect) {
+      const n = (decided ?? plan).command?.replacements.length ?? 0;
+      if (!countMatches(n, expect.replacementCount)) failures.push(`expected replacementCount ${JSON.stringify(expect.replacementCount)}, got ${n}${decided ? '' : ' (no command)'}`);
+    }
     if (expect.replaceWith) {
       const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string>; includes?: string[]; excludes?: string[]; launchCount?: number };
       const reps = (decided ?? plan).command?.replacements ?? [];
@@ -285,6 +287,7 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   }
   if ('deleteNodeClaims' in expect || 'terminateInstances' in expect) {
     const gcInput: GcInput = {
+      cluster: 'case',
       nodeClaims: (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
       nodes: doc.nodes ?? [],
       instances: (doc.instances ?? []).map((i) => ({ instanceId: i.id, state: i.state ?? 'running', launchTime: i.launchTime, tags: i.tags ?? {} })),

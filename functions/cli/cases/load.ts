@@ -4,6 +4,7 @@
  * keys and its `include` files). Unknown keys (top level or under `expect`) are reported so a
  * typo never passes silently.
  */
+import { CaseSettingKeys, SettingsError, settingsFromCase } from '../../../shared/api/settings.ts';
 import { readdirSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parse } from 'yaml';
@@ -23,7 +24,7 @@ export const ProvisioningExpectKeys = [
 ] as const;
 
 /** Disruption and garbage-collection expectations (delegated to ./disruption.ts). */
-export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
 
 /** Bad-input expectations. */
 export const ValidationExpectKeys = ['errors'] as const;
@@ -81,8 +82,11 @@ function checkDoc(doc: Record<string, any>, extraKeys: readonly string[]): strin
   return problems;
 }
 
-/** Keys of `settings` the runner reads (FORMAT.md). */
-export const SettingsKeys = ['minValuesPolicy', 'preferencePolicy', 'packing', 'maxInstanceTypes', 'maxLaunchInstanceTypes', 'vmMemoryOverheadPercent', 'reservedENIs', 'featureGates'] as const;
+/**
+ * Keys of `settings` the runner reads (FORMAT.md): Karpenter's settings in camelCase
+ * (shared/api/settings.ts, checked as the functions check them) and the runner's own knobs.
+ */
+export const SettingsKeys: readonly string[] = [...CaseSettingKeys, 'packing', 'maxInstanceTypes', 'maxLaunchInstanceTypes'];
 
 /**
  * The shape of a nested expectation: a list of keys (a mapping with only those keys), `list` (a
@@ -100,6 +104,7 @@ const ClaimCriteria: Shape = {
 const ExpectShapes: Readonly<Record<string, Shape>> = {
   nodeClaims: Range,
   disruptCount: Range,
+  replacementCount: Range,
   nodeClaimsMatch: { list: ClaimCriteria },
   allNodeClaims: ClaimCriteria,
   podsInSameDomain: { list: ['topologyKey', 'pods'] },
@@ -136,7 +141,17 @@ function checkExpect(doc: Record<string, any>): string[] {
   if (!expect || typeof expect !== 'object' || Object.keys(expect).length === 0) return ['no expect'];
   const problems = Object.keys(expect).filter((k) => !ExpectKeys.includes(k)).map((k) => `unknown key "expect.${k}"`);
   for (const [k, shape] of Object.entries(ExpectShapes)) if (expect[k] !== undefined) problems.push(...checkShape(`expect.${k}`, expect[k], shape));
-  if (doc.settings !== undefined) problems.push(...checkShape('settings', doc.settings, SettingsKeys));
+  if (doc.settings !== undefined) {
+    problems.push(...checkShape('settings', doc.settings, SettingsKeys));
+    if (isMap(doc.settings)) {
+      try {
+        settingsFromCase(doc.settings);
+      } catch (e) {
+        if (!(e instanceof SettingsError)) throw e;
+        problems.push(e.message);
+      }
+    }
+  }
   return problems;
 }
 
@@ -183,6 +198,8 @@ function loadGroup(file: string, stem: string, doc: Record<string, any>): Loaded
     seen.add(entryName);
     const merged: Record<string, any> = { ...base, ...entry, name };
     if (base.origin && entry.origin) merged.origin = `${base.origin}: ${entry.origin}`;
+    // A case's settings add to its group's (a Karpenter suite's BeforeEach options, e.g. its feature gates).
+    if (isMap(base.settings) && isMap(entry.settings)) merged.settings = { ...base.settings, ...entry.settings };
     problems.push(...checkExpect(merged));
     return { file, name, doc: merged, problems };
   });

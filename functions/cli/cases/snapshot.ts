@@ -3,6 +3,7 @@
  * the real catalog of its region), nodes and in-flight NodeClaims as existing capacity with
  * their bound pods, workloads expanded into pending pods (shared/api/workloads.ts).
  */
+import { catalogSettingsOf, schedulingSettingsOf, settingsFromCase } from '../../../shared/api/settings.ts';
 import { podsByNode, type KubeObject, type Node, type Pod, type Taint } from '../../../shared/api/kube.ts';
 import * as L from '../../../shared/api/labels.ts';
 import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
@@ -91,7 +92,8 @@ export function snapshotFromCase(doc: Record<string, any>, resolutions?: Pick<No
   const nodePools = ((doc.nodePools ?? []) as unknown[]).map(parseNodePool);
   const nodeClasses: EC2NodeClass[] = ((doc.nodeClasses ?? []) as unknown[]).map(parseNodeClass);
   const classByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
-  const catalogSettings = { vmMemoryOverheadPercent: settings.vmMemoryOverheadPercent as number | undefined, reservedENIs: settings.reservedENIs as number | undefined };
+  const karpenter = settingsFromCase(settings);
+  const catalogSettings = catalogSettingsOf(karpenter);
   const byClass = new Map<string, InstanceType[]>();
   const typesForClass = (name: string): InstanceType[] => {
     let types = byClass.get(name);
@@ -148,8 +150,7 @@ export function snapshotFromCase(doc: Record<string, any>, resolutions?: Pick<No
     unavailableOfferings: unavailable,
     ...(resolutions?.problems.size ? { nodePoolNotReady: nodeClassReadiness([], resolutions.problems).nodePoolNotReady } : {}),
     settings: {
-      ...(settings.minValuesPolicy ? { minValuesPolicy: settings.minValuesPolicy as 'Strict' | 'BestEffort' } : {}),
-      ...(settings.preferencePolicy ? { preferencePolicy: settings.preferencePolicy as 'Respect' | 'Ignore' } : {}),
+      ...schedulingSettingsOf(karpenter),
       ...(settings.packing ? { packing: settings.packing as 'cost' | 'karpenter' } : {}),
       ...(settings.maxInstanceTypes !== undefined ? { maxInstanceTypes: Number(settings.maxInstanceTypes) } : {}),
       ...(settings.maxLaunchInstanceTypes !== undefined ? { maxLaunchInstanceTypes: Number(settings.maxLaunchInstanceTypes) } : {}),

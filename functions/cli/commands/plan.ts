@@ -7,7 +7,8 @@
  * zones their subnets cover and the launch requests name the real ids. Without it, stderr says
  * the subnets (every zone of the region), security groups and AMIs are placeholders. Reads `kubectl get pods -A -o json|yaml` (List or single objects;
  * Deployments, ReplicaSets, StatefulSets and Jobs stand for their replicas; DaemonSets add
- * per-node overhead; bound pods and Nodes are existing capacity).
+ * per-node overhead, and so do DaemonSets known only from their pods; bound pods and Nodes are
+ * existing capacity).
  *
  * `-o json|yaml`: a v1 List of karpenter.sh/v1 NodeClaims and pod Events ({@link planObjects}).
  * `--launch-requests` (JSON): `{nodeClaims: [{nodePool, requests, instanceTypes (launch set,
@@ -31,7 +32,7 @@ import { firstFive, toNodeClaim } from '../../../shared/launch/claims.ts';
 import { CliError, checkRegion, encode, formatTable, kubeList, outputFormat, readText } from '../io.ts';
 import { AmiFamilyFeatureTable, amiFamilyOf, loadCatalog, priceGap, unknownCatalogName } from '../../../shared/catalog/index.ts';
 import type { InstanceType } from '../../../shared/catalog/types.ts';
-import { type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
+import { podRequests, type DaemonSetTemplate, type SchedulingInput, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { hasClaimVolumes } from '../../../shared/scheduling/volumes.ts';
 import { existingFromNodes } from '../cases/snapshot.ts';
 import { clusterNameProblem, Env } from '../../../shared/api/contract.ts';
@@ -69,6 +70,8 @@ export interface PlanOutput {
   roundsTruncated?: boolean;
   placements: { pod: string; node: string }[];
   unschedulable: { pod: string; reasons: Record<string, string> }[];
+  /** Placed pods that gave up preferences: each preference and why it could not hold (NodePool → message). */
+  relaxed: { pod: string; relaxed: { preference: string; reasons: Record<string, string> }[] }[];
 }
 
 const QuantityKeys = new Set(['cpu', 'memory', 'ephemeral-storage']);
@@ -127,7 +130,27 @@ export function toPlanOutput(result: SchedulingResult, opts: PlanOutputOptions =
     })),
     placements: result.placements.map((p) => ({ pod: podName(p.pod), node: p.node })),
     unschedulable: result.unschedulable.map((u) => ({ pod: podName(u.pod), reasons: u.reasons })),
+    relaxed: (result.relaxed ?? []).map((r) => ({ pod: podName(r.pod), relaxed: r.relaxed })),
   };
+}
+
+/**
+ * One line per preference given up and why, the pods it was given up for grouped:
+ * `relaxed preferred pod anti-affinity (…) for 2 pod(s) (default/web-3, default/web-4): it held nowhere: nodepool default: exceeds limits: …`.
+ */
+export function relaxedLines(relaxed: PlanOutput['relaxed']): string[] {
+  const groups = new Map<string, { preference: string; why: string; pods: string[] }>();
+  for (const r of relaxed) {
+    for (const step of r.relaxed) {
+      const reasons = Object.entries(step.reasons);
+      const why = reasons.length ? reasons.map(([np, m]) => `nodepool ${np}: ${m}`).join('; ') : 'no NodePool';
+      const key = `${step.preference}\n${why}`;
+      const g = groups.get(key);
+      if (g) g.pods.push(r.pod);
+      else groups.set(key, { preference: step.preference, why, pods: [r.pod] });
+    }
+  }
+  return [...groups.values()].map((g) => `relaxed ${g.preference} for ${g.pods.length} pod(s) (${firstFive(g.pods)}): with it the pod(s) fit nowhere: ${g.why}`);
 }
 
 function firstFew(xs: readonly string[], n: number): string {
@@ -175,6 +198,7 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
   }
   if (out.roundsTruncated) lines.push(`stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits`);
   if (out.placements.length > 0) lines.push(`${out.placements.length} pod(s) fit on existing nodes`);
+  lines.push(...relaxedLines(out.relaxed));
   for (const u of out.unschedulable) {
     const reasons = Object.entries(u.reasons);
     lines.push(`unschedulable ${u.pod}: ${reasons.length ? reasons.map(([np, why]) => `${np}: ${why}`).join('; ') : 'no NodePool'}`);
@@ -227,17 +251,28 @@ export function readNodePoolFile(x: { file: string; text: string }): { nodePools
   return { nodePools, nodeClasses };
 }
 
+/** What `plan` reports about its input beyond the scheduling input ({@link planInput}). */
+export interface PlanNotes {
+  notProvisionable?: Pod[];
+  /** DaemonSets counted from their pods, the input holding no DaemonSet object for them. */
+  daemonSetsFromPods?: DaemonSetTemplate[];
+}
+
 /**
  * Builds the scheduling input from the texts.
  * @throws CliError with every problem when a file is unreadable YAML, the NodePool file is invalid
  * or has no NodePool, the workloads have a bad object, or the region is unknown.
  */
-export function planInput(t: PlanTexts, notes?: { notProvisionable?: Pod[] }): SchedulingInput {
+export function planInput(t: PlanTexts, notes?: PlanNotes): SchedulingInput {
   checkRegion(t.region);
   const { nodePools, nodeClasses } = readNodePoolFile(t.nodePools);
   const objects = [...readWorkloadObjects(t.pods), ...(t.nodes ? readWorkloadObjects(t.nodes) : [])];
-  const w = readWorkloads(objects);
-  if (notes) notes.notProvisionable = w.notProvisionable;
+  // `kubectl get pods -A` lists the DaemonSets' pods but not the DaemonSets: their pods stand for them.
+  const w = readWorkloads(objects, { daemonSetsFromPods: true });
+  if (notes) {
+    notes.notProvisionable = w.notProvisionable;
+    notes.daemonSetsFromPods = w.daemonSets.filter((d) => w.daemonSetsFromPods.includes(`${d.metadata.namespace}/${d.metadata.name}`));
+  }
   const packing = choosePacking(nodePools, t.packing);
   const byClass = new Map<string, InstanceType[]>();
   const instanceTypes = (np: NodePool): InstanceType[] => {
@@ -280,6 +315,22 @@ export function notProvisionableLine(file: string, pods: readonly Pod[]): string
   const listed = pods.map((p) => ({ p, why: notProvisionableReason(p, { assumeUnschedulable: true }) })).filter((x) => x.why && x.why !== 'DaemonSet pod');
   if (listed.length === 0) return [];
   return [`${file}: ${listed.length} unbound pod(s) not planned for, as the provisioner skips them: ${firstFive(listed.map((x) => `${x.p.metadata.namespace ?? 'default'}/${x.p.metadata.name} (${x.why})`))}`];
+}
+
+/**
+ * One line when DaemonSets were counted from their pods because the input holds no DaemonSet
+ * object for them (plain `kubectl get pods -A`): which, at most how much they take per node, and
+ * that a DaemonSet with no pod in the input is not counted. None otherwise.
+ */
+export function daemonSetsFromPodsLine(file: string, daemonSets: readonly DaemonSetTemplate[]): string[] {
+  if (daemonSets.length === 0) return [];
+  const total: Resources = {};
+  for (const d of daemonSets) for (const [k, v] of Object.entries(podRequests(d.spec))) if (k !== 'pods') total[k] = (total[k] ?? 0) + v;
+  const perNode = ['cpu', 'memory'].filter((k) => total[k]).map((k) => `${formatResource(k, total[k])} ${k}`);
+  const names = daemonSets.map((d) => `${d.metadata.namespace ?? 'default'}/${d.metadata.name}`);
+  return [
+    `${file}: ${daemonSets.length} DaemonSet(s) counted from their pods (the input holds no DaemonSet object for them)${perNode.length ? `, up to ${perNode.join(' and ')} per node` : ''}: ${firstFive(names)}; a DaemonSet with no pod in the input is not counted (add \`kubectl get daemonsets -A -o yaml\` to count every one)`,
+  ];
 }
 
 /**
@@ -410,7 +461,7 @@ export function register(program: Command): void {
       const account = opts.account.length > 0 ? readAccountFiles(opts.account.map(readText), opts.region) : undefined;
       const pools = readNodePoolFile(nodePoolText);
       const against = account ? await resolveAgainstAccount(account, pools.nodePools, pools.nodeClasses, { region: opts.region, clusterName: opts.clusterName }) : undefined;
-      const notes: { notProvisionable?: Pod[] } = {};
+      const notes: PlanNotes = {};
       const input = planInput({
         nodePools: nodePoolText,
         pods: readText(opts.pods),
@@ -425,6 +476,7 @@ export function register(program: Command): void {
       for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
       for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
       for (const line of notProvisionableLine(opts.pods, notes.notProvisionable ?? [])) process.stderr.write(`${line}\n`);
+      for (const line of daemonSetsFromPodsLine(opts.pods, notes.daemonSetsFromPods ?? [])) process.stderr.write(`${line}\n`);
       for (const [name, problem] of against?.resolutions.problems ?? []) process.stderr.write(`${opts.account.join(', ')}: EC2NodeClass/${name}: ${problem} (nodefleet launches nothing from this class)\n`);
       if (!against) process.stderr.write(`no --account: subnets, security groups and AMIs are placeholders (every zone of ${opts.region} assumed, zone ids as in the shipped catalog)\n`);
       else if (against.placeholders.length > 0) process.stderr.write(`${opts.account.join(', ')}: placeholders for ${against.placeholders.join('; ')}\n`);

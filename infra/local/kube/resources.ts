@@ -51,7 +51,6 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { group: 'karpenter.sh', version: 'v1', plural: 'nodepools', singular: 'nodepool', kind: 'NodePool', namespaced: false, categories: ['karpenter'], subresources: ['status'] },
   { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims', singular: 'nodeclaim', kind: 'NodeClaim', namespaced: false, categories: ['karpenter'], subresources: ['status'] },
   { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses', singular: 'ec2nodeclass', kind: 'EC2NodeClass', namespaced: false, shortNames: ['ec2nc', 'ec2ncs'], categories: ['karpenter'], subresources: ['status'] },
-  { group: 'nodefleet.io', version: 'v1', plural: 'nodepools', singular: 'nodepool', kind: 'NodePool', namespaced: false, subresources: ['status'] },
   { group: 'nodefleet.io', version: 'v1', plural: 'ec2nodeclasses', singular: 'ec2nodeclass', kind: 'EC2NodeClass', namespaced: false, subresources: ['status'] },
 ];
 
@@ -72,7 +71,7 @@ export function findType(group: string, version: string, plural: string): Resour
 
 /**
  * Finds a type by apiVersion and kind (as written in YAML); undefined when not served.
- * When two groups serve the same kind (karpenter.sh and nodefleet.io NodePools) the apiVersion decides.
+ * When two groups serve the same kind (karpenter.k8s.aws and nodefleet.io EC2NodeClasses) the apiVersion decides.
  */
 export function findTypeByKind(apiVersion: string, kind: string): ResourceType | undefined {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];

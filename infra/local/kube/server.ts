@@ -148,6 +148,25 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
       age,
       { name: 'Node', type: 'string', priority: 1, description: 'Node', cell: (o) => o.spec?.nodeName ?? '<none>' },
     ];
+  } else if (t.group === 'karpenter.sh' && t.plural === 'nodeclaims') {
+    // The printer columns of the NodeClaim CRD (infra/k8s/crds/karpenter.sh_nodeclaims.yaml), as a real API server prints them.
+    const label = (k: string) => (o: KubeObject) => o.metadata.labels?.[k] ?? '';
+    const cond = (type: string) => (o: KubeObject) => (o as KubeObject & { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find((c: { type: string; status: string }) => c.type === type)?.status ?? '';
+    const status = (k: string) => (o: KubeObject) => ((o as KubeObject & { status?: Record<string, unknown> }).status?.[k] as string | undefined) ?? '';
+    cols = [
+      name,
+      { name: 'Type', type: 'string', description: 'Instance type', cell: label('node.kubernetes.io/instance-type') },
+      { name: 'Capacity', type: 'string', description: 'Capacity type', cell: label('karpenter.sh/capacity-type') },
+      { name: 'Zone', type: 'string', description: 'Zone', cell: label('topology.kubernetes.io/zone') },
+      { name: 'Node', type: 'string', description: 'Node', cell: status('nodeName') },
+      { name: 'Ready', type: 'string', description: 'Ready', cell: cond('Ready') },
+      age,
+      { name: 'ImageID', type: 'string', priority: 1, description: 'Image', cell: status('imageID') },
+      { name: 'ID', type: 'string', priority: 1, description: 'Provider ID', cell: status('providerID') },
+      { name: 'NodePool', type: 'string', priority: 1, description: 'NodePool', cell: label('karpenter.sh/nodepool') },
+      { name: 'NodeClass', type: 'string', priority: 1, description: 'Node class', cell: (o) => (o as KubeObject & { spec?: { nodeClassRef?: { name?: string } } }).spec?.nodeClassRef?.name ?? '' },
+      { name: 'Drifted', type: 'string', priority: 1, description: 'Drifted', cell: cond('Drifted') },
+    ];
   }
   return {
     kind: 'Table',

@@ -111,6 +111,26 @@ export const InterruptionDetailTypes: readonly string[] = [
 /** What to do about one event, in Karpenter's vocabulary (KA pkg/controllers/interruption). */
 export type InterruptionKind = 'SpotInterruption' | 'RebalanceRecommendation' | 'ScheduledChange' | 'StateChange' | 'CapacityReservationInterruption';
 
+/**
+ * Karpenter's `message_type` label of a message (KA pkg/controllers/interruption/messages/types.go):
+ * a state change is `instance_stopped` or `instance_terminated` by the state it reports, else `no_op`.
+ */
+export function karpenterMessageType(m: Pick<InterruptionMessage, 'kind' | 'state'>): string {
+  switch (m.kind) {
+    case 'SpotInterruption':
+      return 'spot_interrupted';
+    case 'RebalanceRecommendation':
+      return 'rebalance_recommendation';
+    case 'ScheduledChange':
+      return 'scheduled_change';
+    case 'CapacityReservationInterruption':
+      return 'capacity_reservation_interrupted';
+    case 'StateChange':
+      if (m.state === 'stopping' || m.state === 'stopped') return 'instance_stopped';
+      return m.state === 'shutting-down' || m.state === 'terminated' ? 'instance_terminated' : 'no_op';
+  }
+}
+
 /** A parsed event reduced to what the handler acts on. */
 export interface InterruptionMessage {
   kind: InterruptionKind;

@@ -71,6 +71,8 @@ type Scenario struct {
 	Settings             Settings                       `json:"settings"`
 	// Disruption, when set, runs Karpenter's disruption methods instead of the provisioner (disruption.go).
 	Disruption *DisruptionInput `json:"disruption"`
+	// Validity, when set, checks the decisions it holds with kube-scheduler's filters instead (validity.go).
+	Validity *ValidityInput `json:"validity"`
 	// FakeInstanceTypes, when > 0, adds Karpenter's own fake catalog (fake.InstanceTypes(N)), the one its
 	// scheduling benchmark uses.
 	FakeInstanceTypes int `json:"fakeInstanceTypes"`
@@ -214,6 +216,9 @@ func decodeAndRun(data []byte, bench int) (out any, err error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("scenario: %v", err)
+	}
+	if sc.Validity != nil {
+		return runValidity(&sc)
 	}
 	if sc.Disruption != nil {
 		wellKnown(&sc)
@@ -507,8 +512,12 @@ func load(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, 
 
 	nodeClass := &v1alpha1.TestNodeClass{}
 	gvk := object.GVK(nodeClass)
+	// A NodeClaim gets its NodePool's terminationGracePeriod when it is created (as Karpenter's
+	// provisioner copies the template), so eventual disruption sees the claim's drain bound.
+	gracePeriods := map[string]*metav1.Duration{}
 	for i := range sc.NodePools {
 		np := sc.NodePools[i].DeepCopy()
+		gracePeriods[np.Name] = np.Spec.Template.Spec.TerminationGracePeriod
 		if np.Name == "" {
 			return nil, nil, nil, fmt.Errorf("nodePools[%d].metadata.name: missing", i)
 		}
@@ -579,8 +588,9 @@ func load(ctx context.Context, sc *Scenario, its []*cloudprovider.InstanceType, 
 					CreationTimestamp: created,
 				},
 				Spec: v1.NodeClaimSpec{
-					NodeClassRef: &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
-					Taints:       node.Spec.Taints,
+					NodeClassRef:           &v1.NodeClassReference{Group: gvk.Group, Kind: gvk.Kind, Name: "default"},
+					Taints:                 node.Spec.Taints,
+					TerminationGracePeriod: gracePeriods[pool],
 				},
 				Status: v1.NodeClaimStatus{
 					ProviderID:  node.Spec.ProviderID,

@@ -88,13 +88,13 @@ describe('NodePool errors a Karpenter user can act on', () => {
     expect(msg('Lte', ['0'])).toEqual([]);
   });
 
-  it('In needs a value, Exists/DoesNotExist none, minValues at most the values', () => {
+  it('In needs a value, Exists/DoesNotExist accept (and ignore) values as Karpenter does, minValues at most the values', () => {
     expect(validateObject(requirement({ key: 'kubernetes.io/arch', operator: 'In', values: [] }))).toEqual([
       'spec.template.spec.requirements[0].values: operator In needs at least one value',
     ]);
-    expect(validateObject(requirement({ key: 'kubernetes.io/arch', operator: 'Exists', values: ['amd64'] }))).toEqual([
-      'spec.template.spec.requirements[0].values: operator Exists takes no values, got ["amd64"]',
-    ]);
+    // The API server with Karpenter's CRD accepts these (test/real/validate-differential.ts).
+    expect(validateObject(requirement({ key: 'kubernetes.io/arch', operator: 'Exists', values: ['amd64'] }))).toEqual([]);
+    expect(validateObject(requirement({ key: 'kubernetes.io/arch', operator: 'DoesNotExist', values: ['amd64'] }))).toEqual([]);
     expect(validateObject(requirement({ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5', 'c5'], minValues: 3 }))[0]).toMatch(
       /^spec\.template\.spec\.requirements\[0\]\.minValues: minValues 3 is more than the 2 value\(s\) listed/,
     );
@@ -143,6 +143,10 @@ describe('NodePool errors a Karpenter user can act on', () => {
       /^spec\.disruption\.budgets\[0\]\.schedule: "0 25 \* \* \*" is not a valid cron schedule/,
     );
     expect(validateObject(nodePool({ disruption: { budgets: [{ nodes: '20%', schedule: '@daily', duration: '10m', reasons: ['Drifted'] }] } }))).toEqual([]);
+    // reasons is a set in the CRD: the API server refuses a repeated reason.
+    expect(validateObject(nodePool({ disruption: { budgets: [{ nodes: '1', reasons: ['Empty', 'Drifted', 'Empty'] }] } }))).toEqual([
+      'spec.disruption.budgets[0].reasons[2]: duplicate reason "Empty"',
+    ]);
     expect(validateObject(nodePool({ disruption: { budgets: [{ nodes: '10 %' }] } }))).toEqual([
       'spec.disruption.budgets[0].nodes: "10 %" must be a node count such as 5 or a percentage such as 10%',
     ]);
@@ -159,7 +163,7 @@ describe('NodePool errors a Karpenter user can act on', () => {
     const np = nodePool({ weight: 1.5 });
     np.apiVersion = 'karpenter.sh/v1beta1';
     expect(validateObject(np)).toEqual([
-      'apiVersion: unsupported apiVersion "karpenter.sh/v1beta1"; expected karpenter.sh/v1 or nodefleet.io/v1 (migrate with the Karpenter v1 upgrade guide)',
+      'apiVersion: unsupported apiVersion "karpenter.sh/v1beta1"; expected karpenter.sh/v1 (migrate with the Karpenter v1 upgrade guide)',
       'spec.weight: must be a whole number, got number 1.5',
     ]);
   });

@@ -43,6 +43,18 @@ const claim = () =>
 const ctx = { cluster, instanceProfileName: 'KarpenterNodeInstanceProfile', architectureOf: catalogArchitecture };
 
 describe('buildLaunchRequests', () => {
+  it('one launch template per maxPods value: each type launches with the pods it was planned with, unless the class sets kubelet.maxPods', () => {
+    const launch = { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge', 'c5a.xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'], maxPods: { 'c5a.2xlarge': 58, 'c6g.2xlarge': 58, 'c5a.xlarge': 29 } };
+    const r = buildLaunchRequests(claim(), launch, nodeClass(), resolved, ctx);
+    const maxPodsOf = (name: string | undefined) => readLaunchTemplateUserData(r.launchTemplates.find((t) => t.LaunchTemplateName === name)!.LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet?.config?.maxPods;
+    const byConfig = r.createFleet.LaunchTemplateConfigs!.map((c) => ({ maxPods: maxPodsOf(c.LaunchTemplateSpecification!.LaunchTemplateName), types: c.Overrides!.map((o) => o.InstanceType) }));
+    expect(r.launchTemplates).toHaveLength(2);
+    expect(byConfig).toEqual([{ maxPods: 58, types: ['c5a.2xlarge', 'c6g.2xlarge'] }, { maxPods: 29, types: ['c5a.xlarge'] }]);
+    const base = nodeClass();
+    const fixed = buildLaunchRequests(claim(), launch, { ...base, spec: { ...base.spec, kubelet: { maxPods: 40 } } }, resolved, ctx);
+    expect(fixed.launchTemplates).toHaveLength(1);
+    expect(readLaunchTemplateUserData(fixed.launchTemplates[0].LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet?.config?.maxPods).toBe(40);
+  });
   it('CreateFleet instant, lowest-price on-demand, types × one subnet per admitted zone (most free IPs), AMI per arch', () => {
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge'], zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['on-demand'] }, nodeClass(), resolved, ctx);
     const f = r.createFleet;
@@ -59,17 +71,18 @@ describe('buildLaunchRequests', () => {
     const tags = Object.fromEntries(f.TagSpecifications![0].Tags!.map((t) => [t.Key, t.Value]));
     expect(tags).toMatchObject({ 'nodefleet.io/cluster': 'karpenter-demo', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-9hnrc', 'kubernetes.io/cluster/karpenter-demo': 'owned' });
     expect(f.TagSpecifications!.map((t) => t.ResourceType)).toEqual(['instance', 'volume', 'fleet']);
-    const data = r.launchTemplate.LaunchTemplateData!;
+    const data = r.launchTemplates[0].LaunchTemplateData!;
     expect(data.MetadataOptions).toEqual({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 1, HttpTokens: 'required' });
-    expect(data.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 20, VolumeType: 'gp3', Encrypted: true, DeleteOnTermination: true } }]);
+    expect(data.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 20, VolumeType: 'gp3', Encrypted: true } }]);
+    expect(data.CapacityReservationSpecification).toEqual({ CapacityReservationPreference: 'none' });
     expect(data.IamInstanceProfile).toEqual({ Name: 'KarpenterNodeInstanceProfile' });
     const [nodeConfig] = readLaunchTemplateUserData(data.UserData!).nodeConfigs;
     expect(nodeConfig.spec?.cluster?.apiServerEndpoint).toBe('https://ABC.gr7.ap-northeast-2.eks.amazonaws.com');
     expect(nodeConfig.spec?.kubelet?.flags).toEqual([
-      '--node-labels=karpenter.k8s.aws/instance-category=c,karpenter.sh/nodepool=default,kubernetes.io/arch=amd64,team=a',
+      '--node-labels=karpenter.k8s.aws/instance-category=c,karpenter.sh/capacity-type=on-demand,karpenter.sh/do-not-sync-taints=true,karpenter.sh/nodepool=default,team=a',
       '--register-with-taints=cni/not-ready:NoSchedule,karpenter.sh/unregistered:NoExecute',
     ]);
-    expect(r.launchTemplate.LaunchTemplateName).toMatch(/^nodefleet\/karpenter-demo\/default\/[0-9a-f]{16}$/);
+    expect(r.launchTemplates[0].LaunchTemplateName).toMatch(/^nodefleet\/karpenter-demo\/default\/[0-9a-f]{16}$/);
   });
 
   it('with offerings, a (type, zone) marked unavailable is not offered even while its zone stays open for other types', () => {
@@ -197,11 +210,14 @@ describe('the EC2NodeClass role at launch', () => {
 });
 
 describe('user data and architecture', () => {
-  it('kubelet may not set restricted labels; registration applies them', () => {
+  it('kubelet may not set restricted labels (kubernetes.io / k8s.io domains, as KA RejectForbiddenLabels); registration applies them', () => {
     expect(kubeletMaySetLabel('karpenter.sh/nodepool')).toBe(true);
-    expect(kubeletMaySetLabel('kubernetes.io/arch')).toBe(true);
+    expect(kubeletMaySetLabel('example.com/tier')).toBe(true);
+    expect(kubeletMaySetLabel('kubernetes.io/arch')).toBe(false);
     expect(kubeletMaySetLabel('node-role.kubernetes.io/worker')).toBe(false);
-    expect(kubeletMaySetLabel('node.kubernetes.io/instance-type')).toBe(true);
+    expect(kubeletMaySetLabel('node-restriction.kubernetes.io/pool')).toBe(false);
+    expect(kubeletMaySetLabel('node.kubernetes.io/instance-type')).toBe(false);
+    expect(kubeletMaySetLabel('example.k8s.io/x')).toBe(false);
     const ud = buildAl2023UserData({ cluster, labels: { 'node-role.kubernetes.io/x': '' }, taints: [] });
     expect(ud).not.toContain('--node-labels');
   });

@@ -63,6 +63,16 @@ describe('Ec2NodeClassResolver: AMI terms as the AWS provider queries them', () 
     expect(ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input)).toEqual([{ Filters: [{ Name: 'image-id', Values: ['ami-0old', 'ami-0new'] }] }]);
     expect(r.images.amd64).toBe('ami-0new');
   });
+  it('a deprecated image only when no other is left; on the same creation second, the greater name (KA compareAMI)', async () => {
+    const at = Date.parse('2026-03-01T00:00:00.000Z');
+    const resolve = async (images: object[]) => {
+      ec2.on(DescribeImagesCommand).resolves({ Images: images });
+      return (await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32', () => at).resolve(withAmiTerms([{ tags: { team: 'a' } }]))).images.amd64;
+    };
+    expect(await resolve([{ ...image('ami-0a'), Name: 'node-neuron' }, { ...image('ami-0b'), Name: 'node-standard' }])).toBe('ami-0b');
+    expect(await resolve([{ ...image('ami-0new', '2026-02-01T00:00:00.000Z'), DeprecationTime: '2026-02-15T00:00:00.000Z' }, image('ami-0old', '2025-01-01T00:00:00.000Z')])).toBe('ami-0old');
+    expect(await resolve([{ ...image('ami-0new', '2026-02-01T00:00:00.000Z'), DeprecationTime: '2027-01-01T00:00:00.000Z' }, image('ami-0old', '2025-01-01T00:00:00.000Z')])).toBe('ami-0new');
+  });
 });
 
 describe('Ec2NodeClassResolver: subnet and security group terms as the AWS provider queries them', () => {

@@ -44,7 +44,7 @@ function sentUserData(kubelet?: KubeletConfiguration, userData?: string) {
   if (kubelet) nc.spec.kubelet = kubelet;
   if (userData !== undefined) nc.spec.userData = userData;
   const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
-  return readLaunchTemplateUserData(r.launchTemplate.LaunchTemplateData!.UserData!);
+  return readLaunchTemplateUserData(r.launchTemplates[0].LaunchTemplateData!.UserData!);
 }
 
 describe('AL2023 user data, parsed as nodeadm reads it', () => {
@@ -65,7 +65,8 @@ describe('AL2023 user data, parsed as nodeadm reads it', () => {
     expect(Object.keys(kubeletConfig).sort()).toEqual(Object.keys(everyKubeletField).sort());
     const flags = config.spec?.kubelet?.flags ?? [];
     const flag = (name: string) => flags.find((f) => f.startsWith(`${name}=`))?.slice(name.length + 1).split(',');
-    expect(flag('--node-labels')).toEqual(['karpenter.sh/nodepool=default', 'kubernetes.io/arch=amd64', 'team=a']);
+    // kubernetes.io/arch is the kubelet's own (left out, as KA RejectForbiddenLabels); the capacity type and do-not-sync-taints as Karpenter adds them.
+    expect(flag('--node-labels')).toEqual(['karpenter.sh/capacity-type=on-demand', 'karpenter.sh/do-not-sync-taints=true', 'karpenter.sh/nodepool=default', 'team=a']);
     expect(flag('--register-with-taints')?.sort()).toEqual(['cni/not-ready:NoSchedule', 'example.com/dedicated=gpu:NoSchedule', 'karpenter.sh/unregistered:NoExecute']);
   });
 
@@ -134,7 +135,7 @@ describe('honoured EC2NodeClass fields reach the node', () => {
     const nc = nodeClass();
     nc.spec.instanceStorePolicy = 'RAID0';
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5ad.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
-    const [config] = readLaunchTemplateUserData(r.launchTemplate.LaunchTemplateData!.UserData!).nodeConfigs;
+    const [config] = readLaunchTemplateUserData(r.launchTemplates[0].LaunchTemplateData!.UserData!).nodeConfigs;
     expect(unreadNodeConfigKeys(config)).toEqual([]);
     expect(config.spec?.instance?.localStorage?.strategy).toBe('RAID0');
     expect(sentUserData().nodeConfigs[0].spec?.instance).toBeUndefined();
@@ -144,19 +145,19 @@ describe('honoured EC2NodeClass fields reach the node', () => {
     const nc = nodeClass();
     Object.assign(nc.spec, { role: undefined, instanceProfile: 'my-profile', associatePublicIPAddress: false, metadataOptions: { httpPutResponseHopLimit: 2, httpTokens: 'optional' }, detailedMonitoring: true, tags: { team: 'blue' } });
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
-    const data = r.launchTemplate.LaunchTemplateData!;
+    const data = r.launchTemplates[0].LaunchTemplateData!;
     expect(data.IamInstanceProfile).toEqual({ Name: 'my-profile' });
     expect(data.NetworkInterfaces).toEqual([{ DeviceIndex: 0, AssociatePublicIpAddress: false, Groups: ['sg-1'] }]);
     expect(data.SecurityGroupIds).toBeUndefined();
     expect(data.MetadataOptions).toEqual({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 2, HttpTokens: 'optional' });
     expect(data.Monitoring).toEqual({ Enabled: true });
-    for (const spec of [...r.createFleet.TagSpecifications!, ...data.TagSpecifications!, ...r.launchTemplate.TagSpecifications!]) expect(spec.Tags).toContainEqual({ Key: 'team', Value: 'blue' });
+    for (const spec of [...r.createFleet.TagSpecifications!, ...data.TagSpecifications!, ...r.launchTemplates[0].TagSpecifications!]) expect(spec.Tags).toContainEqual({ Key: 'team', Value: 'blue' });
   });
 
   it('blockDeviceMappings[].ebs.volumeInitializationRate is sent in the launch template', () => {
     const nc = nodeClass();
     nc.spec.blockDeviceMappings = [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 250 } }];
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
-    expect(r.launchTemplate.LaunchTemplateData!.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 40, SnapshotId: 'snap-0123456789abcdef0', VolumeInitializationRate: 250 } }]);
+    expect(r.launchTemplates[0].LaunchTemplateData!.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 40, SnapshotId: 'snap-0123456789abcdef0', VolumeInitializationRate: 250 } }]);
   });
 });

@@ -82,7 +82,7 @@ const parameters = `{"Parameters": [
 // The output of three commands appended in one file.
 const account = file('account.json', `${subnets}\n${groups}\n${parameters}\n`);
 
-type Claim = { zones: string[]; launchRequest: { LaunchTemplateConfigs: { Overrides: { SubnetId: string; AvailabilityZone: string; ImageId: string }[] }[] }; launchTemplate: { LaunchTemplateData: { SecurityGroupIds: string[] } } };
+type Claim = { zones: string[]; launchRequest: { LaunchTemplateConfigs: { Overrides: { SubnetId: string; AvailabilityZone: string; ImageId: string }[] }[] }; launchTemplates: { LaunchTemplateData: { SecurityGroupIds: string[] } }[] };
 
 describe('plan --account', () => {
   it('claims only in the zones the selected subnets cover (without it: every zone of the region)', async () => {
@@ -102,7 +102,7 @@ describe('plan --account', () => {
     const overrides = claims.flatMap((c) => c.launchRequest.LaunchTemplateConfigs[0].Overrides);
     expect(Object.fromEntries(overrides.map((o) => [o.AvailabilityZone, o.SubnetId]))).toEqual({ 'us-east-1a': 'subnet-0a2', 'us-east-1b': 'subnet-0b1' });
     expect(new Set(overrides.map((o) => o.ImageId))).toEqual(new Set(['ami-0x86', 'ami-0arm']));
-    expect(claims[0].launchTemplate.LaunchTemplateData.SecurityGroupIds).toEqual(['sg-0nodes']);
+    expect(claims[0].launchTemplates[0].LaunchTemplateData.SecurityGroupIds).toEqual(['sg-0nodes']);
   });
 
   it('a topology.k8s.aws/zone-id requirement restricts placement, by the account’s zone ids', async () => {

@@ -224,3 +224,77 @@ describe('plan picks pending pods with the provisioner\'s rule', () => {
     expect(r.err).toContain(`${pods}: 2 unbound pod(s) not planned for, as the provisioner skips them: default/preempting (nominated to n1 (preempting)), default/gated (PodScheduled=False (SchedulingGated), not Unschedulable)`);
   });
 });
+
+describe('plan and the DaemonSets of plain kubectl get pods -A', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-ds-'));
+  const np = join(dir, 'np.yaml');
+  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + nodeClass('default', 'al2023@latest'));
+  const dsPod = (ds: string, node: string, requests: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${ds}-${node}`, namespace: 'kube-system', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds, controller: true }] },
+    spec: {
+      nodeName: node,
+      tolerations: [{ operator: 'Exists' }],
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } } },
+      containers: [{ name: 'c', image: 'i', resources: { requests } }],
+    },
+    status: { phase: 'Running' },
+  });
+  const pending = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1', memory: '2Gi' } } }] }, status: { phase: 'Pending' } };
+  // What `kubectl get pods -A -o json` prints: a List of pods only, the DaemonSets' among them.
+  const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+  const podsOnly = join(dir, 'pods.json');
+  writeFileSync(podsOnly, list([dsPod('aws-node', 'ip-10-0-0-1', { cpu: '25m' }), dsPod('aws-node', 'ip-10-0-0-2', { cpu: '25m' }), dsPod('kube-proxy', 'ip-10-0-0-1', { cpu: '100m', memory: '128Mi' }), pending]));
+
+  it('counts the DaemonSets whose pods are listed in each new claim, and says so in one line', async () => {
+    const r = await capture(['plan', '--nodepools', np, '--pods', podsOnly, '--launch-requests']);
+    expect(r.code).toBe(0);
+    const claims = (JSON.parse(r.out) as { nodeClaims: { requests: Record<string, string | number>; pods: string[] }[] }).nodeClaims;
+    expect(claims).toHaveLength(1);
+    expect(claims[0].pods).toEqual(['default/web']);
+    expect(claims[0].requests).toEqual(expect.objectContaining({ cpu: '1125m', memory: '2176Mi' }));
+    expect(r.err.split('\n').filter((l) => l.includes('DaemonSet'))).toEqual([
+      `${podsOnly}: 2 DaemonSet(s) counted from their pods (the input holds no DaemonSet object for them), up to 125m cpu and 128Mi memory per node: kube-system/aws-node, kube-system/kube-proxy; a DaemonSet with no pod in the input is not counted (add \`kubectl get daemonsets -A -o yaml\` to count every one)`,
+    ]);
+  });
+
+  it('says nothing when the DaemonSet objects are in the input', async () => {
+    const withObjects = join(dir, 'with-ds.json');
+    const ds = (name: string, requests: Record<string, string>) => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name, namespace: 'kube-system' }, spec: { selector: {}, template: { spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', resources: { requests } }] } } } });
+    writeFileSync(withObjects, list([ds('aws-node', { cpu: '25m' }), ds('kube-proxy', { cpu: '100m', memory: '128Mi' }), dsPod('aws-node', 'ip-10-0-0-1', { cpu: '25m' }), pending]));
+    const r = await capture(['plan', '--nodepools', np, '--pods', withObjects, '--launch-requests']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.out) as { nodeClaims: { requests: Record<string, string | number> }[] }).nodeClaims[0].requests).toEqual(expect.objectContaining({ cpu: '1125m', memory: '2176Mi' }));
+    expect(r.err).not.toContain('DaemonSet');
+  });
+});
+
+describe('plan and relaxed preferences', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-relax-'));
+  const np = join(dir, 'np.yaml');
+  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + '  limits: {cpu: "8"}\n' + nodeClass('default', 'al2023@latest'));
+  const web = (i: number) => `---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-${i}, namespace: default, labels: {app: web}}
+spec:
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 100
+          podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}
+  containers: [{name: c, image: i, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+`;
+  writeFileSync(join(dir, 'pods.yaml'), web(0) + web(1) + web(2));
+
+  it('names the preference given up, the pods and why, one line per preference and reason', async () => {
+    const r = await capture(['plan', '--nodepools', np, '--pods', join(dir, 'pods.yaml')]);
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n').filter((l) => l.startsWith('relaxed '))).toEqual([
+      'relaxed preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web) for 2 pod(s) (default/web-1, default/web-2): with it the pod(s) fit nowhere: nodepool default: exceeds limits: nodepool default has no room left under its cpu limit (8000m)',
+    ]);
+    const json = await capture(['plan', '--nodepools', np, '--pods', join(dir, 'pods.yaml'), '--launch-requests']);
+    expect((JSON.parse(json.out) as { relaxed: { pod: string }[] }).relaxed.map((x) => x.pod)).toEqual(['default/web-1', 'default/web-2']);
+  });
+});

@@ -19,7 +19,7 @@ describe('planGarbageCollection', () => {
     const young = nodeClaim({ name: 'b', phase: 'Pending', createdAt: '2026-03-02T09:58:00Z' });
     const unregistered = setCondition(nodeClaim({ name: 'c', phase: 'Launched', instanceId: 'i-0c', createdAt: '2026-03-02T09:44:00Z' }), 'Launched', 'True', '2026-03-02T09:44:05Z');
     const registering = setCondition(nodeClaim({ name: 'd', phase: 'Launched', instanceId: 'i-0d', createdAt: '2026-03-02T09:50:00Z' }), 'Launched', 'True', '2026-03-02T09:50:05Z');
-    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [notLaunched, young, unregistered, registering], nodes: [], instances: [instanceOf('c', 'i-0c'), instanceOf('d', 'i-0d')] }, Now);
+    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [notLaunched, young, unregistered, registering], nodes: [], instances: [instanceOf('c', 'i-0c'), instanceOf('d', 'i-0d')] }, Now);
     expect(plan.deleteNodeClaims).toEqual([
       { nodeClaim: 'a', reason: 'launch_timeout' },
       { nodeClaim: 'c', reason: 'registration_timeout', instanceId: 'i-0c' },
@@ -31,13 +31,14 @@ describe('planGarbageCollection', () => {
     const fine = nodeClaim({ name: 'fine', instanceId: 'i-0fine', providerId: 'aws:///us-east-1a/i-0fine', nodeName: 'n2', createdAt: '2026-03-01T00:00:00Z' });
     const plan = planGarbageCollection(
       {
+        cluster: 'test',
         tableEpochMs: Epoch,
         nodeClaims: [gone, fine],
         nodes: [nodeOfInstance('n1', 'i-0gone'), nodeOfInstance('n2', 'i-0fine')],
         instances: [
           { instanceId: 'i-0gone', state: 'terminated', tags: { 'nodefleet.io/cluster': 'test' } },
           { instanceId: 'i-0fine', state: 'running', tags: { 'nodefleet.io/cluster': 'test' } },
-          { instanceId: 'i-0orphan', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'karpenter.sh/nodepool': 'default' } },
+          { instanceId: 'i-0orphan', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default' } },
           { instanceId: 'i-0launching', state: 'pending', launchTime: '2026-03-02T09:59:50Z', tags: { 'nodefleet.io/cluster': 'test' } },
           { instanceId: 'i-0notours', state: 'running', launchTime: '2026-03-01T00:00:00Z', tags: { Name: 'bastion' } },
         ],
@@ -71,7 +72,7 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
       { instanceId: 'i-0edge', state: 'running', launchTime: at(-(ClaimsEpochSkewSeconds - 1) * 1000), tags: ours('default-edge') },
     ];
     // Act
-    const plan = planGarbageCollection({ nodeClaims: [adopted], nodes: [], instances, tableEpochMs: epochMs }, Now);
+    const plan = planGarbageCollection({ cluster: 'test', nodeClaims: [adopted], nodes: [], instances, tableEpochMs: epochMs }, Now);
     // Assess
     expect(plan.terminateInstances).toEqual([
       { instanceId: 'i-0lost', reason: 'orphan' },
@@ -87,9 +88,10 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
   });
 
   it('never terminates an orphan whose Node is live and registered: it is reported with its node; one whose Node never registered is terminated (F4)', () => {
-    const orphan = (id: string) => ({ instanceId: id, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': `lost-${id}` } });
+    const orphan = (id: string) => ({ instanceId: id, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': `lost-${id}` } });
     const plan = planGarbageCollection(
       {
+        cluster: 'test',
         tableEpochMs: Epoch,
         nodeClaims: [],
         nodes: [
@@ -109,11 +111,28 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
 
   it('an orphan launched after the epoch keeps the 30 s launch grace, and is not reported while it waits', () => {
     const young = { instanceId: 'i-0young', state: 'running', launchTime: new Date(Now.getTime() - (OrphanInstanceGraceSeconds - 1) * 1000).toISOString(), tags: ours('default-young') };
-    const plan = planGarbageCollection({ nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, Now);
+    const plan = planGarbageCollection({ cluster: 'test', nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, Now);
     expect(plan.terminateInstances).toEqual([]);
     expect(plan.unownedBeforeEpoch).toEqual([]);
-    const later = planGarbageCollection({ nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, new Date(Now.getTime() + 2000));
+    const later = planGarbageCollection({ cluster: 'test', nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, new Date(Now.getTime() + 2000));
     expect(later.terminateInstances).toEqual([{ instanceId: 'i-0young', reason: 'orphan' }]);
+  });
+});
+
+describe('planGarbageCollection beside Karpenter (docs/migration.md)', () => {
+  it("never terminates nor reports an instance without nodefleet's cluster tag: Karpenter's own, or another cluster's", () => {
+    // Prepare: Karpenter's instance (its tags, no nodefleet.io/cluster), another stack's, and a real orphan
+    const karpenters = { instanceId: 'i-0karp', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'karpenter.sh/nodepool': 'theirs', 'karpenter.sh/nodeclaim': 'theirs-abc', 'karpenter.sh/managed-by': 'test', 'karpenter.k8s.aws/ec2nodeclass': 'default' } };
+    const otherCluster = { instanceId: 'i-0other', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'prod', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-x' } };
+    const orphan = { instanceId: 'i-0mine', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: launchTags('default-lost') };
+    const nodes = [node({ name: 'karp', providerID: 'aws:///us-east-1a/i-0karp', labels: { 'karpenter.sh/nodepool': 'theirs' } })];
+    // Act
+    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [], nodes, instances: [karpenters, otherCluster, orphan] }, Now);
+    // Assess
+    expect(plan.terminateInstances).toEqual([{ instanceId: 'i-0mine', reason: 'orphan' }]);
+    expect(plan.orphansWithNode).toEqual([]);
+    expect(plan.unownedBeforeEpoch).toEqual([]);
+    expect(plan.deleteNodeClaims).toEqual([]);
   });
 });
 
@@ -165,7 +184,7 @@ describe('planGarbageCollection: a node that never initializes (chaos never-read
     const young = reg('b', InitializationTimeoutSeconds - 1);
     const ready = setCondition(reg('c', InitializationTimeoutSeconds + 600), 'Initialized', 'True', '2026-03-02T09:02:00Z');
     const nodes = ['a', 'b', 'c'].map((n) => nodeOfInstance(`n-${n}`, `i-0${n}`));
-    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes, instances: ['a', 'b', 'c'].map((n) => instanceOf(n, `i-0${n}`)) }, Now);
+    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes, instances: ['a', 'b', 'c'].map((n) => instanceOf(n, `i-0${n}`)) }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'a', reason: 'initialization_timeout', instanceId: 'i-0a', nodeName: 'n-a' }]);
   });
 });
@@ -179,7 +198,7 @@ describe('planGarbageCollection: a Node deleted out of band', () => {
     const fresh = registeredAt(nodeClaim({ name: 'fresh', instanceId: 'i-0fresh', nodeName: 'n-fresh', createdAt: '2026-03-02T09:00:00Z' }), new Date(Now.getTime() - (NodeGoneGraceSeconds - 1) * 1000).toISOString());
     const renamed = registeredAt(nodeClaim({ name: 'renamed', instanceId: 'i-0ren', nodeName: 'n-old-name', providerId: 'aws:///us-east-1a/i-0ren', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
     const instances = [instanceOf('gone', 'i-0gone'), instanceOf('fresh', 'i-0fresh'), instanceOf('renamed', 'i-0ren')];
-    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [gone, fresh, renamed], nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })], instances }, Now);
+    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [gone, fresh, renamed], nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })], instances }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'node_gone', instanceId: 'i-0gone' }]);
     expect(plan.terminateInstances).toEqual([]);
   });
@@ -188,7 +207,7 @@ describe('planGarbageCollection: a Node deleted out of band', () => {
     const launching = setCondition(nodeClaim({ name: 'l', phase: 'Launched', instanceId: 'i-0l', createdAt: '2026-03-02T09:55:00Z' }), 'Launched', 'True', '2026-03-02T09:55:00Z');
     const terminating = registeredAt(nodeClaim({ name: 't', phase: 'Terminating', instanceId: 'i-0t', nodeName: 'n-t', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
     const instances = ['i-0l', 'i-0t'].map((instanceId) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test' } }));
-    expect(planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [launching, terminating], nodes: [], instances }, Now).deleteNodeClaims).toEqual([]);
+    expect(planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [launching, terminating], nodes: [], instances }, Now).deleteNodeClaims).toEqual([]);
   });
 });
 
@@ -210,7 +229,7 @@ describe('planGarbageCollection: terminations and records', () => {
         ended: { attempt: o.failures, outcome: 'failed' as const, at: new Date(Now.getTime() - o.endedSecondsAgo * 1000).toISOString() },
       },
     });
-  const restarts = (c: ReturnType<typeof nodeClaim>) => planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [c], nodes: [node({ name: 'n-f' })] }, Now).restartTerminations.map((r) => r.input.attempt);
+  const restarts = (c: ReturnType<typeof nodeClaim>) => planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [c], nodes: [node({ name: 'n-f' })] }, Now).restartTerminations.map((r) => r.input.attempt);
 
   it('restarts a failed termination within 3 minutes however often it failed (never left without an attempt for long)', () => {
     expect(restarts(failed({ failures: 6, endedSecondsAgo: 179 }))).toEqual([]);
@@ -225,7 +244,7 @@ describe('planGarbageCollection: terminations and records', () => {
   it('deletes Terminated claims once their record expired; never touches a live one', () => {
     const expired = nodeClaim({ name: 'old', phase: 'Terminated', retainUntil: '2026-03-02T09:59:59Z' });
     const kept = nodeClaim({ name: 'recent', phase: 'Terminated', retainUntil: '2026-03-02T10:30:00Z' });
-    const plan = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [expired, kept], nodes: [], instances: [] }, Now);
+    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [expired, kept], nodes: [], instances: [] }, Now);
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'old', reason: 'expired' }]);
   });
 
@@ -234,6 +253,7 @@ describe('planGarbageCollection: terminations and records', () => {
     const tags = launchTags('default-a');
     const plan = planGarbageCollection(
       {
+        cluster: 'test',
         tableEpochMs: Epoch,
         nodeClaims: [c],
         nodes: [node({ name: c.nodeName ?? 'n' })],
@@ -259,7 +279,7 @@ describe('planGarbageCollection: a record naming another claim\'s instance (forg
   const nodes = [nodeOfInstance('n-victim', 'i-0victim')];
   const instances = [instanceOf('default-victim', 'i-0victim')];
   const old = '2026-02-01T00:00:00Z';
-  const plan = (evil: ReturnType<typeof nodeClaim>) => planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim, evil], nodes, instances }, Now);
+  const plan = (evil: ReturnType<typeof nodeClaim>) => planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim, evil], nodes, instances }, Now);
   const touched = (p: ReturnType<typeof plan>) => [...p.deleteNodeClaims.flatMap((d) => [d.instanceId, d.nodeName]), ...p.terminateInstances.map((t) => t.instanceId)].filter(Boolean);
 
   it('a Launched claim past the registration timeout: deleted, the instance and Node left alone', () => {
@@ -296,9 +316,9 @@ describe('planGarbageCollection: a record naming another claim\'s instance (forg
   });
 
   it('the victim\'s own record still works: its Node gone, its instance is terminated; its instance gone, its Node is deleted', () => {
-    const p = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim], nodes: [], instances }, Now);
+    const p = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim], nodes: [], instances }, Now);
     expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'node_gone', instanceId: 'i-0victim' }]);
-    const q = planGarbageCollection({ tableEpochMs: Epoch, nodeClaims: [victim], nodes, instances: [] }, Now);
+    const q = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim], nodes, instances: [] }, Now);
     expect(q.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'instance_gone', nodeName: 'n-victim' }]);
   });
 });

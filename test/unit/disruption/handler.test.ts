@@ -10,7 +10,8 @@ import type { Deps } from '../../../shared/runtime/deps.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { DynamoBudgetCounter } from '../../../shared/aws/dynamo-budget-counter.ts';
 import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.ts';
-import { run, blockKind, BlockedLogQuietMs, MetricBlocked } from '../../../functions/disruption/handler.ts';
+import { run, blockKind, BlockedLogQuietMs } from '../../../functions/disruption/handler.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { loadCatalog } from '../../../shared/catalog/index.ts';
 
 const Start = '2026-03-02T10:00:00Z';
@@ -110,6 +111,22 @@ describe('disruption handler run()', () => {
     expect(w.starter.started).toEqual([{ nodeClaim: 'idle', nodeName: 'idle', instanceId: expect.stringMatching(/^i-/), reason: 'emptiness', budgetNodePool: 'default' }]);
     expect(w.budgets.inFlight('default')).toBe(1);
     expect(w.kube.peekNode('idle')?.spec?.taints).toContainEqual(expect.objectContaining({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }));
+  });
+
+  it('eventual disruption: a drifted node held by a do-not-disrupt pod goes when its claim has a terminationGracePeriod, and its termination gets the claim\u2019s deadline', async () => {
+    // The NodePool has no terminationGracePeriod (now); the claim, made before, has 300 s.
+    const n = managedNode('old', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
+    w.kube.addNode(n);
+    await w.store.create(nodeClaimOf(n, { terminationGracePeriodSeconds: 300, nodePoolHash: 'made-from-an-older-template' }));
+    w.kube.addPod(pod({ name: 'batch-1', nodeName: 'old', cpu: '500m', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    expect(planned.command).toMatchObject({ method: 'drift', decision: 'delete', replacements: [] });
+    w.clock.advanceSeconds(15);
+    const acted = await run({ command: planned.command }, deps);
+    expect(acted.reason).toBeUndefined();
+    expect(acted.status).toBe('terminating');
+    expect(w.starter.startedFor('old')).toMatchObject({ reason: 'drift', deadlineEpochMs: w.clock.now().getTime() + 300_000 });
   });
 
   it('drops the command when the node got a pod during the validation delay', async () => {
@@ -242,7 +259,7 @@ describe('disruption handler run()', () => {
     expect(w.starter.started[0]).toMatchObject({ nodeClaim: 'old', reason: 'expiration' });
     expect(w.starter.started[0].budgetNodePool).toBeUndefined();
     const metrics = deps.metrics as RecordingMetrics;
-    expect(JSON.stringify(metrics)).toContain(MetricBlocked);
+    expect(JSON.stringify(metrics)).toContain(MetricNames.disruptionBlocked);
   });
 
   it('a forged loop input (a command with replacement claims it never launched) neither untaints nor releases a node whose termination started (npm run attack, commands replacements-step)', async () => {
@@ -287,7 +304,7 @@ describe('disruption handler run()', () => {
     w.clock.advanceSeconds(60);
     await run({}, deps);
     expect(lines()).toHaveLength(1);
-    expect((deps.metrics as RecordingMetrics).emitted.filter((m) => m.name === MetricBlocked).length).toBeGreaterThanOrEqual(2);
+    expect((deps.metrics as RecordingMetrics).emitted.filter((m) => m.name === MetricNames.disruptionBlocked).length).toBeGreaterThanOrEqual(2);
     w.clock.advanceSeconds(BlockedLogQuietMs / 1000);
     await run({}, deps);
     expect(lines()).toHaveLength(2);

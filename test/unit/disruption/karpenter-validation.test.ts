@@ -54,6 +54,8 @@ function doc(nodes: Node[], objects: (Pod | KubeObject)[]): DisruptionCaseDoc {
     nodePools: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }] }, template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } }],
     nodes,
     objects: objects as KubeObject[],
+    // consolidation_test.go's BeforeEach turns the gate on for the whole suite.
+    settings: { featureGates: { SpotToSpotConsolidation: true } },
   };
 }
 

@@ -120,13 +120,14 @@ describe('planDisruption', () => {
 
   it('spot-to-spot needs 15 cheaper types, and launches the 15 cheapest', () => {
     const spotPool = pool({ capacityTypes: ['spot'] });
-    const few = planDisruption(snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    const on = { spotToSpotConsolidation: true };
+    const few = planDisruption(snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }), Now);
     expect(few.command).toBeUndefined();
     expect(few.blocked.some((b) => /15 cheaper instance types, found 2/.test(b.reason))).toBe(true);
 
     const many = Array.from({ length: 20 }, (_, i) => itype(`t${String(i).padStart(2, '0')}`, 2, 8192, { spot: 0.01 + i * 0.001 }));
     const types = [...many, Big];
-    const ok = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    const ok = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }), Now);
     expect(ok.command?.decision).toBe('replace');
     expect(ok.command?.replacements[0].instanceTypes).toHaveLength(15);
     expect(ok.command?.replacements[0].instanceTypes[0]).toBe('t00');
@@ -134,6 +135,10 @@ describe('planDisruption', () => {
 
     const off = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: { spotToSpotConsolidation: false } }), Now);
     expect(off.command).toBeUndefined();
+    // Off by default, as Karpenter's SpotToSpotConsolidation gate.
+    const byDefault = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    expect(byDefault.command).toBeUndefined();
+    expect(byDefault.blocked.some((b) => /spot-to-spot consolidation is disabled/.test(b.reason))).toBe(true);
   });
 
   it('on-demand → spot-or-on-demand replacement is pinned to spot', () => {
@@ -321,3 +326,68 @@ describe('consolidation time budgets (Karpenter: 1 min multi-node, 3 min single-
   });
 });
 
+
+describe('eventual disruption (drift with a terminationGracePeriod, KC types.go NewCandidate)', () => {
+  const drifted = (name: string, grace?: number) =>
+    nodeClaim({
+      name: `${name}-claim`,
+      nodeName: name,
+      providerId: providerOf(name),
+      createdAt: '2026-03-01T10:00:00Z',
+      ...(grace !== undefined ? { terminationGracePeriodSeconds: grace } : {}),
+      conditions: [
+        { type: 'Initialized', status: 'True', lastTransitionTime: '2026-03-01T10:05:00Z' },
+        { type: 'Drifted', status: 'True', reason: 'RequirementsDrifted', lastTransitionTime: '2026-03-02T09:00:00Z' },
+      ],
+    });
+  const held = pod('held', 'n', '1', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+  const free = pod('free', 'n', '1');
+  const base = (grace: number | undefined, pods: Pod[], extra: Partial<DisruptionSnapshot> = {}) =>
+    snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })], nodes: [node('n', Medium)], nodeClaims: [drifted('n', grace)], pods, ...extra });
+
+  it('drift passes a do-not-disrupt pod only when the NodeClaim bounds its drain, and places only the pods the drain moves', () => {
+    const unbounded = planDisruption(base(undefined, [held, free]), Now);
+    expect(unbounded.command).toBeUndefined();
+    expect(unbounded.blocked.some((b) => b.method === 'drift' && /do-not-disrupt/.test(b.reason))).toBe(true);
+
+    const bounded = planDisruption(base(300, [held, free]), Now);
+    expect(bounded.command).toMatchObject({ method: 'drift', reason: 'Drifted', decision: 'replace' });
+    expect(bounded.command?.replacements.flatMap((r) => r.pods)).toEqual(['default/free']);
+    // a grace period of 0s is a bound too (pods deleted at once)
+    expect(planDisruption(base(0, [held]), Now).command).toMatchObject({ method: 'drift', decision: 'delete', replacements: [] });
+  });
+
+  it('a fully blocking PDB: no capacity for its pod; a PDB allowing none now: a replacement for it', () => {
+    const labelled = pod('web', 'n', '1', { labels: { app: 'web' } });
+    const pdb = (spec: Record<string, unknown>) => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } }) as never;
+    expect(planDisruption(base(undefined, [labelled], { pdbs: [pdb({ maxUnavailable: 0 })] }), Now).command).toBeUndefined();
+    expect(planDisruption(base(300, [labelled], { pdbs: [pdb({ maxUnavailable: 0 })] }), Now).command).toMatchObject({ decision: 'delete', replacements: [] });
+    expect(planDisruption(base(300, [labelled], { pdbs: [pdb({ minAvailable: 1 })] }), Now).command?.replacements).toHaveLength(1);
+  });
+
+  it('the node\u2019s own do-not-disrupt and consolidation stay graceful', () => {
+    const annotated = snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })], nodes: [node('n', Medium, { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })], nodeClaims: [drifted('n', 300)], pods: [free] });
+    expect(planDisruption(annotated, Now).command).toBeUndefined();
+    // not drifted, underused but for a held pod, in a pool that consolidates: kept with a grace period
+    const claim = nodeClaim({ name: 'm-claim', nodeName: 'm', providerId: providerOf('m'), createdAt: '2026-03-01T10:00:00Z', terminationGracePeriodSeconds: 300, conditions: [{ type: 'Initialized', status: 'True', lastTransitionTime: '2026-03-01T10:05:00Z' }] });
+    const consolidating = snapshot({ nodes: [node('m', Medium), node('other', Medium)], nodeClaims: [claim], pods: [pod('held', 'm', '100m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }), pod('busy', 'other', '100m')] });
+    const plan = planDisruption(consolidating, Now);
+    expect(names(plan)).not.toContain('m');
+  });
+
+  it('validation holds a drift command to the same rule', () => {
+    const cmd = planDisruption(base(300, [held]), Now).command!;
+    const later = new Date('2026-03-02T10:00:31Z');
+    expect(validateCommand(cmd, base(300, [held]), later).status).toBe('valid');
+    expect(validateCommand(cmd, base(undefined, [held]), later)).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/do-not-disrupt/) });
+  });
+
+  it('a held pod of a node being deleted gets no capacity in later simulations (KC deleting nodes\u2019 currently reschedulable pods)', () => {
+    const leaving = { ...node('n', Medium), metadata: { ...node('n', Medium).metadata, deletionTimestamp: '2026-03-02T09:59:00Z' } };
+    const s = snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })], nodes: [leaving, node('d', Small)], nodeClaims: [drifted('n', 300), drifted('d', 300)], pods: [held, pod('big', 'd', '1500m')] });
+    // d's pod fits on a new small node only if n's held pod (1 CPU) is not also asking for room there
+    const plan = planDisruption(s, Now);
+    expect(plan.command).toMatchObject({ method: 'drift', candidates: [{ nodeName: 'd' }] });
+    expect(plan.command?.replacements.flatMap((r) => r.pods)).toEqual(['default/big']);
+  });
+});

@@ -7,7 +7,7 @@ import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
 function world() {
   const w = fakeWorld({ cloud: { tags: { 'nodefleet.io/cluster': 'test' } } });
   const log = new RecordingLog();
-  return { w, log, deps: { clock: w.clock, log, metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube } };
+  return { w, log, deps: { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' as const }, clock: w.clock, log, metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube } };
 }
 
 const t0 = '2026-01-01T00:00:00.000Z';
@@ -176,7 +176,7 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
     await w.store.create(nodeClaim({ name: 'default-old', phase: 'Terminated', createdAt: t0, retainUntil: '2026-01-01T00:30:00.000Z' }));
     w.clock.advanceSeconds(3600);
     const claims = await w.store.list();
-    const plan = planGarbageCollection({ nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list(), tableEpochMs: w.store.peekEpoch()! }, w.clock.now());
+    const plan = planGarbageCollection({ cluster: 'test', nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list(), tableEpochMs: w.store.peekEpoch()! }, w.clock.now());
     const r = await run({}, deps);
     expect(r.terminated).toEqual(plan.terminateInstances.map((t) => t.instanceId));
     expect(r.terminated).toEqual(['i-two']);

@@ -10,7 +10,8 @@ import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.
 import { Table, keys } from '../../../shared/api/contract.ts';
 import type { NodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { buildDeps } from '../../../shared/runtime/deps.ts';
-import { MetricNames, RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { fakeWorld, node, nodeClaim, pod } from '../../fakes/index.ts';
 
 let local: LocalDynamo;
@@ -22,12 +23,12 @@ beforeAll(async () => {
 afterAll(() => local.stop());
 
 const t0 = '2026-01-01T00:00:00.000Z';
-const tags = (claim: string) => ({ 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': claim });
+const tags = (claim: string, cluster: string) => ({ 'nodefleet.io/cluster': cluster, 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': claim });
 const providerID = (id: string) => `aws:///us-east-1a/${id}`;
 
 /** gc's deps as buildDeps builds them over the dynalite table for `cluster`, with the fake cloud and cluster. */
 function world(cluster: string) {
-  const w = fakeWorld({ start: t0, cloud: { tags: { 'nodefleet.io/cluster': 'test' } } });
+  const w = fakeWorld({ start: t0, cloud: { tags: { 'nodefleet.io/cluster': cluster } } });
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();
   const deps = buildDeps(
@@ -54,7 +55,7 @@ async function running(x: ReturnType<typeof world>, name: string, instanceId: st
     ],
   });
   await x.deps.store.create(claim);
-  x.w.cloud.addInstance({ instanceId, launchTime: at, tags: tags(name) });
+  x.w.cloud.addInstance({ instanceId, launchTime: at, tags: tags(name, x.deps.env.clusterName) });
   if (opts.node !== false) x.w.kube.addNode(node({ name: `node-${name}`, providerID: providerID(instanceId), taints: registered ? [] : [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] }));
   if (registered) x.w.kube.addPod(pod({ name: `db-${name}`, nodeName: `node-${name}`, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
   return claim;
@@ -111,7 +112,7 @@ describe('gc over a table holding a malformed item (F5: one bad item never stops
     // Prepare: a good claim that never launched (due for launch_timeout), an orphan without a Node, and a bad item
     const x = world('malformed-1');
     await x.deps.store.create(nodeClaim({ name: 'default-p', phase: 'Pending', createdAt: t0 }));
-    x.w.cloud.addInstance({ instanceId: 'i-0eeeeeeeeeeeeeee5', launchTime: t0, tags: tags('gone') });
+    x.w.cloud.addInstance({ instanceId: 'i-0eeeeeeeeeeeeeee5', launchTime: t0, tags: tags('gone', 'malformed-1') });
     const bad = { ...nodeClaim({ name: 'default-bad' }), conditions: 'nope' };
     await x.deps.clients!.doc.send(
       new PutCommand({ TableName: local.tableName, Item: { [Table.partitionKey]: keys.cluster('malformed-1'), [Table.sortKey]: keys.nodeClaim('default-bad'), type: 'NodeClaim', version: 0, claim: bad } }),

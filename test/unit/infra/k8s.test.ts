@@ -17,6 +17,9 @@ import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../..
 import { Functions, DefaultTerminationTaskPermissions, TerminationTaskPermissions } from '../../../infra/aws/functions.ts';
 import { readTerminationDefinition, TerminationAslPath } from '../../../infra/aws/termination.ts';
 import { KubeApiRbac, type RbacPermission } from '../../../shared/kube/kube-api.ts';
+import { ReflectorRbac } from '../../../shared/kube/reflector.ts';
+import { planNodeClaimObjects, setCondition } from '../../../shared/api/nodeclaim.ts';
+import { nodeClaim } from '../../fakes/index.ts';
 import { portCalls } from './source-calls.ts';
 
 const K8sDir = join(RepoRoot, 'infra/k8s');
@@ -175,9 +178,11 @@ describe('RBAC', () => {
     for (const r of rules) for (const k of ['apiGroups', 'resources', 'verbs']) expect(r[k], JSON.stringify(r)).not.toContain('*');
   };
 
-  it('gives the agent only get/list/watch on pods and nodes', () => {
+  it("gives the agent only its Reflectors' list/watch on pods and nodes", () => {
     const role = one('ClusterRole', 'nodefleet-agent');
-    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['get', 'list', 'watch'] }]);
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] }]);
+    const granted = flatten(role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb }))))));
+    expect(granted).toEqual(flatten([...ReflectorRbac('pods'), ...ReflectorRbac('nodes')]));
     const binding = one('ClusterRoleBinding', 'nodefleet-agent');
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'nodefleet-agent' });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: AgentServiceAccount, namespace: AgentNamespace }]);
@@ -304,6 +309,28 @@ function validate(node: Obj, value: unknown, path: string, out: string[] = []): 
 }
 
 describe('CRDs', () => {
+  it("NodeClaim: Karpenter's printer columns and status subresource; every mirror the writer puts is valid against it", () => {
+    const c = crd('karpenter.sh_nodeclaims.yaml');
+    expect(c.metadata.name).toBe('nodeclaims.karpenter.sh');
+    expect(c.spec).toMatchObject({ group: 'karpenter.sh', scope: 'Cluster', names: { kind: 'NodeClaim', plural: 'nodeclaims' } });
+    expect(c.spec.versions[0].subresources).toEqual({ status: {} });
+    expect(c.spec.versions[0].additionalPrinterColumns.map((p: Obj) => `${p.name}${p.priority ? '*' : ''}`)).toEqual(['Type', 'Capacity', 'Zone', 'Node', 'Ready', 'Age', 'ImageID*', 'ID*', 'NodePool*', 'NodeClass*', 'Drifted*']);
+    expect(structuralProblems(schemaOf(c), 'NodeClaim')).toEqual([]);
+    const launched = setCondition(setCondition(nodeClaim({ name: 'default-x', instanceId: 'i-1', providerId: 'aws:///z/i-1', instanceType: 'm5.large', zone: 'z', capacityType: 'spot', nodeName: 'n', imageId: 'ami-1', capacity: { cpu: '2', memory: '8Gi' }, expireAt: '2026-01-31T00:00:00.000Z', taints: [{ key: 'a', effect: 'NoSchedule' }], requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }], resources: { requests: { cpu: '1500m' } } }), 'Launched', 'True', '2026-01-01T00:00:10.000Z'), 'Drifted', 'True', '2026-01-02T00:00:00.000Z', 'NodePoolDrifted');
+    const { put } = planNodeClaimObjects([launched], [], { cluster: 'test', nodeClassGroup: 'nodefleet.io' });
+    expect(put).toHaveLength(1);
+    expect(validate(schemaOf(c), put[0], '')).toEqual([]);
+  });
+
+  it("nodefleet.io EC2NodeClass (beside Karpenter): Karpenter's schema exactly, only the group and names differ", () => {
+    const own = load(join(K8sDir, 'nodefleet.io_ec2nodeclasses.yaml'))[0];
+    expect(own.metadata.name).toBe('ec2nodeclasses.nodefleet.io');
+    expect(own.spec.group).toBe('nodefleet.io');
+    expect(own.spec.names).toMatchObject({ kind: 'EC2NodeClass', plural: 'ec2nodeclasses' });
+    expect(own.spec.versions).toEqual(crds.EC2NodeClass.spec.versions);
+    expect(load(join(K8sDir, 'kustomization.yaml'))[0].resources).toContain('nodefleet.io_ec2nodeclasses.yaml');
+  });
+
   it.each([
     ['NodePool', 'karpenter.sh', 'nodepools'],
     ['EC2NodeClass', 'karpenter.k8s.aws', 'ec2nodeclasses'],

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
-import { MetricNames, MetricsNamespace } from '../../../shared/runtime/observability.ts';
+import { MetricNames, MetricsNamespace } from '../../../shared/api/metrics.ts';
 import { buildTestStack, TestCluster } from './stack-fixture.ts';
 
 type Resources = Record<string, { Type: string; Properties: any }>;
@@ -56,14 +56,17 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   let resources: Resources;
   /** Every non-default option at once: logLevel, interruption off, IRSA, VPC, provisioner behind FIFO. */
   let variant: Resources;
+  let variantOutputs: Record<string, { Value: unknown }>;
   beforeAll(() => {
     template = buildTestStack().template;
     resources = template.toJSON().Resources;
     const functions = Functions.map((f) => (f.name === 'provisioner' ? { ...f, trigger: { kind: 'fifoQueue', rule: 'provisioner' } as const, reservedConcurrency: undefined } : f));
-    variant = buildTestStack(
-      { logLevel: 'debug', packing: 'karpenter', interruption: 'false', agentIdentity: 'irsa', oidcProviderArn: OidcProviderArn, vpcId: 'vpc-0123456789abcdef0', subnetIds: VariantSubnets.join(',') },
+    const variantTemplate = buildTestStack(
+      { logLevel: 'debug', packing: 'karpenter', interruption: 'false', agentIdentity: 'irsa', oidcProviderArn: OidcProviderArn, vpcId: 'vpc-0123456789abcdef0', subnetIds: VariantSubnets.join(','), FEATURE_GATES: 'SpotToSpotConsolidation=true', MIN_VALUES_POLICY: 'BestEffort', BATCH_IDLE_DURATION: '2s' },
       { functions },
-    ).template.toJSON().Resources;
+    ).template.toJSON();
+    variant = variantTemplate.Resources;
+    variantOutputs = variantTemplate.Outputs;
   }, BuildTimeoutMs);
 
   describe('DynamoDB', () => {
@@ -146,6 +149,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         Object.fromEntries(Object.entries(r).filter(([, x]) => x.Type === 'AWS::Lambda::Function').map(([id, x]) => [id.replace(/[A-F0-9]{8}$/, ''), x.Properties.Environment.Variables[Env.packing]]).filter(([, v]) => v !== undefined));
       expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter', Disruption: 'karpenter' });
       expect(packingOf(resources)).toEqual({});
+    });
+
+    it("passes Karpenter's settings set as context to every function under their names, the agent's as the AgentSettings output", () => {
+      const fns = Object.values(variant).filter((r) => r.Type === 'AWS::Lambda::Function');
+      for (const f of fns) expect(f.Properties.Environment.Variables).toMatchObject({ FEATURE_GATES: 'SpotToSpotConsolidation=true', MIN_VALUES_POLICY: 'BestEffort' });
+      for (const f of Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function')) expect(f.Properties.Environment.Variables.FEATURE_GATES).toBeUndefined();
+      expect(variantOutputs.AgentSettings.Value).toBe('BATCH_IDLE_DURATION=2s');
     });
 
     it('passes context logLevel to POWERTOOLS_LOG_LEVEL', () => {

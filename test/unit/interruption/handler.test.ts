@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { run, type InterruptionDeps } from '../../../functions/interruption/handler.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../../functions/interruption/handle-message.ts';
 import { UnavailableOfferingsTtlSeconds } from '../../../shared/api/ports.ts';
@@ -60,6 +62,7 @@ function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalan
     budgets: w.budgets,
     clock: w.clock,
     log: { debug: log('debug'), info: log('info'), warn: log('warn') },
+    metrics: new RecordingMetrics(),
   };
   return { w, deps, logs };
 }
@@ -225,6 +228,16 @@ describe('interruption handler with the real AWS sample events', () => {
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }, { itemIdentifier: 'm-4' }]);
     expect(res.results[1].error).toContain('detail.instance-id');
     expect(w.starter.started).toHaveLength(1);
+  });
+
+  it("counts Karpenter's interruption metrics: received by message_type, deleted for every acknowledged record, none for a redelivered one", async () => {
+    const { deps } = setup();
+    const state = { ...fixture('spot-interruption-warning'), 'detail-type': 'EC2 Instance State-change Notification', detail: { 'instance-id': InstanceId, state: 'stopping' } };
+    await run(sqs('not json', fixture('spot-interruption-warning'), state), deps);
+    const m = deps.metrics as RecordingMetrics;
+    expect(m.total(MetricNames.interruptionReceived, { message_type: 'spot_interrupted' })).toBe(1);
+    expect(m.total(MetricNames.interruptionReceived, { message_type: 'instance_stopped' })).toBe(1);
+    expect(m.total(MetricNames.interruptionDeleted)).toBe(2);
   });
 
   it('an event of another kind is acknowledged as a no-op', async () => {

@@ -63,7 +63,7 @@ function setup(opts: { optIn: boolean; budget?: string }) {
   n.metadata.creationTimestamp = '2026-03-10T08:00:00Z';
   w.kube.addNode(n);
   w.kube.addPod(pod({ name: 'api-1', nodeName: NodeName, cpu: '1500m', memory: '2Gi' }));
-  w.store.put(nodeClaim({ name: 'spot-abc12', nodePool: 'spot', instanceId: InstanceId, providerId: `aws:///us-east-1a/${InstanceId}`, nodeName: NodeName, instanceType: 'm5.xlarge', zone: 'us-east-1a', capacityType: 'spot', createdAt: '2026-03-10T08:00:00.000Z' }));
+  w.store.put(nodeClaim({ name: 'spot-abc12', nodePool: 'spot', instanceId: InstanceId, providerId: `aws:///us-east-1a/${InstanceId}`, nodeName: NodeName, instanceType: 'm5.xlarge', zone: 'us-east-1a', capacityType: 'spot', createdAt: '2026-03-10T08:00:00.000Z', terminationGracePeriodSeconds: 600 }));
   const log = new RecordingLog();
   const deps: Deps = {
     env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
@@ -80,7 +80,7 @@ function setup(opts: { optIn: boolean; budget?: string }) {
   };
   // the rebalance recommendation fixture's account and region are the stack's
   const stack = { clusterName: 'test', region: 'us-east-2', stateMachineArn: 'arn:aws:states:us-east-2:123456789012:stateMachine:termination' };
-  const interruptionDeps: InterruptionDeps = { store: w.store, cloud: w.cloud, env: stack, termination: w.starter, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, clock: w.clock, log };
+  const interruptionDeps: InterruptionDeps = { store: w.store, cloud: w.cloud, env: stack, termination: w.starter, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, clock: w.clock, log, metrics: new RecordingMetrics() };
   return { w, deps, interruptionDeps, log };
 }
 

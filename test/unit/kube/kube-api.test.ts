@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientNodeKubeApi } from '../../../shared/kube/kube-api.ts';
 import { NotFoundError } from '../../../shared/api/errors.ts';
+import { managedNodeClassGroup } from '../../../shared/api/nodepool.ts';
 
 const eviction429 = readFileSync(new URL('../../fixtures/events/eviction-429.json', import.meta.url), 'utf8');
 
@@ -61,7 +62,7 @@ describe('ClientNodeKubeApi against recorded API responses', () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  it('reads NodePools from karpenter.sh/v1 (and nodefleet.io, absent here), skipping invalid ones', async () => {
+  it('reads NodePools from karpenter.sh/v1, skipping invalid ones', async () => {
     const pools = await api.listNodePools();
     expect(pools.map((p) => p.metadata.name)).toEqual(['default']);
     expect(pools[0].spec.disruption.consolidationPolicy).toBe('WhenEmptyOrUnderutilized');
@@ -91,5 +92,37 @@ describe('ClientNodeKubeApi against recorded API responses', () => {
   it('deleting an absent node succeeds; patching one is NotFoundError', async () => {
     await expect(api.deleteNode('gone')).resolves.toBeUndefined();
     await expect(api.patchNode('gone', { unschedulable: true })).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('ClientNodeKubeApi beside Karpenter (docs/migration.md): only the NodePools and EC2NodeClasses of its node class group', () => {
+  const seen: Seen[] = [];
+  let server: Server;
+  let yaml = '';
+  const pool = (name: string, group: string) => ({ ...nodePool, metadata: { ...nodePool.metadata, name }, spec: { template: { spec: { nodeClassRef: { group, kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } });
+  const nodeClass = (apiVersion: string, role: string) => ({ apiVersion, kind: 'EC2NodeClass', metadata: { name: 'default' }, spec: { role, amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ tags: { a: 'b' } }], securityGroupSelectorTerms: [{ tags: { a: 'b' } }] } });
+
+  beforeAll(async () => {
+    server = apiServer(
+      {
+        'GET /apis/karpenter.sh/v1/nodepools': [200, { kind: 'NodePoolList', items: [pool('karpenters', 'karpenter.k8s.aws'), pool('ours', 'nodefleet.io'), pool('kwok', 'karpenter.kwok.sh')] }],
+        'GET /apis/karpenter.k8s.aws/v1/ec2nodeclasses': [200, { kind: 'EC2NodeClassList', items: [nodeClass('karpenter.k8s.aws/v1', 'KarpenterNodeRole')] }],
+        'GET /apis/nodefleet.io/v1/ec2nodeclasses': [200, { kind: 'EC2NodeClassList', items: [nodeClass('nodefleet.io/v1', 'NodefleetNodeRole')] }],
+      },
+      seen,
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    yaml = `apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: abc\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: u\ncurrent-context: t\n`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it.each([
+    [true, 'nodefleet.io', ['ours'], 'NodefleetNodeRole'],
+    [false, 'karpenter.k8s.aws', ['karpenters'], 'KarpenterNodeRole'],
+  ] as const)('besideKarpenter=%s: NodePools of %s EC2NodeClasses only, and that group\'s classes (same names in both groups)', async (beside, _group, pools, role) => {
+    const api = new ClientNodeKubeApi(async () => ({ kind: 'kubeconfig-string', yaml }), () => {}, managedNodeClassGroup(beside));
+    expect((await api.listNodePools()).map((p) => p.metadata.name)).toEqual(pools);
+    expect((await api.listNodeClasses()).map((c) => c.spec.role)).toEqual([role]);
   });
 });

@@ -1,12 +1,12 @@
 /**
  * The disruption parity comparison (test/parity/compare-disruption.ts) and the way
- * test/parity/differences.ts explains its divergences: a tie in Karpenter's candidate order is
+ * test/parity/differences/ explains its divergences: a tie in Karpenter's candidate order is
  * documented, a different ranking is not (nodefleet orders by savings ratio as Karpenter v1.15 does).
  */
 import { describe, expect, it } from 'vitest';
 import type { DisruptionPlan } from '../../../shared/disruption/index.ts';
 import { compareDisruption, type OracleCandidate, type OracleDisruption } from '../../parity/compare-disruption.ts';
-import { documentedDisruptionReason, openDisruptionGap } from '../../parity/differences.ts';
+import { documentedDisruptionReason, openDisruptionGap } from '../../parity/differences/index.ts';
 import type { DisruptionScenario } from '../../parity/disruption-scenario.ts';
 
 const cand = (node: string, savingsRatio: number, empty = true): OracleCandidate => ({ node, price: savingsRatio, savingsRatio, empty });

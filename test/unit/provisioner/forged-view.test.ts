@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { run, parseInput } from '../../../functions/provisioner/handler.ts';
 import { MaxViewJsonBytes } from '../../../shared/api/cluster-view.ts';
-import { MetricNames } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { InMemoryClusterViewStore, node, pod } from '../../fakes/index.ts';
 import { Cluster, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 

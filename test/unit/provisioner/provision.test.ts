@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { run, parseInput, handler } from '../../../functions/provisioner/handler.ts';
 import { InsufficientCapacityError, ValidationError } from '../../../shared/api/errors.ts';
-import { MetricNames } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { Region, nodePool, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 import { node, pod } from '../../fakes/index.ts';
 import { nodeClaimItem } from '../../../shared/aws/dynamo-node-claim-store.ts';
@@ -79,6 +79,26 @@ describe('provisioner run', () => {
     np.spec.limits = { cpu: 2000 } as never;
     w.kube.setNodePools([np]);
     expect((await run(parseInput(unschedulableEvent(pods, 'e5')), deps)).unschedulable).toHaveLength(1);
+  });
+
+  it('logs each preference relaxed to place a pod and why: a one-per-node anti-affinity under a NodePool cpu limit', async () => {
+    // Prepare: two replicas preferring separate nodes; the limit leaves room for one node only
+    const pods = [pendingPod('web-0', '1'), pendingPod('web-1', '1')];
+    for (const p of pods) {
+      p.metadata.labels = { app: 'web' };
+      p.spec.affinity = { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } } }] } };
+    }
+    const { w, log, deps } = provisionerWorld({ pods });
+    const np = nodePool();
+    np.spec.limits = { cpu: '8' } as never;
+    w.kube.setNodePools([np]);
+    // Act
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    // Assess: both on one claim, and the log says which preference was dropped for which pod, and why
+    expect(summary.created).toHaveLength(1);
+    expect(log.withMessage('relaxing soft constraints for pod since it previously failed to schedule').map((l) => l.fields)).toEqual([
+      { Pod: { name: 'web-1', namespace: 'default' }, reason: 'removing: preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web)', error: 'nodepool default: exceeds limits: nodepool default has no room left under its cpu limit (8000m)' },
+    ]);
   });
 
   it('refreshed catalog prices (deps.catalogRefresher) decide the launch: a type made cheapest live is launched', async () => {
@@ -277,7 +297,7 @@ describe('provisioner run', () => {
     expect(summary.unfulfillable).toHaveLength(1);
     expect(await w.store.list()).toEqual([]);
     expect(log.withMessage('failed launching nodeclaim')).toHaveLength(1);
-    expect(metrics.total(MetricNames.cloudProviderErrors, { error: 'InsufficientCapacityError' })).toBe(1);
+    expect(metrics.total(MetricNames.nodeClaimsTerminated, { reason: 'unfulfillable' })).toBe(1);
   });
 
   it('packing: the NodePool annotation wins over NODEFLEET_PACKING, which wins over the default (cost)', async () => {

@@ -4,7 +4,8 @@ import { AnnotationLastPodEventTime, compactNode } from '../../../shared/api/age
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
 import type { Node } from '../../../shared/api/kube.ts';
 import { isTrue } from '../../../shared/api/nodeclaim.ts';
-import { RecordingLog, RecordingMetrics, MetricNames } from '../../../shared/runtime/observability.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { fakeWorld, node, nodeClaim } from '../../fakes/index.ts';
 
 const providerID = 'aws:///ap-northeast-2a/i-0abc1234def567891';
@@ -237,5 +238,16 @@ describe('registration: last pod event time (consolidateAfter restarts)', () => 
     const c = (await w.store.get('default-abcde'))!;
     expect(c.labels.racer).toBe('yes');
     expect(c.annotations[AnnotationLastPodEventTime]).toBe('2026-01-01T00:06:00.000Z');
+  });
+});
+
+describe('registrationPatch: karpenter.sh/do-not-sync-taints', () => {
+  it('syncs the claim taints unless the node carries the label (the kubelet registered them)', async () => {
+    const { registrationPatch } = await import('../../../functions/registration/handler.ts');
+    const { nodeClaim } = await import('../../fakes/index.ts');
+    const c = nodeClaim({ name: 'default-abcde', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
+    const node = (labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n', labels }, spec: { taints: [] } }) as unknown as Node;
+    expect(registrationPatch(node({}), c).taints).toEqual([{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }]);
+    expect(registrationPatch(node({ 'karpenter.sh/do-not-sync-taints': 'true' }), c).taints).toEqual([]);
   });
 });

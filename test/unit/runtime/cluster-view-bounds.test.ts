@@ -11,7 +11,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { S3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 import { ClusterViewTooLargeError, MaxViewGzipBytes } from '../../../shared/api/cluster-view.ts';
 import { clearClusterViewCache, readClusterPicture } from '../../../shared/runtime/cluster-picture.ts';
-import { MetricNames, RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
+import { MetricNames } from '../../../shared/api/metrics.ts';
 import { InMemoryClusterViewStore, node, pod } from '../../fakes/index.ts';
 import { Cluster, provisionerWorld } from '../provisioner/world.ts';
 

@@ -25,6 +25,19 @@ describe('cost-aware packing', () => {
     expect(cost(costAware)).toBe(1.368);
   });
 
+  it('splits a claim its last pods pushed onto a type twice the size, half empty, when two nodes cost less', () => {
+    // 8 × 1 vCPU / 2 GiB: c-8x holds 6 (after the kubelet's reserve), so greedy packing lands all
+    // 8 on c-16x ($0.544/h) with half of it idle; c-8x + c-4x hold them for $0.408/h.
+    const pods = pendingPods('web', 8, { cpu: '1', memory: '2Gi' });
+    const karpenter = solve(input(pods, types, [nodePool('default')], { settings: { packing: 'karpenter' } }));
+    expect(launched(karpenter)).toEqual([['c-16x', 8]]);
+    // Disruption simulations keep the claim whole (one replacement at most).
+    expect(launched(solve(input(pods, types, [nodePool('default')], { splitClaims: false })))).toEqual([['c-16x', 8]]);
+    const r = solve(input(pods, types, [nodePool('default')]));
+    expect(launched(r)).toEqual([['c-8x', 6], ['c-4x', 2]]);
+    expect(cost(r)).toBe(0.408);
+  });
+
   it('packs a single shape the same way as Karpenter when no type sells it cheaper', () => {
     const pods = pendingPods('web', 30, { cpu: '1', memory: '2Gi' });
     const r = solve(input(pods, types, [nodePool('default')]));

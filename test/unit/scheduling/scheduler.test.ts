@@ -242,6 +242,19 @@ describe('solve: topology', () => {
     expect(r.newNodeClaims.reduce((s, c) => s + c.pods.length, 0)).toBe(5);
   });
 
+  it('says which preference it relaxed for which pod and why: a one-per-node anti-affinity dropped under a NodePool limit', () => {
+    const spec = { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'w' } }, topologyKey: 'kubernetes.io/hostname' } }] } } };
+    const pods = pendingPods('w', 2, { labels: { app: 'w' }, spec });
+    const tight = solve(input(pods, [std], [nodePool('capped', { spec: { limits: { cpu: '4' } } })]));
+    expect(tight.newNodeClaims.map((c) => c.pods.length)).toEqual([2]);
+    expect(tight.relaxed?.map((r) => [r.pod.metadata.name, r.relaxed.map((x) => x.preference)])).toEqual([['w-1', ['preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=w)']]]);
+    expect(tight.relaxed?.[0].relaxed[0].reasons).toEqual({ capped: 'exceeds limits: nodepool capped has no room left under its cpu limit (4000m)' });
+    // Room for a second node: nothing relaxed, nothing said.
+    const roomy = solve(input(pods, [std], [nodePool('capped', { spec: { limits: { cpu: '8' } } })]));
+    expect(roomy.newNodeClaims.map((c) => c.pods.length)).toEqual([1, 1]);
+    expect(roomy.relaxed).toBeUndefined();
+  });
+
   it('follows zonal pod affinity to the zone of the selected pod', () => {
     const leader = pendingPod('leader', { labels: { role: 'leader' }, spec: { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } } });
     const follower = pendingPod('follower', { cpu: '3500m', spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { role: 'leader' } }, topologyKey: 'topology.kubernetes.io/zone' }] } } } });

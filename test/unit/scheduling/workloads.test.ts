@@ -68,4 +68,41 @@ describe('readWorkloads', () => {
     expect(w.storage.volumes.map((v) => v.metadata.name)).toEqual(['pv-a']);
     expect(w.storage.classes.map((c) => c.metadata.name)).toEqual(['zonal']);
   });
+
+  describe('DaemonSets known only from their pods (plain kubectl get pods -A)', () => {
+    const dsPod = (name: string, node: string, created: string, cpu: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'kube-system', creationTimestamp: created, labels: { 'k8s-app': 'aws-node' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'aws-node', controller: true }] },
+      spec: {
+        nodeName: node,
+        tolerations: [{ operator: 'Exists' }],
+        // As the DaemonSet controller writes it: the template's term, pinned to the pod's node.
+        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }], matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } } },
+        containers: [{ name: 'c', resources: { requests: { cpu } } }],
+      },
+      status: { phase: 'Running' },
+    });
+    const pods = [dsPod('aws-node-old', 'n1', '2026-01-01T00:00:00Z', '25m'), dsPod('aws-node-new', 'n2', '2026-01-02T00:00:00Z', '50m')];
+
+    it('counts each once, its newest pod standing for the template, unpinned from that pod\'s node', () => {
+      const w = readWorkloads(pods, { daemonSetsFromPods: true });
+      expect(w.daemonSetsFromPods).toEqual(['kube-system/aws-node']);
+      expect(w.daemonSets).toHaveLength(1);
+      const d = w.daemonSets[0];
+      expect(d.metadata).toEqual({ name: 'aws-node', namespace: 'kube-system', labels: { 'k8s-app': 'aws-node' } });
+      expect(d.spec.containers[0].resources?.requests).toEqual({ cpu: '50m' });
+      expect(d.spec.nodeName).toBeUndefined();
+      expect(d.spec.tolerations).toEqual([{ operator: 'Exists' }]);
+      expect(d.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] }]);
+    });
+
+    it('only when asked (a cluster or case holds its DaemonSets); a listed DaemonSet is not counted twice', () => {
+      expect(readWorkloads(pods).daemonSets).toEqual([]);
+      const ds = { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'aws-node', namespace: 'kube-system' }, spec: { template } };
+      const w = readWorkloads([...pods, ds], { daemonSetsFromPods: true });
+      expect(w.daemonSetsFromPods).toEqual([]);
+      expect(w.daemonSets.map((d) => d.spec.containers[0].resources?.requests)).toEqual([{ cpu: '50m' }]);
+    });
+  });
 });

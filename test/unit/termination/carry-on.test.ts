@@ -15,7 +15,7 @@ import { ClaimName, InstanceId, NodeName, harness, type Harness } from './helper
 
 function gcDeps(h: Harness) {
   const { w } = h;
-  return { clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube, budgets: w.budgets, termination: h.starter };
+  return { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube, budgets: w.budgets, termination: h.starter };
 }
 
 describe('termination carried through (state machine + gc)', () => {

@@ -21,7 +21,7 @@ function expectUntouched(h: Harness): void {
   expect(h.terminateCalls).toEqual([]);
 }
 
-const gcDeps = (h: Harness) => ({ clock: h.w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: h.w.store, cloud: h.w.cloud, kube: h.w.kube, budgets: h.w.budgets, termination: h.starter });
+const gcDeps = (h: Harness) => ({ env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, clock: h.w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: h.w.store, cloud: h.w.cloud, kube: h.w.kube, budgets: h.w.budgets, termination: h.starter });
 
 describe('termination target: from the NodeClaim only', () => {
   it('F6: StartExecution naming a managed node group node (no claim) deletes no pod and no Node: Refused, error TargetRefused', async () => {

@@ -1,0 +1,34 @@
+/**
+ * The cloud provider port with Karpenter's cloud provider metrics around every call (KC
+ * pkg/cloudprovider/metrics decorator): `karpenter_cloudprovider_duration_seconds` (labels
+ * controller, method, provider) for each call, `karpenter_cloudprovider_errors_total` (plus error,
+ * nodepool where the call names a claim) for each call that throws. Methods are Karpenter's
+ * names: Create, Delete, Get, List.
+ */
+import type { CloudProvider } from '../api/ports.ts';
+import { MetricNames } from '../api/metrics.ts';
+import type { MetricsSink } from './observability.ts';
+
+/** Wraps `inner` (named so the IAM row scan, which reads `cloud.x(` calls, does not count a forwarder as a caller); `controller` is the calling function's name, `elapsedMs` a monotonic clock in ms. */
+export function measuredCloud(inner: CloudProvider, metrics: MetricsSink, controller: string, elapsedMs: () => number = () => performance.now()): CloudProvider {
+  const measure = async <T>(method: string, nodepool: string | undefined, call: () => Promise<T>): Promise<T> => {
+    const labels = { controller, method, provider: 'aws' };
+    const start = elapsedMs();
+    try {
+      return await call();
+    } catch (err) {
+      metrics.count(MetricNames.cloudProviderErrors, { ...labels, error: err instanceof Error ? err.name : 'Error', ...(nodepool ? { nodepool } : {}) });
+      throw err;
+    } finally {
+      metrics.seconds(MetricNames.cloudProviderDuration, Math.max(0, (elapsedMs() - start) / 1000), labels);
+    }
+  };
+  const measured: CloudProvider = {
+    create: (claim, launch, nodeClass) => measure('Create', claim.nodePool, () => inner.create(claim, launch, nodeClass)),
+    terminate: (instanceId) => measure('Delete', undefined, () => inner.terminate(instanceId)),
+    get: (instanceId) => measure('Get', undefined, () => inner.get(instanceId)),
+    list: () => measure('List', undefined, () => inner.list()),
+  };
+  if (inner.collectLaunchTemplates) measured.collectLaunchTemplates = inner.collectLaunchTemplates.bind(inner);
+  return measured;
+}
