@@ -7,6 +7,7 @@
  * detached (those of pods the drain does not move excepted: Karpenter's awaitVolumeDetachment).
  * Never sleeps: it returns `retryAfterSeconds` for the WaitForDrain state.
  */
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
@@ -26,7 +27,12 @@ const ListedPods = 10;
  * input's deadline is a request (terminationDeadline).
  * @throws TargetRefusedError; whatever the ports throw (TransientError …) for the state machine's Retry.
  */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName'>): Promise<DrainResult> {
+/** The Eviction API's HTTP status per outcome (label `code` of karpenter_pods_eviction_requests_total). */
+const EvictionCodes = { evicted: '200', blocked: '429', gone: '404' } as const;
+/** Label `reason` of pods deleted at the terminationGracePeriod cutoff (KC's forceful termination). */
+const ForcefulTermination = 'Forceful Termination';
+
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName' | 'metrics'>): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
   const nowMs = deps.clock.now().getTime();
   const { claim, nodeName } = await verifiedTarget('Drain', input, deps, { node: true, record: true });
@@ -40,6 +46,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   for (const { pod, graceSeconds } of plan.deleteEarly) {
     await deps.kube.deletePod(pod.metadata.namespace ?? 'default', pod.metadata.name, graceSeconds);
     deletedEarly.push(podKey(pod));
+    deps.metrics?.count(MetricNames.podsDrained, { reason: ForcefulTermination });
   }
   const evicted: string[] = [];
   const blocked: string[] = [];
@@ -47,6 +54,9 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     for (const pod of plan.evict) {
       const r = await deps.kube.evictPod(pod.metadata.namespace ?? 'default', pod.metadata.name);
       (r === 'blocked' ? blocked : evicted).push(podKey(pod));
+      // KC: one request counted per Eviction API call by HTTP status (429: a PDB refused it; 404: gone).
+      deps.metrics?.count(MetricNames.evictionRequests, { code: EvictionCodes[r] });
+      if (r === 'evicted') deps.metrics?.count(MetricNames.podsDrained, { reason: input.reason });
     }
   }
   if (evicted.length || deletedEarly.length || blocked.length) {
@@ -61,6 +71,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   const done = after.drained && (volumes.length === 0 || after.deadlineReached);
   const finished = done || after.deadlineReached;
   const continueAsNew = !finished && attempt >= MaxDrainLoopsPerExecution;
+  if (done) deps.metrics?.count(MetricNames.nodesDrained, { nodepool: claim.nodePool });
   if (continueAsNew) deps.log?.info('drain continues as a new execution', { Node: nodeName, NodeClaim: input.nodeClaim, rounds: attempt, attempt: input.attempt ?? 1 });
   return {
     continueAsNew,

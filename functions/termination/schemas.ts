@@ -3,6 +3,7 @@
  * Every Task receives the whole execution state (the input plus each earlier Task's result under
  * its ResultPath) and parses what it needs; unknown keys are ignored.
  */
+import type { MetricsSink } from '../../shared/runtime/observability.ts';
 import { z } from 'zod';
 import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore } from '../../shared/api/ports.ts';
 
@@ -100,6 +101,8 @@ export interface TerminationDeps {
   clusterName?: string;
   /** Structured log (Karpenter's termination log lines); optional so tests may omit it. */
   log?: TaskLog;
+  /** Karpenter's termination metrics (shared/api/metrics.ts); optional so tests may omit it. */
+  metrics?: MetricsSink;
 }
 
 /** The log calls the tasks make (Powertools' logger and the local LogTap both fit). */

@@ -9,6 +9,7 @@ import { parseInput, run, type RegistrationDeps } from '../../../functions/regis
 import { compactNode } from '../../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
 import type { Node } from '../../../shared/api/kube.ts';
+import type { NodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { FinalizerTermination } from '../../../shared/api/labels.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { node, nodeClaim } from '../../fakes/index.ts';
@@ -18,7 +19,7 @@ const OtherClaim = 'default-other';
 const OtherNode = 'ip-10-0-9-9.ec2.internal';
 const OtherInstance = 'i-0fff0000aaaa11112';
 const OtherProviderId = `aws:///us-east-1a/${OtherInstance}`;
-const Registered = [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }, { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' }, { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' }];
+const Registered: NodeClaim['conditions'] = [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }, { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' }, { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' }];
 
 function event(n: Node, cluster = 'test') {
   return parseInput({
