@@ -129,7 +129,7 @@ interface PodActivity {
 
 function nodeFingerprint(n: Node): NodeState {
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  const f = JSON.stringify([n.spec?.providerID, n.metadata.labels ?? {}, n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [], n.spec?.unschedulable ?? false, ready, n.status?.allocatable ?? {}]);
+  const f = JSON.stringify([n.spec?.providerID, !!n.metadata.deletionTimestamp, n.metadata.labels ?? {}, n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [], n.spec?.unschedulable ?? false, ready, n.status?.allocatable ?? {}]);
   return { fingerprint: createHash('sha1').update(f).digest('hex'), ready, deleting: nodeDeleting(n), ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}) };
 }
 

@@ -12,9 +12,10 @@ import type { TerminationInput } from '../../shared/api/ports.ts';
 import { formatResources } from '../../shared/api/quantity.ts';
 import { Requirement, Requirements } from '../../shared/api/requirements.ts';
 import type { CommandCandidate, DisruptionCommand, DisruptionReason, DisruptionSnapshot, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
-import { claimExpireAt, instanceIdOfClaim, isClaimExpired, liveNodeProblem } from '../../shared/disruption/index.ts';
+import { claimExpireAt, isClaimExpired, liveNodeProblem } from '../../shared/disruption/index.ts';
 import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims.ts';
 import { launchClaim } from '../../shared/launch/launch.ts';
+import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 
 
 const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
@@ -190,18 +191,7 @@ export async function startTerminations(
       deps.log.warn('not starting termination: nodeclaim gone or already terminating', { nodeClaim: c.nodeClaim, phase: claim?.phase });
       continue;
     }
-    // The claim's own terminationGracePeriod bounds its drain (KC: the NodeClaim's spec, copied at
-    // creation), not the NodePool's now: eventual disruption chose the node on that bound.
-    const tgp = claim.terminationGracePeriodSeconds;
-    const instanceId = instanceIdOfClaim(claim);
-    await deps.termination.start({
-      nodeClaim: claim.name,
-      ...(claim.nodeName ? { nodeName: claim.nodeName } : {}),
-      ...(instanceId ? { instanceId } : {}),
-      reason: TerminationReasons[reason],
-      ...(tgp !== undefined ? { deadlineEpochMs: now.getTime() + tgp * 1000 } : {}),
-      ...(budgeted ? { budgetNodePool: c.nodePool } : {}),
-    });
+    await startClaimTermination(deps.termination, claim, { reason: TerminationReasons[reason], now, ...(budgeted ? { budgetNodePool: c.nodePool } : {}) });
     started.push(claim.name);
   }
   return started;

@@ -21,6 +21,12 @@
  * providerID on its own Node but cannot take that instance's name. A mismatch is logged and the
  * claim left untouched; while EC2 reports no PrivateDnsName yet (or no instance) nothing is
  * registered and the next event of the node tries again (gc's registration timeout bounds it).
+ * The termination finalizer: registering puts karpenter.sh/termination on the Node (KC
+ * registration.go), and an event for a registered claim's Node that lacks it adds it. A Node being
+ * deleted (deletionTimestamp, the finalizer holding it) whose live providerID, name and claim (of
+ * this cluster) agree starts the claim's termination execution (shared/runtime/start-termination.ts,
+ * reason manual, no budget: Karpenter deletes the NodeClaim); the execution removes the finalizer
+ * once the instance is gone.
  */
 import type { Context } from 'aws-lambda';
 import { AnnotationLastPodEventTime, NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
@@ -33,8 +39,9 @@ import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/api/metrics.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 import { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
+import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 
-export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube' | 'cloud'> & { env: Pick<Deps['env'], 'clusterName'> };
+export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube' | 'cloud' | 'termination'> & { env: Pick<Deps['env'], 'clusterName'> };
 export const InputSchema = NodeLifecycleEventSchema;
 export type Input = NodeLifecycleEvent;
 
@@ -46,7 +53,8 @@ export function parseInput(input: unknown): Input {
 /** What run did; `podEventRecorded` when the claim's last-pod-event annotation moved forward. */
 export type RegistrationResult =
   | { action: 'ignored'; reason: string }
-  | { action: 'registered' | 'initialized' | 'registered+initialized' | 'unchanged'; nodeClaim: string; podEventRecorded?: boolean };
+  | { action: 'registered' | 'initialized' | 'registered+initialized' | 'unchanged'; nodeClaim: string; podEventRecorded?: boolean }
+  | { action: 'terminating'; nodeClaim: string; started: boolean };
 
 /** Conditional-write retries when another function updated the claim at the same time. */
 const MaxConflictRetries = 3;
@@ -142,6 +150,20 @@ async function nodeNameRefusal(deps: RegistrationDeps, claim: NodeClaim, node: N
   return `node ${node.metadata.name} is not instance ${instanceId}'s private DNS name ${instance.privateDnsName}`;
 }
 
+/**
+ * A live Node being deleted, checked to be the claim's (providerID, name, cluster): its termination
+ * starts unless the claim is already terminating. Only a Node holding nodefleet's finalizer: one
+ * without it goes at once, and gc deals with its claim (deleted out of band).
+ */
+async function nodeDeleting(deps: RegistrationDeps, claim: NodeClaim, node: Node): Promise<RegistrationResult> {
+  if (!(node.metadata.finalizers ?? []).includes(L.FinalizerTermination)) return { action: 'ignored', reason: `node ${node.metadata.name} is being deleted without the ${L.FinalizerTermination} finalizer` };
+  if (!isTrue(claim, 'Registered') || claim.nodeName !== node.metadata.name) return { action: 'ignored', reason: `node ${node.metadata.name} is not nodeclaim ${claim.name}'s registered node` };
+  if (claim.phase === 'Terminating' || claim.phase === 'Terminated') return { action: 'terminating', nodeClaim: claim.name, started: false };
+  const executionArn = await startClaimTermination(deps.termination, claim, { reason: 'manual', now: deps.clock.now() });
+  deps.log.info('node deleted: terminating its nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, executionArn });
+  return { action: 'terminating', nodeClaim: claim.name, started: true };
+}
+
 /** Handles one node event. */
 export async function run(input: Input, deps: RegistrationDeps): Promise<RegistrationResult> {
   if (input.detail.cluster !== deps.env.clusterName) {
@@ -160,9 +182,13 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
     deps.log.warn('ignoring node event: the live node is not the nodeclaim\'s', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, 'provider-id': node.spec?.providerID ?? null, expected: claim.providerId ?? instanceId });
     return { action: 'ignored', reason: `node ${node.metadata.name} has providerID ${node.spec?.providerID ?? '(none)'}, not nodeclaim ${claim.name}'s` };
   }
+  if (claim.cluster !== deps.env.clusterName) return { action: 'ignored', reason: `nodeclaim ${claim.name} is of cluster "${claim.cluster}", not "${deps.env.clusterName}"` };
+  if (node.metadata.deletionTimestamp) return nodeDeleting(deps, claim, node);
   if (!isTrue(claim, 'Registered')) {
     const refused = await nodeNameRefusal(deps, claim, node, instanceId);
     if (refused) return { action: 'ignored', reason: refused };
+  } else if (!(node.metadata.finalizers ?? []).includes(L.FinalizerTermination)) {
+    await deps.kube.setNodeFinalizer(node.metadata.name, L.FinalizerTermination, true);
   }
   const podEventRecorded = input.detail.lastPodEventTime ? await recordPodEvent(deps, claim.name, input.detail.lastPodEventTime) : undefined;
   // An initialized claim has nothing left to register: pod-activity events stop here.
@@ -175,6 +201,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   if (!isTrue(claim, 'Registered')) {
     const patch = registrationPatch(node, claim);
     liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, ...(Object.keys(patch.annotations).length ? { annotations: patch.annotations } : {}), taints: patch.taints });
+    liveNode = (await deps.kube.setNodeFinalizer(node.metadata.name, L.FinalizerTermination, true)) ?? liveNode;
     const r = await updateWithRetry(deps, claim.name, (c) =>
       isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: advancePhase(c.phase, 'Registered') },
     );

@@ -10,7 +10,8 @@ import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas
 import { TargetRefusedError } from '../../shared/api/errors.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { classifyPod, podKey } from './drain-plan.ts';
+import { classifyPod } from '../../shared/disruption/drain-plan.ts';
+import { podKey } from '../../shared/disruption/pods.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -34,10 +35,9 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     throw new TargetRefusedError(reason);
   }
   if (!nodeName) return { deleted: [], deletedCount: 0 };
-  const pods = (await deps.kube.listPods({ nodeName })).filter((p) => {
-    const role = classifyPod(p);
-    return role !== 'mirror' && role !== 'daemonset' && role !== 'terminal';
-  });
+  // The pods the drain waits for, DaemonSet pods included (Karpenter's deadline deletion covers
+  // every group); mirror, terminal and disrupted-tolerating pods are not the drain's.
+  const pods = (await deps.kube.listPods({ nodeName })).filter((p) => classifyPod(p) === 'drainable');
   for (const p of pods) await deps.kube.deletePod(p.metadata.namespace ?? 'default', p.metadata.name, 0);
   if (pods.length) deps.log?.info('termination grace period elapsed, deleted remaining pods', { Node: nodeName, NodeClaim: input.nodeClaim, pods: pods.map(podKey) });
   return { deleted: pods.slice(0, 10).map(podKey), deletedCount: pods.length };

@@ -1,7 +1,12 @@
-/** Task DeleteNode: deletes the claim's Node object once the instance is going away. */
+/**
+ * Task DeleteNode: once the instance is going away, deletes the claim's Node (a Node holding the
+ * karpenter.sh/termination finalizer only gets its deletionTimestamp) and removes that finalizer,
+ * so the Node goes (Karpenter node/termination/controller.go removeFinalizer).
+ */
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { verifiedTarget } from './target.ts';
+import { FinalizerTermination } from '../../shared/api/labels.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -16,7 +21,8 @@ export interface DeleteNodeResult {
 export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<DeleteNodeResult> {
   const { nodeName, node } = await verifiedTarget('DeleteNode', input, deps, { node: true });
   if (nodeName && node) {
-    await deps.kube.deleteNode(nodeName);
+    if (!node.metadata.deletionTimestamp) await deps.kube.deleteNode(nodeName);
+    await deps.kube.setNodeFinalizer(nodeName, FinalizerTermination, false);
     deps.log?.info('deleted node', { Node: nodeName, NodeClaim: input.nodeClaim });
   }
   return { nodeName };

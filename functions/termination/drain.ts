@@ -2,14 +2,19 @@
  * Task Drain: one drain round. Evicts the current priority tier through the Eviction API (a 429
  * from a PodDisruptionBudget is not an error: the pod is reported `blocked` and the state machine
  * waits and loops), holds do-not-disrupt pods, deletes pods early so their grace period ends by the
- * deadline, and reports whether the node is drained or the deadline has passed. Never sleeps: it
- * returns `retryAfterSeconds` for the WaitForDrain state.
+ * deadline, and reports whether the node is drained or the deadline has passed. Once drained it
+ * waits, in the same loop and under the same deadline, for the node's VolumeAttachments to be
+ * detached (those of pods the drain does not move excepted: Karpenter's awaitVolumeDetachment).
+ * Never sleeps: it returns `retryAfterSeconds` for the WaitForDrain state.
  */
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { drainWaitSeconds, MaxDrainLoopsPerExecution, planDrain, podKey, TerminationHeartbeatSeconds } from './drain-plan.ts';
+import { drainWaitSeconds, isDrainable, MaxDrainLoopsPerExecution, pendingVolumeAttachments, planDrain, TerminationHeartbeatSeconds } from '../../shared/disruption/drain-plan.ts';
+import { volumeClaimName, type KubeObject, type Pod, type VolumeAttachment } from '../../shared/api/kube.ts';
+import { podKey } from '../../shared/disruption/pods.ts';
 import { updateClaim } from './claims.ts';
 
 export { TaskInputSchema as InputSchema };
@@ -22,13 +27,18 @@ const ListedPods = 10;
  * input's deadline is a request (terminationDeadline).
  * @throws TargetRefusedError; whatever the ports throw (TransientError …) for the state machine's Retry.
  */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName'>): Promise<DrainResult> {
+/** The Eviction API's HTTP status per outcome (label `code` of karpenter_pods_eviction_requests_total). */
+const EvictionCodes = { evicted: '200', blocked: '429', gone: '404' } as const;
+/** Label `reason` of pods deleted at the terminationGracePeriod cutoff (KC's forceful termination). */
+const ForcefulTermination = 'Forceful Termination';
+
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName' | 'metrics'>): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
   const nowMs = deps.clock.now().getTime();
   const { claim, nodeName } = await verifiedTarget('Drain', input, deps, { node: true, record: true });
   const deadline = terminationDeadline(claim, input.deadlineEpochMs, nowMs);
-  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false };
-  if (!nodeName) return { done: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
+  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false, volumesPending: [], volumesPendingCount: 0 };
+  if (!nodeName) return { done: true, drained: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
   await heartbeat(input, deps, nowMs);
 
   const plan = planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline);
@@ -36,6 +46,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   for (const { pod, graceSeconds } of plan.deleteEarly) {
     await deps.kube.deletePod(pod.metadata.namespace ?? 'default', pod.metadata.name, graceSeconds);
     deletedEarly.push(podKey(pod));
+    deps.metrics?.count(MetricNames.podsDrained, { reason: ForcefulTermination });
   }
   const evicted: string[] = [];
   const blocked: string[] = [];
@@ -43,21 +54,33 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     for (const pod of plan.evict) {
       const r = await deps.kube.evictPod(pod.metadata.namespace ?? 'default', pod.metadata.name);
       (r === 'blocked' ? blocked : evicted).push(podKey(pod));
+      // KC: one request counted per Eviction API call by HTTP status (429: a PDB refused it; 404: gone).
+      deps.metrics?.count(MetricNames.evictionRequests, { code: EvictionCodes[r] });
+      if (r === 'evicted') deps.metrics?.count(MetricNames.podsDrained, { reason: input.reason });
     }
   }
   if (evicted.length || deletedEarly.length || blocked.length) {
     deps.log?.info('draining node', { Node: nodeName, NodeClaim: input.nodeClaim, evicted, blockedByPdb: blocked, deletedEarly, attempt });
   }
   // Re-read after acting so a node whose pods left at once is reported drained without a wait.
-  const after = evicted.length || deletedEarly.length ? planDrain(await deps.kube.listPods({ nodeName }), nowMs, deadline) : plan;
-  const finished = after.drained || after.deadlineReached;
+  const podsAfter = evicted.length || deletedEarly.length ? await deps.kube.listPods({ nodeName }) : undefined;
+  const after = podsAfter ? planDrain(podsAfter, nowMs, deadline) : plan;
+  const volumes = after.drained ? await volumesKeepingInstance(deps, nodeName, podsAfter ?? (await deps.kube.listPods({ nodeName })), nowMs) : [];
+  if (volumes.length && attempt % 12 === 1) deps.log?.info('awaiting volume detachment', { Node: nodeName, NodeClaim: input.nodeClaim, volumeAttachments: volumes.slice(0, ListedPods) });
+  // Past the deadline the volume wait is skipped (Karpenter: VolumesDetached False, terminate).
+  const done = after.drained && (volumes.length === 0 || after.deadlineReached);
+  const finished = done || after.deadlineReached;
   const continueAsNew = !finished && attempt >= MaxDrainLoopsPerExecution;
+  if (done) deps.metrics?.count(MetricNames.nodesDrained, { nodepool: claim.nodePool });
   if (continueAsNew) deps.log?.info('drain continues as a new execution', { Node: nodeName, NodeClaim: input.nodeClaim, rounds: attempt, attempt: input.attempt ?? 1 });
   return {
     continueAsNew,
-    done: after.drained,
+    done,
+    drained: after.drained,
+    volumesPending: volumes.slice(0, ListedPods),
+    volumesPendingCount: volumes.length,
     deadlineReached: after.deadlineReached,
-    retryAfterSeconds: after.drained || after.deadlineReached ? 0 : drainWaitSeconds(attempt, nowMs, after.nextEventMs, deadline !== undefined),
+    retryAfterSeconds: finished ? 0 : drainWaitSeconds(attempt, nowMs, after.nextEventMs, deadline !== undefined),
     attempt,
     evicted: evicted.slice(0, ListedPods),
     blocked: blocked.slice(0, ListedPods),
@@ -65,6 +88,24 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     remaining: after.blocking.slice(0, ListedPods).map(podKey),
     remainingCount: after.blocking.length,
   };
+}
+
+/**
+ * Names of the node's VolumeAttachments that still keep its instance (shared/disruption/drain-plan.ts
+ * pendingVolumeAttachments). PersistentVolumeClaims are read only when a pod the drain does not
+ * move mounts one.
+ */
+async function volumesKeepingInstance(deps: Pick<TerminationDeps, 'kube'>, nodeName: string, pods: Pod[], nowMs: number): Promise<string[]> {
+  const attachments = (await deps.kube.listObjects('storage.k8s.io/v1', 'VolumeAttachment')).filter((o) => o.spec?.nodeName === nodeName) as unknown as VolumeAttachment[];
+  if (!attachments.length) return [];
+  const volumeOfClaim = new Map<string, string>();
+  const kept = pods.filter((p) => !isDrainable(p, nowMs) && (p.spec.volumes ?? []).some((v) => volumeClaimName(p, v)));
+  if (kept.length) {
+    for (const c of (await deps.kube.listObjects('v1', 'PersistentVolumeClaim')) as KubeObject[]) {
+      if (c.spec?.volumeName) volumeOfClaim.set(`${c.metadata.namespace ?? 'default'}/${c.metadata.name}`, c.spec.volumeName);
+    }
+  }
+  return pendingVolumeAttachments(attachments, pods, volumeOfClaim, nowMs).map((va) => va.metadata.name);
 }
 
 /**

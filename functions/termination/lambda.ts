@@ -31,6 +31,7 @@ export function taskHandler<O>(name: string, run: (input: TaskInput, deps: Termi
             clock: deps.clock,
             clusterName: deps.env.clusterName,
             log: deps.log,
+            metrics: deps.metrics,
             budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, deps.env.tableName, deps.env.clusterName),
           }),
         { schema: TaskInputSchema },

@@ -3,6 +3,7 @@
  * Every Task receives the whole execution state (the input plus each earlier Task's result under
  * its ResultPath) and parses what it needs; unknown keys are ignored.
  */
+import type { MetricsSink } from '../../shared/runtime/observability.ts';
 import { z } from 'zod';
 import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore } from '../../shared/api/ports.ts';
 
@@ -37,7 +38,13 @@ export type Target = z.infer<typeof TargetSchema>;
 
 /** Drain's result, at `$.drain`. `retryAfterSeconds` feeds the WaitForDrain state. */
 export const DrainResultSchema = z.object({
+  /** Drained and no VolumeAttachment keeps the instance: go on to TerminateInstance. */
   done: z.boolean(),
+  /** Every pod the drain waits for is gone (the NodeClaim's Drained condition). */
+  drained: z.boolean().default(false),
+  /** VolumeAttachments still keeping the instance once drained (first 10 names; the count is exact). */
+  volumesPending: z.array(z.string()).default([]),
+  volumesPendingCount: z.number().int().default(0),
   deadlineReached: z.boolean(),
   retryAfterSeconds: z.number().int().min(0),
   /** Loop count, 1 on the first Drain. */
@@ -94,6 +101,8 @@ export interface TerminationDeps {
   clusterName?: string;
   /** Structured log (Karpenter's termination log lines); optional so tests may omit it. */
   log?: TaskLog;
+  /** Karpenter's termination metrics (shared/api/metrics.ts); optional so tests may omit it. */
+  metrics?: MetricsSink;
 }
 
 /** The log calls the tasks make (Powertools' logger and the local LogTap both fit). */

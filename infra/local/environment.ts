@@ -465,7 +465,7 @@ export class LocalEnvironment {
       const tdeps = depsFor('termination');
       try {
         const created = sfnMod.createLocalTermination(
-          { kube: tdeps.kube, cloud: tdeps.cloud, store: tdeps.store, budgets: tdeps.budgets, clock: this.clock, log: tdeps.log },
+          { kube: tdeps.kube, cloud: tdeps.cloud, store: tdeps.store, budgets: tdeps.budgets, clock: this.clock, log: tdeps.log, metrics: tdeps.metrics },
           {
             clock: this.clock,
             wait: (seconds: number) => this.clock.sleep(seconds * 1000),

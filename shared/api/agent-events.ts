@@ -27,6 +27,8 @@ export const AgentPodSchema = z.object({
     namespace: z.string().min(1),
     uid: z.string().optional(),
     creationTimestamp: z.string().optional(),
+    /** Set while the Node is being deleted (its finalizers hold it): registration starts its termination. */
+    deletionTimestamp: z.string().optional(),
     labels: stringMap.optional(),
     annotations: stringMap.optional(),
     ownerReferences: z.array(z.looseObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), controller: z.boolean().optional() })).optional(),
@@ -240,6 +242,7 @@ export function compactNode(n: Node): z.infer<typeof AgentNodeSchema> {
       name: n.metadata.name,
       ...(n.metadata.uid ? { uid: n.metadata.uid } : {}),
       ...(n.metadata.creationTimestamp ? { creationTimestamp: n.metadata.creationTimestamp } : {}),
+      ...(n.metadata.deletionTimestamp ? { deletionTimestamp: n.metadata.deletionTimestamp } : {}),
       ...(n.metadata.labels ? { labels: n.metadata.labels } : {}),
     },
     spec: {

@@ -68,7 +68,8 @@ export const FunctionPermissions = {
   // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), its idempotency records.
   provisioner: ['tableGet', 'tablePut', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'tableIdempotency', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
-  registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe'],
+  // Start executions of the termination state machine for a deleted Node holding the finalizer.
+  registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe', 'startTermination'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update).
   disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).

@@ -185,6 +185,21 @@ export interface StorageObjects {
   classes: readonly KubeObject[];
 }
 
+/** A VolumeAttachment (storage.k8s.io/v1): a volume attached to a node by its CSI driver. */
+export interface VolumeAttachment {
+  apiVersion?: string;
+  kind?: 'VolumeAttachment';
+  metadata: ObjectMeta;
+  spec: { attacher: string; nodeName: string; source: { persistentVolumeName?: string } };
+  status?: { attached?: boolean };
+}
+
+/** The PersistentVolumeClaim a pod volume uses: its own claim, or `<pod>-<volume>` for a generic ephemeral volume; undefined otherwise. */
+export function volumeClaimName(pod: { metadata: ObjectMeta }, v: Volume): string | undefined {
+  if (v.persistentVolumeClaim) return v.persistentVolumeClaim.claimName;
+  return v.ephemeral ? `${pod.metadata.name}-${v.name}` : undefined;
+}
+
 /** Whether a pod mounts a PersistentVolumeClaim, directly or through a generic ephemeral volume (claim `<pod>-<volume>`). */
 export function hasClaimVolumes(pod: { spec: { volumes?: Volume[] } }): boolean {
   return (pod.spec.volumes ?? []).some((v) => v.persistentVolumeClaim || v.ephemeral);

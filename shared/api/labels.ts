@@ -68,6 +68,11 @@ export const AnnotationRebalanceReplace = 'nodefleet.io/rebalance-replace';
  */
 export const AnnotationRebalanceRecommendedAt = 'nodefleet.io/rebalance-recommended-at';
 
+/** The finalizer on every Node (and NodeClaim) nodefleet owns: deleting one runs its termination first (KC v1.TerminationFinalizer). */
+export const FinalizerTermination = 'karpenter.sh/termination';
+/** Put on a node when its drain starts, so load balancers stop sending it traffic (k8s corev1.LabelNodeExcludeBalancers). */
+export const LabelExcludeFromExternalLoadBalancers = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
 /** Taints. */
 export const TaintDisrupted = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
 export const TaintUnregistered = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' } as const;

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { RequirementSchema, TaintSchema } from './nodepool.ts';
 import { parseDurationSeconds } from './duration.ts';
-import { AnnotationNodeClaimMirror, AnnotationNodeClassHash, AnnotationNodePoolHash, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
+import { AnnotationNodeClaimMirror, AnnotationNodeClassHash, AnnotationNodePoolHash, FinalizerTermination, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
 import { instanceIdOfProviderId } from './provider-id.ts';
 
 export const NodeClaimConditionTypes = [
@@ -17,6 +17,7 @@ export const NodeClaimConditionTypes = [
   'Drifted',
   'Consolidatable',
   'Drained',
+  'VolumesDetached',
   'InstanceTerminating',
   'DisruptionReason',
 ] as const;
@@ -358,9 +359,6 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
     ...(Object.keys(status).length ? { status } : {}),
   };
 }
-
-/** Karpenter's termination finalizer on NodeClaims (and Nodes). */
-export const FinalizerTermination = 'karpenter.sh/termination';
 
 /**
  * The conditions with Karpenter's root condition Ready when none is recorded: True once Launched,

@@ -152,8 +152,17 @@ export interface KubeApi {
   listObjects(apiVersion: string, kind: string): Promise<KubeObject[]>;
   /** Strategic/merge patch of labels, annotations, taints, unschedulable. Throws NotFoundError. */
   patchNode(name: string, patch: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; taints?: Taint[]; unschedulable?: boolean }): Promise<Node>;
-  /** Deletes a node; absent counts as success. */
+  /**
+   * Deletes a node; absent counts as success. A node with finalizers stays, with a
+   * deletionTimestamp, until they are removed.
+   */
   deleteNode(name: string): Promise<void>;
+  /**
+   * Adds (`present`) or removes a finalizer on a node, conditional on its resourceVersion (re-read
+   * and retried on a conflict). Returns the node as written, or undefined when it is gone (a node
+   * being deleted whose last finalizer this removes is gone too).
+   */
+  setNodeFinalizer(name: string, finalizer: string, present: boolean): Promise<Node | undefined>;
   /**
    * Evicts a pod through policy/v1 Eviction.
    * @returns 'evicted', 'blocked' (429: a PodDisruptionBudget forbids it now) or 'gone' (404).

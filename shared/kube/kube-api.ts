@@ -24,7 +24,8 @@ import type { KubeApi } from '../api/ports.ts';
 import type { KubeObject, Node, Pod, PodDisruptionBudget, Taint } from '../api/kube.ts';
 import { EC2NodeClassSchema, KarpenterNodeClassGroup, NodePoolSchema, NodefleetNodeClassGroup, isManagedNodeClassRef, type EC2NodeClass, type NodeClassGroup, type NodePool } from '../api/nodepool.ts';
 import { NotFoundError, TransientError, NodefleetError } from '../api/errors.ts';
-import { FinalizerTermination, type KubeNodeClaim } from '../api/nodeclaim.ts';
+import type { KubeNodeClaim } from '../api/nodeclaim.ts';
+import { FinalizerTermination } from '../api/labels.ts';
 
 /** How to reach the API server. */
 export type KubeConnection =
@@ -105,6 +106,7 @@ export const KubeApiRbac = {
   listPodDisruptionBudgets: [rbac('policy', 'poddisruptionbudgets', 'list')],
   patchNode: [rbac('', 'nodes', 'patch')],
   deleteNode: [rbac('', 'nodes', 'delete')],
+  setNodeFinalizer: [rbac('', 'nodes', 'get'), rbac('', 'nodes', 'patch')],
   evictPod: [rbac('', 'pods/eviction', 'create')],
   deletePod: [rbac('', 'pods', 'delete')],
   listNodeClaimObjects: [rbac('karpenter.sh', 'nodeclaims', 'list')],
@@ -117,6 +119,7 @@ export const KubeApiRbac = {
     'v1 PersistentVolume': [rbac('', 'persistentvolumes', 'list')],
     'v1 PersistentVolumeClaim': [rbac('', 'persistentvolumeclaims', 'list')],
     'storage.k8s.io/v1 StorageClass': [rbac('storage.k8s.io', 'storageclasses', 'list')],
+    'storage.k8s.io/v1 VolumeAttachment': [rbac('storage.k8s.io', 'volumeattachments', 'list')],
   } as Record<string, RbacPermission[]>,
 } satisfies Record<keyof KubeApi, RbacPermission[] | Record<string, RbacPermission[]>>;
 
@@ -319,6 +322,27 @@ export class ClientNodeKubeApi implements KubeApi {
     } catch (err) {
       if (statusOf(err) === 404) return;
       throw mapError(err, `delete node ${name}`);
+    }
+  }
+
+  /** Merge patch of the finalizer list with the resourceVersion read (409 = someone wrote first: read again). */
+  async setNodeFinalizer(name: string, finalizer: string, present: boolean): Promise<Node | undefined> {
+    const { core } = await this.api();
+    for (let attempt = 1; ; attempt++) {
+      const node = await this.getNode(name);
+      if (!node) return undefined;
+      const current = node.metadata.finalizers ?? [];
+      if (current.includes(finalizer) === present) return node;
+      const finalizers = present ? [...current, finalizer] : current.filter((f) => f !== finalizer);
+      try {
+        const body = { metadata: { finalizers, resourceVersion: node.metadata.resourceVersion } };
+        return plain<Node>(await core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+      } catch (err) {
+        const status = statusOf(err);
+        if (status === 404) return undefined;
+        if (status === 409 && attempt < 3) continue;
+        throw mapError(err, `${present ? 'add' : 'remove'} finalizer ${finalizer} on node ${name}`);
+      }
     }
   }
 

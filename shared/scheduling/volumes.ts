@@ -32,7 +32,7 @@
  * expanded StatefulSet pod (annotation `nodefleet.io/planned-claim`, shared/api/workloads.ts) is
  * checked the same way: unbound, with its template's class or the default one.
  */
-import { hasClaimVolumes, type KubeObject, type Pod, type StorageObjects, type Volume } from '../api/kube.ts';
+import { hasClaimVolumes, volumeClaimName, type KubeObject, type Pod, type StorageObjects, type Volume } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
 import { PlannedClaimAnnotation } from '../api/workloads.ts';
@@ -107,7 +107,7 @@ function indexOf(storage: StorageObjects): StorageIndex {
 function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: string } | undefined {
   const ns = pod.metadata.namespace ?? 'default';
   const ephemeral = v.ephemeral as { volumeClaimTemplate?: { spec?: { storageClassName?: string | null } } } | undefined;
-  const name = v.persistentVolumeClaim ? v.persistentVolumeClaim.claimName : ephemeral ? `${pod.metadata.name}-${v.name}` : undefined;
+  const name = volumeClaimName(pod, v);
   if (name === undefined) return undefined;
   const o = idx.claims.get(`${ns}/${name}`);
   if (!o) {

@@ -47,7 +47,7 @@ import { AsyncInvokeRetries, MaxReceiveCount } from '../../infra/local/bus.ts';
 import { ScheduleIntervalSeconds, type LocalEnvironment } from '../../infra/local/environment.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { Pod } from '../../shared/api/kube.ts';
-import { planDrain } from '../../functions/termination/drain-plan.ts';
+import { planDrain } from '../../shared/disruption/drain-plan.ts';
 import type { ChaosInjector } from './injector.ts';
 
 export const CheckEverySeconds = 20;

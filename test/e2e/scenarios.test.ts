@@ -41,8 +41,6 @@ describe('embedded environment scenarios', () => {
    * shrink to empty; a metric that starts being emitted fails this test until it is taken off.
    */
   const NotYetEmitted = [
-    'karpenter_nodeclaims_terminated_total', 'karpenter_nodes_terminated_total', 'karpenter_nodes_drained_total',
-    'karpenter_pods_drained_total', 'karpenter_pods_eviction_requests_total', 'karpenter_nodeclaims_termination_duration_seconds',
     'karpenter_pods_startup_duration_seconds', 'karpenter_cloudprovider_instance_launch_failures_total', 'karpenter_cloudprovider_errors_total',
     'karpenter_voluntary_disruption_eligible_nodes', 'nodefleet_orphan_instances_terminated_total',
   ];

@@ -2,7 +2,8 @@ import type { Clock, KubeApi } from '../../shared/api/ports.ts';
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
-import { FinalizerTermination, type KubeNodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { KubeNodeClaim } from '../../shared/api/nodeclaim.ts';
+import { FinalizerTermination } from '../../shared/api/labels.ts';
 import { NotFoundError } from '../../shared/api/errors.ts';
 import { FakeBase, clone } from './fake-base.ts';
 import { FixedClock } from './fixed-clock.ts';
@@ -17,6 +18,7 @@ type Method =
   | 'listObjects'
   | 'patchNode'
   | 'deleteNode'
+  | 'setNodeFinalizer'
   | 'evictPod'
   | 'deletePod'
   | 'listNodeClaimObjects'
@@ -205,6 +207,30 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
 
   async deleteNode(name: string): Promise<void> {
     this.record('deleteNode', name);
+    const n = this.nodes.get(name);
+    if (!n) return;
+    if (n.metadata.finalizers?.length) {
+      n.metadata.deletionTimestamp ??= this.clock.now().toISOString();
+      return;
+    }
+    this.removeNode(name);
+  }
+
+  async setNodeFinalizer(name: string, finalizer: string, present: boolean): Promise<Node | undefined> {
+    this.record('setNodeFinalizer', name, finalizer, present);
+    const n = this.nodes.get(name);
+    if (!n) return undefined;
+    const current = n.metadata.finalizers ?? [];
+    if (current.includes(finalizer) === present) return clone(n);
+    n.metadata.finalizers = present ? [...current, finalizer] : current.filter((f) => f !== finalizer);
+    if (n.metadata.deletionTimestamp && n.metadata.finalizers.length === 0) {
+      this.removeNode(name);
+      return undefined;
+    }
+    return clone(n);
+  }
+
+  private removeNode(name: string): void {
     if (!this.nodes.delete(name)) return;
     if (this.opts.podGcOnNodeDelete === false) return;
     for (const [key, p] of this.pods) {

@@ -140,7 +140,8 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const disruption = resources[logicalId(resources, 'AWS::Lambda::Function', 'Disruption')].Properties.Environment.Variables;
       expect(disruption[Env.stateMachineArn]).toEqual({ Ref: expect.stringMatching(/^Termination/) });
       const registration = resources[logicalId(resources, 'AWS::Lambda::Function', 'Registration')].Properties.Environment.Variables;
-      expect(registration[Env.stateMachineArn]).toBeUndefined();
+      // A deleted Node holding the finalizer starts its claim's termination (functions/registration).
+      expect(registration[Env.stateMachineArn]).toEqual({ Ref: expect.stringMatching(/^Termination/) });
       expect(registration[Env.nodeRoleName]).toBeUndefined();
     });
 
@@ -481,9 +482,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       });
     });
 
-    it('gives registration EC2 DescribeInstances only (the node-name check) and no Step Functions permissions', () => {
+    it('gives registration EC2 DescribeInstances only (the node-name check) and StartExecution only (a deleted Node\'s termination)', () => {
       const actions = actionsOf(roleStatements(resources, 'RegistrationRole'));
-      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:'))).toEqual(['ec2:DescribeInstances']);
+      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:')).sort()).toEqual(['ec2:DescribeInstances', 'states:StartExecution']);
     });
   });
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { run as gc } from '../../../functions/gc/handler.ts';
-import { MaxDrainLoopsPerExecution } from '../../../functions/termination/drain-plan.ts';
+import { MaxDrainLoopsPerExecution } from '../../../shared/disruption/drain-plan.ts';
 import { terminationExecutionName } from '../../../shared/api/termination.ts';
 import { DeadlineBackstopSeconds, restartBackoffSeconds } from '../../../shared/disruption/gc.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';

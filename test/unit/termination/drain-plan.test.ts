@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPod, drainWaitSeconds, planDrain } from '../../../functions/termination/drain-plan.ts';
+import { classifyPod, drainGroup, DrainGroups, drainWaitSeconds, pendingVolumeAttachments, planDrain } from '../../../shared/disruption/drain-plan.ts';
 import { doNotDisruptUntilMs, isDoNotDisruptActive } from '../../../shared/disruption/pods.ts';
 import { pod } from '../../fakes/index.ts';
 
@@ -7,7 +7,7 @@ const t0 = Date.parse('2026-01-01T00:00:00Z');
 const names = (ps: { metadata: { name: string } }[]) => ps.map((p) => p.metadata.name);
 
 describe('planDrain', () => {
-  it('leaves daemonset, mirror, terminal and disrupted-tolerating pods alone', () => {
+  it('leaves mirror, terminal and disrupted-tolerating pods alone; DaemonSet pods are drained, after the others', () => {
     const pods = [
       pod({ name: 'ds', owner: 'DaemonSet' }),
       pod({ name: 'mirror', mirror: true }),
@@ -15,10 +15,43 @@ describe('planDrain', () => {
       pod({ name: 'tolerant', tolerations: [{ key: 'karpenter.sh/disrupted', operator: 'Exists', effect: 'NoSchedule' }] }),
       pod({ name: 'web' }),
     ];
-    expect(pods.map(classifyPod)).toEqual(['daemonset', 'mirror', 'terminal', 'tolerates-disrupted', 'drainable']);
+    expect(pods.map(classifyPod)).toEqual(['drainable', 'mirror', 'terminal', 'tolerates-disrupted', 'drainable']);
     const plan = planDrain(pods, t0, undefined);
     expect(names(plan.evict)).toEqual(['web']);
-    expect(names(plan.blocking)).toEqual(['web']);
+    expect(names(plan.blocking)).toEqual(['ds', 'web']);
+    expect(names(planDrain([pods[0]], t0, undefined).evict)).toEqual(['ds']);
+  });
+
+  it("evicts in Karpenter's four groups, one at a time: non-critical, non-critical DaemonSet, critical, critical DaemonSet", () => {
+    const web = pod({ name: 'web' });
+    const ds = pod({ name: 'ds', owner: 'DaemonSet' });
+    const dns = pod({ name: 'dns', priorityClassName: 'system-cluster-critical' });
+    const cni = pod({ name: 'cni', owner: 'DaemonSet', priorityClassName: 'system-node-critical' });
+    expect([web, ds, dns, cni].map(drainGroup)).toEqual([...DrainGroups]);
+    const all = [cni, dns, ds, web];
+    const order: string[] = [];
+    for (let left = all; left.length; ) {
+      const evict = names(planDrain(left, t0, undefined).evict);
+      order.push(...evict);
+      left = left.filter((p) => !evict.includes(p.metadata.name));
+    }
+    expect(order).toEqual(['web', 'ds', 'dns', 'cni']);
+  });
+
+  it('VolumeAttachments keep the instance, except those of pods the drain does not move (and those without a PersistentVolume)', () => {
+    const va = (name: string, pv?: string) => ({ metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName: 'n', source: pv ? { persistentVolumeName: pv } : {} } });
+    const vas = [va('a', 'pv-a'), va('b', 'pv-b'), va('c', 'pv-c'), va('inline')];
+    const tolerant = pod({ name: 'tolerant', tolerations: [{ operator: 'Exists' }] });
+    tolerant.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-b' } }];
+    const stuck = pod({ name: 'stuck' });
+    stuck.metadata.deletionTimestamp = new Date(t0 - 61_000).toISOString();
+    stuck.spec.volumes = [{ name: 'scratch', ephemeral: {} }];
+    const web = pod({ name: 'web' });
+    web.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-a' } }];
+    const pvs = new Map([['default/data-a', 'pv-a'], ['default/data-b', 'pv-b'], ['default/stuck-scratch', 'pv-c']]);
+    expect(pendingVolumeAttachments(vas, [tolerant, stuck, web], pvs, t0).map((v) => v.metadata.name)).toEqual(['a']);
+    // Not yet stuck: its volume still waits.
+    expect(pendingVolumeAttachments(vas, [tolerant, stuck, web], pvs, t0 - 2_000).map((v) => v.metadata.name)).toEqual(['a', 'c']);
   });
 
   it('evicts critical pods only once every non-critical pod is gone (terminating ones count)', () => {

@@ -3,6 +3,7 @@ import { createLocalTermination } from '../../../infra/local/sfn.ts';
 import { fakeWorld, node, nodeClaim, type FakeWorld } from '../../fakes/index.ts';
 import type { TerminationInput } from '../../../shared/api/ports.ts';
 import type { ExecutionRecord } from '../../../shared/api/termination.ts';
+import type { MetricsSink } from '../../../shared/runtime/observability.ts';
 
 export const NodeName = 'ip-10-0-1-23.ec2.internal';
 export const InstanceId = 'i-0abc1234def56789a';
@@ -25,7 +26,7 @@ export interface Harness {
 }
 
 /** One Ready node with a claim and a running instance; Waits advance the FixedClock instantly. */
-export function harness(opts: { withNode?: boolean; withInstance?: boolean } = {}): Harness {
+export function harness(opts: { withNode?: boolean; withInstance?: boolean; metrics?: MetricsSink } = {}): Harness {
   const w = fakeWorld({ kube: { podTermination: 'graceful' } });
   const t0 = w.clock.nowMs();
   w.store.put(nodeClaim({ name: ClaimName, nodeName: NodeName, instanceId: InstanceId, providerId: ProviderId, instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' }));
@@ -38,7 +39,7 @@ export function harness(opts: { withNode?: boolean; withInstance?: boolean } = {
     return terminate(id);
   };
   const { sfn, starter } = createLocalTermination(
-    { kube: w.kube, cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock },
+    { kube: w.kube, cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock, ...(opts.metrics ? { metrics: opts.metrics } : {}) },
     { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0 },
   );
   return {

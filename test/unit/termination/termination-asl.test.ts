@@ -38,7 +38,7 @@ describe('termination.asl.json definition', () => {
 });
 
 describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)', () => {
-  it('clean drain: taint + cordon, non-critical before critical, daemonset and mirror pods left, then terminate, delete node, finish claim, release budget', async () => {
+  it('clean drain: taint + cordon, the four eviction groups in order (DaemonSet pods too), mirror pods left, then terminate, delete node, finish claim, release budget', async () => {
     const h = harness();
     const { w } = h;
     w.kube.addPods(
@@ -46,6 +46,7 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
       pod({ name: 'web-2', nodeName: NodeName }),
       pod({ name: 'coredns', namespace: 'kube-system', nodeName: NodeName, priorityClassName: 'system-cluster-critical' }),
       pod({ name: 'aws-node', namespace: 'kube-system', nodeName: NodeName, owner: 'DaemonSet' }),
+      pod({ name: 'ebs-csi-node', namespace: 'kube-system', nodeName: NodeName, owner: 'DaemonSet', priorityClassName: 'system-node-critical' }),
       pod({ name: 'kube-proxy-static', namespace: 'kube-system', nodeName: NodeName, mirror: true }),
     );
     await w.budgets.take('default', ClaimName, 1, w.clock.nowIso());
@@ -56,10 +57,13 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     const patch = w.kube.callsOf('patchNode')[0][1] as any;
     expect(patch.unschedulable).toBe(true);
     expect(patch.taints).toEqual([{ key: TaintDisrupted.key, effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00.000Z' }]);
+    expect(patch.labels).toEqual({ 'node.kubernetes.io/exclude-from-external-load-balancers': 'karpenter' });
     const evicted = w.kube.callsOf('evictPod').map((a) => `${a[0]}/${a[1]}`);
-    expect(evicted).toEqual(['default/web-1', 'default/web-2', 'kube-system/coredns']);
-    // web pods have 30 s of grace: coredns is evicted only after they are gone, the node drained 30 s later.
-    expect(h.terminateCalls).toEqual([h.t0 + 60_000]);
+    expect(evicted).toEqual(['default/web-1', 'default/web-2', 'kube-system/aws-node', 'kube-system/coredns', 'kube-system/ebs-csi-node']);
+    // Each group's pods have 30 s of grace: a group is evicted only once the one before is gone.
+    const evictedAt = w.kube.callsOf('evictPod').map((a) => a[1]);
+    expect(evictedAt).toHaveLength(5);
+    expect(h.terminateCalls).toEqual([h.t0 + 120_000]);
     expect(w.cloud.peek(InstanceId)?.state).toBe('shutting-down');
     expect(w.kube.peekNode(NodeName)).toBeUndefined();
     const claim = w.store.peek(ClaimName)!;
@@ -71,6 +75,69 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     expect(visited.slice(0, 2)).toEqual(['Cordon', 'Drain']);
     expect(visited.slice(-5)).toEqual(['InstanceGone', 'DeleteNode', 'Finalize', 'Outcome', 'Terminated']);
     expect(visited).not.toContain('Cutoff');
+  });
+
+  it('waits for the VolumeAttachments of drained pods to detach before TerminateInstances; a tolerating pod\'s volume does not wait', async () => {
+    const h = harness();
+    const { w } = h;
+    const web = pod({ name: 'web-1', nodeName: NodeName });
+    web.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-web-1' } }];
+    const agent = pod({ name: 'agent', nodeName: NodeName, tolerations: [{ operator: 'Exists' }] });
+    agent.spec.volumes = [{ name: 'state', persistentVolumeClaim: { claimName: 'agent-state' } }];
+    w.kube.addPods(web, agent);
+    const pvc = (name: string, volumeName: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' }, spec: { volumeName } });
+    w.kube.addObject(pvc('data-web-1', 'pv-web'), pvc('agent-state', 'pv-agent'));
+    const va = (name: string, pv: string) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName: NodeName, source: { persistentVolumeName: pv } } });
+    const detachAt = h.t0 + 120_000;
+    const list = w.kube.listObjects.bind(w.kube);
+    w.kube.listObjects = async (apiVersion, kind) => {
+      if (kind !== 'VolumeAttachment') return list(apiVersion, kind);
+      return [va('csi-agent', 'pv-agent'), ...(w.clock.nowMs() < detachAt ? [va('csi-web', 'pv-web')] : [])];
+    };
+
+    const rec = await h.run({ deadlineEpochMs: h.t0 + 600_000 });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(h.terminateCalls).toHaveLength(1);
+    expect(h.terminateCalls[0]).toBeGreaterThanOrEqual(detachAt);
+    const waiting = rec.events.filter((e) => e.type === 'TaskStateExited' && e.stateName === 'Drain').map((e) => JSON.parse(e.output!).drain);
+    expect(waiting.some((d) => d.drained && !d.done && d.volumesPending.join() === 'csi-web')).toBe(true);
+    const claim = w.store.peek(ClaimName)!;
+    expect(getCondition(claim, 'Drained')?.status).toBe('True');
+    expect(getCondition(claim, 'VolumesDetached')?.status).toBe('True');
+  });
+
+  it('a VolumeAttachment that never detaches keeps the instance until the deadline, then TerminateInstances goes ahead', async () => {
+    const h = harness();
+    const { w } = h;
+    const web = pod({ name: 'web-1', nodeName: NodeName });
+    web.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-web-1' } }];
+    w.kube.addPod(web);
+    w.kube.addObject({ apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name: 'csi-web' }, spec: { attacher: 'ebs.csi.aws.com', nodeName: NodeName, source: { persistentVolumeName: 'pv-web' } } });
+    const deadline = h.t0 + 300_000;
+
+    const rec = await h.run({ deadlineEpochMs: deadline });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(h.terminateCalls).toEqual([deadline]);
+    const claim = w.store.peek(ClaimName)!;
+    expect(getCondition(claim, 'Drained')?.status).toBe('True');
+    expect(getCondition(claim, 'VolumesDetached')).toMatchObject({ status: 'False', reason: 'TerminationGracePeriodElapsed' });
+  });
+
+  it('removes the karpenter.sh/termination finalizer after the instance is gone, so a deleted Node goes', async () => {
+    const h = harness();
+    const { w } = h;
+    await w.kube.setNodeFinalizer(NodeName, 'karpenter.sh/termination', true);
+    await w.kube.deleteNode(NodeName);
+    expect(w.kube.peekNode(NodeName)?.metadata.deletionTimestamp).toBeDefined();
+
+    const rec = await h.run({ reason: 'manual' });
+
+    expect(rec.status).toBe('SUCCEEDED');
+    expect(h.terminateCalls).toHaveLength(1);
+    expect(w.kube.peekNode(NodeName)).toBeUndefined();
+    expect(w.kube.callsOf('setNodeFinalizer').at(-1)).toEqual([NodeName, 'karpenter.sh/termination', false]);
   });
 
   it('PDB at zero blocks until the deadline: nothing terminated before it, the pod deleted early by its grace, the instance terminated right at it', async () => {
@@ -231,7 +298,7 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     w.cloud.setState(InstanceId, 'shutting-down');
     w.store.put({ ...w.store.peek(ClaimName)!, phase: 'Terminating' });
     w.kube.reset();
-    w.kube.addNode(node({ name: NodeName, providerID: ProviderId, labels: { 'karpenter.sh/nodepool': 'default' }, unschedulable: true, taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }] }));
+    w.kube.addNode(node({ name: NodeName, providerID: ProviderId, labels: { 'karpenter.sh/nodepool': 'default', 'node.kubernetes.io/exclude-from-external-load-balancers': 'karpenter' }, unschedulable: true, taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }] }));
 
     const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
 

@@ -1,13 +1,15 @@
 /**
  * Pure drain planning: given the pods on a node, `now` and the deadline, decide what to evict,
- * what to delete early and whether the node is drained. Behaviour follows Karpenter's terminator
- * (kubernetes-sigs/karpenter pkg/controllers/node/termination/terminator/terminator.go, eviction.go,
- * pkg/utils/pod/scheduling.go), with one nodefleet choice from the issue: DaemonSet pods are left
- * alone (they die with the instance) instead of being evicted in their own tiers.
+ * what to delete early, whether the node is drained, and which VolumeAttachments still keep the
+ * instance. Behaviour follows Karpenter v1's terminator (KC pkg/controllers/node/termination
+ * controller.go, terminator/terminator.go, eviction.go; pkg/utils/pod/scheduling.go): DaemonSet
+ * pods are evicted too, in four groups (non-critical non-DaemonSet, non-critical DaemonSet,
+ * critical non-DaemonSet, critical DaemonSet), one group at a time.
  */
-import type { Pod } from '../../shared/api/kube.ts';
-import { TaintDisrupted } from '../../shared/api/labels.ts';
-import { doNotDisruptUntilMs } from '../../shared/disruption/pods.ts';
+import { isDaemonSetPod, volumeClaimName, type Pod, type VolumeAttachment } from '../api/kube.ts';
+import { TaintDisrupted } from '../api/labels.ts';
+import { toleratesTaint } from '../scheduling/taints.ts';
+import { doNotDisruptUntilMs, isMirrorPod, isTerminal, podKey } from './pods.ts';
 
 /** Kubernetes' default pod terminationGracePeriodSeconds. */
 export const DefaultPodGraceSeconds = 30;
@@ -38,44 +40,49 @@ export const MaxDrainLoopsPerExecution = 2000;
 /** A running termination writes a heartbeat on its claim at least this often (gc treats one silent for TerminationStaleSeconds as lost). */
 export const TerminationHeartbeatSeconds = 600;
 
-export type PodRole = 'mirror' | 'daemonset' | 'terminal' | 'tolerates-disrupted' | 'drainable';
+export type PodRole = 'mirror' | 'terminal' | 'tolerates-disrupted' | 'drainable';
 
-/** Why a pod is outside the drain, or 'drainable'. */
+/**
+ * Why a pod is outside the drain, or 'drainable'. Mirror (static) pods cannot be deleted through
+ * the API, terminal pods are done, and a pod tolerating karpenter.sh/disrupted:NoSchedule would
+ * land back on the node (KC IsWaitingEviction / IsDrainable). DaemonSet pods are drainable.
+ */
 export function classifyPod(pod: Pod): PodRole {
-  if (pod.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined) return 'mirror';
-  if (pod.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet' && o.controller !== false)) return 'daemonset';
-  const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return 'terminal';
+  if (isMirrorPod(pod)) return 'mirror';
+  if (isTerminal(pod)) return 'terminal';
   if (toleratesDisrupted(pod)) return 'tolerates-disrupted';
   return 'drainable';
 }
 
-/** Whether the pod tolerates karpenter.sh/disrupted:NoSchedule (it would land back on the node; Karpenter skips it). */
+/** Whether the pod tolerates karpenter.sh/disrupted:NoSchedule. */
 export function toleratesDisrupted(pod: Pod): boolean {
-  return (pod.spec.tolerations ?? []).some((t) => {
-    const effectOk = !t.effect || t.effect === TaintDisrupted.effect;
-    if (!effectOk) return false;
-    if (t.operator === 'Exists') return !t.key || t.key === TaintDisrupted.key;
-    return t.key === TaintDisrupted.key;
-  });
+  return (pod.spec.tolerations ?? []).some((t) => toleratesTaint(t, TaintDisrupted));
 }
 
 export function isCritical(pod: Pod): boolean {
   return CriticalPriorityClasses.includes(pod.spec.priorityClassName ?? '');
 }
 
+/** The eviction groups, in the order a drain empties them (KC terminator.go groupPodsByPriority). */
+export const DrainGroups = ['non-critical', 'non-critical-daemonset', 'critical', 'critical-daemonset'] as const;
+export type DrainGroup = (typeof DrainGroups)[number];
+
+/** A drainable pod's eviction group. */
+export function drainGroup(pod: Pod): DrainGroup {
+  const ds = isDaemonSetPod(pod);
+  if (isCritical(pod)) return ds ? 'critical-daemonset' : 'critical';
+  return ds ? 'non-critical-daemonset' : 'non-critical';
+}
 
 function graceSeconds(pod: Pod): number {
   return pod.spec.terminationGracePeriodSeconds ?? DefaultPodGraceSeconds;
 }
 
-function key(pod: Pod): string {
-  return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
-}
+const key = podKey;
 
 /** What the Drain task should do now. Keys are `namespace/name`. */
 export interface DrainPlan {
-  /** Pods to evict now (one priority tier: non-critical first, critical once every non-critical pod is gone). */
+  /** Pods to evict now: the first DrainGroups group with a pod still on the node. */
   evict: Pod[];
   /** Pods to delete now with `graceSeconds`, so their own grace ends by the deadline. */
   deleteEarly: { pod: Pod; graceSeconds: number }[];
@@ -135,11 +142,11 @@ export function planDrain(pods: Pod[], nowMs: number, deadlineEpochMs: number | 
     }
     waiting.push(pod);
   }
-  // One tier at a time: the tier is the first with any pod still there (terminating and held pods
-  // included, as Karpenter's groupPodsByPriority over IsWaitingEviction pods), so critical pods are
-  // evicted only once every non-critical pod is gone.
-  const tierCritical = !blocking.some((p) => !isCritical(p));
-  const evict = waiting.filter((p) => isCritical(p) === tierCritical);
+  // One group at a time: the group is the first with any pod still there (terminating and held
+  // pods included, as Karpenter groups every pod waiting eviction), so DaemonSet pods go after the
+  // others and critical pods last.
+  const group = DrainGroups.find((g) => blocking.some((p) => drainGroup(p) === g));
+  const evict = waiting.filter((p) => drainGroup(p) === group);
 
   return {
     evict,
@@ -164,4 +171,41 @@ export function drainWaitSeconds(attempt: number, nowMs: number, nextEventMs: nu
   return Math.max(1, seconds);
 }
 
-export { key as podKey };
+/**
+ * Whether a pod still counts for the drain's volume wait: not tolerating the disrupted taint, not
+ * a mirror pod, not terminating for more than StuckTerminatingSeconds (KC IsDrainable; terminal
+ * pods count).
+ */
+export function isDrainable(pod: Pod, nowMs: number): boolean {
+  if (isMirrorPod(pod) || toleratesDisrupted(pod)) return false;
+  const deletion = pod.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : undefined;
+  return deletion === undefined || nowMs - deletion <= StuckTerminatingSeconds * 1000;
+}
+
+/**
+ * The node's VolumeAttachments that keep its instance (KC controller.go awaitVolumeDetachment,
+ * filterVolumeAttachments): every attachment of a PersistentVolume, except those whose volume a
+ * pod the drain does not move (isDrainable false) still uses; an attachment without a
+ * PersistentVolume never waits.
+ * @param volumeOfClaim `namespace/claimName` → the bound PersistentVolume's name
+ */
+export function pendingVolumeAttachments(
+  attachments: VolumeAttachment[],
+  pods: Pod[],
+  volumeOfClaim: ReadonlyMap<string, string>,
+  nowMs: number,
+): VolumeAttachment[] {
+  const kept = new Set<string>();
+  for (const pod of pods) {
+    if (isDrainable(pod, nowMs)) continue;
+    for (const v of pod.spec.volumes ?? []) {
+      const claim = volumeClaimName(pod, v);
+      const pv = claim && volumeOfClaim.get(`${pod.metadata.namespace ?? 'default'}/${claim}`);
+      if (pv) kept.add(pv);
+    }
+  }
+  return attachments.filter((va) => {
+    const pv = va.spec.source.persistentVolumeName;
+    return !!pv && !kept.has(pv);
+  });
+}
