@@ -15,7 +15,7 @@ import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../in
 import { RepoRoot } from '../../infra/aws/app.ts';
 import { ClientNodeKubeApi, KubeApiRbac, type RbacPermission } from '../../shared/kube/kube-api.ts';
 import { ReflectorRbac } from '../../shared/kube/reflector.ts';
-import { AnnotationNodeClaimMirror, LabelNodePool } from '../../shared/api/labels.ts';
+import { AnnotationNodeClaimMirror, FinalizerTermination, LabelNodePool } from '../../shared/api/labels.ts';
 import { toKubeNodeClaim } from '../../shared/api/nodeclaim.ts';
 import { nodeClaim } from '../fakes/builders.ts';
 import { portCalls } from '../unit/infra/source-calls.ts';
@@ -230,6 +230,12 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
           case 'deleteNode': return kube.deleteNode(n);
           case 'evictPod': { const r = await kube.evictPod('default', `${n}-a`); if (r !== 'evicted') throw new Error(r); return r; }
           case 'deletePod': return kube.deletePod('default', `${n}-b`, 0);
+          case 'setNodeFinalizer': {
+            // put on, then taken off (the node is deleted after the calls)
+            const on = await kube.setNodeFinalizer(n, FinalizerTermination, true);
+            if (!on?.metadata.finalizers?.includes(FinalizerTermination)) throw new Error('finalizer not set');
+            return kube.setNodeFinalizer(n, FinalizerTermination, false);
+          }
           case 'listNodeClaimObjects': return kube.listNodeClaimObjects();
           // twice: the create, then the patch of an existing object (and its status both times)
           case 'putNodeClaimObject': await kube.putNodeClaimObject(claimObject); return kube.putNodeClaimObject(claimObject);
