@@ -65,11 +65,18 @@ describe('drainWaitsForGood (when a run with a no-deadline drain is settled)', (
     expect(stuck).toBe(false);
   });
 
-  it('a drained node (DaemonSet pods only) is not waiting: its termination is about to finish', () => {
+  it('a node with DaemonSet pods only is not waiting while their evictions go through (Karpenter v1 evicts them too)', () => {
+    // Act
+    const stuck = drainWaitsForGood([pod('node-agent', { daemonSet: true })], NowMs, () => false);
+    // Assess
+    expect(stuck).toBe(false);
+  });
+
+  it('a node whose DaemonSet pod is refused eviction for good is waiting (its pods are drained too, last)', () => {
     // Act
     const stuck = drainWaitsForGood([pod('node-agent', { daemonSet: true })], NowMs, () => true);
     // Assess
-    expect(stuck).toBe(false);
+    expect(stuck).toBe(true);
   });
 });
 
