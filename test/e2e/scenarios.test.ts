@@ -36,8 +36,9 @@ describe('embedded environment scenarios', () => {
   );
 
   /**
-   * Dashboard metrics no scenario emits yet (issue 26 item 8): the termination tasks take no metrics
-   * sink yet, and no scenario has a launch failure, an orphan or an eligible-node count. The list must
+   * Dashboard metrics no scenario emits yet (issue 26 item 8): the cluster view carries no pod Ready
+   * time (pods startup), no scenario has a launch failure, a failed cloud call or an orphan, and the
+   * disruption methods do not report their eligible-node count. The list must
    * shrink to empty; a metric that starts being emitted fails this test until it is taken off.
    */
   const NotYetEmitted = [
