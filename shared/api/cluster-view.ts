@@ -9,7 +9,7 @@
  *   generatedAt: "RFC 3339: the agent's watches were current at this time",
  *   nodes: [compactNode(...)],                       // labels, taints, unschedulable, capacity, allocatable, conditions
  *   templates: [{ metadata: { namespace, labels?, annotations?, ownerReferences? }, spec }],
- *   pods: [[name, template, nodeName, phase, startTime?, creationTimestamp?, deletionTimestamp?], ...] }
+ *   pods: [[name, template, nodeName, phase, startTime?, creationTimestamp?, deletionTimestamp?, readyTime?], ...] }
  * ```
  * A template is what the pods of one ReplicaSet (or DaemonSet, Job, ...) share: the scheduling
  * fields of {@link compactPod} without name and node. Pods are rows pointing at one, so a pod costs
@@ -34,8 +34,12 @@ export interface PodTemplate {
   spec: AgentPod['spec'];
 }
 
-/** `[name, template index, nodeName, phase, startTime, creationTimestamp, deletionTimestamp]` ('' = absent). */
-export type PodRow = [string, number, string, string, string, string, string];
+/**
+ * `[name, template index, nodeName, phase, startTime, creationTimestamp, deletionTimestamp, readyTime]`
+ * ('' = absent; readyTime: the Ready=True condition's lastTransitionTime, for the pods startup
+ * metric; a row of 7 from an older agent has none).
+ */
+export type PodRow = [string, number, string, string, string, string, string, string?];
 
 export interface ClusterView {
   schemaVersion: typeof ClusterViewSchemaVersion;
@@ -62,6 +66,7 @@ export interface ViewPod {
   startTime: string;
   creationTimestamp: string;
   deletionTimestamp: string;
+  readyTime: string;
 }
 
 /** Is the pod one the view keeps (bound to a node, not Succeeded / Failed)? */
@@ -84,6 +89,7 @@ export function toViewPod(p: Pod): ViewPod | undefined {
     startTime: p.status?.startTime ?? '',
     creationTimestamp: p.metadata.creationTimestamp ?? '',
     deletionTimestamp: p.metadata.deletionTimestamp ?? '',
+    readyTime: p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime ?? '',
   };
 }
 
@@ -212,7 +218,7 @@ export class ClusterViewBuilder {
         index.set(pod.templateKey, i);
         templates.push(pod.template);
       }
-      const row: PodRow = [pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp];
+      const row: PodRow = [pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp, pod.readyTime];
       buf += (p === 0 ? '' : ',') + JSON.stringify(row);
       if (buf.length >= chunkChars) {
         yield buf;
@@ -243,14 +249,14 @@ export class ClusterViewBuilder {
         index.set(pod.templateKey, i);
         templates.push(pod.template);
       }
-      pods.push([pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp]);
+      pods.push([pod.name, i, pod.nodeName, pod.phase, pod.startTime, pod.creationTimestamp, pod.deletionTimestamp, pod.readyTime]);
     }
     return { schemaVersion: ClusterViewSchemaVersion, ...meta, nodes: [...this.nodes.values()], templates, pods };
   }
 }
 
 function sameOwn(a: ViewPod, b: ViewPod): boolean {
-  return a.name === b.name && a.nodeName === b.nodeName && a.phase === b.phase && a.startTime === b.startTime && a.creationTimestamp === b.creationTimestamp && a.deletionTimestamp === b.deletionTimestamp;
+  return a.name === b.name && a.nodeName === b.nodeName && a.phase === b.phase && a.startTime === b.startTime && a.creationTimestamp === b.creationTimestamp && a.deletionTimestamp === b.deletionTimestamp && a.readyTime === b.readyTime;
 }
 
 /** A view that cannot be read (wrong schema version, wrong cluster, malformed). */
@@ -291,7 +297,7 @@ function firstIssue(err: z.ZodError): string {
 /**
  * Checks a decoded view entry by entry: the header; every node against the agent's node schema
  * and every template against its pod schema (shared/api/agent-events.ts: the same check as the
- * agent's events get); every pod row strictly (7 strings but the template index, an integer in
+ * agent's events get); every pod row strictly (7 or 8 strings but the template index, an integer in
  * range; name and node non-empty) by hand, as a zod tuple per row costs more at 100 000 rows.
  * The view is a cache (DESIGN.md "Trust"): a reader that gets this error reads the cluster live.
  * @throws ClusterViewError naming the entry and field.
@@ -315,13 +321,14 @@ export function parseClusterView(raw: unknown, cluster: string): ClusterView {
   const n = v.templates.length;
   for (let i = 0; i < v.pods.length; i++) {
     const row = v.pods[i] as unknown[];
-    if (!isPodRow(row, n)) throw new ClusterViewError(`cluster view: pods[${i}] ${JSON.stringify(row)?.slice(0, 80)} is not [name, template index < ${n}, nodeName, phase, startTime, creationTimestamp, deletionTimestamp]`);
+    if (!isPodRow(row, n)) throw new ClusterViewError(`cluster view: pods[${i}] ${JSON.stringify(row)?.slice(0, 80)} is not [name, template index < ${n}, nodeName, phase, startTime, creationTimestamp, deletionTimestamp, readyTime?]`);
   }
   return v as ClusterView;
 }
 
 function isPodRow(row: unknown[], templates: number): boolean {
-  if (!Array.isArray(row) || row.length !== 7) return false;
+  if (!Array.isArray(row) || (row.length !== 7 && row.length !== 8)) return false;
+  if (row.length === 8 && typeof row[7] !== 'string') return false;
   const t = row[1];
   if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t >= templates) return false;
   if (typeof row[0] !== 'string' || row[0] === '' || typeof row[2] !== 'string' || row[2] === '') return false;
@@ -336,14 +343,14 @@ export function clusterOfView(v: ClusterView): { nodes: Node[]; pods: Pod[] } {
   const nodes = v.nodes.map(toNode);
   const pods: Pod[] = new Array(v.pods.length);
   for (let i = 0; i < v.pods.length; i++) {
-    const [name, t, nodeName, phase, startTime, creationTimestamp, deletionTimestamp] = v.pods[i];
+    const [name, t, nodeName, phase, startTime, creationTimestamp, deletionTimestamp, readyTime] = v.pods[i];
     const tpl = v.templates[t];
     pods[i] = {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { ...(tpl.metadata as Pod['metadata']), name, ...(creationTimestamp ? { creationTimestamp } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
       spec: { ...(tpl.spec as unknown as Pod['spec']), nodeName },
-      status: { ...(phase ? { phase } : {}), ...(startTime ? { startTime } : {}) },
+      status: { ...(phase ? { phase } : {}), ...(startTime ? { startTime } : {}), ...(readyTime ? { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: readyTime }] } : {}) },
     };
   }
   return { nodes, pods };

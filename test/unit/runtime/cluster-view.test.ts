@@ -9,6 +9,7 @@ import { InMemoryClusterViewStore, node, nodeClaimOf, pod } from '../../fakes/in
 import { ClusterViewBuilder, clusterOfView, parseClusterView, toViewPod, ClusterViewError } from '../../../shared/api/cluster-view.ts';
 import { MaxViewAgeSeconds, readClusterPicture } from '../../../shared/runtime/cluster-picture.ts';
 import { RecordingLog } from '../../../shared/runtime/observability.ts';
+import { podStartupSeconds } from '../../../shared/api/metrics.ts';
 import { run as provisionerRun, parseInput } from '../../../functions/provisioner/handler.ts';
 import { run as disruptionRun } from '../../../functions/disruption/handler.ts';
 import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
@@ -33,6 +34,27 @@ const clusterWidePodLists = (calls: unknown[][]) => calls.filter((c) => {
 });
 
 describe('cluster view', () => {
+  it("carries a pod's Ready time, so the pods startup metric reads the same from the view as live; a 7-field row of an older agent still parses", () => {
+    // Prepare
+    const b = new ClusterViewBuilder();
+    const ready = pod({ name: 'web-0', nodeName: 'n0', cpu: '1', phase: 'Running' });
+    ready.metadata.creationTimestamp = '2026-01-01T00:00:00Z';
+    ready.status = { ...ready.status, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:42Z' }] };
+    const starting = pod({ name: 'web-1', nodeName: 'n0', cpu: '1', phase: 'Running' });
+    starting.metadata.creationTimestamp = '2026-01-01T00:00:00Z';
+    for (const p of [ready, starting]) b.setPod(`default/${p.metadata.name}`, b.intern(toViewPod(p)!));
+    b.syncNodes([['n0', node({ name: 'n0' })]]);
+    // Act
+    const view = b.render({ cluster: 'c', agent: 'a', sequence: 1, generatedAt: '2026-01-01T00:01:00Z' });
+    const back = clusterOfView(parseClusterView(JSON.parse(JSON.stringify(view)), 'c'));
+    const old = parseClusterView({ ...view, pods: view.pods.map((r) => r.slice(0, 7)) }, 'c');
+    // Assess
+    const window = [Date.parse('2026-01-01T00:00:00Z'), Date.parse('2026-01-01T00:01:00Z')] as const;
+    expect(podStartupSeconds(back.pods, ...window)).toEqual([42]);
+    expect(podStartupSeconds([ready], ...window)).toEqual([42]);
+    expect(podStartupSeconds(clusterOfView(old).pods, ...window)).toEqual([]);
+  });
+
   it('round trip: bound pods keep what scheduling reads, share one template per ReplicaSet, pending and finished pods are left out', async () => {
     const b = new ClusterViewBuilder();
     const pods = Array.from({ length: 30 }, (_, i) => {
