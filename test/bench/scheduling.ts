@@ -163,20 +163,7 @@ export function lpBound(pods: readonly Pod[], admitted: readonly InstanceType[],
     const m = t.allocatable.memory ?? 0;
     if (price < Infinity && c > 0 && m > 0) items.push({ price, c, m });
   }
-  let best = Infinity;
-  for (const a of items) best = Math.min(best, a.price * Math.max(cpu / a.c, mem / a.m));
-  for (let i = 0; i < items.length; i++) {
-    for (let j = i + 1; j < items.length; j++) {
-      const a = items[i];
-      const b = items[j];
-      const det = a.c * b.m - b.c * a.m;
-      if (det === 0) continue;
-      const xa = (cpu * b.m - b.c * mem) / det;
-      const xb = (a.c * mem - cpu * a.m) / det;
-      if (xa >= 0 && xb >= 0) best = Math.min(best, xa * a.price + xb * b.price);
-    }
-  }
-  return best;
+  return cheapestCover(items, cpu, mem);
 }
 
 /**
@@ -220,12 +207,20 @@ export function shapeLpBound(pods: readonly Pod[], admitted: readonly InstanceTy
     }
     if (m >= lo * c && m <= hi * c) corners.push({ price, c, m });
   }
+  return cheapestCover(corners, cpu, mem);
+}
+
+/**
+ * The cheapest fractional use (USD/hour) of one item or a pair of items (price per unit, cpu `c`,
+ * memory `m` per unit) covering `cpu` and `mem`: the LP's optimum lies on one or two of them.
+ */
+function cheapestCover(items: readonly { price: number; c: number; m: number }[], cpu: number, mem: number): number {
   let best = Infinity;
-  for (const a of corners) best = Math.min(best, a.price * Math.max(cpu / a.c, mem / a.m));
-  for (let i = 0; i < corners.length; i++) {
-    for (let j = i + 1; j < corners.length; j++) {
-      const a = corners[i];
-      const b = corners[j];
+  for (const a of items) best = Math.min(best, a.price * Math.max(cpu / a.c, mem / a.m));
+  for (let i = 0; i < items.length; i++) {
+    for (let j = i + 1; j < items.length; j++) {
+      const a = items[i];
+      const b = items[j];
       const det = a.c * b.m - b.c * a.m;
       if (det === 0) continue;
       const xa = (cpu * b.m - b.c * mem) / det;
