@@ -104,8 +104,8 @@ async function recordConditions(deps: DisruptionDeps, claims: readonly NodeClaim
   for (let i = 0; i < claims.length; i += ConditionWritesInParallel) await Promise.all(claims.slice(i, i + ConditionWritesInParallel).map(record));
 }
 
-/** Condition writes in flight at once. */
-const ConditionWritesInParallel = 16;
+/** Condition writes in flight at once: the SDK's default socket pool (50 per client), so none queue behind it. */
+const ConditionWritesInParallel = 50;
 
 async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutput> {
   const snapshot = await readSnapshot(deps, now);

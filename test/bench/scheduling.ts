@@ -236,7 +236,8 @@ export function benchRealCatalog(sizes: readonly number[], region = 'us-east-1')
   const pool = realNodePool();
   const catalog = loadCatalog({ region });
   const admitted = filterInstanceTypes(catalog, nodePoolRequirements(pool));
-  const daemonCpu = 150;
+  // Every add-on daemonset tolerates every taint, so each node carries all of their requests (millicores).
+  const daemonCpu = AddOnDaemonSets.reduce((sum, d) => sum + (podRequests(d.spec).cpu ?? 0), 0);
   return sizes.map((n) => {
     const pods = genericPods(n);
     const runs = runsFor(n);
