@@ -137,6 +137,16 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
         const early = matching.filter((e) => Date.parse(e.startDate) < limit);
         out.push({ name: `${name}.notBefore`, ok: early.length === 0, detail: early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${t.notBefore})` : `${matching.length} execution(s), none before ${t.notBefore}${matching.length ? ` (first ${matching.map((e) => e.startDate).sort()[0]})` : ''}` });
       }
+      if (t.notBeforeMark) {
+        const markMs = facts.marks[t.notBeforeMark.mark];
+        const limit = markMs === undefined ? undefined : markMs + t.notBeforeMark.seconds * 1000;
+        const early = limit === undefined ? [] : matching.filter((e) => Date.parse(e.startDate) < limit);
+        out.push({
+          name: `${name}.notBeforeMark`,
+          ok: limit !== undefined && early.length === 0,
+          detail: limit === undefined ? `mark ${t.notBeforeMark.mark} never reached` : early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${new Date(limit).toISOString()})` : `${matching.length} execution(s), none before ${t.notBeforeMark.mark} + ${t.notBeforeMark.seconds}s`,
+        });
+      }
       if (t.terminatedAfterSeconds) {
         for (const e of matching) {
           const input = safeJson(e.input);

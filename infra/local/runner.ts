@@ -294,6 +294,17 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     note(`fault: EC2 Spot Instance Interruption Warning for ${target.instanceId} (${target.instanceType}, node ${nodeName ?? '?'}); reclaim at +${f.notice}s`);
     return undefined;
   }
+  if (step.fault?.kubeletStopped) {
+    const f = step.fault.kubeletStopped;
+    const target = [...env.ec2.instances.values()]
+      .filter((i) => i.state === 'running' && !i.preexisting && (f.nodePool ? i.tags['karpenter.sh/nodepool'] === f.nodePool : true))
+      .sort((a, b) => a.launchTimeMs - b.launchTimeMs)
+      .find((i) => env.cluster.stopKubelet(i.instanceId));
+    if (!target) return `kubelet stopped: no running node${f.nodePool ? ` in NodePool ${f.nodePool}` : ''} with a live kubelet`;
+    const nodeName = env.cluster.nodes().find((n) => n.spec?.providerID?.endsWith(`/${target.instanceId}`))?.metadata.name;
+    note(`fault: the kubelet of node ${nodeName ?? '?'} (${target.instanceId}) stopped posting status; the instance keeps running`);
+    return undefined;
+  }
   if (step.fault?.tableReplaced) {
     const deleted = await emptyTable(env);
     note(`fault: the table was replaced by an empty one (${deleted} item(s) gone: claims, epoch, budgets, ICE entries)`);

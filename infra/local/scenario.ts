@@ -109,6 +109,11 @@ const Fault = z.strictObject({
       errorCode: z.string().optional(),
     })
     .optional(),
+  /**
+   * The kubelet of the oldest running node of `nodePool` (nodefleet's, not a managed one) stops
+   * posting status: Ready turns Unknown and stays so, the instance keeps running (node repair's case).
+   */
+  kubeletStopped: z.strictObject({ nodePool: z.string().optional() }).optional(),
   spotInterruption: z
     .strictObject({
       /** Interrupt the oldest running spot instance of this NodePool. */
@@ -183,6 +188,8 @@ const ExpectSchema = z.strictObject({
         terminatedAfterSeconds: Range.optional(),
         /** No matching execution starts before this instant (RFC 3339), e.g. the end of a budget window. */
         notBefore: z.string().optional(),
+        /** No matching execution starts before `seconds` after the named mark (e.g. a toleration). */
+        notBeforeMark: z.strictObject({ mark: z.string(), seconds: z.number().nonnegative() }).optional(),
       }),
     )
     .optional(),
