@@ -20,6 +20,8 @@ export interface RunFacts {
   finalNodeClaims?: NodeClaim[];
   /** Per NodePool of `budgetsHonoured`: the most nodes seen disrupting at once, and every moment over the budget. */
   budgets?: Record<string, { maxDisrupting: number; violations: string[] }>;
+  /** Instances the `strayInstance` fault started. */
+  strays?: string[];
 }
 
 export interface CheckResult {
@@ -186,6 +188,20 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     const seen = env.logs.messages();
     const missing = expect.logs.filter((m) => !seen.has(m));
     out.push({ name: 'logs', ok: missing.length === 0, detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen` });
+  }
+
+  if (expect.straysTerminated) {
+    const strays = facts.strays ?? [];
+    if (strays.length === 0) out.push({ name: 'straysTerminated', ok: false, detail: 'no strayInstance fault ran' });
+    for (const id of strays) {
+      const inst = env.ec2.instances.get(id);
+      const took = inst?.terminatingAtMs !== undefined ? (inst.terminatingAtMs - inst.launchTimeMs) / 1000 : undefined;
+      out.push({
+        name: `straysTerminated.${id}`,
+        ok: took !== undefined && inst?.terminatedBy === 'api' && took <= expect.straysTerminated.withinSeconds,
+        detail: took === undefined ? `${id} is still ${inst?.state ?? 'unknown'}` : `${id} terminated ${took.toFixed(0)}s after it started (want ≤ ${expect.straysTerminated.withinSeconds}s), by ${inst?.terminatedBy}`,
+      });
+    }
   }
 
   for (const [mark, before] of Object.entries(expect.marksBefore ?? {})) {

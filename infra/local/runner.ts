@@ -76,7 +76,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const env = new LocalEnvironment({ scenario, ...opts });
   const timeline: TimelineEntry[] = [];
   const failures: string[] = [];
-  const facts: RunFacts = { maxConcurrentNodeClaims: 0, interruptions: [], marks: {} };
+  const facts: RunFacts = { maxConcurrentNodeClaims: 0, interruptions: [], marks: {}, strays: [] };
   const minLevel = opts.logLevel ?? 'INFO';
   // Every line goes to .nodefleet/logs.jsonl; the console skips a line that repeats the previous
   // one from the same controller with the same fields (e.g. "disruption blocked" every minute).
@@ -303,6 +303,17 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     if (!target) return `kubelet stopped: no running node${f.nodePool ? ` in NodePool ${f.nodePool}` : ''} with a live kubelet`;
     const nodeName = env.cluster.nodes().find((n) => n.spec?.providerID?.endsWith(`/${target.instanceId}`))?.metadata.name;
     note(`fault: the kubelet of node ${nodeName ?? '?'} (${target.instanceId}) stopped posting status; the instance keeps running`);
+    return undefined;
+  }
+  if (step.fault?.strayInstance) {
+    const f = step.fault.strayInstance;
+    // The tags of a nodefleet launch of the pool, for another claim; started without a kubelet (as
+    // the managed nodes are added, so the cluster ignores it).
+    const launch = [...env.ec2.instances.values()].find((x) => !x.preexisting && x.tags['karpenter.sh/nodepool'] === f.nodePool);
+    if (!launch) return `stray instance: no nodefleet instance of NodePool ${f.nodePool} to take its launch tags from`;
+    const i = env.ec2.addExisting({ instanceType: f.instanceType, zone: f.zone, tags: { ...launch.tags, 'karpenter.sh/nodeclaim': f.nodeClaim } });
+    (facts.strays ??= []).push(i.instanceId);
+    note(`fault: instance ${i.instanceId} (${f.instanceType}, tagged for NodeClaim ${f.nodeClaim}) runs with no NodeClaim record and never joins`);
     return undefined;
   }
   if (step.fault?.tableReplaced) {

@@ -114,6 +114,12 @@ const Fault = z.strictObject({
    * posting status: Ready turns Unknown and stays so, the instance keeps running (node repair's case).
    */
   kubeletStopped: z.strictObject({ nodePool: z.string().optional() }).optional(),
+  /**
+   * An instance tagged as nodefleet's launch for `nodePool` (the tags of a running nodefleet instance
+   * of the pool, NodeClaim `nodeClaim`) that no NodeClaim record owns and whose node never joins
+   * (its record lost before it registered).
+   */
+  strayInstance: z.strictObject({ nodePool: z.string(), nodeClaim: z.string(), instanceType: z.string(), zone: z.string() }).optional(),
   spotInterruption: z
     .strictObject({
       /** Interrupt the oldest running spot instance of this NodePool. */
@@ -207,6 +213,8 @@ const ExpectSchema = z.strictObject({
    * not cordoned, without the disrupted taint, its instance running, and no termination ever named it.
    */
   untouchedNodes: z.array(z.string()).optional(),
+  /** Each `strayInstance` was terminated (TerminateInstances) by nodefleet, within `withinSeconds` of its start. */
+  straysTerminated: z.strictObject({ withinSeconds: z.number().positive() }).optional(),
   /** Karpenter-style log messages that must appear (exact `message` values). */
   logs: z.array(z.string()).optional(),
   /** Named marks that must have been reached before an instant (RFC 3339), e.g. before a budget window ends. */
