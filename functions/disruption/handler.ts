@@ -116,6 +116,7 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
   await recordConditions(deps, plan.claimConditions);
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
   for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricNames.nodePoolsAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
+  for (const e of plan.eligibleNodes) deps.metrics.count(MetricNames.disruptionEligibleNodes, { reason: e.reason.toLowerCase() }, e.count);
   for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNames.nodePoolsNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
   const expirations = plan.expirations.length > 0 ? await confirmExpirations(deps, plan.expirations, now) : [];
   for (const e of expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });

@@ -12,6 +12,8 @@ import { planGarbageCollection, terminationRestarts, type GcPlan, Initialization
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/api/metrics.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
+import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
+import { conditionLabel } from '../../shared/disruption/repair.ts';
 import { syncNodeClaimObjects } from './nodeclaim-objects.ts';
 
 export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };
@@ -44,6 +46,10 @@ export interface GcResult {
   orphansWithNode: GcPlan['orphansWithNode'];
   /** Actions that failed this pass (the next pass plans them again). */
   failed: { action: string; subject: string; error: string }[];
+  /** Claims node repair started terminating (NodeRepair gate), with the Node condition that decided it. */
+  repaired: { nodeClaim: string; nodeName: string; condition: string }[];
+  /** Claims due for repair that the NodePool health guard held. */
+  repairBlocked: GcPlan['repair']['blocked'];
   /** The cluster's NodeClaim objects written this pass (functions/gc/nodeclaim-objects.ts). */
   nodeClaimObjects?: { put: string[]; removed: string[]; foreign: string[] };
 }
@@ -85,7 +91,8 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
     budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
-  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, ...(budgetHolders ? { budgetHolders } : {}) }, now);
+  const nodeRepair = deps.env.settings?.featureGates.NodeRepair ?? false;
+  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, nodeRepair, ...(budgetHolders ? { budgetHolders } : {}) }, now);
   const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
   // Mirrors of the records left after this pass; a failed list leaves them for the next pass.
   const deletedNow = new Set(result.deleted.map((d) => d.nodeClaim));
@@ -119,7 +126,7 @@ async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], li
  * The next pass (a minute later) plans the failed ones again.
  */
 async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
-  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, orphansWithNode: plan.orphansWithNode, failed: [] };
+  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, orphansWithNode: plan.orphansWithNode, repaired: [], repairBlocked: plan.repair.blocked, failed: [] };
   for (const u of plan.unownedBeforeEpoch) {
     deps.log.warn('instance launched before the claims table began has no nodeclaim, not terminating it: adopt or remove it', {
       instance: u.instanceId,
@@ -175,6 +182,21 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
       } else {
         deps.log.warn('termination deadline passed, terminating instance', { instance: t.instanceId, NodeClaim: { name: t.nodeClaim } });
       }
+    });
+  }
+  for (const b of plan.repair.blocked) {
+    deps.log.warn('NodeRepairBlocked', { NodeClaim: { name: b.nodeClaim }, Node: { name: b.nodeName }, NodePool: { name: b.nodePool }, message: b.message });
+  }
+  for (const r of plan.repair.repair) {
+    await attempt('repair-node', r.nodeClaim, async () => {
+      const c = claims.get(r.nodeClaim)!;
+      // Forceful, as Karpenter's node repair: the termination's deadline is now (drain cut off at once).
+      const executionArn = await startClaimTermination(deps.termination, c, { reason: 'unhealthy', now: deps.clock.now(), forceful: true });
+      deps.log.info('deleting unhealthy node', { NodeClaim: { name: c.name }, Node: { name: r.nodeName }, condition: r.condition.type, status: r.condition.status, ...(r.condition.reason ? { reason: r.condition.reason } : {}), executionArn });
+      const capacityType: Record<string, string> = c.capacityType ? { capacity_type: c.capacityType } : {};
+      deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: 'unhealthy', ...capacityType });
+      deps.metrics.count(MetricNames.nodeClaimsUnhealthyDisrupted, { condition: conditionLabel(r.condition.type), nodepool: c.nodePool, ...capacityType, ...(c.imageId ? { image_id: c.imageId } : {}) });
+      result.repaired.push({ nodeClaim: c.name, nodeName: r.nodeName, condition: r.condition.type });
     });
   }
   if (deps.termination) {

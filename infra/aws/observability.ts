@@ -21,7 +21,7 @@ import { MetricNames as M, MetricsNamespace } from '../../shared/api/metrics.ts'
  */
 export const DashboardMetrics: readonly { title: string; metrics: readonly string[]; stat: 'Sum' | 'Average' | 'Maximum' | 'p99' }[] = [
   { title: 'NodeClaims created / launched / registered / initialized', metrics: [M.nodeClaimsCreated, M.nodeClaimsLaunched, M.nodeClaimsRegistered, M.nodeClaimsInitialized], stat: 'Sum' },
-  { title: 'NodeClaims terminated / disrupted', metrics: [M.nodeClaimsTerminated, M.nodeClaimsDisrupted], stat: 'Sum' },
+  { title: 'NodeClaims terminated / disrupted', metrics: [M.nodeClaimsTerminated, M.nodeClaimsDisrupted, M.nodeClaimsUnhealthyDisrupted], stat: 'Sum' },
   { title: 'Nodes created / terminated / drained', metrics: [M.nodesCreated, M.nodesTerminated, M.nodesDrained], stat: 'Sum' },
   { title: 'Unschedulable pods', metrics: [M.unschedulablePods], stat: 'Maximum' },
   { title: 'Scheduling duration (s, p99)', metrics: [M.schedulingDuration, M.podsSchedulingDecisionDuration], stat: 'p99' },

@@ -20,6 +20,8 @@ export interface RunFacts {
   finalNodeClaims?: NodeClaim[];
   /** Per NodePool of `budgetsHonoured`: the most nodes seen disrupting at once, and every moment over the budget. */
   budgets?: Record<string, { maxDisrupting: number; violations: string[] }>;
+  /** Instances the `strayInstance` fault started. */
+  strays?: string[];
 }
 
 export interface CheckResult {
@@ -137,6 +139,16 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
         const early = matching.filter((e) => Date.parse(e.startDate) < limit);
         out.push({ name: `${name}.notBefore`, ok: early.length === 0, detail: early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${t.notBefore})` : `${matching.length} execution(s), none before ${t.notBefore}${matching.length ? ` (first ${matching.map((e) => e.startDate).sort()[0]})` : ''}` });
       }
+      if (t.notBeforeMark) {
+        const markMs = facts.marks[t.notBeforeMark.mark];
+        const limit = markMs === undefined ? undefined : markMs + t.notBeforeMark.seconds * 1000;
+        const early = limit === undefined ? [] : matching.filter((e) => Date.parse(e.startDate) < limit);
+        out.push({
+          name: `${name}.notBeforeMark`,
+          ok: limit !== undefined && early.length === 0,
+          detail: limit === undefined ? `mark ${t.notBeforeMark.mark} never reached` : early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${new Date(limit).toISOString()})` : `${matching.length} execution(s), none before ${t.notBeforeMark.mark} + ${t.notBeforeMark.seconds}s`,
+        });
+      }
       if (t.terminatedAfterSeconds) {
         for (const e of matching) {
           const input = safeJson(e.input);
@@ -176,6 +188,20 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     const seen = env.logs.messages();
     const missing = expect.logs.filter((m) => !seen.has(m));
     out.push({ name: 'logs', ok: missing.length === 0, detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen` });
+  }
+
+  if (expect.straysTerminated) {
+    const strays = facts.strays ?? [];
+    if (strays.length === 0) out.push({ name: 'straysTerminated', ok: false, detail: 'no strayInstance fault ran' });
+    for (const id of strays) {
+      const inst = env.ec2.instances.get(id);
+      const took = inst?.terminatingAtMs !== undefined ? (inst.terminatingAtMs - inst.launchTimeMs) / 1000 : undefined;
+      out.push({
+        name: `straysTerminated.${id}`,
+        ok: took !== undefined && inst?.terminatedBy === 'api' && took <= expect.straysTerminated.withinSeconds,
+        detail: took === undefined ? `${id} is still ${inst?.state ?? 'unknown'}` : `${id} terminated ${took.toFixed(0)}s after it started (want ≤ ${expect.straysTerminated.withinSeconds}s), by ${inst?.terminatedBy}`,
+      });
+    }
   }
 
   for (const [mark, before] of Object.entries(expect.marksBefore ?? {})) {

@@ -76,7 +76,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const env = new LocalEnvironment({ scenario, ...opts });
   const timeline: TimelineEntry[] = [];
   const failures: string[] = [];
-  const facts: RunFacts = { maxConcurrentNodeClaims: 0, interruptions: [], marks: {} };
+  const facts: RunFacts = { maxConcurrentNodeClaims: 0, interruptions: [], marks: {}, strays: [] };
   const minLevel = opts.logLevel ?? 'INFO';
   // Every line goes to .nodefleet/logs.jsonl; the console skips a line that repeats the previous
   // one from the same controller with the same fields (e.g. "disruption blocked" every minute).
@@ -292,6 +292,28 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     env.ec2.interruptSpot(target.instanceId, f.notice);
     facts.interruptions.push({ instanceId: target.instanceId, nodeName, noticeAtMs: target.interruptionNoticeAtMs!, deadlineMs: target.interruptionDeadlineMs! });
     note(`fault: EC2 Spot Instance Interruption Warning for ${target.instanceId} (${target.instanceType}, node ${nodeName ?? '?'}); reclaim at +${f.notice}s`);
+    return undefined;
+  }
+  if (step.fault?.kubeletStopped) {
+    const f = step.fault.kubeletStopped;
+    const target = [...env.ec2.instances.values()]
+      .filter((i) => i.state === 'running' && !i.preexisting && (f.nodePool ? i.tags['karpenter.sh/nodepool'] === f.nodePool : true))
+      .sort((a, b) => a.launchTimeMs - b.launchTimeMs)
+      .find((i) => env.cluster.stopKubelet(i.instanceId));
+    if (!target) return `kubelet stopped: no running node${f.nodePool ? ` in NodePool ${f.nodePool}` : ''} with a live kubelet`;
+    const nodeName = env.cluster.nodes().find((n) => n.spec?.providerID?.endsWith(`/${target.instanceId}`))?.metadata.name;
+    note(`fault: the kubelet of node ${nodeName ?? '?'} (${target.instanceId}) stopped posting status; the instance keeps running`);
+    return undefined;
+  }
+  if (step.fault?.strayInstance) {
+    const f = step.fault.strayInstance;
+    // The tags of a nodefleet launch of the pool, for another claim; started without a kubelet (as
+    // the managed nodes are added, so the cluster ignores it).
+    const launch = [...env.ec2.instances.values()].find((x) => !x.preexisting && x.tags['karpenter.sh/nodepool'] === f.nodePool);
+    if (!launch) return `stray instance: no nodefleet instance of NodePool ${f.nodePool} to take its launch tags from`;
+    const i = env.ec2.addExisting({ instanceType: f.instanceType, zone: f.zone, tags: { ...launch.tags, 'karpenter.sh/nodeclaim': f.nodeClaim } });
+    (facts.strays ??= []).push(i.instanceId);
+    note(`fault: instance ${i.instanceId} (${f.instanceType}, tagged for NodeClaim ${f.nodeClaim}) runs with no NodeClaim record and never joins`);
     return undefined;
   }
   if (step.fault?.tableReplaced) {

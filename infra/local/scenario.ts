@@ -109,6 +109,17 @@ const Fault = z.strictObject({
       errorCode: z.string().optional(),
     })
     .optional(),
+  /**
+   * The kubelet of the oldest running node of `nodePool` (nodefleet's, not a managed one) stops
+   * posting status: Ready turns Unknown and stays so, the instance keeps running (node repair's case).
+   */
+  kubeletStopped: z.strictObject({ nodePool: z.string().optional() }).optional(),
+  /**
+   * An instance tagged as nodefleet's launch for `nodePool` (the tags of a running nodefleet instance
+   * of the pool, NodeClaim `nodeClaim`) that no NodeClaim record owns and whose node never joins
+   * (its record lost before it registered).
+   */
+  strayInstance: z.strictObject({ nodePool: z.string(), nodeClaim: z.string(), instanceType: z.string(), zone: z.string() }).optional(),
   spotInterruption: z
     .strictObject({
       /** Interrupt the oldest running spot instance of this NodePool. */
@@ -183,6 +194,8 @@ const ExpectSchema = z.strictObject({
         terminatedAfterSeconds: Range.optional(),
         /** No matching execution starts before this instant (RFC 3339), e.g. the end of a budget window. */
         notBefore: z.string().optional(),
+        /** No matching execution starts before `seconds` after the named mark (e.g. a toleration). */
+        notBeforeMark: z.strictObject({ mark: z.string(), seconds: z.number().nonnegative() }).optional(),
       }),
     )
     .optional(),
@@ -200,6 +213,8 @@ const ExpectSchema = z.strictObject({
    * not cordoned, without the disrupted taint, its instance running, and no termination ever named it.
    */
   untouchedNodes: z.array(z.string()).optional(),
+  /** Each `strayInstance` was terminated (TerminateInstances) by nodefleet, within `withinSeconds` of its start. */
+  straysTerminated: z.strictObject({ withinSeconds: z.number().positive() }).optional(),
   /** Karpenter-style log messages that must appear (exact `message` values). */
   logs: z.array(z.string()).optional(),
   /** Named marks that must have been reached before an instant (RFC 3339), e.g. before a budget window ends. */

@@ -15,10 +15,29 @@ export class ValidationError extends NodefleetError {
   }
 }
 
+/**
+ * One CreateFleet error entry as Karpenter counts it (`karpenter_cloudprovider_instance_launch_failures_total`):
+ * the override's zone, the request's capacity type, and the reason its AWS provider derives from the error code.
+ */
+export interface LaunchFailure {
+  zone: string;
+  zoneId?: string;
+  capacityType: string;
+  reason: string;
+}
+
+/** The CreateFleet error entries a launch error carries (none when it carries none). */
+export function launchFailuresOf(err: unknown): readonly LaunchFailure[] {
+  const f = (err as { launchFailures?: unknown } | undefined)?.launchFailures;
+  return Array.isArray(f) ? (f as LaunchFailure[]) : [];
+}
+
 /** EC2 had no capacity for these offerings (InsufficientInstanceCapacity and friends). */
 export class InsufficientCapacityError extends NodefleetError {
-  constructor(message: string, readonly offerings: { instanceType: string; zone: string; capacityType: string }[] = [], options?: { cause?: unknown }) {
+  readonly launchFailures: readonly LaunchFailure[];
+  constructor(message: string, readonly offerings: { instanceType: string; zone: string; capacityType: string }[] = [], options?: { cause?: unknown; launchFailures?: readonly LaunchFailure[] }) {
     super(message, options);
+    this.launchFailures = options?.launchFailures ?? [];
   }
 }
 

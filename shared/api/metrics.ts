@@ -18,6 +18,8 @@ export const MetricNames = {
   nodeClaimsInitialized: 'karpenter_nodeclaims_initialized_total',
   nodeClaimsTerminated: 'karpenter_nodeclaims_terminated_total',
   nodeClaimsDisrupted: 'karpenter_nodeclaims_disrupted_total',
+  /** NodeClaims node repair terminated (labels condition, nodepool, capacity_type, image_id). */
+  nodeClaimsUnhealthyDisrupted: 'karpenter_nodeclaims_unhealthy_disrupted_total',
   /** Seconds from the NodeClaim's deletion to its instance gone (label nodepool). */
   nodeClaimsTerminationDuration: 'karpenter_nodeclaims_termination_duration_seconds',
   /** Nodes registered (label nodepool), at the registration step as Karpenter counts them. */

@@ -6,6 +6,7 @@
 import type { KubeNodeClaim, NodeClaim } from './nodeclaim.ts';
 import type { Node, Pod, PodDisruptionBudget, KubeObject, Taint } from './kube.ts';
 import type { NodePool, EC2NodeClass } from './nodepool.ts';
+import type { LaunchFailure } from './errors.ts';
 
 /** NodeClaim storage (DynamoDB). Every write is conditional on `version`. */
 export interface NodeClaimStore {
@@ -85,6 +86,8 @@ export interface LaunchResult {
   priceUsdPerHour?: number;
   /** Pools EC2 refused for capacity while launching this instance (CreateFleet `Errors[]`): mark them unavailable. */
   unavailableOfferings?: { instanceType: string; zone: string; capacityType: string }[];
+  /** Every CreateFleet error entry of the launch, as Karpenter counts launch failures. */
+  launchFailures?: LaunchFailure[];
 }
 
 /** An EC2 instance nodefleet may own. */
@@ -205,7 +208,7 @@ export interface TerminationInput {
   nodeClaim: string;
   nodeName?: string;
   instanceId?: string;
-  reason: 'consolidation' | 'drift' | 'expiration' | 'interruption' | 'emptiness' | 'manual' | 'gc';
+  reason: 'consolidation' | 'drift' | 'expiration' | 'interruption' | 'emptiness' | 'manual' | 'gc' | 'unhealthy';
   /** Epoch ms: after it, whatever is left is deleted and the instance terminated. Absent = wait forever. */
   deadlineEpochMs?: number;
   /** NodePool whose budget slot to release at the end, if one was taken. */

@@ -42,7 +42,6 @@ export type AwsFeatureGateName = keyof typeof AwsFeatureGateDefaults;
  * either way (docs/settings.md: nodefleet has no reserved offerings yet, so both act as false).
  */
 const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName, boolean>> = {
-  NodeRepair: true,
   NodeOverlay: true,
   StaticCapacity: true,
   CapacityBuffer: true,
@@ -57,7 +56,7 @@ const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName
 
 /** How nodefleet treats each gate (docs/settings.md). */
 export const FeatureGateSupport: Readonly<Record<FeatureGateName | AwsFeatureGateName, string>> = {
-  NodeRepair: 'true refused: no node repair yet',
+  NodeRepair: 'gc (node repair: shared/disruption/repair.ts, as Karpenter\'s node.health controller)',
   ReservedCapacity: 'accepted either way; no reserved offerings yet, so both act as false',
   SpotToSpotConsolidation: 'disruption (single- and multi-node consolidation, command validation)',
   NodeOverlay: 'true refused: NodeOverlay is not applied',
@@ -131,11 +130,12 @@ function boolValue(raw: string): boolean | undefined {
   return raw === 'true' ? true : raw === 'false' ? false : undefined;
 }
 /** A boolean setting of which only `honoured` has nodefleet's behaviour. */
-function onlyBool(honoured: boolean, why: string) {
+/** A boolean; only `honoured` is accepted when given (undefined: either). */
+function onlyBool(honoured: boolean | undefined, why: string) {
   return (raw: string): Parsed => {
     const b = boolValue(raw);
     if (b === undefined) return bad(`must be true or false, got "${raw}"`);
-    return b === honoured ? ok(b) : bad(`${raw} is not supported: ${why}`);
+    return honoured === undefined || b === honoured ? ok(b) : bad(`${raw} is not supported: ${why}`);
   };
 }
 function gates<T extends Record<string, boolean>>(defaults: T) {
@@ -204,8 +204,8 @@ export const SettingDefs: readonly SettingDef[] = [
   { name: 'PREFERENCE_POLICY', default: 'Respect', nodefleet: 'same', readBy: 'provisioner, disruption (scheduling simulation)', field: 'preferencePolicy', parse: oneOf(['Respect', 'Ignore'] as const) },
   { name: 'MIN_VALUES_POLICY', default: 'Strict', nodefleet: 'same', readBy: 'provisioner, disruption (scheduling simulation)', field: 'minValuesPolicy', parse: oneOf(['Strict', 'BestEffort'] as const) },
   { name: 'IGNORE_DRA_REQUESTS', default: 'true', nodefleet: 'same', readBy: 'provisioner, disruption (DRA claims are not simulated)', parse: onlyBool(true, 'nodefleet does not simulate DRA requests') },
-  { name: 'LEGACY_NODE_REPAIR', default: 'false', nodefleet: 'same', readBy: '—', parse: onlyBool(false, 'nodefleet has no node repair') },
-  { name: 'FEATURE_GATES', default: Object.entries(FeatureGateDefaults).map(([k, v]) => `${k}=${v}`).join(','), nodefleet: 'same', readBy: 'provisioner, disruption (SpotToSpotConsolidation)', field: 'featureGates', parse: gates(FeatureGateDefaults) },
+  { name: 'LEGACY_NODE_REPAIR', default: 'false', nodefleet: 'same', readBy: 'accepted either way: node repair is always the node.health controller (the one this selects)', parse: onlyBool(undefined, '') },
+  { name: 'FEATURE_GATES', default: Object.entries(FeatureGateDefaults).map(([k, v]) => `${k}=${v}`).join(','), nodefleet: 'same', readBy: 'provisioner, disruption (SpotToSpotConsolidation), gc (NodeRepair)', field: 'featureGates', parse: gates(FeatureGateDefaults) },
   { name: 'SCHEDULER_CONFIG', default: '', nodefleet: '—', readBy: '—', refuse: 'not supported: nodefleet applies no default topology spread constraints' },
   { name: 'CLUSTER_CA_BUNDLE', default: '', nodefleet: 'same', readBy: 'provisioner, disruption (node user data)', field: 'clusterCABundle', parse: (raw) => (raw.trim() ? ok(raw.trim()) : bad('is empty')) },
   { name: 'CLUSTER_NAME', default: '', nodefleet: 'context clusterName (NODEFLEET_CLUSTER_NAME)', readBy: 'every function', refuse: 'not supported under this name: set context clusterName' },

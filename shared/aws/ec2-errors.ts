@@ -7,7 +7,7 @@
  * - Throttling codes: {@link TransientError}, retried by the caller (Lambda retry / ASL Retry).
  * - "Not found" codes: the object is already gone, which callers treat as success.
  */
-import { InsufficientCapacityError, NodefleetError, TransientError } from '../api/errors.ts';
+import { InsufficientCapacityError, NodefleetError, TransientError, type LaunchFailure } from '../api/errors.ts';
 
 /**
  * CreateFleet error codes meaning "no capacity for this pool right now" (KA pkg/errors/errors.go
@@ -111,6 +111,52 @@ export function unavailableOfferingsFrom(errors: readonly FleetError[], defaultC
   return out;
 }
 
+/**
+ * The reason Karpenter's AWS provider gives a CreateFleet error (KA pkg/errors ToReasonMessage,
+ * the `reason` of its launch failure metric), from the code and message: the first rule whose
+ * text occurs in `code: message`; capacity codes other than the quota ones fall through to
+ * `LaunchFailed`, as there.
+ */
+export function launchFailureReason(code: string | undefined, message: string | undefined): string {
+  const text = `${code ?? ''}: ${message ?? ''}`;
+  const has = (s: string) => text.includes(s);
+  if (has('AuthFailure.ServiceLinkedRoleCreationNotPermitted')) return 'SpotSLRCreationFailed';
+  if (has('UnauthorizedOperation') || has('AccessDenied') || has('AuthFailure')) {
+    const explicitDeny = has('with an explicit deny in a permissions boundary') || has('with an explicit deny in a service control policy');
+    return !explicitDeny && has('Not authorized for images') ? 'AMIAuthorizationFailure' : 'Unauthorized';
+  }
+  if (has('InvalidParameter') && has('belong to different networks')) return 'SecurityGroupSubnetVPCMismatch';
+  const rules: [string, string][] = [
+    ['iamInstanceProfile.name is invalid', 'InstanceProfileNameInvalid'],
+    ['InvalidLaunchTemplateId.NotFound', 'LaunchTemplateNotFound'],
+    ['User data is limited to', 'UserDataSizeLimitExceeded'],
+    ['InvalidAMIID.Malformed', 'InvalidAMIID'],
+    ['InvalidAMIID.NotFound', 'AMINotFound'],
+    ['RequestLimitExceeded', 'RequestLimitExceeded'],
+    ['InternalError', 'InternalError'],
+    ['not eligible for Free Tier', 'FreeTierIneligible'],
+    ['MaxFleetCountExceeded', 'FleetQuotaExceeded'],
+    ['PendingVerification', 'AccountPendingVerification'],
+    ['MaxSpotInstanceCountExceeded', 'SpotQuotaExceeded'],
+    ['VcpuLimitExceeded', 'VCPULimitExceeded'],
+    ['InsufficientFreeAddressesInSubnet', 'InsufficientFreeAddressesInSubnet'],
+  ];
+  return rules.find(([s]) => has(s))?.[1] ?? 'LaunchFailed';
+}
+
+/**
+ * Each CreateFleet error entry as a launch failure (Karpenter counts one per entry, the
+ * fleet-level ones without an override included, zone then empty).
+ * @param capacityType the request's; @param zoneIdOf the zone id of a zone (from the subnets launched into).
+ */
+export function launchFailuresFrom(errors: readonly FleetError[], capacityType: string, zoneIdOf: (zone: string) => string | undefined = () => undefined): LaunchFailure[] {
+  return errors.map((e) => {
+    const zone = e.zone ?? '';
+    const zoneId = zone ? zoneIdOf(zone) : undefined;
+    return { zone, ...(zoneId ? { zoneId } : {}), capacityType, reason: launchFailureReason(e.errorCode, e.errorMessage) };
+  });
+}
+
 /** A CreateFleet that launched nothing for a reason other than capacity (bad request, IAM, quota on LT). */
 export class CreateFleetError extends NodefleetError {
   constructor(message: string, readonly errors: FleetError[] = [], options?: { cause?: unknown }) {
@@ -124,17 +170,18 @@ export class CreateFleetError extends NodefleetError {
  * - any throttling code → {@link TransientError};
  * - otherwise {@link CreateFleetError} (not retried with other offerings: the request itself is wrong).
  */
-export function launchFailure(errors: readonly FleetError[], defaultCapacityType: string): Error {
+export function launchFailure(errors: readonly FleetError[], defaultCapacityType: string, zoneIdOf?: (zone: string) => string | undefined): Error {
+  const launchFailures = launchFailuresFrom(errors, defaultCapacityType, zoneIdOf);
   const summary = errors.map((e) => `${e.errorCode ?? 'Unknown'}${e.instanceType ? ` (${e.instanceType}/${e.zone}/${e.lifecycle ?? defaultCapacityType})` : ''}: ${e.errorMessage ?? ''}`.trim()).join('; ');
   if (errors.some((e) => e.errorCode && ThrottlingErrorCodes.has(e.errorCode))) {
-    return new TransientError(`CreateFleet throttled: ${summary}`);
+    return Object.assign(new TransientError(`CreateFleet throttled: ${summary}`), { launchFailures });
   }
   const meaningful = errors.filter((e) => e.instanceType);
   const all = meaningful.length > 0 ? meaningful : errors;
   if (all.length === 0 || all.every(isCapacityError)) {
-    return new InsufficientCapacityError(`insufficient capacity: ${summary || 'CreateFleet returned no instance'}`, unavailableOfferingsFrom(errors, defaultCapacityType));
+    return new InsufficientCapacityError(`insufficient capacity: ${summary || 'CreateFleet returned no instance'}`, unavailableOfferingsFrom(errors, defaultCapacityType), { launchFailures });
   }
-  return new CreateFleetError(`CreateFleet failed: ${summary}`, [...errors]);
+  return Object.assign(new CreateFleetError(`CreateFleet failed: ${summary}`, [...errors]), { launchFailures });
 }
 
 /** Maps an SDK exception thrown by a call (not a fleet error entry) to a typed error. */

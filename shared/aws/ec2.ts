@@ -53,7 +53,7 @@ import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelCapacityType, LabelDoNotSync, LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
-import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
+import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, launchFailuresFrom, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
 
@@ -448,8 +448,9 @@ export class Ec2CloudProvider implements CloudProvider {
       zone: e.LaunchTemplateAndOverrides?.Overrides?.AvailabilityZone,
       subnetId: e.LaunchTemplateAndOverrides?.Overrides?.SubnetId,
     }));
+    const zoneIdOf = (z: string) => resolved.subnets.find((s) => s.zone === z)?.zoneId;
     const launched = (out.Instances ?? []).find((i) => (i.InstanceIds ?? []).length > 0);
-    if (!launched) throw launchFailure(errors, req.capacityType);
+    if (!launched) throw launchFailure(errors, req.capacityType, zoneIdOf);
     const o = launched.LaunchTemplateAndOverrides?.Overrides;
     const instanceType = launched.InstanceType ?? o?.InstanceType ?? '';
     const zone = o?.AvailabilityZone ?? req.createFleet.LaunchTemplateConfigs?.[0]?.Overrides?.find((x) => x.SubnetId === o?.SubnetId)?.AvailabilityZone ?? '';
@@ -463,7 +464,7 @@ export class Ec2CloudProvider implements CloudProvider {
       capacityType: launched.Lifecycle === 'spot' ? 'spot' : req.capacityType,
       imageId,
       // Pools that failed while another one launched: Karpenter marks these unavailable too.
-      ...(errors.length ? { unavailableOfferings: unavailableOfferingsFrom(errors, req.capacityType) } : {}),
+      ...(errors.length ? { unavailableOfferings: unavailableOfferingsFrom(errors, req.capacityType), launchFailures: launchFailuresFrom(errors, req.capacityType, zoneIdOf) } : {}),
     };
   }
 

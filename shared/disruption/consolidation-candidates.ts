@@ -10,7 +10,7 @@ import { candidateBlock, type MethodContext } from './method.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate, MethodName } from './types.ts';
 
-export function consolidationCandidates({ state, blocked }: MethodContext, method: MethodName): Candidate[] {
+export function consolidationCandidates({ state, blocked, eligible }: MethodContext, method: MethodName): Candidate[] {
   const out: Candidate[] = [];
   for (const c of state.candidates) {
     if (state.leaving.has(c.nodeName)) continue;
@@ -27,6 +27,7 @@ export function consolidationCandidates({ state, blocked }: MethodContext, metho
     if (reason) blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason });
     else out.push(c);
   }
+  eligible?.(out.length);
   return sortBySavingsRatio(out);
 }
 

@@ -24,9 +24,10 @@ export const Drift: DisruptionMethod = {
   name: 'drift',
   reason: 'Drifted',
   disruptionClass: 'eventual',
-  compute({ state, sim, blocked }: MethodContext): DisruptionCommand | undefined {
+  compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     const drifted = state.candidates.filter((c) => c.drifted && !state.leaving.has(c.nodeName));
     const sorted = unblocked(drifted, 'drift', blocked, Drift.disruptionClass).sort((a, b) => driftTime(a, state.now) - driftTime(b, state.now) || byDisruptionCost(a, b));
+    eligible?.(sorted.length);
     const ordered = [...sorted.filter((c) => c.reschedulablePods.length === 0), ...sorted.filter((c) => c.reschedulablePods.length > 0)];
     for (const c of ordered) {
       const budget = budgetFor(state, c.nodePool, 'Drifted');

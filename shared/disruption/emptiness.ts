@@ -13,7 +13,7 @@ export const Emptiness: DisruptionMethod = {
   name: 'emptiness',
   reason: 'Empty',
   disruptionClass: 'graceful',
-  compute({ state, blocked }: MethodContext): DisruptionCommand | undefined {
+  compute({ state, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     // Static pools (spec.replicas) keep their node count: never consolidated (KC StaticCapacity).
     const empty = state.candidates.filter((c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName) && state.nodePools.get(c.nodePool)?.spec.replicas === undefined);
     const ready = empty.filter((c) => {
@@ -29,6 +29,7 @@ export const Emptiness: DisruptionMethod = {
       return true;
     });
     const sorted = sortBySavingsRatio(unblocked(ready, 'emptiness', blocked, 'graceful'));
+    eligible?.(sorted.length);
     const chosen = withinBudgets(state, sorted, 'Empty', 'emptiness', blocked);
     if (chosen.length === 0) return undefined;
     return makeCommand('emptiness', 'Empty', chosen, [], state.now, chosen.reduce((s, c) => s + (c.priceUsdPerHour ?? 0), 0));

@@ -29,6 +29,7 @@ import { NodePoolTagKey } from '../api/iam-policy.ts';
 import { TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceDisagreement, nodeDisagreement, requestDisagreement } from '../api/termination-target.ts';
 import { instanceIdOfClaim, instanceIdOfProviderId } from '../api/provider-id.ts';
+import { planNodeRepair, type RepairPlan } from './repair.ts';
 
 /** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
@@ -37,8 +38,8 @@ export const RegistrationTimeoutSeconds = 15 * 60;
 /**
  * A claim whose node registered but never initializes (Ready, startup taints gone) within this
  * (from registration) is deleted and its instance terminated. Karpenter has no initialization
- * timeout, but its node repair (v1.1+, NodeRepair feature gate) replaces a node whose Ready
- * condition stays False/Unknown for 30 minutes; nodefleet has no node repair, and a claim stuck
+ * timeout, but its node repair (NodeRepair feature gate, off by default; shared/disruption/repair.ts)
+ * replaces a node whose Ready condition stays False/Unknown for 30 minutes; without it a claim stuck
  * before Initialized keeps the pods it was made for nominated to it for ever (chaos never-ready:
  * those pods stayed Pending for good). 15 minutes is Karpenter's registration TTL: the same
  * "this node will not become usable" judgement, one step later.
@@ -142,6 +143,8 @@ export interface GcInput {
    * remove. Karpenter has no such rule (its NodeClaims live in the cluster, not in a table).
    */
   tableEpochMs: number;
+  /** The NodeRepair feature gate: plan node repair ({@link GcPlan.repair}) on the live Nodes. */
+  nodeRepair?: boolean;
 }
 
 export type GcDeleteReason = 'launch_timeout' | 'registration_timeout' | 'initialization_timeout' | 'instance_gone' | 'node_gone' | 'expired';
@@ -171,6 +174,8 @@ export interface GcPlan {
    * orphan without a live registered Node has no workload pods and is terminated (`terminateInstances`, `orphan`).
    */
   orphansWithNode: { instanceId: string; nodeName: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
+  /** Node repair (with {@link GcInput.nodeRepair}; shared/disruption/repair.ts), over the claims this plan does not delete. */
+  repair: RepairPlan;
 }
 
 
@@ -238,7 +243,7 @@ export function terminationRestarts(nodeClaims: readonly NodeClaim[], now: Date)
 
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
-  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [] };
+  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [], repair: { repair: [], blocked: [] } };
   const nowMs = now.getTime();
   const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
@@ -328,6 +333,8 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     }
     out.terminateInstances.push({ instanceId: i.instanceId, reason: 'orphan' });
   }
+
+  if (input.nodeRepair) out.repair = planNodeRepair(input.nodeClaims.filter((c) => !deleted.has(c.name)), input.nodes, now);
 
   if (input.budgetHolders) {
     const remaining = input.nodeClaims.filter((c) => !deleted.has(c.name));

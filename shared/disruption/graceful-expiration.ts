@@ -25,11 +25,12 @@ export const GracefulExpiration: DisruptionMethod = {
   reason: 'Expired',
   // Passes every block, as forceful expiration does; the class names how its drain ends.
   disruptionClass: 'eventual',
-  compute({ state, sim, blocked }: MethodContext): DisruptionCommand | undefined {
+  compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     const now = state.now.getTime();
     const expired = state.candidates
       .filter((c) => hasGracefulExpiration(state.nodePools.get(c.nodePool)) && c.expireAt !== undefined && Date.parse(c.expireAt) <= now && !state.leaving.has(c.nodeName))
       .sort(byDisruptionCost);
+    eligible?.(expired.length);
     const chosen = withinBudgets(state, expired, 'Expired', 'graceful-expiration', blocked);
     for (const c of chosen) {
       const r = replacementsFor(sim, [c], { includeBlockedPods: true });

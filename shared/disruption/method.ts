@@ -20,6 +20,11 @@ export interface MethodContext {
   elapsedMs: () => number;
   /** Methods that stopped on their time budget this run (appended to). */
   timedOut: MethodName[];
+  /**
+   * Reports the method's candidates before budgets (its eligibility and the candidate blocks
+   * passed): Karpenter's `karpenter_voluntary_disruption_eligible_nodes` for the method's reason.
+   */
+  eligible?: (count: number) => void;
 }
 
 /** One disruption method (KC pkg/controllers/disruption `Method`). */

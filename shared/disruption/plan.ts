@@ -32,8 +32,13 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { 
   const timedOut: DisruptionPlan['timedOut'] = [];
   const elapsedMs = opts.elapsedMs ?? (() => 0);
   let command;
+  // Set per method run, as Karpenter's gauge: the last method of a reason run this pass wins. The
+  // extensions' reasons only when some pool opted in (metrics stay Karpenter's otherwise).
+  const eligibleNodes = new Map<DisruptionReason, number>();
+  const optedIn: Partial<Record<DisruptionReason, boolean>> = { Expired: snapshot.nodePools.some(hasGracefulExpiration), Rebalance: snapshot.nodePools.some(hasRebalanceReplace) };
   for (const method of Methods) {
-    command = method.compute({ state, sim, blocked, elapsedMs, timedOut });
+    const report = optedIn[method.reason] ?? true;
+    command = method.compute({ state, sim, blocked, elapsedMs, timedOut, eligible: (n) => report && eligibleNodes.set(method.reason, n) });
     if (command) break;
   }
   const budgets: BudgetStatus[] = [];
@@ -42,5 +47,5 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { 
     const reasons: DisruptionReason[] = [...BudgetReasons, ...(hasGracefulExpiration(pool) ? ['Expired' as const] : []), ...(hasRebalanceReplace(pool) ? ['Rebalance' as const] : [])];
     for (const r of reasons) budgets.push(budgetFor(state, pool.metadata.name, r));
   }
-  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations, timedOut, claimConditions: claimConditionUpdates(state) };
+  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations, timedOut, claimConditions: claimConditionUpdates(state), eligibleNodes: [...eligibleNodes].map(([reason, count]) => ({ reason, count })) };
 }

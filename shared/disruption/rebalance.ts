@@ -37,9 +37,10 @@ export const Rebalance: DisruptionMethod = {
   name: 'rebalance',
   reason: 'Rebalance',
   disruptionClass: 'graceful',
-  compute({ state, sim, blocked }: MethodContext): DisruptionCommand | undefined {
+  compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     const flagged = state.candidates.filter((c) => c.rebalanceRecommendedAt !== undefined && hasRebalanceReplace(state.nodePools.get(c.nodePool)) && !state.leaving.has(c.nodeName));
     const sorted = unblocked(flagged, 'rebalance', blocked, 'graceful').sort(byRecommendation);
+    eligible?.(sorted.length);
     const chosen = withinBudgets(state, sorted, 'Rebalance', 'rebalance', blocked);
     const empty = chosen.filter((c) => c.reschedulablePods.length === 0);
     if (empty.length > 0) return makeCommand('rebalance', 'Rebalance', empty, [], state.now);

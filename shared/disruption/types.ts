@@ -252,4 +252,6 @@ export interface DisruptionPlan {
   timedOut: MethodName[];
   /** Claims whose Drifted / Consolidatable condition this pass changed, to record (claim-conditions.ts). */
   claimConditions: NodeClaim[];
+  /** Per reason of the methods run this pass (in order, until one gave a command): their candidates before budgets. */
+  eligibleNodes: { reason: DisruptionReason; count: number }[];
 }

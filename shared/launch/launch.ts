@@ -8,7 +8,7 @@
 import type { Clock, CloudProvider, LaunchResult, NodeClaimStore, UnavailableOfferings } from '../api/ports.ts';
 import { advancePhase, setCondition, type NodeClaim } from '../api/nodeclaim.ts';
 import type { EC2NodeClass } from '../api/nodepool.ts';
-import { ConflictError, InsufficientCapacityError, NodefleetError } from '../api/errors.ts';
+import { ConflictError, InsufficientCapacityError, NodefleetError, launchFailuresOf, type LaunchFailure } from '../api/errors.ts';
 import { Requirements } from '../api/requirements.ts';
 import { formatResources } from '../api/quantity.ts';
 import * as L from '../api/labels.ts';
@@ -129,11 +129,13 @@ export async function launchClaim(
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
       const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods }, nodeClass);
+      countLaunchFailures(deps, result.launchFailures ?? []);
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
       }
       return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, deps.clock.now()), result };
     } catch (err) {
+      countLaunchFailures(deps, launchFailuresOf(err));
       if (!(err instanceof InsufficientCapacityError)) {
         deps.log.error('failed launching nodeclaim', { NodeClaim: { name: claim.name }, error: (err as Error).message });
         return { status: 'failed', claim, error: err as Error };
@@ -144,7 +146,6 @@ export async function launchClaim(
         : choice.instanceTypes.flatMap((t) => choice!.zones.map((zone) => ({ instanceType: t, zone, capacityType: choice!.capacityType })));
       for (const o of failed) unavailable.add(offeringKey(o.instanceType, o.zone, o.capacityType));
       await deps.unavailable.mark(failed.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
-      for (const o of failed) deps.metrics.count(MetricNames.launchFailures, { zone: o.zone, capacity_type: o.capacityType, reason: 'InsufficientCapacityError' });
       deps.log.warn('insufficient capacity, retrying with the remaining offerings', { NodeClaim: { name: claim.name }, attempt: attempt + 1, unavailable: failed.map((o) => offeringKey(o.instanceType, o.zone, o.capacityType)) });
       const previous = choice.capacityType;
       if (previous === 'spot') spotAttempts++;
@@ -160,6 +161,12 @@ export async function launchClaim(
   deps.log.info('deleted nodeclaim', { NodeClaim: { name: claim.name }, reason: 'unfulfillable', pods: claim.pods });
   deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: claim.nodePool, reason: 'unfulfillable' });
   return { status: 'unfulfillable', claim, reason };
+}
+
+/** One `karpenter_cloudprovider_instance_launch_failures_total` per CreateFleet error entry (KA instance.go: labels zone, zone_id, capacity_type, reason). */
+function countLaunchFailures(deps: LaunchDeps, failures: readonly LaunchFailure[]): void {
+  // An empty label is left out (a CloudWatch dimension value cannot be empty).
+  for (const f of failures) deps.metrics.count(MetricNames.launchFailures, { ...(f.zone ? { zone: f.zone } : {}), ...(f.zoneId ? { zone_id: f.zoneId } : {}), capacity_type: f.capacityType, reason: f.reason });
 }
 
 /** Writes the launch onto the claim (conditional on version; one re-read on conflict); `launchedAt` is when CreateFleet returned. */

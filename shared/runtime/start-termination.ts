@@ -11,13 +11,14 @@ import { instanceIdOfClaim } from '../api/provider-id.ts';
 
 /**
  * Starts (or finds: already running = success) the claim's termination; a claim without a
- * terminationGracePeriod drains with no deadline.
+ * terminationGracePeriod drains with no deadline. `forceful`: the deadline is now, whatever the
+ * claim's grace period (node repair: Karpenter sets the NodeClaim's termination timestamp to now).
  * @returns the execution ARN. @throws NodefleetError when no starter is configured.
  */
 export async function startClaimTermination(
   termination: TerminationStarter | undefined,
   claim: NodeClaim,
-  opts: { reason: TerminationInput['reason']; now: Date; budgetNodePool?: string },
+  opts: { reason: TerminationInput['reason']; now: Date; budgetNodePool?: string; forceful?: boolean },
 ): Promise<string> {
   if (!termination) throw new NodefleetError('termination state machine not configured (NODEFLEET_TERMINATION_STATE_MACHINE_ARN)');
   const tgp = claim.terminationGracePeriodSeconds;
@@ -27,7 +28,7 @@ export async function startClaimTermination(
     ...(claim.nodeName ? { nodeName: claim.nodeName } : {}),
     ...(instanceId ? { instanceId } : {}),
     reason: opts.reason,
-    ...(tgp !== undefined ? { deadlineEpochMs: opts.now.getTime() + tgp * 1000 } : {}),
+    ...(opts.forceful ? { deadlineEpochMs: opts.now.getTime() } : tgp !== undefined ? { deadlineEpochMs: opts.now.getTime() + tgp * 1000 } : {}),
     ...(opts.budgetNodePool ? { budgetNodePool: opts.budgetNodePool } : {}),
   });
 }

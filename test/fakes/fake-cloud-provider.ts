@@ -79,7 +79,8 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
         return this.launch(claim, o, capacityType);
       }
     }
-    throw new InsufficientCapacityError(`no capacity for nodeclaim ${claim.name}`, failed);
+    // As CreateFleet's error entries (InsufficientInstanceCapacity: Karpenter's reason LaunchFailed).
+    throw new InsufficientCapacityError(`no capacity for nodeclaim ${claim.name}`, failed, { launchFailures: failed.map((o) => ({ zone: o.zone, capacityType: o.capacityType, reason: 'LaunchFailed' })) });
   }
 
   async terminate(instanceId: string): Promise<void> {

@@ -254,6 +254,13 @@ export class LocalCluster {
     this.reconcileNow();
   }
 
+  /** The instance's kubelet stops posting status; the instance runs on (controllers.ts stopKubelet). @returns false when it has no live kubelet. */
+  stopKubelet(instanceId: string): boolean {
+    const stopped = this.controllers.stopKubelet(instanceId);
+    this.reconcileNow();
+    return stopped;
+  }
+
   /** The simulated instances and their kubelet phase. */
   instances(): InstanceState[] {
     return [...this.controllers.instances.values()].map((s) => structuredClone(s));

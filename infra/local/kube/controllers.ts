@@ -90,8 +90,8 @@ export interface InstanceState {
   /** aws:///<zone>/<instanceId> */
   providerID: string;
   privateIp: string;
-  /** booting → registered → ready; removed after removeInstance; deleted when the Node object was deleted. */
-  phase: 'booting' | 'registered' | 'ready' | 'removed' | 'deleted';
+  /** booting → registered → ready; unreachable after stopKubelet; removed after removeInstance; deleted when the Node object was deleted. */
+  phase: 'booting' | 'registered' | 'ready' | 'unreachable' | 'removed' | 'deleted';
   launchedAtMs: number;
   registeredAtMs?: number;
   readyAtMs?: number;
@@ -214,22 +214,21 @@ export class Controllers {
   }
 
   /**
-   * The instance is gone (terminated, interrupted): its node turns NotReady (Ready=Unknown,
-   * unreachable taints) and its pods are deleted at once. The Node object stays until someone
-   * deletes it (as with a real cluster before the cloud node controller catches up), unless
-   * `deleteNode` is true.
+   * The instance's kubelet stops posting status (a hung node) while the instance keeps running: its
+   * node turns NotReady as removeInstance's does, but its pods stay (until the taint manager's
+   * tolerations run out) and it never turns Ready again. @returns false when it has no live kubelet.
    */
-  removeInstance(instanceId: string, opts: { deleteNode?: boolean } = {}): void {
+  stopKubelet(instanceId: string): boolean {
     const st = this.instances.get(instanceId);
-    if (!st || st.phase === 'removed' || st.phase === 'deleted') return;
-    st.phase = 'removed';
+    if (!st || (st.phase !== 'registered' && st.phase !== 'ready')) return false;
+    st.phase = 'unreachable';
     const node = this.api.store.get(T.nodes, undefined, st.nodeName) as Node | undefined;
-    if (!node) return;
-    for (const p of this.podsOnNode(st.nodeName)) this.api.forceDeletePod(p.metadata.namespace ?? 'default', p.metadata.name);
-    if (opts.deleteNode) {
-      this.api.store.remove(T.nodes, undefined, st.nodeName);
-      return;
-    }
+    if (node) this.markUnreachable(node);
+    return true;
+  }
+
+  /** Ready=Unknown (the node lifecycle controller's NodeStatusUnknown) and the unreachable taints. */
+  private markUnreachable(node: Node): void {
     const now = this.now;
     node.status = node.status ?? {};
     node.status.conditions = (node.status.conditions ?? []).map((c) =>
@@ -239,6 +238,27 @@ export class Controllers {
     const taints = (node.spec.taints ?? []).filter((t) => !TaintsUnreachable.some((u) => u.key === t.key && u.effect === t.effect));
     node.spec.taints = [...taints, ...TaintsUnreachable.map((t) => ({ ...t, timeAdded: rfc3339(now) }))];
     this.api.store.update(T.nodes, node as unknown as KubeObject);
+  }
+
+  /**
+   * The instance is gone (terminated, interrupted): its node turns NotReady (Ready=Unknown,
+   * unreachable taints) and its pods are deleted at once. The Node object stays until someone
+   * deletes it (as with a real cluster before the cloud node controller catches up), unless
+   * `deleteNode` is true.
+   */
+  removeInstance(instanceId: string, opts: { deleteNode?: boolean } = {}): void {
+    const st = this.instances.get(instanceId);
+    if (!st || st.phase === 'removed' || st.phase === 'deleted') return;
+    const alreadyUnreachable = st.phase === 'unreachable';
+    st.phase = 'removed';
+    const node = this.api.store.get(T.nodes, undefined, st.nodeName) as Node | undefined;
+    if (!node) return;
+    for (const p of this.podsOnNode(st.nodeName)) this.api.forceDeletePod(p.metadata.namespace ?? 'default', p.metadata.name);
+    if (opts.deleteNode) {
+      this.api.store.remove(T.nodes, undefined, st.nodeName);
+      return;
+    }
+    if (!alreadyUnreachable) this.markUnreachable(node);
   }
 
   private podsOnNode(nodeName: string): Pod[] {
@@ -309,7 +329,7 @@ export class Controllers {
     for (const st of this.instances.values()) {
       const s = st.spec;
       const node = this.api.store.get(T.nodes, undefined, st.nodeName) as Node | undefined;
-      if ((st.phase === 'registered' || st.phase === 'ready') && !node) {
+      if ((st.phase === 'registered' || st.phase === 'ready' || st.phase === 'unreachable') && !node) {
         st.phase = 'deleted'; // deleted through the API: the simulated kubelet does not re-register
         continue;
       }

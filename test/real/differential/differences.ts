@@ -52,7 +52,7 @@ export const Differences: Difference[] = [
   },
   {
     id: 'unhealthy-budget-reason',
-    reason: 'budget reason Unhealthy (node repair, the alpha NodeRepair gate, off by default) is refused: nodefleet has no node repair',
+    reason: 'budget reason Unhealthy (node repair as a disruption method, the NodeRepair gate) is refused: nodefleet repairs as the node.health controller, which budgets do not pace (docs/settings.md)',
     problem: /^spec\.disruption\.budgets\[\d+\]\.reasons\[\d+\]: "Unhealthy" is not valid/,
   },
 ];

@@ -36,7 +36,7 @@ describe('settings', () => {
     [{ RESERVED_ENIS: '-1' }, 'setting RESERVED_ENIS: must be a whole number ≥ 0, got "-1"'],
     [{ CLUSTER_ENDPOINT: 'example.com' }, 'setting CLUSTER_ENDPOINT: "example.com" is not an absolute URL with a host'],
     [{ FEATURE_GATES: 'SpotToSpot=true' }, 'setting FEATURE_GATES: unknown feature gate "SpotToSpot"'],
-    [{ FEATURE_GATES: 'NodeRepair=true' }, 'setting FEATURE_GATES: NodeRepair=true is not supported'],
+    [{ FEATURE_GATES: 'CapacityBuffer=true' }, 'setting FEATURE_GATES: CapacityBuffer=true is not supported'],
     [{ FEATURE_GATES: 'StaticCapacity=true' }, 'setting FEATURE_GATES: StaticCapacity=true is not supported'],
     [{ FEATURE_GATES: 'NodeOverlay=true' }, 'setting FEATURE_GATES: NodeOverlay=true is not supported'],
   ])('refuses %o in one line', (env, message) => {
@@ -46,19 +46,22 @@ describe('settings', () => {
   });
 
   it('refuses at synth, naming the context key (the stack passing them: test/unit/infra/stack.test.ts)', () => {
-    expect(() => buildTestStack({ FEATURE_GATES: 'NodeRepair=true' })).toThrow("context 'FEATURE_GATES': NodeRepair=true is not supported");
+    expect(() => buildTestStack({ FEATURE_GATES: 'CapacityBuffer=true' })).toThrow("context 'FEATURE_GATES': CapacityBuffer=true is not supported");
     expect(() => buildTestStack({ METRICS_PORT: '9090' })).toThrow(/context 'METRICS_PORT': not supported/);
     expect(() => buildTestStack({ MIN_VALUES_POLICY: 'x' })).toThrow(/context 'MIN_VALUES_POLICY'/);
   });
 
   it('refuses at runtime, naming the variable', () => {
-    expect(() => parseRuntimeEnv({ ...baseEnv, FEATURE_GATES: 'NodeRepair=true' })).toThrow('environment variable FEATURE_GATES: NodeRepair=true is not supported');
+    expect(() => parseRuntimeEnv({ ...baseEnv, FEATURE_GATES: 'CapacityBuffer=true' })).toThrow('environment variable FEATURE_GATES: CapacityBuffer=true is not supported');
+    // NodeRepair is implemented (gc, shared/disruption/repair.ts): accepted, off by default as in Karpenter.
+    expect(parseRuntimeEnv({ ...baseEnv, FEATURE_GATES: 'NodeRepair=true' }).settings?.featureGates.NodeRepair).toBe(true);
+    expect(parseRuntimeEnv({ ...baseEnv, LEGACY_NODE_REPAIR: 'true' }).settings).toBeDefined();
     expect(parseRuntimeEnv({ ...baseEnv, RESERVED_ENIS: '2' }).settings?.reservedENIs).toBe(2);
   });
 
   it('scenario cases use the same settings (camelCase)', () => {
     expect(settingsFromCase({ featureGates: { SpotToSpotConsolidation: true }, minValuesPolicy: 'BestEffort', reservedENIs: 1 })).toMatchObject({ minValuesPolicy: 'BestEffort', reservedENIs: 1, featureGates: { SpotToSpotConsolidation: true } });
-    expect(() => settingsFromCase({ featureGates: { NodeRepair: true } })).toThrow('NodeRepair=true is not supported');
+    expect(() => settingsFromCase({ featureGates: { CapacityBuffer: true } })).toThrow('CapacityBuffer=true is not supported');
   });
 
   it('disruption reads SpotToSpotConsolidation (off by default) and the scheduling policies', async () => {

@@ -12,9 +12,9 @@ import {
 } from '@aws-sdk/client-ec2';
 import { Ec2CloudProvider, buildLaunchRequests, guessArchitecture, catalogArchitecture, launchTemplateData } from '../../../shared/aws/ec2.ts';
 import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver.ts';
-import { launchFailure, unavailableOfferingsFrom } from '../../../shared/aws/ec2-errors.ts';
+import { launchFailure, launchFailureReason, launchFailuresFrom, unavailableOfferingsFrom } from '../../../shared/aws/ec2-errors.ts';
 import { buildAl2023UserData, kubeletMaySetLabel } from '../../../shared/aws/user-data.ts';
-import { InsufficientCapacityError, TransientError, ValidationError } from '../../../shared/api/errors.ts';
+import { InsufficientCapacityError, TransientError, ValidationError, launchFailuresOf } from '../../../shared/api/errors.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { readLaunchTemplateUserData } from './nodeadm-reader.ts';
@@ -142,6 +142,26 @@ describe('EC2 error mapping (fixture: createfleet-response-errors.json)', () => 
     expect(launchFailure([{ errorCode: 'RequestLimitExceeded' }], 'spot')).toBeInstanceOf(TransientError);
     expect(launchFailure([{ errorCode: 'InvalidParameterValue', instanceType: 'x', zone: 'z' }], 'spot').name).toBe('CreateFleetError');
   });
+
+  it('each error entry is a launch failure with the reason Karpenter derives from its code (KA ToReasonMessage)', () => {
+    expect(launchFailureReason('InsufficientInstanceCapacity', 'We currently do not have sufficient c5.large capacity')).toBe('LaunchFailed');
+    expect(launchFailureReason('UnfulfillableCapacity', 'Unable to fulfill capacity')).toBe('LaunchFailed');
+    expect(launchFailureReason('VcpuLimitExceeded', 'You have requested more vCPU capacity')).toBe('VCPULimitExceeded');
+    expect(launchFailureReason('MaxSpotInstanceCountExceeded', '')).toBe('SpotQuotaExceeded');
+    expect(launchFailureReason('UnauthorizedOperation', 'You are not authorized to perform this operation.')).toBe('Unauthorized');
+    expect(launchFailureReason('AuthFailure.ServiceLinkedRoleCreationNotPermitted', '')).toBe('SpotSLRCreationFailed');
+    expect(launchFailureReason('InvalidAMIID.NotFound', 'The image id does not exist')).toBe('AMINotFound');
+    expect(launchFailureReason('RequestLimitExceeded', '')).toBe('RequestLimitExceeded');
+    const errs = [{ errorCode: 'InsufficientInstanceCapacity', instanceType: 'c5.large', zone: 'us-east-1a' }, { errorCode: 'VcpuLimitExceeded' }];
+    expect(launchFailuresFrom(errs, 'spot', (z) => (z === 'us-east-1a' ? 'use1-az1' : undefined))).toEqual([
+      { zone: 'us-east-1a', zoneId: 'use1-az1', capacityType: 'spot', reason: 'LaunchFailed' },
+      { zone: '', capacityType: 'spot', reason: 'VCPULimitExceeded' },
+    ]);
+    // Carried by the error a launch that placed nothing throws, whatever its kind.
+    expect(launchFailuresOf(launchFailure(errs.slice(0, 1), 'spot'))).toHaveLength(1);
+    expect(launchFailuresOf(launchFailure([{ errorCode: 'RequestLimitExceeded' }], 'spot'))).toEqual([{ zone: '', capacityType: 'spot', reason: 'RequestLimitExceeded' }]);
+    expect(launchFailuresOf(launchFailure([{ errorCode: 'InvalidParameterValue', instanceType: 'x', zone: 'z' }], 'spot'))[0].reason).toBe('LaunchFailed');
+  });
 });
 
 describe('Ec2CloudProvider (aws-sdk-client-mock)', () => {
@@ -161,6 +181,9 @@ describe('Ec2CloudProvider (aws-sdk-client-mock)', () => {
       { instanceType: 'c4.xlarge', zone: 'us-east-1a', capacityType: 'on-demand' },
       { instanceType: 'c5.xlarge', zone: 'us-east-1b', capacityType: 'spot' },
     ]);
+    // Every error entry of the fixture, the summary one included (Karpenter counts each).
+    expect(r.launchFailures).toHaveLength(fleetErrors().Errors!.length);
+    expect(r.launchFailures?.every((f) => f.capacityType === 'on-demand')).toBe(true);
     await p.create(claim(), launch, nodeClass());
     expect(ec2.commandCalls(CreateLaunchTemplateCommand)).toHaveLength(1);
     expect(ec2.commandCalls(CreateFleetCommand)[0].args[0].input.Type).toBe('instant');

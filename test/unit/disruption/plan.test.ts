@@ -93,6 +93,22 @@ describe('planDisruption', () => {
     expect(underutilized.command?.candidates).toHaveLength(1);
   });
 
+  it('reports each method run its candidates before budgets (karpenter_voluntary_disruption_eligible_nodes), until one gives a command', () => {
+    const nodes = [node('a', Medium), node('b', Medium, { zone: 'us-east-1b' }), node('c', Medium), node('d', Medium)];
+    const pods = [pod('p1', 'a', '1500m'), pod('p2', 'b', '1500m')];
+    // Emptiness wins with c and d (a budget of one takes only one): later methods do not run.
+    const empty = planDisruption(snapshot({ nodePools: [pool({ disruption: { budgets: [{ nodes: '1' }] } })], nodes, pods }), Now);
+    expect(empty.command?.method).toBe('emptiness');
+    expect(empty.eligibleNodes).toEqual([{ reason: 'Empty', count: 2 }]);
+    // Without empty nodes every method runs; consolidation sees a and b (drift none).
+    const busy = planDisruption(snapshot({ nodes: nodes.slice(0, 2), pods }), Now);
+    expect(busy.eligibleNodes).toEqual([
+      { reason: 'Empty', count: 0 },
+      { reason: 'Drifted', count: 0 },
+      { reason: 'Underutilized', count: 2 },
+    ]);
+  });
+
   it('multi-node consolidation deletes the largest prefix that fits (binary search), cheapest disruption first', () => {
     const nodes = ['n1', 'n2', 'n3', 'n4'].map((n) => node(n, Medium));
     // n4 has two pods (costlier to disrupt); each node runs 600m–1200m of 4 CPU

@@ -266,7 +266,8 @@ describe('provisioner run', () => {
     const cheapest = (await run(parseInput(unschedulableEvent(pods)), dry.deps)).launched[0].instanceType;
     const zones = ['ap-northeast-2a', 'ap-northeast-2b', 'ap-northeast-2c', 'ap-northeast-2d'];
     // CreateFleet answers with InsufficientInstanceCapacity for every pool of that type.
-    w.cloud.failNext('create', new InsufficientCapacityError('InsufficientInstanceCapacity', zones.map((zone) => ({ instanceType: cheapest, zone, capacityType: 'on-demand' }))));
+    const refused = zones.map((zone) => ({ instanceType: cheapest, zone, capacityType: 'on-demand' }));
+    w.cloud.failNext('create', new InsufficientCapacityError('InsufficientInstanceCapacity', refused, { launchFailures: refused.map((o) => ({ zone: o.zone, capacityType: o.capacityType, reason: 'LaunchFailed' })) }));
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     expect(summary.launched).toHaveLength(1);
     expect(summary.launched[0].instanceType).not.toBe(cheapest);
@@ -275,7 +276,9 @@ describe('provisioner run', () => {
     const nowS = Math.floor(w.clock.nowMs() / 1000);
     expect(w.unavailable.isUnavailable(cheapest, 'ap-northeast-2a', 'on-demand', nowS)).toBe(true);
     expect(w.unavailable.isUnavailable(cheapest, 'ap-northeast-2a', 'on-demand', nowS + 180)).toBe(false);
-    expect(metrics.total(MetricNames.launchFailures, { reason: 'InsufficientCapacityError' })).toBeGreaterThan(0);
+    // One per CreateFleet error entry, with Karpenter's reason for a capacity code (LaunchFailed).
+    expect(metrics.total(MetricNames.launchFailures, { reason: 'LaunchFailed', zone: 'ap-northeast-2a', capacity_type: 'on-demand' })).toBe(1);
+    expect(metrics.total(MetricNames.launchFailures)).toBe(4);
   });
 
   it('spot → on-demand fallback when no spot capacity is left in the claim\'s launch set', async () => {
