@@ -19,7 +19,7 @@ describe('provisioner: a NodePool being deleted', () => {
     const held = await run(parseInput(unschedulableEvent(pods)), deps);
     // Assess
     expect(held.created).toEqual([]);
-    expect(w.cloud.callsOf('launch')).toEqual([]);
+    expect(w.cloud.callsOf('create')).toEqual([]);
     expect(await w.store.list()).toEqual([]);
     // The same world with the NodePool not being deleted launches for the pods.
     const control = provisionerWorld({ pods });
