@@ -123,13 +123,20 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     const r = await gcRun({}, deps);
     // Assess
     expect(r.started).toEqual([{ nodeClaim: c.name, cause: 'nodeclaim' }]);
+    // Every request of the pass (the mirror of the deleting object updated too) was allowed.
+    expect(r.failed).toEqual([]);
     await finished();
+    // Drained through the Eviction API before the deadline: no Cutoff.
+    const states = (await sfn.waitForExecution(arns[0].split(':').pop()!)).events.filter((e) => e.type.endsWith('StateEntered')).map((e) => e.stateName);
+    expect(states).toEqual(expect.arrayContaining(['Cordon', 'Drain', 'TerminateInstance', 'DeleteNode', 'Finalize']));
+    expect(states).not.toContain('Cutoff');
     expect(instanceState(c.name)).not.toBe('running');
     expect((await cp.request('GET', `/api/v1/namespaces/apps/pods/${c.name}-app`)).status).toBe(404);
     expect((await cp.request('GET', `/api/v1/nodes/${c.node}`)).status).toBe(404);
     expect((await cp.request('GET', `${NodeClaims}/${c.name}`)).status).toBe(200);
     expect(removals).toEqual([]);
     const after = await gcRun({}, deps);
+    expect(after.failed).toEqual([]);
     expect(after.nodeClaimObjects?.removed).toEqual([c.name]);
     expect((await cp.request('GET', `${NodeClaims}/${c.name}`)).status).toBe(404);
     expect(removals).toEqual([{ name: c.name, instanceState: 'shutting-down' }]);
@@ -142,6 +149,7 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     await until('NodePool batch gone', async () => ((await cp.request('GET', `${NodePools}/batch`)).status === 404 ? true : undefined));
     const r = await gcRun({}, deps);
     expect(r.started).toEqual([{ nodeClaim: 'batch-ccccc', cause: 'nodepool' }]);
+    expect(r.failed).toEqual([]);
     await finished();
     expect((await w.cloud.list()).filter((i) => i.tags['karpenter.sh/nodepool'] === 'batch' && i.state === 'running')).toEqual([]);
     expect(instanceState('web-bbbbb')).toBe('running');
