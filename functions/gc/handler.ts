@@ -1,6 +1,6 @@
 /**
- * gc: one pass of the pure planner (shared/disruption/gc.ts) over the claims, instances, nodes and
- * budget holders, then its plan carried out. Every action is idempotent (terminate/delete of
+ * gc: one pass of the pure planner (shared/disruption/gc.ts) over the claims, instances, nodes,
+ * NodeClaim objects, NodePools and budget holders, then its plan carried out. Every action is idempotent (terminate/delete of
  * something already gone succeeds) and independent of the others (see `execute`).
  */
 import type { Context } from 'aws-lambda';
@@ -15,6 +15,7 @@ import { wrapHandler } from '../../shared/runtime/middleware.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 import { conditionLabel } from '../../shared/disruption/repair.ts';
 import { syncNodeClaimObjects } from './nodeclaim-objects.ts';
+import { terminationStarted } from '../../shared/disruption/deletion.ts';
 
 export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };
 
@@ -50,6 +51,8 @@ export interface GcResult {
   repaired: { nodeClaim: string; nodeName: string; condition: string }[];
   /** Claims due for repair that the NodePool health guard held. */
   repairBlocked: GcPlan['repair']['blocked'];
+  /** Terminations started this pass for a deleted Node, NodeClaim object or NodePool (shared/disruption/deletion.ts). */
+  started: GcPlan['startTerminations'];
   /** The cluster's NodeClaim objects written this pass (functions/gc/nodeclaim-objects.ts). */
   nodeClaimObjects?: { put: string[]; removed: string[]; foreign: string[] };
 }
@@ -62,7 +65,14 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   // When this table began keeping claims (recorded now on a new or emptied table): only instances
   // launched after it can be orphans (shared/disruption/gc.ts GcInput.tableEpochMs).
   const tableEpochMs = await deps.store.claimsEpochMs(now.getTime());
-  const [claimsRead, listedRead, nodesRead, poolsRead] = await Promise.allSettled([deps.store.list(), deps.cloud.list(), deps.kube.listNodes(), deps.budgets ? deps.kube.listNodePools() : Promise.resolve([])]);
+  const [claimsRead, listedRead, nodesRead, poolsRead, objectsRead, presenceRead] = await Promise.allSettled([
+    deps.store.list(),
+    deps.cloud.list(),
+    deps.kube.listNodes(),
+    deps.budgets ? deps.kube.listNodePools() : Promise.resolve([]),
+    deps.kube.listNodeClaimObjects(),
+    deps.kube.listNodePoolNames(),
+  ]);
   if (claimsRead.status === 'rejected') throw claimsRead.reason;
   const claims = claimsRead.value;
   const listFailure = [listedRead, nodesRead, poolsRead].find((r) => r.status === 'rejected');
@@ -91,18 +101,25 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
     const poolNames = [...new Set([...pools.map((p) => p.metadata.name), ...claims.map((c) => c.nodePool)])].sort();
     budgetHolders = Object.fromEntries(await Promise.all(poolNames.map(async (p) => [p, await deps.budgets!.holders(p)] as const)));
   }
+  // The NodeClaim objects and the NodePools present: a failed list of either only leaves its
+  // deletions (and, for the objects, the mirrors) for the next pass.
+  const nodeClaimObjects = objectsRead.status === 'fulfilled' ? objectsRead.value : undefined;
+  const nodePools = presenceRead.status === 'fulfilled' ? presenceRead.value : undefined;
   const nodeRepair = deps.env.settings?.featureGates.NodeRepair ?? false;
-  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, nodeRepair, ...(budgetHolders ? { budgetHolders } : {}) }, now);
+  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, nodeRepair, ...(budgetHolders ? { budgetHolders } : {}), ...(nodeClaimObjects ? { nodeClaimObjects } : {}), ...(nodePools ? { nodePools } : {}) }, now);
   const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
-  // Mirrors of the records left after this pass; a failed list leaves them for the next pass.
+  for (const [read, action, subject] of [[objectsRead, 'list-nodeclaim-objects', 'nodeclaims'], [presenceRead, 'list-nodepools', 'nodepools']] as const) {
+    if (read.status === 'fulfilled') continue;
+    const err = read.reason as Error;
+    deps.log.error('garbage collection action failed', { action, error: err.message, errorName: err.name });
+    result.failed.push({ action, subject, error: `${err.name}: ${err.message}` });
+  }
+  // Mirrors of the records left after this pass.
   const deletedNow = new Set(result.deleted.map((d) => d.nodeClaim));
-  try {
-    const m = await syncNodeClaimObjects(deps, claims.filter((c) => !deletedNow.has(c.name)));
+  if (nodeClaimObjects) {
+    const m = await syncNodeClaimObjects(deps, claims.filter((c) => !deletedNow.has(c.name)), nodeClaimObjects);
     result.nodeClaimObjects = { put: m.put, removed: m.removed, foreign: m.foreign };
     result.failed.push(...m.failed);
-  } catch (err) {
-    deps.log.error('garbage collection action failed', { action: 'list-nodeclaim-objects', error: (err as Error).message, errorName: (err as Error).name });
-    result.failed.push({ action: 'list-nodeclaim-objects', subject: 'nodeclaims', error: `${(err as Error).name}: ${(err as Error).message}` });
   }
   if (deps.cloud.collectLaunchTemplates) {
     const live = instances.filter((i) => !result.terminated.includes(i.instanceId));
@@ -126,7 +143,7 @@ async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], li
  * The next pass (a minute later) plans the failed ones again.
  */
 async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
-  const result: GcResult = { deleted: [], terminated: [], restarted: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, orphansWithNode: plan.orphansWithNode, repaired: [], repairBlocked: plan.repair.blocked, failed: [] };
+  const result: GcResult = { deleted: [], terminated: [], restarted: [], started: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, orphansWithNode: plan.orphansWithNode, repaired: [], repairBlocked: plan.repair.blocked, failed: [] };
   for (const u of plan.unownedBeforeEpoch) {
     deps.log.warn('instance launched before the claims table began has no nodeclaim, not terminating it: adopt or remove it', {
       instance: u.instanceId,
@@ -203,6 +220,18 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
     for (const r of plan.restartTerminations) {
       await attempt('restart-termination', r.nodeClaim, async () => {
         if (await restart(deps, r)) result.restarted.push({ nodeClaim: r.nodeClaim, attempt: r.input.attempt, reason: r.reason });
+      });
+    }
+  }
+  if (deps.termination) {
+    for (const d of plan.startTerminations) {
+      await attempt('start-termination', d.nodeClaim, async () => {
+        // The record as it is now: a termination started since the list is not started again.
+        const current = await deps.store.get(d.nodeClaim);
+        if (!current || terminationStarted(current)) return;
+        const executionArn = await startClaimTermination(deps.termination, current, { reason: 'manual', now: deps.clock.now() });
+        deps.log.info(`${d.cause} deleted: terminating its nodeclaim`, { NodeClaim: { name: d.nodeClaim }, NodePool: { name: current.nodePool }, ...(current.nodeName ? { Node: { name: current.nodeName } } : {}), executionArn });
+        result.started.push(d);
       });
     }
   }

@@ -5,7 +5,7 @@
  * shared/api/nodeclaim.ts `planNodeClaimObjects`. Each write stands alone (one refused call does
  * not stop the others); the next pass writes what is still out of step.
  */
-import { planNodeClaimObjects, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { planNodeClaimObjects, type KubeNodeClaim, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { managedNodeClassGroup } from '../../shared/api/nodepool.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 
@@ -19,10 +19,10 @@ export interface NodeClaimObjectsResult {
   failed: { action: string; subject: string; error: string }[];
 }
 
-/** Writes the NodeClaim objects `records` call for. */
-export async function syncNodeClaimObjects(deps: Pick<Deps, 'env' | 'kube' | 'log'>, records: readonly NodeClaim[]): Promise<NodeClaimObjectsResult> {
+/** Writes the NodeClaim objects `records` call for; `listed`: the objects as the caller listed them this pass (else listed here). */
+export async function syncNodeClaimObjects(deps: Pick<Deps, 'env' | 'kube' | 'log'>, records: readonly NodeClaim[], listed?: readonly KubeNodeClaim[]): Promise<NodeClaimObjectsResult> {
   const out: NodeClaimObjectsResult = { put: [], removed: [], foreign: [], failed: [] };
-  const objects = await deps.kube.listNodeClaimObjects();
+  const objects = listed ?? (await deps.kube.listNodeClaimObjects());
   const plan = planNodeClaimObjects(records, objects, { cluster: deps.env.clusterName, nodeClassGroup: managedNodeClassGroup(deps.env.besideKarpenter) });
   out.foreign = plan.foreign;
   for (const name of plan.foreign) deps.log.warn('nodeclaim object of this name belongs to another controller, not mirroring the record', { NodeClaim: { name } });

@@ -40,6 +40,7 @@ import { MetricNames } from '../../shared/api/metrics.ts';
 import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 import { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
+import { nodeDeletionRefusal, terminationStarted } from '../../shared/disruption/deletion.ts';
 
 export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube' | 'cloud' | 'termination'> & { env: Pick<Deps['env'], 'clusterName'> };
 export const InputSchema = NodeLifecycleEventSchema;
@@ -151,14 +152,15 @@ async function nodeNameRefusal(deps: RegistrationDeps, claim: NodeClaim, node: N
 }
 
 /**
- * A live Node being deleted, checked to be the claim's (providerID, name, cluster): its termination
- * starts unless the claim is already terminating. Only a Node holding nodefleet's finalizer: one
- * without it goes at once, and gc deals with its claim (deleted out of band).
+ * A live Node being deleted, checked to be the claim's (shared/disruption/deletion.ts
+ * nodeDeletionRefusal: finalizer, cluster, registered node, providerID): its termination starts
+ * unless the claim's already has. A Node without the finalizer goes at once, and gc deals with its
+ * claim (deleted out of band).
  */
 async function nodeDeleting(deps: RegistrationDeps, claim: NodeClaim, node: Node): Promise<RegistrationResult> {
-  if (!(node.metadata.finalizers ?? []).includes(L.FinalizerTermination)) return { action: 'ignored', reason: `node ${node.metadata.name} is being deleted without the ${L.FinalizerTermination} finalizer` };
-  if (!isTrue(claim, 'Registered') || claim.nodeName !== node.metadata.name) return { action: 'ignored', reason: `node ${node.metadata.name} is not nodeclaim ${claim.name}'s registered node` };
-  if (claim.phase === 'Terminating' || claim.phase === 'Terminated') return { action: 'terminating', nodeClaim: claim.name, started: false };
+  const refused = nodeDeletionRefusal(claim, node, deps.env.clusterName);
+  if (refused) return { action: 'ignored', reason: refused };
+  if (terminationStarted(claim)) return { action: 'terminating', nodeClaim: claim.name, started: false };
   const executionArn = await startClaimTermination(deps.termination, claim, { reason: 'manual', now: deps.clock.now() });
   deps.log.info('node deleted: terminating its nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, executionArn });
   return { action: 'terminating', nodeClaim: claim.name, started: true };

@@ -22,6 +22,8 @@ export interface RunFacts {
   budgets?: Record<string, { maxDisrupting: number; violations: string[] }>;
   /** Instances the `strayInstance` fault started. */
   strays?: string[];
+  /** Mirrored NodeClaim objects removed during the run, each with its instance's state then (`nodeClaimObjectsOutliveInstances`). */
+  nodeClaimObjectRemovals?: { name: string; instanceId?: string; instanceState?: string }[];
 }
 
 export interface CheckResult {
@@ -244,6 +246,16 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       name: `budgetsHonoured(${b.nodePool})`,
       ok: !!seen && seen.violations.length === 0,
       detail: !seen ? 'not sampled' : seen.violations.length ? `${seen.violations.length} moment(s) over budget: ${seen.violations.slice(0, 3).join('; ')}` : `at most ${seen.maxDisrupting} node(s) disrupting at once, never over the budget in force`,
+    });
+  }
+
+  if (expect.nodeClaimObjectsOutliveInstances) {
+    const removals = facts.nodeClaimObjectRemovals ?? [];
+    const early = removals.filter((r) => r.instanceState === 'running' || r.instanceState === 'pending');
+    out.push({
+      name: 'nodeClaimObjectsOutliveInstances',
+      ok: removals.length > 0 && early.length === 0,
+      detail: removals.length === 0 ? 'no NodeClaim object was removed' : early.length ? `removed while the instance ran: ${early.map((r) => `${r.name} (${r.instanceId} ${r.instanceState})`).join(', ')}` : `${removals.length} NodeClaim object(s) removed, each after its instance: ${removals.map((r) => `${r.name} (${r.instanceId ?? 'no instance'} ${r.instanceState ?? ''})`).join(', ')}`,
     });
   }
 

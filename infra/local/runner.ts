@@ -22,6 +22,8 @@ import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { KubeObject } from '../../shared/api/kube.ts';
 import { AnnotationNodeClaimMirror } from '../../shared/api/labels.ts';
 import { Table } from '../../shared/api/contract.ts';
+import { instanceIdOfProviderId } from '../../shared/api/provider-id.ts';
+import { parseLabelSelector } from './kube/selectors.ts';
 
 /** Real milliseconds between live-view / condition polls. */
 const PollRealMs = 100;
@@ -106,6 +108,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
 
   let view: LiveView | undefined;
   let budgetWatch: BudgetWatch | undefined;
+  let stopRemovals: (() => void) | undefined;
   let viewTimer: NodeJS.Timeout | undefined;
   let polling = false;
   const poll = async () => {
@@ -134,6 +137,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     }
     trackEvents(env, note);
     if (scenario.expect.budgetsHonoured?.length) budgetWatch = watchBudgets(env.cluster, scenario.expect.budgetsHonoured);
+    if (scenario.expect.nodeClaimObjectsOutliveInstances) stopRemovals = watchNodeClaimObjectRemovals(env, (r) => (facts.nodeClaimObjectRemovals ??= []).push(r));
     opts.onStarted?.(env);
     if (env.missing.length) {
       for (const m of env.missing) out(`!! missing: ${m.name} (${m.file}): ${m.reason}`);
@@ -159,6 +163,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   } finally {
     if (viewTimer) clearInterval(viewTimer);
     budgetWatch?.stop();
+    stopRemovals?.();
     if (budgetWatch) facts.budgets = budgetWatch.results;
   }
 
@@ -252,6 +257,15 @@ function trackEvents(env: LocalEnvironment, note: (t: string) => void): void {
   }
 }
 
+/** Reports each mirrored NodeClaim object's removal with its instance's state at that moment. */
+function watchNodeClaimObjectRemovals(env: LocalEnvironment, report: (r: NonNullable<RunFacts['nodeClaimObjectRemovals']>[number]) => void): () => void {
+  return env.cluster.onChange((e) => {
+    if (e.type !== 'DELETED' || e.object.kind !== 'NodeClaim' || e.object.metadata.annotations?.[AnnotationNodeClaimMirror] === undefined) return;
+    const instanceId = instanceIdOfProviderId((e.object as KubeObject & { status?: { providerID?: string } }).status?.providerID);
+    report({ name: e.object.metadata.name, ...(instanceId ? { instanceId, instanceState: env.ec2.instances.get(instanceId)?.state ?? 'unknown' } : {}) });
+  });
+}
+
 /** Runs one timeline step; returns an error text when it failed. */
 async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFacts, note: (t: string) => void, deadlineMs: number): Promise<string | undefined> {
   if (step.note && !step.waitFor) note(step.note);
@@ -266,8 +280,17 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     return undefined;
   }
   if (step.delete) {
-    for (const d of step.delete) env.cluster.delete(d.apiVersion, d.kind, d.name, d.namespace);
-    note(`deleted ${step.delete.map((d) => `${d.kind}/${d.name}`).join(', ')}`);
+    const names: string[] = [];
+    for (const d of step.delete) {
+      const matches = d.selector === undefined ? undefined : parseLabelSelector(d.selector);
+      const targets = matches ? env.cluster.objects(d.apiVersion, d.kind, d.namespace).filter((o) => matches(o.metadata.labels ?? {})).map((o) => o.metadata.name) : [d.name!];
+      if (targets.length === 0) return `delete: no ${d.kind} matches ${d.selector}`;
+      for (const name of targets) {
+        env.cluster.delete(d.apiVersion, d.kind, name, d.namespace);
+        names.push(`${d.kind}/${name}`);
+      }
+    }
+    note(`deleted ${names.join(', ')}`);
     return undefined;
   }
   if (step.mark) {

@@ -144,7 +144,14 @@ const Step = z
     note: z.string().optional(),
     scale: z.strictObject({ deployment: z.string(), namespace: z.string().default('default'), replicas: z.number().int().nonnegative() }).optional(),
     apply: z.array(KubeObject).optional(),
-    delete: z.array(z.strictObject({ apiVersion: z.string(), kind: z.string(), name: z.string(), namespace: z.string().optional() })).optional(),
+    /** `kubectl delete`: by name, or (`selector`, a label selector) every object of the kind it matches. */
+    delete: z
+      .array(
+        z
+          .strictObject({ apiVersion: z.string(), kind: z.string(), name: z.string().optional(), selector: z.string().optional(), namespace: z.string().optional() })
+          .refine((d) => (d.name === undefined) !== (d.selector === undefined), { message: 'a delete names one object (name) or selects some (selector), not both' }),
+      )
+      .optional(),
     fault: Fault.optional(),
     waitFor: WaitFor.optional(),
     /** Virtual time the waitFor may take (default 10m). */
@@ -225,6 +232,12 @@ const ExpectSchema = z.strictObject({
   noFailedDeliveries: z.boolean().optional(),
   /** No ERROR log line over the run (`true`), or none but these exact messages (`{ except: [...] }`). */
   noErrorLogs: z.union([z.literal(true), z.strictObject({ except: z.array(z.string()) })]).optional(),
+  /**
+   * Every NodeClaim object nodefleet mirrors (annotation nodefleet.io/cluster) that went during the
+   * run went only once its instance was no longer running, and at least one went: the termination
+   * finalizer held it until the instance was terminated.
+   */
+  nodeClaimObjectsOutliveInstances: z.literal(true).optional(),
   /** Evictions the Eviction API refused because a PodDisruptionBudget allowed none (429), over the run. */
   evictionsRefusedByPdb: CountOrRange.optional(),
   /**

@@ -142,6 +142,12 @@ export interface CloudProvider {
 /** Kubernetes API operations the functions use. */
 export interface KubeApi {
   listNodePools(): Promise<NodePool[]>;
+  /**
+   * Every NodePool object of nodefleet's NodePool groups, whatever its spec or controller (one
+   * listNodePools skips as invalid or another controller's is here too), and whether it is being
+   * deleted; undefined when no NodePool CRD is installed (then nothing is known of a deletion).
+   */
+  listNodePoolNames(): Promise<{ name: string; deleting: boolean }[] | undefined>;
   listNodeClasses(): Promise<EC2NodeClass[]>;
   listNodes(): Promise<Node[]>;
   getNode(name: string): Promise<Node | undefined>;

@@ -6,7 +6,8 @@
  * claims epoch: older ones are reported, see {@link GcInput.tableEpochMs}; and only those without a
  * live Node: see {@link GcPlan.orphansWithNode}), terminations that must be carried on
  * (an execution that ended unfinished or went silent), the deadline backstop, and disruption
- * budget slots / `karpenter.sh/disrupted` taints that nothing is working on any more.
+ * budget slots / `karpenter.sh/disrupted` taints that nothing is working on any more; and the
+ * terminations a deleted Node, NodeClaim object or NodePool asks for (shared/disruption/deletion.ts).
  *
  * Sources: KC pkg/controllers/nodeclaim/lifecycle/liveness.go (launch timeout 5 min,
  * registration timeout 15 min from launch; nodefleet adds an initialization timeout, see
@@ -22,7 +23,7 @@
  * claim's instance or Node — a forged or corrupted item — is deleted, and nothing else is done for it.
  */
 import type { Node } from '../api/kube.ts';
-import type { NodeClaim } from '../api/nodeclaim.ts';
+import type { KubeNodeClaim, NodeClaim } from '../api/nodeclaim.ts';
 import { getCondition, isExpired, isTrue } from '../api/nodeclaim.ts';
 import type { TerminationInput } from '../api/ports.ts';
 import { NodePoolTagKey } from '../api/iam-policy.ts';
@@ -30,6 +31,7 @@ import { TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/lab
 import { instanceDisagreement, nodeDisagreement, requestDisagreement } from '../api/termination-target.ts';
 import { instanceIdOfClaim, instanceIdOfProviderId } from '../api/provider-id.ts';
 import { planNodeRepair, type RepairPlan } from './repair.ts';
+import { deletionRequests, type DeletionCause, type NodePoolPresence } from './deletion.ts';
 
 /** A claim that never reaches Launched within this (from creation) is deleted (Karpenter `LaunchTimeout`). */
 export const LaunchTimeoutSeconds = 5 * 60;
@@ -145,6 +147,10 @@ export interface GcInput {
   tableEpochMs: number;
   /** The NodeRepair feature gate: plan node repair ({@link GcPlan.repair}) on the live Nodes. */
   nodeRepair?: boolean;
+  /** The live NodeClaim objects; absent = not listed (no NodeClaim deletion is acted on). */
+  nodeClaimObjects?: KubeNodeClaim[];
+  /** The live NodePools (listNodePoolNames); absent = unknown (no NodePool deletion is acted on). */
+  nodePools?: NodePoolPresence[];
 }
 
 export type GcDeleteReason = 'launch_timeout' | 'registration_timeout' | 'initialization_timeout' | 'instance_gone' | 'node_gone' | 'expired';
@@ -176,6 +182,13 @@ export interface GcPlan {
   orphansWithNode: { instanceId: string; nodeName: string; launchTime?: string; nodeClaim?: string; nodePool?: string }[];
   /** Node repair (with {@link GcInput.nodeRepair}; shared/disruption/repair.ts), over the claims this plan does not delete. */
   repair: RepairPlan;
+  /**
+   * Claims whose Node or NodeClaim object is being deleted (the finalizer holding it) or whose
+   * NodePool is, and whose termination has not started (shared/disruption/deletion.ts): started as
+   * Karpenter's termination, reason manual, no budget. The agent's event starts a deleted Node's
+   * at once; this pass finds it when that event was lost, and a deleted NodeClaim or NodePool.
+   */
+  startTerminations: { nodeClaim: string; cause: DeletionCause }[];
 }
 
 
@@ -243,7 +256,7 @@ export function terminationRestarts(nodeClaims: readonly NodeClaim[], now: Date)
 
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
-  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [], repair: { repair: [], blocked: [] } };
+  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [], startTerminations: [], repair: { repair: [], blocked: [] } };
   const nowMs = now.getTime();
   const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
@@ -335,6 +348,7 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
   }
 
   if (input.nodeRepair) out.repair = planNodeRepair(input.nodeClaims.filter((c) => !deleted.has(c.name)), input.nodes, now);
+  out.startTerminations = deletionRequests({ cluster: input.cluster, nodeClaims: input.nodeClaims.filter((c) => !deleted.has(c.name)), nodes: input.nodes, ...(input.nodeClaimObjects ? { nodeClaimObjects: input.nodeClaimObjects } : {}), ...(input.nodePools ? { nodePools: input.nodePools } : {}) });
 
   if (input.budgetHolders) {
     const remaining = input.nodeClaims.filter((c) => !deleted.has(c.name));

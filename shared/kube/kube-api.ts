@@ -99,6 +99,7 @@ const rbac = (apiGroup: string, resource: string, verb: string): RbacPermission 
  */
 export const KubeApiRbac = {
   listNodePools: NodePoolGroups.map((g) => rbac(g, 'nodepools', 'list')),
+  listNodePoolNames: NodePoolGroups.map((g) => rbac(g, 'nodepools', 'list')),
   listNodeClasses: NodeClassGroups.map((g) => rbac(g, 'ec2nodeclasses', 'list')),
   listNodes: [rbac('', 'nodes', 'list')],
   getNode: [rbac('', 'nodes', 'get')],
@@ -204,6 +205,24 @@ export class ClientNodeKubeApi implements KubeApi {
       }
     }
     return out;
+  }
+
+  async listNodePoolNames(): Promise<{ name: string; deleting: boolean }[] | undefined> {
+    const { custom } = await this.api();
+    const out = new Map<string, boolean>();
+    let installed = false;
+    for (const group of NodePoolGroups) {
+      let items: KubeObject[];
+      try {
+        items = ((await custom.listClusterCustomObject({ group, version: 'v1', plural: 'nodepools' })) as { items?: KubeObject[] }).items ?? [];
+      } catch (err) {
+        if (statusOf(err) === 404) continue; // CRD not installed in this group
+        throw mapError(err, `list nodepools.${group}`);
+      }
+      installed = true;
+      for (const o of items) if (o.metadata?.name) out.set(o.metadata.name, (out.get(o.metadata.name) ?? false) || !!o.metadata.deletionTimestamp);
+    }
+    return installed ? [...out].map(([name, deleting]) => ({ name, deleting })) : undefined;
   }
 
   async listNodeClasses(): Promise<EC2NodeClass[]> {

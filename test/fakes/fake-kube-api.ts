@@ -10,6 +10,7 @@ import { FixedClock } from './fixed-clock.ts';
 
 type Method =
   | 'listNodePools'
+  | 'listNodePoolNames'
   | 'listNodeClasses'
   | 'listNodes'
   | 'getNode'
@@ -60,6 +61,7 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
   private readonly pods = new Map<string, Pod>();
   private readonly pdbs = new Map<string, PodDisruptionBudget>();
   private nodePools: NodePool[] = [];
+  private nodePoolCrdInstalled = true;
   private nodeClasses: EC2NodeClass[] = [];
   private objects: KubeObject[] = [];
   /** NodeClaim objects by name (an API server's karpenter.sh/v1 nodeclaims). */
@@ -155,6 +157,19 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
   async listNodePools(): Promise<NodePool[]> {
     this.record('listNodePools');
     return clone(this.nodePools);
+  }
+
+  /** The NodePools set (a `metadata.deletionTimestamp` = being deleted); undefined once `nodePoolCrd(false)`. */
+  async listNodePoolNames(): Promise<{ name: string; deleting: boolean }[] | undefined> {
+    this.record('listNodePoolNames');
+    if (!this.nodePoolCrdInstalled) return undefined;
+    return this.nodePools.map((p) => ({ name: p.metadata.name, deleting: !!(p.metadata as { deletionTimestamp?: string }).deletionTimestamp }));
+  }
+
+  /** Whether the NodePool CRD is installed (listNodePoolNames answers undefined when not). */
+  nodePoolCrd(installed: boolean): this {
+    this.nodePoolCrdInstalled = installed;
+    return this;
   }
 
   async listNodeClasses(): Promise<EC2NodeClass[]> {
@@ -303,6 +318,7 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
     this.exits.clear();
     this.removeAt.clear();
     this.nodePools = [];
+    this.nodePoolCrdInstalled = true;
     this.nodeClasses = [];
     this.objects = [];
   }

@@ -220,6 +220,7 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
       const run = async (): Promise<unknown> => {
         switch (method) {
           case 'listNodePools': return kube.listNodePools();
+          case 'listNodePoolNames': return kube.listNodePoolNames();
           case 'listNodeClasses': return kube.listNodeClasses();
           case 'listNodes': return kube.listNodes();
           case 'getNode': { const got = await kube.getNode(n); if (!got) throw new Error('node not found'); return got; }

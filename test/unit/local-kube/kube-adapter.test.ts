@@ -69,6 +69,25 @@ describe('ClientNodeKubeApi on the local cluster', () => {
     expect((await kube.listObjects('apps/v1', 'ReplicaSet'))[0].metadata.name).toMatch(/^inflate-/);
   });
 
+  it('listNodePoolNames: every NodePool, the ones listNodePools skips (invalid, another controller\'s) too, and which are being deleted', async () => {
+    cluster.apply(NODEPOOL);
+    const [pool] = cluster.apply(NODEPOOL.split('---')[0]);
+    const named = (name: string, spec: unknown, finalizers?: string[]) => ({ ...pool, metadata: { name, ...(finalizers ? { finalizers } : {}) }, spec });
+    cluster.apply([
+      named('invalid', { ...(pool as { spec: object }).spec, notAField: true }),
+      named('theirs', { ...(pool as { spec: { template: { spec: object } } }).spec, template: { spec: { ...(pool as { spec: { template: { spec: object } } }).spec.template.spec, nodeClassRef: { group: 'example.com', kind: 'OtherClass', name: 'x' } } } }),
+      named('held', (pool as { spec: object }).spec, ['example.com/hold']),
+    ]);
+    cluster.delete('karpenter.sh/v1', 'NodePool', 'held');
+    expect((await kube.listNodePools()).map((p) => p.metadata.name).sort()).toEqual(['default', 'held']);
+    expect((await kube.listNodePoolNames())?.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: 'default', deleting: false },
+      { name: 'held', deleting: true },
+      { name: 'invalid', deleting: false },
+      { name: 'theirs', deleting: false },
+    ]);
+  });
+
   it('lists the storage objects the provisioner reads for pods with claims (shared/runtime/cluster-picture.ts readStorage)', async () => {
     cluster.apply([
       { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, provisioner: 'ebs.csi.aws.com', volumeBindingMode: 'WaitForFirstConsumer' },
