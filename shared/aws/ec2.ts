@@ -55,7 +55,10 @@ import { LabelCapacityType, LabelDoNotSync, LabelNodePool, TagNodeClaim, TagNode
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
-import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
+import { buildAl2023UserData, type ClusterInfo, type UserDataInput } from './user-data.ts';
+import { bottlerocketVersion, buildBottlerocketUserData } from './bottlerocket.ts';
+import { amiFamilyOf } from '../catalog/capacity.ts';
+import { defaultBlockDeviceMappings } from '../catalog/volume.ts';
 
 import { MaxLaunchInstanceTypes } from '../api/ports.ts';
 
@@ -88,10 +91,6 @@ export const DefaultMetadataOptions = {
   httpTokens: 'required',
 } as const;
 
-/** AL2023 default root volume (KA amifamily/al2023.go `DefaultBlockDeviceMappings`): 20 GiB gp3, encrypted. */
-export const DefaultBlockDeviceMappings: NonNullable<EC2NodeClass['spec']['blockDeviceMappings']> = [
-  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } },
-];
 
 /** What to launch: the claim's launch set, already filtered of unavailable offerings. */
 export interface LaunchSpec {
@@ -219,9 +218,12 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   // The capacity type launched, and do-not-sync-taints: the kubelet registers the taints itself
   // (KA launchtemplate.go EnsureAll / InjectDoNotSyncTaintsLabel for AL2023), so registration does not sync them.
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
-  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods });
+  const family = amiFamilyOf(nodeClass);
+  const input: UserDataInput = { cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods };
+  // The family's user data: Bottlerocket settings TOML, else AL2023 nodeadm (the class is refused for any other family).
+  const userData = family === 'Bottlerocket' ? buildBottlerocketUserData(input, bottlerocketVersion(spec.amiSelectorTerms, resolved.amis)) : buildAl2023UserData(input);
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
-  const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
+  const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : defaultBlockDeviceMappings(family);
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
   if (roleProblem) throw new ValidationError(`ec2nodeclass ${nodeClass.metadata.name}: ${roleProblem}`);
   const profile = spec.instanceProfile ?? ctx.instanceProfileName;

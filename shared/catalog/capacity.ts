@@ -9,6 +9,7 @@
  */
 import type { EC2NodeClass, KubeletConfiguration } from '../api/nodepool.ts';
 import { GiB, MiB, parseQuantity, parseResource, type Resources } from '../api/quantity.ts';
+import { amiFamilyOfSpec, type AmiFamily } from '../api/nodeclass-support.ts';
 
 /**
  * Share of EC2's reported memory hidden by the hypervisor and the kernel (Karpenter setting
@@ -45,8 +46,7 @@ const KubeReservedCpuBands = [
   { startMilli: 4000, endMilli: 2 ** 31, share: 0.0025 },
 ];
 
-/** AMI families as EC2NodeClass names them (`spec.amiFamily`, or inferred from an `alias` term). */
-export type AmiFamily = 'AL2' | 'AL2023' | 'Bottlerocket' | 'Windows2019' | 'Windows2022' | 'Windows2025' | 'Custom';
+export type { AmiFamily } from '../api/nodeclass-support.ts';
 
 /**
  * What changes Karpenter's math per AMI family (KA pkg/providers/amifamily `FeatureFlags`).
@@ -106,19 +106,9 @@ export const AmiFamilyFeatureTable: Record<AmiFamily, AmiFamilyFeatures> = {
   Windows2025: windows,
 };
 
-/** The EC2NodeClass's AMI family: `spec.amiFamily`, else from an `alias` term (`al2023@latest`), else AL2023. */
+/** The EC2NodeClass's AMI family: `spec.amiFamily`, else from an `alias` term (`al2023@latest`), else AL2023 (shared/api/nodeclass-support.ts). */
 export function amiFamilyOf(nodeClass?: EC2NodeClass): AmiFamily {
-  if (nodeClass?.spec.amiFamily) return nodeClass.spec.amiFamily;
-  const alias = nodeClass?.spec.amiSelectorTerms?.find((t) => t.alias)?.alias;
-  if (alias) {
-    const family = alias.split('@')[0].toLowerCase();
-    const byAlias: Record<string, AmiFamily> = {
-      al2: 'AL2', al2023: 'AL2023', bottlerocket: 'Bottlerocket',
-      windows2019: 'Windows2019', windows2022: 'Windows2022', windows2025: 'Windows2025',
-    };
-    if (byAlias[family]) return byAlias[family];
-  }
-  return 'AL2023';
+  return amiFamilyOfSpec(nodeClass?.spec);
 }
 
 /** What the arithmetic needs to know about an instance type. */
@@ -298,6 +288,11 @@ export function computeOverhead(shape: InstanceShape, capacity: Resources, opts:
   };
 }
 
+/** Whether capacity − overhead is negative for some resource (KA `resources.Fits` then refuses every pod). */
+export function overheadExceedsCapacity(capacity: Resources, overhead: NodeOverhead): boolean {
+  return Object.keys(capacity).some((k) => capacity[k] - (overhead.kubeReserved[k] ?? 0) - (overhead.systemReserved[k] ?? 0) - (overhead.evictionThreshold[k] ?? 0) < 0);
+}
+
 /** capacity − (kubeReserved + systemReserved + evictionThreshold), floored at 0, key by key. */
 export function subtractOverhead(capacity: Resources, overhead: NodeOverhead): Resources {
   const out: Resources = { ...capacity };
@@ -312,8 +307,8 @@ export function subtractOverhead(capacity: Resources, overhead: NodeOverhead): R
  * Reference (c5a.2xlarge, 20 GiB root): capacity cpu 8000m, memory 15155Mi, pods 58,
  * ephemeral-storage 20Gi; allocatable 7910m, 14162Mi, 58, 17Gi.
  */
-export function computeAllocatable(shape: InstanceShape, opts: CapacityOptions = {}): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead } {
+export function computeAllocatable(shape: InstanceShape, opts: CapacityOptions = {}): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead; overcommitted: boolean } {
   const capacity = computeCapacity(shape, opts);
   const overhead = computeOverhead(shape, capacity, opts);
-  return { capacity, allocatable: subtractOverhead(capacity, overhead), overhead };
+  return { capacity, allocatable: subtractOverhead(capacity, overhead), overhead, overcommitted: overheadExceedsCapacity(capacity, overhead) };
 }

@@ -22,6 +22,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
+import { parse as parseToml } from 'smol-toml';
 import type { Image } from '@aws-sdk/client-ec2';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { parseNodePool } from '../../shared/api/validate.ts';
@@ -90,10 +91,11 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     const resolved = await new Ec2NodeClassResolver(lookups, Cluster.kubernetesVersion, () => OracleNowMs).resolve(nodeClass);
     const coverage = subnetCoverage(resolved.subnets);
     // The catalog's types for the class (labels, exotic, capacity) with the scenario's offerings, available where a subnet is.
-    const types: InstanceType[] = s.instanceTypes.map((t) => ({
-      ...instanceTypeFromInfo(instanceTypeInfos.find((x) => x.name === t.name)!, { region: 'us-west-2', nodeClass, subnets: resolved.subnets }),
-      offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered })),
-    }));
+    // (a type whose overhead exceeds its capacity has no available offering, as in the catalog).
+    const types: InstanceType[] = s.instanceTypes.map((t) => {
+      const catalogType = instanceTypeFromInfo(instanceTypeInfos.find((x) => x.name === t.name)!, { region: 'us-west-2', nodeClass, subnets: resolved.subnets });
+      return { ...catalogType, offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered && !catalogType.overcommitted })) };
+    });
     const nodePool = parseNodePool({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: s.nodeClaim.nodePool }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass.metadata.name }, requirements: [] } } } });
     const c = s.nodeClaim;
     const claim = newNodeClaimRecord({ nodePool: c.nodePool, requirements: c.requirements, taints: c.taints as never, startupTaints: c.startupTaints as never, labels: c.labels, requests: {}, pods: [] }, { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name });
@@ -169,12 +171,56 @@ function mimeParts(text: string): { type: string; body: string }[] | undefined {
   return out;
 }
 
+/** Drops null / undefined values (the Go SDK prints every field). */
+const compact = (o: unknown): unknown =>
+  Array.isArray(o) ? o.map(compact) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, compact(v)]).sort(([a], [b]) => String(a).localeCompare(String(b)))) : o;
 const stripQuotes = (v: string) => v.replace(/^"(.*)"$/, '$1');
 const sortObj = (o: unknown): unknown =>
   Array.isArray(o) ? o.map(sortObj) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortObj(v)])) : o;
 
+/**
+ * Bottlerocket settings TOML, parsed: the cluster (name, API server, CA, DNS IP), the other
+ * `settings.kubernetes` keys as the kubelet block, node labels, node taints as `key=value:Effect`,
+ * and every other `settings` table (bootstrap commands included) as the class's own part.
+ */
+function bottlerocketView(text: string): UserDataView {
+  const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: {} };
+  let doc: Json;
+  try {
+    doc = parseToml(text) as Json;
+  } catch (err) {
+    return { ...empty, problem: `not TOML: ${(err as Error).message.split('\n')[0]}` };
+  }
+  const { settings = {}, ...top } = doc as { settings?: Json };
+  const { kubernetes = {}, ...other } = settings as { kubernetes?: Json };
+  const k: Json = { ...kubernetes };
+  const take = (key: string) => {
+    const v = k[key];
+    delete k[key];
+    return v;
+  };
+  const cluster = { name: take('cluster-name'), apiServer: take('api-server'), certificate: take('cluster-certificate'), dnsIp: take('cluster-dns-ip') };
+  const labels = (take('node-labels') as Record<string, string> | undefined) ?? {};
+  const taints: string[] = [];
+  for (const [key, values] of Object.entries((take('node-taints') as Record<string, string[]> | undefined) ?? {})) {
+    for (const v of values) {
+      const i = v.lastIndexOf(':');
+      taints.push(`${key}${v.slice(0, i) ? `=${v.slice(0, i)}` : ''}:${v.slice(i + 1)}`);
+    }
+  }
+  return {
+    ...empty,
+    userParts: Object.keys(other).length || Object.keys(top).length ? [{ type: 'settings', settings: sortObj(other), ...(Object.keys(top).length ? { top: sortObj(top) } : {}) }] : [],
+    cluster: sortObj(compact(cluster)),
+    kubeletConfig: sortObj(k) as Json,
+    labels: sortObj(labels) as Record<string, string>,
+    taints: taints.sort(),
+  };
+}
+
 function userDataView(b64: unknown): UserDataView {
   const text = Buffer.from(String(b64 ?? ''), 'base64').toString('utf8');
+  if (!/^MIME-Version:/im.test(text)) return bottlerocketView(text);
   const parts = mimeParts(text);
   const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: undefined };
   if (!parts || parts.length === 0) return { ...empty, problem: `not MIME multi-part: ${text.slice(0, 60)}` };
@@ -206,9 +252,6 @@ function userDataView(b64: unknown): UserDataView {
 
 const tagMap = (tags: unknown): Record<string, string> => Object.fromEntries(((tags as { Key: string; Value: string }[] | undefined) ?? []).map((t) => [t.Key, t.Value]).sort(([a], [b]) => a.localeCompare(b)));
 const tagsByType = (specs: unknown): Record<string, Record<string, string>> => Object.fromEntries(((specs as { ResourceType: string; Tags: unknown }[] | undefined) ?? []).map((s) => [s.ResourceType, tagMap(s.Tags)]));
-/** Drops null / undefined values (the Go SDK prints every field). */
-const compact = (o: unknown): unknown =>
-  Array.isArray(o) ? o.map(compact) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, compact(v)]).sort(([a], [b]) => String(a).localeCompare(String(b)))) : o;
 
 function templateView(lt: { LaunchTemplateData: Json; TagSpecifications?: unknown }): TemplateView {
   const d = lt.LaunchTemplateData;
