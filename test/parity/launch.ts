@@ -13,7 +13,7 @@
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
  *
  * Output: one line per undocumented difference (first 30), a summary, and with --json as the
- * last line `{"scenarios", "seed", "bothLaunched", "differences": {"total", "undocumented", "documented", "byField"}}`
+ * last line `{"scenarios", "seed", "bothLaunched", "bothLaunchedByFamily", "differences": {"total", "undocumented", "documented", "byField"}}`
  * (byField: every difference, documented or not, by compared field).
  * Exit 0 when nothing is undocumented, 3 otherwise, 1 when the oracle fails, 2 when it cannot be built.
  */
@@ -26,7 +26,7 @@ import { parse as parseToml } from 'smol-toml';
 import type { Image } from '@aws-sdk/client-ec2';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { parseNodePool } from '../../shared/api/validate.ts';
-import { nodeClassRefusals } from '../../shared/api/nodeclass-support.ts';
+import { amiFamilyOfSpec, nodeClassRefusals } from '../../shared/api/nodeclass-support.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
 import { accountLookups } from '../../shared/aws/account-file.ts';
 import { Ec2NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
@@ -372,12 +372,17 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
   let total = 0;
   let documented = 0;
   let bothLaunched = 0;
+  const launchedByFamily: Record<string, number> = {};
   const failing: string[] = [];
   for (let i = 0; i < chosen.length; i++) {
     const s = chosen[i];
     const nf = await nodefleetLaunch(s);
     const diffs = compareLaunch(nf, oracle[i]);
-    if ('requests' in nf && oracle[i].createFleet && !oracle[i].error) bothLaunched++;
+    if ('requests' in nf && oracle[i].createFleet && !oracle[i].error) {
+      bothLaunched++;
+      const family = amiFamilyOfSpec(s.nodeClass.spec);
+      launchedByFamily[family] = (launchedByFamily[family] ?? 0) + 1;
+    }
     const index = opts.only ?? i;
     if (opts.only !== undefined) {
       log(`scenario: ${JSON.stringify(toOracleInput(s))}`);
@@ -398,8 +403,8 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
   }
   for (const f of failing.slice(0, opts.verbose ? failing.length : 30)) log(f);
   if (!opts.verbose && failing.length > 30) log(`… ${failing.length - 30} more`);
-  const summary = { scenarios: chosen.length, seed: opts.seed, bothLaunched, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
-  log(`${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
+  const summary = { scenarios: chosen.length, seed: opts.seed, bothLaunched, bothLaunchedByFamily: launchedByFamily, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
+  log(`${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field: ${Object.entries(launchedByFamily).map(([f, n]) => `${f} ${n}`).join(', ')}): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
   if (opts.json) log(JSON.stringify(summary));
   return failing.length > 0 ? 3 : 0;
 }
