@@ -53,13 +53,11 @@ export type { AmiFamily } from '../api/nodeclass-support.ts';
  * - `eniLimitedPodDensity`: pods default to the ENI limit (else 110).
  * - `eniLimitedMemoryOverhead`: kube-reserved memory uses ENI-limited pods even when maxPods is set.
  * - `podsPerCore`: kubelet podsPerCore is honoured.
- * - `evictionSoft`: kubelet evictionSoft also reduces allocatable.
  */
 export interface AmiFamilyFeatures {
   eniLimitedPodDensity: boolean;
   eniLimitedMemoryOverhead: boolean;
   podsPerCore: boolean;
-  evictionSoft: boolean;
   /** Root volume used for ephemeral storage when no mapping overrides it. */
   defaultEphemeralVolumeGiB: number;
   /** Device name of the volume that backs kubelet's ephemeral storage. */
@@ -77,7 +75,6 @@ const linuxDefaults: AmiFamilyFeatures = {
   eniLimitedPodDensity: true,
   eniLimitedMemoryOverhead: true,
   podsPerCore: true,
-  evictionSoft: true,
   defaultEphemeralVolumeGiB: DefaultRootVolumeGiB,
   ephemeralDeviceName: '/dev/xvda',
   os: 'linux',
@@ -86,7 +83,6 @@ const windows: AmiFamilyFeatures = {
   eniLimitedPodDensity: false,
   eniLimitedMemoryOverhead: false,
   podsPerCore: true,
-  evictionSoft: true,
   defaultEphemeralVolumeGiB: 50,
   ephemeralDeviceName: '/dev/sda1',
   os: 'windows',
@@ -99,8 +95,8 @@ export const AmiFamilyFeatureTable: Record<AmiFamily, AmiFamilyFeatures> = {
   AL2023: linuxDefaults,
   Custom: linuxDefaults,
   // Bottlerocket: 4 GiB OS root + 20 GiB data volume (/dev/xvdb) that holds kubelet's storage;
-  // its settings TOML has no podsPerCore / evictionSoft, so Karpenter ignores them there.
-  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, podsPerCore: false, evictionSoft: false, ephemeralDeviceName: '/dev/xvdb' },
+  // its settings TOML has no podsPerCore, so Karpenter ignores it there.
+  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, podsPerCore: false, ephemeralDeviceName: '/dev/xvdb' },
   Windows2019: windows,
   Windows2022: windows,
   Windows2025: windows,
@@ -244,25 +240,19 @@ function evictionSignalBytes(capacityBytes: number, signal: string): number {
 
 /**
  * Eviction threshold: memory 100Mi and nodefs 10 % of ephemeral storage, overridden by
- * `kubelet.evictionHard` (and `evictionSoft` where the family honours it; the larger wins)
- * for `memory.available` / `nodefs.available`.
+ * `kubelet.evictionHard` for `memory.available` / `nodefs.available`. `evictionSoft` is only a
+ * warning threshold and does not reduce allocatable (KA instancetype/types.go `evictionThreshold`,
+ * every family).
  */
-export function evictionThreshold(memoryBytes: number, storageBytes: number, kubelet?: KubeletConfiguration, family: AmiFamily = 'AL2023'): Resources {
+export function evictionThreshold(memoryBytes: number, storageBytes: number, kubelet?: KubeletConfiguration): Resources {
   const out: Resources = {
     memory: EvictionHardMemoryBytes,
     'ephemeral-storage': Math.ceil((storageBytes / 100) * EvictionHardNodeFsPercent),
   };
-  const signals = [kubelet?.evictionHard];
-  if (AmiFamilyFeatureTable[family].evictionSoft) signals.push(kubelet?.evictionSoft);
-  const override: Resources = {};
-  for (const m of signals) {
-    if (!m) continue;
-    if (m['memory.available'] !== undefined) override.memory = Math.max(override.memory ?? 0, evictionSignalBytes(memoryBytes, m['memory.available']));
-    if (m['nodefs.available'] !== undefined) {
-      override['ephemeral-storage'] = Math.max(override['ephemeral-storage'] ?? 0, evictionSignalBytes(storageBytes, m['nodefs.available']));
-    }
-  }
-  return { ...out, ...override };
+  const hard = kubelet?.evictionHard;
+  if (hard?.['memory.available'] !== undefined) out.memory = evictionSignalBytes(memoryBytes, hard['memory.available']);
+  if (hard?.['nodefs.available'] !== undefined) out['ephemeral-storage'] = evictionSignalBytes(storageBytes, hard['nodefs.available']);
+  return out;
 }
 
 /** The overhead subtracted from capacity, by kind (all canonical units). */
@@ -284,7 +274,7 @@ export function computeOverhead(shape: InstanceShape, capacity: Resources, opts:
   return {
     kubeReserved: kubeReserved(capacity.cpu, podsForMemory, kubelet?.kubeReserved),
     systemReserved,
-    evictionThreshold: evictionThreshold(capacity.memory, capacity['ephemeral-storage'], kubelet, family),
+    evictionThreshold: evictionThreshold(capacity.memory, capacity['ephemeral-storage'], kubelet),
   };
 }
 
