@@ -7,7 +7,8 @@
  * request builders (shared/aws/ec2.ts `buildLaunchRequests`, shared/aws/user-data.ts) — and
  * through the launch oracle (test/oracle/launch). Both answers are normalised to what reaches
  * the instance, per (instance type, zone) override: subnet, image, and its launch template's user
- * data (parsed: MIME parts, the NodeConfig YAML, the kubelet flags), block devices, metadata
+ * data (parsed: AL2023 MIME parts, the NodeConfig YAML, the kubelet flags; Bottlerocket settings
+ * TOML table by table), block devices, metadata
  * options, interfaces, monitoring, instance profile, capacity reservation preference and tags;
  * and the fleet's capacity type, allocation strategy and tags. Every difference is either
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
