@@ -38,11 +38,12 @@ function al2023UserDataProblem(userData: string): string | undefined {
 
 /**
  * The AMI families nodefleet launches, with their user data: AL2023 (nodeadm NodeConfig,
- * shared/aws/user-data.ts) and Bottlerocket (settings TOML, shared/aws/bottlerocket.ts).
+ * shared/aws/user-data.ts), Bottlerocket (settings TOML, shared/aws/bottlerocket.ts) and Windows
+ * (the EKS bootstrap PowerShell script, shared/aws/windows.ts).
  */
-export const SupportedAmiFamilies = ['AL2023', 'Bottlerocket'] as const;
+export const SupportedAmiFamilies = ['AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025'] as const;
 export type SupportedAmiFamily = (typeof SupportedAmiFamilies)[number];
-const Unsupported = 'nodefleet launches AL2023 and Bottlerocket nodes only (nodeadm or Bottlerocket TOML user data), so such a node could not join';
+const Unsupported = 'nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join';
 
 /** AMI families as EC2NodeClass names them (`spec.amiFamily`, or inferred from an `alias` term). */
 export const AmiFamilies = ['AL2', 'AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025', 'Custom'] as const;
@@ -85,7 +86,7 @@ export const UnsupportedNodeClassFields: Readonly<Record<string, string>> = {
 
 /** Why an `amiSelectorTerms` alias is refused (its family is neither al2023 nor bottlerocket), or undefined. */
 export function aliasRefusal(alias: string): string | undefined {
-  return aliasFamily(alias) ? undefined : `${JSON.stringify(alias)} is not supported by nodefleet: ${Unsupported}; use al2023@latest, bottlerocket@latest or a pinned version of either`;
+  return aliasFamily(alias) ? undefined : `${JSON.stringify(alias)} is not supported by nodefleet: ${Unsupported}; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`;
 }
 
 /**
@@ -98,7 +99,7 @@ export function nodeClassRefusals(spec: unknown): string[] {
   if (!isRecord(spec)) return [];
   const out: string[] = [];
   if (spec.amiFamily !== undefined && !SupportedAmiFamilies.some((f) => f === spec.amiFamily)) {
-    out.push(`spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${Unsupported}; set amiFamily: AL2023 or Bottlerocket, or use an al2023@ or bottlerocket@ alias`);
+    out.push(`spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${Unsupported}; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`);
   }
   if (Array.isArray(spec.amiSelectorTerms)) {
     spec.amiSelectorTerms.forEach((t, i) => {
@@ -108,6 +109,9 @@ export function nodeClassRefusals(spec: unknown): string[] {
   }
   for (const [field, why] of Object.entries(UnsupportedNodeClassFields)) {
     if (spec[field] !== undefined) out.push(`spec.${field}: not supported by nodefleet: ${why}; remove spec.${field}`);
+  }
+  if (spec.instanceStorePolicy === 'RAID0' && amiFamilyOfSpec(spec).startsWith('Windows')) {
+    out.push('spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy');
   }
   if (typeof spec.userData === 'string') {
     const family = amiFamilyOfSpec(spec);

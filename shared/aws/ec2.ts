@@ -57,6 +57,7 @@ import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, lau
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo, type UserDataInput } from './user-data.ts';
 import { bottlerocketVersion, buildBottlerocketUserData } from './bottlerocket.ts';
+import { buildWindowsUserData } from './windows.ts';
 import { amiFamilyOf } from '../catalog/capacity.ts';
 import { defaultBlockDeviceMappings } from '../catalog/volume.ts';
 
@@ -220,8 +221,9 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
   const family = amiFamilyOf(nodeClass);
   const input: UserDataInput = { cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods };
-  // The family's user data: Bottlerocket settings TOML, else AL2023 nodeadm (the class is refused for any other family).
-  const userData = family === 'Bottlerocket' ? buildBottlerocketUserData(input, bottlerocketVersion(spec.amiSelectorTerms, resolved.amis)) : buildAl2023UserData(input);
+  // The family's user data: Bottlerocket settings TOML, Windows bootstrap PowerShell, else AL2023 nodeadm (the class is refused for any other family).
+  const userData =
+    family === 'Bottlerocket' ? buildBottlerocketUserData(input, bottlerocketVersion(spec.amiSelectorTerms, resolved.amis)) : family.startsWith('Windows') ? buildWindowsUserData(input) : buildAl2023UserData(input);
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : defaultBlockDeviceMappings(family);
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;

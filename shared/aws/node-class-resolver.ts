@@ -165,10 +165,23 @@ export function bottlerocketAmiParameters(kubernetesVersion: string, aliasVersio
   ];
 }
 
-/** The SSM parameters an alias reads (AL2023 or Bottlerocket), each with its architecture and the variants its image serves. */
+/**
+ * The public SSM parameter of the EKS-optimized Windows Server Core AMI (x86_64 only; every type,
+ * GPU or not, launches it): `/aws/service/ami-windows-latest/Windows_Server-<2019|2022|2025>-English-Core-EKS_Optimized-<k8s>/image_id`
+ * (KA amifamily/windows.go). Windows Server 2025 needs Kubernetes 1.35 or later (KA ami.go): none before.
+ */
+export function windowsAmiParameters(family: 'Windows2019' | 'Windows2022' | 'Windows2025', kubernetesVersion: string): { name: string; arch: Arch; variants: AmiVariant[] }[] {
+  const year = family.slice('Windows'.length);
+  if (year === '2025' && Number(kubernetesVersion.split('.')[1]) < 35) return [];
+  return [{ name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${kubernetesVersion}/image_id`, arch: 'amd64', variants: ['standard', 'nvidia', 'neuron'] }];
+}
+
+/** The SSM parameters an alias reads (AL2023, Bottlerocket or Windows), each with its architecture and the variants its image serves. */
 export function aliasAmiParameters(alias: string, kubernetesVersion: string): { name: string; arch: Arch; variants: AmiVariant[] }[] {
   const [, version = 'latest'] = alias.split('@');
-  if (aliasFamily(alias) === 'Bottlerocket') return bottlerocketAmiParameters(kubernetesVersion, version);
+  const family = aliasFamily(alias);
+  if (family === 'Bottlerocket') return bottlerocketAmiParameters(kubernetesVersion, version);
+  if (family?.startsWith('Windows')) return windowsAmiParameters(family as 'Windows2019', kubernetesVersion);
   return (['amd64', 'arm64'] as const).flatMap((arch) => Al2023Variants[arch].map((variant) => ({ name: al2023AmiParameter(kubernetesVersion, arch, version, variant), arch, variants: [variant] })));
 }
 

@@ -85,6 +85,11 @@ function eksImages(): { images: LaunchScenario['account']['images']; params: Rec
       }
     }
   }
+  for (const year of ['2019', '2022', '2025']) {
+    const id = `ami-win${year}core`;
+    images.push({ ImageId: id, Name: `Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}-2025.09.01`, Architecture: 'x86_64', CreationDate: '2025-09-01T00:00:00.000Z', State: 'available', OwnerId: '801119661308', ImageOwnerAlias: 'amazon', Tags: [] });
+    params[`/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}/image_id`] = id;
+  }
   return { images, params };
 }
 
@@ -206,12 +211,18 @@ const bottlerocketUserData = fc.constantFrom(
 
 const isBottlerocket = (ami: { terms: readonly object[]; amiFamily?: string }) => ami.amiFamily === 'Bottlerocket' || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('bottlerocket@');
 
+/** Windows user data: PowerShell the class runs before the bootstrap. */
+const windowsUserData = fc.constantFrom('Write-Host "parity"', 'New-Item -Path C:\\parity -ItemType Directory\nSet-Content C:\\parity\\ok "1"');
+const isWindows = (ami: { terms: readonly object[]; amiFamily?: string }) => !!ami.amiFamily?.startsWith('Windows') || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('windows');
+
 /** AMI selector terms: an alias (AL2023 or Bottlerocket latest / pinned; the other families nodefleet refuses), or id / name / tags / ssmParameter terms. */
 const amiTerms = (images: LaunchScenario['account']['images']) =>
   fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('al2023@latest', `al2023@${PinnedVersion}`).map((alias) => ({ terms: [{ alias }] })) },
     { weight: 4, arbitrary: fc.constantFrom('bottlerocket@latest', 'bottlerocket@v1.46.0', 'bottlerocket@1.45.2').map((alias) => ({ terms: [{ alias }] })) },
-    { weight: 1, arbitrary: fc.constantFrom('al2@latest', 'windows2022@latest').map((alias) => ({ terms: [{ alias }] })) },
+    { weight: 3, arbitrary: fc.constantFrom('windows2019@latest', 'windows2022@latest', 'windows2025@latest').map((alias) => ({ terms: [{ alias }] })) },
+    { weight: 1, arbitrary: fc.constantFrom(...images.filter((i) => i.Name.startsWith('Windows_Server-')).map((i) => i.ImageId)).map((id) => ({ terms: [{ id }], amiFamily: 'Windows2022' })) },
+    { weight: 1, arbitrary: fc.constantFrom('al2@latest').map((alias) => ({ terms: [{ alias }] })) },
     {
       weight: 2,
       arbitrary: fc
@@ -289,6 +300,7 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
         instanceStorePolicy: opt(fc.constant('RAID0')),
         userData: opt(userData, 0.5),
         bottlerocketUserData: opt(bottlerocketUserData, 0.5),
+        windowsUserData: opt(windowsUserData, 0.5),
         crossFamilyUserData: fc.integer({ min: 0, max: 19 }).map((n) => n === 0),
         tags: opt(fc.dictionary(fc.constantFrom('team', 'cost-center', 'Name'), fc.constantFrom('a', 'b'), { maxKeys: 2 })),
         metadataOptions: opt(
@@ -319,7 +331,7 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
           blockDeviceMappings: s.blockDeviceMappings,
           instanceStorePolicy: s.instanceStorePolicy,
           // Each family's own forms, and now and then the other family's (which neither launches).
-          userData: isBottlerocket(s.ami) !== s.crossFamilyUserData ? s.bottlerocketUserData : s.userData,
+          userData: isWindows(s.ami) ? (s.crossFamilyUserData ? s.userData : s.windowsUserData) : isBottlerocket(s.ami) !== s.crossFamilyUserData ? s.bottlerocketUserData : s.userData,
           tags: s.tags,
           metadataOptions: s.metadataOptions,
           detailedMonitoring: s.detailedMonitoring,

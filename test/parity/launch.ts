@@ -219,8 +219,43 @@ function bottlerocketView(text: string): UserDataView {
   };
 }
 
+/**
+ * Windows PowerShell user data, parsed: the class's own lines before the bootstrap call, the
+ * call's cluster parameters, and its -KubeletExtraArgs flags (labels, taints, each other flag with
+ * its comma-separated entries sorted).
+ */
+function windowsView(text: string): UserDataView {
+  const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: {} };
+  const lines = text.replace(/\r\n/g, '\n').split('\n');
+  if (lines[0] !== '<powershell>' || lines[lines.length - 1] !== '</powershell>') return { ...empty, problem: `not a <powershell> block: ${text.slice(0, 60)}` };
+  const at = lines.findIndex((l) => l.startsWith('[string]$EKSBootstrapScriptFile'));
+  const call = lines[at + 1] ?? '';
+  if (at < 0 || !call.startsWith('& $EKSBootstrapScriptFile')) return { ...empty, problem: 'no EKS bootstrap call' };
+  const params = Object.fromEntries([...call.matchAll(/ -(\w+) '([^']*)'/g)].map((m) => [m[1], m[2]]));
+  const config: Json = {};
+  const labels: Record<string, string> = {};
+  const taints: string[] = [];
+  for (const flag of (params.KubeletExtraArgs ?? '').split(/ (?=--)/).filter(Boolean)) {
+    const [name, ...rest] = flag.split('=');
+    const value = stripQuotes(rest.join('='));
+    if (name === '--node-labels') for (const kv of value.split(',').filter(Boolean)) labels[kv.split('=')[0]] = kv.split('=').slice(1).join('=');
+    else if (name === '--register-with-taints') taints.push(...value.split(',').filter(Boolean));
+    else config[name] = value.split(',').sort().join(',');
+  }
+  const userLines = lines.slice(1, at).join('\n').trim();
+  return {
+    ...empty,
+    userParts: userLines ? [{ type: 'powershell', body: userLines }] : [],
+    cluster: sortObj({ name: params.EKSClusterName, endpoint: params.APIServerEndpoint, ca: params.Base64ClusterCA, dnsIp: params.DNSClusterIP, script: lines[at] }),
+    kubeletConfig: sortObj(config) as Json,
+    labels: sortObj(labels) as Record<string, string>,
+    taints: taints.sort(),
+  };
+}
+
 function userDataView(b64: unknown): UserDataView {
   const text = Buffer.from(String(b64 ?? ''), 'base64').toString('utf8');
+  if (text.startsWith('<powershell>')) return windowsView(text);
   if (!/^MIME-Version:/im.test(text)) return bottlerocketView(text);
   const parts = mimeParts(text);
   const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: undefined };
