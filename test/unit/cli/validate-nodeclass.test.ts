@@ -43,16 +43,29 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
     expect(validate({ [field]: value })).toEqual({ exitCode: 1, lines: [`nc.yaml: EC2NodeClass/nc: spec.${field}: not supported by nodefleet: ${UnsupportedNodeClassFields[field]}; remove spec.${field}`] });
   });
 
-  it.each(['al2@v20240807', 'windows2022@latest'])('alias %s is refused', (alias) => {
+  it.each(['al2@v20240807', 'al2@latest'])('alias %s is refused', (alias) => {
     const r = validate({ amiSelectorTerms: [{ alias }] });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023 and Bottlerocket nodes only (nodeadm or Bottlerocket TOML user data), so such a node could not join; use al2023@latest, bottlerocket@latest or a pinned version of either`]);
+    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`]);
   });
 
-  it.each(['AL2', 'Windows2022', 'Custom'])('amiFamily %s is refused', (amiFamily) => {
+  it.each(['AL2', 'Custom'])('amiFamily %s is refused', (amiFamily) => {
     const r = validate({ amiFamily, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023 and Bottlerocket nodes only (nodeadm or Bottlerocket TOML user data), so such a node could not join; set amiFamily: AL2023 or Bottlerocket, or use an al2023@ or bottlerocket@ alias`]);
+    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`]);
+  });
+
+  it.each([
+    [{ amiSelectorTerms: [{ alias: 'windows2022@latest' }], userData: 'Write-Host "hi"' }],
+    [{ amiFamily: 'Windows2019', amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] }],
+  ])('Windows passes: %j', (spec) => {
+    expect(validate(spec).exitCode).toBe(0);
+  });
+
+  it('RAID0 on Windows is refused (the Windows bootstrap does not assemble the instance store)', () => {
+    const r = validate({ amiSelectorTerms: [{ alias: 'windows2025@latest' }], instanceStorePolicy: 'RAID0' });
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual(['nc.yaml: EC2NodeClass/nc: spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy']);
   });
 
   it.each([
