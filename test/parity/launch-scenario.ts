@@ -61,7 +61,7 @@ export interface LaunchScenario {
 
 const ssmArch = { amd64: 'x86_64', arm64: 'arm64' } as const;
 
-/** The EKS AL2023 images of the account and the public SSM parameters naming them (latest and the pinned release). */
+/** The EKS AL2023, Bottlerocket and Windows images of the account and the public SSM parameters naming them (latest and pinned releases). */
 function eksImages(): { images: LaunchScenario['account']['images']; params: Record<string, string> } {
   const images: LaunchScenario['account']['images'] = [];
   const params: Record<string, string> = {};
@@ -215,7 +215,7 @@ const isBottlerocket = (ami: { terms: readonly object[]; amiFamily?: string }) =
 const windowsUserData = fc.constantFrom('Write-Host "parity"', 'New-Item -Path C:\\parity -ItemType Directory\nSet-Content C:\\parity\\ok "1"');
 const isWindows = (ami: { terms: readonly object[]; amiFamily?: string }) => !!ami.amiFamily?.startsWith('Windows') || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('windows');
 
-/** AMI selector terms: an alias (AL2023 or Bottlerocket latest / pinned; the other families nodefleet refuses), or id / name / tags / ssmParameter terms. */
+/** AMI selector terms: an alias (AL2023 or Bottlerocket latest / pinned, Windows latest; AL2, which nodefleet refuses), or id / name / tags / ssmParameter terms (AL2023, Bottlerocket, Windows). */
 const amiTerms = (images: LaunchScenario['account']['images']) =>
   fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('al2023@latest', `al2023@${PinnedVersion}`).map((alias) => ({ terms: [{ alias }] })) },
