@@ -25,6 +25,7 @@ import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { Taint } from '../../shared/api/kube.ts';
 import zoneData from '../../shared/catalog/data/zones.json' with { type: 'json' };
+import { parse as parseToml } from 'smol-toml';
 import { VirtualClock } from './clock.ts';
 import { startLocalDynamo, type LocalDynamo } from './dynamo.ts';
 import { startLocalS3, type LocalS3 } from './s3.ts';
@@ -736,19 +737,39 @@ export function zonesOf(region: string): { zone: string; zoneId: string }[] {
 }
 
 /**
- * The labels and taints a kubelet registers with, read from the launch template's user data
- * (nodeadm `--node-labels=k=v,…` and `--register-with-taints=k=v:Effect,…` flags).
+ * The labels and taints a kubelet registers with, read from the launch template's user data:
+ * Bottlerocket settings TOML (`settings.kubernetes.node-labels` / `node-taints`), else the kubelet
+ * flags `--node-labels=k=v,…` and `--register-with-taints=k=v:Effect,…` (nodeadm's, or quoted in
+ * the Windows bootstrap's `-KubeletExtraArgs`).
  */
 export function kubeletFlags(userDataBase64: string | undefined): { labels: Record<string, string>; taints: Taint[] } {
   const out = { labels: {} as Record<string, string>, taints: [] as Taint[] };
   if (!userDataBase64) return out;
   const text = Buffer.from(userDataBase64, 'base64').toString('utf8');
-  const labels = /--node-labels=([^\s"']+)/.exec(text)?.[1];
+  const effect = (e: string) => (['NoSchedule', 'PreferNoSchedule', 'NoExecute'].includes(e) ? (e as Taint['effect']) : undefined);
+  if (/^\s*\[settings/m.test(text) && !/^MIME-Version:/im.test(text)) {
+    let k: { 'node-labels'?: Record<string, string>; 'node-taints'?: Record<string, string[]> } = {};
+    try {
+      k = ((parseToml(text) as { settings?: { kubernetes?: typeof k } }).settings?.kubernetes ?? {});
+    } catch {
+      return out;
+    }
+    Object.assign(out.labels, k['node-labels'] ?? {});
+    for (const [key, values] of Object.entries(k['node-taints'] ?? {})) {
+      for (const v of values) {
+        const i = v.lastIndexOf(':');
+        const e = effect(v.slice(i + 1));
+        if (e) out.taints.push({ key, ...(v.slice(0, i) ? { value: v.slice(0, i) } : {}), effect: e });
+      }
+    }
+    return out;
+  }
+  const labels = /--node-labels="?([^\s"']+)/.exec(text)?.[1];
   for (const kv of labels?.split(',') ?? []) {
     const i = kv.indexOf('=');
     if (i > 0) out.labels[kv.slice(0, i)] = kv.slice(i + 1);
   }
-  const taints = /--register-with-taints=([^\s"']+)/.exec(text)?.[1];
+  const taints = /--register-with-taints="?([^\s"']+)/.exec(text)?.[1];
   for (const t of taints?.split(',') ?? []) {
     const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
     if (m) out.taints.push({ key: m[1], ...(m[2] ? { value: m[2] } : {}), effect: m[3] as Taint['effect'] });

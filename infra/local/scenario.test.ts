@@ -49,4 +49,12 @@ describe('kubeletFlags', () => {
       ],
     });
   });
+
+  it('reads Bottlerocket settings TOML and the Windows bootstrap flags', () => {
+    const want = { labels: { 'karpenter.sh/nodepool': 'br' }, taints: [{ key: 'workload', value: 'x', effect: 'NoSchedule' }, { key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] };
+    const toml = '[settings.kubernetes]\ncluster-name = "c"\n\n[settings.kubernetes.node-labels]\n"karpenter.sh/nodepool" = "br"\n\n[settings.kubernetes.node-taints]\nworkload = ["x:NoSchedule"]\n"karpenter.sh/unregistered" = [":NoExecute"]\n';
+    expect(kubeletFlags(Buffer.from(toml).toString('base64'))).toEqual(want);
+    const ps = `<powershell>\n& $EKSBootstrapScriptFile -EKSClusterName 'c' -KubeletExtraArgs '--node-labels="karpenter.sh/nodepool=br" --register-with-taints="workload=x:NoSchedule,karpenter.sh/unregistered:NoExecute" --max-pods=110'\n</powershell>`;
+    expect(kubeletFlags(Buffer.from(ps).toString('base64'))).toEqual(want);
+  });
 });

@@ -38,3 +38,18 @@ export function parseGoDurationMs(text: string): number | undefined {
   for (const p of body.matchAll(/([0-9]*\.?[0-9]*)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(p[1]) * GO_UNIT_MS[p[2]];
   return m[1] === '-' ? -total : total;
 }
+
+/**
+ * A duration as Go's `time.Duration.String` writes it ("1m0s", "1h30m0s", "45s", "1.5s", "500ms",
+ * "0s"): how Karpenter passes an API duration on where the node reads text (Bottlerocket settings).
+ */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const sign = ms < 0 ? '-' : '';
+  const a = Math.abs(ms);
+  if (a < 1000) return `${sign}${Number(a.toFixed(6))}ms`;
+  const h = Math.floor(a / 3_600_000);
+  const m = Math.floor((a % 3_600_000) / 60_000);
+  const s = Number(((a % 60_000) / 1000).toFixed(9));
+  return `${sign}${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
+}

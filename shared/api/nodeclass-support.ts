@@ -5,6 +5,7 @@
  */
 import { parseDocument } from 'yaml';
 import { looksLikeMime, parseMultipart, type MimePart } from './mime.ts';
+import { bottlerocketUserDataProblem } from './bottlerocket-settings.ts';
 
 /** Content-Type of a nodeadm NodeConfig part (KA bootstrap/mime `ContentTypeNodeConfig`). */
 export const NodeConfigContentType = 'application/node.eks.aws';
@@ -27,9 +28,45 @@ export function al2023UserDataParts(userData: string | undefined): { parts: Mime
   return { parts: [{ headers: [['Content-Type', mapping ? NodeConfigContentType : ShellScriptContentType]], body: text }] };
 }
 
-/** The only AMI family nodefleet launches: its user data is nodeadm's (shared/aws/user-data.ts). */
-export const SupportedAmiFamily = 'AL2023';
-const OnlyAl2023 = 'nodefleet launches AL2023 nodes only (nodeadm user data), so such a node could not join';
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Why an AL2023 `spec.userData` cannot be read, or undefined. */
+function al2023UserDataProblem(userData: string): string | undefined {
+  const parts = al2023UserDataParts(userData);
+  return 'problem' in parts ? parts.problem : undefined;
+}
+
+/**
+ * The AMI families nodefleet launches, with their user data: AL2023 (nodeadm NodeConfig,
+ * shared/aws/user-data.ts), Bottlerocket (settings TOML, shared/aws/bottlerocket.ts) and Windows
+ * (the EKS bootstrap PowerShell script, shared/aws/windows.ts).
+ */
+export const SupportedAmiFamilies = ['AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025'] as const;
+export type SupportedAmiFamily = (typeof SupportedAmiFamilies)[number];
+const Unsupported = 'nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join';
+
+/** AMI families as EC2NodeClass names them (`spec.amiFamily`, or inferred from an `alias` term). */
+export const AmiFamilies = ['AL2', 'AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025', 'Custom'] as const;
+export type AmiFamily = (typeof AmiFamilies)[number];
+
+/**
+ * The AMI family of a spec (raw or parsed) as Karpenter picks it: `amiFamily`, else the alias
+ * term's family (`bottlerocket@latest` → Bottlerocket), else AL2023.
+ */
+export function amiFamilyOfSpec(spec: unknown): AmiFamily {
+  if (!isRecord(spec)) return 'AL2023';
+  const set = AmiFamilies.find((f) => f === spec.amiFamily);
+  if (set) return set;
+  const alias = Array.isArray(spec.amiSelectorTerms) ? spec.amiSelectorTerms.find((t) => isRecord(t) && typeof t.alias === 'string')?.alias : undefined;
+  const family = typeof alias === 'string' ? (alias.split('@')[0] ?? '').toLowerCase() : '';
+  return AmiFamilies.find((f) => f !== 'Custom' && f.toLowerCase() === family) ?? 'AL2023';
+}
+
+/** The family an alias names when nodefleet launches it (`bottlerocket@latest` → Bottlerocket), else undefined. */
+export function aliasFamily(alias: string): SupportedAmiFamily | undefined {
+  const family = (alias.split('@')[0] ?? '').toLowerCase();
+  return SupportedAmiFamilies.find((f) => f.toLowerCase() === family);
+}
 
 /**
  * EC2NodeClass fields nodefleet accepts in the schema (a Karpenter user's YAML reads) but does not
@@ -46,12 +83,10 @@ export const UnsupportedNodeClassFields: Readonly<Record<string, string>> = {
   cpuOptions: 'no CPU options are set (nested virtualization)',
 };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Why an `amiSelectorTerms` alias is refused (its family is not al2023), or undefined. */
+/** Why an `amiSelectorTerms` alias is refused (its family is neither al2023 nor bottlerocket), or undefined. */
 export function aliasRefusal(alias: string): string | undefined {
-  const family = alias.split('@')[0] ?? '';
-  return family.toLowerCase() === 'al2023' ? undefined : `${JSON.stringify(alias)} is not supported by nodefleet: ${OnlyAl2023}; use al2023@latest or al2023@<version>`;
+  return aliasFamily(alias) ? undefined : `${JSON.stringify(alias)} is not supported by nodefleet: ${Unsupported}; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`;
 }
 
 /**
@@ -63,8 +98,8 @@ export function aliasRefusal(alias: string): string | undefined {
 export function nodeClassRefusals(spec: unknown): string[] {
   if (!isRecord(spec)) return [];
   const out: string[] = [];
-  if (spec.amiFamily !== undefined && spec.amiFamily !== SupportedAmiFamily) {
-    out.push(`spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${OnlyAl2023}; set amiFamily: AL2023 or use an al2023@ alias`);
+  if (spec.amiFamily !== undefined && !SupportedAmiFamilies.some((f) => f === spec.amiFamily)) {
+    out.push(`spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${Unsupported}; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`);
   }
   if (Array.isArray(spec.amiSelectorTerms)) {
     spec.amiSelectorTerms.forEach((t, i) => {
@@ -75,9 +110,13 @@ export function nodeClassRefusals(spec: unknown): string[] {
   for (const [field, why] of Object.entries(UnsupportedNodeClassFields)) {
     if (spec[field] !== undefined) out.push(`spec.${field}: not supported by nodefleet: ${why}; remove spec.${field}`);
   }
+  if (spec.instanceStorePolicy === 'RAID0' && amiFamilyOfSpec(spec).startsWith('Windows')) {
+    out.push('spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy');
+  }
   if (typeof spec.userData === 'string') {
-    const parts = al2023UserDataParts(spec.userData);
-    if ('problem' in parts) out.push(`spec.userData: ${parts.problem}`);
+    const family = amiFamilyOfSpec(spec);
+    const problem = family === 'Bottlerocket' ? bottlerocketUserDataProblem(spec.userData) : family === 'AL2023' ? al2023UserDataProblem(spec.userData) : undefined;
+    if (problem) out.push(`spec.userData: ${problem}`);
   }
   return out;
 }

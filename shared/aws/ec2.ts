@@ -13,13 +13,13 @@
  * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
  * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]`, or (GC) `Filters=[{tag:nodefleet.io/cluster=<cluster>}]`, `NextToken` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName, CreateTime}`; `NextToken`; error `InvalidLaunchTemplateName.NotFoundException` |
  * | `DeleteLaunchTemplate` | `LaunchTemplateId` | — ; error `InvalidLaunchTemplateId.NotFound` (= success) |
- * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64: AL2023 MIME NodeConfig, Bottlerocket settings TOML or Windows PowerShell), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
  * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[] (incl. `aws:ec2launchtemplate:id`), ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
  * | `DescribeSubnets` | `Filters` (`subnet-id` for the id terms; `tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
  * | `DescribeSecurityGroups` | `Filters` (`group-id` for the id terms; `tag:<k>`, `tag-key`, `group-name`) | `SecurityGroups[].GroupId` |
  * | `DescribeImages` | `Filters` (`image-id`, `name`, `tag:<k>`), `Owners[]` (only for name/tag AMI terms) | `Images[].{ImageId, Architecture, CreationDate}` |
- * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
+ * | SSM `GetParameter` | `Name=/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/<x86_64\|arm64>/<standard\|nvidia\|neuron>/recommended/image_id` (alias `al2023@latest`, every variant EKS publishes for the arch; a pinned alias names the release); `Name=/aws/service/bottlerocket/aws-k8s-<k8s>[-nvidia]/<x86_64\|arm64>/<version\|latest>/image_id` (alias `bottlerocket@…`); `Name=/aws/service/ami-windows-latest/Windows_Server-<2019\|2022\|2025>-English-Core-EKS_Optimized-<k8s>/image_id` (alias `windows20xx@latest`) | `Parameter.Value` (AMI id); error `ParameterNotFound` |
  *
  * Errors: one mapping file, shared/aws/ec2-errors.ts. The same calls also run against moto
  * (`npm run test:moto`, docs/moto-conformance.md), each request checked against the AWS API model.
@@ -55,7 +55,11 @@ import { LabelCapacityType, LabelDoNotSync, LabelNodePool, TagNodeClaim, TagNode
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, launchFailuresFrom, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
-import { buildAl2023UserData, type ClusterInfo } from './user-data.ts';
+import { buildAl2023UserData, type ClusterInfo, type UserDataInput } from './user-data.ts';
+import { bottlerocketVersion, buildBottlerocketUserData } from './bottlerocket.ts';
+import { buildWindowsUserData } from './windows.ts';
+import { amiFamilyOf } from '../catalog/capacity.ts';
+import { defaultBlockDeviceMappings } from '../catalog/volume.ts';
 
 import { MaxLaunchInstanceTypes } from '../api/ports.ts';
 
@@ -88,10 +92,6 @@ export const DefaultMetadataOptions = {
   httpTokens: 'required',
 } as const;
 
-/** AL2023 default root volume (KA amifamily/al2023.go `DefaultBlockDeviceMappings`): 20 GiB gp3, encrypted. */
-export const DefaultBlockDeviceMappings: NonNullable<EC2NodeClass['spec']['blockDeviceMappings']> = [
-  { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '20Gi', volumeType: 'gp3', encrypted: true } },
-];
 
 /** What to launch: the claim's launch set, already filtered of unavailable offerings. */
 export interface LaunchSpec {
@@ -219,9 +219,13 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   // The capacity type launched, and do-not-sync-taints: the kubelet registers the taints itself
   // (KA launchtemplate.go EnsureAll / InjectDoNotSyncTaintsLabel for AL2023), so registration does not sync them.
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
-  const userData = buildAl2023UserData({ cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods });
+  const family = amiFamilyOf(nodeClass);
+  const input: UserDataInput = { cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods };
+  // The family's user data: Bottlerocket settings TOML, Windows bootstrap PowerShell, else AL2023 nodeadm (the class is refused for any other family).
+  const userData =
+    family === 'Bottlerocket' ? buildBottlerocketUserData(input, bottlerocketVersion(spec.amiSelectorTerms, resolved.amis)) : family.startsWith('Windows') ? buildWindowsUserData(input) : buildAl2023UserData(input);
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
-  const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : DefaultBlockDeviceMappings;
+  const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : defaultBlockDeviceMappings(family);
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
   if (roleProblem) throw new ValidationError(`ec2nodeclass ${nodeClass.metadata.name}: ${roleProblem}`);
   const profile = spec.instanceProfile ?? ctx.instanceProfileName;

@@ -14,7 +14,7 @@ import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCo
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
-import { aliasRefusal } from '../api/nodeclass-support.ts';
+import { aliasFamily, aliasRefusal } from '../api/nodeclass-support.ts';
 import type { SubnetInfo } from '../catalog/subnets.ts';
 
 /** Node architectures nodefleet launches (values of kubernetes.io/arch). */
@@ -47,6 +47,12 @@ export interface ResolvedNodeClass {
    * `images` by architecture, as Karpenter does for such AMIs.
    */
   variants?: Partial<Record<Exclude<AmiVariant, 'standard'>, Partial<Record<Arch, string>>>>;
+  /**
+   * AMIs by id, name or tags: the chosen images (one per architecture) with their names, newest
+   * first then by id (the order of KA's `EC2NodeClass.status.amis`); a Bottlerocket class reads
+   * its release from them (shared/aws/bottlerocket.ts).
+   */
+  amis?: { id: string; name: string }[];
 }
 
 /** The AMI a type of `arch` / `variant` launches with, or undefined when there is none. */
@@ -139,6 +145,44 @@ export function al2023AmiParameter(kubernetesVersion: string, arch: Arch, aliasV
   return aliasVersion === 'latest'
     ? `${base}/recommended/image_id`
     : `${base}/amazon-eks-node-al2023-${a}-${variant}-${kubernetesVersion}-${aliasVersion}/image_id`;
+}
+
+/**
+ * The public SSM parameters of the Bottlerocket AMIs for an alias version, each with the variants
+ * its image serves (KA amifamily/bottlerocket.go `DescribeImageQuery`):
+ * `/aws/service/bottlerocket/aws-k8s-<k8s>[-nvidia]/<x86_64|arm64>/<version>/image_id`, the
+ * version without its leading `v` (`bottlerocket@v1.46.0` → `1.46.0`, `latest` as it is). The
+ * standard x86_64 image also serves Neuron types (Bottlerocket has no neuron variant of its own).
+ */
+export function bottlerocketAmiParameters(kubernetesVersion: string, aliasVersion: string): { name: string; arch: Arch; variants: AmiVariant[] }[] {
+  const version = aliasVersion.replace(/^v+/, '');
+  const at = (flavour: string, arch: Arch) => `/aws/service/bottlerocket/aws-k8s-${kubernetesVersion}${flavour}/${SsmArch[arch]}/${version}/image_id`;
+  return [
+    { name: at('', 'amd64'), arch: 'amd64', variants: ['standard', 'neuron'] },
+    { name: at('', 'arm64'), arch: 'arm64', variants: ['standard'] },
+    { name: at('-nvidia', 'amd64'), arch: 'amd64', variants: ['nvidia'] },
+    { name: at('-nvidia', 'arm64'), arch: 'arm64', variants: ['nvidia'] },
+  ];
+}
+
+/**
+ * The public SSM parameter of the EKS-optimized Windows Server Core AMI (x86_64 only; every type,
+ * GPU or not, launches it): `/aws/service/ami-windows-latest/Windows_Server-<2019|2022|2025>-English-Core-EKS_Optimized-<k8s>/image_id`
+ * (KA amifamily/windows.go). Windows Server 2025 needs Kubernetes 1.35 or later (KA ami.go): none before.
+ */
+export function windowsAmiParameters(family: 'Windows2019' | 'Windows2022' | 'Windows2025', kubernetesVersion: string): { name: string; arch: Arch; variants: AmiVariant[] }[] {
+  const year = family.slice('Windows'.length);
+  if (year === '2025' && Number(kubernetesVersion.split('.')[1]) < 35) return [];
+  return [{ name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${kubernetesVersion}/image_id`, arch: 'amd64', variants: ['standard', 'nvidia', 'neuron'] }];
+}
+
+/** The SSM parameters an alias reads (AL2023, Bottlerocket or Windows), each with its architecture and the variants its image serves. */
+export function aliasAmiParameters(alias: string, kubernetesVersion: string): { name: string; arch: Arch; variants: AmiVariant[] }[] {
+  const [, version = 'latest'] = alias.split('@');
+  const family = aliasFamily(alias);
+  if (family === 'Bottlerocket') return bottlerocketAmiParameters(kubernetesVersion, version);
+  if (family?.startsWith('Windows')) return windowsAmiParameters(family as 'Windows2019', kubernetesVersion);
+  return (['amd64', 'arm64'] as const).flatMap((arch) => Al2023Variants[arch].map((variant) => ({ name: al2023AmiParameter(kubernetesVersion, arch, version, variant), arch, variants: [variant] })));
 }
 
 type Term = { tags?: Record<string, string>; name?: string };
@@ -280,25 +324,24 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
   }
 
   /**
-   * An alias reads one SSM parameter per (architecture, variant) EKS publishes ({@link Al2023Variants});
+   * An alias reads one SSM parameter per (architecture, variant) published ({@link aliasAmiParameters});
    * a missing parameter leaves that variant without an image. Other terms: DescribeImages, newest per architecture.
    */
-  private async images(nc: EC2NodeClass): Promise<Pick<ResolvedNodeClass, 'images' | 'variants'>> {
+  private async images(nc: EC2NodeClass): Promise<Pick<ResolvedNodeClass, 'images' | 'variants' | 'amis'>> {
     const terms = nc.spec.amiSelectorTerms ?? [{ alias: 'al2023@latest' }];
     const images: Partial<Record<Arch, string>> = {};
     const alias = terms.find((t) => t.alias)?.alias;
     if (alias) {
-      const [, version = 'latest'] = alias.split('@');
       const refused = aliasRefusal(alias);
       if (refused) throw new ValidationError(`ec2nodeclass ${nc.metadata.name}: spec.amiSelectorTerms alias: ${refused}`);
       const k8s = typeof this.kubernetesVersion === 'string' ? this.kubernetesVersion : await this.kubernetesVersion();
       const variants: NonNullable<ResolvedNodeClass['variants']> = {};
-      for (const arch of ['amd64', 'arm64'] as const) {
-        for (const variant of Al2023Variants[arch]) {
-          const id = await this.parameter(al2023AmiParameter(k8s, arch, version, variant));
-          if (!id) continue;
-          if (variant === 'standard') images[arch] = id;
-          else (variants[variant] ??= {})[arch] = id;
+      for (const p of aliasAmiParameters(alias, k8s)) {
+        const id = await this.parameter(p.name);
+        if (!id) continue;
+        for (const variant of p.variants) {
+          if (variant === 'standard') images[p.arch] = id;
+          else (variants[variant] ??= {})[p.arch] = id;
         }
       }
       return { images, variants };
@@ -317,7 +360,10 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     // then the newest creation date (to the second), then the greater name.
     const second = (ms: number) => Math.floor(ms / 1000);
     found.sort((a, b) => Number(a.deprecated) - Number(b.deprecated) || second(b.created) - second(a.created) || (a.name === b.name ? 0 : a.name > b.name ? -1 : 1) || a.id.localeCompare(b.id));
-    for (const f of found) images[f.arch] ??= f.id;
-    return { images };
+    const chosen = new Map<Arch, (typeof found)[number]>();
+    for (const f of found) if (!chosen.has(f.arch)) chosen.set(f.arch, f);
+    for (const [arch, f] of chosen) images[arch] = f.id;
+    const amis = [...chosen.values()].sort((a, b) => second(b.created) - second(a.created) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((f) => ({ id: f.id, name: f.name }));
+    return { images, amis };
   }
 }

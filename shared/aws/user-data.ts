@@ -46,6 +46,21 @@ export interface UserDataInput {
 }
 
 /**
+ * The cluster DNS IP of an IPv4 service CIDR: its `.10` address, the kube-dns service IP EKS
+ * assigns (what nodeadm derives, and Karpenter discovers from the kube-dns service); undefined for
+ * an IPv6 or unreadable CIDR (the node derives it itself).
+ */
+export function clusterDnsIp(serviceCidr: string): string | undefined {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(serviceCidr.trim());
+  if (!m) return undefined;
+  const n = m.slice(1, 5).reduce((a, o) => a * 256 + Number(o), 0);
+  const bits = Number(m[5]);
+  const base = bits === 0 ? 0 : n - (n % 2 ** (32 - bits));
+  const ip = base + 10;
+  return [24, 16, 8, 0].map((s) => Math.floor(ip / 2 ** s) % 256).join('.');
+}
+
+/**
  * The `spec.kubelet.config` of the NodeConfig: a KubeletConfiguration fragment nodeadm merges over
  * its defaults. The EC2NodeClass kubelet fields carry the KubeletConfiguration names, so each is
  * copied under its own name (as KA bootstrap/nodeadm.go marshals the block); unset fields are left

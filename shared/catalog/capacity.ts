@@ -9,6 +9,7 @@
  */
 import type { EC2NodeClass, KubeletConfiguration } from '../api/nodepool.ts';
 import { GiB, MiB, parseQuantity, parseResource, type Resources } from '../api/quantity.ts';
+import { amiFamilyOfSpec, type AmiFamily } from '../api/nodeclass-support.ts';
 
 /**
  * Share of EC2's reported memory hidden by the hypervisor and the kernel (Karpenter setting
@@ -45,21 +46,18 @@ const KubeReservedCpuBands = [
   { startMilli: 4000, endMilli: 2 ** 31, share: 0.0025 },
 ];
 
-/** AMI families as EC2NodeClass names them (`spec.amiFamily`, or inferred from an `alias` term). */
-export type AmiFamily = 'AL2' | 'AL2023' | 'Bottlerocket' | 'Windows2019' | 'Windows2022' | 'Windows2025' | 'Custom';
+export type { AmiFamily } from '../api/nodeclass-support.ts';
 
 /**
  * What changes Karpenter's math per AMI family (KA pkg/providers/amifamily `FeatureFlags`).
  * - `eniLimitedPodDensity`: pods default to the ENI limit (else 110).
  * - `eniLimitedMemoryOverhead`: kube-reserved memory uses ENI-limited pods even when maxPods is set.
  * - `podsPerCore`: kubelet podsPerCore is honoured.
- * - `evictionSoft`: kubelet evictionSoft also reduces allocatable.
  */
 export interface AmiFamilyFeatures {
   eniLimitedPodDensity: boolean;
   eniLimitedMemoryOverhead: boolean;
   podsPerCore: boolean;
-  evictionSoft: boolean;
   /** Root volume used for ephemeral storage when no mapping overrides it. */
   defaultEphemeralVolumeGiB: number;
   /** Device name of the volume that backs kubelet's ephemeral storage. */
@@ -77,7 +75,6 @@ const linuxDefaults: AmiFamilyFeatures = {
   eniLimitedPodDensity: true,
   eniLimitedMemoryOverhead: true,
   podsPerCore: true,
-  evictionSoft: true,
   defaultEphemeralVolumeGiB: DefaultRootVolumeGiB,
   ephemeralDeviceName: '/dev/xvda',
   os: 'linux',
@@ -86,7 +83,6 @@ const windows: AmiFamilyFeatures = {
   eniLimitedPodDensity: false,
   eniLimitedMemoryOverhead: false,
   podsPerCore: true,
-  evictionSoft: true,
   defaultEphemeralVolumeGiB: 50,
   ephemeralDeviceName: '/dev/sda1',
   os: 'windows',
@@ -99,26 +95,16 @@ export const AmiFamilyFeatureTable: Record<AmiFamily, AmiFamilyFeatures> = {
   AL2023: linuxDefaults,
   Custom: linuxDefaults,
   // Bottlerocket: 4 GiB OS root + 20 GiB data volume (/dev/xvdb) that holds kubelet's storage;
-  // its settings TOML has no podsPerCore / evictionSoft, so Karpenter ignores them there.
-  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, podsPerCore: false, evictionSoft: false, ephemeralDeviceName: '/dev/xvdb' },
+  // its settings TOML has no podsPerCore, so Karpenter ignores it there.
+  Bottlerocket: { ...linuxDefaults, eniLimitedMemoryOverhead: false, podsPerCore: false, ephemeralDeviceName: '/dev/xvdb' },
   Windows2019: windows,
   Windows2022: windows,
   Windows2025: windows,
 };
 
-/** The EC2NodeClass's AMI family: `spec.amiFamily`, else from an `alias` term (`al2023@latest`), else AL2023. */
+/** The EC2NodeClass's AMI family: `spec.amiFamily`, else from an `alias` term (`al2023@latest`), else AL2023 (shared/api/nodeclass-support.ts). */
 export function amiFamilyOf(nodeClass?: EC2NodeClass): AmiFamily {
-  if (nodeClass?.spec.amiFamily) return nodeClass.spec.amiFamily;
-  const alias = nodeClass?.spec.amiSelectorTerms?.find((t) => t.alias)?.alias;
-  if (alias) {
-    const family = alias.split('@')[0].toLowerCase();
-    const byAlias: Record<string, AmiFamily> = {
-      al2: 'AL2', al2023: 'AL2023', bottlerocket: 'Bottlerocket',
-      windows2019: 'Windows2019', windows2022: 'Windows2022', windows2025: 'Windows2025',
-    };
-    if (byAlias[family]) return byAlias[family];
-  }
-  return 'AL2023';
+  return amiFamilyOfSpec(nodeClass?.spec);
 }
 
 /** What the arithmetic needs to know about an instance type. */
@@ -254,25 +240,19 @@ function evictionSignalBytes(capacityBytes: number, signal: string): number {
 
 /**
  * Eviction threshold: memory 100Mi and nodefs 10 % of ephemeral storage, overridden by
- * `kubelet.evictionHard` (and `evictionSoft` where the family honours it; the larger wins)
- * for `memory.available` / `nodefs.available`.
+ * `kubelet.evictionHard` for `memory.available` / `nodefs.available`. `evictionSoft` is only a
+ * warning threshold and does not reduce allocatable (KA instancetype/types.go `evictionThreshold`,
+ * every family).
  */
-export function evictionThreshold(memoryBytes: number, storageBytes: number, kubelet?: KubeletConfiguration, family: AmiFamily = 'AL2023'): Resources {
+export function evictionThreshold(memoryBytes: number, storageBytes: number, kubelet?: KubeletConfiguration): Resources {
   const out: Resources = {
     memory: EvictionHardMemoryBytes,
     'ephemeral-storage': Math.ceil((storageBytes / 100) * EvictionHardNodeFsPercent),
   };
-  const signals = [kubelet?.evictionHard];
-  if (AmiFamilyFeatureTable[family].evictionSoft) signals.push(kubelet?.evictionSoft);
-  const override: Resources = {};
-  for (const m of signals) {
-    if (!m) continue;
-    if (m['memory.available'] !== undefined) override.memory = Math.max(override.memory ?? 0, evictionSignalBytes(memoryBytes, m['memory.available']));
-    if (m['nodefs.available'] !== undefined) {
-      override['ephemeral-storage'] = Math.max(override['ephemeral-storage'] ?? 0, evictionSignalBytes(storageBytes, m['nodefs.available']));
-    }
-  }
-  return { ...out, ...override };
+  const hard = kubelet?.evictionHard;
+  if (hard?.['memory.available'] !== undefined) out.memory = evictionSignalBytes(memoryBytes, hard['memory.available']);
+  if (hard?.['nodefs.available'] !== undefined) out['ephemeral-storage'] = evictionSignalBytes(storageBytes, hard['nodefs.available']);
+  return out;
 }
 
 /** The overhead subtracted from capacity, by kind (all canonical units). */
@@ -294,8 +274,13 @@ export function computeOverhead(shape: InstanceShape, capacity: Resources, opts:
   return {
     kubeReserved: kubeReserved(capacity.cpu, podsForMemory, kubelet?.kubeReserved),
     systemReserved,
-    evictionThreshold: evictionThreshold(capacity.memory, capacity['ephemeral-storage'], kubelet, family),
+    evictionThreshold: evictionThreshold(capacity.memory, capacity['ephemeral-storage'], kubelet),
   };
+}
+
+/** Whether capacity − overhead is negative for some resource (KA `resources.Fits` then refuses every pod). */
+export function overheadExceedsCapacity(capacity: Resources, overhead: NodeOverhead): boolean {
+  return Object.keys(capacity).some((k) => capacity[k] - (overhead.kubeReserved[k] ?? 0) - (overhead.systemReserved[k] ?? 0) - (overhead.evictionThreshold[k] ?? 0) < 0);
 }
 
 /** capacity − (kubeReserved + systemReserved + evictionThreshold), floored at 0, key by key. */
@@ -312,8 +297,8 @@ export function subtractOverhead(capacity: Resources, overhead: NodeOverhead): R
  * Reference (c5a.2xlarge, 20 GiB root): capacity cpu 8000m, memory 15155Mi, pods 58,
  * ephemeral-storage 20Gi; allocatable 7910m, 14162Mi, 58, 17Gi.
  */
-export function computeAllocatable(shape: InstanceShape, opts: CapacityOptions = {}): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead } {
+export function computeAllocatable(shape: InstanceShape, opts: CapacityOptions = {}): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead; overcommitted: boolean } {
   const capacity = computeCapacity(shape, opts);
   const overhead = computeOverhead(shape, capacity, opts);
-  return { capacity, allocatable: subtractOverhead(capacity, overhead), overhead };
+  return { capacity, allocatable: subtractOverhead(capacity, overhead), overhead, overcommitted: overheadExceedsCapacity(capacity, overhead) };
 }

@@ -214,7 +214,7 @@ export function instanceTypeFromInfo(
 ): InstanceType {
   checkRefreshRegion(opts);
   const shape = { vcpu: info.vcpu, memoryMiB: info.memoryMiB, arch: info.arch as 'amd64' | 'arm64', eni: info.eni, localNvmeGiB: info.localNvmeGiB };
-  const { capacity, allocatable } = computeAllocatable(shape, capacityOptions(opts));
+  const { capacity, allocatable, overcommitted } = computeAllocatable(shape, capacityOptions(opts));
   const extended = extendedResourcesFor(info);
   const offerings: Offering[] = [];
   // A node's price is the instance's plus its EBS volumes' (./volume.ts), the same for every offering.
@@ -224,10 +224,10 @@ export function instanceTypeFromInfo(
     const { covered, zoneId } = zoneAsCovered(coverage, zone, catalogZoneId);
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od + volumes, volumeUsdPerHour: volumes, available: covered && !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
+      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od + volumes, volumeUsdPerHour: volumes, available: covered && !overcommitted && !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
     }
     if (spot !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot + volumes, volumeUsdPerHour: volumes, available: covered && !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
+      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot + volumes, volumeUsdPerHour: volumes, available: covered && !overcommitted && !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
     }
   }
   return {
@@ -237,6 +237,7 @@ export function instanceTypeFromInfo(
     allocatable: { ...allocatable, ...extended },
     offerings,
     exotic: !!info.gpu || !!info.accelerator || info.baremetal,
+    ...(overcommitted ? { overcommitted } : {}),
   };
 }
 

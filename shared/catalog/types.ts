@@ -40,6 +40,12 @@ export interface InstanceType {
   offerings: Offering[];
   /** True for GPU / accelerator / metal types: only used when asked for or nothing else fits. */
   exotic?: boolean;
+  /**
+   * True when the overhead exceeds the capacity (allocatable would be negative, e.g. Bottlerocket
+   * kube-reserved memory for a large maxPods on a small type): no pod fits such a node, as
+   * Karpenter's `resources.Fits` refuses a negative allocatable, so none of its offerings is available.
+   */
+  overcommitted?: boolean;
 }
 
 /** One row of data/instance-types.json (units in the field names; see data/SOURCES.md). */

@@ -4,9 +4,7 @@
  * 20 × $0.08 / 730 h ≈ $0.0022/h in us-east-1; ten tiny nodes pay it ten times).
  *
  * Volumes: every EBS mapping of the EC2NodeClass `spec.blockDeviceMappings`; without mappings,
- * the AMI family's default volumes Karpenter launches (KA pkg/providers/amifamily: AL2 / AL2023 /
- * Custom one 20 GiB gp3 `/dev/xvda`; Bottlerocket 4 GiB gp3 OS volume + 20 GiB gp3 data volume;
- * Windows one 50 GiB gp3). A mapping without `volumeSize` (size from the snapshot) counts the
+ * the AMI family's default volumes Karpenter launches ({@link defaultBlockDeviceMappings}). A mapping without `volumeSize` (size from the snapshot) counts the
  * family default size; without `volumeType`, gp3 (Karpenter's default).
  *
  * Price data: data/ebs-prices.json (US East list prices, source inside): per GB-month, plus gp3
@@ -17,7 +15,7 @@
  */
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { parseQuantity } from '../api/quantity.ts';
-import { amiFamilyOf, DefaultRootVolumeGiB } from './capacity.ts';
+import { amiFamilyOf, DefaultRootVolumeGiB, type AmiFamily } from './capacity.ts';
 import ebsPrices from './data/ebs-prices.json' with { type: 'json' };
 
 interface VolumeRate {
@@ -39,15 +37,25 @@ export interface PricedVolume {
   throughput?: number;
 }
 
+type BlockDeviceMappings = NonNullable<EC2NodeClass['spec']['blockDeviceMappings']>;
+const DefaultEbs = { volumeSize: `${DefaultRootVolumeGiB}Gi`, volumeType: 'gp3' as const, encrypted: true };
+
+/**
+ * The volumes Karpenter launches a family with when the EC2NodeClass has no `blockDeviceMappings`
+ * (KA pkg/providers/amifamily `DefaultBlockDeviceMappings`, all gp3 and encrypted): AL2 / AL2023 /
+ * Custom one 20 GiB `/dev/xvda` root volume; Bottlerocket a 6 GiB OS volume `/dev/xvda` and a
+ * 20 GiB data volume `/dev/xvdb` (kubelet's storage; neither marked root); Windows one 50 GiB `/dev/sda1`.
+ */
+export function defaultBlockDeviceMappings(family: AmiFamily): BlockDeviceMappings {
+  if (family === 'Bottlerocket') return [{ deviceName: '/dev/xvda', ebs: { ...DefaultEbs, volumeSize: '6Gi' } }, { deviceName: '/dev/xvdb', ebs: { ...DefaultEbs } }];
+  if (family.startsWith('Windows')) return [{ deviceName: '/dev/sda1', ebs: { ...DefaultEbs, volumeSize: '50Gi' } }];
+  return [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { ...DefaultEbs } }];
+}
+
 /** The volumes a node of this EC2NodeClass launches with (see the module docs for defaults). */
 export function nodeVolumes(nodeClass?: EC2NodeClass): PricedVolume[] {
-  const family = amiFamilyOf(nodeClass);
-  const mappings = nodeClass?.spec.blockDeviceMappings ?? [];
-  if (mappings.length === 0) {
-    if (family === 'Bottlerocket') return [{ sizeGiB: 4, volumeType: 'gp3' }, { sizeGiB: DefaultRootVolumeGiB, volumeType: 'gp3' }];
-    if (family.startsWith('Windows')) return [{ sizeGiB: 50, volumeType: 'gp3' }];
-    return [{ sizeGiB: DefaultRootVolumeGiB, volumeType: 'gp3' }];
-  }
+  const given = nodeClass?.spec.blockDeviceMappings ?? [];
+  const mappings = given.length > 0 ? given : defaultBlockDeviceMappings(amiFamilyOf(nodeClass));
   return mappings
     .filter((m) => m.ebs)
     .map((m) => ({

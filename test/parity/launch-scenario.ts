@@ -36,6 +36,8 @@ export const InstanceTypes = [
 
 /** A pinned alias version the account has SSM parameters for. */
 export const PinnedVersion = 'v20250601';
+/** Bottlerocket releases the account has SSM parameters for (`latest` is the newest, v1.50.0); 1.45.2 predates the default ephemeral-storage bind. */
+export const BottlerocketVersions = ['latest', '1.46.0', '1.45.2'] as const;
 
 type Tag = { Key: string; Value: string };
 export interface LaunchScenario {
@@ -59,7 +61,7 @@ export interface LaunchScenario {
 
 const ssmArch = { amd64: 'x86_64', arm64: 'arm64' } as const;
 
-/** The EKS AL2023 images of the account and the public SSM parameters naming them (latest and the pinned release). */
+/** The EKS AL2023, Bottlerocket and Windows images of the account and the public SSM parameters naming them (latest and pinned releases). */
 function eksImages(): { images: LaunchScenario['account']['images']; params: Record<string, string> } {
   const images: LaunchScenario['account']['images'] = [];
   const params: Record<string, string> = {};
@@ -72,6 +74,21 @@ function eksImages(): { images: LaunchScenario['account']['images']; params: Rec
         params[version === 'latest' ? `${base}/recommended/image_id` : `${base}/amazon-eks-node-al2023-${ssmArch[arch]}-${variant}-${Cluster.kubernetesVersion}-${version}/image_id`] = id;
       }
     }
+  }
+  for (const arch of ['amd64', 'arm64'] as const) {
+    for (const flavour of ['', '-nvidia']) {
+      for (const version of BottlerocketVersions) {
+        const v = version === 'latest' ? '1.50.0' : version;
+        const id = `ami-br${arch === 'amd64' ? 'x86' : 'arm'}${flavour ? 'nvidia' : 'std'}${v.replace(/\./g, '')}`;
+        images.push({ ImageId: id, Name: `bottlerocket-aws-k8s-${Cluster.kubernetesVersion}${flavour}-${ssmArch[arch]}-v${v}-0a1b2c3d`, Architecture: ssmArch[arch], CreationDate: `2025-0${BottlerocketVersions.length - BottlerocketVersions.indexOf(version) + 4}-01T00:00:00.000Z`, State: 'available', OwnerId: '092701018921', ImageOwnerAlias: 'amazon', Tags: [{ Key: 'os', Value: 'bottlerocket' }] });
+        params[`/aws/service/bottlerocket/aws-k8s-${Cluster.kubernetesVersion}${flavour}/${ssmArch[arch]}/${version}/image_id`] = id;
+      }
+    }
+  }
+  for (const year of ['2019', '2022', '2025']) {
+    const id = `ami-win${year}core`;
+    images.push({ ImageId: id, Name: `Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}-2025.09.01`, Architecture: 'x86_64', CreationDate: '2025-09-01T00:00:00.000Z', State: 'available', OwnerId: '801119661308', ImageOwnerAlias: 'amazon', Tags: [] });
+    params[`/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}/image_id`] = id;
   }
   return { images, params };
 }
@@ -183,11 +200,43 @@ const userData = fc.constantFrom(
   'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="BOUNDARY"\n\n--BOUNDARY\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n#!/bin/bash\necho first\n\n--BOUNDARY\nContent-Type: application/node.eks.aws\n\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 45s\n\n--BOUNDARY--\n',
 );
 
-/** AMI selector terms: an alias (AL2023 latest / pinned; the other families nodefleet refuses), or id / name / tags / ssmParameter terms. */
+/** Bottlerocket user data forms: other settings, Kubernetes settings Karpenter overrides or merges, a bootstrap command, a key Karpenter drops, not TOML. */
+const bottlerocketUserData = fc.constantFrom(
+  '[settings]\nmotd = "parity"\n\n[settings.kernel.sysctl]\n"net.ipv4.ip_forward" = "1"\n',
+  '[settings.kubernetes]\nmax-pods = 42\ncluster-name = "user-name"\ncluster-dns-ip = "10.0.0.2"\nallowed-unsafe-sysctls = ["net.core.somaxconn"]\nshutdown-grace-period = "30s"\n\n[settings.kubernetes.node-labels]\n"example.com/from-user-data" = "yes"\nteam = "user"\n\n[settings.kubernetes.node-taints]\n"example.com/user" = ["x:NoSchedule"]\n\n[settings.kubernetes.eviction-hard]\n"memory.available" = "200Mi"\n',
+  '[settings.bootstrap-commands.parity]\ncommands = [["echo", "parity"]]\nmode = "once"\nessential = false\n\n[settings.host-containers.admin]\nenabled = true\n',
+  '[settings.kubernetes]\nnot-a-bottlerocket-setting = 1\n',
+  '#!/bin/bash\necho parity > /etc/parity',
+);
+
+const isBottlerocket = (ami: { terms: readonly object[]; amiFamily?: string }) => ami.amiFamily === 'Bottlerocket' || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('bottlerocket@');
+
+/** Windows user data: PowerShell the class runs before the bootstrap. */
+const windowsUserData = fc.constantFrom('Write-Host "parity"', 'New-Item -Path C:\\parity -ItemType Directory\nSet-Content C:\\parity\\ok "1"');
+const isWindows = (ami: { terms: readonly object[]; amiFamily?: string }) => !!ami.amiFamily?.startsWith('Windows') || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('windows');
+
+/** AMI selector terms: an alias (AL2023 or Bottlerocket latest / pinned, Windows latest; AL2, which nodefleet refuses), or id / name / tags / ssmParameter terms (AL2023, Bottlerocket, Windows). */
 const amiTerms = (images: LaunchScenario['account']['images']) =>
   fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('al2023@latest', `al2023@${PinnedVersion}`).map((alias) => ({ terms: [{ alias }] })) },
-    { weight: 1, arbitrary: fc.constantFrom('bottlerocket@latest', 'al2@latest', 'windows2022@latest').map((alias) => ({ terms: [{ alias }] })) },
+    { weight: 4, arbitrary: fc.constantFrom('bottlerocket@latest', 'bottlerocket@v1.46.0', 'bottlerocket@1.45.2').map((alias) => ({ terms: [{ alias }] })) },
+    { weight: 3, arbitrary: fc.constantFrom('windows2019@latest', 'windows2022@latest', 'windows2025@latest').map((alias) => ({ terms: [{ alias }] })) },
+    { weight: 1, arbitrary: fc.constantFrom(...images.filter((i) => i.Name.startsWith('Windows_Server-')).map((i) => i.ImageId)).map((id) => ({ terms: [{ id }], amiFamily: 'Windows2022' })) },
+    { weight: 1, arbitrary: fc.constantFrom('al2@latest').map((alias) => ({ terms: [{ alias }] })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .array(
+          fc.oneof(
+            fc.constantFrom(...images.filter((i) => i.Name.startsWith('bottlerocket-')).map((i) => ({ id: i.ImageId }))),
+            fc.constantFrom(...images.filter((i) => i.Name.startsWith('bottlerocket-')).map((i) => i.Name)).map((name) => ({ name })),
+            fc.constant({ tags: { os: 'bottlerocket' } }),
+            fc.constantFrom(...images.filter((i) => i.ImageId.startsWith('ami-custom')).map((i) => ({ id: i.ImageId }))),
+          ),
+          { minLength: 1, maxLength: 2 },
+        )
+        .map((terms) => ({ terms, amiFamily: 'Bottlerocket' })),
+    },
     {
       weight: 3,
       arbitrary: fc
@@ -250,6 +299,9 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
         blockDeviceMappings: opt(fc.uniqueArray(blockDevice, { minLength: 1, maxLength: 2, selector: (b) => b.deviceName })),
         instanceStorePolicy: opt(fc.constant('RAID0')),
         userData: opt(userData, 0.5),
+        bottlerocketUserData: opt(bottlerocketUserData, 0.5),
+        windowsUserData: opt(windowsUserData, 0.5),
+        crossFamilyUserData: fc.integer({ min: 0, max: 19 }).map((n) => n === 0),
         tags: opt(fc.dictionary(fc.constantFrom('team', 'cost-center', 'Name'), fc.constantFrom('a', 'b'), { maxKeys: 2 })),
         metadataOptions: opt(
           fc
@@ -278,7 +330,8 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
           kubelet: s.kubelet,
           blockDeviceMappings: s.blockDeviceMappings,
           instanceStorePolicy: s.instanceStorePolicy,
-          userData: s.userData,
+          // Each family's own forms, and now and then the other family's (which neither launches).
+          userData: isWindows(s.ami) ? (s.crossFamilyUserData ? s.userData : s.windowsUserData) : isBottlerocket(s.ami) !== s.crossFamilyUserData ? s.bottlerocketUserData : s.userData,
           tags: s.tags,
           metadataOptions: s.metadataOptions,
           detailedMonitoring: s.detailedMonitoring,

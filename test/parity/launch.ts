@@ -7,13 +7,14 @@
  * request builders (shared/aws/ec2.ts `buildLaunchRequests`, shared/aws/user-data.ts) — and
  * through the launch oracle (test/oracle/launch). Both answers are normalised to what reaches
  * the instance, per (instance type, zone) override: subnet, image, and its launch template's user
- * data (parsed: MIME parts, the NodeConfig YAML, the kubelet flags), block devices, metadata
+ * data (parsed: AL2023 MIME parts, the NodeConfig YAML, the kubelet flags; Bottlerocket settings
+ * TOML table by table), block devices, metadata
  * options, interfaces, monitoring, instance profile, capacity reservation preference and tags;
  * and the fleet's capacity type, allocation strategy and tags. Every difference is either
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
  *
  * Output: one line per undocumented difference (first 30), a summary, and with --json as the
- * last line `{"scenarios", "seed", "bothLaunched", "differences": {"total", "undocumented", "documented", "byField"}}`
+ * last line `{"scenarios", "seed", "bothLaunched", "bothLaunchedByFamily", "differences": {"total", "undocumented", "documented", "byField"}}`
  * (byField: every difference, documented or not, by compared field).
  * Exit 0 when nothing is undocumented, 3 otherwise, 1 when the oracle fails, 2 when it cannot be built.
  */
@@ -22,10 +23,11 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
+import { parse as parseToml } from 'smol-toml';
 import type { Image } from '@aws-sdk/client-ec2';
 import { EC2NodeClassSchema, type EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { parseNodePool } from '../../shared/api/validate.ts';
-import { nodeClassRefusals } from '../../shared/api/nodeclass-support.ts';
+import { amiFamilyOfSpec, nodeClassRefusals } from '../../shared/api/nodeclass-support.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
 import { accountLookups } from '../../shared/aws/account-file.ts';
 import { Ec2NodeClassResolver } from '../../shared/aws/node-class-resolver.ts';
@@ -90,10 +92,11 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     const resolved = await new Ec2NodeClassResolver(lookups, Cluster.kubernetesVersion, () => OracleNowMs).resolve(nodeClass);
     const coverage = subnetCoverage(resolved.subnets);
     // The catalog's types for the class (labels, exotic, capacity) with the scenario's offerings, available where a subnet is.
-    const types: InstanceType[] = s.instanceTypes.map((t) => ({
-      ...instanceTypeFromInfo(instanceTypeInfos.find((x) => x.name === t.name)!, { region: 'us-west-2', nodeClass, subnets: resolved.subnets }),
-      offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered })),
-    }));
+    // (a type whose overhead exceeds its capacity has no available offering, as in the catalog).
+    const types: InstanceType[] = s.instanceTypes.map((t) => {
+      const catalogType = instanceTypeFromInfo(instanceTypeInfos.find((x) => x.name === t.name)!, { region: 'us-west-2', nodeClass, subnets: resolved.subnets });
+      return { ...catalogType, offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered && !catalogType.overcommitted })) };
+    });
     const nodePool = parseNodePool({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: s.nodeClaim.nodePool }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass.metadata.name }, requirements: [] } } } });
     const c = s.nodeClaim;
     const claim = newNodeClaimRecord({ nodePool: c.nodePool, requirements: c.requirements, taints: c.taints as never, startupTaints: c.startupTaints as never, labels: c.labels, requests: {}, pods: [] }, { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name });
@@ -169,12 +172,91 @@ function mimeParts(text: string): { type: string; body: string }[] | undefined {
   return out;
 }
 
+/** Drops null / undefined values (the Go SDK prints every field). */
+const compact = (o: unknown): unknown =>
+  Array.isArray(o) ? o.map(compact) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, compact(v)]).sort(([a], [b]) => String(a).localeCompare(String(b)))) : o;
 const stripQuotes = (v: string) => v.replace(/^"(.*)"$/, '$1');
 const sortObj = (o: unknown): unknown =>
   Array.isArray(o) ? o.map(sortObj) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortObj(v)])) : o;
 
+/**
+ * Bottlerocket settings TOML, parsed: the cluster (name, API server, CA, DNS IP), the other
+ * `settings.kubernetes` keys as the kubelet block, node labels, node taints as `key=value:Effect`,
+ * and every other `settings` table (bootstrap commands included) as the class's own part.
+ */
+function bottlerocketView(text: string): UserDataView {
+  const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: {} };
+  let doc: Json;
+  try {
+    doc = parseToml(text) as Json;
+  } catch (err) {
+    return { ...empty, problem: `not TOML: ${(err as Error).message.split('\n')[0]}` };
+  }
+  const { settings = {}, ...top } = doc as { settings?: Json };
+  const { kubernetes = {}, ...other } = settings as { kubernetes?: Json };
+  const k: Json = { ...kubernetes };
+  const take = (key: string) => {
+    const v = k[key];
+    delete k[key];
+    return v;
+  };
+  const cluster = { name: take('cluster-name'), apiServer: take('api-server'), certificate: take('cluster-certificate'), dnsIp: take('cluster-dns-ip') };
+  const labels = (take('node-labels') as Record<string, string> | undefined) ?? {};
+  const taints: string[] = [];
+  for (const [key, values] of Object.entries((take('node-taints') as Record<string, string[]> | undefined) ?? {})) {
+    for (const v of values) {
+      const i = v.lastIndexOf(':');
+      taints.push(`${key}${v.slice(0, i) ? `=${v.slice(0, i)}` : ''}:${v.slice(i + 1)}`);
+    }
+  }
+  return {
+    ...empty,
+    userParts: Object.keys(other).length || Object.keys(top).length ? [{ type: 'settings', settings: sortObj(other), ...(Object.keys(top).length ? { top: sortObj(top) } : {}) }] : [],
+    cluster: sortObj(compact(cluster)),
+    kubeletConfig: sortObj(k) as Json,
+    labels: sortObj(labels) as Record<string, string>,
+    taints: taints.sort(),
+  };
+}
+
+/**
+ * Windows PowerShell user data, parsed: the class's own lines before the bootstrap call, the
+ * call's cluster parameters, and its -KubeletExtraArgs flags (labels, taints, each other flag with
+ * its comma-separated entries sorted).
+ */
+function windowsView(text: string): UserDataView {
+  const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: {} };
+  const lines = text.replace(/\r\n/g, '\n').split('\n');
+  if (lines[0] !== '<powershell>' || lines[lines.length - 1] !== '</powershell>') return { ...empty, problem: `not a <powershell> block: ${text.slice(0, 60)}` };
+  const at = lines.findIndex((l) => l.startsWith('[string]$EKSBootstrapScriptFile'));
+  const call = lines[at + 1] ?? '';
+  if (at < 0 || !call.startsWith('& $EKSBootstrapScriptFile')) return { ...empty, problem: 'no EKS bootstrap call' };
+  const params = Object.fromEntries([...call.matchAll(/ -(\w+) '([^']*)'/g)].map((m) => [m[1], m[2]]));
+  const config: Json = {};
+  const labels: Record<string, string> = {};
+  const taints: string[] = [];
+  for (const flag of (params.KubeletExtraArgs ?? '').split(/ (?=--)/).filter(Boolean)) {
+    const [name, ...rest] = flag.split('=');
+    const value = stripQuotes(rest.join('='));
+    if (name === '--node-labels') for (const kv of value.split(',').filter(Boolean)) labels[kv.split('=')[0]] = kv.split('=').slice(1).join('=');
+    else if (name === '--register-with-taints') taints.push(...value.split(',').filter(Boolean));
+    else config[name] = value.split(',').sort().join(',');
+  }
+  const userLines = lines.slice(1, at).join('\n').trim();
+  return {
+    ...empty,
+    userParts: userLines ? [{ type: 'powershell', body: userLines }] : [],
+    cluster: sortObj({ name: params.EKSClusterName, endpoint: params.APIServerEndpoint, ca: params.Base64ClusterCA, dnsIp: params.DNSClusterIP, script: lines[at] }),
+    kubeletConfig: sortObj(config) as Json,
+    labels: sortObj(labels) as Record<string, string>,
+    taints: taints.sort(),
+  };
+}
+
 function userDataView(b64: unknown): UserDataView {
   const text = Buffer.from(String(b64 ?? ''), 'base64').toString('utf8');
+  if (text.startsWith('<powershell>')) return windowsView(text);
+  if (!/^MIME-Version:/im.test(text)) return bottlerocketView(text);
   const parts = mimeParts(text);
   const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: undefined };
   if (!parts || parts.length === 0) return { ...empty, problem: `not MIME multi-part: ${text.slice(0, 60)}` };
@@ -206,9 +288,6 @@ function userDataView(b64: unknown): UserDataView {
 
 const tagMap = (tags: unknown): Record<string, string> => Object.fromEntries(((tags as { Key: string; Value: string }[] | undefined) ?? []).map((t) => [t.Key, t.Value]).sort(([a], [b]) => a.localeCompare(b)));
 const tagsByType = (specs: unknown): Record<string, Record<string, string>> => Object.fromEntries(((specs as { ResourceType: string; Tags: unknown }[] | undefined) ?? []).map((s) => [s.ResourceType, tagMap(s.Tags)]));
-/** Drops null / undefined values (the Go SDK prints every field). */
-const compact = (o: unknown): unknown =>
-  Array.isArray(o) ? o.map(compact) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, compact(v)]).sort(([a], [b]) => String(a).localeCompare(String(b)))) : o;
 
 function templateView(lt: { LaunchTemplateData: Json; TagSpecifications?: unknown }): TemplateView {
   const d = lt.LaunchTemplateData;
@@ -329,12 +408,17 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
   let total = 0;
   let documented = 0;
   let bothLaunched = 0;
+  const launchedByFamily: Record<string, number> = {};
   const failing: string[] = [];
   for (let i = 0; i < chosen.length; i++) {
     const s = chosen[i];
     const nf = await nodefleetLaunch(s);
     const diffs = compareLaunch(nf, oracle[i]);
-    if ('requests' in nf && oracle[i].createFleet && !oracle[i].error) bothLaunched++;
+    if ('requests' in nf && oracle[i].createFleet && !oracle[i].error) {
+      bothLaunched++;
+      const family = amiFamilyOfSpec(s.nodeClass.spec);
+      launchedByFamily[family] = (launchedByFamily[family] ?? 0) + 1;
+    }
     const index = opts.only ?? i;
     if (opts.only !== undefined) {
       log(`scenario: ${JSON.stringify(toOracleInput(s))}`);
@@ -355,8 +439,8 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
   }
   for (const f of failing.slice(0, opts.verbose ? failing.length : 30)) log(f);
   if (!opts.verbose && failing.length > 30) log(`… ${failing.length - 30} more`);
-  const summary = { scenarios: chosen.length, seed: opts.seed, bothLaunched, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
-  log(`${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
+  const summary = { scenarios: chosen.length, seed: opts.seed, bothLaunched, bothLaunchedByFamily: launchedByFamily, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
+  log(`${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field: ${Object.entries(launchedByFamily).map(([f, n]) => `${f} ${n}`).join(', ')}): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
   if (opts.json) log(JSON.stringify(summary));
   return failing.length > 0 ? 3 : 0;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   computeAllocatable,
   instanceTypeFromCase,
+  instanceTypeFromInfo,
   instanceTypeInfos,
   kubeReservedCpuMilli,
   loadCatalog,
@@ -96,14 +97,27 @@ describe('computeAllocatable', () => {
     expect(win.capacity['ephemeral-storage']).toBe(50 * GiB);
     const br = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 20 } }) });
     expect(br.allocatable.memory).toBe(15155 * MiB - (11 * 20 + 255) * MiB - 100 * MiB);
-    // Bottlerocket ignores podsPerCore and evictionSoft; AL2023 honours both.
+    // Bottlerocket ignores podsPerCore, AL2023 honours it; evictionSoft reduces allocatable for neither (KA v1.15 evictionThreshold).
     const soft = { podsPerCore: 2, evictionSoft: { 'memory.available': '500Mi' }, evictionSoftGracePeriod: { 'memory.available': '1m' } };
     const brSoft = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ amiFamily: 'Bottlerocket', kubelet: soft }) });
     expect(brSoft.capacity.pods).toBe(58);
     expect(brSoft.overhead.evictionThreshold.memory).toBe(100 * MiB);
     const alSoft = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ kubelet: soft }) });
     expect(alSoft.capacity.pods).toBe(16);
-    expect(alSoft.overhead.evictionThreshold.memory).toBe(500 * MiB);
+    expect(alSoft.overhead.evictionThreshold.memory).toBe(100 * MiB);
+  });
+
+  it('a type whose overhead exceeds its capacity offers nothing (KA resources.Fits refuses a negative allocatable)', () => {
+    const t4gSmall = instanceTypeInfos.find((i) => i.name === 't4g.small')!;
+    // Bottlerocket sizes kube-reserved memory by maxPods: 11 Mi × 250 + 255 Mi is more than 2 GiB.
+    const br = instanceTypeFromInfo(t4gSmall, { region: 'us-west-2', nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 250 } }) });
+    expect(br.overcommitted).toBe(true);
+    expect(br.offerings.length).toBeGreaterThan(0);
+    expect(br.offerings.filter((o) => o.available)).toEqual([]);
+    // AL2023 sizes it by the ENI-limited pods (11), so the same class fits.
+    const al = instanceTypeFromInfo(t4gSmall, { region: 'us-west-2', nodeClass: nodeClass({ kubelet: { maxPods: 250 } }) });
+    expect(al.overcommitted).toBeUndefined();
+    expect(al.offerings.some((o) => o.available)).toBe(true);
   });
 });
 

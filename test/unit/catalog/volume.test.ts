@@ -31,8 +31,8 @@ describe('node volumes in the node price', () => {
     expect(nodeVolumesUsdPerHour(nc)).toBeCloseTo((28 + 71.25) / 730, 12);
   });
 
-  it('uses the family defaults: Bottlerocket 4 GiB + 20 GiB, Windows 50 GiB', () => {
-    expect(nodeVolumes(nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }] })).map((v) => v.sizeGiB)).toEqual([4, 20]);
+  it('uses the family defaults: Bottlerocket 6 GiB + 20 GiB, Windows 50 GiB', () => {
+    expect(nodeVolumes(nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }] })).map((v) => v.sizeGiB)).toEqual([6, 20]);
     expect(nodeVolumes(nodeClass({ amiSelectorTerms: [{ alias: 'windows2022@latest' }] })).map((v) => v.sizeGiB)).toEqual([50]);
   });
 

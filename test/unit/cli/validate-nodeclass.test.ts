@@ -43,16 +43,52 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
     expect(validate({ [field]: value })).toEqual({ exitCode: 1, lines: [`nc.yaml: EC2NodeClass/nc: spec.${field}: not supported by nodefleet: ${UnsupportedNodeClassFields[field]}; remove spec.${field}`] });
   });
 
-  it.each(['bottlerocket@latest', 'al2@v20240807', 'windows2022@latest'])('alias %s is refused', (alias) => {
+  it.each(['al2@v20240807', 'al2@latest'])('alias %s is refused', (alias) => {
     const r = validate({ amiSelectorTerms: [{ alias }] });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023 nodes only (nodeadm user data), so such a node could not join; use al2023@latest or al2023@<version>`]);
+    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`]);
   });
 
-  it.each(['AL2', 'Bottlerocket', 'Windows2022', 'Custom'])('amiFamily %s is refused', (amiFamily) => {
+  it.each(['AL2', 'Custom'])('amiFamily %s is refused', (amiFamily) => {
     const r = validate({ amiFamily, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023 nodes only (nodeadm user data), so such a node could not join; set amiFamily: AL2023 or use an al2023@ alias`]);
+    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`]);
+  });
+
+  it.each([
+    [{ amiSelectorTerms: [{ alias: 'windows2022@latest' }], userData: 'Write-Host "hi"' }],
+    [{ amiFamily: 'Windows2019', amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] }],
+  ])('Windows passes: %j', (spec) => {
+    expect(validate(spec).exitCode).toBe(0);
+  });
+
+  it('RAID0 on Windows is refused (the Windows bootstrap does not assemble the instance store)', () => {
+    const r = validate({ amiSelectorTerms: [{ alias: 'windows2025@latest' }], instanceStorePolicy: 'RAID0' });
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual(['nc.yaml: EC2NodeClass/nc: spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy']);
+  });
+
+  it.each([
+    [{ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }] }],
+    [{ amiSelectorTerms: [{ alias: 'bottlerocket@v1.46.0' }], userData: '[settings.kubernetes]\nshutdown-grace-period = "30s"\n[settings.host-containers.admin]\nenabled = true\n' }],
+    [{ amiFamily: 'Bottlerocket', amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }], instanceStorePolicy: 'RAID0' }],
+  ])('Bottlerocket passes: %j', (spec) => {
+    const r = validate(spec);
+    expect(r.exitCode).toBe(0);
+    expect(r.lines[0]).toMatch(/^nc\.yaml: EC2NodeClass\/nc: valid /);
+  });
+
+  it.each([
+    ['#!/bin/bash\necho hi\n', /^spec\.userData: not a Bottlerocket TOML document \(line 2\): /],
+    ['[settings.kubernetes]\nnot-a-setting = 1\n', /^spec\.userData: settings\.kubernetes\.not-a-setting is not supported by nodefleet: not a Kubernetes setting Karpenter passes to Bottlerocket/],
+    ['[settings.kubernetes]\nmax-pods = "110"\n', /^spec\.userData: settings\.kubernetes\.max-pods must be an integer$/],
+    ['[other]\nx = 1\n', /^spec\.userData: "other": only the \[settings\] table of Bottlerocket user data is passed to the node/],
+    ['[settings.bootstrap-commands.a]\ncommands = [["echo"]]\n', /^spec\.userData: settings\.bootstrap-commands\.a\.mode must be one of always, once, off$/],
+  ])('a Bottlerocket userData the provider would drop or fail on is refused: %j', (userData, line) => {
+    const r = validate({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], userData });
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0].replace('nc.yaml: EC2NodeClass/nc: ', '')).toMatch(line);
   });
 
   it('an AL2023 userData MIME document that cannot be read is refused', () => {

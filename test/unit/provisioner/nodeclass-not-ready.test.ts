@@ -47,7 +47,8 @@ describe('an EC2NodeClass nodefleet does not honour, at runtime', () => {
     const launch = (nc: EC2NodeClass) => () => buildLaunchRequests(nodeClaim({ name: 'default-abc', phase: 'Pending' }), { instanceTypes: ['c5a.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, { cluster, architectureOf: catalogArchitecture });
     expect(launch(withSpec({ placementGroupSelector: { name: 'training' } }))).toThrow(ValidationError);
     expect(launch(withSpec({ placementGroupSelector: { name: 'training' } }))).toThrow(Reason);
-    expect(launch(withSpec({ amiFamily: 'Bottlerocket' }))).toThrow(/^ec2nodeclass default is not ready: spec.amiFamily: "Bottlerocket" is not supported by nodefleet/);
+    expect(launch(withSpec({ amiFamily: 'AL2' }))).toThrow(/^ec2nodeclass default is not ready: spec.amiFamily: "AL2" is not supported by nodefleet/);
+    expect(launch(withSpec({ amiFamily: 'Bottlerocket' }))).not.toThrow();
     expect(launch(withSpec({ instanceStorePolicy: 'RAID0' }))).not.toThrow();
   });
 });
