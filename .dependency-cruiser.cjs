@@ -25,7 +25,7 @@
 const TEST = '\\.test\\.ts$';
 
 /** npm libraries the pure folders may use (no I/O, no clock). */
-const PURE_NPM = '^node_modules/(zod|yaml|cron-parser|@bufbuild/cel|@bufbuild/cel-spec|@bufbuild/protobuf)/';
+const PURE_NPM = '^node_modules/(zod|yaml|smol-toml|cron-parser|@bufbuild/cel|@bufbuild/cel-spec|@bufbuild/protobuf)/';
 /** Node core modules the pure folders may use (resolved name; `node:crypto` resolves to `crypto`). */
 const PURE_CORE = '^crypto$';
 
