@@ -129,6 +129,8 @@ describe('Node Health › Forceful termination', () => {
 describe('Node Health › through gc (the AWS provider\'s policies)', () => {
   function world(gates = 'NodeRepair=true') {
     const w = fakeWorld({ start: at(0) });
+    // The claims' NodePool exists (gc terminates the claims of a deleted NodePool).
+    w.kube.setNodePools([NodePoolSchema.parse({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } })]);
     const metrics = new RecordingMetrics();
     const log = new RecordingLog();
     const env = parseRuntimeEnv({ NODEFLEET_CLUSTER_NAME: 'test', NODEFLEET_TABLE_NAME: 'nodefleet', AWS_REGION: 'us-east-1', FEATURE_GATES: gates });
