@@ -7,18 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from './control-plane/cluster.ts';
 import { applyShipped } from './control-plane/manifests.ts';
+import { until } from './control-plane/until.ts';
 
 let cp: ControlPlane;
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 describe('real control plane', () => {
   beforeAll(async () => {

@@ -17,6 +17,7 @@ import { FinalizerTermination } from '../../shared/api/labels.ts';
 import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { RecordingLog, RecordingMetrics } from '../../shared/runtime/observability.ts';
 import { fakeWorld, nodeClaim, type FakeWorld } from '../fakes/index.ts';
+import { until } from './control-plane/until.ts';
 
 const Cluster = 'real';
 const NodeClaims = '/apis/karpenter.sh/v1/nodeclaims';
@@ -38,16 +39,6 @@ let sfn: ReturnType<typeof createLocalTermination>['sfn'];
 const arns: string[] = [];
 /** Each NodeClaim object gc removed, with its instance's state at that moment. */
 const removals: { name: string; instanceState?: string }[] = [];
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 async function must(method: string, path: string, body?: unknown): Promise<any> {
   const r = await cp.request(method, path, body);
