@@ -103,7 +103,7 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     const choice = chooseLaunch(types, Requirements.fromSpecs(claim.requirements), new Set());
     if (!choice) return { error: 'no available offering' };
     // As shared/launch/launch.ts launchClaim hands the choice to the CloudProvider.
-    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods };
+    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods, efaCount: choice.efaCount };
     const requests = buildLaunchRequests(claim, launch, nodeClass, resolved, {
       cluster: { name: Cluster.name, endpoint: Cluster.endpoint, certificateAuthority: Cluster.caBundle, serviceCidr: Cluster.serviceCidr, kubernetesVersion: Cluster.kubernetesVersion },
       instanceProfileName: InstanceProfile,
