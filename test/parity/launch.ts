@@ -9,7 +9,7 @@
  * the instance, per (instance type, zone) override: subnet, image, and its launch template's user
  * data (parsed: AL2023 MIME parts, the NodeConfig YAML, the kubelet flags; Bottlerocket settings
  * TOML table by table), block devices, metadata
- * options, interfaces, monitoring, instance profile, capacity reservation preference and tags;
+ * options, each network interface (EFA claims included), monitoring, instance profile, capacity reservation preference and tags;
  * and the fleet's capacity type, allocation strategy and tags. Every difference is either
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
  *
