@@ -161,6 +161,8 @@ export function userDataFloorProblem(nodeClass: EC2NodeClass): string | undefine
     kubelet: nodeClass.spec.kubelet,
     instanceStorePolicy: nodeClass.spec.instanceStorePolicy,
     custom: nodeClass.spec.userData,
+    // Bottlerocket's max-pods replaces the user's: the shortest value (AL2023 and Windows add nothing without one).
+    ...(amiFamilyOf(nodeClass) === 'Bottlerocket' ? { maxPods: 0 } : {}),
   };
   let text: string;
   try {
