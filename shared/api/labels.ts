@@ -73,6 +73,9 @@ export const FinalizerTermination = 'karpenter.sh/termination';
 /** Put on a node when its drain starts, so load balancers stop sending it traffic (k8s corev1.LabelNodeExcludeBalancers). */
 export const LabelExcludeFromExternalLoadBalancers = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
+/** The extended resource of EFA devices (KA v1.ResourceEFA): pods requesting it get a claim launched with EFA interfaces (shared/aws/ec2.ts). */
+export const ResourceEFA = 'vpc.amazonaws.com/efa';
+
 /** Taints. */
 export const TaintDisrupted = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
 export const TaintUnregistered = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' } as const;

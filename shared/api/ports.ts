@@ -126,6 +126,8 @@ export interface CloudProvider {
       offerings?: { instanceType: string; zone: string }[];
       /** Each type's pod capacity: its node's kubelet maxPods when the EC2NodeClass sets none (shared/aws/ec2.ts LaunchSpec). */
       maxPods?: Record<string, number>;
+      /** Each type's EFA devices (its `vpc.amazonaws.com/efa` capacity): its interfaces when the claim requests EFA (shared/aws/ec2.ts LaunchSpec). */
+      efaCount?: Record<string, number>;
     },
     nodeClass?: EC2NodeClass,
   ): Promise<LaunchResult>;

@@ -10,10 +10,10 @@
  *
  * | Operation | Request fields used | Response fields read |
  * | --- | --- | --- |
- * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[0].LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[0].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
+ * | `CreateFleet` | `Type=instant`; `TargetCapacitySpecification.{TotalTargetCapacity=1, DefaultTargetCapacityType=spot\|on-demand}`; `OnDemandOptions.AllocationStrategy=lowest-price` / `SpotOptions.AllocationStrategy=price-capacity-optimized`; `LaunchTemplateConfigs[]` (≤ 50, one per launch template)`.LaunchTemplateSpecification.{LaunchTemplateName, Version=$Latest}`; `LaunchTemplateConfigs[].Overrides[].{InstanceType, SubnetId, AvailabilityZone, ImageId}`; `TagSpecifications[].{ResourceType=instance\|volume\|fleet, Tags[].{Key,Value}}`; `ClientToken` | `FleetId`; `Instances[].{InstanceIds[], InstanceType, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId, ImageId}}`; `Errors[].{ErrorCode, ErrorMessage, Lifecycle, LaunchTemplateAndOverrides.Overrides.{InstanceType, AvailabilityZone, SubnetId}}` |
  * | `DescribeLaunchTemplates` | `LaunchTemplateNames=[name]`, or (GC) `Filters=[{tag:nodefleet.io/cluster=<cluster>}]`, `NextToken` | `LaunchTemplates[].{LaunchTemplateId, LaunchTemplateName, CreateTime}`; `NextToken`; error `InvalidLaunchTemplateName.NotFoundException` |
  * | `DeleteLaunchTemplate` | `LaunchTemplateId` | — ; error `InvalidLaunchTemplateId.NotFound` (= success) |
- * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64: AL2023 MIME NodeConfig, Bottlerocket settings TOML or Windows PowerShell), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
+ * | `CreateLaunchTemplate` | `LaunchTemplateName`; `LaunchTemplateData.{TagSpecifications[].{ResourceType=network-interface\|spot-instances-request (spot templates only), Tags}, UserData (base64: AL2023 MIME NodeConfig, Bottlerocket settings TOML or Windows PowerShell), IamInstanceProfile.Name, SecurityGroupIds[] or NetworkInterfaces[0].{DeviceIndex=0, AssociatePublicIpAddress, Groups[]} or (EFA) NetworkInterfaces[i].{NetworkCardIndex=i, DeviceIndex=0\|1, InterfaceType=efa, Groups[], AssociatePublicIpAddress}, BlockDeviceMappings[].{DeviceName, Ebs.{VolumeSize (GiB), VolumeType, Iops, Throughput, Encrypted, KmsKeyId, DeleteOnTermination, SnapshotId, VolumeInitializationRate (MiB/s)}}, MetadataOptions.{HttpEndpoint, HttpProtocolIpv6, HttpPutResponseHopLimit, HttpTokens}, Monitoring.Enabled}`; `TagSpecifications[].{ResourceType=launch-template, Tags}` | `LaunchTemplate.LaunchTemplateId`; error `InvalidLaunchTemplateName.AlreadyExistsException` (= success) |
  * | `DescribeInstances` | `InstanceIds[]` or `Filters=[{tag:nodefleet.io/cluster=<cluster>}, {instance-state-name=pending,running,shutting-down,stopping,stopped}]`; `NextToken` | `Reservations[].Instances[].{InstanceId, InstanceType, Placement.AvailabilityZone, InstanceLifecycle, State.Name, LaunchTime, Tags[] (incl. `aws:ec2launchtemplate:id`), ImageId}`; `NextToken`; error `InvalidInstanceID.NotFound` |
  * | `TerminateInstances` | `InstanceIds[]` | — ; error `InvalidInstanceID.NotFound` (= success) |
  * | `DescribeSubnets` | `Filters` (`subnet-id` for the id terms; `tag:<k>`, `tag-key`, `tag:Name`) | `Subnets[].{SubnetId, AvailabilityZone, AvailabilityZoneId, AvailableIpAddressCount}` |
@@ -51,7 +51,7 @@ import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
 import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
-import { LabelCapacityType, LabelDoNotSync, LabelNodePool, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
+import { LabelCapacityType, LabelDoNotSync, LabelNodePool, ResourceEFA, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
 import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, launchFailuresFrom, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
@@ -112,6 +112,66 @@ export interface LaunchSpec {
    * type's pod capacity into its template). A type not listed leaves maxPods to nodeadm.
    */
   maxPods?: Record<string, number>;
+  /**
+   * Each type's EFA devices (its `vpc.amazonaws.com/efa` capacity). When the claim requests that
+   * resource, a type's launch template has one EFA interface per device, and the types are grouped
+   * into launch templates by that count too (KA amifamily/resolver.go).
+   */
+  efaCount?: Record<string, number>;
+}
+
+/**
+ * CreateFleet's `LaunchTemplateConfigs`: at most 50 (EC2 API reference, CreateFleet; botocore's
+ * model `FleetLaunchTemplateConfigListRequest` max 50). Overrides have no limit for `instant`
+ * fleets (the 300 of the API reference applies to `request` and `maintain` fleets); nodefleet sends
+ * at most {@link MaxLaunchInstanceTypes} types × one subnet per zone.
+ */
+export const MaxLaunchTemplateConfigs = 50;
+
+/**
+ * EC2's user data limit: 16 KB of raw user data, before base64 (EC2 User Guide, "user data";
+ * Karpenter's provider uses 16384 and only warns at 90 %, leaving the refusal to EC2).
+ */
+export const MaxUserDataBytes = 16384;
+
+/** The one line for user data over {@link MaxUserDataBytes} (`what` says which text was measured). */
+export function userDataSizeProblem(bytes: number, what: string): string {
+  return `spec.userData: ${what} is ${bytes} bytes, over EC2's user data limit of ${MaxUserDataBytes} bytes (16 KB before base64), so EC2 would refuse the launch template; shorten spec.userData`;
+}
+
+/** The family's user data: Bottlerocket settings TOML, Windows bootstrap PowerShell, else AL2023 nodeadm (the class is refused for any other family). */
+function familyUserData(nodeClass: EC2NodeClass, input: UserDataInput, amis?: ResolvedNodeClass['amis']): string {
+  const family = amiFamilyOf(nodeClass);
+  if (family === 'Bottlerocket') return buildBottlerocketUserData(input, bottlerocketVersion(nodeClass.spec.amiSelectorTerms, amis));
+  return family.startsWith('Windows') ? buildWindowsUserData(input) : buildAl2023UserData(input);
+}
+
+/**
+ * `nodefleet validate`'s check of {@link MaxUserDataBytes}: the class's user data merged with the
+ * least nodefleet adds (empty cluster name, endpoint and CA, no labels or taints, the shortest
+ * service CIDR), a size every launch of the class reaches or exceeds; the launch checks the real one.
+ * undefined when it fits, or when the user data cannot be read (refused for that instead).
+ */
+export function userDataFloorProblem(nodeClass: EC2NodeClass): string | undefined {
+  if (typeof nodeClass.spec.userData !== 'string') return undefined;
+  const input: UserDataInput = {
+    cluster: { name: '', endpoint: '', certificateAuthority: '', serviceCidr: '1.0.0.0/16', kubernetesVersion: '' },
+    labels: {},
+    taints: [],
+    kubelet: nodeClass.spec.kubelet,
+    instanceStorePolicy: nodeClass.spec.instanceStorePolicy,
+    custom: nodeClass.spec.userData,
+    // Bottlerocket's max-pods replaces the user's: the shortest value (AL2023 and Windows add nothing without one).
+    ...(amiFamilyOf(nodeClass) === 'Bottlerocket' ? { maxPods: 0 } : {}),
+  };
+  let text: string;
+  try {
+    text = familyUserData(nodeClass, input);
+  } catch {
+    return undefined;
+  }
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return bytes > MaxUserDataBytes ? userDataSizeProblem(bytes, 'the user data with the least nodefleet adds to it') : undefined;
 }
 
 /** Static inputs of request building. */
@@ -212,7 +272,7 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
  * @throws ValidationError when the EC2NodeClass is not ready (a field nodefleet does not honour,
  *   shared/api/nodeclass-support.ts) or names a role other than the deployed node role.
  */
-export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand', maxPods?: number): RequestLaunchTemplateData {
+export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand', maxPods?: number, efaCount = 0): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
   const notReady = nodeClassNotReady(nodeClass);
   if (notReady) throw new ValidationError(notReady);
@@ -221,9 +281,9 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
   const family = amiFamilyOf(nodeClass);
   const input: UserDataInput = { cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods };
-  // The family's user data: Bottlerocket settings TOML, Windows bootstrap PowerShell, else AL2023 nodeadm (the class is refused for any other family).
-  const userData =
-    family === 'Bottlerocket' ? buildBottlerocketUserData(input, bottlerocketVersion(spec.amiSelectorTerms, resolved.amis)) : family.startsWith('Windows') ? buildWindowsUserData(input) : buildAl2023UserData(input);
+  const userData = familyUserData(nodeClass, input, resolved.amis);
+  const userDataBytes = Buffer.byteLength(userData, 'utf8');
+  if (userDataBytes > MaxUserDataBytes) throw new ValidationError(`ec2nodeclass ${nodeClass.metadata.name}: ${userDataSizeProblem(userDataBytes, 'the user data nodefleet would send (the class\'s merged with its bootstrap)')}`);
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : defaultBlockDeviceMappings(family);
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
@@ -233,9 +293,12 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   return {
     UserData: Buffer.from(userData, 'utf8').toString('base64'),
     ...(profile ? { IamInstanceProfile: { Name: profile } } : {}),
-    ...(spec.associatePublicIPAddress !== undefined
-      ? { NetworkInterfaces: [{ DeviceIndex: 0, AssociatePublicIpAddress: spec.associatePublicIPAddress, Groups: resolved.securityGroupIds }] }
-      : { SecurityGroupIds: resolved.securityGroupIds }),
+    ...(efaCount > 0
+      ? // One EFA interface per network card, the first the primary (device 0), the others device 1 (KA launchtemplate.go generateNetworkInterfaces).
+        { NetworkInterfaces: Array.from({ length: efaCount }, (_, i) => ({ NetworkCardIndex: i, DeviceIndex: i === 0 ? 0 : 1, InterfaceType: 'efa', Groups: resolved.securityGroupIds, ...(spec.associatePublicIPAddress !== undefined ? { AssociatePublicIpAddress: spec.associatePublicIPAddress } : {}) })) }
+      : spec.associatePublicIPAddress !== undefined
+        ? { NetworkInterfaces: [{ DeviceIndex: 0, AssociatePublicIpAddress: spec.associatePublicIPAddress, Groups: resolved.securityGroupIds }] }
+        : { SecurityGroupIds: resolved.securityGroupIds }),
     BlockDeviceMappings: mappings.map((m) => ({
       DeviceName: m.deviceName ?? '/dev/xvda',
       Ebs: m.ebs && {
@@ -306,8 +369,10 @@ export function launchTemplateName(cluster: string, nodeClass: string, template:
  * Overrides = launch types (≤ 60, in the given order) × one subnet per admitted zone (the one with
  * the most free IPs, shared/catalog/subnets.ts {@link subnetPerZone}), `ImageId` per override by architecture and, for an alias, AMI variant
  * (node-class-resolver.ts {@link imageFor}: GPU types get the nvidia image, Neuron types the neuron one);
- * one launch template per maxPods value of the types ({@link LaunchSpec.maxPods}), each its own
- * LaunchTemplateConfig.
+ * one launch template per maxPods value of the types ({@link LaunchSpec.maxPods}) and, when the claim
+ * requests `vpc.amazonaws.com/efa`, per EFA count ({@link LaunchSpec.efaCount}), each its own
+ * LaunchTemplateConfig; at most {@link MaxLaunchTemplateConfigs} of them (a type that would need
+ * another one is left out; the types are cheapest first).
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
 export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
@@ -317,24 +382,31 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
   const zones = [...subnetByZone.keys()].sort();
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
   const variantOf = ctx.variantOf ?? catalogVariant;
-  // Overrides grouped by the maxPods their template carries (none when the class sets kubelet.maxPods).
-  const groups = new Map<number | undefined, FleetLaunchTemplateOverridesRequest[]>();
+  // EFA interfaces only for a claim whose pods request EFA (KA: the NodeClaim's resource requests name it).
+  const efaRequested = claim.resources.requests[ResourceEFA] !== undefined;
+  // Overrides grouped by the template they need: its maxPods (none when the class sets kubelet.maxPods) and EFA count.
+  const groups = new Map<string, { maxPods?: number; efaCount: number; overrides: FleetLaunchTemplateOverridesRequest[] }>();
   for (const type of launch.instanceTypes.slice(0, MaxLaunchInstanceTypes)) {
     const imageId = imageFor(resolved, ctx.architectureOf(type), variantOf(type));
     if (!imageId) continue;
     const maxPods = nodeClass.spec.kubelet?.maxPods === undefined ? launch.maxPods?.[type] : undefined;
-    for (const zone of zones) {
-      if (allowed && !allowed.has(`${type}/${zone}`)) continue;
-      if (!groups.has(maxPods)) groups.set(maxPods, []);
-      groups.get(maxPods)!.push({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId });
+    const efaCount = efaRequested ? (launch.efaCount?.[type] ?? 0) : 0;
+    const key = `${maxPods ?? ''}/${efaCount}`;
+    const overrides = zones.filter((zone) => !allowed || allowed.has(`${type}/${zone}`)).map((zone) => ({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId }));
+    if (overrides.length === 0) continue;
+    if (!groups.has(key)) {
+      // CreateFleet takes at most 50 LaunchTemplateConfigs: a type needing one more is left out.
+      if (groups.size === MaxLaunchTemplateConfigs) continue;
+      groups.set(key, { maxPods, efaCount, overrides: [] });
     }
+    groups.get(key)!.overrides.push(...overrides);
   }
   if (groups.size === 0) {
     throw new ValidationError(`nodeclaim ${claim.name}: no launchable (instance type, zone): zones [${launch.zones.join(', ')}] have no subnet or the types have no AMI`);
   }
   const templateTagSpecs = [{ ResourceType: 'launch-template' as const, Tags: templateTags(claim, nodeClass, ctx.cluster.name) }];
-  const configs = [...groups].map(([maxPods, overrides]) => {
-    const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType, maxPods);
+  const configs = [...groups.values()].map(({ maxPods, efaCount, overrides }) => {
+    const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType, maxPods, efaCount);
     const name = launchTemplateName(ctx.cluster.name, nodeClass.metadata.name, JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }));
     return { template: { LaunchTemplateName: name, LaunchTemplateData: data, TagSpecifications: templateTagSpecs }, overrides };
   });

@@ -11,7 +11,8 @@ import { NodeClaimNameAlphabet, NodeClaimNameSuffixLength, NodeClaimSchema, type
 import { EC2NodeClassSchema, type EC2NodeClass } from '../api/nodepool.ts';
 import type { RequirementSpec } from '../api/requirements.ts';
 import { nodeClassHash } from '../api/hash.ts';
-import { LabelNodePool } from '../api/labels.ts';
+import { LabelNodePool, ResourceEFA } from '../api/labels.ts';
+import { formatResources } from '../api/quantity.ts';
 import { buildLaunchRequests, catalogArchitecture, type LaunchRequests } from './ec2.ts';
 import { placeholderResolution, type ResolvedNodeClass } from './node-class-resolver.ts';
 import type { ClusterInfo } from './user-data.ts';
@@ -37,7 +38,9 @@ export interface PlannedClaim {
   startupTaints: Taint[];
   requirements: { toSpecs(): RequirementSpec[] };
   /** With the pod capacity the scheduler planned each with (the launch's kubelet maxPods). */
-  launchInstanceTypes: { name: string; capacity?: { pods?: number } }[];
+  launchInstanceTypes: { name: string; capacity?: { pods?: number; [resource: string]: number | undefined } }[];
+  /** The pods' requests (a `vpc.amazonaws.com/efa` request gives the launch EFA interfaces). */
+  requests?: Record<string, number>;
   zones: string[];
   capacityTypes: string[];
 }
@@ -83,7 +86,7 @@ export function previewLaunchRequests(
     taints: c.taints,
     startupTaints: c.startupTaints,
     labels: { ...c.labels, [LabelNodePool]: c.nodePool },
-    resources: { requests: {} },
+    resources: { requests: c.requests ? formatResources(c.requests) : {} },
     nodeClassHash: nodeClassHash(nodeClass),
     createdAt: opts.now ?? '1970-01-01T00:00:00.000Z',
     pods,
@@ -96,6 +99,7 @@ export function previewLaunchRequests(
       zones: c.zones,
       capacityTypes: [capacityType],
       maxPods: Object.fromEntries(c.launchInstanceTypes.flatMap((t) => (t.capacity?.pods === undefined ? [] : [[t.name, t.capacity.pods]]))),
+      efaCount: Object.fromEntries(c.launchInstanceTypes.flatMap((t) => (t.capacity?.[ResourceEFA] ? [[t.name, t.capacity[ResourceEFA]]] : []))),
     },
     nodeClass,
     opts.resolved ?? placeholderResolution(c.zones, nodeClass.metadata.name),

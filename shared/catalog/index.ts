@@ -179,7 +179,7 @@ export function extendedResourcesFor(info: InstanceTypeInfo): Resources {
     out['aws.amazon.com/neuron'] = info.accelerator.count;
     if (info.accelerator.neuronCores) out['aws.amazon.com/neuroncore'] = info.accelerator.neuronCores;
   }
-  if (info.efaCount > 0) out['vpc.amazonaws.com/efa'] = info.efaCount;
+  if (info.efaCount > 0) out[L.ResourceEFA] = info.efaCount;
   if (info.podEniCount > 0) out['vpc.amazonaws.com/pod-eni'] = info.podEniCount;
   return out;
 }

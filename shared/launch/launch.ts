@@ -39,6 +39,8 @@ export interface LaunchChoice {
   offerings: { instanceType: string; zone: string }[];
   /** Each type's pod capacity (the kubelet maxPods its node is launched with, shared/aws/ec2.ts LaunchSpec). */
   maxPods: Record<string, number>;
+  /** Each type's EFA devices (catalog capacity `vpc.amazonaws.com/efa`; types without EFA left out). */
+  efaCount: Record<string, number>;
 }
 
 const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
@@ -87,6 +89,10 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
         const pods = candidates.find((t) => t.name === p.name)?.capacity.pods;
         return pods === undefined ? [] : [[p.name, pods]];
       })),
+      efaCount: Object.fromEntries(launch.flatMap((p) => {
+        const efa = candidates.find((t) => t.name === p.name)?.capacity[L.ResourceEFA];
+        return efa ? [[p.name, efa]] : [];
+      })),
     };
   }
   return undefined;
@@ -128,7 +134,7 @@ export async function launchClaim(
   let spotAttempts = 0;
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
-      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods }, nodeClass);
+      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods, efaCount: choice.efaCount }, nodeClass);
       countLaunchFailures(deps, result.launchFailures ?? []);
       if (result.unavailableOfferings?.length) {
         await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);

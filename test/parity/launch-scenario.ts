@@ -34,6 +34,11 @@ export const InstanceTypes = [
   'g4dn.8xlarge', 'g5.12xlarge', 'g6.12xlarge', 'p5.48xlarge', 'inf2.xlarge', 'inf2.24xlarge', 'trn1.2xlarge', 'm5.metal', 'm6idn.32xlarge',
 ] as const;
 
+/** The types above with EFA devices (the fake's and the catalog's MaximumEfaInterfaces: 1, 1, 1, 32, 2): an EFA claim's launch set. */
+export const EfaInstanceTypes = ['g4dn.8xlarge', 'g5.12xlarge', 'g6.12xlarge', 'p5.48xlarge', 'm6idn.32xlarge'] as const;
+/** The extended resource an EFA claim's pods request. */
+export const EfaResource = 'vpc.amazonaws.com/efa';
+
 /** A pinned alias version the account has SSM parameters for. */
 export const PinnedVersion = 'v20250601';
 /** Bottlerocket releases the account has SSM parameters for (`latest` is the newest, v1.50.0); 1.45.2 predates the default ephemeral-storage bind. */
@@ -49,6 +54,8 @@ export interface LaunchScenario {
     taints: { key: string; value?: string; effect: string }[];
     startupTaints: { key: string; value?: string; effect: string }[];
     requirements: { key: string; operator: 'In'; values: string[] }[];
+    /** The pods' requests (only `vpc.amazonaws.com/efa` matters to a launch). */
+    requests: Record<string, string>;
   };
   instanceTypes: { name: string; offerings: { zone: string; capacityType: 'spot' | 'on-demand'; price: number }[] }[];
   account: {
@@ -302,6 +309,8 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
         bottlerocketUserData: opt(bottlerocketUserData, 0.5),
         windowsUserData: opt(windowsUserData, 0.5),
         crossFamilyUserData: fc.integer({ min: 0, max: 19 }).map((n) => n === 0),
+        // Now and then an AL2023 script over EC2's 16 KB user data limit.
+        hugeUserData: fc.integer({ min: 0, max: 39 }).map((n) => n === 0),
         tags: opt(fc.dictionary(fc.constantFrom('team', 'cost-center', 'Name'), fc.constantFrom('a', 'b'), { maxKeys: 2 })),
         metadataOptions: opt(
           fc
@@ -331,7 +340,7 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
           blockDeviceMappings: s.blockDeviceMappings,
           instanceStorePolicy: s.instanceStorePolicy,
           // Each family's own forms, and now and then the other family's (which neither launches).
-          userData: isWindows(s.ami) ? (s.crossFamilyUserData ? s.userData : s.windowsUserData) : isBottlerocket(s.ami) !== s.crossFamilyUserData ? s.bottlerocketUserData : s.userData,
+          userData: isWindows(s.ami) ? (s.crossFamilyUserData ? s.userData : s.windowsUserData) : isBottlerocket(s.ami) !== s.crossFamilyUserData ? s.bottlerocketUserData : s.hugeUserData ? `#!/bin/bash\n${'echo parity-padding-line\n'.repeat(700)}` : s.userData,
           tags: s.tags,
           metadataOptions: s.metadataOptions,
           detailedMonitoring: s.detailedMonitoring,
@@ -340,11 +349,17 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
         }),
       );
     const offering = fc.record({ zone: fc.constantFrom(...Zones.map((z) => z.zone)), capacityType: fc.constantFrom('spot' as const, 'on-demand' as const), price: fc.integer({ min: 1, max: 400 }).map((c) => c / 100) });
-    const types = fc.uniqueArray(
-      fc.record({ name: fc.constantFrom(...InstanceTypes), offerings: fc.uniqueArray(offering, { minLength: 1, maxLength: 6, selector: (o) => `${o.zone}/${o.capacityType}` }) }),
-      { minLength: 1, maxLength: 5, selector: (t) => t.name },
+    const typesOf = (names: readonly string[]) =>
+      fc.uniqueArray(
+        fc.record({ name: fc.constantFrom(...names), offerings: fc.uniqueArray(offering, { minLength: 1, maxLength: 6, selector: (o) => `${o.zone}/${o.capacityType}` }) }),
+        { minLength: 1, maxLength: 5, selector: (t) => t.name },
+      );
+    // One claim in six is for pods requesting EFA: its types are the EFA ones (the scheduler gives such a claim no other).
+    const claimTypes = fc.oneof(
+      { weight: 5, arbitrary: typesOf(InstanceTypes).map((types) => ({ types, requests: {} as Record<string, string> })) },
+      { weight: 1, arbitrary: typesOf(EfaInstanceTypes).map((types) => ({ types, requests: { [EfaResource]: '1' } })) },
     );
-    return fc.record({ spec, types, labels: fc.uniqueArray(label, { maxLength: 3, selector: (l) => l[0] }), taints: fc.uniqueArray(taint, { maxLength: 2, selector: (t) => `${t.key}:${t.effect}` }), startupTaints: fc.uniqueArray(taint, { maxLength: 1 }), capacityTypes: fc.subarray(['spot', 'on-demand'], { minLength: 1 }), zoneReq: opt(fc.subarray(Zones.map((z) => z.zone), { minLength: 1 })) }).map(
+    return fc.record({ spec, claimTypes, labels: fc.uniqueArray(label, { maxLength: 3, selector: (l) => l[0] }), taints: fc.uniqueArray(taint, { maxLength: 2, selector: (t) => `${t.key}:${t.effect}` }), startupTaints: fc.uniqueArray(taint, { maxLength: 1 }), capacityTypes: fc.subarray(['spot', 'on-demand'], { minLength: 1 }), zoneReq: opt(fc.subarray(Zones.map((z) => z.zone), { minLength: 1 })) }).map(
       (r): LaunchScenario => ({
         nodeClass: { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'parity' }, spec: r.spec },
         nodeClaim: {
@@ -354,12 +369,13 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
           taints: r.taints,
           startupTaints: r.startupTaints,
           requirements: [
-            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: r.types.map((t) => t.name) },
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: r.claimTypes.types.map((t) => t.name) },
             { key: 'karpenter.sh/capacity-type', operator: 'In', values: r.capacityTypes },
             ...(r.zoneReq ? [{ key: 'topology.kubernetes.io/zone', operator: 'In' as const, values: r.zoneReq }] : []),
           ],
+          requests: r.claimTypes.requests,
         },
-        instanceTypes: r.types,
+        instanceTypes: r.claimTypes.types,
         account: { subnets, securityGroups, images, ssmParameters },
       }),
     );
@@ -375,7 +391,7 @@ export function toOracleInput(s: LaunchScenario): unknown {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
       metadata: { name: c.name, labels: { ...c.labels, 'karpenter.sh/nodepool': c.nodePool } },
-      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: s.nodeClass.metadata.name }, requirements: c.requirements, taints: c.taints, startupTaints: c.startupTaints, resources: { requests: {} } },
+      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: s.nodeClass.metadata.name }, requirements: c.requirements, taints: c.taints, startupTaints: c.startupTaints, resources: { requests: c.requests } },
     },
     instanceTypes: s.instanceTypes,
     instanceProfile: InstanceProfile,

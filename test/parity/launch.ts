@@ -9,7 +9,7 @@
  * the instance, per (instance type, zone) override: subnet, image, and its launch template's user
  * data (parsed: AL2023 MIME parts, the NodeConfig YAML, the kubelet flags; Bottlerocket settings
  * TOML table by table), block devices, metadata
- * options, interfaces, monitoring, instance profile, capacity reservation preference and tags;
+ * options, each network interface (EFA claims included), monitoring, instance profile, capacity reservation preference and tags;
  * and the fleet's capacity type, allocation strategy and tags. Every difference is either
  * documented (./launch-differences.ts, with its reason and a case) or counted as undocumented.
  *
@@ -99,11 +99,11 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     });
     const nodePool = parseNodePool({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: s.nodeClaim.nodePool }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass.metadata.name }, requirements: [] } } } });
     const c = s.nodeClaim;
-    const claim = newNodeClaimRecord({ nodePool: c.nodePool, requirements: c.requirements, taints: c.taints as never, startupTaints: c.startupTaints as never, labels: c.labels, requests: {}, pods: [] }, { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name });
+    const claim = newNodeClaimRecord({ nodePool: c.nodePool, requirements: c.requirements, taints: c.taints as never, startupTaints: c.startupTaints as never, labels: c.labels, requests: c.requests, pods: [] }, { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name });
     const choice = chooseLaunch(types, Requirements.fromSpecs(claim.requirements), new Set());
     if (!choice) return { error: 'no available offering' };
     // As shared/launch/launch.ts launchClaim hands the choice to the CloudProvider.
-    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods };
+    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods, efaCount: choice.efaCount };
     const requests = buildLaunchRequests(claim, launch, nodeClass, resolved, {
       cluster: { name: Cluster.name, endpoint: Cluster.endpoint, certificateAuthority: Cluster.caBundle, serviceCidr: Cluster.serviceCidr, kubernetesVersion: Cluster.kubernetesVersion },
       instanceProfileName: InstanceProfile,
@@ -292,18 +292,20 @@ const tagsByType = (specs: unknown): Record<string, Record<string, string>> => O
 function templateView(lt: { LaunchTemplateData: Json; TagSpecifications?: unknown }): TemplateView {
   const d = lt.LaunchTemplateData;
   const nis = (d.NetworkInterfaces as Json[] | undefined) ?? [];
-  const primary = nis.find((n) => (n.DeviceIndex ?? 0) === 0 && (n.NetworkCardIndex ?? 0) === 0);
   const meta = (compact(d.MetadataOptions) ?? {}) as Json;
   return {
     userData: userDataView(d.UserData),
     blockDevices: compact(d.BlockDeviceMappings ?? []),
     // EC2's defaults for what one side leaves out: instance metadata tags disabled.
     metadataOptions: { InstanceMetadataTags: 'disabled', ...meta },
-    network: {
-      interfaces: Math.max(nis.length, 1),
-      groups: [...(((primary?.Groups ?? d.SecurityGroupIds) as string[] | undefined) ?? [])].sort(),
-      ...(primary?.AssociatePublicIpAddress !== undefined && primary.AssociatePublicIpAddress !== null ? { associatePublicIpAddress: primary.AssociatePublicIpAddress } : {}),
-    },
+    // Each interface the instance gets (none listed: the primary, with the template's security groups).
+    network: (nis.length ? nis : [{ Groups: d.SecurityGroupIds }]).map((n) => ({
+      card: n.NetworkCardIndex ?? 0,
+      device: n.DeviceIndex ?? 0,
+      type: n.InterfaceType ?? 'interface',
+      groups: [...((n.Groups as string[] | undefined) ?? [])].sort(),
+      ...(n.AssociatePublicIpAddress !== undefined && n.AssociatePublicIpAddress !== null ? { associatePublicIpAddress: n.AssociatePublicIpAddress } : {}),
+    })),
     monitoring: !!(d.Monitoring as Json | undefined)?.Enabled,
     instanceProfile: compact(d.IamInstanceProfile),
     capacityReservation: String(((d.CapacityReservationSpecification as Json | undefined)?.CapacityReservationPreference as string | undefined) ?? 'open'),

@@ -12,6 +12,7 @@ import { clusterNameProblem, nodeRoleNameOf, nodeRoleProblem } from '../../../sh
 import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 import { nodeClassRefusals } from '../../../shared/api/nodeclass-support.ts';
+import { userDataFloorProblem } from '../../../shared/aws/ec2.ts';
 
 /** One input file: its display name and its text (undefined when it could not be read). */
 export interface ValidateInput {
@@ -85,7 +86,11 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
       if (o.kind === 'EC2NodeClass') {
         nodeClassNames.add(o.name);
         // Valid for Karpenter's CRD, but a field nodefleet does not honour: refused, as the launch refuses it.
-        if (o.problems.length === 0) for (const line of nodeClassRefusals((o.object as { spec?: unknown }).spec)) problems.push(`${input.file}: ${key}: ${line}`);
+        const refusals = o.problems.length === 0 ? nodeClassRefusals((o.object as { spec?: unknown }).spec) : [];
+        for (const line of refusals) problems.push(`${input.file}: ${key}: ${line}`);
+        // User data over EC2's 16 KB, as far as it is known without the cluster (the launch checks the merged text).
+        const sizeProblem = o.problems.length === 0 && refusals.length === 0 ? userDataFloorProblem(EC2NodeClassSchema.parse(o.object)) : undefined;
+        if (sizeProblem) problems.push(`${input.file}: ${key}: ${sizeProblem}`);
         const roleProblem = opts.nodeRole && o.problems.length === 0 ? nodeRoleProblem(EC2NodeClassSchema.parse(o.object).spec, opts.nodeRole) : undefined;
         if (roleProblem) problems.push(`${input.file}: ${key}: ${roleProblem}`);
       }
