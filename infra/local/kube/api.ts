@@ -14,7 +14,6 @@ import { findType, type ResourceType } from './resources.ts';
 import { applyPatch } from './patch.ts';
 import { matchesLabelSelector, parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { computePdbStatus, isTerminal } from './pods.ts';
-import { DefaultPodGraceSeconds } from '../../../shared/disruption/pods.ts';
 
 /** Types the semantics below need by name. */
 export const T = {
@@ -46,8 +45,8 @@ export interface ListOptions {
   fieldSelector?: string;
 }
 
-/** Default grace period of a pod without terminationGracePeriodSeconds (core/v1 default; its one home is shared/disruption/pods.ts). */
-export const DEFAULT_TERMINATION_GRACE_SECONDS = DefaultPodGraceSeconds;
+/** Default grace period of a pod without terminationGracePeriodSeconds (core/v1 default). */
+export const DEFAULT_TERMINATION_GRACE_SECONDS = 30;
 /**
  * Seconds of the not-ready / unreachable NoExecute tolerations the DefaultTolerationSeconds
  * admission plugin adds to every pod (its `--default-not-ready-toleration-seconds` default).
