@@ -22,6 +22,7 @@ import { AmiFamilyFeatureTable, amiFamilyOf } from '../../shared/catalog/capacit
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import type { DaemonSetTemplate } from '../../shared/scheduling/index.ts';
 import type { DisruptionSnapshot } from '../../shared/disruption/index.ts';
+import type { InstanceNetwork } from '../../shared/disruption/types.ts';
 import { choosePacking } from '../../shared/api/packing.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
 import { inView } from '../../shared/api/cluster-view.ts';
@@ -29,7 +30,7 @@ import { readClusterPicture, readStorage } from '../../shared/runtime/cluster-pi
 import type { Log } from '../../shared/runtime/observability.ts';
 
 /** The ports the snapshot reads; `resolver` (optional) gives what node classes resolve to now (AMI drift, the zones replacements may launch in). */
-export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher' | 'views'> & { resolver?: NodeClassResolver; log?: Deps['log'] };
+export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher' | 'views'> & { resolver?: NodeClassResolver; log?: Deps['log']; cloud?: Pick<Deps['cloud'], 'list'> };
 
 const silent: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -52,7 +53,10 @@ export async function withLiveNodes(kube: Deps['kube'], nodes: readonly Node[], 
  * resolves to nothing launchable or whose resolution failed, why (its NodePools launch no
  * replacement, and its nodes get no AMI drift verdict). Undefined without a resolver.
  */
-async function resolveClasses(deps: SnapshotDeps, nodeClasses: readonly EC2NodeClass[]): Promise<{ imageIds: Record<string, string[]>; subnets: Map<string, SubnetInfo[]>; problems: Record<string, string> } | undefined> {
+async function resolveClasses(
+  deps: SnapshotDeps,
+  nodeClasses: readonly EC2NodeClass[],
+): Promise<{ imageIds: Record<string, string[]>; subnets: Map<string, SubnetInfo[]>; networks: Record<string, { subnetIds: string[]; securityGroupIds: string[] }>; problems: Record<string, string> } | undefined> {
   if (!deps.resolver) return undefined;
   const r = await resolveNodeClasses(deps.resolver, nodeClasses);
   const problems: Record<string, string> = Object.fromEntries(r.problems);
@@ -61,8 +65,24 @@ async function resolveClasses(deps: SnapshotDeps, nodeClasses: readonly EC2NodeC
   return {
     imageIds: Object.fromEntries([...r.resolved].map(([name, res]) => [name, resolvedImageIds(res)])),
     subnets: new Map([...r.resolved].map(([name, res]) => [name, res.subnets])),
+    networks: Object.fromEntries([...r.resolved].map(([name, res]) => [name, { subnetIds: res.subnets.map((s) => s.subnetId), securityGroupIds: res.securityGroupIds }])),
     problems,
   };
+}
+
+/**
+ * Each instance's subnet and security groups as EC2 lists them (subnet / security-group drift);
+ * undefined, and no such drift verdict this pass, without the port or when the list fails.
+ */
+async function instanceNetworks(deps: SnapshotDeps): Promise<Record<string, InstanceNetwork> | undefined> {
+  if (!deps.cloud) return undefined;
+  try {
+    const instances = await deps.cloud.list();
+    return Object.fromEntries(instances.map((i) => [i.instanceId, { ...(i.subnetId ? { subnetId: i.subnetId } : {}), ...(i.securityGroupIds ? { securityGroupIds: i.securityGroupIds } : {}) }]));
+  } catch (err) {
+    deps.log?.warn('cannot list instances; subnet and security group drift not checked', { error: (err as Error).message });
+    return undefined;
+  }
 }
 
 /**
@@ -87,7 +107,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
   let pods = [...(nodes === picture.nodes ? picture.boundPods : picture.boundPods.filter((p) => live.has(p.spec.nodeName!))), ...picture.pendingPods];
   if (opts.recheck?.length && picture.source === 'view') ({ nodes, pods } = await withLiveNodes(deps.kube, nodes, pods, opts.recheck));
   // Pods with claims keep to their volumes' topology when consolidation moves them.
-  const [resolved, storage] = await Promise.all([resolveClasses(deps, nodeClasses), readStorage(deps.kube, pods)]);
+  const [resolved, storage, networks] = await Promise.all([resolveClasses(deps, nodeClasses), readStorage(deps.kube, pods), instanceNetworks(deps)]);
   const refreshed = await deps.catalogRefresher?.get(now.getTime()); // live prices / offerings (shipped data locally)
   const budgetHolders: Record<string, string[]> = {};
   if (deps.budgets) {
@@ -137,7 +157,8 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
     budgetHolders,
-    ...(resolved ? { resolvedImageIds: resolved.imageIds, nodeClassProblems: resolved.problems } : {}),
+    ...(resolved ? { resolvedImageIds: resolved.imageIds, resolvedNetworks: resolved.networks, nodeClassProblems: resolved.problems } : {}),
+    ...(networks ? { instanceNetworks: networks } : {}),
     // The consolidation simulations schedule and pack as the provisioner would (shared/api/packing.ts).
     settings: {
       spotToSpotConsolidation: (deps.env.settings ?? DefaultSettings).featureGates.SpotToSpotConsolidation,

@@ -73,8 +73,9 @@ export const FunctionPermissions = {
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
   // Start executions of the termination state machine for a deleted Node holding the finalizer.
   registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe', 'startTermination'],
-  // The provisioner's table use plus budget counters (take: put/get/update, release: update).
-  disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
+  // The provisioner's table use plus budget counters (take: put/get/update, release: update);
+  // DescribeInstances for subnet and security-group drift.
+  disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).
   gc: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
   // NodeClaims by instance id (GSI) and list, marked; ICE cache marks; budget holders: no update, no delete;

@@ -102,6 +102,10 @@ export interface CloudInstance {
   tags: Record<string, string>;
   /** EC2 `PrivateDnsName` (the name EKS authenticates the node's kubelet as); absent until EC2 assigns one. */
   privateDnsName?: string;
+  /** EC2 `SubnetId` (subnet drift); absent when EC2 gave none. */
+  subnetId?: string;
+  /** EC2 `SecurityGroups[].GroupId` (security-group drift); absent when EC2 gave none. */
+  securityGroupIds?: string[];
 }
 
 /** EC2. */

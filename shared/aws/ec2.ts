@@ -371,6 +371,8 @@ export function toCloudInstance(i: Instance): CloudInstance {
     launchTime: i.LaunchTime ? new Date(i.LaunchTime).toISOString() : '',
     tags: Object.fromEntries((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
     ...(i.PrivateDnsName ? { privateDnsName: i.PrivateDnsName } : {}),
+    ...(i.SubnetId ? { subnetId: i.SubnetId } : {}),
+    ...(i.SecurityGroups ? { securityGroupIds: i.SecurityGroups.flatMap((g) => (g.GroupId ? [g.GroupId] : [])) } : {}),
   };
 }
 

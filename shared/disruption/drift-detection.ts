@@ -19,7 +19,7 @@ import { NodeClassHashVersion, NodePoolHashVersion } from '../api/hash.ts';
 /** KA's node class hash-version annotation (pkg/apis/v1 `AnnotationEC2NodeClassHashVersion`). */
 export const AnnotationNodeClassHashVersion = 'karpenter.k8s.aws/ec2nodeclass-hash-version';
 import { AmiFamilyFeatureTable, amiFamilyOf } from '../catalog/capacity.ts';
-import type { DriftReason } from './types.ts';
+import type { DriftReason, InstanceNetwork } from './types.ts';
 
 /** What drift detection looks at for one node. */
 export interface DriftInput {
@@ -36,6 +36,10 @@ export interface DriftInput {
   nodeClassHash?: string;
   /** AMI ids the node class resolves to now (see DisruptionSnapshot.resolvedImageIds). */
   resolvedImageIds?: string[];
+  /** Subnets and security groups the node class resolves to now (DisruptionSnapshot.resolvedNetworks). */
+  resolvedNetwork?: { subnetIds: string[]; securityGroupIds: string[] };
+  /** The instance's subnet and security groups as EC2 lists them now. */
+  instanceNetwork?: InstanceNetwork;
 }
 
 /**
@@ -72,5 +76,20 @@ export function driftReason(d: DriftInput): DriftReason | undefined {
   const imageId = d.claim?.imageId;
   if (imageId && current && current.length > 0 && !current.includes(imageId)) return 'AMIDrift';
 
+  return networkDrift(d.instanceNetwork, d.resolvedNetwork);
+}
+
+/**
+ * SecurityGroupDrift when the instance's security groups are not exactly the class's (as sets),
+ * then SubnetDrift when its subnet is not one of the class's; no verdict when either side is
+ * unknown or the class resolves to none (KA cloudprovider/drift.go `areSecurityGroupsDrifted`,
+ * `isSubnetDrifted`: no subnets / groups resolved is an error there, no drift).
+ */
+export function networkDrift(instance: InstanceNetwork | undefined, resolved: { subnetIds: readonly string[]; securityGroupIds: readonly string[] } | undefined): DriftReason | undefined {
+  if (!instance || !resolved) return undefined;
+  const want = new Set(resolved.securityGroupIds);
+  const have = instance.securityGroupIds ? new Set(instance.securityGroupIds) : undefined;
+  if (want.size > 0 && have && (have.size !== want.size || [...have].some((g) => !want.has(g)))) return 'SecurityGroupDrift';
+  if (resolved.subnetIds.length > 0 && instance.subnetId && !resolved.subnetIds.includes(instance.subnetId)) return 'SubnetDrift';
   return undefined;
 }

@@ -240,6 +240,8 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
       nodePoolHash: snapshot.nodePoolHashes?.[poolName],
       nodeClassHash: snapshot.nodeClassHashes?.[nodeClassName],
       resolvedImageIds: snapshot.resolvedImageIds?.[nodeClassName],
+      resolvedNetwork: snapshot.resolvedNetworks?.[nodeClassName],
+      instanceNetwork: snapshot.instanceNetworks?.[instanceIdOfClaim(claim) ?? ''],
     };
     const drifted = driftReason(driftInput);
     // A recorded Drifted condition is this loop's own earlier finding: re-checked without it, so it clears once the drift is gone.

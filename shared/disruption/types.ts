@@ -42,6 +42,12 @@ export type DriftReason =
   | 'SubnetDrift'
   | 'SecurityGroupDrift';
 
+/** Where an instance sits in the VPC, as EC2 lists it (DescribeInstances). */
+export interface InstanceNetwork {
+  subnetId?: string;
+  securityGroupIds?: string[];
+}
+
 /** Knobs (Karpenter settings / feature gates that change disruption). */
 export interface DisruptionSettings {
   /**
@@ -100,6 +106,14 @@ export interface DisruptionSnapshot {
    * Absent = falls back to the node class's `status.amis`.
    */
   resolvedImageIds?: Record<string, string[]>;
+  /**
+   * Subnet ids and security group ids each EC2NodeClass resolves to now (per node class name): an
+   * instance outside the subnets, or whose security groups are not exactly these, is drifted
+   * (SubnetDrift, SecurityGroupDrift). Absent or empty for a class = not compared.
+   */
+  resolvedNetworks?: Record<string, { subnetIds: string[]; securityGroupIds: string[] }>;
+  /** The subnet and security groups of each instance as EC2 lists it now, by instance id. Absent = not compared. */
+  instanceNetworks?: Record<string, InstanceNetwork>;
   /**
    * EC2NodeClass name → why its selector terms resolve to nothing launchable now (no subnet,
    * security group or image; or the resolution failed): its NodePools launch no replacement.

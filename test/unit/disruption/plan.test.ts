@@ -6,6 +6,7 @@ import { instanceTypeFromCase, type CaseInstanceType } from '../../../shared/cat
 import type { InstanceType } from '../../../shared/catalog/types.ts';
 import { planDisruption, validateCommand, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 import { withStandInClaims } from '../../../functions/cli/cases/disruption.ts';
+import { instanceIdOfClaim } from '../../../shared/api/provider-id.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
 
@@ -208,6 +209,23 @@ describe('planDisruption', () => {
     const drifted = planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-new-amd64', 'ami-new-arm64'] } }), Now);
     expect(drifted.command?.candidates[0]).toMatchObject({ nodeName: 'n', driftReason: 'AMIDrift' });
     expect(planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-old', 'ami-new-arm64'] } }), Now).command).toBeUndefined();
+  });
+
+  it('subnet and security-group drift: the instance as EC2 lists it against what the node class resolves to now', () => {
+    const claims = [nodeClaim({ name: 'default-net', nodeName: 'n', providerId: providerOf('n'), createdAt: '2026-03-01T10:00:00Z' })];
+    const instanceId = instanceIdOfClaim(claims[0])!;
+    const base = { nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')] };
+    const resolvedNetworks = { default: { subnetIds: ['subnet-a', 'subnet-b'], securityGroupIds: ['sg-1', 'sg-2'] } };
+    const at = (subnetId: string, securityGroupIds: string[]) => planDisruption(snapshot({ ...base, resolvedNetworks, instanceNetworks: { [instanceId]: { subnetId, securityGroupIds } } }), Now).command?.candidates[0]?.driftReason;
+    expect(at('subnet-b', ['sg-2', 'sg-1'])).toBeUndefined();
+    expect(at('subnet-c', ['sg-1', 'sg-2'])).toBe('SubnetDrift');
+    expect(at('subnet-a', ['sg-1'])).toBe('SecurityGroupDrift');
+    expect(at('subnet-a', ['sg-1', 'sg-2', 'sg-3'])).toBe('SecurityGroupDrift');
+    // security groups are compared first, as KA
+    expect(at('subnet-c', ['sg-9'])).toBe('SecurityGroupDrift');
+    // nothing resolved, or the instance not listed: no verdict
+    expect(planDisruption(snapshot({ ...base, resolvedNetworks: { default: { subnetIds: [], securityGroupIds: [] } }, instanceNetworks: { [instanceId]: { subnetId: 'subnet-c', securityGroupIds: ['sg-9'] } } }), Now).command).toBeUndefined();
+    expect(planDisruption(snapshot({ ...base, resolvedNetworks }), Now).command).toBeUndefined();
   });
 
   it('expiration is forceful by default; graceful expiration waits for the budget and pre-spins a replacement', () => {

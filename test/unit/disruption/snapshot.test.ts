@@ -82,7 +82,7 @@ describe('disruption snapshot: replacements only where the node class subnets ar
   });
 
   /** One underutilized m5.4xlarge in us-east-1b running one small pod: consolidation replaces it with a cheaper node. */
-  async function world(resolver?: NodeClassResolver) {
+  async function world(resolver?: NodeClassResolver, instance?: { subnetId: string; securityGroupIds: string[] }) {
     const w = fakeWorld({ start: new Date('2026-03-01T12:00:00Z') });
     w.kube.setNodePools([consolidating]).setNodeClasses([nodeClass]);
     const n = node({
@@ -95,9 +95,19 @@ describe('disruption snapshot: replacements only where the node class subnets ar
     w.kube.addNode(n);
     await w.store.create(nodeClaimOf(n));
     w.kube.addPod(pod({ name: 'web', nodeName: 'big', cpu: '1' }));
-    const deps: SnapshotDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, ...(resolver ? { resolver } : {}) };
+    if (instance) w.cloud.addInstance({ instanceId: 'i-0big000000000000', instanceType: 'm5.4xlarge', zone: 'us-east-1b', ...instance });
+    const deps: SnapshotDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, cloud: w.cloud, ...(resolver ? { resolver } : {}) };
     return planDisruption(await readSnapshot(deps, w.clock.now()), w.clock.now());
   }
+
+  it('an instance outside the class subnets, or with other security groups, as EC2 lists it, is drifted', async () => {
+    const r = new StaticNodeClassResolver(resolved);
+    expect((await world(r, { subnetId: 'subnet-0b', securityGroupIds: ['sg-0a'] })).command?.method).not.toBe('drift');
+    const moved = await world(r, { subnetId: 'subnet-0a', securityGroupIds: ['sg-0a'] });
+    expect(moved.command).toMatchObject({ method: 'drift', reason: 'Drifted' });
+    expect(moved.command?.candidates[0].driftReason).toBe('SubnetDrift');
+    expect((await world(r, { subnetId: 'subnet-0b', securityGroupIds: ['sg-0a', 'sg-0z'] })).command?.candidates[0].driftReason).toBe('SecurityGroupDrift');
+  });
 
   it('the replacement may launch only in the covered zones (without a resolver: every zone of the region)', async () => {
     const plan = await world(new StaticNodeClassResolver(resolved));
