@@ -12,7 +12,7 @@
  * (the Node live is really being deleted, the pods exist and are bound to it).
  */
 import { catalogSettingsOf, type Settings } from '../../shared/api/settings.ts';
-import type { Node, Pod, Taint } from '../../shared/api/kube.ts';
+import type { Node, Pod, PodDisruptionBudget, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { InFlightPhases, NominationSeconds, nominates, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { EC2NodeClass, NodePool } from '../../shared/api/nodepool.ts';
@@ -25,7 +25,8 @@ import { resolveNodeClasses, type NodeClassResolver } from '../../shared/aws/nod
 import type { CatalogRefresh } from '../../shared/catalog/refresh.ts';
 import type { DaemonSetTemplate, ExistingNode, UnavailableOffering } from '../../shared/scheduling/index.ts';
 import { existingFromClaim, existingFromNode } from '../../shared/scheduling/existing-capacity.ts';
-import { deletingNodePods, isNodeDeleting, podKey } from '../../shared/disruption/pods.ts';
+import { deletingNodePods, isCurrentlyReschedulable, isNodeDeleting, isReschedulable, PdbLimits, podKey } from '../../shared/disruption/pods.ts';
+import { instanceIdOfProviderId } from '../../shared/api/provider-id.ts';
 
 /**
  * The provisioner reads only the claims initialized less than this long ago (plus every claim not
@@ -123,7 +124,8 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   // name (a StatefulSet's): the view is seconds behind, the live pending pod is the one need
   // (provisioned for, or assigned, as pending). Scheduling the view's copy too launched a second
   // claim for the same pod (chaos seeds 26, 30, 37, 49).
-  const deletingPods = deletingNodePods(nodes, picture.podsByNode, pdbs, now).filter((p) => !liveByKey.has(objectKey(p)));
+  const deadlines = await terminationDeadlines(deps.store, nodes, picture.podsByNode, pdbs, now);
+  const deletingPods = deletingNodePods(nodes, picture.podsByNode, pdbs, now, { deadlines }).filter((p) => !liveByKey.has(objectKey(p)));
   const moved = new Set(deletingPods.map(podKey));
   const byNode = moved.size === 0 ? picture.podsByNode : withoutPods(picture.podsByNode, nodes, moved);
 
@@ -194,6 +196,29 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     assigned,
     deletingPods: held.size ? deletingPods.filter((p) => !held.has(objectKey(p))) : deletingPods,
   };
+}
+
+/**
+ * The termination deadlines of the deleting nodes that hold a pod only the cutoff will move (a
+ * fully blocking PDB, do-not-disrupt): node name → the deadline its Terminating claim records
+ * (the earlier of the termination's deadline and a verified interruption notice), read from the
+ * store by the node's instance (the byInstanceId index). The store is the authority: no event
+ * or object in the cluster says when a node's cutoff comes. Nodes without such a pod are not read.
+ */
+async function terminationDeadlines(store: NodeClaimStore, nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, pdbs: readonly PodDisruptionBudget[], now: Date): Promise<Map<string, number>> {
+  const limits = new PdbLimits(pdbs, []);
+  const held = nodes.filter((n) => isNodeDeleting(n) && (podsByNode.get(n.metadata.name) ?? []).some((p) => isReschedulable(p) && !isCurrentlyReschedulable(p, limits, now)));
+  const out = new Map<string, number>();
+  await Promise.all(
+    held.map(async (n) => {
+      const instanceId = instanceIdOfProviderId(n.spec?.providerID);
+      const claim = instanceId ? await store.getByInstanceId(instanceId) : undefined;
+      if (!claim || claim.phase !== 'Terminating' || claim.providerId !== n.spec?.providerID) return;
+      const recorded = [claim.termination?.deadlineEpochMs, claim.noticeDeadlineEpochMs].filter((d): d is number => d !== undefined);
+      if (recorded.length) out.set(n.metadata.name, Math.min(...recorded));
+    }),
+  );
+  return out;
 }
 
 /** `byNode` with the pods named in `moved` left out of `nodes`' lists (only those lists are copied). */

@@ -5,14 +5,18 @@
  * deadline, and reports whether the node is drained or the deadline has passed. Once drained it
  * waits, in the same loop and under the same deadline, for the node's VolumeAttachments to be
  * detached (those of pods the drain does not move excepted: Karpenter's awaitVolumeDetachment).
- * Never sleeps: it returns `retryAfterSeconds` for the WaitForDrain state.
+ * Never sleeps: it returns `retryAfterSeconds` for the WaitForDrain state. Once capacity is due
+ * for pods only the cutoff will move (a fully blocking PDB, do-not-disrupt), it asks the
+ * provisioner for it, so the re-created pods find a Ready node at the cutoff.
  */
 import { MetricNames } from '../../shared/api/metrics.ts';
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { drainWaitSeconds, isDrainable, MaxDrainLoopsPerExecution, pendingVolumeAttachments, planDrain, TerminationHeartbeatSeconds } from '../../shared/disruption/drain-plan.ts';
+import { drainWaitSeconds, isDrainable, MaxDrainLoopsPerExecution, pendingVolumeAttachments, planDrain, TerminationHeartbeatSeconds, type DrainPlan } from '../../shared/disruption/drain-plan.ts';
+import { AgentSchemaVersion, DetailTypeUnschedulablePods, TerminationSource } from '../../shared/api/contract.ts';
+import type { UnschedulablePodsDetail } from '../../shared/api/agent-events.ts';
 import { volumeClaimName, type KubeObject, type Pod, type VolumeAttachment } from '../../shared/api/kube.ts';
 import { podKey } from '../../shared/disruption/pods.ts';
 import { updateClaim } from './claims.ts';
@@ -32,12 +36,12 @@ const EvictionCodes = { evicted: '200', blocked: '429', gone: '404' } as const;
 /** Label `reason` of pods deleted at the terminationGracePeriod cutoff (KC's forceful termination). */
 const ForcefulTermination = 'Forceful Termination';
 
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName' | 'metrics'>): Promise<DrainResult> {
+export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName' | 'metrics' | 'publisher'>): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
   const nowMs = deps.clock.now().getTime();
   const { claim, nodeName } = await verifiedTarget('Drain', input, deps, { node: true, record: true });
   const deadline = terminationDeadline(claim, input.deadlineEpochMs, nowMs);
-  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false, volumesPending: [], volumesPendingCount: 0 };
+  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false, volumesPending: [], volumesPendingCount: 0, replacementRequested: false };
   if (!nodeName) return { done: true, drained: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
   await heartbeat(input, deps, nowMs);
 
@@ -67,6 +71,7 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   const after = podsAfter ? planDrain(podsAfter, nowMs, deadline) : plan;
   const volumes = after.drained ? await volumesKeepingInstance(deps, nodeName, podsAfter ?? (await deps.kube.listPods({ nodeName })), nowMs) : [];
   if (volumes.length && attempt % 12 === 1) deps.log?.info('awaiting volume detachment', { Node: nodeName, NodeClaim: input.nodeClaim, volumeAttachments: volumes.slice(0, ListedPods) });
+  const replacementRequested = (input.drain?.replacementRequested ?? false) || (await requestReplacement(input, deps, after, nowMs, deadline, claim.cluster));
   // Past the deadline the volume wait is skipped (Karpenter: VolumesDetached False, terminate).
   const done = after.drained && (volumes.length === 0 || after.deadlineReached);
   const finished = done || after.deadlineReached;
@@ -87,7 +92,36 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     deletedEarly: deletedEarly.slice(0, ListedPods),
     remaining: after.blocking.slice(0, ListedPods).map(podKey),
     remainingCount: after.blocking.length,
+    replacementRequested,
   };
+}
+
+/**
+ * Asks the provisioner, once its `replacementDue` has come, for capacity for the pods only the
+ * cutoff will move: an `Unschedulable Pods` event of the termination's source, without pods (a
+ * full pass; the provisioner reads the pods live and the deadline from the claim's record,
+ * shared/disruption/pods.ts isCurrentlyReschedulable). Whether it was sent (a failed put is tried
+ * again next round).
+ */
+async function requestReplacement(input: TaskInput, deps: Pick<TerminationDeps, 'publisher' | 'log' | 'clusterName'>, plan: DrainPlan, nowMs: number, deadline: number | undefined, claimCluster: string): Promise<boolean> {
+  if (!deps.publisher || plan.replacementDue === undefined || nowMs < plan.replacementDue || plan.deadlineReached) return false;
+  const detail: UnschedulablePodsDetail = {
+    schemaVersion: AgentSchemaVersion,
+    cluster: deps.clusterName ?? claimCluster,
+    batchId: `${input.nodeClaim}-replacement-${input.attempt ?? 1}`,
+    part: 0,
+    parts: 1,
+    observedAt: new Date(nowMs).toISOString(),
+    pods: [],
+  };
+  const { failed } = await deps.publisher.publish([{ source: TerminationSource, detailType: DetailTypeUnschedulablePods, detail }]);
+  const pods = plan.blocking.filter((p) => !p.metadata.deletionTimestamp).slice(0, ListedPods).map(podKey);
+  if (failed) {
+    deps.log?.info('replacement capacity request not sent, retrying next round', { NodeClaim: input.nodeClaim, pods });
+    return false;
+  }
+  deps.log?.info('requested replacement capacity before the termination grace period cutoff', { NodeClaim: input.nodeClaim, pods, due: new Date(plan.replacementDue).toISOString(), ...(deadline !== undefined ? { deadline: new Date(deadline).toISOString() } : {}) });
+  return true;
 }
 
 /**

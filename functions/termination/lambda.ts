@@ -32,6 +32,7 @@ export function taskHandler<O>(name: string, run: (input: TaskInput, deps: Termi
             clusterName: deps.env.clusterName,
             log: deps.log,
             metrics: deps.metrics,
+            publisher: deps.publisher,
             budgets: deps.budgets ?? new DynamoBudgetCounter(deps.clients!.doc, deps.env.tableName, deps.env.clusterName),
           }),
         { schema: TaskInputSchema },

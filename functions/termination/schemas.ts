@@ -5,7 +5,7 @@
  */
 import type { MetricsSink } from '../../shared/runtime/observability.ts';
 import { z } from 'zod';
-import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore } from '../../shared/api/ports.ts';
+import type { BudgetCounter, Clock, CloudProvider, EventPublisher, KubeApi, NodeClaimStore } from '../../shared/api/ports.ts';
 
 /** TerminationInput (shared/api/ports.ts) as the execution receives it. */
 export const TerminationInputSchema = z.object({
@@ -57,6 +57,8 @@ export const DrainResultSchema = z.object({
   remainingCount: z.number().int(),
   /** The loop has run MaxDrainLoopsPerExecution rounds: end this execution and carry on as the next attempt (history limit). */
   continueAsNew: z.boolean().default(false),
+  /** The provisioner was asked for the capacity of the pods only the cutoff will move (drain-plan.ts `replacementDue`); not asked again in this execution. */
+  replacementRequested: z.boolean().default(false),
 });
 export type DrainResult = z.infer<typeof DrainResultSchema>;
 
@@ -103,6 +105,8 @@ export interface TerminationDeps {
   log?: TaskLog;
   /** Karpenter's termination metrics (shared/api/metrics.ts); optional so tests may omit it. */
   metrics?: MetricsSink;
+  /** nodefleet's bus (the Drain task asks the provisioner for capacity due before the cutoff); absent = not asked. */
+  publisher?: EventPublisher;
 }
 
 /** The log calls the tasks make (Powertools' logger and the local LogTap both fit). */

@@ -2,6 +2,7 @@
  * The nodefleet stack: every AWS resource for one EKS cluster.
  *
  *   agent ──PutEvents──► bus ─ rule provisioner ─► SQS FIFO (group = cluster) ─► provisioner
+ *   termination Drain ─PutEvents─┘ (capacity due before the cutoff: a full pass, no pods)
  *                            └ rule registration ─► registration
  *   default bus ─ 5 interruption rules ─► SQS (SSE, DLQ) ─► interruption (batch, partial failures)
  *   Scheduler (1 min) ─► gc
@@ -34,7 +35,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { AgentDetailTypes, AgentSource, Env, EventRules, nodeRoleNameOf, Table, tableCreateInput, type EventPattern } from '../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, Env, EventRules, nodeRoleNameOf, Table, tableCreateInput, TerminationDetailTypes, TerminationSource, type EventPattern } from '../../shared/api/contract.ts';
 import { kubernetesGroupOf, type NodefleetConfig } from './config.ts';
 import {
   DefaultTerminationTaskPermissions,
@@ -47,7 +48,7 @@ import {
 } from './functions.ts';
 import { statementsFor, type IamTargets } from './iam.ts';
 import { addNagSuppressions } from './nag.ts';
-import { protectBus, protectRuleQueue, protectViewBucket } from './resource-policies.ts';
+import { protectBus, protectRuleQueue, protectViewBucket, type BusPublisher } from './resource-policies.ts';
 import { Observability, type WatchedQueue } from './observability.ts';
 import { MetricsNamespace } from '../../shared/api/metrics.ts';
 import { readLoopDefinition, type LoopDefinition } from './loop.ts';
@@ -172,8 +173,12 @@ export class NodefleetStack extends Stack {
   private readonly deadLetterQueues: WatchedQueue[] = [];
   private readonly sourceQueues: WatchedQueue[] = [];
   private readonly deliveryDlq: sqs.Queue;
-  /** Roles other than the agent's that put events on the bus (a termination definition with an events:putEvents task). */
-  private readonly busPublishers: iam.IRole[] = [];
+  /**
+   * Principals other than the agent that put events on the bus: the termination's Drain task
+   * (permission putTerminationEvents, its source and detail-types only) and a termination
+   * definition with an events:putEvents task.
+   */
+  private readonly busPublishers: BusPublisher[] = [];
 
   constructor(scope: Construct, id: string, props: NodefleetStackProps) {
     super(scope, id, props);
@@ -301,7 +306,7 @@ export class NodefleetStack extends Stack {
     protectViewBucket(this.viewBucket, [this.agentRole], viewReaders);
     protectBus(this.bus, busName, [
       { role: this.agentRole, source: AgentSource, detailTypes: AgentDetailTypes },
-      ...this.busPublishers.map((role) => ({ role })),
+      ...this.busPublishers,
     ]);
 
     // ---- observability ------------------------------------------------------------------------
@@ -491,6 +496,7 @@ export class NodefleetStack extends Stack {
         { async: false },
       );
       if (!built) continue;
+      if (perms.includes('putTerminationEvents')) this.busPublishers.push({ role: built.role, source: TerminationSource, detailTypes: TerminationDetailTypes });
       substitutions[task.substitution] = built.fn.functionArn;
       taskFns.push(built.fn);
     }
@@ -527,7 +533,7 @@ export class NodefleetStack extends Stack {
     }
     if (def.putsEvents) {
       this.bus.grantPutEventsTo(sm);
-      this.busPublishers.push(sm.role);
+      this.busPublishers.push({ role: sm.role });
     }
     return sm;
   }

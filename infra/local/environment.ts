@@ -466,7 +466,7 @@ export class LocalEnvironment {
       const tdeps = depsFor('termination');
       try {
         const created = sfnMod.createLocalTermination(
-          { kube: tdeps.kube, cloud: tdeps.cloud, store: tdeps.store, budgets: tdeps.budgets, clock: this.clock, log: tdeps.log, metrics: tdeps.metrics },
+          { kube: tdeps.kube, cloud: tdeps.cloud, store: tdeps.store, budgets: tdeps.budgets, clock: this.clock, log: tdeps.log, metrics: tdeps.metrics, publisher: tdeps.publisher },
           {
             clock: this.clock,
             wait: (seconds: number) => this.clock.sleep(seconds * 1000),

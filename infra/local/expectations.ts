@@ -22,6 +22,8 @@ export interface RunFacts {
   budgets?: Record<string, { maxDisrupting: number; violations: string[] }>;
   /** Instances the `strayInstance` fault started. */
   strays?: string[];
+  /** `runningAgainAfterDeletion`: when the first matching pod was deleted, and when a matching pod was next Running (virtual epoch ms). */
+  podGap?: { pod: string; deletedAtMs: number; runningAtMs?: number; runningPod?: string };
   /** Mirrored NodeClaim objects removed during the run, each with its instance's state then (`nodeClaimObjectsOutliveInstances`). */
   nodeClaimObjectRemovals?: { name: string; instanceId?: string; instanceState?: string }[];
 }
@@ -237,6 +239,21 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       name: 'evictionsRefusedByPdb',
       ok: inRange(refused.length, expect.evictionsRefusedByPdb),
       detail: `${refused.length} eviction(s) refused by a PDB (want ${rangeText(expect.evictionsRefusedByPdb)})${refused.length ? `: ${[...new Set(refused.map((r) => `${r.pod} by ${r.pdb}`))].slice(0, 3).join(', ')}` : ''}`,
+    });
+  }
+
+  if (expect.runningAgainAfterDeletion) {
+    const want = expect.runningAgainAfterDeletion;
+    const gap = facts.podGap;
+    const seconds = gap?.runningAtMs !== undefined ? (gap.runningAtMs - gap.deletedAtMs) / 1000 : undefined;
+    out.push({
+      name: 'runningAgainAfterDeletion',
+      ok: seconds !== undefined && inRange(seconds, want.seconds),
+      detail: !gap
+        ? `no pod matching ${want.selector} was deleted`
+        : seconds === undefined
+          ? `${gap.pod} deleted; no pod matching ${want.selector} Running again by the end (want ${rangeText(want.seconds)} s)`
+          : `${gap.runningPod} Running ${seconds.toFixed(1)} s after ${gap.pod} was deleted (want ${rangeText(want.seconds)} s)`,
     });
   }
 

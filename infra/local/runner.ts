@@ -109,6 +109,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   let view: LiveView | undefined;
   let budgetWatch: BudgetWatch | undefined;
   let stopRemovals: (() => void) | undefined;
+  let stopPodGap: (() => void) | undefined;
   let viewTimer: NodeJS.Timeout | undefined;
   let polling = false;
   const poll = async () => {
@@ -137,6 +138,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     }
     trackEvents(env, note);
     if (scenario.expect.budgetsHonoured?.length) budgetWatch = watchBudgets(env.cluster, scenario.expect.budgetsHonoured);
+    if (scenario.expect.runningAgainAfterDeletion) stopPodGap = watchPodGap(env, scenario.expect.runningAgainAfterDeletion, facts);
     if (scenario.expect.nodeClaimObjectsOutliveInstances) stopRemovals = watchNodeClaimObjectRemovals(env, (r) => (facts.nodeClaimObjectRemovals ??= []).push(r));
     opts.onStarted?.(env);
     if (env.missing.length) {
@@ -164,6 +166,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     if (viewTimer) clearInterval(viewTimer);
     budgetWatch?.stop();
     stopRemovals?.();
+    stopPodGap?.();
     if (budgetWatch) facts.budgets = budgetWatch.results;
   }
 
@@ -263,6 +266,27 @@ function watchNodeClaimObjectRemovals(env: LocalEnvironment, report: (r: NonNull
     if (e.type !== 'DELETED' || e.object.kind !== 'NodeClaim' || e.object.metadata.annotations?.[AnnotationNodeClaimMirror] === undefined) return;
     const instanceId = instanceIdOfProviderId((e.object as KubeObject & { status?: { providerID?: string } }).status?.providerID);
     report({ name: e.object.metadata.name, ...(instanceId ? { instanceId, instanceState: env.ec2.instances.get(instanceId)?.state ?? 'unknown' } : {}) });
+  });
+}
+
+/**
+ * Records, for `runningAgainAfterDeletion`, the instant the first pod matching the selector is
+ * deleted (a deletionTimestamp appears) and the first instant after it that a matching pod not
+ * terminating is Running.
+ */
+function watchPodGap(env: LocalEnvironment, want: { selector: string; namespace: string }, facts: RunFacts): () => void {
+  const matches = parseLabelSelector(want.selector);
+  return env.cluster.onChange((e) => {
+    if (e.object.kind !== 'Pod' || (e.object.metadata.namespace ?? 'default') !== want.namespace || !matches(e.object.metadata.labels ?? {})) return;
+    const pod = e.object as KubeObject & { status?: { phase?: string } };
+    const key = `${want.namespace}/${pod.metadata.name}`;
+    if (!facts.podGap) {
+      if (pod.metadata.deletionTimestamp || e.type === 'DELETED') facts.podGap = { pod: key, deletedAtMs: env.clock.nowMs() };
+      return;
+    }
+    if (facts.podGap.runningAtMs === undefined && e.type !== 'DELETED' && !pod.metadata.deletionTimestamp && pod.status?.phase === 'Running') {
+      facts.podGap = { ...facts.podGap, runningAtMs: env.clock.nowMs(), runningPod: key };
+    }
   });
 }
 

@@ -241,6 +241,11 @@ const ExpectSchema = z.strictObject({
   /** Evictions the Eviction API refused because a PodDisruptionBudget allowed none (429), over the run. */
   evictionsRefusedByPdb: CountOrRange.optional(),
   /**
+   * Seconds from the first deletion of a pod matching `selector` (in the scenario only the
+   * termination's cutoff deletes one) to a matching pod, not terminating, being Running again.
+   */
+  runningAgainAfterDeletion: z.strictObject({ selector: z.string(), namespace: z.string().default('default'), seconds: Range }).optional(),
+  /**
    * At every change of a Node, the NodePool's nodes being disrupted (karpenter.sh/disrupted taint,
    * or deleting) stay within the disruption budget in force at that moment (the NodePool's budgets,
    * schedules in UTC, for `reason`), counted from the cluster — not from nodefleet's counters.

@@ -1,5 +1,6 @@
 /**
- * Events the in-cluster agent publishes (source `nodefleet.agent`), schema version
+ * Events the in-cluster agent publishes (source `nodefleet.agent`; the termination's Drain task
+ * sends `Unschedulable Pods` without pods too, source `nodefleet.termination`), schema version
  * {@link AgentSchemaVersion}: the detail zod schemas, the EventBridge envelopes the provisioner and
  * registration parse, and the compaction that keeps only scheduling-relevant pod fields.
  *
@@ -7,7 +8,7 @@
  * version live in test/unit/agent/fixtures/. Added optional fields keep the version.
  */
 import { z } from 'zod';
-import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from './contract.ts';
+import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods, TerminationSource } from './contract.ts';
 import { isDaemonSetPod, type Container, type Node, type Pod } from './kube.ts';
 
 const stringMap = z.record(z.string(), z.string());
@@ -119,12 +120,12 @@ export const NodeLifecycleDetailSchema = z.object({
 export type NodeLifecycleDetail = z.infer<typeof NodeLifecycleDetailSchema>;
 
 /** The EventBridge envelope (every field EventBridge delivers; `id` is the idempotency key). */
-function envelope<D extends z.ZodType, T extends string>(detailType: T, detail: D) {
+function envelope<D extends z.ZodType, T extends string>(detailType: T, detail: D, sources: readonly [string, ...string[]] = [AgentSource]) {
   return z.object({
     version: z.string().default('0'),
     id: z.string().min(1),
     'detail-type': z.literal(detailType),
-    source: z.literal(AgentSource),
+    source: z.enum(sources),
     account: z.string().default(''),
     time: z.string(),
     region: z.string().default(''),
@@ -133,7 +134,15 @@ function envelope<D extends z.ZodType, T extends string>(detailType: T, detail: 
   });
 }
 
-export const UnschedulablePodsEventSchema = envelope(DetailTypeUnschedulablePods, UnschedulablePodsDetailSchema);
+/**
+ * `Unschedulable Pods` from the agent, or from the termination's Drain task ({@link TerminationSource}):
+ * the latter asks for a full pass and carries no pods (refused when it does: the provisioner reads
+ * the pods of deleting nodes from the API, never from this event).
+ */
+export const UnschedulablePodsEventSchema = envelope(DetailTypeUnschedulablePods, UnschedulablePodsDetailSchema, [AgentSource, TerminationSource]).refine(
+  (e) => e.source !== TerminationSource || e.detail.pods.length === 0,
+  { path: ['detail', 'pods'], message: `an event of source ${TerminationSource} carries no pods` },
+);
 export type UnschedulablePodsEvent = z.infer<typeof UnschedulablePodsEventSchema>;
 export const NodeLifecycleEventSchema = envelope(DetailTypeNodeLifecycle, NodeLifecycleDetailSchema);
 export type NodeLifecycleEvent = z.infer<typeof NodeLifecycleEventSchema>;

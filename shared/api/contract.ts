@@ -13,6 +13,14 @@ export const DetailTypeUnschedulablePods = 'Unschedulable Pods';
 export const DetailTypeNodeLifecycle = 'Node Lifecycle';
 /** Every detail-type the agent publishes: all the bus's policy and the agent's role let it send (with {@link AgentSource}). */
 export const AgentDetailTypes = [DetailTypeUnschedulablePods, DetailTypeNodeLifecycle] as const;
+/**
+ * Event source of the termination's Drain task: an `Unschedulable Pods` event without pods when
+ * capacity is due for pods only the terminationGracePeriod cutoff will move (a full provisioner
+ * pass; the provisioner reads the pods live and the deadline from the NodeClaim record).
+ */
+export const TerminationSource = 'nodefleet.termination';
+/** Every detail-type the Drain task publishes (with {@link TerminationSource}). */
+export const TerminationDetailTypes = [DetailTypeUnschedulablePods] as const;
 /** Schema version carried in every agent event's detail (`schemaVersion`). */
 export const AgentSchemaVersion = '1';
 
@@ -32,8 +40,8 @@ export interface EventPattern {
 
 /** EventBridge rules, by name: the CDK stack creates exactly these; the local bus routes with them. */
 export const EventRules = {
-  /** Unschedulable pods → provisioner. */
-  provisioner: { source: [AgentSource], 'detail-type': [DetailTypeUnschedulablePods] },
+  /** Unschedulable pods (the agent's, or the termination's request for a full pass) → provisioner. */
+  provisioner: { source: [AgentSource, TerminationSource], 'detail-type': [DetailTypeUnschedulablePods] },
   /** Node added / ready / deleted → registration. */
   registration: { source: [AgentSource], 'detail-type': [DetailTypeNodeLifecycle] },
   spotInterruption: { source: ['aws.ec2'], 'detail-type': [DetailTypeSpotInterruption] },

@@ -23,7 +23,7 @@
  *   the aws-cn partition).
  */
 
-import { AgentDetailTypes, AgentSource, Table, clusterViewKey, keys } from './contract.ts';
+import { AgentDetailTypes, AgentSource, Table, TerminationDetailTypes, TerminationSource, clusterViewKey, keys } from './contract.ts';
 import { TagNodefleetCluster } from './labels.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
@@ -58,6 +58,8 @@ export type Permission =
   | 'startTermination'
   /** events:PutEvents on nodefleet's bus, of the agent's source and detail-types only (contract.ts). */
   | 'putEvents'
+  /** events:PutEvents on nodefleet's bus, of the termination's source and detail-types only (contract.ts TerminationSource). */
+  | 'putTerminationEvents'
   /** s3:GetObject of this cluster's view object in the view bucket (docs/cluster-state.md). */
   | 'viewRead'
   /** s3:PutObject of this cluster's view object (the agent). */
@@ -66,7 +68,8 @@ export type Permission =
 /** Each function's permission sets, from the ports its code uses (infra/aws/functions.ts builds the roles from these). */
 export const FunctionPermissions = {
   // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), its idempotency records.
-  provisioner: ['tableGet', 'tablePut', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'tableIdempotency', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
+  // The termination deadline of a deleting node's claim by instance id (GSI): capacity due before its cutoff.
+  provisioner: ['tableGet', 'tablePut', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'tableQueryByInstanceId', 'tableIdempotency', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
   // Start executions of the termination state machine for a deleted Node holding the finalizer.
   registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe', 'startTermination'],
@@ -91,8 +94,11 @@ export type FunctionName = keyof typeof FunctionPermissions;
 export const TerminationTaskPermissions: Record<string, readonly Permission[]> = {
   /** Checks the claim's Node and instance agree (DescribeInstances), taints/cordons the Node, marks the NodeClaim (get, put). */
   Cordon: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
-  /** Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim (get, put). */
-  Drain: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
+  /**
+   * Evicts pods (Eviction API), deletes pods of a done node; heartbeats on the NodeClaim (get, put);
+   * asks the provisioner for capacity due before the cutoff (PutEvents, the termination's source).
+   */
+  Drain: ['tableGet', 'tablePut', 'kube', 'ec2Describe', 'putTerminationEvents'],
   /** Reads the NodeClaim (its target and deadline), deletes whatever is left at the grace-period deadline. */
   Cutoff: ['tableGet', 'tablePut', 'kube', 'ec2Describe'],
   /** TerminateInstances on the claim's (cluster- and NodePool-tagged) instance, marks the NodeClaim. */
@@ -301,6 +307,13 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
       return [
         allow('PutEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn], {
           'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] },
+          Null: { 'events:source': 'false', 'events:detail-type': 'false' },
+        }),
+      ];
+    case 'putTerminationEvents':
+      return [
+        allow('PutTerminationEventsOnNodefleetBus', ['events:PutEvents'], [t.eventBusArn], {
+          'ForAllValues:StringEquals': { 'events:source': [TerminationSource], 'events:detail-type': [...TerminationDetailTypes] },
           Null: { 'events:source': 'false', 'events:detail-type': 'false' },
         }),
       ];

@@ -9,10 +9,8 @@
 import { isDaemonSetPod, volumeClaimName, type Pod, type VolumeAttachment } from '../api/kube.ts';
 import { TaintDisrupted } from '../api/labels.ts';
 import { toleratesTaint } from '../scheduling/taints.ts';
-import { doNotDisruptUntilMs, isMirrorPod, isTerminal, podKey } from './pods.ts';
+import { cutoffDeletionMs, doNotDisruptUntilMs, isMirrorPod, isTerminal, podKey, replacementDueMs } from './pods.ts';
 
-/** Kubernetes' default pod terminationGracePeriodSeconds. */
-export const DefaultPodGraceSeconds = 30;
 /**
  * A pod still terminating this long after its deletionTimestamp (which already includes its grace
  * period) no longer blocks the drain (Karpenter pkg/utils/pod IsStuckTerminating: 1 minute).
@@ -74,10 +72,6 @@ export function drainGroup(pod: Pod): DrainGroup {
   return ds ? 'non-critical-daemonset' : 'non-critical';
 }
 
-function graceSeconds(pod: Pod): number {
-  return pod.spec.terminationGracePeriodSeconds ?? DefaultPodGraceSeconds;
-}
-
 const key = podKey;
 
 /** What the Drain task should do now. Keys are `namespace/name`. */
@@ -92,7 +86,14 @@ export interface DrainPlan {
   held: Pod[];
   drained: boolean;
   deadlineReached: boolean;
-  /** Next moment something changes on its own (early deletion, deadline, hold expiry, stuck threshold), epoch ms. */
+  /**
+   * When capacity is due for the pods still on the node that only the cutoff will move (epoch ms,
+   * the earliest of their {@link replacementDueMs}; not DaemonSet, not terminating, not deleted
+   * now); undefined without a deadline or such a pod. From then on the Drain task asks the
+   * provisioner for their capacity (functions/termination/drain.ts).
+   */
+  replacementDue?: number;
+  /** Next moment something changes on its own (replacement due, early deletion, deadline, hold expiry, stuck threshold), epoch ms. */
   nextEventMs?: number;
 }
 
@@ -121,7 +122,7 @@ export function planDrain(pods: Pod[], nowMs: number, deadlineEpochMs: number | 
   const deleteEarly: DrainPlan['deleteEarly'] = [];
   if (deadlineEpochMs !== undefined) {
     for (const pod of blocking) {
-      const deleteAt = deadlineEpochMs - graceSeconds(pod) * 1000;
+      const deleteAt = cutoffDeletionMs(pod, deadlineEpochMs);
       const deletion = pod.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : undefined;
       if (deletion !== undefined && deletion <= deadlineEpochMs) continue;
       if (nowMs >= deleteAt) deleteEarly.push({ pod, graceSeconds: Math.max(0, Math.floor((deadlineEpochMs - nowMs) / 1000)) });
@@ -129,6 +130,15 @@ export function planDrain(pods: Pod[], nowMs: number, deadlineEpochMs: number | 
     }
   }
   const early = new Set(deleteEarly.map((d) => key(d.pod)));
+  let replacementDue: number | undefined;
+  if (deadlineEpochMs !== undefined) {
+    for (const pod of blocking) {
+      if (pod.metadata.deletionTimestamp || early.has(key(pod)) || isDaemonSetPod(pod)) continue;
+      const due = replacementDueMs(pod, deadlineEpochMs);
+      replacementDue = replacementDue === undefined ? due : Math.min(replacementDue, due);
+    }
+    if (replacementDue !== undefined && replacementDue > nowMs) events.push(replacementDue);
+  }
 
   const held: Pod[] = [];
   const waiting: Pod[] = [];
@@ -155,6 +165,7 @@ export function planDrain(pods: Pod[], nowMs: number, deadlineEpochMs: number | 
     held,
     drained: blocking.length === 0,
     deadlineReached: deadlineEpochMs !== undefined && nowMs >= deadlineEpochMs,
+    ...(replacementDue !== undefined ? { replacementDue } : {}),
     nextEventMs: events.length ? Math.min(...events) : undefined,
   };
 }

@@ -12,6 +12,35 @@ import { toleratesTaint } from '../scheduling/taints.ts';
 import { DoNotDisruptTrue } from './constants.ts';
 import { parseGoDurationMs } from '../api/duration.ts';
 
+/** Kubernetes' default pod terminationGracePeriodSeconds. */
+export const DefaultPodGraceSeconds = 30;
+
+/**
+ * Seconds from a replacement's launch until its node can run pods (CreateFleet, boot, kubelet
+ * registration, Ready), with room: capacity for a pod that only the terminationGracePeriod cutoff
+ * will move is launched this long before the cutoff deletes it, so that the re-created pod finds
+ * a Ready node instead of waiting for a launch (Karpenter launches only once the pod is evicted).
+ */
+export const ReplacementLeadSeconds = 90;
+
+/** The pod's terminationGracePeriodSeconds, or Kubernetes' default. */
+export function podGraceSeconds(p: Pod): number {
+  return p.spec.terminationGracePeriodSeconds ?? DefaultPodGraceSeconds;
+}
+
+/**
+ * When the cutoff deletes the pod (epoch ms): its node's deadline minus the pod's grace period,
+ * so that its grace ends by the deadline (KC terminator.go `DeleteExpiringPods`).
+ */
+export function cutoffDeletionMs(p: Pod, nodeDeadlineMs: number): number {
+  return nodeDeadlineMs - podGraceSeconds(p) * 1000;
+}
+
+/** When capacity for a pod that only the cutoff will move is due (epoch ms): {@link ReplacementLeadSeconds} before {@link cutoffDeletionMs}. */
+export function replacementDueMs(p: Pod, nodeDeadlineMs: number): number {
+  return cutoffDeletionMs(p, nodeDeadlineMs) - ReplacementLeadSeconds * 1000;
+}
+
 /** `namespace/name`. */
 export function podKey(p: Pod): string {
   return `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
@@ -174,12 +203,24 @@ export function isNodeDeleting(node: Node, terminatingNodes: ReadonlySet<string>
  * reschedulable pods of deleting nodes, `Limits.IsCurrentlyReschedulable`): reschedulable
  * ({@link isReschedulable}: a terminating StatefulSet pod counts, a DaemonSet, mirror, terminal
  * or other terminating pod does not), no active do-not-disrupt, and no fully blocking PDB (a
- * drain would not move them, so capacity for them would wait idle).
+ * drain would not move them, so capacity for them would wait idle). Beyond Karpenter: with the
+ * node's deadline (`nodeDeadlineMs`, epoch ms), a pod the cutoff will delete within
+ * {@link ReplacementLeadSeconds} counts whatever holds it ({@link replacementDueMs}), so its
+ * capacity is Ready when it is re-created.
  */
-export function isCurrentlyReschedulable(p: Pod, pdbs: PdbLimits, now: Date): boolean {
+export function isCurrentlyReschedulable(p: Pod, pdbs: PdbLimits, now: Date, nodeDeadlineMs?: number): boolean {
   if (!isReschedulable(p)) return false;
+  if (nodeDeadlineMs !== undefined && now.getTime() >= replacementDueMs(p, nodeDeadlineMs)) return true;
   if (isActive(p) && isDoNotDisruptActive(p, now)) return false;
   return !pdbs.fullyBlocks(p);
+}
+
+/** Options of {@link deletingNodePods}. */
+export interface DeletingNodePodsOptions {
+  /** Node names whose NodeClaim is Terminating ({@link isNodeDeleting}). */
+  terminatingNodes?: ReadonlySet<string>;
+  /** Node name → its termination deadline (epoch ms), from the claim's record ({@link isCurrentlyReschedulable}). */
+  deadlines?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -187,16 +228,17 @@ export function isCurrentlyReschedulable(p: Pod, pdbs: PdbLimits, now: Date): bo
  * ({@link isCurrentlyReschedulable}), as copies without `spec.nodeName` (the simulation places
  * them afresh; their deleting node is unschedulable to it). Callers drop the originals from their
  * node's pods so they are not counted twice (`podKey` identifies them). Shape: nodes as listed,
- * `podsByNode` node name → bound pods, `now` for do-not-disrupt durations.
+ * `podsByNode` node name → bound pods, `now` for do-not-disrupt durations and deadlines.
  */
-export function deletingNodePods(nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, pdbs: readonly PodDisruptionBudget[], now: Date, terminatingNodes?: ReadonlySet<string>): Pod[] {
-  const deleting = nodes.filter((n) => isNodeDeleting(n, terminatingNodes));
+export function deletingNodePods(nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, pdbs: readonly PodDisruptionBudget[], now: Date, opts: DeletingNodePodsOptions = {}): Pod[] {
+  const deleting = nodes.filter((n) => isNodeDeleting(n, opts.terminatingNodes));
   if (deleting.length === 0) return [];
   const limits = new PdbLimits(pdbs, []);
   const out: Pod[] = [];
   for (const n of deleting) {
+    const deadline = opts.deadlines?.get(n.metadata.name);
     for (const p of podsByNode.get(n.metadata.name) ?? []) {
-      if (!isCurrentlyReschedulable(p, limits, now)) continue;
+      if (!isCurrentlyReschedulable(p, limits, now, deadline)) continue;
       const { nodeName: _bound, ...spec } = p.spec;
       out.push({ ...p, spec });
     }

@@ -6,6 +6,7 @@ import type { KubeNodeClaim } from '../../shared/api/nodeclaim.ts';
 import { FinalizerTermination } from '../../shared/api/labels.ts';
 import { NotFoundError } from '../../shared/api/errors.ts';
 import { FakeBase, clone } from './fake-base.ts';
+import { DefaultPodGraceSeconds } from '../../shared/disruption/pods.ts';
 import { FixedClock } from './fixed-clock.ts';
 
 type Method =
@@ -46,8 +47,7 @@ export interface FakeKubeApiOptions {
   podGcOnNodeDelete?: boolean;
 }
 
-/** Kubernetes default pod terminationGracePeriodSeconds. */
-export const DefaultPodGraceSeconds = 30;
+export { DefaultPodGraceSeconds };
 
 /**
  * KubeApi in memory. Eviction follows the API server's policy/v1 rules closely enough for drain

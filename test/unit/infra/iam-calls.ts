@@ -52,6 +52,8 @@ export interface CallTargets {
   viewBucket?: string;
   /** Launch capacity type (cloud.create). */
   capacityType?: 'spot' | 'on-demand';
+  /** The event publisher.publish puts (default: the agent's `Node Lifecycle`). */
+  event?: { source: string; detailType: string };
 }
 
 /** One call as the adapter sent it. */
@@ -206,7 +208,7 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
         break;
       }
       case 'publisher.publish':
-        await new EventBridgePublisher(new EventBridgeClient({ region: t.region, credentials: Credentials }), { eventBusName: t.eventBusName }).publish([{ source: 'nodefleet.agent', detailType: 'Node Lifecycle', detail: {} }]);
+        await new EventBridgePublisher(new EventBridgeClient({ region: t.region, credentials: Credentials }), { eventBusName: t.eventBusName }).publish([{ source: t.event?.source ?? 'nodefleet.agent', detailType: t.event?.detailType ?? 'Node Lifecycle', detail: {} }]);
         break;
       case 'catalogRefresher.get':
         await new CatalogRefresher({ ec2, pricing: new PricingClient({ region: 'us-east-1', credentials: Credentials }), region: t.region, onError: () => undefined }).get(Date.now());

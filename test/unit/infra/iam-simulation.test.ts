@@ -20,7 +20,7 @@ import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver
 import { evaluateAll, type IamRequest, type PolicyDocument, type Verdict } from '../../../infra/local/iam/evaluate.ts';
 import { authorizationRequests, tagSpecifications, type RequestContext } from '../../../infra/local/iam/aws-requests.ts';
 import { nodeClaim } from '../../fakes/index.ts';
-import { AgentDetailTypes, AgentSource, DetailTypeSpotInterruption, DetailTypeUnschedulablePods, InterruptionRuleNames, Table, clusterViewKey, keys } from '../../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, DetailTypeSpotInterruption, DetailTypeUnschedulablePods, InterruptionRuleNames, Table, TerminationSource, clusterViewKey, keys } from '../../../shared/api/contract.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { arnOf, logicalIdOf, resolve, resourcePolicyOf, rolePolicies, type Deployment } from './iam-template.ts';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -35,6 +35,8 @@ import { portCalls, sourceClosure } from './source-calls.ts';
 const Cluster = 'sim-cluster';
 const D: Deployment = { partition: 'aws', region: 'ap-northeast-2', account: '111122223333' };
 const BuildTimeoutMs = 240_000;
+/** The event each publishing function puts (publisher.publish), when not the agent's. */
+const PublishedEvents: Partial<Record<string, CallTargets['event']>> = { terminationDrain: { source: TerminationSource, detailType: DetailTypeUnschedulablePods } };
 
 type Resources = Record<string, { Type: string; Properties?: any }>;
 
@@ -122,8 +124,8 @@ function callTargets(): CallTargets {
  * The authorization requests of a function's calls, each built from what the real adapter sent:
  * launches on-demand and spot; EC2 knows the launch template and instance a launch created.
  */
-async function requestsOf(calls: readonly AdapterCall[]): Promise<IamRequest[]> {
-  const t = callTargets();
+async function requestsOf(calls: readonly AdapterCall[], event?: CallTargets['event']): Promise<IamRequest[]> {
+  const t = { ...callTargets(), ...(event ? { event } : {}) };
   const launches = [await launch('on-demand'), await launch('spot')];
   const lt = launches[0].launchTemplate;
   const stored = { id: LaunchTemplateId, tags: tagSpecifications(lt).get('launch-template') ?? {}, data: lt.LaunchTemplateData };
@@ -259,7 +261,7 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     for (const [fn, calls] of Object.entries(FunctionAwsCalls)) {
       it(`${fn}: every call is allowed, and the role grants no action none of them needs`, async () => {
         const id = fn.charAt(0).toUpperCase() + fn.slice(1);
-        const requests = await requestsOf(calls);
+        const requests = await requestsOf(calls, PublishedEvents[fn]);
         expect(denied(await verdicts(id, requests))).toEqual([]);
         const needed = new Set(requests.map((r) => r.action));
         const granted = roleOf(id).docs.flatMap((d) => d.Statement.flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action])));
@@ -282,13 +284,13 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       });
     }
 
-    it('only the provisioner may query the in-flight LSI, and it may query no other index', async () => {
+    it('only the provisioner may query the in-flight LSI; besides it, only the byInstanceId GSI (termination deadlines)', async () => {
       const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
       const q = (resource: string): IamRequest => ({ action: 'dynamodb:Query', resource, context: { 'dynamodb:LeadingKeys': [keys.cluster(Cluster)] } });
       const inFlight = q(`${table}/index/${Table.inFlightIndex}`);
       const byInstance = q(`${table}/index/${Table.instanceIdIndex}`);
       const other = q(`${table}/index/another`);
-      expect((await verdicts('Provisioner', [inFlight, byInstance, other])).map((v) => v.decision)).toEqual(['Allowed', 'ImplicitlyDenied', 'ImplicitlyDenied']);
+      expect((await verdicts('Provisioner', [inFlight, byInstance, other])).map((v) => v.decision)).toEqual(['Allowed', 'Allowed', 'ImplicitlyDenied']);
       for (const fn of ['Registration', 'Disruption', 'Gc', 'Interruption']) {
         expect((await verdicts(fn, [inFlight]))[0].decision, fn).toBe('ImplicitlyDenied');
       }
@@ -402,6 +404,16 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         expect(await decide(intruder, busId(), [...agentEvents(), ...forged()])).toEqual([...agentEvents(), ...forged()].map(() => 'ExplicitlyDenied'));
         const provisioner = { arn: roleOf('Provisioner').arn, docs: [Everything] };
         expect(await decide(provisioner, busId(), agentEvents())).toEqual(AgentDetailTypes.map(() => 'ExplicitlyDenied'));
+      });
+      it('the Drain task may publish only the termination source\'s Unschedulable Pods; the bus refuses it anything else, and refuses that source to the agent', async () => {
+        const request = putEvents(TerminationSource, DetailTypeUnschedulablePods);
+        expect(await decide('TerminationDrain', busId(), [request])).toEqual(['Allowed']);
+        expect((await verdicts('TerminationDrain', [...agentEvents(), ...forged()])).map((v) => v.decision)).toEqual([...agentEvents(), ...forged()].map(() => 'ImplicitlyDenied'));
+        const drain = { arn: roleOf('TerminationDrain').arn, docs: [Everything] };
+        expect(await decide(drain, busId(), [...agentEvents(), ...forged()])).toEqual([...agentEvents(), ...forged()].map(() => 'ExplicitlyDenied'));
+        const agent = { arn: roleOf('Agent').arn, docs: [Everything] };
+        expect(await decide(agent, busId(), [request])).toEqual(['ExplicitlyDenied']);
+        expect(await decide(intruder, busId(), [request])).toEqual(['ExplicitlyDenied']);
       });
       it('administration is not locked out: the account can still update, describe and delete the bus', async () => {
         // (events:PutPermission, which sets its policy, has no resource-level permissions: no bus policy applies to it.)

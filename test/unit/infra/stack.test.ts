@@ -5,7 +5,7 @@
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, tableCreateInput } from '../../../shared/api/contract.ts';
+import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, TerminationSource, tableCreateInput } from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
 import { MetricNames, MetricsNamespace } from '../../../shared/api/metrics.ts';
@@ -193,13 +193,18 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         ['DenyPutEventsButPublishers', 'Deny'],
         ['DenyPublisher0OtherSources', 'Deny'],
         ['DenyPublisher0OtherDetailTypes', 'Deny'],
+        // The termination's Drain task: its source and detail-types only.
+        ['DenyPublisher1OtherSources', 'Deny'],
+        ['DenyPublisher1OtherDetailTypes', 'Deny'],
       ]);
+      const drainSources = (bus.Properties.Policy.Statement as Statement[]).find((x) => x.Sid === 'DenyPublisher1OtherSources')!;
+      expect(JSON.stringify(drainSources)).toContain(TerminationSource);
     });
-    it('routes agent events on nodefleet\'s bus with the contract patterns', () => {
+    it('routes agent events on nodefleet\'s bus with the contract patterns (the provisioner\'s: the termination\'s source too)', () => {
       template.hasResourceProperties('AWS::Events::EventBus', { Name: `nodefleet-${TestCluster}` });
       template.hasResourceProperties('AWS::Events::Rule', {
         EventBusName: { Ref: Match.stringLikeRegexp('^Bus') },
-        EventPattern: { source: [AgentSource], 'detail-type': EventRules.provisioner['detail-type'] },
+        EventPattern: { source: [AgentSource, TerminationSource], 'detail-type': EventRules.provisioner['detail-type'] },
         Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Provisioner'), 'Arn'] }, DeadLetterConfig: Match.anyValue() })],
       });
       template.hasResourceProperties('AWS::Events::Rule', {

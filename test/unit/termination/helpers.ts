@@ -39,7 +39,7 @@ export function harness(opts: { withNode?: boolean; withInstance?: boolean; metr
     return terminate(id);
   };
   const { sfn, starter } = createLocalTermination(
-    { kube: w.kube, cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock, ...(opts.metrics ? { metrics: opts.metrics } : {}) },
+    { kube: w.kube, cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock, publisher: w.publisher, ...(opts.metrics ? { metrics: opts.metrics } : {}) },
     { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0 },
   );
   return {
