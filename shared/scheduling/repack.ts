@@ -1,0 +1,188 @@
+/**
+ * Cost-aware packing's re-pack of a small batch: the pods a pass put on new claims of one NodePool
+ * are packed again from scratch, node by node, each time on the node that holds the most of them
+ * for its price, and the result replaces the claims when it costs less. First-fit in queue order
+ * cannot see that several small nodes sell a batch cheaper than the one larger node it grew
+ * (10 × 250m on c7g.xlarge at $0.060/h where four spot mediums cost $0.043/h), nor the reverse
+ * (`npm run bench -- --exact`). Every node is a {@link SimClaim} built by the same `add` that
+ * packs claims, so every scheduling rule holds; only cost-aware packing's own refusals (efficient
+ * caps, shape rates) are left out, since the price decides here.
+ *
+ * The greedy: a pod's value is what it costs at the best rate any type sells its shape
+ * ({@link rateOf}), so a node's worth is the value of the pods it holds over its price. For each
+ * candidate type, a node of that type is filled with the remaining pods, largest value first;
+ * the node with the highest value per dollar is opened, and so on until every pod has a node.
+ * Candidate types are those no other type beats on price (per pod kind, offerings included), room
+ * in every resource and the kinds it takes.
+ */
+import type { Resources } from '../api/quantity.ts';
+import type { PodGroups } from './topology.ts';
+import { openClaim, rateOf, SimClaim, type ClaimContext } from './nodeclaim.ts';
+import type { PodInfo } from './pod.ts';
+import type { ClaimTemplate, TemplateType } from './template.ts';
+
+/** Batches of at most this many pods on one NodePool's new claims are re-packed (the greedy is quadratic in nodes and types). */
+export const RepackMaxPods = 64;
+
+/** USD/hour below which two prices count as equal (sums of floats). */
+const PriceEpsilonUsd = 1e-9;
+
+interface Kind {
+  pods: PodInfo[];
+  value: number;
+  /** Only accelerator / metal types hold it (Karpenter's exotic filter lets such a pod open an exotic node). */
+  exoticOnly: boolean;
+}
+
+interface Candidate {
+  type: TemplateType;
+  /** Per kind index: the price of a node of this type holding one pod of it, or Infinity when it cannot. */
+  price: number[];
+}
+
+/**
+ * Packs `pods` (all of them) onto new claims of template `t` as the file comment says; returns the
+ * claims when they cost less than `below` (USD/hour, as `price` prices a claim), else undefined.
+ * `hostname(i)` names the i-th claim.
+ */
+export function repackPods(
+  t: ClaimTemplate,
+  pods: readonly PodInfo[],
+  groupsOf: (info: PodInfo) => PodGroups,
+  ctx: ClaimContext,
+  price: (c: SimClaim) => number,
+  below: number,
+  hostname: (i: number) => string,
+): SimClaim[] | undefined {
+  const loose: ClaimContext = { ...ctx, costPacking: false };
+  const bySig = new Map<string, PodInfo[]>();
+  for (const p of pods) {
+    const list = bySig.get(p.signature);
+    if (list) list.push(p);
+    else bySig.set(p.signature, [p]);
+  }
+  const kinds: Kind[] = [];
+  for (const list of bySig.values()) {
+    const head = list[0];
+    const open = openClaim(t, 'repack-probe', head, groupsOf(head), loose);
+    if (!(open instanceof SimClaim)) return undefined;
+    let value = Infinity;
+    for (const o of t.types) value = Math.min(value, rateOf(o, head.requests));
+    kinds.push({ pods: list, value: Number.isFinite(value) ? value : 0, exoticOnly: open.options.every((o) => o.exotic) });
+  }
+  kinds.sort((a, b) => b.value - a.value);
+
+  const candidates = candidateTypes(t, kinds, groupsOf, loose, price);
+  if (candidates.length === 0) return undefined;
+
+  const left = kinds.map((k) => [...k.pods]);
+  // Fills a node of the candidate's type, largest value first; a pod whose requirements would
+  // make the node dearer per value it holds (an on-demand pod on a spot node) stays out.
+  const fill = (c: Candidate): { claim: SimClaim; price: number; value: number } | undefined => {
+    let claim: SimClaim | undefined;
+    let cost = 0;
+    let value = 0;
+    for (let k = 0; k < kinds.length; k++) {
+      if (c.price[k] === Infinity) continue;
+      for (const p of left[k]) {
+        if (!claim) {
+          if (c.type.exotic && !kinds[k].exoticOnly) break;
+          const o = openClaim(t, 'repack-probe', p, groupsOf(p), loose, false, [c.type]);
+          if (!(o instanceof SimClaim)) break;
+          claim = o;
+          cost = price(o);
+        } else if (p.hasRequirements) {
+          const trial = copyClaim(claim);
+          if (trial.add(p, groupsOf(p), loose)) break;
+          const after = price(trial);
+          if (after > cost + PriceEpsilonUsd && (value + kinds[k].value) / after < value / cost) break;
+          claim = trial;
+          cost = after;
+        } else if (claim.add(p, groupsOf(p), loose)) break;
+        value += kinds[k].value;
+      }
+    }
+    return claim && cost < Infinity ? { claim, price: cost, value } : undefined;
+  };
+
+  const nodes: { type: TemplateType; pods: PodInfo[]; price: number }[] = [];
+  let total = 0;
+  while (left.some((l) => l.length > 0)) {
+    let best: { claim: SimClaim; price: number; type: TemplateType } | undefined;
+    let bestWorth = -Infinity;
+    for (const c of candidates) {
+      const f = fill(c);
+      if (!f) continue;
+      const worth = f.value / f.price;
+      if (worth > bestWorth * (1 + 1e-12) || (best && worth >= bestWorth * (1 - 1e-12) && f.price < best.price)) {
+        best = { claim: f.claim, price: f.price, type: c.type };
+        bestWorth = worth;
+      }
+    }
+    if (!best) return undefined;
+    total += best.price;
+    if (total >= below - PriceEpsilonUsd) return undefined;
+    const taken = new Set(best.claim.pods);
+    for (let k = 0; k < left.length; k++) left[k] = left[k].filter((p) => !taken.has(p));
+    nodes.push({ type: best.type, pods: best.claim.pods, price: best.price });
+  }
+
+  // Each node again with every type at most as dear as the one chosen (what the launch may fall
+  // back on), kept only when it holds the same pods for no more.
+  const out: SimClaim[] = [];
+  let cost = 0;
+  nodes.forEach((n, i) => {
+    const types = t.types.filter((o) => o === n.type || o.minPriceUsdPerHour <= n.price + PriceEpsilonUsd);
+    let claim = build(t, hostname(i), n.pods, types, groupsOf, loose);
+    let p = claim ? price(claim) : Infinity;
+    if (!claim || p > n.price + PriceEpsilonUsd) {
+      claim = build(t, hostname(i), n.pods, [n.type], groupsOf, loose)!;
+      p = price(claim);
+    }
+    out.push(claim);
+    cost += p;
+  });
+  return cost < below - PriceEpsilonUsd ? out : undefined;
+}
+
+/** A copy of the claim to try a pod on (no topology and no limits: nothing else holds its state). */
+function copyClaim(c: SimClaim): SimClaim {
+  const d = new SimClaim(c.template, c.hostname, c.requirements, c.options);
+  d.pods.push(...c.pods);
+  d.ports.push(...c.ports);
+  d.requests = { ...c.requests };
+  return d;
+}
+
+/** A claim of `types` holding `pods` in order, or undefined when one does not join. */
+function build(t: ClaimTemplate, hostname: string, pods: readonly PodInfo[], types: TemplateType[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext): SimClaim | undefined {
+  const [head, ...tail] = pods;
+  const claim = openClaim(t, hostname, head, groupsOf(head), ctx, false, types);
+  if (!(claim instanceof SimClaim)) return undefined;
+  for (const p of tail) if (claim.add(p, groupsOf(p), ctx)) return undefined;
+  return claim;
+}
+
+/** The template's types that hold some kind alone and that no other type beats (see the file comment). */
+function candidateTypes(t: ClaimTemplate, kinds: readonly Kind[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number): Candidate[] {
+  const keys = [...new Set(kinds.flatMap((k) => Object.keys(k.pods[0].requests)))];
+  const all: Candidate[] = [];
+  for (const type of t.types) {
+    const prices = kinds.map((k) => {
+      if (type.exotic && !k.exoticOnly) return Infinity;
+      const head = k.pods[0];
+      const o = openClaim(t, 'repack-probe', head, groupsOf(head), ctx, false, [type]);
+      return o instanceof SimClaim ? price(o) : Infinity;
+    });
+    if (prices.some((p) => p < Infinity)) all.push({ type, price: prices });
+  }
+  const beats = (b: Candidate, a: Candidate) => {
+    for (let k = 0; k < kinds.length; k++) if (b.price[k] > a.price[k]) return false;
+    return keys.every((r) => roomOf(b.type.room, r) >= roomOf(a.type.room, r));
+  };
+  return all.filter((a, i) => !all.some((b, j) => j !== i && beats(b, a) && (j < i || !beats(a, b))));
+}
+
+function roomOf(room: Resources, key: string): number {
+  return room[key] ?? 0;
+}
