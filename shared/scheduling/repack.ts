@@ -75,15 +75,17 @@ export function repackPods(
   const candidates = candidateTypes(t, kinds, groupsOf, loose, price);
   if (candidates.length === 0) return undefined;
 
-  const left = kinds.map((k) => [...k.pods]);
-  // Fills a node of the candidate's type, largest value first; a pod whose requirements would
-  // make the node dearer per value it holds (an on-demand pod on a spot node) stays out.
-  const fill = (c: Candidate): { claim: SimClaim; price: number; value: number } | undefined => {
+  // Fills a node of the candidate's type from `left` (per kind), a pod of kind `seed` first, then
+  // the others largest value first; a pod whose
+  // requirements would make the node dearer per value it holds (an on-demand pod on a spot node)
+  // stays out.
+  const fill = (c: Candidate, left: readonly PodInfo[][], seed: number): { claim: SimClaim; price: number; value: number } | undefined => {
     let claim: SimClaim | undefined;
     let cost = 0;
     let value = 0;
-    for (let k = 0; k < kinds.length; k++) {
-      if (c.price[k] === Infinity) continue;
+    for (let n = -1; n < kinds.length; n++) {
+      const k = n < 0 ? seed : n;
+      if (c.price[k] === Infinity || (n >= 0 && k === seed)) continue;
       for (const p of left[k]) {
         if (!claim) {
           if (c.type.exotic && !kinds[k].exoticOnly) break;
@@ -105,49 +107,118 @@ export function repackPods(
     return claim && cost < Infinity ? { claim, price: cost, value } : undefined;
   };
 
-  const nodes: { type: TemplateType; pods: PodInfo[]; price: number }[] = [];
-  let total = 0;
-  while (left.some((l) => l.length > 0)) {
-    let best: { claim: SimClaim; price: number; type: TemplateType } | undefined;
-    let bestWorth = -Infinity;
-    for (const c of candidates) {
-      const f = fill(c);
-      if (!f) continue;
-      const worth = f.value / f.price;
-      if (worth > bestWorth * (1 + 1e-12) || (best && worth >= bestWorth * (1 - 1e-12) && f.price < best.price)) {
-        best = { claim: f.claim, price: f.price, type: c.type };
-        bestWorth = worth;
+  // The greedy over a set of pods: claims of every type of the pool holding them (what the launch
+  // may fall back on, and room to grow for `eliminate`), or of the chosen type alone when that
+  // holds them for less; undefined once the total reaches `limit`.
+  const kindOf = new Map<string, number>(kinds.map((k, i) => [k.pods[0].signature, i]));
+  const greedy = (set: readonly PodInfo[], limit: number): { claims: SimClaim[]; prices: number[] } | undefined => {
+    const left: PodInfo[][] = kinds.map(() => []);
+    for (const p of set) left[kindOf.get(p.signature)!].push(p);
+    const claims: SimClaim[] = [];
+    const prices: number[] = [];
+    let total = 0;
+    while (left.some((l) => l.length > 0)) {
+      let best: { claim: SimClaim; price: number; type: TemplateType } | undefined;
+      let bestWorth = -Infinity;
+      // Seeds: the largest kind left, and the largest without requirements (a node the first
+      // one's requirements would make dearer, an on-demand pod's, may be the better buy).
+      const seeds = [left.findIndex((l) => l.length > 0), left.findIndex((l, k) => l.length > 0 && !kinds[k].pods[0].hasRequirements)].filter((k, i, all) => k >= 0 && all.indexOf(k) === i);
+      for (const c of candidates) for (const seed of seeds) {
+        const f = fill(c, left, seed);
+        if (!f) continue;
+        const worth = f.value / f.price;
+        if (worth > bestWorth * (1 + 1e-12) || (best && worth >= bestWorth * (1 - 1e-12) && f.price < best.price)) {
+          best = { claim: f.claim, price: f.price, type: c.type };
+          bestWorth = worth;
+        }
+      }
+      if (!best) return undefined;
+      const taken = new Set(best.claim.pods);
+      for (let k = 0; k < left.length; k++) left[k] = left[k].filter((p) => !taken.has(p));
+      let claim = build(t, 'repack-node', best.claim.pods, t.types, groupsOf, loose);
+      let p = claim ? price(claim) : Infinity;
+      if (!claim || p > best.price + PriceEpsilonUsd) [claim, p] = [best.claim, best.price];
+      claims.push(claim);
+      prices.push(p);
+      if ((total += p) >= limit - PriceEpsilonUsd) return undefined;
+    }
+    return { claims, prices };
+  };
+
+  const first = greedy(pods, Infinity);
+  if (!first) return undefined;
+  const { claims, prices } = first;
+  let alive = eliminate(claims, prices, groupsOf, loose, price);
+  // Pairs of nodes packed again together, while that saves.
+  for (let changed = true; changed; ) {
+    changed = false;
+    search: for (let a = 0; a < alive.length; a++) {
+      for (let b = a + 1; b < alive.length; b++) {
+        const [i, j] = [alive[a], alive[b]];
+        const again = greedy([...claims[i].pods, ...claims[j].pods], prices[i] + prices[j]);
+        if (!again) continue;
+        const at = claims.length;
+        claims.push(...again.claims);
+        prices.push(...again.prices);
+        alive = [...alive.filter((x) => x !== i && x !== j), ...again.claims.map((_, n) => at + n)];
+        alive = eliminate(claims, prices, groupsOf, loose, price, alive);
+        changed = true;
+        break search;
       }
     }
-    if (!best) return undefined;
-    total += best.price;
-    if (total >= below - PriceEpsilonUsd) return undefined;
-    const taken = new Set(best.claim.pods);
-    for (let k = 0; k < left.length; k++) left[k] = left[k].filter((p) => !taken.has(p));
-    nodes.push({ type: best.type, pods: best.claim.pods, price: best.price });
   }
-
-  // Each node again with every type at most as dear as the one chosen (what the launch may fall
-  // back on), kept only when it holds the same pods for no more.
-  const out: SimClaim[] = [];
-  let cost = 0;
-  nodes.forEach((n, i) => {
-    const types = t.types.filter((o) => o === n.type || o.minPriceUsdPerHour <= n.price + PriceEpsilonUsd);
-    let claim = build(t, hostname(i), n.pods, types, groupsOf, loose);
-    let p = claim ? price(claim) : Infinity;
-    if (!claim || p > n.price + PriceEpsilonUsd) {
-      claim = build(t, hostname(i), n.pods, [n.type], groupsOf, loose)!;
-      p = price(claim);
-    }
-    out.push(claim);
-    cost += p;
-  });
-  return cost < below - PriceEpsilonUsd ? out : undefined;
+  const cost = alive.reduce((sum, i) => sum + prices[i], 0);
+  return cost < below - PriceEpsilonUsd ? alive.map((i, n) => copyClaim(claims[i], hostname(n))) : undefined;
 }
 
-/** A copy of the claim to try a pod on (no topology and no limits: nothing else holds its state). */
-function copyClaim(c: SimClaim): SimClaim {
-  const d = new SimClaim(c.template, c.hostname, c.requirements, c.options);
+/**
+ * Local improvement: a node whose pods all move onto the other nodes for less than its price is
+ * dropped (each pod, largest first, onto the node it makes dearest by the least, which may grow
+ * onto a larger type). Nodes that hold the least value per dollar are tried first, until a round
+ * drops none. Updates `claims` and `prices` in place; returns the indices of `among` kept.
+ */
+function eliminate(claims: SimClaim[], prices: number[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number, among: readonly number[] = claims.map((_, i) => i)): number[] {
+  const alive = new Set(among);
+  for (let changed = true; changed; ) {
+    changed = false;
+    const order = [...alive].sort((a, b) => claims[a].pods.length / prices[a] - claims[b].pods.length / prices[b]);
+    for (const i of order) {
+      if (alive.size < 2) break;
+      const moved = new Map<number, { claim: SimClaim; price: number }>();
+      let delta = 0;
+      let ok = true;
+      for (const p of claims[i].pods) {
+        let best: { j: number; claim: SimClaim; price: number; d: number } | undefined;
+        for (const j of alive) {
+          if (j === i) continue;
+          const base = moved.get(j) ?? { claim: claims[j], price: prices[j] };
+          const c = copyClaim(base.claim);
+          if (c.add(p, groupsOf(p), ctx)) continue;
+          const after = price(c);
+          const d = after - base.price;
+          if (!best || d < best.d) best = { j, claim: c, price: after, d };
+        }
+        if (!best || (delta += best.d) >= prices[i] - PriceEpsilonUsd) {
+          ok = false;
+          break;
+        }
+        moved.set(best.j, { claim: best.claim, price: best.price });
+      }
+      if (!ok) continue;
+      for (const [j, m] of moved) {
+        claims[j] = m.claim;
+        prices[j] = m.price;
+      }
+      alive.delete(i);
+      changed = true;
+    }
+  }
+  return [...alive].sort((a, b) => a - b);
+}
+
+/** A copy of the claim (under another hostname) to try a pod on: no topology and no limits, so nothing else holds its state. */
+function copyClaim(c: SimClaim, hostname = c.hostname): SimClaim {
+  const d = new SimClaim(c.template, hostname, c.requirements, c.options);
   d.pods.push(...c.pods);
   d.ports.push(...c.ports);
   d.requests = { ...c.requests };
