@@ -148,7 +148,8 @@ export function repackPods(
   const first = greedy(pods, Infinity);
   if (!first) return undefined;
   const { claims, prices } = first;
-  let alive = eliminate(claims, prices, groupsOf, loose, price);
+  const plainFits = (p: PodInfo) => !kinds[kindOf.get(p.signature)!].exoticOnly;
+  let alive = eliminate(claims, prices, groupsOf, loose, price, plainFits);
   // Pairs of nodes packed again together, while that saves.
   for (let changed = true; changed; ) {
     changed = false;
@@ -161,7 +162,7 @@ export function repackPods(
         claims.push(...again.claims);
         prices.push(...again.prices);
         alive = [...alive.filter((x) => x !== i && x !== j), ...again.claims.map((_, n) => at + n)];
-        alive = eliminate(claims, prices, groupsOf, loose, price, alive);
+        alive = eliminate(claims, prices, groupsOf, loose, price, plainFits, alive);
         changed = true;
         break search;
       }
@@ -174,10 +175,11 @@ export function repackPods(
 /**
  * Local improvement: a node whose pods all move onto the other nodes for less than its price is
  * dropped (each pod, largest first, onto the node it makes dearest by the least, which may grow
- * onto a larger type). Nodes that hold the least value per dollar are tried first, until a round
+ * onto a larger type; a pod that some plain type holds never goes onto an accelerator node, as
+ * when claims are opened). Nodes that hold the least value per dollar are tried first, until a round
  * drops none. Updates `claims` and `prices` in place; returns the indices of `among` kept.
  */
-function eliminate(claims: SimClaim[], prices: number[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number, among: readonly number[] = claims.map((_, i) => i)): number[] {
+function eliminate(claims: SimClaim[], prices: number[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number, plainFits: (p: PodInfo) => boolean, among: readonly number[] = claims.map((_, i) => i)): number[] {
   const alive = new Set(among);
   for (let changed = true; changed; ) {
     changed = false;
@@ -190,7 +192,7 @@ function eliminate(claims: SimClaim[], prices: number[], groupsOf: (info: PodInf
       for (const p of claims[i].pods) {
         let best: { j: number; claim: SimClaim; price: number; d: number } | undefined;
         for (const j of alive) {
-          if (j === i) continue;
+          if (j === i || (plainFits(p) && claims[j].options.every((o) => o.exotic))) continue;
           const base = moved.get(j) ?? { claim: claims[j], price: prices[j] };
           const c = copyClaim(base.claim);
           if (c.add(p, groupsOf(p), ctx)) continue;
