@@ -8,8 +8,8 @@
  * packs claims, so every scheduling rule holds; only cost-aware packing's own refusals (efficient
  * caps, shape rates) are left out, since the price decides here.
  *
- * The greedy: a pod's value is what it costs at the best rate any type sells its shape
- * ({@link rateOf}), so a node's worth is the value of the pods it holds over its price. For each
+ * The greedy: a pod's value is what it costs at the best rate a type that takes it sells its
+ * shape ({@link rateOf}, at the offering its requirements allow), so a node's worth is the value of the pods it holds over its price. For each
  * candidate type, a node of that type is filled with the remaining pods, largest value first;
  * the node with the highest value per dollar is opened, and so on until every pod has a node.
  * Candidate types are those no other type beats on price (per pod kind, offerings included), room
@@ -61,48 +61,59 @@ export function repackPods(
     if (list) list.push(p);
     else bySig.set(p.signature, [p]);
   }
-  const kinds: Kind[] = [];
+  let kinds: Kind[] = [];
   for (const list of bySig.values()) {
     const head = list[0];
     const open = openClaim(t, 'repack-probe', head, groupsOf(head), loose);
     if (!(open instanceof SimClaim)) return undefined;
-    let value = Infinity;
-    for (const o of t.types) value = Math.min(value, rateOf(o, head.requests));
-    kinds.push({ pods: list, value: Number.isFinite(value) ? value : 0, exoticOnly: open.options.every((o) => o.exotic) });
+    kinds.push({ pods: list, value: 0, exoticOnly: open.options.every((o) => o.exotic) });
   }
-  kinds.sort((a, b) => b.value - a.value);
+  const found = candidateTypes(t, kinds, groupsOf, loose, price);
+  if (found.length === 0) return undefined;
+  // Largest value first.
+  const order = kinds.map((_, i) => i).sort((a, b) => kinds[b].value - kinds[a].value);
+  kinds = order.map((i) => kinds[i]);
+  const candidates = found.map((c) => ({ type: c.type, price: order.map((i) => c.price[i]) }));
 
-  const candidates = candidateTypes(t, kinds, groupsOf, loose, price);
-  if (candidates.length === 0) return undefined;
-
-  // Fills a node of the candidate's type from `left` (per kind), a pod of kind `seed` first, then
-  // the others largest value first; a pod whose
-  // requirements would make the node dearer per value it holds (an on-demand pod on a spot node)
-  // stays out.
-  const fill = (c: Candidate, left: readonly PodInfo[][], seed: number): { claim: SimClaim; price: number; value: number } | undefined => {
+  // Fills a node of the candidate's type from `left` (per kind), the pods of kind `seed` first,
+  // then the others largest value first, or (`mixed`) one pod of each kind in turn from the seed
+  // on; a pod whose requirements would make the node dearer per value it holds (an on-demand pod
+  // on a spot node) stays out, and a kind that does not fit is not tried again.
+  const fill = (c: Candidate, left: readonly PodInfo[][], seed: number, mixed: boolean): { claim: SimClaim; price: number; value: number } | undefined => {
     let claim: SimClaim | undefined;
     let cost = 0;
     let value = 0;
-    for (let n = -1; n < kinds.length; n++) {
-      const k = n < 0 ? seed : n;
-      if (c.price[k] === Infinity || (n >= 0 && k === seed)) continue;
-      for (const p of left[k]) {
-        if (!claim) {
-          if (c.type.exotic && !kinds[k].exoticOnly) break;
-          const o = openClaim(t, 'repack-probe', p, groupsOf(p), loose, false, [c.type]);
-          if (!(o instanceof SimClaim)) break;
-          claim = o;
-          cost = price(o);
-        } else if (p.hasRequirements) {
-          const trial = copyClaim(claim);
-          if (trial.add(p, groupsOf(p), loose)) break;
-          const after = price(trial);
-          if (after > cost + PriceEpsilonUsd && (value + kinds[k].value) / after < value / cost) break;
-          claim = trial;
-          cost = after;
-        } else if (claim.add(p, groupsOf(p), loose)) break;
-        value += kinds[k].value;
-      }
+    const next = kinds.map(() => 0);
+    const done = kinds.map((_, k) => c.price[k] === Infinity || left[k].length === 0);
+    const tryPod = (k: number): boolean => {
+      const p = left[k][next[k]];
+      if (!claim) {
+        if (c.type.exotic && !kinds[k].exoticOnly) return false;
+        const o = openClaim(t, 'repack-probe', p, groupsOf(p), loose, false, [c.type]);
+        if (!(o instanceof SimClaim)) return false;
+        claim = o;
+        cost = price(o);
+      } else if (p.hasRequirements) {
+        const trial = copyClaim(claim);
+        if (trial.add(p, groupsOf(p), loose)) return false;
+        const after = price(trial);
+        if (after > cost + PriceEpsilonUsd && (value + kinds[k].value) / after < value / cost) return false;
+        claim = trial;
+        cost = after;
+      } else if (claim.add(p, groupsOf(p), loose)) return false;
+      value += kinds[k].value;
+      next[k]++;
+      return true;
+    };
+    const step = (k: number) => {
+      if (done[k]) return;
+      if (!tryPod(k) || next[k] >= left[k].length) done[k] = true;
+    };
+    if (mixed) {
+      for (let n = seed; done.some((d) => !d); n = (n + 1) % kinds.length) step(n);
+    } else {
+      while (!done[seed]) step(seed);
+      for (let k = 0; k < kinds.length; k++) while (!done[k]) step(k);
     }
     return claim && cost < Infinity ? { claim, price: cost, value } : undefined;
   };
@@ -123,8 +134,8 @@ export function repackPods(
       // Seeds: the largest kind left, and the largest without requirements (a node the first
       // one's requirements would make dearer, an on-demand pod's, may be the better buy).
       const seeds = [left.findIndex((l) => l.length > 0), left.findIndex((l, k) => l.length > 0 && !kinds[k].pods[0].hasRequirements)].filter((k, i, all) => k >= 0 && all.indexOf(k) === i);
-      for (const c of candidates) for (const seed of seeds) {
-        const f = fill(c, left, seed);
+      for (const c of candidates) for (const seed of seeds) for (const mixed of [false, true]) {
+        const f = fill(c, left, seed, mixed);
         if (!f) continue;
         const worth = f.value / f.price;
         if (worth > bestWorth * (1 + 1e-12) || (best && worth >= bestWorth * (1 - 1e-12) && f.price < best.price)) {
@@ -236,8 +247,8 @@ function build(t: ClaimTemplate, hostname: string, pods: readonly PodInfo[], typ
   return claim;
 }
 
-/** The template's types that hold some kind alone and that no other type beats (see the file comment). */
-function candidateTypes(t: ClaimTemplate, kinds: readonly Kind[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number): Candidate[] {
+/** The template's types that hold some kind alone and that no other type beats (see the file comment); sets each kind's value. */
+function candidateTypes(t: ClaimTemplate, kinds: Kind[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number): Candidate[] {
   const keys = [...new Set(kinds.flatMap((k) => Object.keys(k.pods[0].requests)))];
   const all: Candidate[] = [];
   for (const type of t.types) {
@@ -249,6 +260,12 @@ function candidateTypes(t: ClaimTemplate, kinds: readonly Kind[], groupsOf: (inf
     });
     if (prices.some((p) => p < Infinity)) all.push({ type, price: prices });
   }
+  // A kind's value: its share of the node at the best rate a type that takes it sells it for.
+  kinds.forEach((k, i) => {
+    let v = Infinity;
+    for (const c of all) if (c.price[i] < Infinity) v = Math.min(v, (rateOf(c.type, k.pods[0].requests) / c.type.minPriceUsdPerHour) * c.price[i]);
+    k.value = Number.isFinite(v) ? v : 0;
+  });
   const beats = (b: Candidate, a: Candidate) => {
     for (let k = 0; k < kinds.length; k++) if (b.price[k] > a.price[k]) return false;
     return keys.every((r) => roomOf(b.type.room, r) >= roomOf(a.type.room, r));
