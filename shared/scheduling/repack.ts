@@ -38,6 +38,8 @@ interface Candidate {
   type: TemplateType;
   /** Per kind index: the price of a node of this type holding one pod of it, or Infinity when it cannot. */
   price: number[];
+  /** The lowest of `price`. */
+  cheapest: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export function repackPods(
   // Largest value first.
   const order = kinds.map((_, i) => i).sort((a, b) => kinds[b].value - kinds[a].value);
   kinds = order.map((i) => kinds[i]);
-  const candidates = found.map((c) => ({ type: c.type, price: order.map((i) => c.price[i]) }));
+  const candidates: Candidate[] = found.map((c) => ({ type: c.type, price: order.map((i) => c.price[i]), cheapest: c.cheapest }));
 
   // Fills a node of the candidate's type from `left` (per kind), the pods of kind `seed` first,
   // then the others largest value first, or (`mixed`) one pod of each kind in turn from the seed
@@ -134,13 +136,19 @@ export function repackPods(
       // Seeds: the largest kind left, and the largest without requirements (a node the first
       // one's requirements would make dearer, an on-demand pod's, may be the better buy).
       const seeds = [left.findIndex((l) => l.length > 0), left.findIndex((l, k) => l.length > 0 && !kinds[k].pods[0].hasRequirements)].filter((k, i, all) => k >= 0 && all.indexOf(k) === i);
-      for (const c of candidates) for (const seed of seeds) for (const mixed of [false, true]) {
-        const f = fill(c, left, seed, mixed);
-        if (!f) continue;
-        const worth = f.value / f.price;
-        if (worth > bestWorth * (1 + 1e-12) || (best && worth >= bestWorth * (1 - 1e-12) && f.price < best.price)) {
-          best = { claim: f.claim, price: f.price, type: c.type };
-          bestWorth = worth;
+      for (const c of candidates) {
+        // A node dearer than what is left to spend cannot be part of a cheaper packing.
+        if (c.cheapest >= limit - total - PriceEpsilonUsd) continue;
+        for (const seed of seeds) {
+          for (const mixed of [false, true]) {
+            const f = fill(c, left, seed, mixed);
+            if (!f) continue;
+            const worth = f.value / f.price;
+            if (worth > bestWorth * (1 + 1e-12) || (best && worth >= bestWorth * (1 - 1e-12) && f.price < best.price)) {
+              best = { claim: f.claim, price: f.price, type: c.type };
+              bestWorth = worth;
+            }
+          }
         }
       }
       if (!best) return undefined;
@@ -161,14 +169,23 @@ export function repackPods(
   const { claims, prices } = first;
   const plainFits = (p: PodInfo) => !kinds[kindOf.get(p.signature)!].exoticOnly;
   let alive = eliminate(claims, prices, groupsOf, loose, price, plainFits);
-  // Pairs of nodes packed again together, while that saves.
+  // Pairs of nodes packed again together, while that saves (a pair tried in vain is not tried
+  // again unless one of its nodes changed).
+  const ids = new Map<SimClaim, number>();
+  const id = (c: SimClaim) => ids.get(c) ?? ids.set(c, ids.size).get(c)!;
+  const tried = new Set<string>();
   for (let changed = true; changed; ) {
     changed = false;
     search: for (let a = 0; a < alive.length; a++) {
       for (let b = a + 1; b < alive.length; b++) {
         const [i, j] = [alive[a], alive[b]];
+        const key = `${id(claims[i])}:${id(claims[j])}`;
+        if (tried.has(key)) continue;
         const again = greedy([...claims[i].pods, ...claims[j].pods], prices[i] + prices[j]);
-        if (!again) continue;
+        if (!again) {
+          tried.add(key);
+          continue;
+        }
         const at = claims.length;
         claims.push(...again.claims);
         prices.push(...again.prices);
@@ -210,6 +227,7 @@ function eliminate(claims: SimClaim[], prices: number[], groupsOf: (info: PodInf
           const after = price(c);
           const d = after - base.price;
           if (!best || d < best.d) best = { j, claim: c, price: after, d };
+          if (best.d <= 0) break;
         }
         if (!best || (delta += best.d) >= prices[i] - PriceEpsilonUsd) {
           ok = false;
@@ -258,7 +276,7 @@ function candidateTypes(t: ClaimTemplate, kinds: Kind[], groupsOf: (info: PodInf
       const o = openClaim(t, 'repack-probe', head, groupsOf(head), ctx, false, [type]);
       return o instanceof SimClaim ? price(o) : Infinity;
     });
-    if (prices.some((p) => p < Infinity)) all.push({ type, price: prices });
+    if (prices.some((p) => p < Infinity)) all.push({ type, price: prices, cheapest: Math.min(...prices) });
   }
   // A kind's value: its share of the node at the best rate a type that takes it sells it for.
   kinds.forEach((k, i) => {
