@@ -9,11 +9,13 @@
  * caps, shape rates) are left out, since the price decides here.
  *
  * The greedy: a pod's value is what it costs at the best rate a type that takes it sells its
- * shape ({@link rateOf}, at the offering its requirements allow), so a node's worth is the value of the pods it holds over its price. For each
- * candidate type, a node of that type is filled with the remaining pods, largest value first;
- * the node with the highest value per dollar is opened, and so on until every pod has a node.
- * Candidate types are those no other type beats on price (per pod kind, offerings included), room
- * in every resource and the kinds it takes.
+ * shape ({@link rateOf}, at the offering its requirements allow), so a node's worth is the value
+ * of the pods it holds over its price. For each candidate type, a node of that type is filled
+ * with the remaining pods (in value order, or one of each kind in turn); the node with the highest
+ * value per dollar is opened, and so on until every pod has a node. Candidate types are those no
+ * other type beats on price (per pod kind, offerings included), room in every resource and the
+ * kinds it takes. Then a local pass: nodes whose pods move onto the others for less are dropped,
+ * and pairs of nodes are packed again together while that saves.
  */
 import type { Resources } from '../api/quantity.ts';
 import type { PodGroups } from './topology.ts';
