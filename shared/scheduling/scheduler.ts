@@ -24,6 +24,7 @@ import { prepareExistingNodes, recordBoundPods, simulateExistingNodes, type Prep
 import { MaxInstanceTypes, planLaunch } from './launch.ts';
 import { MaxLaunchInstanceTypes } from '../api/ports.ts';
 import { openClaim, SimClaim, type ClaimContext } from './nodeclaim.ts';
+import { RepackMaxPods, repackPods } from './repack.ts';
 import type { Pod } from '../api/kube.ts';
 import { PodInfo } from './pod.ts';
 import { isDaemonSetPod } from '../api/kube.ts';
@@ -216,6 +217,36 @@ class Scheduler {
       // Each part is tried again (every split lowers the cost, so this ends).
       this.claims.splice(ci, 1, ...best);
       ci--;
+    }
+  }
+
+  /**
+   * Re-packs the pods of each NodePool's new claims when they are few ({@link RepackMaxPods}) and
+   * the result costs less (repack.ts); same conditions as {@link splitClaims}: no topology group, no
+   * NodePool limits.
+   */
+  repackClaims(groupsOf: (info: PodInfo) => PodGroups, settings: SchedulingSettings): void {
+    if (!this.ctx.topology.empty) return;
+    const price = (c: SimClaim) => {
+      const plan = planLaunch(c.options, c.requirements, settings.maxInstanceTypes ?? MaxInstanceTypes, settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes, this.ctx.strictMinValues);
+      return plan.problem ? Infinity : plan.priceUsdPerHour;
+    };
+    for (const t of new Set(this.claims.map((c) => c.template))) {
+      if (t.remaining) continue;
+      const mine = this.claims.filter((c) => c.template === t && c.pods.length > 0);
+      const pods = mine.flatMap((c) => c.pods);
+      if (pods.length < 2 || pods.length > RepackMaxPods) continue;
+      const current = mine.reduce((s, c) => s + price(c), 0);
+      if (!(current < Infinity)) continue;
+      const hostnames = mine.map((c) => c.hostname);
+      const hostname = (i: number) => hostnames[i] ?? `${t.name}-new-${++this.claimSeq}`;
+      const better = repackPods(t, pods, groupsOf, this.ctx, price, current - SplitSavingUsd, hostname);
+      if (!better) continue;
+      const at = this.claims.indexOf(mine[0]);
+      const drop = new Set(mine);
+      const kept = this.claims.filter((c) => !drop.has(c));
+      kept.splice(Math.min(at, kept.length), 0, ...better);
+      this.claims.splice(0, this.claims.length, ...kept);
     }
   }
 
@@ -521,7 +552,10 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
     groupsOf.set(info, groupsFor(info));
   }
 
-  if (costPacking && input.splitClaims !== false) scheduler.splitClaims((info) => groupsOf.get(info)!, settings);
+  if (costPacking && input.splitClaims !== false) {
+    scheduler.splitClaims((info) => groupsOf.get(info)!, settings);
+    scheduler.repackClaims((info) => groupsOf.get(info)!, settings);
+  }
   const newNodeClaims = launchDecisions(scheduler.claims, settings, unschedulable);
   // A pod of a claim that cannot launch is unschedulable after all: it was not placed without its preferences.
   const failed = new Set(unschedulable.map((u) => u.pod));
