@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { startLocalS3, type LocalS3 } from './s3.ts';
-import { createS3ClusterViewStore, type S3ClusterViewStore } from '../../shared/aws/s3-cluster-view-store.ts';
+import { startLocalS3, type LocalS3 } from '../../../infra/local/s3.ts';
+import { createS3ClusterViewStore, type S3ClusterViewStore } from '../../../shared/aws/s3-cluster-view-store.ts';
 
 const md5 = (b: Uint8Array) => `"${createHash('md5').update(b).digest('hex')}"`;
 
