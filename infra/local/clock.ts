@@ -8,6 +8,7 @@
  * Timers are plain `setTimeout`s scaled by `1 / speed`, so real async work (HTTP to dynalite,
  * the local API server) interleaves with them naturally.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../../shared/api/ports.ts';
 import { parseGoDurationMs } from '../../shared/api/duration.ts';
 
@@ -64,6 +65,8 @@ export class VirtualClock implements Clock {
   private activity = 0;
   private readonly wakeSources: (() => number | undefined)[] = [];
   private readonly advanceHooks: (() => void)[] = [];
+  /** Stepped mode: the tracked work (nesting depth, and how many of its branches are waiting in {@link pause}) the caller runs in. */
+  private readonly working = new AsyncLocalStorage<{ depth: number; waits: { n: number; released: number } }>();
   private driving = false;
   /** Stepped mode diagnostics: jumps taken, quiet periods waited, and real ms spent waiting for quiet. */
   readonly stats = { jumps: 0, quietWaits: 0 };
@@ -97,8 +100,9 @@ export class VirtualClock implements Clock {
     if (!this.stepped) return fn();
     this.busy += 1;
     this.activity += 1;
+    const outer = this.working.getStore();
     try {
-      return await fn();
+      return await this.working.run({ depth: (outer?.depth ?? 0) + 1, waits: outer?.waits ?? { n: 0, released: 0 } }, fn);
     } finally {
       this.busy -= 1;
       this.activity += 1;
@@ -276,6 +280,27 @@ export class VirtualClock implements Clock {
   /** Resolves after `virtualMs` of virtual time (never resolves after {@link stop}). */
   sleep(virtualMs: number): Promise<void> {
     return new Promise((resolve) => this.setTimer(resolve, virtualMs));
+  }
+
+  /**
+   * Waits `virtualMs` of virtual time from inside tracked work (an SDK retry's backoff): while it
+   * waits, the work it is part of does not hold a stepped clock still, so time moves on to the
+   * wait's end (a plain {@link sleep} there would never end). Outside tracked work, a sleep.
+   */
+  async pause(virtualMs: number): Promise<void> {
+    const w = this.stepped ? this.working.getStore() : undefined;
+    if (!w) return this.sleep(virtualMs);
+    if (w.waits.n++ === 0) {
+      w.waits.released = w.depth;
+      this.busy -= w.depth;
+    }
+    this.activity += 1;
+    try {
+      await this.sleep(virtualMs);
+    } finally {
+      if (--w.waits.n === 0) this.busy += w.waits.released;
+      this.activity += 1;
+    }
   }
 
   /** Resolves once virtual time reaches `epochMs`. */
