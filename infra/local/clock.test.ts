@@ -51,4 +51,19 @@ describe('VirtualClock (stepped)', () => {
     expect(seen).toEqual(['work@0', 'timer@1000', 'retry@2500']);
     clock.stop();
   });
+
+  it('a work waiting on another work\'s pause (a call they share) does not hold the clock still', { timeout: 20_000 }, async () => {
+    // Arrange
+    const clock = new VirtualClock({ start: 0, speed: 1, stepped: { quietRealMs: 2 }, frozen: true });
+    clock.begin();
+    const shared = clock.work(() => clock.pause(3_000));
+    // Act
+    const endedAt = await clock.work(async () => {
+      await shared;
+      return clock.nowMs();
+    });
+    // Assess
+    expect(endedAt).toBe(3_000);
+    clock.stop();
+  });
 });

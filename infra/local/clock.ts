@@ -8,7 +8,6 @@
  * Timers are plain `setTimeout`s scaled by `1 / speed`, so real async work (HTTP to dynalite,
  * the local API server) interleaves with them naturally.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../../shared/api/ports.ts';
 import { parseGoDurationMs } from '../../shared/api/duration.ts';
 
@@ -65,8 +64,8 @@ export class VirtualClock implements Clock {
   private activity = 0;
   private readonly wakeSources: (() => number | undefined)[] = [];
   private readonly advanceHooks: (() => void)[] = [];
-  /** Stepped mode: the tracked work (nesting depth, and how many of its branches are waiting in {@link pause}) the caller runs in. */
-  private readonly working = new AsyncLocalStorage<{ depth: number; waits: { n: number; released: number } }>();
+  /** Stepped mode: waits in {@link pause} not over yet. */
+  private pausing = 0;
   private driving = false;
   /** Stepped mode diagnostics: jumps taken, quiet periods waited, and real ms spent waiting for quiet. */
   readonly stats = { jumps: 0, quietWaits: 0 };
@@ -100,9 +99,8 @@ export class VirtualClock implements Clock {
     if (!this.stepped) return fn();
     this.busy += 1;
     this.activity += 1;
-    const outer = this.working.getStore();
     try {
-      return await this.working.run({ depth: (outer?.depth ?? 0) + 1, waits: outer?.waits ?? { n: 0, released: 0 } }, fn);
+      return await fn();
     } finally {
       this.busy -= 1;
       this.activity += 1;
@@ -162,14 +160,14 @@ export class VirtualClock implements Clock {
     }
   }
 
-  /** Resolves once no tracked work runs and nothing happened for one quiet period. */
+  /** Resolves once no tracked work runs (or some waits in {@link pause}) and nothing happened for one quiet period. */
   private async settle(): Promise<void> {
     for (;;) {
       const before = this.activity;
       await new Promise((r) => setImmediate(r));
       await realPause(this.stepped!.quietRealMs);
       this.stats.quietWaits += 1;
-      if (this.stopped || (this.busy === 0 && this.activity === before)) return;
+      if (this.stopped || ((this.busy === 0 || this.pausing > 0) && this.activity === before)) return;
     }
   }
 
@@ -283,22 +281,20 @@ export class VirtualClock implements Clock {
   }
 
   /**
-   * Waits `virtualMs` of virtual time from inside tracked work (an SDK retry's backoff): while it
-   * waits, the work it is part of does not hold a stepped clock still, so time moves on to the
-   * wait's end (a plain {@link sleep} there would never end). Outside tracked work, a sleep.
+   * Waits `virtualMs` of virtual time from inside tracked work (an SDK retry's backoff). A plain
+   * {@link sleep} there never ends on a stepped clock: the work holds it still. While a pause is
+   * pending, a stepped clock moves on once everything has been quiet for a quiet period, even with
+   * work running (that work waits on the pause, directly or through another call), so timers due
+   * meanwhile fire and the pause ends at its instant.
    */
   async pause(virtualMs: number): Promise<void> {
-    const w = this.stepped ? this.working.getStore() : undefined;
-    if (!w) return this.sleep(virtualMs);
-    if (w.waits.n++ === 0) {
-      w.waits.released = w.depth;
-      this.busy -= w.depth;
-    }
+    if (!this.stepped) return this.sleep(virtualMs);
+    this.pausing += 1;
     this.activity += 1;
     try {
       await this.sleep(virtualMs);
     } finally {
-      if (--w.waits.n === 0) this.busy += w.waits.released;
+      this.pausing -= 1;
       this.activity += 1;
     }
   }
