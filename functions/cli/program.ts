@@ -9,24 +9,44 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { reportFailure } from './io.ts';
-import { register as validate } from './commands/validate.ts';
-import { register as instanceTypes } from './commands/instance-types.ts';
-import { register as plan } from './commands/plan.ts';
-import { register as cases } from './commands/cases.ts';
-import { register as demo } from './commands/demo.ts';
-import { register as status } from './commands/status.ts';
+
+type Register = (program: Command) => void;
+/**
+ * Each command's module, loaded on demand: a call loads only the module of the command it names
+ * (the AWS SDK and the embedded environment cost about a CPU second to load), help and an
+ * unknown command load them all. Keys are command names; `history` lives with `status`.
+ */
+const CommandModules: Record<string, () => Promise<{ register: Register }>> = {
+  validate: () => import('./commands/validate.ts'),
+  'instance-types': () => import('./commands/instance-types.ts'),
+  plan: () => import('./commands/plan.ts'),
+  cases: () => import('./commands/cases.ts'),
+  demo: () => import('./commands/demo.ts'),
+  status: () => import('./commands/status.ts'),
+  history: () => import('./commands/status.ts'),
+};
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** A fresh program with every command registered (commander keeps parse state per instance). */
-export function buildProgram(): Command {
+/**
+ * A fresh program (commander keeps parse state per instance) with the command `argv` names
+ * registered, or every command when it names none (help, version, a misspelled command).
+ */
+export async function buildProgram(argv: readonly string[]): Promise<Command> {
   const program = new Command();
   program
     .name('nodefleet')
     .description('Serverless, event-driven node autoscaler for Amazon EKS (Karpenter v1 compatible)')
     .version(pkg.version, '-V, --version')
     .exitOverride();
-  for (const r of [validate, instanceTypes, plan, cases, demo, status]) r(program);
+  const named = argv.slice(2).find((a) => !a.startsWith('-'));
+  const load = named !== undefined && Object.hasOwn(CommandModules, named) ? [CommandModules[named]] : [...new Set(Object.values(CommandModules))];
+  const registered = new Set<Register>();
+  for (const m of await Promise.all(load.map((l) => l()))) {
+    if (registered.has(m.register)) continue;
+    registered.add(m.register);
+    m.register(program);
+  }
   for (const c of program.commands) c.exitOverride();
   return program;
 }
@@ -36,7 +56,7 @@ export function buildProgram(): Command {
  * Output goes to process.stdout / process.stderr.
  */
 export async function runCli(argv: readonly string[], env: Record<string, string | undefined> = process.env): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   const known = new Set(program.commands.map((c) => c.name()));
   const command = argv.slice(2).find((a) => known.has(a)) ?? '';
   process.exitCode = undefined;

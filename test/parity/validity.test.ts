@@ -16,7 +16,7 @@ import type { ParityScenario } from './scenario.ts';
 let bin = '';
 beforeAll(() => {
   bin = buildOracle();
-}, 600_000);
+}, 1_500_000); // a cold Go build (module download, compile) on a loaded 2-core machine
 const invalidPlacements = (s: ParityScenario, r: SchedulingResult) => check(s, [r], bin)[0];
 
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
