@@ -20,9 +20,6 @@ import { parseDurationSeconds } from '../api/duration.ts';
 import type { ClusterState } from './state.ts';
 import type { Candidate } from './types.ts';
 
-/** Re-solves of one simulation that take background pods off the candidates' new claims (each round removes at least one). */
-const MaxBackgroundRounds = 3;
-
 /**
  * Names of the nodes within their consolidateAfter: initialized candidates (any block aside) whose
  * NodePool sets a consolidateAfter other than 0s and Never that has not passed since the last pod
@@ -169,8 +166,8 @@ export class Simulator {
       }
     }
     for (const p of this.background()) if (!candidateKeys.has(podKey(p))) pending.push(unbind(p));
-    const place = (pods: Pod[]) => solve({
-      pods,
+    const result = solve({
+      pods: pending,
       nodePools: s.snapshot.nodePools,
       instanceTypes: s.snapshot.instanceTypes,
       existingNodes: this.existingNodes()
@@ -185,17 +182,6 @@ export class Simulator {
       splitClaims: false,
       cache: this.cache,
     });
-    // A background pod that only new capacity can hold is the provisioner's (it makes that pod's
-    // claim): a replacement is sized for the candidates' pods alone. Sized (and recorded) for a
-    // pending pod too, the replacement was a second launching claim for that pod beside the
-    // provisioner's, made at the same instant (chaos seed 1136).
-    let result = place(pending);
-    for (let round = 0; round < MaxBackgroundRounds; round++) {
-      const onNew = new Set(result.newNodeClaims.filter((nc) => nc.pods.some((p) => candidateKeys.has(podKey(p)))).flatMap((nc) => nc.pods.map(podKey).filter((k) => !candidateKeys.has(k))));
-      if (onNew.size === 0) break;
-      for (let i = pending.length - 1; i >= 0; i--) if (onNew.has(podKey(pending[i]))) pending.splice(i, 1);
-      result = place(pending);
-    }
     const unschedulable = result.unschedulable
       .filter((u) => candidateKeys.has(podKey(u.pod)))
       .map((u) => ({ pod: podKey(u.pod), reason: Object.entries(u.reasons).map(([pool, why]) => `${pool}: ${why}`).join('; ') || 'no nodepool can run it' }));
