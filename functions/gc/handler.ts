@@ -15,6 +15,7 @@ import { wrapHandler } from '../../shared/runtime/middleware.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 import { conditionLabel } from '../../shared/disruption/repair.ts';
 import { syncNodeClaimObjects } from './nodeclaim-objects.ts';
+import { removeNode } from '../../shared/runtime/remove-node.ts';
 import { terminationStarted } from '../../shared/disruption/deletion.ts';
 
 export { LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds };
@@ -179,7 +180,7 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
         await deps.cloud.terminate(d.instanceId);
         result.terminated.push(d.instanceId);
       }
-      if (d.nodeName) await deps.kube.deleteNode(d.nodeName);
+      if (d.nodeName) await removeNode(deps.kube, d.nodeName);
       await deps.store.delete(d.nodeClaim);
       result.deleted.push({ nodeClaim: d.nodeClaim, reason: d.reason });
       if (d.reason === 'expired') return;

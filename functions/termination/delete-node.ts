@@ -1,12 +1,12 @@
 /**
- * Task DeleteNode: once the instance is going away, deletes the claim's Node (a Node holding the
- * karpenter.sh/termination finalizer only gets its deletionTimestamp) and removes that finalizer,
- * so the Node goes (Karpenter node/termination/controller.go removeFinalizer).
+ * Task DeleteNode: once the instance is going away, removes the claim's Node: deleted, then its
+ * karpenter.sh/termination finalizer taken off (shared/runtime/remove-node.ts, as gc does; Karpenter
+ * node/termination/controller.go removeFinalizer).
  */
 import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { verifiedTarget } from './target.ts';
-import { FinalizerTermination } from '../../shared/api/labels.ts';
+import { removeNode } from '../../shared/runtime/remove-node.ts';
 
 export { TaskInputSchema as InputSchema };
 
@@ -21,8 +21,7 @@ export interface DeleteNodeResult {
 export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<DeleteNodeResult> {
   const { nodeName, node } = await verifiedTarget('DeleteNode', input, deps, { node: true });
   if (nodeName && node) {
-    if (!node.metadata.deletionTimestamp) await deps.kube.deleteNode(nodeName);
-    await deps.kube.setNodeFinalizer(nodeName, FinalizerTermination, false);
+    await removeNode(deps.kube, nodeName, node);
     deps.log?.info('deleted node', { Node: nodeName, NodeClaim: input.nodeClaim });
   }
   return { nodeName };

@@ -33,3 +33,37 @@ describe('VirtualClock (wall-scaled)', () => {
     clock.stop();
   });
 });
+
+describe('VirtualClock (stepped)', () => {
+  it('a pause inside tracked work lets virtual time move on to its end (an SDK retry backoff), and timers due before it fire meanwhile', async () => {
+    // Arrange
+    const clock = new VirtualClock({ start: 0, speed: 1, stepped: { quietRealMs: 2 }, frozen: true });
+    const seen: string[] = [];
+    clock.setTimer(() => seen.push(`timer@${clock.nowMs()}`), 1_000);
+    clock.begin();
+    // Act
+    await clock.work(async () => {
+      seen.push(`work@${clock.nowMs()}`);
+      await clock.work(() => clock.pause(2_500));
+      seen.push(`retry@${clock.nowMs()}`);
+    });
+    // Assess
+    expect(seen).toEqual(['work@0', 'timer@1000', 'retry@2500']);
+    clock.stop();
+  });
+
+  it('a work waiting on another work\'s pause (a call they share) does not hold the clock still', { timeout: 20_000 }, async () => {
+    // Arrange
+    const clock = new VirtualClock({ start: 0, speed: 1, stepped: { quietRealMs: 2 }, frozen: true });
+    clock.begin();
+    const shared = clock.work(() => clock.pause(3_000));
+    // Act
+    const endedAt = await clock.work(async () => {
+      await shared;
+      return clock.nowMs();
+    });
+    // Assess
+    expect(endedAt).toBe(3_000);
+    clock.stop();
+  });
+});

@@ -64,6 +64,8 @@ export class VirtualClock implements Clock {
   private activity = 0;
   private readonly wakeSources: (() => number | undefined)[] = [];
   private readonly advanceHooks: (() => void)[] = [];
+  /** Stepped mode: waits in {@link pause} not over yet. */
+  private pausing = 0;
   private driving = false;
   /** Stepped mode diagnostics: jumps taken, quiet periods waited, and real ms spent waiting for quiet. */
   readonly stats = { jumps: 0, quietWaits: 0 };
@@ -158,14 +160,14 @@ export class VirtualClock implements Clock {
     }
   }
 
-  /** Resolves once no tracked work runs and nothing happened for one quiet period. */
+  /** Resolves once no tracked work runs (or some waits in {@link pause}) and nothing happened for one quiet period. */
   private async settle(): Promise<void> {
     for (;;) {
       const before = this.activity;
       await new Promise((r) => setImmediate(r));
       await realPause(this.stepped!.quietRealMs);
       this.stats.quietWaits += 1;
-      if (this.stopped || (this.busy === 0 && this.activity === before)) return;
+      if (this.stopped || ((this.busy === 0 || this.pausing > 0) && this.activity === before)) return;
     }
   }
 
@@ -276,6 +278,25 @@ export class VirtualClock implements Clock {
   /** Resolves after `virtualMs` of virtual time (never resolves after {@link stop}). */
   sleep(virtualMs: number): Promise<void> {
     return new Promise((resolve) => this.setTimer(resolve, virtualMs));
+  }
+
+  /**
+   * Waits `virtualMs` of virtual time from inside tracked work (an SDK retry's backoff). A plain
+   * {@link sleep} there never ends on a stepped clock: the work holds it still. While a pause is
+   * pending, a stepped clock moves on once everything has been quiet for a quiet period, even with
+   * work running (that work waits on the pause, directly or through another call), so timers due
+   * meanwhile fire and the pause ends at its instant.
+   */
+  async pause(virtualMs: number): Promise<void> {
+    if (!this.stepped) return this.sleep(virtualMs);
+    this.pausing += 1;
+    this.activity += 1;
+    try {
+      await this.sleep(virtualMs);
+    } finally {
+      this.pausing -= 1;
+      this.activity += 1;
+    }
   }
 
   /** Resolves once virtual time reaches `epochMs`. */

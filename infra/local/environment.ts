@@ -443,6 +443,8 @@ export class LocalEnvironment {
         // Unknown to the local endpoint (AuthFailure on any EC2 call) unless it is a function's.
         credentials: { accessKeyId: accessKeyOf(identity ?? name), secretAccessKey: 'local' },
         clock: this.clock,
+        // SDK retry backoff in virtual time (shared/aws/retry.ts), not at the same virtual instant.
+        sleep: (ms: number) => this.clock.pause(ms),
         log: this.logs.forFunction(name),
         metrics,
         overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, random: localRandom, ...extra },

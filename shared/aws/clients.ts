@@ -6,6 +6,7 @@
  *
  * Endpoint overrides (embedded environment, infra/local): DynamoDB ← `dynamodbEndpoint`, EC2 and
  * SSM ← `ec2Endpoint`, S3 ← `s3Endpoint`. EKS, STS, Step Functions and EventBridge always use the regional endpoint.
+ * Every client retries with shared/aws/retry.ts, its backoff waited by `sleep` (default real time).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -16,6 +17,7 @@ import { STSClient } from '@aws-sdk/client-sts';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SleepingRetryStrategy } from './retry.ts';
 
 export type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
@@ -50,23 +52,28 @@ export interface ClientOptions {
    * authorizes each call against that function's IAM policy. Lambda uses the function role's.
    */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * Where a retry's backoff is waited (ms); default real time. The embedded environment passes its
+   * clock's, so on its stepped clock a retry comes later in virtual time (shared/aws/retry.ts).
+   */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Creates every SDK client (no connection is opened until the first request). */
 export function createClients(opts: ClientOptions): Clients {
-  const { region } = opts;
+  const base = { region: opts.region, retryStrategy: new SleepingRetryStrategy(opts.sleep) };
   const dynamodbAt = opts.dynamodbEndpoint ? { endpoint: opts.dynamodbEndpoint } : {};
   const ec2At = opts.ec2Endpoint ? { endpoint: opts.ec2Endpoint, ...(opts.credentials ? { credentials: opts.credentials } : {}) } : {};
-  const dynamodb = new DynamoDBClient({ region, ...dynamodbAt });
+  const dynamodb = new DynamoDBClient({ ...base, ...dynamodbAt });
   return {
     dynamodb,
     doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } }),
-    ec2: new EC2Client({ region, ...ec2At }),
-    ssm: new SSMClient({ region, ...ec2At }),
-    eks: new EKSClient({ region }),
-    sts: new STSClient({ region }),
-    sfn: new SFNClient({ region }),
-    eventbridge: new EventBridgeClient({ region }),
-    s3: new S3Client({ region, ...(opts.s3Endpoint ? { endpoint: opts.s3Endpoint, forcePathStyle: true } : {}) }),
+    ec2: new EC2Client({ ...base, ...ec2At }),
+    ssm: new SSMClient({ ...base, ...ec2At }),
+    eks: new EKSClient(base),
+    sts: new STSClient(base),
+    sfn: new SFNClient(base),
+    eventbridge: new EventBridgeClient(base),
+    s3: new S3Client({ ...base, ...(opts.s3Endpoint ? { endpoint: opts.s3Endpoint, forcePathStyle: true } : {}) }),
   };
 }

@@ -114,6 +114,8 @@ export interface BuildDepsOptions {
   overrides?: Partial<Omit<Deps, 'env' | 'clients'>>;
   /** Static credentials for the EC2/SSM clients on a local endpoint (shared/aws/clients.ts ClientOptions.credentials). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Where the SDK clients wait a retry's backoff (shared/aws/clients.ts ClientOptions.sleep); default real time. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Service CIDR / version assumed for a kubeconfig cluster (embedded environment) unless given. */
@@ -124,7 +126,7 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, s3Endpoint: env.s3Endpoint, credentials: opts.credentials });
+  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, s3Endpoint: env.s3Endpoint, credentials: opts.credentials, sleep: opts.sleep });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 

@@ -58,6 +58,25 @@ describe('gc', () => {
     expect(r.deleted).toEqual([{ nodeClaim: 'default-c', reason: 'instance_gone' }]);
     expect(await w.kube.getNode('n-2')).toBeUndefined();
   });
+
+  it('a claim it deletes takes its Node along even when the Node holds karpenter.sh/termination and is already being deleted (chaos seed 2066)', async () => {
+    // Arrange: the termination's first step failed before DeleteNode; the node was deleted (out of
+    // band or by the agent), so it waits on the finalizer; then the instance went.
+    const { w, deps } = world();
+    w.cloud.addInstance({ instanceId: 'i-3', launchTime: t0, state: 'terminated' });
+    await w.store.create(nodeClaim({ name: 'default-d', instanceId: 'i-3', providerId: 'aws:///us-east-1a/i-3', nodeName: 'n-3', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    w.kube.addNode({ metadata: { name: 'n-3', labels: { 'karpenter.sh/nodepool': 'default' }, finalizers: ['karpenter.sh/termination'], deletionTimestamp: t0 }, spec: { providerID: 'aws:///us-east-1a/i-3' } });
+    w.kube.addNode({ metadata: { name: 'n-4', labels: { 'karpenter.sh/nodepool': 'default' }, finalizers: ['karpenter.sh/termination'] }, spec: { providerID: 'aws:///us-east-1a/i-4' } });
+    w.cloud.addInstance({ instanceId: 'i-4', launchTime: t0, state: 'terminated' });
+    await w.store.create(nodeClaim({ name: 'default-e', instanceId: 'i-4', providerId: 'aws:///us-east-1a/i-4', nodeName: 'n-4', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    w.clock.advanceSeconds(60);
+    // Act
+    const r = await run({}, deps);
+    // Assess
+    expect(r.deleted.map((d) => d.nodeClaim).sort()).toEqual(['default-d', 'default-e']);
+    expect(await w.kube.getNode('n-3')).toBeUndefined();
+    expect(await w.kube.getNode('n-4')).toBeUndefined();
+  });
 });
 
 describe('gc after the table was replaced or emptied (adding a local index replaces it: README, upgrading)', () => {
