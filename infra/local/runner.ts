@@ -270,12 +270,12 @@ function watchNodeClaimObjectRemovals(env: LocalEnvironment, report: (r: NonNull
 async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFacts, note: (t: string) => void, deadlineMs: number): Promise<string | undefined> {
   if (step.note && !step.waitFor) note(step.note);
   if (step.scale) {
-    env.cluster.scale(step.scale.namespace, step.scale.deployment, step.scale.replicas);
+    await env.cluster.scale(step.scale.namespace, step.scale.deployment, step.scale.replicas);
     if (!step.note) note(`scaled deployment ${step.scale.namespace}/${step.scale.deployment} to ${step.scale.replicas}`);
     return undefined;
   }
   if (step.apply) {
-    env.cluster.apply(step.apply as any);
+    await env.cluster.apply(step.apply as any);
     note(`applied ${step.apply.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
     return undefined;
   }
@@ -286,7 +286,7 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
       const targets = matches ? env.cluster.objects(d.apiVersion, d.kind, d.namespace).filter((o) => matches(o.metadata.labels ?? {})).map((o) => o.metadata.name) : [d.name!];
       if (targets.length === 0) return `delete: no ${d.kind} matches ${d.selector}`;
       for (const name of targets) {
-        env.cluster.delete(d.apiVersion, d.kind, name, d.namespace);
+        await env.cluster.delete(d.apiVersion, d.kind, name, d.namespace);
         names.push(`${d.kind}/${name}`);
       }
     }

@@ -265,64 +265,6 @@ export class Controllers {
     return (this.api.store.list(T.pods) as unknown as Pod[]).filter((p) => p.spec.nodeName === nodeName);
   }
 
-  private nodeFor(st: InstanceState): Node {
-    const s = st.spec;
-    const capacity = toQuantities(s.capacity);
-    const allocatable = toQuantities(s.allocatable ?? s.capacity);
-    const labels: Record<string, string> = {
-      [LabelArch]: 'amd64',
-      [LabelOS]: 'linux',
-      'beta.kubernetes.io/arch': s.labels?.[LabelArch] ?? 'amd64',
-      'beta.kubernetes.io/os': 'linux',
-      'beta.kubernetes.io/instance-type': s.instanceType,
-      'failure-domain.beta.kubernetes.io/region': s.region!,
-      'failure-domain.beta.kubernetes.io/zone': s.zone,
-      [LabelHostname]: st.nodeName,
-      [LabelInstanceType]: s.instanceType,
-      [LabelTopologyRegion]: s.region!,
-      [LabelTopologyZone]: s.zone,
-      [LabelCapacityType]: s.capacityType ?? 'on-demand',
-      ...(s.labels ?? {}),
-    };
-    const now = this.now;
-    return {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: st.nodeName, labels, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'alpha.kubernetes.io/provided-node-ip': st.privateIp, ...(s.annotations ?? {}) } },
-      spec: {
-        providerID: st.providerID,
-        taints: [...(s.taints ?? []), ...(s.startupTaints ?? []), { ...TaintNotReady, timeAdded: rfc3339(now) }],
-      },
-      status: {
-        capacity,
-        allocatable,
-        conditions: [
-          { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', lastTransitionTime: rfc3339(now) },
-          { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', lastTransitionTime: rfc3339(now) },
-          { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', lastTransitionTime: rfc3339(now) },
-          { type: 'Ready', status: 'False', reason: 'KubeletNotReady', lastTransitionTime: rfc3339(now) },
-        ],
-        addresses: [
-          { type: 'InternalIP', address: st.privateIp },
-          { type: 'InternalDNS', address: st.nodeName },
-          { type: 'Hostname', address: st.nodeName },
-        ],
-        nodeInfo: {
-          architecture: labels[LabelArch],
-          operatingSystem: 'linux',
-          kubeletVersion: KUBELET_VERSION,
-          kubeProxyVersion: KUBELET_VERSION,
-          containerRuntimeVersion: 'containerd://1.7.27',
-          osImage: 'Amazon Linux 2023.6.20250115',
-          kernelVersion: '6.1.119-129.201.amzn2023.x86_64',
-          machineID: st.spec.instanceId.replace(/^i-/, '').padEnd(32, '0'),
-          systemUUID: st.spec.instanceId,
-          bootID: st.spec.instanceId,
-        },
-      },
-    } as Node;
-  }
-
   private kubelets(): void {
     const nowMs = this.now.getTime();
     const now = this.now;
@@ -335,7 +277,7 @@ export class Controllers {
       }
       if (st.phase === 'booting') this.wake(st.launchedAtMs + (s.bootDelaySeconds ?? 0) * 1000);
       if (st.phase === 'booting' && nowMs >= st.launchedAtMs + (s.bootDelaySeconds ?? 0) * 1000) {
-        if (!node) this.api.store.create(T.nodes, this.nodeFor(st) as unknown as KubeObject);
+        if (!node) this.api.store.create(T.nodes, kubeletNode(st, this.now) as unknown as KubeObject);
         st.phase = 'registered';
         st.registeredAtMs = nowMs;
       }
@@ -818,4 +760,66 @@ export class Controllers {
     }
     return changedRounds;
   }
+}
+
+/**
+ * The Node a kubelet registers for an instance: well-known labels (the spec's win), the registered
+ * taints with the not-ready one, Ready=False, addresses and node info. The real tier registers the
+ * same object (without the not-ready taint, which its node lifecycle controller adds).
+ */
+export function kubeletNode(st: Pick<InstanceState, 'spec' | 'nodeName' | 'providerID' | 'privateIp'>, now: Date): Node {
+  const s = st.spec;
+  const capacity = toQuantities(s.capacity);
+  const allocatable = toQuantities(s.allocatable ?? s.capacity);
+  const labels: Record<string, string> = {
+    [LabelArch]: 'amd64',
+    [LabelOS]: 'linux',
+    'beta.kubernetes.io/arch': s.labels?.[LabelArch] ?? 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'beta.kubernetes.io/instance-type': s.instanceType,
+    'failure-domain.beta.kubernetes.io/region': s.region!,
+    'failure-domain.beta.kubernetes.io/zone': s.zone,
+    [LabelHostname]: st.nodeName,
+    [LabelInstanceType]: s.instanceType,
+    [LabelTopologyRegion]: s.region!,
+    [LabelTopologyZone]: s.zone,
+    [LabelCapacityType]: s.capacityType ?? 'on-demand',
+    ...(s.labels ?? {}),
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: st.nodeName, labels, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'alpha.kubernetes.io/provided-node-ip': st.privateIp, ...(s.annotations ?? {}) } },
+    spec: {
+      providerID: st.providerID,
+      taints: [...(s.taints ?? []), ...(s.startupTaints ?? []), { ...TaintNotReady, timeAdded: rfc3339(now) }],
+    },
+    status: {
+      capacity,
+      allocatable,
+      conditions: [
+        { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', lastTransitionTime: rfc3339(now) },
+        { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', lastTransitionTime: rfc3339(now) },
+        { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', lastTransitionTime: rfc3339(now) },
+        { type: 'Ready', status: 'False', reason: 'KubeletNotReady', lastTransitionTime: rfc3339(now) },
+      ],
+      addresses: [
+        { type: 'InternalIP', address: st.privateIp },
+        { type: 'InternalDNS', address: st.nodeName },
+        { type: 'Hostname', address: st.nodeName },
+      ],
+      nodeInfo: {
+        architecture: labels[LabelArch],
+        operatingSystem: 'linux',
+        kubeletVersion: KUBELET_VERSION,
+        kubeProxyVersion: KUBELET_VERSION,
+        containerRuntimeVersion: 'containerd://1.7.27',
+        osImage: 'Amazon Linux 2023.6.20250115',
+        kernelVersion: '6.1.119-129.201.amzn2023.x86_64',
+        machineID: st.spec.instanceId.replace(/^i-/, '').padEnd(32, '0'),
+        systemUUID: st.spec.instanceId,
+        bootID: st.spec.instanceId,
+      },
+    },
+  } as Node;
 }
