@@ -272,6 +272,7 @@ export class LocalEnvironment {
 
     for (const n of s.cluster.nodes) this.addManagedNode(n);
     if (s.cluster.objects.length) await this.cluster.apply(s.cluster.objects as any);
+    await this.cluster.settle?.();
 
     await this.bindFunctions();
     await this.begin();

@@ -125,7 +125,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   };
 
   try {
-    out(`nodefleet demo: ${scenario.name} in ${scenario.region}, speed ×${env.clock.speed}, virtual start ${scenario.start}`);
+    out(`nodefleet demo: ${scenario.name} in ${scenario.region}, ${opts.cluster ? 'on the real control plane, wall time' : `speed ×${env.clock.speed}, virtual start ${scenario.start}`}`);
     await env.start();
     view = await LiveView.start(env, timeline, opts.ui ? { serve: true, port: opts.ui.port } : {}).catch(async (err: unknown) => {
       out(`live view not served: ${err instanceof Error ? err.message : String(err)}`);

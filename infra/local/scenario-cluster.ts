@@ -35,6 +35,13 @@ export interface ScenarioCluster {
   get(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined;
   onNodeChange(fn: (type: WatchEventType, node: Node) => void): () => void;
   onChange(fn: (e: StoreEvent) => void): () => void;
+  /**
+   * Waits until what was applied so far has settled (the real tier: every Node Ready, the
+   * workloads' pods created and bound), so the agent's first list sees the scenario's starting
+   * cluster rather than pods its controllers have not bound yet. The embedded cluster settles on
+   * every write and has none.
+   */
+  settle?(): Promise<void>;
   /** Evictions the Eviction API refused because a PDB allowed no disruption, in order. */
   evictionsRefused(): readonly { pod: string; pdb: string; at: string }[];
 }

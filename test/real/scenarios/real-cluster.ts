@@ -397,6 +397,19 @@ export class RealCluster implements ScenarioCluster {
     return true;
   }
 
+  /** Every Node Ready, every Deployment's, StatefulSet's and DaemonSet's pods created, no pod unbound (at most 2 minutes, then as it is). */
+  async settle(): Promise<void> {
+    const settled = () => {
+      const names = new Set(this.nodes().map((n) => n.metadata.name));
+      const registered = [...this.kubelets.values()].every((k) => (k.spec.bootDelaySeconds ?? 0) > 0 || (k.phase === 'ready' && names.has(k.nodeName)));
+      const ready = registered && this.nodes().every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      const made = [...this.objects('apps/v1', 'Deployment'), ...this.objects('apps/v1', 'StatefulSet')].every((o: Obj) => (o.status?.replicas ?? 0) === (o.spec?.replicas ?? 1) && o.status?.observedGeneration === o.metadata.generation);
+      const daemons = this.objects('apps/v1', 'DaemonSet').every((o: Obj) => o.status?.observedGeneration === o.metadata.generation && o.status?.currentNumberScheduled === o.status?.desiredNumberScheduled);
+      return ready && made && daemons && this.pendingPods().length === 0 ? true : undefined;
+    };
+    await until('the starting cluster to settle', async () => settled(), 120_000).catch(() => undefined);
+  }
+
   /** The server's audit log: each eviction it answered 429 (a PDB allowed no disruption). */
   evictionsRefused(): readonly { pod: string; pdb: string; at: string }[] {
     const f = this.cp.auditLog;
