@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { startControlPlane, type ControlPlane } from '../control-plane/cluster.ts';
 import { applyShipped } from '../control-plane/manifests.ts';
 import { until } from '../control-plane/until.ts';
-import { AgentIdentity, agentToken, functionIdentities } from '../rbac.ts';
+import { agentToken, functionIdentities } from '../rbac.ts';
 import { kubernetesGroupOf, AgentNamespace } from '../../../infra/aws/config.ts';
 import { kubeletNode, TaintNotReady, type InstanceSpec, type StoreEvent, type WatchEventType } from '../../../infra/local/kube/index.ts';
 import type { ScenarioCluster, ScenarioClusterFactory } from '../../../infra/local/scenario-cluster.ts';
@@ -73,7 +73,6 @@ export const realCluster: ScenarioClusterFactory = async ({ clock, log }) => {
       const group = kubernetesGroupOf(f);
       if (cp.tokens[group]) tokens[f] = cp.tokens[group];
     }
-    if (!fns.some((f) => f.name === AgentIdentity.name) && !tokens.agent) throw new Error('real tier: no agent token');
     const c = new RealCluster(cp, clock, tokens);
     await c.startCache();
     return c;
