@@ -8,8 +8,8 @@
  * delay, and hands it to kwok (its annotation) after the ready delay; a stopped kubelet takes the
  * annotation off, so the node lifecycle controller marks the Node unreachable. Reads are
  * synchronous snapshots of a list+watch cache of the kinds the scenarios read; writes go to the
- * API server. nodefleet's functions and agent connect with their own identities and RBAC
- * (the termination tasks as the admin: their identities are checked by real-rbac). Evictions the
+ * API server. nodefleet's functions and agent connect with their own identities and RBAC (the
+ * termination tasks, which share one client here, as one user in all their groups). Evictions the
  * server refused (429) come from its audit log.
  */
 import { request as httpsRequest } from 'node:https';
@@ -61,14 +61,17 @@ interface Kubelet {
 /** Starts the tier and returns the scenario cluster on it (the environment's `cluster` option). */
 export const realCluster: ScenarioClusterFactory = async ({ clock, log }) => {
   const fns = functionIdentities();
-  const cp = await startControlPlane({ controllers: true, kwok: true, auditEvictions: true, identities: Object.fromEntries(fns.map((f) => [f.name, { user: f.user, groups: f.groups }])), log });
+  // The embedded environment's termination tasks share one Kubernetes client: one user in every
+  // task's group, so it has what each task's RBAC gives (and the admission policy sees a nodefleet identity).
+  const termination = { user: 'nodefleet-termination', groups: fns.filter((f) => f.name.startsWith('nodefleet-termination-')).flatMap((f) => f.groups) };
+  const cp = await startControlPlane({ controllers: true, kwok: true, auditEvictions: true, identities: { ...Object.fromEntries(fns.map((f) => [f.name, { user: f.user, groups: f.groups }])), termination }, log });
   try {
     await applyShipped(cp);
     // The agent runs in-process (as in the embedded environment): its shipped Deployment would
     // be one more pod on the managed nodes the scenarios do not count.
     await must(cp, 'PATCH', `/apis/apps/v1/namespaces/${AgentNamespace}/deployments/nodefleet-agent/scale`, { spec: { replicas: 0 } }, 'application/merge-patch+json');
     await until('the default ServiceAccount', async () => ((await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined));
-    const tokens: Record<string, string> = { agent: await agentToken(cp) };
+    const tokens: Record<string, string> = { agent: await agentToken(cp), termination: cp.tokens.termination };
     for (const f of FunctionsWithKube) {
       const group = kubernetesGroupOf(f);
       if (cp.tokens[group]) tokens[f] = cp.tokens[group];
