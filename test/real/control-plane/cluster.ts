@@ -16,6 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const Here = import.meta.dirname;
+/** kwok stops posting the status of a Node with this annotation set to "true" (its kubelet stopped). */
+export const KubeletStoppedAnnotation = 'nodefleet.io/kubelet-stopped';
 
 /** One identity the API server knows by its static token. */
 export interface TokenIdentity {
@@ -297,6 +299,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         `--kubeconfig=${kubeconfigOf('kwok')}`,
         '--manage-all-nodes=false',
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+        // A Node (or pod) annotated so is left alone: its kubelet stopped posting status.
+        `--disregard-status-with-annotation-selector=${KubeletStoppedAnnotation}=true`,
         `--server-address=127.0.0.1:${health}`,
         ...configs,
       ]);

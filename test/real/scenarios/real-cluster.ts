@@ -5,8 +5,8 @@
  * Deployments, ReplicaSets, StatefulSets, DaemonSets, PDB status, node lifecycle and garbage
  * collection, kwok keeps the Nodes and their pods alive. An instance's kubelet registers its Node
  * as kubeletNode() builds it (providerID, labels, taints, capacity; Ready=False) after the boot
- * delay, and hands it to kwok (its annotation) after the ready delay; a stopped kubelet takes the
- * annotation off, so the node lifecycle controller marks the Node unreachable. Reads are
+ * delay, and hands it to kwok (its annotation) after the ready delay; a stopped kubelet is kwok's
+ * disregard-status annotation, so the node lifecycle controller marks the Node unreachable. Reads are
  * synchronous snapshots of a list+watch cache of the kinds the scenarios read; writes go to the
  * API server. nodefleet's functions and agent connect with their own identities and RBAC (the
  * termination tasks, which share one client here, as one user in all their groups). Evictions the
@@ -15,7 +15,7 @@
 import { request as httpsRequest } from 'node:https';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startControlPlane, type ControlPlane } from '../control-plane/cluster.ts';
+import { KubeletStoppedAnnotation, startControlPlane, type ControlPlane } from '../control-plane/cluster.ts';
 import { applyShipped } from '../control-plane/manifests.ts';
 import { until } from '../control-plane/until.ts';
 import { agentToken, functionIdentities } from '../rbac.ts';
@@ -374,9 +374,15 @@ export class RealCluster implements ScenarioCluster {
     return { nodeName: k.nodeName, providerID };
   }
 
-  /** Hands the Node to kwok (its kubelet posts status and runs its pods) or takes it back. */
+  /**
+   * Hands the Node to kwok (its kubelet posts status and runs its pods), or stops its kubelet: kwok
+   * keeps a Node it manages when the annotation goes (its informer filters the update out), so a
+   * stopped kubelet is kwok's disregard-status annotation (cluster.ts), and the node lifecycle
+   * controller marks the Node unreachable after its grace period.
+   */
   private async setKwok(nodeName: string, on: boolean): Promise<void> {
-    const r = await this.cp.request('PATCH', `/api/v1/nodes/${nodeName}`, { metadata: { annotations: { [KwokAnnotation]: on ? 'fake' : null } } }, { contentType: 'application/merge-patch+json' });
+    const annotations = on ? { [KwokAnnotation]: 'fake' } : { [KubeletStoppedAnnotation]: 'true' };
+    const r = await this.cp.request('PATCH', `/api/v1/nodes/${nodeName}`, { metadata: { annotations } }, { contentType: 'application/merge-patch+json' });
     if (r.status >= 300 && r.status !== 404) throw new Error(`node ${nodeName}: HTTP ${r.status}: ${r.body?.message}`);
   }
 
