@@ -41,6 +41,19 @@ export function preStopSeconds(pod: Pod): number {
   return longest;
 }
 
+/**
+ * When a deleted pod has stopped (epoch ms): its preStop hooks, then its termination time
+ * ({@link AnnotationSimulateTerminationSeconds}, else `defaultTerminationSeconds`), never past the
+ * end of its grace period (deletionTimestamp). The real tier holds its pods that long too.
+ */
+export function podStopsAtMs(pod: Pod, defaultTerminationSeconds = 0): number {
+  const meta = pod.metadata as Pod['metadata'] & { deletionGracePeriodSeconds?: number };
+  const deadlineMs = Date.parse(meta.deletionTimestamp ?? '');
+  const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
+  const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? defaultTerminationSeconds);
+  return Math.min(deadlineMs, startMs + (preStopSeconds(pod) + stopSeconds) * 1000);
+}
+
 /** Taint the node lifecycle controller keeps on a node until it is Ready (TaintNodesByCondition). */
 export const TaintNotReady: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
 /** Taints of a node whose kubelet stopped reporting (instance gone). */
@@ -364,10 +377,7 @@ export class Controllers {
         // The kubelet runs the preStop hooks, then SIGTERM; whatever is still running when the
         // grace period (deletionTimestamp) ends is killed: a hanging preStop delays the pod to
         // the end of its grace period, never beyond (a force delete, grace 0, ends it at once).
-        const deadlineMs = Date.parse(meta.deletionTimestamp);
-        const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
-        const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? this.options.podTerminationSeconds ?? 0);
-        const doneMs = Math.min(deadlineMs, startMs + (preStopSeconds(pod) + stopSeconds) * 1000);
+        const doneMs = podStopsAtMs(pod, this.options.podTerminationSeconds ?? 0);
         if (nowMs >= doneMs) this.api.forceDeletePod(ns, pod.metadata.name);
         else this.wake(doneMs);
         continue;

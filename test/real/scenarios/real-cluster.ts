@@ -20,7 +20,7 @@ import { applyShipped } from '../control-plane/manifests.ts';
 import { until } from '../control-plane/until.ts';
 import { agentToken, functionIdentities } from '../rbac.ts';
 import { kubernetesGroupOf, AgentNamespace } from '../../../infra/aws/config.ts';
-import { kubeletNode, TaintNotReady, type InstanceSpec, type StoreEvent, type WatchEventType } from '../../../infra/local/kube/index.ts';
+import { AnnotationSimulateTerminationSeconds, kubeletNode, podStopsAtMs, preStopSeconds, TaintNotReady, type InstanceSpec, type StoreEvent, type WatchEventType } from '../../../infra/local/kube/index.ts';
 import type { ScenarioCluster, ScenarioClusterFactory } from '../../../infra/local/scenario-cluster.ts';
 import type { KubeObject, Node, Pod } from '../../../shared/api/kube.ts';
 import { providerIdOf } from '../../../shared/api/provider-id.ts';
@@ -42,6 +42,12 @@ const Watched: { apiVersion: string; kind: string }[] = [
 /** The function identities that call Kubernetes in the embedded environment's names (LocalIdentities). */
 const FunctionsWithKube = ['provisioner', 'registration', 'interruption', 'disruption', 'gc'];
 const FieldManager = 'nodefleet-scenario';
+/**
+ * kwok removes a pod as soon as it is deleted; a pod whose preStop hooks or termination take time
+ * in the scenario (infra/local/kube/controllers.ts podStopsAtMs) carries this finalizer, which the
+ * harness takes off when the pod would have stopped.
+ */
+export const FinalizerPodStopping = 'nodefleet.io/simulated-termination';
 
 interface Resource {
   resource: string;
@@ -228,6 +234,7 @@ export class RealCluster implements ScenarioCluster {
             } else {
               items.set(keyOf(o), o);
               emit(type, o);
+              if (kind === 'Pod') this.holdStopping(o);
             }
           }, rv);
         } catch {
@@ -315,6 +322,39 @@ export class RealCluster implements ScenarioCluster {
     });
   }
 
+  // ------------------------------------------------------------------ pods that take time to stop
+
+  private readonly stopping = new Set<string>();
+
+  /**
+   * A deleted pod carrying {@link FinalizerPodStopping}: the first event with its deletionTimestamp
+   * (before kwok's own delete) says when it stops; the finalizer goes then. A force delete after
+   * that first event does not shorten it (kwok's delete looks the same).
+   */
+  private holdStopping(pod: Obj): void {
+    if (!pod.metadata.deletionTimestamp || !(pod.metadata.finalizers ?? []).includes(FinalizerPodStopping)) return;
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}/${pod.metadata.uid}`;
+    if (this.stopping.has(key)) return;
+    this.stopping.add(key);
+    const release = () => {
+      const finalizers = (pod.metadata.finalizers ?? []).filter((f: string) => f !== FinalizerPodStopping);
+      void this.cp.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, { metadata: { finalizers } }, { contentType: 'application/merge-patch+json' }).catch(() => undefined);
+    };
+    const waitMs = podStopsAtMs(pod as unknown as Pod) - this.clock.nowMs();
+    if (!(waitMs > 0)) release();
+    else this.clock.setTimer(release, waitMs);
+  }
+
+  /** The finalizer on a workload's pod template (or a pod) whose pods take time to stop. */
+  private withStoppingFinalizer(o: Obj): Obj {
+    const tpl = o.kind === 'Pod' ? o : o.spec?.template;
+    if (!tpl?.spec) return o;
+    const stops = preStopSeconds({ metadata: tpl.metadata ?? {}, spec: tpl.spec } as Pod) > 0 || Number(tpl.metadata?.annotations?.[AnnotationSimulateTerminationSeconds] ?? 0) > 0;
+    if (!stops) return o;
+    const meta = { ...(tpl.metadata ?? {}), finalizers: [...new Set([...(tpl.metadata?.finalizers ?? []), FinalizerPodStopping])] };
+    return o.kind === 'Pod' ? { ...o, metadata: meta } : { ...o, spec: { ...o.spec, template: { ...o.spec.template, metadata: meta } } };
+  }
+
   // ------------------------------------------------------------------ writes
 
   /** Server-side apply of each object (strict field validation), creating its namespace when missing. */
@@ -326,7 +366,8 @@ export class RealCluster implements ScenarioCluster {
         const ns = await this.cp.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
         if (ns.status >= 300 && ns.status !== 409) throw new Error(`namespace ${namespace}: HTTP ${ns.status}: ${ns.body?.message}`);
       }
-      const body = { ...o, metadata: { ...o.metadata, ...(namespace ? { namespace } : {}) } };
+      const held = this.withStoppingFinalizer(o as Obj);
+      const body = { ...held, metadata: { ...held.metadata, ...(namespace ? { namespace } : {}) } };
       const path = `${this.collection(o.apiVersion, res, namespace)}/${o.metadata.name}?fieldManager=${FieldManager}&force=true&fieldValidation=Strict`;
       await must(this.cp, 'PATCH', path, JSON.stringify(body), 'application/apply-patch+yaml');
     }
