@@ -13,7 +13,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { NodePoolSchema, type NodePool } from '../../shared/api/nodepool.ts';
 import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
 import { parseDurationSeconds } from './clock.ts';
-import type { LocalCluster } from './kube/index.ts';
+import type { ScenarioCluster } from './scenario-cluster.ts';
 
 type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized';
 
@@ -41,7 +41,7 @@ export interface BudgetWatch {
 }
 
 /** Starts watching `pools` (NodePool name + reason) on `cluster`. */
-export function watchBudgets(cluster: LocalCluster, pools: readonly { nodePool: string; reason: DisruptionReason }[]): BudgetWatch {
+export function watchBudgets(cluster: ScenarioCluster, pools: readonly { nodePool: string; reason: DisruptionReason }[]): BudgetWatch {
   const results: BudgetWatch['results'] = Object.fromEntries(pools.map((p) => [p.nodePool, { maxDisrupting: 0, violations: [] }]));
   const disrupting = (n: Node) => !!n.metadata.deletionTimestamp || (n.spec?.taints ?? []).some((t) => t.key === TaintDisrupted.key);
   const check = () => {

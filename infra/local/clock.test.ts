@@ -67,3 +67,18 @@ describe('VirtualClock (stepped)', () => {
     clock.stop();
   });
 });
+
+describe('VirtualClock (wall time, the real tier)', () => {
+  it('reads the wall clock, also while frozen, and starts at the wall instant of begin()', () => {
+    let real = Date.parse('2026-12-04T21:00:00Z');
+    const clock = new VirtualClock({ start: '2026-03-06T15:57:00Z', speed: 10, frozen: true, wall: true, realNowMs: () => real });
+    expect(clock.speed).toBe(1);
+    real += 5_000;
+    expect(clock.nowMs()).toBe(real);
+    clock.begin();
+    expect(clock.startEpochMs()).toBe(real);
+    real += 2_000;
+    expect(clock.elapsedSeconds()).toBe(2);
+    clock.stop();
+  });
+});

@@ -35,6 +35,12 @@ export interface VirtualClockOptions {
    * loaded machine cannot make a handler look slow in virtual time. `speed` is ignored.
    */
   stepped?: { quietRealMs?: number };
+  /**
+   * Wall time (the real control-plane tier, whose API server, controllers and kwok stamp wall
+   * time): virtual time is the wall clock, also while frozen; `begin` takes the start instant from
+   * the wall clock. `start` and `speed` are ignored (speed 1).
+   */
+  wall?: boolean;
 }
 
 /** Real ms of quiet (no tracked work, no timer set or fired) before a stepped clock advances. */
@@ -49,7 +55,8 @@ interface SteppedTimer {
 /** The virtual clock (implements the `Clock` port the handlers take). */
 export class VirtualClock implements Clock {
   readonly speed: number;
-  private readonly startMs: number;
+  private startMs: number;
+  private readonly wall: boolean;
   private realStartMs: number;
   private frozen: boolean;
   private readonly realNowMs: () => number;
@@ -73,11 +80,12 @@ export class VirtualClock implements Clock {
   /** @throws RangeError when `speed` is not a positive number ≥ 0.01. */
   constructor(opts: VirtualClockOptions) {
     if (!Number.isFinite(opts.speed) || opts.speed < 0.01) throw new RangeError(`speed must be ≥ 0.01, got ${opts.speed}`);
-    this.speed = opts.speed;
-    this.startMs = new Date(opts.start).getTime();
-    if (!Number.isFinite(this.startMs)) throw new RangeError(`invalid start time ${String(opts.start)}`);
+    this.wall = opts.wall === true && !opts.stepped;
+    this.speed = this.wall ? 1 : opts.speed;
     this.realNowMs = opts.realNowMs ?? Date.now;
     this.realStartMs = this.realNowMs();
+    this.startMs = this.wall ? this.realStartMs : new Date(opts.start).getTime();
+    if (!Number.isFinite(this.startMs)) throw new RangeError(`invalid start time ${String(opts.start)}`);
     this.frozen = opts.frozen ?? false;
     if (opts.stepped) {
       this.stepped = { quietRealMs: opts.stepped.quietRealMs ?? DefaultQuietRealMs };
@@ -127,6 +135,7 @@ export class VirtualClock implements Clock {
     if (!this.frozen) return;
     this.frozen = false;
     this.realStartMs = this.realNowMs();
+    if (this.wall) this.startMs = this.realStartMs;
     if (this.stepped && !this.driving) {
       this.driving = true;
       void this.drive();
@@ -178,6 +187,7 @@ export class VirtualClock implements Clock {
   /** Virtual epoch milliseconds. */
   nowMs(): number {
     if (this.stepped) return this.virtualNowMs;
+    if (this.wall) return this.realNowMs();
     if (this.frozen) return this.startMs;
     return Math.round(this.startMs + (this.realNowMs() - this.realStartMs) * this.speed);
   }

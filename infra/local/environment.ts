@@ -33,6 +33,7 @@ import { LocalEc2, type Ec2CapacityType, type LocalInstance } from './ec2/local-
 import { LocalAwsServer } from './ec2/server.ts';
 import { LocalEventBus } from './bus.ts';
 import { LocalCluster } from './kube/index.ts';
+import type { ScenarioCluster, ScenarioClusterFactory } from './scenario-cluster.ts';
 import { LogTap } from './log.ts';
 import { importPart, invokerOf, RepoRoot, type Invoke, type MissingPart } from './functions.ts';
 import { FunctionPermissions, TerminationTaskPermissions, policyDocument, type PolicyStatementJson } from '../../shared/api/iam-policy.ts';
@@ -99,6 +100,12 @@ export interface LocalEnvironmentOptions {
    * drop the provisioner's PassRole to watch a scenario fail with UnauthorizedOperation).
    */
   policyFilter?: (functionName: string, statement: PolicyStatementJson) => boolean;
+  /**
+   * The Kubernetes side: default the embedded LocalCluster; the real control-plane tier passes
+   * its factory (test/real/scenarios). A factory's cluster runs on wall time, so the clock does too
+   * (clock.ts `wall`: speed 1, the start taken when the timeline begins).
+   */
+  cluster?: ScenarioClusterFactory;
 }
 
 /**
@@ -141,7 +148,7 @@ export class LocalEnvironment {
   dynamo!: LocalDynamo;
   /** s3rver holding the cluster view the agent publishes. */
   s3!: LocalS3;
-  cluster!: LocalCluster;
+  cluster!: ScenarioCluster;
   bus!: LocalEventBus;
   /** T's LocalStepFunctions (infra/local/sfn.ts) when it loaded. */
   sfn?: any;
@@ -168,10 +175,16 @@ export class LocalEnvironment {
   constructor(private readonly opts: LocalEnvironmentOptions) {
     this.scenario = opts.scenario;
     if (opts.seed !== undefined) seedLocalIds(opts.seed);
-    this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true, stepped: opts.stepped ? {} : undefined });
+    this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true, stepped: opts.stepped ? {} : undefined, wall: opts.cluster !== undefined });
     if (opts.faults) this.crashes = new InvocationCrashes(() => this.opts.faults, () => this.clock.nowMs());
     this.logs = new LogTap(this.clock);
     this.stateDir = resolve(opts.workDir ?? process.cwd(), StateDirName);
+  }
+
+  /** The embedded cluster (chaos faults reach into it). @throws Error on the real tier. */
+  get localCluster(): LocalCluster {
+    if (!(this.cluster instanceof LocalCluster)) throw new Error('this environment runs on the real control-plane tier, not the embedded cluster');
+    return this.cluster;
   }
 
   /** Log for the environment's own lines (controller "local"). */
@@ -238,12 +251,18 @@ export class LocalEnvironment {
     await this.aws.start();
     this.stops.push(() => this.aws.stop());
 
-    this.cluster = new LocalCluster({ clock: this.clock, podStartupSeconds: s.kubelet.podStartupSeconds, fault: (method, path) => this.opts.faults?.kube?.(method, path) });
-    await this.cluster.start();
-    if (this.clock.isStepped) {
-      // Kubelet boots, grace periods and pod start-ups are due instants of the cluster's own.
-      this.clock.addWakeSource(() => this.cluster.nextWakeMs());
-      this.clock.onAdvance(() => this.cluster.tick());
+    if (this.opts.cluster) {
+      const log = this.log;
+      this.cluster = await this.opts.cluster({ clock: this.clock, log: (line) => log.info(line) });
+    } else {
+      const local = new LocalCluster({ clock: this.clock, podStartupSeconds: s.kubelet.podStartupSeconds, fault: (method, path) => this.opts.faults?.kube?.(method, path) });
+      await local.start();
+      if (this.clock.isStepped) {
+        // Kubelet boots, grace periods and pod start-ups are due instants of the cluster's own.
+        this.clock.addWakeSource(() => local.nextWakeMs());
+        this.clock.onAdvance(() => local.tick());
+      }
+      this.cluster = local;
     }
     this.stops.push(() => this.cluster.stop());
     this.kubeconfigPath = this.cluster.writeKubeconfig(join(this.stateDir, 'kubeconfig'));
@@ -252,7 +271,8 @@ export class LocalEnvironment {
     this.ec2.listeners.onEvent = (e) => this.bus.deliver(e);
 
     for (const n of s.cluster.nodes) this.addManagedNode(n);
-    if (s.cluster.objects.length) this.cluster.apply(s.cluster.objects as any);
+    if (s.cluster.objects.length) await this.cluster.apply(s.cluster.objects as any);
+    await this.cluster.settle?.();
 
     await this.bindFunctions();
     await this.begin();
@@ -324,7 +344,7 @@ export class LocalEnvironment {
       const node = this.cluster.nodes().find((n) => n.spec?.providerID === providerIdOf(i.zone, i.instanceId));
       if (node) {
         try {
-          this.cluster.delete('v1', 'Node', node.metadata.name);
+          void Promise.resolve(this.cluster.delete('v1', 'Node', node.metadata.name)).catch(() => undefined);
         } catch {
           // Already deleted by nodefleet.
         }
@@ -438,6 +458,9 @@ export class LocalEnvironment {
     this.metrics = metrics;
     const depsFor = (name: string, extra: Record<string, unknown> = {}, runtimeEnv: unknown = env): any => {
       const identity = LocalIdentities[name as keyof typeof LocalIdentities];
+      // The real tier: each function calls Kubernetes with its own identity (its shipped RBAC).
+      const kubeconfig = this.cluster.kubeconfigOf?.(name);
+      if (kubeconfig) runtimeEnv = envMod.parseRuntimeEnv({ ...this.runtimeEnv(), [Env.kubeconfig]: kubeconfig });
       const base = runtime.buildDeps(runtimeEnv, {
         functionName: name,
         // Unknown to the local endpoint (AuthFailure on any EC2 call) unless it is a function's.
@@ -606,7 +629,7 @@ export class LocalEnvironment {
     // The agent's own timers run on wall time: its windows are scaled so they last what they last in AWS in virtual time.
     const batch = parseSettings(this.scenario.settings, AgentSettingNames);
     const agent = new mod.Agent({
-      connection: { kind: 'kubeconfig', path: this.kubeconfigPath },
+      connection: { kind: 'kubeconfig', path: this.cluster.kubeconfigOf?.('agent') ?? this.kubeconfigPath },
       publisher: this.bus,
       clusterName: this.scenario.clusterName,
       ...(this.clock.isStepped

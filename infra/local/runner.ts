@@ -126,7 +126,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   };
 
   try {
-    out(`nodefleet demo: ${scenario.name} in ${scenario.region}, speed ×${env.clock.speed}, virtual start ${scenario.start}`);
+    out(`nodefleet demo: ${scenario.name} in ${scenario.region}, ${opts.cluster ? 'on the real control plane, wall time' : `speed ×${env.clock.speed}, virtual start ${scenario.start}`}`);
     await env.start();
     view = await LiveView.start(env, timeline, opts.ui ? { serve: true, port: opts.ui.port } : {}).catch(async (err: unknown) => {
       out(`live view not served: ${err instanceof Error ? err.message : String(err)}`);
@@ -294,12 +294,12 @@ function watchPodGap(env: LocalEnvironment, want: { selector: string; namespace:
 async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFacts, note: (t: string) => void, deadlineMs: number): Promise<string | undefined> {
   if (step.note && !step.waitFor) note(step.note);
   if (step.scale) {
-    env.cluster.scale(step.scale.namespace, step.scale.deployment, step.scale.replicas);
+    await env.cluster.scale(step.scale.namespace, step.scale.deployment, step.scale.replicas);
     if (!step.note) note(`scaled deployment ${step.scale.namespace}/${step.scale.deployment} to ${step.scale.replicas}`);
     return undefined;
   }
   if (step.apply) {
-    env.cluster.apply(step.apply as any);
+    await env.cluster.apply(step.apply as any);
     note(`applied ${step.apply.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
     return undefined;
   }
@@ -310,7 +310,7 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
       const targets = matches ? env.cluster.objects(d.apiVersion, d.kind, d.namespace).filter((o) => matches(o.metadata.labels ?? {})).map((o) => o.metadata.name) : [d.name!];
       if (targets.length === 0) return `delete: no ${d.kind} matches ${d.selector}`;
       for (const name of targets) {
-        env.cluster.delete(d.apiVersion, d.kind, name, d.namespace);
+        await env.cluster.delete(d.apiVersion, d.kind, name, d.namespace);
         names.push(`${d.kind}/${name}`);
       }
     }

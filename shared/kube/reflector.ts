@@ -26,6 +26,13 @@ export const ReflectorRbac = (kind: ReflectorOptions<unknown>['kind']): RbacPerm
 export const ListPageSize = 500;
 /** Delay before retrying after a failed list or watch. */
 export const RetryDelayMs = 2_000;
+/**
+ * The server ends each watch after this long, a normal end that is resumed at once from the last
+ * resourceVersion. It is below client-node's Watch inactivity timeout (30 s without a byte), which
+ * otherwise cut every quiet watch of a real kube-apiserver short with an error (its bookmarks
+ * come about once a minute; found on the real tier, docs/real-tier.md).
+ */
+export const WatchTimeoutSeconds = 25;
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -151,7 +158,7 @@ export class Reflector<K> {
     let ended = false;
     const abort = await new Watch(this.kc).watch(
       path,
-      { resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
+      { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WatchTimeoutSeconds },
       (phase, obj) => {
         if (gen !== this.generation) return;
         if (phase === 'ERROR') {

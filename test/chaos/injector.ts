@@ -197,7 +197,7 @@ export class ChaosInjector implements FaultHooks {
           void env.restartAgent();
           this.record(f, 'agent restarted');
         } else {
-          this.record(f, `${env.cluster.dropWatches()} watches dropped`);
+          this.record(f, `${env.localCluster.dropWatches()} watches dropped`);
         }
         return;
       }

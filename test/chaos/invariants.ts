@@ -358,7 +358,7 @@ export class Monitor {
     // A claim whose node registered but never turns Ready is settled here; gc replaces it after InitializationTimeoutSeconds (its pods then pend, so the run is not settled until they run).
     if (claims.some((c) => ['Pending', 'Launched'].includes(c.phase))) return false;
     const now = env.clock.nowMs();
-    const refused = (p: Pod) => env.cluster.api.evictionRefusal(p) !== undefined;
+    const refused = (p: Pod) => env.localCluster.api.evictionRefusal(p) !== undefined;
     const onNode = (name: string | undefined) => (name ? env.cluster.pods().filter((p) => p.spec?.nodeName === name) : []);
     return !this.terminations().some((t) => t.running && (t.deadlineMs !== undefined || !drainWaitsForGood(onNode(t.nodeName), now, refused)));
   }

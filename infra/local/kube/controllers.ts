@@ -41,6 +41,19 @@ export function preStopSeconds(pod: Pod): number {
   return longest;
 }
 
+/**
+ * When a deleted pod has stopped (epoch ms): its preStop hooks, then its termination time
+ * ({@link AnnotationSimulateTerminationSeconds}, else `defaultTerminationSeconds`), never past the
+ * end of its grace period (deletionTimestamp). The real tier holds its pods that long too.
+ */
+export function podStopsAtMs(pod: Pod, defaultTerminationSeconds = 0): number {
+  const meta = pod.metadata as Pod['metadata'] & { deletionGracePeriodSeconds?: number };
+  const deadlineMs = Date.parse(meta.deletionTimestamp ?? '');
+  const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
+  const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? defaultTerminationSeconds);
+  return Math.min(deadlineMs, startMs + (preStopSeconds(pod) + stopSeconds) * 1000);
+}
+
 /** Taint the node lifecycle controller keeps on a node until it is Ready (TaintNodesByCondition). */
 export const TaintNotReady: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
 /** Taints of a node whose kubelet stopped reporting (instance gone). */
@@ -265,64 +278,6 @@ export class Controllers {
     return (this.api.store.list(T.pods) as unknown as Pod[]).filter((p) => p.spec.nodeName === nodeName);
   }
 
-  private nodeFor(st: InstanceState): Node {
-    const s = st.spec;
-    const capacity = toQuantities(s.capacity);
-    const allocatable = toQuantities(s.allocatable ?? s.capacity);
-    const labels: Record<string, string> = {
-      [LabelArch]: 'amd64',
-      [LabelOS]: 'linux',
-      'beta.kubernetes.io/arch': s.labels?.[LabelArch] ?? 'amd64',
-      'beta.kubernetes.io/os': 'linux',
-      'beta.kubernetes.io/instance-type': s.instanceType,
-      'failure-domain.beta.kubernetes.io/region': s.region!,
-      'failure-domain.beta.kubernetes.io/zone': s.zone,
-      [LabelHostname]: st.nodeName,
-      [LabelInstanceType]: s.instanceType,
-      [LabelTopologyRegion]: s.region!,
-      [LabelTopologyZone]: s.zone,
-      [LabelCapacityType]: s.capacityType ?? 'on-demand',
-      ...(s.labels ?? {}),
-    };
-    const now = this.now;
-    return {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: st.nodeName, labels, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'alpha.kubernetes.io/provided-node-ip': st.privateIp, ...(s.annotations ?? {}) } },
-      spec: {
-        providerID: st.providerID,
-        taints: [...(s.taints ?? []), ...(s.startupTaints ?? []), { ...TaintNotReady, timeAdded: rfc3339(now) }],
-      },
-      status: {
-        capacity,
-        allocatable,
-        conditions: [
-          { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', lastTransitionTime: rfc3339(now) },
-          { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', lastTransitionTime: rfc3339(now) },
-          { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', lastTransitionTime: rfc3339(now) },
-          { type: 'Ready', status: 'False', reason: 'KubeletNotReady', lastTransitionTime: rfc3339(now) },
-        ],
-        addresses: [
-          { type: 'InternalIP', address: st.privateIp },
-          { type: 'InternalDNS', address: st.nodeName },
-          { type: 'Hostname', address: st.nodeName },
-        ],
-        nodeInfo: {
-          architecture: labels[LabelArch],
-          operatingSystem: 'linux',
-          kubeletVersion: KUBELET_VERSION,
-          kubeProxyVersion: KUBELET_VERSION,
-          containerRuntimeVersion: 'containerd://1.7.27',
-          osImage: 'Amazon Linux 2023.6.20250115',
-          kernelVersion: '6.1.119-129.201.amzn2023.x86_64',
-          machineID: st.spec.instanceId.replace(/^i-/, '').padEnd(32, '0'),
-          systemUUID: st.spec.instanceId,
-          bootID: st.spec.instanceId,
-        },
-      },
-    } as Node;
-  }
-
   private kubelets(): void {
     const nowMs = this.now.getTime();
     const now = this.now;
@@ -335,7 +290,7 @@ export class Controllers {
       }
       if (st.phase === 'booting') this.wake(st.launchedAtMs + (s.bootDelaySeconds ?? 0) * 1000);
       if (st.phase === 'booting' && nowMs >= st.launchedAtMs + (s.bootDelaySeconds ?? 0) * 1000) {
-        if (!node) this.api.store.create(T.nodes, this.nodeFor(st) as unknown as KubeObject);
+        if (!node) this.api.store.create(T.nodes, kubeletNode(st, this.now) as unknown as KubeObject);
         st.phase = 'registered';
         st.registeredAtMs = nowMs;
       }
@@ -422,10 +377,7 @@ export class Controllers {
         // The kubelet runs the preStop hooks, then SIGTERM; whatever is still running when the
         // grace period (deletionTimestamp) ends is killed: a hanging preStop delays the pod to
         // the end of its grace period, never beyond (a force delete, grace 0, ends it at once).
-        const deadlineMs = Date.parse(meta.deletionTimestamp);
-        const startMs = deadlineMs - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
-        const stopSeconds = Number(pod.metadata.annotations?.[AnnotationSimulateTerminationSeconds] ?? this.options.podTerminationSeconds ?? 0);
-        const doneMs = Math.min(deadlineMs, startMs + (preStopSeconds(pod) + stopSeconds) * 1000);
+        const doneMs = podStopsAtMs(pod, this.options.podTerminationSeconds ?? 0);
         if (nowMs >= doneMs) this.api.forceDeletePod(ns, pod.metadata.name);
         else this.wake(doneMs);
         continue;
@@ -818,4 +770,66 @@ export class Controllers {
     }
     return changedRounds;
   }
+}
+
+/**
+ * The Node a kubelet registers for an instance: well-known labels (the spec's win), the registered
+ * taints with the not-ready one, Ready=False, addresses and node info. The real tier registers the
+ * same object (without the not-ready taint, which its node lifecycle controller adds).
+ */
+export function kubeletNode(st: Pick<InstanceState, 'spec' | 'nodeName' | 'providerID' | 'privateIp'>, now: Date): Node {
+  const s = st.spec;
+  const capacity = toQuantities(s.capacity);
+  const allocatable = toQuantities(s.allocatable ?? s.capacity);
+  const labels: Record<string, string> = {
+    [LabelArch]: 'amd64',
+    [LabelOS]: 'linux',
+    'beta.kubernetes.io/arch': s.labels?.[LabelArch] ?? 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'beta.kubernetes.io/instance-type': s.instanceType,
+    'failure-domain.beta.kubernetes.io/region': s.region!,
+    'failure-domain.beta.kubernetes.io/zone': s.zone,
+    [LabelHostname]: st.nodeName,
+    [LabelInstanceType]: s.instanceType,
+    [LabelTopologyRegion]: s.region!,
+    [LabelTopologyZone]: s.zone,
+    [LabelCapacityType]: s.capacityType ?? 'on-demand',
+    ...(s.labels ?? {}),
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: st.nodeName, labels, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'alpha.kubernetes.io/provided-node-ip': st.privateIp, ...(s.annotations ?? {}) } },
+    spec: {
+      providerID: st.providerID,
+      taints: [...(s.taints ?? []), ...(s.startupTaints ?? []), { ...TaintNotReady, timeAdded: rfc3339(now) }],
+    },
+    status: {
+      capacity,
+      allocatable,
+      conditions: [
+        { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', lastTransitionTime: rfc3339(now) },
+        { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', lastTransitionTime: rfc3339(now) },
+        { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', lastTransitionTime: rfc3339(now) },
+        { type: 'Ready', status: 'False', reason: 'KubeletNotReady', lastTransitionTime: rfc3339(now) },
+      ],
+      addresses: [
+        { type: 'InternalIP', address: st.privateIp },
+        { type: 'InternalDNS', address: st.nodeName },
+        { type: 'Hostname', address: st.nodeName },
+      ],
+      nodeInfo: {
+        architecture: labels[LabelArch],
+        operatingSystem: 'linux',
+        kubeletVersion: KUBELET_VERSION,
+        kubeProxyVersion: KUBELET_VERSION,
+        containerRuntimeVersion: 'containerd://1.7.27',
+        osImage: 'Amazon Linux 2023.6.20250115',
+        kernelVersion: '6.1.119-129.201.amzn2023.x86_64',
+        machineID: st.spec.instanceId.replace(/^i-/, '').padEnd(32, '0'),
+        systemUUID: st.spec.instanceId,
+        bootID: st.spec.instanceId,
+      },
+    },
+  } as Node;
 }

@@ -16,6 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const Here = import.meta.dirname;
+/** kwok stops posting the status of a Node with this annotation set to "true" (its kubelet stopped). */
+export const KubeletStoppedAnnotation = 'nodefleet.io/kubelet-stopped';
 
 /** One identity the API server knows by its static token. */
 export interface TokenIdentity {
@@ -32,6 +34,11 @@ export interface ControlPlaneOptions {
   kwok?: boolean;
   /** Progress lines. */
   log?: (line: string) => void;
+  /**
+   * Audit the Eviction API: every `pods/eviction` request with its answer (RequestResponse
+   * level), one JSON line each in {@link ControlPlane.auditLog}.
+   */
+  auditEvictions?: boolean;
 }
 
 /** An HTTP answer: status and parsed JSON body (or the raw text when it is not JSON). */
@@ -54,6 +61,8 @@ export interface ControlPlane {
   stop(): Promise<void>;
   /** The temporary directory (logs in <dir>/logs). */
   dir: string;
+  /** The audit log (JSON lines) when `auditEvictions` was asked for. */
+  auditLog?: string;
 }
 
 /** Runs build.sh (skips what is built) and returns the bin directory. */
@@ -203,6 +212,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     // kube-apiserver
     const port = await freePort();
+    const auditLog = opts.auditEvictions ? join(logs, 'audit.jsonl') : undefined;
+    const auditPolicy = join(dir, 'certs', 'audit-policy.yaml');
+    if (auditLog) {
+      writeFileSync(auditPolicy, ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:', '  - level: RequestResponse', '    resources: [{ group: "", resources: ["pods/eviction"] }]', '  - level: None', ''].join('\n'));
+    }
     const certDir = join(dir, 'certs', 'apiserver');
     run('kube-apiserver', [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
@@ -221,6 +235,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--anonymous-auth=false',
       '--enable-priority-and-fairness=false',
       '--profiling=false',
+      ...(auditLog ? [`--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json', '--audit-log-mode=blocking'] : []),
     ]);
     const server = `https://127.0.0.1:${port}`;
     // The serving certificate appears once the server has generated it.
@@ -284,6 +299,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         `--kubeconfig=${kubeconfigOf('kwok')}`,
         '--manage-all-nodes=false',
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+        // A Node (or pod) annotated so is left alone: its kubelet stopped posting status.
+        `--disregard-status-with-annotation-selector=${KubeletStoppedAnnotation}=true`,
         `--server-address=127.0.0.1:${health}`,
         ...configs,
       ]);
@@ -299,7 +316,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       log('control plane: kwok healthy');
     }
     const tokens = Object.fromEntries(Object.keys(opts.identities ?? {}).map((n) => [n, all[n].token]));
-    return { server, caData, adminToken, tokens, request, stop, dir };
+    return { server, caData, adminToken, tokens, request, stop, dir, ...(auditLog ? { auditLog } : {}) };
   } catch (err) {
     await stop();
     throw err;

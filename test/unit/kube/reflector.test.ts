@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListPageSize, Reflector } from '../../../shared/kube/reflector.ts';
 import { kubeConfigFor } from '../../../shared/kube/kube-api.ts';
@@ -13,7 +14,7 @@ import { kubeconfigYaml } from '../../../infra/local/kube/kubeconfig.ts';
  * watch sends one ADDED event and a bookmark (resourceVersion "15") and ends; the second answers
  * 410 Gone (resourceVersion too old); later watches send a MODIFIED event and stay open.
  */
-function server(log: string[]): Server {
+function server(log: string[], timeouts: number[]): Server {
   let lists = 0;
   let watches = 0;
   return createServer((req, res) => {
@@ -21,6 +22,7 @@ function server(log: string[]): Server {
     if (url.searchParams.get('watch') === 'true') {
       watches++;
       log.push(`watch rv=${url.searchParams.get('resourceVersion')}`);
+      timeouts.push(Number(url.searchParams.get('timeoutSeconds')));
       res.writeHead(200, { 'content-type': 'application/json' });
       if (watches === 1) {
         res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'b', namespace: 'd', resourceVersion: '11' }, spec: {} } })}\n`);
@@ -41,10 +43,11 @@ function server(log: string[]): Server {
 
 describe('Reflector (list + watch)', () => {
   const log: string[] = [];
+  const timeouts: number[] = [];
   let srv: Server;
   let port = 0;
   beforeAll(async () => {
-    srv = server(log);
+    srv = server(log, timeouts);
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     port = (srv.address() as { port: number }).port;
   });
@@ -70,6 +73,14 @@ describe('Reflector (list + watch)', () => {
     expect(syncs).toBe(2);
     expect(log.slice(0, 5)).toEqual(['list 1', 'watch rv=10', 'watch rv=15', 'list 2', 'watch rv=20']);
     expect(events).toEqual(['ADDED d/b', 'MODIFIED d/a n1']);
+    // Every watch asks the server to end it before client-node's Watch takes a quiet stream for
+    // dead (kube-apiserver's bookmarks come about once a minute).
+    const inactivityMs = (new Watch(kubeConfigFor({ kind: 'kubeconfig-string', yaml })) as unknown as { requestTimeoutMs: number }).requestTimeoutMs;
+    expect(timeouts.length).toBeGreaterThan(0);
+    for (const t of timeouts) {
+      expect(t).toBeGreaterThan(0);
+      expect(t * 1000).toBeLessThan(inactivityMs);
+    }
   });
 });
 
