@@ -163,7 +163,8 @@ module.exports = {
     // ---- infra ----
     {
       name: 'infra-aws-imports-cdk-and-contract',
-      comment: 'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), shared/api/metrics.ts (the dashboard metric names), shared/api/settings.ts (the Karpenter settings, checked at synth), statemachines/, Node core.',
+      comment:
+        'infra/aws: aws-cdk-lib, constructs, cdk-nag, shared/api/contract.ts (env key names, table, bus), shared/api/iam-policy.ts (the role policies), shared/api/metrics.ts (the dashboard metric names), shared/api/settings.ts (the Karpenter settings, checked at synth), statemachines/, Node core.',
       severity: 'error',
       from: { path: '^infra/aws/', pathNot: TEST },
       // Node core modules are fine in build-time code (the synth script reads the ASL, hashes names).
@@ -171,7 +172,8 @@ module.exports = {
     },
     {
       name: 'infra-local-layers',
-      comment: 'infra/local implements ports and serves wire protocols: api, catalog and the functions it composes; never infra/aws, the CLI or other adapters.',
+      comment:
+        'infra/local implements ports and serves wire protocols: api, catalog and the functions it composes; never infra/aws, the CLI or other adapters.',
       severity: 'error',
       from: { path: '^infra/local/' },
       to: { path: ['^infra/aws/', '^functions/cli/', '^shared/(scheduling|disruption|aws|kube|runtime)/'] },

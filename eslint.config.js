@@ -25,10 +25,7 @@ export default tseslint.config(
         { object: 'Math', property: 'random', message: 'Domain code is pure: no randomness.' },
         { object: 'process', property: 'env', message: 'Domain code is pure: parse env in the handler.' },
       ],
-      'no-restricted-syntax': [
-        'error',
-        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Domain code is pure: pass `now` in.' },
-      ],
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Domain code is pure: pass `now` in.' }],
       'no-restricted-imports': [
         'error',
         { patterns: ['@aws-sdk/*', '@kubernetes/*', '@aws-lambda-powertools/*', '@middy/*', 'node:fs', 'node:http', 'node:net', 'fs', 'http'] },

@@ -35,7 +35,12 @@ describe('Karpenter ports (test/cases/karpenter/COVERAGE.md)', () => {
 
   it('every case a coverage line names exists', () => {
     // "case: a, b" optionally followed by "; test: …" or " — FAILS: …"
-    const named = [...coverage.matchAll(/— case: (.*)$/gm)].flatMap((m) => m[1].split(/; test: | — /)[0].split(', ').map((n) => n.replace(/^\.\.\//, '')));
+    const named = [...coverage.matchAll(/— case: (.*)$/gm)].flatMap((m) =>
+      m[1]
+        .split(/; test: | — /)[0]
+        .split(', ')
+        .map((n) => n.replace(/^\.\.\//, '')),
+    );
     expect(named.length).toBeGreaterThan(100);
     expect(named.filter((n) => !names.has(n))).toEqual([]);
   });

@@ -129,8 +129,21 @@ interface PodActivity {
 
 function nodeFingerprint(n: Node): NodeState {
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  const f = JSON.stringify([n.spec?.providerID, !!n.metadata.deletionTimestamp, n.metadata.labels ?? {}, n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [], n.spec?.unschedulable ?? false, ready, n.status?.allocatable ?? {}]);
-  return { fingerprint: createHash('sha1').update(f).digest('hex'), ready, deleting: nodeDeleting(n), ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}) };
+  const f = JSON.stringify([
+    n.spec?.providerID,
+    !!n.metadata.deletionTimestamp,
+    n.metadata.labels ?? {},
+    n.spec?.taints?.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`) ?? [],
+    n.spec?.unschedulable ?? false,
+    ready,
+    n.status?.allocatable ?? {},
+  ]);
+  return {
+    fingerprint: createHash('sha1').update(f).digest('hex'),
+    ready,
+    deleting: nodeDeleting(n),
+    ...(n.spec?.providerID ? { providerID: n.spec.providerID } : {}),
+  };
 }
 
 /** A bound, non-DaemonSet pod's binding; undefined for unbound and DaemonSet pods (KC podevents skips those). */
@@ -272,7 +285,10 @@ export class AgentCore {
     if (keys.length) {
       const now = this.nowMs();
       const batchId = `${this.opts.clusterName}-${now}-${++this.seq}`;
-      const details = splitDetails(keys.map((k) => this.pending.get(k)!.pod), { cluster: this.opts.clusterName, batchId, observedAt: new Date(now).toISOString() });
+      const details = splitDetails(
+        keys.map((k) => this.pending.get(k)!.pod),
+        { cluster: this.opts.clusterName, batchId, observedAt: new Date(now).toISOString() },
+      );
       const r = await this.opts.publisher.publish(details.map((detail) => ({ source: AgentSource, detailType: DetailTypeUnschedulablePods, detail })));
       if (r.failed > 0) {
         // Which entries failed is not known: send the whole batch again (the provisioner deduplicates).
@@ -299,7 +315,15 @@ export class AgentCore {
     if (!this.deletionSeen) return;
     this.deletionSeen = false;
     const now = this.nowMs();
-    const detail = { schemaVersion: AgentSchemaVersion, cluster: this.opts.clusterName, batchId: `${this.opts.clusterName}-${now}-${++this.seq}`, part: 0, parts: 1, observedAt: new Date(now).toISOString(), pods: [] };
+    const detail = {
+      schemaVersion: AgentSchemaVersion,
+      cluster: this.opts.clusterName,
+      batchId: `${this.opts.clusterName}-${now}-${++this.seq}`,
+      part: 0,
+      parts: 1,
+      observedAt: new Date(now).toISOString(),
+      pods: [],
+    };
     const r = await this.opts.publisher.publish([{ source: AgentSource, detailType: DetailTypeUnschedulablePods, detail }]);
     if (r.failed > 0) {
       this.deletionSeen = true;
@@ -413,7 +437,13 @@ export class AgentCore {
 
   private queueNode(change: NodeLifecycleDetail['change'], n: Node, st?: NodeState): void {
     if (st) st.sentMs = this.nowMs();
-    this.nodeOutbox.push({ schemaVersion: AgentSchemaVersion, cluster: this.opts.clusterName, change, observedAt: new Date(this.nowMs()).toISOString(), node: compactNode(n) });
+    this.nodeOutbox.push({
+      schemaVersion: AgentSchemaVersion,
+      cluster: this.opts.clusterName,
+      change,
+      observedAt: new Date(this.nowMs()).toISOString(),
+      node: compactNode(n),
+    });
     void this.flush();
   }
 

@@ -67,7 +67,8 @@ export class Agent {
     this.core = new AgentCore({ ...opts, log });
     const kc = kubeConfigFor(opts.connection);
     const relist = opts.relistIntervalMs;
-    const onError = (kind: string) => (err: unknown, phase: string) => log('warn', `${kind} ${phase} failed, retrying`, { error: (err as Error)?.message ?? String(err) });
+    const onError = (kind: string) => (err: unknown, phase: string) =>
+      log('warn', `${kind} ${phase} failed, retrying`, { error: (err as Error)?.message ?? String(err) });
     const nowMs = opts.nowMs;
     const onListPage = (p: { kind: string; read: number; kept: number }) => log('debug', 'list page', p);
     // Per pod: its compact form while provisionable, its node binding while bound (pod events),

@@ -45,9 +45,22 @@ async function main(): Promise<void> {
   }
   const agent = new Agent({
     connection: env[Env.kubeconfig] ? { kind: 'kubeconfig', path: env[Env.kubeconfig]! } : { kind: 'in-cluster' },
-    publisher: createEventBridgePublisher({ region: env[Env.region], eventBusName: env[Env.eventBusName], onDropped: (e, reason) => log('error', 'dropped event', { detailType: e.DetailType, reason }) }),
+    publisher: createEventBridgePublisher({
+      region: env[Env.region],
+      eventBusName: env[Env.eventBusName],
+      onDropped: (e, reason) => log('error', 'dropped event', { detailType: e.DetailType, reason }),
+    }),
     clusterName: env[Env.clusterName],
-    ...(env[Env.viewBucket] ? { views: createS3ClusterViewStore({ region: env[Env.region], bucket: env[Env.viewBucket]!, cluster: env[Env.clusterName], endpoint: env[Env.s3Endpoint] }) } : {}),
+    ...(env[Env.viewBucket]
+      ? {
+          views: createS3ClusterViewStore({
+            region: env[Env.region],
+            bucket: env[Env.viewBucket]!,
+            cluster: env[Env.clusterName],
+            endpoint: env[Env.s3Endpoint],
+          }),
+        }
+      : {}),
     healthPort: env.NODEFLEET_AGENT_HEALTH_PORT,
     batchIdleMs: settings.batchIdleDuration,
     batchMaxMs: settings.batchMaxDuration,

@@ -12,7 +12,11 @@ import { AgentSchemaVersion } from '../../shared/api/contract.ts';
 export const MaxDetailBytes = 256 * 1024 - 4 * 1024;
 
 /** One detail per part; a single pod larger than the budget goes alone (the publisher reports it failed). */
-export function splitDetails(pods: readonly AgentPod[], base: { cluster: string; batchId: string; observedAt: string }, maxBytes = MaxDetailBytes): UnschedulablePodsDetail[] {
+export function splitDetails(
+  pods: readonly AgentPod[],
+  base: { cluster: string; batchId: string; observedAt: string },
+  maxBytes = MaxDetailBytes,
+): UnschedulablePodsDetail[] {
   const envelope = Buffer.byteLength(JSON.stringify({ schemaVersion: AgentSchemaVersion, ...base, part: 999, parts: 999, pods: [] }));
   const groups: AgentPod[][] = [];
   let cur: AgentPod[] = [];

@@ -97,7 +97,9 @@ export class ViewPublisher {
     this.busy = true;
     const changes = b.changes;
     try {
-      const { gz, jsonBytes } = await gzipPieces(b.renderJson({ cluster: this.opts.cluster, agent: this.agent, sequence: ++this.sequence, generatedAt: new Date(asOf).toISOString() }, ViewPieceChars));
+      const { gz, jsonBytes } = await gzipPieces(
+        b.renderJson({ cluster: this.opts.cluster, agent: this.agent, sequence: ++this.sequence, generatedAt: new Date(asOf).toISOString() }, ViewPieceChars),
+      );
       this.opts.log?.('debug', 'view rendered', { jsonBytes, gzipBytes: gz.byteLength });
       await this.opts.store.put(gz);
       this.opts.log?.('debug', 'view published', { sequence: this.sequence });

@@ -127,7 +127,9 @@ export function checkRegion(region: string): string {
   const known = catalogRegions();
   if (known.includes(region)) return region;
   const looksLikeRegion = /^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(region);
-  throw new CliError(`--region "${region}": ${looksLikeRegion ? 'no such region in the shipped catalog' : 'not an AWS region name'}; known regions: ${known.join(', ')}`);
+  throw new CliError(
+    `--region "${region}": ${looksLikeRegion ? 'no such region in the shipped catalog' : 'not an AWS region name'}; known regions: ${known.join(', ')}`,
+  );
 }
 
 /**
@@ -159,6 +161,10 @@ export function encode(value: unknown, format: 'json' | 'yaml'): string {
 /** A fixed-width table: columns separated by 3 spaces, as kubectl prints; no trailing spaces. */
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('   ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }

@@ -17,7 +17,6 @@ import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims
 import { launchClaim } from '../../shared/launch/launch.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 
-
 const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
   Empty: 'emptiness',
   Drifted: 'drift',
@@ -89,7 +88,10 @@ function fnv1a(text: string): string {
  * (the store's conditional create and CreateFleet's client token make the second a no-op).
  */
 export function replacementNames(command: DisruptionCommand): string[] {
-  const key = command.candidates.map((c) => c.nodeClaim).sort().join(',');
+  const key = command.candidates
+    .map((c) => c.nodeClaim)
+    .sort()
+    .join(',');
   return command.replacements.map((r, i) => `${r.nodePool}-r${fnv1a(`${key}/${i}/${r.instanceTypes[0]}`)}`);
 }
 
@@ -157,14 +159,21 @@ export const AnnotationDisruptionCommand = 'nodefleet.io/disruption-command';
  * failed, vanished, or is not the command's (names from {@link replacementNames}, claims carrying
  * {@link AnnotationDisruptionCommand}), else 'waiting'.
  */
-export async function replacementsState(deps: Pick<Deps, 'store'>, command: DisruptionCommand, names: readonly string[]): Promise<{ state: 'ready' | 'waiting' } | { state: 'failed'; reason: string }> {
+export async function replacementsState(
+  deps: Pick<Deps, 'store'>,
+  command: DisruptionCommand,
+  names: readonly string[],
+): Promise<{ state: 'ready' | 'waiting' } | { state: 'failed'; reason: string }> {
   const own = replacementNames(command);
-  if (names.length !== own.length || names.some((n) => !own.includes(n))) return { state: 'failed', reason: `replacement claims ${names.join(', ')} are not those of command ${command.id}` };
+  if (names.length !== own.length || names.some((n) => !own.includes(n)))
+    return { state: 'failed', reason: `replacement claims ${names.join(', ')} are not those of command ${command.id}` };
   let waiting = false;
   for (const n of names) {
     const c = await deps.store.get(n);
-    if (!c || c.phase === 'Failed' || c.phase === 'Terminating' || c.phase === 'Terminated') return { state: 'failed', reason: `replacement ${n} ${c ? c.phase.toLowerCase() : 'is gone'}` };
-    if (c.annotations?.[AnnotationDisruptionCommand] !== command.id) return { state: 'failed', reason: `replacement ${n} was not launched by command ${command.id}` };
+    if (!c || c.phase === 'Failed' || c.phase === 'Terminating' || c.phase === 'Terminated')
+      return { state: 'failed', reason: `replacement ${n} ${c ? c.phase.toLowerCase() : 'is gone'}` };
+    if (c.annotations?.[AnnotationDisruptionCommand] !== command.id)
+      return { state: 'failed', reason: `replacement ${n} was not launched by command ${command.id}` };
     if (!isTrue(c, 'Initialized')) waiting = true;
   }
   return { state: waiting ? 'waiting' : 'ready' };
@@ -210,7 +219,8 @@ export async function confirmExpirations(deps: Pick<Deps, 'kube' | 'store' | 'lo
     const claim = await deps.store.get(e.nodeClaim);
     let problem: string | undefined;
     if (!claim || claim.phase === 'Terminating' || claim.phase === 'Terminated') problem = `nodeclaim ${claim ? claim.phase.toLowerCase() : 'is gone'}`;
-    else if (!isClaimExpired(claim, pools.get(claim.nodePool), now)) problem = `nodeclaim has not expired (expires ${claimExpireAt(claim, pools.get(claim.nodePool)) ?? 'never'})`;
+    else if (!isClaimExpired(claim, pools.get(claim.nodePool), now))
+      problem = `nodeclaim has not expired (expires ${claimExpireAt(claim, pools.get(claim.nodePool)) ?? 'never'})`;
     else problem = liveNodeProblem(claim, claim.nodeName ? await deps.kube.getNode(claim.nodeName) : undefined);
     if (problem) {
       deps.log.warn('not expiring nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, reason: problem });

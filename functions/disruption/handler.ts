@@ -29,7 +29,17 @@ import { DynamoBudgetCounter } from '../../shared/aws/dynamo-budget-counter.ts';
 import { planDisruption, validateCommand, type BlockedCandidate, type DisruptionCommand, type DisruptionSnapshot } from '../../shared/disruption/index.ts';
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
-import { confirmExpirations, launchReplacement, releaseSlots, renewSlots, replacementNames, replacementsState, setDisruptedTaint, startTerminations, takeSlots } from './act.ts';
+import {
+  confirmExpirations,
+  launchReplacement,
+  releaseSlots,
+  renewSlots,
+  replacementNames,
+  replacementsState,
+  setDisruptedTaint,
+  startTerminations,
+  takeSlots,
+} from './act.ts';
 import { DisruptionInputSchema, type DisruptionInput, type DisruptionOutput } from './schemas.ts';
 
 /** How often to re-check replacements for Initialized (Karpenter polls cluster state continuously; a launch takes ~1 min). */
@@ -82,7 +92,8 @@ function report(deps: Pick<Deps, 'log' | 'metrics' | 'env'>, blocked: readonly B
 function reportNodePools(deps: Pick<Deps, 'metrics'>, snapshot: DisruptionSnapshot): void {
   for (const pool of snapshot.nodePools) {
     const nodepool = pool.metadata.name;
-    for (const g of resourceGauges(nodePoolResources(nodepool, snapshot.nodeClaims ?? []))) deps.metrics.count(MetricNames.nodePoolsUsage, { nodepool, resource_type: g.resourceType }, g.value);
+    for (const g of resourceGauges(nodePoolResources(nodepool, snapshot.nodeClaims ?? [])))
+      deps.metrics.count(MetricNames.nodePoolsUsage, { nodepool, resource_type: g.resourceType }, g.value);
     for (const g of resourceGauges(nodePoolLimits(pool))) deps.metrics.count(MetricNames.nodePoolsLimit, { nodepool, resource_type: g.resourceType }, g.value);
   }
 }
@@ -112,19 +123,33 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
   const plan = planDisruption(snapshot, now, { elapsedMs: () => performance.now() });
   report(deps, plan.blocked, now.getTime());
   reportNodePools(deps, snapshot);
-  for (const s of podStartupSeconds(snapshot.pods, now.getTime() - DisruptionLoopPeriodSeconds * 1000, now.getTime())) deps.metrics.seconds(MetricNames.podsStartupDuration, s);
+  for (const s of podStartupSeconds(snapshot.pods, now.getTime() - DisruptionLoopPeriodSeconds * 1000, now.getTime()))
+    deps.metrics.seconds(MetricNames.podsStartupDuration, s);
   await recordConditions(deps, plan.claimConditions);
   for (const m of plan.timedOut) deps.log.warn('abandoning consolidation search: time budget spent', { method: m, simulations: plan.simulations });
-  for (const b of plan.budgets) if (Number.isFinite(b.allowed)) deps.metrics.count(MetricNames.nodePoolsAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
+  for (const b of plan.budgets)
+    if (Number.isFinite(b.allowed)) deps.metrics.count(MetricNames.nodePoolsAllowedDisruptions, { nodepool: b.nodePool, reason: b.reason }, b.allowed);
   for (const e of plan.eligibleNodes) deps.metrics.count(MetricNames.disruptionEligibleNodes, { reason: e.reason.toLowerCase() }, e.count);
-  for (const b of plan.budgets.filter((x) => x.reason === 'Empty')) deps.metrics.count(MetricNames.nodePoolsNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
+  for (const b of plan.budgets.filter((x) => x.reason === 'Empty'))
+    deps.metrics.count(MetricNames.nodePoolsNodesConsumingBudgets, { nodepool: b.nodePool }, b.disrupting);
   const expirations = plan.expirations.length > 0 ? await confirmExpirations(deps, plan.expirations, now) : [];
   for (const e of expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
   const started = expirations.length > 0 ? await startTerminations(deps, expirations, 'Expired', now, false) : [];
   for (const e of expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
   if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations };
-  deps.log.info('disruption command planned', { id: plan.command.id, method: plan.command.method, candidates: plan.command.candidates.map((c) => c.nodeName), decision: plan.command.decision });
-  return { status: 'validating', command: plan.command, retryAfterSeconds: CommandValidationDelaySeconds, terminationsStarted: started, simulations: plan.simulations };
+  deps.log.info('disruption command planned', {
+    id: plan.command.id,
+    method: plan.command.method,
+    candidates: plan.command.candidates.map((c) => c.nodeName),
+    decision: plan.command.decision,
+  });
+  return {
+    status: 'validating',
+    command: plan.command,
+    retryAfterSeconds: CommandValidationDelaySeconds,
+    terminationsStarted: started,
+    simulations: plan.simulations,
+  };
 }
 
 async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Date): Promise<DisruptionOutput> {
@@ -137,7 +162,8 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
     return { status: 'invalidated', command, reason: v.reason, terminationsStarted: [] };
   }
   const cmd = v.command;
-  if (!(await takeSlots(deps, cmd, v.counterLimits, now.toISOString()))) return { status: 'budget-exhausted', command: cmd, reason: 'disruption budget taken by a concurrent run', terminationsStarted: [] };
+  if (!(await takeSlots(deps, cmd, v.counterLimits, now.toISOString())))
+    return { status: 'budget-exhausted', command: cmd, reason: 'disruption budget taken by a concurrent run', terminationsStarted: [] };
   deps.metrics.count(MetricNames.disruptionDecisions, { decision: cmd.decision, reason: cmd.reason, consolidation_type: cmd.method });
   // Karpenter's line when a command starts (kubernetes-sigs/karpenter disruption/queue.go StartCommand).
   deps.log.info('disrupting node(s)', {
@@ -149,9 +175,11 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
     'pod-count': cmd.candidates.reduce((n, c) => n + c.pods.length, 0),
     'disrupted-nodes': cmd.candidates.map((c) => c.nodeName),
   });
-  for (const c of cmd.candidates) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: cmd.reason.toLowerCase(), capacity_type: c.capacityType });
+  for (const c of cmd.candidates)
+    deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: cmd.reason.toLowerCase(), capacity_type: c.capacityType });
   await setDisruptedTaint(deps, cmd.candidates, true);
-  if (cmd.replacements.length === 0) return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
+  if (cmd.replacements.length === 0)
+    return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
   const names = replacementNames(cmd);
   for (let i = 0; i < names.length; i++) {
     const failed = await launchReplacement(deps, cmd.replacements[i], names[i], cmd, now, snapshot);
@@ -203,10 +231,18 @@ export async function run(input: DisruptionInput, deps: DisruptionDeps): Promise
   if (!input.command) return planStep(deps, now);
   if (!input.replacementClaims) return actStep(deps, input.command, now);
   // The command holds its slots as leases: renew them, and never go on without them.
-  if (!(await renewSlots(deps, input.command.candidates, now.toISOString()))) return abandon(deps, input.command, 'a budget slot lease ran out (gc reclaimed it)');
+  if (!(await renewSlots(deps, input.command.candidates, now.toISOString())))
+    return abandon(deps, input.command, 'a budget slot lease ran out (gc reclaimed it)');
   const r = await replacementsState(deps, input.command, input.replacementClaims);
   if (r.state === 'failed') return abandon(deps, input.command, r.reason);
-  if (r.state === 'waiting') return { status: 'waiting-for-replacements', command: input.command, replacementClaims: input.replacementClaims, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };
+  if (r.state === 'waiting')
+    return {
+      status: 'waiting-for-replacements',
+      command: input.command,
+      replacementClaims: input.replacementClaims,
+      retryAfterSeconds: ReplacementPollSeconds,
+      terminationsStarted: [],
+    };
   const started = await startTerminations(deps, input.command.candidates, input.command.reason, now, true);
   return { status: 'terminating', command: input.command, replacementClaims: input.replacementClaims, terminationsStarted: started };
 }

@@ -9,11 +9,32 @@ const CapacityType = z.enum(['reserved', 'spot', 'on-demand']);
 
 export const ReplacementClaimSchema = z.object({
   nodePool: z.string(),
-  requirements: z.array(z.object({ key: z.string(), operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']), values: z.array(z.string()).optional(), minValues: z.number().optional() })),
+  requirements: z.array(
+    z.object({
+      key: z.string(),
+      operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']),
+      values: z.array(z.string()).optional(),
+      minValues: z.number().optional(),
+    }),
+  ),
   instanceTypes: z.array(z.string()).min(1),
   labels: z.record(z.string(), z.string()),
-  taints: z.array(z.object({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']), timeAdded: z.string().optional() })),
-  startupTaints: z.array(z.object({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']), timeAdded: z.string().optional() })),
+  taints: z.array(
+    z.object({
+      key: z.string(),
+      value: z.string().optional(),
+      effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+      timeAdded: z.string().optional(),
+    }),
+  ),
+  startupTaints: z.array(
+    z.object({
+      key: z.string(),
+      value: z.string().optional(),
+      effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+      timeAdded: z.string().optional(),
+    }),
+  ),
   requests: z.record(z.string(), z.string()),
   capacityTypes: z.array(CapacityType),
   zones: z.array(z.string()),
@@ -31,7 +52,9 @@ export const CommandCandidateSchema = z.object({
   priceUsdPerHour: z.number().optional(),
   instanceId: z.string().optional(),
   providerID: z.string().optional(),
-  driftReason: z.enum(['NodePoolDrifted', 'RequirementsDrifted', 'InstanceTypeNotFound', 'NodeClassDrift', 'AMIDrift', 'SubnetDrift', 'SecurityGroupDrift']).optional(),
+  driftReason: z
+    .enum(['NodePoolDrifted', 'RequirementsDrifted', 'InstanceTypeNotFound', 'NodeClassDrift', 'AMIDrift', 'SubnetDrift', 'SecurityGroupDrift'])
+    .optional(),
   pods: z.array(z.string()),
 });
 

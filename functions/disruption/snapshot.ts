@@ -30,7 +30,11 @@ import { readClusterPicture, readStorage } from '../../shared/runtime/cluster-pi
 import type { Log } from '../../shared/runtime/observability.ts';
 
 /** The ports the snapshot reads; `resolver` (optional) gives what node classes resolve to now (AMI drift, the zones replacements may launch in). */
-export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher' | 'views'> & { resolver?: NodeClassResolver; log?: Deps['log']; cloud?: Pick<Deps['cloud'], 'list'> };
+export type SnapshotDeps = Pick<Deps, 'kube' | 'store' | 'unavailable' | 'budgets' | 'env' | 'catalogRefresher' | 'views'> & {
+  resolver?: NodeClassResolver;
+  log?: Deps['log'];
+  cloud?: Pick<Deps['cloud'], 'list'>;
+};
 
 const silent: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -38,7 +42,12 @@ const silent: Log = { debug() {}, info() {}, warn() {}, error() {} };
  * Nodes and pods with the named nodes (and the pods bound to them) replaced by their live state:
  * a node gone live is dropped with its pods. Reads 2 objects-worth per name, never a list of the cluster.
  */
-export async function withLiveNodes(kube: Deps['kube'], nodes: readonly Node[], pods: readonly Pod[], names: readonly string[]): Promise<{ nodes: Node[]; pods: Pod[] }> {
+export async function withLiveNodes(
+  kube: Deps['kube'],
+  nodes: readonly Node[],
+  pods: readonly Pod[],
+  names: readonly string[],
+): Promise<{ nodes: Node[]; pods: Pod[] }> {
   const wanted = new Set(names);
   const live = await Promise.all([...wanted].map(async (n) => ({ node: await kube.getNode(n), pods: await kube.listPods({ nodeName: n }) })));
   return {
@@ -56,16 +65,27 @@ export async function withLiveNodes(kube: Deps['kube'], nodes: readonly Node[], 
 async function resolveClasses(
   deps: SnapshotDeps,
   nodeClasses: readonly EC2NodeClass[],
-): Promise<{ imageIds: Record<string, string[]>; subnets: Map<string, SubnetInfo[]>; networks: Record<string, { subnetIds: string[]; securityGroupIds: string[] }>; problems: Record<string, string> } | undefined> {
+): Promise<
+  | {
+      imageIds: Record<string, string[]>;
+      subnets: Map<string, SubnetInfo[]>;
+      networks: Record<string, { subnetIds: string[]; securityGroupIds: string[] }>;
+      problems: Record<string, string>;
+    }
+  | undefined
+> {
   if (!deps.resolver) return undefined;
   const r = await resolveNodeClasses(deps.resolver, nodeClasses);
   const problems: Record<string, string> = Object.fromEntries(r.problems);
   for (const [name, err] of r.failures) problems[name] = `resolving its selector terms failed: ${err.message}`;
-  for (const [name, problem] of Object.entries(problems)) deps.log?.warn('cannot resolve node class; AMI drift not checked and no replacement launched from it', { nodeClass: name, error: problem });
+  for (const [name, problem] of Object.entries(problems))
+    deps.log?.warn('cannot resolve node class; AMI drift not checked and no replacement launched from it', { nodeClass: name, error: problem });
   return {
     imageIds: Object.fromEntries([...r.resolved].map(([name, res]) => [name, resolvedImageIds(res)])),
     subnets: new Map([...r.resolved].map(([name, res]) => [name, res.subnets])),
-    networks: Object.fromEntries([...r.resolved].map(([name, res]) => [name, { subnetIds: res.subnets.map((s) => s.subnetId), securityGroupIds: res.securityGroupIds }])),
+    networks: Object.fromEntries(
+      [...r.resolved].map(([name, res]) => [name, { subnetIds: res.subnets.map((s) => s.subnetId), securityGroupIds: res.securityGroupIds }]),
+    ),
     problems,
   };
 }
@@ -78,7 +98,12 @@ async function instanceNetworks(deps: SnapshotDeps): Promise<Record<string, Inst
   if (!deps.cloud) return undefined;
   try {
     const instances = await deps.cloud.list();
-    return Object.fromEntries(instances.map((i) => [i.instanceId, { ...(i.subnetId ? { subnetId: i.subnetId } : {}), ...(i.securityGroupIds ? { securityGroupIds: i.securityGroupIds } : {}) }]));
+    return Object.fromEntries(
+      instances.map((i) => [
+        i.instanceId,
+        { ...(i.subnetId ? { subnetId: i.subnetId } : {}), ...(i.securityGroupIds ? { securityGroupIds: i.securityGroupIds } : {}) },
+      ]),
+    );
   } catch (err) {
     deps.log?.warn('cannot list instances; subnet and security group drift not checked', { error: (err as Error).message });
     return undefined;
@@ -119,7 +144,14 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
   const typesOfClass = (name: string): InstanceType[] => {
     let types = byClass.get(name);
     if (!types) {
-      types = loadCatalog({ region: deps.env.region, nodeClass: classByName.get(name), unavailable, refreshed, subnets: resolved?.subnets.get(name), settings: catalogSettingsOf(deps.env.settings) });
+      types = loadCatalog({
+        region: deps.env.region,
+        nodeClass: classByName.get(name),
+        unavailable,
+        refreshed,
+        subnets: resolved?.subnets.get(name),
+        settings: catalogSettingsOf(deps.env.settings),
+      });
       byClass.set(name, types);
     }
     return types;

@@ -8,7 +8,15 @@ import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError, NotFoundError } from '../../shared/api/errors.ts';
 import type { CloudInstance } from '../../shared/api/ports.ts';
 import { TaintDisrupted } from '../../shared/api/labels.ts';
-import { planGarbageCollection, terminationRestarts, type GcPlan, InitializationTimeoutSeconds, LaunchTimeoutSeconds, RegistrationTimeoutSeconds, OrphanInstanceGraceSeconds } from '../../shared/disruption/gc.ts';
+import {
+  planGarbageCollection,
+  terminationRestarts,
+  type GcPlan,
+  InitializationTimeoutSeconds,
+  LaunchTimeoutSeconds,
+  RegistrationTimeoutSeconds,
+  OrphanInstanceGraceSeconds,
+} from '../../shared/disruption/gc.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import { MetricNames } from '../../shared/api/metrics.ts';
 import { wrapHandler } from '../../shared/runtime/middleware.ts';
@@ -58,7 +66,11 @@ export interface GcResult {
   nodeClaimObjects?: { put: string[]; removed: string[]; foreign: string[] };
 }
 
-const Timeouts: Partial<Record<string, string>> = { launch_timeout: `${LaunchTimeoutSeconds / 60}m`, registration_timeout: `${RegistrationTimeoutSeconds / 60}m`, initialization_timeout: `${InitializationTimeoutSeconds / 60}m` };
+const Timeouts: Partial<Record<string, string>> = {
+  launch_timeout: `${LaunchTimeoutSeconds / 60}m`,
+  registration_timeout: `${RegistrationTimeoutSeconds / 60}m`,
+  initialization_timeout: `${InitializationTimeoutSeconds / 60}m`,
+};
 
 /** One gc pass. Input is ignored (scheduled event). */
 export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
@@ -87,7 +99,12 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
         try {
           await restart(deps, r);
         } catch (err) {
-          deps.log.error('garbage collection action failed', { action: 'restart-termination', subject: r.nodeClaim, error: (err as Error).message, errorName: (err as Error).name });
+          deps.log.error('garbage collection action failed', {
+            action: 'restart-termination',
+            subject: r.nodeClaim,
+            error: (err as Error).message,
+            errorName: (err as Error).name,
+          });
         }
       }
     }
@@ -107,9 +124,25 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   const nodeClaimObjects = objectsRead.status === 'fulfilled' ? objectsRead.value : undefined;
   const nodePools = presenceRead.status === 'fulfilled' ? presenceRead.value : undefined;
   const nodeRepair = deps.env.settings?.featureGates.NodeRepair ?? false;
-  const plan = planGarbageCollection({ cluster: deps.env.clusterName, nodeClaims: claims, nodes, instances, tableEpochMs, nodeRepair, ...(budgetHolders ? { budgetHolders } : {}), ...(nodeClaimObjects ? { nodeClaimObjects } : {}), ...(nodePools ? { nodePools } : {}) }, now);
+  const plan = planGarbageCollection(
+    {
+      cluster: deps.env.clusterName,
+      nodeClaims: claims,
+      nodes,
+      instances,
+      tableEpochMs,
+      nodeRepair,
+      ...(budgetHolders ? { budgetHolders } : {}),
+      ...(nodeClaimObjects ? { nodeClaimObjects } : {}),
+      ...(nodePools ? { nodePools } : {}),
+    },
+    now,
+  );
   const result = await execute(plan, deps, new Map(claims.map((c) => [c.name, c])));
-  for (const [read, action, subject] of [[objectsRead, 'list-nodeclaim-objects', 'nodeclaims'], [presenceRead, 'list-nodepools', 'nodepools']] as const) {
+  for (const [read, action, subject] of [
+    [objectsRead, 'list-nodeclaim-objects', 'nodeclaims'],
+    [presenceRead, 'list-nodepools', 'nodepools'],
+  ] as const) {
     if (read.status === 'fulfilled') continue;
     const err = read.reason as Error;
     deps.log.error('garbage collection action failed', { action, error: err.message, errorName: err.name });
@@ -118,7 +151,11 @@ export async function run(_input: unknown, deps: GcDeps): Promise<GcResult> {
   // Mirrors of the records left after this pass.
   const deletedNow = new Set(result.deleted.map((d) => d.nodeClaim));
   if (nodeClaimObjects) {
-    const m = await syncNodeClaimObjects(deps, claims.filter((c) => !deletedNow.has(c.name)), nodeClaimObjects);
+    const m = await syncNodeClaimObjects(
+      deps,
+      claims.filter((c) => !deletedNow.has(c.name)),
+      nodeClaimObjects,
+    );
     result.nodeClaimObjects = { put: m.put, removed: m.removed, foreign: m.foreign };
     result.failed.push(...m.failed);
   }
@@ -144,7 +181,19 @@ async function withClaimInstances(deps: GcDeps, claims: readonly NodeClaim[], li
  * The next pass (a minute later) plans the failed ones again.
  */
 async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim>): Promise<GcResult> {
-  const result: GcResult = { deleted: [], terminated: [], restarted: [], started: [], releasedBudgetSlots: [], untainted: [], unownedBeforeEpoch: plan.unownedBeforeEpoch, orphansWithNode: plan.orphansWithNode, repaired: [], repairBlocked: plan.repair.blocked, failed: [] };
+  const result: GcResult = {
+    deleted: [],
+    terminated: [],
+    restarted: [],
+    started: [],
+    releasedBudgetSlots: [],
+    untainted: [],
+    unownedBeforeEpoch: plan.unownedBeforeEpoch,
+    orphansWithNode: plan.orphansWithNode,
+    repaired: [],
+    repairBlocked: plan.repair.blocked,
+    failed: [],
+  };
   for (const u of plan.unownedBeforeEpoch) {
     deps.log.warn('instance launched before the claims table began has no nodeclaim, not terminating it: adopt or remove it', {
       instance: u.instanceId,
@@ -187,7 +236,12 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
       const timeout = Timeouts[d.reason];
       if (timeout) deps.log.info('terminating due to timeout', { NodeClaim: { name: c.name }, timeout, reason: d.reason });
       else deps.log.info('deleted nodeclaim', { NodeClaim: { name: c.name }, reason: d.reason, ...(d.instanceId ? { instance: d.instanceId } : {}) });
-      deps.metrics.count(MetricNames.nodeClaimsTerminated, { nodepool: c.nodePool, reason: d.reason, ...(c.capacityType ? { capacity_type: c.capacityType } : {}), ...(c.zone ? { zone: c.zone } : {}) });
+      deps.metrics.count(MetricNames.nodeClaimsTerminated, {
+        nodepool: c.nodePool,
+        reason: d.reason,
+        ...(c.capacityType ? { capacity_type: c.capacityType } : {}),
+        ...(c.zone ? { zone: c.zone } : {}),
+      });
     });
   }
   for (const t of plan.terminateInstances) {
@@ -210,10 +264,22 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
       const c = claims.get(r.nodeClaim)!;
       // Forceful, as Karpenter's node repair: the termination's deadline is now (drain cut off at once).
       const executionArn = await startClaimTermination(deps.termination, c, { reason: 'unhealthy', now: deps.clock.now(), forceful: true });
-      deps.log.info('deleting unhealthy node', { NodeClaim: { name: c.name }, Node: { name: r.nodeName }, condition: r.condition.type, status: r.condition.status, ...(r.condition.reason ? { reason: r.condition.reason } : {}), executionArn });
+      deps.log.info('deleting unhealthy node', {
+        NodeClaim: { name: c.name },
+        Node: { name: r.nodeName },
+        condition: r.condition.type,
+        status: r.condition.status,
+        ...(r.condition.reason ? { reason: r.condition.reason } : {}),
+        executionArn,
+      });
       const capacityType: Record<string, string> = c.capacityType ? { capacity_type: c.capacityType } : {};
       deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: 'unhealthy', ...capacityType });
-      deps.metrics.count(MetricNames.nodeClaimsUnhealthyDisrupted, { condition: conditionLabel(r.condition.type), nodepool: c.nodePool, ...capacityType, ...(c.imageId ? { image_id: c.imageId } : {}) });
+      deps.metrics.count(MetricNames.nodeClaimsUnhealthyDisrupted, {
+        condition: conditionLabel(r.condition.type),
+        nodepool: c.nodePool,
+        ...capacityType,
+        ...(c.imageId ? { image_id: c.imageId } : {}),
+      });
       result.repaired.push({ nodeClaim: c.name, nodeName: r.nodeName, condition: r.condition.type });
     });
   }
@@ -231,7 +297,12 @@ async function execute(plan: GcPlan, deps: GcDeps, claims: Map<string, NodeClaim
         const current = await deps.store.get(d.nodeClaim);
         if (!current || terminationStarted(current)) return;
         const executionArn = await startClaimTermination(deps.termination, current, { reason: 'manual', now: deps.clock.now() });
-        deps.log.info(`${d.cause} deleted: terminating its nodeclaim`, { NodeClaim: { name: d.nodeClaim }, NodePool: { name: current.nodePool }, ...(current.nodeName ? { Node: { name: current.nodeName } } : {}), executionArn });
+        deps.log.info(`${d.cause} deleted: terminating its nodeclaim`, {
+          NodeClaim: { name: d.nodeClaim },
+          NodePool: { name: current.nodePool },
+          ...(current.nodeName ? { Node: { name: current.nodeName } } : {}),
+          executionArn,
+        });
         result.started.push(d);
       });
     }

@@ -20,12 +20,17 @@ export interface NodeClaimObjectsResult {
 }
 
 /** Writes the NodeClaim objects `records` call for; `listed`: the objects as the caller listed them this pass (else listed here). */
-export async function syncNodeClaimObjects(deps: Pick<Deps, 'env' | 'kube' | 'log'>, records: readonly NodeClaim[], listed?: readonly KubeNodeClaim[]): Promise<NodeClaimObjectsResult> {
+export async function syncNodeClaimObjects(
+  deps: Pick<Deps, 'env' | 'kube' | 'log'>,
+  records: readonly NodeClaim[],
+  listed?: readonly KubeNodeClaim[],
+): Promise<NodeClaimObjectsResult> {
   const out: NodeClaimObjectsResult = { put: [], removed: [], foreign: [], failed: [] };
   const objects = listed ?? (await deps.kube.listNodeClaimObjects());
   const plan = planNodeClaimObjects(records, objects, { cluster: deps.env.clusterName, nodeClassGroup: managedNodeClassGroup(deps.env.besideKarpenter) });
   out.foreign = plan.foreign;
-  for (const name of plan.foreign) deps.log.warn('nodeclaim object of this name belongs to another controller, not mirroring the record', { NodeClaim: { name } });
+  for (const name of plan.foreign)
+    deps.log.warn('nodeclaim object of this name belongs to another controller, not mirroring the record', { NodeClaim: { name } });
   const attempt = async (action: string, subject: string, fn: () => Promise<void>) => {
     try {
       await fn();
@@ -34,13 +39,15 @@ export async function syncNodeClaimObjects(deps: Pick<Deps, 'env' | 'kube' | 'lo
       out.failed.push({ action, subject, error: `${(err as Error).name}: ${(err as Error).message}` });
     }
   };
-  for (const o of plan.put) await attempt('put-nodeclaim-object', o.metadata.name, async () => {
-    await deps.kube.putNodeClaimObject(o);
-    out.put.push(o.metadata.name);
-  });
-  for (const o of plan.remove) await attempt('delete-nodeclaim-object', o.metadata.name, async () => {
-    await deps.kube.deleteNodeClaimObject(o);
-    out.removed.push(o.metadata.name);
-  });
+  for (const o of plan.put)
+    await attempt('put-nodeclaim-object', o.metadata.name, async () => {
+      await deps.kube.putNodeClaimObject(o);
+      out.put.push(o.metadata.name);
+    });
+  for (const o of plan.remove)
+    await attempt('delete-nodeclaim-object', o.metadata.name, async () => {
+      await deps.kube.deleteNodeClaimObject(o);
+      out.removed.push(o.metadata.name);
+    });
   return out;
 }

@@ -25,7 +25,16 @@
  * attempt with the notice's deadline (`escalate`).
  */
 import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
-import type { BudgetCounter, Clock, CloudProvider, KubeApi, NodeClaimStore, TerminationInput, TerminationStarter, UnavailableOfferings } from '../../shared/api/ports.ts';
+import type {
+  BudgetCounter,
+  Clock,
+  CloudProvider,
+  KubeApi,
+  NodeClaimStore,
+  TerminationInput,
+  TerminationStarter,
+  UnavailableOfferings,
+} from '../../shared/api/ports.ts';
 import { UnavailableOfferingsTtlSeconds } from '../../shared/api/ports.ts';
 import { AnnotationRebalanceRecommendedAt } from '../../shared/api/labels.ts';
 import { ConflictError, TransientError, ValidationError } from '../../shared/api/errors.ts';
@@ -109,8 +118,10 @@ async function handleInstance(msg: InterruptionMessage, instanceId: string, deps
   if (claim.phase === 'Terminated') return { instanceId, action: 'already-terminating' };
   const nowMs = deps.clock.now().getTime();
   const terminating = claim.phase === 'Terminating';
-  if (msg.kind === 'RebalanceRecommendation') return terminating ? { instanceId, action: 'already-terminating' } : rebalance(msg, claim, instanceId, nowMs, deps);
-  if (msg.kind === 'StateChange' && (!msg.state || !GoneStates.has(msg.state))) return terminating ? { instanceId, action: 'already-terminating' } : { instanceId, action: 'ignored-state' };
+  if (msg.kind === 'RebalanceRecommendation')
+    return terminating ? { instanceId, action: 'already-terminating' } : rebalance(msg, claim, instanceId, nowMs, deps);
+  if (msg.kind === 'StateChange' && (!msg.state || !GoneStates.has(msg.state)))
+    return terminating ? { instanceId, action: 'already-terminating' } : { instanceId, action: 'ignored-state' };
   // The termination already got as far as TerminateInstances (its own state-change events come back here).
   if (terminating && isTrue(claim, 'InstanceTerminating')) return { instanceId, action: 'already-terminating' };
   const refusal = await ec2Refusal(msg, claim, instanceId, deps);
@@ -204,7 +215,16 @@ async function escalate(msg: InterruptionMessage, claim: NodeClaim, instanceId: 
   try {
     await deps.store.update({
       ...noted,
-      termination: { attempt, reason: 'interruption', deadlineEpochMs: deadline, ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}), startedAt: t?.startedAt ?? nowIso, heartbeatAt: nowIso, failures: t?.failures ?? 0, ...(t?.ended ? { ended: t.ended } : {}) },
+      termination: {
+        attempt,
+        reason: 'interruption',
+        deadlineEpochMs: deadline,
+        ...(t?.budgetNodePool ? { budgetNodePool: t.budgetNodePool } : {}),
+        startedAt: t?.startedAt ?? nowIso,
+        heartbeatAt: nowIso,
+        failures: t?.failures ?? 0,
+        ...(t?.ended ? { ended: t.ended } : {}),
+      },
     });
   } catch (err) {
     // another writer moved the claim on (the attempt itself, a duplicate message, gc): SQS
@@ -232,7 +252,13 @@ async function start(
     ...(deadlineEpochMs !== undefined ? { deadlineEpochMs } : {}),
   };
   const executionArn = await deps.termination.start(input);
-  deps.log.info('initiating delete from interruption message', { messageKind: msg.kind, action: 'CordonAndDrain', NodeClaim: claim.name, Node: claim.nodeName, executionArn });
+  deps.log.info('initiating delete from interruption message', {
+    messageKind: msg.kind,
+    action: 'CordonAndDrain',
+    NodeClaim: claim.name,
+    Node: claim.nodeName,
+    executionArn,
+  });
   return { instanceId, action: 'terminate', executionArn, ...(deadlineEpochMs !== undefined ? { deadlineEpochMs } : {}) };
 }
 
@@ -275,7 +301,13 @@ export function scheduledChangeDeadline(msg: InterruptionMessage, claim: NodeCla
  */
 async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId: string, nowMs: number, deps: InterruptionDeps): Promise<InterruptionOutcome> {
   const now = new Date(nowMs);
-  deps.log.info('spot rebalance recommendation', { reason: 'SpotRebalanceRecommendation', NodeClaim: claim.name, Node: claim.nodeName, instanceId, eventId: msg.eventId });
+  deps.log.info('spot rebalance recommendation', {
+    reason: 'SpotRebalanceRecommendation',
+    NodeClaim: claim.name,
+    Node: claim.nodeName,
+    instanceId,
+    eventId: msg.eventId,
+  });
   const pool = (await deps.kube.listNodePools()).find((p) => p.metadata.name === claim.nodePool);
   const optedIn = hasRebalanceReplace(pool);
   if (claim.annotations[AnnotationRebalanceRecommendedAt] === undefined) {
@@ -285,7 +317,10 @@ async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId:
   if (!pool || !optedIn) return { instanceId, action: 'recorded' };
 
   const poolClaims = (await deps.store.list()).filter((c) => c.nodePool === claim.nodePool && c.phase !== 'Terminated' && c.phase !== 'Failed');
-  const leaving = new Set([...poolClaims.filter((c) => c.phase === 'Terminating').map((c) => c.name), ...Object.keys(await deps.budgets.holders(claim.nodePool))]);
+  const leaving = new Set([
+    ...poolClaims.filter((c) => c.phase === 'Terminating').map((c) => c.name),
+    ...Object.keys(await deps.budgets.holders(claim.nodePool)),
+  ]);
   let status;
   try {
     status = budgetStatus(pool, 'Rebalance', poolClaims.length, leaving.size, now);
@@ -298,13 +333,20 @@ async function rebalance(msg: InterruptionMessage, claim: NodeClaim, instanceId:
   }
   if (status.allowed <= 0) {
     const reason = `disruption budget for Rebalance in nodepool "${claim.nodePool}" is spent (allows ${status.cap ?? 'unlimited'} of ${status.nodes} nodes, ${status.disrupting} already disrupting)`;
-    deps.log.info('rebalance replacement blocked by disruption budget; the disruption runs retry it', { NodeClaim: claim.name, nodePool: claim.nodePool, reason });
+    deps.log.info('rebalance replacement blocked by disruption budget; the disruption runs retry it', {
+      NodeClaim: claim.name,
+      nodePool: claim.nodePool,
+      reason,
+    });
     return { instanceId, action: 'budget-exhausted', reason };
   }
   // The recommendation means this spot pool is at elevated risk: keep the replacement off it
   // (the disruption run plans within a minute, well inside the 3-minute TTL).
   if (claim.capacityType === 'spot' && claim.instanceType && claim.zone) {
-    await deps.unavailable.mark([{ instanceType: claim.instanceType, zone: claim.zone, capacityType: 'spot', reason: msg.kind }], Math.floor(nowMs / 1000) + UnavailableOfferingsTtlSeconds);
+    await deps.unavailable.mark(
+      [{ instanceType: claim.instanceType, zone: claim.zone, capacityType: 'spot', reason: msg.kind }],
+      Math.floor(nowMs / 1000) + UnavailableOfferingsTtlSeconds,
+    );
   }
   deps.log.info('rebalance replacement queued for the next disruption run', { NodeClaim: claim.name, nodePool: claim.nodePool, allowed: status.allowed });
   return { instanceId, action: 'replacement-queued' };

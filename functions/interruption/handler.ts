@@ -77,7 +77,11 @@ async function handleRecord(messageId: string, body: string, deps: InterruptionD
   try {
     return { messageId, status: 'handled', outcomes: await handleMessage(msg, deps) };
   } catch (err) {
-    deps.log.warn('interruption message failed; SQS will redeliver it', { messageId, kind: msg.kind, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    deps.log.warn('interruption message failed; SQS will redeliver it', {
+      messageId,
+      kind: msg.kind,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
     return { messageId, status: 'failed', error: err instanceof Error ? err.name : String(err) };
   }
 }

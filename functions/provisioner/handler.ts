@@ -42,9 +42,12 @@ export async function run(input: Input, deps: ProvisionerDeps): Promise<Provisio
   const all = eventsOf(input);
   // One bus may carry several clusters' agents: another cluster's pods are never provisioned here.
   const events = all.filter((e) => e.detail.cluster === deps.env.clusterName);
-  for (const e of all) if (e.detail.cluster !== deps.env.clusterName) deps.log.warn('ignoring unschedulable pods event for another cluster', { event: e.id, cluster: e.detail.cluster, expected: deps.env.clusterName });
+  for (const e of all)
+    if (e.detail.cluster !== deps.env.clusterName)
+      deps.log.warn('ignoring unschedulable pods event for another cluster', { event: e.id, cluster: e.detail.cluster, expected: deps.env.clusterName });
   // No event of this cluster: nothing to do (an event of this cluster without pods asks for a full pass, provision.ts).
-  if (events.length === 0) return { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0, backingOff: 0 };
+  if (events.length === 0)
+    return { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0, backingOff: 0 };
   const pods = events.flatMap((e) => e.detail.pods.map(toPod));
   deps.log.debug('computing scheduling decision for provisionable pod(s)', { events: events.map((e) => e.id), 'pending-pods': pods.length });
   return provision(deps, pods);

@@ -26,7 +26,10 @@ import { readStorage } from '../../shared/runtime/cluster-picture.ts';
 export const MaxPodDurationSamples = 100;
 
 /** What a provisioner run needs from Deps. */
-export type ProvisionerDeps = Pick<Deps, 'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher' | 'random' | 'views' | 'resolver'>;
+export type ProvisionerDeps = Pick<
+  Deps,
+  'env' | 'clock' | 'log' | 'metrics' | 'store' | 'unavailable' | 'cloud' | 'kube' | 'catalogRefresher' | 'random' | 'views' | 'resolver'
+>;
 
 /** Summary of one pass (returned by run; asserted by tests). */
 export interface ProvisionSummary {
@@ -88,7 +91,16 @@ async function createClaim(deps: Pick<ProvisionerDeps, 'store'>, build: () => No
  */
 export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]): Promise<ProvisionSummary> {
   const now = deps.clock.now();
-  const summary: ProvisionSummary = { provisionable: 0, created: [], launched: [], unfulfillable: [], failed: [], unschedulable: [], placedOnExisting: 0, backingOff: 0 };
+  const summary: ProvisionSummary = {
+    provisionable: 0,
+    created: [],
+    launched: [],
+    unfulfillable: [],
+    failed: [],
+    unschedulable: [],
+    placedOnExisting: 0,
+    backingOff: 0,
+  };
   const pending = await deps.kube.listPods({ unbound: true });
   const live = new Map(pending.map((p) => [objectKey(p), p]));
   // An event without pods asks for a full pass (a node started being deleted: its pods need
@@ -117,11 +129,20 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const packing = choosePacking(snap.nodePools, deps.env.packing);
   if (packing.conflict) deps.log.warn(packing.conflict);
   const backoff = backoffOf(deps);
-  const configKey = schedulingConfigKey({ nodePools: snap.nodePools, nodeClasses: snap.nodeClasses.values(), unavailable: snap.unavailable, resolved: { zones: snap.subnetZones, problems: Object.fromEntries(snap.nodeClassProblems) } });
+  const configKey = schedulingConfigKey({
+    nodePools: snap.nodePools,
+    nodeClasses: snap.nodeClasses.values(),
+    unavailable: snap.unavailable,
+    resolved: { zones: snap.subnetZones, problems: Object.fromEntries(snap.nodeClassProblems) },
+  });
   const { solve: pods, waiting } = backoff.partition(provisionable, configKey, now.getTime());
   summary.backingOff = waiting.length;
   if (waiting.length) {
-    deps.log.debug('not solving pod(s) unschedulable on earlier passes (backing off)', { pods: waiting.length, Pods: firstFive(waiting.map((w) => objectKey(w.pod))), 'next-retry': new Date(Math.min(...waiting.map((w) => w.retryAtMs))).toISOString() });
+    deps.log.debug('not solving pod(s) unschedulable on earlier passes (backing off)', {
+      pods: waiting.length,
+      Pods: firstFive(waiting.map((w) => objectKey(w.pod))),
+      'next-retry': new Date(Math.min(...waiting.map((w) => w.retryAtMs))).toISOString(),
+    });
   }
   if (pods.length === 0) return summary;
   const storage = await readStorage(deps.kube, pods);
@@ -151,7 +172,14 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   const seconds = (performance.now() - started) / 1000;
   // A pod refused for its volumes waits on storage objects, not on the scheduling configuration:
   // it is solved again on the next pass rather than backed off.
-  backoff.record({ unschedulable: result.unschedulable.filter((u) => !u.invalid).map((u) => u.pod), scheduled: [...result.placements.map((p) => p.pod), ...result.newNodeClaims.flatMap((c) => c.pods)] }, configKey, now.getTime());
+  backoff.record(
+    {
+      unschedulable: result.unschedulable.filter((u) => !u.invalid).map((u) => u.pod),
+      scheduled: [...result.placements.map((p) => p.pod), ...result.newNodeClaims.flatMap((c) => c.pods)],
+    },
+    configKey,
+    now.getTime(),
+  );
   deps.metrics.seconds(MetricNames.schedulingDuration, seconds, { controller: 'provisioner' });
   deps.log.info('found provisionable pod(s)', { Pods: firstFive(pods.map(objectKey)), duration: `${seconds.toFixed(3)}s` });
   // Pod creation → scheduling decision, per pod (KC `pods_scheduling_decision_duration_seconds`), capped per pass.
@@ -161,7 +189,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   }
   summary.placedOnExisting = result.placements.length;
   if (result.newNodeClaims.length) {
-    deps.log.info('computed new nodeclaim(s) to fit pod(s)', { nodeclaims: result.newNodeClaims.length, pods: result.newNodeClaims.reduce((n, c) => n + c.pods.length, 0) });
+    deps.log.info('computed new nodeclaim(s) to fit pod(s)', {
+      nodeclaims: result.newNodeClaims.length,
+      pods: result.newNodeClaims.reduce((n, c) => n + c.pods.length, 0),
+    });
   }
   // Karpenter logs each preference it relaxes (KC preferences.go `Relax`, at debug); here with why it could not hold.
   for (const r of result.relaxed ?? []) {
@@ -169,7 +200,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
       deps.log.info('relaxing soft constraints for pod since it previously failed to schedule', {
         Pod: { name: r.pod.metadata.name, namespace: r.pod.metadata.namespace },
         reason: `removing: ${step.preference}`,
-        error: Object.entries(step.reasons).map(([np, why]) => `nodepool ${np}: ${why}`).join('; ') || 'no NodePool',
+        error:
+          Object.entries(step.reasons)
+            .map(([np, why]) => `nodepool ${np}: ${why}`)
+            .join('; ') || 'no NodePool',
       });
     }
   }
@@ -179,7 +213,12 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
       deps.log.info('ignoring pod', { Pod: { name: u.pod.metadata.name, namespace: u.pod.metadata.namespace }, error: u.invalid });
       continue;
     }
-    deps.log.error('could not schedule pod', { Pod: { name: u.pod.metadata.name, namespace: u.pod.metadata.namespace }, error: Object.entries(u.reasons).map(([np, r]) => `nodepool ${np}: ${r}`).join('; ') });
+    deps.log.error('could not schedule pod', {
+      Pod: { name: u.pod.metadata.name, namespace: u.pod.metadata.namespace },
+      error: Object.entries(u.reasons)
+        .map(([np, r]) => `nodepool ${np}: ${r}`)
+        .join('; '),
+    });
   }
   deps.metrics.count(MetricNames.unschedulablePods, { controller: 'provisioner' }, result.unschedulable.length);
 
@@ -188,7 +227,9 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   for (const [index, c] of result.newNodeClaims.entries()) {
     const nodePool = snap.nodePools.find((np) => np.metadata.name === c.nodePool)!;
     const nodeClass = snap.nodeClasses.get(nodePool.spec.template.spec.nodeClassRef.name);
-    const claim = await createClaim(deps, () => toNodeClaim(c, { cluster: deps.env.clusterName, nodePool, nodeClass, now, random: deps.random ?? cryptoRandom }));
+    const claim = await createClaim(deps, () =>
+      toNodeClaim(c, { cluster: deps.env.clusterName, nodePool, nodeClass, now, random: deps.random ?? cryptoRandom }),
+    );
     summary.created.push(claim.name);
     deps.metrics.count(MetricNames.nodeClaimsCreated, { reason: 'provisioning', nodepool: c.nodePool, min_values_relaxed: 'false' });
     deps.log.info('created nodeclaim', {

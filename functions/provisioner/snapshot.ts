@@ -92,7 +92,13 @@ export interface SnapshotPorts {
  * `region`; without it, or for any part it lacks, the shipped catalog data is used. `pre`: the
  * live pending pods and the claims when the caller read them already (not read again).
  */
-export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Date, refreshed?: CatalogRefresh, pre: { pending?: Pod[]; claims?: NodeClaim[] } = {}): Promise<Snapshot> {
+export async function loadSnapshot(
+  deps: SnapshotPorts,
+  region: string,
+  now: Date,
+  refreshed?: CatalogRefresh,
+  pre: { pending?: Pod[]; claims?: NodeClaim[] } = {},
+): Promise<Snapshot> {
   const [nodePools, classes, claims, picture, dsObjects, unavailable, pdbs] = await Promise.all([
     deps.kube.listNodePools(),
     deps.kube.listNodeClasses(),
@@ -110,7 +116,12 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   // where a selected subnet is, so a claim is never placed in a zone it cannot launch in. A class
   // whose terms select nothing launchable is not ready; a failed resolution (throttled) fails the pass.
   const used = new Set(nodePools.map((np) => np.spec.template.spec.nodeClassRef.name));
-  const resolutions = deps.resolver ? await resolveNodeClasses(deps.resolver, classes.filter((c) => used.has(c.metadata.name))) : undefined;
+  const resolutions = deps.resolver
+    ? await resolveNodeClasses(
+        deps.resolver,
+        classes.filter((c) => used.has(c.metadata.name)),
+      )
+    : undefined;
   const failure = resolutions?.failures.values().next().value;
   if (failure) throw failure;
   const daemonSets: DaemonSetTemplate[] = dsObjects
@@ -133,7 +144,11 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
   // A node coming up is placed on without its NodeClaim's startup taints (existing-capacity.ts).
   const startupByNode = new Map(claims.filter((c) => c.nodeName).map((c) => [c.nodeName!, c.startupTaints as Taint[]]));
   const allocatableByNode = new Map(claims.filter((c) => c.nodeName && c.allocatable).map((c) => [c.nodeName!, c.allocatable!]));
-  for (const n of nodes) existing.set(n.metadata.name, existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? [], allocatableByNode.get(n.metadata.name)));
+  for (const n of nodes)
+    existing.set(
+      n.metadata.name,
+      existingFromNode(n, byNode.get(n.metadata.name) ?? [], startupByNode.get(n.metadata.name) ?? [], allocatableByNode.get(n.metadata.name)),
+    );
 
   const assigned = new Map<string, string>();
   // A deleting node's pod that an in-flight claim was launched for sits on that claim's room (like
@@ -174,7 +189,14 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     if (!nodeClass) return []; // NodePool whose EC2NodeClass is missing: not ready, nothing launches.
     let types = catalogs.get(ref);
     if (!types) {
-      types = loadCatalog({ region, nodeClass, unavailable, refreshed, subnets: resolutions?.resolved.get(ref)?.subnets, settings: catalogSettingsOf(deps.env.settings) });
+      types = loadCatalog({
+        region,
+        nodeClass,
+        unavailable,
+        refreshed,
+        subnets: resolutions?.resolved.get(ref)?.subnets,
+        settings: catalogSettingsOf(deps.env.settings),
+      });
       catalogs.set(ref, types);
     }
     return types;
@@ -185,7 +207,12 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
     claims,
     nodes,
     livePods,
-    picture: { source: picture.source, ...(picture.ageSeconds !== undefined ? { ageSeconds: picture.ageSeconds } : {}), ...(picture.refused ? { refused: picture.refused } : {}), ...(picture.livePodsOf ? { livePodsOf: picture.livePodsOf } : {}) },
+    picture: {
+      source: picture.source,
+      ...(picture.ageSeconds !== undefined ? { ageSeconds: picture.ageSeconds } : {}),
+      ...(picture.refused ? { refused: picture.refused } : {}),
+      ...(picture.livePodsOf ? { livePodsOf: picture.livePodsOf } : {}),
+    },
     existingNodes: [...existing.values()],
     boundPods,
     daemonSets,
@@ -205,9 +232,17 @@ export async function loadSnapshot(deps: SnapshotPorts, region: string, now: Dat
  * store by the node's instance (the byInstanceId index). The store is the authority: no event
  * or object in the cluster says when a node's cutoff comes. Nodes without such a pod are not read.
  */
-async function terminationDeadlines(store: NodeClaimStore, nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, pdbs: readonly PodDisruptionBudget[], now: Date): Promise<Map<string, number>> {
+async function terminationDeadlines(
+  store: NodeClaimStore,
+  nodes: readonly Node[],
+  podsByNode: ReadonlyMap<string, readonly Pod[]>,
+  pdbs: readonly PodDisruptionBudget[],
+  now: Date,
+): Promise<Map<string, number>> {
   const limits = new PdbLimits(pdbs, []);
-  const held = nodes.filter((n) => isNodeDeleting(n) && (podsByNode.get(n.metadata.name) ?? []).some((p) => isReschedulable(p) && !isCurrentlyReschedulable(p, limits, now)));
+  const held = nodes.filter(
+    (n) => isNodeDeleting(n) && (podsByNode.get(n.metadata.name) ?? []).some((p) => isReschedulable(p) && !isCurrentlyReschedulable(p, limits, now)),
+  );
   const out = new Map<string, number>();
   await Promise.all(
     held.map(async (n) => {
@@ -226,7 +261,11 @@ function withoutPods(byNode: ReadonlyMap<string, Pod[]>, nodes: readonly Node[],
   const out = new Map(byNode);
   for (const n of nodes) {
     const pods = byNode.get(n.metadata.name);
-    if (pods?.some((p) => moved.has(podKey(p)))) out.set(n.metadata.name, pods.filter((p) => !moved.has(podKey(p))));
+    if (pods?.some((p) => moved.has(podKey(p))))
+      out.set(
+        n.metadata.name,
+        pods.filter((p) => !moved.has(podKey(p))),
+      );
   }
   return out;
 }

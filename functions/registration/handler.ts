@@ -93,7 +93,8 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
   const current = (node.spec?.taints ?? []).filter((t) => t.key !== L.TaintUnregistered.key);
   const sync = node.metadata.labels?.[L.LabelDoNotSync] === 'true' ? [] : (claim.taints as Taint[]);
   const taints = [...current];
-  for (const t of sync) if (!taints.some((x) => x.key === t.key && x.effect === t.effect)) taints.push({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect });
+  for (const t of sync)
+    if (!taints.some((x) => x.key === t.key && x.effect === t.effect)) taints.push({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect });
   return { labels, annotations, taints };
 }
 
@@ -101,7 +102,11 @@ export function registrationPatch(node: Node, claim: NodeClaim): { labels: Recor
  * Applies `change` to the stored claim with a conditional write, re-reading on conflict.
  * `changed` is false when `change` found nothing to do (another invocation did it first).
  */
-async function updateWithRetry(deps: Pick<RegistrationDeps, 'store'>, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<{ claim?: NodeClaim; changed: boolean }> {
+async function updateWithRetry(
+  deps: Pick<RegistrationDeps, 'store'>,
+  name: string,
+  change: (c: NodeClaim) => NodeClaim | undefined,
+): Promise<{ claim?: NodeClaim; changed: boolean }> {
   for (let i = 0; i <= MaxConflictRetries; i++) {
     const current = await deps.store.get(name);
     if (!current) return { changed: false };
@@ -147,7 +152,12 @@ async function nodeNameRefusal(deps: RegistrationDeps, claim: NodeClaim, node: N
     return reason;
   }
   if (instance.privateDnsName === node.metadata.name) return undefined;
-  deps.log.warn('ignoring node event: the node name is not the instance\'s private DNS name', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, instance: instanceId, privateDnsName: instance.privateDnsName });
+  deps.log.warn("ignoring node event: the node name is not the instance's private DNS name", {
+    NodeClaim: { name: claim.name },
+    Node: { name: node.metadata.name },
+    instance: instanceId,
+    privateDnsName: instance.privateDnsName,
+  });
   return `node ${node.metadata.name} is not instance ${instanceId}'s private DNS name ${instance.privateDnsName}`;
 }
 
@@ -169,7 +179,11 @@ async function nodeDeleting(deps: RegistrationDeps, claim: NodeClaim, node: Node
 /** Handles one node event. */
 export async function run(input: Input, deps: RegistrationDeps): Promise<RegistrationResult> {
   if (input.detail.cluster !== deps.env.clusterName) {
-    deps.log.warn('ignoring node event for another cluster', { cluster: input.detail.cluster, expected: deps.env.clusterName, Node: { name: input.detail.node.metadata.name } });
+    deps.log.warn('ignoring node event for another cluster', {
+      cluster: input.detail.cluster,
+      expected: deps.env.clusterName,
+      Node: { name: input.detail.node.metadata.name },
+    });
     return { action: 'ignored', reason: `event for cluster "${input.detail.cluster}", not "${deps.env.clusterName}"` };
   }
   const eventNode = input.detail.node;
@@ -180,11 +194,21 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   if (input.detail.change === 'deleted') return { action: 'ignored', reason: 'node deleted (termination / gc handle the claim)' };
   const node = await deps.kube.getNode(eventNode.metadata.name);
   if (!node) return { action: 'ignored', reason: `node ${eventNode.metadata.name} is gone` };
-  if (instanceIdOf(node.spec?.providerID) !== instanceId || (claim.providerId && node.spec?.providerID !== claim.providerId) || (claim.nodeName && claim.nodeName !== node.metadata.name)) {
-    deps.log.warn('ignoring node event: the live node is not the nodeclaim\'s', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, 'provider-id': node.spec?.providerID ?? null, expected: claim.providerId ?? instanceId });
+  if (
+    instanceIdOf(node.spec?.providerID) !== instanceId ||
+    (claim.providerId && node.spec?.providerID !== claim.providerId) ||
+    (claim.nodeName && claim.nodeName !== node.metadata.name)
+  ) {
+    deps.log.warn("ignoring node event: the live node is not the nodeclaim's", {
+      NodeClaim: { name: claim.name },
+      Node: { name: node.metadata.name },
+      'provider-id': node.spec?.providerID ?? null,
+      expected: claim.providerId ?? instanceId,
+    });
     return { action: 'ignored', reason: `node ${node.metadata.name} has providerID ${node.spec?.providerID ?? '(none)'}, not nodeclaim ${claim.name}'s` };
   }
-  if (claim.cluster !== deps.env.clusterName) return { action: 'ignored', reason: `nodeclaim ${claim.name} is of cluster "${claim.cluster}", not "${deps.env.clusterName}"` };
+  if (claim.cluster !== deps.env.clusterName)
+    return { action: 'ignored', reason: `nodeclaim ${claim.name} is of cluster "${claim.cluster}", not "${deps.env.clusterName}"` };
   if (node.metadata.deletionTimestamp) return nodeDeleting(deps, claim, node);
   if (!isTrue(claim, 'Registered')) {
     const refused = await nodeNameRefusal(deps, claim, node, instanceId);
@@ -202,10 +226,16 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
 
   if (!isTrue(claim, 'Registered')) {
     const patch = registrationPatch(node, claim);
-    liveNode = await deps.kube.patchNode(node.metadata.name, { labels: patch.labels, ...(Object.keys(patch.annotations).length ? { annotations: patch.annotations } : {}), taints: patch.taints });
+    liveNode = await deps.kube.patchNode(node.metadata.name, {
+      labels: patch.labels,
+      ...(Object.keys(patch.annotations).length ? { annotations: patch.annotations } : {}),
+      taints: patch.taints,
+    });
     liveNode = (await deps.kube.setNodeFinalizer(node.metadata.name, L.FinalizerTermination, true)) ?? liveNode;
     const r = await updateWithRetry(deps, claim.name, (c) =>
-      isTrue(c, 'Registered') ? undefined : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: advancePhase(c.phase, 'Registered') },
+      isTrue(c, 'Registered')
+        ? undefined
+        : { ...setCondition(c, 'Registered', 'True', now), nodeName: node.metadata.name, phase: advancePhase(c.phase, 'Registered') },
     );
     current = r.claim;
     // Only the invocation whose write made the transition reports it (events for one node can overlap).
@@ -216,7 +246,8 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
       deps.metrics.count(MetricNames.nodesCreated, { nodepool: claim.nodePool });
     }
   }
-  if (!current || isTrue(current, 'Initialized')) return registered ? { action: 'registered', nodeClaim: claim.name } : { action: 'unchanged', nodeClaim: claim.name };
+  if (!current || isTrue(current, 'Initialized'))
+    return registered ? { action: 'registered', nodeClaim: claim.name } : { action: 'unchanged', nodeClaim: claim.name };
   const reason = notInitializedReason(liveNode, current);
   if (reason) {
     deps.log.debug('nodeclaim not initialized yet', { NodeClaim: { name: claim.name }, reason });

@@ -16,11 +16,7 @@ const ConflictAttempts = 3;
  * `change` returns undefined to skip the write. Returns the stored claim, or undefined if absent.
  * @throws ConflictError after ConflictAttempts lost races.
  */
-export async function updateClaim(
-  store: NodeClaimStore,
-  name: string,
-  change: (c: NodeClaim) => NodeClaim | undefined,
-): Promise<NodeClaim | undefined> {
+export async function updateClaim(store: NodeClaimStore, name: string, change: (c: NodeClaim) => NodeClaim | undefined): Promise<NodeClaim | undefined> {
   for (let attempt = 1; ; attempt++) {
     const claim = await store.get(name);
     if (!claim) return undefined;
@@ -46,7 +42,8 @@ export function recordTermination(c: NodeClaim, input: TaskInput, now: string): 
   const attempt = input.attempt ?? 1;
   const t = c.termination;
   const deadline = terminationDeadline(c, input.deadlineEpochMs, Date.parse(now));
-  if (c.phase === 'Terminating' && t && (t.attempt > attempt || (t.attempt === attempt && t.reason === input.reason && t.deadlineEpochMs === deadline))) return undefined;
+  if (c.phase === 'Terminating' && t && (t.attempt > attempt || (t.attempt === attempt && t.reason === input.reason && t.deadlineEpochMs === deadline)))
+    return undefined;
   const marked = c.phase === 'Terminating' ? c : { ...setCondition(c, 'DisruptionReason', 'True', now, input.reason), phase: 'Terminating' as const };
   return {
     ...marked,

@@ -44,7 +44,13 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
     if (err instanceof NotFoundError) return { nodeName, instanceId, nodeFound: false };
     throw err;
   }
-  deps.log?.info('tainted node', { Node: nodeName, NodeClaim: input.nodeClaim, 'taint.Key': TaintDisrupted.key, 'taint.Effect': TaintDisrupted.effect, reason: input.reason });
+  deps.log?.info('tainted node', {
+    Node: nodeName,
+    NodeClaim: input.nodeClaim,
+    'taint.Key': TaintDisrupted.key,
+    'taint.Effect': TaintDisrupted.effect,
+    reason: input.reason,
+  });
   return { nodeName, instanceId, nodeFound: true };
 }
 

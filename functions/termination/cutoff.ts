@@ -39,7 +39,8 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   // every group); mirror, terminal and disrupted-tolerating pods are not the drain's.
   const pods = (await deps.kube.listPods({ nodeName })).filter((p) => classifyPod(p) === 'drainable');
   for (const p of pods) await deps.kube.deletePod(p.metadata.namespace ?? 'default', p.metadata.name, 0);
-  if (pods.length) deps.log?.info('termination grace period elapsed, deleted remaining pods', { Node: nodeName, NodeClaim: input.nodeClaim, pods: pods.map(podKey) });
+  if (pods.length)
+    deps.log?.info('termination grace period elapsed, deleted remaining pods', { Node: nodeName, NodeClaim: input.nodeClaim, pods: pods.map(podKey) });
   return { deleted: pods.slice(0, 10).map(podKey), deletedCount: pods.length };
 }
 

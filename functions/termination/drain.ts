@@ -14,7 +14,15 @@ import { taskHandler } from './lambda.ts';
 import { TaskInputSchema, type DrainResult, type TaskInput, type TerminationDeps } from './schemas.ts';
 import { terminationDeadline } from '../../shared/api/termination-target.ts';
 import { verifiedTarget } from './target.ts';
-import { drainWaitSeconds, isDrainable, MaxDrainLoopsPerExecution, pendingVolumeAttachments, planDrain, TerminationHeartbeatSeconds, type DrainPlan } from '../../shared/disruption/drain-plan.ts';
+import {
+  drainWaitSeconds,
+  isDrainable,
+  MaxDrainLoopsPerExecution,
+  pendingVolumeAttachments,
+  planDrain,
+  TerminationHeartbeatSeconds,
+  type DrainPlan,
+} from '../../shared/disruption/drain-plan.ts';
 import { AgentSchemaVersion, DetailTypeUnschedulablePods, TerminationSource } from '../../shared/api/contract.ts';
 import type { UnschedulablePodsDetail } from '../../shared/api/agent-events.ts';
 import { volumeClaimName, type KubeObject, type Pod, type VolumeAttachment } from '../../shared/api/kube.ts';
@@ -36,12 +44,25 @@ const EvictionCodes = { evicted: '200', blocked: '429', gone: '404' } as const;
 /** Label `reason` of pods deleted at the terminationGracePeriod cutoff (KC's forceful termination). */
 const ForcefulTermination = 'Forceful Termination';
 
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName' | 'metrics' | 'publisher'>): Promise<DrainResult> {
+export async function run(
+  input: TaskInput,
+  deps: Pick<TerminationDeps, 'kube' | 'clock' | 'log' | 'store' | 'clusterName' | 'metrics' | 'publisher'>,
+): Promise<DrainResult> {
   const attempt = (input.drain?.attempt ?? 0) + 1;
   const nowMs = deps.clock.now().getTime();
   const { claim, nodeName } = await verifiedTarget('Drain', input, deps, { node: true, record: true });
   const deadline = terminationDeadline(claim, input.deadlineEpochMs, nowMs);
-  const empty = { evicted: [], blocked: [], deletedEarly: [], remaining: [], remainingCount: 0, continueAsNew: false, volumesPending: [], volumesPendingCount: 0, replacementRequested: false };
+  const empty = {
+    evicted: [],
+    blocked: [],
+    deletedEarly: [],
+    remaining: [],
+    remainingCount: 0,
+    continueAsNew: false,
+    volumesPending: [],
+    volumesPendingCount: 0,
+    replacementRequested: false,
+  };
   if (!nodeName) return { done: true, drained: true, deadlineReached: false, retryAfterSeconds: 0, attempt, ...empty };
   await heartbeat(input, deps, nowMs);
 
@@ -70,14 +91,16 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
   const podsAfter = evicted.length || deletedEarly.length ? await deps.kube.listPods({ nodeName }) : undefined;
   const after = podsAfter ? planDrain(podsAfter, nowMs, deadline) : plan;
   const volumes = after.drained ? await volumesKeepingInstance(deps, nodeName, podsAfter ?? (await deps.kube.listPods({ nodeName })), nowMs) : [];
-  if (volumes.length && attempt % 12 === 1) deps.log?.info('awaiting volume detachment', { Node: nodeName, NodeClaim: input.nodeClaim, volumeAttachments: volumes.slice(0, ListedPods) });
+  if (volumes.length && attempt % 12 === 1)
+    deps.log?.info('awaiting volume detachment', { Node: nodeName, NodeClaim: input.nodeClaim, volumeAttachments: volumes.slice(0, ListedPods) });
   const replacementRequested = (input.drain?.replacementRequested ?? false) || (await requestReplacement(input, deps, after, nowMs, deadline, claim.cluster));
   // Past the deadline the volume wait is skipped (Karpenter: VolumesDetached False, terminate).
   const done = after.drained && (volumes.length === 0 || after.deadlineReached);
   const finished = done || after.deadlineReached;
   const continueAsNew = !finished && attempt >= MaxDrainLoopsPerExecution;
   if (done) deps.metrics?.count(MetricNames.nodesDrained, { nodepool: claim.nodePool });
-  if (continueAsNew) deps.log?.info('drain continues as a new execution', { Node: nodeName, NodeClaim: input.nodeClaim, rounds: attempt, attempt: input.attempt ?? 1 });
+  if (continueAsNew)
+    deps.log?.info('drain continues as a new execution', { Node: nodeName, NodeClaim: input.nodeClaim, rounds: attempt, attempt: input.attempt ?? 1 });
   return {
     continueAsNew,
     done,
@@ -103,7 +126,14 @@ export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'kube' |
  * shared/disruption/pods.ts isCurrentlyReschedulable). Whether it was sent (a failed put is tried
  * again next round).
  */
-async function requestReplacement(input: TaskInput, deps: Pick<TerminationDeps, 'publisher' | 'log' | 'clusterName'>, plan: DrainPlan, nowMs: number, deadline: number | undefined, claimCluster: string): Promise<boolean> {
+async function requestReplacement(
+  input: TaskInput,
+  deps: Pick<TerminationDeps, 'publisher' | 'log' | 'clusterName'>,
+  plan: DrainPlan,
+  nowMs: number,
+  deadline: number | undefined,
+  claimCluster: string,
+): Promise<boolean> {
   if (!deps.publisher || plan.replacementDue === undefined || nowMs < plan.replacementDue || plan.deadlineReached) return false;
   const detail: UnschedulablePodsDetail = {
     schemaVersion: AgentSchemaVersion,
@@ -115,12 +145,20 @@ async function requestReplacement(input: TaskInput, deps: Pick<TerminationDeps, 
     pods: [],
   };
   const { failed } = await deps.publisher.publish([{ source: TerminationSource, detailType: DetailTypeUnschedulablePods, detail }]);
-  const pods = plan.blocking.filter((p) => !p.metadata.deletionTimestamp).slice(0, ListedPods).map(podKey);
+  const pods = plan.blocking
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .slice(0, ListedPods)
+    .map(podKey);
   if (failed) {
     deps.log?.info('replacement capacity request not sent, retrying next round', { NodeClaim: input.nodeClaim, pods });
     return false;
   }
-  deps.log?.info('requested replacement capacity before the termination grace period cutoff', { NodeClaim: input.nodeClaim, pods, due: new Date(plan.replacementDue).toISOString(), ...(deadline !== undefined ? { deadline: new Date(deadline).toISOString() } : {}) });
+  deps.log?.info('requested replacement capacity before the termination grace period cutoff', {
+    NodeClaim: input.nodeClaim,
+    pods,
+    due: new Date(plan.replacementDue).toISOString(),
+    ...(deadline !== undefined ? { deadline: new Date(deadline).toISOString() } : {}),
+  });
   return true;
 }
 
@@ -130,7 +168,9 @@ async function requestReplacement(input: TaskInput, deps: Pick<TerminationDeps, 
  * move mounts one.
  */
 async function volumesKeepingInstance(deps: Pick<TerminationDeps, 'kube'>, nodeName: string, pods: Pod[], nowMs: number): Promise<string[]> {
-  const attachments = (await deps.kube.listObjects('storage.k8s.io/v1', 'VolumeAttachment')).filter((o) => o.spec?.nodeName === nodeName) as unknown as VolumeAttachment[];
+  const attachments = (await deps.kube.listObjects('storage.k8s.io/v1', 'VolumeAttachment')).filter(
+    (o) => o.spec?.nodeName === nodeName,
+  ) as unknown as VolumeAttachment[];
   if (!attachments.length) return [];
   const volumeOfClaim = new Map<string, string>();
   const kept = pods.filter((p) => !isDrainable(p, nowMs) && (p.spec.volumes ?? []).some((v) => volumeClaimName(p, v)));

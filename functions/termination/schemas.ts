@@ -114,4 +114,3 @@ export interface TaskLog {
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
 }
-

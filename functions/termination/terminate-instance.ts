@@ -28,14 +28,19 @@ const Gone = new Set(['shutting-down', 'terminated']);
  * NodePool and the claim (never the input's instanceId).
  * @throws TargetRefusedError; whatever the ports throw (TransientError …) for the state machine's Retry.
  */
-export async function run(input: TaskInput, deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock' | 'log' | 'clusterName'>): Promise<TerminateInstanceResult> {
+export async function run(
+  input: TaskInput,
+  deps: Pick<TerminationDeps, 'cloud' | 'store' | 'clock' | 'log' | 'clusterName'>,
+): Promise<TerminateInstanceResult> {
   const { instanceId, instance: before } = await verifiedTarget('TerminateInstance', input, deps, { instance: true, record: true });
   if (!instanceId) return { done: true, retryAfterSeconds: 0, state: 'gone' };
   if (!before || Gone.has(before.state)) return { done: true, retryAfterSeconds: 0, state: before?.state ?? 'gone' };
 
   const now = deps.clock.now().toISOString();
   await updateClaim(deps.store, input.nodeClaim, (c) =>
-    c.conditions.some((x) => x.type === 'InstanceTerminating' && x.status === 'True') ? undefined : setCondition(c, 'InstanceTerminating', 'True', now, input.reason),
+    c.conditions.some((x) => x.type === 'InstanceTerminating' && x.status === 'True')
+      ? undefined
+      : setCondition(c, 'InstanceTerminating', 'True', now, input.reason),
   );
   await deps.cloud.terminate(instanceId);
   deps.log?.info('terminating instance', { instanceId, NodeClaim: input.nodeClaim });

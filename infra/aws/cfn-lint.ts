@@ -24,7 +24,7 @@ export const CfnLintRequirements = '.ci/cfn-lint/requirements.txt';
  */
 export const AcceptedWarnings: Record<string, string> = {
   W3005:
-    'CDK gives each Lambda function (and state machine) a DependsOn on its role and on the role\'s policy; ' +
+    "CDK gives each Lambda function (and state machine) a DependsOn on its role and on the role's policy; " +
     'the DependsOn on the role is redundant with the GetAtt of its ARN. Harmless: CloudFormation orders the same way.',
 };
 
@@ -68,7 +68,9 @@ function main(): number {
   const version = spawnSync(cfnLint, ['--version'], { encoding: 'utf8' });
   const got = /cfn-lint (\S+)/.exec(version.stdout ?? '')?.[1];
   if (got !== want) {
-    console.error(`cfn-lint: ${cfnLint} is ${got ? `version ${got}` : 'not installed'}, ${CfnLintRequirements} pins ${want}: export NODEFLEET_CFN_LINT="$(bash .ci/cfn-lint/install)"`);
+    console.error(
+      `cfn-lint: ${cfnLint} is ${got ? `version ${got}` : 'not installed'}, ${CfnLintRequirements} pins ${want}: export NODEFLEET_CFN_LINT="$(bash .ci/cfn-lint/install)"`,
+    );
     return 1;
   }
   const outdir = process.env.CDK_OUTDIR ?? join(RepoRoot, 'cdk.out');
@@ -84,11 +86,16 @@ function main(): number {
     }
     const findings = JSON.parse(run.stdout || '[]') as CfnLintFinding[];
     const bad = failingFindings(findings);
-    for (const f of bad) console.log(`${f.Level} ${f.Rule.Id} ${name}:${f.Location.Start?.LineNumber ?? '?'} ${(f.Location.Path ?? []).join('/')}: ${f.Message}`);
+    for (const f of bad)
+      console.log(`${f.Level} ${f.Rule.Id} ${name}:${f.Location.Start?.LineNumber ?? '?'} ${(f.Location.Path ?? []).join('/')}: ${f.Message}`);
     const accepted = findings.length - bad.length;
     const errors = findings.filter((f) => f.Level === 'Error').length;
-    const byRule = [...new Set(findings.filter((f) => !bad.includes(f)).map((f) => f.Rule.Id))].map((id) => `${id} ×${findings.filter((f) => f.Rule.Id === id).length}`);
-    console.log(`cfn-lint ${got}: ${name} (${stack.stackName}): ${errors} error(s), ${bad.length - errors} other failing finding(s), ${accepted} accepted warning(s)${byRule.length ? ` (${byRule.join(', ')})` : ''}`);
+    const byRule = [...new Set(findings.filter((f) => !bad.includes(f)).map((f) => f.Rule.Id))].map(
+      (id) => `${id} ×${findings.filter((f) => f.Rule.Id === id).length}`,
+    );
+    console.log(
+      `cfn-lint ${got}: ${name} (${stack.stackName}): ${errors} error(s), ${bad.length - errors} other failing finding(s), ${accepted} accepted warning(s)${byRule.length ? ` (${byRule.join(', ')})` : ''}`,
+    );
     failed += bad.length;
   }
   console.log(`cfn-lint: ${failed === 0 ? 'passed' : `${failed} failing finding(s)`}; ${((performance.now() - started) / 1000).toFixed(1)}s`);

@@ -128,7 +128,10 @@ export function readConfig(node: Node): NodefleetConfig {
     }
     vpc = {
       vpcId,
-      subnetIds: subnetIds?.split(',').map((s) => s.trim()).filter(Boolean),
+      subnetIds: subnetIds
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       subnetTag: tag,
     };
   } else if (subnetIds || subnetTag) {

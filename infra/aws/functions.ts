@@ -55,8 +55,23 @@ export interface FunctionSpec {
 /** The event-driven and scheduled functions (the agent is not here: it runs in the cluster). */
 export const Functions: readonly FunctionSpec[] = [
   // Serialised by reserved concurrency 1 (engineer P's choice, functions/provisioner/handler.ts); `{ kind: 'fifoQueue', rule: 'provisioner' }` is the alternative.
-  { name: 'provisioner', entry: 'functions/provisioner/handler.ts', trigger: { kind: 'rule', rule: 'provisioner' }, permissions: FunctionPermissions.provisioner, timeoutSeconds: 120, memoryMiB: 2048, reservedConcurrency: 1 },
-  { name: 'registration', entry: 'functions/registration/handler.ts', trigger: { kind: 'rule', rule: 'registration' }, permissions: FunctionPermissions.registration, timeoutSeconds: 30, memoryMiB: 512 },
+  {
+    name: 'provisioner',
+    entry: 'functions/provisioner/handler.ts',
+    trigger: { kind: 'rule', rule: 'provisioner' },
+    permissions: FunctionPermissions.provisioner,
+    timeoutSeconds: 120,
+    memoryMiB: 2048,
+    reservedConcurrency: 1,
+  },
+  {
+    name: 'registration',
+    entry: 'functions/registration/handler.ts',
+    trigger: { kind: 'rule', rule: 'registration' },
+    permissions: FunctionPermissions.registration,
+    timeoutSeconds: 30,
+    memoryMiB: 512,
+  },
   // Re-entrant (functions/disruption/handler.ts): invoked directly it only plans, so the disruption
   // loop state machine drives it (plan → Wait 15 s validation → act → Wait for replacements → terminate).
   // 300 s: a planning run's consolidation search is bounded by Karpenter's time budgets, 1 min
@@ -71,8 +86,22 @@ export const Functions: readonly FunctionSpec[] = [
   },
   // gc terminates orphans and deletes nodes itself, and starts the next attempt of a termination
   // that ended unfinished (StartExecution): functions/gc/handler.ts.
-  { name: 'gc', entry: 'functions/gc/handler.ts', trigger: { kind: 'schedule', minutes: 1 }, permissions: FunctionPermissions.gc, timeoutSeconds: 55, memoryMiB: 512 },
-  { name: 'interruption', entry: 'functions/interruption/handler.ts', trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' }, permissions: FunctionPermissions.interruption, timeoutSeconds: 20, memoryMiB: 512 },
+  {
+    name: 'gc',
+    entry: 'functions/gc/handler.ts',
+    trigger: { kind: 'schedule', minutes: 1 },
+    permissions: FunctionPermissions.gc,
+    timeoutSeconds: 55,
+    memoryMiB: 512,
+  },
+  {
+    name: 'interruption',
+    entry: 'functions/interruption/handler.ts',
+    trigger: { kind: 'queue', rules: InterruptionRuleNames, optional: 'interruption' },
+    permissions: FunctionPermissions.interruption,
+    timeoutSeconds: 20,
+    memoryMiB: 512,
+  },
 ];
 
 export { DefaultTerminationTaskPermissions, TerminationTaskPermissions } from '../../shared/api/iam-policy.ts';

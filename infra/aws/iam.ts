@@ -18,5 +18,7 @@ export type IamTargets = Omit<PolicyTargets, 'partition' | 'region' | 'account'>
  * @throws Error when `startTermination` is asked for and there is no state machine.
  */
 export function statementsFor(stack: Stack, permission: Permission, t: IamTargets): iam.PolicyStatement[] {
-  return policyStatements(permission, { ...t, partition: Aws.PARTITION, region: stack.region, account: Aws.ACCOUNT_ID }).map((s) => iam.PolicyStatement.fromJson(s));
+  return policyStatements(permission, { ...t, partition: Aws.PARTITION, region: stack.region, account: Aws.ACCOUNT_ID }).map((s) =>
+    iam.PolicyStatement.fromJson(s),
+  );
 }

@@ -55,10 +55,12 @@ export function parseLoopDefinition(body: string, functionName: string, path: st
   const substitution = loopSubstitution(functionName);
   const names = [...new Set([...body.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]))];
   const unknown = names.filter((n) => n !== substitution);
-  if (unknown.length > 0) throw new LoopDefinitionError(`${path}: unknown substitution(s) ${unknown.map((n) => `\${${n}}`).join(', ')}: only \${${substitution}} is provided`);
+  if (unknown.length > 0)
+    throw new LoopDefinitionError(`${path}: unknown substitution(s) ${unknown.map((n) => `\${${n}}`).join(', ')}: only \${${substitution}} is provided`);
   const resources = taskResources(doc);
   const others = resources.filter((r) => r !== `\${${substitution}}`);
-  if (others.length > 0) throw new LoopDefinitionError(`${path}: Task resource(s) ${others.join(', ')} not granted: a loop may only invoke \${${substitution}}`);
+  if (others.length > 0)
+    throw new LoopDefinitionError(`${path}: Task resource(s) ${others.join(', ')} not granted: a loop may only invoke \${${substitution}}`);
   if (resources.length === 0) throw new LoopDefinitionError(`${path}: no Task invokes \${${substitution}}`);
   return { body, substitution, timeoutSeconds: typeof doc.TimeoutSeconds === 'number' ? doc.TimeoutSeconds : undefined };
 }

@@ -21,7 +21,7 @@ const FunctionRoleWildcards = [
   },
   {
     appliesTo: [re('Resource::<Table[A-Z0-9]+\\.Arn>\\/index\\/\\*')],
-    reason: 'The nodefleet table\'s own GSI (byInstanceId): index ARNs are table ARN + /index/<name>.',
+    reason: "The nodefleet table's own GSI (byInstanceId): index ARNs are table ARN + /index/<name>.",
   },
   {
     appliesTo: ['Resource::*'],
@@ -30,15 +30,20 @@ const FunctionRoleWildcards = [
   },
   {
     appliesTo: [
-      re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:(fleet|instance|volume|network-interface|launch-template|spot-instances-request)\\/\\*'),
+      re(
+        'Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:(fleet|instance|volume|network-interface|launch-template|spot-instances-request)\\/\\*',
+      ),
     ],
     reason:
-      'EC2 resources nodefleet creates, uses, terminates or deletes: ids are not known at deploy time. Creating needs the cluster, eks:eks-cluster-name and karpenter.sh/nodepool tags in the request (aws:RequestTag), tagging only within the creating call (ec2:CreateAction); using a launch template, terminating an instance or deleting a launch template needs the cluster and NodePool tags on it (aws:ResourceTag). Same conditions as Karpenter\'s controller policy.',
+      "EC2 resources nodefleet creates, uses, terminates or deletes: ids are not known at deploy time. Creating needs the cluster, eks:eks-cluster-name and karpenter.sh/nodepool tags in the request (aws:RequestTag), tagging only within the creating call (ec2:CreateAction); using a launch template, terminating an instance or deleting a launch template needs the cluster and NodePool tags on it (aws:ResourceTag). Same conditions as Karpenter's controller policy.",
   },
   {
-    appliesTo: [re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::(image|snapshot)\\/\\*'), re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:\\*:(subnet|security-group|capacity-reservation|placement-group)\\/\\*')],
+    appliesTo: [
+      re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::(image|snapshot)\\/\\*'),
+      re('Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:\\*:(subnet|security-group|capacity-reservation|placement-group)\\/\\*'),
+    ],
     reason:
-      'Existing resources a launch uses, chosen at run time by the EC2NodeClass selectors: AMIs and snapshots may be owned by AWS or another account (no account in their ARN); subnets, security groups, capacity reservations and placement groups may be shared from another account (shared VPC via RAM), hence any account, this region only. Only RunInstances/CreateFleet, which cannot modify them. Same as Karpenter\'s AllowScopedEC2InstanceAccessActions.',
+      "Existing resources a launch uses, chosen at run time by the EC2NodeClass selectors: AMIs and snapshots may be owned by AWS or another account (no account in their ARN); subnets, security groups, capacity reservations and placement groups may be shared from another account (shared VPC via RAM), hence any account, this region only. Only RunInstances/CreateFleet, which cannot modify them. Same as Karpenter's AllowScopedEC2InstanceAccessActions.",
   },
   {
     appliesTo: ['Resource::arn:<AWS::Partition>:ssm:<AWS::Region>::parameter/aws/service/*'],
@@ -58,8 +63,12 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
       {
         id: 'AwsSolutions-IAM4',
         reason:
-          'The AWS managed policies EKS requires on a worker node role (AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy, AmazonEC2ContainerRegistryPullOnly, AmazonSSMManagedInstanceCore), the same set as Karpenter\'s KarpenterNodeRole; AWS maintains them as EKS evolves.',
-        appliesTo: [re('Policy::arn:<AWS::Partition>:iam::aws:policy\\/(AmazonEKSWorkerNodePolicy|AmazonEKS_CNI_Policy|AmazonEC2ContainerRegistryPullOnly|AmazonSSMManagedInstanceCore)')],
+          "The AWS managed policies EKS requires on a worker node role (AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy, AmazonEC2ContainerRegistryPullOnly, AmazonSSMManagedInstanceCore), the same set as Karpenter's KarpenterNodeRole; AWS maintains them as EKS evolves.",
+        appliesTo: [
+          re(
+            'Policy::arn:<AWS::Partition>:iam::aws:policy\\/(AmazonEKSWorkerNodePolicy|AmazonEKS_CNI_Policy|AmazonEC2ContainerRegistryPullOnly|AmazonSSMManagedInstanceCore)',
+          ),
+        ],
       },
     ]);
   }
@@ -70,7 +79,7 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
       {
         id: 'AwsSolutions-S1',
         reason:
-          'The bucket holds one derived object per cluster (the agent\'s cluster view), rewritten every few seconds and read by two functions whose roles may touch only that key: access logs would be one log object per request, far more than the data, and say nothing the functions\' own logs do not. CloudTrail S3 data events can be enabled account-wide where required.',
+          "The bucket holds one derived object per cluster (the agent's cluster view), rewritten every few seconds and read by two functions whose roles may touch only that key: access logs would be one log object per request, far more than the data, and say nothing the functions' own logs do not. CloudTrail S3 data events can be enabled account-wide where required.",
       },
     ]);
   }
@@ -80,7 +89,8 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
       NagSuppressions.addResourceSuppressions(c, [
         {
           id: 'AwsSolutions-L1',
-          reason: 'nodejs22.x is the runtime nodefleet is built and tested on (package.json engines >=22, CI on Node 22); moving to a newer runtime is a deliberate upgrade, not drift.',
+          reason:
+            'nodejs22.x is the runtime nodefleet is built and tested on (package.json engines >=22, CI on Node 22); moving to a newer runtime is a deliberate upgrade, not drift.',
         },
       ]);
       const role = c.role;
@@ -96,7 +106,8 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
             [
               {
                 id: 'AwsSolutions-IAM4',
-                reason: 'Only in VPC mode: AWSLambdaVPCAccessExecutionRole lets Lambda create the ENIs it needs in the subnets given (ENI actions have no resource-level scoping).',
+                reason:
+                  'Only in VPC mode: AWSLambdaVPCAccessExecutionRole lets Lambda create the ENIs it needs in the subnets given (ENI actions have no resource-level scoping).',
                 appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole'],
               },
             ],
@@ -107,7 +118,10 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
     }
     if (c instanceof sqs.Queue && /Dlq$/.test(c.node.id)) {
       NagSuppressions.addResourceSuppressions(c, [
-        { id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue (EventBridge/Scheduler delivery or Lambda async failures); its depth is alarmed.' },
+        {
+          id: 'AwsSolutions-SQS3',
+          reason: 'This queue is itself a dead-letter queue (EventBridge/Scheduler delivery or Lambda async failures); its depth is alarmed.',
+        },
       ]);
     }
     if (c instanceof sfn.StateMachine) {
@@ -116,7 +130,8 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
         [
           {
             id: 'AwsSolutions-IAM5',
-            reason: 'Step Functions needs logs:*LogDelivery / DescribeResourcePolicies / DescribeLogGroups and X-Ray PutTraceSegments on "*" for logging and tracing (no resource-level permissions).',
+            reason:
+              'Step Functions needs logs:*LogDelivery / DescribeResourcePolicies / DescribeLogGroups and X-Ray PutTraceSegments on "*" for logging and tracing (no resource-level permissions).',
             appliesTo: ['Resource::*'],
           },
           // The termination machine's task grants; loop machines (the disruption loop) invoke one unqualified function ARN, no wildcard.
@@ -129,7 +144,7 @@ export function addNagSuppressions(stack: Stack, opts: { vpc: boolean }): void {
                 },
                 {
                   id: 'AwsSolutions-IAM5',
-                  reason: 'Direct DynamoDB integrations on the nodefleet table\'s own GSI.',
+                  reason: "Direct DynamoDB integrations on the nodefleet table's own GSI.",
                   appliesTo: [re('Resource::<Table[A-Z0-9]+\\.Arn>\\/index\\/\\*')],
                 },
               ]

@@ -35,7 +35,18 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { AgentDetailTypes, AgentSource, Env, EventRules, nodeRoleNameOf, Table, tableCreateInput, TerminationDetailTypes, TerminationSource, type EventPattern } from '../../shared/api/contract.ts';
+import {
+  AgentDetailTypes,
+  AgentSource,
+  Env,
+  EventRules,
+  nodeRoleNameOf,
+  Table,
+  tableCreateInput,
+  TerminationDetailTypes,
+  TerminationSource,
+  type EventPattern,
+} from '../../shared/api/contract.ts';
 import { kubernetesGroupOf, type NodefleetConfig } from './config.ts';
 import {
   DefaultTerminationTaskPermissions,
@@ -215,10 +226,19 @@ export class NodefleetStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     for (const gsi of schema.GlobalSecondaryIndexes) {
-      this.table.addGlobalSecondaryIndex({ indexName: gsi.IndexName, partitionKey: keyOf(gsi.KeySchema, 'HASH')!, sortKey: keyOf(gsi.KeySchema, 'RANGE'), projectionType: dynamodb.ProjectionType[gsi.Projection.ProjectionType] });
+      this.table.addGlobalSecondaryIndex({
+        indexName: gsi.IndexName,
+        partitionKey: keyOf(gsi.KeySchema, 'HASH')!,
+        sortKey: keyOf(gsi.KeySchema, 'RANGE'),
+        projectionType: dynamodb.ProjectionType[gsi.Projection.ProjectionType],
+      });
     }
     for (const lsi of schema.LocalSecondaryIndexes) {
-      this.table.addLocalSecondaryIndex({ indexName: lsi.IndexName, sortKey: keyOf(lsi.KeySchema, 'RANGE')!, projectionType: dynamodb.ProjectionType[lsi.Projection.ProjectionType] });
+      this.table.addLocalSecondaryIndex({
+        indexName: lsi.IndexName,
+        sortKey: keyOf(lsi.KeySchema, 'RANGE')!,
+        projectionType: dynamodb.ProjectionType[lsi.Projection.ProjectionType],
+      });
     }
 
     const busName = `nodefleet-${cfg.clusterName}`;
@@ -304,10 +324,7 @@ export class NodefleetStack extends Stack {
     // ---- who may call the entry points (resource policies, docs/security.md) -----------------
     const viewReaders = [...this.functions.values()].filter((f) => f.spec.permissions.includes('viewRead')).map((f) => f.role);
     protectViewBucket(this.viewBucket, [this.agentRole], viewReaders);
-    protectBus(this.bus, busName, [
-      { role: this.agentRole, source: AgentSource, detailTypes: AgentDetailTypes },
-      ...this.busPublishers,
-    ]);
+    protectBus(this.bus, busName, [{ role: this.agentRole, source: AgentSource, detailTypes: AgentDetailTypes }, ...this.busPublishers]);
 
     // ---- observability ------------------------------------------------------------------------
     const obs = new Observability(this, 'Observability', {
@@ -324,7 +341,11 @@ export class NodefleetStack extends Stack {
     new CfnOutput(this, 'EventBusName', { value: this.bus.eventBusName, description: `${Env.eventBusName} for the agent` });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: Env.tableName });
     const agentSettings = AgentSettingNames.filter((n) => cfg.settings[n] !== undefined).map((n) => `${n}=${cfg.settings[n]}`);
-    if (agentSettings.length) new CfnOutput(this, 'AgentSettings', { value: agentSettings.join(' '), description: 'lines for infra/k8s/agent.env (the agent batches pending pods with them)' });
+    if (agentSettings.length)
+      new CfnOutput(this, 'AgentSettings', {
+        value: agentSettings.join(' '),
+        description: 'lines for infra/k8s/agent.env (the agent batches pending pods with them)',
+      });
     new CfnOutput(this, 'ViewBucketName', { value: this.viewBucket.bucketName, description: `${Env.viewBucket} for the agent` });
     new CfnOutput(this, 'NodeRoleName', { value: this.nodeRole.roleName, description: 'EC2NodeClass spec.role' });
     new CfnOutput(this, 'InstanceProfileName', { value: this.instanceProfile.instanceProfileName });
@@ -468,7 +489,10 @@ export class NodefleetStack extends Stack {
           handler: 'handler',
           projectRoot: this.repoRoot,
           depsLockFilePath: join(this.repoRoot, 'package-lock.json'),
-          bundling: { ...BundlingOptions, assetHash: createHash('sha256').update(sourceTreeHash(this.repoRoot)).update(spec.entry).update(JSON.stringify(BundlingOptions)).digest('hex') },
+          bundling: {
+            ...BundlingOptions,
+            assetHash: createHash('sha256').update(sourceTreeHash(this.repoRoot)).update(spec.entry).update(JSON.stringify(BundlingOptions)).digest('hex'),
+          },
         });
 
     if (spec.permissions.includes('kube')) {
@@ -502,7 +526,10 @@ export class NodefleetStack extends Stack {
     }
     const missing = def.tasks.filter((t) => !(t.substitution in substitutions));
     if (missing.length > 0) {
-      Annotations.of(this).addWarningV2('nodefleet:missing-tasks', `termination state machine not built: task entries missing (${missing.map((t) => t.entry).join(', ')})`);
+      Annotations.of(this).addWarningV2(
+        'nodefleet:missing-tasks',
+        `termination state machine not built: task entries missing (${missing.map((t) => t.entry).join(', ')})`,
+      );
       return undefined;
     }
     const resourceValues: Record<string, string> = {
@@ -705,4 +732,3 @@ export class NodefleetStack extends Stack {
     return role;
   }
 }
-

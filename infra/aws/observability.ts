@@ -13,14 +13,17 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { MetricNames as M, MetricsNamespace } from '../../shared/api/metrics.ts';
 
-
 /**
  * Karpenter's metric names (ANCHORS §4.1, aws/karpenter-provider-aws website reference/metrics.md),
  * as the functions emit them (shared/api/metrics.ts), grouped as the dashboard shows them, with
  * the statistic to plot. Every one is emitted (test/e2e/dashboard-metrics.test.ts).
  */
 export const DashboardMetrics: readonly { title: string; metrics: readonly string[]; stat: 'Sum' | 'Average' | 'Maximum' | 'p99' }[] = [
-  { title: 'NodeClaims created / launched / registered / initialized', metrics: [M.nodeClaimsCreated, M.nodeClaimsLaunched, M.nodeClaimsRegistered, M.nodeClaimsInitialized], stat: 'Sum' },
+  {
+    title: 'NodeClaims created / launched / registered / initialized',
+    metrics: [M.nodeClaimsCreated, M.nodeClaimsLaunched, M.nodeClaimsRegistered, M.nodeClaimsInitialized],
+    stat: 'Sum',
+  },
   { title: 'NodeClaims terminated / disrupted', metrics: [M.nodeClaimsTerminated, M.nodeClaimsDisrupted, M.nodeClaimsUnhealthyDisrupted], stat: 'Sum' },
   { title: 'Nodes created / terminated / drained', metrics: [M.nodesCreated, M.nodesTerminated, M.nodesDrained], stat: 'Sum' },
   { title: 'Unschedulable pods', metrics: [M.unschedulablePods], stat: 'Maximum' },
@@ -188,14 +191,19 @@ export class Observability extends Construct {
         height: 2,
       }),
     );
-    const graphs = DashboardMetrics.map(
-      (g) => new cw.GraphWidget({ title: g.title, left: g.metrics.map((m) => search(m, g.stat)), width: 8, height: 6 }),
-    );
+    const graphs = DashboardMetrics.map((g) => new cw.GraphWidget({ title: g.title, left: g.metrics.map((m) => search(m, g.stat)), width: 8, height: 6 }));
     // Everything in the namespace, so a metric added later shows up before it gets its own graph.
     graphs.push(
       new cw.GraphWidget({
         title: 'All nodefleet metrics (Sum)',
-        left: [new cw.MathExpression({ expression: `SEARCH('Namespace="${MetricsNamespace}"', 'Sum', 60)`, usingMetrics: {}, label: '', period: Duration.minutes(1) })],
+        left: [
+          new cw.MathExpression({
+            expression: `SEARCH('Namespace="${MetricsNamespace}"', 'Sum', 60)`,
+            usingMetrics: {},
+            label: '',
+            period: Duration.minutes(1),
+          }),
+        ],
         width: 8,
         height: 6,
       }),

@@ -30,8 +30,12 @@ const deny = (sid: string, actions: string[], resources: string[], conditions: R
 /** Only `writers` may put and only `readers` may get the bucket's objects (TLS-only is the bucket's `enforceSSL`). */
 export function protectViewBucket(bucket: s3.Bucket, writers: readonly iam.IRole[], readers: readonly iam.IRole[]): void {
   const objects = bucket.arnForObjects('*');
-  bucket.addToResourcePolicy(deny('DenyViewWritesButAgent', ['s3:PutObject'], [objects], { ArnNotEquals: { 'aws:PrincipalArn': writers.map((r) => r.roleArn) } }));
-  bucket.addToResourcePolicy(deny('DenyViewReadsButReaders', ['s3:GetObject'], [objects], { ArnNotEquals: { 'aws:PrincipalArn': readers.map((r) => r.roleArn) } }));
+  bucket.addToResourcePolicy(
+    deny('DenyViewWritesButAgent', ['s3:PutObject'], [objects], { ArnNotEquals: { 'aws:PrincipalArn': writers.map((r) => r.roleArn) } }),
+  );
+  bucket.addToResourcePolicy(
+    deny('DenyViewReadsButReaders', ['s3:GetObject'], [objects], { ArnNotEquals: { 'aws:PrincipalArn': readers.map((r) => r.roleArn) } }),
+  );
 }
 
 /**
@@ -42,11 +46,22 @@ export function protectViewBucket(bucket: s3.Bucket, writers: readonly iam.IRole
  */
 export function protectBus(bus: events.EventBus, busName: string, publishers: readonly BusPublisher[]): void {
   const arn = Stack.of(bus).formatArn({ service: 'events', resource: 'event-bus', resourceName: busName });
-  const statements = [deny('DenyPutEventsButPublishers', ['events:PutEvents'], [arn], { ArnNotEquals: { 'aws:PrincipalArn': publishers.map((p) => p.role.roleArn) } })];
+  const statements = [
+    deny('DenyPutEventsButPublishers', ['events:PutEvents'], [arn], { ArnNotEquals: { 'aws:PrincipalArn': publishers.map((p) => p.role.roleArn) } }),
+  ];
   publishers.forEach((p, i) => {
     const only = { ArnEquals: { 'aws:PrincipalArn': p.role.roleArn } };
-    if (p.source) statements.push(deny(`DenyPublisher${i}OtherSources`, ['events:PutEvents'], [arn], { ...only, 'ForAnyValue:StringNotEquals': { 'events:source': [p.source] } }));
-    if (p.detailTypes) statements.push(deny(`DenyPublisher${i}OtherDetailTypes`, ['events:PutEvents'], [arn], { ...only, 'ForAnyValue:StringNotEquals': { 'events:detail-type': [...p.detailTypes] } }));
+    if (p.source)
+      statements.push(
+        deny(`DenyPublisher${i}OtherSources`, ['events:PutEvents'], [arn], { ...only, 'ForAnyValue:StringNotEquals': { 'events:source': [p.source] } }),
+      );
+    if (p.detailTypes)
+      statements.push(
+        deny(`DenyPublisher${i}OtherDetailTypes`, ['events:PutEvents'], [arn], {
+          ...only,
+          'ForAnyValue:StringNotEquals': { 'events:detail-type': [...p.detailTypes] },
+        }),
+      );
   });
   (bus.node.defaultChild as events.CfnEventBus).policy = new iam.PolicyDocument({ statements });
 }
@@ -57,5 +72,7 @@ export function protectBus(bus: events.EventBus, busName: string, publishers: re
  * a redriven message is as unverified as any other.
  */
 export function protectRuleQueue(queue: sqs.Queue, rules: readonly events.IRule[]): void {
-  queue.addToResourcePolicy(deny('DenySendButFromRules', ['sqs:SendMessage'], [queue.queueArn], { ArnNotEquals: { 'aws:SourceArn': rules.map((r) => r.ruleArn) } }));
+  queue.addToResourcePolicy(
+    deny('DenySendButFromRules', ['sqs:SendMessage'], [queue.queueArn], { ArnNotEquals: { 'aws:SourceArn': rules.map((r) => r.ruleArn) } }),
+  );
 }

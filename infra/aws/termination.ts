@@ -103,7 +103,9 @@ export function parseTerminationDefinition(body: string): TerminationDefinition 
     } else if (r.startsWith('arn:aws:states:::events:putEvents')) {
       putsEvents = true;
     } else {
-      throw new TerminationDefinitionError(`${TerminationAslPath}: Task resource '${r}' is not an integration the stack grants (${SupportedIntegrations.join(', ')})`);
+      throw new TerminationDefinitionError(
+        `${TerminationAslPath}: Task resource '${r}' is not an integration the stack grants (${SupportedIntegrations.join(', ')})`,
+      );
     }
   }
   return { body, tasks, resources, dynamodbActions: [...dynamodbActions].sort(), putsEvents };

@@ -57,7 +57,9 @@ export function watchBudgets(cluster: ScenarioCluster, pools: readonly { nodePoo
       r.maxDisrupting = Math.max(r.maxDisrupting, busy.length);
       const cap = budgetInForce(pool, p.reason, mine.length, now);
       if (cap !== undefined && busy.length > cap && r.violations.length < 20) {
-        r.violations.push(`${now.toISOString()}: ${busy.length} of ${mine.length} disrupting (${busy.map((n) => n.metadata.name).join(', ')}), budget allows ${cap}`);
+        r.violations.push(
+          `${now.toISOString()}: ${busy.length} of ${mine.length} disrupting (${busy.map((n) => n.metadata.name).join(', ')}), budget allows ${cap}`,
+        );
       }
     }
   };

@@ -25,7 +25,14 @@ describe('LocalEventBus', () => {
     await b.idle();
     // Assess
     expect(calls.provisioner).toHaveLength(1);
-    expect(calls.provisioner[0]).toMatchObject({ version: '0', source: 'nodefleet.agent', 'detail-type': 'Unschedulable Pods', region: 'ap-northeast-2', account: '123456789012', resources: [] });
+    expect(calls.provisioner[0]).toMatchObject({
+      version: '0',
+      source: 'nodefleet.agent',
+      'detail-type': 'Unschedulable Pods',
+      region: 'ap-northeast-2',
+      account: '123456789012',
+      resources: [],
+    });
     expect(calls.interruption).toHaveLength(0);
     clock.stop();
   });
@@ -49,7 +56,15 @@ describe('LocalEventBus', () => {
     const clock = new VirtualClock({ start: '2026-03-10T12:00:00Z', speed: 1000 });
     const b = new LocalEventBus({ clock, region: 'ap-northeast-2' });
     let n = 0;
-    b.addTarget({ rule: 'spotInterruption', pattern: EventRules.spotInterruption, kind: 'sqs', invoke: async (e: any) => { n += 1; return { batchItemFailures: [{ itemIdentifier: e.Records[0].messageId }] }; } });
+    b.addTarget({
+      rule: 'spotInterruption',
+      pattern: EventRules.spotInterruption,
+      kind: 'sqs',
+      invoke: async (e: any) => {
+        n += 1;
+        return { batchItemFailures: [{ itemIdentifier: e.Records[0].messageId }] };
+      },
+    });
     b.deliver(fixture('spot-interruption-warning.json'));
     // Redeliveries come after the (virtual) visibility timeout; wait for the outcome, not a fixed time.
     for (let i = 0; i < 500 && b.deadLetters.length === 0; i++) await new Promise((r) => setTimeout(r, 10));

@@ -115,7 +115,9 @@ export class LocalEventBus implements EventPublisher {
 
   /** Rules whose pattern matches `event`. */
   matchingRules(event: BusEvent): string[] {
-    return this.targets.filter((t) => matchesPattern(t.pattern as unknown as Record<string, unknown>, event as unknown as Record<string, unknown>)).map((t) => t.rule);
+    return this.targets
+      .filter((t) => matchesPattern(t.pattern as unknown as Record<string, unknown>, event as unknown as Record<string, unknown>))
+      .map((t) => t.rule);
   }
 
   /** EventPublisher port: what P's publisher does through PutEvents, in process. */
@@ -127,7 +129,8 @@ export class LocalEventBus implements EventPublisher {
   /** PutEvents wire entries (from the local AWS endpoint). */
   putEntries(entries: PutEventsEntry[]): { eventId?: string; errorCode?: string; errorMessage?: string }[] {
     return entries.map((e) => {
-      if (!e.Source || !e.DetailType || e.Detail === undefined) return { errorCode: 'MalformedDetail', errorMessage: 'Source, DetailType and Detail are required' };
+      if (!e.Source || !e.DetailType || e.Detail === undefined)
+        return { errorCode: 'MalformedDetail', errorMessage: 'Source, DetailType and Detail are required' };
       let detail: unknown;
       try {
         detail = JSON.parse(e.Detail);
@@ -255,7 +258,15 @@ export class LocalEventBus implements EventPublisher {
     }
     for (const m of batch) {
       const failed = failedIds.includes(m.messageId);
-      this.deliveries.push({ rule: t.rule, eventId: m.event.id, detailType: m.event['detail-type'], atMs: this.opts.clock.nowMs(), ok: !failed, attempt: m.receiveCount, error: failed ? (error ?? 'batchItemFailure') : undefined });
+      this.deliveries.push({
+        rule: t.rule,
+        eventId: m.event.id,
+        detailType: m.event['detail-type'],
+        atMs: this.opts.clock.nowMs(),
+        ok: !failed,
+        attempt: m.receiveCount,
+        error: failed ? (error ?? 'batchItemFailure') : undefined,
+      });
       if (!failed) continue;
       if (m.receiveCount >= MaxReceiveCount) this.deadLetters.push({ rule: t.rule, event: m.event, error: error ?? 'batchItemFailure' });
       else this.opts.clock.setTimer(() => this.enqueueSqs(t, m), SqsVisibilityTimeoutSeconds * 1000);

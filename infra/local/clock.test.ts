@@ -52,7 +52,7 @@ describe('VirtualClock (stepped)', () => {
     clock.stop();
   });
 
-  it('a work waiting on another work\'s pause (a call they share) does not hold the clock still', { timeout: 20_000 }, async () => {
+  it("a work waiting on another work's pause (a call they share) does not hold the clock still", { timeout: 20_000 }, async () => {
     // Arrange
     const clock = new VirtualClock({ start: 0, speed: 1, stepped: { quietRealMs: 2 }, frozen: true });
     clock.begin();

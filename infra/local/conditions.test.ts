@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { parseEqualitySelector, selectPods } from './conditions.ts';
 import type { Pod } from '../../shared/api/kube.ts';
 
-const pod = (name: string, labels: Record<string, string>): Pod => ({ metadata: { name, namespace: 'default', labels }, spec: { containers: [{ name: 'c' }] } });
+const pod = (name: string, labels: Record<string, string>): Pod => ({
+  metadata: { name, namespace: 'default', labels },
+  spec: { containers: [{ name: 'c' }] },
+});
 
 describe('conditions', () => {
   it('parses an equality selector', () => {

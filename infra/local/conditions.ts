@@ -39,7 +39,10 @@ export function selectNodes(env: LocalEnvironment, selector: string | undefined)
 /** Parses "a=b,c=d" (equality-based label selector) into a map. */
 export function parseEqualitySelector(s: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const part of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const part of s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const [k, v] = part.split('=');
     out[k.trim()] = (v ?? '').trim();
   }

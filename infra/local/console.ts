@@ -42,7 +42,10 @@ export function wrap(line: string, width = ConsoleWidth): string[] {
       out.push(prefix + rest);
       break;
     }
-    let cut = chars.slice(0, room + 1).join('').lastIndexOf(' ');
+    let cut = chars
+      .slice(0, room + 1)
+      .join('')
+      .lastIndexOf(' ');
     if (cut <= (prefix ? 0 : lead)) cut = chars.slice(0, room).join('').length;
     out.push((prefix + rest.slice(0, cut)).trimEnd());
     rest = rest.slice(cut).trimStart();

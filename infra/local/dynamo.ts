@@ -71,7 +71,13 @@ export async function startLocalDynamo(opts: { path?: string; port?: number; tab
       body: JSON.stringify(input),
     });
     const out = (await res.json()) as Record<string, any>;
-    if (!res.ok) throw new LocalDynamoError(String(out.__type ?? '').split('#').pop() ?? 'Error', String(out.message ?? out.Message ?? res.statusText));
+    if (!res.ok)
+      throw new LocalDynamoError(
+        String(out.__type ?? '')
+          .split('#')
+          .pop() ?? 'Error',
+        String(out.message ?? out.Message ?? res.statusText),
+      );
     return out;
   };
   const tableName = opts.tableName ?? LocalTableName;

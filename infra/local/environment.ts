@@ -175,8 +175,18 @@ export class LocalEnvironment {
   constructor(private readonly opts: LocalEnvironmentOptions) {
     this.scenario = opts.scenario;
     if (opts.seed !== undefined) seedLocalIds(opts.seed);
-    this.clock = new VirtualClock({ start: opts.scenario.start, speed: opts.speed ?? opts.scenario.speed, frozen: true, stepped: opts.stepped ? {} : undefined, wall: opts.cluster !== undefined });
-    if (opts.faults) this.crashes = new InvocationCrashes(() => this.opts.faults, () => this.clock.nowMs());
+    this.clock = new VirtualClock({
+      start: opts.scenario.start,
+      speed: opts.speed ?? opts.scenario.speed,
+      frozen: true,
+      stepped: opts.stepped ? {} : undefined,
+      wall: opts.cluster !== undefined,
+    });
+    if (opts.faults)
+      this.crashes = new InvocationCrashes(
+        () => this.opts.faults,
+        () => this.clock.nowMs(),
+      );
     this.logs = new LogTap(this.clock);
     this.stateDir = resolve(opts.workDir ?? process.cwd(), StateDirName);
   }
@@ -255,7 +265,11 @@ export class LocalEnvironment {
       const log = this.log;
       this.cluster = await this.opts.cluster({ clock: this.clock, log: (line) => log.info(line) });
     } else {
-      const local = new LocalCluster({ clock: this.clock, podStartupSeconds: s.kubelet.podStartupSeconds, fault: (method, path) => this.opts.faults?.kube?.(method, path) });
+      const local = new LocalCluster({
+        clock: this.clock,
+        podStartupSeconds: s.kubelet.podStartupSeconds,
+        fault: (method, path) => this.opts.faults?.kube?.(method, path),
+      });
       await local.start();
       if (this.clock.isStepped) {
         // Kubelet boots, grace periods and pod start-ups are due instants of the cluster's own.
@@ -355,7 +369,13 @@ export class LocalEnvironment {
   private addManagedNode(n: Scenario['cluster']['nodes'][number]): void {
     const t = this.catalog.get(n.instanceType);
     if (!t) throw new Error(`managed node: instance type ${n.instanceType} is not sold in ${this.scenario.region}`);
-    const inst = this.ec2.addExisting({ instanceType: n.instanceType, zone: n.zone, capacityType: n.capacityType, name: n.name, tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed', ...n.tags } });
+    const inst = this.ec2.addExisting({
+      instanceType: n.instanceType,
+      zone: n.zone,
+      capacityType: n.capacityType,
+      name: n.name,
+      tags: { 'eks:nodegroup-name': n.labels['eks.amazonaws.com/nodegroup'] ?? 'managed', ...n.tags },
+    });
     this.cluster.addInstance({
       instanceId: inst.instanceId,
       instanceType: n.instanceType,
@@ -470,7 +490,13 @@ export class LocalEnvironment {
         sleep: (ms: number) => this.clock.pause(ms),
         log: this.logs.forFunction(name),
         metrics,
-        overrides: { clock: this.clock, log: this.logs.forFunction(name), publisher: this.crashes ? this.crashingPublisher() : this.bus, random: localRandom, ...extra },
+        overrides: {
+          clock: this.clock,
+          log: this.logs.forFunction(name),
+          publisher: this.crashes ? this.crashingPublisher() : this.bus,
+          random: localRandom,
+          ...extra,
+        },
       });
       // What each handler's deps factory adds on top of buildDeps (interruption names the starter `starter`).
       if (base.termination) base.starter = base.termination;
@@ -491,7 +517,16 @@ export class LocalEnvironment {
       const tdeps = depsFor('termination');
       try {
         const created = sfnMod.createLocalTermination(
-          { kube: tdeps.kube, cloud: tdeps.cloud, store: tdeps.store, budgets: tdeps.budgets, clock: this.clock, log: tdeps.log, metrics: tdeps.metrics, publisher: tdeps.publisher },
+          {
+            kube: tdeps.kube,
+            cloud: tdeps.cloud,
+            store: tdeps.store,
+            budgets: tdeps.budgets,
+            clock: this.clock,
+            log: tdeps.log,
+            metrics: tdeps.metrics,
+            publisher: tdeps.publisher,
+          },
           {
             clock: this.clock,
             wait: (seconds: number) => this.clock.sleep(seconds * 1000),
@@ -518,16 +553,27 @@ export class LocalEnvironment {
       if (inv) this.invokers[name] = (payload) => this.clock.work(() => (this.crashes ? this.crashes.run(name, () => inv(payload)) : inv(payload)));
     }
 
-    if (this.invokers.provisioner) this.bus.addTarget({ rule: 'provisioner', pattern: EventRules.provisioner, kind: 'lambda', invoke: this.invokers.provisioner, concurrency: ProvisionerConcurrency });
-    if (this.invokers.registration) this.bus.addTarget({ rule: 'registration', pattern: EventRules.registration, kind: 'lambda', invoke: this.invokers.registration });
+    if (this.invokers.provisioner)
+      this.bus.addTarget({
+        rule: 'provisioner',
+        pattern: EventRules.provisioner,
+        kind: 'lambda',
+        invoke: this.invokers.provisioner,
+        concurrency: ProvisionerConcurrency,
+      });
+    if (this.invokers.registration)
+      this.bus.addTarget({ rule: 'registration', pattern: EventRules.registration, kind: 'lambda', invoke: this.invokers.registration });
     if (this.invokers.interruption) {
-      for (const r of InterruptionRuleNames) this.bus.addTarget({ rule: r, pattern: EventRules[r], kind: 'sqs', invoke: this.invokers.interruption, concurrency: 1 });
+      for (const r of InterruptionRuleNames)
+        this.bus.addTarget({ rule: r, pattern: EventRules[r], kind: 'sqs', invoke: this.invokers.interruption, concurrency: 1 });
     }
 
     this.agentModule = await importPart('agent', 'functions/agent/agent.ts', this.missing);
 
     // Disruption runs as its Step Functions loop when the definition exists (plan → Wait → validate/act).
-    const loopDef = existsSync(join(RepoRoot, DisruptionLoopDefinition)) ? JSON.parse(readFileSync(join(RepoRoot, DisruptionLoopDefinition), 'utf8')) : undefined;
+    const loopDef = existsSync(join(RepoRoot, DisruptionLoopDefinition))
+      ? JSON.parse(readFileSync(join(RepoRoot, DisruptionLoopDefinition), 'utf8'))
+      : undefined;
     if (loopDef && sfnMod?.LocalStepFunctions && this.invokers.disruption) {
       const inv = this.invokers.disruption;
       this.disruptionSfn = new sfnMod.LocalStepFunctions({
@@ -599,7 +645,8 @@ export class LocalEnvironment {
           while (!this.stopping && out && typeof out.retryAfterSeconds === 'number' && out.command) {
             await this.clock.sleep(out.retryAfterSeconds * 1000);
             if (this.stopping) break;
-            out = (await inv({ command: out.command, ...(out.replacementClaims ? { replacementClaims: out.replacementClaims } : {}) })) as LoopOutput | undefined;
+            out = (await inv({ command: out.command, ...(out.replacementClaims ? { replacementClaims: out.replacementClaims } : {}) })) as
+              LoopOutput | undefined;
           }
         } catch (err) {
           this.log.error(`${name} run failed`, { error: errText(err) });
@@ -647,8 +694,8 @@ export class LocalEnvironment {
         : {
             batchIdleMs: Math.max(AgentBatchIdleFloorMs, batch.batchIdleDuration / speed),
             batchMaxMs: Math.max(AgentBatchMaxFloorMs, batch.batchMaxDuration / speed),
-            pendingResendMs: AgentPendingResendSeconds * 1000 / speed,
-            relistIntervalMs: AgentRelistSeconds * 1000 / speed,
+            pendingResendMs: (AgentPendingResendSeconds * 1000) / speed,
+            relistIntervalMs: (AgentRelistSeconds * 1000) / speed,
             views: this.views,
             viewIntervalMs: Math.max(AgentViewIntervalFloorMs, (AgentViewIntervalSeconds * 1000) / speed),
             viewHeartbeatMs: (AgentViewHeartbeatSeconds * 1000) / speed,
@@ -775,7 +822,7 @@ export function kubeletFlags(userDataBase64: string | undefined): { labels: Reco
   if (/^\s*\[settings/m.test(text) && !/^MIME-Version:/im.test(text)) {
     let k: { 'node-labels'?: Record<string, string>; 'node-taints'?: Record<string, string[]> } = {};
     try {
-      k = ((parseToml(text) as { settings?: { kubernetes?: typeof k } }).settings?.kubernetes ?? {});
+      k = (parseToml(text) as { settings?: { kubernetes?: typeof k } }).settings?.kubernetes ?? {};
     } catch {
       return out;
     }

@@ -69,14 +69,23 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     const set = launched.filter((i) => !l.nodePool || i.tags['karpenter.sh/nodepool'] === l.nodePool);
     const scope = l.nodePool ? `launched(${l.nodePool})` : 'launched';
     const text = set.map((i) => `${i.instanceType}/${i.capacityType}`).join(', ') || 'none';
-    if (l.count !== undefined) out.push({ name: `${scope}.count`, ok: inRange(set.length, l.count), detail: `launched ${set.length} (want ${rangeText(l.count)}): ${l.nodePool ? text : launchedText}` });
+    if (l.count !== undefined)
+      out.push({
+        name: `${scope}.count`,
+        ok: inRange(set.length, l.count),
+        detail: `launched ${set.length} (want ${rangeText(l.count)}): ${l.nodePool ? text : launchedText}`,
+      });
     if (l.instanceTypes) {
       const bad = set.filter((i) => !l.instanceTypes!.includes(i.instanceType));
       out.push({ name: `${scope}.instanceTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; allowed ${l.instanceTypes.join(', ')}` });
     }
     if (l.excludeInstanceTypes) {
       const bad = set.filter((i) => l.excludeInstanceTypes!.includes(i.instanceType));
-      out.push({ name: `${scope}.excludeInstanceTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; none may be ${l.excludeInstanceTypes.join(', ')}` });
+      out.push({
+        name: `${scope}.excludeInstanceTypes`,
+        ok: bad.length === 0 && set.length > 0,
+        detail: `launched ${text}; none may be ${l.excludeInstanceTypes.join(', ')}`,
+      });
     }
     if (l.capacityTypes) {
       const bad = set.filter((i) => !l.capacityTypes!.includes(i.capacityType));
@@ -85,7 +94,11 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     if (l.archs) {
       const archOf = (t: string) => env.archOf(t);
       const bad = set.filter((i) => !l.archs!.includes(archOf(i.instanceType) as 'amd64' | 'arm64'));
-      out.push({ name: `${scope}.archs`, ok: bad.length === 0 && set.length > 0, detail: `launched ${set.map((i) => `${i.instanceType}(${archOf(i.instanceType)})`).join(', ') || 'none'}; allowed ${l.archs.join(', ')}` });
+      out.push({
+        name: `${scope}.archs`,
+        ok: bad.length === 0 && set.length > 0,
+        detail: `launched ${set.map((i) => `${i.instanceType}(${archOf(i.instanceType)})`).join(', ') || 'none'}; allowed ${l.archs.join(', ')}`,
+      });
     }
   }
 
@@ -102,24 +115,45 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       ...(state === 'running' ? [] : [`instance ${instanceId ?? '?'} ${state ?? 'unknown'}`]),
       ...named.map((e) => `termination ${e.name} named it`),
     ];
-    out.push({ name: `untouchedNodes.${name}`, ok: problems.length === 0, detail: problems.length ? problems.join('; ') : `node ${name} and instance ${instanceId} untouched` });
+    out.push({
+      name: `untouchedNodes.${name}`,
+      ok: problems.length === 0,
+      detail: problems.length ? problems.join('; ') : `node ${name} and instance ${instanceId} untouched`,
+    });
   }
 
   if (expect.maxConcurrentNodeClaims !== undefined) {
-    out.push({ name: 'maxConcurrentNodeClaims', ok: inRange(facts.maxConcurrentNodeClaims, expect.maxConcurrentNodeClaims), detail: `at most ${facts.maxConcurrentNodeClaims} NodeClaim(s) at once (want ${rangeText(expect.maxConcurrentNodeClaims)})` });
+    out.push({
+      name: 'maxConcurrentNodeClaims',
+      ok: inRange(facts.maxConcurrentNodeClaims, expect.maxConcurrentNodeClaims),
+      detail: `at most ${facts.maxConcurrentNodeClaims} NodeClaim(s) at once (want ${rangeText(expect.maxConcurrentNodeClaims)})`,
+    });
   }
 
   if (expect.final) {
     const f = expect.final;
     const claims = (facts.finalNodeClaims ?? []).filter((c) => c.phase !== 'Terminated');
-    if (f.nodeClaims !== undefined) out.push({ name: 'final.nodeClaims', ok: claims.length === f.nodeClaims, detail: `${claims.length} NodeClaim(s) left (want ${f.nodeClaims})${claims.length ? `: ${claims.map((c) => `${c.name}[${c.phase}]`).join(', ')}` : ''}` });
+    if (f.nodeClaims !== undefined)
+      out.push({
+        name: 'final.nodeClaims',
+        ok: claims.length === f.nodeClaims,
+        detail: `${claims.length} NodeClaim(s) left (want ${f.nodeClaims})${claims.length ? `: ${claims.map((c) => `${c.name}[${c.phase}]`).join(', ')}` : ''}`,
+      });
     if (f.instances !== undefined) {
       const live = env.liveInstances();
-      out.push({ name: 'final.instances', ok: live.length === f.instances, detail: `${live.length} nodefleet instance(s) not terminated (want ${f.instances})${live.length ? `: ${live.map((i) => `${i.instanceId} ${i.instanceType} ${i.state}`).join(', ')}` : ''}` });
+      out.push({
+        name: 'final.instances',
+        ok: live.length === f.instances,
+        detail: `${live.length} nodefleet instance(s) not terminated (want ${f.instances})${live.length ? `: ${live.map((i) => `${i.instanceId} ${i.instanceType} ${i.state}`).join(', ')}` : ''}`,
+      });
     }
     if (f.nodes !== undefined) {
       const nodes = env.cluster.nodes();
-      out.push({ name: 'final.nodes', ok: nodes.length === f.nodes, detail: `${nodes.length} node(s) (want ${f.nodes}): ${nodes.map((n) => n.metadata.name).join(', ')}` });
+      out.push({
+        name: 'final.nodes',
+        ok: nodes.length === f.nodes,
+        detail: `${nodes.length} node(s) (want ${f.nodes}): ${nodes.map((n) => n.metadata.name).join(', ')}`,
+      });
     }
     if (f.pods) {
       const r = podsMatch(env, f.pods, facts);
@@ -137,11 +171,21 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       const name = `terminations[${i}]${t.reason ? ` (${t.reason})` : ''}`;
       const want = t.count ?? { min: 1 };
       const seen = all.map((e) => `${e.name}:${safeJson(e.input)?.reason ?? '?'}:${e.status}`).join(', ') || 'none';
-      out.push({ name: `${name}.count`, ok: inRange(matching.length, want), detail: `${matching.length} ${t.status} execution(s) (want ${rangeText(want)}); all executions: ${seen}` });
+      out.push({
+        name: `${name}.count`,
+        ok: inRange(matching.length, want),
+        detail: `${matching.length} ${t.status} execution(s) (want ${rangeText(want)}); all executions: ${seen}`,
+      });
       if (t.notBefore) {
         const limit = Date.parse(t.notBefore);
         const early = matching.filter((e) => Date.parse(e.startDate) < limit);
-        out.push({ name: `${name}.notBefore`, ok: early.length === 0, detail: early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${t.notBefore})` : `${matching.length} execution(s), none before ${t.notBefore}${matching.length ? ` (first ${matching.map((e) => e.startDate).sort()[0]})` : ''}` });
+        out.push({
+          name: `${name}.notBefore`,
+          ok: early.length === 0,
+          detail: early.length
+            ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${t.notBefore})`
+            : `${matching.length} execution(s), none before ${t.notBefore}${matching.length ? ` (first ${matching.map((e) => e.startDate).sort()[0]})` : ''}`,
+        });
       }
       if (t.notBeforeMark) {
         const markMs = facts.marks[t.notBeforeMark.mark];
@@ -150,7 +194,12 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
         out.push({
           name: `${name}.notBeforeMark`,
           ok: limit !== undefined && early.length === 0,
-          detail: limit === undefined ? `mark ${t.notBeforeMark.mark} never reached` : early.length ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${new Date(limit).toISOString()})` : `${matching.length} execution(s), none before ${t.notBeforeMark.mark} + ${t.notBeforeMark.seconds}s`,
+          detail:
+            limit === undefined
+              ? `mark ${t.notBeforeMark.mark} never reached`
+              : early.length
+                ? `${early.map((e) => `${e.name} started ${e.startDate}`).join(', ')} (before ${new Date(limit).toISOString()})`
+                : `${matching.length} execution(s), none before ${t.notBeforeMark.mark} + ${t.notBeforeMark.seconds}s`,
         });
       }
       if (t.terminatedAfterSeconds) {
@@ -179,11 +228,21 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       if (x.terminatedByNodefleetBeforeNoticeEnds) {
         const ok = inst?.terminatedBy === 'api' && inst.terminatingAtMs !== undefined && inst.terminatingAtMs < it.deadlineMs;
         const when = inst?.terminatingAtMs !== undefined ? `${((inst.terminatingAtMs - it.noticeAtMs) / 1000).toFixed(1)}s after the notice` : 'never';
-        out.push({ name: 'interruption.terminatedBeforeNoticeEnds', ok, detail: `${it.instanceId} terminated ${when} by ${inst?.terminatedBy ?? 'nobody'} (notice ${((it.deadlineMs - it.noticeAtMs) / 1000).toFixed(0)}s)` });
+        out.push({
+          name: 'interruption.terminatedBeforeNoticeEnds',
+          ok,
+          detail: `${it.instanceId} terminated ${when} by ${inst?.terminatedBy ?? 'nobody'} (notice ${((it.deadlineMs - it.noticeAtMs) / 1000).toFixed(0)}s)`,
+        });
       }
       if (x.replacementLaunched) {
         const repl = launched.filter((i) => i.launchTimeMs >= it.noticeAtMs && i.instanceId !== it.instanceId);
-        out.push({ name: 'interruption.replacementLaunched', ok: repl.length > 0, detail: repl.length ? `replacement ${repl.map((r) => `${r.instanceType}/${r.capacityType} ${((r.launchTimeMs - it.noticeAtMs) / 1000).toFixed(1)}s after the notice`).join(', ')}` : 'no instance launched after the notice' });
+        out.push({
+          name: 'interruption.replacementLaunched',
+          ok: repl.length > 0,
+          detail: repl.length
+            ? `replacement ${repl.map((r) => `${r.instanceType}/${r.capacityType} ${((r.launchTimeMs - it.noticeAtMs) / 1000).toFixed(1)}s after the notice`).join(', ')}`
+            : 'no instance launched after the notice',
+        });
       }
     }
   }
@@ -191,7 +250,11 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
   if (expect.logs) {
     const seen = env.logs.messages();
     const missing = expect.logs.filter((m) => !seen.has(m));
-    out.push({ name: 'logs', ok: missing.length === 0, detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen` });
+    out.push({
+      name: 'logs',
+      ok: missing.length === 0,
+      detail: missing.length ? `missing log message(s): ${missing.map((m) => `"${m}"`).join(', ')}` : `all ${expect.logs.length} log messages seen`,
+    });
   }
 
   if (expect.straysTerminated) {
@@ -203,7 +266,10 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
       out.push({
         name: `straysTerminated.${id}`,
         ok: took !== undefined && inst?.terminatedBy === 'api' && took <= expect.straysTerminated.withinSeconds,
-        detail: took === undefined ? `${id} is still ${inst?.state ?? 'unknown'}` : `${id} terminated ${took.toFixed(0)}s after it started (want ≤ ${expect.straysTerminated.withinSeconds}s), by ${inst?.terminatedBy}`,
+        detail:
+          took === undefined
+            ? `${id} is still ${inst?.state ?? 'unknown'}`
+            : `${id} terminated ${took.toFixed(0)}s after it started (want ≤ ${expect.straysTerminated.withinSeconds}s), by ${inst?.terminatedBy}`,
       });
     }
   }
@@ -220,7 +286,11 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
   if (expect.capacityErrors) {
     const fleets = env.ec2.calls.filter((c) => c.action === 'CreateFleet');
     const errors = fleets.flatMap((c) => ((c.detail as { errors?: string[] })?.errors ?? []).filter((e) => /Insufficient|Unfulfillable/.test(e)));
-    out.push({ name: 'capacityErrors', ok: errors.length >= expect.capacityErrors.min, detail: `${errors.length} insufficient-capacity error(s) in ${fleets.length} CreateFleet call(s) (want ≥ ${expect.capacityErrors.min})` });
+    out.push({
+      name: 'capacityErrors',
+      ok: errors.length >= expect.capacityErrors.min,
+      detail: `${errors.length} insufficient-capacity error(s) in ${fleets.length} CreateFleet call(s) (want ≥ ${expect.capacityErrors.min})`,
+    });
   }
 
   if (expect.noErrorLogs) {
@@ -229,7 +299,12 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     out.push({
       name: 'noErrorLogs',
       ok: errors.length === 0,
-      detail: errors.length ? `${errors.length} ERROR line(s): ${errors.slice(0, 3).map((r) => `${r.controller}: ${r.message} ${JSON.stringify(r.fields).slice(0, 160)}`).join('; ')}` : 'no ERROR log line',
+      detail: errors.length
+        ? `${errors.length} ERROR line(s): ${errors
+            .slice(0, 3)
+            .map((r) => `${r.controller}: ${r.message} ${JSON.stringify(r.fields).slice(0, 160)}`)
+            .join('; ')}`
+        : 'no ERROR log line',
     });
   }
 
@@ -262,7 +337,11 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     out.push({
       name: `budgetsHonoured(${b.nodePool})`,
       ok: !!seen && seen.violations.length === 0,
-      detail: !seen ? 'not sampled' : seen.violations.length ? `${seen.violations.length} moment(s) over budget: ${seen.violations.slice(0, 3).join('; ')}` : `at most ${seen.maxDisrupting} node(s) disrupting at once, never over the budget in force`,
+      detail: !seen
+        ? 'not sampled'
+        : seen.violations.length
+          ? `${seen.violations.length} moment(s) over budget: ${seen.violations.slice(0, 3).join('; ')}`
+          : `at most ${seen.maxDisrupting} node(s) disrupting at once, never over the budget in force`,
     });
   }
 
@@ -272,7 +351,12 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     out.push({
       name: 'nodeClaimObjectsOutliveInstances',
       ok: removals.length > 0 && early.length === 0,
-      detail: removals.length === 0 ? 'no NodeClaim object was removed' : early.length ? `removed while the instance ran: ${early.map((r) => `${r.name} (${r.instanceId} ${r.instanceState})`).join(', ')}` : `${removals.length} NodeClaim object(s) removed, each after its instance: ${removals.map((r) => `${r.name} (${r.instanceId ?? 'no instance'} ${r.instanceState ?? ''})`).join(', ')}`,
+      detail:
+        removals.length === 0
+          ? 'no NodeClaim object was removed'
+          : early.length
+            ? `removed while the instance ran: ${early.map((r) => `${r.name} (${r.instanceId} ${r.instanceState})`).join(', ')}`
+            : `${removals.length} NodeClaim object(s) removed, each after its instance: ${removals.map((r) => `${r.name} (${r.instanceId ?? 'no instance'} ${r.instanceState ?? ''})`).join(', ')}`,
     });
   }
 
@@ -306,7 +390,10 @@ export function iamCheck(authorizer: Pick<LocalAuthorizer, 'denials' | 'allowed'
         ? authorizer.enforced
           ? `${calls} EC2/SSM call(s), each allowed by its function's IAM policy`
           : `${calls} EC2/SSM call(s) unchecked: ${IamNotEnforced}`
-        : `${denials.length} call(s) denied: ${denials.slice(0, 3).map((d) => `${d.principal ?? '?'} ${d.action}: ${d.code}: ${d.message}`).join('; ')}`,
+        : `${denials.length} call(s) denied: ${denials
+            .slice(0, 3)
+            .map((d) => `${d.principal ?? '?'} ${d.action}: ${d.code}: ${d.message}`)
+            .join('; ')}`,
   };
 }
 

@@ -87,7 +87,12 @@ describe('DynamoFaultProxy', () => {
     // Prepare
     const { url, served } = await counter();
     let fail = false;
-    const proxy = new DynamoFaultProxy(url, () => ({ dynamo: (op, body) => (fail && op === 'UpdateItem' && body.includes('ConditionExpression') ? { status: 400, code: 'ConditionalCheckFailedException', message: 'injected' } : undefined) }));
+    const proxy = new DynamoFaultProxy(url, () => ({
+      dynamo: (op, body) =>
+        fail && op === 'UpdateItem' && body.includes('ConditionExpression')
+          ? { status: 400, code: 'ConditionalCheckFailedException', message: 'injected' }
+          : undefined,
+    }));
     const endpoint = await proxy.start();
     const call = (body: string) => fetch(endpoint, { method: 'POST', headers: { 'x-amz-target': 'DynamoDB_20120810.UpdateItem' }, body });
     // Act

@@ -186,17 +186,23 @@ export class DynamoFaultProxy {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const op =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
     const fault = this.hooks()?.dynamo?.(op, body.toString('utf8'));
     if (fault) {
       res.writeHead(fault.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `fault-${Date.now()}` });
       res.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${fault.code}`, message: fault.message }));
       return;
     }
-    const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } }, (r) => {
-      res.writeHead(r.statusCode ?? 500, r.headers);
-      r.pipe(res);
-    });
+    const up = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+      (r) => {
+        res.writeHead(r.statusCode ?? 500, r.headers);
+        r.pipe(res);
+      },
+    );
     up.on('error', (err) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
       res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: err.message }));

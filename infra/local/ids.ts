@@ -28,7 +28,10 @@ export function localRandom(): number {
 export function localHex(bytes: number): string {
   if (state === undefined) return randomBytes(bytes).toString('hex');
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(localRandom() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(localRandom() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 

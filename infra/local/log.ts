@@ -52,7 +52,8 @@ export class LogTap {
   /** A Log for function `name` (controller name from {@link ControllerNames}). */
   forFunction(name: string): LogPort {
     const controller = ControllerNames[name] ?? name;
-    const at = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => this.add({ level, timeMs: this.clock.nowMs(), controller, message, fields: fields ?? {} });
+    const at = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
+      this.add({ level, timeMs: this.clock.nowMs(), controller, message, fields: fields ?? {} });
     return { debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR') };
   }
 
@@ -80,7 +81,8 @@ export function atLeast(r: LogRecord, min: LogLevel): boolean {
 
 /** The record as a Karpenter JSON log line. */
 export function formatKarpenterJson(r: LogRecord): string {
-  return JSON.stringify({ level: r.level, time: new Date(r.timeMs).toISOString(), logger: 'controller', message: r.message, controller: r.controller, ...r.fields }, (_k, v) =>
-    v instanceof Error ? { name: v.name, message: v.message } : v,
+  return JSON.stringify(
+    { level: r.level, time: new Date(r.timeMs).toISOString(), logger: 'controller', message: r.message, controller: r.controller, ...r.fields },
+    (_k, v) => (v instanceof Error ? { name: v.name, message: v.message } : v),
   );
 }

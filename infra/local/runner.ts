@@ -126,7 +126,9 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   };
 
   try {
-    out(`nodefleet demo: ${scenario.name} in ${scenario.region}, ${opts.cluster ? 'on the real control plane, wall time' : `speed ×${env.clock.speed}, virtual start ${scenario.start}`}`);
+    out(
+      `nodefleet demo: ${scenario.name} in ${scenario.region}, ${opts.cluster ? 'on the real control plane, wall time' : `speed ×${env.clock.speed}, virtual start ${scenario.start}`}`,
+    );
     await env.start();
     view = await LiveView.start(env, timeline, opts.ui ? { serve: true, port: opts.ui.port } : {}).catch(async (err: unknown) => {
       out(`live view not served: ${err instanceof Error ? err.message : String(err)}`);
@@ -139,7 +141,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
     trackEvents(env, note);
     if (scenario.expect.budgetsHonoured?.length) budgetWatch = watchBudgets(env.cluster, scenario.expect.budgetsHonoured);
     if (scenario.expect.runningAgainAfterDeletion) stopPodGap = watchPodGap(env, scenario.expect.runningAgainAfterDeletion, facts);
-    if (scenario.expect.nodeClaimObjectsOutliveInstances) stopRemovals = watchNodeClaimObjectRemovals(env, (r) => (facts.nodeClaimObjectRemovals ??= []).push(r));
+    if (scenario.expect.nodeClaimObjectsOutliveInstances)
+      stopRemovals = watchNodeClaimObjectRemovals(env, (r) => (facts.nodeClaimObjectRemovals ??= []).push(r));
     opts.onStarted?.(env);
     if (env.missing.length) {
       for (const m of env.missing) out(`!! missing: ${m.name} (${m.file}): ${m.reason}`);
@@ -174,7 +177,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Pr
   const claims: NodeClaim[] = await env.nodeClaims().catch(() => []);
   facts.finalNodeClaims = claims;
   const checks = failures.map((f) => ({ name: f.slice(0, f.indexOf(':')), ok: false, detail: f.slice(f.indexOf(':') + 2) }));
-  if (env.missing.length) checks.push({ name: 'environment', ok: false, detail: `missing parts: ${env.missing.map((m) => `${m.name} (${m.file}: ${m.reason})`).join('; ')}` });
+  if (env.missing.length)
+    checks.push({ name: 'environment', ok: false, detail: `missing parts: ${env.missing.map((m) => `${m.name} (${m.file}: ${m.reason})`).join('; ')}` });
   checks.push(...checkExpectations(env, scenario.expect, facts));
   const summary = renderSummary(env, { timeline, checks, facts, realSeconds: (Date.now() - realStart) / 1000 });
   const virtualSeconds = env.clock.elapsedSeconds();
@@ -307,7 +311,12 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     const names: string[] = [];
     for (const d of step.delete) {
       const matches = d.selector === undefined ? undefined : parseLabelSelector(d.selector);
-      const targets = matches ? env.cluster.objects(d.apiVersion, d.kind, d.namespace).filter((o) => matches(o.metadata.labels ?? {})).map((o) => o.metadata.name) : [d.name!];
+      const targets = matches
+        ? env.cluster
+            .objects(d.apiVersion, d.kind, d.namespace)
+            .filter((o) => matches(o.metadata.labels ?? {}))
+            .map((o) => o.metadata.name)
+        : [d.name!];
       if (targets.length === 0) return `delete: no ${d.kind} matches ${d.selector}`;
       for (const name of targets) {
         await env.cluster.delete(d.apiVersion, d.kind, name, d.namespace);
@@ -323,8 +332,16 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
   }
   if (step.fault?.insufficientCapacity) {
     const f = step.fault.insufficientCapacity;
-    env.ec2.addFault({ instanceTypes: f.instanceTypes, zones: f.zones, capacityType: f.capacityType, errorCode: f.errorCode, untilMs: f.for !== undefined ? env.clock.nowMs() + f.for * 1000 : undefined });
-    note(`fault: insufficient capacity for ${f.instanceTypes?.join(', ') ?? 'all types'} ${f.capacityType ?? ''} ${f.zones?.join(', ') ?? 'all zones'}${f.for !== undefined ? ` for ${f.for}s` : ''}`);
+    env.ec2.addFault({
+      instanceTypes: f.instanceTypes,
+      zones: f.zones,
+      capacityType: f.capacityType,
+      errorCode: f.errorCode,
+      untilMs: f.for !== undefined ? env.clock.nowMs() + f.for * 1000 : undefined,
+    });
+    note(
+      `fault: insufficient capacity for ${f.instanceTypes?.join(', ') ?? 'all types'} ${f.capacityType ?? ''} ${f.zones?.join(', ') ?? 'all zones'}${f.for !== undefined ? ` for ${f.for}s` : ''}`,
+    );
     return undefined;
   }
   if (step.fault?.spotInterruption) {
@@ -337,7 +354,12 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     if (!target) return `spot interruption: no running spot instance${f.nodePool ? ` in NodePool ${f.nodePool}` : ''}`;
     const nodeName = env.cluster.nodes().find((n) => n.spec?.providerID?.endsWith(`/${target.instanceId}`))?.metadata.name;
     env.ec2.interruptSpot(target.instanceId, f.notice);
-    facts.interruptions.push({ instanceId: target.instanceId, nodeName, noticeAtMs: target.interruptionNoticeAtMs!, deadlineMs: target.interruptionDeadlineMs! });
+    facts.interruptions.push({
+      instanceId: target.instanceId,
+      nodeName,
+      noticeAtMs: target.interruptionNoticeAtMs!,
+      deadlineMs: target.interruptionDeadlineMs!,
+    });
     note(`fault: EC2 Spot Instance Interruption Warning for ${target.instanceId} (${target.instanceType}, node ${nodeName ?? '?'}); reclaim at +${f.notice}s`);
     return undefined;
   }
@@ -388,13 +410,18 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
 
 function describeWait(w: WaitForCondition): string {
   const parts: string[] = [];
-  if (w.pods) parts.push(`pods ${w.pods.selector}${w.pods.running !== undefined ? ` running=${w.pods.running}` : ''}${w.pods.pending !== undefined ? ` pending=${w.pods.pending}` : ''}${w.pods.notOnInterruptedNode ? ' (off the interrupted node)' : ''}`);
-  if (w.nodeClaims) parts.push(`nodeclaims${w.nodeClaims.nodePool ? `(${w.nodeClaims.nodePool})` : ''}${w.nodeClaims.initialized ? ' initialized' : ''}=${w.nodeClaims.count}`);
+  if (w.pods)
+    parts.push(
+      `pods ${w.pods.selector}${w.pods.running !== undefined ? ` running=${w.pods.running}` : ''}${w.pods.pending !== undefined ? ` pending=${w.pods.pending}` : ''}${w.pods.notOnInterruptedNode ? ' (off the interrupted node)' : ''}`,
+    );
+  if (w.nodeClaims)
+    parts.push(`nodeclaims${w.nodeClaims.nodePool ? `(${w.nodeClaims.nodePool})` : ''}${w.nodeClaims.initialized ? ' initialized' : ''}=${w.nodeClaims.count}`);
   if (w.instances) parts.push(`instances=${w.instances.count}`);
   if (w.nodes) parts.push(`nodes=${w.nodes.count}`);
   if (w.nodeClaimObjects) parts.push(`nodeclaim objects${w.nodeClaimObjects.ready ? ' ready' : ''}=${w.nodeClaimObjects.count}`);
   if (w.interruptedInstanceGone) parts.push('interrupted instance gone');
-  if (w.terminations) parts.push(`${w.terminations.count} ${w.terminations.status} termination(s)${w.terminations.reason ? ` (${w.terminations.reason})` : ''}`);
+  if (w.terminations)
+    parts.push(`${w.terminations.count} ${w.terminations.status} termination(s)${w.terminations.reason ? ` (${w.terminations.reason})` : ''}`);
   return parts.join(', ');
 }
 
@@ -424,7 +451,13 @@ async function conditionHolds(env: LocalEnvironment, w: WaitForCondition, facts:
   }
   if (w.nodeClaimObjects) {
     const mirrors = env.cluster.objects('karpenter.sh/v1', 'NodeClaim').filter((o) => o.metadata.annotations?.[AnnotationNodeClaimMirror] !== undefined);
-    const counted = w.nodeClaimObjects.ready ? mirrors.filter((o) => (o as KubeObject & { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True')) : mirrors;
+    const counted = w.nodeClaimObjects.ready
+      ? mirrors.filter((o) =>
+          (o as KubeObject & { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.some(
+            (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+          ),
+        )
+      : mirrors;
     ok &&= counted.length === w.nodeClaimObjects.count;
     details.push(`nodeclaim objects ${counted.length}`);
   }
@@ -453,7 +486,6 @@ function safeReason(input: string): string | undefined {
   }
 }
 
-
 /** Deletes every item of the local table (the `tableReplaced` fault); returns how many. */
 async function emptyTable(env: LocalEnvironment): Promise<number> {
   const { tableName } = env.dynamo;
@@ -462,7 +494,10 @@ async function emptyTable(env: LocalEnvironment): Promise<number> {
   do {
     const page = await env.dynamo.call('Scan', { TableName: tableName, ...(ExclusiveStartKey ? { ExclusiveStartKey } : {}) });
     for (const item of page.Items ?? []) {
-      await env.dynamo.call('DeleteItem', { TableName: tableName, Key: { [Table.partitionKey]: item[Table.partitionKey], [Table.sortKey]: item[Table.sortKey] } });
+      await env.dynamo.call('DeleteItem', {
+        TableName: tableName,
+        Key: { [Table.partitionKey]: item[Table.partitionKey], [Table.sortKey]: item[Table.sortKey] },
+      });
       deleted += 1;
     }
     ExclusiveStartKey = page.LastEvaluatedKey;

@@ -107,7 +107,9 @@ export async function startLocalS3(opts: { directory?: string; bucket?: string; 
   const bucket = opts.bucket ?? LocalViewBucket;
   const account = require('s3rver/lib/models/account.js') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
   account.DUMMY_ACCOUNT.createKeyPair(process.env.AWS_ACCESS_KEY_ID ?? 'local', process.env.AWS_SECRET_ACCESS_KEY ?? 'local');
-  const server = new S3rver({ address: '127.0.0.1', port: opts.port ?? 0, silent: true, directory, configureBuckets: [{ name: bucket }] }) as InstanceType<typeof S3rver> & { logger?: { silent: boolean }; store: S3rverStore; context: { store: S3rverStore } };
+  const server = new S3rver({ address: '127.0.0.1', port: opts.port ?? 0, silent: true, directory, configureBuckets: [{ name: bucket }] }) as InstanceType<
+    typeof S3rver
+  > & { logger?: { silent: boolean }; store: S3rverStore; context: { store: S3rverStore } };
   const Store = atomicStore(require('s3rver/lib/stores/filesystem.js') as StoreClass);
   server.store = server.context.store = new Store(directory);
   // `silent` silences s3rver's console transport, but a request answered after close() (which

@@ -47,4 +47,7 @@ export interface ScenarioCluster {
 }
 
 /** Starts a scenario's cluster on the environment's clock (the real tier's). */
-export type ScenarioClusterFactory = (ctx: { clock: { nowMs(): number; setTimer(fn: () => void, ms: number): { cancel(): void } }; log: (line: string) => void }) => Promise<ScenarioCluster>;
+export type ScenarioClusterFactory = (ctx: {
+  clock: { nowMs(): number; setTimer(fn: () => void, ms: number): { cancel(): void } };
+  log: (line: string) => void;
+}) => Promise<ScenarioCluster>;

@@ -7,7 +7,9 @@ import { kubeletFlags } from './environment.ts';
 
 describe('scenario files', () => {
   it('lists every scenario file in the folder (so npm test runs each), including the four the CLI contract names', () => {
-    const files = readdirSync(join(dirname(fileURLToPath(import.meta.url)), 'scenarios')).filter((f) => f.endsWith('.yaml')).map((f) => f.replace(/\.yaml$/, ''));
+    const files = readdirSync(join(dirname(fileURLToPath(import.meta.url)), 'scenarios'))
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => f.replace(/\.yaml$/, ''));
     expect(listScenarioNames()).toEqual([...files].sort());
     expect(listScenarioNames()).toEqual(expect.arrayContaining(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain']));
   });
@@ -40,7 +42,9 @@ describe('scenario files', () => {
 
 describe('kubeletFlags', () => {
   it('reads --node-labels and --register-with-taints from nodeadm user data', () => {
-    const ud = Buffer.from('flags:\n  - "--node-labels=karpenter.sh/nodepool=stateful,workload=stateful"\n  - "--register-with-taints=workload=stateful:NoSchedule,karpenter.sh/unregistered:NoExecute"\n').toString('base64');
+    const ud = Buffer.from(
+      'flags:\n  - "--node-labels=karpenter.sh/nodepool=stateful,workload=stateful"\n  - "--register-with-taints=workload=stateful:NoSchedule,karpenter.sh/unregistered:NoExecute"\n',
+    ).toString('base64');
     expect(kubeletFlags(ud)).toEqual({
       labels: { 'karpenter.sh/nodepool': 'stateful', workload: 'stateful' },
       taints: [
@@ -51,8 +55,15 @@ describe('kubeletFlags', () => {
   });
 
   it('reads Bottlerocket settings TOML and the Windows bootstrap flags', () => {
-    const want = { labels: { 'karpenter.sh/nodepool': 'br' }, taints: [{ key: 'workload', value: 'x', effect: 'NoSchedule' }, { key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] };
-    const toml = '[settings.kubernetes]\ncluster-name = "c"\n\n[settings.kubernetes.node-labels]\n"karpenter.sh/nodepool" = "br"\n\n[settings.kubernetes.node-taints]\nworkload = ["x:NoSchedule"]\n"karpenter.sh/unregistered" = [":NoExecute"]\n';
+    const want = {
+      labels: { 'karpenter.sh/nodepool': 'br' },
+      taints: [
+        { key: 'workload', value: 'x', effect: 'NoSchedule' },
+        { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+      ],
+    };
+    const toml =
+      '[settings.kubernetes]\ncluster-name = "c"\n\n[settings.kubernetes.node-labels]\n"karpenter.sh/nodepool" = "br"\n\n[settings.kubernetes.node-taints]\nworkload = ["x:NoSchedule"]\n"karpenter.sh/unregistered" = [":NoExecute"]\n';
     expect(kubeletFlags(Buffer.from(toml).toString('base64'))).toEqual(want);
     const ps = `<powershell>\n& $EKSBootstrapScriptFile -EKSClusterName 'c' -KubeletExtraArgs '--node-labels="karpenter.sh/nodepool=br" --register-with-taints="workload=x:NoSchedule,karpenter.sh/unregistered:NoExecute" --max-pods=110'\n</powershell>`;
     expect(kubeletFlags(Buffer.from(ps).toString('base64'))).toEqual(want);

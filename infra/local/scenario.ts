@@ -95,7 +95,13 @@ const WaitFor = z.strictObject({
   /** The interrupted instance is gone (shutting-down or terminated). */
   interruptedInstanceGone: z.boolean().optional(),
   /** Termination executions (reason from the input, status) reached a count. */
-  terminations: z.strictObject({ reason: z.string().optional(), status: z.enum(['SUCCEEDED', 'FAILED', 'RUNNING']).default('SUCCEEDED'), count: z.number().int().nonnegative() }).optional(),
+  terminations: z
+    .strictObject({
+      reason: z.string().optional(),
+      status: z.enum(['SUCCEEDED', 'FAILED', 'RUNNING']).default('SUCCEEDED'),
+      count: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 
 const Fault = z.strictObject({
@@ -148,8 +154,16 @@ const Step = z
     delete: z
       .array(
         z
-          .strictObject({ apiVersion: z.string(), kind: z.string(), name: z.string().optional(), selector: z.string().optional(), namespace: z.string().optional() })
-          .refine((d) => (d.name === undefined) !== (d.selector === undefined), { message: 'a delete names one object (name) or selects some (selector), not both' }),
+          .strictObject({
+            apiVersion: z.string(),
+            kind: z.string(),
+            name: z.string().optional(),
+            selector: z.string().optional(),
+            namespace: z.string().optional(),
+          })
+          .refine((d) => (d.name === undefined) !== (d.selector === undefined), {
+            message: 'a delete names one object (name) or selects some (selector), not both',
+          }),
       )
       .optional(),
     fault: Fault.optional(),
@@ -279,7 +293,9 @@ export const ScenarioSchema = z.strictObject({
     .strictObject({
       bootSeconds: z.number().nonnegative().default(2),
       shutdownSeconds: z.number().nonnegative().default(10),
-      capacity: z.array(z.strictObject({ instanceType: z.string(), zone: z.string(), capacityType: CapacityType, count: z.number().int().nonnegative() })).default([]),
+      capacity: z
+        .array(z.strictObject({ instanceType: z.string(), zone: z.string(), capacityType: CapacityType, count: z.number().int().nonnegative() }))
+        .default([]),
     })
     .default({ bootSeconds: 2, shutdownSeconds: 10, capacity: [] }),
   kubelet: z

@@ -112,7 +112,13 @@ export class LocalStepFunctions {
         boundTasks[stateName] = fn;
         state.Resource = `arn:aws:lambda:${this.region}:${this.account}:function:nodefleet-${m[1].replace(/FunctionArn$/, '')}`;
       } else if (state.Type === 'Wait') {
-        waits.set(stateName, { Seconds: state.Seconds, SecondsPath: state.SecondsPath, Timestamp: state.Timestamp, TimestampPath: state.TimestampPath, InputPath: state.InputPath });
+        waits.set(stateName, {
+          Seconds: state.Seconds,
+          SecondsPath: state.SecondsPath,
+          Timestamp: state.Timestamp,
+          TimestampPath: state.TimestampPath,
+          InputPath: state.InputPath,
+        });
         const replacement: Record<string, unknown> = {
           Type: 'Task',
           Comment: state.Comment,
@@ -255,8 +261,8 @@ export class LocalStepFunctions {
     const out: Record<string, number[]> = {};
     for (const [stateName, state] of Object.entries(m.definition.States) as [string, any][]) {
       if (!Array.isArray(state.Retry)) continue;
-      out[stateName] = state.Retry.map((r: { IntervalSeconds?: number }) =>
-        this.opts.retryPauseMs ?? (this.opts.wait ? 0 : ((r.IntervalSeconds ?? 1) * 1000) / this.speed),
+      out[stateName] = state.Retry.map(
+        (r: { IntervalSeconds?: number }) => this.opts.retryPauseMs ?? (this.opts.wait ? 0 : ((r.IntervalSeconds ?? 1) * 1000) / this.speed),
       );
     }
     return out;
@@ -288,7 +294,13 @@ export class LocalStepFunctions {
         e = { ...base, type: `${type}StateExited`, stateName: ev.state!.name, output: json(ev.state!.output) };
         break;
       case 'StateFailed':
-        e = { ...base, type: type === 'Task' ? 'LambdaFunctionFailed' : `${type}StateFailed`, stateName: ev.state!.name, error: ev.Error, cause: causeText(ev.Cause) };
+        e = {
+          ...base,
+          type: type === 'Task' ? 'LambdaFunctionFailed' : `${type}StateFailed`,
+          stateName: ev.state!.name,
+          error: ev.Error,
+          cause: causeText(ev.Cause),
+        };
         break;
       case 'StateRetried':
         e = { ...base, type: 'TaskStateRetried', stateName: ev.state!.name, cause: `attempt ${ev.retry?.attempt}` };
@@ -340,7 +352,8 @@ export function waitSeconds(w: WaitDefinition, rawInput: unknown, clock: Clock):
   if (w.Seconds !== undefined) return w.Seconds;
   if (w.SecondsPath) {
     const v = readPath(input, w.SecondsPath);
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new StatesRuntimeError(`SecondsPath ${w.SecondsPath} is not a non-negative integer: ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+      throw new StatesRuntimeError(`SecondsPath ${w.SecondsPath} is not a non-negative integer: ${JSON.stringify(v)}`);
     return v;
   }
   const ts = w.Timestamp ?? (w.TimestampPath ? readPath(input, w.TimestampPath) : undefined);
@@ -393,7 +406,12 @@ export class LocalTerminationStarter implements TerminationStarter {
  */
 export function createLocalTermination(
   deps: TerminationDeps,
-  opts: LocalStepFunctionsOptions & { sfn?: LocalStepFunctions; definition?: StateMachineDefinition | object; root?: string; overrides?: Partial<Record<string, TaskFunction>> } = {},
+  opts: LocalStepFunctionsOptions & {
+    sfn?: LocalStepFunctions;
+    definition?: StateMachineDefinition | object;
+    root?: string;
+    overrides?: Partial<Record<string, TaskFunction>>;
+  } = {},
 ): { sfn: LocalStepFunctions; starter: LocalTerminationStarter; stateMachineArn: string } {
   const sfn = opts.sfn ?? new LocalStepFunctions({ clock: deps.clock, ...opts });
   const tasks = { ...terminationTasks(deps), ...opts.overrides } as Record<string, TaskFunction>;

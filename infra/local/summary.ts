@@ -83,7 +83,9 @@ function costLines(env: LocalEnvironment): string[] {
   const lines: string[] = [];
   const all = [...env.ec2.instances.values()];
   const typeWidth = Math.max(12, ...all.map((i) => i.instanceType.length));
-  lines.push(`  ${'launched'.padEnd(9)} ${'type'.padEnd(typeWidth)} ${'capacity'.padEnd(9)} ${'zone'.padEnd(16)} ${'price'.padEnd(12)}  ${'ran'.padStart(6)}  cost`);
+  lines.push(
+    `  ${'launched'.padEnd(9)} ${'type'.padEnd(typeWidth)} ${'capacity'.padEnd(9)} ${'zone'.padEnd(16)} ${'price'.padEnd(12)}  ${'ran'.padStart(6)}  cost`,
+  );
   for (const i of all) {
     const hours = ((i.terminatingAtMs ?? endMs) - i.launchTimeMs) / 3_600_000;
     const cost = hours * (i.priceUsdPerHour ?? 0);
@@ -124,7 +126,10 @@ export function collapseLoops(keys: string[]): ({ kind: 'one'; index: number } |
 }
 
 /** The end-of-run summary text. */
-export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntry[]; checks: { name: string; ok: boolean; detail: string }[] | CheckResult[]; facts: RunFacts; realSeconds: number }): string {
+export function renderSummary(
+  env: LocalEnvironment,
+  r: { timeline: TimelineEntry[]; checks: { name: string; ok: boolean; detail: string }[] | CheckResult[]; facts: RunFacts; realSeconds: number },
+): string {
   const lines: string[] = [];
   lines.push('', `═══ summary: ${env.scenario.name} ═══`);
   lines.push(`virtual ${Math.round(env.clock.elapsedSeconds())}s in real ${r.realSeconds.toFixed(1)}s (speed ×${env.clock.speed})`);
@@ -154,7 +159,9 @@ export function renderSummary(env: LocalEnvironment, r: { timeline: TimelineEntr
       else {
         const first = e.events[item.from];
         const last = e.events[item.to];
-        lines.push(`    ${String((first as { id?: number }).id ?? '').padStart(3)}…${(last as { id?: number }).id ?? ''}  the ${item.length} events above repeated ${item.times}× more (+${((Date.parse(first.timestamp) - start) / 1000).toFixed(1)}s … +${((Date.parse(last.timestamp) - start) / 1000).toFixed(1)}s)`);
+        lines.push(
+          `    ${String((first as { id?: number }).id ?? '').padStart(3)}…${(last as { id?: number }).id ?? ''}  the ${item.length} events above repeated ${item.times}× more (+${((Date.parse(first.timestamp) - start) / 1000).toFixed(1)}s … +${((Date.parse(last.timestamp) - start) / 1000).toFixed(1)}s)`,
+        );
       }
     }
   }

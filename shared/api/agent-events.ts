@@ -17,7 +17,9 @@ const quantityMap = z.record(z.string(), z.union([z.string(), z.number()]));
 const ContainerSchema = z.looseObject({
   name: z.string(),
   resources: z.looseObject({ requests: quantityMap.optional(), limits: quantityMap.optional() }).optional(),
-  ports: z.array(z.looseObject({ containerPort: z.number(), hostPort: z.number().optional(), protocol: z.string().optional(), hostIP: z.string().optional() })).optional(),
+  ports: z
+    .array(z.looseObject({ containerPort: z.number(), hostPort: z.number().optional(), protocol: z.string().optional(), hostIP: z.string().optional() }))
+    .optional(),
   restartPolicy: z.string().optional(),
 });
 
@@ -79,7 +81,16 @@ export const AgentNodeSchema = z.object({
   spec: z
     .looseObject({
       providerID: z.string().optional(),
-      taints: z.array(z.looseObject({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']), timeAdded: z.string().optional() })).optional(),
+      taints: z
+        .array(
+          z.looseObject({
+            key: z.string(),
+            value: z.string().optional(),
+            effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+            timeAdded: z.string().optional(),
+          }),
+        )
+        .optional(),
       unschedulable: z.boolean().optional(),
     })
     .optional(),
@@ -87,7 +98,16 @@ export const AgentNodeSchema = z.object({
     .looseObject({
       capacity: stringMap.optional(),
       allocatable: stringMap.optional(),
-      conditions: z.array(z.looseObject({ type: z.string(), status: z.enum(['True', 'False', 'Unknown']), reason: z.string().optional(), lastTransitionTime: z.string().optional() })).optional(),
+      conditions: z
+        .array(
+          z.looseObject({
+            type: z.string(),
+            status: z.enum(['True', 'False', 'Unknown']),
+            reason: z.string().optional(),
+            lastTransitionTime: z.string().optional(),
+          }),
+        )
+        .optional(),
     })
     .optional(),
 });
@@ -151,7 +171,9 @@ function compactContainer(c: Container): Container {
   const ports = c.ports?.filter((p) => p.hostPort !== undefined);
   return {
     name: c.name,
-    ...(c.resources && (c.resources.requests || c.resources.limits) ? { resources: { ...(c.resources.requests ? { requests: c.resources.requests } : {}), ...(c.resources.limits ? { limits: c.resources.limits } : {}) } } : {}),
+    ...(c.resources && (c.resources.requests || c.resources.limits)
+      ? { resources: { ...(c.resources.requests ? { requests: c.resources.requests } : {}), ...(c.resources.limits ? { limits: c.resources.limits } : {}) } }
+      : {}),
     ...(ports?.length ? { ports } : {}),
     ...(c.restartPolicy ? { restartPolicy: c.restartPolicy } : {}),
   };
@@ -182,7 +204,16 @@ export function compactPod(p: Pod): AgentPod {
       ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
       ...(m.labels && Object.keys(m.labels).length ? { labels: m.labels } : {}),
       ...(m.annotations ? { annotations: pickAnnotations(m.annotations) } : {}),
-      ...(m.ownerReferences?.length ? { ownerReferences: m.ownerReferences.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, ...(o.controller !== undefined ? { controller: o.controller } : {}) })) } : {}),
+      ...(m.ownerReferences?.length
+        ? {
+            ownerReferences: m.ownerReferences.map((o) => ({
+              apiVersion: o.apiVersion,
+              kind: o.kind,
+              name: o.name,
+              ...(o.controller !== undefined ? { controller: o.controller } : {}),
+            })),
+          }
+        : {}),
     },
     spec: {
       containers: s.containers.map(compactContainer) as AgentPod['spec']['containers'],
@@ -262,7 +293,16 @@ export function compactNode(n: Node): z.infer<typeof AgentNodeSchema> {
     status: {
       ...(n.status?.capacity ? { capacity: n.status.capacity } : {}),
       ...(n.status?.allocatable ? { allocatable: n.status.allocatable } : {}),
-      ...(n.status?.conditions ? { conditions: n.status.conditions.map((c) => ({ type: c.type, status: c.status, ...(c.reason ? { reason: c.reason } : {}), ...(c.lastTransitionTime ? { lastTransitionTime: c.lastTransitionTime } : {}) })) } : {}),
+      ...(n.status?.conditions
+        ? {
+            conditions: n.status.conditions.map((c) => ({
+              type: c.type,
+              status: c.status,
+              ...(c.reason ? { reason: c.reason } : {}),
+              ...(c.lastTransitionTime ? { lastTransitionTime: c.lastTransitionTime } : {}),
+            })),
+          }
+        : {}),
     },
   };
 }

@@ -12,18 +12,55 @@ type Kind = 'string' | 'int' | 'bool' | 'strings' | 'stringMap' | 'table';
 
 /** The `settings.kubernetes` keys the provider passes on, with the TOML type each must have. */
 export const BottlerocketKubernetesKeys: Readonly<Record<string, Kind>> = {
-  'api-server': 'string', 'cloud-provider': 'string', 'cluster-certificate': 'string', 'cluster-name': 'string', 'cluster-dns-ip': 'string',
-  'credential-providers': 'table', 'node-labels': 'stringMap', 'node-taints': 'table', 'max-pods': 'int', 'static-pods': 'table',
-  'eviction-hard': 'stringMap', 'eviction-soft': 'stringMap', 'eviction-soft-grace-period': 'stringMap', 'eviction-max-pod-grace-period': 'int',
-  'kube-reserved': 'stringMap', 'system-reserved': 'stringMap', 'allowed-unsafe-sysctls': 'strings', 'server-tls-bootstrap': 'bool',
-  'registry-qps': 'int', 'registry-burst': 'int', 'event-qps': 'int', 'event-burst': 'int', 'kube-api-qps': 'int', 'kube-api-burst': 'int',
-  'container-log-max-size': 'string', 'container-log-max-files': 'int', 'cpu-manager-policy': 'string', 'cpu-manager-policy-options': 'strings',
-  'cpu-manager-reconcile-period': 'string', 'memory-manager-policy': 'string', 'memory-manager-reserved-memory': 'table',
-  'topology-manager-scope': 'string', 'topology-manager-policy': 'string', 'topology-manager-policy-options': 'table',
-  'image-gc-high-threshold-percent': 'string', 'image-gc-low-threshold-percent': 'string', 'ids-per-pod': 'int', 'cpu-cfs-quota-enforced': 'bool',
-  'shutdown-grace-period': 'string', 'shutdown-grace-period-for-critical-pods': 'string', 'cluster-domain': 'string', 'seccomp-default': 'bool',
-  'pod-pids-limit': 'int', 'device-ownership-from-security-context': 'bool', 'single-process-oom-kill': 'bool', 'container-log-max-workers': 'int',
-  'container-log-monitor-interval': 'string', 'hostname-override-source': 'string', 'log-level': 'int',
+  'api-server': 'string',
+  'cloud-provider': 'string',
+  'cluster-certificate': 'string',
+  'cluster-name': 'string',
+  'cluster-dns-ip': 'string',
+  'credential-providers': 'table',
+  'node-labels': 'stringMap',
+  'node-taints': 'table',
+  'max-pods': 'int',
+  'static-pods': 'table',
+  'eviction-hard': 'stringMap',
+  'eviction-soft': 'stringMap',
+  'eviction-soft-grace-period': 'stringMap',
+  'eviction-max-pod-grace-period': 'int',
+  'kube-reserved': 'stringMap',
+  'system-reserved': 'stringMap',
+  'allowed-unsafe-sysctls': 'strings',
+  'server-tls-bootstrap': 'bool',
+  'registry-qps': 'int',
+  'registry-burst': 'int',
+  'event-qps': 'int',
+  'event-burst': 'int',
+  'kube-api-qps': 'int',
+  'kube-api-burst': 'int',
+  'container-log-max-size': 'string',
+  'container-log-max-files': 'int',
+  'cpu-manager-policy': 'string',
+  'cpu-manager-policy-options': 'strings',
+  'cpu-manager-reconcile-period': 'string',
+  'memory-manager-policy': 'string',
+  'memory-manager-reserved-memory': 'table',
+  'topology-manager-scope': 'string',
+  'topology-manager-policy': 'string',
+  'topology-manager-policy-options': 'table',
+  'image-gc-high-threshold-percent': 'string',
+  'image-gc-low-threshold-percent': 'string',
+  'ids-per-pod': 'int',
+  'cpu-cfs-quota-enforced': 'bool',
+  'shutdown-grace-period': 'string',
+  'shutdown-grace-period-for-critical-pods': 'string',
+  'cluster-domain': 'string',
+  'seccomp-default': 'bool',
+  'pod-pids-limit': 'int',
+  'device-ownership-from-security-context': 'bool',
+  'single-process-oom-kill': 'bool',
+  'container-log-max-workers': 'int',
+  'container-log-monitor-interval': 'string',
+  'hostname-override-source': 'string',
+  'log-level': 'int',
 };
 
 /** Modes of a Bottlerocket bootstrap command (KA `BootstrapCommandMode`). */
@@ -80,18 +117,27 @@ export function parseBottlerocketUserData(userData: string | undefined): Bottler
     return { problem: `not a Bottlerocket TOML document${line}: ${(err as Error).message.split('\n')[0]}` };
   }
   const extra = Object.keys(doc).filter((k) => k !== 'settings');
-  if (extra.length) return { problem: `${extra.map((k) => JSON.stringify(k)).join(', ')}: only the [settings] table of Bottlerocket user data is passed to the node; move it under settings` };
+  if (extra.length)
+    return {
+      problem: `${extra.map((k) => JSON.stringify(k)).join(', ')}: only the [settings] table of Bottlerocket user data is passed to the node; move it under settings`,
+    };
   const settings = doc.settings ?? {};
   if (!isTable(settings)) return { problem: 'settings must be a TOML table' };
   const { kubernetes = {}, 'bootstrap-commands': commands, ...other } = settings;
   if (!isTable(kubernetes)) return { problem: 'settings.kubernetes must be a TOML table' };
   for (const [key, value] of Object.entries(kubernetes)) {
     const kind = BottlerocketKubernetesKeys[key];
-    if (!kind) return { problem: `settings.kubernetes.${key} is not supported by nodefleet: not a Kubernetes setting Karpenter passes to Bottlerocket (it would be dropped); remove it` };
+    if (!kind)
+      return {
+        problem: `settings.kubernetes.${key} is not supported by nodefleet: not a Kubernetes setting Karpenter passes to Bottlerocket (it would be dropped); remove it`,
+      };
     const want = kindProblem(kind, value);
     if (want) return { problem: `settings.kubernetes.${key} must be ${want}` };
   }
-  const out: BottlerocketUserSettings = { other, kubernetes: Object.fromEntries(Object.entries(kubernetes).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])) };
+  const out: BottlerocketUserSettings = {
+    other,
+    kubernetes: Object.fromEntries(Object.entries(kubernetes).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])),
+  };
   if (commands !== undefined) {
     if (!isTable(commands)) return { problem: 'settings.bootstrap-commands must be a TOML table' };
     out.bootstrapCommands = {};
@@ -99,7 +145,10 @@ export function parseBottlerocketUserData(userData: string | undefined): Bottler
       const at = `settings.bootstrap-commands.${name}`;
       if (!isTable(c)) return { problem: `${at} must be a TOML table` };
       const unknown = Object.keys(c).filter((k) => !['commands', 'mode', 'essential'].includes(k));
-      if (unknown.length) return { problem: `${at}.${unknown[0]} is not supported by nodefleet: a bootstrap command has commands, mode and essential only (it would be dropped); remove it` };
+      if (unknown.length)
+        return {
+          problem: `${at}.${unknown[0]} is not supported by nodefleet: a bootstrap command has commands, mode and essential only (it would be dropped); remove it`,
+        };
       if (!Array.isArray(c.commands) || !c.commands.every(isStrings)) return { problem: `${at}.commands must be an array of arrays of strings` };
       if (!BootstrapCommandModes.includes(c.mode as never)) return { problem: `${at}.mode must be one of ${BootstrapCommandModes.join(', ')}` };
       if (c.essential !== undefined && typeof c.essential !== 'boolean') return { problem: `${at}.essential must be true or false` };

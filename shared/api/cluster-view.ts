@@ -30,7 +30,12 @@ export const ViewHeartbeatSeconds = 20;
 
 /** The shared part of a group of pods (compactPod without name, uid, times and node). */
 export interface PodTemplate {
-  metadata: { namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: AgentPod['metadata']['ownerReferences'] };
+  metadata: {
+    namespace: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: AgentPod['metadata']['ownerReferences'];
+  };
   spec: AgentPod['spec'];
 }
 
@@ -256,7 +261,15 @@ export class ClusterViewBuilder {
 }
 
 function sameOwn(a: ViewPod, b: ViewPod): boolean {
-  return a.name === b.name && a.nodeName === b.nodeName && a.phase === b.phase && a.startTime === b.startTime && a.creationTimestamp === b.creationTimestamp && a.deletionTimestamp === b.deletionTimestamp && a.readyTime === b.readyTime;
+  return (
+    a.name === b.name &&
+    a.nodeName === b.nodeName &&
+    a.phase === b.phase &&
+    a.startTime === b.startTime &&
+    a.creationTimestamp === b.creationTimestamp &&
+    a.deletionTimestamp === b.deletionTimestamp &&
+    a.readyTime === b.readyTime
+  );
 }
 
 /** A view that cannot be read (wrong schema version, wrong cluster, malformed). */
@@ -305,11 +318,15 @@ function firstIssue(err: z.ZodError): string {
 export function parseClusterView(raw: unknown, cluster: string): ClusterView {
   const v = raw as Partial<ClusterView> | null;
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ClusterViewError('cluster view: not an object');
-  if (v.schemaVersion !== ClusterViewSchemaVersion) throw new ClusterViewError(`cluster view: schemaVersion ${String(v.schemaVersion)} is not ${ClusterViewSchemaVersion}`);
+  if (v.schemaVersion !== ClusterViewSchemaVersion)
+    throw new ClusterViewError(`cluster view: schemaVersion ${String(v.schemaVersion)} is not ${ClusterViewSchemaVersion}`);
   if (v.cluster !== cluster) throw new ClusterViewError(`cluster view: cluster "${String(v.cluster)}" is not "${cluster}"`);
-  if (typeof v.generatedAt !== 'string' || !Number.isFinite(Date.parse(v.generatedAt))) throw new ClusterViewError('cluster view: generatedAt is not an RFC 3339 time');
-  if (typeof v.sequence !== 'number' || !Number.isFinite(v.sequence) || typeof v.agent !== 'string') throw new ClusterViewError('cluster view: agent / sequence missing');
-  if (!Array.isArray(v.nodes) || !Array.isArray(v.templates) || !Array.isArray(v.pods)) throw new ClusterViewError('cluster view: nodes, templates and pods must be arrays');
+  if (typeof v.generatedAt !== 'string' || !Number.isFinite(Date.parse(v.generatedAt)))
+    throw new ClusterViewError('cluster view: generatedAt is not an RFC 3339 time');
+  if (typeof v.sequence !== 'number' || !Number.isFinite(v.sequence) || typeof v.agent !== 'string')
+    throw new ClusterViewError('cluster view: agent / sequence missing');
+  if (!Array.isArray(v.nodes) || !Array.isArray(v.templates) || !Array.isArray(v.pods))
+    throw new ClusterViewError('cluster view: nodes, templates and pods must be arrays');
   for (let i = 0; i < v.nodes.length; i++) {
     const r = AgentNodeSchema.safeParse(v.nodes[i]);
     if (!r.success) throw new ClusterViewError(`cluster view: nodes[${i}].${firstIssue(r.error)}`);
@@ -321,7 +338,10 @@ export function parseClusterView(raw: unknown, cluster: string): ClusterView {
   const n = v.templates.length;
   for (let i = 0; i < v.pods.length; i++) {
     const row = v.pods[i] as unknown[];
-    if (!isPodRow(row, n)) throw new ClusterViewError(`cluster view: pods[${i}] ${JSON.stringify(row)?.slice(0, 80)} is not [name, template index < ${n}, nodeName, phase, startTime, creationTimestamp, deletionTimestamp, readyTime?]`);
+    if (!isPodRow(row, n))
+      throw new ClusterViewError(
+        `cluster view: pods[${i}] ${JSON.stringify(row)?.slice(0, 80)} is not [name, template index < ${n}, nodeName, phase, startTime, creationTimestamp, deletionTimestamp, readyTime?]`,
+      );
   }
   return v as ClusterView;
 }
@@ -348,9 +368,18 @@ export function clusterOfView(v: ClusterView): { nodes: Node[]; pods: Pod[] } {
     pods[i] = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { ...(tpl.metadata as Pod['metadata']), name, ...(creationTimestamp ? { creationTimestamp } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+      metadata: {
+        ...(tpl.metadata as Pod['metadata']),
+        name,
+        ...(creationTimestamp ? { creationTimestamp } : {}),
+        ...(deletionTimestamp ? { deletionTimestamp } : {}),
+      },
       spec: { ...(tpl.spec as unknown as Pod['spec']), nodeName },
-      status: { ...(phase ? { phase } : {}), ...(startTime ? { startTime } : {}), ...(readyTime ? { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: readyTime }] } : {}) },
+      status: {
+        ...(phase ? { phase } : {}),
+        ...(startTime ? { startTime } : {}),
+        ...(readyTime ? { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: readyTime }] } : {}),
+      },
     };
   }
   return { nodes, pods };

@@ -186,7 +186,9 @@ const ClusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
  * `clusterName` (infra/aws/config.ts) and the CLI's `--cluster-name`.
  */
 export function clusterNameProblem(name: string): string | undefined {
-  return ClusterNamePattern.test(name) ? undefined : `must be an EKS cluster name (letters, digits, '-' and '_', starting with a letter or digit, max 100), got '${name}'`;
+  return ClusterNamePattern.test(name)
+    ? undefined
+    : `must be an EKS cluster name (letters, digits, '-' and '_', starting with a letter or digit, max 100), got '${name}'`;
 }
 
 /** IAM role names are at most 64 characters; past that the CDK stack lets CloudFormation name the role. */

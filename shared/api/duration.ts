@@ -22,7 +22,7 @@ export function parseDurationSeconds(text: string | undefined): number | undefin
   return total;
 }
 
-const GO_UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const GO_UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * Milliseconds in a duration of Go's `time.ParseDuration` grammar ("300ms", "1.5h", "2h45m", "-5m",

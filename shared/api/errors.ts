@@ -10,7 +10,10 @@ export class NodefleetError extends Error {
 
 /** Bad user input (NodePool YAML, events): `problems` are `<path>: <reason>` lines. */
 export class ValidationError extends NodefleetError {
-  constructor(message: string, readonly problems: string[] = [message]) {
+  constructor(
+    message: string,
+    readonly problems: string[] = [message],
+  ) {
     super(message);
   }
 }
@@ -35,7 +38,11 @@ export function launchFailuresOf(err: unknown): readonly LaunchFailure[] {
 /** EC2 had no capacity for these offerings (InsufficientInstanceCapacity and friends). */
 export class InsufficientCapacityError extends NodefleetError {
   readonly launchFailures: readonly LaunchFailure[];
-  constructor(message: string, readonly offerings: { instanceType: string; zone: string; capacityType: string }[] = [], options?: { cause?: unknown; launchFailures?: readonly LaunchFailure[] }) {
+  constructor(
+    message: string,
+    readonly offerings: { instanceType: string; zone: string; capacityType: string }[] = [],
+    options?: { cause?: unknown; launchFailures?: readonly LaunchFailure[] },
+  ) {
     super(message, options);
     this.launchFailures = options?.launchFailures ?? [];
   }

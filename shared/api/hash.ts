@@ -27,7 +27,10 @@ function canonical(v: unknown): unknown {
   if (Array.isArray(v)) {
     const items = v.map(canonical).filter((x) => x !== undefined);
     if (items.length === 0) return undefined;
-    return items.map((x) => JSON.stringify(x)).sort().map((s) => JSON.parse(s) as unknown);
+    return items
+      .map((x) => JSON.stringify(x))
+      .sort()
+      .map((s) => JSON.parse(s) as unknown);
   }
   if (typeof v === 'object') {
     const out: Record<string, unknown> = {};
@@ -63,7 +66,13 @@ export function nodePoolHash(np: Pick<NodePool, 'spec'>): string {
 }
 
 /** Fields of EC2NodeClass.spec that do not enter the static hash (they drift through status). */
-const NodeClassHashIgnored = ['subnetSelectorTerms', 'securityGroupSelectorTerms', 'amiSelectorTerms', 'capacityReservationSelectorTerms', 'placementGroupSelector'];
+const NodeClassHashIgnored = [
+  'subnetSelectorTerms',
+  'securityGroupSelectorTerms',
+  'amiSelectorTerms',
+  'capacityReservationSelectorTerms',
+  'placementGroupSelector',
+];
 
 /**
  * Static drift hash of an EC2NodeClass: its spec minus the selector terms (kubelet, block

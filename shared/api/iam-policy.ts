@@ -69,13 +69,37 @@ export type Permission =
 export const FunctionPermissions = {
   // NodeClaims (create, get, in-flight list = LSI query, update = put, delete), the ICE cache (put, query), its idempotency records.
   // The termination deadline of a deleting node's claim by instance id (GSI): capacity due before its cutoff.
-  provisioner: ['tableGet', 'tablePut', 'tableDelete', 'tableQuery', 'tableQueryInFlight', 'tableQueryByInstanceId', 'tableIdempotency', 'kube', 'ec2Launch', 'catalogRefresh', 'viewRead'],
+  provisioner: [
+    'tableGet',
+    'tablePut',
+    'tableDelete',
+    'tableQuery',
+    'tableQueryInFlight',
+    'tableQueryByInstanceId',
+    'tableIdempotency',
+    'kube',
+    'ec2Launch',
+    'catalogRefresh',
+    'viewRead',
+  ],
   // NodeClaims by id and by instance id (GSI), marked Registered / Initialized; DescribeInstances for the node-name check (PrivateDnsName).
   // Start executions of the termination state machine for a deleted Node holding the finalizer.
   registration: ['tableGet', 'tablePut', 'tableQueryByInstanceId', 'kube', 'ec2Describe', 'startTermination'],
   // The provisioner's table use plus budget counters (take: put/get/update, release: update);
   // DescribeInstances for subnet and security-group drift.
-  disruption: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Launch', 'catalogRefresh', 'startTermination', 'viewRead'],
+  disruption: [
+    'tableGet',
+    'tablePut',
+    'tableUpdate',
+    'tableDelete',
+    'tableQuery',
+    'kube',
+    'ec2Describe',
+    'ec2Launch',
+    'catalogRefresh',
+    'startTermination',
+    'viewRead',
+  ],
   // NodeClaims (get, list, update, delete) and budget slots (holders: get, release: update).
   gc: ['tableGet', 'tablePut', 'tableUpdate', 'tableDelete', 'tableQuery', 'kube', 'ec2Describe', 'ec2Terminate', 'launchTemplateGc', 'startTermination'],
   // NodeClaims by instance id (GSI) and list, marked; ICE cache marks; budget holders: no update, no delete;
@@ -135,7 +159,12 @@ export const Ec2DescribeActions = ['ec2:DescribeInstances'];
 export const LaunchDescribeActions = ['ec2:DescribeImages', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets'];
 
 /** EC2 Describe calls of the catalog refresh (shared/aws/catalog-refresh.ts: zones, offerings, types, spot prices). */
-export const CatalogDescribeActions = ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory'];
+export const CatalogDescribeActions = [
+  'ec2:DescribeAvailabilityZones',
+  'ec2:DescribeInstanceTypeOfferings',
+  'ec2:DescribeInstanceTypes',
+  'ec2:DescribeSpotPriceHistory',
+];
 
 /** Pricing API calls of the catalog refresh (on-demand prices). */
 export const PricingActions = ['pricing:GetProducts'];
@@ -165,7 +194,6 @@ export type TablePermission = keyof typeof TablePermissionActions;
  * deleted when the handler throws.
  */
 export const IdempotencyActions = ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
-
 
 /** Service principals the node role may be passed to (EC2; EC2 in the aws-cn partition). */
 export const Ec2ServicePrincipals = ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'];
@@ -272,19 +300,30 @@ export function policyStatements(permission: Permission, t: PolicyTargets): Poli
         // Existing resources a launch uses (no request tags apply to them). AMIs and snapshots may
         // be AWS's or another account's (no account in their ARN); subnets and security groups may
         // be shared from another account (RAM), capacity reservations and placement groups too.
-        allow('LaunchUsesExistingResources', ['ec2:RunInstances', 'ec2:CreateFleet'], [
-          ...UsedByLaunch.accountless.map((r) => ec2(`${r}/*`, '')),
-          ...UsedByLaunch.anyAccount.map((r) => ec2(`${r}/*`, '*')),
-        ]),
+        allow(
+          'LaunchUsesExistingResources',
+          ['ec2:RunInstances', 'ec2:CreateFleet'],
+          [...UsedByLaunch.accountless.map((r) => ec2(`${r}/*`, '')), ...UsedByLaunch.anyAccount.map((r) => ec2(`${r}/*`, '*'))],
+        ),
         // nodefleet's own launch templates (created with the cluster and NodePool tags).
         allow('LaunchUsesOwnLaunchTemplates', ['ec2:RunInstances', 'ec2:CreateFleet'], [ec2('launch-template/*')], resourceTags),
         // What a launch creates must be tagged with this cluster and a NodePool in the same request.
-        allow('LaunchCreatesClusterTaggedResources', ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'], CreatedByLaunch.map((r) => ec2(`${r}/*`)), requestTags),
+        allow(
+          'LaunchCreatesClusterTaggedResources',
+          ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'],
+          CreatedByLaunch.map((r) => ec2(`${r}/*`)),
+          requestTags,
+        ),
         // Tagging only as part of those creating calls, with the same tags present.
-        allow('TagOnLaunchOnly', ['ec2:CreateTags'], CreatedByLaunch.map((r) => ec2(`${r}/*`)), {
-          ...requestTags,
-          StringEquals: { ...requestTags.StringEquals, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
-        }),
+        allow(
+          'TagOnLaunchOnly',
+          ['ec2:CreateTags'],
+          CreatedByLaunch.map((r) => ec2(`${r}/*`)),
+          {
+            ...requestTags,
+            StringEquals: { ...requestTags.StringEquals, 'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'] },
+          },
+        ),
         allow('PassNodeRoleToEc2', ['iam:PassRole'], [t.nodeRoleArn], { StringEquals: { 'iam:PassedToService': Ec2ServicePrincipals } }),
         // EKS-optimised AMI aliases (EC2NodeClass amiSelectorTerms alias) resolve through public SSM parameters.
         allow('ReadPublicAmiParameters', ['ssm:GetParameter'], [`arn:${t.partition}:ssm:${t.region}::parameter/aws/service/*`]),

@@ -32,4 +32,3 @@ export function matchesSelector(selector: LabelSelector | undefined, labels: Rec
   }
   return true;
 }
-

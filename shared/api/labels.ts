@@ -116,16 +116,35 @@ export const DeprecatedKubernetesLabels: readonly string[] = [
 
 /** AWS well-known labels (KA pkg/apis/v1/labels.go `init()`). Zone id is under topology.k8s.aws. */
 export const AWSWellKnownLabels: readonly string[] = [
-  LabelInstanceCategory, LabelInstanceFamily, LabelInstanceGeneration, LabelInstanceSize,
-  LabelInstanceCPU, LabelInstanceCPUManufacturer, LabelInstanceCPUSustainedClockSpeedMhz,
-  LabelInstanceMemory, LabelInstanceHypervisor, LabelInstanceEncryptionInTransit,
-  LabelInstanceCapabilityFlex, LabelInstanceLocalNVME, LabelInstanceEBSBandwidth,
-  LabelInstanceNetworkBandwidth, LabelInstanceTenancy,
-  LabelInstanceGPUName, LabelInstanceGPUManufacturer, LabelInstanceGPUCount, LabelInstanceGPUMemory,
-  LabelInstanceAcceleratorName, LabelInstanceAcceleratorManufacturer, LabelInstanceAcceleratorCount,
-  'karpenter.k8s.aws/capacity-reservation-id', 'karpenter.k8s.aws/capacity-reservation-type',
-  'karpenter.k8s.aws/capacity-reservation-interruptible', 'karpenter.k8s.aws/placement-group-id',
-  'karpenter.k8s.aws/placement-group-partition', 'karpenter.k8s.aws/ec2nodeclass', LabelTopologyZoneID,
+  LabelInstanceCategory,
+  LabelInstanceFamily,
+  LabelInstanceGeneration,
+  LabelInstanceSize,
+  LabelInstanceCPU,
+  LabelInstanceCPUManufacturer,
+  LabelInstanceCPUSustainedClockSpeedMhz,
+  LabelInstanceMemory,
+  LabelInstanceHypervisor,
+  LabelInstanceEncryptionInTransit,
+  LabelInstanceCapabilityFlex,
+  LabelInstanceLocalNVME,
+  LabelInstanceEBSBandwidth,
+  LabelInstanceNetworkBandwidth,
+  LabelInstanceTenancy,
+  LabelInstanceGPUName,
+  LabelInstanceGPUManufacturer,
+  LabelInstanceGPUCount,
+  LabelInstanceGPUMemory,
+  LabelInstanceAcceleratorName,
+  LabelInstanceAcceleratorManufacturer,
+  LabelInstanceAcceleratorCount,
+  'karpenter.k8s.aws/capacity-reservation-id',
+  'karpenter.k8s.aws/capacity-reservation-type',
+  'karpenter.k8s.aws/capacity-reservation-interruptible',
+  'karpenter.k8s.aws/placement-group-id',
+  'karpenter.k8s.aws/placement-group-partition',
+  'karpenter.k8s.aws/ec2nodeclass',
+  LabelTopologyZoneID,
 ];
 
 /**
@@ -155,7 +174,9 @@ export function wellKnownValuesProblem(req: { key: string; operator: string; val
   if (!known || req.operator !== 'In') return undefined;
   const values = req.values ?? [];
   const valid = values.filter((v) => known.includes(v));
-  if (valid.length === 0) return `no valid values found in [${values.join(' ')}] for ${req.key}, expected one of: [${known.join(' ')}], got: [${values.join(' ')}]`;
-  if (req.minValues !== undefined && valid.length < req.minValues) return `not enough valid values found in [${values.join(' ')}] for ${req.key}, expected at least ${req.minValues} valid values from: [${known.join(' ')}], got: ${valid.length}`;
+  if (valid.length === 0)
+    return `no valid values found in [${values.join(' ')}] for ${req.key}, expected one of: [${known.join(' ')}], got: [${values.join(' ')}]`;
+  if (req.minValues !== undefined && valid.length < req.minValues)
+    return `not enough valid values found in [${values.join(' ')}] for ${req.key}, expected at least ${req.minValues} valid values from: [${known.join(' ')}], got: ${valid.length}`;
   return undefined;
 }

@@ -45,7 +45,10 @@ const show = (s: string) => JSON.stringify(s.length > 60 ? `${s.slice(0, 60)}…
  * @returns the parts, or `problem`: why the text is not one (a sentence naming what is wrong).
  */
 export function parseMultipart(text: string): { parts: MimePart[] } | { problem: string } {
-  const lines = text.replace(/^\s+/, '').split('\n').map((l) => l.replace(/\r$/, ''));
+  const lines = text
+    .replace(/^\s+/, '')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''));
   const blank = lines.findIndex((l) => l === '');
   const head = headerLines(lines.slice(0, blank < 0 ? lines.length : blank));
   if ('bad' in head) return { problem: `MIME header line ${show(head.bad)} is not "Name: value"` };

@@ -6,7 +6,16 @@
 import { z } from 'zod';
 import { RequirementSchema, TaintSchema } from './nodepool.ts';
 import { parseDurationSeconds } from './duration.ts';
-import { AnnotationNodeClaimMirror, AnnotationNodeClassHash, AnnotationNodePoolHash, FinalizerTermination, LabelCapacityType, LabelInstanceType, LabelNodePool, LabelTopologyZone } from './labels.ts';
+import {
+  AnnotationNodeClaimMirror,
+  AnnotationNodeClassHash,
+  AnnotationNodePoolHash,
+  FinalizerTermination,
+  LabelCapacityType,
+  LabelInstanceType,
+  LabelNodePool,
+  LabelTopologyZone,
+} from './labels.ts';
 import { instanceIdOfProviderId } from './provider-id.ts';
 
 export const NodeClaimConditionTypes = [
@@ -153,7 +162,8 @@ export const NodeClaimNameSuffixLength = 5;
  */
 export function randomNodeClaimName(nodePool: string, random: () => number): string {
   let suffix = '';
-  for (let i = 0; i < NodeClaimNameSuffixLength; i++) suffix += NodeClaimNameAlphabet[Math.floor(random() * NodeClaimNameAlphabet.length) % NodeClaimNameAlphabet.length];
+  for (let i = 0; i < NodeClaimNameSuffixLength; i++)
+    suffix += NodeClaimNameAlphabet[Math.floor(random() * NodeClaimNameAlphabet.length) % NodeClaimNameAlphabet.length];
   return `${nodePool}-${suffix}`;
 }
 
@@ -315,7 +325,11 @@ function kubeTime(iso: string): string {
  * @param opts.ownerReference false to leave out the NodePool owner (an object written to the cluster:
  *   the API server needs the owner's uid, and the record, not the NodePool, decides its life).
  */
-export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, string> = {}, opts: { nodeClassGroup?: string; ownerReference?: boolean } = {}): KubeNodeClaim {
+export function toKubeNodeClaim(
+  c: NodeClaim,
+  extraAnnotations: Record<string, string> = {},
+  opts: { nodeClassGroup?: string; ownerReference?: boolean } = {},
+): KubeNodeClaim {
   const labels: Record<string, string> = { ...c.labels, 'karpenter.sh/nodepool': c.nodePool };
   if (c.instanceType) labels['node.kubernetes.io/instance-type'] = c.instanceType;
   if (c.zone) labels['topology.kubernetes.io/zone'] = c.zone;
@@ -332,7 +346,13 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
       ? {
           conditions: withReady(c.conditions)
             .sort((a, b) => NodeClaimConditionTypes.indexOf(a.type) - NodeClaimConditionTypes.indexOf(b.type))
-            .map((x) => ({ type: x.type, status: x.status, reason: x.reason || x.type, message: x.message ?? '', lastTransitionTime: kubeTime(x.lastTransitionTime) })),
+            .map((x) => ({
+              type: x.type,
+              status: x.status,
+              reason: x.reason || x.type,
+              message: x.message ?? '',
+              lastTransitionTime: kubeTime(x.lastTransitionTime),
+            })),
         }
       : {}),
   };
@@ -345,7 +365,9 @@ export function toKubeNodeClaim(c: NodeClaim, extraAnnotations: Record<string, s
       labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
       ...(Object.keys(annotations).length ? { annotations } : {}),
       finalizers: [FinalizerTermination],
-      ...(opts.ownerReference === false ? {} : { ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }] }),
+      ...(opts.ownerReference === false
+        ? {}
+        : { ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: c.nodePool, blockOwnerDeletion: true }] }),
     },
     spec: {
       nodeClassRef: { group: opts.nodeClassGroup ?? 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: c.nodeClass },
@@ -369,7 +391,11 @@ function withReady(conditions: readonly Condition[]): Condition[] {
   if (conditions.some((c) => c.type === 'Ready')) return [...conditions];
   const parts = (['Launched', 'Registered', 'Initialized'] as const).map((t) => ({ t, c: conditions.find((x) => x.type === t) }));
   const pending = parts.find((p) => p.c?.status !== 'True');
-  const last = parts.map((p) => p.c?.lastTransitionTime).filter((x): x is string => !!x).sort().at(-1);
+  const last = parts
+    .map((p) => p.c?.lastTransitionTime)
+    .filter((x): x is string => !!x)
+    .sort()
+    .at(-1);
   if (!last) return [...conditions];
   const ready: Condition = pending
     ? { type: 'Ready', status: pending.c?.status === 'False' ? 'False' : 'Unknown', reason: `${pending.t}NotTrue`, lastTransitionTime: last }
@@ -426,7 +452,14 @@ function covers(have: unknown, want: unknown): boolean {
  * (as `expireAt` from the creation time) and terminationGracePeriod; conditions of known types.
  * @throws ZodError / ValidationError for a malformed object or duration.
  */
-export function fromKubeNodeClaim(o: { metadata: { name: string; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown; status?: unknown }, cluster: string): NodeClaim {
+export function fromKubeNodeClaim(
+  o: {
+    metadata: { name: string; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec?: unknown;
+    status?: unknown;
+  },
+  cluster: string,
+): NodeClaim {
   const labels = o.metadata.labels ?? {};
   const annotations = o.metadata.annotations ?? {};
   const status = (o.status ?? {}) as Record<string, any>;
@@ -444,7 +477,12 @@ export function fromKubeNodeClaim(o: { metadata: { name: string; creationTimesta
     cluster,
     nodePool: labels[LabelNodePool] ?? '',
     nodeClass: spec.nodeClassRef?.name ?? 'default',
-    requirements: (spec.requirements ?? []).map((r: Record<string, unknown>) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: r.values } : {}), ...(r.minValues !== undefined ? { minValues: r.minValues } : {}) })),
+    requirements: (spec.requirements ?? []).map((r: Record<string, unknown>) => ({
+      key: r.key,
+      operator: r.operator,
+      ...(r.values ? { values: r.values } : {}),
+      ...(r.minValues !== undefined ? { minValues: r.minValues } : {}),
+    })),
     taints: spec.taints ?? [],
     startupTaints: spec.startupTaints ?? [],
     labels,
@@ -459,7 +497,15 @@ export function fromKubeNodeClaim(o: { metadata: { name: string; creationTimesta
     capacity: status.capacity,
     allocatable: status.allocatable,
     conditions,
-    phase: o.metadata.deletionTimestamp ? 'Terminating' : isTrue('Initialized') ? 'Initialized' : isTrue('Registered') ? 'Registered' : isTrue('Launched') ? 'Launched' : 'Pending',
+    phase: o.metadata.deletionTimestamp
+      ? 'Terminating'
+      : isTrue('Initialized')
+        ? 'Initialized'
+        : isTrue('Registered')
+          ? 'Registered'
+          : isTrue('Launched')
+            ? 'Launched'
+            : 'Pending',
     nodePoolHash: annotations[AnnotationNodePoolHash],
     nodeClassHash: annotations[AnnotationNodeClassHash],
     createdAt: created,

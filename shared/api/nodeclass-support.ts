@@ -43,7 +43,8 @@ function al2023UserDataProblem(userData: string): string | undefined {
  */
 export const SupportedAmiFamilies = ['AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025'] as const;
 export type SupportedAmiFamily = (typeof SupportedAmiFamilies)[number];
-const Unsupported = 'nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join';
+const Unsupported =
+  'nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join';
 
 /** AMI families as EC2NodeClass names them (`spec.amiFamily`, or inferred from an `alias` term). */
 export const AmiFamilies = ['AL2', 'AL2023', 'Bottlerocket', 'Windows2019', 'Windows2022', 'Windows2025', 'Custom'] as const;
@@ -83,10 +84,11 @@ export const UnsupportedNodeClassFields: Readonly<Record<string, string>> = {
   cpuOptions: 'no CPU options are set (nested virtualization)',
 };
 
-
 /** Why an `amiSelectorTerms` alias is refused (its family is neither al2023 nor bottlerocket), or undefined. */
 export function aliasRefusal(alias: string): string | undefined {
-  return aliasFamily(alias) ? undefined : `${JSON.stringify(alias)} is not supported by nodefleet: ${Unsupported}; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`;
+  return aliasFamily(alias)
+    ? undefined
+    : `${JSON.stringify(alias)} is not supported by nodefleet: ${Unsupported}; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`;
 }
 
 /**
@@ -99,7 +101,9 @@ export function nodeClassRefusals(spec: unknown): string[] {
   if (!isRecord(spec)) return [];
   const out: string[] = [];
   if (spec.amiFamily !== undefined && !SupportedAmiFamilies.some((f) => f === spec.amiFamily)) {
-    out.push(`spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${Unsupported}; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`);
+    out.push(
+      `spec.amiFamily: ${JSON.stringify(spec.amiFamily)} is not supported by nodefleet: ${Unsupported}; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`,
+    );
   }
   if (Array.isArray(spec.amiSelectorTerms)) {
     spec.amiSelectorTerms.forEach((t, i) => {
@@ -111,11 +115,14 @@ export function nodeClassRefusals(spec: unknown): string[] {
     if (spec[field] !== undefined) out.push(`spec.${field}: not supported by nodefleet: ${why}; remove spec.${field}`);
   }
   if (spec.instanceStorePolicy === 'RAID0' && amiFamilyOfSpec(spec).startsWith('Windows')) {
-    out.push('spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy');
+    out.push(
+      'spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy',
+    );
   }
   if (typeof spec.userData === 'string') {
     const family = amiFamilyOfSpec(spec);
-    const problem = family === 'Bottlerocket' ? bottlerocketUserDataProblem(spec.userData) : family === 'AL2023' ? al2023UserDataProblem(spec.userData) : undefined;
+    const problem =
+      family === 'Bottlerocket' ? bottlerocketUserDataProblem(spec.userData) : family === 'AL2023' ? al2023UserDataProblem(spec.userData) : undefined;
     if (problem) out.push(`spec.userData: ${problem}`);
   }
   return out;
@@ -134,7 +141,10 @@ export function nodeClassNotReady(nodeClass: { metadata: { name: string }; spec:
  * → why its selector terms resolve to nothing launchable (no subnet, security group or image:
  * Karpenter's SubnetsReady / SecurityGroupsReady / AMIsReady False); a refused field is named first.
  */
-export function nodeClassReadiness(nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>, unresolved?: ReadonlyMap<string, string>): {
+export function nodeClassReadiness(
+  nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>,
+  unresolved?: ReadonlyMap<string, string>,
+): {
   notReady: Map<string, string>;
   nodePoolNotReady: (nodePool: { spec: { template: { spec: { nodeClassRef: { name: string } } } } }) => string | undefined;
 } {

@@ -41,7 +41,7 @@ export const MaxShown = 80;
 /** `v` as a problem line quotes it: JSON, a long string cut to {@link MaxShown} with its length. */
 export function show(v: unknown): string {
   if (typeof v === 'string' && v.length > MaxShown) return `${JSON.stringify(v.slice(0, MaxShown))}… (${v.length} characters)`;
-  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  return typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
 }
 
 /*
@@ -70,13 +70,15 @@ export function labelKeyProblem(key: string, what: 'label key' | 'taint key' = '
 
 /** Why `v` is not a valid label value (template label, requirement value), or undefined. */
 export function labelValueProblem(v: string): string | undefined {
-  if (v.length > 63 || !LabelValuePattern.test(v)) return `${show(v)} is not a valid label value (at most 63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
+  if (v.length > 63 || !LabelValuePattern.test(v))
+    return `${show(v)} is not a valid label value (at most 63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
   return undefined;
 }
 
 /** Why `v` is not a valid taint value, or undefined. */
 export function taintValueProblem(v: string): string | undefined {
-  if (!QualifiedNamePattern.test(v)) return `${show(v)} is not a valid taint value ([prefix/]name: 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
+  if (!QualifiedNamePattern.test(v))
+    return `${show(v)} is not a valid taint value ([prefix/]name: 1–63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric)`;
   return undefined;
 }
 
@@ -92,7 +94,10 @@ function syntax(problem: (s: string) => string | undefined) {
 const NumericOperators: ReadonlySet<string> = new Set(['Gt', 'Lt', 'Gte', 'Lte']);
 
 export const TaintSchema = z.strictObject({
-  key: z.string().min(1).superRefine(syntax((k) => labelKeyProblem(k, 'taint key'))),
+  key: z
+    .string()
+    .min(1)
+    .superRefine(syntax((k) => labelKeyProblem(k, 'taint key'))),
   value: z.string().superRefine(syntax(taintValueProblem)).optional(),
   effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
   timeAdded: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 time such as 2024-01-01T00:00:00Z' }).optional(),
@@ -102,7 +107,10 @@ export const OperatorSchema = z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', '
 
 export const RequirementSchema = z
   .strictObject({
-    key: z.string().min(1).superRefine(syntax((k) => labelKeyProblem(k))),
+    key: z
+      .string()
+      .min(1)
+      .superRefine(syntax((k) => labelKeyProblem(k))),
     operator: OperatorSchema,
     values: z.array(z.string()).optional(),
     minValues: z.number().int().min(1).max(50).optional(),
@@ -126,7 +134,10 @@ const TemplateLabelsSchema = z
   });
 
 export const NodeClassRefSchema = z.strictObject({
-  group: z.string().min(1).regex(/^[^/]*$/, 'must be an API group without a version, e.g. karpenter.k8s.aws'),
+  group: z
+    .string()
+    .min(1)
+    .regex(/^[^/]*$/, 'must be an API group without a version, e.g. karpenter.k8s.aws'),
   kind: z.string().min(1),
   name: z.string().min(1),
 });
@@ -167,8 +178,14 @@ export function isLaunchableNodeClassRef(ref: { group: string; kind: string }): 
 export const BudgetSchema = z.strictObject({
   nodes: z.string().regex(/^((100|[0-9]{1,2})%|[0-9]+)$/, 'must be a node count such as 5 or a percentage such as 10%'),
   schedule: z.string().optional(),
-  duration: z.string().regex(/^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$/, 'must be a duration in h/m such as 8h, 30m or 1h30m').optional(),
-  reasons: z.array(z.enum(['Underutilized', 'Empty', 'Drifted'])).max(50).optional(),
+  duration: z
+    .string()
+    .regex(/^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$/, 'must be a duration in h/m such as 8h, 30m or 1h30m')
+    .optional(),
+  reasons: z
+    .array(z.enum(['Underutilized', 'Empty', 'Drifted']))
+    .max(50)
+    .optional(),
 });
 
 const MetadataSchema = z.looseObject({
@@ -221,30 +238,48 @@ export type NodePoolInput = z.input<typeof NodePoolSchema>;
 export type Budget = z.infer<typeof BudgetSchema>;
 
 /** Tags of a selector term: at most 20 (KA CRD maxProperties). */
-const termTags = z.record(z.string(), z.string()).refine((t) => Object.keys(t).length <= 20, 'must have at most 20 tags').optional();
+const termTags = z
+  .record(z.string(), z.string())
+  .refine((t) => Object.keys(t).length <= 20, 'must have at most 20 tags')
+  .optional();
 
 /** Each selector term has exactly the fields its CRD lists (KA v1.14.1), with their patterns. */
 export const AmiSelectorTermSchema = z.strictObject({
   alias: z.string().max(30).optional(),
-  id: z.string().regex(/ami-[0-9a-z]+/, 'must be an AMI id such as ami-0123456789abcdef0').optional(),
+  id: z
+    .string()
+    .regex(/ami-[0-9a-z]+/, 'must be an AMI id such as ami-0123456789abcdef0')
+    .optional(),
   name: z.string().optional(),
   owner: z.string().optional(),
   ssmParameter: z.string().optional(),
   tags: termTags,
 });
 export const SubnetSelectorTermSchema = z.strictObject({
-  id: z.string().regex(/subnet-[0-9a-z]+/, 'must be a subnet id such as subnet-0123456789abcdef0').optional(),
+  id: z
+    .string()
+    .regex(/subnet-[0-9a-z]+/, 'must be a subnet id such as subnet-0123456789abcdef0')
+    .optional(),
   tags: termTags,
 });
 export const SecurityGroupSelectorTermSchema = z.strictObject({
-  id: z.string().regex(/sg-[0-9a-z]+/, 'must be a security group id such as sg-0123456789abcdef0').optional(),
+  id: z
+    .string()
+    .regex(/sg-[0-9a-z]+/, 'must be a security group id such as sg-0123456789abcdef0')
+    .optional(),
   name: z.string().optional(),
   tags: termTags,
 });
 export const CapacityReservationSelectorTermSchema = z.strictObject({
-  id: z.string().regex(/^cr-[0-9a-z]+$/, 'must be a capacity reservation id such as cr-0123456789abcdef0').optional(),
+  id: z
+    .string()
+    .regex(/^cr-[0-9a-z]+$/, 'must be a capacity reservation id such as cr-0123456789abcdef0')
+    .optional(),
   instanceMatchCriteria: z.enum(['open', 'targeted']).optional(),
-  ownerID: z.string().regex(/^[0-9]{12}$/, 'must be a 12-digit AWS account id').optional(),
+  ownerID: z
+    .string()
+    .regex(/^[0-9]{12}$/, 'must be a 12-digit AWS account id')
+    .optional(),
   tags: termTags,
 });
 
@@ -252,9 +287,18 @@ export const CapacityReservationSelectorTermSchema = z.strictObject({
 export const QuantityPattern = /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
 const reservedQuantity = z.string().regex(QuantityPattern, 'must be a quantity such as 100m, 1Gi or 1000');
 /** Eviction threshold: a percentage (0–100 %, up to two decimals) or a quantity (KA CRD pattern; "" allowed as in the CRD). */
-const evictionThreshold = z.string().regex(/^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$/, 'must be a percentage (10%) or a quantity (100Mi)');
+const evictionThreshold = z
+  .string()
+  .regex(
+    /^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$/,
+    'must be a percentage (10%) or a quantity (100Mi)',
+  );
 
-const int32 = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
+const int32 = z
+  .number()
+  .int()
+  .min(-(2 ** 31))
+  .max(2 ** 31 - 1);
 
 export const KubeletSchema = z.strictObject({
   clusterDNS: z.array(z.string()).optional(),
@@ -272,7 +316,8 @@ export const KubeletSchema = z.strictObject({
 });
 
 /** EBS volume size: 1–59000Gi, 1–64000G, 1–58Ti or 1–64T (KA CRD pattern). */
-export const VolumeSizePattern = /^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$/;
+export const VolumeSizePattern =
+  /^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$/;
 
 export const BlockDeviceMappingSchema = z.strictObject({
   deviceName: z.string().optional(),
@@ -326,7 +371,13 @@ export const EC2NodeClassSchema = z.strictObject({
       .max(150)
       .optional(),
     placementGroupSelector: z
-      .strictObject({ name: z.string().min(1).optional(), id: z.string().regex(/^pg-[0-9a-z]+$/, 'must be a placement group id such as pg-0123456789abcdef0').optional() })
+      .strictObject({
+        name: z.string().min(1).optional(),
+        id: z
+          .string()
+          .regex(/^pg-[0-9a-z]+$/, 'must be a placement group id such as pg-0123456789abcdef0')
+          .optional(),
+      })
       .optional(),
     connectionTracking: z
       .strictObject({
@@ -358,6 +409,7 @@ export const EC2NodeClassDefaults = {
  * pending pods only and keeps no fixed node count, so such a pool launches nothing (validation
  * reports it; the scheduler gives this reason for the pool).
  */
-export const StaticNodePoolUnsupported = 'static NodePools (spec.replicas) are not supported by nodefleet: it launches nodes for pending pods only and keeps no fixed node count; remove spec.replicas to use this NodePool for pending pods';
+export const StaticNodePoolUnsupported =
+  'static NodePools (spec.replicas) are not supported by nodefleet: it launches nodes for pending pods only and keeps no fixed node count; remove spec.replicas to use this NodePool for pending pods';
 
 export type KubeletConfiguration = z.infer<typeof KubeletSchema>;

@@ -166,7 +166,10 @@ export interface KubeApi {
   /** DaemonSets, ReplicaSets etc. when needed (raw objects). */
   listObjects(apiVersion: string, kind: string): Promise<KubeObject[]>;
   /** Strategic/merge patch of labels, annotations, taints, unschedulable. Throws NotFoundError. */
-  patchNode(name: string, patch: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; taints?: Taint[]; unschedulable?: boolean }): Promise<Node>;
+  patchNode(
+    name: string,
+    patch: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; taints?: Taint[]; unschedulable?: boolean },
+  ): Promise<Node>;
   /**
    * Deletes a node; absent counts as success. A node with finalizers stays, with a
    * deletionTimestamp, until they are removed.

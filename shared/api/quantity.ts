@@ -53,7 +53,11 @@ export function parseResources(list: Record<string, string | number> | undefined
 export function formatResource(resource: string, value: number): string {
   if (resource === 'cpu') return value % 1000 === 0 ? String(value / 1000) : `${Math.round(value)}m`;
   if (resource === 'memory' || resource === 'ephemeral-storage' || resource.startsWith('hugepages-')) {
-    for (const [suffix, f] of [['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) {
+    for (const [suffix, f] of [
+      ['Gi', 2 ** 30],
+      ['Mi', 2 ** 20],
+      ['Ki', 2 ** 10],
+    ] as const) {
       if (value !== 0 && value % f === 0) return `${value / f}${suffix}`;
     }
     if (value > 2 ** 20) return `${Math.floor(value / 2 ** 20)}Mi`;

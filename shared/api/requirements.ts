@@ -44,15 +44,24 @@ export class Requirement {
     const values = spec.values ?? [];
     const minValues = (spec as RequirementSpec).minValues;
     switch (spec.operator) {
-      case 'In': return new Requirement(spec.key, false, new Set(values), false, undefined, undefined, minValues);
-      case 'NotIn': return new Requirement(spec.key, true, new Set(values), true, undefined, undefined, minValues);
-      case 'Exists': return new Requirement(spec.key, true, new Set(), false, undefined, undefined, minValues);
-      case 'DoesNotExist': return new Requirement(spec.key, false, new Set(), true, undefined, undefined, minValues);
-      case 'Gt': return new Requirement(spec.key, true, new Set(), false, Number(values[0]), undefined, minValues);
-      case 'Gte': return new Requirement(spec.key, true, new Set(), false, Number(values[0]) - 1, undefined, minValues);
-      case 'Lt': return new Requirement(spec.key, true, new Set(), false, undefined, Number(values[0]), minValues);
-      case 'Lte': return new Requirement(spec.key, true, new Set(), false, undefined, Number(values[0]) + 1, minValues);
-      default: throw new Error(`unknown operator ${(spec as { operator: string }).operator}`);
+      case 'In':
+        return new Requirement(spec.key, false, new Set(values), false, undefined, undefined, minValues);
+      case 'NotIn':
+        return new Requirement(spec.key, true, new Set(values), true, undefined, undefined, minValues);
+      case 'Exists':
+        return new Requirement(spec.key, true, new Set(), false, undefined, undefined, minValues);
+      case 'DoesNotExist':
+        return new Requirement(spec.key, false, new Set(), true, undefined, undefined, minValues);
+      case 'Gt':
+        return new Requirement(spec.key, true, new Set(), false, Number(values[0]), undefined, minValues);
+      case 'Gte':
+        return new Requirement(spec.key, true, new Set(), false, Number(values[0]) - 1, undefined, minValues);
+      case 'Lt':
+        return new Requirement(spec.key, true, new Set(), false, undefined, Number(values[0]), minValues);
+      case 'Lte':
+        return new Requirement(spec.key, true, new Set(), false, undefined, Number(values[0]) + 1, minValues);
+      default:
+        throw new Error(`unknown operator ${(spec as { operator: string }).operator}`);
     }
   }
 
@@ -249,6 +258,8 @@ export class Requirements {
   }
 
   toString(): string {
-    return this.all().map((r) => r.toString()).join(', ');
+    return this.all()
+      .map((r) => r.toString())
+      .join(', ');
   }
 }

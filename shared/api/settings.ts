@@ -13,7 +13,10 @@ import { parseGoDurationMs } from './duration.ts';
 
 /** A bad or unsupported setting; the message is one line naming it. */
 export class SettingsError extends NodefleetError {
-  constructor(readonly setting: string, reason: string) {
+  constructor(
+    readonly setting: string,
+    reason: string,
+  ) {
     super(`setting ${setting}: ${reason}`);
   }
 }
@@ -56,7 +59,7 @@ const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName
 
 /** How nodefleet treats each gate (docs/settings.md). */
 export const FeatureGateSupport: Readonly<Record<FeatureGateName | AwsFeatureGateName, string>> = {
-  NodeRepair: 'gc (node repair: shared/disruption/repair.ts, as Karpenter\'s node.health controller)',
+  NodeRepair: "gc (node repair: shared/disruption/repair.ts, as Karpenter's node.health controller)",
   ReservedCapacity: 'accepted either way; no reserved offerings yet, so both act as false',
   SpotToSpotConsolidation: 'disruption (single- and multi-node consolidation, command validation)',
   NodeOverlay: 'true refused: NodeOverlay is not applied',
@@ -141,10 +144,21 @@ function onlyBool(honoured: boolean | undefined, why: string) {
 function gates<T extends Record<string, boolean>>(defaults: T) {
   return (raw: string): Parsed => {
     const out: Record<string, boolean> = { ...defaults };
-    for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const part of raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const eq = part.indexOf('=');
       const name = eq < 0 ? part : part.slice(0, eq);
-      const value = eq < 0 ? undefined : boolValue(part.slice(eq + 1).trim().toLowerCase());
+      const value =
+        eq < 0
+          ? undefined
+          : boolValue(
+              part
+                .slice(eq + 1)
+                .trim()
+                .toLowerCase(),
+            );
       if (!(name in defaults)) return bad(`unknown feature gate "${name}" (known: ${Object.keys(defaults).join(', ')})`);
       if (value === undefined) return bad(`feature gate ${name} needs =true or =false`);
       if (UnsupportedGateValues[name as FeatureGateName] === value) return bad(`${name}=${value} is not supported`);
@@ -185,7 +199,7 @@ const NoProcess = 'not supported: nodefleet runs no controller process (Lambda f
 export const SettingDefs: readonly SettingDef[] = [
   { name: 'KARPENTER_SERVICE', default: '', nodefleet: '—', readBy: 'no webhook', refuse: NoProcess },
   { name: 'METRICS_PORT', default: '8080', nodefleet: '—', readBy: 'metrics go to CloudWatch', refuse: NoProcess },
-  { name: 'HEALTH_PROBE_PORT', default: '8081', nodefleet: '—', readBy: 'the agent\'s is NODEFLEET_AGENT_HEALTH_PORT', refuse: NoProcess },
+  { name: 'HEALTH_PROBE_PORT', default: '8081', nodefleet: '—', readBy: "the agent's is NODEFLEET_AGENT_HEALTH_PORT", refuse: NoProcess },
   { name: 'KUBE_CLIENT_QPS', default: '200', nodefleet: '—', readBy: '—', refuse: NoProcess },
   { name: 'KUBE_CLIENT_BURST', default: '300', nodefleet: '—', readBy: '—', refuse: NoProcess },
   { name: 'ENABLE_PROFILING', default: 'false', nodefleet: '—', readBy: '—', refuse: NoProcess },
@@ -196,31 +210,146 @@ export const SettingDefs: readonly SettingDef[] = [
   { name: 'LEADER_ELECTION_NAMESPACE', default: '', nodefleet: '—', readBy: '—', refuse: NoProcess },
   { name: 'MEMORY_LIMIT', default: '-1', nodefleet: '—', readBy: 'Lambda memory is set by the stack', refuse: NoProcess },
   { name: 'CPU_REQUESTS', default: '1000', nodefleet: '—', readBy: '—', refuse: NoProcess },
-  { name: 'LOG_LEVEL', default: 'info', nodefleet: 'context logLevel (POWERTOOLS_LOG_LEVEL)', readBy: 'every function', refuse: 'not supported under this name: set context logLevel' },
+  {
+    name: 'LOG_LEVEL',
+    default: 'info',
+    nodefleet: 'context logLevel (POWERTOOLS_LOG_LEVEL)',
+    readBy: 'every function',
+    refuse: 'not supported under this name: set context logLevel',
+  },
   { name: 'LOG_OUTPUT_PATHS', default: 'stdout', nodefleet: '—', readBy: 'CloudWatch Logs', refuse: NoProcess },
   { name: 'LOG_ERROR_OUTPUT_PATHS', default: 'stderr', nodefleet: '—', readBy: 'CloudWatch Logs', refuse: NoProcess },
-  { name: 'BATCH_MAX_DURATION', default: '10s', nodefleet: 'same', readBy: 'agent (stack output AgentSettings → infra/k8s/agent.env)', field: 'batchMaxDuration', parse: duration },
-  { name: 'BATCH_IDLE_DURATION', default: '1s', nodefleet: 'same', readBy: 'agent (stack output AgentSettings → infra/k8s/agent.env)', field: 'batchIdleDuration', parse: duration },
-  { name: 'PREFERENCE_POLICY', default: 'Respect', nodefleet: 'same', readBy: 'provisioner, disruption (scheduling simulation)', field: 'preferencePolicy', parse: oneOf(['Respect', 'Ignore'] as const) },
-  { name: 'MIN_VALUES_POLICY', default: 'Strict', nodefleet: 'same', readBy: 'provisioner, disruption (scheduling simulation)', field: 'minValuesPolicy', parse: oneOf(['Strict', 'BestEffort'] as const) },
-  { name: 'IGNORE_DRA_REQUESTS', default: 'true', nodefleet: 'same', readBy: 'provisioner, disruption (DRA claims are not simulated)', parse: onlyBool(true, 'nodefleet does not simulate DRA requests') },
-  { name: 'LEGACY_NODE_REPAIR', default: 'false', nodefleet: 'same', readBy: 'accepted either way: node repair is always the node.health controller (the one this selects)', parse: onlyBool(undefined, '') },
-  { name: 'FEATURE_GATES', default: Object.entries(FeatureGateDefaults).map(([k, v]) => `${k}=${v}`).join(','), nodefleet: 'same', readBy: 'provisioner, disruption (SpotToSpotConsolidation), gc (NodeRepair)', field: 'featureGates', parse: gates(FeatureGateDefaults) },
+  {
+    name: 'BATCH_MAX_DURATION',
+    default: '10s',
+    nodefleet: 'same',
+    readBy: 'agent (stack output AgentSettings → infra/k8s/agent.env)',
+    field: 'batchMaxDuration',
+    parse: duration,
+  },
+  {
+    name: 'BATCH_IDLE_DURATION',
+    default: '1s',
+    nodefleet: 'same',
+    readBy: 'agent (stack output AgentSettings → infra/k8s/agent.env)',
+    field: 'batchIdleDuration',
+    parse: duration,
+  },
+  {
+    name: 'PREFERENCE_POLICY',
+    default: 'Respect',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (scheduling simulation)',
+    field: 'preferencePolicy',
+    parse: oneOf(['Respect', 'Ignore'] as const),
+  },
+  {
+    name: 'MIN_VALUES_POLICY',
+    default: 'Strict',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (scheduling simulation)',
+    field: 'minValuesPolicy',
+    parse: oneOf(['Strict', 'BestEffort'] as const),
+  },
+  {
+    name: 'IGNORE_DRA_REQUESTS',
+    default: 'true',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (DRA claims are not simulated)',
+    parse: onlyBool(true, 'nodefleet does not simulate DRA requests'),
+  },
+  {
+    name: 'LEGACY_NODE_REPAIR',
+    default: 'false',
+    nodefleet: 'same',
+    readBy: 'accepted either way: node repair is always the node.health controller (the one this selects)',
+    parse: onlyBool(undefined, ''),
+  },
+  {
+    name: 'FEATURE_GATES',
+    default: Object.entries(FeatureGateDefaults)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(','),
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (SpotToSpotConsolidation), gc (NodeRepair)',
+    field: 'featureGates',
+    parse: gates(FeatureGateDefaults),
+  },
   { name: 'SCHEDULER_CONFIG', default: '', nodefleet: '—', readBy: '—', refuse: 'not supported: nodefleet applies no default topology spread constraints' },
-  { name: 'CLUSTER_CA_BUNDLE', default: '', nodefleet: 'same', readBy: 'provisioner, disruption (node user data)', field: 'clusterCABundle', parse: (raw) => (raw.trim() ? ok(raw.trim()) : bad('is empty')) },
-  { name: 'CLUSTER_NAME', default: '', nodefleet: 'context clusterName (NODEFLEET_CLUSTER_NAME)', readBy: 'every function', refuse: 'not supported under this name: set context clusterName' },
+  {
+    name: 'CLUSTER_CA_BUNDLE',
+    default: '',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (node user data)',
+    field: 'clusterCABundle',
+    parse: (raw) => (raw.trim() ? ok(raw.trim()) : bad('is empty')),
+  },
+  {
+    name: 'CLUSTER_NAME',
+    default: '',
+    nodefleet: 'context clusterName (NODEFLEET_CLUSTER_NAME)',
+    readBy: 'every function',
+    refuse: 'not supported under this name: set context clusterName',
+  },
   { name: 'CLUSTER_ENDPOINT', default: '', nodefleet: 'same', readBy: 'provisioner, disruption (node user data)', field: 'clusterEndpoint', parse: url },
-  { name: 'ISOLATED_VPC', default: 'false', nodefleet: 'same', readBy: 'provisioner, disruption (no Pricing API calls)', field: 'isolatedVPC', parse: (raw) => (boolValue(raw) === undefined ? bad(`must be true or false, got "${raw}"`) : ok(boolValue(raw))) },
-  { name: 'EKS_CONTROL_PLANE', default: 'false', nodefleet: 'same', readBy: 'cluster details always come from EKS DescribeCluster', parse: onlyBool(true, 'nodefleet always reads the cluster from EKS DescribeCluster') },
-  { name: 'VM_MEMORY_OVERHEAD_PERCENT', default: '0.075', nodefleet: 'same', readBy: 'provisioner, disruption (catalog allocatable)', field: 'vmMemoryOverheadPercent', parse: fraction },
-  { name: 'INTERRUPTION_QUEUE', default: '', nodefleet: 'context interruption (true: the stack creates the queue)', readBy: 'interruption', refuse: 'not supported: the stack creates its own queue (context interruption=true|false)' },
-  { name: 'RESERVED_ENIS', default: '0', nodefleet: 'same', readBy: 'provisioner, disruption (catalog max pods, kube-reserved)', field: 'reservedENIs', parse: count },
-  { name: 'DISABLE_DRY_RUN', default: 'false', nodefleet: 'same', readBy: 'nodefleet makes no dry-run calls', parse: onlyBool(true, 'nodefleet makes no dry-run EC2NodeClass validation') },
+  {
+    name: 'ISOLATED_VPC',
+    default: 'false',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (no Pricing API calls)',
+    field: 'isolatedVPC',
+    parse: (raw) => (boolValue(raw) === undefined ? bad(`must be true or false, got "${raw}"`) : ok(boolValue(raw))),
+  },
+  {
+    name: 'EKS_CONTROL_PLANE',
+    default: 'false',
+    nodefleet: 'same',
+    readBy: 'cluster details always come from EKS DescribeCluster',
+    parse: onlyBool(true, 'nodefleet always reads the cluster from EKS DescribeCluster'),
+  },
+  {
+    name: 'VM_MEMORY_OVERHEAD_PERCENT',
+    default: '0.075',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (catalog allocatable)',
+    field: 'vmMemoryOverheadPercent',
+    parse: fraction,
+  },
+  {
+    name: 'INTERRUPTION_QUEUE',
+    default: '',
+    nodefleet: 'context interruption (true: the stack creates the queue)',
+    readBy: 'interruption',
+    refuse: 'not supported: the stack creates its own queue (context interruption=true|false)',
+  },
+  {
+    name: 'RESERVED_ENIS',
+    default: '0',
+    nodefleet: 'same',
+    readBy: 'provisioner, disruption (catalog max pods, kube-reserved)',
+    field: 'reservedENIs',
+    parse: count,
+  },
+  {
+    name: 'DISABLE_DRY_RUN',
+    default: 'false',
+    nodefleet: 'same',
+    readBy: 'nodefleet makes no dry-run calls',
+    parse: onlyBool(true, 'nodefleet makes no dry-run EC2NodeClass validation'),
+  },
   { name: 'ENABLE_ZONAL_SHIFT', default: 'false', nodefleet: 'same', readBy: '—', parse: onlyBool(false, 'nodefleet has no zonal shift') },
   { name: 'AMI_REFRESH_INTERVAL', default: '1m', nodefleet: 'same', readBy: 'resolver cache (1m)', parse: minute },
   { name: 'SUBNET_REFRESH_INTERVAL', default: '1m', nodefleet: 'same', readBy: 'resolver cache (1m)', parse: minute },
   { name: 'SECURITY_GROUP_REFRESH_INTERVAL', default: '1m', nodefleet: 'same', readBy: 'resolver cache (1m)', parse: minute },
-  { name: 'AWS_FEATURE_GATES', default: Object.entries(AwsFeatureGateDefaults).map(([k, v]) => `${k}=${v}`).join(','), nodefleet: 'same', readBy: '— (every gate off)', parse: gates(AwsFeatureGateDefaults) },
+  {
+    name: 'AWS_FEATURE_GATES',
+    default: Object.entries(AwsFeatureGateDefaults)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(','),
+    nodefleet: 'same',
+    readBy: '— (every gate off)',
+    parse: gates(AwsFeatureGateDefaults),
+  },
 ];
 
 const DefByName = new Map(SettingDefs.map((d) => [d.name, d]));
@@ -298,7 +427,9 @@ export function settingsFromCase(settings: Record<string, unknown>): Settings {
     if (v === undefined || v === null) continue;
     if (d.field === 'featureGates') {
       if (typeof v !== 'object') throw new SettingsError('featureGates', 'must be a map of gate name to true or false');
-      env[d.name] = Object.entries(v as Record<string, unknown>).map(([k, b]) => `${k}=${String(b)}`).join(',');
+      env[d.name] = Object.entries(v as Record<string, unknown>)
+        .map(([k, b]) => `${k}=${String(b)}`)
+        .join(',');
     } else env[d.name] = String(v);
   }
   return parseSettings(env);

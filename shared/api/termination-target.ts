@@ -12,7 +12,6 @@ import { LabelNodePool, TagNodeClaim, TagNodefleetCluster } from './labels.ts';
 import { NodePoolTagKey } from './iam-policy.ts';
 import { instanceIdOfProviderId } from './provider-id.ts';
 
-
 /**
  * Why the request's `nodeName` / `instanceId` disagree with the claim (each, when given, must be
  * the claim's own), or undefined when they agree. Also refuses a claim whose instanceId and
@@ -42,7 +41,8 @@ export function nodeDisagreement(claim: NodeClaim, node: Node): string | undefin
     return `node ${node.metadata.name}: spec.providerID ${providerID ?? '(none)'} is not nodeclaim ${claim.name}'s providerID ${claim.providerId ?? '(none)'}`;
   }
   const pool = node.metadata.labels?.[LabelNodePool];
-  if (pool !== claim.nodePool) return `node ${node.metadata.name}: label ${LabelNodePool}=${pool ?? '(none)'} is not nodeclaim ${claim.name}'s nodepool ${claim.nodePool}`;
+  if (pool !== claim.nodePool)
+    return `node ${node.metadata.name}: label ${LabelNodePool}=${pool ?? '(none)'} is not nodeclaim ${claim.name}'s nodepool ${claim.nodePool}`;
   return undefined;
 }
 
@@ -51,7 +51,11 @@ export function nodeDisagreement(claim: NodeClaim, node: Node): string | undefin
  * the claim's NodePool and the claim, as launches set them (shared/aws/ec2.ts launchTags).
  * `cluster` is this stack's cluster (the claim's own when not given: the store holds one cluster's claims).
  */
-export function instanceDisagreement(claim: Pick<NodeClaim, 'name' | 'cluster' | 'nodePool'>, instance: Pick<CloudInstance, 'instanceId' | 'tags'>, cluster: string = claim.cluster): string | undefined {
+export function instanceDisagreement(
+  claim: Pick<NodeClaim, 'name' | 'cluster' | 'nodePool'>,
+  instance: Pick<CloudInstance, 'instanceId' | 'tags'>,
+  cluster: string = claim.cluster,
+): string | undefined {
   const want: [string, string][] = [
     [TagNodefleetCluster, cluster],
     [NodePoolTagKey, claim.nodePool],

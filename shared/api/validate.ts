@@ -78,7 +78,6 @@ function getAt(obj: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
-
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
@@ -176,7 +175,9 @@ function zodProblems(schema: z.ZodType, input: unknown, issues: readonly z.core.
           const guess = closest(String(value), allowed);
           out.push(`${where}: unsupported operator ${show(value)}${guess ? ` (did you mean "${guess}"?)` : ''}; valid operators are ${allowed.join(', ')}`);
         } else if (last === 'apiVersion') {
-          out.push(`${where}: unsupported apiVersion ${show(value)}; expected ${allowed.join(' or ')}${/v1beta1|v1alpha/.test(String(value)) ? ' (migrate with the Karpenter v1 upgrade guide)' : ''}`);
+          out.push(
+            `${where}: unsupported apiVersion ${show(value)}; expected ${allowed.join(' or ')}${/v1beta1|v1alpha/.test(String(value)) ? ' (migrate with the Karpenter v1 upgrade guide)' : ''}`,
+          );
         } else {
           const guess = closest(String(value), allowed);
           out.push(`${where}: ${show(value)} is not valid${guess ? ` (did you mean "${guess}"?)` : ''}; expected one of ${allowed.join(', ')}`);
@@ -203,7 +204,14 @@ function zodProblems(schema: z.ZodType, input: unknown, issues: readonly z.core.
 }
 
 function expectedName(expected: string): string {
-  return ({ object: 'a mapping', array: 'a list', int: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false' } as Record<string, string>)[expected] ?? expected;
+  return (
+    (
+      { object: 'a mapping', array: 'a list', int: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false' } as Record<
+        string,
+        string
+      >
+    )[expected] ?? expected
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,7 +292,9 @@ export function requirementProblems(req: unknown, path: Path): string[] {
     if (bad) out.push(`${where('values')}: ${bad}`);
   }
   if (typeof req.minValues === 'number' && op === 'In' && values.length < req.minValues) {
-    out.push(`${where('minValues')}: minValues ${req.minValues} is more than the ${values.length} value(s) listed; an In requirement with minValues must list at least that many values`);
+    out.push(
+      `${where('minValues')}: minValues ${req.minValues} is more than the ${values.length} value(s) listed; an In requirement with minValues must list at least that many values`,
+    );
   }
   return out;
 }
@@ -359,7 +369,9 @@ function nodePoolRules(obj: unknown): string[] {
   if (isRecord(tspec.nodeClassRef)) {
     for (const f of ['group', 'kind', 'name']) {
       if (tspec.nodeClassRef[f] === undefined) {
-        out.push(`spec.template.spec.nodeClassRef.${f}: required (nodeClassRef needs group, kind and name, e.g. {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default})`);
+        out.push(
+          `spec.template.spec.nodeClassRef.${f}: required (nodeClassRef needs group, kind and name, e.g. {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default})`,
+        );
       }
     }
   }

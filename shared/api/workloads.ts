@@ -80,7 +80,9 @@ function isObject(o: unknown): o is KubeObject {
 function ownedBy(p: Pod, o: KubeObject): boolean {
   const refs = p.metadata.ownerReferences ?? [];
   if (refs.length === 0) return p.metadata.name.startsWith(`${o.metadata.name}-`);
-  return refs.some((r) => (o.kind === 'Deployment' ? r.kind === 'ReplicaSet' && r.name.startsWith(`${o.metadata.name}-`) : r.kind === o.kind && r.name === o.metadata.name));
+  return refs.some((r) =>
+    o.kind === 'Deployment' ? r.kind === 'ReplicaSet' && r.name.startsWith(`${o.metadata.name}-`) : r.kind === o.kind && r.name === o.metadata.name,
+  );
 }
 
 function finished(p: Pod): boolean {
@@ -104,7 +106,10 @@ export function expandWorkload(o: KubeObject): Pod[] {
     if (templates.length > 0) {
       // The StatefulSet controller gives each pod its own claims, replacing a template volume of the same name.
       const names = new Set(templates.map((c) => c.metadata!.name!));
-      spec.volumes = [...(spec.volumes ?? []).filter((v) => !names.has(v.name)), ...templates.map((c) => ({ name: c.metadata!.name!, persistentVolumeClaim: { claimName: `${c.metadata!.name}-${o.metadata.name}-${i}` } }))];
+      spec.volumes = [
+        ...(spec.volumes ?? []).filter((v) => !names.has(v.name)),
+        ...templates.map((c) => ({ name: c.metadata!.name!, persistentVolumeClaim: { claimName: `${c.metadata!.name}-${o.metadata.name}-${i}` } })),
+      ];
     }
     pods.push({
       apiVersion: 'v1',
@@ -138,7 +143,15 @@ function plannedClaims(o: KubeObject, expanded: readonly Pod[], existing: readon
       out.push({
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
-        metadata: { name, namespace: ns, labels: { ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}), [PlannedClaimAnnotation]: `StatefulSet ${ns}/${o.metadata.name} volumeClaimTemplates ${t.metadata!.name}` } },
+        metadata: {
+          name,
+          namespace: ns,
+          labels: { ...(t.metadata?.labels ?? {}) },
+          annotations: {
+            ...(t.metadata?.annotations ?? {}),
+            [PlannedClaimAnnotation]: `StatefulSet ${ns}/${o.metadata.name} volumeClaimTemplates ${t.metadata!.name}`,
+          },
+        },
         spec: structuredClone(t.spec ?? {}),
         status: { phase: 'Pending' },
       });
@@ -199,7 +212,17 @@ function asTemplateSpec(spec: PodSpec): PodSpec {
  * Never throws.
  */
 export function readWorkloads(objects: readonly unknown[], opts: { daemonSetsFromPods?: boolean } = {}): Workloads {
-  const out: Workloads = { pendingPods: [], notProvisionable: [], boundPods: [], daemonSets: [], daemonSetsFromPods: [], pdbs: [], nodes: [], storage: { claims: [], volumes: [], classes: [] }, others: [] };
+  const out: Workloads = {
+    pendingPods: [],
+    notProvisionable: [],
+    boundPods: [],
+    daemonSets: [],
+    daemonSetsFromPods: [],
+    pdbs: [],
+    nodes: [],
+    storage: { claims: [], volumes: [], classes: [] },
+    others: [],
+  };
   const objs = objects.filter(isObject);
   const pods = objs.filter((o) => o.kind === 'Pod') as unknown as Pod[];
   const deploymentNames = new Set(objs.filter((o) => o.kind === 'Deployment').map((o) => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`));
@@ -261,7 +284,10 @@ export function readWorkloads(objects: readonly unknown[], opts: { daemonSetsFro
   }
   if (opts.daemonSetsFromPods) {
     for (const [key, p] of daemonSetPods) {
-      out.daemonSets.push({ metadata: { name: key.slice(key.indexOf('/') + 1), namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} }, spec: asTemplateSpec(p.spec) });
+      out.daemonSets.push({
+        metadata: { name: key.slice(key.indexOf('/') + 1), namespace: p.metadata.namespace ?? 'default', labels: p.metadata.labels ?? {} },
+        spec: asTemplateSpec(p.spec),
+      });
       out.daemonSetsFromPods.push(key);
     }
   }
@@ -350,7 +376,9 @@ function schedulingFieldProblems(spec: Record<string, unknown>, path: string): s
   const sel = spec.nodeSelector;
   if (sel !== undefined) {
     if (!isMapping(sel)) out.push(`${path}.nodeSelector: must be a mapping of label to value, got ${describe(sel)}`);
-    else for (const [k, v] of Object.entries(sel)) if (typeof v !== 'string') out.push(`${path}.nodeSelector.${k}: must be a string (quote it), got ${describe(v)}`);
+    else
+      for (const [k, v] of Object.entries(sel))
+        if (typeof v !== 'string') out.push(`${path}.nodeSelector.${k}: must be a string (quote it), got ${describe(v)}`);
   }
   const spreads = spec.topologySpreadConstraints;
   if (spreads !== undefined && !Array.isArray(spreads)) out.push(`${path}.topologySpreadConstraints: must be a list, got ${describe(spreads)}`);
@@ -358,11 +386,14 @@ function schedulingFieldProblems(spec: Record<string, unknown>, path: string): s
     spreads.forEach((c, i) => {
       const at = `${path}.topologySpreadConstraints[${i}]`;
       if (!isMapping(c)) return out.push(`${at}: must be a mapping, got ${describe(c)}`);
-      if (typeof c.maxSkew !== 'number' || !Number.isInteger(c.maxSkew) || c.maxSkew < 1) out.push(`${at}.maxSkew: must be an integer ≥ 1, got ${describe(c.maxSkew)}`);
+      if (typeof c.maxSkew !== 'number' || !Number.isInteger(c.maxSkew) || c.maxSkew < 1)
+        out.push(`${at}.maxSkew: must be an integer ≥ 1, got ${describe(c.maxSkew)}`);
       if (typeof c.topologyKey !== 'string' || c.topologyKey === '') out.push(`${at}.topologyKey: required`);
-      if (!SpreadWhenUnsatisfiable.includes(c.whenUnsatisfiable as string)) out.push(`${at}.whenUnsatisfiable: ${describe(c.whenUnsatisfiable)} is not valid; expected one of ${SpreadWhenUnsatisfiable.join(', ')}`);
+      if (!SpreadWhenUnsatisfiable.includes(c.whenUnsatisfiable as string))
+        out.push(`${at}.whenUnsatisfiable: ${describe(c.whenUnsatisfiable)} is not valid; expected one of ${SpreadWhenUnsatisfiable.join(', ')}`);
       if (c.minDomains !== undefined) {
-        if (typeof c.minDomains !== 'number' || !Number.isInteger(c.minDomains) || c.minDomains < 1) out.push(`${at}.minDomains: must be an integer ≥ 1, got ${describe(c.minDomains)}`);
+        if (typeof c.minDomains !== 'number' || !Number.isInteger(c.minDomains) || c.minDomains < 1)
+          out.push(`${at}.minDomains: must be an integer ≥ 1, got ${describe(c.minDomains)}`);
         else if (c.whenUnsatisfiable === 'ScheduleAnyway') out.push(`${at}.minDomains: may only be set with whenUnsatisfiable DoNotSchedule`);
       }
     });
@@ -373,8 +404,10 @@ function schedulingFieldProblems(spec: Record<string, unknown>, path: string): s
     tolerations.forEach((t, i) => {
       const at = `${path}.tolerations[${i}]`;
       if (!isMapping(t)) return out.push(`${at}: must be a mapping, got ${describe(t)}`);
-      if (t.operator !== undefined && !TolerationOperators.includes(t.operator as string)) out.push(`${at}.operator: ${describe(t.operator)} is not valid; expected one of ${TolerationOperators.join(', ')}`);
-      if (t.effect !== undefined && t.effect !== '' && !TaintEffects.includes(t.effect as string)) out.push(`${at}.effect: ${describe(t.effect)} is not valid; expected one of ${TaintEffects.join(', ')}`);
+      if (t.operator !== undefined && !TolerationOperators.includes(t.operator as string))
+        out.push(`${at}.operator: ${describe(t.operator)} is not valid; expected one of ${TolerationOperators.join(', ')}`);
+      if (t.effect !== undefined && t.effect !== '' && !TaintEffects.includes(t.effect as string))
+        out.push(`${at}.effect: ${describe(t.effect)} is not valid; expected one of ${TaintEffects.join(', ')}`);
       if (t.operator === 'Exists' && t.value !== undefined && t.value !== '') out.push(`${at}.value: must be empty when operator is Exists`);
     });
   }
@@ -395,11 +428,18 @@ const NodeSelectorOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'L
 function nodeAffinityProblems(affinity: unknown, path: string): string[] {
   const na = isMapping(affinity) && isMapping(affinity.nodeAffinity) ? affinity.nodeAffinity : undefined;
   if (!na) return [];
-  const required = isMapping(na.requiredDuringSchedulingIgnoredDuringExecution) ? na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : undefined;
+  const required = isMapping(na.requiredDuringSchedulingIgnoredDuringExecution)
+    ? na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+    : undefined;
   const terms: [unknown, string][] = [
-    ...(Array.isArray(required) ? required.map((t, i): [unknown, string] => [t, `${path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`]) : []),
+    ...(Array.isArray(required)
+      ? required.map((t, i): [unknown, string] => [t, `${path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`])
+      : []),
     ...(Array.isArray(na.preferredDuringSchedulingIgnoredDuringExecution)
-      ? na.preferredDuringSchedulingIgnoredDuringExecution.map((p, i): [unknown, string] => [isMapping(p) ? p.preference : undefined, `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}].preference`])
+      ? na.preferredDuringSchedulingIgnoredDuringExecution.map((p, i): [unknown, string] => [
+          isMapping(p) ? p.preference : undefined,
+          `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}].preference`,
+        ])
       : []),
   ];
   return terms.flatMap(([term, at]) => (isMapping(term) ? nodeSelectorTermProblems(term, at) : []));
@@ -420,10 +460,13 @@ function nodeSelectorTermProblems(term: Record<string, unknown>, at: string): st
       if (!isMapping(e)) return out.push(`${where}: must be a mapping with key, operator and values, got ${describe(e)}`);
       if (typeof e.key !== 'string' || e.key === '') return out.push(`${where}.key: required`);
       if (typeof e.operator !== 'string' || !NodeSelectorOperators.includes(e.operator)) {
-        return out.push(`${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`);
+        return out.push(
+          `${where}.operator: unsupported operator ${typeof e.operator === 'string' ? JSON.stringify(e.operator) : describe(e.operator)}; valid operators are ${NodeSelectorOperators.join(', ')}`,
+        );
       }
       const values = e.values;
-      if (values !== undefined && !(Array.isArray(values) && values.every((v) => typeof v === 'string'))) return out.push(`${where}.values: must be a list of strings, got ${describe(values)}`);
+      if (values !== undefined && !(Array.isArray(values) && values.every((v) => typeof v === 'string')))
+        return out.push(`${where}.values: must be a list of strings, got ${describe(values)}`);
       if ((e.operator === 'Gt' || e.operator === 'Lt') && !(Array.isArray(values) && values.length === 1 && /^-?\d+$/.test(String(values[0])))) {
         out.push(`${where}.values: operator ${e.operator} needs exactly one integer value, got ${JSON.stringify(values) ?? 'none'}`);
       }
@@ -449,9 +492,11 @@ function podVolumeProblems(volumes: unknown, path: string): string[] {
     if (!isMapping(v)) return out.push(`${at}: must be a volume (a mapping), got ${describe(v)}`);
     if (typeof v.name !== 'string' || v.name === '') out.push(`${at}.name: required`);
     const pvc = v.persistentVolumeClaim;
-    if (pvc !== undefined && !(isMapping(pvc) && typeof pvc.claimName === 'string' && pvc.claimName !== '')) out.push(`${at}.persistentVolumeClaim.claimName: required`);
+    if (pvc !== undefined && !(isMapping(pvc) && typeof pvc.claimName === 'string' && pvc.claimName !== ''))
+      out.push(`${at}.persistentVolumeClaim.claimName: required`);
     const eph = v.ephemeral;
-    if (eph !== undefined && !(isMapping(eph) && isMapping(eph.volumeClaimTemplate) && isMapping(eph.volumeClaimTemplate.spec))) out.push(`${at}.ephemeral.volumeClaimTemplate.spec: required`);
+    if (eph !== undefined && !(isMapping(eph) && isMapping(eph.volumeClaimTemplate) && isMapping(eph.volumeClaimTemplate.spec)))
+      out.push(`${at}.ephemeral.volumeClaimTemplate.spec: required`);
   });
   return out;
 }
@@ -470,7 +515,8 @@ function storageObjectProblems(kind: string, o: Record<string, unknown>): string
     if (spec === undefined) return [];
     if (!isMapping(spec)) return [`spec: must be a mapping, got ${describe(spec)}`];
     if (spec.volumeName !== undefined && typeof spec.volumeName !== 'string') out.push(`spec.volumeName: must be text, got ${describe(spec.volumeName)}`);
-    if (spec.storageClassName !== undefined && spec.storageClassName !== null && typeof spec.storageClassName !== 'string') out.push(`spec.storageClassName: must be text, got ${describe(spec.storageClassName)}`);
+    if (spec.storageClassName !== undefined && spec.storageClassName !== null && typeof spec.storageClassName !== 'string')
+      out.push(`spec.storageClassName: must be text, got ${describe(spec.storageClassName)}`);
   } else if (kind === 'PersistentVolume') {
     const spec = o.spec;
     if (!isMapping(spec)) return [`spec: ${spec === undefined ? 'required' : `must be a mapping, got ${describe(spec)}`}`];
@@ -488,7 +534,8 @@ function storageObjectProblems(kind: string, o: Record<string, unknown>): string
   } else if (kind === 'StorageClass') {
     if (typeof o.provisioner !== 'string' || o.provisioner === '') out.push('provisioner: required');
     const mode = o.volumeBindingMode;
-    if (mode !== undefined && !VolumeBindingModes.includes(mode as string)) out.push(`volumeBindingMode: ${describe(mode)} is not valid; expected one of ${VolumeBindingModes.join(', ')}`);
+    if (mode !== undefined && !VolumeBindingModes.includes(mode as string))
+      out.push(`volumeBindingMode: ${describe(mode)} is not valid; expected one of ${VolumeBindingModes.join(', ')}`);
     const topologies = o.allowedTopologies;
     if (topologies === undefined || topologies === null) return out;
     if (!Array.isArray(topologies)) return [...out, `allowedTopologies: must be a list, got ${describe(topologies)}`];
@@ -498,7 +545,8 @@ function storageObjectProblems(kind: string, o: Record<string, unknown>): string
       if (!Array.isArray(exprs)) return out.push(`${at}: must be a list, got ${describe(exprs)}`);
       exprs.forEach((e, j) => {
         if (!isMapping(e) || typeof e.key !== 'string' || e.key === '') return out.push(`${at}[${j}].key: required`);
-        if (!Array.isArray(e.values) || e.values.length === 0 || !e.values.every((v) => typeof v === 'string')) out.push(`${at}[${j}].values: ${e.values === undefined ? 'required' : `must be a non-empty list of strings, got ${describe(e.values)}`}`);
+        if (!Array.isArray(e.values) || e.values.length === 0 || !e.values.every((v) => typeof v === 'string'))
+          out.push(`${at}[${j}].values: ${e.values === undefined ? 'required' : `must be a non-empty list of strings, got ${describe(e.values)}`}`);
       });
     });
   }
@@ -542,7 +590,8 @@ export function workloadInputProblems(objects: readonly { document: number; item
       problems.push(...podSpecProblems(isMapping(template) ? template.spec : undefined, 'spec.template.spec'));
       for (const f of ['replicas', 'parallelism']) {
         const v = isMapping(spec) ? spec[f] : undefined;
-        if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
+        if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0))
+          problems.push(`spec.${f}: must be a whole number ≥ 0, got ${describe(v)}`);
         else if (typeof v === 'number' && v > MaxReplicas) problems.push(`spec.${f}: ${v} is more than the ${MaxReplicas} pods plan simulates per workload`);
       }
     } else if (object.kind === 'PersistentVolumeClaim' || object.kind === 'PersistentVolume' || object.kind === 'StorageClass') {

@@ -32,7 +32,8 @@ export const MaxYamlAliases = 100;
  */
 function plainMessage(message: string): string {
   if (/Maximum call stack size exceeded/.test(message)) return 'nested too deeply to read (thousands of levels)';
-  if (/Excessive alias count/.test(message)) return `more than ${MaxYamlAliases} aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)`;
+  if (/Excessive alias count/.test(message))
+    return `more than ${MaxYamlAliases} aliases (*name) in one document: refused as a possible YAML bomb (billion laughs)`;
   return message;
 }
 

@@ -20,20 +20,31 @@ import { regionZones, shippedRegionData } from '../catalog/index.ts';
 import { defaultNodeClass, placeholderCluster } from './launch-preview.ts';
 import { Ec2NodeClassResolver, resolveNodeClasses, type NodeClassLookups, type NodeClassResolutions } from './node-class-resolver.ts';
 
-const Tags = z.array(z.object({ Key: z.string({ error: 'expected text' }), Value: z.string({ error: 'expected text' }) }), { error: 'expected a list of {Key, Value}' }).optional();
+const Tags = z
+  .array(z.object({ Key: z.string({ error: 'expected text' }), Value: z.string({ error: 'expected text' }) }), { error: 'expected a list of {Key, Value}' })
+  .optional();
 /** `required: WHAT` when absent, `expected KIND, got …` when of another type. */
-const problem = (what: string, kind: string) => (iss: { input: unknown }) => (iss.input === undefined ? `required: ${what}` : `expected ${kind}, got ${JSON.stringify(iss.input)}`);
+const problem = (what: string, kind: string) => (iss: { input: unknown }) =>
+  iss.input === undefined ? `required: ${what}` : `expected ${kind}, got ${JSON.stringify(iss.input)}`;
 const text = (what: string) => z.string({ error: problem(what, 'text') }).min(1, `required: ${what}`);
 
 const SubnetSchema = z.looseObject({
   SubnetId: text('the subnet id (subnet-…)'),
   AvailabilityZone: text('the zone name, e.g. us-east-1a'),
   AvailabilityZoneId: z.string({ error: 'expected the zone id as text, e.g. use1-az4' }).optional(),
-  AvailableIpAddressCount: z.number({ error: problem('the number of free IPv4 addresses', 'a number') }).int('expected a whole number').min(0, 'expected a number ≥ 0'),
+  AvailableIpAddressCount: z
+    .number({ error: problem('the number of free IPv4 addresses', 'a number') })
+    .int('expected a whole number')
+    .min(0, 'expected a number ≥ 0'),
   OwnerId: z.string().optional(),
   Tags,
 });
-const SecurityGroupSchema = z.looseObject({ GroupId: text('the security group id (sg-…)'), GroupName: z.string().optional(), OwnerId: z.string().optional(), Tags });
+const SecurityGroupSchema = z.looseObject({
+  GroupId: text('the security group id (sg-…)'),
+  GroupName: z.string().optional(),
+  OwnerId: z.string().optional(),
+  Tags,
+});
 const ImageSchema = z.looseObject({
   ImageId: text('the image id (ami-…)'),
   Architecture: text('x86_64 or arm64'),
@@ -74,7 +85,8 @@ function splitJson(text: string): { values: { start: number; end: number }[] } |
   while (i < n) {
     while (i < n && /\s/.test(text[i])) i++;
     if (i >= n) break;
-    if (text[i] !== '{' && text[i] !== '[') return { at: i, reason: 'expected a JSON object (the output of aws ec2 describe-subnets, describe-security-groups or describe-images)' };
+    if (text[i] !== '{' && text[i] !== '[')
+      return { at: i, reason: 'expected a JSON object (the output of aws ec2 describe-subnets, describe-security-groups or describe-images)' };
     const start = i;
     let depth = 0;
     let inString = false;
@@ -125,7 +137,8 @@ export function readAccountFiles(files: readonly { file: string; text: string }[
   for (const { file, text } of files) {
     const split = splitJson(text);
     if ('reason' in split) throw new ValidationError(`${file}: ${lineColumn(text, split.at)}: ${split.reason}`);
-    if (split.values.length === 0) throw new ValidationError(`${file}: no JSON object found (expected the output of aws ec2 describe-subnets, describe-security-groups or describe-images)`);
+    if (split.values.length === 0)
+      throw new ValidationError(`${file}: no JSON object found (expected the output of aws ec2 describe-subnets, describe-security-groups or describe-images)`);
     const docs: { where: string; value: unknown }[] = [];
     split.values.forEach(({ start, end }, d) => {
       let value: unknown;
@@ -135,7 +148,11 @@ export function readAccountFiles(files: readonly { file: string; text: string }[
         const pos = /position (\d+)/.exec((err as Error).message);
         // V8 names the position in some messages only; the quoted text it may add is left out.
         const reason = (err as Error).message.replace(/ in JSON at position \d+.*$/, '').replace(/, (\.\.\.)?".*" is not valid JSON$/s, '');
-        throw new ValidationError(pos ? `${file}: ${lineColumn(text, start + Number(pos[1]))}: not JSON: ${reason}` : `${file}: the JSON value from ${lineColumn(text, start)} is not valid JSON: ${reason}`);
+        throw new ValidationError(
+          pos
+            ? `${file}: ${lineColumn(text, start + Number(pos[1]))}: not JSON: ${reason}`
+            : `${file}: the JSON value from ${lineColumn(text, start)} is not valid JSON: ${reason}`,
+        );
       }
       const many = split.values.length > 1;
       if (Array.isArray(value)) value.forEach((v, k) => docs.push({ where: `${many ? `document ${d + 1} ` : ''}item ${k + 1}: `, value: v }));
@@ -143,7 +160,9 @@ export function readAccountFiles(files: readonly { file: string; text: string }[
     });
     for (const { where, value } of docs) {
       if (!value || typeof value !== 'object' || Array.isArray(value) || !Keys.some((k) => k in value)) {
-        throw new ValidationError(`${file}: ${where}none of ${Keys.join(', ')} (expected the output of aws ec2 describe-subnets, describe-security-groups or describe-images)`);
+        throw new ValidationError(
+          `${file}: ${where}none of ${Keys.join(', ')} (expected the output of aws ec2 describe-subnets, describe-security-groups or describe-images)`,
+        );
       }
       const r = DocumentSchema.safeParse(value);
       if (!r.success) {
@@ -152,7 +171,10 @@ export function readAccountFiles(files: readonly { file: string; text: string }[
       }
       const doc = r.data;
       const elsewhere = region === undefined ? -1 : (doc.Subnets ?? []).findIndex((x) => !x.AvailabilityZone.startsWith(region));
-      if (elsewhere >= 0) throw new ValidationError(`${file}: ${where}Subnets[${elsewhere}].AvailabilityZone: "${doc.Subnets![elsewhere].AvailabilityZone}" is not a zone of ${region} (the region of the plan: --region)`);
+      if (elsewhere >= 0)
+        throw new ValidationError(
+          `${file}: ${where}Subnets[${elsewhere}].AvailabilityZone: "${doc.Subnets![elsewhere].AvailabilityZone}" is not a zone of ${region} (the region of the plan: --region)`,
+        );
       for (const s of doc.Subnets ?? []) {
         subnets.set(s.SubnetId, s as Subnet);
         if (s.OwnerId) self.add(s.OwnerId);
@@ -171,19 +193,32 @@ export function readAccountFiles(files: readonly { file: string; text: string }[
 /** EC2 filter value matching: `*` any run, `?` one character, otherwise exact. */
 function wildcard(pattern: string, value: string | undefined): boolean {
   if (value === undefined) return false;
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    's',
+  );
   return re.test(value);
 }
 
 /** Whether a resource with these fields (filter name → value) and tags passes every filter. */
-function passes(filters: readonly Filter[] | undefined, fields: Record<string, string | undefined>, tags: readonly { Key?: string; Value?: string }[] | undefined): boolean {
+function passes(
+  filters: readonly Filter[] | undefined,
+  fields: Record<string, string | undefined>,
+  tags: readonly { Key?: string; Value?: string }[] | undefined,
+): boolean {
   const tagMap = new Map((tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
   return (filters ?? []).every((f) => {
     const name = f.Name ?? '';
     const values = f.Values ?? [];
     if (name === 'tag-key') return values.some((v) => [...tagMap.keys()].some((k) => wildcard(v, k)));
     if (name.startsWith('tag:')) return values.some((v) => wildcard(v, tagMap.get(name.slice(4))));
-    if (!(name in fields)) throw new ValidationError(`account file: the filter "${name}" is not answered from files (filters: tag:<key>, tag-key, ${Object.keys(fields).join(', ')})`);
+    if (!(name in fields))
+      throw new ValidationError(
+        `account file: the filter "${name}" is not answered from files (filters: tag:<key>, tag-key, ${Object.keys(fields).join(', ')})`,
+      );
     return values.some((v) => wildcard(v, fields[name]));
   });
 }
@@ -209,7 +244,12 @@ export function accountLookups(a: AccountData, opts: { placeholderZones: readonl
       a.subnets.length === 0
         ? placeholder(
             'subnets (the files hold no Subnets: every zone of the region assumed)',
-            opts.placeholderZones.map((z) => ({ SubnetId: `subnet-placeholder-${z.zone}`, AvailabilityZone: z.zone, ...(z.zoneId ? { AvailabilityZoneId: z.zoneId } : {}), AvailableIpAddressCount: 4096 })),
+            opts.placeholderZones.map((z) => ({
+              SubnetId: `subnet-placeholder-${z.zone}`,
+              AvailabilityZone: z.zone,
+              ...(z.zoneId ? { AvailabilityZoneId: z.zoneId } : {}),
+              AvailableIpAddressCount: 4096,
+            })),
           )
         : a.subnets.filter((s) => passes(Filters, { 'subnet-id': s.SubnetId }, s.Tags)),
     describeSecurityGroups: async ({ Filters }) =>
@@ -223,14 +263,21 @@ export function accountLookups(a: AccountData, opts: { placeholderZones: readonl
             { ImageId: 'ami-placeholder-arm64', Architecture: 'arm64' },
           ])
         : a.images.filter((i) => {
-            const owned = !Owners?.length || Owners.some((o) => (o === 'self' ? a.self.has(i.OwnerId ?? '') : o === 'amazon' || o === 'aws-marketplace' ? i.ImageOwnerAlias === o : i.OwnerId === o));
+            const owned =
+              !Owners?.length ||
+              Owners.some((o) =>
+                o === 'self' ? a.self.has(i.OwnerId ?? '') : o === 'amazon' || o === 'aws-marketplace' ? i.ImageOwnerAlias === o : i.OwnerId === o,
+              );
             return owned && passes(Filters, { 'image-id': i.ImageId, name: i.Name }, i.Tags);
           }),
     getParameter: async (name) => {
       const value = a.parameters.get(name);
       if (value !== undefined || !name.startsWith('/aws/service/')) return value;
       const m = /\/(x86_64|arm64)\/(standard|nvidia|neuron)\//.exec(name);
-      return placeholder('AMIs of aliases (the files hold no such public SSM parameter: aws ssm get-parameters --names …)', `ami-placeholder-${m ? `${m[1] === 'x86_64' ? 'amd64' : 'arm64'}-${m[2]}` : 'ssm'}`);
+      return placeholder(
+        'AMIs of aliases (the files hold no such public SSM parameter: aws ssm get-parameters --names …)',
+        `ami-placeholder-${m ? `${m[1] === 'x86_64' ? 'amd64' : 'arm64'}-${m[2]}` : 'ssm'}`,
+      );
     },
     placeholders: () => [...used].sort(),
   };
@@ -259,7 +306,9 @@ export async function resolveAgainstAccount(
   opts: { region: string; clusterName: string },
 ): Promise<{ resolutions: NodeClassResolutions; placeholders: string[] }> {
   const shipped = shippedRegionData(opts.region);
-  const lookups = accountLookups(account, { placeholderZones: regionZones(opts.region).map((zone) => ({ zone, ...(shipped.exampleNameToId?.[zone] ? { zoneId: shipped.exampleNameToId[zone] } : {}) })) });
+  const lookups = accountLookups(account, {
+    placeholderZones: regionZones(opts.region).map((zone) => ({ zone, ...(shipped.exampleNameToId?.[zone] ? { zoneId: shipped.exampleNameToId[zone] } : {}) })),
+  });
   const resolver = new Ec2NodeClassResolver(lookups, kubernetesVersionOf(account, placeholderCluster(opts.clusterName, opts.region).kubernetesVersion));
   const names = [...new Set(nodePools.map((np) => np.spec.template.spec.nodeClassRef.name))];
   const classes = names.map((n) => nodeClasses.find((c) => c.metadata.name === n) ?? defaultNodeClass(n, opts.clusterName));

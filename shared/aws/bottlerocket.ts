@@ -40,7 +40,10 @@ function versionInName(name: string): string | undefined {
  * finds it: the alias version, else one in a `name` term, else in the name of an `id` term's
  * image, else in the name of a chosen image (`amis`, newest first) that is a Bottlerocket one.
  */
-export function bottlerocketVersion(terms: readonly { alias?: string; name?: string; id?: string }[] | undefined, amis: readonly { id: string; name: string }[] = []): string | undefined {
+export function bottlerocketVersion(
+  terms: readonly { alias?: string; name?: string; id?: string }[] | undefined,
+  amis: readonly { id: string; name: string }[] = [],
+): string | undefined {
   for (const t of terms ?? []) {
     const parts = t.alias?.split('@');
     if (parts?.length === 2) return parts[1];
@@ -95,7 +98,10 @@ export function buildBottlerocketUserData(input: UserDataInput, amiVersion?: str
   set('kube-reserved', kubelet.kubeReserved);
   set('eviction-hard', kubelet.evictionHard);
   set('eviction-soft', kubelet.evictionSoft);
-  set('eviction-soft-grace-period', kubelet.evictionSoftGracePeriod && Object.fromEntries(Object.entries(kubelet.evictionSoftGracePeriod).map(([k, v]) => [k, goDuration(v)])));
+  set(
+    'eviction-soft-grace-period',
+    kubelet.evictionSoftGracePeriod && Object.fromEntries(Object.entries(kubelet.evictionSoftGracePeriod).map(([k, v]) => [k, goDuration(v)])),
+  );
   set('eviction-max-pod-grace-period', kubelet.evictionMaxPodGracePeriod);
   set('image-gc-high-threshold-percent', kubelet.imageGCHighThresholdPercent?.toString());
   set('image-gc-low-threshold-percent', kubelet.imageGCLowThresholdPercent?.toString());
@@ -106,11 +112,18 @@ export function buildBottlerocketUserData(input: UserDataInput, amiVersion?: str
   if (Object.keys(taints).length) k8s['node-taints'] = taints;
   else delete k8s['node-taints'];
   // As the provider's TOML encoder leaves out an empty table (omitempty) of settings.kubernetes.
-  for (const [key, value] of Object.entries(k8s)) if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) delete k8s[key];
+  for (const [key, value] of Object.entries(k8s))
+    if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) delete k8s[key];
   const settings: Record<string, unknown> = { ...user.other, kubernetes: k8s };
-  const commands: Record<string, BootstrapCommand> | undefined = user.bootstrapCommands ? { ...user.bootstrapCommands } : input.instanceStorePolicy === 'RAID0' ? {} : undefined;
+  const commands: Record<string, BootstrapCommand> | undefined = user.bootstrapCommands
+    ? { ...user.bootstrapCommands }
+    : input.instanceStorePolicy === 'RAID0'
+      ? {}
+      : undefined;
   if (commands && input.instanceStorePolicy === 'RAID0') {
-    const bind = supportsDefaultBind(amiVersion) ? ['apiclient', 'ephemeral-storage', 'bind'] : ['apiclient', 'ephemeral-storage', 'bind', '--dirs', '/var/lib/containerd', '/var/lib/kubelet', '/var/log/pods'];
+    const bind = supportsDefaultBind(amiVersion)
+      ? ['apiclient', 'ephemeral-storage', 'bind']
+      : ['apiclient', 'ephemeral-storage', 'bind', '--dirs', '/var/lib/containerd', '/var/lib/kubelet', '/var/log/pods'];
     commands[MountInstanceStorageCommand] = { commands: [['apiclient', 'ephemeral-storage', 'init'], bind], mode: 'always', essential: true };
   }
   if (commands) settings['bootstrap-commands'] = commands;

@@ -49,7 +49,13 @@ export const AdapterCalls = {
   /** EventBridgePublisher (eventbridge-publisher.ts). */
   'publisher.publish': ['events:PutEvents'],
   /** CatalogRefresher.get (catalog-refresh.ts): zones, offerings, types, spot prices; on-demand prices. */
-  'catalogRefresher.get': ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory', 'pricing:GetProducts'],
+  'catalogRefresher.get': [
+    'ec2:DescribeAvailabilityZones',
+    'ec2:DescribeInstanceTypeOfferings',
+    'ec2:DescribeInstanceTypes',
+    'ec2:DescribeSpotPriceHistory',
+    'pricing:GetProducts',
+  ],
   /**
    * Powertools idempotency on the table (shared/runtime/middleware.ts idempotencyStore): record in
    * progress, then completed; read when a failed conditional put returns no old item; deleted when
@@ -71,11 +77,69 @@ export type AdapterCall = keyof typeof AdapterCalls;
  * names (termination tasks: `termination<Task>`).
  */
 export const FunctionAwsCalls: Record<string, readonly AdapterCall[]> = {
-  provisioner: ['cloud.create', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.getByInstanceId', 'store.listInFlight', 'store.update', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'idempotency', 'views.get'],
+  provisioner: [
+    'cloud.create',
+    'resolver.resolve',
+    'eks.connect',
+    'store.create',
+    'store.delete',
+    'store.get',
+    'store.getByInstanceId',
+    'store.listInFlight',
+    'store.update',
+    'unavailable.list',
+    'unavailable.mark',
+    'catalogRefresher.get',
+    'idempotency',
+    'views.get',
+  ],
   registration: ['cloud.get', 'eks.connect', 'store.get', 'store.getByInstanceId', 'store.update', 'termination.start'],
-  disruption: ['budgets.holders', 'budgets.release', 'budgets.renew', 'budgets.take', 'cloud.create', 'cloud.list', 'resolver.resolve', 'eks.connect', 'store.create', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start', 'unavailable.list', 'unavailable.mark', 'catalogRefresher.get', 'views.get'],
-  gc: ['budgets.holders', 'budgets.release', 'cloud.collectLaunchTemplates', 'cloud.get', 'cloud.list', 'cloud.terminate', 'eks.connect', 'store.claimsEpochMs', 'store.delete', 'store.get', 'store.list', 'store.update', 'termination.start'],
-  interruption: ['budgets.holders', 'cloud.get', 'eks.connect', 'store.getByInstanceId', 'store.list', 'store.update', 'termination.start', 'unavailable.mark', 'queue.consume'],
+  disruption: [
+    'budgets.holders',
+    'budgets.release',
+    'budgets.renew',
+    'budgets.take',
+    'cloud.create',
+    'cloud.list',
+    'resolver.resolve',
+    'eks.connect',
+    'store.create',
+    'store.delete',
+    'store.get',
+    'store.list',
+    'store.update',
+    'termination.start',
+    'unavailable.list',
+    'unavailable.mark',
+    'catalogRefresher.get',
+    'views.get',
+  ],
+  gc: [
+    'budgets.holders',
+    'budgets.release',
+    'cloud.collectLaunchTemplates',
+    'cloud.get',
+    'cloud.list',
+    'cloud.terminate',
+    'eks.connect',
+    'store.claimsEpochMs',
+    'store.delete',
+    'store.get',
+    'store.list',
+    'store.update',
+    'termination.start',
+  ],
+  interruption: [
+    'budgets.holders',
+    'cloud.get',
+    'eks.connect',
+    'store.getByInstanceId',
+    'store.list',
+    'store.update',
+    'termination.start',
+    'unavailable.mark',
+    'queue.consume',
+  ],
   // Every task checks its target through functions/termination/target.ts (the claim, the live Node, the instance).
   terminationCordon: ['cloud.get', 'eks.connect', 'store.get', 'store.update'],
   // …and asks the provisioner for capacity due before the cutoff (source nodefleet.termination).

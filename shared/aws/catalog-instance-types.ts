@@ -17,7 +17,10 @@ const ArchByEc2Arch: Readonly<Record<string, 'amd64' | 'arm64'>> = { x86_64: 'am
 
 /** Karpenter's lower-kebab-case for device names ("Inferentia2" → "inferentia2", "Qualcomm AI100" → "qualcomm-ai100"). */
 function kebab(s: string): string {
-  return s.trim().toLowerCase().replace(/[\s_]+/g, '-');
+  return s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_]+/g, '-');
 }
 
 /**
@@ -77,7 +80,9 @@ export function instanceTypeInfoFromEc2(t: Ec2InstanceTypeInfo): InstanceTypeInf
     hypervisor: baremetal ? '' : (t.Hypervisor ?? ''),
     maxPods,
     eni,
-    gpu: gpu ? { count: gpu.Count ?? 0, name: kebab(gpu.Name ?? ''), manufacturer: kebab(gpu.Manufacturer ?? ''), memoryMiB: gpu.MemoryInfo?.SizeInMiB ?? 0 } : null,
+    gpu: gpu
+      ? { count: gpu.Count ?? 0, name: kebab(gpu.Name ?? ''), manufacturer: kebab(gpu.Manufacturer ?? ''), memoryMiB: gpu.MemoryInfo?.SizeInMiB ?? 0 }
+      : null,
     accelerator,
     localNvmeGiB: storage?.TotalSizeInGB && storage.NvmeSupport !== 'unsupported' ? storage.TotalSizeInGB : null,
     networkBandwidthMbps: baselineGbps ? Math.round(baselineGbps * 1000) : null,

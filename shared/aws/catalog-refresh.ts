@@ -234,7 +234,10 @@ export async function fetchInstanceTypeInfos(ec2: CatalogEc2Api): Promise<Instan
     const out = await ec2.send(new DescribeInstanceTypesCommand({ Filters, MaxResults: 100, NextToken }));
     return { items: out.InstanceTypes ?? [], next: out.NextToken };
   });
-  return types.map(instanceTypeInfoFromEc2).filter((t): t is InstanceTypeInfo => t !== undefined).sort((a, b) => a.name.localeCompare(b.name));
+  return types
+    .map(instanceTypeInfoFromEc2)
+    .filter((t): t is InstanceTypeInfo => t !== undefined)
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**
@@ -321,23 +324,25 @@ export class CatalogRefresher {
 
   private refreshPart(part: CatalogRefreshPart, nowMs: number): Promise<void> {
     const s = this.state.get(part)!;
-    s.inFlight ??= this.fetch(part, nowMs).then(
-      (data) => {
-        s.data = data;
-        s.fetchedAtMs = nowMs;
-        s.failedAtMs = undefined;
-      },
-      (err: unknown) => {
-        s.failedAtMs = nowMs;
-        try {
-          this.opts.onError?.(part, err instanceof Error ? err : new Error(String(err)));
-        } catch {
-          // a failing logger must not break the catalog
-        }
-      },
-    ).finally(() => {
-      s.inFlight = undefined;
-    });
+    s.inFlight ??= this.fetch(part, nowMs)
+      .then(
+        (data) => {
+          s.data = data;
+          s.fetchedAtMs = nowMs;
+          s.failedAtMs = undefined;
+        },
+        (err: unknown) => {
+          s.failedAtMs = nowMs;
+          try {
+            this.opts.onError?.(part, err instanceof Error ? err : new Error(String(err)));
+          } catch {
+            // a failing logger must not break the catalog
+          }
+        },
+      )
+      .finally(() => {
+        s.inFlight = undefined;
+      });
     return s.inFlight;
   }
 

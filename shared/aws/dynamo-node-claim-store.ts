@@ -34,12 +34,19 @@ import { Table, keys } from '../api/contract.ts';
 import { ConflictError, NodefleetError, TransientError } from '../api/errors.ts';
 
 /** DynamoDB error names that mean "retry later". */
-const ThrottlingNames = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError', 'TransactionConflictException']);
+const ThrottlingNames = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'TransactionConflictException',
+]);
 
 /** Maps a DynamoDB SDK error to nodefleet's typed errors. */
 export function mapDynamoError(err: unknown, what: string): Error {
   const name = (err as Error | undefined)?.name ?? '';
-  if (err instanceof ConditionalCheckFailedException || name === 'ConditionalCheckFailedException') return new ConflictError(`${what}: condition failed`, { cause: err });
+  if (err instanceof ConditionalCheckFailedException || name === 'ConditionalCheckFailedException')
+    return new ConflictError(`${what}: condition failed`, { cause: err });
   if (ThrottlingNames.has(name)) return new TransientError(`${what}: ${name}`, { cause: err });
   if (err instanceof NodefleetError) return err;
   return new NodefleetError(`${what}: ${name} ${(err as Error)?.message ?? ''}`.trim(), { cause: err });
@@ -116,7 +123,12 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
     if (!Number.isNaN(createdMs)) await this.recordEpoch(createdMs);
     try {
       await this.doc.send(
-        new PutCommand({ TableName: this.tableName, Item: nodeClaimItem(this.cluster, claim), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': Table.partitionKey } }),
+        new PutCommand({
+          TableName: this.tableName,
+          Item: nodeClaimItem(this.cluster, claim),
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': Table.partitionKey },
+        }),
       );
       return claim;
     } catch (err) {
@@ -200,7 +212,12 @@ export class DynamoNodeClaimStore implements NodeClaimStore {
     });
   }
 
-  private async query(q: { IndexName?: string; KeyConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }): Promise<NodeClaim[]> {
+  private async query(q: {
+    IndexName?: string;
+    KeyConditionExpression: string;
+    ExpressionAttributeNames: Record<string, string>;
+    ExpressionAttributeValues: Record<string, unknown>;
+  }): Promise<NodeClaim[]> {
     const out: NodeClaim[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     try {

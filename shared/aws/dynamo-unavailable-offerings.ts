@@ -8,7 +8,6 @@ import type { UnavailableOfferings } from '../api/ports.ts';
 import { Table, keys } from '../api/contract.ts';
 import { mapDynamoError } from './dynamo-node-claim-store.ts';
 
-
 /** UnavailableOfferings over a DynamoDB document client. */
 export class DynamoUnavailableOfferings implements UnavailableOfferings {
   constructor(

@@ -149,7 +149,11 @@ export function launchFailureReason(code: string | undefined, message: string | 
  * fleet-level ones without an override included, zone then empty).
  * @param capacityType the request's; @param zoneIdOf the zone id of a zone (from the subnets launched into).
  */
-export function launchFailuresFrom(errors: readonly FleetError[], capacityType: string, zoneIdOf: (zone: string) => string | undefined = () => undefined): LaunchFailure[] {
+export function launchFailuresFrom(
+  errors: readonly FleetError[],
+  capacityType: string,
+  zoneIdOf: (zone: string) => string | undefined = () => undefined,
+): LaunchFailure[] {
   return errors.map((e) => {
     const zone = e.zone ?? '';
     const zoneId = zone ? zoneIdOf(zone) : undefined;
@@ -159,7 +163,11 @@ export function launchFailuresFrom(errors: readonly FleetError[], capacityType: 
 
 /** A CreateFleet that launched nothing for a reason other than capacity (bad request, IAM, quota on LT). */
 export class CreateFleetError extends NodefleetError {
-  constructor(message: string, readonly errors: FleetError[] = [], options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly errors: FleetError[] = [],
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -172,14 +180,22 @@ export class CreateFleetError extends NodefleetError {
  */
 export function launchFailure(errors: readonly FleetError[], defaultCapacityType: string, zoneIdOf?: (zone: string) => string | undefined): Error {
   const launchFailures = launchFailuresFrom(errors, defaultCapacityType, zoneIdOf);
-  const summary = errors.map((e) => `${e.errorCode ?? 'Unknown'}${e.instanceType ? ` (${e.instanceType}/${e.zone}/${e.lifecycle ?? defaultCapacityType})` : ''}: ${e.errorMessage ?? ''}`.trim()).join('; ');
+  const summary = errors
+    .map((e) =>
+      `${e.errorCode ?? 'Unknown'}${e.instanceType ? ` (${e.instanceType}/${e.zone}/${e.lifecycle ?? defaultCapacityType})` : ''}: ${e.errorMessage ?? ''}`.trim(),
+    )
+    .join('; ');
   if (errors.some((e) => e.errorCode && ThrottlingErrorCodes.has(e.errorCode))) {
     return Object.assign(new TransientError(`CreateFleet throttled: ${summary}`), { launchFailures });
   }
   const meaningful = errors.filter((e) => e.instanceType);
   const all = meaningful.length > 0 ? meaningful : errors;
   if (all.length === 0 || all.every(isCapacityError)) {
-    return new InsufficientCapacityError(`insufficient capacity: ${summary || 'CreateFleet returned no instance'}`, unavailableOfferingsFrom(errors, defaultCapacityType), { launchFailures });
+    return new InsufficientCapacityError(
+      `insufficient capacity: ${summary || 'CreateFleet returned no instance'}`,
+      unavailableOfferingsFrom(errors, defaultCapacityType),
+      { launchFailures },
+    );
   }
   return Object.assign(new CreateFleetError(`CreateFleet failed: ${summary}`, [...errors]), { launchFailures });
 }

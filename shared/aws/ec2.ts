@@ -53,7 +53,17 @@ import { nodeClassNotReady } from '../api/nodeclass-support.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelCapacityType, LabelDoNotSync, LabelNodePool, ResourceEFA, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
-import { AlreadyExistsErrorCodes, NotFoundErrorCodes, errorCode, isNotFound, launchFailure, launchFailuresFrom, mapSdkError, unavailableOfferingsFrom, type FleetError } from './ec2-errors.ts';
+import {
+  AlreadyExistsErrorCodes,
+  NotFoundErrorCodes,
+  errorCode,
+  isNotFound,
+  launchFailure,
+  launchFailuresFrom,
+  mapSdkError,
+  unavailableOfferingsFrom,
+  type FleetError,
+} from './ec2-errors.ts';
 import { imageFor, type AmiVariant, type Arch, type NodeClassResolver, type ResolvedNodeClass } from './node-class-resolver.ts';
 import { buildAl2023UserData, type ClusterInfo, type UserDataInput } from './user-data.ts';
 import { bottlerocketVersion, buildBottlerocketUserData } from './bottlerocket.ts';
@@ -91,7 +101,6 @@ export const DefaultMetadataOptions = {
   httpPutResponseHopLimit: 1,
   httpTokens: 'required',
 } as const;
-
 
 /** What to launch: the claim's launch set, already filtered of unavailable offerings. */
 export interface LaunchSpec {
@@ -216,7 +225,8 @@ const variantByType = new Map<string, AmiVariant>();
  * for a type the catalog does not know).
  */
 export function catalogVariant(instanceType: string): AmiVariant {
-  if (variantByType.size === 0) for (const i of instanceTypeInfos) variantByType.set(i.name, i.gpu?.count ? 'nvidia' : i.accelerator?.count ? 'neuron' : 'standard');
+  if (variantByType.size === 0)
+    for (const i of instanceTypeInfos) variantByType.set(i.name, i.gpu?.count ? 'nvidia' : i.accelerator?.count ? 'neuron' : 'standard');
   return variantByType.get(instanceType) ?? 'standard';
 }
 
@@ -272,7 +282,15 @@ export function launchTags(claim: NodeClaim, nodeClass: EC2NodeClass, clusterNam
  * @throws ValidationError when the EC2NodeClass is not ready (a field nodefleet does not honour,
  *   shared/api/nodeclass-support.ts) or names a role other than the deployed node role.
  */
-export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext, capacityType: 'spot' | 'on-demand' = 'on-demand', maxPods?: number, efaCount = 0): RequestLaunchTemplateData {
+export function launchTemplateData(
+  claim: NodeClaim,
+  nodeClass: EC2NodeClass,
+  resolved: ResolvedNodeClass,
+  ctx: LaunchContext,
+  capacityType: 'spot' | 'on-demand' = 'on-demand',
+  maxPods?: number,
+  efaCount = 0,
+): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
   const notReady = nodeClassNotReady(nodeClass);
   if (notReady) throw new ValidationError(notReady);
@@ -280,10 +298,21 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
   // (KA launchtemplate.go EnsureAll / InjectDoNotSyncTaintsLabel for AL2023), so registration does not sync them.
   const labels = { ...claim.labels, [LabelNodePool]: claim.nodePool, [LabelCapacityType]: capacityType, [LabelDoNotSync]: 'true' };
   const family = amiFamilyOf(nodeClass);
-  const input: UserDataInput = { cluster: ctx.cluster, labels, taints: taintsOf(claim), kubelet: spec.kubelet, instanceStorePolicy: spec.instanceStorePolicy, custom: spec.userData, maxPods };
+  const input: UserDataInput = {
+    cluster: ctx.cluster,
+    labels,
+    taints: taintsOf(claim),
+    kubelet: spec.kubelet,
+    instanceStorePolicy: spec.instanceStorePolicy,
+    custom: spec.userData,
+    maxPods,
+  };
   const userData = familyUserData(nodeClass, input, resolved.amis);
   const userDataBytes = Buffer.byteLength(userData, 'utf8');
-  if (userDataBytes > MaxUserDataBytes) throw new ValidationError(`ec2nodeclass ${nodeClass.metadata.name}: ${userDataSizeProblem(userDataBytes, 'the user data nodefleet would send (the class\'s merged with its bootstrap)')}`);
+  if (userDataBytes > MaxUserDataBytes)
+    throw new ValidationError(
+      `ec2nodeclass ${nodeClass.metadata.name}: ${userDataSizeProblem(userDataBytes, "the user data nodefleet would send (the class's merged with its bootstrap)")}`,
+    );
   const metadata = { ...DefaultMetadataOptions, ...(spec.metadataOptions ?? {}) };
   const mappings = spec.blockDeviceMappings?.length ? spec.blockDeviceMappings : defaultBlockDeviceMappings(family);
   const roleProblem = ctx.nodeRoleName ? nodeRoleProblem(spec, ctx.nodeRoleName) : undefined;
@@ -295,7 +324,15 @@ export function launchTemplateData(claim: NodeClaim, nodeClass: EC2NodeClass, re
     ...(profile ? { IamInstanceProfile: { Name: profile } } : {}),
     ...(efaCount > 0
       ? // One EFA interface per network card, the first the primary (device 0), the others device 1 (KA launchtemplate.go generateNetworkInterfaces).
-        { NetworkInterfaces: Array.from({ length: efaCount }, (_, i) => ({ NetworkCardIndex: i, DeviceIndex: i === 0 ? 0 : 1, InterfaceType: 'efa', Groups: resolved.securityGroupIds, ...(spec.associatePublicIPAddress !== undefined ? { AssociatePublicIpAddress: spec.associatePublicIPAddress } : {}) })) }
+        {
+          NetworkInterfaces: Array.from({ length: efaCount }, (_, i) => ({
+            NetworkCardIndex: i,
+            DeviceIndex: i === 0 ? 0 : 1,
+            InterfaceType: 'efa',
+            Groups: resolved.securityGroupIds,
+            ...(spec.associatePublicIPAddress !== undefined ? { AssociatePublicIpAddress: spec.associatePublicIPAddress } : {}),
+          })),
+        }
       : spec.associatePublicIPAddress !== undefined
         ? { NetworkInterfaces: [{ DeviceIndex: 0, AssociatePublicIpAddress: spec.associatePublicIPAddress, Groups: resolved.securityGroupIds }] }
         : { SecurityGroupIds: resolved.securityGroupIds }),
@@ -375,9 +412,16 @@ export function launchTemplateName(cluster: string, nodeClass: string, template:
  * another one is left out; the types are cheapest first).
  * @throws ValidationError when no (type, zone) pair can be launched (no subnet in the zones, no AMI).
  */
-export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeClass: EC2NodeClass, resolved: ResolvedNodeClass, ctx: LaunchContext): LaunchRequests {
+export function buildLaunchRequests(
+  claim: NodeClaim,
+  launch: LaunchSpec,
+  nodeClass: EC2NodeClass,
+  resolved: ResolvedNodeClass,
+  ctx: LaunchContext,
+): LaunchRequests {
   // The first of spot / on-demand in the caller's preference order (the provisioner passes the one it chose).
-  const capacityType: 'spot' | 'on-demand' = (launch.capacityTypes.find((c) => c === 'spot' || c === 'on-demand') as 'spot' | 'on-demand' | undefined) ?? 'on-demand';
+  const capacityType: 'spot' | 'on-demand' =
+    (launch.capacityTypes.find((c) => c === 'spot' || c === 'on-demand') as 'spot' | 'on-demand' | undefined) ?? 'on-demand';
   const subnetByZone = subnetPerZone(resolved.subnets, launch.zones);
   const zones = [...subnetByZone.keys()].sort();
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
@@ -392,7 +436,9 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
     const maxPods = nodeClass.spec.kubelet?.maxPods === undefined ? launch.maxPods?.[type] : undefined;
     const efaCount = efaRequested ? (launch.efaCount?.[type] ?? 0) : 0;
     const key = `${maxPods ?? ''}/${efaCount}`;
-    const overrides = zones.filter((zone) => !allowed || allowed.has(`${type}/${zone}`)).map((zone) => ({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId }));
+    const overrides = zones
+      .filter((zone) => !allowed || allowed.has(`${type}/${zone}`))
+      .map((zone) => ({ InstanceType: type as _InstanceType, SubnetId: subnetByZone.get(zone)!.subnetId, AvailabilityZone: zone, ImageId: imageId }));
     if (overrides.length === 0) continue;
     if (!groups.has(key)) {
       // CreateFleet takes at most 50 LaunchTemplateConfigs: a type needing one more is left out.
@@ -402,7 +448,9 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
     groups.get(key)!.overrides.push(...overrides);
   }
   if (groups.size === 0) {
-    throw new ValidationError(`nodeclaim ${claim.name}: no launchable (instance type, zone): zones [${launch.zones.join(', ')}] have no subnet or the types have no AMI`);
+    throw new ValidationError(
+      `nodeclaim ${claim.name}: no launchable (instance type, zone): zones [${launch.zones.join(', ')}] have no subnet or the types have no AMI`,
+    );
   }
   const templateTagSpecs = [{ ResourceType: 'launch-template' as const, Tags: templateTags(claim, nodeClass, ctx.cluster.name) }];
   const configs = [...groups.values()].map(({ maxPods, efaCount, overrides }) => {
@@ -418,7 +466,10 @@ export function buildLaunchRequests(claim: NodeClaim, launch: LaunchSpec, nodeCl
     ...(capacityType === 'spot'
       ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
       : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
-    LaunchTemplateConfigs: configs.map((c) => ({ LaunchTemplateSpecification: { LaunchTemplateName: c.template.LaunchTemplateName, Version: '$Latest' }, Overrides: c.overrides })),
+    LaunchTemplateConfigs: configs.map((c) => ({
+      LaunchTemplateSpecification: { LaunchTemplateName: c.template.LaunchTemplateName, Version: '$Latest' },
+      Overrides: c.overrides,
+    })),
     TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: tags })),
     // Same claim + same launch set = same token: a retried invocation gets the first fleet's answer, not a second instance.
     ClientToken: `${claim.name}-${sha(JSON.stringify([capacityType, allOverrides]), 24)}`.slice(0, 64),
@@ -511,7 +562,10 @@ export class Ec2CloudProvider implements CloudProvider {
         }
         throw mapSdkError(err, 'CreateFleet');
       }
-      const missingTemplate = (out.Errors ?? []).length > 0 && (out.Instances ?? []).length === 0 && (out.Errors ?? []).every((e) => e.ErrorCode !== undefined && NotFoundErrorCodes.has(e.ErrorCode));
+      const missingTemplate =
+        (out.Errors ?? []).length > 0 &&
+        (out.Instances ?? []).length === 0 &&
+        (out.Errors ?? []).every((e) => e.ErrorCode !== undefined && NotFoundErrorCodes.has(e.ErrorCode));
       if (attempt === 0 && missingTemplate) {
         for (const lt of req.launchTemplates) this.ensured.delete(lt.LaunchTemplateName);
         continue;
@@ -542,7 +596,9 @@ export class Ec2CloudProvider implements CloudProvider {
       capacityType: launched.Lifecycle === 'spot' ? 'spot' : req.capacityType,
       imageId,
       // Pools that failed while another one launched: Karpenter marks these unavailable too.
-      ...(errors.length ? { unavailableOfferings: unavailableOfferingsFrom(errors, req.capacityType), launchFailures: launchFailuresFrom(errors, req.capacityType, zoneIdOf) } : {}),
+      ...(errors.length
+        ? { unavailableOfferings: unavailableOfferingsFrom(errors, req.capacityType), launchFailures: launchFailuresFrom(errors, req.capacityType, zoneIdOf) }
+        : {}),
     };
   }
 
@@ -625,7 +681,12 @@ export class Ec2CloudProvider implements CloudProvider {
    */
   async collectLaunchTemplates(instances: readonly CloudInstance[], nowMs: number, minAgeSeconds = LaunchTemplateMinAgeSeconds): Promise<string[]> {
     const { cluster } = await this.context();
-    const inUse = new Set(instances.filter((i) => i.state !== 'terminated').map((i) => i.tags[Tags.launchTemplateId]).filter(Boolean));
+    const inUse = new Set(
+      instances
+        .filter((i) => i.state !== 'terminated')
+        .map((i) => i.tags[Tags.launchTemplateId])
+        .filter(Boolean),
+    );
     const deleted: string[] = [];
     let NextToken: string | undefined;
     do {
@@ -653,4 +714,3 @@ export class Ec2CloudProvider implements CloudProvider {
     return deleted;
   }
 }
-

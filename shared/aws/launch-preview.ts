@@ -23,7 +23,9 @@ import type { ClusterInfo } from './user-data.ts';
  * created get a fresh random name (shared/api/nodeclaim.ts `randomNodeClaimName`).
  */
 export function previewNodeClaimName(nodePool: string, podKeys: readonly string[]): string {
-  const digest = createHash('sha256').update(`${nodePool}\n${[...podKeys].sort().join('\n')}`).digest();
+  const digest = createHash('sha256')
+    .update(`${nodePool}\n${[...podKeys].sort().join('\n')}`)
+    .digest();
   let suffix = '';
   for (let i = 0; i < NodeClaimNameSuffixLength; i++) suffix += NodeClaimNameAlphabet[digest[i] % NodeClaimNameAlphabet.length];
   return `${nodePool}-${suffix}`;
@@ -73,7 +75,16 @@ export function placeholderCluster(clusterName: string, region: string): Cluster
 /** The requests one planned claim would send (first launch attempt). */
 export function previewLaunchRequests(
   c: PlannedClaim,
-  opts: { clusterName: string; region: string; nodeClassName: string; nodeClass?: EC2NodeClass; resolved?: ResolvedNodeClass; cluster?: ClusterInfo; instanceProfileName?: string; now?: string },
+  opts: {
+    clusterName: string;
+    region: string;
+    nodeClassName: string;
+    nodeClass?: EC2NodeClass;
+    resolved?: ResolvedNodeClass;
+    cluster?: ClusterInfo;
+    instanceProfileName?: string;
+    now?: string;
+  },
 ): LaunchRequests {
   const nodeClass = opts.nodeClass ?? defaultNodeClass(opts.nodeClassName, opts.clusterName);
   const pods = c.pods.map((p) => objectKey(p));
@@ -105,7 +116,8 @@ export function previewLaunchRequests(
     opts.resolved ?? placeholderResolution(c.zones, nodeClass.metadata.name),
     {
       cluster: opts.cluster ?? placeholderCluster(opts.clusterName, opts.region),
-      instanceProfileName: nodeClass.spec.instanceProfile ?? opts.instanceProfileName ?? (nodeClass.spec.role ? `<instance profile of role ${nodeClass.spec.role}>` : undefined),
+      instanceProfileName:
+        nodeClass.spec.instanceProfile ?? opts.instanceProfileName ?? (nodeClass.spec.role ? `<instance profile of role ${nodeClass.spec.role}>` : undefined),
       architectureOf: catalogArchitecture,
     },
   );
@@ -119,13 +131,25 @@ export function previewLaunchRequests(
 export function addLaunchRequests<T extends object>(
   printed: T[],
   planned: readonly (PlannedClaim & { nodePool: string })[],
-  opts: { nodeClasses: readonly EC2NodeClass[]; nodeClassOf: (nodePool: string) => string; clusterName: string; region: string; resolved?: ReadonlyMap<string, ResolvedNodeClass> },
+  opts: {
+    nodeClasses: readonly EC2NodeClass[];
+    nodeClassOf: (nodePool: string) => string;
+    clusterName: string;
+    region: string;
+    resolved?: ReadonlyMap<string, ResolvedNodeClass>;
+  },
 ): (T & { launchRequest: LaunchRequests['createFleet']; launchTemplates: LaunchRequests['launchTemplates'] })[] {
   return printed.map((p, i) => {
     const c = planned[i];
     const nodeClassName = opts.nodeClassOf(c.nodePool);
     const resolved = opts.resolved?.get(nodeClassName);
-    const req = previewLaunchRequests(c, { clusterName: opts.clusterName, region: opts.region, nodeClassName, nodeClass: opts.nodeClasses.find((n) => n.metadata.name === nodeClassName), ...(resolved ? { resolved } : {}) });
+    const req = previewLaunchRequests(c, {
+      clusterName: opts.clusterName,
+      region: opts.region,
+      nodeClassName,
+      nodeClass: opts.nodeClasses.find((n) => n.metadata.name === nodeClassName),
+      ...(resolved ? { resolved } : {}),
+    });
     return { ...p, launchRequest: req.createFleet, launchTemplates: req.launchTemplates };
   });
 }

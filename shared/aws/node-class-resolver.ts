@@ -10,7 +10,16 @@
  * Results are cached for {@link ResolverCacheTtlMs} (Karpenter's default cache TTL for
  * subnets / security groups, KA pkg/cache/cache.go `DefaultTTL = 1m`).
  */
-import { DescribeImagesCommand, DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client, type Filter, type Image, type SecurityGroup, type Subnet } from '@aws-sdk/client-ec2';
+import {
+  DescribeImagesCommand,
+  DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
+  type EC2Client,
+  type Filter,
+  type Image,
+  type SecurityGroup,
+  type Subnet,
+} from '@aws-sdk/client-ec2';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
@@ -66,7 +75,6 @@ export function resolvedImageIds(resolved: Pick<ResolvedNodeClass, 'images' | 'v
   const ids = [...Object.values(resolved.images), ...Object.values(resolved.variants ?? {}).flatMap((v) => Object.values(v))];
   return [...new Set(ids.filter((x): x is string => !!x))];
 }
-
 
 /** The port: resolves selector terms (throws ValidationError when a term matches nothing). */
 export interface NodeClassResolver {
@@ -127,7 +135,10 @@ export function placeholderResolution(zones: readonly string[], nodeClassName: s
     subnets: zones.map((zone) => ({ subnetId: `subnet-${zone}`, zone, availableIpAddressCount: 4096 })),
     securityGroupIds: [`sg-${nodeClassName}`],
     images: { amd64: 'ami-resolved-at-launch-amd64', arm64: 'ami-resolved-at-launch-arm64' },
-    variants: { nvidia: { amd64: 'ami-resolved-at-launch-amd64-nvidia', arm64: 'ami-resolved-at-launch-arm64-nvidia' }, neuron: { amd64: 'ami-resolved-at-launch-amd64-neuron' } },
+    variants: {
+      nvidia: { amd64: 'ami-resolved-at-launch-amd64-nvidia', arm64: 'ami-resolved-at-launch-arm64-nvidia' },
+      neuron: { amd64: 'ami-resolved-at-launch-amd64-neuron' },
+    },
   };
 }
 
@@ -170,10 +181,19 @@ export function bottlerocketAmiParameters(kubernetesVersion: string, aliasVersio
  * GPU or not, launches it): `/aws/service/ami-windows-latest/Windows_Server-<2019|2022|2025>-English-Core-EKS_Optimized-<k8s>/image_id`
  * (KA amifamily/windows.go). Windows Server 2025 needs Kubernetes 1.35 or later (KA ami.go): none before.
  */
-export function windowsAmiParameters(family: 'Windows2019' | 'Windows2022' | 'Windows2025', kubernetesVersion: string): { name: string; arch: Arch; variants: AmiVariant[] }[] {
+export function windowsAmiParameters(
+  family: 'Windows2019' | 'Windows2022' | 'Windows2025',
+  kubernetesVersion: string,
+): { name: string; arch: Arch; variants: AmiVariant[] }[] {
   const year = family.slice('Windows'.length);
   if (year === '2025' && Number(kubernetesVersion.split('.')[1]) < 35) return [];
-  return [{ name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${kubernetesVersion}/image_id`, arch: 'amd64', variants: ['standard', 'nvidia', 'neuron'] }];
+  return [
+    {
+      name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${kubernetesVersion}/image_id`,
+      arch: 'amd64',
+      variants: ['standard', 'nvidia', 'neuron'],
+    },
+  ];
 }
 
 /** The SSM parameters an alias reads (AL2023, Bottlerocket or Windows), each with its architecture and the variants its image serves. */
@@ -182,7 +202,9 @@ export function aliasAmiParameters(alias: string, kubernetesVersion: string): { 
   const family = aliasFamily(alias);
   if (family === 'Bottlerocket') return bottlerocketAmiParameters(kubernetesVersion, version);
   if (family?.startsWith('Windows')) return windowsAmiParameters(family as 'Windows2019', kubernetesVersion);
-  return (['amd64', 'arm64'] as const).flatMap((arch) => Al2023Variants[arch].map((variant) => ({ name: al2023AmiParameter(kubernetesVersion, arch, version, variant), arch, variants: [variant] })));
+  return (['amd64', 'arm64'] as const).flatMap((arch) =>
+    Al2023Variants[arch].map((variant) => ({ name: al2023AmiParameter(kubernetesVersion, arch, version, variant), arch, variants: [variant] })),
+  );
 }
 
 type Term = { tags?: Record<string, string>; name?: string };
@@ -279,7 +301,12 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     for (const filters of filterSets(nc.spec.subnetSelectorTerms, 'subnet-id')) {
       for (const s of await this.lookups.describeSubnets({ Filters: filters })) {
         if (!s.SubnetId || !s.AvailabilityZone) continue;
-        byId.set(s.SubnetId, { subnetId: s.SubnetId, zone: s.AvailabilityZone, ...(s.AvailabilityZoneId ? { zoneId: s.AvailabilityZoneId } : {}), availableIpAddressCount: s.AvailableIpAddressCount ?? 0 });
+        byId.set(s.SubnetId, {
+          subnetId: s.SubnetId,
+          zone: s.AvailabilityZone,
+          ...(s.AvailabilityZoneId ? { zoneId: s.AvailabilityZoneId } : {}),
+          availableIpAddressCount: s.AvailableIpAddressCount ?? 0,
+        });
       }
     }
     return [...byId.values()].sort((a, b) => a.subnetId.localeCompare(b.subnetId));
@@ -353,17 +380,32 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
         if (!img.ImageId) continue;
         const arch: Arch | undefined = img.Architecture === 'x86_64' ? 'amd64' : img.Architecture === 'arm64' ? 'arm64' : undefined;
         const time = (t: string | undefined, absent: number) => (t ? Date.parse(t) : absent);
-        if (arch) found.push({ id: img.ImageId, arch, created: time(img.CreationDate, 0), name: img.Name ?? '', deprecated: time(img.DeprecationTime, Infinity) <= now });
+        if (arch)
+          found.push({
+            id: img.ImageId,
+            arch,
+            created: time(img.CreationDate, 0),
+            name: img.Name ?? '',
+            deprecated: time(img.DeprecationTime, Infinity) <= now,
+          });
       }
     }
     // One image per architecture, as KA amifamily/ami.go `compareAMI` keeps it: not deprecated first,
     // then the newest creation date (to the second), then the greater name.
     const second = (ms: number) => Math.floor(ms / 1000);
-    found.sort((a, b) => Number(a.deprecated) - Number(b.deprecated) || second(b.created) - second(a.created) || (a.name === b.name ? 0 : a.name > b.name ? -1 : 1) || a.id.localeCompare(b.id));
+    found.sort(
+      (a, b) =>
+        Number(a.deprecated) - Number(b.deprecated) ||
+        second(b.created) - second(a.created) ||
+        (a.name === b.name ? 0 : a.name > b.name ? -1 : 1) ||
+        a.id.localeCompare(b.id),
+    );
     const chosen = new Map<Arch, (typeof found)[number]>();
     for (const f of found) if (!chosen.has(f.arch)) chosen.set(f.arch, f);
     for (const [arch, f] of chosen) images[arch] = f.id;
-    const amis = [...chosen.values()].sort((a, b) => second(b.created) - second(a.created) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((f) => ({ id: f.id, name: f.name }));
+    const amis = [...chosen.values()]
+      .sort((a, b) => second(b.created) - second(a.created) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((f) => ({ id: f.id, name: f.name }));
     return { images, amis };
   }
 }

@@ -19,7 +19,8 @@ function statusOf(err: unknown): number | undefined {
 
 function mapError(err: unknown, what: string): Error {
   const status = statusOf(err);
-  if (status === undefined || status === 429 || status === 503 || status >= 500) return new TransientError(`${what}: ${status ? `HTTP ${status}` : (err as Error)?.message ?? String(err)}`, { cause: err });
+  if (status === undefined || status === 429 || status === 503 || status >= 500)
+    return new TransientError(`${what}: ${status ? `HTTP ${status}` : ((err as Error)?.message ?? String(err))}`, { cause: err });
   return new NodefleetError(`${what}: HTTP ${status} ${(err as S3ServiceException)?.name ?? ''}`.trim(), { cause: err });
 }
 
@@ -46,7 +47,12 @@ export class S3ClusterViewStore implements ClusterViewStore {
   async get(etag?: string, maxBytes = MaxViewGzipBytes): Promise<{ body: Uint8Array; etag: string } | 'unchanged' | undefined> {
     try {
       const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key, ...(etag ? { IfNoneMatch: etag } : {}) }));
-      const body = await readAtMost(out.Body as unknown as AsyncIterable<Uint8Array> & { destroy?: () => void }, out.ContentLength, maxBytes, `s3://${this.bucket}/${this.key}`);
+      const body = await readAtMost(
+        out.Body as unknown as AsyncIterable<Uint8Array> & { destroy?: () => void },
+        out.ContentLength,
+        maxBytes,
+        `s3://${this.bucket}/${this.key}`,
+      );
       return { body, etag: out.ETag ?? '' };
     } catch (err) {
       if (err instanceof ClusterViewTooLargeError) throw err;
@@ -59,7 +65,12 @@ export class S3ClusterViewStore implements ClusterViewStore {
 }
 
 /** The stream's bytes, refused past `maxBytes` (first by its declared length, then as it is read). */
-async function readAtMost(body: AsyncIterable<Uint8Array> & { destroy?: () => void }, declared: number | undefined, maxBytes: number, what: string): Promise<Uint8Array> {
+async function readAtMost(
+  body: AsyncIterable<Uint8Array> & { destroy?: () => void },
+  declared: number | undefined,
+  maxBytes: number,
+  what: string,
+): Promise<Uint8Array> {
   const tooLarge = (n: number | string) => {
     body.destroy?.();
     return new ClusterViewTooLargeError(`cluster view object ${what} is ${n} bytes (cap ${maxBytes})`);

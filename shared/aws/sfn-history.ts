@@ -49,7 +49,8 @@ export async function readExecution(sfn: Pick<SFNClient, 'send'>, executionArn: 
   } catch (err) {
     const name = (err as Error)?.name;
     if (name === 'ExecutionDoesNotExist') throw new NotFoundError(`execution ${executionArn} does not exist`, { cause: err });
-    if (name === 'ThrottlingException' || name === 'TooManyRequestsException') throw new TransientError(`read execution ${executionArn}: ${name}`, { cause: err });
+    if (name === 'ThrottlingException' || name === 'TooManyRequestsException')
+      throw new TransientError(`read execution ${executionArn}: ${name}`, { cause: err });
     throw new NodefleetError(`read execution ${executionArn}: ${name} ${(err as Error)?.message ?? ''}`.trim(), { cause: err });
   }
 }
@@ -64,7 +65,12 @@ export const MaxAttemptsRead = 50;
  * missing attempt after the first. At most the latest {@link MaxAttemptsRead} are read.
  * @throws TransientError when throttled; NodefleetError otherwise.
  */
-export async function readTerminationAttempts(sfn: Pick<SFNClient, 'send'>, stateMachineArn: string, nodeClaim: string, lastAttempt?: number): Promise<ExecutionRecord[]> {
+export async function readTerminationAttempts(
+  sfn: Pick<SFNClient, 'send'>,
+  stateMachineArn: string,
+  nodeClaim: string,
+  lastAttempt?: number,
+): Promise<ExecutionRecord[]> {
   const out: ExecutionRecord[] = [];
   const first = lastAttempt !== undefined ? Math.max(1, lastAttempt - MaxAttemptsRead + 1) : 1;
   for (let n = first; lastAttempt === undefined || n <= lastAttempt; n++) {
@@ -85,8 +91,7 @@ export async function readTerminationAttempts(sfn: Pick<SFNClient, 'send'>, stat
  */
 export function toHistoryEvent(e: HistoryEvent, current?: string): ExecutionHistoryEvent {
   const details = Object.entries(e).find(([k, v]) => k.endsWith('EventDetails') && v && typeof v === 'object')?.[1] as
-    | { name?: string; input?: string; output?: string; error?: string; cause?: string }
-    | undefined;
+    { name?: string; input?: string; output?: string; error?: string; cause?: string } | undefined;
   const ts = e.timestamp instanceof Date ? e.timestamp : new Date(e.timestamp ?? 0);
   const entersOrExits = /State(Entered|Exited)$/.test(e.type ?? '');
   const stateName = entersOrExits ? details?.name : e.type?.startsWith('Execution') ? undefined : current;

@@ -117,7 +117,12 @@ export function formatNodeLabels(labels: Record<string, string>): string {
  * @throws ValidationError naming the taint and the reason
  */
 export function formatTaints(taints: readonly Taint[]): string {
-  for (const t of taints) refuse('--register-with-taints', `taint ${JSON.stringify(t.key)}`, labelKeyProblem(t.key, 'taint key') ?? (t.value ? taintValueProblem(t.value) : undefined));
+  for (const t of taints)
+    refuse(
+      '--register-with-taints',
+      `taint ${JSON.stringify(t.key)}`,
+      labelKeyProblem(t.key, 'taint key') ?? (t.value ? taintValueProblem(t.value) : undefined),
+    );
   return taints.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(',');
 }
 

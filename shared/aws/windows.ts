@@ -28,11 +28,15 @@ export function windowsKubeletArgs(input: UserDataInput): string[] {
   if (k.podsPerCore !== undefined) args.push(`--pods-per-core=${k.podsPerCore}`);
   args.push(...mapFlag('--system-reserved', k.systemReserved, '='), ...mapFlag('--kube-reserved', k.kubeReserved, '='));
   args.push(...mapFlag('--eviction-hard', k.evictionHard, '<'), ...mapFlag('--eviction-soft', k.evictionSoft, '<'));
-  const grace = k.evictionSoftGracePeriod && Object.fromEntries(Object.entries(k.evictionSoftGracePeriod).map(([s, v]) => {
-    const ms = parseGoDurationMs(v);
-    if (ms === undefined) throw new ValidationError(`kubelet.evictionSoftGracePeriod: ${JSON.stringify(v)} is not a duration`);
-    return [s, formatGoDuration(ms)];
-  }));
+  const grace =
+    k.evictionSoftGracePeriod &&
+    Object.fromEntries(
+      Object.entries(k.evictionSoftGracePeriod).map(([s, v]) => {
+        const ms = parseGoDurationMs(v);
+        if (ms === undefined) throw new ValidationError(`kubelet.evictionSoftGracePeriod: ${JSON.stringify(v)} is not a duration`);
+        return [s, formatGoDuration(ms)];
+      }),
+    );
   args.push(...mapFlag('--eviction-soft-grace-period', grace, '='));
   if (k.evictionMaxPodGracePeriod !== undefined) args.push(`--eviction-max-pod-grace-period=${k.evictionMaxPodGracePeriod}`);
   if (k.imageGCHighThresholdPercent !== undefined) args.push(`--image-gc-high-threshold=${k.imageGCHighThresholdPercent}`);

@@ -280,7 +280,9 @@ export function computeOverhead(shape: InstanceShape, capacity: Resources, opts:
 
 /** Whether capacity − overhead is negative for some resource (KA `resources.Fits` then refuses every pod). */
 export function overheadExceedsCapacity(capacity: Resources, overhead: NodeOverhead): boolean {
-  return Object.keys(capacity).some((k) => capacity[k] - (overhead.kubeReserved[k] ?? 0) - (overhead.systemReserved[k] ?? 0) - (overhead.evictionThreshold[k] ?? 0) < 0);
+  return Object.keys(capacity).some(
+    (k) => capacity[k] - (overhead.kubeReserved[k] ?? 0) - (overhead.systemReserved[k] ?? 0) - (overhead.evictionThreshold[k] ?? 0) < 0,
+  );
 }
 
 /** capacity − (kubeReserved + systemReserved + evictionThreshold), floored at 0, key by key. */
@@ -297,7 +299,10 @@ export function subtractOverhead(capacity: Resources, overhead: NodeOverhead): R
  * Reference (c5a.2xlarge, 20 GiB root): capacity cpu 8000m, memory 15155Mi, pods 58,
  * ephemeral-storage 20Gi; allocatable 7910m, 14162Mi, 58, 17Gi.
  */
-export function computeAllocatable(shape: InstanceShape, opts: CapacityOptions = {}): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead; overcommitted: boolean } {
+export function computeAllocatable(
+  shape: InstanceShape,
+  opts: CapacityOptions = {},
+): { capacity: Resources; allocatable: Resources; overhead: NodeOverhead; overcommitted: boolean } {
   const capacity = computeCapacity(shape, opts);
   const overhead = computeOverhead(shape, capacity, opts);
   return { capacity, allocatable: subtractOverhead(capacity, overhead), overhead, overcommitted: overheadExceedsCapacity(capacity, overhead) };

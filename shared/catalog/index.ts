@@ -70,7 +70,9 @@ export interface LoadCatalogOptions {
 
 /** Regions with both prices and zone data in the shipped catalog. */
 export function catalogRegions(): string[] {
-  return Object.keys(onDemandPrices).filter((r) => zonesByRegion[r]).sort();
+  return Object.keys(onDemandPrices)
+    .filter((r) => zonesByRegion[r])
+    .sort();
 }
 
 /** Zone names of a region from data/zones.json. @throws NotFoundError for a region without zone data. */
@@ -86,7 +88,10 @@ function isUnavailable(unavailable: readonly UnavailableOffering[] | undefined, 
 
 /** Karpenter's lower-kebab-case for GPU / accelerator names ("A10G" → "a10g"). */
 function kebab(s: string): string {
-  return s.trim().toLowerCase().replace(/[\s_]+/g, '-');
+  return s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_]+/g, '-');
 }
 
 /**
@@ -224,10 +229,24 @@ export function instanceTypeFromInfo(
     const { covered, zoneId } = zoneAsCovered(coverage, zone, catalogZoneId);
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'on-demand', priceUsdPerHour: od + volumes, volumeUsdPerHour: volumes, available: covered && !overcommitted && !isUnavailable(opts.unavailable, info.name, zone, 'on-demand') });
+      offerings.push({
+        zone,
+        ...id,
+        capacityType: 'on-demand',
+        priceUsdPerHour: od + volumes,
+        volumeUsdPerHour: volumes,
+        available: covered && !overcommitted && !isUnavailable(opts.unavailable, info.name, zone, 'on-demand'),
+      });
     }
     if (spot !== undefined) {
-      offerings.push({ zone, ...id, capacityType: 'spot', priceUsdPerHour: spot + volumes, volumeUsdPerHour: volumes, available: covered && !overcommitted && !isUnavailable(opts.unavailable, info.name, zone, 'spot') });
+      offerings.push({
+        zone,
+        ...id,
+        capacityType: 'spot',
+        priceUsdPerHour: spot + volumes,
+        volumeUsdPerHour: volumes,
+        available: covered && !overcommitted && !isUnavailable(opts.unavailable, info.name, zone, 'spot'),
+      });
     }
   }
   return {
@@ -264,7 +283,8 @@ export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
   for (const info of mergeInstanceTypeInfos(instanceTypeInfos, refreshed?.instanceTypes)) {
     const name = info.name;
     if (archs && !archs.includes(info.arch)) continue; // no AMI of the family for this architecture
-    const priced = shipped.onDemandUsdPerHour[name] !== undefined || shipped.spotUsdPerHour[name] !== undefined || od[name] !== undefined || spot[name] !== undefined;
+    const priced =
+      shipped.onDemandUsdPerHour[name] !== undefined || shipped.spotUsdPerHour[name] !== undefined || od[name] !== undefined || spot[name] !== undefined;
     if (!priced) continue;
     const it = instanceTypeFromInfo(info, opts, shipped, coverage);
     if (refreshed?.zonesByType && it.offerings.length === 0) continue; // not offered in this region
@@ -315,7 +335,13 @@ export interface CaseInstanceType {
  */
 export function instanceTypeFromCase(
   t: CaseInstanceType,
-  opts: { region?: string; nodeClass?: EC2NodeClass; unavailable?: UnavailableOffering[]; settings?: CatalogSettings; subnets?: LoadCatalogOptions['subnets'] } = {},
+  opts: {
+    region?: string;
+    nodeClass?: EC2NodeClass;
+    unavailable?: UnavailableOffering[];
+    settings?: CatalogSettings;
+    subnets?: LoadCatalogOptions['subnets'];
+  } = {},
 ): InstanceType {
   const arch = t.arch ?? 'amd64';
   const pods = t.pods ?? 110;
@@ -325,9 +351,7 @@ export function instanceTypeFromCase(
   let allocatable: Resources;
   if (t.allocatable || t.overhead) {
     capacity = { cpu: t.cpu * 1000, memory: t.memoryMiB * MiB, 'ephemeral-storage': ephemeralStorageBytes(shape, opts.nodeClass), pods };
-    allocatable = t.allocatable
-      ? { ...capacity, ...parseResources(t.allocatable) }
-      : clampZero(subtractResources(capacity, parseResources(t.overhead)));
+    allocatable = t.allocatable ? { ...capacity, ...parseResources(t.allocatable) } : clampZero(subtractResources(capacity, parseResources(t.overhead)));
   } else {
     const computed = computeAllocatable(shape, capacityOptions(opts));
     capacity = computed.capacity;
@@ -343,7 +367,13 @@ export function instanceTypeFromCase(
   const coverage = opts.subnets && subnetCoverage(opts.subnets);
   const push = (zone: string, ct: L.CapacityType, price: number, available: boolean) => {
     const { covered, zoneId } = zoneAsCovered(coverage, zone, undefined);
-    offerings.push({ zone, ...(zoneId ? { zoneId } : {}), capacityType: ct, priceUsdPerHour: price, available: covered && available && !isUnavailable(opts.unavailable, t.name, zone, ct) });
+    offerings.push({
+      zone,
+      ...(zoneId ? { zoneId } : {}),
+      capacityType: ct,
+      priceUsdPerHour: price,
+      available: covered && available && !isUnavailable(opts.unavailable, t.name, zone, ct),
+    });
   };
   if (t.offerings) {
     for (const o of t.offerings) push(o.zone, checkType(o.capacityType), o.price, o.available ?? true);

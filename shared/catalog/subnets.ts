@@ -57,7 +57,12 @@ export function subnetPerZone<S extends SubnetInfo>(subnets: readonly S[], zones
   for (const s of subnets) {
     if (zones && !zones.includes(s.zone)) continue;
     const prev = out.get(s.zone);
-    if (!prev || s.availableIpAddressCount > prev.availableIpAddressCount || (s.availableIpAddressCount === prev.availableIpAddressCount && s.subnetId < prev.subnetId)) out.set(s.zone, s);
+    if (
+      !prev ||
+      s.availableIpAddressCount > prev.availableIpAddressCount ||
+      (s.availableIpAddressCount === prev.availableIpAddressCount && s.subnetId < prev.subnetId)
+    )
+      out.set(s.zone, s);
   }
   return out;
 }

@@ -47,7 +47,11 @@ const DefaultEbs = { volumeSize: `${DefaultRootVolumeGiB}Gi`, volumeType: 'gp3' 
  * 20 GiB data volume `/dev/xvdb` (kubelet's storage; neither marked root); Windows one 50 GiB `/dev/sda1`.
  */
 export function defaultBlockDeviceMappings(family: AmiFamily): BlockDeviceMappings {
-  if (family === 'Bottlerocket') return [{ deviceName: '/dev/xvda', ebs: { ...DefaultEbs, volumeSize: '6Gi' } }, { deviceName: '/dev/xvdb', ebs: { ...DefaultEbs } }];
+  if (family === 'Bottlerocket')
+    return [
+      { deviceName: '/dev/xvda', ebs: { ...DefaultEbs, volumeSize: '6Gi' } },
+      { deviceName: '/dev/xvdb', ebs: { ...DefaultEbs } },
+    ];
   if (family.startsWith('Windows')) return [{ deviceName: '/dev/sda1', ebs: { ...DefaultEbs, volumeSize: '50Gi' } }];
   return [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { ...DefaultEbs } }];
 }

@@ -39,7 +39,8 @@ export function normalizeSchedule(schedule: string): string {
   const s = schedule.trim();
   if (s.startsWith('@')) {
     const expanded = CronMacros[s.toLowerCase()];
-    if (!expanded) throw new ValidationError(`budget schedule "${schedule}": unknown macro (use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly)`);
+    if (!expanded)
+      throw new ValidationError(`budget schedule "${schedule}": unknown macro (use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly)`);
     return expanded;
   }
   if (/^(TZ|CRON_TZ)=/.test(s)) throw new ValidationError(`budget schedule "${schedule}": time zones are not supported, schedules are UTC`);

@@ -143,11 +143,7 @@ function byPrice(types: readonly InstanceType[], zones: readonly string[], capac
  * Simulates consolidating `candidates` and decides delete / replace / none.
  * @param multi true for multi-node consolidation (same-type filter, no 15-type spot rule)
  */
-export function computeConsolidation(
-  sim: Simulator,
-  candidates: readonly Candidate[],
-  opts: { multi: boolean; spotToSpot: boolean },
-): ConsolidationOutcome {
+export function computeConsolidation(sim: Simulator, candidates: readonly Candidate[], opts: { multi: boolean; spotToSpot: boolean }): ConsolidationOutcome {
   const s = sim.simulate(candidates, { consolidation: true });
   if (s.unschedulable.length > 0) {
     const u = s.unschedulable[0];
@@ -175,30 +171,48 @@ export function computeConsolidation(
 
   let options = byPrice(nc.instanceTypes, nc.zones, capacityTypes).filter((x) => (worstCompatiblePrice(x.it, nc.zones, capacityTypes) ?? Infinity) < price);
   if (options.length === 0) return { decision: 'none', reason: `can't replace with a cheaper node (current ${price.toFixed(4)} USD/h)` };
-  const minValuesNeed = typesForMinValues(options.map((x) => x.it), nc.requirements);
-  if (minValuesNeed === undefined) return { decision: 'none', reason: `the instance types cheaper than the current ${price.toFixed(4)} USD/h do not meet the NodePool's minValues` };
+  const minValuesNeed = typesForMinValues(
+    options.map((x) => x.it),
+    nc.requirements,
+  );
+  if (minValuesNeed === undefined)
+    return { decision: 'none', reason: `the instance types cheaper than the current ${price.toFixed(4)} USD/h do not meet the NodePool's minValues` };
 
   if (opts.multi) {
     // The price bar is a candidate's current price for its own type, whenever that type could
     // hold the pods — even when the replacement's capacity type (pinned to spot) would not launch
     // it (KC `filterOutSameInstanceType` looks at the options before that pin).
     const current = new Map<string, number>();
-    for (const c of candidates) if (c.priceUsdPerHour !== undefined) current.set(c.instanceType, Math.min(current.get(c.instanceType) ?? Infinity, c.priceUsdPerHour));
+    for (const c of candidates)
+      if (c.priceUsdPerHour !== undefined) current.set(c.instanceType, Math.min(current.get(c.instanceType) ?? Infinity, c.priceUsdPerHour));
     let maxPrice = Infinity;
     for (const it of nc.instanceTypes) {
       const p = current.get(it.name);
       if (p !== undefined) maxPrice = Math.min(maxPrice, p);
     }
     options = options.filter((x) => (worstCompatiblePrice(x.it, nc.zones, capacityTypes) ?? Infinity) < maxPrice);
-    if (options.length === 0) return { decision: 'none', reason: 'the replacement would be one of the candidates\' own instance types; deleting is better' };
-    if (typesForMinValues(options.map((x) => x.it), nc.requirements) === undefined) return { decision: 'none', reason: "without the candidates' own instance types the replacement no longer meets the NodePool's minValues" };
+    if (options.length === 0) return { decision: 'none', reason: "the replacement would be one of the candidates' own instance types; deleting is better" };
+    if (
+      typesForMinValues(
+        options.map((x) => x.it),
+        nc.requirements,
+      ) === undefined
+    )
+      return { decision: 'none', reason: "without the candidates' own instance types the replacement no longer meets the NodePool's minValues" };
   } else if (allSpot && capacityTypes[0] === CapacityTypeSpot) {
     if (options.length < MinInstanceTypesForSpotToSpotConsolidation) {
-      return { decision: 'none', reason: `spot-to-spot consolidation needs ${MinInstanceTypesForSpotToSpotConsolidation} cheaper instance types, found ${options.length}` };
+      return {
+        decision: 'none',
+        reason: `spot-to-spot consolidation needs ${MinInstanceTypesForSpotToSpotConsolidation} cheaper instance types, found ${options.length}`,
+      };
     }
     options = options.slice(0, Math.max(MinInstanceTypesForSpotToSpotConsolidation, minValuesNeed));
   }
 
-  const replacement = toReplacement(nc, options.slice(0, MaxLaunchInstanceTypes).map((x) => x.it), capacityTypes);
+  const replacement = toReplacement(
+    nc,
+    options.slice(0, MaxLaunchInstanceTypes).map((x) => x.it),
+    capacityTypes,
+  );
   return { decision: 'replace', replacements: [replacement], savingsUsdPerHour: price - replacement.priceUsdPerHour };
 }

@@ -56,6 +56,5 @@ export const PodEvictionCostClamp = 10;
 /** Rescheduling cost of a node before its pods, so an empty node's savings ratio is its price (KC pkg/utils/disruption/disruption.go `PerNodeBaseDisruptionCost`). */
 export const PerNodeRescheduleCost = 1;
 
-
 /** Balanced consolidation approves a move when score ≥ 1/k, k = 2 (KC nodepool.go `BalancedK`, designs/balanced-consolidation.md). */
 export const BalancedK = 2;

@@ -70,7 +70,9 @@ export function savingsRatio(c: { priceUsdPerHour?: number; reschedulablePods: r
  * older nodes, then by name (deterministic; Karpenter's sort is not stable, so its order among equal
  * ratios varies). Returns a new array.
  */
-export function sortBySavingsRatio<T extends { priceUsdPerHour?: number; reschedulablePods: readonly Pod[]; createdAt: string; nodeName: string }>(xs: readonly T[]): T[] {
+export function sortBySavingsRatio<T extends { priceUsdPerHour?: number; reschedulablePods: readonly Pod[]; createdAt: string; nodeName: string }>(
+  xs: readonly T[],
+): T[] {
   const ratio = new Map(xs.map((x) => [x, savingsRatio(x)]));
   return [...xs].sort((a, b) => ratio.get(b)! - ratio.get(a)! || a.createdAt.localeCompare(b.createdAt) || a.nodeName.localeCompare(b.nodeName));
 }

@@ -53,13 +53,16 @@ export function nodeDeletionRefusal(claim: NodeClaim, node: Node, cluster: strin
 export function nodeClaimObjectDeletionRefusal(claim: NodeClaim, o: KubeNodeClaim, cluster: string): string | undefined {
   const name = o.metadata.name;
   if (!o.metadata.deletionTimestamp) return `nodeclaim object ${name} is not being deleted`;
-  if (!(o.metadata.finalizers ?? []).includes(FinalizerTermination)) return `nodeclaim object ${name} is being deleted without the ${FinalizerTermination} finalizer`;
+  if (!(o.metadata.finalizers ?? []).includes(FinalizerTermination))
+    return `nodeclaim object ${name} is being deleted without the ${FinalizerTermination} finalizer`;
   if (o.metadata.annotations?.[AnnotationNodeClaimMirror] !== cluster) return `nodeclaim object ${name} is not cluster "${cluster}"'s`;
   if (claim.cluster !== cluster) return `nodeclaim ${claim.name} is of cluster "${claim.cluster}", not "${cluster}"`;
   if (name !== claim.name) return `nodeclaim object ${name} is not nodeclaim ${claim.name}`;
   if (!instanceIdOfClaim(claim) || !claim.providerId) return `nodeclaim ${claim.name} is not launched yet`;
-  if (o.status?.providerID !== claim.providerId) return `nodeclaim object ${name}: status.providerID ${o.status?.providerID ?? '(none)'} is not nodeclaim ${claim.name}'s providerID ${claim.providerId}`;
-  if (o.metadata.labels?.[LabelNodePool] !== claim.nodePool) return `nodeclaim object ${name}: label ${LabelNodePool}=${o.metadata.labels?.[LabelNodePool] ?? '(none)'} is not nodeclaim ${claim.name}'s nodepool ${claim.nodePool}`;
+  if (o.status?.providerID !== claim.providerId)
+    return `nodeclaim object ${name}: status.providerID ${o.status?.providerID ?? '(none)'} is not nodeclaim ${claim.name}'s providerID ${claim.providerId}`;
+  if (o.metadata.labels?.[LabelNodePool] !== claim.nodePool)
+    return `nodeclaim object ${name}: label ${LabelNodePool}=${o.metadata.labels?.[LabelNodePool] ?? '(none)'} is not nodeclaim ${claim.name}'s nodepool ${claim.nodePool}`;
   return undefined;
 }
 

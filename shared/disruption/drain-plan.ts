@@ -24,7 +24,15 @@ export const CriticalPriorityClasses = ['system-cluster-critical', 'system-node-
  * ~9 events): 24 loops at 5 s, 60 at 15 s, then 60 s (≈ 44 h of blocked drain), 300 s when there is
  * no deadline after 200 loops.
  */
-export const DrainPollSchedule = { fastSeconds: 5, fastLoops: 24, mediumSeconds: 15, mediumLoops: 84, slowSeconds: 60, noDeadlineSeconds: 300, noDeadlineLoops: 200 };
+export const DrainPollSchedule = {
+  fastSeconds: 5,
+  fastLoops: 24,
+  mediumSeconds: 15,
+  mediumLoops: 84,
+  slowSeconds: 60,
+  noDeadlineSeconds: 300,
+  noDeadlineLoops: 200,
+};
 
 /**
  * Drain rounds one execution runs before it ends and the next attempt carries on (gc starts it

@@ -85,7 +85,10 @@ export function driftReason(d: DriftInput): DriftReason | undefined {
  * unknown or the class resolves to none (KA cloudprovider/drift.go `areSecurityGroupsDrifted`,
  * `isSubnetDrifted`: no subnets / groups resolved is an error there, no drift).
  */
-export function networkDrift(instance: InstanceNetwork | undefined, resolved: { subnetIds: readonly string[]; securityGroupIds: readonly string[] } | undefined): DriftReason | undefined {
+export function networkDrift(
+  instance: InstanceNetwork | undefined,
+  resolved: { subnetIds: readonly string[]; securityGroupIds: readonly string[] } | undefined,
+): DriftReason | undefined {
   if (!instance || !resolved) return undefined;
   const want = new Set(resolved.securityGroupIds);
   const have = instance.securityGroupIds ? new Set(instance.securityGroupIds) : undefined;

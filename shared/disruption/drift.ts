@@ -26,13 +26,20 @@ export const Drift: DisruptionMethod = {
   disruptionClass: 'eventual',
   compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     const drifted = state.candidates.filter((c) => c.drifted && !state.leaving.has(c.nodeName));
-    const sorted = unblocked(drifted, 'drift', blocked, Drift.disruptionClass).sort((a, b) => driftTime(a, state.now) - driftTime(b, state.now) || byDisruptionCost(a, b));
+    const sorted = unblocked(drifted, 'drift', blocked, Drift.disruptionClass).sort(
+      (a, b) => driftTime(a, state.now) - driftTime(b, state.now) || byDisruptionCost(a, b),
+    );
     eligible?.(sorted.length);
     const ordered = [...sorted.filter((c) => c.reschedulablePods.length === 0), ...sorted.filter((c) => c.reschedulablePods.length > 0)];
     for (const c of ordered) {
       const budget = budgetFor(state, c.nodePool, 'Drifted');
       if (budget.allowed <= 0) {
-        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'drift', reason: `disruption budget for Drifted in nodepool "${c.nodePool}" is spent (${describeBudget(budget)})` });
+        blocked.push({
+          nodeName: c.nodeName,
+          nodePool: c.nodePool,
+          method: 'drift',
+          reason: `disruption budget for Drifted in nodepool "${c.nodePool}" is spent (${describeBudget(budget)})`,
+        });
         continue;
       }
       if (c.reschedulablePods.length === 0) return makeCommand('drift', 'Drifted', [c], [], state.now);

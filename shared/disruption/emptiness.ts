@@ -15,7 +15,9 @@ export const Emptiness: DisruptionMethod = {
   disruptionClass: 'graceful',
   compute({ state, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     // Static pools (spec.replicas) keep their node count: never consolidated (KC StaticCapacity).
-    const empty = state.candidates.filter((c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName) && state.nodePools.get(c.nodePool)?.spec.replicas === undefined);
+    const empty = state.candidates.filter(
+      (c) => c.reschedulablePods.length === 0 && !state.leaving.has(c.nodeName) && state.nodePools.get(c.nodePool)?.spec.replicas === undefined,
+    );
     const ready = empty.filter((c) => {
       const after = state.nodePools.get(c.nodePool)?.spec.disruption?.consolidateAfter ?? '0s';
       if (after === 'Never') {
@@ -23,7 +25,12 @@ export const Emptiness: DisruptionMethod = {
         return false;
       }
       if (!c.consolidatable) {
-        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'emptiness', reason: `consolidateAfter (${after}) has not passed since the last pod event` });
+        blocked.push({
+          nodeName: c.nodeName,
+          nodePool: c.nodePool,
+          method: 'emptiness',
+          reason: `consolidateAfter (${after}) has not passed since the last pod event`,
+        });
         return false;
       }
       return true;
@@ -32,6 +39,13 @@ export const Emptiness: DisruptionMethod = {
     eligible?.(sorted.length);
     const chosen = withinBudgets(state, sorted, 'Empty', 'emptiness', blocked);
     if (chosen.length === 0) return undefined;
-    return makeCommand('emptiness', 'Empty', chosen, [], state.now, chosen.reduce((s, c) => s + (c.priceUsdPerHour ?? 0), 0));
+    return makeCommand(
+      'emptiness',
+      'Empty',
+      chosen,
+      [],
+      state.now,
+      chosen.reduce((s, c) => s + (c.priceUsdPerHour ?? 0), 0),
+    );
   },
 };

@@ -17,7 +17,13 @@ export function findExpirations(state: ClusterState): Expiration[] {
   for (const c of state.candidates) {
     if (c.expireAt === undefined || Date.parse(c.expireAt) > now) continue;
     if (hasGracefulExpiration(state.nodePools.get(c.nodePool))) continue;
-    out.push({ nodeName: c.nodeName, nodeClaim: c.nodeClaim, nodePool: c.nodePool, ...(c.instanceId ? { instanceId: c.instanceId } : {}), expiredAt: c.expireAt });
+    out.push({
+      nodeName: c.nodeName,
+      nodeClaim: c.nodeClaim,
+      nodePool: c.nodePool,
+      ...(c.instanceId ? { instanceId: c.instanceId } : {}),
+      expiredAt: c.expireAt,
+    });
   }
   return out.sort((a, b) => a.expiredAt.localeCompare(b.expiredAt) || a.nodeName.localeCompare(b.nodeName));
 }

@@ -191,7 +191,6 @@ export interface GcPlan {
   startTerminations: { nodeClaim: string; cause: DeletionCause }[];
 }
 
-
 function secondsSince(iso: string | undefined, nowMs: number): number {
   const t = iso ? Date.parse(iso) : NaN;
   return Number.isNaN(t) ? Infinity : (nowMs - t) / 1000;
@@ -256,7 +255,17 @@ export function terminationRestarts(nodeClaims: readonly NodeClaim[], now: Date)
 
 /** What gc should do at `now`. Pure. */
 export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
-  const out: GcPlan = { deleteNodeClaims: [], terminateInstances: [], restartTerminations: [], releaseBudgetSlots: [], untaintNodes: [], unownedBeforeEpoch: [], orphansWithNode: [], startTerminations: [], repair: { repair: [], blocked: [] } };
+  const out: GcPlan = {
+    deleteNodeClaims: [],
+    terminateInstances: [],
+    restartTerminations: [],
+    releaseBudgetSlots: [],
+    untaintNodes: [],
+    unownedBeforeEpoch: [],
+    orphansWithNode: [],
+    startTerminations: [],
+    repair: { repair: [], blocked: [] },
+  };
   const nowMs = now.getTime();
   const byId = input.instances ? new Map(input.instances.map((i) => [i.instanceId, i])) : undefined;
   const nodeProviderIds = new Set(input.nodes.map((n) => n.spec?.providerID).filter(Boolean));
@@ -299,9 +308,15 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     }
     const launchedAt = getCondition(c, 'Launched')?.status === 'True' ? getCondition(c, 'Launched')!.lastTransitionTime : undefined;
     const launched = launchedAt !== undefined || id !== undefined;
-    const registered = isTrue(c, 'Registered') || (c.nodeName !== undefined && nodeNames.has(c.nodeName)) || (c.providerId !== undefined && nodeProviderIds.has(c.providerId));
+    const registered =
+      isTrue(c, 'Registered') || (c.nodeName !== undefined && nodeNames.has(c.nodeName)) || (c.providerId !== undefined && nodeProviderIds.has(c.providerId));
     const remove = (reason: GcDeleteReason, opts: { instanceId?: string; nodeName?: string }) => {
-      out.deleteNodeClaims.push({ nodeClaim: c.name, reason, ...(opts.instanceId ? { instanceId: opts.instanceId } : {}), ...(opts.nodeName ? { nodeName: opts.nodeName } : {}) });
+      out.deleteNodeClaims.push({
+        nodeClaim: c.name,
+        reason,
+        ...(opts.instanceId ? { instanceId: opts.instanceId } : {}),
+        ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
+      });
       deleted.add(c.name);
     };
     if (!launched) {
@@ -315,14 +330,25 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     }
     if (!registered && sinceLaunch >= RegistrationTimeoutSeconds) remove('registration_timeout', own ? { instanceId: id, ...nodeOf(c) } : {});
     else if (nodeGone(c, nodeNames, nodeProviderIds, nowMs)) remove('node_gone', own && !NotRunning.has(inst.state) ? { instanceId: id } : {});
-    else if (isTrue(c, 'Registered') && !isTrue(c, 'Initialized') && secondsSince(getCondition(c, 'Registered')!.lastTransitionTime, nowMs) >= InitializationTimeoutSeconds) {
+    else if (
+      isTrue(c, 'Registered') &&
+      !isTrue(c, 'Initialized') &&
+      secondsSince(getCondition(c, 'Registered')!.lastTransitionTime, nowMs) >= InitializationTimeoutSeconds
+    ) {
       remove('initialization_timeout', own ? { instanceId: id, ...nodeOf(c) } : {});
     }
   }
 
   // Instances no claim owns. A claim that has not recorded its instance yet owns the instance tagged with its name.
-  const owned = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name)).map(instanceIdOfClaim).filter(Boolean));
-  const recording = new Set(input.nodeClaims.filter((c) => !deleted.has(c.name) && instanceIdOfClaim(c) === undefined && c.phase !== 'Terminated').map((c) => c.name));
+  const owned = new Set(
+    input.nodeClaims
+      .filter((c) => !deleted.has(c.name))
+      .map(instanceIdOfClaim)
+      .filter(Boolean),
+  );
+  const recording = new Set(
+    input.nodeClaims.filter((c) => !deleted.has(c.name) && instanceIdOfClaim(c) === undefined && c.phase !== 'Terminated').map((c) => c.name),
+  );
   for (const i of input.instances ?? []) {
     if (NotRunning.has(i.state) || owned.has(i.instanceId)) continue;
     if (i.tags[TagNodefleetCluster] !== input.cluster) continue; // not launched by nodefleet for this cluster
@@ -347,8 +373,19 @@ export function planGarbageCollection(input: GcInput, now: Date): GcPlan {
     out.terminateInstances.push({ instanceId: i.instanceId, reason: 'orphan' });
   }
 
-  if (input.nodeRepair) out.repair = planNodeRepair(input.nodeClaims.filter((c) => !deleted.has(c.name)), input.nodes, now);
-  out.startTerminations = deletionRequests({ cluster: input.cluster, nodeClaims: input.nodeClaims.filter((c) => !deleted.has(c.name)), nodes: input.nodes, ...(input.nodeClaimObjects ? { nodeClaimObjects: input.nodeClaimObjects } : {}), ...(input.nodePools ? { nodePools: input.nodePools } : {}) });
+  if (input.nodeRepair)
+    out.repair = planNodeRepair(
+      input.nodeClaims.filter((c) => !deleted.has(c.name)),
+      input.nodes,
+      now,
+    );
+  out.startTerminations = deletionRequests({
+    cluster: input.cluster,
+    nodeClaims: input.nodeClaims.filter((c) => !deleted.has(c.name)),
+    nodes: input.nodes,
+    ...(input.nodeClaimObjects ? { nodeClaimObjects: input.nodeClaimObjects } : {}),
+    ...(input.nodePools ? { nodePools: input.nodePools } : {}),
+  });
 
   if (input.budgetHolders) {
     const remaining = input.nodeClaims.filter((c) => !deleted.has(c.name));
@@ -387,7 +424,8 @@ export function staleDisruptions(
   const releaseBudgetSlots: GcPlan['releaseBudgetSlots'] = [];
   const untaint = new Set<string>();
   const held = new Set<string>();
-  const terminating = (claim: NodeClaim | undefined, node: Node | undefined) => claim?.phase === 'Terminating' || claim?.phase === 'Terminated' || !!node?.metadata.deletionTimestamp;
+  const terminating = (claim: NodeClaim | undefined, node: Node | undefined) =>
+    claim?.phase === 'Terminating' || claim?.phase === 'Terminated' || !!node?.metadata.deletionTimestamp;
   const taintOf = (node: Node | undefined) => node?.spec?.taints?.find((t) => t.key === TaintDisruptedKey);
   for (const [nodePool, hs] of Object.entries(holders)) {
     for (const [holder, since] of Object.entries(hs)) {
@@ -417,6 +455,11 @@ export function staleDisruptions(
 }
 
 /** Budget holders to release (see {@link staleDisruptions}). */
-export function staleBudgetHolders(holders: Record<string, Record<string, string>>, nodeClaims: readonly NodeClaim[], nodes: readonly Node[], now: Date): GcPlan['releaseBudgetSlots'] {
+export function staleBudgetHolders(
+  holders: Record<string, Record<string, string>>,
+  nodeClaims: readonly NodeClaim[],
+  nodes: readonly Node[],
+  now: Date,
+): GcPlan['releaseBudgetSlots'] {
   return staleDisruptions(holders, nodeClaims, nodes, now).releaseBudgetSlots;
 }

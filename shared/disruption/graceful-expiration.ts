@@ -28,7 +28,10 @@ export const GracefulExpiration: DisruptionMethod = {
   compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
     const now = state.now.getTime();
     const expired = state.candidates
-      .filter((c) => hasGracefulExpiration(state.nodePools.get(c.nodePool)) && c.expireAt !== undefined && Date.parse(c.expireAt) <= now && !state.leaving.has(c.nodeName))
+      .filter(
+        (c) =>
+          hasGracefulExpiration(state.nodePools.get(c.nodePool)) && c.expireAt !== undefined && Date.parse(c.expireAt) <= now && !state.leaving.has(c.nodeName),
+      )
       .sort(byDisruptionCost);
     eligible?.(expired.length);
     const chosen = withinBudgets(state, expired, 'Expired', 'graceful-expiration', blocked);

@@ -35,7 +35,10 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { 
   // Set per method run, as Karpenter's gauge: the last method of a reason run this pass wins. The
   // extensions' reasons only when some pool opted in (metrics stay Karpenter's otherwise).
   const eligibleNodes = new Map<DisruptionReason, number>();
-  const optedIn: Partial<Record<DisruptionReason, boolean>> = { Expired: snapshot.nodePools.some(hasGracefulExpiration), Rebalance: snapshot.nodePools.some(hasRebalanceReplace) };
+  const optedIn: Partial<Record<DisruptionReason, boolean>> = {
+    Expired: snapshot.nodePools.some(hasGracefulExpiration),
+    Rebalance: snapshot.nodePools.some(hasRebalanceReplace),
+  };
   for (const method of Methods) {
     const report = optedIn[method.reason] ?? true;
     command = method.compute({ state, sim, blocked, elapsedMs, timedOut, eligible: (n) => report && eligibleNodes.set(method.reason, n) });
@@ -44,8 +47,21 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { 
   const budgets: BudgetStatus[] = [];
   for (const pool of snapshot.nodePools) {
     // the extensions' reasons only where a pool opted in (metrics stay Karpenter's otherwise)
-    const reasons: DisruptionReason[] = [...BudgetReasons, ...(hasGracefulExpiration(pool) ? ['Expired' as const] : []), ...(hasRebalanceReplace(pool) ? ['Rebalance' as const] : [])];
+    const reasons: DisruptionReason[] = [
+      ...BudgetReasons,
+      ...(hasGracefulExpiration(pool) ? ['Expired' as const] : []),
+      ...(hasRebalanceReplace(pool) ? ['Rebalance' as const] : []),
+    ];
     for (const r of reasons) budgets.push(budgetFor(state, pool.metadata.name, r));
   }
-  return { expirations, ...(command ? { command } : {}), blocked, budgets, simulations: sim.simulations, timedOut, claimConditions: claimConditionUpdates(state), eligibleNodes: [...eligibleNodes].map(([reason, count]) => ({ reason, count })) };
+  return {
+    expirations,
+    ...(command ? { command } : {}),
+    blocked,
+    budgets,
+    simulations: sim.simulations,
+    timedOut,
+    claimConditions: claimConditionUpdates(state),
+    eligibleNodes: [...eligibleNodes].map(([reason, count]) => ({ reason, count })),
+  };
 }

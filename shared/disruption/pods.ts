@@ -127,7 +127,10 @@ function scaled(value: number | string, total: number, roundUp: boolean): number
  */
 export function disruptionsAllowed(pdb: PodDisruptionBudget, pods: readonly Pod[]): number {
   if (pdb.status?.disruptionsAllowed !== undefined) return pdb.status.disruptionsAllowed;
-  const matching = pods.filter((p) => (p.metadata.namespace ?? 'default') === (pdb.metadata.namespace ?? 'default') && matchesSelector(pdb.spec.selector, p.metadata.labels) && !isTerminal(p));
+  const matching = pods.filter(
+    (p) =>
+      (p.metadata.namespace ?? 'default') === (pdb.metadata.namespace ?? 'default') && matchesSelector(pdb.spec.selector, p.metadata.labels) && !isTerminal(p),
+  );
   const healthy = matching.filter(isPodReady).length;
   if (pdb.spec.maxUnavailable !== undefined) {
     const maxUnavailable = scaled(pdb.spec.maxUnavailable, matching.length, true);
@@ -230,7 +233,13 @@ export interface DeletingNodePodsOptions {
  * node's pods so they are not counted twice (`podKey` identifies them). Shape: nodes as listed,
  * `podsByNode` node name → bound pods, `now` for do-not-disrupt durations and deadlines.
  */
-export function deletingNodePods(nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, pdbs: readonly PodDisruptionBudget[], now: Date, opts: DeletingNodePodsOptions = {}): Pod[] {
+export function deletingNodePods(
+  nodes: readonly Node[],
+  podsByNode: ReadonlyMap<string, readonly Pod[]>,
+  pdbs: readonly PodDisruptionBudget[],
+  now: Date,
+  opts: DeletingNodePodsOptions = {},
+): Pod[] {
   const deleting = nodes.filter((n) => isNodeDeleting(n, opts.terminatingNodes));
   if (deleting.length === 0) return [];
   const limits = new PdbLimits(pdbs, []);

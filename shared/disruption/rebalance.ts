@@ -38,7 +38,9 @@ export const Rebalance: DisruptionMethod = {
   reason: 'Rebalance',
   disruptionClass: 'graceful',
   compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
-    const flagged = state.candidates.filter((c) => c.rebalanceRecommendedAt !== undefined && hasRebalanceReplace(state.nodePools.get(c.nodePool)) && !state.leaving.has(c.nodeName));
+    const flagged = state.candidates.filter(
+      (c) => c.rebalanceRecommendedAt !== undefined && hasRebalanceReplace(state.nodePools.get(c.nodePool)) && !state.leaving.has(c.nodeName),
+    );
     const sorted = unblocked(flagged, 'rebalance', blocked, 'graceful').sort(byRecommendation);
     eligible?.(sorted.length);
     const chosen = withinBudgets(state, sorted, 'Rebalance', 'rebalance', blocked);

@@ -84,7 +84,12 @@ export function unhealthyCondition(node: Node, policies: readonly RepairPolicy[]
 
 /** Whether any policy matches one of the Node's conditions, toleration aside (the health guard's count). */
 export function isUnhealthy(node: Node, policies: readonly RepairPolicy[] = RepairPolicies): boolean {
-  return replacePolicies(policies).some((p) => matches(p, node.status?.conditions?.find((x) => x.type === p.conditionType)));
+  return replacePolicies(policies).some((p) =>
+    matches(
+      p,
+      node.status?.conditions?.find((x) => x.type === p.conditionType),
+    ),
+  );
 }
 
 /** The most unhealthy Nodes of `total` the guard allows: {@link RepairUnhealthyPercent}, rounded up. */
@@ -105,7 +110,12 @@ export interface RepairPlan {
  * more than {@link allowedUnhealthy} of the Nodes labelled with its NodePool are unhealthy. Node
  * disruption budgets and `karpenter.sh/do-not-disrupt` do not hold a repair (forceful termination).
  */
-export function planNodeRepair(nodeClaims: readonly NodeClaim[], nodes: readonly Node[], now: Date, policies: readonly RepairPolicy[] = RepairPolicies): RepairPlan {
+export function planNodeRepair(
+  nodeClaims: readonly NodeClaim[],
+  nodes: readonly Node[],
+  now: Date,
+  policies: readonly RepairPolicy[] = RepairPolicies,
+): RepairPlan {
   const out: RepairPlan = { repair: [], blocked: [] };
   const nodesByName = new Map(nodes.map((n) => [n.metadata.name, n]));
   const poolHealth = new Map<string, { total: number; unhealthy: number }>();
@@ -125,7 +135,12 @@ export function planNodeRepair(nodeClaims: readonly NodeClaim[], nodes: readonly
     if (!bad || now.getTime() < bad.repairAtMs) continue;
     const h = poolHealth.get(c.nodePool) ?? { total: 0, unhealthy: 0 };
     if (h.unhealthy > allowedUnhealthy(h.total)) {
-      out.blocked.push({ nodeClaim: c.name, nodeName: node.metadata.name, nodePool: c.nodePool, message: `more than ${RepairUnhealthyPercent}% nodes are unhealthy in the nodepool` });
+      out.blocked.push({
+        nodeClaim: c.name,
+        nodeName: node.metadata.name,
+        nodePool: c.nodePool,
+        message: `more than ${RepairUnhealthyPercent}% nodes are unhealthy in the nodepool`,
+      });
       continue;
     }
     out.repair.push({ nodeClaim: c.name, nodeName: node.metadata.name, nodePool: c.nodePool, condition: bad.condition });
@@ -135,5 +150,8 @@ export function planNodeRepair(nodeClaims: readonly NodeClaim[], nodes: readonly
 
 /** A condition type in snake case, as Karpenter's `condition` metric label (`AcceleratedHardwareReady` → `accelerated_hardware_ready`). */
 export function conditionLabel(type: string): string {
-  return type.replace(/(.)([A-Z][a-z]+)/g, '$1_$2').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+  return type
+    .replace(/(.)([A-Z][a-z]+)/g, '$1_$2')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase();
 }

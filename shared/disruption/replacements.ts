@@ -11,7 +11,11 @@ import type { Candidate, ReplacementClaim } from './types.ts';
  * The replacement claims, or why the candidates cannot go (a pod would not schedule).
  * @param opts.includeBlockedPods also place pods the drain would not move yet (simulate.ts)
  */
-export function replacementsFor(sim: Simulator, candidates: readonly Candidate[], opts: { includeBlockedPods?: boolean } = {}): { replacements: ReplacementClaim[] } | { reason: string } {
+export function replacementsFor(
+  sim: Simulator,
+  candidates: readonly Candidate[],
+  opts: { includeBlockedPods?: boolean } = {},
+): { replacements: ReplacementClaim[] } | { reason: string } {
   const s = sim.simulate(candidates, opts);
   if (s.unschedulable.length > 0) return { reason: `not all pods would schedule, ${s.unschedulable[0].pod}: ${s.unschedulable[0].reason}` };
   return {

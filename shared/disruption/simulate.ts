@@ -175,7 +175,10 @@ export class Simulator {
         .map((n) => (opts.consolidation && this.recentNodes().has(n.name) ? { ...n, refusedPods: candidateKeys } : n)),
       daemonSets: s.snapshot.daemonSets,
       unavailableOfferings: s.snapshot.unavailableOfferings,
-      nodePoolNotReady: (this.notReady ??= nodeClassReadiness(s.snapshot.nodeClasses ?? [], new Map(Object.entries(s.snapshot.nodeClassProblems ?? {}))).nodePoolNotReady),
+      nodePoolNotReady: (this.notReady ??= nodeClassReadiness(
+        s.snapshot.nodeClasses ?? [],
+        new Map(Object.entries(s.snapshot.nodeClassProblems ?? {})),
+      ).nodePoolNotReady),
       ...(s.snapshot.storage ? { storage: s.snapshot.storage } : {}),
       settings: s.snapshot.settings?.scheduling,
       // One replacement at most: a claim split in two would fail the consolidation it could pass.
@@ -184,13 +187,25 @@ export class Simulator {
     });
     const unschedulable = result.unschedulable
       .filter((u) => candidateKeys.has(podKey(u.pod)))
-      .map((u) => ({ pod: podKey(u.pod), reason: Object.entries(u.reasons).map(([pool, why]) => `${pool}: ${why}`).join('; ') || 'no nodepool can run it' }));
+      .map((u) => ({
+        pod: podKey(u.pod),
+        reason:
+          Object.entries(u.reasons)
+            .map(([pool, why]) => `${pool}: ${why}`)
+            .join('; ') || 'no nodepool can run it',
+      }));
     // A candidate's pod placed on a managed node that is not initialized yet (or a claim still
     // launching) is not a safe place: the decision would rest on capacity that may never come up
     // (KC helpers.go `SimulateScheduling`, UninitializedNodeError).
-    const uninitialized = new Set([...s.managed.filter((m) => !m.initialized).map((m) => m.node.metadata.name), ...this.existingNodes().filter((n) => n.launching).map((n) => n.name)]);
+    const uninitialized = new Set([
+      ...s.managed.filter((m) => !m.initialized).map((m) => m.node.metadata.name),
+      ...this.existingNodes()
+        .filter((n) => n.launching)
+        .map((n) => n.name),
+    ]);
     for (const pl of result.placements) {
-      if (candidateKeys.has(podKey(pl.pod)) && uninitialized.has(pl.node)) unschedulable.push({ pod: podKey(pl.pod), reason: `would schedule against uninitialized node ${pl.node}` });
+      if (candidateKeys.has(podKey(pl.pod)) && uninitialized.has(pl.node))
+        unschedulable.push({ pod: podKey(pl.pod), reason: `would schedule against uninitialized node ${pl.node}` });
     }
     const newNodeClaims = result.newNodeClaims.filter((nc) => nc.pods.some((p) => candidateKeys.has(podKey(p))));
     return { result, unschedulable, newNodeClaims };

@@ -35,7 +35,12 @@ export const SingleNodeConsolidation: DisruptionMethod = {
     }
     for (const c of candidates) {
       if (budgetFor(state, c.nodePool, 'Underutilized').allowed <= 0) {
-        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: `disruption budget for Underutilized in nodepool "${c.nodePool}" is spent` });
+        blocked.push({
+          nodeName: c.nodeName,
+          nodePool: c.nodePool,
+          method: 'single-node-consolidation',
+          reason: `disruption budget for Underutilized in nodepool "${c.nodePool}" is spent`,
+        });
         continue;
       }
       const certain = free.certainFailure(c);
@@ -54,7 +59,12 @@ export const SingleNodeConsolidation: DisruptionMethod = {
         continue;
       }
       if (!balancedApproves(state, [c], outcome.savingsUsdPerHour ?? 0)) {
-        blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method: 'single-node-consolidation', reason: 'Balanced policy: savings too small for the disruption' });
+        blocked.push({
+          nodeName: c.nodeName,
+          nodePool: c.nodePool,
+          method: 'single-node-consolidation',
+          reason: 'Balanced policy: savings too small for the disruption',
+        });
         continue;
       }
       return makeCommand('single-node-consolidation', 'Underutilized', [c], outcome.replacements, state.now, outcome.savingsUsdPerHour);

@@ -84,7 +84,9 @@ function isNodeReady(n: Node): boolean {
  * claim has registered, the same name. A Node that names another claim's instance is nobody's.
  */
 export function isNodeOfClaim(node: Node, claim: NodeClaim): boolean {
-  return claim.providerId !== undefined && node.spec?.providerID === claim.providerId && (claim.nodeName === undefined || claim.nodeName === node.metadata.name);
+  return (
+    claim.providerId !== undefined && node.spec?.providerID === claim.providerId && (claim.nodeName === undefined || claim.nodeName === node.metadata.name)
+  );
 }
 
 /**
@@ -93,7 +95,10 @@ export function isNodeOfClaim(node: Node, claim: NodeClaim): boolean {
  * registered one (phase Pending or Launched, no node name).
  */
 export function liveNodeProblem(claim: NodeClaim, live: Node | undefined): string | undefined {
-  if (live) return isNodeOfClaim(live, claim) ? undefined : `node ${live.metadata.name} has providerID ${live.spec?.providerID ?? 'none'}, nodeclaim ${claim.name} has ${claim.providerId ?? 'none'}`;
+  if (live)
+    return isNodeOfClaim(live, claim)
+      ? undefined
+      : `node ${live.metadata.name} has providerID ${live.spec?.providerID ?? 'none'}, nodeclaim ${claim.name} has ${claim.providerId ?? 'none'}`;
   if (claim.nodeName === undefined && (claim.phase === 'Pending' || claim.phase === 'Launched')) return undefined;
   return `node ${claim.nodeName ?? claim.name} of nodeclaim ${claim.name} (${claim.phase}) is not in the cluster`;
 }
@@ -137,7 +142,8 @@ function gracefulBlock(node: Node, pods: readonly Pod[], pdbs: PdbLimits, now: D
   if (node.metadata.annotations?.[AnnotationDoNotDisrupt] === 'true') return { reason: `node has "${AnnotationDoNotDisrupt}" annotation`, pods: false };
   // Only active pods block with do-not-disrupt (mirror and DaemonSet pods included); only pods
   // the drain would evict can be held back by a PDB (KC `ValidatePodsDisruptable`).
-  for (const p of pods) if (isActive(p) && isDoNotDisruptActive(p, now)) return { reason: `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`, pods: true };
+  for (const p of pods)
+    if (isActive(p) && isDoNotDisruptActive(p, now)) return { reason: `pod ${podKey(p)} has "${AnnotationDoNotDisrupt}" annotation`, pods: true };
   for (const p of pods) {
     if (!isEvictable(p, now)) continue;
     const why = pdbs.blocks(p);
@@ -165,7 +171,9 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
   const pdbs = new PdbLimits(snapshot.pdbs ?? [], snapshot.pods);
   // Nodes a pending pod is nominated to (status.nominatedNodeName): kept for that pod, not
   // disrupted gracefully (Karpenter's "node is nominated for a pending pod").
-  const nominated = new Set(snapshot.pods.filter((p) => !p.spec.nodeName && isActive(p) && p.status?.nominatedNodeName).map((p) => p.status!.nominatedNodeName!));
+  const nominated = new Set(
+    snapshot.pods.filter((p) => !p.spec.nodeName && isActive(p) && p.status?.nominatedNodeName).map((p) => p.status!.nominatedNodeName!),
+  );
   const byProviderId = claimsByProviderId(snapshot.nodeClaims ?? []);
   const holders = new Set(Object.values(snapshot.budgetHolders ?? {}).flat());
 
@@ -245,7 +253,9 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     };
     const drifted = driftReason(driftInput);
     // A recorded Drifted condition is this loop's own earlier finding: re-checked without it, so it clears once the drift is gone.
-    const driftObserved = getCondition(claim, 'Drifted') ? driftReason({ ...driftInput, claim: { ...claim, conditions: claim.conditions.filter((x) => x.type !== 'Drifted') } }) : drifted;
+    const driftObserved = getCondition(claim, 'Drifted')
+      ? driftReason({ ...driftInput, claim: { ...claim, conditions: claim.conditions.filter((x) => x.type !== 'Drifted') } })
+      : drifted;
     // Karpenter's Consolidatable: consolidateAfter has passed since the last pod event (or since
     // initialization when no pod ever came or went).
     const consolidateAfterSeconds = parseDurationSeconds(nodePool.spec.disruption?.consolidateAfter ?? '0s');
@@ -283,7 +293,21 @@ export function buildState(snapshot: DisruptionSnapshot, now: Date): ClusterStat
     });
   }
 
-  return { now, snapshot, nodePools, nodeClasses, catalog, managed, candidates, blocked, podsByNode, poolCounts, budgetCache: new Map(), leaving: new Set(), pdbLimits: pdbs };
+  return {
+    now,
+    snapshot,
+    nodePools,
+    nodeClasses,
+    catalog,
+    managed,
+    candidates,
+    blocked,
+    podsByNode,
+    poolCounts,
+    budgetCache: new Map(),
+    leaving: new Set(),
+    pdbLimits: pdbs,
+  };
 }
 
 /**
@@ -309,13 +333,24 @@ export function budgetFor(state: ClusterState, nodePool: string, reason: Disrupt
  * Takes candidates in order while their pool's budget for `reason` allows; the rest are
  * reported as blocked by the budget (KC disruption methods filter candidates this way).
  */
-export function withinBudgets(state: ClusterState, candidates: readonly Candidate[], reason: DisruptionReason, method: BlockedCandidate['method'], blocked: BlockedCandidate[]): Candidate[] {
+export function withinBudgets(
+  state: ClusterState,
+  candidates: readonly Candidate[],
+  reason: DisruptionReason,
+  method: BlockedCandidate['method'],
+  blocked: BlockedCandidate[],
+): Candidate[] {
   const remaining = new Map<string, number>();
   const out: Candidate[] = [];
   for (const c of candidates) {
     const left = remaining.get(c.nodePool) ?? budgetFor(state, c.nodePool, reason).allowed;
     if (left <= 0) {
-      blocked.push({ nodeName: c.nodeName, nodePool: c.nodePool, method, reason: `disruption budget for ${reason} in nodepool "${c.nodePool}" is spent (${describeBudget(budgetFor(state, c.nodePool, reason))})` });
+      blocked.push({
+        nodeName: c.nodeName,
+        nodePool: c.nodePool,
+        method,
+        reason: `disruption budget for ${reason} in nodepool "${c.nodePool}" is spent (${describeBudget(budgetFor(state, c.nodePool, reason))})`,
+      });
       remaining.set(c.nodePool, 0);
       continue;
     }

@@ -34,13 +34,7 @@ export type MethodName = 'rebalance' | 'emptiness' | 'graceful-expiration' | 'dr
 
 /** Why a node is drifted (KC `nodeclaim/disruption/drift.go`, KA `cloudprovider/drift.go`). */
 export type DriftReason =
-  | 'NodePoolDrifted'
-  | 'RequirementsDrifted'
-  | 'InstanceTypeNotFound'
-  | 'NodeClassDrift'
-  | 'AMIDrift'
-  | 'SubnetDrift'
-  | 'SecurityGroupDrift';
+  'NodePoolDrifted' | 'RequirementsDrifted' | 'InstanceTypeNotFound' | 'NodeClassDrift' | 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift';
 
 /** Where an instance sits in the VPC, as EC2 lists it (DescribeInstances). */
 export interface InstanceNetwork {

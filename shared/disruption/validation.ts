@@ -51,8 +51,10 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
     }
     if (c.nodeClaim !== cc.nodeClaim) return { status: 'invalid', reason: `${cc.nodeName}: is the node of nodeclaim ${c.nodeClaim}, not ${cc.nodeClaim}` };
     if (command.reason === 'Expired') {
-      if (!hasGracefulExpiration(state.nodePools.get(c.nodePool))) return { status: 'invalid', reason: `${c.nodeName}: nodepool "${c.nodePool}" does not expire gracefully` };
-      if (c.expireAt === undefined || Date.parse(c.expireAt) > now.getTime()) return { status: 'invalid', reason: `${c.nodeName}: nodeclaim ${c.nodeClaim} has not expired (expires ${c.expireAt ?? 'never'})` };
+      if (!hasGracefulExpiration(state.nodePools.get(c.nodePool)))
+        return { status: 'invalid', reason: `${c.nodeName}: nodepool "${c.nodePool}" does not expire gracefully` };
+      if (c.expireAt === undefined || Date.parse(c.expireAt) > now.getTime())
+        return { status: 'invalid', reason: `${c.nodeName}: nodeclaim ${c.nodeClaim} has not expired (expires ${c.expireAt ?? 'never'})` };
     }
     const block = command.reason === 'Expired' ? undefined : candidateBlock(c, method.disruptionClass);
     if (block) return { status: 'invalid', reason: `${c.nodeName}: ${block}` };
@@ -70,7 +72,8 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
   for (const c of current) perPool.set(c.nodePool, (perPool.get(c.nodePool) ?? 0) + 1);
   for (const [pool, n] of perPool) {
     const b = budgetFor(state, pool, command.reason);
-    if (b.allowed < n) return { status: 'invalid', reason: `disruption budget for ${command.reason} in nodepool "${pool}" allows ${b.allowed}, command needs ${n}` };
+    if (b.allowed < n)
+      return { status: 'invalid', reason: `disruption budget for ${command.reason} in nodepool "${pool}" allows ${b.allowed}, command needs ${n}` };
   }
 
   const sim = new Simulator(state);

@@ -10,19 +10,19 @@
  * and the presigned-STS token from shared/aws/eks.ts). The clients are rebuilt when the provider
  * hands out a new token (it refreshes before the 15-minute expiry).
  */
-import {
-  ApiException,
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  PolicyV1Api,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { ApiException, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeApi } from '../api/ports.ts';
 import type { KubeObject, Node, Pod, PodDisruptionBudget, Taint } from '../api/kube.ts';
-import { EC2NodeClassSchema, KarpenterNodeClassGroup, NodePoolSchema, NodefleetNodeClassGroup, isManagedNodeClassRef, type EC2NodeClass, type NodeClassGroup, type NodePool } from '../api/nodepool.ts';
+import {
+  EC2NodeClassSchema,
+  KarpenterNodeClassGroup,
+  NodePoolSchema,
+  NodefleetNodeClassGroup,
+  isManagedNodeClassRef,
+  type EC2NodeClass,
+  type NodeClassGroup,
+  type NodePool,
+} from '../api/nodepool.ts';
 import { NotFoundError, TransientError, NodefleetError } from '../api/errors.ts';
 import type { KubeNodeClaim } from '../api/nodeclaim.ts';
 import { FinalizerTermination } from '../api/labels.ts';
@@ -111,7 +111,11 @@ export const KubeApiRbac = {
   evictPod: [rbac('', 'pods/eviction', 'create')],
   deletePod: [rbac('', 'pods', 'delete')],
   listNodeClaimObjects: [rbac('karpenter.sh', 'nodeclaims', 'list')],
-  putNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'create'), rbac('karpenter.sh', 'nodeclaims', 'patch'), rbac('karpenter.sh', 'nodeclaims/status', 'patch')],
+  putNodeClaimObject: [
+    rbac('karpenter.sh', 'nodeclaims', 'create'),
+    rbac('karpenter.sh', 'nodeclaims', 'patch'),
+    rbac('karpenter.sh', 'nodeclaims/status', 'patch'),
+  ],
   deleteNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'patch'), rbac('karpenter.sh', 'nodeclaims', 'delete')],
   listObjects: {
     'apps/v1 DaemonSet': [rbac('apps', 'daemonsets', 'list')],
@@ -135,7 +139,7 @@ function mapError(err: unknown, what: string): Error {
   const status = statusOf(err);
   if (status === 404) return new NotFoundError(`${what}: not found`, { cause: err });
   if (status === 429 || (status !== undefined && status >= 500)) return new TransientError(`${what}: HTTP ${status}`, { cause: err });
-  return new NodefleetError(`${what}: ${status ? `HTTP ${status}` : (err as Error)?.message ?? String(err)}`, { cause: err });
+  return new NodefleetError(`${what}: ${status ? `HTTP ${status}` : ((err as Error)?.message ?? String(err))}`, { cause: err });
 }
 
 interface Clients {
@@ -162,7 +166,14 @@ export class ClientNodeKubeApi implements KubeApi {
 
   private async api(): Promise<Clients> {
     const c = await this.connection();
-    const key = c.kind === 'token' ? `${c.server}|${c.token}` : c.kind === 'kubeconfig' ? `${c.path}|${c.context ?? ''}` : c.kind === 'in-cluster' ? 'in-cluster' : c.yaml;
+    const key =
+      c.kind === 'token'
+        ? `${c.server}|${c.token}`
+        : c.kind === 'kubeconfig'
+          ? `${c.path}|${c.context ?? ''}`
+          : c.kind === 'in-cluster'
+            ? 'in-cluster'
+            : c.yaml;
     if (this.clients?.key === key) return this.clients;
     const kc = kubeConfigFor(c);
     this.clients = {
@@ -194,7 +205,11 @@ export class ClientNodeKubeApi implements KubeApi {
         const r = NodePoolSchema.safeParse(stripServerFields(raw));
         const name = (raw as KubeObject).metadata?.name ?? '?';
         if (!r.success) {
-          this.onInvalid('NodePool', name, r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+          this.onInvalid(
+            'NodePool',
+            name,
+            r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+          );
           continue;
         }
         if (seen.has(name)) continue;
@@ -233,7 +248,11 @@ export class ClientNodeKubeApi implements KubeApi {
         const r = EC2NodeClassSchema.safeParse(stripServerFields(raw));
         const name = (raw as KubeObject).metadata?.name ?? '?';
         if (!r.success) {
-          this.onInvalid('EC2NodeClass', name, r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+          this.onInvalid(
+            'EC2NodeClass',
+            name,
+            r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+          );
           continue;
         }
         if (seen.has(name)) continue;
@@ -297,7 +316,8 @@ export class ClientNodeKubeApi implements KubeApi {
       try {
         // Core group ("v1"): only the kinds nodefleet reads.
         if (kind === 'PersistentVolume') return withKind(plain<KubeObject[]>((await core.listPersistentVolume()).items), apiVersion, kind);
-        if (kind === 'PersistentVolumeClaim') return withKind(plain<KubeObject[]>((await core.listPersistentVolumeClaimForAllNamespaces()).items), apiVersion, kind);
+        if (kind === 'PersistentVolumeClaim')
+          return withKind(plain<KubeObject[]>((await core.listPersistentVolumeClaimForAllNamespaces()).items), apiVersion, kind);
         if (kind === 'Pod') return withKind(plain<KubeObject[]>((await core.listPodForAllNamespaces()).items), apiVersion, kind);
         if (kind === 'Node') return withKind(plain<KubeObject[]>((await core.listNode()).items), apiVersion, kind);
       } catch (err) {
@@ -323,9 +343,13 @@ export class ClientNodeKubeApi implements KubeApi {
   ): Promise<Node> {
     const { core } = await this.api();
     const body: Record<string, unknown> = {};
-    if (patch.labels || patch.annotations) body.metadata = { ...(patch.labels ? { labels: patch.labels } : {}), ...(patch.annotations ? { annotations: patch.annotations } : {}) };
+    if (patch.labels || patch.annotations)
+      body.metadata = { ...(patch.labels ? { labels: patch.labels } : {}), ...(patch.annotations ? { annotations: patch.annotations } : {}) };
     if (patch.taints !== undefined || patch.unschedulable !== undefined) {
-      body.spec = { ...(patch.taints !== undefined ? { taints: patch.taints } : {}), ...(patch.unschedulable !== undefined ? { unschedulable: patch.unschedulable } : {}) };
+      body.spec = {
+        ...(patch.taints !== undefined ? { taints: patch.taints } : {}),
+        ...(patch.unschedulable !== undefined ? { unschedulable: patch.unschedulable } : {}),
+      };
     }
     try {
       return plain<Node>(await core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
@@ -420,7 +444,12 @@ export class ClientNodeKubeApi implements KubeApi {
     try {
       const finalizers = o.metadata.finalizers ?? [];
       if (finalizers.includes(FinalizerTermination)) {
-        const body = { metadata: { finalizers: finalizers.filter((f) => f !== FinalizerTermination), resourceVersion: (o.metadata as { resourceVersion?: string }).resourceVersion } };
+        const body = {
+          metadata: {
+            finalizers: finalizers.filter((f) => f !== FinalizerTermination),
+            resourceVersion: (o.metadata as { resourceVersion?: string }).resourceVersion,
+          },
+        };
         await custom.patchClusterCustomObject({ ...NodeClaims, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
       }
       await custom.deleteClusterCustomObject({ ...NodeClaims, name });

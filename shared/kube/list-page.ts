@@ -36,7 +36,12 @@ export interface ListPageMetadata {
  * @throws ApiException (client-node's, `code` = HTTP status, `body` = the Status) for a non-2xx
  *   answer, as client-node's list calls do; the socket's error for a failed or stalled request.
  */
-export async function listPage(kc: KubeConfig, path: string, query: Record<string, string | number | undefined>, onItem: (raw: any) => void): Promise<ListPageMetadata> {
+export async function listPage(
+  kc: KubeConfig,
+  path: string,
+  query: Record<string, string | number | undefined>,
+  onItem: (raw: any) => void,
+): Promise<ListPageMetadata> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('No currently active cluster');
   const url = new URL(cluster.server.replace(/\/$/, '') + path);

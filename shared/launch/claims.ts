@@ -38,7 +38,12 @@ export function launchSetRequirements(c: Pick<NewNodeClaim, 'requirements' | 'la
   const specs = c.requirements.toSpecs();
   if (c.launchInstanceTypes.length === 0) return specs;
   const values = c.launchInstanceTypes.map((t) => t.name);
-  const narrowed = (r?: RequirementSpec): RequirementSpec => ({ key: LabelInstanceType, operator: 'In', values, ...(r?.minValues !== undefined ? { minValues: r.minValues } : {}) });
+  const narrowed = (r?: RequirementSpec): RequirementSpec => ({
+    key: LabelInstanceType,
+    operator: 'In',
+    values,
+    ...(r?.minValues !== undefined ? { minValues: r.minValues } : {}),
+  });
   if (!specs.some((r) => r.key === LabelInstanceType)) return [...specs, narrowed()];
   return specs.map((r) => (r.key === LabelInstanceType ? narrowed(r) : r));
 }
@@ -67,7 +72,10 @@ export interface NewClaimSpec {
  * One home for both the provisioner and disruption's replacements (KC: disruption calls the
  * provisioner's CreateNodeClaims).
  */
-export function newNodeClaimRecord(spec: NewClaimSpec, opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date; name: string; annotations?: Record<string, string> }): NodeClaim {
+export function newNodeClaimRecord(
+  spec: NewClaimSpec,
+  opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date; name: string; annotations?: Record<string, string> },
+): NodeClaim {
   const tmpl = opts.nodePool.spec.template.spec;
   const expireSeconds = parseDurationSeconds(tmpl.expireAfter);
   const graceSeconds = parseDurationSeconds(tmpl.terminationGracePeriod);
@@ -110,7 +118,10 @@ export function newNodeClaimRecord(spec: NewClaimSpec, opts: { cluster: string; 
  * `previewNodeClaimName`).
  * @param opts.random uniform in [0, 1) for the name suffix
  */
-export function toNodeClaim(c: NewNodeClaim, opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date } & ({ random: () => number } | { name: string })): NodeClaim {
+export function toNodeClaim(
+  c: NewNodeClaim,
+  opts: { cluster: string; nodePool: NodePool; nodeClass?: EC2NodeClass; now: Date } & ({ random: () => number } | { name: string }),
+): NodeClaim {
   return newNodeClaimRecord(
     {
       nodePool: c.nodePool,
@@ -131,4 +142,3 @@ export function firstFive(items: readonly string[]): string {
   if (items.length <= 5) return items.join(', ');
   return `${items.slice(0, 5).join(', ')} and ${items.length - 5} other(s)`;
 }
-

@@ -55,13 +55,21 @@ const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
  * else on-demand; types ordered by their cheapest available offering of that capacity type in the
  * allowed zones, at most 60. undefined when nothing is left.
  */
-export function chooseLaunch(types: readonly InstanceType[], requirements: Requirements, unavailable: ReadonlySet<string>, excludeSpot = false): LaunchChoice | undefined {
+export function chooseLaunch(
+  types: readonly InstanceType[],
+  requirements: Requirements,
+  unavailable: ReadonlySet<string>,
+  excludeSpot = false,
+): LaunchChoice | undefined {
   const zoneReq = requirements.get(L.LabelTopologyZone);
   const ctReq = requirements.get(L.LabelCapacityType);
   const typeReq = requirements.get(L.LabelInstanceType);
   const allowed = (['spot', 'on-demand'] as const).filter((c) => (!ctReq || ctReq.matches(c)) && !(excludeSpot && c === 'spot'));
   const offers = (t: InstanceType, capacityType: string) =>
-    t.offerings.filter((o) => o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)));
+    t.offerings.filter(
+      (o) =>
+        o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)),
+    );
   let candidates = types.filter((t) => (!typeReq || typeReq.matches(t.name)) && allowed.some((c) => offers(t, c).length > 0));
   const minValues = requirements.all().some((r) => r.minValues !== undefined);
   if (!minValues && candidates.some((t) => !t.exotic)) candidates = candidates.filter((t) => !t.exotic);
@@ -85,14 +93,18 @@ export function chooseLaunch(types: readonly InstanceType[], requirements: Requi
       instanceTypes: launch.map((p) => p.name),
       zones: [...new Set(launch.flatMap((p) => p.zones))].sort(),
       offerings: launch.flatMap((p) => p.zones.map((zone) => ({ instanceType: p.name, zone }))),
-      maxPods: Object.fromEntries(launch.flatMap((p) => {
-        const pods = candidates.find((t) => t.name === p.name)?.capacity.pods;
-        return pods === undefined ? [] : [[p.name, pods]];
-      })),
-      efaCount: Object.fromEntries(launch.flatMap((p) => {
-        const efa = candidates.find((t) => t.name === p.name)?.capacity[L.ResourceEFA];
-        return efa ? [[p.name, efa]] : [];
-      })),
+      maxPods: Object.fromEntries(
+        launch.flatMap((p) => {
+          const pods = candidates.find((t) => t.name === p.name)?.capacity.pods;
+          return pods === undefined ? [] : [[p.name, pods]];
+        }),
+      ),
+      efaCount: Object.fromEntries(
+        launch.flatMap((p) => {
+          const efa = candidates.find((t) => t.name === p.name)?.capacity[L.ResourceEFA];
+          return efa ? [[p.name, efa]] : [];
+        }),
+      ),
     };
   }
   return undefined;
@@ -134,10 +146,24 @@ export async function launchClaim(
   let spotAttempts = 0;
   for (let attempt = 0; attempt < MaxLaunchAttempts && choice; attempt++) {
     try {
-      const result = await deps.cloud.create(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods, efaCount: choice.efaCount }, nodeClass);
+      const result = await deps.cloud.create(
+        claim,
+        {
+          instanceTypes: choice.instanceTypes,
+          zones: choice.zones,
+          capacityTypes: [choice.capacityType],
+          offerings: choice.offerings,
+          maxPods: choice.maxPods,
+          efaCount: choice.efaCount,
+        },
+        nodeClass,
+      );
       countLaunchFailures(deps, result.launchFailures ?? []);
       if (result.unavailableOfferings?.length) {
-        await deps.unavailable.mark(result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
+        await deps.unavailable.mark(
+          result.unavailableOfferings.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })),
+          nowSeconds + UnavailableOfferingsTtlSeconds,
+        );
       }
       return { status: 'launched', claim: await recordLaunch(deps, claim, result, types, deps.clock.now()), result };
     } catch (err) {
@@ -151,8 +177,15 @@ export async function launchClaim(
         ? err.offerings
         : choice.instanceTypes.flatMap((t) => choice!.zones.map((zone) => ({ instanceType: t, zone, capacityType: choice!.capacityType })));
       for (const o of failed) unavailable.add(offeringKey(o.instanceType, o.zone, o.capacityType));
-      await deps.unavailable.mark(failed.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })), nowSeconds + UnavailableOfferingsTtlSeconds);
-      deps.log.warn('insufficient capacity, retrying with the remaining offerings', { NodeClaim: { name: claim.name }, attempt: attempt + 1, unavailable: failed.map((o) => offeringKey(o.instanceType, o.zone, o.capacityType)) });
+      await deps.unavailable.mark(
+        failed.map((o) => ({ ...o, reason: 'InsufficientCapacityError' })),
+        nowSeconds + UnavailableOfferingsTtlSeconds,
+      );
+      deps.log.warn('insufficient capacity, retrying with the remaining offerings', {
+        NodeClaim: { name: claim.name },
+        attempt: attempt + 1,
+        unavailable: failed.map((o) => offeringKey(o.instanceType, o.zone, o.capacityType)),
+      });
       const previous = choice.capacityType;
       if (previous === 'spot') spotAttempts++;
       choice = chooseLaunch(types, requirements, unavailable, spotAttempts >= MaxSpotAttempts) ?? chooseLaunch(types, requirements, unavailable);
@@ -172,7 +205,13 @@ export async function launchClaim(
 /** One `karpenter_cloudprovider_instance_launch_failures_total` per CreateFleet error entry (KA instance.go: labels zone, zone_id, capacity_type, reason). */
 function countLaunchFailures(deps: LaunchDeps, failures: readonly LaunchFailure[]): void {
   // An empty label is left out (a CloudWatch dimension value cannot be empty).
-  for (const f of failures) deps.metrics.count(MetricNames.launchFailures, { ...(f.zone ? { zone: f.zone } : {}), ...(f.zoneId ? { zone_id: f.zoneId } : {}), capacity_type: f.capacityType, reason: f.reason });
+  for (const f of failures)
+    deps.metrics.count(MetricNames.launchFailures, {
+      ...(f.zone ? { zone: f.zone } : {}),
+      ...(f.zoneId ? { zone_id: f.zoneId } : {}),
+      capacity_type: f.capacityType,
+      reason: f.reason,
+    });
 }
 
 /** Writes the launch onto the claim (conditional on version; one re-read on conflict); `launchedAt` is when CreateFleet returned. */
@@ -192,7 +231,14 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
         capacityType: r.capacityType,
         imageId: r.imageId,
         priceUsdPerHour: r.priceUsdPerHour ?? price,
-        labels: { ...c.labels, [L.LabelInstanceType]: r.instanceType, [L.LabelTopologyZone]: r.zone, ...(zoneId ? { [L.LabelTopologyZoneID]: zoneId } : {}), [L.LabelCapacityType]: r.capacityType, ...(type?.labels ?? {}) },
+        labels: {
+          ...c.labels,
+          [L.LabelInstanceType]: r.instanceType,
+          [L.LabelTopologyZone]: r.zone,
+          ...(zoneId ? { [L.LabelTopologyZoneID]: zoneId } : {}),
+          [L.LabelCapacityType]: r.capacityType,
+          ...(type?.labels ?? {}),
+        },
         ...(type ? { capacity: formatResources(type.capacity), allocatable: formatResources(type.allocatable) } : {}),
         phase: advancePhase(c.phase, 'Launched'),
       },

@@ -14,7 +14,16 @@
 import { gunzipSync } from 'node:zlib';
 import { hasClaimVolumes, podsByNode, type Node, type Pod, type StorageObjects } from '../api/kube.ts';
 import type { ClusterViewStore, KubeApi } from '../api/ports.ts';
-import { ClusterViewTooLargeError, MaxViewGzipBytes, MaxViewJsonBytes, clusterOfView, inView, parseClusterView, viewAgeSeconds, type ClusterView } from '../api/cluster-view.ts';
+import {
+  ClusterViewTooLargeError,
+  MaxViewGzipBytes,
+  MaxViewJsonBytes,
+  clusterOfView,
+  inView,
+  parseClusterView,
+  viewAgeSeconds,
+  type ClusterView,
+} from '../api/cluster-view.ts';
 import { ViewHeartbeatSeconds } from '../api/cluster-view.ts';
 
 export { ViewHeartbeatSeconds };
@@ -84,7 +93,8 @@ function decode(body: Uint8Array, cluster: string): Decoded | Refused {
   try {
     text = gunzipSync(body, { maxOutputLength: MaxViewJsonBytes }).toString('utf8');
   } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return { refused: `cluster view decompresses past ${MaxViewJsonBytes} bytes`, kind: 'too-large' };
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+      return { refused: `cluster view decompresses past ${MaxViewJsonBytes} bytes`, kind: 'too-large' };
     return { refused: `cluster view unreadable: ${(err as Error).message}`, kind: 'invalid' };
   }
   try {
@@ -118,7 +128,8 @@ async function fromView(views: ClusterViewStore, cluster: string, now: Date, max
   if ('refused' in entry.decoded) return entry.decoded;
   const ageSeconds = viewAgeSeconds(entry.decoded.view, now);
   if (ageSeconds > maxAgeSeconds) return { refused: `cluster view is ${Math.round(ageSeconds)} s old (bound ${maxAgeSeconds} s)`, kind: 'stale' };
-  if (ageSeconds < -MaxViewFutureSeconds) return { refused: `cluster view is dated ${Math.round(-ageSeconds)} s in the future (bound ${MaxViewFutureSeconds} s)`, kind: 'future' };
+  if (ageSeconds < -MaxViewFutureSeconds)
+    return { refused: `cluster view is dated ${Math.round(-ageSeconds)} s in the future (bound ${MaxViewFutureSeconds} s)`, kind: 'future' };
   return { ...entry.decoded, ageSeconds };
 }
 
@@ -143,7 +154,11 @@ export interface PictureDeps {
  * and the cluster read live.
  * @throws what the Kubernetes port throws (TransientError when throttled).
  */
-export async function readClusterPicture(deps: PictureDeps, now: Date, opts: { pending?: Pod[]; maxAgeSeconds?: number; liveNodes?: boolean; livePodsFor?: (n: Node) => boolean } = {}): Promise<ClusterPicture> {
+export async function readClusterPicture(
+  deps: PictureDeps,
+  now: Date,
+  opts: { pending?: Pod[]; maxAgeSeconds?: number; liveNodes?: boolean; livePodsFor?: (n: Node) => boolean } = {},
+): Promise<ClusterPicture> {
   if (deps.views) {
     const [v, pending, liveNodes] = await Promise.all([
       fromView(deps.views, deps.env.clusterName, now, opts.maxAgeSeconds ?? MaxViewAgeSeconds),
@@ -162,14 +177,25 @@ export async function readClusterPicture(deps: PictureDeps, now: Date, opts: { p
 }
 
 /** The view's bound pods on the live nodes (see readClusterPicture `liveNodes`). */
-async function withLiveNodes(kube: KubeApi, v: Decoded & { ageSeconds: number }, nodes: Node[], pendingPods: Pod[], livePodsFor?: (n: Node) => boolean): Promise<ClusterPicture> {
+async function withLiveNodes(
+  kube: KubeApi,
+  v: Decoded & { ageSeconds: number },
+  nodes: Node[],
+  pendingPods: Pod[],
+  livePodsFor?: (n: Node) => boolean,
+): Promise<ClusterPicture> {
   const viewNames = new Set(v.nodes.map((n) => n.metadata.name));
   const relist = nodes.filter((n) => !viewNames.has(n.metadata.name) || livePodsFor?.(n));
   const liveNames = new Set(nodes.map((n) => n.metadata.name));
   const base = { nodes, pendingPods, source: 'view' as const, ageSeconds: v.ageSeconds };
   if (relist.length === 0 && v.nodes.every((n) => liveNames.has(n.metadata.name))) return { ...base, boundPods: v.pods, podsByNode: v.podsByNode };
   if (relist.length > MaxNodePodLists) return { ...(await live(kube, nodes)), pendingPods };
-  const listed = await mapLimit(relist, NodePodListConcurrency, async (n) => [n.metadata.name, (await kube.listPods({ nodeName: n.metadata.name })).filter((p) => p.spec.nodeName === n.metadata.name && inView(p))] as const);
+  const listed = await mapLimit(
+    relist,
+    NodePodListConcurrency,
+    async (n) =>
+      [n.metadata.name, (await kube.listPods({ nodeName: n.metadata.name })).filter((p) => p.spec.nodeName === n.metadata.name && inView(p))] as const,
+  );
   const byNode = new Map<string, Pod[]>(listed);
   for (const n of nodes) if (!byNode.has(n.metadata.name)) byNode.set(n.metadata.name, v.podsByNode.get(n.metadata.name) ?? []);
   return { ...base, boundPods: [...byNode.values()].flat(), podsByNode: byNode, livePodsOf: relist.map((n) => n.metadata.name) };

@@ -126,7 +126,14 @@ const systemClock: Clock = { now: () => new Date() };
 /** Builds the production ports from the environment (see module doc). Creates no connection yet. */
 export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const region = env.region;
-  const clients = createClients({ region, dynamodbEndpoint: env.dynamodbEndpoint, ec2Endpoint: env.ec2Endpoint, s3Endpoint: env.s3Endpoint, credentials: opts.credentials, sleep: opts.sleep });
+  const clients = createClients({
+    region,
+    dynamodbEndpoint: env.dynamodbEndpoint,
+    ec2Endpoint: env.ec2Endpoint,
+    s3Endpoint: env.s3Endpoint,
+    credentials: opts.credentials,
+    sleep: opts.sleep,
+  });
   const log = opts.log ?? new RecordingLog();
   const metrics = opts.metrics ?? new RecordingMetrics();
 
@@ -149,7 +156,11 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
   const { clusterEndpoint, clusterCABundle } = env.settings ?? {};
   if (clusterEndpoint || clusterCABundle) {
     const discovered = clusterInfo;
-    clusterInfo = async () => ({ ...(await discovered()), ...(clusterEndpoint ? { endpoint: clusterEndpoint } : {}), ...(clusterCABundle ? { certificateAuthority: clusterCABundle } : {}) });
+    clusterInfo = async () => ({
+      ...(await discovered()),
+      ...(clusterEndpoint ? { endpoint: clusterEndpoint } : {}),
+      ...(clusterCABundle ? { certificateAuthority: clusterCABundle } : {}),
+    });
   }
   const resolver = opts.resolver ?? new Ec2NodeClassResolver(sdkLookups(clients.ec2, clients.ssm), async () => (await clusterInfo()).kubernetesVersion);
   const o = opts.overrides ?? {};
@@ -168,24 +179,39 @@ export function buildDeps(env: RuntimeEnv, opts: BuildDepsOptions = {}): Deps {
     cloud:
       o.cloud ??
       measuredCloud(
-        new Ec2CloudProvider({ ec2: clients.ec2, resolver, cluster: clusterInfo, instanceProfileName: env.instanceProfileName, nodeRoleName: env.nodeRoleName, architectureOf: catalogArchitecture }),
+        new Ec2CloudProvider({
+          ec2: clients.ec2,
+          resolver,
+          cluster: clusterInfo,
+          instanceProfileName: env.instanceProfileName,
+          nodeRoleName: env.nodeRoleName,
+          architectureOf: catalogArchitecture,
+        }),
         o.metrics ?? metrics,
         opts.functionName ?? 'nodefleet',
       ),
     kube:
       o.kube ??
-      new ClientNodeKubeApi(connection, (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems }), managedNodeClassGroup(env.besideKarpenter)),
+      new ClientNodeKubeApi(
+        connection,
+        (kind, name, problems) => log.warn('ignoring invalid object', { kind, name, problems }),
+        managedNodeClassGroup(env.besideKarpenter),
+      ),
     publisher:
       o.publisher ??
       (env.eventBusName
-        ? new EventBridgePublisher(clients.eventbridge, { eventBusName: env.eventBusName, onDropped: (e, reason) => log.error('dropped event', { detailType: e.DetailType, reason }) })
+        ? new EventBridgePublisher(clients.eventbridge, {
+            eventBusName: env.eventBusName,
+            onDropped: (e, reason) => log.error('dropped event', { detailType: e.DetailType, reason }),
+          })
         : undefined),
     termination: o.termination ?? (env.stateMachineArn ? new SfnTerminationStarter(clients.sfn, env.stateMachineArn) : undefined),
     budgets: o.budgets ?? new DynamoBudgetCounter(clients.doc, env.tableName, env.clusterName),
     clusterInfo: o.clusterInfo ?? clusterInfo,
     resolver: 'resolver' in o ? o.resolver : resolver,
     views: 'views' in o ? o.views : env.viewBucket ? new S3ClusterViewStore(clients.s3, env.viewBucket, env.clusterName) : undefined,
-    catalogRefresher: 'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log, env.settings?.isolatedVPC ?? false),
+    catalogRefresher:
+      'catalogRefresher' in o ? o.catalogRefresher : env.ec2Endpoint ? undefined : catalogRefresher(clients, region, log, env.settings?.isolatedVPC ?? false),
     ...(o.random ? { random: o.random } : {}),
     clients,
   };

@@ -13,7 +13,10 @@ import { parseSettings, SettingsError, type Settings } from '../api/settings.ts'
 
 /** A missing or malformed environment variable; `variable` is its name. */
 export class EnvError extends NodefleetError {
-  constructor(readonly variable: string, reason: string) {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
     super(`environment variable ${variable}: ${reason}`);
   }
 }
@@ -68,7 +71,8 @@ export interface RuntimeEnv {
 }
 
 /** Keys that are optional in the schema but a function may require. */
-export type OptionalEnvKey = 'stateMachineArn' | 'eventBusName' | 'nodeRoleName' | 'instanceProfileName' | 'kubeconfig' | 'dynamodbEndpoint' | 'ec2Endpoint' | 'viewBucket' | 's3Endpoint';
+export type OptionalEnvKey =
+  'stateMachineArn' | 'eventBusName' | 'nodeRoleName' | 'instanceProfileName' | 'kubeconfig' | 'dynamodbEndpoint' | 'ec2Endpoint' | 'viewBucket' | 's3Endpoint';
 
 /**
  * Parses and checks the environment.
@@ -114,7 +118,10 @@ export function parseRuntimeEnv(source: Record<string, string | undefined>, requ
 
 /** Environment variables each function needs (infra/aws sets these; the report lists them). */
 export const FunctionEnv = {
-  provisioner: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.viewBucket, Env.s3Endpoint, Env.packing, Env.logLevel] },
+  provisioner: {
+    required: [Env.clusterName, Env.tableName, Env.region],
+    optional: [Env.instanceProfileName, Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.viewBucket, Env.s3Endpoint, Env.packing, Env.logLevel],
+  },
   registration: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.logLevel] },
   gc: { required: [Env.clusterName, Env.tableName, Env.region], optional: [Env.kubeconfig, Env.dynamodbEndpoint, Env.ec2Endpoint, Env.logLevel] },
   agent: { required: [Env.clusterName, Env.eventBusName, Env.region], optional: [Env.kubeconfig, Env.viewBucket, Env.s3Endpoint] },

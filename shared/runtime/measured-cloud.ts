@@ -23,7 +23,12 @@ export function errorLabel(err: unknown): string {
 }
 
 /** Wraps `inner` (named so the IAM row scan, which reads `cloud.x(` calls, does not count a forwarder as a caller); `controller` is the calling function's name, `elapsedMs` a monotonic clock in ms. */
-export function measuredCloud(inner: CloudProvider, metrics: MetricsSink, controller: string, elapsedMs: () => number = () => performance.now()): CloudProvider {
+export function measuredCloud(
+  inner: CloudProvider,
+  metrics: MetricsSink,
+  controller: string,
+  elapsedMs: () => number = () => performance.now(),
+): CloudProvider {
   const measure = async <T>(method: string, nodepool: string | undefined, call: () => Promise<T>): Promise<T> => {
     const labels = { controller, method, provider: 'aws' };
     const start = elapsedMs();

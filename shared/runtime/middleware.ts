@@ -82,7 +82,9 @@ export function wrapHandler<I, O>(name: string, run: (input: I, deps: Deps, cont
   const getDeps = (): Deps => {
     if (deps) return deps;
     const env = parseRuntimeEnv(opts.envSource ?? process.env, opts.required ?? []);
-    deps = opts.depsFactory ? opts.depsFactory(env, pt) : buildDeps(env, { log: powertoolsLog(pt.logger), metrics: powertoolsMetrics(pt.metrics), functionName: name });
+    deps = opts.depsFactory
+      ? opts.depsFactory(env, pt)
+      : buildDeps(env, { log: powertoolsLog(pt.logger), metrics: powertoolsMetrics(pt.metrics), functionName: name });
     return deps;
   };
   const h = middy(async (event: I, context: Context) => run(event, getDeps(), context))
@@ -99,7 +101,12 @@ export function wrapHandler<I, O>(name: string, run: (input: I, deps: Deps, cont
     .use({
       onError: (request) => {
         const err = request.error as Error & { problems?: string[] };
-        pt.logger.error('invocation failed', { errorName: err?.name, reason: err?.message, problems: err?.problems, cause: String((err as { cause?: unknown })?.cause ?? '') });
+        pt.logger.error('invocation failed', {
+          errorName: err?.name,
+          reason: err?.message,
+          problems: err?.problems,
+          cause: String((err as { cause?: unknown })?.cause ?? ''),
+        });
       },
     });
   return h as unknown as WrappedHandler<O>;

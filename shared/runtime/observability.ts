@@ -27,7 +27,6 @@ export interface MetricsSink {
   seconds(name: string, value: number, dimensions?: Record<string, string>): void;
 }
 
-
 /** Powertools Logger, Metrics and Tracer for one function (service name = function name). */
 export interface Powertools {
   logger: Logger;
@@ -114,8 +113,6 @@ export class RecordingMetrics implements MetricsSink {
   }
   /** Sum of values of `name` whose dimensions include `match`. */
   total(name: string, match: Record<string, string> = {}): number {
-    return this.emitted
-      .filter((e) => e.name === name && Object.entries(match).every(([k, v]) => e.dimensions[k] === v))
-      .reduce((s, e) => s + e.value, 0);
+    return this.emitted.filter((e) => e.name === name && Object.entries(match).every(([k, v]) => e.dimensions[k] === v)).reduce((s, e) => s + e.value, 0);
   }
 }

@@ -39,7 +39,13 @@ export function createSchedulingCache(): SchedulingCache {
   return { templates: new WeakMap(), typeKeys: new WeakMap(), stats: { hits: 0, misses: 0 } };
 }
 
-function templateKey(nodePool: NodePool, daemonSets: readonly DaemonSetTemplate[], unavailable: readonly UnavailableOffering[], typeKeys: ReadonlySet<string>, margin: number | undefined): string {
+function templateKey(
+  nodePool: NodePool,
+  daemonSets: readonly DaemonSetTemplate[],
+  unavailable: readonly UnavailableOffering[],
+  typeKeys: ReadonlySet<string>,
+  margin: number | undefined,
+): string {
   const ice = unavailable.map((u) => `${u.instanceType}|${u.zone}|${u.capacityType}`).sort();
   return JSON.stringify([nodePool.metadata.name, nodePool.spec.template, daemonSets.map((d) => d.spec), ice, [...typeKeys].sort(), margin ?? null]);
 }
@@ -74,7 +80,11 @@ export function poolTemplate(
 }
 
 /** Label keys the types of `list` define, from `cache` when known (see template.ts `collectTypeKeys`). */
-export function listTypeKeys(cache: SchedulingCache | undefined, list: readonly InstanceType[], collect: (l: readonly InstanceType[]) => ReadonlySet<string>): ReadonlySet<string> {
+export function listTypeKeys(
+  cache: SchedulingCache | undefined,
+  list: readonly InstanceType[],
+  collect: (l: readonly InstanceType[]) => ReadonlySet<string>,
+): ReadonlySet<string> {
   if (!cache) return collect(list);
   let keys = cache.typeKeys.get(list);
   if (!keys) cache.typeKeys.set(list, (keys = collect(list)));

@@ -37,8 +37,15 @@ export { podsByNode } from '../api/kube.ts';
  * @param claimAllocatable the allocatable its NodeClaim records (quantities by resource name),
  *   used while the node is not initialized for what the kubelet reports as zero or not at all.
  */
-export function existingFromNode(node: Node, pods: readonly Pod[], startupTaints: readonly Taint[] = [], claimAllocatable?: Record<string, string>): ExistingNode {
-  const labels = node.metadata.labels?.[L.LabelHostname] ? (node.metadata.labels ?? {}) : { ...(node.metadata.labels ?? {}), [L.LabelHostname]: node.metadata.name };
+export function existingFromNode(
+  node: Node,
+  pods: readonly Pod[],
+  startupTaints: readonly Taint[] = [],
+  claimAllocatable?: Record<string, string>,
+): ExistingNode {
+  const labels = node.metadata.labels?.[L.LabelHostname]
+    ? (node.metadata.labels ?? {})
+    : { ...(node.metadata.labels ?? {}), [L.LabelHostname]: node.metadata.name };
   const all = node.spec?.taints ?? [];
   const registered = all.some((t) => t.key === L.TaintUnregistered.key) ? all.filter((t) => t.key !== L.TaintUnregistered.key) : all;
   const managed = labels[L.LabelNodePool] !== undefined;
@@ -89,11 +96,22 @@ export function existingFromClaim(c: InFlightClaim, types: ReadonlyMap<string, I
   const allocatable = c.allocatable ? parseResources(c.allocatable) : type?.allocatable;
   if (!allocatable) return undefined;
   const launched: Record<string, string> = c.instanceType
-    ? { [L.LabelInstanceType]: c.instanceType, ...(c.zone ? { [L.LabelTopologyZone]: c.zone } : {}), ...(c.capacityType ? { [L.LabelCapacityType]: c.capacityType } : {}) }
+    ? {
+        [L.LabelInstanceType]: c.instanceType,
+        ...(c.zone ? { [L.LabelTopologyZone]: c.zone } : {}),
+        ...(c.capacityType ? { [L.LabelCapacityType]: c.capacityType } : {}),
+      }
     : {};
   return {
     name: c.name,
-    labels: { ...(type?.labels ?? {}), ...(c.instanceType ? {} : requirements.singleValueLabels()), ...c.labels, ...launched, [L.LabelNodePool]: c.nodePool, [L.LabelHostname]: c.name },
+    labels: {
+      ...(type?.labels ?? {}),
+      ...(c.instanceType ? {} : requirements.singleValueLabels()),
+      ...c.labels,
+      ...launched,
+      [L.LabelNodePool]: c.nodePool,
+      [L.LabelHostname]: c.name,
+    },
     taints: [...c.taints],
     allocatable,
     capacity: c.capacity ? parseResources(c.capacity) : (type?.capacity ?? allocatable),

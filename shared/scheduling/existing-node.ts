@@ -33,7 +33,10 @@ export class SimNode implements TopologyTarget {
   readonly requirements?: Requirements;
 
   /** @param room what is left of the node's allocatable (see {@link prepareExistingNodes}); copied, the simulation consumes it. */
-  constructor(readonly node: ExistingNode, room: Resources) {
+  constructor(
+    readonly node: ExistingNode,
+    room: Resources,
+  ) {
     this.labels = node.labels;
     this.hostname = node.labels[L.LabelHostname] ?? node.name;
     this.taints = node.taints ?? [];
@@ -59,7 +62,8 @@ export class SimNode implements TopologyTarget {
   add(info: PodInfo, groups: PodGroups, topology: Topology, allowUndefined: ReadonlySet<string> | undefined): Failure | undefined {
     if (this.node.unschedulable) return { reason: 'node is cordoned or being deleted', monotone: true };
     // Not monotone: another pod with the same signature (a pending replica) may still land here.
-    if (this.node.refusedPods?.has(`${info.pod.metadata.namespace ?? 'default'}/${info.pod.metadata.name}`)) return { reason: 'node refuses this pod (within its consolidateAfter)', monotone: false };
+    if (this.node.refusedPods?.has(`${info.pod.metadata.namespace ?? 'default'}/${info.pod.metadata.name}`))
+      return { reason: 'node refuses this pod (within its consolidateAfter)', monotone: false };
     if (!fitsRoom(info.requests, this.room)) return { reason: 'not enough room', monotone: true };
     for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
     const taint = untoleratedTaint(this.taints, info.tolerations, info.toleratePreferNoSchedule);
@@ -98,7 +102,11 @@ export interface PreparedNode {
  * (each copies the room it consumes: {@link simulateExistingNodes}); at 100 000 bound pods this is
  * most of the work spent on existing capacity.
  */
-export function prepareExistingNodes(existing: readonly ExistingNode[], boundPods: readonly Pod[], daemonSets: readonly DaemonSetTemplate[] = []): PreparedNode[] {
+export function prepareExistingNodes(
+  existing: readonly ExistingNode[],
+  boundPods: readonly Pod[],
+  daemonSets: readonly DaemonSetTemplate[] = [],
+): PreparedNode[] {
   // Initialized nodes first, then managed nodes still coming up, then claims without a node
   // (KC scheduler.go orders existing nodes so pods land on initialized ones first).
   const rank = (n: ExistingNode) => (n.launching ? 2 : n.nodePool !== undefined && n.labels[L.LabelInitialized] !== 'true' ? 1 : 0);
@@ -166,7 +174,11 @@ export function simulateExistingNodes(prepared: readonly PreparedNode[]): { node
  * existingnode.go `NewExistingNode` remainingDaemonResources). A node whose labels are not known
  * yet (an in-flight claim with requirements) reserves nothing.
  */
-function unboundDaemonRequests(n: ExistingNode, pods: readonly Pod[], daemons: readonly { tolerations: PodInfo['tolerations'] | undefined; info: PodInfo }[]): Resources {
+function unboundDaemonRequests(
+  n: ExistingNode,
+  pods: readonly Pod[],
+  daemons: readonly { tolerations: PodInfo['tolerations'] | undefined; info: PodInfo }[],
+): Resources {
   if (n.requirements || daemons.length === 0) return {};
   const out: Resources = {};
   for (const d of daemons) {

@@ -118,7 +118,13 @@ export function truncateKeepingMinValues(ordered: readonly TemplateType[], reqs:
  * @param options types that can hold everything on the claim.
  * @param reqs the claim's requirements (zone, capacity type, minValues).
  */
-export function planLaunch(options: readonly TemplateType[], reqs: Requirements, maxInstanceTypes = MaxInstanceTypes, maxLaunch = MaxLaunchInstanceTypes, strictMinValues = true): LaunchPlan {
+export function planLaunch(
+  options: readonly TemplateType[],
+  reqs: Requirements,
+  maxInstanceTypes = MaxInstanceTypes,
+  maxLaunch = MaxLaunchInstanceTypes,
+  strictMinValues = true,
+): LaunchPlan {
   const zoneReq = reqs.get(L.LabelTopologyZone);
   const ctReq = reqs.get(L.LabelCapacityType);
   const priced: { t: TemplateType; offerings: Offering[]; price: number }[] = [];
@@ -157,9 +163,7 @@ export function planLaunch(options: readonly TemplateType[], reqs: Requirements,
     capacityTypes.unshift(chosen);
   }
   const priceFor = (t: TemplateType) =>
-    cheapest(
-      offeringsOf.get(t)!.filter((o) => o.capacityType === chosen && (chosen !== 'spot' || o.priceUsdPerHour <= spotCeiling)),
-    );
+    cheapest(offeringsOf.get(t)!.filter((o) => o.capacityType === chosen && (chosen !== 'spot' || o.priceUsdPerHour <= spotCeiling)));
   candidates = candidates
     .map((t) => ({ t, p: priceFor(t) }))
     .filter((x) => x.p < Infinity)

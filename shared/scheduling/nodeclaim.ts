@@ -107,9 +107,15 @@ export class SimClaim implements TopologyTarget {
   refresh(): void {
     this.cachedZones = undefined;
     this.cachedCapacityTypes = undefined;
-    let maxCpu = -Infinity, maxMem = -Infinity, maxPods = -Infinity;
-    let minCpu = Infinity, minMem = Infinity, minPods = Infinity;
-    let effCpu = -Infinity, effMem = -Infinity, effPods = -Infinity;
+    let maxCpu = -Infinity,
+      maxMem = -Infinity,
+      maxPods = -Infinity;
+    let minCpu = Infinity,
+      minMem = Infinity,
+      minPods = Infinity;
+    let effCpu = -Infinity,
+      effMem = -Infinity,
+      effPods = -Infinity;
     for (const t of this.options) {
       const cpu = t.room.cpu ?? 0;
       const mem = t.room.memory ?? 0;
@@ -172,7 +178,12 @@ export class SimClaim implements TopologyTarget {
    * every zone pinned a 3-vCPU pod to the first zone instead of the one where a type that holds
    * it is cheapest).
    */
-  private offeredFor(key: string, reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): { best: Map<string, number>; offered: Map<string, TemplateType[]> } {
+  private offeredFor(
+    key: string,
+    reqs: Requirements,
+    narrowed: ReadonlyMap<string, readonly string[]>,
+    requests: Resources,
+  ): { best: Map<string, number>; offered: Map<string, TemplateType[]> } {
     const other = key === L.LabelTopologyZone ? L.LabelCapacityType : L.LabelTopologyZone;
     const allowed = narrowed.get(other) ?? undefined;
     const otherReq = reqs.get(other);
@@ -206,7 +217,13 @@ export class SimClaim implements TopologyTarget {
    * held only in us-east-1a, $0.0935/h, where the open claim launched a spot type in us-east-1c at
    * $0.0561/h). Other keys: the first value.
    */
-  pinDomainWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): string | undefined {
+  pinDomainWith(
+    key: string,
+    values: readonly string[],
+    reqs: Requirements,
+    narrowed: ReadonlyMap<string, readonly string[]>,
+    requests: Resources,
+  ): string | undefined {
     if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values[0];
     const { best, offered } = this.offeredFor(key, reqs, narrowed, requests);
     const price = (v: string) => best.get(v) ?? Infinity;
@@ -221,7 +238,13 @@ export class SimClaim implements TopologyTarget {
    * The zone or capacity-type values (in the given order) where some option that can hold the
    * pod is offered ({@link offeredFor}); other keys unchanged.
    */
-  launchableWith(key: string, values: readonly string[], reqs: Requirements, narrowed: ReadonlyMap<string, readonly string[]>, requests: Resources): readonly string[] {
+  launchableWith(
+    key: string,
+    values: readonly string[],
+    reqs: Requirements,
+    narrowed: ReadonlyMap<string, readonly string[]>,
+    requests: Resources,
+  ): readonly string[] {
     if (key !== L.LabelTopologyZone && key !== L.LabelCapacityType) return values;
     const { offered } = this.offeredFor(key, reqs, narrowed, requests);
     return values.filter((v) => offered.has(v));
@@ -279,7 +302,8 @@ export class SimClaim implements TopologyTarget {
     // A fresh claim skips the fast reject so the full check can explain.
     if (this.pods.length > 0) {
       if (cpu > this.maxCpu || mem > this.maxMem || pods > this.maxPods) return { reason: 'no instance type has enough room', monotone: true };
-      if (this.capped && (cpu > this.effCpu || mem > this.effMem || pods > this.effPods)) return { reason: 'the claim is as large as an efficient instance type can be', monotone: true };
+      if (this.capped && (cpu > this.effCpu || mem > this.effMem || pods > this.effPods))
+        return { reason: 'the claim is as large as an efficient instance type can be', monotone: true };
     }
     for (const p of info.hostPorts) if (this.ports.some((q) => portsConflict(p, q))) return { reason: `host port ${p} in use`, monotone: true };
     // Types whose DaemonSets hold one of the pod's host ports cannot take it.
@@ -313,10 +337,16 @@ export class SimClaim implements TopologyTarget {
         for (const [nk, values] of narrowed ?? []) if (nk !== k && nk !== L.LabelHostname) q = q.add(new Requirement(nk, false, new Set(values), false));
         return this.domainsWith(k, q);
       };
-      const pinDomain = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.pinDomainWith(k, values, podReqs, narrowed, requests);
+      const pinDomain = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) =>
+        this.pinDomainWith(k, values, podReqs, narrowed, requests);
       const spreadDomains = karpenterSpread ? (k: string, universe: ReadonlySet<string>) => spreadCandidates(k, universe, podReqs) : undefined;
-      const launchable = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) => this.launchableWith(k, values, podReqs, narrowed, requests);
-      const topo = ctx.topology.check(groups, { hostname: this.hostname, domains, pinDomain, launchable, spreadDomains, requirements: podReqs, taints: t.taints }, info.strictRequirements);
+      const launchable = (k: string, values: readonly string[], narrowed: ReadonlyMap<string, readonly string[]>) =>
+        this.launchableWith(k, values, podReqs, narrowed, requests);
+      const topo = ctx.topology.check(
+        groups,
+        { hostname: this.hostname, domains, pinDomain, launchable, spreadDomains, requirements: podReqs, taints: t.taints },
+        info.strictRequirements,
+      );
       if (!(topo instanceof Map)) return topo as TopologyFailure;
       for (const [k, values] of topo) {
         if (k === L.LabelHostname) continue;
@@ -409,7 +439,9 @@ export class SimClaim implements TopologyTarget {
     const filter = typeFilter(reqs, this.template.typeKeys);
     const compatible = this.options.filter((o) => typeMatches(o.type, filter, this.template.typeKeys, o.offerings));
     if (compatible.length === 0) {
-      return this.pods.length === 0 ? `no instance type satisfies the requirements (${reqs.toString()})` : 'no instance type satisfies the requirements of the pods together';
+      return this.pods.length === 0
+        ? `no instance type satisfies the requirements (${reqs.toString()})`
+        : 'no instance type satisfies the requirements of the pods together';
     }
     for (const k in requests) {
       let max = -Infinity;
@@ -444,7 +476,15 @@ function spreadCandidates(key: string, universe: ReadonlySet<string>, reqs: Requ
  * the template's types the claim may use (all by default; a claim split tries cheaper ones only).
  * @returns the claim holding the pod, or why the pool cannot launch one.
  */
-export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, groups: PodGroups, ctx: ClaimContext, karpenterSpread = false, types: TemplateType[] = t.types): SimClaim | Failure {
+export function openClaim(
+  t: ClaimTemplate,
+  hostname: string,
+  info: PodInfo,
+  groups: PodGroups,
+  ctx: ClaimContext,
+  karpenterSpread = false,
+  types: TemplateType[] = t.types,
+): SimClaim | Failure {
   if (t.unusable) return { reason: t.unusable, monotone: true };
   const taint = untoleratedTaint(t.taints, info.tolerations, info.toleratePreferNoSchedule);
   if (taint) return { reason: `did not tolerate taint ${formatTaint(taint)}`, monotone: true };
@@ -455,8 +495,13 @@ export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, gro
   if (options.length === 0) {
     // The limit no type fits under (memory can block while cpu still has room).
     const left = Object.entries(t.remaining ?? {});
-    const over = (left.find(([k, v]) => t.types.every((o) => (k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0)) > v)) ?? left.find(([, v]) => v <= 0) ?? left[0])[0];
-    return { reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`, monotone: true };
+    const over = (left.find(([k, v]) => t.types.every((o) => (k === 'nodes' ? 1 : (o.type.capacity[k] ?? 0)) > v)) ??
+      left.find(([, v]) => v <= 0) ??
+      left[0])[0];
+    return {
+      reason: `exceeds limits: nodepool ${t.name} has no room left under its ${over} limit (${formatAmount(over, t.limits?.[over] ?? 0)})`,
+      monotone: true,
+    };
   }
   // Under minValuesPolicy Strict, a pool whose types (within its limits) cannot meet its own
   // minValues launches nothing, and the pod goes on to the next pool: KC scheduler.go
@@ -472,7 +517,8 @@ export function openClaim(t: ClaimTemplate, hostname: string, info: PodInfo, gro
   if (f) {
     if (t.remaining && /no instance type has enough/.test(f.reason) && options.length < t.types.length) {
       const probe = new SimClaim(t, 'limits-probe', t.requirements, t.types);
-      if ((info.requests.cpu ?? 0) <= probe.maxCpu && (info.requests.memory ?? 0) <= probe.maxMem) return { reason: `exceeds limits: every instance type that fits is larger than what nodepool ${t.name} has left under its limits`, monotone: true };
+      if ((info.requests.cpu ?? 0) <= probe.maxCpu && (info.requests.memory ?? 0) <= probe.maxMem)
+        return { reason: `exceeds limits: every instance type that fits is larger than what nodepool ${t.name} has left under its limits`, monotone: true };
     }
     return f;
   }

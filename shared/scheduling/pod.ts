@@ -94,7 +94,9 @@ export function portsConflict(a: string, b: string): boolean {
 function formatSelector(sel: LabelSelector | undefined): string {
   const parts = [
     ...Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
-    ...(sel?.matchExpressions ?? []).map((e) => (e.values?.length ? `${e.key} ${e.operator} (${e.values.join(',')})` : `${e.operator === 'DoesNotExist' ? '!' : ''}${e.key}`)),
+    ...(sel?.matchExpressions ?? []).map((e) =>
+      e.values?.length ? `${e.key} ${e.operator} (${e.values.join(',')})` : `${e.operator === 'DoesNotExist' ? '!' : ''}${e.key}`,
+    ),
   ];
   return parts.length > 0 ? parts.join(',') : 'everything';
 }
@@ -211,7 +213,13 @@ export class PodInfo {
     this.spreadsAnyway = tscs.filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway').map(spread);
     this.nodeFilterTerms = nodeFilterTerms;
 
-    const term = (t: { labelSelector?: LabelSelector; namespaces?: string[]; namespaceSelector?: LabelSelector; topologyKey: string; matchLabelKeys?: string[] }): AffinitySpec => ({
+    const term = (t: {
+      labelSelector?: LabelSelector;
+      namespaces?: string[];
+      namespaceSelector?: LabelSelector;
+      topologyKey: string;
+      matchLabelKeys?: string[];
+    }): AffinitySpec => ({
       key: t.topologyKey,
       selector: withMatchLabelKeys(t.labelSelector, t.matchLabelKeys, this.labels),
       namespaces: termNamespaces(pod, t.namespaces, t.namespaceSelector),
@@ -220,8 +228,12 @@ export class PodInfo {
     const paa = spec.affinity?.podAntiAffinity;
     this.affinity = (pa?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term);
     this.anti = (paa?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term);
-    this.preferredAffinity = [...(pa?.preferredDuringSchedulingIgnoredDuringExecution ?? [])].sort((a, b) => b.weight - a.weight).map((w) => term(w.podAffinityTerm));
-    this.preferredAnti = [...(paa?.preferredDuringSchedulingIgnoredDuringExecution ?? [])].sort((a, b) => b.weight - a.weight).map((w) => term(w.podAffinityTerm));
+    this.preferredAffinity = [...(pa?.preferredDuringSchedulingIgnoredDuringExecution ?? [])]
+      .sort((a, b) => b.weight - a.weight)
+      .map((w) => term(w.podAffinityTerm));
+    this.preferredAnti = [...(paa?.preferredDuringSchedulingIgnoredDuringExecution ?? [])]
+      .sort((a, b) => b.weight - a.weight)
+      .map((w) => term(w.podAffinityTerm));
 
     if (ignorePreferences) {
       this.preferredNode = [];
@@ -229,7 +241,13 @@ export class PodInfo {
       this.preferredAnti = [];
       this.spreadsAnyway = [];
     }
-    this.unrelaxed = { requiredTerms: this.requiredTerms, preferredNode: this.preferredNode, spreadsAnyway: this.spreadsAnyway, preferredAffinity: this.preferredAffinity, preferredAnti: this.preferredAnti };
+    this.unrelaxed = {
+      requiredTerms: this.requiredTerms,
+      preferredNode: this.preferredNode,
+      spreadsAnyway: this.spreadsAnyway,
+      preferredAffinity: this.preferredAffinity,
+      preferredAnti: this.preferredAnti,
+    };
   }
 
   /** The constraints as the pod spec gives them, before any relaxation ({@link reset}). */
@@ -287,7 +305,9 @@ export class PodInfo {
 
   /** Whether any spread or pod (anti-)affinity is in force. */
   get hasTopology(): boolean {
-    return this.spreads.length + this.spreadsAnyway.length + this.affinity.length + this.preferredAffinity.length + this.anti.length + this.preferredAnti.length > 0;
+    return (
+      this.spreads.length + this.spreadsAnyway.length + this.affinity.length + this.preferredAffinity.length + this.anti.length + this.preferredAnti.length > 0
+    );
   }
 
   /** The node term in force. */
@@ -310,7 +330,14 @@ export class PodInfo {
 
   /** Whether any preference is still in force (placement might need a relaxation step). */
   get hasPreferences(): boolean {
-    return this.requiredTerms.length > 1 || this.preferredAffinity.length > 0 || this.preferredAnti.length > 0 || this.preferredNode.length > 0 || this.spreadsAnyway.length > 0 || !this.toleratePreferNoSchedule;
+    return (
+      this.requiredTerms.length > 1 ||
+      this.preferredAffinity.length > 0 ||
+      this.preferredAnti.length > 0 ||
+      this.preferredNode.length > 0 ||
+      this.spreadsAnyway.length > 0 ||
+      !this.toleratePreferNoSchedule
+    );
   }
 
   /**

@@ -64,7 +64,7 @@ export function balanceShapes(queue: PodInfo[], templates: readonly ClaimTemplat
   }
   if (!best) return;
   const target = best.room.memory! / best.room.cpu!;
-  for (let start = 0; start < queue.length; ) {
+  for (let start = 0; start < queue.length;) {
     let end = start;
     while (end < queue.length && queue[end].priority === queue[start].priority) end++;
     const low: PodInfo[] = [];
@@ -73,7 +73,10 @@ export function balanceShapes(queue: PodInfo[], templates: readonly ClaimTemplat
       const r = queue[i].requests;
       ((r.memory ?? 0) > target * (r.cpu ?? 0) ? high : low).push(queue[i]);
     }
-    let cpu = 0, mem = 0, li = 0, hi = 0;
+    let cpu = 0,
+      mem = 0,
+      li = 0,
+      hi = 0;
     for (let i = start; i < end; i++) {
       const takeHigh = hi < high.length && (li >= low.length || mem < target * cpu);
       const next = takeHigh ? high[hi++] : low[li++];
@@ -109,11 +112,14 @@ export class SchedulingQueue {
       return;
     }
     const parts: PodInfo[][] = [];
-    for (let start = 0; start < this.items.length; ) {
+    for (let start = 0; start < this.items.length;) {
       let end = start;
       while (end < this.items.length && this.items[end].priority === this.items[start].priority) end++;
       const level = this.items.slice(start, end);
-      parts.push(level.filter((p) => first.has(p.pod)), level.filter((p) => !first.has(p.pod)));
+      parts.push(
+        level.filter((p) => first.has(p.pod)),
+        level.filter((p) => !first.has(p.pod)),
+      );
       start = end;
     }
     for (const part of parts) balanceShapes(part, templates);

@@ -137,7 +137,9 @@ export function repackPods(
       let bestWorth = -Infinity;
       // Seeds: the largest kind left, and the largest without requirements (a node the first
       // one's requirements would make dearer, an on-demand pod's, may be the better buy).
-      const seeds = [left.findIndex((l) => l.length > 0), left.findIndex((l, k) => l.length > 0 && !kinds[k].pods[0].hasRequirements)].filter((k, i, all) => k >= 0 && all.indexOf(k) === i);
+      const seeds = [left.findIndex((l) => l.length > 0), left.findIndex((l, k) => l.length > 0 && !kinds[k].pods[0].hasRequirements)].filter(
+        (k, i, all) => k >= 0 && all.indexOf(k) === i,
+      );
       for (const c of candidates) {
         // A node dearer than what is left to spend cannot be part of a cheaper packing.
         if (c.cheapest >= limit - total - PriceEpsilonUsd) continue;
@@ -176,7 +178,7 @@ export function repackPods(
   const ids = new Map<SimClaim, number>();
   const id = (c: SimClaim) => ids.get(c) ?? ids.set(c, ids.size).get(c)!;
   const tried = new Set<string>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     search: for (let a = 0; a < alive.length; a++) {
       for (let b = a + 1; b < alive.length; b++) {
@@ -209,9 +211,17 @@ export function repackPods(
  * when claims are opened). Nodes that hold the least value per dollar are tried first, until a round
  * drops none. Updates `claims` and `prices` in place; returns the indices of `among` kept.
  */
-function eliminate(claims: SimClaim[], prices: number[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number, plainFits: (p: PodInfo) => boolean, among: readonly number[] = claims.map((_, i) => i)): number[] {
+function eliminate(
+  claims: SimClaim[],
+  prices: number[],
+  groupsOf: (info: PodInfo) => PodGroups,
+  ctx: ClaimContext,
+  price: (c: SimClaim) => number,
+  plainFits: (p: PodInfo) => boolean,
+  among: readonly number[] = claims.map((_, i) => i),
+): number[] {
   const alive = new Set(among);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     const order = [...alive].sort((a, b) => claims[a].pods.length / prices[a] - claims[b].pods.length / prices[b]);
     for (const i of order) {
@@ -259,7 +269,14 @@ function copyClaim(c: SimClaim, hostname = c.hostname): SimClaim {
 }
 
 /** A claim of `types` holding `pods` in order, or undefined when one does not join. */
-function build(t: ClaimTemplate, hostname: string, pods: readonly PodInfo[], types: TemplateType[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext): SimClaim | undefined {
+function build(
+  t: ClaimTemplate,
+  hostname: string,
+  pods: readonly PodInfo[],
+  types: TemplateType[],
+  groupsOf: (info: PodInfo) => PodGroups,
+  ctx: ClaimContext,
+): SimClaim | undefined {
   const [head, ...tail] = pods;
   const claim = openClaim(t, hostname, head, groupsOf(head), ctx, false, types);
   if (!(claim instanceof SimClaim)) return undefined;
@@ -268,7 +285,13 @@ function build(t: ClaimTemplate, hostname: string, pods: readonly PodInfo[], typ
 }
 
 /** The template's types that hold some kind alone and that no other type beats (see the file comment); sets each kind's value. */
-function candidateTypes(t: ClaimTemplate, kinds: Kind[], groupsOf: (info: PodInfo) => PodGroups, ctx: ClaimContext, price: (c: SimClaim) => number): Candidate[] {
+function candidateTypes(
+  t: ClaimTemplate,
+  kinds: Kind[],
+  groupsOf: (info: PodInfo) => PodGroups,
+  ctx: ClaimContext,
+  price: (c: SimClaim) => number,
+): Candidate[] {
   const keys = [...new Set(kinds.flatMap((k) => Object.keys(k.pods[0].requests)))];
   const all: Candidate[] = [];
   for (const type of t.types) {

@@ -33,7 +33,16 @@ import { checkPodVolumes } from './volumes.ts';
 import { isLaunchableNodeClassRef } from '../api/nodepool.ts';
 import { ClaimTemplate, collectTypeKeys } from './template.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
-import type { NewNodeClaim, Placement, RelaxedPod, RelaxedPreference, SchedulingInput, SchedulingResult, SchedulingSettings, UnschedulablePod } from './types.ts';
+import type {
+  NewNodeClaim,
+  Placement,
+  RelaxedPod,
+  RelaxedPreference,
+  SchedulingInput,
+  SchedulingResult,
+  SchedulingSettings,
+  UnschedulablePod,
+} from './types.ts';
 
 /**
  * The NodePools of one run with their cached templates, heaviest weight first, equal weights by
@@ -44,13 +53,20 @@ import type { NewNodeClaim, Placement, RelaxedPod, RelaxedPreference, Scheduling
  */
 function poolTemplates(input: SchedulingInput) {
   const settings = input.settings ?? {};
-  const usable = input.nodePools.filter((np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isLaunchableNodeClassRef(np.spec.template.spec.nodeClassRef));
-  const pools = [...usable].sort((a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0));
+  const usable = input.nodePools.filter(
+    (np) => !(np.metadata as { deletionTimestamp?: string }).deletionTimestamp && isLaunchableNodeClassRef(np.spec.template.spec.nodeClassRef),
+  );
+  const pools = [...usable].sort(
+    (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || (a.metadata.name > b.metadata.name ? -1 : a.metadata.name < b.metadata.name ? 1 : 0),
+  );
   const typeLists = pools.map((np) => input.instanceTypes(np));
   const cache = input.cache;
   const typeKeys = new Set<string>();
   for (const list of typeLists) for (const k of listTypeKeys(cache, list, (l) => collectTypeKeys([l]))) typeKeys.add(k);
-  return pools.map((np, i) => ({ np, template: poolTemplate(cache, np, typeLists[i], input.daemonSets ?? [], input.unavailableOfferings ?? [], typeKeys, settings.efficientPriceMargin) }));
+  return pools.map((np, i) => ({
+    np,
+    template: poolTemplate(cache, np, typeLists[i], input.daemonSets ?? [], input.unavailableOfferings ?? [], typeKeys, settings.efficientPriceMargin),
+  }));
 }
 
 /** Fresh claim templates (their limits are consumed by one simulation). */
@@ -184,7 +200,14 @@ class Scheduler {
    */
   splitClaims(groupsOf: (info: PodInfo) => PodGroups, settings: SchedulingSettings): void {
     if (!this.ctx.topology.empty) return;
-    const price = (c: SimClaim) => planLaunch(c.options, c.requirements, settings.maxInstanceTypes ?? MaxInstanceTypes, settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes, this.ctx.strictMinValues);
+    const price = (c: SimClaim) =>
+      planLaunch(
+        c.options,
+        c.requirements,
+        settings.maxInstanceTypes ?? MaxInstanceTypes,
+        settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes,
+        this.ctx.strictMinValues,
+      );
     for (let ci = 0; ci < this.claims.length; ci++) {
       const c = this.claims[ci];
       if (c.pods.length < 2 || c.template.remaining) continue;
@@ -198,7 +221,15 @@ class Scheduler {
       if (plan.problem || !(plan.priceUsdPerHour < Infinity)) continue;
       const below = [...new Set(c.template.types.map((t) => t.minPriceUsdPerHour).filter((p) => p < plan.priceUsdPerHour))].sort((a, b) => b - a);
       // The closest levels below, then levels evenly spaced over the rest.
-      const levels = below.length <= 2 * SplitLevels ? below : [...new Set([...below.slice(0, SplitLevels), ...Array.from({ length: SplitLevels }, (_, i) => below[Math.round((i * (below.length - 1)) / (SplitLevels - 1))])])];
+      const levels =
+        below.length <= 2 * SplitLevels
+          ? below
+          : [
+              ...new Set([
+                ...below.slice(0, SplitLevels),
+                ...Array.from({ length: SplitLevels }, (_, i) => below[Math.round((i * (below.length - 1)) / (SplitLevels - 1))]),
+              ]),
+            ];
       let best: SimClaim[] | undefined;
       let bestCost = plan.priceUsdPerHour - SplitSavingUsd;
       for (const level of levels) {
@@ -228,7 +259,13 @@ class Scheduler {
   repackClaims(groupsOf: (info: PodInfo) => PodGroups, settings: SchedulingSettings): void {
     if (!this.ctx.topology.empty) return;
     const price = (c: SimClaim) => {
-      const plan = planLaunch(c.options, c.requirements, settings.maxInstanceTypes ?? MaxInstanceTypes, settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes, this.ctx.strictMinValues);
+      const plan = planLaunch(
+        c.options,
+        c.requirements,
+        settings.maxInstanceTypes ?? MaxInstanceTypes,
+        settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes,
+        this.ctx.strictMinValues,
+      );
       return plan.problem ? Infinity : plan.priceUsdPerHour;
     };
     for (const t of new Set(this.claims.map((c) => c.template))) {
@@ -398,7 +435,9 @@ function claimsCost(r: SchedulingResult): number {
  */
 function withVolumeNote(reasons: Record<string, string>, v: { keys: Set<string>; note: string } | undefined): Record<string, string> {
   if (!v) return reasons;
-  return Object.fromEntries(Object.entries(reasons).map(([pool, r]) => [pool, [...v.keys].some((k) => r.includes(`key ${k},`) || r.includes(`label "${k}"`)) ? `${r} (${v.note})` : r]));
+  return Object.fromEntries(
+    Object.entries(reasons).map(([pool, r]) => [pool, [...v.keys].some((k) => r.includes(`key ${k},`) || r.includes(`label "${k}"`)) ? `${r} (${v.note})` : r]),
+  );
 }
 
 /**
@@ -452,7 +491,12 @@ export function solve(input: SchedulingInput): SchedulingResult {
  * on that claim in us-east-1b). `costPins`: pins the cost-aware plan took (it is tried open too
  * only when either plan pinned). Returns the plan and whether it pins.
  */
-function karpenterPacking(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, prepared: readonly PreparedNode[], costPins = 0): { result: SchedulingResult; pin: boolean } {
+function karpenterPacking(
+  input: SchedulingInput,
+  pools: ReturnType<typeof poolTemplates>,
+  prepared: readonly PreparedNode[],
+  costPins = 0,
+): { result: SchedulingResult; pin: boolean } {
   const pinned = simulate(input, pools, prepared, false);
   if (pinned.result.unschedulable.length === 0 || pinned.pins + costPins === 0) return { result: pinned.result, pin: true };
   const open = simulate(input, pools, prepared, false, { pin: false }).result;
@@ -472,7 +516,13 @@ function runsMore(a: SchedulingResult, b: SchedulingResult): boolean {
  * false keeps self-repelling replicas' claims open (Topology `pinReplicas`). Returns the plan and
  * how many pins it took.
  */
-function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates>, prepared: readonly PreparedNode[], costPacking: boolean, opts: { first?: ReadonlySet<Pod>; pin?: boolean } = {}): { result: SchedulingResult; pins: number } {
+function simulate(
+  input: SchedulingInput,
+  pools: ReturnType<typeof poolTemplates>,
+  prepared: readonly PreparedNode[],
+  costPacking: boolean,
+  opts: { first?: ReadonlySet<Pod>; pin?: boolean } = {},
+): { result: SchedulingResult; pins: number } {
   const first = opts.first;
   const settings = input.settings ?? {};
   const existing = input.existingNodes ?? [];
@@ -484,16 +534,26 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   const volumeNotes = new Map<Pod, { keys: Set<string>; note: string }>();
   for (const pod of input.pods) {
     if (isDaemonSetPod(pod)) {
-      unschedulable.push({ pod, reasons: Object.fromEntries(templates.map((t) => [t.name, 'pod is owned by a DaemonSet and bound to its node; a new node cannot help it'])) });
+      unschedulable.push({
+        pod,
+        reasons: Object.fromEntries(templates.map((t) => [t.name, 'pod is owned by a DaemonSet and bound to its node; a new node cannot help it'])),
+      });
       continue;
     }
     const volumes = input.storage ? checkPodVolumes(pod, input.storage) : undefined;
     if (volumes && 'invalid' in volumes) {
-      unschedulable.push({ pod, invalid: volumes.invalid, reasons: Object.fromEntries(templates.map((t) => [t.name, `not provisioned for: ${volumes.invalid}`])) });
+      unschedulable.push({
+        pod,
+        invalid: volumes.invalid,
+        reasons: Object.fromEntries(templates.map((t) => [t.name, `not provisioned for: ${volumes.invalid}`])),
+      });
       continue;
     }
     if (volumes && volumes.constraints.length > 0) {
-      volumeNotes.set(pod, { keys: new Set(volumes.alternatives.flatMap((a) => a.all().map((r) => r.key))), note: `its volumes: ${volumes.constraints.join('; ')}` });
+      volumeNotes.set(pod, {
+        keys: new Set(volumes.alternatives.flatMap((a) => a.all().map((r) => r.key))),
+        note: `its volumes: ${volumes.constraints.join('; ')}`,
+      });
     }
     infos.push(new PodInfo(pod, volumes?.alternatives, settings.preferencePolicy === 'Ignore', infoCache));
   }
@@ -534,7 +594,7 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
     // Each preference given up is kept with why it could not hold, for the pod's record once placed.
     let reasons = scheduler.schedule(info, groupsOf.get(info)!);
     const given: RelaxedPreference[] = [];
-    for (let step; reasons && info.hasPreferences && (step = info.relax()); ) {
+    for (let step; reasons && info.hasPreferences && (step = info.relax());) {
       if (step.preference) given.push({ preference: step.what, reasons: withVolumeNote(reasons, volumeNotes.get(info.pod)) });
       groupsOf.set(info, groupsFor(info));
       reasons = scheduler.schedule(info, groupsOf.get(info)!);
@@ -560,5 +620,8 @@ function simulate(input: SchedulingInput, pools: ReturnType<typeof poolTemplates
   // A pod of a claim that cannot launch is unschedulable after all: it was not placed without its preferences.
   const failed = new Set(unschedulable.map((u) => u.pod));
   const placedRelaxed = relaxed.filter((r) => !failed.has(r.pod));
-  return { result: { newNodeClaims, placements: scheduler.placements, unschedulable, ...(placedRelaxed.length > 0 ? { relaxed: placedRelaxed } : {}) }, pins: topology.pinsTaken };
+  return {
+    result: { newNodeClaims, placements: scheduler.placements, unschedulable, ...(placedRelaxed.length > 0 ? { relaxed: placedRelaxed } : {}) },
+    pins: topology.pinsTaken,
+  };
 }

@@ -8,7 +8,11 @@ import type { LabelSelector } from '../api/kube.ts';
  * The selector with `matchLabelKeys` applied: each listed key adds `key In [the pod's value]`
  * (keys the pod lacks are ignored), as kube-scheduler does for topology spread and pod affinity.
  */
-export function withMatchLabelKeys(selector: LabelSelector | undefined, keys: readonly string[] | undefined, podLabels: Record<string, string> | undefined): LabelSelector | undefined {
+export function withMatchLabelKeys(
+  selector: LabelSelector | undefined,
+  keys: readonly string[] | undefined,
+  podLabels: Record<string, string> | undefined,
+): LabelSelector | undefined {
   if (!keys || keys.length === 0 || !selector) return selector;
   const extra = keys.filter((k) => podLabels?.[k] !== undefined).map((k) => ({ key: k, operator: 'In' as const, values: [podLabels![k]] }));
   if (extra.length === 0) return selector;

@@ -22,7 +22,11 @@ export function toleratesTaint(t: Toleration, taint: Taint): boolean {
  * The first taint the tolerations do not tolerate, or undefined.
  * @param ignorePreferNoSchedule skip PreferNoSchedule taints (after relaxation; and for daemonsets).
  */
-export function untoleratedTaint(taints: readonly Taint[] | undefined, tolerations: readonly Toleration[] | undefined, ignorePreferNoSchedule: boolean): Taint | undefined {
+export function untoleratedTaint(
+  taints: readonly Taint[] | undefined,
+  tolerations: readonly Toleration[] | undefined,
+  ignorePreferNoSchedule: boolean,
+): Taint | undefined {
   for (const taint of taints ?? []) {
     if (ignorePreferNoSchedule && taint.effect === 'PreferNoSchedule') continue;
     if (!(tolerations ?? []).some((t) => toleratesTaint(t, taint))) return taint;
@@ -53,5 +57,7 @@ export const EphemeralTaintKeys: ReadonlySet<string> = new Set([
  */
 export function schedulingTaints(taints: readonly Taint[], initialized: boolean, startupTaints: readonly Taint[] = []): Taint[] {
   if (initialized) return [...taints];
-  return taints.filter((t) => !EphemeralTaintKeys.has(t.key) && !startupTaints.some((s) => s.key === t.key && s.effect === t.effect && (s.value ?? '') === (t.value ?? '')));
+  return taints.filter(
+    (t) => !EphemeralTaintKeys.has(t.key) && !startupTaints.some((s) => s.key === t.key && s.effect === t.effect && (s.value ?? '') === (t.value ?? '')),
+  );
 }

@@ -206,7 +206,16 @@ export class PoolTemplate {
       if (Object.values(room).some((v) => v < 0)) continue;
       let minPrice = Infinity;
       for (const o of offerings) if (o.priceUsdPerHour < minPrice) minPrice = o.priceUsdPerHour;
-      types.push({ type, offerings, daemonOverhead, ...(daemonHostPorts ? { daemonHostPorts } : {}), room, exotic: !!type.exotic, efficient: false, minPriceUsdPerHour: minPrice });
+      types.push({
+        type,
+        offerings,
+        daemonOverhead,
+        ...(daemonHostPorts ? { daemonHostPorts } : {}),
+        room,
+        exotic: !!type.exotic,
+        efficient: false,
+        minPriceUsdPerHour: minPrice,
+      });
     }
     // Cheapest first, as a launch orders them: claims filter this list in order, so their options
     // are already sorted when no zone or capacity-type requirement narrows the offerings.
@@ -233,7 +242,10 @@ export class PoolTemplate {
     this.registeredZones = registered(L.LabelTopologyZone, this.zones);
     this.registeredCapacityTypes = registered(L.LabelCapacityType, this.capacityTypes);
     if (types.length === 0) {
-      this.unusable = instanceTypes.length === 0 ? 'no instance types available for the nodepool' : `no instance type satisfies the nodepool requirements (${this.requirements.toString()})`;
+      this.unusable =
+        instanceTypes.length === 0
+          ? 'no instance types available for the nodepool'
+          : `no instance type satisfies the nodepool requirements (${this.requirements.toString()})`;
     }
   }
 }
@@ -282,7 +294,12 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable = nodePool.spec.replicas !== undefined ? StaticNodePoolUnsupported : notReady(nodePool) ? NodePoolNotReady : (nodePoolNotReadyReason(nodePool) ?? notReadyReason ?? base.unusable);
+    this.unusable =
+      nodePool.spec.replicas !== undefined
+        ? StaticNodePoolUnsupported
+        : notReady(nodePool)
+          ? NodePoolNotReady
+          : (nodePoolNotReadyReason(nodePool) ?? notReadyReason ?? base.unusable);
 
     const limits = nodePoolLimits(nodePool);
     if (Object.keys(limits).length > 0) {
@@ -314,7 +331,12 @@ export class ClaimTemplate {
  * every well-known label, DoesNotExist when not applicable), and one of `offerings` must be in
  * an allowed zone with an allowed capacity type.
  */
-export function typeMatches(type: InstanceType, reqs: Requirements | TypeFilter, typeKeys: ReadonlySet<string>, offerings: readonly Offering[] = type.offerings): boolean {
+export function typeMatches(
+  type: InstanceType,
+  reqs: Requirements | TypeFilter,
+  typeKeys: ReadonlySet<string>,
+  offerings: readonly Offering[] = type.offerings,
+): boolean {
   const f = reqs instanceof Requirements ? typeFilter(reqs, typeKeys) : reqs;
   const labels = type.labels;
   for (const r of f.labelReqs) {

@@ -39,7 +39,12 @@ export function podShapeKey(p: Pod): string {
  * offerings and what the classes resolve to (`resolved`: class name → e.g. the zones its subnets
  * cover, or why it resolves to nothing); a change to any resets every shape.
  */
-export function schedulingConfigKey(parts: { nodePools: readonly { metadata: { name: string }; spec: unknown }[]; nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>; unavailable?: readonly unknown[]; resolved?: Readonly<Record<string, unknown>> }): string {
+export function schedulingConfigKey(parts: {
+  nodePools: readonly { metadata: { name: string }; spec: unknown }[];
+  nodeClasses: Iterable<{ metadata: { name: string }; spec: unknown }>;
+  unavailable?: readonly unknown[];
+  resolved?: Readonly<Record<string, unknown>>;
+}): string {
   const byName = (a: { metadata: { name: string } }, b: { metadata: { name: string } }) => a.metadata.name.localeCompare(b.metadata.name);
   return canonicalJson([
     [...parts.nodePools].sort(byName).map((p) => [p.metadata.name, p.spec]),

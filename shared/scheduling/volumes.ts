@@ -91,7 +91,10 @@ class StorageIndex {
     for (const c of storage.classes) this.classes.set(c.metadata.name, c);
     const defaults = storage.classes
       .filter((c) => DefaultStorageClassAnnotations.some((a) => c.metadata.annotations?.[a] === 'true'))
-      .sort((a, b) => Date.parse(b.metadata.creationTimestamp ?? '') - Date.parse(a.metadata.creationTimestamp ?? '') || (a.metadata.name < b.metadata.name ? -1 : 1));
+      .sort(
+        (a, b) =>
+          Date.parse(b.metadata.creationTimestamp ?? '') - Date.parse(a.metadata.creationTimestamp ?? '') || (a.metadata.name < b.metadata.name ? -1 : 1),
+      );
     this.defaultClass = defaults[0]?.metadata.name;
   }
 }
@@ -133,7 +136,9 @@ function claimOf(pod: Pod, v: Volume, idx: StorageIndex): Claim | { missing: str
 /** A new claim's class: its template's, else (unset, as admission does) the default StorageClass. */
 function plannedClass(fromTemplate: string | null | undefined, template: string, idx: StorageIndex): { storageClassName?: string; classFrom: string } {
   if (fromTemplate !== undefined && fromTemplate !== null) return { storageClassName: fromTemplate || undefined, classFrom: template };
-  return idx.defaultClass ? { storageClassName: idx.defaultClass, classFrom: 'the default storage class' } : { classFrom: 'none: its template names none and the cluster has no default' };
+  return idx.defaultClass
+    ? { storageClassName: idx.defaultClass, classFrom: 'the default storage class' }
+    : { classFrom: 'none: its template names none and the cluster has no default' };
 }
 
 /** Why no node may be launched for a pod using this claim, or undefined (KC `ValidatePersistentVolumeClaims`). */
@@ -186,7 +191,12 @@ function claimAlternatives(c: Claim, idx: StorageIndex): Requirements[] {
   const sc = c.storageClassName ? idx.classes.get(c.storageClassName) : undefined;
   for (const t of (sc?.allowedTopologies ?? []) as { matchLabelExpressions?: { key: string; values?: string[] }[] }[]) {
     const exprs = t.matchLabelExpressions ?? [];
-    if (exprs.length > 0) out.push(new Requirements(exprs.map((e) => Requirement.from(normalised({ key: e.key, operator: 'In', values: e.values ?? [] }) as Parameters<typeof Requirement.from>[0]))));
+    if (exprs.length > 0)
+      out.push(
+        new Requirements(
+          exprs.map((e) => Requirement.from(normalised({ key: e.key, operator: 'In', values: e.values ?? [] }) as Parameters<typeof Requirement.from>[0])),
+        ),
+      );
   }
   return out;
 }

@@ -24,7 +24,18 @@ import { DynamoNodeClaimStore, nodeClaimItem } from '../../shared/aws/dynamo-nod
 import { LabelNodePool, TaintDisrupted } from '../../shared/api/labels.ts';
 import { node as nodeOf, pod as podOf } from '../fakes/index.ts';
 import { Rng } from '../chaos/rng.ts';
-import { Account, Cluster, ManagedInstanceId, ManagedNodeName, Region, localDynamo, mixSeed, unschedulableEvent, type AttackWorld, type TrueNode } from './world.ts';
+import {
+  Account,
+  Cluster,
+  ManagedInstanceId,
+  ManagedNodeName,
+  Region,
+  localDynamo,
+  mixSeed,
+  unschedulableEvent,
+  type AttackWorld,
+  type TrueNode,
+} from './world.ts';
 
 /** A forged input, ready to send. */
 export interface Forged {
@@ -107,7 +118,14 @@ function ghostNode(name: string, providerID: string, v: TrueNode | undefined, cr
     providerID,
     allocatable: { cpu: '96', memory: '768Gi', pods: '250' },
     labels: {
-      ...(v ? { [LabelNodePool]: v.nodePool, 'karpenter.sh/capacity-type': v.capacityType, 'node.kubernetes.io/instance-type': v.instanceType, 'topology.kubernetes.io/zone': v.zone } : {}),
+      ...(v
+        ? {
+            [LabelNodePool]: v.nodePool,
+            'karpenter.sh/capacity-type': v.capacityType,
+            'node.kubernetes.io/instance-type': v.instanceType,
+            'topology.kubernetes.io/zone': v.zone,
+          }
+        : {}),
       'karpenter.sh/initialized': 'true',
       'karpenter.sh/registered': 'true',
       'kubernetes.io/arch': 'amd64',
@@ -123,15 +141,48 @@ function ghostNode(name: string, providerID: string, v: TrueNode | undefined, cr
 /** Structurally odd node entries: valid-looking shapes with missing, empty or mistyped parts. */
 function oddNodeArb(providerIds: string[]): fc.Arbitrary<unknown> {
   const quantity = fc.oneof(fc.constantFrom('1', '96', '0', '-4', '1e9', 'lots', ''), fc.integer());
-  const taint = fc.record({ key: fc.constantFrom('karpenter.sh/disrupted', 'x', ''), effect: fc.constantFrom('NoSchedule', 'NoExecute', 'Bogus'), value: fc.option(fc.string(), { nil: undefined }) }, { requiredKeys: ['key', 'effect'] });
+  const taint = fc.record(
+    {
+      key: fc.constantFrom('karpenter.sh/disrupted', 'x', ''),
+      effect: fc.constantFrom('NoSchedule', 'NoExecute', 'Bogus'),
+      value: fc.option(fc.string(), { nil: undefined }),
+    },
+    { requiredKeys: ['key', 'effect'] },
+  );
   return fc.oneof(
     fc.constant({}),
     fc.constant({ metadata: {} }),
     fc.record(
       {
-        metadata: fc.record({ name: fc.oneof(fc.constant('ghost'), fc.string({ minLength: 1, maxLength: 12 })), creationTimestamp: fc.oneof(fc.constant('2000-01-01T00:00:00Z'), fc.string()), labels: fc.dictionary(fc.constantFrom(LabelNodePool, 'karpenter.sh/initialized', 'kubernetes.io/arch'), fc.constantFrom('od', 'spot', 'true', 'amd64', '')) }, { requiredKeys: ['name'] }),
-        spec: fc.oneof(fc.constant(null), fc.record({ providerID: fc.oneof(fc.constantFrom(...providerIds), fc.string()), taints: fc.array(taint, { maxLength: 3 }), unschedulable: fc.boolean() }, { requiredKeys: [] })),
-        status: fc.oneof(fc.constant(null), fc.record({ allocatable: fc.dictionary(fc.constantFrom('cpu', 'memory', 'pods', 'nvidia.com/gpu'), quantity), capacity: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity), conditions: fc.array(fc.record({ type: fc.constantFrom('Ready', 'x'), status: fc.constantFrom('True', 'False', 'Maybe') }), { maxLength: 2 }) }, { requiredKeys: [] })),
+        metadata: fc.record(
+          {
+            name: fc.oneof(fc.constant('ghost'), fc.string({ minLength: 1, maxLength: 12 })),
+            creationTimestamp: fc.oneof(fc.constant('2000-01-01T00:00:00Z'), fc.string()),
+            labels: fc.dictionary(
+              fc.constantFrom(LabelNodePool, 'karpenter.sh/initialized', 'kubernetes.io/arch'),
+              fc.constantFrom('od', 'spot', 'true', 'amd64', ''),
+            ),
+          },
+          { requiredKeys: ['name'] },
+        ),
+        spec: fc.oneof(
+          fc.constant(null),
+          fc.record(
+            { providerID: fc.oneof(fc.constantFrom(...providerIds), fc.string()), taints: fc.array(taint, { maxLength: 3 }), unschedulable: fc.boolean() },
+            { requiredKeys: [] },
+          ),
+        ),
+        status: fc.oneof(
+          fc.constant(null),
+          fc.record(
+            {
+              allocatable: fc.dictionary(fc.constantFrom('cpu', 'memory', 'pods', 'nvidia.com/gpu'), quantity),
+              capacity: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity),
+              conditions: fc.array(fc.record({ type: fc.constantFrom('Ready', 'x'), status: fc.constantFrom('True', 'False', 'Maybe') }), { maxLength: 2 }),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
       },
       { requiredKeys: ['metadata'] },
     ),
@@ -144,7 +195,21 @@ function oddNodeArb(providerIds: string[]): fc.Arbitrary<unknown> {
 const views: Family = {
   name: 'views',
   store: 'memory',
-  kinds: ['ghost-victim', 'expired-timestamps', 'deleting-made-up-pods', 'ghost-deleting', 'odd-entries', 'odd-pod-rows', 'too-large', 'bomb', 'future', 'stale', 'other-cluster', 'fake-room', 'victim-shown-empty'],
+  kinds: [
+    'ghost-victim',
+    'expired-timestamps',
+    'deleting-made-up-pods',
+    'ghost-deleting',
+    'odd-entries',
+    'odd-pod-rows',
+    'too-large',
+    'bomb',
+    'future',
+    'stale',
+    'other-cluster',
+    'fake-room',
+    'victim-shown-empty',
+  ],
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
@@ -160,7 +225,8 @@ const views: Family = {
     switch (kind) {
       case 'ghost-victim': {
         const n = d.int(1, 3);
-        for (let i = 0; i < n; i++) nodes.push(ghostNode(`ghost-${i}`, d.pick([v.providerId, `aws:///x/${v.instanceId}`, `aws:///${v.zone}/${d.pick(victims).instanceId}`]), v, old));
+        for (let i = 0; i < n; i++)
+          nodes.push(ghostNode(`ghost-${i}`, d.pick([v.providerId, `aws:///x/${v.instanceId}`, `aws:///${v.zone}/${d.pick(victims).instanceId}`]), v, old));
         body = json(renderView(Cluster, nodes, [...pods, ...madeUpPods(d, 'ghost-0', d.int(0, 4), '1')], at));
         summary = `${n} ghost node(s) created ${old} naming ${v.instanceId} (${v.nodeName}), generatedAt ${at}`;
         break;
@@ -196,9 +262,23 @@ const views: Family = {
       case 'odd-pod-rows': {
         const view = renderView(Cluster, nodes, pods, at);
         const what = d.pick(['rows', 'templates', 'header']);
-        if (what === 'rows') view.pods.push(...Array.from({ length: d.int(1, 3) }, () => d.sample(fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: -2, max: 5 }), fc.constant(null)), { maxLength: 8 }))));
+        if (what === 'rows')
+          view.pods.push(
+            ...Array.from({ length: d.int(1, 3) }, () =>
+              d.sample(fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: -2, max: 5 }), fc.constant(null)), { maxLength: 8 })),
+            ),
+          );
         else if (what === 'templates') view.templates.push(d.sample(fc.anything({ maxDepth: 3 })));
-        else Object.assign(view, d.sample(fc.record({ schemaVersion: fc.oneof(fc.constant(2), fc.string()), nodes: fc.anything({ maxDepth: 1 }), generatedAt: fc.oneof(fc.string(), fc.integer()) }, { requiredKeys: [] })));
+        else
+          Object.assign(
+            view,
+            d.sample(
+              fc.record(
+                { schemaVersion: fc.oneof(fc.constant(2), fc.string()), nodes: fc.anything({ maxDepth: 1 }), generatedAt: fc.oneof(fc.string(), fc.integer()) },
+                { requiredKeys: [] },
+              ),
+            ),
+          );
         body = json(view);
         summary = `odd ${what}: ${short(what === 'rows' ? view.pods.slice(-2) : what === 'templates' ? view.templates.at(-1) : { schemaVersion: view.schemaVersion, nodes: view.nodes, generatedAt: view.generatedAt })}`;
         break;
@@ -245,7 +325,14 @@ const views: Family = {
 // ---------------------------------------------------------------- events
 
 /** A `Node Lifecycle` event for `node` (Kubernetes shape). */
-function nodeEvent(id: string, at: string, node: Record<string, unknown>, change: string, extra: Record<string, unknown> = {}, cluster = Cluster): Record<string, unknown> {
+function nodeEvent(
+  id: string,
+  at: string,
+  node: Record<string, unknown>,
+  change: string,
+  extra: Record<string, unknown> = {},
+  cluster = Cluster,
+): Record<string, unknown> {
   return {
     version: '0',
     id,
@@ -262,7 +349,22 @@ function nodeEvent(id: string, at: string, node: Record<string, unknown>, change
 const events: Family = {
   name: 'events',
   store: 'memory',
-  kinds: ['empty', 'ghost-pods', 'bound-pods-inflated', 'pending-inflated', 'other-cluster', 'malformed', 'burst', 'node-name-mismatch', 'node-ghost', 'node-managed', 'pod-event-2099', 'impostor-node', 'node-deleted', 'node-other-cluster'],
+  kinds: [
+    'empty',
+    'ghost-pods',
+    'bound-pods-inflated',
+    'pending-inflated',
+    'other-cluster',
+    'malformed',
+    'burst',
+    'node-name-mismatch',
+    'node-ghost',
+    'node-managed',
+    'pod-event-2099',
+    'impostor-node',
+    'node-deleted',
+    'node-other-cluster',
+  ],
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
@@ -273,7 +375,10 @@ const events: Family = {
     const big = d.pick(['16', '64', '96']);
     const id = `forged-${d.int(1, 1e6)}`;
     const livePod = (key: string) => w.initial.pods.find((p) => objectKey(p) === key);
-    const inflate = (p: Pod) => ({ ...compactPod(p), spec: { ...compactPod(p).spec, containers: [{ name: 'main', resources: { requests: { cpu: big, memory: '700Gi' } } }] } });
+    const inflate = (p: Pod) => ({
+      ...compactPod(p),
+      spec: { ...compactPod(p).spec, containers: [{ name: 'main', resources: { requests: { cpu: big, memory: '700Gi' } } }] },
+    });
     const target = joining ?? v;
     let send: (x: AttackWorld) => Promise<unknown>;
     let summary: string;
@@ -285,7 +390,9 @@ const events: Family = {
         break;
       }
       case 'ghost-pods': {
-        const pods = Array.from({ length: d.int(1, 30) }, (_, i) => compactPod(podOf({ name: `nobody-${i}`, namespace: d.pick(['default', 'kube-system', 'prod']), cpu: big, memory: '8Gi', phase: 'Pending' })));
+        const pods = Array.from({ length: d.int(1, 30) }, (_, i) =>
+          compactPod(podOf({ name: `nobody-${i}`, namespace: d.pick(['default', 'kube-system', 'prod']), cpu: big, memory: '8Gi', phase: 'Pending' })),
+        );
         const e = unschedulableEvent(pods as never, id, now);
         send = (x) => x.provisioner(e);
         summary = `${pods.length} pods nobody runs, ${big} cpu each`;
@@ -306,7 +413,12 @@ const events: Family = {
         break;
       }
       case 'other-cluster': {
-        const e = unschedulableEvent([compactPod(podOf({ name: 'elsewhere', cpu: big, phase: 'Pending' }))] as never, id, now, d.pick(['other', `${Cluster}-prod`]));
+        const e = unschedulableEvent(
+          [compactPod(podOf({ name: 'elsewhere', cpu: big, phase: 'Pending' }))] as never,
+          id,
+          now,
+          d.pick(['other', `${Cluster}-prod`]),
+        );
         send = (x) => x.provisioner(e);
         summary = `another cluster's event (${(e.detail as { cluster: string }).cluster}) with a ${big}-cpu pod`;
         break;
@@ -320,7 +432,10 @@ const events: Family = {
       }
       case 'burst': {
         const n = d.int(5, 20);
-        const pending = w.truth.pendingPods.map(livePod).filter((p): p is Pod => !!p).map(compactPod);
+        const pending = w.truth.pendingPods
+          .map(livePod)
+          .filter((p): p is Pod => !!p)
+          .map(compactPod);
         const es = Array.from({ length: n }, (_, i) => unschedulableEvent(pending as never, `${id}-${i}`, now));
         send = async (x) => {
           for (const e of es) await x.provisioner(e);
@@ -330,20 +445,37 @@ const events: Family = {
       }
       case 'node-name-mismatch': {
         const live = w.initial.nodes.find((n) => n.metadata.name === other.nodeName)!;
-        const e = nodeEvent(id, iso(t0), { ...structuredClone(live), spec: { ...live.spec, providerID: target.providerId } }, d.pick(['added', 'ready', 'updated']), { lastPodEventTime: iso(t0) });
+        const e = nodeEvent(
+          id,
+          iso(t0),
+          { ...structuredClone(live), spec: { ...live.spec, providerID: target.providerId } },
+          d.pick(['added', 'ready', 'updated']),
+          { lastPodEventTime: iso(t0) },
+        );
         send = (x) => x.registration(e);
         summary = `node ${other.nodeName} with ${target.claim}'s providerID ${target.providerId}`;
         break;
       }
       case 'node-ghost': {
-        const e = nodeEvent(id, iso(t0), ghostNode(d.pick(['ghost', `ip-10-9-${d.int(0, 255)}-1.ec2.internal`]), target.providerId, target, iso(t0)) as never, d.pick(['added', 'ready']));
+        const e = nodeEvent(
+          id,
+          iso(t0),
+          ghostNode(d.pick(['ghost', `ip-10-9-${d.int(0, 255)}-1.ec2.internal`]), target.providerId, target, iso(t0)) as never,
+          d.pick(['added', 'ready']),
+        );
         send = (x) => x.registration(e);
         summary = `a node that does not exist, with ${target.claim}'s providerID`;
         break;
       }
       case 'node-managed': {
         const live = w.initial.nodes.find((n) => n.metadata.name === ManagedNodeName)!;
-        const e = nodeEvent(id, iso(t0), { ...structuredClone(live), metadata: { ...live.metadata, labels: { ...live.metadata.labels, [LabelNodePool]: v.nodePool } } }, 'ready', { lastPodEventTime: '2099-01-01T00:00:00Z' });
+        const e = nodeEvent(
+          id,
+          iso(t0),
+          { ...structuredClone(live), metadata: { ...live.metadata, labels: { ...live.metadata.labels, [LabelNodePool]: v.nodePool } } },
+          'ready',
+          { lastPodEventTime: '2099-01-01T00:00:00Z' },
+        );
         send = (x) => x.registration(e);
         summary = 'the managed node group node, labelled with a NodePool';
         break;
@@ -362,7 +494,11 @@ const events: Family = {
         // The attacker's own instance: a small one (its kubelet reports what it has).
         const impostor = ghostNode(name, target.providerId, target, iso(t0));
         impostor.metadata.labels = { ...impostor.metadata.labels, [LabelNodePool]: target.nodePool };
-        impostor.status = { ...impostor.status, allocatable: { cpu: '1930m', memory: '7220Mi', pods: '29' }, capacity: { cpu: '2', memory: '7934Mi', pods: '29' } };
+        impostor.status = {
+          ...impostor.status,
+          allocatable: { cpu: '1930m', memory: '7220Mi', pods: '29' },
+          capacity: { cpu: '2', memory: '7934Mi', pods: '29' },
+        };
         const e = nodeEvent(id, iso(t0), structuredClone(impostor) as never, 'ready');
         send = async (x) => {
           x.w.kube.addNode(impostor);
@@ -400,8 +536,26 @@ const DetailTypes = {
 };
 
 /** An EventBridge event as the interruption queue delivers it. */
-function awsEvent(detailType: string, source: string, account: string, region: string, time: string, instanceIds: string[], detail: Record<string, unknown>): Record<string, unknown> {
-  return { version: '0', id: `ev-${instanceIds.join('-').slice(0, 40)}-${time}`, 'detail-type': detailType, source, account, time, region, resources: instanceIds.map((i) => `arn:aws:ec2:${region}:${account}:instance/${i}`), detail };
+function awsEvent(
+  detailType: string,
+  source: string,
+  account: string,
+  region: string,
+  time: string,
+  instanceIds: string[],
+  detail: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    version: '0',
+    id: `ev-${instanceIds.join('-').slice(0, 40)}-${time}`,
+    'detail-type': detailType,
+    source,
+    account,
+    time,
+    region,
+    resources: instanceIds.map((i) => `arn:aws:ec2:${region}:${account}:instance/${i}`),
+    detail,
+  };
 }
 
 function healthDetail(region: string, account: string, instanceIds: string[], start: string): Record<string, unknown> {
@@ -419,7 +573,21 @@ function healthDetail(region: string, account: string, instanceIds: string[], st
 const queue: Family = {
   name: 'queue',
   store: 'memory',
-  kinds: ['spot-past', 'spot-on-demand', 'foreign-account', 'foreign-region', 'health-many', 'health-past', 'state-running', 'unknown-instance', 'managed-instance', 'reservation-on-demand', 'rebalance', 'malformed', 'repeat'],
+  kinds: [
+    'spot-past',
+    'spot-on-demand',
+    'foreign-account',
+    'foreign-region',
+    'health-many',
+    'health-past',
+    'state-running',
+    'unknown-instance',
+    'managed-instance',
+    'reservation-on-demand',
+    'rebalance',
+    'malformed',
+    'repeat',
+  ],
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
@@ -433,7 +601,8 @@ const queue: Family = {
     let summary = '';
     /** Instances whose notice EC2 bears out: their cutoff may come two minutes after receipt. */
     let genuine: TrueNode[] = [];
-    const spotEvent = (n: TrueNode, account = Account, region = Region, time = past) => awsEvent(DetailTypes.spot, 'aws.ec2', account, region, time, [n.instanceId], { 'instance-id': n.instanceId, 'instance-action': 'terminate' });
+    const spotEvent = (n: TrueNode, account = Account, region = Region, time = past) =>
+      awsEvent(DetailTypes.spot, 'aws.ec2', account, region, time, [n.instanceId], { 'instance-id': n.instanceId, 'instance-action': 'terminate' });
     switch (kind) {
       case 'spot-past': {
         const n = spot.length ? d.pick(spot) : any;
@@ -458,14 +627,32 @@ const queue: Family = {
         summary = `a spot warning from region ${(body[0] as { region: string }).region || '(empty)'} for ${aim.capacityType} ${aim.instanceId}`;
         break;
       case 'health-many': {
-        const ids = [...w.truth.nodes.map((n) => n.instanceId), ...Array.from({ length: MaxHealthEventInstances + d.int(1, 200) }, (_, i) => `i-0f${i.toString(16).padStart(15, '0')}`)];
+        const ids = [
+          ...w.truth.nodes.map((n) => n.instanceId),
+          ...Array.from({ length: MaxHealthEventInstances + d.int(1, 200) }, (_, i) => `i-0f${i.toString(16).padStart(15, '0')}`),
+        ];
         body = [awsEvent(DetailTypes.health, 'aws.health', Account, Region, iso(t0), [], healthDetail(Region, Account, ids, past))];
         summary = `a Health scheduled change naming ${ids.length} instances (every node's), started ${past}`;
         break;
       }
       case 'health-past': {
         const ns = w.truth.nodes.slice(0, d.int(1, w.truth.nodes.length));
-        body = [awsEvent(DetailTypes.health, 'aws.health', Account, Region, iso(t0), [], healthDetail(Region, Account, ns.map((n) => n.instanceId), past))];
+        body = [
+          awsEvent(
+            DetailTypes.health,
+            'aws.health',
+            Account,
+            Region,
+            iso(t0),
+            [],
+            healthDetail(
+              Region,
+              Account,
+              ns.map((n) => n.instanceId),
+              past,
+            ),
+          ),
+        ];
         genuine = ns;
         summary = `a Health scheduled change for ${ns.map((n) => n.instanceId).join(', ')}, started ${past}`;
         break;
@@ -485,7 +672,13 @@ const queue: Family = {
       }
       case 'reservation-on-demand': {
         const n = od.length ? d.pick(od) : any;
-        body = [awsEvent(DetailTypes.reservation, 'aws.ec2', Account, Region, iso(t0), [n.instanceId], { 'instance-id': n.instanceId, 'instance-action': 'terminate', 'instance-termination-time': past })];
+        body = [
+          awsEvent(DetailTypes.reservation, 'aws.ec2', Account, Region, iso(t0), [n.instanceId], {
+            'instance-id': n.instanceId,
+            'instance-action': 'terminate',
+            'instance-termination-time': past,
+          }),
+        ];
         summary = `a capacity reservation interruption for ${n.capacityType} ${n.instanceId}, ending ${past}`;
         break;
       }
@@ -506,7 +699,19 @@ const queue: Family = {
         break;
       }
     }
-    const batch = { Records: body.map((b, i) => ({ messageId: `m-${i}`, receiptHandle: 'x', body: typeof b === 'string' ? b : JSON.stringify(b), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: `arn:aws:sqs:${Region}:${Account}:nodefleet-interruption`, awsRegion: Region })) };
+    const batch = {
+      Records: body.map((b, i) => ({
+        messageId: `m-${i}`,
+        receiptHandle: 'x',
+        body: typeof b === 'string' ? b : JSON.stringify(b),
+        attributes: {},
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:${Region}:${Account}:nodefleet-interruption`,
+        awsRegion: Region,
+      })),
+    };
     return {
       family: 'queue',
       kind,
@@ -534,7 +739,19 @@ function setLegit(w: AttackWorld, claim: string, ms: number): void {
 const executions: Family = {
   name: 'executions',
   store: 'memory',
-  kinds: ['managed-node', 'no-claim', 'ghost-claim', 'foreign-cluster-claim', 'other-instance', 'other-node', 'deadline-0', 'cutoff-past', 'malformed', 'attempt-forged', 'joining'],
+  kinds: [
+    'managed-node',
+    'no-claim',
+    'ghost-claim',
+    'foreign-cluster-claim',
+    'other-instance',
+    'other-node',
+    'deadline-0',
+    'cutoff-past',
+    'malformed',
+    'attempt-forged',
+    'joining',
+  ],
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
@@ -550,13 +767,25 @@ const executions: Family = {
     let prepare: ((x: AttackWorld) => Promise<void>) | undefined;
     switch (kind) {
       case 'managed-node':
-        input = { nodeClaim: d.pick(['coredns', 'system', ManagedNodeName]), nodeName: ManagedNodeName, instanceId: ManagedInstanceId, reason, deadlineEpochMs: deadline };
+        input = {
+          nodeClaim: d.pick(['coredns', 'system', ManagedNodeName]),
+          nodeName: ManagedNodeName,
+          instanceId: ManagedInstanceId,
+          reason,
+          deadlineEpochMs: deadline,
+        };
         break;
       case 'no-claim':
         input = { nodeClaim: v.nodeName, nodeName: v.nodeName, instanceId: v.instanceId, reason, deadlineEpochMs: deadline };
         break;
       case 'ghost-claim':
-        input = { nodeClaim: `ghost-${d.int(1, 999)}`, nodeName: d.pick([v.nodeName, 'ghost']), instanceId: d.pick([v.instanceId, 'i-0123456789abcdef0']), reason, deadlineEpochMs: deadline };
+        input = {
+          nodeClaim: `ghost-${d.int(1, 999)}`,
+          nodeName: d.pick([v.nodeName, 'ghost']),
+          instanceId: d.pick([v.instanceId, 'i-0123456789abcdef0']),
+          reason,
+          deadlineEpochMs: deadline,
+        };
         break;
       case 'foreign-cluster-claim': {
         // Another cluster's claim in the table, naming this cluster's node and instance.
@@ -576,7 +805,13 @@ const executions: Family = {
         break;
       case 'deadline-0':
       case 'cutoff-past':
-        input = { nodeClaim: v.claim, ...(d.chance(0.5) ? { nodeName: v.nodeName, instanceId: v.instanceId } : {}), reason, deadlineEpochMs: kind === 'deadline-0' ? 0 : t0 - d.int(1, 86_400) * 1000, ...(d.chance(0.3) ? { budgetNodePool: v.nodePool } : {}) };
+        input = {
+          nodeClaim: v.claim,
+          ...(d.chance(0.5) ? { nodeName: v.nodeName, instanceId: v.instanceId } : {}),
+          reason,
+          deadlineEpochMs: kind === 'deadline-0' ? 0 : t0 - d.int(1, 86_400) * 1000,
+          ...(d.chance(0.3) ? { budgetNodePool: v.nodePool } : {}),
+        };
         accepted = v;
         break;
       case 'attempt-forged':
@@ -590,7 +825,20 @@ const executions: Family = {
         break;
       }
       default:
-        input = d.sample(fc.oneof(fc.anything({ maxDepth: 2 }), fc.record({ nodeClaim: fc.oneof(fc.constant(v.claim), fc.string()), reason: fc.string(), deadlineEpochMs: fc.oneof(fc.integer(), fc.string()), attempt: fc.oneof(fc.integer(), fc.constant(0)) }, { requiredKeys: [] })));
+        input = d.sample(
+          fc.oneof(
+            fc.anything({ maxDepth: 2 }),
+            fc.record(
+              {
+                nodeClaim: fc.oneof(fc.constant(v.claim), fc.string()),
+                reason: fc.string(),
+                deadlineEpochMs: fc.oneof(fc.integer(), fc.string()),
+                attempt: fc.oneof(fc.integer(), fc.constant(0)),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+        );
         accepted = v;
     }
     summary = `StartExecution ${short(input, 220)}`;
@@ -618,11 +866,16 @@ const executions: Family = {
 async function putItem(w: AttackWorld, item: Record<string, unknown>): Promise<void> {
   const { clients, local } = await localDynamo();
   try {
-    await clients.doc.send(new PutCommand({ TableName: local.tableName, Item: item}));
+    await clients.doc.send(new PutCommand({ TableName: local.tableName, Item: item }));
   } catch {
     // DynamoDB takes no such value (a BigInt, NaN, a number beyond 38 digits): the attacker's item
     // is then the claim as a string, malformed all the same.
-    await clients.doc.send(new PutCommand({ TableName: local.tableName, Item: { ...item, claim: String(JSON.stringify(item.claim, (_k, v) => (typeof v === 'bigint' ? String(v) : v))) }}));
+    await clients.doc.send(
+      new PutCommand({
+        TableName: local.tableName,
+        Item: { ...item, claim: String(JSON.stringify(item.claim, (_k, v) => (typeof v === 'bigint' ? String(v) : v))) },
+      }),
+    );
   }
 }
 
@@ -634,7 +887,20 @@ function partitionOf(w: AttackWorld): string {
 const records: Family = {
   name: 'records',
   store: 'dynamo',
-  kinds: ['delete-claim', 'malformed-new', 'malformed-over-claim', 'bad-version', 'claim-names-other-instance', 'launched-claim-names-other-instance', 'registered-claim-names-other-instance', 'terminating-claim-names-other-instance', 'gone-instance-claim-names-node', 'foreign-cluster-claim', 'epoch-lost', 'claim-of-managed-instance'],
+  kinds: [
+    'delete-claim',
+    'malformed-new',
+    'malformed-over-claim',
+    'bad-version',
+    'claim-names-other-instance',
+    'launched-claim-names-other-instance',
+    'registered-claim-names-other-instance',
+    'terminating-claim-names-other-instance',
+    'gone-instance-claim-names-node',
+    'foreign-cluster-claim',
+    'epoch-lost',
+    'claim-of-managed-instance',
+  ],
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
@@ -642,7 +908,8 @@ const records: Family = {
     const evil = `evil-${d.int(1000, 9999)}`;
     let write: (x: AttackWorld) => Promise<void>;
     let summary = '';
-    const copyOf = async (x: AttackWorld, over: Partial<NodeClaim>): Promise<NodeClaim> => NodeClaimSchema.parse({ ...(await x.store.get(v.claim))!, name: evil, version: 0, ...over });
+    const copyOf = async (x: AttackWorld, over: Partial<NodeClaim>): Promise<NodeClaim> =>
+      NodeClaimSchema.parse({ ...(await x.store.get(v.claim))!, name: evil, version: 0, ...over });
     const put = async (x: AttackWorld, c: NodeClaim) => putItem(x, nodeClaimItem(partitionOf(x), c));
     const old = iso(t0 - d.int(1, 400) * 86_400_000);
     switch (kind) {
@@ -652,9 +919,32 @@ const records: Family = {
         break;
       case 'malformed-new':
       case 'malformed-over-claim': {
-        const garbage = d.sample(fc.oneof(fc.anything({ maxDepth: 3 }), fc.record({ name: fc.string(), phase: fc.constantFrom('Initialized', 'Terminating', 'Bogus'), instanceId: fc.constant(v.instanceId), createdAt: fc.string() }, { requiredKeys: [] })));
+        const garbage = d.sample(
+          fc.oneof(
+            fc.anything({ maxDepth: 3 }),
+            fc.record(
+              {
+                name: fc.string(),
+                phase: fc.constantFrom('Initialized', 'Terminating', 'Bogus'),
+                instanceId: fc.constant(v.instanceId),
+                createdAt: fc.string(),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+        );
         const sk = kind === 'malformed-new' ? keys.nodeClaim(evil) : keys.nodeClaim(v.claim);
-        write = async (x) => putItem(x, { [Table.partitionKey]: keys.cluster(partitionOf(x)), [Table.sortKey]: sk, type: 'NodeClaim', version: 0, [Table.instanceIdAttribute]: v.instanceId, nodePool: v.nodePool, phase: 'Initialized', claim: garbage });
+        write = async (x) =>
+          putItem(x, {
+            [Table.partitionKey]: keys.cluster(partitionOf(x)),
+            [Table.sortKey]: sk,
+            type: 'NodeClaim',
+            version: 0,
+            [Table.instanceIdAttribute]: v.instanceId,
+            nodePool: v.nodePool,
+            phase: 'Initialized',
+            claim: garbage,
+          });
         summary = `a malformed claim item at ${sk} (instanceId ${v.instanceId}): ${short(garbage)}`;
         break;
       }
@@ -670,11 +960,33 @@ const records: Family = {
         summary = `a claim ${evil} copying ${v.claim} (node ${v.nodeName}, instance ${v.instanceId}), expired ${old}`;
         break;
       case 'launched-claim-names-other-instance':
-        write = async (x) => put(x, await copyOf(x, { phase: 'Launched', nodeName: undefined, providerId: undefined, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: old }], createdAt: old }));
+        write = async (x) =>
+          put(
+            x,
+            await copyOf(x, {
+              phase: 'Launched',
+              nodeName: undefined,
+              providerId: undefined,
+              conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: old }],
+              createdAt: old,
+            }),
+          );
         summary = `a Launched claim ${evil} from ${old} naming ${v.instanceId}, no node`;
         break;
       case 'registered-claim-names-other-instance':
-        write = async (x) => put(x, await copyOf(x, { nodeName: `ghost-${d.int(1, 99)}`, providerId: undefined, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: old }, { type: 'Registered', status: 'True', lastTransitionTime: old }], createdAt: old }));
+        write = async (x) =>
+          put(
+            x,
+            await copyOf(x, {
+              nodeName: `ghost-${d.int(1, 99)}`,
+              providerId: undefined,
+              conditions: [
+                { type: 'Launched', status: 'True', lastTransitionTime: old },
+                { type: 'Registered', status: 'True', lastTransitionTime: old },
+              ],
+              createdAt: old,
+            }),
+          );
         summary = `a Registered claim ${evil} naming ${v.instanceId} and a node that is gone`;
         break;
       case 'terminating-claim-names-other-instance':
@@ -684,7 +996,15 @@ const records: Family = {
             await copyOf(x, {
               phase: 'Terminating',
               terminationGracePeriodSeconds: 0,
-              termination: { attempt: 1, reason: 'expiration', deadlineEpochMs: d.pick([0, t0 - 3600_000]), startedAt: old, heartbeatAt: old, failures: d.int(0, 3), ...(d.chance(0.5) ? { ended: { attempt: 1, outcome: 'failed' as const, at: old } } : {}) },
+              termination: {
+                attempt: 1,
+                reason: 'expiration',
+                deadlineEpochMs: d.pick([0, t0 - 3600_000]),
+                startedAt: old,
+                heartbeatAt: old,
+                failures: d.int(0, 3),
+                ...(d.chance(0.5) ? { ended: { attempt: 1, outcome: 'failed' as const, at: old } } : {}),
+              },
             }),
           );
         summary = `a Terminating claim ${evil} naming ${v.claim}'s node and instance, deadline passed`;
@@ -692,7 +1012,19 @@ const records: Family = {
       case 'gone-instance-claim-names-node': {
         const gone = `i-0${d.int(1e8, 9e8).toString(16)}gone`;
         const keepProvider = d.chance(0.5);
-        write = async (x) => put(x, await copyOf(x, { instanceId: gone, ...(keepProvider ? {} : { providerId: `aws:///${v.zone}/${gone}` }), conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: old }, { type: 'Registered', status: 'True', lastTransitionTime: old }], createdAt: old }));
+        write = async (x) =>
+          put(
+            x,
+            await copyOf(x, {
+              instanceId: gone,
+              ...(keepProvider ? {} : { providerId: `aws:///${v.zone}/${gone}` }),
+              conditions: [
+                { type: 'Launched', status: 'True', lastTransitionTime: old },
+                { type: 'Registered', status: 'True', lastTransitionTime: old },
+              ],
+              createdAt: old,
+            }),
+          );
         summary = `a claim ${evil} naming ${v.claim}'s node ${v.nodeName}${keepProvider ? ` and providerID ${v.providerId}` : ''} and an instance that does not exist (${gone})`;
         break;
       }
@@ -703,13 +1035,25 @@ const records: Family = {
       case 'epoch-lost':
         write = async (x) => {
           const { clients, local } = await localDynamo();
-          await clients.doc.send(new DeleteCommand({ TableName: local.tableName, Key: { [Table.partitionKey]: keys.cluster(partitionOf(x)), [Table.sortKey]: keys.claimsEpoch() } }));
+          await clients.doc.send(
+            new DeleteCommand({ TableName: local.tableName, Key: { [Table.partitionKey]: keys.cluster(partitionOf(x)), [Table.sortKey]: keys.claimsEpoch() } }),
+          );
           await x.store.delete(v.claim);
         };
         summary = `the claims epoch item and ${v.claim} deleted (a point-in-time restore)`;
         break;
       default:
-        write = async (x) => put(x, await copyOf(x, { instanceId: ManagedInstanceId, providerId: `aws:///us-east-1a/${ManagedInstanceId}`, nodeName: ManagedNodeName, expireAt: old, terminationGracePeriodSeconds: 0 }));
+        write = async (x) =>
+          put(
+            x,
+            await copyOf(x, {
+              instanceId: ManagedInstanceId,
+              providerId: `aws:///us-east-1a/${ManagedInstanceId}`,
+              nodeName: ManagedNodeName,
+              expireAt: old,
+              terminationGracePeriodSeconds: 0,
+            }),
+          );
         summary = `a claim ${evil} naming the managed node group's node and instance, expired`;
     }
     // A node that never registered runs no workload pod: with its claim's item gone or unreadable,
@@ -725,12 +1069,31 @@ const records: Family = {
 
 // ---------------------------------------------------------------- commands
 
-const Methods: Record<string, string> = { Expired: 'graceful-expiration', Drifted: 'drift', Empty: 'emptiness', Underutilized: 'single-node-consolidation', Rebalance: 'rebalance' };
+const Methods: Record<string, string> = {
+  Expired: 'graceful-expiration',
+  Drifted: 'drift',
+  Empty: 'emptiness',
+  Underutilized: 'single-node-consolidation',
+  Rebalance: 'rebalance',
+};
 
 const commands: Family = {
   name: 'commands',
   store: 'memory',
-  kinds: ['expired-not', 'drifted-not', 'empty-not', 'underutilized', 'other-claim', 'managed-node', 'ghost-node', 'method-mismatch', 'replacements-step', 'abandon', 'multi', 'rebalance-not'],
+  kinds: [
+    'expired-not',
+    'drifted-not',
+    'empty-not',
+    'underutilized',
+    'other-claim',
+    'managed-node',
+    'ghost-node',
+    'method-mismatch',
+    'replacements-step',
+    'abandon',
+    'multi',
+    'rebalance-not',
+  ],
   forge(w, d) {
     const kind = d.pick(this.kinds);
     const t0 = w.truth.t0;
@@ -738,7 +1101,19 @@ const commands: Family = {
     const terminating = w.truth.nodes.filter((n) => w.truth.mayDisrupt.has(n.claim));
     const v = terminating.length && d.chance(0.5) ? d.pick(terminating) : d.pick(w.truth.nodes);
     const other = d.pick(w.truth.nodes.filter((n) => n !== v));
-    const candidate = (n: { nodeName: string; claim: string; nodePool: string; instanceType: string; zone: string; capacityType: string; instanceId?: string; providerId?: string }, pods: string[] = []) => ({
+    const candidate = (
+      n: {
+        nodeName: string;
+        claim: string;
+        nodePool: string;
+        instanceType: string;
+        zone: string;
+        capacityType: string;
+        instanceId?: string;
+        providerId?: string;
+      },
+      pods: string[] = [],
+    ) => ({
       nodeName: n.nodeName,
       nodeClaim: n.claim,
       nodePool: n.nodePool,
@@ -787,7 +1162,17 @@ const commands: Family = {
         cands = [candidate({ ...v, claim: other.claim, instanceId: other.instanceId, providerId: other.providerId })];
         break;
       case 'managed-node':
-        cands = [candidate({ nodeName: ManagedNodeName, claim: d.pick(['coredns', ManagedNodeName, v.claim]), nodePool: v.nodePool, instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand', instanceId: ManagedInstanceId })];
+        cands = [
+          candidate({
+            nodeName: ManagedNodeName,
+            claim: d.pick(['coredns', ManagedNodeName, v.claim]),
+            nodePool: v.nodePool,
+            instanceType: 'm5.large',
+            zone: 'us-east-1a',
+            capacityType: 'on-demand',
+            instanceId: ManagedInstanceId,
+          }),
+        ];
         break;
       case 'ghost-node':
         cands = [candidate({ ...v, nodeName: `ghost-${d.int(1, 99)}` })];
@@ -818,7 +1203,11 @@ const commands: Family = {
       ...('method' in extra ? { method: extra.method } : {}),
     };
     const delay = d.pick([0, 0, 30, 90]);
-    const input = { command, ...('replacementClaims' in extra ? { replacementClaims: extra.replacementClaims } : {}), ...('abandon' in extra ? { abandon: true } : {}) };
+    const input = {
+      command,
+      ...('replacementClaims' in extra ? { replacementClaims: extra.replacementClaims } : {}),
+      ...('abandon' in extra ? { abandon: true } : {}),
+    };
     return {
       family: 'commands',
       kind,

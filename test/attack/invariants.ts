@@ -65,13 +65,19 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
     switch (e.kind) {
       case 'terminate': {
         if (e.instanceId === ManagedInstanceId || !known.has(e.instanceId)) {
-          add('foreign-touched', `instance ${e.instanceId} (not a nodefleet launch of this world${e.instanceId === ManagedInstanceId ? ': the managed node group\'s' : ''}) terminated at ${at(w, e.atMs)}`);
+          add(
+            'foreign-touched',
+            `instance ${e.instanceId} (not a nodefleet launch of this world${e.instanceId === ManagedInstanceId ? ": the managed node group's" : ''}) terminated at ${at(w, e.atMs)}`,
+          );
           break;
         }
         const claim = w.truth.nodes.find((n) => n.instanceId === e.instanceId)?.claim;
         const d = legit(claim);
         if (e.podsLeft.length && !(d !== undefined && e.atMs >= d)) {
-          add('terminated-without-drain', `instance ${e.instanceId} (nodeclaim ${claim}, node ${e.nodeName}) terminated at ${at(w, e.atMs)} with ${e.podsLeft.join(', ')} still on it; ${d === undefined ? 'its claim has no legitimate deadline' : `its deadline is ${at(w, d)}`}`);
+          add(
+            'terminated-without-drain',
+            `instance ${e.instanceId} (nodeclaim ${claim}, node ${e.nodeName}) terminated at ${at(w, e.atMs)} with ${e.podsLeft.join(', ')} still on it; ${d === undefined ? 'its claim has no legitimate deadline' : `its deadline is ${at(w, d)}`}`,
+          );
         }
         break;
       }
@@ -83,7 +89,10 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
         const claim = claimOfNode(w, e.nodeName);
         const d = legit(claim);
         if (e.podsLeft.length && !(d !== undefined && e.atMs >= d)) {
-          add('terminated-without-drain', `node ${e.nodeName} (nodeclaim ${claim ?? 'none'}) deleted at ${at(w, e.atMs)} with ${e.podsLeft.join(', ')} still on it; ${d === undefined ? 'no legitimate deadline' : `deadline ${at(w, d)}`}`);
+          add(
+            'terminated-without-drain',
+            `node ${e.nodeName} (nodeclaim ${claim ?? 'none'}) deleted at ${at(w, e.atMs)} with ${e.podsLeft.join(', ')} still on it; ${d === undefined ? 'no legitimate deadline' : `deadline ${at(w, d)}`}`,
+          );
         }
         break;
       }
@@ -95,8 +104,13 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
         const claim = claimOfNode(w, e.nodeName);
         const d = legit(claim);
         if (!(d !== undefined && e.atMs + e.graceSeconds * 1000 >= d - GraceRoundingMs)) {
-          const what = [e.graceSeconds === 0 ? 'grace 0' : `grace ${e.graceSeconds}s`, e.pdb ? 'under a PDB' : '', e.doNotDisrupt ? 'do-not-disrupt' : ''].filter(Boolean).join(', ');
-          add('pod-deleted-early', `pod ${e.pod} on ${e.nodeName ?? 'no node'} (nodeclaim ${claim ?? 'none'}) deleted at ${at(w, e.atMs)} (${what}); ${d === undefined ? 'its claim has no legitimate deadline' : `its deadline is ${at(w, d)}`}`);
+          const what = [e.graceSeconds === 0 ? 'grace 0' : `grace ${e.graceSeconds}s`, e.pdb ? 'under a PDB' : '', e.doNotDisrupt ? 'do-not-disrupt' : '']
+            .filter(Boolean)
+            .join(', ');
+          add(
+            'pod-deleted-early',
+            `pod ${e.pod} on ${e.nodeName ?? 'no node'} (nodeclaim ${claim ?? 'none'}) deleted at ${at(w, e.atMs)} (${what}); ${d === undefined ? 'its claim has no legitimate deadline' : `its deadline is ${at(w, d)}`}`,
+          );
         }
         break;
       }
@@ -109,8 +123,13 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
         break;
       }
       case 'patchNode':
-        if (e.nodeName === ManagedNodeName) add('foreign-touched', `managed node group node ${e.nodeName} patched at ${at(w, e.atMs)}: ${JSON.stringify(e.patch)}`);
-        if (e.untaintsTerminating) add('untainted-while-terminating', `node ${e.nodeName} (nodeclaim ${claimOfNode(w, e.nodeName)}, Terminating) lost its karpenter.sh/disrupted taint at ${at(w, e.atMs)}`);
+        if (e.nodeName === ManagedNodeName)
+          add('foreign-touched', `managed node group node ${e.nodeName} patched at ${at(w, e.atMs)}: ${JSON.stringify(e.patch)}`);
+        if (e.untaintsTerminating)
+          add(
+            'untainted-while-terminating',
+            `node ${e.nodeName} (nodeclaim ${claimOfNode(w, e.nodeName)}, Terminating) lost its karpenter.sh/disrupted taint at ${at(w, e.atMs)}`,
+          );
         break;
       case 'create': {
         const claim = await w.store.get(e.nodeClaim);
@@ -118,10 +137,14 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
         if (claim?.annotations?.[AnnotationDisruptionCommand]) break;
         const needless = e.pods.filter((p) => p.live === 'not-needed').map((p) => p.pod);
         if (needless.length || e.pods.length === 0) {
-          add('launch-beyond-need', `nodeclaim ${e.nodeClaim} launched at ${at(w, e.atMs)} for ${needless.length ? `${needless.join(', ')}, neither pending nor on a node being deleted` : 'no pod'} (live pending: ${w.truth.pendingPods.join(', ') || 'none'})`);
+          add(
+            'launch-beyond-need',
+            `nodeclaim ${e.nodeClaim} launched at ${at(w, e.atMs)} for ${needless.length ? `${needless.join(', ')}, neither pending nor on a node being deleted` : 'no pod'} (live pending: ${w.truth.pendingPods.join(', ') || 'none'})`,
+          );
         }
         const liveCpu = e.pods.reduce((s, p) => s + p.cpu, 0);
-        if (e.cpu > liveCpu + CpuSlack) add('launch-beyond-need', `nodeclaim ${e.nodeClaim} launched at ${at(w, e.atMs)} for ${e.cpu} CPU; its pods request ${liveCpu} live`);
+        if (e.cpu > liveCpu + CpuSlack)
+          add('launch-beyond-need', `nodeclaim ${e.nodeClaim} launched at ${at(w, e.atMs)} for ${e.cpu} CPU; its pods request ${liveCpu} live`);
         break;
       }
     }
@@ -131,7 +154,8 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
   const byPod = new Map<string, string[]>();
   const standing = (await w.store.list()).filter((c) => !c.annotations?.[AnnotationDisruptionCommand] && c.phase !== 'Failed' && c.phase !== 'Terminated');
   for (const c of standing) for (const p of c.pods ?? []) byPod.set(p, [...(byPod.get(p) ?? []), c.name]);
-  for (const [pod, claims] of byPod) if (claims.length > 1) add('launch-beyond-need', `pod ${pod} is named by ${claims.length} nodeclaims: ${claims.join(', ')}`);
+  for (const [pod, claims] of byPod)
+    if (claims.length > 1) add('launch-beyond-need', `pod ${pod} is named by ${claims.length} nodeclaims: ${claims.join(', ')}`);
   // And no scale-up suppressed: every pod still pending has a claim launched for it.
   for (const key of w.truth.pendingPods) {
     const [namespace, name] = key.split('/');
@@ -148,10 +172,15 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
       const node = e.kind === 'terminate' ? w.truth.nodes.find((n) => n.instanceId === e.instanceId)?.nodeName : 'nodeName' in e ? e.nodeName : undefined;
       const claim = claimOfNode(w, node);
       if (!claim || w.truth.mayDisrupt.has(claim) || disrupted.has(claim)) continue;
-      const marks = e.kind === 'patchNode' && ((e.patch as { unschedulable?: boolean }).unschedulable === true || !!(e.patch as { taints?: { key: string }[] }).taints?.some((t) => t.key === TaintDisrupted.key));
-      if (marks || e.kind === 'evict' || e.kind === 'deletePod' || e.kind === 'terminate' || e.kind === 'deleteNode') disrupted.set(claim, `${e.kind === 'patchNode' ? 'tainted/cordoned' : e.kind} at ${at(w, e.atMs)}${'pod' in e ? ` (${e.pod})` : ''}`);
+      const marks =
+        e.kind === 'patchNode' &&
+        ((e.patch as { unschedulable?: boolean }).unschedulable === true ||
+          !!(e.patch as { taints?: { key: string }[] }).taints?.some((t) => t.key === TaintDisrupted.key));
+      if (marks || e.kind === 'evict' || e.kind === 'deletePod' || e.kind === 'terminate' || e.kind === 'deleteNode')
+        disrupted.set(claim, `${e.kind === 'patchNode' ? 'tainted/cordoned' : e.kind} at ${at(w, e.atMs)}${'pod' in e ? ` (${e.pod})` : ''}`);
     }
-    for (const [claim, how] of disrupted) add('disrupted-on-forged-input', `nodeclaim ${claim}'s node ${claimOfNodeName(w, claim)} ${how}; nothing nodefleet should obey asked for it`);
+    for (const [claim, how] of disrupted)
+      add('disrupted-on-forged-input', `nodeclaim ${claim}'s node ${claimOfNodeName(w, claim)} ${how}; nothing nodefleet should obey asked for it`);
   }
 
   for (const t of w.thrown) {
@@ -159,14 +188,18 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
   }
 
   const running = w.sfn.listExecutions().filter((e) => e.status === 'RUNNING');
-  const initiallyMarked = new Set(w.initial.nodes.filter((n) => n.spec?.unschedulable || n.spec?.taints?.some((t) => t.key === TaintDisrupted.key)).map((n) => n.metadata.name));
+  const initiallyMarked = new Set(
+    w.initial.nodes.filter((n) => n.spec?.unschedulable || n.spec?.taints?.some((t) => t.key === TaintDisrupted.key)).map((n) => n.metadata.name),
+  );
   for (const n of await w.w.kube.listNodes()) {
     const name = n.metadata.name;
     const marked = n.spec?.unschedulable || n.spec?.taints?.some((t) => t.key === TaintDisrupted.key);
     if (!marked || initiallyMarked.has(name)) continue;
     const claim = claimOfNode(w, name);
     const owned = running.some((e) => (claim !== undefined && JSON.parse(e.input ?? '{}')?.nodeClaim === claim) || JSON.stringify(e.events).includes(name));
-    const how = [n.spec?.unschedulable ? 'cordoned' : '', n.spec?.taints?.some((t) => t.key === TaintDisrupted.key) ? 'tainted karpenter.sh/disrupted' : ''].filter(Boolean).join(' and ');
+    const how = [n.spec?.unschedulable ? 'cordoned' : '', n.spec?.taints?.some((t) => t.key === TaintDisrupted.key) ? 'tainted karpenter.sh/disrupted' : '']
+      .filter(Boolean)
+      .join(' and ');
     if (!owned) add('tainted-without-owner', `node ${name} (nodeclaim ${claim ?? 'none'}) left ${how} with no running execution on it`);
   }
 
@@ -174,11 +207,13 @@ export async function checkInvariants(w: AttackWorld): Promise<Violation[]> {
   const stored = await w.store.list();
   for (const claim of stored) {
     const own = w.truth.nodes.find((n) => n.claim === claim.name);
-    if (own && claim.nodeName !== undefined && claim.nodeName !== own.nodeName) add('claim-bound-elsewhere', `nodeclaim ${claim.name} (instance ${own.instanceId}, node ${own.nodeName}) is registered to node ${claim.nodeName}`);
+    if (own && claim.nodeName !== undefined && claim.nodeName !== own.nodeName)
+      add('claim-bound-elsewhere', `nodeclaim ${claim.name} (instance ${own.instanceId}, node ${own.nodeName}) is registered to node ${claim.nodeName}`);
   }
   for (const claim of stored) {
     const t = Date.parse(claim.annotations?.[AnnotationLastPodEventTime] ?? '');
-    if (!Number.isNaN(t) && t > nowMs) add('future-pod-event', `nodeclaim ${claim.name}: last pod event recorded at ${new Date(t).toISOString()}, after now (${new Date(nowMs).toISOString()})`);
+    if (!Number.isNaN(t) && t > nowMs)
+      add('future-pod-event', `nodeclaim ${claim.name}: last pod event recorded at ${new Date(t).toISOString()}, after now (${new Date(nowMs).toISOString()})`);
   }
   return out;
 }

@@ -79,7 +79,9 @@ const trials: Trial[] = Array.from({ length: opts.count }, (_, i) => ({ family: 
 /** A batch of trials in a child process (this script with --worker). */
 function inWorker(batch: Trial[], onResult: (r: TrialResult) => void): Promise<void> {
   const script = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [...process.execArgv, script, '--worker', batch.map((t) => `${t.family}:${t.seed}`).join(',')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, script, '--worker', batch.map((t) => `${t.family}:${t.seed}`).join(',')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const seen = new Set<string>();
   createInterface({ input: child.stdout }).on('line', (l) => {
     if (!l.startsWith(ResultPrefix)) return;
@@ -91,7 +93,14 @@ function inWorker(batch: Trial[], onResult: (r: TrialResult) => void): Promise<v
     child.on('close', (code, signal) => {
       for (const t of batch) {
         if (seen.has(`${t.family}:${t.seed}`)) continue;
-        onResult({ ...t, kind: '?', summary: '', seconds: 0, effects: {}, violations: [{ invariant: 'harness-error', message: `worker exited with ${code ?? signal} before this trial's result` }] });
+        onResult({
+          ...t,
+          kind: '?',
+          summary: '',
+          seconds: 0,
+          effects: {},
+          violations: [{ invariant: 'harness-error', message: `worker exited with ${code ?? signal} before this trial's result` }],
+        });
       }
       resolve();
     });
@@ -106,7 +115,10 @@ const report = (r: TrialResult) => {
     process.stdout.write(`VIOLATION ${v.invariant} family=${r.family} seed=${r.seed} kind=${r.kind}: ${v.message}\n`);
     process.stdout.write(`  input: ${r.summary}\n  replay: npm run attack -- --family ${r.family} --seed ${r.seed} --count 1\n`);
   }
-  if (results.length % 50 === 0) process.stderr.write(`${results.length}/${trials.length} trials, ${results.reduce((n, x) => n + x.violations.length, 0)} violations, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  if (results.length % 50 === 0)
+    process.stderr.write(
+      `${results.length}/${trials.length} trials, ${results.reduce((n, x) => n + x.violations.length, 0)} violations, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+    );
 };
 
 if (opts.jobs <= 1) {
@@ -131,8 +143,19 @@ const violations = results.reduce((n, r) => n + r.violations.length, 0);
 const effects: Record<string, number> = {};
 for (const r of results) for (const [k, n] of Object.entries(r.effects)) effects[k] = (effects[k] ?? 0) + n;
 process.stdout.write(`${results.length} forged inputs, ${violations} violations, ${seconds} s\n`);
-process.stdout.write(`  effects on the worlds: ${Object.entries(effects).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}\n`);
-for (const [name, f] of Object.entries(byFamily)) process.stdout.write(`  ${name.padEnd(10)} ${String(f.trials).padStart(5)} trials ${String(f.violations).padStart(4)} violations  (${Object.entries(f.kinds).map(([k, n]) => `${k} ${n}`).join(', ')})\n`);
+process.stdout.write(
+  `  effects on the worlds: ${
+    Object.entries(effects)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none'
+  }\n`,
+);
+for (const [name, f] of Object.entries(byFamily))
+  process.stdout.write(
+    `  ${name.padEnd(10)} ${String(f.trials).padStart(5)} trials ${String(f.violations).padStart(4)} violations  (${Object.entries(f.kinds)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')})\n`,
+  );
 if (opts.json) {
   const failures = results.flatMap((r) => r.violations.map((v) => ({ family: r.family, seed: r.seed, kind: r.kind, input: r.summary, ...v })));
   process.stdout.write(`${JSON.stringify({ trials: results.length, violations, byFamily, seconds, effects, failures })}\n`);

@@ -39,7 +39,15 @@ export async function runTrial(family: FamilyName, seed: number): Promise<TrialR
     return { family, seed, kind, summary, violations, effects, seconds: (performance.now() - start) / 1000 };
   } catch (err) {
     // The harness itself failed (not a handler: handlers' throws are kept by the world): report it, never hide it.
-    return { family, seed, kind, summary, violations: [{ invariant: 'harness-error', message: (err as Error)?.stack ?? String(err) }], effects: {}, seconds: (performance.now() - start) / 1000 };
+    return {
+      family,
+      seed,
+      kind,
+      summary,
+      violations: [{ invariant: 'harness-error', message: (err as Error)?.stack ?? String(err) }],
+      effects: {},
+      seconds: (performance.now() - start) / 1000,
+    };
   } finally {
     await w.stop();
   }

@@ -26,7 +26,8 @@ vi.mock('../../functions/termination/target.ts', async (importOriginal) => {
 
 vi.mock('../../functions/interruption/handle-message.ts', async (importOriginal) => {
   const real = await importOriginal<typeof HandleMessage>();
-  const messageRefusal: typeof real.messageRefusal = (msg, env) => real.messageRefusal({ ...msg, account: accountOfArn(env.stateMachineArn) ?? msg.account }, env);
+  const messageRefusal: typeof real.messageRefusal = (msg, env) =>
+    real.messageRefusal({ ...msg, account: accountOfArn(env.stateMachineArn) ?? msg.account }, env);
   return { ...real, messageRefusal };
 });
 

@@ -43,7 +43,18 @@ import { RecordingLog, RecordingMetrics } from '../../shared/runtime/observabili
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import { AnnotationLastPodEventTime } from '../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeUnschedulablePods } from '../../shared/api/contract.ts';
-import { TaintUnregistered, AnnotationDoNotDisrupt, LabelCapacityType, LabelInitialized, LabelInstanceType, LabelNodePool, LabelRegistered, LabelTopologyZone, TagNodeClaim, TagNodefleetCluster } from '../../shared/api/labels.ts';
+import {
+  TaintUnregistered,
+  AnnotationDoNotDisrupt,
+  LabelCapacityType,
+  LabelInitialized,
+  LabelInstanceType,
+  LabelNodePool,
+  LabelRegistered,
+  LabelTopologyZone,
+  TagNodeClaim,
+  TagNodefleetCluster,
+} from '../../shared/api/labels.ts';
 import { fakeWorld, node as nodeOf, pdb as pdbOf, pod as podOf, type FakeWorld, InMemoryClusterViewStore } from '../fakes/index.ts';
 import { Rng } from '../chaos/rng.ts';
 import { parseDurationSeconds } from '../../shared/disruption/index.ts';
@@ -73,7 +84,16 @@ const NodeTypes = [
   { type: 'm6i.xlarge', cpu: '3920m', memory: '14500Mi' },
 ];
 /** Error names a handler or task may end with on forged input: documented refusals and transient conditions. */
-export const DocumentedErrors = new Set(['ValidationError', 'ZodError', 'TargetRefusedError', 'TransientError', 'ConflictError', 'NotFoundError', 'InsufficientCapacityError', 'BudgetExhaustedError']);
+export const DocumentedErrors = new Set([
+  'ValidationError',
+  'ZodError',
+  'TargetRefusedError',
+  'TransientError',
+  'ConflictError',
+  'NotFoundError',
+  'InsufficientCapacityError',
+  'BudgetExhaustedError',
+]);
 
 /** One effect on the cluster or EC2, with the virtual instant it was asked for. */
 export type Effect =
@@ -82,7 +102,15 @@ export type Effect =
   | { kind: 'deletePod'; atMs: number; pod: string; nodeName?: string; graceSeconds: number; pdb: boolean; doNotDisrupt: boolean }
   | { kind: 'evict'; atMs: number; pod: string; nodeName?: string; result: string; pdb: boolean; doNotDisrupt: boolean }
   | { kind: 'patchNode'; atMs: number; nodeName: string; patch: unknown; untaintsTerminating?: boolean }
-  | { kind: 'create'; atMs: number; nodeClaim: string; instanceId: string; cpu: number; pods: { pod: string; live: 'pending' | 'on-deleting-node' | 'not-needed'; cpu: number }[]; instanceTypes: string[] };
+  | {
+      kind: 'create';
+      atMs: number;
+      nodeClaim: string;
+      instanceId: string;
+      cpu: number;
+      pods: { pod: string; live: 'pending' | 'on-deleting-node' | 'not-needed'; cpu: number }[];
+      instanceTypes: string[];
+    };
 
 /** An error a handler or a state machine task threw. */
 export interface Thrown {
@@ -171,7 +199,7 @@ export class Scheduler {
 
   /** Resolves once nothing ran for several event-loop turns. */
   async quiet(): Promise<void> {
-    for (let stable = 0; stable < 4; ) {
+    for (let stable = 0; stable < 4;) {
       const before = this.activity;
       await new Promise((r) => setImmediate(r));
       stable = this.busy === 0 && this.activity === before ? stable + 1 : 0;
@@ -240,7 +268,11 @@ function nodePool(name: 'od' | 'spot', rng: Rng): NodePool {
       },
       // Every claim saw a pod event at t0: with 1h no voluntary disruption is due within the
       // horizon; with 0s the honest world consolidates too (a forged input must not add to it).
-      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: rng.chance(0.7) ? '1h' : '0s', budgets: [{ nodes: rng.pick(['0', '1', '50%', '100%']) }] },
+      disruption: {
+        consolidationPolicy: 'WhenEmptyOrUnderutilized',
+        consolidateAfter: rng.chance(0.7) ? '1h' : '0s',
+        budgets: [{ nodes: rng.pick(['0', '1', '50%', '100%']) }],
+      },
       limits: { cpu: '1000' },
     },
   });
@@ -295,7 +327,10 @@ export class AttackWorld {
       retryPauseMs: 0,
       task: (machine, state, call) => this.scheduler.work(() => this.keepThrown(`${machine}.${state}`, call)),
     });
-    const { starter } = createLocalTermination({ kube: w.kube, cloud: w.cloud, store, budgets: w.budgets, clock: w.clock, clusterName: Cluster, log: this.log }, { sfn: this.sfn });
+    const { starter } = createLocalTermination(
+      { kube: w.kube, cloud: w.cloud, store, budgets: w.budgets, clock: w.clock, clusterName: Cluster, log: this.log },
+      { sfn: this.sfn },
+    );
     this.deps = {
       env: this.env,
       clock: w.clock,
@@ -309,11 +344,20 @@ export class AttackWorld {
       budgets: w.budgets,
       views: this.views,
       random,
-      clusterInfo: async () => ({ name: Cluster, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: 'Y2E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' }) as never,
+      clusterInfo: async () =>
+        ({
+          name: Cluster,
+          endpoint: 'https://example.eks.amazonaws.com',
+          certificateAuthority: 'Y2E=',
+          serviceCidr: '10.100.0.0/16',
+          kubernetesVersion: '1.32',
+        }) as never,
     };
     const loop = JSON.parse(readFileSync(join(import.meta.dirname, '../../statemachines/disruption-loop.asl.json'), 'utf8'));
     // As the Lambda's middleware parses it (wrapHandler schema).
-    this.sfn.register('disruption', loop, { DisruptionFunctionArn: (input: unknown) => disruptionRun(parseWith(DisruptionInputSchema, input, 'disruption input'), this.deps) as never });
+    this.sfn.register('disruption', loop, {
+      DisruptionFunctionArn: (input: unknown) => disruptionRun(parseWith(DisruptionInputSchema, input, 'disruption input'), this.deps) as never,
+    });
     this.initial = { nodes: [], pods: [], pdbs: [] };
     this.instrument();
   }
@@ -342,7 +386,9 @@ export class AttackWorld {
 
   /** A full provisioning pass (an agent event without pods), as after any node starts going. */
   provisionerPass(): Promise<unknown> {
-    return this.invoke('provisioner', () => provisionerRun(parseProvisionerInput(unschedulableEvent([], `pass-${this.executions++}`, this.w.clock.now())), this.deps));
+    return this.invoke('provisioner', () =>
+      provisionerRun(parseProvisionerInput(unschedulableEvent([], `pass-${this.executions++}`, this.w.clock.now())), this.deps),
+    );
   }
 
   gcPass(): Promise<unknown> {
@@ -361,7 +407,9 @@ export class AttackWorld {
 
   /** The interruption function invoked with an SQS batch. */
   interruption(batch: unknown): Promise<unknown> {
-    return this.invoke('interruption', () => interruptionRun(parseWith(SqsEventSchema, batch, 'interruption input'), { ...this.deps, termination: this.deps.termination!, budgets: this.w.budgets }));
+    return this.invoke('interruption', () =>
+      interruptionRun(parseWith(SqsEventSchema, batch, 'interruption input'), { ...this.deps, termination: this.deps.termination!, budgets: this.w.budgets }),
+    );
   }
 
   /** Starts a termination execution with `input` (StartExecution), named `name`. */
@@ -401,8 +449,14 @@ export class AttackWorld {
     const p = this.w.kube.peekPod(namespace, name) ?? this.initial.pods.find((x) => x.metadata.namespace === namespace && x.metadata.name === name);
     if (!p) return { pdb: false, doNotDisrupt: false };
     const labels = p.metadata.labels ?? {};
-    const pdb = this.initial.pdbs.some((b) => (b.metadata.namespace ?? 'default') === namespace && Object.entries(b.spec.selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v));
-    return { nodeName: p.spec.nodeName, pdb, doNotDisrupt: !!p.metadata.annotations?.[AnnotationDoNotDisrupt] && p.metadata.annotations[AnnotationDoNotDisrupt] !== 'false' };
+    const pdb = this.initial.pdbs.some(
+      (b) => (b.metadata.namespace ?? 'default') === namespace && Object.entries(b.spec.selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v),
+    );
+    return {
+      nodeName: p.spec.nodeName,
+      pdb,
+      doNotDisrupt: !!p.metadata.annotations?.[AnnotationDoNotDisrupt] && p.metadata.annotations[AnnotationDoNotDisrupt] !== 'false',
+    };
   }
 
   /** Pods on the node that a drain must move and that are not already going. */
@@ -428,7 +482,8 @@ export class AttackWorld {
     cloud.terminate = async (id: string) => {
       const nodeName = this.nodeOfInstance(id);
       const inst = cloud.peek(id);
-      if (inst && inst.state !== 'terminated' && inst.state !== 'shutting-down') this.effects.push({ kind: 'terminate', atMs: clock.nowMs(), instanceId: id, ...(nodeName ? { nodeName } : {}), podsLeft: this.podsLeft(nodeName) });
+      if (inst && inst.state !== 'terminated' && inst.state !== 'shutting-down')
+        this.effects.push({ kind: 'terminate', atMs: clock.nowMs(), instanceId: id, ...(nodeName ? { nodeName } : {}), podsLeft: this.podsLeft(nodeName) });
       return terminate(id);
     };
     const create = cloud.create.bind(cloud);
@@ -438,13 +493,23 @@ export class AttackWorld {
         const [namespace, name] = key.split('/');
         const p = kube.peekPod(namespace, name);
         const n = p?.spec.nodeName ? kube.peekNode(p.spec.nodeName) : undefined;
-        const deleting = !!n && (!!n.metadata.deletionTimestamp || !!n.spec?.unschedulable || !!n.spec?.taints?.some((t) => t.key === 'karpenter.sh/disrupted'));
-        const live: 'pending' | 'on-deleting-node' | 'not-needed' = !p || p.metadata.deletionTimestamp ? 'not-needed' : !p.spec.nodeName ? 'pending' : deleting ? 'on-deleting-node' : 'not-needed';
+        const deleting =
+          !!n && (!!n.metadata.deletionTimestamp || !!n.spec?.unschedulable || !!n.spec?.taints?.some((t) => t.key === 'karpenter.sh/disrupted'));
+        const live: 'pending' | 'on-deleting-node' | 'not-needed' =
+          !p || p.metadata.deletionTimestamp ? 'not-needed' : !p.spec.nodeName ? 'pending' : deleting ? 'on-deleting-node' : 'not-needed';
         const cpu = (p?.spec.containers ?? []).reduce((sum, c) => sum + parseQuantity(c.resources?.requests?.cpu ?? 0), 0);
         return { pod: key, live, cpu };
       });
       const r = await create(claim, launch, nc);
-      this.effects.push({ kind: 'create', atMs: clock.nowMs(), nodeClaim: claim.name, instanceId: r.instanceId, cpu: parseQuantity(claim.resources.requests.cpu ?? 0), pods, instanceTypes: launch.instanceTypes.slice(0, 3) });
+      this.effects.push({
+        kind: 'create',
+        atMs: clock.nowMs(),
+        nodeClaim: claim.name,
+        instanceId: r.instanceId,
+        cpu: parseQuantity(claim.resources.requests.cpu ?? 0),
+        pods,
+        instanceTypes: launch.instanceTypes.slice(0, 3),
+      });
       return r;
     };
     const deleteNode = kube.deleteNode.bind(kube);
@@ -457,7 +522,15 @@ export class AttackWorld {
       const p = kube.peekPod(namespace, name);
       if (p) {
         const f = this.podFacts(namespace, name);
-        this.effects.push({ kind: 'deletePod', atMs: clock.nowMs(), pod: `${namespace}/${name}`, ...(f.nodeName ? { nodeName: f.nodeName } : {}), graceSeconds: grace ?? p.spec.terminationGracePeriodSeconds ?? 30, pdb: f.pdb, doNotDisrupt: f.doNotDisrupt });
+        this.effects.push({
+          kind: 'deletePod',
+          atMs: clock.nowMs(),
+          pod: `${namespace}/${name}`,
+          ...(f.nodeName ? { nodeName: f.nodeName } : {}),
+          graceSeconds: grace ?? p.spec.terminationGracePeriodSeconds ?? 30,
+          pdb: f.pdb,
+          doNotDisrupt: f.doNotDisrupt,
+        });
       }
       return deletePod(namespace, name, grace);
     };
@@ -465,7 +538,16 @@ export class AttackWorld {
     kube.evictPod = async (namespace: string, name: string) => {
       const f = this.podFacts(namespace, name);
       const result = await evictPod(namespace, name);
-      if (result === 'evicted') this.effects.push({ kind: 'evict', atMs: clock.nowMs(), pod: `${namespace}/${name}`, ...(f.nodeName ? { nodeName: f.nodeName } : {}), result, pdb: f.pdb, doNotDisrupt: f.doNotDisrupt });
+      if (result === 'evicted')
+        this.effects.push({
+          kind: 'evict',
+          atMs: clock.nowMs(),
+          pod: `${namespace}/${name}`,
+          ...(f.nodeName ? { nodeName: f.nodeName } : {}),
+          result,
+          pdb: f.pdb,
+          doNotDisrupt: f.doNotDisrupt,
+        });
       return result;
     };
     const patchNode = kube.patchNode.bind(kube);
@@ -551,11 +633,38 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
   const pods: Pod[] = [];
   const pdbs: PodDisruptionBudget[] = [];
   // The managed node group's node: CoreDNS under a PDB, no claim, an instance without nodefleet's tags.
-  w.cloud.addInstance({ instanceId: ManagedInstanceId, instanceType: 'm5.large', zone: Zones[0], tags: { 'eks:nodegroup-name': 'system', [`kubernetes.io/cluster/${Cluster}`]: 'owned' }, privateDnsName: ManagedNodeName });
-  const mng = nodeOf({ name: ManagedNodeName, providerID: `aws:///${Zones[0]}/${ManagedInstanceId}`, labels: { 'eks.amazonaws.com/nodegroup': 'system', [LabelInstanceType]: 'm5.large', [LabelTopologyZone]: Zones[0], 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' } });
+  w.cloud.addInstance({
+    instanceId: ManagedInstanceId,
+    instanceType: 'm5.large',
+    zone: Zones[0],
+    tags: { 'eks:nodegroup-name': 'system', [`kubernetes.io/cluster/${Cluster}`]: 'owned' },
+    privateDnsName: ManagedNodeName,
+  });
+  const mng = nodeOf({
+    name: ManagedNodeName,
+    providerID: `aws:///${Zones[0]}/${ManagedInstanceId}`,
+    labels: {
+      'eks.amazonaws.com/nodegroup': 'system',
+      [LabelInstanceType]: 'm5.large',
+      [LabelTopologyZone]: Zones[0],
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+    },
+  });
   mng.metadata.creationTimestamp = '2025-01-01T00:00:00Z';
   nodes.push(mng);
-  for (let i = 1; i <= 2; i++) pods.push(podOf({ name: `coredns-${i}`, namespace: 'kube-system', nodeName: ManagedNodeName, labels: { 'k8s-app': 'kube-dns' }, priorityClassName: 'system-cluster-critical', cpu: '100m', memory: '70Mi' }));
+  for (let i = 1; i <= 2; i++)
+    pods.push(
+      podOf({
+        name: `coredns-${i}`,
+        namespace: 'kube-system',
+        nodeName: ManagedNodeName,
+        labels: { 'k8s-app': 'kube-dns' },
+        priorityClassName: 'system-cluster-critical',
+        cpu: '100m',
+        memory: '70Mi',
+      }),
+    );
   pdbs.push(pdbOf({ name: 'coredns', namespace: 'kube-system', matchLabels: { 'k8s-app': 'kube-dns' }, disruptionsAllowed: rng.pick([0, 1]) }));
 
   const count = rng.int(2, 4);
@@ -577,13 +686,29 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
       capacityType,
       launchTime: created,
       privateDnsName: nodeName,
-      tags: { [TagNodefleetCluster]: Cluster, [`kubernetes.io/cluster/${Cluster}`]: 'owned', 'karpenter.sh/nodepool': pool.metadata.name, [TagNodeClaim]: claimName, 'karpenter.k8s.aws/ec2nodeclass': 'default' },
+      tags: {
+        [TagNodefleetCluster]: Cluster,
+        [`kubernetes.io/cluster/${Cluster}`]: 'owned',
+        'karpenter.sh/nodepool': pool.metadata.name,
+        [TagNodeClaim]: claimName,
+        'karpenter.k8s.aws/ec2nodeclass': 'default',
+      },
     });
     const n = nodeOf({
       name: nodeName,
       providerID: providerId,
       allocatable: { cpu: t.cpu, memory: t.memory, pods: '58' },
-      labels: { [LabelNodePool]: pool.metadata.name, [LabelInstanceType]: t.type, [LabelTopologyZone]: zone, [LabelCapacityType]: capacityType, 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', [LabelInitialized]: 'true', [LabelRegistered]: 'true', 'karpenter.k8s.aws/instance-category': t.type[0] },
+      labels: {
+        [LabelNodePool]: pool.metadata.name,
+        [LabelInstanceType]: t.type,
+        [LabelTopologyZone]: zone,
+        [LabelCapacityType]: capacityType,
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/os': 'linux',
+        [LabelInitialized]: 'true',
+        [LabelRegistered]: 'true',
+        'karpenter.k8s.aws/instance-category': t.type[0],
+      },
     });
     n.metadata.creationTimestamp = created;
     nodes.push(n);
@@ -619,7 +744,17 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
     // A claim past its expiry is terminated by the honest world itself: its cutoff may come tgp after t0, not before.
     if (expired && tgp !== undefined) truth.legitDeadline.set(claimName, t0 + tgp * 1000);
     if (expired) truth.mayDisrupt.add(claimName);
-    const tn: TrueNode = { claim: claimName, nodeName, instanceId, providerId, nodePool: pool.metadata.name, capacityType, zone, instanceType: t.type, pods: [] };
+    const tn: TrueNode = {
+      claim: claimName,
+      nodeName,
+      instanceId,
+      providerId,
+      nodePool: pool.metadata.name,
+      capacityType,
+      zone,
+      instanceType: t.type,
+      pods: [],
+    };
     const add = (p: Pod) => {
       pods.push(p);
       tn.pods.push(`${p.metadata.namespace}/${p.metadata.name}`);
@@ -661,12 +796,25 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
       capacityType,
       launchTime: launched,
       privateDnsName: nodeName,
-      tags: { [TagNodefleetCluster]: Cluster, [`kubernetes.io/cluster/${Cluster}`]: 'owned', 'karpenter.sh/nodepool': pool.metadata.name, [TagNodeClaim]: claimName, 'karpenter.k8s.aws/ec2nodeclass': 'default' },
+      tags: {
+        [TagNodefleetCluster]: Cluster,
+        [`kubernetes.io/cluster/${Cluster}`]: 'owned',
+        'karpenter.sh/nodepool': pool.metadata.name,
+        [TagNodeClaim]: claimName,
+        'karpenter.k8s.aws/ec2nodeclass': 'default',
+      },
     });
     const n = nodeOf({
       name: nodeName,
       providerID: providerId,
-      labels: { [LabelNodePool]: pool.metadata.name, [LabelInstanceType]: 'm5.large', [LabelTopologyZone]: zone, [LabelCapacityType]: capacityType, 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+      labels: {
+        [LabelNodePool]: pool.metadata.name,
+        [LabelInstanceType]: 'm5.large',
+        [LabelTopologyZone]: zone,
+        [LabelCapacityType]: capacityType,
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/os': 'linux',
+      },
       taints: [{ key: TaintUnregistered.key, effect: TaintUnregistered.effect }],
     });
     n.metadata.creationTimestamp = new Date(t0 - 20_000).toISOString();
@@ -692,7 +840,17 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
         createdAt: new Date(t0 - 70_000).toISOString(),
       }),
     );
-    const tn: TrueNode = { claim: claimName, nodeName, instanceId, providerId, nodePool: pool.metadata.name, capacityType, zone, instanceType: 'm5.large', pods: [] };
+    const tn: TrueNode = {
+      claim: claimName,
+      nodeName,
+      instanceId,
+      providerId,
+      nodePool: pool.metadata.name,
+      capacityType,
+      zone,
+      instanceType: 'm5.large',
+      pods: [],
+    };
     truth.nodes.push(tn);
     truth.joining = tn;
   }
@@ -710,6 +868,11 @@ export async function buildWorld(o: WorldOptions): Promise<AttackWorld> {
   world.initial.pods.push(...pods.map((p) => structuredClone(p)));
   world.initial.pdbs.push(...pdbs.map((p) => structuredClone(p)));
   // The agent's view, current at t0.
-  world.views.publish(Cluster, nodes, pods.filter((p) => p.spec.nodeName), w.clock.now());
+  world.views.publish(
+    Cluster,
+    nodes,
+    pods.filter((p) => p.spec.nodeName),
+    w.clock.now(),
+  );
   return world;
 }

@@ -107,13 +107,22 @@ export function benchSnapshot(nodeCount = 200, podsPerNode = 20, scenario: 'mixe
           ...(i % 40 === 7 && j === 0 ? { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } } : {}),
           ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-rs`, controller: true }],
         },
-        spec: { nodeName: name, containers: [{ name: 'main', resources: { requests: { cpu: light ? '100m' : packed ? '380m' : '250m', memory: light ? '256Mi' : '1Gi' } } }] },
+        spec: {
+          nodeName: name,
+          containers: [{ name: 'main', resources: { requests: { cpu: light ? '100m' : packed ? '380m' : '250m', memory: light ? '256Mi' : '1Gi' } } }],
+        },
         status: { phase: 'Running', startTime: '2026-02-21T10:00:00Z' },
       });
     }
   }
   const pdbs: PodDisruptionBudget[] = [
-    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'critical', namespace: 'default' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'critical' } } }, status: { disruptionsAllowed: 0 } },
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'critical', namespace: 'default' },
+      spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'critical' } } },
+      status: { disruptionsAllowed: 0 },
+    },
   ];
   return { nodePools: [pool], nodes, pods, pdbs, instanceTypes: () => types, catalog: types };
 }
@@ -148,7 +157,9 @@ function measure(scenario: 'mixed' | 'packed' | 'stuck', runs: number, nodes: nu
  * Runs each scenario `runs` times after one warm-up; `planMs` is the median. The headline
  * figure is `mixed` (a typical run that finds a command); `stuck` is the worst case.
  */
-export function benchDisruption(opts: { runs?: number; nodes?: number; podsPerNode?: number; scenarios?: ('mixed' | 'packed' | 'stuck')[] } = {}): { disruption: DisruptionBench & { scenarios: DisruptionBench[] } } {
+export function benchDisruption(opts: { runs?: number; nodes?: number; podsPerNode?: number; scenarios?: ('mixed' | 'packed' | 'stuck')[] } = {}): {
+  disruption: DisruptionBench & { scenarios: DisruptionBench[] };
+} {
   const scenarios = (opts.scenarios ?? ['mixed', 'packed', 'stuck']).map((s) => measure(s, opts.runs ?? 3, opts.nodes ?? 200, opts.podsPerNode ?? 20));
   return { disruption: { ...scenarios[0], scenarios } };
 }

@@ -52,11 +52,24 @@ export const Pools: Record<PoolName, NodePool> = {
 /** The EKS add-ons on every node, an agent on arm64 nodes only and the NVIDIA device plugin on GPU nodes only: per-type overhead. */
 export const ExactDaemonSets: DaemonSetTemplate[] = [
   ...AddOnDaemonSets,
-  { metadata: { name: 'arm-agent', namespace: 'kube-system' }, spec: { nodeSelector: { 'kubernetes.io/arch': 'arm64' }, tolerations: [{ operator: 'Exists' }], containers: [{ name: 'a', resources: { requests: { cpu: '100m', memory: '256Mi' } } }] } },
+  {
+    metadata: { name: 'arm-agent', namespace: 'kube-system' },
+    spec: {
+      nodeSelector: { 'kubernetes.io/arch': 'arm64' },
+      tolerations: [{ operator: 'Exists' }],
+      containers: [{ name: 'a', resources: { requests: { cpu: '100m', memory: '256Mi' } } }],
+    },
+  },
   {
     metadata: { name: 'nvidia-device-plugin', namespace: 'kube-system' },
     spec: {
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.k8s.aws/instance-gpu-count', operator: 'Exists' }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.k8s.aws/instance-gpu-count', operator: 'Exists' }] }],
+          },
+        },
+      },
       tolerations: [{ operator: 'Exists' }],
       containers: [{ name: 'p', resources: { requests: { cpu: '50m', memory: '128Mi' } } }],
     },
@@ -98,20 +111,36 @@ export function exactScenario(seed: number, index: number): ExactScenario {
   for (let i = 0; i < nKinds; i++) {
     const count = edges[i + 1] - edges[i];
     const gpu = pool === 'gpu' && rnd() < 0.6;
-    const cpuMilli = gpu ? pick([1000, 2000, 3000, 4000, 6000, 8000]) : pool === 'small-spot' || pool === 'burstable' ? pick(CpuChoices.slice(0, 8)) : pick(CpuChoices);
+    const cpuMilli = gpu
+      ? pick([1000, 2000, 3000, 4000, 6000, 8000])
+      : pool === 'small-spot' || pool === 'burstable'
+        ? pick(CpuChoices.slice(0, 8))
+        : pick(CpuChoices);
     const ratio = gpu ? pick([2, 4]) : pick(MemPerCpuGiB);
-    const memoryMiB = Math.max(64, Math.round((cpuMilli / 1000) * ratio * 1024 * pick([0.75, 1, 1.25]) / 64) * 64);
+    const memoryMiB = Math.max(64, Math.round(((cpuMilli / 1000) * ratio * 1024 * pick([0.75, 1, 1.25])) / 64) * 64);
     const gpus = gpu ? (rnd() < 0.8 ? 1 : pick([2, 4])) : 0;
     let nodeSelector: Record<string, string> | undefined;
     if (rnd() < 0.3) {
       const options: Record<string, string>[] =
         pool === 'gpu'
-          ? [{ 'karpenter.k8s.aws/instance-gpu-name': pick(['t4', 'a10g', 'l4']) }, { 'karpenter.k8s.aws/instance-family': pick(['g5', 'g6']) }, { 'topology.kubernetes.io/zone': pick(['us-east-1a', 'us-east-1b', 'us-east-1c']) }]
+          ? [
+              { 'karpenter.k8s.aws/instance-gpu-name': pick(['t4', 'a10g', 'l4']) },
+              { 'karpenter.k8s.aws/instance-family': pick(['g5', 'g6']) },
+              { 'topology.kubernetes.io/zone': pick(['us-east-1a', 'us-east-1b', 'us-east-1c']) },
+            ]
           : pool === 'small-spot'
-            ? [{ 'karpenter.sh/capacity-type': pick(['on-demand', 'spot']) }, { 'kubernetes.io/arch': pick(['amd64', 'arm64']) }, { 'topology.kubernetes.io/zone': pick(['us-east-1a', 'us-east-1b', 'us-east-1d']) }]
+            ? [
+                { 'karpenter.sh/capacity-type': pick(['on-demand', 'spot']) },
+                { 'kubernetes.io/arch': pick(['amd64', 'arm64']) },
+                { 'topology.kubernetes.io/zone': pick(['us-east-1a', 'us-east-1b', 'us-east-1d']) },
+              ]
             : pool === 'burstable'
               ? [{ 'kubernetes.io/arch': pick(['amd64', 'arm64']) }, { 'karpenter.k8s.aws/instance-category': pick(['t', 'm']) }]
-              : [{ 'kubernetes.io/arch': pick(['amd64', 'arm64']) }, { 'karpenter.k8s.aws/instance-category': pick(['c', 'm', 'r']) }, { 'karpenter.k8s.aws/instance-generation': pick(['6', '7']) }];
+              : [
+                  { 'kubernetes.io/arch': pick(['amd64', 'arm64']) },
+                  { 'karpenter.k8s.aws/instance-category': pick(['c', 'm', 'r']) },
+                  { 'karpenter.k8s.aws/instance-generation': pick(['6', '7']) },
+                ];
       nodeSelector = pick(options);
     }
     kinds.push({ count, cpuMilli, memoryMiB, gpus, ...(nodeSelector ? { nodeSelector } : {}) });
@@ -138,7 +167,12 @@ export function exactScenario(seed: number, index: number): ExactScenario {
 
 /** `12×500m/1024Mi[arm64]` per kind. */
 export function describeKinds(kinds: readonly KindSpec[]): string {
-  return kinds.map((k) => `${k.count}×${k.cpuMilli}m/${k.memoryMiB}Mi${k.gpus ? `/${k.gpus}gpu` : ''}${k.nodeSelector ? `[${Object.values(k.nodeSelector).join(',')}]` : ''}`).join(' ');
+  return kinds
+    .map(
+      (k) =>
+        `${k.count}×${k.cpuMilli}m/${k.memoryMiB}Mi${k.gpus ? `/${k.gpus}gpu` : ''}${k.nodeSelector ? `[${Object.values(k.nodeSelector).join(',')}]` : ''}`,
+    )
+    .join(' ');
 }
 
 export interface ExactScenarioRow {
@@ -194,7 +228,9 @@ const claimsCost = (r: SchedulingResult) => r.newNodeClaims.reduce((s, c) => s +
 const claimTypes = (r: SchedulingResult) => r.newNodeClaims.map((c) => `${c.launchInstanceTypes[0]?.name}(${c.pods.length})`).sort();
 
 /** Runs the scenarios (see the file comment). */
-export async function benchExact(opts: { seed?: number; scenarios?: number; timeLimitSeconds?: number; log?: (line: string) => void } = {}): Promise<{ summary: ExactSummary; rows: ExactScenarioRow[] }> {
+export async function benchExact(
+  opts: { seed?: number; scenarios?: number; timeLimitSeconds?: number; log?: (line: string) => void } = {},
+): Promise<{ summary: ExactSummary; rows: ExactScenarioRow[] }> {
   const seed = opts.seed ?? 1;
   const n = opts.scenarios ?? 500;
   const timeLimitSeconds = opts.timeLimitSeconds ?? 10;
@@ -215,8 +251,12 @@ export async function benchExact(opts: { seed?: number; scenarios?: number; time
     const karpenterPending = karpenter.unschedulable.length - (sc.pods.length - able);
     const bounds = [costPending === 0 ? claimsCost(cost) : Infinity, karpenterPending === 0 ? claimsCost(karpenter) : Infinity];
     const upperBound = Math.min(...bounds);
-    const exact = await exactPacking({ pods: sc.pods, nodePool: pool, instanceTypes: catalog, daemonSets: ExactDaemonSets }, { timeLimitSeconds, template: tpl, ...(Number.isFinite(upperBound) ? { upperBound: upperBound * (1 + 1e-9) } : {}) });
-    const gap = (c: number, pending: number) => (exact.status === 'optimal' && pending === 0 ? (exact.costPerHour > 0 ? c / exact.costPerHour - 1 : c > 0 ? Infinity : 0) : undefined);
+    const exact = await exactPacking(
+      { pods: sc.pods, nodePool: pool, instanceTypes: catalog, daemonSets: ExactDaemonSets },
+      { timeLimitSeconds, template: tpl, ...(Number.isFinite(upperBound) ? { upperBound: upperBound * (1 + 1e-9) } : {}) },
+    );
+    const gap = (c: number, pending: number) =>
+      exact.status === 'optimal' && pending === 0 ? (exact.costPerHour > 0 ? c / exact.costPerHour - 1 : c > 0 ? Infinity : 0) : undefined;
     const row: ExactScenarioRow = {
       index: i,
       pool: sc.pool,
@@ -261,7 +301,9 @@ export function summarise(seed: number, timeLimitSeconds: number, rows: readonly
     timeLimitSeconds,
     optimal: rows.filter((r) => r.status === 'optimal').length,
     timeLimited: rows.filter((r) => r.status === 'time-limit').length,
-    excluded: rows.filter((r) => r.status === 'optimal' && (r.costGap === undefined || r.karpenterGap === undefined)).length + rows.filter((r) => r.status === 'error' || r.status === 'infeasible').length,
+    excluded:
+      rows.filter((r) => r.status === 'optimal' && (r.costGap === undefined || r.karpenterGap === undefined)).length +
+      rows.filter((r) => r.status === 'error' || r.status === 'infeasible').length,
     costGapMedian: r4(quantile(cg, 0.5)),
     costGapP95: r4(quantile(cg, 0.95)),
     costGapMax: r4(Math.max(...cg)),

@@ -159,7 +159,13 @@ export async function exactPacking(input: ExactInput, opts: ExactOptions = {}): 
   const byKey = new Map<string, Kind>();
   for (const p of input.pods) {
     const info = new PodInfo(p);
-    const sig = JSON.stringify([info.requests, p.spec.nodeSelector ?? null, p.spec.affinity ?? null, p.spec.tolerations ?? null, p.metadata.namespace ?? 'default']);
+    const sig = JSON.stringify([
+      info.requests,
+      p.spec.nodeSelector ?? null,
+      p.spec.affinity ?? null,
+      p.spec.tolerations ?? null,
+      p.metadata.namespace ?? 'default',
+    ]);
     const k = byKey.get(sig);
     if (k) k.keys.push(info.key);
     else byKey.set(sig, { info, keys: [info.key] });
@@ -257,7 +263,8 @@ export async function exactPacking(input: ExactInput, opts: ExactOptions = {}): 
   } catch (e) {
     return { ...base, status: 'error', costPerHour: Infinity, slots, variables, seconds: elapsed(), solverStatus: String(e) };
   }
-  const status: ExactResult['status'] = sol.Status === 'Optimal' ? 'optimal' : sol.Status === 'Time limit reached' ? 'time-limit' : sol.Status === 'Infeasible' ? 'infeasible' : 'error';
+  const status: ExactResult['status'] =
+    sol.Status === 'Optimal' ? 'optimal' : sol.Status === 'Time limit reached' ? 'time-limit' : sol.Status === 'Infeasible' ? 'infeasible' : 'error';
   const cols = sol.Columns as Record<string, { Primal?: number }>;
   const value = (name: string) => Math.round(cols[name]?.Primal ?? 0);
   const nodes: ExactNode[] = [];
@@ -271,7 +278,8 @@ export async function exactPacking(input: ExactInput, opts: ExactOptions = {}): 
         nodes.push({ instanceType: c.type.type.name, zone: c.offering.zone, capacityType: c.offering.capacityType, priceUsdPerHour: c.price, pods });
       }
     });
-    if (nodes.length === 0 && status === 'time-limit') return { ...base, status, costPerHour: Infinity, slots, variables, seconds: elapsed(), solverStatus: sol.Status };
+    if (nodes.length === 0 && status === 'time-limit')
+      return { ...base, status, costPerHour: Infinity, slots, variables, seconds: elapsed(), solverStatus: sol.Status };
     const problem = checkPacking(tpl, kinds, nodes, placeable);
     if (problem) throw new Error(`exactPacking: the solver's packing is not valid: ${problem}`);
   }

@@ -48,14 +48,23 @@ export const AddOnDaemonSets: DaemonSetTemplate[] = [
   { name: 'aws-node', cpu: '25m' },
   { name: 'kube-proxy', cpu: '100m' },
   { name: 'eks-pod-identity-agent', cpu: '25m' },
-].map((d) => ({ metadata: { name: d.name, namespace: 'kube-system' }, spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: d.name, resources: { requests: { cpu: d.cpu } } }] } }));
+].map((d) => ({
+  metadata: { name: d.name, namespace: 'kube-system' },
+  spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: d.name, resources: { requests: { cpu: d.cpu } } }] },
+}));
 
 /**
  * Times `solve()` `runs` times and keeps the median run: wall clock (what a Lambda is billed)
  * and this process's CPU time (user + system, all its threads: steadier than the wall clock on
  * a shared, loaded machine, but it also counts the JIT's and GC's helper threads).
  */
-function timeSolve(pods: Pod[], pools: NodePool[], types: InstanceType[], daemonSets: DaemonSetTemplate[] = [], runs = 1): { result: SchedulingResult; seconds: number; cpuSeconds: number; firstSeconds: number; heapMiB: number } {
+function timeSolve(
+  pods: Pod[],
+  pools: NodePool[],
+  types: InstanceType[],
+  daemonSets: DaemonSetTemplate[] = [],
+  runs = 1,
+): { result: SchedulingResult; seconds: number; cpuSeconds: number; firstSeconds: number; heapMiB: number } {
   const samples: { seconds: number; cpuSeconds: number }[] = [];
   let result: SchedulingResult | undefined;
   for (let i = 0; i < runs; i++) {

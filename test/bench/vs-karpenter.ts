@@ -80,7 +80,12 @@ function fromOracleType(t: OracleType): InstanceType {
     labels: t.labels,
     capacity,
     allocatable,
-    offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType as 'spot' | 'on-demand', priceUsdPerHour: o.price, available: o.available })),
+    offerings: t.offerings.map((o) => ({
+      zone: o.zone,
+      capacityType: o.capacityType as 'spot' | 'on-demand',
+      priceUsdPerHour: o.price,
+      available: o.available,
+    })),
   };
 }
 
@@ -95,7 +100,13 @@ function toOracleType(t: InstanceType): OracleType {
     const o = v - (t.allocatable[k] ?? 0);
     if (o > 0) overhead[k] = fmt(k, o);
   }
-  return { name: t.name, capacity, overhead, labels: t.labels, offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, price: o.priceUsdPerHour, available: o.available })) };
+  return {
+    name: t.name,
+    capacity,
+    overhead,
+    labels: t.labels,
+    offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, price: o.priceUsdPerHour, available: o.available })),
+  };
 }
 
 function benchmarkNodePool(): Record<string, unknown> {
@@ -129,7 +140,15 @@ function timeNodefleet(pods: Pod[], pools: NodePool[], types: InstanceType[], da
   return { result, seconds: m.wall, cpuSeconds: m.cpu };
 }
 
-function row(workload: VsKarpenterRow['workload'], pods: number, types: number, runs: number, nf: ReturnType<typeof timeNodefleet>, k: OracleOutput, ca?: FairBaseline): VsKarpenterRow {
+function row(
+  workload: VsKarpenterRow['workload'],
+  pods: number,
+  types: number,
+  runs: number,
+  nf: ReturnType<typeof timeNodefleet>,
+  k: OracleOutput,
+  ca?: FairBaseline,
+): VsKarpenterRow {
   const nfCost = nf.result.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
   const kCost = k.nodeClaims.reduce((s, c) => s + c.price, 0);
   const nfPps = pods / nf.seconds;
@@ -181,7 +200,12 @@ export function benchVsKarpenter(opts: { quick: boolean; log: (line: string) => 
   const catalog = loadCatalog({ region: 'us-east-1' });
   const realPool = realNodePool();
   const oracleTypes = catalog.map(toOracleType);
-  const daemonSets = AddOnDaemonSets.map((d) => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: d.metadata, spec: { selector: { matchLabels: { ds: d.metadata.name } }, template: { metadata: { labels: { ds: d.metadata.name } }, spec: d.spec } } }));
+  const daemonSets = AddOnDaemonSets.map((d) => ({
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: d.metadata,
+    spec: { selector: { matchLabels: { ds: d.metadata.name } }, template: { metadata: { labels: { ds: d.metadata.name } }, spec: d.spec } },
+  }));
   const rawRealPool = {
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
@@ -192,7 +216,11 @@ export function benchVsKarpenter(opts: { quick: boolean; log: (line: string) => 
     const pods = genericPods(n);
     const runs = n <= 1000 ? 3 : 1;
     opts.log(`real-catalog ${n} pods: Karpenter…`);
-    const k = oracleJson<OracleOutput>(bin, ['--solve-only', '--bench', String(runs)], JSON.stringify({ instanceTypes: oracleTypes, nodePools: [rawRealPool], pods, daemonSets }));
+    const k = oracleJson<OracleOutput>(
+      bin,
+      ['--solve-only', '--bench', String(runs)],
+      JSON.stringify({ instanceTypes: oracleTypes, nodePools: [rawRealPool], pods, daemonSets }),
+    );
     opts.log(`real-catalog ${n} pods: nodefleet…`);
     const nf = timeNodefleet(pods, [realPool], catalog, AddOnDaemonSets, runs);
     const ca = clusterAutoscalerFair(pods, realPool, catalog, 150);

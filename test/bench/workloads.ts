@@ -109,22 +109,50 @@ export function mixPods(n: number, seed = 42): Pod[] {
         break;
       case 1: {
         const labels = { kind: 'zone-spread', group };
-        pods.push(pod(`zone-spread-${i}`, labels, cpu, mem, { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } }] }));
+        pods.push(
+          pod(`zone-spread-${i}`, labels, cpu, mem, {
+            topologySpreadConstraints: [
+              { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } },
+            ],
+          }),
+        );
         break;
       }
       case 2: {
         const labels = { kind: 'host-spread', group };
-        pods.push(pod(`host-spread-${i}`, labels, cpu, mem, { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } }] }));
+        pods.push(
+          pod(`host-spread-${i}`, labels, cpu, mem, {
+            topologySpreadConstraints: [
+              { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } },
+            ],
+          }),
+        );
         break;
       }
       case 3: {
         const labels = { kind: 'zone-affinity', group };
-        pods.push(pod(`zone-affinity-${i}`, labels, cpu, mem, { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: labels }, topologyKey: 'topology.kubernetes.io/zone' }] } } }));
+        pods.push(
+          pod(`zone-affinity-${i}`, labels, cpu, mem, {
+            affinity: {
+              podAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: labels }, topologyKey: 'topology.kubernetes.io/zone' }],
+              },
+            },
+          }),
+        );
         break;
       }
       default: {
         const labels = { kind: 'host-anti', group };
-        pods.push(pod(`host-anti-${i}`, labels, cpu, mem, { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' }] } } }));
+        pods.push(
+          pod(`host-anti-${i}`, labels, cpu, mem, {
+            affinity: {
+              podAntiAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' }],
+              },
+            },
+          }),
+        );
       }
     }
   }

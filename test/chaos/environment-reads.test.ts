@@ -33,7 +33,9 @@ describe('LocalEnvironment.nodeClaims under injected DynamoDB faults', () => {
     env = new LocalEnvironment({ scenario: world.scenario, stepped: true, persist: false, workDir, faults, seed: 1 });
     await env.start();
     const clients = createClients({ region: world.scenario.region, dynamodbEndpoint: env.dynamo.endpoint });
-    await new DynamoNodeClaimStore(clients.doc, env.dynamo.tableName, world.scenario.clusterName).create(nodeClaim({ name: 'pool-0-abcde', phase: 'Launched' }));
+    await new DynamoNodeClaimStore(clients.doc, env.dynamo.tableName, world.scenario.clusterName).create(
+      nodeClaim({ name: 'pool-0-abcde', phase: 'Launched' }),
+    );
     // Act
     throttle = true;
     const seen = await env.nodeClaims();

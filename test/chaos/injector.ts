@@ -86,7 +86,14 @@ export function planFaults(seed: number, count: number, activeMs: number): Plann
   }
   for (let i = 0; i < count; i++) {
     const kind = i < order.length ? order[i] : rng.pick(FaultKinds);
-    out.push({ index: i, atMs: rng.int(15, Math.floor(activeMs / 1000) - 1) * 1000, kind, windowMs: rng.int(5, 40) * 1000, n: rng.int(1, 4), pick: rng.int(0, 1_000_000) });
+    out.push({
+      index: i,
+      atMs: rng.int(15, Math.floor(activeMs / 1000) - 1) * 1000,
+      kind,
+      windowMs: rng.int(5, 40) * 1000,
+      n: rng.int(1, 4),
+      pick: rng.int(0, 1_000_000),
+    });
   }
   return out.sort((a, b) => a.atMs - b.atMs || a.index - b.index);
 }
@@ -205,7 +212,12 @@ export class ChaosInjector implements FaultHooks {
         const pool = rng.pick(this.world.pools);
         const name = `stuck-${f.index}`;
         env.cluster.apply([
-          { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name, namespace: 'default' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: name } } } },
+          {
+            apiVersion: 'policy/v1',
+            kind: 'PodDisruptionBudget',
+            metadata: { name, namespace: 'default' },
+            spec: { maxUnavailable: 0, selector: { matchLabels: { app: name } } },
+          },
           {
             apiVersion: 'apps/v1',
             kind: 'Deployment',
@@ -292,7 +304,9 @@ export class ChaosInjector implements FaultHooks {
       if (f) throw new Ec2ApiError('UnauthorizedOperation', 'You are not authorized to perform this operation. (injected)', 403);
     }
     if (this.take(['ec2-throttle'])) throw new Ec2ApiError('RequestLimitExceeded', 'Request limit exceeded. (injected)', 503);
-    const f = this.take(['ec2-error'], () => ['CreateFleet', 'DescribeInstances', 'TerminateInstances', 'CreateTags', 'DescribeLaunchTemplates', 'CreateLaunchTemplate'].includes(action));
+    const f = this.take(['ec2-error'], () =>
+      ['CreateFleet', 'DescribeInstances', 'TerminateInstances', 'CreateTags', 'DescribeLaunchTemplates', 'CreateLaunchTemplate'].includes(action),
+    );
     if (f) {
       this.record(f, action);
       throw new Ec2ApiError('InternalError', 'An internal error has occurred (injected)', 500);
@@ -300,7 +314,12 @@ export class ChaosInjector implements FaultHooks {
   }
 
   dynamo(op: string, body: string): FaultResponse | undefined {
-    if (this.take(['dynamo-throttle'])) return { status: 400, code: 'ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded (injected)' };
+    if (this.take(['dynamo-throttle']))
+      return {
+        status: 400,
+        code: 'ProvisionedThroughputExceededException',
+        message: 'The level of configured provisioned throughput for the table was exceeded (injected)',
+      };
     if (['PutItem', 'UpdateItem', 'DeleteItem'].includes(op) && body.includes('ConditionExpression')) {
       const f = this.take(['dynamo-conflict']);
       if (f) {
@@ -316,7 +335,13 @@ export class ChaosInjector implements FaultHooks {
       const m = /namespaces\/([^/]+)\/pods\/([^/?]+)/.exec(path)!;
       const name = decodeURIComponent(m[2]);
       const pod = this.env.cluster.pods({ namespace: m[1] }).find((p) => p.metadata.name === name);
-      this.podDeletes.push({ atMs: this.now(), namespace: m[1], name, nodeName: pod?.spec?.nodeName, graceSeconds: pod?.spec?.terminationGracePeriodSeconds ?? 30 });
+      this.podDeletes.push({
+        atMs: this.now(),
+        namespace: m[1],
+        name,
+        nodeName: pod?.spec?.nodeName,
+        graceSeconds: pod?.spec?.terminationGracePeriodSeconds ?? 30,
+      });
     }
     const watch = /[?&]watch=(true|1)/.test(path);
     if (watch) {

@@ -12,7 +12,13 @@ const pending = new Set(['default/db-0-1']);
 describe('claimsPerPendingPod (one-claim-per-need)', () => {
   it('two claims launching for one pending pod: reported with both claims', () => {
     // Act
-    const r = claimsPerPendingPod([{ name: 'pool-1-dr7sb', pods: ['default/db-0-1'] }, { name: 'pool-1-xm6d5', pods: ['default/db-0-1', 'default/app-0-x'] }], pending);
+    const r = claimsPerPendingPod(
+      [
+        { name: 'pool-1-dr7sb', pods: ['default/db-0-1'] },
+        { name: 'pool-1-xm6d5', pods: ['default/db-0-1', 'default/app-0-x'] },
+      ],
+      pending,
+    );
     // Assess
     expect(r.severalClaims).toEqual([{ pod: 'default/db-0-1', claims: ['pool-1-dr7sb', 'pool-1-xm6d5'] }]);
     expect(r.namedTwice).toEqual([]);
@@ -28,7 +34,13 @@ describe('claimsPerPendingPod (one-claim-per-need)', () => {
 
   it('a pod that is not pending (it runs) is no finding, however many claims name it', () => {
     // Act
-    const r = claimsPerPendingPod([{ name: 'a', pods: ['default/web', 'default/web'] }, { name: 'b', pods: ['default/web'] }], pending);
+    const r = claimsPerPendingPod(
+      [
+        { name: 'a', pods: ['default/web', 'default/web'] },
+        { name: 'b', pods: ['default/web'] },
+      ],
+      pending,
+    );
     // Assess
     expect(r).toEqual({ severalClaims: [], namedTwice: [] });
   });

@@ -87,7 +87,10 @@ export function drainWaitsForGood(pods: Pod[], nowMs: number, refused: (p: Pod) 
  * each claim that names it more than once (`namedTwice`: one claim sized for the pod twice —
  * before, both showed as one list with the claim twice, "[pool-1-42q6c, pool-1-42q6c]").
  */
-export function claimsPerPendingPod(launching: readonly Pick<NodeClaim, 'name' | 'pods'>[], pending: ReadonlySet<string>): { severalClaims: { pod: string; claims: string[] }[]; namedTwice: { pod: string; claim: string; times: number }[] } {
+export function claimsPerPendingPod(
+  launching: readonly Pick<NodeClaim, 'name' | 'pods'>[],
+  pending: ReadonlySet<string>,
+): { severalClaims: { pod: string; claims: string[] }[]; namedTwice: { pod: string; claim: string; times: number }[] } {
   const byPod = new Map<string, Map<string, number>>();
   for (const c of launching) {
     for (const p of c.pods ?? []) {
@@ -176,7 +179,17 @@ export class Monitor {
       const prev = byClaim.get(claim);
       const running = e.status === 'RUNNING';
       const active = running ? this.env.clock.nowMs() : Date.parse(e.stopDate ?? e.startDate);
-      if (!prev) byClaim.set(claim, { claim, nodeName: input.nodeName, instanceId: input.instanceId, reason: input.reason, startedMs: started, deadlineMs: input.deadlineEpochMs, running, lastActiveMs: active });
+      if (!prev)
+        byClaim.set(claim, {
+          claim,
+          nodeName: input.nodeName,
+          instanceId: input.instanceId,
+          reason: input.reason,
+          startedMs: started,
+          deadlineMs: input.deadlineEpochMs,
+          running,
+          lastActiveMs: active,
+        });
       else {
         prev.running ||= running;
         prev.lastActiveMs = Math.max(prev.lastActiveMs, active);
@@ -184,7 +197,8 @@ export class Monitor {
         prev.instanceId ??= input.instanceId;
         // The first execution's start is when termination started; the earliest deadline binds.
         if (started < prev.startedMs) prev.startedMs = started;
-        if (typeof input.deadlineEpochMs === 'number') prev.deadlineMs = prev.deadlineMs === undefined ? input.deadlineEpochMs : Math.min(prev.deadlineMs, input.deadlineEpochMs);
+        if (typeof input.deadlineEpochMs === 'number')
+          prev.deadlineMs = prev.deadlineMs === undefined ? input.deadlineEpochMs : Math.min(prev.deadlineMs, input.deadlineEpochMs);
       }
     }
     return [...byClaim.values()];
@@ -218,7 +232,12 @@ export class Monitor {
       const since = this.orphanSince.get(i.instanceId) ?? Math.max(now, i.launchTimeMs);
       this.orphanSince.set(i.instanceId, since);
       if (now - since > OrphanBoundSeconds * 1000) {
-        this.add('orphan-instance', i.instanceId, `instance ${i.instanceId} (${i.instanceType}, NodeClaim tag ${i.tags['karpenter.sh/nodeclaim'] ?? '-'}) has run ${Math.round((now - since) / 1000)}s without a live NodeClaim (bound ${OrphanBoundSeconds}s)`, [i.instanceId, i.tags['karpenter.sh/nodeclaim'] ?? '']);
+        this.add(
+          'orphan-instance',
+          i.instanceId,
+          `instance ${i.instanceId} (${i.instanceType}, NodeClaim tag ${i.tags['karpenter.sh/nodeclaim'] ?? '-'}) has run ${Math.round((now - since) / 1000)}s without a live NodeClaim (bound ${OrphanBoundSeconds}s)`,
+          [i.instanceId, i.tags['karpenter.sh/nodeclaim'] ?? ''],
+        );
       }
     }
 
@@ -231,12 +250,23 @@ export class Monitor {
       // While EC2 refuses TerminateInstances (an injected refusal), the deadline moves to the refusal's end.
       const due = t.deadlineMs === undefined ? undefined : Math.max(t.deadlineMs, Math.min(now, this.injector.terminateRefusedUntil(now)));
       if (due !== undefined && now > due + DeadlineSlackSeconds * 1000) {
-        const late = due === t.deadlineMs ? 'its deadline' : `its deadline (EC2 refused TerminateInstances until ${Math.round((due - env.clock.startEpochMs()) / 1000)}s)`;
-        this.add('termination-deadline', t.claim, `NodeClaim ${t.claim} (${t.reason}): ${instAlive ? `instance ${t.instanceId} ${inst!.state}` : ''}${instAlive && nodeAlive ? ', ' : ''}${nodeAlive ? `node ${t.nodeName} exists` : ''} ${Math.round((now - due) / 1000)}s after ${late}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
+        const late =
+          due === t.deadlineMs ? 'its deadline' : `its deadline (EC2 refused TerminateInstances until ${Math.round((due - env.clock.startEpochMs()) / 1000)}s)`;
+        this.add(
+          'termination-deadline',
+          t.claim,
+          `NodeClaim ${t.claim} (${t.reason}): ${instAlive ? `instance ${t.instanceId} ${inst!.state}` : ''}${instAlive && nodeAlive ? ', ' : ''}${nodeAlive ? `node ${t.nodeName} exists` : ''} ${Math.round((now - due) / 1000)}s after ${late}`,
+          [t.claim, t.nodeName ?? '', t.instanceId ?? ''],
+        );
       }
       // Never abandoned: an attempt runs, or the last one ended (even at once, failing) within the bound.
       if (!attended(t, now)) {
-        this.add('termination-abandoned', t.claim, `NodeClaim ${t.claim} (${t.reason}): termination started, no execution running or started for ${Math.round((now - t.lastActiveMs) / 1000)}s (bound ${AbandonBoundSeconds}s), ${instAlive ? `instance ${t.instanceId} still ${inst!.state}` : `node ${t.nodeName} still exists`}`, [t.claim, t.nodeName ?? '', t.instanceId ?? '']);
+        this.add(
+          'termination-abandoned',
+          t.claim,
+          `NodeClaim ${t.claim} (${t.reason}): termination started, no execution running or started for ${Math.round((now - t.lastActiveMs) / 1000)}s (bound ${AbandonBoundSeconds}s), ${instAlive ? `instance ${t.instanceId} still ${inst!.state}` : `node ${t.nodeName} still exists`}`,
+          [t.claim, t.nodeName ?? '', t.instanceId ?? ''],
+        );
       }
     }
 
@@ -245,8 +275,22 @@ export class Monitor {
     const providerIds = new Set(nodes.map((n) => n.spec?.providerID).filter(Boolean));
     const liveIds = new Set(instances.map((i) => i.instanceId));
     for (const c of live) {
-      const gone = (c.phase === 'Registered' || c.phase === 'Initialized') && c.nodeName && !nodeNames.has(c.nodeName) && !(c.providerId && providerIds.has(c.providerId)) && c.instanceId && liveIds.has(c.instanceId);
-      this.unattended(`nodegone|${c.name}`, !!gone && !refused, now, 'instance-without-node', `NodeClaim ${c.name} (${c.phase}): node ${c.nodeName} is gone, instance ${c.instanceId} still runs and nothing terminates it`, [c.name, c.nodeName ?? '', c.instanceId ?? ''], NodeGoneBoundSeconds);
+      const gone =
+        (c.phase === 'Registered' || c.phase === 'Initialized') &&
+        c.nodeName &&
+        !nodeNames.has(c.nodeName) &&
+        !(c.providerId && providerIds.has(c.providerId)) &&
+        c.instanceId &&
+        liveIds.has(c.instanceId);
+      this.unattended(
+        `nodegone|${c.name}`,
+        !!gone && !refused,
+        now,
+        'instance-without-node',
+        `NodeClaim ${c.name} (${c.phase}): node ${c.nodeName} is gone, instance ${c.instanceId} still runs and nothing terminates it`,
+        [c.name, c.nodeName ?? '', c.instanceId ?? ''],
+        NodeGoneBoundSeconds,
+      );
     }
 
     // 3. At most one instance per NodeClaim.
@@ -260,8 +304,15 @@ export class Monitor {
     const launching = live.filter((c) => ['Pending', 'Launched', 'Registered'].includes(c.phase));
     const pending = new Set(env.cluster.pendingPods().map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
     const needs = claimsPerPendingPod(launching, pending);
-    for (const { pod, claims: cs } of needs.severalClaims) this.add('one-claim-per-need', pod, `pending pod ${pod} is the reason for ${cs.length} launching NodeClaims`, [pod, ...cs]);
-    for (const { pod, claim, times } of needs.namedTwice) this.add('one-claim-per-need', `${pod}|${claim}`, `pending pod ${pod} is named ${times} times by launching NodeClaim ${claim} (sized for it ${times} times)`, [pod, claim]);
+    for (const { pod, claims: cs } of needs.severalClaims)
+      this.add('one-claim-per-need', pod, `pending pod ${pod} is the reason for ${cs.length} launching NodeClaims`, [pod, ...cs]);
+    for (const { pod, claim, times } of needs.namedTwice)
+      this.add(
+        'one-claim-per-need',
+        `${pod}|${claim}`,
+        `pending pod ${pod} is named ${times} times by launching NodeClaim ${claim} (sized for it ${times} times)`,
+        [pod, claim],
+      );
 
     // 4. Budgets, counted from the cluster when a voluntary disruption starts.
     const pools = env.cluster.objects('karpenter.sh/v1', 'NodePool');
@@ -286,7 +337,12 @@ export class Monitor {
       const poolNodes = nodes.filter((n) => n.metadata.labels?.['karpenter.sh/nodepool'] === pool).length;
       const cap = budgetCap(parsed.data, 'Empty', poolNodes, new Date(now));
       if (cap !== undefined && names.length > cap) {
-        this.add('budget', `${pool}@${Math.round(now / 1000)}`, `NodePool ${pool}: ${names.length} nodes disrupted at once (${names.join(', ')}), budget allows ${cap} of ${poolNodes}`, [pool, ...names]);
+        this.add(
+          'budget',
+          `${pool}@${Math.round(now / 1000)}`,
+          `NodePool ${pool}: ${names.length} nodes disrupted at once (${names.join(', ')}), budget allows ${cap} of ${poolNodes}`,
+          [pool, ...names],
+        );
       }
     }
     for (const n of [...this.voluntary]) if (!nodes.some((x) => x.metadata.name === n && (tainted(x) || x.spec?.unschedulable))) this.voluntary.delete(n);
@@ -299,7 +355,12 @@ export class Monitor {
       const claim = nodeName ? (claimOfNode.get(nodeName) ?? claims.find((c) => c.nodeName === nodeName)) : undefined;
       const t = claim ? termByClaim.get(claim.name) : undefined;
       if (!t || t.deadlineMs === undefined || d.atMs < t.deadlineMs - d.graceSeconds * 1000) {
-        this.add('force-delete-before-deadline', `${d.namespace}/${d.name}@${d.atMs}`, `pod ${d.namespace}/${d.name} on ${nodeName ?? '?'} deleted without eviction ${t?.deadlineMs !== undefined ? `${Math.round((t.deadlineMs - d.atMs) / 1000)}s before the deadline (grace ${d.graceSeconds}s)` : '(no deadline)'}`, [`${d.namespace}/${d.name}`, nodeName ?? '', claim?.name ?? '']);
+        this.add(
+          'force-delete-before-deadline',
+          `${d.namespace}/${d.name}@${d.atMs}`,
+          `pod ${d.namespace}/${d.name} on ${nodeName ?? '?'} deleted without eviction ${t?.deadlineMs !== undefined ? `${Math.round((t.deadlineMs - d.atMs) / 1000)}s before the deadline (grace ${d.graceSeconds}s)` : '(no deadline)'}`,
+          [`${d.namespace}/${d.name}`, nodeName ?? '', claim?.name ?? ''],
+        );
       }
     }
 
@@ -312,7 +373,15 @@ export class Monitor {
       const claim = claimOfNode.get(n.metadata.name);
       const t = claim ? termByClaim.get(claim.name) : undefined;
       const working = (t && attended(t, now)) || this.runningDisruptionMentions(n.metadata.name);
-      this.unattended(`taint|${n.metadata.name}`, !working, now, 'disrupted-taint-unattended', `node ${n.metadata.name} carries karpenter.sh/disrupted with no running termination or disruption execution`, [n.metadata.name, claim?.name ?? ''], DisruptionAbandonBoundSeconds);
+      this.unattended(
+        `taint|${n.metadata.name}`,
+        !working,
+        now,
+        'disrupted-taint-unattended',
+        `node ${n.metadata.name} carries karpenter.sh/disrupted with no running termination or disruption execution`,
+        [n.metadata.name, claim?.name ?? ''],
+        DisruptionAbandonBoundSeconds,
+      );
     }
     for (const pool of pools) {
       const holders = await this.holders(pool.metadata.name);
@@ -320,7 +389,15 @@ export class Monitor {
         const t = termByClaim.get(h);
         const c = claims.find((x) => x.name === h);
         const working = (t && attended(t, now)) || this.runningDisruptionMentions(h) || (c?.nodeName ? this.runningDisruptionMentions(c.nodeName) : false);
-        this.unattended(`slot|${pool.metadata.name}|${h}`, !working, now, 'budget-slot-unattended', `NodePool ${pool.metadata.name} budget slot held by ${h} with no running termination or disruption execution`, [pool.metadata.name, h], DisruptionAbandonBoundSeconds);
+        this.unattended(
+          `slot|${pool.metadata.name}|${h}`,
+          !working,
+          now,
+          'budget-slot-unattended',
+          `NodePool ${pool.metadata.name} budget slot held by ${h} with no running termination or disruption execution`,
+          [pool.metadata.name, h],
+          DisruptionAbandonBoundSeconds,
+        );
       }
     }
   }
@@ -366,9 +443,14 @@ export class Monitor {
   /** One line: what is not running, launching or terminating (for logs). */
   async describe(): Promise<string> {
     const env = this.env;
-    const notRunning = env.cluster.pods().filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Running').map((p) => `${p.metadata.name}:${p.status?.phase ?? '?'}`);
+    const notRunning = env.cluster
+      .pods()
+      .filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Running')
+      .map((p) => `${p.metadata.name}:${p.status?.phase ?? '?'}`);
     const claims = (await env.nodeClaims()).filter((c) => c.phase !== 'Terminated').map((c) => `${c.name}:${c.phase}`);
-    const running = this.terminations().filter((t) => t.running).map((t) => `${t.claim}(${t.reason}${t.deadlineMs ? '' : ', no deadline'})`);
+    const running = this.terminations()
+      .filter((t) => t.running)
+      .map((t) => `${t.claim}(${t.reason}${t.deadlineMs ? '' : ', no deadline'})`);
     return `pods not running [${notRunning.join(' ')}]; claims [${claims.join(' ')}]; terminations running [${running.join(' ')}]; instances ${env.liveInstances().length}`;
   }
 
@@ -378,9 +460,14 @@ export class Monitor {
     const lines: string[] = [];
     for (const n of env.cluster.nodes()) {
       const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-      lines.push(`  node ${n.metadata.name} pool=${n.metadata.labels?.['karpenter.sh/nodepool'] ?? '-'} ready=${ready} unschedulable=${!!n.spec?.unschedulable} taints=${(n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',')} ${n.spec?.providerID ?? ''}`);
+      lines.push(
+        `  node ${n.metadata.name} pool=${n.metadata.labels?.['karpenter.sh/nodepool'] ?? '-'} ready=${ready} unschedulable=${!!n.spec?.unschedulable} taints=${(n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',')} ${n.spec?.providerID ?? ''}`,
+      );
     }
-    for (const c of await env.nodeClaims()) lines.push(`  claim ${c.name} ${c.phase} node=${c.nodeName ?? '-'} inst=${c.instanceId ?? '-'} pods=${(c.pods ?? []).length} created=${c.createdAt} ${c.lastError ?? ''}`);
+    for (const c of await env.nodeClaims())
+      lines.push(
+        `  claim ${c.name} ${c.phase} node=${c.nodeName ?? '-'} inst=${c.instanceId ?? '-'} pods=${(c.pods ?? []).length} created=${c.createdAt} ${c.lastError ?? ''}`,
+      );
     for (const p of env.cluster.pendingPods()) lines.push(`  pending ${p.metadata.name} ${JSON.stringify(p.status?.conditions ?? [])}`);
     for (const d of env.bus.deadLetters) lines.push(`  dead-letter ${d.rule} ${d.event['detail-type']} ${d.error}`);
     for (const f of env.bus.dropped) lines.push(`  dropped ${f.rule} ${f.detailType} at ${Math.round((f.atMs - env.clock.startEpochMs()) / 1000)}s`);
@@ -394,7 +481,12 @@ export class Monitor {
     // 7. Every pod that can be scheduled is running.
     for (const p of env.cluster.pods()) {
       if (p.metadata.deletionTimestamp || p.status?.phase === 'Running' || p.status?.phase === 'Succeeded') continue;
-      this.add('pod-not-running', `${p.metadata.namespace}/${p.metadata.name}`, `pod ${p.metadata.namespace}/${p.metadata.name} is ${p.status?.phase ?? 'Pending'}${p.spec?.nodeName ? ` on ${p.spec.nodeName}` : ''} at the end`, [`${p.metadata.namespace}/${p.metadata.name}`, p.spec?.nodeName ?? '']);
+      this.add(
+        'pod-not-running',
+        `${p.metadata.namespace}/${p.metadata.name}`,
+        `pod ${p.metadata.namespace}/${p.metadata.name} is ${p.status?.phase ?? 'Pending'}${p.spec?.nodeName ? ` on ${p.spec.nodeName}` : ''} at the end`,
+        [`${p.metadata.namespace}/${p.metadata.name}`, p.spec?.nodeName ?? ''],
+      );
     }
     // 8. Every failed event delivery ended in a DLQ with its reason, or succeeded on a retry; nothing retried for ever.
     const bus = env.bus;
@@ -411,9 +503,11 @@ export class Monitor {
     const maxAttempts = Math.max(AsyncInvokeRetries + 1, MaxReceiveCount);
     for (const [k, v] of byKey) {
       if (v.attempts > maxAttempts) this.add('retried-for-ever', k, `${k} was attempted ${v.attempts} times (max ${maxAttempts})`, [k]);
-      if (!v.ok && !dead.has(k) && !this.inRetry(k)) this.add('failed-event-not-dead-lettered', k, `${k} failed (${v.errors.at(-1)}) and is not in a dead-letter queue`, [k]);
+      if (!v.ok && !dead.has(k) && !this.inRetry(k))
+        this.add('failed-event-not-dead-lettered', k, `${k} failed (${v.errors.at(-1)}) and is not in a dead-letter queue`, [k]);
     }
-    for (const d of bus.deadLetters) if (!d.error) this.add('dead-letter-without-reason', `${d.rule}|${d.event.id}`, `dead letter for ${d.rule} has no reason`, [d.event.id]);
+    for (const d of bus.deadLetters)
+      if (!d.error) this.add('dead-letter-without-reason', `${d.rule}|${d.event.id}`, `dead letter for ${d.rule} has no reason`, [d.event.id]);
   }
 
   /** A delivery still waiting for its retry (its last attempt was recent). */

@@ -27,7 +27,8 @@ const int = (name: string, min: number) => (v: string) => {
 const list = (name: string) => (v: string) => {
   if (v === 'none') return [];
   const xs = v.split(',').filter(Boolean).map(Number);
-  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 0)) throw new InvalidArgumentError(`${name} must be comma-separated non-negative integers, got "${v}"`);
+  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 0))
+    throw new InvalidArgumentError(`${name} must be comma-separated non-negative integers, got "${v}"`);
   return xs;
 };
 
@@ -40,10 +41,22 @@ const program = new Command('chaos')
   .option('--only <indices>', 'replay only these fault indices (comma-separated; none = no fault)', list('--only'))
   .option('--jobs <n>', 'runs in parallel processes (default: available parallelism)', int('--jobs', 1), Math.max(1, availableParallelism()))
   .option('--no-shrink', 'do not shrink a failing seed')
-  .option('--max-real-seconds <n>', `real seconds before a run is reported as did-not-finish (default ${DefaultMaxRealSeconds})`, int('--max-real-seconds', 10), DefaultMaxRealSeconds)
-  .option('--shrink-budget-seconds <n>', 'real seconds all shrinking together may take (then the smallest list found so far is printed)', int('--shrink-budget-seconds', 0), 15 * 60)
+  .option(
+    '--max-real-seconds <n>',
+    `real seconds before a run is reported as did-not-finish (default ${DefaultMaxRealSeconds})`,
+    int('--max-real-seconds', 10),
+    DefaultMaxRealSeconds,
+  )
+  .option(
+    '--shrink-budget-seconds <n>',
+    'real seconds all shrinking together may take (then the smallest list found so far is printed)',
+    int('--shrink-budget-seconds', 0),
+    15 * 60,
+  )
   .option('--json', 'last line: one JSON object with the totals')
-  .addOption(new Command().createOption('--worker-seeds <seeds>', 'internal: run these seeds and print result lines').argParser(list('--worker-seeds')).hideHelp())
+  .addOption(
+    new Command().createOption('--worker-seeds <seeds>', 'internal: run these seeds and print result lines').argParser(list('--worker-seeds')).hideHelp(),
+  )
   .exitOverride();
 
 interface Opts {
@@ -69,7 +82,14 @@ try {
 }
 
 const log = (l: string) => process.stderr.write(`${l}\n`);
-const runOpts = (seed: number) => ({ seed, faultsPerRun: opts.faultsPerRun, only: opts.only, activeSeconds: opts.activeSeconds, maxRealSeconds: opts.maxRealSeconds, log });
+const runOpts = (seed: number) => ({
+  seed,
+  faultsPerRun: opts.faultsPerRun,
+  only: opts.only,
+  activeSeconds: opts.activeSeconds,
+  maxRealSeconds: opts.maxRealSeconds,
+  log,
+});
 
 if (opts.workerSeeds) {
   for (const seed of opts.workerSeeds) process.stdout.write(`${ResultPrefix}${JSON.stringify(await runChaos(runOpts(seed)))}\n`);
@@ -88,7 +108,9 @@ function unfinished(seed: number, only: number[] | undefined, why: string, realS
     seed,
     planned: [],
     injected: [],
-    violations: [{ invariant: 'did-not-finish', seed, atSeconds: 0, message: `run ${only ? `--only ${only.join(',')} ` : ''}did not finish: ${why}`, objects: [] }],
+    violations: [
+      { invariant: 'did-not-finish', seed, atSeconds: 0, message: `run ${only ? `--only ${only.join(',')} ` : ''}did not finish: ${why}`, objects: [] },
+    ],
     virtualSeconds: 0,
     realSeconds,
     settled: false,
@@ -101,7 +123,16 @@ function unfinished(seed: number, only: number[] | undefined, why: string, realS
  */
 function runIsolated(seed: number, only?: number[]): Promise<RunResult> {
   const script = fileURLToPath(import.meta.url);
-  const args = [...process.execArgv, script, '--worker-seeds', String(seed), '--faults-per-run', String(opts.faultsPerRun), '--max-real-seconds', String(opts.maxRealSeconds)];
+  const args = [
+    ...process.execArgv,
+    script,
+    '--worker-seeds',
+    String(seed),
+    '--faults-per-run',
+    String(opts.faultsPerRun),
+    '--max-real-seconds',
+    String(opts.maxRealSeconds),
+  ];
   if (opts.activeSeconds) args.push('--active-seconds', String(opts.activeSeconds));
   const replay = only ?? opts.only;
   if (replay) args.push('--only', replay.length ? replay.join(',') : 'none');
@@ -110,10 +141,13 @@ function runIsolated(seed: number, only?: number[]): Promise<RunResult> {
     let result: RunResult | undefined;
     let killed = false;
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, (opts.maxRealSeconds + WorkerKillSlackSeconds) * 1000);
+    const timer = setTimeout(
+      () => {
+        killed = true;
+        child.kill('SIGKILL');
+      },
+      (opts.maxRealSeconds + WorkerKillSlackSeconds) * 1000,
+    );
     createInterface({ input: child.stdout }).on('line', (l) => {
       if (l.startsWith(ResultPrefix)) result = JSON.parse(l.slice(ResultPrefix.length)) as RunResult;
     });
@@ -123,7 +157,9 @@ function runIsolated(seed: number, only?: number[]): Promise<RunResult> {
     };
     child.on('error', (err) => done(`worker failed to start: ${err.message}`));
     // 'close' (not 'exit'): stdout is fully read by then, so the result line is never lost.
-    child.on('close', (code, signal) => done(killed ? `worker killed after ${opts.maxRealSeconds + WorkerKillSlackSeconds}s real` : `worker exited with ${code ?? signal} and no result`));
+    child.on('close', (code, signal) =>
+      done(killed ? `worker killed after ${opts.maxRealSeconds + WorkerKillSlackSeconds}s real` : `worker exited with ${code ?? signal} and no result`),
+    );
   });
 }
 
@@ -143,14 +179,18 @@ async function pool<T, R>(tasks: T[], jobs: number, fn: (t: T) => Promise<R>): P
 }
 
 const isolated = opts.jobs > 1 || opts.runs > 1;
-const runOne = (seed: number, only?: number[]): Promise<RunResult> => (isolated ? runIsolated(seed, only) : runChaos({ ...runOpts(seed), ...(only ? { only } : {}) }));
+const runOne = (seed: number, only?: number[]): Promise<RunResult> =>
+  isolated ? runIsolated(seed, only) : runChaos({ ...runOpts(seed), ...(only ? { only } : {}) });
 
 const results: RunResult[] = [];
 const report = (r: RunResult) => {
   results.push(r);
   const kinds = new Set(r.injected.map((f) => f.kind)).size;
-  process.stdout.write(`seed ${r.seed}: ${r.injected.length} faults (${kinds} kinds), ${r.violations.length} violations, virtual ${r.virtualSeconds}s, real ${r.realSeconds.toFixed(1)}s${r.settled ? '' : ', did not settle'}\n`);
-  for (const v of r.violations) process.stdout.write(`  VIOLATION ${v.invariant} seed=${v.seed} t=${v.atSeconds}s: ${v.message} [${v.objects.filter(Boolean).join(', ')}]\n`);
+  process.stdout.write(
+    `seed ${r.seed}: ${r.injected.length} faults (${kinds} kinds), ${r.violations.length} violations, virtual ${r.virtualSeconds}s, real ${r.realSeconds.toFixed(1)}s${r.settled ? '' : ', did not settle'}\n`,
+  );
+  for (const v of r.violations)
+    process.stdout.write(`  VIOLATION ${v.invariant} seed=${v.seed} t=${v.atSeconds}s: ${v.message} [${v.objects.filter(Boolean).join(', ')}]\n`);
 };
 const seeds = Array.from({ length: opts.runs }, (_, i) => opts.seed + i);
 await pool(seeds, opts.jobs, async (s) => report(await runOne(s)));
@@ -173,6 +213,8 @@ if (opts.shrink && !opts.only) {
 const faultsByKind: Record<string, number> = {};
 for (const r of results) for (const f of r.injected) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
 const faultsInjected = Object.values(faultsByKind).reduce((a, b) => a + b, 0);
-process.stdout.write(`${results.length} runs, ${faultsInjected} faults injected (${Object.keys(faultsByKind).length} kinds), ${violations.length} violations\n`);
+process.stdout.write(
+  `${results.length} runs, ${faultsInjected} faults injected (${Object.keys(faultsByKind).length} kinds), ${violations.length} violations\n`,
+);
 if (opts.json) process.stdout.write(`${JSON.stringify({ runs: results.length, faultsInjected, faultsByKind, violations, reproductions })}\n`);
 process.exit(violations.length ? 1 : 0);

@@ -151,7 +151,9 @@ async function drive(o: RunOptions, world: World, planned: PlannedFault[], env: 
     if (settled) break;
   }
   if (!settled) {
-    o.log?.(`seed ${o.seed}: not settled: ${await monitor.describe()}${process.env.CHAOS_DEBUG ? `\n${await monitor.dump()}\n${injector.injected.map((f) => `  fault ${f.index} ${f.kind} at ${Math.round(f.atMs / 1000)}s ${f.detail}`).join('\n')}` : ''}`);
+    o.log?.(
+      `seed ${o.seed}: not settled: ${await monitor.describe()}${process.env.CHAOS_DEBUG ? `\n${await monitor.dump()}\n${injector.injected.map((f) => `  fault ${f.index} ${f.kind} at ${Math.round(f.atMs / 1000)}s ${f.detail}`).join('\n')}` : ''}`,
+    );
     await atOneInstant(() => monitor.final());
   }
   injector.collectCrashes();
@@ -193,10 +195,16 @@ function realPause(ms: number): Promise<void> {
 function writeTrace(path: string, env: LocalEnvironment, injector: ChaosInjector): void {
   const t0 = env.clock.startEpochMs();
   const lines = [
-    ...env.logs.records.map((r) => ({ at: r.timeMs - t0, line: `${r.level} ${r.controller} ${r.message} ${JSON.stringify(r.fields, (_k, v) => (v instanceof Error ? v.message : v))}` })),
+    ...env.logs.records.map((r) => ({
+      at: r.timeMs - t0,
+      line: `${r.level} ${r.controller} ${r.message} ${JSON.stringify(r.fields, (_k, v) => (v instanceof Error ? v.message : v))}`,
+    })),
     ...injector.injected.map((f) => ({ at: f.atMs, line: `FAULT ${f.index} ${f.kind} ${f.detail}` })),
     ...[...(env.sfn?.listExecutions() ?? []), ...(env.disruptionSfn?.listExecutions() ?? [])].flatMap((e: { name: string; events: unknown[] }) =>
-      (e.events as ExecutionHistoryEvent[]).map((ev) => ({ at: Date.parse(ev.timestamp) - t0, line: `SFN ${e.name} ${ev.type} ${ev.stateName ?? ''} ${ev.error ?? ''} ${(ev.cause ?? '').slice(0, 200)}` })),
+      (e.events as ExecutionHistoryEvent[]).map((ev) => ({
+        at: Date.parse(ev.timestamp) - t0,
+        line: `SFN ${e.name} ${ev.type} ${ev.stateName ?? ''} ${ev.error ?? ''} ${(ev.cause ?? '').slice(0, 200)}`,
+      })),
     ),
   ].sort((a, b) => a.at - b.at);
   writeFileSync(path, lines.map((l) => `${(l.at / 1000).toFixed(1)}s ${l.line}`).join('\n') + '\n');

@@ -112,7 +112,12 @@ export function buildWorld(seed: number, activeMs: number): World {
     };
     workloads.push({ kind, name, pool: pool.name, object });
     if (rng.chance(0.5)) {
-      pdbs.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name, namespace: 'default' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: name } } } });
+      pdbs.push({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name, namespace: 'default' },
+        spec: { maxUnavailable: 1, selector: { matchLabels: { app: name } } },
+      });
     }
   }
 

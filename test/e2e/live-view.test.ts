@@ -63,7 +63,9 @@ describe('live view and report', () => {
     // Prepare
     const executablePath = findChromium();
     if (!executablePath) {
-      throw new Error(`no Chromium found (looked for ${ChromiumNames.join(', ')} on PATH, or $CHROMIUM_PATH): install it with "apt-get install -y chromium" (.ci/run does)`);
+      throw new Error(
+        `no Chromium found (looked for ${ChromiumNames.join(', ')} on PATH, or $CHROMIUM_PATH): install it with "apt-get install -y chromium" (.ci/run does)`,
+      );
     }
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
     mkdirSync(ArtifactsDir, { recursive: true });
@@ -91,7 +93,10 @@ describe('live view and report', () => {
           // The node nodefleet launched, with the five inflate pods running on it.
           const node = live.locator('.node.nodefleet[data-nodepool="default"]');
           await node.first().waitFor({ timeout: UiWaitMs });
-          await live.waitForFunction(() => (globalThis as any).document.querySelectorAll('.node.nodefleet .pod.running:not(.ds)').length === 5, undefined, { timeout: UiWaitMs, polling: 200 });
+          await live.waitForFunction(() => (globalThis as any).document.querySelectorAll('.node.nodefleet .pod.running:not(.ds)').length === 5, undefined, {
+            timeout: UiWaitMs,
+            polling: 200,
+          });
           liveSeen.instanceType = await node.first().getAttribute('data-instance-type');
           liveSeen.nodeText = await node.first().innerText();
           liveSeen.claimState = await live.locator('#claims tr[data-claim]').first().getAttribute('data-state');
@@ -131,8 +136,16 @@ describe('live view and report', () => {
     const statuses = consoleLines.filter((l) => /^ {3}t\+\d\d:\d\d │ nodes \d/.test(l)).map((l) => l.slice(l.indexOf('│')));
     expect(statuses.length).toBeGreaterThan(3);
     expect(statuses.every((x, i) => i === 0 || x !== statuses[i - 1])).toBe(true);
-    const jsonl = readFileSync(join(workDir, '.nodefleet', 'logs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(jsonl.find((r) => r.message === 'launched nodeclaim')).toMatchObject({ level: 'INFO', logger: 'controller', controller: 'provisioner', 'instance-type': 'c5a.2xlarge' });
+    const jsonl = readFileSync(join(workDir, '.nodefleet', 'logs.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(jsonl.find((r) => r.message === 'launched nodeclaim')).toMatchObject({
+      level: 'INFO',
+      logger: 'controller',
+      controller: 'provisioner',
+      'instance-type': 'c5a.2xlarge',
+    });
 
     // Assess: the report, from disk, with the network refused
     expect(result.reportPath).toBeDefined();

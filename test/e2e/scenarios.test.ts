@@ -40,16 +40,12 @@ describe('embedded environment scenarios', () => {
     300_000,
   );
 
-  it(
-    `${DefaultScenario} on the real-time clock, as npm start runs it`,
-    async () => {
-      const result = await runScenario(loadScenario(DefaultScenario), { quiet: true, workDir, failFast: true });
-      const failed = result.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
-      if (failed.length) process.stdout.write(`${result.summary}\n`);
-      expect(failed).toEqual([]);
-    },
-    300_000,
-  );
+  it(`${DefaultScenario} on the real-time clock, as npm start runs it`, async () => {
+    const result = await runScenario(loadScenario(DefaultScenario), { quiet: true, workDir, failFast: true });
+    const failed = result.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+    if (failed.length) process.stdout.write(`${result.summary}\n`);
+    expect(failed).toEqual([]);
+  }, 300_000);
 
   // Runs after the scenarios (tests of a file run in order): a graph no function feeds is a defect.
   it('every metric on the CloudWatch dashboard is emitted by some scenario', () => {

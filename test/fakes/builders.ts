@@ -81,7 +81,13 @@ export function node(o: NodeOptions): Node {
 }
 
 /** A PDB selecting `matchLabels` in `namespace`, with `disruptionsAllowed` in its status. */
-export function pdb(o: { name: string; namespace?: string; matchLabels: Record<string, string>; disruptionsAllowed: number; minAvailable?: number }): PodDisruptionBudget {
+export function pdb(o: {
+  name: string;
+  namespace?: string;
+  matchLabels: Record<string, string>;
+  disruptionsAllowed: number;
+  minAvailable?: number;
+}): PodDisruptionBudget {
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',

@@ -80,7 +80,9 @@ export class FakeCloudProvider extends FakeBase<Method> implements CloudProvider
       }
     }
     // As CreateFleet's error entries (InsufficientInstanceCapacity: Karpenter's reason LaunchFailed).
-    throw new InsufficientCapacityError(`no capacity for nodeclaim ${claim.name}`, failed, { launchFailures: failed.map((o) => ({ zone: o.zone, capacityType: o.capacityType, reason: 'LaunchFailed' })) });
+    throw new InsufficientCapacityError(`no capacity for nodeclaim ${claim.name}`, failed, {
+      launchFailures: failed.map((o) => ({ zone: o.zone, capacityType: o.capacityType, reason: 'LaunchFailed' })),
+    });
   }
 
   async terminate(instanceId: string): Promise<void> {

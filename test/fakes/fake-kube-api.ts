@@ -293,10 +293,35 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
     this.record('putNodeClaimObject', o);
     const have = this.nodeClaimObjects.get(o.metadata.name);
     if (!have) {
-      this.nodeClaimObjects.set(o.metadata.name, clone({ ...o, metadata: { ...o.metadata, creationTimestamp: this.clock.now().toISOString().replace(/\.\d+Z$/, 'Z') } }));
+      this.nodeClaimObjects.set(
+        o.metadata.name,
+        clone({
+          ...o,
+          metadata: {
+            ...o.metadata,
+            creationTimestamp: this.clock
+              .now()
+              .toISOString()
+              .replace(/\.\d+Z$/, 'Z'),
+          },
+        }),
+      );
       return;
     }
-    this.nodeClaimObjects.set(o.metadata.name, clone({ ...o, metadata: { ...have.metadata, ...o.metadata, creationTimestamp: have.metadata.creationTimestamp, finalizers: have.metadata.finalizers, labels: { ...have.metadata.labels, ...o.metadata.labels }, annotations: { ...have.metadata.annotations, ...o.metadata.annotations } } }));
+    this.nodeClaimObjects.set(
+      o.metadata.name,
+      clone({
+        ...o,
+        metadata: {
+          ...have.metadata,
+          ...o.metadata,
+          creationTimestamp: have.metadata.creationTimestamp,
+          finalizers: have.metadata.finalizers,
+          labels: { ...have.metadata.labels, ...o.metadata.labels },
+          annotations: { ...have.metadata.annotations, ...o.metadata.annotations },
+        },
+      }),
+    );
   }
 
   /** Deletes the object once no finalizer is left (else it stays, with a deletionTimestamp). */

@@ -29,10 +29,12 @@ export class InMemoryClusterViewStore extends FakeBase<'put' | 'get'> implements
   publish(cluster: string, nodes: readonly Node[], pods: readonly Pod[], generatedAt: Date | string): void {
     const b = new ClusterViewBuilder();
     b.syncNodes(nodes.map((n) => [n.metadata.name, n] as [string, Node]));
-    b.syncPods(pods.flatMap((p) => {
-      const v = toViewPod(p);
-      return v ? [[objectKey(p), b.intern(v)] as [string, typeof v]] : [];
-    }));
+    b.syncPods(
+      pods.flatMap((p) => {
+        const v = toViewPod(p);
+        return v ? [[objectKey(p), b.intern(v)] as [string, typeof v]] : [];
+      }),
+    );
     const view = b.render({ cluster, agent: '2026-01-01T00:00:00Z', sequence: ++this.sequence, generatedAt: new Date(generatedAt).toISOString() });
     const body = gzipSync(Buffer.from(JSON.stringify(view)));
     this.object = { body, etag: `"${createHash('md5').update(body).digest('hex')}"` };

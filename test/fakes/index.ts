@@ -38,7 +38,9 @@ export interface FakeWorld {
 }
 
 /** Builds one of each fake sharing a clock (start default 2026-01-01T00:00:00Z). */
-export function fakeWorld(opts: { start?: string | number | Date; cloud?: Omit<FakeCloudProviderOptions, 'clock'>; kube?: Omit<FakeKubeApiOptions, 'clock'> } = {}): FakeWorld {
+export function fakeWorld(
+  opts: { start?: string | number | Date; cloud?: Omit<FakeCloudProviderOptions, 'clock'>; kube?: Omit<FakeKubeApiOptions, 'clock'> } = {},
+): FakeWorld {
   const clock = new FixedClock(opts.start);
   const w = {
     clock,

@@ -38,7 +38,13 @@ import { Cluster, Region, env, nodePool, pendingPod, unschedulableEvent } from '
 import { readLaunchTemplateUserData } from '../unit/aws/nodeadm-reader.ts';
 
 const DiscoveryTag = 'karpenter.sh/discovery';
-const clusterInfo = { name: Cluster, endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.31' };
+const clusterInfo = {
+  name: Cluster,
+  endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.31',
+};
 /** The images of test/moto/amis.json (moto loads them in place of its default AMIs). */
 const Ami = { amd64Old: 'ami-0a1b2c3d4e5f60001', amd64: 'ami-0a1b2c3d4e5f60002', arm64: 'ami-0a1b2c3d4e5f60003', custom: 'ami-0a1b2c3d4e5f60004' };
 /** A parameter of the account (moto refuses, as AWS does, to write one under /aws/). */
@@ -82,9 +88,22 @@ function record(c: Clients): void {
 async function seed(c: Clients): Promise<Seeded> {
   const vpcId = (await c.ec2.send(new CreateVpcCommand({ CidrBlock: '10.0.0.0/16' }))).Vpc!.VpcId!;
   const subnet = async (cidr: string, zone: string, tags: Record<string, string>) =>
-    (await c.ec2.send(new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: cidr, AvailabilityZone: zone, TagSpecifications: [{ ResourceType: 'subnet', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }))).Subnet!.SubnetId!;
+    (
+      await c.ec2.send(
+        new CreateSubnetCommand({
+          VpcId: vpcId,
+          CidrBlock: cidr,
+          AvailabilityZone: zone,
+          TagSpecifications: [{ ResourceType: 'subnet', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }],
+        }),
+      )
+    ).Subnet!.SubnetId!;
   const discovery = { [DiscoveryTag]: Cluster };
-  const subnets = { a: await subnet('10.0.1.0/24', 'ap-northeast-2a', { ...discovery, Name: 'nodes-a' }), aSmall: await subnet('10.0.2.0/28', 'ap-northeast-2a', discovery), b: await subnet('10.0.3.0/24', 'ap-northeast-2b', discovery) };
+  const subnets = {
+    a: await subnet('10.0.1.0/24', 'ap-northeast-2a', { ...discovery, Name: 'nodes-a' }),
+    aSmall: await subnet('10.0.2.0/28', 'ap-northeast-2a', discovery),
+    b: await subnet('10.0.3.0/24', 'ap-northeast-2b', discovery),
+  };
   // Not tagged for discovery, though a tag of it has the cluster's name as its value.
   const untaggedSubnet = await subnet('10.0.4.0/24', 'ap-northeast-2c', { Name: Cluster });
   const sg = async (name: string, tags: Record<string, string>) => {
@@ -118,7 +137,14 @@ function resolver(): Ec2NodeClassResolver {
 }
 
 function cloud(r: Ec2NodeClassResolver = resolver()): Ec2CloudProvider {
-  return new Ec2CloudProvider({ ec2: clients.ec2, resolver: r, cluster: clusterInfo, instanceProfileName: 'KarpenterNodeInstanceProfile', nodeRoleName: 'KarpenterNodeRole-karpenter-demo', architectureOf: catalogArchitecture });
+  return new Ec2CloudProvider({
+    ec2: clients.ec2,
+    resolver: r,
+    cluster: clusterInfo,
+    instanceProfileName: 'KarpenterNodeInstanceProfile',
+    nodeRoleName: 'KarpenterNodeRole-karpenter-demo',
+    architectureOf: catalogArchitecture,
+  });
 }
 
 /** The provisioner's deps over fakes for the table and Kubernetes, and nodefleet's EC2 adapters on moto. */
@@ -196,13 +222,19 @@ describe('EC2NodeClass discovery on moto (DescribeSubnets / DescribeSecurityGrou
     expect(bySsm.images).toEqual({ amd64: Ami.custom });
   });
 
-  it('`plan --account` files (the AWS CLI\'s describe output of this account) resolve every class as EC2 itself does', async () => {
+  it("`plan --account` files (the AWS CLI's describe output of this account) resolve every class as EC2 itself does", async () => {
     const account = readAccountFiles([{ file: 'account.json', text: cliDump() }], Region);
     const fromFiles = new Ec2NodeClassResolver(accountLookups(account, { placeholderZones: [] }), clusterInfo.kubernetesVersion);
     const classes = [
       nodeClass(),
-      nodeClass({ subnetSelectorTerms: [{ id: seeded.untaggedSubnet }, { tags: { Name: 'nodes-a' } }], securityGroupSelectorTerms: [{ name: 'other' }, { id: seeded.nodesSg }] }),
-      nodeClass({ subnetSelectorTerms: [{ tags: { Name: Cluster } }, { tags: { [DiscoveryTag]: '*' } }], securityGroupSelectorTerms: [{ tags: { team: '*' } }] }),
+      nodeClass({
+        subnetSelectorTerms: [{ id: seeded.untaggedSubnet }, { tags: { Name: 'nodes-a' } }],
+        securityGroupSelectorTerms: [{ name: 'other' }, { id: seeded.nodesSg }],
+      }),
+      nodeClass({
+        subnetSelectorTerms: [{ tags: { Name: Cluster } }, { tags: { [DiscoveryTag]: '*' } }],
+        securityGroupSelectorTerms: [{ tags: { team: '*' } }],
+      }),
       nodeClass({ amiSelectorTerms: [{ tags: { 'nodefleet.io/conformance': 'al2023' } }] }),
       nodeClass({ amiSelectorTerms: [{ name: 'amazon-eks-node-al2023-x86_64-standard-1.31-v2025010?' }, { id: Ami.custom }] }),
       nodeClass({ amiSelectorTerms: [{ name: 'custom-node-*', owner: '602401143452' }] }),
@@ -210,7 +242,9 @@ describe('EC2NodeClass discovery on moto (DescribeSubnets / DescribeSecurityGrou
       nodeClass({ amiSelectorTerms: [{ ssmParameter: AmiParameter }] }),
     ];
     for (const c of classes) {
-      const live = await resolver().resolve(c).catch((e: Error) => e.message);
+      const live = await resolver()
+        .resolve(c)
+        .catch((e: Error) => e.message);
       expect(await fromFiles.resolve(c).catch((e: Error) => e.message)).toEqual(live);
     }
   });
@@ -221,7 +255,9 @@ describe('EC2NodeClass discovery on moto (DescribeSubnets / DescribeSecurityGrou
     const lookups = sdkLookups(clients.ec2, clients.ssm);
     expect(await lookups.getParameter(al2023AmiParameter('1.31', 'amd64', 'latest'))).toBeUndefined();
     expect(await lookups.getParameter(AmiParameter)).toBe(Ami.custom);
-    await expect(resolver().resolve(nodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }] }))).rejects.toThrow(new ValidationError('ec2nodeclass default: amiSelectorTerms match no image'));
+    await expect(resolver().resolve(nodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }] }))).rejects.toThrow(
+      new ValidationError('ec2nodeclass default: amiSelectorTerms match no image'),
+    );
   });
 });
 
@@ -253,7 +289,13 @@ describe('catalog refresh on moto (DescribeAvailabilityZones / DescribeInstanceT
     expect(r.zonesByType?.['m5.large']?.length).toBeGreaterThan(0);
     expect(r.instanceTypes?.length ?? 0).toBeGreaterThan(0);
     // moto's DescribeInstanceTypes read into nodefleet's catalog row, as for a type the shipped data lacks.
-    expect(r.instanceTypes?.find((t) => t.name === 'm5.large')).toMatchObject({ vcpu: 2, memoryMiB: 8192, arch: 'amd64', maxPods: 29, eni: { maxEnis: 3, ipv4PerEni: 10 } });
+    expect(r.instanceTypes?.find((t) => t.name === 'm5.large')).toMatchObject({
+      vcpu: 2,
+      memoryMiB: 8192,
+      arch: 'amd64',
+      maxPods: 29,
+      eni: { maxEnis: 3, ipv4PerEni: 10 },
+    });
     // moto's spot prices are one placeholder (0.00001 USD/h), so only their shape is checked.
     expect(Object.keys(r.spotUsdPerHour?.['m5.large'] ?? {})).toContain('ap-northeast-2a');
     expect(Object.keys(r.fetchedAtMs ?? {}).sort()).toEqual(['instanceTypes', 'spotUsdPerHour', 'zoneIds', 'zonesByType']);
@@ -261,7 +303,7 @@ describe('catalog refresh on moto (DescribeAvailabilityZones / DescribeInstanceT
 });
 
 describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet instant, DescribeInstances, TerminateInstances)', () => {
-  it('the provisioner launches a NodeClaim: its launch templates and CreateFleet are accepted, and DescribeInstances finds the instance with nodefleet\'s tags', async () => {
+  it("the provisioner launches a NodeClaim: its launch templates and CreateFleet are accepted, and DescribeInstances finds the instance with nodefleet's tags", async () => {
     const pods = Array.from({ length: 3 }, (_, i) => pendingPod(`inflate-${i}`, '1'));
     const { w, deps } = world();
     for (const p of pods) w.kube.addPod(p);
@@ -287,15 +329,19 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
       'eks:eks-cluster-name': Cluster,
     });
     // The launch templates as moto stored them, read back: user data, metadata options, block devices, tags.
-    const lts = (await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:nodefleet.io/cluster', Values: [Cluster] }] }))).LaunchTemplates ?? [];
+    const lts =
+      (await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:nodefleet.io/cluster', Values: [Cluster] }] }))).LaunchTemplates ?? [];
     expect(lts.length).toBeGreaterThan(0);
     for (const lt of lts) {
       expect(lt.LaunchTemplateName).toMatch(new RegExp(`^nodefleet/${Cluster}/default/[0-9a-f]{16}$`));
       expect(tagsOf(lt.Tags)).toMatchObject({ 'nodefleet.io/cluster': Cluster, 'karpenter.sh/nodepool': 'default' });
-      const v = (await probe.ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: lt.LaunchTemplateId, Versions: ['$Latest'] }))).LaunchTemplateVersions![0];
+      const v = (await probe.ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: lt.LaunchTemplateId, Versions: ['$Latest'] })))
+        .LaunchTemplateVersions![0];
       const data = v.LaunchTemplateData!;
       expect(data.MetadataOptions).toMatchObject({ HttpEndpoint: 'enabled', HttpTokens: 'required', HttpPutResponseHopLimit: 1 });
-      expect(data.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: expect.objectContaining({ VolumeSize: 20, VolumeType: 'gp3', Encrypted: true }) }]);
+      expect(data.BlockDeviceMappings).toEqual([
+        { DeviceName: '/dev/xvda', Ebs: expect.objectContaining({ VolumeSize: 20, VolumeType: 'gp3', Encrypted: true }) },
+      ]);
       expect(data.SecurityGroupIds).toEqual([seeded.nodesSg]);
       expect(data.IamInstanceProfile).toEqual({ Name: 'KarpenterNodeInstanceProfile' });
       const [config] = readLaunchTemplateUserData(data.UserData!).nodeConfigs;
@@ -304,14 +350,23 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     }
     // The cloud provider's own reads of it (get, and list: the tag and state filters gc uses).
     const ec2 = deps.cloud;
-    expect(await ec2.get(claim.instanceId!)).toMatchObject({ instanceId: claim.instanceId, state: 'running', capacityType: 'on-demand', zone: claim.zone, tags: { 'karpenter.sh/nodeclaim': claim.name } });
+    expect(await ec2.get(claim.instanceId!)).toMatchObject({
+      instanceId: claim.instanceId,
+      state: 'running',
+      capacityType: 'on-demand',
+      zone: claim.zone,
+      tags: { 'karpenter.sh/nodeclaim': claim.name },
+    });
     expect((await ec2.list()).map((x) => x.instanceId)).toContain(claim.instanceId);
 
     // Termination: the state machine with nodefleet's EC2 adapter. The node registered, then is deleted.
     const nodeName = `ip-10-0-1-${claim.name.length}.ap-northeast-2.compute.internal`;
     await w.store.update({ ...claim, nodeName, phase: 'Initialized' });
     w.kube.addNode(node({ name: nodeName, providerID: claim.providerId!, labels: { 'karpenter.sh/nodepool': 'default' } }));
-    const { sfn, starter } = createLocalTermination({ kube: w.kube, cloud: ec2, store: w.store, budgets: w.budgets, clock: w.clock }, { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0 });
+    const { sfn, starter } = createLocalTermination(
+      { kube: w.kube, cloud: ec2, store: w.store, budgets: w.budgets, clock: w.clock },
+      { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0 },
+    );
     const arn = await starter.start({ nodeClaim: claim.name, reason: 'consolidation' });
     const rec = await sfn.waitForExecution(arn.split(':').pop()!);
     expect(rec.status).toBe('SUCCEEDED');
@@ -344,7 +399,19 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     const full = nodeClass(
       {
         blockDeviceMappings: [
-          { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi', volumeType: 'gp3', iops: 4000, throughput: 250, encrypted: true, kmsKeyID: 'arn:aws:kms:ap-northeast-2:123456789012:key/00000000-0000-0000-0000-000000000000', deleteOnTermination: true } },
+          {
+            deviceName: '/dev/xvda',
+            rootVolume: true,
+            ebs: {
+              volumeSize: '100Gi',
+              volumeType: 'gp3',
+              iops: 4000,
+              throughput: 250,
+              encrypted: true,
+              kmsKeyID: 'arn:aws:kms:ap-northeast-2:123456789012:key/00000000-0000-0000-0000-000000000000',
+              deleteOnTermination: true,
+            },
+          },
           { deviceName: '/dev/xvdb', ebs: { volumeSize: '200Gi', volumeType: 'io2', iops: 10000, deleteOnTermination: false, volumeInitializationRate: 200 } },
         ],
         metadataOptions: { httpEndpoint: 'enabled', httpProtocolIPv6: 'disabled', httpPutResponseHopLimit: 2, httpTokens: 'optional' },
@@ -357,14 +424,32 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
       'full',
     );
     const claim = nodeClaim({ name: 'full-abcde', cluster: Cluster, nodePool: 'default', nodeClass: 'full', labels: { 'karpenter.sh/nodepool': 'default' } });
-    const r = await ec2.create(claim, { instanceTypes: ['m5.large', 'm6i.large'], zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['spot'] }, full);
+    const r = await ec2.create(
+      claim,
+      { instanceTypes: ['m5.large', 'm6i.large'], zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['spot'] },
+      full,
+    );
     expect(r.capacityType).toBe('spot');
     expect((await describeInstance(r.instanceId)).InstanceLifecycle).toBe('spot');
-    const lts = (await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:karpenter.k8s.aws/ec2nodeclass', Values: ['full'] }] }))).LaunchTemplates ?? [];
+    const lts =
+      (await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:karpenter.k8s.aws/ec2nodeclass', Values: ['full'] }] })))
+        .LaunchTemplates ?? [];
     expect(lts).toHaveLength(1);
-    const data = (await probe.ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: lts[0].LaunchTemplateId, Versions: ['$Latest'] }))).LaunchTemplateVersions![0].LaunchTemplateData!;
+    const data = (await probe.ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: lts[0].LaunchTemplateId, Versions: ['$Latest'] })))
+      .LaunchTemplateVersions![0].LaunchTemplateData!;
     expect(data.BlockDeviceMappings).toEqual([
-      { DeviceName: '/dev/xvda', Ebs: expect.objectContaining({ VolumeSize: 100, VolumeType: 'gp3', Iops: 4000, Throughput: 250, Encrypted: true, KmsKeyId: 'arn:aws:kms:ap-northeast-2:123456789012:key/00000000-0000-0000-0000-000000000000', DeleteOnTermination: true }) },
+      {
+        DeviceName: '/dev/xvda',
+        Ebs: expect.objectContaining({
+          VolumeSize: 100,
+          VolumeType: 'gp3',
+          Iops: 4000,
+          Throughput: 250,
+          Encrypted: true,
+          KmsKeyId: 'arn:aws:kms:ap-northeast-2:123456789012:key/00000000-0000-0000-0000-000000000000',
+          DeleteOnTermination: true,
+        }),
+      },
       { DeviceName: '/dev/xvdb', Ebs: expect.objectContaining({ VolumeSize: 200, VolumeType: 'io2', Iops: 10000, DeleteOnTermination: false }) },
     ]);
     expect(data.MetadataOptions).toMatchObject({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 2, HttpTokens: 'optional' });
@@ -375,55 +460,106 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     // moto copies the request's own TagSpecifications (the template's tags) into the template data; EC2 does not (docs/moto-conformance.md).
     const dataTags = (data.TagSpecifications ?? []).filter((t) => t.ResourceType !== 'launch-template');
     expect(dataTags.map((t) => t.ResourceType).sort()).toEqual(['network-interface', 'spot-instances-request']);
-    for (const t of dataTags) expect(tagsOf(t.Tags)).toMatchObject({ team: 'conformance', 'nodefleet.io/cluster': Cluster, 'karpenter.sh/nodepool': 'default' });
+    for (const t of dataTags)
+      expect(tagsOf(t.Tags)).toMatchObject({ team: 'conformance', 'nodefleet.io/cluster': Cluster, 'karpenter.sh/nodepool': 'default' });
     const ud = readLaunchTemplateUserData(data.UserData!);
     expect(ud.nodeConfigs[0].spec?.kubelet?.config?.maxPods).toBe(42);
-    expect(tagsOf((await describeInstance(r.instanceId)).Tags)).toMatchObject({ team: 'conformance', 'cost-center': '42', 'karpenter.sh/nodeclaim': 'full-abcde' });
+    expect(tagsOf((await describeInstance(r.instanceId)).Tags)).toMatchObject({
+      team: 'conformance',
+      'cost-center': '42',
+      'karpenter.sh/nodeclaim': 'full-abcde',
+    });
     await ec2.terminate(r.instanceId);
   });
 
-  it('a long EC2NodeClass name (a Kubernetes name may have 253 characters): the launch template name stays within EC2\'s 128', async () => {
+  it("a long EC2NodeClass name (a Kubernetes name may have 253 characters): the launch template name stays within EC2's 128", async () => {
     const ec2 = cloud();
     const name = `${'team-payments-production-general-purpose-'.repeat(6)}x`.slice(0, 253);
     const claim = nodeClaim({ name: 'long-abcde', cluster: Cluster, nodePool: 'default', nodeClass: name, labels: { 'karpenter.sh/nodepool': 'default' } });
     const mark = sent.length;
     const r = await ec2.create(claim, { instanceTypes: ['m5.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nodeClass({}, name));
-    const created = sent.slice(mark).filter((x) => x.operation === 'CreateLaunchTemplate').map((x) => (x.input as { LaunchTemplateName: string }).LaunchTemplateName);
+    const created = sent
+      .slice(mark)
+      .filter((x) => x.operation === 'CreateLaunchTemplate')
+      .map((x) => (x.input as { LaunchTemplateName: string }).LaunchTemplateName);
     expect(created).toHaveLength(1);
     expect(created[0].length).toBeLessThanOrEqual(128);
     expect(tagsOf((await describeInstance(r.instanceId)).Tags)).toMatchObject({ 'karpenter.k8s.aws/ec2nodeclass': name });
     await ec2.terminate(r.instanceId);
   });
 
-  it('many launch templates (two images × 60 types, each with its own pod count × two zones): at most 50 LaunchTemplateConfigs, the API model\'s limit, and moto launches', async () => {
+  it("many launch templates (two images × 60 types, each with its own pod count × two zones): at most 50 LaunchTemplateConfigs, the API model's limit, and moto launches", async () => {
     const ec2 = cloud();
-    const names = instanceTypeInfos.filter((t) => /^(m5|c5|r5|m6g|c6g|r6g|m5a|c5a|r5a)\.(large|xlarge|2xlarge|4xlarge|8xlarge|12xlarge|16xlarge)$/.test(t.name)).map((t) => t.name).slice(0, 60);
+    const names = instanceTypeInfos
+      .filter((t) => /^(m5|c5|r5|m6g|c6g|r6g|m5a|c5a|r5a)\.(large|xlarge|2xlarge|4xlarge|8xlarge|12xlarge|16xlarge)$/.test(t.name))
+      .map((t) => t.name)
+      .slice(0, 60);
     expect(names).toHaveLength(60);
-    const claim = nodeClaim({ name: 'many-abcde', cluster: Cluster, nodePool: 'default', nodeClass: 'default', labels: { 'karpenter.sh/nodepool': 'default' } });
+    const claim = nodeClaim({
+      name: 'many-abcde',
+      cluster: Cluster,
+      nodePool: 'default',
+      nodeClass: 'default',
+      labels: { 'karpenter.sh/nodepool': 'default' },
+    });
     const mark = sent.length;
-    const r = await ec2.create(claim, { instanceTypes: names, zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['on-demand'], maxPods: Object.fromEntries(names.map((n, i) => [n, 10 + i])) }, nodeClass());
+    const r = await ec2.create(
+      claim,
+      {
+        instanceTypes: names,
+        zones: ['ap-northeast-2a', 'ap-northeast-2b'],
+        capacityTypes: ['on-demand'],
+        maxPods: Object.fromEntries(names.map((n, i) => [n, 10 + i])),
+      },
+      nodeClass(),
+    );
     const fleet = sent.slice(mark).find((x) => x.operation === 'CreateFleet')!.input as { LaunchTemplateConfigs: { Overrides: { ImageId: string }[] }[] };
     expect(fleet.LaunchTemplateConfigs).toHaveLength(50);
     expect(new Set(fleet.LaunchTemplateConfigs.flatMap((c) => c.Overrides.map((o) => o.ImageId)))).toEqual(new Set([Ami.amd64, Ami.arm64]));
     await ec2.terminate(r.instanceId);
     // moto's DescribeLaunchTemplates answers at most 15 templates, without a NextToken (docs/moto-conformance.md): these 50 would hide the gc test's.
-    for (const x of sent.slice(mark).filter((y) => y.operation === 'CreateLaunchTemplate')) await probe.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateName: (x.input as { LaunchTemplateName: string }).LaunchTemplateName }));
+    for (const x of sent.slice(mark).filter((y) => y.operation === 'CreateLaunchTemplate'))
+      await probe.ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateName: (x.input as { LaunchTemplateName: string }).LaunchTemplateName }));
   });
 
-  it('an EFA claim (pods requesting vpc.amazonaws.com/efa): its template\'s EFA interfaces are accepted and read back as sent', async () => {
+  it("an EFA claim (pods requesting vpc.amazonaws.com/efa): its template's EFA interfaces are accepted and read back as sent", async () => {
     const ec2 = cloud();
-    const claim = nodeClaim({ name: 'efa-abcde', cluster: Cluster, nodePool: 'default', nodeClass: 'default', labels: { 'karpenter.sh/nodepool': 'default' }, resources: { requests: { 'vpc.amazonaws.com/efa': '1' } } });
-    const r = await ec2.create(claim, { instanceTypes: ['c5n.18xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'], efaCount: { 'c5n.18xlarge': 1 } }, nodeClass({}, 'efa'));
-    const lts = (await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:karpenter.k8s.aws/ec2nodeclass', Values: ['efa'] }] }))).LaunchTemplates ?? [];
-    const data = (await probe.ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: lts[0].LaunchTemplateId, Versions: ['$Latest'] }))).LaunchTemplateVersions![0].LaunchTemplateData!;
+    const claim = nodeClaim({
+      name: 'efa-abcde',
+      cluster: Cluster,
+      nodePool: 'default',
+      nodeClass: 'default',
+      labels: { 'karpenter.sh/nodepool': 'default' },
+      resources: { requests: { 'vpc.amazonaws.com/efa': '1' } },
+    });
+    const r = await ec2.create(
+      claim,
+      { instanceTypes: ['c5n.18xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'], efaCount: { 'c5n.18xlarge': 1 } },
+      nodeClass({}, 'efa'),
+    );
+    const lts =
+      (await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:karpenter.k8s.aws/ec2nodeclass', Values: ['efa'] }] })))
+        .LaunchTemplates ?? [];
+    const data = (await probe.ec2.send(new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: lts[0].LaunchTemplateId, Versions: ['$Latest'] })))
+      .LaunchTemplateVersions![0].LaunchTemplateData!;
     expect(data.NetworkInterfaces).toEqual([expect.objectContaining({ NetworkCardIndex: 0, DeviceIndex: 0, InterfaceType: 'efa', Groups: [seeded.nodesSg] })]);
     await ec2.terminate(r.instanceId);
   });
 
   it('moto refuses what EC2 refuses in a launch (its validations are on): an instance type it does not know, an image that does not exist', async () => {
     // On the test's unrecorded clients: these requests are wrong on purpose.
-    const images = { subnets: [{ subnetId: seeded.subnets.a, zone: 'ap-northeast-2a', availableIpAddressCount: 251 }], securityGroupIds: [seeded.nodesSg], images: { amd64: Ami.amd64 } };
-    const provider = (amd64: string) => new Ec2CloudProvider({ ec2: probe.ec2, resolver: new StaticNodeClassResolver({ ...images, images: { amd64 } }), cluster: clusterInfo, architectureOf: catalogArchitecture });
+    const images = {
+      subnets: [{ subnetId: seeded.subnets.a, zone: 'ap-northeast-2a', availableIpAddressCount: 251 }],
+      securityGroupIds: [seeded.nodesSg],
+      images: { amd64: Ami.amd64 },
+    };
+    const provider = (amd64: string) =>
+      new Ec2CloudProvider({
+        ec2: probe.ec2,
+        resolver: new StaticNodeClassResolver({ ...images, images: { amd64 } }),
+        cluster: clusterInfo,
+        architectureOf: catalogArchitecture,
+      });
     const claim = nodeClaim({ name: 'bad-abcde', cluster: Cluster, nodePool: 'default', nodeClass: 'default', labels: { 'karpenter.sh/nodepool': 'default' } });
     const launch = (instanceTypes: string[]) => ({ instanceTypes, zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] });
     await expect(provider(Ami.amd64).create(claim, launch(['m5.notatype']), nodeClass())).rejects.toThrow(/InvalidInstanceType\.NotFound/);
@@ -448,7 +584,10 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     // Launch-template GC. Every instance of the cluster is gone now; moto's CreateTime is read: none is
     // deleted while younger than the minimum age, every one once older (moto does not tag fleet instances
     // with aws:ec2launchtemplate:id, so keeping an in-use template is not shown here: docs/moto-conformance.md).
-    const templates = async () => ((await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:nodefleet.io/cluster', Values: [Cluster] }] }))).LaunchTemplates ?? []).map((t) => t.LaunchTemplateName!).sort();
+    const templates = async () =>
+      ((await probe.ec2.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:nodefleet.io/cluster', Values: [Cluster] }] }))).LaunchTemplates ?? [])
+        .map((t) => t.LaunchTemplateName!)
+        .sort();
     const live = await ec2.list();
     expect(live).toEqual([]);
     const before = await templates();
@@ -467,7 +606,11 @@ describe('launch, termination and gc on moto (CreateLaunchTemplate, CreateFleet 
     expect((await templates()).length).toBeGreaterThan(0);
     const pass = sent.slice(mark).filter((r) => !['DescribeSubnets', 'DescribeSecurityGroups', 'DescribeImages'].includes(r.operation));
     const templatesOfFleet = (pass[0].input as { LaunchTemplateConfigs: unknown[] }).LaunchTemplateConfigs.length;
-    expect(pass.map((r) => r.operation)).toEqual(['CreateFleet', ...Array.from({ length: templatesOfFleet }, () => ['DescribeLaunchTemplates', 'CreateLaunchTemplate']).flat(), 'CreateFleet']);
+    expect(pass.map((r) => r.operation)).toEqual([
+      'CreateFleet',
+      ...Array.from({ length: templatesOfFleet }, () => ['DescribeLaunchTemplates', 'CreateLaunchTemplate']).flat(),
+      'CreateFleet',
+    ]);
     await ec2.terminate(s2.launched[0].instanceId);
   });
 });
@@ -476,11 +619,26 @@ describe('the requests nodefleet sent', () => {
   it('cover the calls of shared/aws/ec2.ts that moto implements, and each is valid against the AWS API model (botocore)', () => {
     expect([...new Set(sent.map((r) => r.operation))].sort()).toEqual(
       [
-        'CreateFleet', 'CreateLaunchTemplate', 'DeleteLaunchTemplate', 'DescribeImages', 'DescribeInstances', 'DescribeLaunchTemplates', 'DescribeSecurityGroups', 'DescribeSubnets', 'GetParameter', 'TerminateInstances',
-        'DescribeAvailabilityZones', 'DescribeInstanceTypeOfferings', 'DescribeInstanceTypes', 'DescribeSpotPriceHistory',
+        'CreateFleet',
+        'CreateLaunchTemplate',
+        'DeleteLaunchTemplate',
+        'DescribeImages',
+        'DescribeInstances',
+        'DescribeLaunchTemplates',
+        'DescribeSecurityGroups',
+        'DescribeSubnets',
+        'GetParameter',
+        'TerminateInstances',
+        'DescribeAvailabilityZones',
+        'DescribeInstanceTypeOfferings',
+        'DescribeInstanceTypes',
+        'DescribeSpotPriceHistory',
       ].sort(),
     );
-    const problems = execFileSync(moto.python, [fileURLToPath(new URL('./validate-requests.py', import.meta.url))], { input: sent.map((r) => JSON.stringify(r)).join('\n'), encoding: 'utf8' });
+    const problems = execFileSync(moto.python, [fileURLToPath(new URL('./validate-requests.py', import.meta.url))], {
+      input: sent.map((r) => JSON.stringify(r)).join('\n'),
+      encoding: 'utf8',
+    });
     expect(problems.split('\n').filter(Boolean)).toEqual([]);
   });
 });

@@ -46,7 +46,10 @@ export async function startMoto(opts: { env?: Record<string, string> } = {}): Pr
   const version = execFileSync(python, ['-c', 'import moto; print(moto.__version__)'], { encoding: 'utf8' }).trim();
   const pinned = pinnedMotoVersion();
   if (version !== pinned) throw new Error(`${exe} is moto ${version}, the tier is pinned to ${pinned} (.ci/moto/requirements.txt): run bash .ci/moto/install`);
-  const child: ChildProcess = spawn(exe, ['-H', '127.0.0.1', '-p', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PYTHONUNBUFFERED: '1' } });
+  const child: ChildProcess = spawn(exe, ['-H', '127.0.0.1', '-p', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env, PYTHONUNBUFFERED: '1' },
+  });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`moto_server did not start within 60 s:\n${output}`)), 60_000);

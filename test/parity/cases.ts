@@ -22,10 +22,15 @@ export function caseDocument(s: ParityScenario, k: OracleOutput, kind: Divergenc
   if (k.unschedulable.length) expect.unschedulable = k.unschedulable.map((u) => u.pod.split('/')[1]);
   if (samePacking) {
     expect.nodeClaims = k.nodeClaims.length;
-    if (k.nodeClaims.length) expect.nodeClaimsMatch = k.nodeClaims.map((c) => ({ nodePool: c.nodePool, instanceTypeIn: (c.instanceTypes ?? []).filter((_, i, all) => i === 0 || all[0] === all[i]).slice(0, 1) }));
+    if (k.nodeClaims.length)
+      expect.nodeClaimsMatch = k.nodeClaims.map((c) => ({
+        nodePool: c.nodePool,
+        instanceTypeIn: (c.instanceTypes ?? []).filter((_, i, all) => i === 0 || all[0] === all[i]).slice(0, 1),
+      }));
   }
   // The case format has no cost expectation: a cost divergence is pinned by Karpenter's cheapest type per claim.
-  if (kind === 'cost' && k.nodeClaims.length) expect.nodeClaimsMatch = k.nodeClaims.map((c) => ({ nodePool: c.nodePool, instanceTypeIn: (c.instanceTypes ?? []).slice(0, 1) }));
+  if (kind === 'cost' && k.nodeClaims.length)
+    expect.nodeClaimsMatch = k.nodeClaims.map((c) => ({ nodePool: c.nodePool, instanceTypeIn: (c.instanceTypes ?? []).slice(0, 1) }));
   return {
     name,
     about: `Parity with Karpenter (${kind}): ${detail}. Expectations are Karpenter's decision on this scenario.`,

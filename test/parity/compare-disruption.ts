@@ -66,16 +66,27 @@ interface Decided {
 function karpenterDecided(k: OracleDisruption): Decided | undefined {
   const c = k.command;
   if (!c) return undefined;
-  return { method: c.method, candidates: [...c.candidates].sort(), replacements: c.replacements.map((r) => ({ type: r.instanceTypes?.[0] ?? '-', price: r.price })).sort((a, b) => a.price - b.price) };
+  return {
+    method: c.method,
+    candidates: [...c.candidates].sort(),
+    replacements: c.replacements.map((r) => ({ type: r.instanceTypes?.[0] ?? '-', price: r.price })).sort((a, b) => a.price - b.price),
+  };
 }
 
 function nodefleetDecided(p: DisruptionPlan): Decided | undefined {
   const c = p.command;
   if (!c) return undefined;
-  return { method: c.method, candidates: c.candidates.map((x) => x.nodeName).sort(), replacements: c.replacements.map((r) => ({ type: r.instanceTypes[0] ?? '-', price: r.priceUsdPerHour })).sort((a, b) => a.price - b.price) };
+  return {
+    method: c.method,
+    candidates: c.candidates.map((x) => x.nodeName).sort(),
+    replacements: c.replacements.map((r) => ({ type: r.instanceTypes[0] ?? '-', price: r.priceUsdPerHour })).sort((a, b) => a.price - b.price),
+  };
 }
 
-const show = (d: Decided | undefined) => (d ? `${d.method} [${d.candidates.join(', ')}]${d.replacements.length ? ` → ${d.replacements.map((r) => `${r.type} $${r.price.toFixed(5)}`).join(', ')}` : ''}` : 'nothing');
+const show = (d: Decided | undefined) =>
+  d
+    ? `${d.method} [${d.candidates.join(', ')}]${d.replacements.length ? ` → ${d.replacements.map((r) => `${r.type} $${r.price.toFixed(5)}`).join(', ')}` : ''}`
+    : 'nothing';
 
 /** The divergences between Karpenter's first command and nodefleet's plan (empty when they agree). */
 export function compareDisruption(karpenter: OracleDisruption, nodefleet: DisruptionPlan): DisruptionDivergence[] {
@@ -85,6 +96,7 @@ export function compareDisruption(karpenter: OracleDisruption, nodefleet: Disrup
   if (!k || !n || k.method !== n.method) return k || n ? [{ kind: 'method', detail: both }] : [];
   if (k.candidates.join() !== n.candidates.join()) return [{ kind: 'candidates', detail: both }];
   if (k.replacements.length !== n.replacements.length) return [{ kind: 'replacements', detail: both }];
-  if (k.replacements.some((r, i) => r.type !== n.replacements[i].type || Math.abs(r.price - n.replacements[i].price) > EPS)) return [{ kind: 'replacement-type', detail: both }];
+  if (k.replacements.some((r, i) => r.type !== n.replacements[i].type || Math.abs(r.price - n.replacements[i].price) > EPS))
+    return [{ kind: 'replacement-type', detail: both }];
   return [];
 }

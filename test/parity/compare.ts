@@ -66,7 +66,8 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
   const missing = [...kPlaced].filter((p) => !nfDefault.has(p));
   if (missing.length) divergences.push({ kind: 'unplaced', detail: `Karpenter places, nodefleet does not: ${list(missing)}` });
   const missingK = [...kPlaced].filter((p) => !nfKarp.has(p));
-  if (missingK.length) divergences.push({ kind: 'unplaced-karpenter-packing', detail: `Karpenter places, nodefleet (packing: karpenter) does not: ${list(missingK)}` });
+  if (missingK.length)
+    divergences.push({ kind: 'unplaced-karpenter-packing', detail: `Karpenter places, nodefleet (packing: karpenter) does not: ${list(missingK)}` });
   const extra = [...nfKarp].filter((p) => !kPlaced.has(p));
   if (extra.length) {
     const why = karpenter.unschedulable.filter((u) => extra.includes(u.pod)).map((u) => `${u.pod}: ${Object.values(u.reasons).join('; ')}`);
@@ -76,8 +77,12 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
   if (karpenterPacking.newNodeClaims.length !== karpenter.nodeClaims.length) {
     divergences.push({ kind: 'claims', detail: `NodeClaims: Karpenter ${karpenter.nodeClaims.length}, nodefleet ${karpenterPacking.newNodeClaims.length}` });
   } else {
-    const kShapes = karpenter.nodeClaims.map((c) => ({ pods: (c.pods ?? []).length, price: c.price, type: c.instanceTypes?.[0] ?? '-' })).sort((a, b) => a.pods - b.pods || a.price - b.price);
-    const nShapes = karpenterPacking.newNodeClaims.map((c) => ({ pods: c.pods.length, price: c.priceUsdPerHour, type: c.launchInstanceTypes[0]?.name ?? '-' })).sort((a, b) => a.pods - b.pods || a.price - b.price);
+    const kShapes = karpenter.nodeClaims
+      .map((c) => ({ pods: (c.pods ?? []).length, price: c.price, type: c.instanceTypes?.[0] ?? '-' }))
+      .sort((a, b) => a.pods - b.pods || a.price - b.price);
+    const nShapes = karpenterPacking.newNodeClaims
+      .map((c) => ({ pods: c.pods.length, price: c.priceUsdPerHour, type: c.launchInstanceTypes[0]?.name ?? '-' }))
+      .sort((a, b) => a.pods - b.pods || a.price - b.price);
     const differ = kShapes.some((k, i) => k.pods !== nShapes[i].pods || Math.abs(k.price - nShapes[i].price) > EPS);
     if (differ) {
       const show = (xs: typeof kShapes) => xs.map((x) => `${x.pods} pods on ${x.type} $${x.price.toFixed(5)}`).join(', ');
@@ -94,18 +99,33 @@ export function compare(karpenter: OracleOutput, karpenterPacking: SchedulingRes
   const nodes = new Set([...kNodes.keys(), ...nNodes.keys()]);
   const diffNodes = [...nodes].filter((n) => (kNodes.get(n) ?? 0) !== (nNodes.get(n) ?? 0));
   if (diffNodes.length) {
-    divergences.push({ kind: 'existing', detail: `pods placed on existing nodes: ${diffNodes.map((n) => `${n} Karpenter ${kNodes.get(n) ?? 0}, nodefleet ${nNodes.get(n) ?? 0}`).join('; ')}` });
+    divergences.push({
+      kind: 'existing',
+      detail: `pods placed on existing nodes: ${diffNodes.map((n) => `${n} Karpenter ${kNodes.get(n) ?? 0}, nodefleet ${nNodes.get(n) ?? 0}`).join('; ')}`,
+    });
   }
 
   const karpenterCost = karpenter.nodeClaims.reduce((s, c) => s + c.price, 0);
   const nodefleetCost = defaultPacking.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
-  const nodefleetCostForKarpenterPods = defaultPacking.newNodeClaims.filter((c) => c.pods.some((p) => kPlaced.has(podKey(p)))).reduce((s, c) => s + c.priceUsdPerHour, 0);
+  const nodefleetCostForKarpenterPods = defaultPacking.newNodeClaims
+    .filter((c) => c.pods.some((p) => kPlaced.has(podKey(p))))
+    .reduce((s, c) => s + c.priceUsdPerHour, 0);
   let costRatio: number | undefined;
   if (sameSet(kPlaced, nfDefault) && karpenterCost > 0) {
     costRatio = nodefleetCost / karpenterCost;
     if (nodefleetCost > karpenterCost + EPS) {
-      divergences.push({ kind: 'cost', detail: `default packing costs $${nodefleetCost.toFixed(5)}/h (${defaultPacking.newNodeClaims.length} claims), Karpenter $${karpenterCost.toFixed(5)}/h (${karpenter.nodeClaims.length} claims)` });
+      divergences.push({
+        kind: 'cost',
+        detail: `default packing costs $${nodefleetCost.toFixed(5)}/h (${defaultPacking.newNodeClaims.length} claims), Karpenter $${karpenterCost.toFixed(5)}/h (${karpenter.nodeClaims.length} claims)`,
+      });
     }
   }
-  return { divergences, costRatio, karpenterCost, nodefleetCost, nodefleetCostForKarpenterPods, placed: { karpenter: kPlaced.size, default: nfDefault.size, karpenterPacking: nfKarp.size } };
+  return {
+    divergences,
+    costRatio,
+    karpenterCost,
+    nodefleetCost,
+    nodefleetCostForKarpenterPods,
+    placed: { karpenter: kPlaced.size, default: nfDefault.size, karpenterPacking: nfKarp.size },
+  };
 }

@@ -36,7 +36,16 @@ const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.ya
 
 function karpenter(claims: { nodePool: string; type: string; pods: string[] }[], pending: Record<string, string>): OracleOutput {
   return {
-    nodeClaims: claims.map((c) => ({ nodePool: c.nodePool, requests: {}, instanceTypes: [c.type], instanceTypeOptions: 1, price: 0.4, capacityTypes: null, zones: null, pods: c.pods.map((p) => `default/${p}`) })),
+    nodeClaims: claims.map((c) => ({
+      nodePool: c.nodePool,
+      requests: {},
+      instanceTypes: [c.type],
+      instanceTypeOptions: 1,
+      price: 0.4,
+      capacityTypes: null,
+      zones: null,
+      pods: c.pods.map((p) => `default/${p}`),
+    })),
     placements: [],
     unschedulable: Object.entries(pending).map(([pod, reason]) => ({ pod: `default/${pod}`, reasons: { karpenter: reason } })),
     solveSeconds: 0,
@@ -60,7 +69,7 @@ describe('documented differences', () => {
     for (const d of Differences) for (const c of d.cases) expect(existsSync(join(ParityCasesDir, '..', c)), `${d.id}: ${c}`).toBe(true);
   });
 
-  it('Karpenter counts zones of excluded types and of a pool\'s own In list; a node can only be in us-east-1a', () => {
+  it("Karpenter counts zones of excluded types and of a pool's own In list; a node can only be in us-east-1a", () => {
     const s = load('spread-ignores-unlaunchable-zones');
     expect([...karpenterPoolDomains(s, Zone)].sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
     expect([...reachableDomains(s, Zone)]).toEqual(['us-east-1a']);
@@ -88,7 +97,8 @@ describe('documented differences', () => {
 
   it('a spread placed outside the zone Karpenter pinned, within maxSkew, is explained; in that zone it is not', () => {
     const s = load('spread-domain-where-the-claim-launches');
-    const pinned = (zone: string) => `no instance type has enough resources, requirements=karpenter.sh/nodepool In [default], ${Zone} In [${zone}], resources={"cpu":"2500m"}`;
+    const pinned = (zone: string) =>
+      `no instance type has enough resources, requirements=karpenter.sh/nodepool In [default], ${Zone} In [${zone}], resources={"cpu":"2500m"}`;
     const k = (zone: string) => karpenter([{ nodePool: 'default', type: 'big', pods: ['batch-0'] }], { 'web-0': pinned(zone), 'web-1': pinned(zone) });
     expect(explainExtra(s, k('us-east-1a'))).toEqual(['topology-domain-ignores-claim-offerings']);
     expect(explainExtra(s, k('us-east-1b'))).toEqual([undefined]);
@@ -104,9 +114,24 @@ describe('documented differences', () => {
   it('a spread pod Karpenter pins where an open claim is not offered, nodefleet adds to that claim: explained; were it offered there, not', () => {
     const s = load('spread-joins-open-claim-where-offered');
     type Claim = OracleOutput['nodeClaims'][number];
-    const claim = (pods: string[], zones: string[], capacityTypes: string[], price: number): Claim => ({ nodePool: 'general', requests: {}, instanceTypes: ['big'], instanceTypeOptions: 1, price, capacityTypes, zones, pods: pods.map((p) => `default/${p}`) });
+    const claim = (pods: string[], zones: string[], capacityTypes: string[], price: number): Claim => ({
+      nodePool: 'general',
+      requests: {},
+      instanceTypes: ['big'],
+      instanceTypeOptions: 1,
+      price,
+      capacityTypes,
+      zones,
+      pods: pods.map((p) => `default/${p}`),
+    });
     // Karpenter with tie order desc: batch-0's spot claim stays open over every zone, web-0 is pinned to us-east-1b.
-    const k = (openClaimTypes: string[]): OracleOutput => ({ nodeClaims: [claim(['batch-0'], [], openClaimTypes, 0.3), claim(['web-0'], ['us-east-1b'], [], 1)], placements: [], unschedulable: [], solveSeconds: 0, solveCpuSeconds: 0 });
+    const k = (openClaimTypes: string[]): OracleOutput => ({
+      nodeClaims: [claim(['batch-0'], [], openClaimTypes, 0.3), claim(['web-0'], ['us-east-1b'], [], 1)],
+      placements: [],
+      unschedulable: [],
+      solveSeconds: 0,
+      solveCpuSeconds: 0,
+    });
     const explain = (o: OracleOutput) => {
       const c = compare(o, solve(toSchedulingInput(s, 'karpenter')), solve(toSchedulingInput(s, 'cost')));
       const claims = c.divergences.filter((d) => d.kind === 'claims');
@@ -130,10 +155,17 @@ describe('documented differences', () => {
     expect(explainExtra(without(s, 'web-running'), k)).toEqual([undefined]);
   });
 
-  it('a zonal anti-affinity replica Karpenter retried into an exhausted NodePool limit is explained; beyond the limit Karpenter\'s way, or without a placed sibling, not', () => {
+  it("a zonal anti-affinity replica Karpenter retried into an exhausted NodePool limit is explained; beyond the limit Karpenter's way, or without a placed sibling, not", () => {
     const s = load('zone-anti-affinity-within-nodepool-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=default)';
-    const k = (sibling: string) => karpenter([{ nodePool: 'default', type: 'tiny', pods: ['spread-1'] }, { nodePool: 'default', type: 'small', pods: [sibling, 'spread-0'] }], { 'anti-1': limits });
+    const k = (sibling: string) =>
+      karpenter(
+        [
+          { nodePool: 'default', type: 'tiny', pods: ['spread-1'] },
+          { nodePool: 'default', type: 'small', pods: [sibling, 'spread-0'] },
+        ],
+        { 'anti-1': limits },
+      );
     expect(explainExtra(s, k('anti-0'))).toEqual(['zone-anti-affinity-pins-claim']);
     // No replica of anti-1's term on a Karpenter claim: nothing blocked its zones.
     expect(explainExtra(s, k('other'))).toEqual([undefined]);
@@ -150,28 +182,57 @@ describe('documented differences', () => {
     const s = load('zone-anti-affinity-limit-room-for-other-pods');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
     // The oracle's decision on the case: app-0-1 opens a claim reserving 32 cpu, the limit is used up.
-    const k = karpenter([{ nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-0-1'] }, { nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-4-0', 'app-0-0'] }], { 'app-0-2': limits, 'app-4-1': limits, 'app-4-2': limits });
+    const k = karpenter(
+      [
+        { nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-0-1'] },
+        { nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-4-0', 'app-0-0'] },
+      ],
+      { 'app-0-2': limits, 'app-4-1': limits, 'app-4-2': limits },
+    );
     expect(explainExtra(s, k)).toEqual(['zone-anti-affinity-pins-claim']);
     // Had Karpenter left app-0-1 pending as well, nodefleet without the replicas would still run it: not the replicas' room.
-    const fewer = karpenter([{ nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-4-0', 'app-0-0'] }], { 'app-0-1': limits, 'app-0-2': limits, 'app-4-1': limits, 'app-4-2': limits });
+    const fewer = karpenter([{ nodePool: 'np-0', type: 'fa-16x1-0', pods: ['app-4-0', 'app-0-0'] }], {
+      'app-0-1': limits,
+      'app-0-2': limits,
+      'app-4-1': limits,
+      'app-4-2': limits,
+    });
     expect(explainExtra(s, fewer)).toEqual([undefined]);
   });
 
-  it('pods that join a pinned replica\'s claim where Karpenter\'s open claim was full are explained beside the replicas; a pod that would run without them is not', () => {
+  it("pods that join a pinned replica's claim where Karpenter's open claim was full are explained beside the replicas; a pod that would run without them is not", () => {
     const s = load('zone-anti-affinity-pin-room-for-hostname-affinity');
-    const anti = 'unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone (counts = us-east-1a: 1, us-east-1b: 1, us-east-1c: 1)';
+    const anti =
+      'unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone (counts = us-east-1a: 1, us-east-1b: 1, us-east-1c: 1)';
     const hostname = 'unsatisfiable topology constraint for pod affinity, key=kubernetes.io/hostname (counts = hostname-placeholder-0001: 2)';
     const blocked = { 'app-2-1': anti, 'app-2-2': anti, 'app-2-3': anti, 'app-2-4': anti };
     // The oracle's decision on the case (seed 11, path 60): app-1-0 and app-1-1 fill app-2-0's open claim.
     const small = (pods: string[]) => ({ nodePool: 'np-1', type: 'm6gd.medium', pods });
     const claims = [small(['app-0-4']), small(['app-0-5']), small(['app-0-3', 'app-4-2']), small(['app-0-2', 'app-4-1']), small(['app-0-1', 'app-4-0'])];
-    const k = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-1-1', 'app-0-0'] }], { ...blocked, 'app-1-2': hostname, 'app-1-3': hostname });
+    const k = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-1-1', 'app-0-0'] }], {
+      ...blocked,
+      'app-1-2': hostname,
+      'app-1-3': hostname,
+    });
     expect(explainExtra(s, k)).toEqual(['zone-anti-affinity-pins-claim']);
     // Had Karpenter also left app-1-1 pending, nodefleet without the replicas would still run it: not their room.
-    const fewer = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-0-0'] }], { ...blocked, 'app-1-1': hostname, 'app-1-2': hostname, 'app-1-3': hostname });
+    const fewer = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-0-0'] }], {
+      ...blocked,
+      'app-1-1': hostname,
+      'app-1-2': hostname,
+      'app-1-3': hostname,
+    });
     expect(explainExtra(s, fewer)).toEqual([undefined]);
     // Without a blocked replica among the extra pods, the hostname pods alone are not explained.
-    const placedReplicas = karpenter([...claims, { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-1-1', 'app-0-0'] }, { nodePool: 'np-1', type: 'c6gn.xlarge', pods: ['app-2-1'] }, { nodePool: 'np-1', type: 'c6gn.xlarge', pods: ['app-2-2'] }], { 'app-2-3': anti, 'app-2-4': anti, 'app-1-2': hostname, 'app-1-3': hostname });
+    const placedReplicas = karpenter(
+      [
+        ...claims,
+        { nodePool: 'np-1', type: 'r8g.2xlarge', pods: ['app-2-0', 'app-3-0', 'app-1-0', 'app-1-1', 'app-0-0'] },
+        { nodePool: 'np-1', type: 'c6gn.xlarge', pods: ['app-2-1'] },
+        { nodePool: 'np-1', type: 'c6gn.xlarge', pods: ['app-2-2'] },
+      ],
+      { 'app-2-3': anti, 'app-2-4': anti, 'app-1-2': hostname, 'app-1-3': hostname },
+    );
     expect(explainExtra(s, placedReplicas)).toEqual([undefined]);
   });
 
@@ -186,7 +247,7 @@ describe('documented differences', () => {
     expect(explainExtra(listed, k)).toEqual([undefined]);
   });
 
-  it('a self-repelling replica Karpenter put alone on a claim elsewhere, nodefleet on an in-flight claim, is explained; a pod that repels no sibling, or Karpenter\'s claims paired otherwise, not', () => {
+  it("a self-repelling replica Karpenter put alone on a claim elsewhere, nodefleet on an in-flight claim, is explained; a pod that repels no sibling, or Karpenter's claims paired otherwise, not", () => {
     const s = load('zone-anti-affinity-replica-joins-inflight-claim');
     const oracle = (claims: { nodePool: string; type: string; pods: string[]; price: number }[]): OracleOutput => {
       const k = karpenter(claims, {});
@@ -199,24 +260,35 @@ describe('documented differences', () => {
     };
     // The oracle's decision on seed 13, path 815.
     const big = { nodePool: 'np-1', type: 'fc-16x4-1', pods: ['app-0-1', 'app-0-2', 'app-2-0'], price: 0.42241 };
-    const k = oracle([{ nodePool: 'np-1', type: 'fb-4x4-0', pods: ['app-1-0', 'app-0-0'], price: 0.1008 }, big, { nodePool: 'np-0', type: 'fb-4x4-0', pods: ['app-2-1'], price: 0.1008 }]);
+    const k = oracle([
+      { nodePool: 'np-1', type: 'fb-4x4-0', pods: ['app-1-0', 'app-0-0'], price: 0.1008 },
+      big,
+      { nodePool: 'np-0', type: 'fb-4x4-0', pods: ['app-2-1'], price: 0.1008 },
+    ]);
     expect(explain(k)).toStrictEqual({ claims: 'zone-anti-affinity-pins-claim' });
     // The same claims with app-2-0's term removed: app-2-1 repels no sibling, nothing blocked it.
     const free: ParityScenario = structuredClone(s);
     for (const p of free.pods) if (p.metadata.name.startsWith('app-2-')) delete (p.spec.affinity as { podAntiAffinity?: unknown }).podAntiAffinity;
     expect(Object.values(explain(k, free))).not.toContain('zone-anti-affinity-pins-claim');
     // Karpenter pairing app-0-0 elsewhere: taking app-2-1 off its claim does not give Karpenter's claims.
-    const other = oracle([{ nodePool: 'np-1', type: 'fb-4x4-0', pods: ['app-1-0'], price: 0.1008 }, { ...big, pods: ['app-0-0', 'app-0-1', 'app-0-2', 'app-2-0'] }, { nodePool: 'np-0', type: 'fb-4x4-0', pods: ['app-2-1'], price: 0.1008 }]);
+    const other = oracle([
+      { nodePool: 'np-1', type: 'fb-4x4-0', pods: ['app-1-0'], price: 0.1008 },
+      { ...big, pods: ['app-0-0', 'app-0-1', 'app-0-2', 'app-2-0'] },
+      { nodePool: 'np-0', type: 'fb-4x4-0', pods: ['app-2-1'], price: 0.1008 },
+    ]);
     expect(Object.values(explain(other))).not.toContain('zone-anti-affinity-pins-claim');
   });
 
-  it('a self-repelling replica Karpenter pinned to the one zone its sibling\'s open claim left, where no type fits, is explained where nodefleet placed it; with a zone more left, or pinned where nodefleet placed it, not', () => {
+  it("a self-repelling replica Karpenter pinned to the one zone its sibling's open claim left, where no type fits, is explained where nodefleet placed it; with a zone more left, or pinned where nodefleet placed it, not", () => {
     const s = load('zone-anti-affinity-replica-pinned-where-nothing-fits');
     const pinned = (zone: string) =>
       `no instance type has enough resources, requirements=karpenter.sh/nodepool In [np-0], ${Zone} In [${zone}], resources={"cpu":"400m","memory":"2432Mi","pods":"2"}`;
     const oracle = (zones: string[], pin: string): OracleOutput => {
       const pending = Object.fromEntries([1, 2, 3, 4, 5].map((i) => [`app-0-${i}`, pinned(pin)]));
-      const k = karpenter([{ nodePool: 'np-0', type: 'fcg-32x4-0', pods: ['app-2-0', 'app-2-1', 'app-2-2', 'app-2-3', 'app-2-4', 'app-1-0', 'app-0-0'] }], pending);
+      const k = karpenter(
+        [{ nodePool: 'np-0', type: 'fcg-32x4-0', pods: ['app-2-0', 'app-2-1', 'app-2-2', 'app-2-3', 'app-2-4', 'app-1-0', 'app-0-0'] }],
+        pending,
+      );
       k.nodeClaims[0].price = 1.7952;
       k.nodeClaims[0].zones = zones;
       return k;
@@ -226,7 +298,10 @@ describe('documented differences', () => {
       return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, s, kx, cmp)]));
     };
     // The oracle's decision on seed 17, path 737: app-0-0's claim open over us-east-1a and us-east-1c.
-    expect(explain(oracle(['us-east-1a', 'us-east-1c'], 'us-east-1b'))).toStrictEqual({ 'extra-placed': 'zone-anti-affinity-pins-claim', claims: 'zone-anti-affinity-pins-claim' });
+    expect(explain(oracle(['us-east-1a', 'us-east-1c'], 'us-east-1b'))).toStrictEqual({
+      'extra-placed': 'zone-anti-affinity-pins-claim',
+      claims: 'zone-anti-affinity-pins-claim',
+    });
     // The claim in us-east-1c only: us-east-1a stays free too, so the blocked domains do not give that pin.
     expect(Object.values(explain(oracle(['us-east-1c'], 'us-east-1b')))).not.toContain('zone-anti-affinity-pins-claim');
     // Pinned to us-east-1a, where nodefleet placed app-0-1: not that pin.
@@ -235,7 +310,11 @@ describe('documented differences', () => {
     // that still puts app-0-1 on its claim in us-east-1a: a broken node affinity, not this difference.
     const bc = structuredClone(s);
     for (const p of bc.pods.filter((x) => /^app-0-[1-5]$/.test(x.metadata.name))) {
-      p.spec.affinity!.nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: Zone, operator: 'In', values: ['us-east-1b', 'us-east-1c'] }] }] } };
+      p.spec.affinity!.nodeAffinity = {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: Zone, operator: 'In', values: ['us-east-1b', 'us-east-1c'] }] }],
+        },
+      };
     }
     const before = { karpenter: solve(toSchedulingInput(s, 'karpenter')), cost: solve(toSchedulingInput(s, 'cost')) };
     expect(seats(s, before.karpenter).find((x) => x.pod.metadata.name === 'app-0-1')?.labels[Zone]).toBe('us-east-1a');
@@ -250,10 +329,11 @@ describe('documented differences', () => {
     }
   });
 
-  it('a replica Karpenter kept out of its sibling\'s open claim\'s zones, on a claim later pods joined, is explained when that block gives Karpenter\'s claims; with the sibling\'s claim in one zone, not', () => {
+  it("a replica Karpenter kept out of its sibling's open claim's zones, on a claim later pods joined, is explained when that block gives Karpenter's claims; with the sibling's claim in one zone, not", () => {
     const s = load('zone-anti-affinity-blocked-replica-claim-joined-by-later-pods');
     const oracle = (siblingZones: string[]): OracleOutput => {
-      const limits = 'all available instance types exceed limits for nodepool (NodePool=np-1); all available instance types exceed limits for nodepool (NodePool=np-0)';
+      const limits =
+        'all available instance types exceed limits for nodepool (NodePool=np-1); all available instance types exceed limits for nodepool (NodePool=np-0)';
       const k = karpenter(
         [
           { nodePool: 'np-0', type: 'fb-4x2-3', pods: ['app-1-1', 'app-0-0', 'app-3-0'] },
@@ -312,7 +392,7 @@ describe('documented differences', () => {
     }
   });
 
-  it('a ScheduleAnyway spread ignoring the pod\'s own capacity type sends replicas to an existing node where Karpenter keeps them on its claim: explained; paired otherwise, or the spread honouring affinity, not', () => {
+  it("a ScheduleAnyway spread ignoring the pod's own capacity type sends replicas to an existing node where Karpenter keeps them on its claim: explained; paired otherwise, or the spread honouring affinity, not", () => {
     const s = load('spread-ignore-affinity-relaxes-preference-onto-node');
     const oracle = (claimed: string[], onNodes: [string, string][]): OracleOutput => {
       const k = karpenter([{ nodePool: 'np-1', type: 'fcg-16x8-0', pods: claimed }], {});
@@ -327,7 +407,10 @@ describe('documented differences', () => {
     const apps = [0, 1, 2, 3, 4, 5].map((i): [string, string] => [`app-1-${i}`, 'node-0']);
     // The oracle's decision on seed 15, path 801.
     const k = oracle(['app-0-0', 'app-0-1', 'app-0-2'], apps);
-    expect(explain(k)).toStrictEqual({ 'claim-shapes': 'spread-ignore-affinity-min-over-all-domains', existing: 'spread-ignore-affinity-min-over-all-domains' });
+    expect(explain(k)).toStrictEqual({
+      'claim-shapes': 'spread-ignore-affinity-min-over-all-domains',
+      existing: 'spread-ignore-affinity-min-over-all-domains',
+    });
     // Karpenter putting one replica on node-2 and two on its claim: counting Karpenter's way does not give that.
     const split = oracle(['app-0-0', 'app-0-1'], [...apps, ['app-0-2', 'node-2']]);
     expect(Object.values(explain(split))).not.toContain('spread-ignore-affinity-min-over-all-domains');
@@ -344,11 +427,23 @@ describe('documented differences', () => {
       if (!p.metadata.name.startsWith('app-0-')) continue;
       delete (p.spec as { nodeSelector?: unknown }).nodeSelector;
       p.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = {
-        nodeSelectorTerms: [{ matchExpressions: [{ key: CapacityType, operator: 'In', values: ['on-demand', 'spot'] }, { key: 'team', operator: 'DoesNotExist' }] }],
+        nodeSelectorTerms: [
+          {
+            matchExpressions: [
+              { key: CapacityType, operator: 'In', values: ['on-demand', 'spot'] },
+              { key: 'team', operator: 'DoesNotExist' },
+            ],
+          },
+        ],
       };
     }
     const app0 = admitsAll.pods.find((p) => p.metadata.name === 'bound-1-0')!;
-    for (const node of ['node-0', 'node-1']) admitsAll.pods.push({ ...structuredClone(app0), metadata: { name: `old-0-${node}`, namespace: 'default', labels: { app: 'app-0', 'pod-template-hash': 'h0' } }, spec: { ...structuredClone(app0.spec), nodeName: node } });
+    for (const node of ['node-0', 'node-1'])
+      admitsAll.pods.push({
+        ...structuredClone(app0),
+        metadata: { name: `old-0-${node}`, namespace: 'default', labels: { app: 'app-0', 'pod-template-hash': 'h0' } },
+        spec: { ...structuredClone(app0.spec), nodeName: node },
+      });
     const split2 = oracle(['app-0-0', 'app-0-2'], apps);
     split2.nodeClaims.push({ ...split2.nodeClaims[0], price: 0.71808, pods: ['default/app-0-1'] });
     expect(Object.values(explain(split2, admitsAll))).not.toContain('spread-ignore-affinity-min-over-all-domains');
@@ -357,7 +452,10 @@ describe('documented differences', () => {
   it('a spread pod Karpenter pinned at its turn where the open claim is not offered, then placed after relaxing, is explained on that claim; with the claim offered there, not', () => {
     const s = load('spread-relaxed-pod-pinned-where-open-claim-not-offered');
     const oracle = (claims: { pods: string[]; zones: string[]; capacityTypes: string[] | null }[]): OracleOutput => {
-      const k = karpenter(claims.map((c) => ({ nodePool: 'np-1', type: 'fag-16x1-2', pods: c.pods })), {});
+      const k = karpenter(
+        claims.map((c) => ({ nodePool: 'np-1', type: 'fag-16x1-2', pods: c.pods })),
+        {},
+      );
       k.nodeClaims.forEach((c, i) => Object.assign(c, { price: 0.36722, zones: claims[i].zones, capacityTypes: claims[i].capacityTypes }));
       k.placements = ['app-0-0', 'app-1-2', 'app-1-4'].map((pod) => ({ pod: `default/${pod}`, node: 'node-1' }));
       return k;
@@ -382,7 +480,9 @@ describe('documented differences', () => {
     // put down to an on-demand pin.
     const spotOnly: ParityScenario = structuredClone(s);
     const p = spotOnly.pods.find((x) => x.metadata.name === 'app-1-1')!;
-    p.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [{ matchExpressions: [{ key: CapacityType, operator: 'In', values: ['spot'] }] }] };
+    p.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: CapacityType, operator: 'In', values: ['spot'] }] }],
+    };
     for (const c of p.spec.topologySpreadConstraints ?? []) c.nodeAffinityPolicy = 'Ignore';
     expect(Object.values(explain(k, spotOnly))).not.toContain('topology-domain-ignores-claim-offerings');
   });
@@ -408,7 +508,9 @@ describe('documented differences', () => {
     // A PreferNoSchedule taint on the NodePool that app-0 does not tolerate: Karpenter's count would skip the pods on
     // its claims (every effect), the seats' count would not, so the pin is not read from it.
     const tainted: ParityScenario = structuredClone(s);
-    (tainted.nodePools[0].spec as { template: { spec: { taints?: unknown[] } } }).template.spec.taints = [{ key: 'dedicated', value: 'x', effect: 'PreferNoSchedule' }];
+    (tainted.nodePools[0].spec as { template: { spec: { taints?: unknown[] } } }).template.spec.taints = [
+      { key: 'dedicated', value: 'x', effect: 'PreferNoSchedule' },
+    ];
     expect(Object.values(explain(k, tainted))).not.toContain('topology-domain-ignores-claim-offerings');
     // fag-8x8-2 also sold on-demand: Karpenter's pin at app-0-1's turn would not have refused app-2-1's claim.
     const offered: ParityScenario = structuredClone(s);
@@ -425,7 +527,16 @@ describe('documented differences', () => {
     Object.assign(k.nodeClaims[0], { price: 0.11882, zones: ['us-east-1b'] });
     const node = (pod: string, n: string) => ({ pod: `default/${pod}`, node: n });
     // The oracle's decision on seed 16, path 939.
-    k.placements = [node('app-0-0', 'node-1'), node('app-1-0', 'node-1'), node('app-2-0', 'node-0'), node('app-2-1', 'node-1'), node('app-3-0', 'node-1'), node('app-4-0', 'node-0'), node('app-4-1', 'node-1'), node('app-4-2', 'node-1')];
+    k.placements = [
+      node('app-0-0', 'node-1'),
+      node('app-1-0', 'node-1'),
+      node('app-2-0', 'node-0'),
+      node('app-2-1', 'node-1'),
+      node('app-3-0', 'node-1'),
+      node('app-4-0', 'node-0'),
+      node('app-4-1', 'node-1'),
+      node('app-4-2', 'node-1'),
+    ];
     const explain = (sx: ParityScenario) => {
       const cmp = compare(k, solve(toSchedulingInput(sx, 'karpenter')), solve(toSchedulingInput(sx, 'cost')));
       return Object.fromEntries(cmp.divergences.map((d) => [d.kind, documentedReason(d, sx, k, cmp)]));
@@ -433,7 +544,9 @@ describe('documented differences', () => {
     expect(explain(s)).toStrictEqual({ 'claim-shapes': 'spread-counts-unlaunchable-domains', existing: 'spread-counts-unlaunchable-domains' });
     // np-0 without us-east-1c: Karpenter would count only zones a node can have, and app-4-3 on node-1 is not explained.
     const noC: ParityScenario = structuredClone(s);
-    const zones = (noC.nodePools[0].spec as { template: { spec: { requirements: { key: string; values: string[] }[] } } }).template.spec.requirements.find((r) => r.key === Zone)!;
+    const zones = (noC.nodePools[0].spec as { template: { spec: { requirements: { key: string; values: string[] }[] } } }).template.spec.requirements.find(
+      (r) => r.key === Zone,
+    )!;
     zones.values = ['us-east-1a'];
     expect(Object.values(explain(noC))).not.toContain('spread-counts-unlaunchable-domains');
     // Karpenter also sends app-4-0 to that claim in us-east-1b (node-0 full in its count), nodefleet to node-0 in
@@ -446,13 +559,35 @@ describe('documented differences', () => {
     expect(cmp.divergences.map((d) => documentedReason(d, s, alsoFirst, cmp))).toEqual([undefined, undefined]);
   });
 
-  it('a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter\'s way, or with the claim launching there, not', () => {
+  it("a spread pod Karpenter pinned where no in-flight claim launches, then refused for the limit, is explained on the claim nodefleet gave it; beyond the limit Karpenter's way, or with the claim launching there, not", () => {
     const s = load('spread-pin-misses-claims-then-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
     // The oracle's decision on seed 10, path 531.
     const k: OracleOutput = {
-      ...karpenter([{ nodePool: 'np-0', type: 'fc-8x8-1', pods: ['app-3-1'] }, { nodePool: 'np-0', type: 'fc-8x8-1', pods: ['app-3-2'] }], { 'app-3-4': limits, 'app-3-5': limits, 'app-4-3': limits }),
-      placements: Object.entries({ 'app-0-0': 'node-1', 'app-0-1': 'node-1', 'app-0-2': 'node-1', 'app-0-3': 'node-1', 'app-0-4': 'node-1', 'app-0-5': 'node-2', 'app-1-0': 'node-0', 'app-2-0': 'node-0', 'app-2-1': 'node-1', 'app-2-2': 'node-0', 'app-3-0': 'node-2', 'app-3-3': 'node-0', 'app-4-0': 'node-0', 'app-4-1': 'node-0', 'app-4-2': 'node-2' }).map(([pod, node]) => ({ pod: `default/${pod}`, node })),
+      ...karpenter(
+        [
+          { nodePool: 'np-0', type: 'fc-8x8-1', pods: ['app-3-1'] },
+          { nodePool: 'np-0', type: 'fc-8x8-1', pods: ['app-3-2'] },
+        ],
+        { 'app-3-4': limits, 'app-3-5': limits, 'app-4-3': limits },
+      ),
+      placements: Object.entries({
+        'app-0-0': 'node-1',
+        'app-0-1': 'node-1',
+        'app-0-2': 'node-1',
+        'app-0-3': 'node-1',
+        'app-0-4': 'node-1',
+        'app-0-5': 'node-2',
+        'app-1-0': 'node-0',
+        'app-2-0': 'node-0',
+        'app-2-1': 'node-1',
+        'app-2-2': 'node-0',
+        'app-3-0': 'node-2',
+        'app-3-3': 'node-0',
+        'app-4-0': 'node-0',
+        'app-4-1': 'node-0',
+        'app-4-2': 'node-2',
+      }).map(([pod, node]) => ({ pod: `default/${pod}`, node })),
     };
     for (const c of k.nodeClaims) c.capacityTypes = ['spot'];
     expect(explainExtra(s, k)).toEqual(['topology-domain-ignores-claim-offerings']);
@@ -473,16 +608,26 @@ describe('documented differences', () => {
     const other = 'no instance type met all requirements';
     // The oracle's decision on the case (seed 11, path 641).
     const k: OracleOutput = {
-      ...karpenter([{ nodePool: 'np-1', type: 'fa-2x1-1', pods: ['app-2-1'] }], { 'app-0-2': taint, 'app-0-3': taint, 'app-0-4': taint, 'app-1-0': other, 'app-1-1': other, 'app-4-0': taint, 'app-4-1': taint, 'app-4-2': taint }),
+      ...karpenter([{ nodePool: 'np-1', type: 'fa-2x1-1', pods: ['app-2-1'] }], {
+        'app-0-2': taint,
+        'app-0-3': taint,
+        'app-0-4': taint,
+        'app-1-0': other,
+        'app-1-1': other,
+        'app-4-0': taint,
+        'app-4-1': taint,
+        'app-4-2': taint,
+      }),
       placements: ['app-0-0', 'app-0-1', 'app-2-0', 'app-3-0'].map((p) => ({ pod: `default/${p}`, node: 'node-0' })),
     };
     expect(explainExtra(s, k)).toEqual(['inverse-anti-affinity-misses-node-domains']);
     const tolerant: ParityScenario = structuredClone(s);
-    for (const p of tolerant.pods) if (p.metadata.name.startsWith('app-4-')) p.spec.tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'np-1', effect: 'NoSchedule' }];
+    for (const p of tolerant.pods)
+      if (p.metadata.name.startsWith('app-4-')) p.spec.tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'np-1', effect: 'NoSchedule' }];
     expect(explainExtra(tolerant, k)).toEqual([undefined]);
   });
 
-  it('a replica that runs because its sibling took the node outside the pool zones is explained when, kept out of that zone, nodefleet places Karpenter\'s pods; a pod that would run anyway is not', () => {
+  it("a replica that runs because its sibling took the node outside the pool zones is explained when, kept out of that zone, nodefleet places Karpenter's pods; a pod that would run anyway is not", () => {
     const s = load('anti-affinity-node-outside-pool-zones-frees-replica-zone');
     const anti = 'unsatisfiable topology constraint for pod anti-affinity, key=topology.kubernetes.io/zone';
     const zone = 'incompatible requirements, key topology.kubernetes.io/zone';
@@ -503,10 +648,18 @@ describe('documented differences', () => {
   it('pods Karpenter refuses for a NodePool limit it spent on a pod no node fits are explained; without that pod on a claim, or beyond the limit, not', () => {
     const s = load('contradictory-pod-spends-nodepool-limit');
     const limits = 'all available instance types exceed limits for nodepool (NodePool=np-0)';
-    const pending = Object.fromEntries(['app-0-0', 'app-1-1', 'app-1-2', 'app-1-3', 'app-2-1', 'app-2-2', 'app-3-1', 'app-3-2', 'app-3-3'].map((p) => [p, limits]));
+    const pending = Object.fromEntries(
+      ['app-0-0', 'app-1-1', 'app-1-2', 'app-1-3', 'app-2-1', 'app-2-2', 'app-3-1', 'app-3-2', 'app-3-3'].map((p) => [p, limits]),
+    );
     // The oracle's decision on seed 6 path 1909.
     const k = (contradictoryOnClaim: boolean): OracleOutput => ({
-      ...karpenter([{ nodePool: 'np-0', type: 'fbg-8x8-1', pods: contradictoryOnClaim ? ['app-2-0'] : [] }, { nodePool: 'np-0', type: 'fb-4x2-0', pods: ['app-1-0'] }], pending),
+      ...karpenter(
+        [
+          { nodePool: 'np-0', type: 'fbg-8x8-1', pods: contradictoryOnClaim ? ['app-2-0'] : [] },
+          { nodePool: 'np-0', type: 'fb-4x2-0', pods: ['app-1-0'] },
+        ],
+        pending,
+      ),
       placements: [{ pod: 'default/app-3-0', node: 'node-0' }],
     });
     expect(explainExtra(s, k(true))).toEqual(['contradictory-node-selector']);
@@ -522,9 +675,18 @@ describe('documented differences', () => {
   it('a pod Karpenter places that waits only because an explained extra pod took its host port is explained; one that would wait anyway is not', () => {
     const s = load('spread-extra-pod-takes-host-port');
     const filtered = 'nodepool requirements filtered out all available instance types';
-    const pending = Object.fromEntries(['app-1-1', 'app-1-2', 'app-1-3', 'app-2-1', 'app-2-2', 'app-2-3', 'app-3-0', 'app-3-1', 'app-3-2'].map((p) => [p, filtered]));
+    const pending = Object.fromEntries(
+      ['app-1-1', 'app-1-2', 'app-1-3', 'app-2-1', 'app-2-2', 'app-2-3', 'app-3-0', 'app-3-1', 'app-3-2'].map((p) => [p, filtered]),
+    );
     // The oracle's decision on seed 6 path 1568.
-    const k: OracleOutput = { ...karpenter([], pending), placements: [['app-0-0', 'node-2'], ['app-1-0', 'node-0'], ['app-2-0', 'node-1']].map(([pod, node]) => ({ pod: `default/${pod}`, node })) };
+    const k: OracleOutput = {
+      ...karpenter([], pending),
+      placements: [
+        ['app-0-0', 'node-2'],
+        ['app-1-0', 'node-0'],
+        ['app-2-0', 'node-1'],
+      ].map(([pod, node]) => ({ pod: `default/${pod}`, node })),
+    };
     const explain = (x: ParityScenario, o: OracleOutput) => {
       const c = compare(o, solve(toSchedulingInput(x, 'karpenter')), solve(toSchedulingInput(x, 'cost')));
       return Object.fromEntries(c.divergences.map((d) => [d.kind, documentedReason(d, x, o, c)]));
@@ -548,7 +710,13 @@ describe('documented differences', () => {
     // The oracle's decision on seed 5 path 1690: app-0-1 on a new claim in us-east-1b, the rest on the existing nodes.
     const k: OracleOutput = {
       ...karpenter([{ nodePool: 'np-0', type: 'fcg-1x4-0', pods: ['app-0-1'] }], {}),
-      placements: [['app-0-0', 'node-0'], ['app-1-0', 'node-1'], ['app-1-1', 'node-0'], ['app-2-0', 'node-1'], ['app-3-0', 'node-0']].map(([pod, node]) => ({ pod: `default/${pod}`, node })),
+      placements: [
+        ['app-0-0', 'node-0'],
+        ['app-1-0', 'node-1'],
+        ['app-1-1', 'node-0'],
+        ['app-2-0', 'node-1'],
+        ['app-3-0', 'node-0'],
+      ].map(([pod, node]) => ({ pod: `default/${pod}`, node })),
     };
     k.nodeClaims[0].price = 0.0561;
     const explain = (x: ParityScenario) => {
@@ -586,7 +754,9 @@ describe('documented differences', () => {
     // Keeping app-2-0 out of us-east-1b must give Karpenter's decision exactly: one app-1 pod moved between the nodes is not it.
     const swapped: OracleOutput = {
       ...k,
-      placements: k.placements.map((x) => (x.pod === 'default/app-1-3' ? { ...x, node: 'node-1' } : x.pod === 'default/app-1-4' ? { ...x, node: 'node-0' } : x)),
+      placements: k.placements.map((x) =>
+        x.pod === 'default/app-1-3' ? { ...x, node: 'node-1' } : x.pod === 'default/app-1-4' ? { ...x, node: 'node-0' } : x,
+      ),
     };
     expect(explain(s, swapped)).toStrictEqual({ existing: undefined });
   });
@@ -620,10 +790,17 @@ describe('documented differences', () => {
     expect(explain(pinned)).toStrictEqual({ claims: undefined });
   });
 
-  it('a spread replica nodefleet adds to a claim a later replica pinned in Karpenter is explained; without that later replica there, or with the claim\'s types offered in the pinned zone, not', () => {
+  it("a spread replica nodefleet adds to a claim a later replica pinned in Karpenter is explained; without that later replica there, or with the claim's types offered in the pinned zone, not", () => {
     const s = load('spread-pod-joins-claim-pinned-later');
     // The oracle's decision on seed 11, path 380.
-    const claim = (nodePool: string, type: string, zone: string, capacityType: string, price: number, pods: string[]) => ({ nodePool, type, zone, capacityType, price, pods });
+    const claim = (nodePool: string, type: string, zone: string, capacityType: string, price: number, pods: string[]) => ({
+      nodePool,
+      type,
+      zone,
+      capacityType,
+      price,
+      pods,
+    });
     const oracle = (claims: ReturnType<typeof claim>[]): OracleOutput => {
       const k = karpenter(claims, {});
       k.nodeClaims.forEach((c, i) => Object.assign(c, { zones: [claims[i].zone], capacityTypes: [claims[i].capacityType], price: claims[i].price }));
@@ -638,7 +815,11 @@ describe('documented differences', () => {
     const k = oracle([claim('np-1', 'fbg-16x2-2', 'us-east-1c', 'spot', 0.28562, ['app-1-1', 'app-0-3', 'app-3-0', 'app-3-1', 'app-3-2']), a, c]);
     expect(explain(k)).toStrictEqual({ 'claim-shapes': 'topology-domain-ignores-claim-offerings' });
     // Pinned to us-east-1c with no replica of app-0-2 on it: it was pinned when app-0-2 came, and Karpenter would have put it there.
-    const early = oracle([claim('np-1', 'fbg-16x2-2', 'us-east-1c', 'spot', 0.28562, ['app-1-1', 'app-3-0', 'app-3-1', 'app-3-2']), a, { ...c, pods: [...c.pods, 'app-0-3'] }]);
+    const early = oracle([
+      claim('np-1', 'fbg-16x2-2', 'us-east-1c', 'spot', 0.28562, ['app-1-1', 'app-3-0', 'app-3-1', 'app-3-2']),
+      a,
+      { ...c, pods: [...c.pods, 'app-0-3'] },
+    ]);
     expect(Object.values(explain(early))).not.toContain('topology-domain-ignores-claim-offerings');
     // A type of that claim sold as spot in us-east-1b: Karpenter could have added app-0-2 to it there.
     const offered = structuredClone(k);
@@ -658,7 +839,14 @@ describe('documented disruption differences', () => {
     return ds.map((d) => documentedDisruptionReason(d, s, k, p));
   };
   const candidate = (node: string, price: number) => ({ node, price, savingsRatio: price / 2, empty: false });
-  const replacement = (nodePool: string, types: string[], options: number, price: number, capacityType: string) => ({ nodePool, instanceTypes: types, instanceTypeOptions: options, price, capacityTypes: [capacityType], pods: [] });
+  const replacement = (nodePool: string, types: string[], options: number, price: number, capacityType: string) => ({
+    nodePool,
+    instanceTypes: types,
+    instanceTypeOptions: options,
+    price,
+    capacityTypes: [capacityType],
+    pods: [],
+  });
 
   it('each names a case that exists', () => {
     for (const d of DisruptionDifferences) for (const c of d.cases) expect(existsSync(join(ParityCasesDir, '..', c)), `${d.id}: ${c}`).toBe(true);
@@ -668,13 +856,27 @@ describe('documented disruption differences', () => {
     const s = load('disruption-consolidation-cost-packing.yaml', 'cost-packing-deletes-two');
     const methods = (method: string) => [{ method, candidates: [candidate('node-0', 0.01683), candidate('node-1', 0.06001), candidate('node-3', 0.01683)] }];
     const replaceThree: OracleDisruption = {
-      command: { method: 'multi-node-consolidation', reason: 'Underutilized', decision: 'replace', candidates: ['node-0', 'node-1', 'node-3'], replacements: [replacement('np-0', ['fa-1x4-1'], 1, 0.02401, 'spot')], savingsUsdPerHour: 0.06966 },
+      command: {
+        method: 'multi-node-consolidation',
+        reason: 'Underutilized',
+        decision: 'replace',
+        candidates: ['node-0', 'node-1', 'node-3'],
+        replacements: [replacement('np-0', ['fa-1x4-1'], 1, 0.02401, 'spot')],
+        savingsUsdPerHour: 0.06966,
+      },
       methods: methods('multi-node-consolidation'),
     };
     expect(explain(s, replaceThree)).toEqual(['consolidation-cost-aware-packing']);
     // Karpenter's other answer on the seed's scenario (a tie put node-3 before node-0): not what packing: karpenter decides here.
     const deleteOne: OracleDisruption = {
-      command: { method: 'single-node-consolidation', reason: 'Underutilized', decision: 'delete', candidates: ['node-1'], replacements: [], savingsUsdPerHour: 0.06001 },
+      command: {
+        method: 'single-node-consolidation',
+        reason: 'Underutilized',
+        decision: 'delete',
+        candidates: ['node-1'],
+        replacements: [],
+        savingsUsdPerHour: 0.06001,
+      },
       methods: methods('single-node-consolidation'),
     };
     expect(explain(s, deleteOne)).toEqual([undefined]);
@@ -687,7 +889,14 @@ describe('documented disruption differences', () => {
   it("Karpenter's spot-pinned replacement dearer than nodefleet's on-demand one is explained; a cheaper spot one is not", () => {
     const s = load('disruption-replacement-on-demand-cheaper-than-spot.yaml');
     const k = (price: number, options: number): OracleDisruption => ({
-      command: { method: 'single-node-consolidation', reason: 'Underutilized', decision: 'replace', candidates: ['node-big'], replacements: [replacement('default', ['big'], options, price, 'spot')], savingsUsdPerHour: 1.512 },
+      command: {
+        method: 'single-node-consolidation',
+        reason: 'Underutilized',
+        decision: 'replace',
+        candidates: ['node-big'],
+        replacements: [replacement('default', ['big'], options, price, 'spot')],
+        savingsUsdPerHour: 1.512,
+      },
       methods: [{ method: 'single-node-consolidation', candidates: [candidate('node-big', 1.512)] }],
     });
     expect(explain(s, k(0.6048, 2))).toEqual(['consolidation-on-demand-replacement-cheaper-than-spot']);

@@ -32,7 +32,11 @@ export function toDisruptionSnapshot(s: DisruptionScenario, packing?: PackingMod
     instanceTypes: clone(s.instanceTypes),
     nodePools: clone(s.nodePools),
     nodes: clone(s.nodes),
-    objects: [...clone(s.pods).map((p) => ({ ...p, kind: 'Pod', apiVersion: 'v1' })), ...clone(s.daemonSets), ...clone(s.pdbs).map((p) => ({ ...p, kind: 'PodDisruptionBudget', apiVersion: 'policy/v1' }))] as KubeObject[],
+    objects: [
+      ...clone(s.pods).map((p) => ({ ...p, kind: 'Pod', apiVersion: 'v1' })),
+      ...clone(s.daemonSets),
+      ...clone(s.pdbs).map((p) => ({ ...p, kind: 'PodDisruptionBudget', apiVersion: 'policy/v1' })),
+    ] as KubeObject[],
     settings: { ...s.settings, ...(packing ? { packing } : {}), featureGates: { SpotToSpotConsolidation: s.spotToSpotConsolidation } },
   });
 }

@@ -97,7 +97,9 @@ export async function runDisruptionParity(opts: DisruptionParityOptions, bin: st
       const distinct = new Set(ks.map((x) => JSON.stringify(x.command)));
       if (distinct.size > 1) for (const c of distinct) log(`karpenter sample: ${c}`);
       log(`karpenter (closest of ${opts.samples} samples): ${JSON.stringify(k)}`);
-      log(`nodefleet: ${JSON.stringify({ command: plan.command ? { method: plan.command.method, candidates: plan.command.candidates.map((c) => c.nodeName), replacements: plan.command.replacements.map((r) => ({ types: r.instanceTypes.slice(0, 5), price: r.priceUsdPerHour, pods: r.pods })) } : null, blocked: plan.blocked })}`);
+      log(
+        `nodefleet: ${JSON.stringify({ command: plan.command ? { method: plan.command.method, candidates: plan.command.candidates.map((c) => c.nodeName), replacements: plan.command.replacements.map((r) => ({ types: r.instanceTypes.slice(0, 5), price: r.priceUsdPerHour, pods: r.pods })) } : null, blocked: plan.blocked })}`,
+      );
       log(JSON.stringify(triage(s, k, plan).map((t) => ({ ...t.d, documented: t.documented, gap: t.gap }))));
     }
     oracle.close();
@@ -109,7 +111,12 @@ export async function runDisruptionParity(opts: DisruptionParityOptions, bin: st
   const answers = await Promise.all(
     scenarios.map(async (s, i) => {
       try {
-        return await Promise.all(Array.from({ length: opts.samples }, (_, j) => ((i + j) % 2 ? second : oracle).solve(toOracleDisruptionScenario(s)) as unknown as Promise<OracleDisruption>));
+        return await Promise.all(
+          Array.from(
+            { length: opts.samples },
+            (_, j) => ((i + j) % 2 ? second : oracle).solve(toOracleDisruptionScenario(s)) as unknown as Promise<OracleDisruption>,
+          ),
+        );
       } catch (e) {
         return e as Error;
       }
@@ -173,7 +180,9 @@ export async function runDisruptionParity(opts: DisruptionParityOptions, bin: st
     oracleErrors: oracleErrors.length,
   };
   const seconds = Math.round((Date.now() - started) / 100) / 10;
-  log(`${summary.scenarios} disruption scenarios (seed ${opts.seed}): ${failing.length} undocumented divergence(s), ${open.length} known open gap(s), ${documented} documented; Karpenter decided ${decidedK}, nodefleet ${decidedN}; Karpenter's answer varied over ${opts.samples} samples on ${varied}; ${oracleErrors.length} oracle error(s); ${seconds} s`);
+  log(
+    `${summary.scenarios} disruption scenarios (seed ${opts.seed}): ${failing.length} undocumented divergence(s), ${open.length} known open gap(s), ${documented} documented; Karpenter decided ${decidedK}, nodefleet ${decidedN}; Karpenter's answer varied over ${opts.samples} samples on ${varied}; ${oracleErrors.length} oracle error(s); ${seconds} s`,
+  );
   if (opts.json) log(JSON.stringify(summary));
   return oracleErrors.length > 0 ? 1 : failing.length > 0 ? 3 : 0;
 }

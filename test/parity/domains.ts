@@ -36,8 +36,12 @@ interface Pool {
 
 function pools(s: ParityScenario): Pool[] {
   return s.nodePools.map((np) => {
-    const t = (np.spec as { template: { metadata?: { labels?: Record<string, string> }; spec: { requirements?: RequirementSpec[]; taints?: Taint[] } } }).template;
-    return { requirements: Requirements.fromSpecs(t.spec.requirements ?? []).intersect(Requirements.fromLabels(t.metadata?.labels ?? {})), taints: t.spec.taints ?? [] };
+    const t = (np.spec as { template: { metadata?: { labels?: Record<string, string> }; spec: { requirements?: RequirementSpec[]; taints?: Taint[] } } })
+      .template;
+    return {
+      requirements: Requirements.fromSpecs(t.spec.requirements ?? []).intersect(Requirements.fromLabels(t.metadata?.labels ?? {})),
+      taints: t.spec.taints ?? [],
+    };
   });
 }
 
@@ -100,7 +104,9 @@ export function reachableDomains(s: ParityScenario, key: string, pod?: Pod, spre
       for (const o of t.offerings) {
         if (!o.available || (zone && !zone.has(o.zone)) || (ct && !ct.has(o.capacityType))) continue;
         if (terms) {
-          const node = p.requirements.intersect(Requirements.fromLabels({ ...t.labels, [LabelInstanceType]: t.name, [LabelTopologyZone]: o.zone, [LabelCapacityType]: o.capacityType }));
+          const node = p.requirements.intersect(
+            Requirements.fromLabels({ ...t.labels, [LabelInstanceType]: t.name, [LabelTopologyZone]: o.zone, [LabelCapacityType]: o.capacityType }),
+          );
           if (!terms.some((f) => node.incompatibility(f) === undefined)) continue;
         }
         out.add(key === LabelTopologyZone ? o.zone : o.capacityType);
@@ -122,7 +128,12 @@ export interface Seat {
 /** Every bound pod and every pod the decision places, with its node's or claim's labels. */
 export function seats(s: ParityScenario, r: SchedulingResult): Seat[] {
   const nodes = new Map(s.nodes.map((n) => [n.metadata.name, n]));
-  const onNode = (pod: Pod, name: string): Seat => ({ pod, node: name, labels: nodes.get(name)?.metadata.labels ?? {}, taints: nodes.get(name)?.spec?.taints ?? [] });
+  const onNode = (pod: Pod, name: string): Seat => ({
+    pod,
+    node: name,
+    labels: nodes.get(name)?.metadata.labels ?? {},
+    taints: nodes.get(name)?.spec?.taints ?? [],
+  });
   const out: Seat[] = [];
   for (const p of s.pods) if (p.spec.nodeName) out.push(onNode(p, p.spec.nodeName));
   for (const p of r.placements) out.push(onNode(p.pod, p.node));
@@ -187,6 +198,6 @@ export function skew(counts: ReadonlyMap<string, number>, domains: ReadonlySet<s
   const all = [...new Set([...domains, ...counts.keys()])];
   if (all.length === 0) return 0;
   const max = Math.max(...all.map((d) => counts.get(d) ?? 0));
-  const min = (minDomains !== undefined && all.length < minDomains) ? 0 : Math.min(...all.map((d) => counts.get(d) ?? 0));
+  const min = minDomains !== undefined && all.length < minDomains ? 0 : Math.min(...all.map((d) => counts.get(d) ?? 0));
   return max - min;
 }

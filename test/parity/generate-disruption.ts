@@ -131,17 +131,15 @@ export const disruptionScenario: fc.Arbitrary<DisruptionScenario> = fc
     spotToSpot: fc.boolean(),
   })
   .chain((s) =>
-    fc.tuple(...Array.from({ length: s.nodeCount }, (_, i) => node(i, s.types, s.pools.length))).map(
-      (nodes): DisruptionScenario => ({
-        now: DisruptionNow,
-        instanceTypes: s.types,
-        nodePools: s.pools,
-        nodes: nodes.map((n) => n.node),
-        pods: nodes.flatMap((n) => n.pods),
-        daemonSets: [],
-        pdbs: s.pdbApp === null ? [] : [pdb(s.pdbApp)],
-        settings: {},
-        spotToSpotConsolidation: s.spotToSpot,
-      }),
-    ),
+    fc.tuple(...Array.from({ length: s.nodeCount }, (_, i) => node(i, s.types, s.pools.length))).map((nodes): DisruptionScenario => ({
+      now: DisruptionNow,
+      instanceTypes: s.types,
+      nodePools: s.pools,
+      nodes: nodes.map((n) => n.node),
+      pods: nodes.flatMap((n) => n.pods),
+      daemonSets: [],
+      pdbs: s.pdbApp === null ? [] : [pdb(s.pdbApp)],
+      settings: {},
+      spotToSpotConsolidation: s.spotToSpot,
+    })),
   );

@@ -43,7 +43,8 @@ export const madeUpType = (i: number) =>
     .map((r): CaseInstanceType => {
       const memoryMiB = r.cpu * r.ratio * 1024;
       const od = r.cpu * 0.04 + (memoryMiB / 1024) * 0.005;
-      const price = (ct: string) => Number(((ct === 'spot' ? od * r.spotDiscount : od) * (1 + Families.indexOf(r.family) * 0.05) * (r.arch === 'arm64' ? 0.85 : 1) + i * 1e-5).toFixed(6));
+      const price = (ct: string) =>
+        Number(((ct === 'spot' ? od * r.spotDiscount : od) * (1 + Families.indexOf(r.family) * 0.05) * (r.arch === 'arm64' ? 0.85 : 1) + i * 1e-5).toFixed(6));
       return {
         name: `${r.family}${r.arch === 'arm64' ? 'g' : ''}-${r.cpu}x${r.ratio}-${i}`,
         cpu: r.cpu,
@@ -71,22 +72,26 @@ function catalogType(index: number): CaseInstanceType {
     pods: t.capacity.pods,
     arch: t.labels[L.LabelArch] as 'amd64' | 'arm64',
     os: 'linux',
-    offerings: t.offerings.filter((o) => Zones.includes(o.zone) && o.capacityType !== 'reserved').map((o) => ({ zone: o.zone, capacityType: o.capacityType, price: o.priceUsdPerHour, available: o.available })),
+    offerings: t.offerings
+      .filter((o) => Zones.includes(o.zone) && o.capacityType !== 'reserved')
+      .map((o) => ({ zone: o.zone, capacityType: o.capacityType, price: o.priceUsdPerHour, available: o.available })),
     labels,
     allocatable: { cpu: `${t.allocatable.cpu}m`, memory: `${Math.floor(t.allocatable.memory / MiB)}Mi`, pods: t.allocatable.pods },
   };
 }
 
-const instanceTypes = fc.oneof(
-  { weight: 3, arbitrary: fc.integer({ min: 2, max: 8 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => madeUpType(i)))) },
-  {
-    weight: 1,
-    arbitrary: fc.uniqueArray(fc.nat({ max: 5000 }), { minLength: 3, maxLength: 12 }).map((ix) => {
-      const seen = new Set<string>();
-      return ix.map(catalogType).filter((t) => t.offerings!.length > 0 && !seen.has(t.name) && seen.add(t.name));
-    }),
-  },
-).filter((ts) => ts.length > 0);
+const instanceTypes = fc
+  .oneof(
+    { weight: 3, arbitrary: fc.integer({ min: 2, max: 8 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => madeUpType(i)))) },
+    {
+      weight: 1,
+      arbitrary: fc.uniqueArray(fc.nat({ max: 5000 }), { minLength: 3, maxLength: 12 }).map((ix) => {
+        const seen = new Set<string>();
+        return ix.map(catalogType).filter((t) => t.offerings!.length > 0 && !seen.has(t.name) && seen.add(t.name));
+      }),
+    },
+  )
+  .filter((ts) => ts.length > 0);
 
 interface PoolShape {
   name: string;
@@ -102,7 +107,14 @@ const nodePool = (i: number) =>
       capacityTypes: maybe(fc.subarray(['spot', 'on-demand'], { minLength: 1 }), 20),
       zones: maybe(fc.subarray(Zones, { minLength: 1 }), 20),
       arch: maybe(fc.constantFrom(['amd64'], ['arm64'], ['amd64', 'arm64']), 15),
-      family: maybe(fc.record({ op: fc.constantFrom('In', 'NotIn'), values: fc.subarray(Families, { minLength: 1, maxLength: 2 }), minValues: maybe(fc.constantFrom(1, 2), 30) }), 20),
+      family: maybe(
+        fc.record({
+          op: fc.constantFrom('In', 'NotIn'),
+          values: fc.subarray(Families, { minLength: 1, maxLength: 2 }),
+          minValues: maybe(fc.constantFrom(1, 2), 30),
+        }),
+        20,
+      ),
       cpuGt: maybe(fc.constantFrom('1', '2', '3'), 10),
       cpuLt: maybe(fc.constantFrom('9', '17', '33'), 10),
       typeMinValues: maybe(fc.constantFrom(2, 3), 10),
@@ -115,7 +127,13 @@ const nodePool = (i: number) =>
       if (r.capacityTypes) reqs.push({ key: L.LabelCapacityType, operator: 'In', values: r.capacityTypes });
       if (r.zones) reqs.push({ key: L.LabelTopologyZone, operator: 'In', values: r.zones });
       if (r.arch) reqs.push({ key: L.LabelArch, operator: 'In', values: r.arch });
-      if (r.family) reqs.push({ key: L.LabelInstanceFamily, operator: r.family.op, values: r.family.values, ...(r.family.minValues && r.family.op === 'In' ? { minValues: Math.min(r.family.minValues, r.family.values.length) } : {}) });
+      if (r.family)
+        reqs.push({
+          key: L.LabelInstanceFamily,
+          operator: r.family.op,
+          values: r.family.values,
+          ...(r.family.minValues && r.family.op === 'In' ? { minValues: Math.min(r.family.minValues, r.family.values.length) } : {}),
+        });
       if (r.cpuGt) reqs.push({ key: L.LabelInstanceCPU, operator: 'Gt', values: [r.cpuGt] });
       if (r.cpuLt) reqs.push({ key: L.LabelInstanceCPU, operator: 'Lt', values: [r.cpuLt] });
       if (r.typeMinValues) reqs.push({ key: L.LabelInstanceType, operator: 'Exists', minValues: r.typeMinValues });
@@ -167,8 +185,16 @@ const app = (i: number, pools: PoolShape[]) => {
       ),
       required: maybe(
         fc.oneof(
-          fc.record({ key: fc.constant(L.LabelTopologyZone), operator: fc.constantFrom('In', 'NotIn'), values: fc.subarray(Zones, { minLength: 1, maxLength: 2 }) }),
-          fc.record({ key: fc.constant(L.LabelInstanceFamily), operator: fc.constantFrom('In', 'NotIn'), values: fc.subarray(Families, { minLength: 1, maxLength: 2 }) }),
+          fc.record({
+            key: fc.constant(L.LabelTopologyZone),
+            operator: fc.constantFrom('In', 'NotIn'),
+            values: fc.subarray(Zones, { minLength: 1, maxLength: 2 }),
+          }),
+          fc.record({
+            key: fc.constant(L.LabelInstanceFamily),
+            operator: fc.constantFrom('In', 'NotIn'),
+            values: fc.subarray(Families, { minLength: 1, maxLength: 2 }),
+          }),
           fc.record({ key: fc.constant(L.LabelInstanceCPU), operator: fc.constantFrom('Gt', 'Lt'), values: fc.constantFrom('2', '4', '8').map((v) => [v]) }),
           fc.record({ key: fc.constant('team'), operator: fc.constantFrom('Exists', 'DoesNotExist'), values: fc.constant([] as string[]) }),
         ),
@@ -181,7 +207,17 @@ const app = (i: number, pools: PoolShape[]) => {
         }),
         20,
       ),
-      podAffinity: maybe(fc.constantFrom<'anti-hostname' | 'anti-zone' | 'self-zone' | 'self-hostname' | 'pref-anti-hostname' | 'pref-self-zone'>('anti-hostname', 'anti-zone', 'self-zone', 'self-hostname', 'pref-anti-hostname', 'pref-self-zone'), 25),
+      podAffinity: maybe(
+        fc.constantFrom<'anti-hostname' | 'anti-zone' | 'self-zone' | 'self-hostname' | 'pref-anti-hostname' | 'pref-self-zone'>(
+          'anti-hostname',
+          'anti-zone',
+          'self-zone',
+          'self-hostname',
+          'pref-anti-hostname',
+          'pref-self-zone',
+        ),
+        25,
+      ),
       spread: maybe(
         fc.record({
           maxSkew: fc.constantFrom(1, 1, 2),
@@ -200,13 +236,23 @@ const app = (i: number, pools: PoolShape[]) => {
     .map((r): Pod[] => {
       const affinity: NonNullable<Pod['spec']['affinity']> = {};
       if (r.required) {
-        affinity.nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: r.required.key, operator: r.required.operator, ...(r.required.values.length ? { values: r.required.values } : {}) }] }] } };
+        affinity.nodeAffinity = {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              {
+                matchExpressions: [{ key: r.required.key, operator: r.required.operator, ...(r.required.values.length ? { values: r.required.values } : {}) }],
+              },
+            ],
+          },
+        };
       }
       if (r.preferred) {
         const value = r.preferred.key === L.LabelTopologyZone ? Zones[0] : r.preferred.key === L.LabelCapacityType ? 'spot' : 'arm64';
         affinity.nodeAffinity = {
           ...(affinity.nodeAffinity ?? {}),
-          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: r.preferred.weight, preference: { matchExpressions: [{ key: r.preferred.key, operator: 'In', values: [value] }] } }],
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: r.preferred.weight, preference: { matchExpressions: [{ key: r.preferred.key, operator: 'In', values: [value] }] } },
+          ],
         };
       }
       const term = (key: string) => ({ labelSelector: { matchLabels: labels }, topologyKey: key });
@@ -240,7 +286,10 @@ const app = (i: number, pools: PoolShape[]) => {
         ...(r.init ? [{ name: 'init', image: 'registry.k8s.io/pause:3.9', resources: { requests: r.init } }] : []),
       ];
       const spec: Pod['spec'] = {
-        containers: [container('app', r.hostPort ? { ports: [{ containerPort: r.hostPort, hostPort: r.hostPort, protocol: 'TCP' }] } : {}), ...(r.twoContainers ? [container('helper')] : [])],
+        containers: [
+          container('app', r.hostPort ? { ports: [{ containerPort: r.hostPort, hostPort: r.hostPort, protocol: 'TCP' }] } : {}),
+          ...(r.twoContainers ? [container('helper')] : []),
+        ],
         ...(initContainers.length ? { initContainers } : {}),
         ...(r.nodeSelector ? { nodeSelector: r.nodeSelector } : {}),
         ...(Object.keys(affinity).length ? { affinity } : {}),
@@ -344,7 +393,14 @@ const existingNode = (i: number, types: CaseInstanceType[], pools: PoolShape[], 
       type: fc.constantFrom(...types),
       pool: fc.constantFrom(...pools),
       offering: fc.nat(),
-      pods: fc.array(fc.record({ cpu: fc.constantFrom('100m', '250m', '500m'), memory: fc.constantFrom('128Mi', '512Mi'), app: maybe(fc.nat({ max: Math.max(0, appCount - 1) }), 30) }), { maxLength: 3 }),
+      pods: fc.array(
+        fc.record({
+          cpu: fc.constantFrom('100m', '250m', '500m'),
+          memory: fc.constantFrom('128Mi', '512Mi'),
+          app: maybe(fc.nat({ max: Math.max(0, appCount - 1) }), 30),
+        }),
+        { maxLength: 3 },
+      ),
     })
     .map((r): { node: Node; pods: Pod[] } => {
       const offerings = r.type.offerings!;
@@ -357,7 +413,11 @@ const existingNode = (i: number, types: CaseInstanceType[], pools: PoolShape[], 
       const pods: Pod[] = r.pods.map((p, k) => ({
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `bound-${i}-${k}`, namespace: 'default', labels: (p.app === undefined ? { app: `bound-${i}` } : { app: `app-${p.app}`, 'pod-template-hash': `h${p.app}` }) as Record<string, string> },
+        metadata: {
+          name: `bound-${i}-${k}`,
+          namespace: 'default',
+          labels: (p.app === undefined ? { app: `bound-${i}` } : { app: `app-${p.app}`, 'pod-template-hash': `h${p.app}` }) as Record<string, string>,
+        },
         spec: {
           nodeName: name,
           containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9', resources: { requests: { cpu: p.cpu, memory: p.memory } } }],
@@ -389,14 +449,12 @@ export const scenario: fc.Arbitrary<ParityScenario> = fc
         nodes: fc.tuple(...Array.from({ length: s.nodeCount }, (_, i) => existingNode(i, s.types, shapes, s.appCount))),
         daemonSets: fc.tuple(...Array.from({ length: s.dsCount }, (_, i) => daemonSet(i))),
       })
-      .map(
-        (r): ParityScenario => ({
-          instanceTypes: s.types,
-          nodePools: s.pools.map((p) => p.object),
-          nodes: r.nodes.map((n) => n.node),
-          pods: [...r.nodes.flatMap((n) => n.pods), ...r.apps.flat()],
-          daemonSets: r.daemonSets,
-          settings: Object.fromEntries(Object.entries(s.settings).filter(([, v]) => v !== undefined)),
-        }),
-      );
+      .map((r): ParityScenario => ({
+        instanceTypes: s.types,
+        nodePools: s.pools.map((p) => p.object),
+        nodes: r.nodes.map((n) => n.node),
+        pods: [...r.nodes.flatMap((n) => n.pods), ...r.apps.flat()],
+        daemonSets: r.daemonSets,
+        settings: Object.fromEntries(Object.entries(s.settings).filter(([, v]) => v !== undefined)),
+      }));
   });

@@ -22,7 +22,8 @@ export interface DocumentedLaunchDifference {
   matches: (d: LaunchDifference, s: LaunchScenario, nf: NodefleetLaunch) => boolean;
 }
 
-const refusedOnly = (nf: NodefleetLaunch) => 'refused' in nf && nf.refused.every((r) => r.includes('is not supported by nodefleet') || r.includes('not supported by nodefleet'));
+const refusedOnly = (nf: NodefleetLaunch) =>
+  'refused' in nf && nf.refused.every((r) => r.includes('is not supported by nodefleet') || r.includes('not supported by nodefleet'));
 
 export const DocumentedLaunchDifferences: readonly DocumentedLaunchDifference[] = [
   {
@@ -37,12 +38,13 @@ export const DocumentedLaunchDifferences: readonly DocumentedLaunchDifference[] 
     reason:
       "nodefleet's ownership tag nodefleet.io/cluster (gc and list() consider only instances carrying it, shared/api/labels.ts TagNodefleetCluster) on everything a launch creates, and karpenter.sh/nodeclaim on the instance, volumes and fleet at launch (Karpenter adds it with CreateTags right after the launch); Karpenter's tags are all there too",
     case: 'any launch: test/unit/aws/ec2.test.ts (launch tags)',
-    matches: (d) => d.karpenter === undefined && (d.key === 'nodefleet.io/cluster' || (d.key === 'karpenter.sh/nodeclaim' && d.field.startsWith('fleet.tags.'))),
+    matches: (d) =>
+      d.karpenter === undefined && (d.key === 'nodefleet.io/cluster' || (d.key === 'karpenter.sh/nodeclaim' && d.field.startsWith('fleet.tags.'))),
   },
   {
     field: 'userData.taints',
     reason:
-      'two taints with the same key and effect (one of spec.taints, one of spec.startupTaints, other values) are registered once, the first: the API server refuses a Node whose taints repeat a key and effect, so the kubelet of Karpenter\'s user data (which lists both) cannot register the node',
+      "two taints with the same key and effect (one of spec.taints, one of spec.startupTaints, other values) are registered once, the first: the API server refuses a Node whose taints repeat a key and effect, so the kubelet of Karpenter's user data (which lists both) cannot register the node",
     case: 'taints [example.com/gpu=true:NoSchedule], startupTaints [example.com/gpu=a:NoSchedule] (seed 1, scenario 29)',
     matches: (d) => {
       const n = (d.nodefleet as string[]) ?? [];
@@ -56,7 +58,12 @@ export const DocumentedLaunchDifferences: readonly DocumentedLaunchDifference[] 
     reason:
       "user data over EC2's limit of 16384 bytes (16 KB raw, before base64) is refused by nodefleet with one line naming spec.userData (validate when the class's text alone is over, the launch for the merged text: shared/aws/ec2.ts MaxUserDataBytes); Karpenter's provider does not measure it against the limit (it logs from 90 %) and sends the template: EC2 refuses the CreateLaunchTemplate, which Karpenter's validation controller reports as ValidationSucceeded=False, reason UserDataTooLarge (the oracle, on the fake EC2, launches)",
     case: 'an AL2023 spec.userData shell script of about 18 KB (seed 1, scenario 12; test/unit/aws/launch-limits.test.ts)',
-    matches: (d, s, nf) => 'error' in nf && nf.error.includes("over EC2's user data limit") && typeof s.nodeClass.spec.userData === 'string' && Buffer.byteLength(s.nodeClass.spec.userData) > 16384 - 4096 && d.karpenter === 'launched',
+    matches: (d, s, nf) =>
+      'error' in nf &&
+      nf.error.includes("over EC2's user data limit") &&
+      typeof s.nodeClass.spec.userData === 'string' &&
+      Buffer.byteLength(s.nodeClass.spec.userData) > 16384 - 4096 &&
+      d.karpenter === 'launched',
   },
 ];
 

@@ -30,8 +30,23 @@ export const Zones = [
 ] as const;
 
 export const InstanceTypes = [
-  'm5.large', 'm5.xlarge', 't3.large', 'm7i-flex.large', 'c6g.large', 't4g.small', 't4g.medium', 't4g.xlarge',
-  'g4dn.8xlarge', 'g5.12xlarge', 'g6.12xlarge', 'p5.48xlarge', 'inf2.xlarge', 'inf2.24xlarge', 'trn1.2xlarge', 'm5.metal', 'm6idn.32xlarge',
+  'm5.large',
+  'm5.xlarge',
+  't3.large',
+  'm7i-flex.large',
+  'c6g.large',
+  't4g.small',
+  't4g.medium',
+  't4g.xlarge',
+  'g4dn.8xlarge',
+  'g5.12xlarge',
+  'g6.12xlarge',
+  'p5.48xlarge',
+  'inf2.xlarge',
+  'inf2.24xlarge',
+  'trn1.2xlarge',
+  'm5.metal',
+  'm6idn.32xlarge',
 ] as const;
 
 /** The types above with EFA devices (the fake's and the catalog's MaximumEfaInterfaces: 1, 1, 1, 32, 2): an EFA claim's launch set. */
@@ -61,7 +76,17 @@ export interface LaunchScenario {
   account: {
     subnets: { SubnetId: string; AvailabilityZone: string; AvailabilityZoneId: string; AvailableIpAddressCount: number; OwnerId: string; Tags: Tag[] }[];
     securityGroups: { GroupId: string; GroupName: string; OwnerId: string; Tags: Tag[] }[];
-    images: { ImageId: string; Name: string; Architecture: string; CreationDate: string; State: 'available'; OwnerId: string; ImageOwnerAlias?: string; DeprecationTime?: string; Tags: Tag[] }[];
+    images: {
+      ImageId: string;
+      Name: string;
+      Architecture: string;
+      CreationDate: string;
+      State: 'available';
+      OwnerId: string;
+      ImageOwnerAlias?: string;
+      DeprecationTime?: string;
+      Tags: Tag[];
+    }[];
     ssmParameters: Record<string, string>;
   };
 }
@@ -76,9 +101,22 @@ function eksImages(): { images: LaunchScenario['account']['images']; params: Rec
     for (const variant of arch === 'amd64' ? ['standard', 'nvidia', 'neuron'] : ['standard', 'nvidia']) {
       for (const version of ['latest', PinnedVersion]) {
         const id = `ami-eks${arch === 'amd64' ? 'x86' : 'arm'}${variant}${version === 'latest' ? 'latest' : 'pinned'}`;
-        images.push({ ImageId: id, Name: `amazon-eks-node-al2023-${ssmArch[arch]}-${variant}-${Cluster.kubernetesVersion}-${version}`, Architecture: ssmArch[arch], CreationDate: version === 'latest' ? '2025-09-01T00:00:00.000Z' : '2025-06-01T00:00:00.000Z', State: 'available', OwnerId: '602401143452', ImageOwnerAlias: 'amazon', Tags: [] });
+        images.push({
+          ImageId: id,
+          Name: `amazon-eks-node-al2023-${ssmArch[arch]}-${variant}-${Cluster.kubernetesVersion}-${version}`,
+          Architecture: ssmArch[arch],
+          CreationDate: version === 'latest' ? '2025-09-01T00:00:00.000Z' : '2025-06-01T00:00:00.000Z',
+          State: 'available',
+          OwnerId: '602401143452',
+          ImageOwnerAlias: 'amazon',
+          Tags: [],
+        });
         const base = `/aws/service/eks/optimized-ami/${Cluster.kubernetesVersion}/amazon-linux-2023/${ssmArch[arch]}/${variant}`;
-        params[version === 'latest' ? `${base}/recommended/image_id` : `${base}/amazon-eks-node-al2023-${ssmArch[arch]}-${variant}-${Cluster.kubernetesVersion}-${version}/image_id`] = id;
+        params[
+          version === 'latest'
+            ? `${base}/recommended/image_id`
+            : `${base}/amazon-eks-node-al2023-${ssmArch[arch]}-${variant}-${Cluster.kubernetesVersion}-${version}/image_id`
+        ] = id;
       }
     }
   }
@@ -87,14 +125,32 @@ function eksImages(): { images: LaunchScenario['account']['images']; params: Rec
       for (const version of BottlerocketVersions) {
         const v = version === 'latest' ? '1.50.0' : version;
         const id = `ami-br${arch === 'amd64' ? 'x86' : 'arm'}${flavour ? 'nvidia' : 'std'}${v.replace(/\./g, '')}`;
-        images.push({ ImageId: id, Name: `bottlerocket-aws-k8s-${Cluster.kubernetesVersion}${flavour}-${ssmArch[arch]}-v${v}-0a1b2c3d`, Architecture: ssmArch[arch], CreationDate: `2025-0${BottlerocketVersions.length - BottlerocketVersions.indexOf(version) + 4}-01T00:00:00.000Z`, State: 'available', OwnerId: '092701018921', ImageOwnerAlias: 'amazon', Tags: [{ Key: 'os', Value: 'bottlerocket' }] });
+        images.push({
+          ImageId: id,
+          Name: `bottlerocket-aws-k8s-${Cluster.kubernetesVersion}${flavour}-${ssmArch[arch]}-v${v}-0a1b2c3d`,
+          Architecture: ssmArch[arch],
+          CreationDate: `2025-0${BottlerocketVersions.length - BottlerocketVersions.indexOf(version) + 4}-01T00:00:00.000Z`,
+          State: 'available',
+          OwnerId: '092701018921',
+          ImageOwnerAlias: 'amazon',
+          Tags: [{ Key: 'os', Value: 'bottlerocket' }],
+        });
         params[`/aws/service/bottlerocket/aws-k8s-${Cluster.kubernetesVersion}${flavour}/${ssmArch[arch]}/${version}/image_id`] = id;
       }
     }
   }
   for (const year of ['2019', '2022', '2025']) {
     const id = `ami-win${year}core`;
-    images.push({ ImageId: id, Name: `Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}-2025.09.01`, Architecture: 'x86_64', CreationDate: '2025-09-01T00:00:00.000Z', State: 'available', OwnerId: '801119661308', ImageOwnerAlias: 'amazon', Tags: [] });
+    images.push({
+      ImageId: id,
+      Name: `Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}-2025.09.01`,
+      Architecture: 'x86_64',
+      CreationDate: '2025-09-01T00:00:00.000Z',
+      State: 'available',
+      OwnerId: '801119661308',
+      ImageOwnerAlias: 'amazon',
+      Tags: [],
+    });
     params[`/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${Cluster.kubernetesVersion}/image_id`] = id;
   }
   return { images, params };
@@ -129,7 +185,12 @@ const customImages = fc
 
 const subnets = fc
   .uniqueArray(
-    fc.record({ n: fc.integer({ min: 1, max: 8 }), zone: fc.integer({ min: 0, max: 3 }), ips: fc.constantFrom(10, 100, 100, 250, 4000), tier: fc.constantFrom('private', 'public') }),
+    fc.record({
+      n: fc.integer({ min: 1, max: 8 }),
+      zone: fc.integer({ min: 0, max: 3 }),
+      ips: fc.constantFrom(10, 100, 100, 250, 4000),
+      tier: fc.constantFrom('private', 'public'),
+    }),
     { minLength: 1, maxLength: 6, selector: (s) => s.n },
   )
   .map((xs) =>
@@ -139,13 +200,26 @@ const subnets = fc
       AvailabilityZoneId: Zones[s.zone].zoneId,
       AvailableIpAddressCount: s.ips,
       OwnerId: AccountId,
-      Tags: [{ Key: 'karpenter.sh/discovery', Value: Cluster.name }, { Key: 'tier', Value: s.tier }],
+      Tags: [
+        { Key: 'karpenter.sh/discovery', Value: Cluster.name },
+        { Key: 'tier', Value: s.tier },
+      ],
     })),
   );
 
 const securityGroups = fc
   .uniqueArray(fc.record({ n: fc.integer({ min: 1, max: 4 }), role: fc.constantFrom('node', 'extra') }), { minLength: 1, maxLength: 3, selector: (g) => g.n })
-  .map((xs) => xs.map((g) => ({ GroupId: `sg-0${g.n}`, GroupName: `parity-${g.role}-${g.n}`, OwnerId: AccountId, Tags: [{ Key: 'karpenter.sh/discovery', Value: Cluster.name }, { Key: 'role', Value: g.role }] })));
+  .map((xs) =>
+    xs.map((g) => ({
+      GroupId: `sg-0${g.n}`,
+      GroupName: `parity-${g.role}-${g.n}`,
+      OwnerId: AccountId,
+      Tags: [
+        { Key: 'karpenter.sh/discovery', Value: Cluster.name },
+        { Key: 'role', Value: g.role },
+      ],
+    })),
+  );
 
 /** `a` with probability `presence`, else undefined. */
 const opt = <T>(a: fc.Arbitrary<T>, presence = 0.4): fc.Arbitrary<T | undefined> =>
@@ -155,7 +229,14 @@ const defined = (o: Record<string, unknown>) => Object.fromEntries(Object.entrie
 
 /** Reserved amounts by resource (sizes a node of the types above keeps positive allocatable with). */
 const reserved = fc
-  .record({ cpu: opt(fc.constantFrom('100m', '250m', '1')), memory: opt(fc.constantFrom('100Mi', '256Mi', '512Mi')), 'ephemeral-storage': opt(fc.constantFrom('500Mi', '1Gi', '2Gi')) }, { requiredKeys: [] })
+  .record(
+    {
+      cpu: opt(fc.constantFrom('100m', '250m', '1')),
+      memory: opt(fc.constantFrom('100Mi', '256Mi', '512Mi')),
+      'ephemeral-storage': opt(fc.constantFrom('500Mi', '1Gi', '2Gi')),
+    },
+    { requiredKeys: [] },
+  )
   .map(defined);
 const kubelet = fc
   .record(
@@ -164,7 +245,9 @@ const kubelet = fc
       podsPerCore: opt(fc.integer({ min: 1, max: 20 })),
       systemReserved: opt(reserved),
       kubeReserved: opt(reserved),
-      evictionHard: opt(fc.dictionary(fc.constantFrom('memory.available', 'nodefs.available', 'imagefs.available'), fc.constantFrom('5%', '10%', '100Mi'), { maxKeys: 2 })),
+      evictionHard: opt(
+        fc.dictionary(fc.constantFrom('memory.available', 'nodefs.available', 'imagefs.available'), fc.constantFrom('5%', '10%', '100Mi'), { maxKeys: 2 }),
+      ),
       evictionSoft: opt(fc.constant({ 'memory.available': '15%' })),
       evictionSoftGracePeriod: opt(fc.constant({ 'memory.available': '1m0s' })),
       evictionMaxPodGracePeriod: opt(fc.integer({ min: 10, max: 600 })),
@@ -216,11 +299,13 @@ const bottlerocketUserData = fc.constantFrom(
   '#!/bin/bash\necho parity > /etc/parity',
 );
 
-const isBottlerocket = (ami: { terms: readonly object[]; amiFamily?: string }) => ami.amiFamily === 'Bottlerocket' || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('bottlerocket@');
+const isBottlerocket = (ami: { terms: readonly object[]; amiFamily?: string }) =>
+  ami.amiFamily === 'Bottlerocket' || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('bottlerocket@');
 
 /** Windows user data: PowerShell the class runs before the bootstrap. */
 const windowsUserData = fc.constantFrom('Write-Host "parity"', 'New-Item -Path C:\\parity -ItemType Directory\nSet-Content C:\\parity\\ok "1"');
-const isWindows = (ami: { terms: readonly object[]; amiFamily?: string }) => !!ami.amiFamily?.startsWith('Windows') || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('windows');
+const isWindows = (ami: { terms: readonly object[]; amiFamily?: string }) =>
+  !!ami.amiFamily?.startsWith('Windows') || String((ami.terms[0] as { alias?: string } | undefined)?.alias).startsWith('windows');
 
 /** AMI selector terms: an alias (AL2023 or Bottlerocket latest / pinned, Windows latest; AL2, which nodefleet refuses), or id / name / tags / ssmParameter terms (AL2023, Bottlerocket, Windows). */
 const amiTerms = (images: LaunchScenario['account']['images']) =>
@@ -228,7 +313,12 @@ const amiTerms = (images: LaunchScenario['account']['images']) =>
     { weight: 6, arbitrary: fc.constantFrom('al2023@latest', `al2023@${PinnedVersion}`).map((alias) => ({ terms: [{ alias }] })) },
     { weight: 4, arbitrary: fc.constantFrom('bottlerocket@latest', 'bottlerocket@v1.46.0', 'bottlerocket@1.45.2').map((alias) => ({ terms: [{ alias }] })) },
     { weight: 3, arbitrary: fc.constantFrom('windows2019@latest', 'windows2022@latest', 'windows2025@latest').map((alias) => ({ terms: [{ alias }] })) },
-    { weight: 1, arbitrary: fc.constantFrom(...images.filter((i) => i.Name.startsWith('Windows_Server-')).map((i) => i.ImageId)).map((id) => ({ terms: [{ id }], amiFamily: 'Windows2022' })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(...images.filter((i) => i.Name.startsWith('Windows_Server-')).map((i) => i.ImageId))
+        .map((id) => ({ terms: [{ id }], amiFamily: 'Windows2022' })),
+    },
     { weight: 1, arbitrary: fc.constantFrom('al2@latest').map((alias) => ({ terms: [{ alias }] })) },
     {
       weight: 2,
@@ -277,8 +367,21 @@ const refusedFields = fc
   )
   .map(defined);
 
-const label = fc.constantFrom<[string, string]>(['team', 'a'], ['team', 'b'], ['example.com/tier', 'web'], ['node-restriction.kubernetes.io/pool', 'x'], ['kubernetes.io/arch', 'amd64'], ['topology.kubernetes.io/zone', 'us-west-2a']);
-const taint = fc.record({ key: fc.constantFrom('dedicated', 'example.com/gpu'), value: opt(fc.constantFrom('a', 'true'), 0.6), effect: fc.constantFrom('NoSchedule', 'NoExecute', 'PreferNoSchedule') }).map(defined) as fc.Arbitrary<{ key: string; value?: string; effect: string }>;
+const label = fc.constantFrom<[string, string]>(
+  ['team', 'a'],
+  ['team', 'b'],
+  ['example.com/tier', 'web'],
+  ['node-restriction.kubernetes.io/pool', 'x'],
+  ['kubernetes.io/arch', 'amd64'],
+  ['topology.kubernetes.io/zone', 'us-west-2a'],
+);
+const taint = fc
+  .record({
+    key: fc.constantFrom('dedicated', 'example.com/gpu'),
+    value: opt(fc.constantFrom('a', 'true'), 0.6),
+    effect: fc.constantFrom('NoSchedule', 'NoExecute', 'PreferNoSchedule'),
+  })
+  .map(defined) as fc.Arbitrary<{ key: string; value?: string; effect: string }>;
 
 export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
   .record({ subnets, securityGroups, customImages })
@@ -289,11 +392,17 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
     const subnetTerms = fc.oneof(
       fc.constant([{ tags: { 'karpenter.sh/discovery': Cluster.name } }]),
       fc.constantFrom('private', 'public').map((tier) => [{ tags: { tier } }]),
-      fc.subarray(subnets.map((s) => ({ id: s.SubnetId })), { minLength: 1 }),
+      fc.subarray(
+        subnets.map((s) => ({ id: s.SubnetId })),
+        { minLength: 1 },
+      ),
     );
     const sgTerms = fc.oneof(
       fc.constant([{ tags: { 'karpenter.sh/discovery': Cluster.name } }]),
-      fc.subarray(securityGroups.map((g) => ({ id: g.GroupId })), { minLength: 1 }),
+      fc.subarray(
+        securityGroups.map((g) => ({ id: g.GroupId })),
+        { minLength: 1 },
+      ),
       fc.constantFrom(...securityGroups.map((g) => [{ name: g.GroupName }])),
     );
     const spec = fc
@@ -340,7 +449,15 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
           blockDeviceMappings: s.blockDeviceMappings,
           instanceStorePolicy: s.instanceStorePolicy,
           // Each family's own forms, and now and then the other family's (which neither launches).
-          userData: isWindows(s.ami) ? (s.crossFamilyUserData ? s.userData : s.windowsUserData) : isBottlerocket(s.ami) !== s.crossFamilyUserData ? s.bottlerocketUserData : s.hugeUserData ? `#!/bin/bash\n${'echo parity-padding-line\n'.repeat(700)}` : s.userData,
+          userData: isWindows(s.ami)
+            ? s.crossFamilyUserData
+              ? s.userData
+              : s.windowsUserData
+            : isBottlerocket(s.ami) !== s.crossFamilyUserData
+              ? s.bottlerocketUserData
+              : s.hugeUserData
+                ? `#!/bin/bash\n${'echo parity-padding-line\n'.repeat(700)}`
+                : s.userData,
           tags: s.tags,
           metadataOptions: s.metadataOptions,
           detailedMonitoring: s.detailedMonitoring,
@@ -348,10 +465,17 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
           ...s.refused,
         }),
       );
-    const offering = fc.record({ zone: fc.constantFrom(...Zones.map((z) => z.zone)), capacityType: fc.constantFrom('spot' as const, 'on-demand' as const), price: fc.integer({ min: 1, max: 400 }).map((c) => c / 100) });
+    const offering = fc.record({
+      zone: fc.constantFrom(...Zones.map((z) => z.zone)),
+      capacityType: fc.constantFrom('spot' as const, 'on-demand' as const),
+      price: fc.integer({ min: 1, max: 400 }).map((c) => c / 100),
+    });
     const typesOf = (names: readonly string[]) =>
       fc.uniqueArray(
-        fc.record({ name: fc.constantFrom(...names), offerings: fc.uniqueArray(offering, { minLength: 1, maxLength: 6, selector: (o) => `${o.zone}/${o.capacityType}` }) }),
+        fc.record({
+          name: fc.constantFrom(...names),
+          offerings: fc.uniqueArray(offering, { minLength: 1, maxLength: 6, selector: (o) => `${o.zone}/${o.capacityType}` }),
+        }),
         { minLength: 1, maxLength: 5, selector: (t) => t.name },
       );
     // One claim in six is for pods requesting EFA: its types are the EFA ones (the scheduler gives such a claim no other).
@@ -359,8 +483,22 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
       { weight: 5, arbitrary: typesOf(InstanceTypes).map((types) => ({ types, requests: {} as Record<string, string> })) },
       { weight: 1, arbitrary: typesOf(EfaInstanceTypes).map((types) => ({ types, requests: { [EfaResource]: '1' } })) },
     );
-    return fc.record({ spec, claimTypes, labels: fc.uniqueArray(label, { maxLength: 3, selector: (l) => l[0] }), taints: fc.uniqueArray(taint, { maxLength: 2, selector: (t) => `${t.key}:${t.effect}` }), startupTaints: fc.uniqueArray(taint, { maxLength: 1 }), capacityTypes: fc.subarray(['spot', 'on-demand'], { minLength: 1 }), zoneReq: opt(fc.subarray(Zones.map((z) => z.zone), { minLength: 1 })) }).map(
-      (r): LaunchScenario => ({
+    return fc
+      .record({
+        spec,
+        claimTypes,
+        labels: fc.uniqueArray(label, { maxLength: 3, selector: (l) => l[0] }),
+        taints: fc.uniqueArray(taint, { maxLength: 2, selector: (t) => `${t.key}:${t.effect}` }),
+        startupTaints: fc.uniqueArray(taint, { maxLength: 1 }),
+        capacityTypes: fc.subarray(['spot', 'on-demand'], { minLength: 1 }),
+        zoneReq: opt(
+          fc.subarray(
+            Zones.map((z) => z.zone),
+            { minLength: 1 },
+          ),
+        ),
+      })
+      .map((r): LaunchScenario => ({
         nodeClass: { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'parity' }, spec: r.spec },
         nodeClaim: {
           name: 'parity-abcde',
@@ -377,8 +515,7 @@ export const launchScenario: fc.Arbitrary<LaunchScenario> = fc
         },
         instanceTypes: r.claimTypes.types,
         account: { subnets, securityGroups, images, ssmParameters },
-      }),
-    );
+      }));
   });
 
 /** The oracle's input for a scenario (test/oracle/launch README). */
@@ -391,7 +528,13 @@ export function toOracleInput(s: LaunchScenario): unknown {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
       metadata: { name: c.name, labels: { ...c.labels, 'karpenter.sh/nodepool': c.nodePool } },
-      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: s.nodeClass.metadata.name }, requirements: c.requirements, taints: c.taints, startupTaints: c.startupTaints, resources: { requests: c.requests } },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: s.nodeClass.metadata.name },
+        requirements: c.requirements,
+        taints: c.taints,
+        startupTaints: c.startupTaints,
+        resources: { requests: c.requests },
+      },
     },
     instanceTypes: s.instanceTypes,
     instanceProfile: InstanceProfile,

@@ -47,11 +47,17 @@ const LaunchOracleBin = join(LaunchOracleDir, 'bin', 'oracle');
 
 /** Builds the launch oracle unless the binary is newer than its sources. @throws Error with the go command's output. */
 export function buildLaunchOracle(log: (line: string) => void): string {
-  const sources = readdirSync(LaunchOracleDir).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum').map((f) => join(LaunchOracleDir, f));
+  const sources = readdirSync(LaunchOracleDir)
+    .filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum')
+    .map((f) => join(LaunchOracleDir, f));
   const newest = Math.max(...sources.map((f) => statSync(f).mtimeMs));
   if (existsSync(LaunchOracleBin) && statSync(LaunchOracleBin).mtimeMs >= newest) return LaunchOracleBin;
   log('building the launch oracle (go build, first time takes minutes)…');
-  const r = spawnSync('go', ['build', '-o', LaunchOracleBin, '.'], { cwd: LaunchOracleDir, env: { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto', GOFLAGS: '-mod=readonly' }, encoding: 'utf8' });
+  const r = spawnSync('go', ['build', '-o', LaunchOracleBin, '.'], {
+    cwd: LaunchOracleDir,
+    env: { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto', GOFLAGS: '-mod=readonly' },
+    encoding: 'utf8',
+  });
   if (r.error) throw new Error(`launch oracle: cannot run go: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`launch oracle: go build failed:\n${r.stderr.trim()}`);
   return LaunchOracleBin;
@@ -85,7 +91,13 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
   const refusals = nodeClassRefusals(nodeClass.spec);
   if (refusals.length) return { refused: refusals };
   const lookups = accountLookups(
-    { subnets: s.account.subnets, securityGroups: s.account.securityGroups, images: s.account.images as Image[], parameters: new Map(Object.entries(s.account.ssmParameters)), self: new Set([AccountId]) },
+    {
+      subnets: s.account.subnets,
+      securityGroups: s.account.securityGroups,
+      images: s.account.images as Image[],
+      parameters: new Map(Object.entries(s.account.ssmParameters)),
+      self: new Set([AccountId]),
+    },
     { placeholderZones: [] },
   );
   try {
@@ -94,18 +106,58 @@ export async function nodefleetLaunch(s: LaunchScenario): Promise<NodefleetLaunc
     // The catalog's types for the class (labels, exotic, capacity) with the scenario's offerings, available where a subnet is.
     // (a type whose overhead exceeds its capacity has no available offering, as in the catalog).
     const types: InstanceType[] = s.instanceTypes.map((t) => {
-      const catalogType = instanceTypeFromInfo(instanceTypeInfos.find((x) => x.name === t.name)!, { region: 'us-west-2', nodeClass, subnets: resolved.subnets });
-      return { ...catalogType, offerings: t.offerings.map((o) => ({ zone: o.zone, capacityType: o.capacityType, priceUsdPerHour: o.price, available: zoneAsCovered(coverage, o.zone, undefined).covered && !catalogType.overcommitted })) };
+      const catalogType = instanceTypeFromInfo(
+        instanceTypeInfos.find((x) => x.name === t.name)!,
+        { region: 'us-west-2', nodeClass, subnets: resolved.subnets },
+      );
+      return {
+        ...catalogType,
+        offerings: t.offerings.map((o) => ({
+          zone: o.zone,
+          capacityType: o.capacityType,
+          priceUsdPerHour: o.price,
+          available: zoneAsCovered(coverage, o.zone, undefined).covered && !catalogType.overcommitted,
+        })),
+      };
     });
-    const nodePool = parseNodePool({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: s.nodeClaim.nodePool }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass.metadata.name }, requirements: [] } } } });
+    const nodePool = parseNodePool({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: s.nodeClaim.nodePool },
+      spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass.metadata.name }, requirements: [] } } },
+    });
     const c = s.nodeClaim;
-    const claim = newNodeClaimRecord({ nodePool: c.nodePool, requirements: c.requirements, taints: c.taints as never, startupTaints: c.startupTaints as never, labels: c.labels, requests: c.requests, pods: [] }, { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name });
+    const claim = newNodeClaimRecord(
+      {
+        nodePool: c.nodePool,
+        requirements: c.requirements,
+        taints: c.taints as never,
+        startupTaints: c.startupTaints as never,
+        labels: c.labels,
+        requests: c.requests,
+        pods: [],
+      },
+      { cluster: Cluster.name, nodePool, nodeClass, now: new Date(0), name: c.name },
+    );
     const choice = chooseLaunch(types, Requirements.fromSpecs(claim.requirements), new Set());
     if (!choice) return { error: 'no available offering' };
     // As shared/launch/launch.ts launchClaim hands the choice to the CloudProvider.
-    const launch = { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods, efaCount: choice.efaCount };
+    const launch = {
+      instanceTypes: choice.instanceTypes,
+      zones: choice.zones,
+      capacityTypes: [choice.capacityType],
+      offerings: choice.offerings,
+      maxPods: choice.maxPods,
+      efaCount: choice.efaCount,
+    };
     const requests = buildLaunchRequests(claim, launch, nodeClass, resolved, {
-      cluster: { name: Cluster.name, endpoint: Cluster.endpoint, certificateAuthority: Cluster.caBundle, serviceCidr: Cluster.serviceCidr, kubernetesVersion: Cluster.kubernetesVersion },
+      cluster: {
+        name: Cluster.name,
+        endpoint: Cluster.endpoint,
+        certificateAuthority: Cluster.caBundle,
+        serviceCidr: Cluster.serviceCidr,
+        kubernetesVersion: Cluster.kubernetesVersion,
+      },
       instanceProfileName: InstanceProfile,
       nodeRoleName: 'parity-node-role',
       architectureOf: catalogArchitecture,
@@ -174,10 +226,27 @@ function mimeParts(text: string): { type: string; body: string }[] | undefined {
 
 /** Drops null / undefined values (the Go SDK prints every field). */
 const compact = (o: unknown): unknown =>
-  Array.isArray(o) ? o.map(compact) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, compact(v)]).sort(([a], [b]) => String(a).localeCompare(String(b)))) : o;
+  Array.isArray(o)
+    ? o.map(compact)
+    : o && typeof o === 'object'
+      ? Object.fromEntries(
+          Object.entries(o as Json)
+            .filter(([, v]) => v !== null && v !== undefined && v !== '')
+            .map(([k, v]) => [k, compact(v)])
+            .sort(([a], [b]) => String(a).localeCompare(String(b))),
+        )
+      : o;
 const stripQuotes = (v: string) => v.replace(/^"(.*)"$/, '$1');
 const sortObj = (o: unknown): unknown =>
-  Array.isArray(o) ? o.map(sortObj) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Json).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortObj(v)])) : o;
+  Array.isArray(o)
+    ? o.map(sortObj)
+    : o && typeof o === 'object'
+      ? Object.fromEntries(
+          Object.entries(o as Json)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => [k, sortObj(v)]),
+        )
+      : o;
 
 /**
  * Bottlerocket settings TOML, parsed: the cluster (name, API server, CA, DNS IP), the other
@@ -211,7 +280,10 @@ function bottlerocketView(text: string): UserDataView {
   }
   return {
     ...empty,
-    userParts: Object.keys(other).length || Object.keys(top).length ? [{ type: 'settings', settings: sortObj(other), ...(Object.keys(top).length ? { top: sortObj(top) } : {}) }] : [],
+    userParts:
+      Object.keys(other).length || Object.keys(top).length
+        ? [{ type: 'settings', settings: sortObj(other), ...(Object.keys(top).length ? { top: sortObj(top) } : {}) }]
+        : [],
     cluster: sortObj(compact(cluster)),
     kubeletConfig: sortObj(k) as Json,
     labels: sortObj(labels) as Record<string, string>,
@@ -227,7 +299,8 @@ function bottlerocketView(text: string): UserDataView {
 function windowsView(text: string): UserDataView {
   const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: {} };
   const lines = text.replace(/\r\n/g, '\n').split('\n');
-  if (lines[0] !== '<powershell>' || lines[lines.length - 1] !== '</powershell>') return { ...empty, problem: `not a <powershell> block: ${text.slice(0, 60)}` };
+  if (lines[0] !== '<powershell>' || lines[lines.length - 1] !== '</powershell>')
+    return { ...empty, problem: `not a <powershell> block: ${text.slice(0, 60)}` };
   const at = lines.findIndex((l) => l.startsWith('[string]$EKSBootstrapScriptFile'));
   const call = lines[at + 1] ?? '';
   if (at < 0 || !call.startsWith('& $EKSBootstrapScriptFile')) return { ...empty, problem: 'no EKS bootstrap call' };
@@ -246,7 +319,13 @@ function windowsView(text: string): UserDataView {
   return {
     ...empty,
     userParts: userLines ? [{ type: 'powershell', body: userLines }] : [],
-    cluster: sortObj({ name: params.EKSClusterName, endpoint: params.APIServerEndpoint, ca: params.Base64ClusterCA, dnsIp: params.DNSClusterIP, script: lines[at] }),
+    cluster: sortObj({
+      name: params.EKSClusterName,
+      endpoint: params.APIServerEndpoint,
+      ca: params.Base64ClusterCA,
+      dnsIp: params.DNSClusterIP,
+      script: lines[at],
+    }),
     kubeletConfig: sortObj(config) as Json,
     labels: sortObj(labels) as Record<string, string>,
     taints: taints.sort(),
@@ -261,12 +340,18 @@ function userDataView(b64: unknown): UserDataView {
   const empty: UserDataView = { userParts: [], cluster: undefined, kubeletConfig: {}, labels: {}, taints: [], otherFlags: [], instance: undefined };
   if (!parts || parts.length === 0) return { ...empty, problem: `not MIME multi-part: ${text.slice(0, 60)}` };
   const own = parts[parts.length - 1];
-  const userParts = parts.slice(0, -1).map((p) => (p.type.startsWith('application/node.eks.aws') ? { type: 'NodeConfig', config: sortObj(parseYaml(p.body)) } : { type: p.type.split(';')[0], body: p.body }));
-  if (!own.type.startsWith('application/node.eks.aws')) return { ...empty, userParts, problem: `last part is ${own.type}, not nodefleet's / Karpenter's NodeConfig` };
+  const userParts = parts
+    .slice(0, -1)
+    .map((p) =>
+      p.type.startsWith('application/node.eks.aws') ? { type: 'NodeConfig', config: sortObj(parseYaml(p.body)) } : { type: p.type.split(';')[0], body: p.body },
+    );
+  if (!own.type.startsWith('application/node.eks.aws'))
+    return { ...empty, userParts, problem: `last part is ${own.type}, not nodefleet's / Karpenter's NodeConfig` };
   const doc = parseYaml(own.body) as { spec?: { cluster?: unknown; kubelet?: { config?: Json; flags?: string[] }; instance?: unknown } };
   const config: Json = { ...(doc.spec?.kubelet?.config ?? {}) };
   const taints: string[] = [];
-  for (const t of (config.registerWithTaints as { key: string; value?: string; effect: string }[] | undefined) ?? []) taints.push(`${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
+  for (const t of (config.registerWithTaints as { key: string; value?: string; effect: string }[] | undefined) ?? [])
+    taints.push(`${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
   delete config.registerWithTaints;
   // nodeadm's default cluster DNS is the .10 address of the service CIDR: absent = that.
   if (config.clusterDNS === undefined) config.clusterDNS = [Cluster.kubeDnsIp];
@@ -283,11 +368,21 @@ function userDataView(b64: unknown): UserDataView {
   }
   const instance = sortObj(doc.spec?.instance ?? {}) as Json;
   const localStorage = (instance.localStorage ?? {}) as Json;
-  return { userParts, cluster: sortObj(doc.spec?.cluster), kubeletConfig: sortObj(config) as Json, labels: sortObj(labels) as Record<string, string>, taints: taints.sort(), otherFlags: otherFlags.sort(), instance: Object.keys(localStorage).length ? { localStorage } : {} };
+  return {
+    userParts,
+    cluster: sortObj(doc.spec?.cluster),
+    kubeletConfig: sortObj(config) as Json,
+    labels: sortObj(labels) as Record<string, string>,
+    taints: taints.sort(),
+    otherFlags: otherFlags.sort(),
+    instance: Object.keys(localStorage).length ? { localStorage } : {},
+  };
 }
 
-const tagMap = (tags: unknown): Record<string, string> => Object.fromEntries(((tags as { Key: string; Value: string }[] | undefined) ?? []).map((t) => [t.Key, t.Value]).sort(([a], [b]) => a.localeCompare(b)));
-const tagsByType = (specs: unknown): Record<string, Record<string, string>> => Object.fromEntries(((specs as { ResourceType: string; Tags: unknown }[] | undefined) ?? []).map((s) => [s.ResourceType, tagMap(s.Tags)]));
+const tagMap = (tags: unknown): Record<string, string> =>
+  Object.fromEntries(((tags as { Key: string; Value: string }[] | undefined) ?? []).map((t) => [t.Key, t.Value]).sort(([a], [b]) => a.localeCompare(b)));
+const tagsByType = (specs: unknown): Record<string, Record<string, string>> =>
+  Object.fromEntries(((specs as { ResourceType: string; Tags: unknown }[] | undefined) ?? []).map((s) => [s.ResourceType, tagMap(s.Tags)]));
 
 function templateView(lt: { LaunchTemplateData: Json; TagSpecifications?: unknown }): TemplateView {
   const d = lt.LaunchTemplateData;
@@ -322,13 +417,24 @@ function launchView(fleet: Json, templates: { LaunchTemplateName: string; Launch
     const lt = byName.get(String((cfg.LaunchTemplateSpecification as Json).LaunchTemplateName));
     const view = lt ? templateView(lt) : undefined;
     for (const o of (cfg.Overrides as Json[] | undefined) ?? []) {
-      overrides.set(`${o.InstanceType}/${o.AvailabilityZone}`, { subnet: o.SubnetId as string | undefined, image: (o.ImageId ?? lt?.LaunchTemplateData.ImageId) as string | undefined, template: view });
+      overrides.set(`${o.InstanceType}/${o.AvailabilityZone}`, {
+        subnet: o.SubnetId as string | undefined,
+        image: (o.ImageId ?? lt?.LaunchTemplateData.ImageId) as string | undefined,
+        template: view,
+      });
     }
   }
   const tcs = fleet.TargetCapacitySpecification as Json | undefined;
   const ct = tcs?.DefaultTargetCapacityType as string | undefined;
-  const strategy = ct === 'spot' ? (fleet.SpotOptions as Json | undefined)?.AllocationStrategy : (fleet.OnDemandOptions as Json | undefined)?.AllocationStrategy;
-  return { capacityType: ct, allocationStrategy: strategy as string | undefined, context: (fleet.Context ?? undefined) as string | undefined, overrides, fleetTags: tagsByType(fleet.TagSpecifications) };
+  const strategy =
+    ct === 'spot' ? (fleet.SpotOptions as Json | undefined)?.AllocationStrategy : (fleet.OnDemandOptions as Json | undefined)?.AllocationStrategy;
+  return {
+    capacityType: ct,
+    allocationStrategy: strategy as string | undefined,
+    context: (fleet.Context ?? undefined) as string | undefined,
+    overrides,
+    fleetTags: tagsByType(fleet.TagSpecifications),
+  };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(sortObj(a)) === JSON.stringify(sortObj(b));
@@ -358,7 +464,8 @@ export function compareLaunch(nf: NodefleetLaunch, k: LaunchOracleOutput): Launc
   if (a.capacityType !== b.capacityType) add('fleet.capacityType', a.capacityType, b.capacityType);
   if (a.allocationStrategy !== b.allocationStrategy) add('fleet.allocationStrategy', a.allocationStrategy, b.allocationStrategy);
   if (a.context !== b.context) add('fleet.context', a.context, b.context);
-  for (const rt of new Set([...Object.keys(a.fleetTags), ...Object.keys(b.fleetTags)])) tagDiffs(`fleet.tags.${rt}`, a.fleetTags[rt] ?? {}, b.fleetTags[rt] ?? {}, add);
+  for (const rt of new Set([...Object.keys(a.fleetTags), ...Object.keys(b.fleetTags)]))
+    tagDiffs(`fleet.tags.${rt}`, a.fleetTags[rt] ?? {}, b.fleetTags[rt] ?? {}, add);
   const onlyA = [...a.overrides.keys()].filter((x) => !b.overrides.has(x)).sort();
   const onlyB = [...b.overrides.keys()].filter((x) => !a.overrides.has(x)).sort();
   if (onlyA.length || onlyB.length) add('fleet.overrides', onlyA, onlyB);
@@ -370,14 +477,17 @@ export function compareLaunch(nf: NodefleetLaunch, k: LaunchOracleOutput): Launc
     if (!x.template || !y.template) continue;
     const t = x.template;
     const u = y.template;
-    for (const f of ['blockDevices', 'metadataOptions', 'network', 'monitoring', 'instanceProfile', 'capacityReservation', 'enclave', 'tenancy'] as const) if (!same(t[f], u[f])) add(`template.${f}`, t[f], u[f]);
+    for (const f of ['blockDevices', 'metadataOptions', 'network', 'monitoring', 'instanceProfile', 'capacityReservation', 'enclave', 'tenancy'] as const)
+      if (!same(t[f], u[f])) add(`template.${f}`, t[f], u[f]);
     for (const rt of new Set([...Object.keys(t.tags), ...Object.keys(u.tags)])) tagDiffs(`template.tags.${rt}`, t.tags[rt] ?? {}, u.tags[rt] ?? {}, add);
     const p = t.userData;
     const q = u.userData;
     if (p.problem || q.problem) add('userData.format', p.problem, q.problem);
     for (const f of ['userParts', 'cluster', 'taints', 'otherFlags', 'instance'] as const) if (!same(p[f], q[f])) add(`userData.${f}`, p[f], q[f]);
-    for (const kk of new Set([...Object.keys(p.kubeletConfig), ...Object.keys(q.kubeletConfig)])) if (!same(p.kubeletConfig[kk], q.kubeletConfig[kk])) add(`userData.kubelet.${kk}`, p.kubeletConfig[kk], q.kubeletConfig[kk]);
-    for (const kk of new Set([...Object.keys(p.labels), ...Object.keys(q.labels)])) if (p.labels[kk] !== q.labels[kk]) add('userData.nodeLabels', p.labels[kk], q.labels[kk], kk);
+    for (const kk of new Set([...Object.keys(p.kubeletConfig), ...Object.keys(q.kubeletConfig)]))
+      if (!same(p.kubeletConfig[kk], q.kubeletConfig[kk])) add(`userData.kubelet.${kk}`, p.kubeletConfig[kk], q.kubeletConfig[kk]);
+    for (const kk of new Set([...Object.keys(p.labels), ...Object.keys(q.labels)]))
+      if (p.labels[kk] !== q.labels[kk]) add('userData.nodeLabels', p.labels[kk], q.labels[kk], kk);
   }
   return out;
 }
@@ -387,7 +497,10 @@ function tagDiffs(field: string, a: Record<string, string>, b: Record<string, st
 }
 
 /** Runs the launch parity (main.ts `--launch`). Returns the exit code. */
-export async function runLaunchParity(opts: { seed: number; scenarios: number; json: boolean; only?: number; verbose?: boolean }, log: (line: string) => void): Promise<number> {
+export async function runLaunchParity(
+  opts: { seed: number; scenarios: number; json: boolean; only?: number; verbose?: boolean },
+  log: (line: string) => void,
+): Promise<number> {
   const started = Date.now();
   let bin: string;
   try {
@@ -397,7 +510,10 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
     return 2;
   }
   const scenarios: LaunchScenario[] = [];
-  fc.assert(fc.property(launchScenario, (s) => void scenarios.push(s)), { seed: opts.seed, numRuns: opts.scenarios });
+  fc.assert(
+    fc.property(launchScenario, (s) => void scenarios.push(s)),
+    { seed: opts.seed, numRuns: opts.scenarios },
+  );
   const chosen = opts.only !== undefined ? [scenarios[opts.only]] : scenarios;
   let oracle: LaunchOracleOutput[];
   try {
@@ -424,8 +540,12 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
     const index = opts.only ?? i;
     if (opts.only !== undefined) {
       log(`scenario: ${JSON.stringify(toOracleInput(s))}`);
-      log(`nodefleet: ${JSON.stringify('requests' in nf ? { ...nf.requests, launchTemplates: nf.requests.launchTemplates.map((t) => ({ ...t, userData: Buffer.from(String(t.LaunchTemplateData?.UserData ?? ''), 'base64').toString() })) } : nf)}`);
-      log(`karpenter: ${JSON.stringify({ ...oracle[i], launchTemplates: oracle[i].launchTemplates.map((t) => ({ ...t, userData: Buffer.from(String(t.LaunchTemplateData.UserData ?? ''), 'base64').toString() })) })}`);
+      log(
+        `nodefleet: ${JSON.stringify('requests' in nf ? { ...nf.requests, launchTemplates: nf.requests.launchTemplates.map((t) => ({ ...t, userData: Buffer.from(String(t.LaunchTemplateData?.UserData ?? ''), 'base64').toString() })) } : nf)}`,
+      );
+      log(
+        `karpenter: ${JSON.stringify({ ...oracle[i], launchTemplates: oracle[i].launchTemplates.map((t) => ({ ...t, userData: Buffer.from(String(t.LaunchTemplateData.UserData ?? ''), 'base64').toString() })) })}`,
+      );
     }
     for (const d of diffs) {
       total++;
@@ -436,13 +556,30 @@ export async function runLaunchParity(opts: { seed: number; scenarios: number; j
         if (opts.only !== undefined) log(`documented ${d.field}${d.key ? ` [${d.key}]` : ''}: ${reason}`);
         continue;
       }
-      failing.push(`difference ${d.field}${d.key ? ` [${d.key}]` : ''} (seed ${opts.seed}, scenario ${index}): nodefleet ${show(d.nodefleet)}, karpenter ${show(d.karpenter)}`);
+      failing.push(
+        `difference ${d.field}${d.key ? ` [${d.key}]` : ''} (seed ${opts.seed}, scenario ${index}): nodefleet ${show(d.nodefleet)}, karpenter ${show(d.karpenter)}`,
+      );
     }
   }
   for (const f of failing.slice(0, opts.verbose ? failing.length : 30)) log(f);
   if (!opts.verbose && failing.length > 30) log(`… ${failing.length - 30} more`);
-  const summary = { scenarios: chosen.length, seed: opts.seed, bothLaunched, bothLaunchedByFamily: launchedByFamily, differences: { total, undocumented: failing.length, documented, byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))) } };
-  log(`${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field: ${Object.entries(launchedByFamily).map(([f, n]) => `${f} ${n}`).join(', ')}): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`);
+  const summary = {
+    scenarios: chosen.length,
+    seed: opts.seed,
+    bothLaunched,
+    bothLaunchedByFamily: launchedByFamily,
+    differences: {
+      total,
+      undocumented: failing.length,
+      documented,
+      byField: Object.fromEntries(Object.entries(byField).sort(([a], [b]) => a.localeCompare(b))),
+    },
+  };
+  log(
+    `${chosen.length} launch scenarios (seed ${opts.seed}, ${bothLaunched} launched by both and compared field by field: ${Object.entries(launchedByFamily)
+      .map(([f, n]) => `${f} ${n}`)
+      .join(', ')}): ${failing.length} undocumented difference(s), ${documented} documented; ${Math.round((Date.now() - started) / 100) / 10} s`,
+  );
   if (opts.json) log(JSON.stringify(summary));
   return failing.length > 0 ? 3 : 0;
 }

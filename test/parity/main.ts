@@ -66,7 +66,9 @@ interface Options {
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N] | --launch] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`);
+  process.stderr.write(
+    `parity: ${msg}\nusage: npm run parity -- [--disruption [--samples N] | --launch] [--seed N] [--scenarios N] [--json] [--no-shrink] [--write-cases]\n`,
+  );
   process.exit(2);
 }
 
@@ -94,14 +96,12 @@ function parseArgs(argv: string[]): Options {
       const v = argv[++i];
       if (!v) usage(`${a} needs a file`);
       o.caseFile = v;
-    }
-    else if (a === '--known' || a === '--write-known') {
+    } else if (a === '--known' || a === '--write-known') {
       const v = argv[++i];
       if (!v) usage(`${a} needs a file`);
       if (a === '--known') o.known = v;
       else o.writeKnown = v;
-    }
-    else usage(`unknown argument "${a}"`);
+    } else usage(`unknown argument "${a}"`);
   }
   return o;
 }
@@ -140,12 +140,17 @@ const TieOrders: NodeJS.ProcessEnv[] = [{}, { [TieOrderEnv]: 'desc' }, { [TieOrd
  * taken with each tie order and nodefleet is compared with the one it is closest to
  * (fewer undocumented divergences, then fewer divergences; the ascending order on a tie).
  */
-function closest(s: ParityScenario, decisions: readonly OracleOutput[], bin: string): { k: OracleOutput; c: Comparison; open: ReturnType<typeof undocumented> } {
+function closest(
+  s: ParityScenario,
+  decisions: readonly OracleOutput[],
+  bin: string,
+): { k: OracleOutput; c: Comparison; open: ReturnType<typeof undocumented> } {
   let best: { k: OracleOutput; c: Comparison; open: ReturnType<typeof undocumented> } | undefined;
   for (const k of decisions) {
     const c = check(s, k, bin);
     const open = undocumented(s, k, c);
-    if (!best || open.length < best.open.length || (open.length === best.open.length && c.divergences.length < best.c.divergences.length)) best = { k, c, open };
+    if (!best || open.length < best.open.length || (open.length === best.open.length && c.divergences.length < best.c.divergences.length))
+      best = { k, c, open };
   }
   return best!;
 }
@@ -202,7 +207,13 @@ async function main(): Promise<void> {
     const { k, c } = closest(s, solveEachOrderSync(s, bin), bin);
     const types = resolvedTypes(s);
     const brief = (r: ReturnType<typeof solve>) => ({
-      nodeClaims: r.newNodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.launchInstanceTypes[0]?.name, price: c.priceUsdPerHour, zones: c.zones, pods: c.pods.map((p) => p.metadata.name) })),
+      nodeClaims: r.newNodeClaims.map((c) => ({
+        nodePool: c.nodePool,
+        type: c.launchInstanceTypes[0]?.name,
+        price: c.priceUsdPerHour,
+        zones: c.zones,
+        pods: c.pods.map((p) => p.metadata.name),
+      })),
       placements: r.placements.map((p) => `${p.pod.metadata.name}→${p.node}`),
       unschedulable: r.unschedulable.map((u) => `${u.pod.metadata.name}: ${JSON.stringify(u.reasons)}`),
     });
@@ -210,23 +221,35 @@ async function main(): Promise<void> {
     const compact = (x: unknown) => JSON.stringify(x, (k, v) => (k === 'image' || k === 'apiVersion' || k === 'kind' ? undefined : v));
     log(`types: ${s.instanceTypes.map((t) => `${t.name} alloc ${compact(t.allocatable)} ${compact(t.offerings)}`).join('\n  ')}`);
     log(`pools: ${s.nodePools.map((np) => compact(np.spec)).join('\n  ')}`);
-    log(`nodes: ${s.nodes.map((n) => compact({ name: n.metadata.name, labels: n.metadata.labels, taints: n.spec?.taints, alloc: n.status?.allocatable })).join('\n  ')}`);
+    log(
+      `nodes: ${s.nodes.map((n) => compact({ name: n.metadata.name, labels: n.metadata.labels, taints: n.spec?.taints, alloc: n.status?.allocatable })).join('\n  ')}`,
+    );
     log(`daemonSets: ${s.daemonSets.map((d) => compact((d as { spec: unknown }).spec)).join('\n  ')}`);
     for (const p of s.pods) {
-      const app = `${p.metadata.labels?.app ?? p.metadata.name}${p.spec.nodeName ? " (bound)" : ""}`;
+      const app = `${p.metadata.labels?.app ?? p.metadata.name}${p.spec.nodeName ? ' (bound)' : ''}`;
       if (seenApps.has(app) && !p.spec.nodeName) continue;
       seenApps.add(app);
-      log(`pod ${p.metadata.name} (${s.pods.filter((q) => q.metadata.labels?.app === app && !q.spec.nodeName).length} pending of app ${app}): ${compact(p.spec)}`);
+      log(
+        `pod ${p.metadata.name} (${s.pods.filter((q) => q.metadata.labels?.app === app && !q.spec.nodeName).length} pending of app ${app}): ${compact(p.spec)}`,
+      );
     }
     log(`settings: ${compact(s.settings)}`);
-    const show = (x: { nodeClaims: unknown[]; placements: unknown[]; unschedulable: unknown[] }) => [...x.nodeClaims.map((c) => `  claim ${JSON.stringify(c)}`), `  placements ${JSON.stringify(x.placements)}`, ...x.unschedulable.map((u) => `  unschedulable ${JSON.stringify(u)}`)].join('\n');
-    log(`karpenter:\n${show({ nodeClaims: k.nodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.instanceTypes?.[0], price: c.price, zones: c.zones, pods: (c.pods ?? []).map((p) => p.split('/')[1]) })), placements: k.placements, unschedulable: k.unschedulable })}`);
+    const show = (x: { nodeClaims: unknown[]; placements: unknown[]; unschedulable: unknown[] }) =>
+      [
+        ...x.nodeClaims.map((c) => `  claim ${JSON.stringify(c)}`),
+        `  placements ${JSON.stringify(x.placements)}`,
+        ...x.unschedulable.map((u) => `  unschedulable ${JSON.stringify(u)}`),
+      ].join('\n');
+    log(
+      `karpenter:\n${show({ nodeClaims: k.nodeClaims.map((c) => ({ nodePool: c.nodePool, type: c.instanceTypes?.[0], price: c.price, zones: c.zones, pods: (c.pods ?? []).map((p) => p.split('/')[1]) })), placements: k.placements, unschedulable: k.unschedulable })}`,
+    );
     log(`nodefleet packing karpenter:\n${show(brief(solve(toSchedulingInput(s, 'karpenter', types))))}`);
     log(`nodefleet default:\n${show(brief(solve(toSchedulingInput(s, 'cost', types))))}`);
     log(JSON.stringify(c.divergences, null, 1));
     const open = undocumented(s, k, c);
     for (const d of c.divergences) log(`${d.kind}: ${documentedReason(d, s, k, c) ?? 'UNDOCUMENTED'}`);
-    if (opts.writeCases && open.length > 0) log(`wrote ${writeCase(s, k, open[0].kind, open[0].detail, opts.caseFile ? `case ${opts.caseFile}` : `seed ${opts.seed}, path "${opts.only}"`)}`);
+    if (opts.writeCases && open.length > 0)
+      log(`wrote ${writeCase(s, k, open[0].kind, open[0].detail, opts.caseFile ? `case ${opts.caseFile}` : `seed ${opts.seed}, path "${opts.only}"`)}`);
     return;
   }
 
@@ -281,7 +304,10 @@ async function main(): Promise<void> {
   });
 
   if (opts.writeKnown) {
-    writeFileSync(opts.writeKnown, `${JSON.stringify({ seed: opts.seed, scenarios: opts.scenarios, divergences: [...knownOpen, ...failing].sort((a, b) => a.index - b.index).map((f) => ({ path: String(f.index), kind: f.kind })) }, null, 1)}\n`);
+    writeFileSync(
+      opts.writeKnown,
+      `${JSON.stringify({ seed: opts.seed, scenarios: opts.scenarios, divergences: [...knownOpen, ...failing].sort((a, b) => a.index - b.index).map((f) => ({ path: String(f.index), kind: f.kind })) }, null, 1)}\n`,
+    );
     log(`wrote ${knownOpen.length + failing.length} known divergence(s) to ${opts.writeKnown}`);
   }
   for (const e of oracleErrors.slice(0, 10)) log(`oracle error: ${e}`);
@@ -303,7 +329,13 @@ async function main(): Promise<void> {
         }
         return !closest(s, ks, bin).open.some((d) => d.kind === f.kind);
       };
-      const details = fc.check(fc.property(scenario, still), { seed: opts.seed, path: String(f.index), numRuns: opts.scenarios, interruptAfterTimeLimit: ShrinkSeconds * 1000, markInterruptAsFailure: false });
+      const details = fc.check(fc.property(scenario, still), {
+        seed: opts.seed,
+        path: String(f.index),
+        numRuns: opts.scenarios,
+        interruptAfterTimeLimit: ShrinkSeconds * 1000,
+        markInterruptAsFailure: false,
+      });
       const minimal = details.counterexample?.[0];
       if (!minimal) {
         log(`shrink ${f.kind}: the run did not reproduce`);
@@ -311,7 +343,9 @@ async function main(): Promise<void> {
       }
       const { k, open } = closest(minimal, solveEachOrderSync(minimal, bin), bin);
       const d = open.find((x) => x.kind === f.kind)!;
-      log(`shrunk ${f.kind} (${details.numShrinks} shrinks): ${minimal.pods.length} pods, ${minimal.instanceTypes.length} types, ${minimal.nodePools.length} NodePools, ${minimal.nodes.length} nodes: ${d.detail}`);
+      log(
+        `shrunk ${f.kind} (${details.numShrinks} shrinks): ${minimal.pods.length} pods, ${minimal.instanceTypes.length} types, ${minimal.nodePools.length} NodePools, ${minimal.nodes.length} nodes: ${d.detail}`,
+      );
       if (opts.writeCases) log(`  wrote ${writeCase(minimal, k, f.kind, d.detail, `seed ${opts.seed}, path "${f.index}", shrunk`)}`);
     }
   }

@@ -103,7 +103,8 @@ function tiesModule(): string {
   let src = readFileSync(file, 'utf8');
   for (const p of TieBreakPatches) {
     const n = src.split(p.from).length - 1;
-    if (n !== p.count) throw new Error(`oracle: ${PatchedFile}: expected "${p.from}" ${p.count} times, found ${n} (another Karpenter version? review TieBreakPatches)`);
+    if (n !== p.count)
+      throw new Error(`oracle: ${PatchedFile}: expected "${p.from}" ${p.count} times, found ${n} (another Karpenter version? review TieBreakPatches)`);
     src = src.split(p.from).join(p.to);
   }
   writeFileSync(file, src);
@@ -121,7 +122,12 @@ function tiesModule(): string {
  */
 export function buildOracle(log: (line: string) => void = () => {}, build: OracleBuild = 'stock'): string {
   const bin = build === 'ties' ? OracleTiesBin : OracleBin;
-  const sources = [...readdirSync(OracleDir).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum').map((f) => join(OracleDir, f)), import.meta.filename];
+  const sources = [
+    ...readdirSync(OracleDir)
+      .filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum')
+      .map((f) => join(OracleDir, f)),
+    import.meta.filename,
+  ];
   const newest = Math.max(...sources.map((f) => statSync(f).mtimeMs));
   if (existsSync(bin) && statSync(bin).mtimeMs >= newest) return bin;
   log(`building the Karpenter oracle (${build}; go build, first time takes minutes)…`);
@@ -134,13 +140,21 @@ export function buildOracle(log: (line: string) => void = () => {}, build: Oracl
 
 /** What the oracle prints: `plan --output json`'s shape plus the solve time. */
 export interface OracleOutput {
-  nodeClaims: { nodePool: string; requests: Record<string, string>; instanceTypes: string[] | null; instanceTypeOptions: number; price: number; capacityTypes: string[] | null; zones: string[] | null; pods: string[] | null }[];
+  nodeClaims: {
+    nodePool: string;
+    requests: Record<string, string>;
+    instanceTypes: string[] | null;
+    instanceTypeOptions: number;
+    price: number;
+    capacityTypes: string[] | null;
+    zones: string[] | null;
+    pods: string[] | null;
+  }[];
   placements: { pod: string; node: string }[];
   unschedulable: { pod: string; reasons: Record<string, string> }[];
   solveSeconds: number;
   solveCpuSeconds: number;
 }
-
 
 /** A running `oracle --lines`: send a scenario, get its result, in order. */
 export class Oracle {

@@ -36,7 +36,11 @@ export function resolvedTypes(s: ParityScenario): InstanceType[] {
 /** nodefleet's input for the scenario. */
 export function toSchedulingInput(s: ParityScenario, packing: SchedulingSettings['packing'], types = resolvedTypes(s)): SchedulingInput {
   const clone = <T>(x: T): T => structuredClone(x);
-  const w = readWorkloads([...clone(s.pods).map((p) => ({ kind: 'Pod', apiVersion: 'v1', ...p })), ...clone(s.daemonSets), ...clone(s.nodes).map((n) => ({ kind: 'Node', apiVersion: 'v1', ...n }))]);
+  const w = readWorkloads([
+    ...clone(s.pods).map((p) => ({ kind: 'Pod', apiVersion: 'v1', ...p })),
+    ...clone(s.daemonSets),
+    ...clone(s.nodes).map((n) => ({ kind: 'Node', apiVersion: 'v1', ...n })),
+  ]);
   return {
     pods: w.pendingPods,
     nodePools: s.nodePools.map((np) => parseNodePool(clone(np))),

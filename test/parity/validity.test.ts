@@ -22,7 +22,7 @@ const invalidPlacements = (s: ParityScenario, r: SchedulingResult) => check(s, [
 const load = (name: string) => scenarioFromCase(join(ParityCasesDir, `${name}.yaml`));
 
 describe('invalidPlacements', () => {
-  it('a zone spread pushed beyond maxSkew over the existing nodes\' zones is refused; nodefleet\'s own decision is not', () => {
+  it("a zone spread pushed beyond maxSkew over the existing nodes' zones is refused; nodefleet's own decision is not", () => {
     const s = load('spread-unlaunchable-zone-sends-replica-to-claim');
     const r = solve(toSchedulingInput(s, 'karpenter'));
     expect(invalidPlacements(s, r)).toEqual([]);
@@ -36,7 +36,13 @@ describe('invalidPlacements', () => {
   it('replicas whose node affinity differs see other counts: four app-4 pods in us-east-1a, two of them required there, are not refused', () => {
     const s = load('spread-unlaunchable-zone-sends-replica-to-claim');
     for (const p of s.pods.filter((x) => x.metadata.name === 'app-4-1' || x.metadata.name === 'app-4-2')) {
-      p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] }] } } };
+      p.spec.affinity = {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] }],
+          },
+        },
+      };
     }
     const r = solve(toSchedulingInput(s, 'karpenter'));
     // All four on node-1 (us-east-1a): app-4-3 and app-4-0 bind first (1 and 2 against 0, maxSkew 2), then app-4-1
@@ -44,7 +50,10 @@ describe('invalidPlacements', () => {
     const app4 = (name: string) => /^app-4-[0-3]$/.test(name);
     const all: SchedulingResult = {
       ...r,
-      placements: [...r.placements.filter((p) => !app4(p.pod.metadata.name)), ...r.placements.filter((p) => app4(p.pod.metadata.name)).map((p) => ({ ...p, node: 'node-1' }))],
+      placements: [
+        ...r.placements.filter((p) => !app4(p.pod.metadata.name)),
+        ...r.placements.filter((p) => app4(p.pod.metadata.name)).map((p) => ({ ...p, node: 'node-1' })),
+      ],
       newNodeClaims: r.newNodeClaims.map((c) => ({ ...c, pods: c.pods.filter((p) => !app4(p.metadata.name)) })),
     };
     const placed = [...all.placements.map((p) => p.pod.metadata.name)].filter(app4).sort();
@@ -63,7 +72,11 @@ describe('invalidPlacements', () => {
     expect(invalidPlacements(s, tainted)).toEqual(['default/app-1-0: does not tolerate dedicated=np-1:NoSchedule']);
     // app-0-0 (nodeSelector capacity-type on-demand, tolerating every taint) from its claim onto the spot node-0.
     const pod = r.newNodeClaims.flatMap((c) => c.pods).find((p) => p.metadata.name === 'app-0-0')!;
-    const moved: SchedulingResult = { ...r, placements: [...r.placements, { pod, node: 'node-0' }], newNodeClaims: r.newNodeClaims.map((c) => ({ ...c, pods: c.pods.filter((p) => p !== pod) })) };
+    const moved: SchedulingResult = {
+      ...r,
+      placements: [...r.placements, { pod, node: 'node-0' }],
+      newNodeClaims: r.newNodeClaims.map((c) => ({ ...c, pods: c.pods.filter((p) => p !== pod) })),
+    };
     expect(invalidPlacements(s, moved)).toContain('default/app-0-0: node node-0 matches none of its required node selector terms');
   });
 
@@ -75,7 +88,9 @@ describe('invalidPlacements', () => {
     const to = r.newNodeClaims.findIndex((c) => c.pods.some((p) => p.metadata.name === 'app-2-0'));
     expect(from).not.toBe(to);
     const pod = r.newNodeClaims[from].pods.find((p) => p.metadata.name === 'app-2-1')!;
-    const claims = r.newNodeClaims.map((c, i) => (i === from ? { ...c, pods: c.pods.filter((p) => p !== pod) } : i === to ? { ...c, pods: [...c.pods, pod] } : c));
+    const claims = r.newNodeClaims.map((c, i) =>
+      i === from ? { ...c, pods: c.pods.filter((p) => p !== pod) } : i === to ? { ...c, pods: [...c.pods, pod] } : c,
+    );
     const bad = invalidPlacements(s, { ...r, newNodeClaims: claims });
     expect(bad.some((line) => line.startsWith('default/app-2-1: required pod anti-affinity on topology.kubernetes.io/zone with default/app-2-0'))).toBe(true);
     expect(bad.some((line) => line.startsWith('default/app-2-0: required pod anti-affinity on topology.kubernetes.io/zone with default/app-2-1'))).toBe(true);

@@ -56,8 +56,14 @@ function oracleSeats(s: ParityScenario, r: SchedulingResult): OracleSeat[] {
   const claimOf = new Map<object, number>();
   r.newNodeClaims.forEach((c, i) => c.pods.forEach((p) => claimOf.set(p, i)));
   return seats(s, r).map((x) => {
-    const host: Record<string, string> = x.node === undefined && x.labels[LabelHostname] === undefined && claimOf.has(x.pod) ? { [LabelHostname]: `claim-${claimOf.get(x.pod)}` } : {};
-    return { pod: podKey(x.pod), ...(x.node !== undefined ? { node: x.node } : {}), labels: { ...x.labels, ...host }, taints: x.taints.filter((t) => !EphemeralTaintKeys.has(t.key)) };
+    const host: Record<string, string> =
+      x.node === undefined && x.labels[LabelHostname] === undefined && claimOf.has(x.pod) ? { [LabelHostname]: `claim-${claimOf.get(x.pod)}` } : {};
+    return {
+      pod: podKey(x.pod),
+      ...(x.node !== undefined ? { node: x.node } : {}),
+      labels: { ...x.labels, ...host },
+      taints: x.taints.filter((t) => !EphemeralTaintKeys.has(t.key)),
+    };
   });
 }
 

@@ -22,7 +22,11 @@ import { until } from './control-plane/until.ts';
 const Cluster = 'real';
 const NodeClaims = '/apis/karpenter.sh/v1/nodeclaims';
 const NodePools = '/apis/karpenter.sh/v1/nodepools';
-const Registered: NodeClaim['conditions'] = [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }, { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' }, { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' }];
+const Registered: NodeClaim['conditions'] = [
+  { type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' },
+  { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' },
+  { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' },
+];
 
 /** The claims: name → NodePool, its Node and instance. */
 const Claims = [
@@ -47,7 +51,19 @@ async function must(method: string, path: string, body?: unknown): Promise<any> 
 }
 
 function nodePool(name: string) {
-  return { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] } } } };
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name },
+    spec: {
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+        },
+      },
+    },
+  };
 }
 
 async function finished(): Promise<void> {
@@ -62,7 +78,8 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     cp = await startControlPlane({ kwok: true, identities: { [gc.name]: { user: gc.user, groups: gc.groups } }, log: (l) => console.log(l) });
     await applyShipped(cp);
     w = fakeWorld({ cloud: { tags: { 'nodefleet.io/cluster': Cluster } }, kube: {} });
-    const connect = (token: string) => new ClientNodeKubeApi(async () => ({ kind: 'token', server: cp.server, caData: Buffer.from(cp.caData).toString('base64'), token, clusterName: Cluster }));
+    const connect = (token: string) =>
+      new ClientNodeKubeApi(async () => ({ kind: 'token', server: cp.server, caData: Buffer.from(cp.caData).toString('base64'), token, clusterName: Cluster }));
     const gcKube = connect(cp.tokens[gc.name]);
     const remove = gcKube.deleteNodeClaimObject.bind(gcKube);
     gcKube.deleteNodeClaimObject = async (o) => {
@@ -73,11 +90,33 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     // advance the fake clock, with a short real pause so kwok can remove the evicted pods.
     const local = createLocalTermination(
       { kube: connect(cp.adminToken), cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock },
-      { wait: async (s) => { w.clock.advanceSeconds(s); await new Promise((r) => setTimeout(r, 300)); }, retryPauseMs: 0 },
+      {
+        wait: async (s) => {
+          w.clock.advanceSeconds(s);
+          await new Promise((r) => setTimeout(r, 300));
+        },
+        retryPauseMs: 0,
+      },
     );
     sfn = local.sfn;
-    const termination = { start: async (i: Parameters<typeof local.starter.start>[0]) => { const a = await local.starter.start(i); arns.push(a); return a; } };
-    deps = { env: { clusterName: Cluster, tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: gcKube, budgets: w.budgets, termination };
+    const termination = {
+      start: async (i: Parameters<typeof local.starter.start>[0]) => {
+        const a = await local.starter.start(i);
+        arns.push(a);
+        return a;
+      },
+    };
+    deps = {
+      env: { clusterName: Cluster, tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+      clock: w.clock,
+      log: new RecordingLog(),
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      cloud: w.cloud,
+      kube: gcKube,
+      budgets: w.budgets,
+      termination,
+    };
 
     await must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } });
     // Its default ServiceAccount (no controller-manager here to make it).
@@ -87,15 +126,56 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
       await must('POST', '/api/v1/nodes', {
         apiVersion: 'v1',
         kind: 'Node',
-        metadata: { name: c.node, finalizers: [FinalizerTermination], annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { 'kubernetes.io/hostname': c.node, 'karpenter.sh/nodepool': c.nodePool, 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true' } },
+        metadata: {
+          name: c.node,
+          finalizers: [FinalizerTermination],
+          annotations: { 'kwok.x-k8s.io/node': 'fake' },
+          labels: {
+            'kubernetes.io/hostname': c.node,
+            'karpenter.sh/nodepool': c.nodePool,
+            'karpenter.sh/registered': 'true',
+            'karpenter.sh/initialized': 'true',
+          },
+        },
         spec: { providerID: providerId(c.instanceId) },
         status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, capacity: { cpu: '4', memory: '16Gi', pods: '110' } },
       });
-      await must('POST', '/api/v1/namespaces/apps/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${c.name}-app`, labels: { app: c.nodePool } }, spec: { nodeName: c.node, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1' } } }] } });
-      w.store.put(nodeClaim({ name: c.name, cluster: Cluster, nodePool: c.nodePool, nodeName: c.node, instanceId: c.instanceId, providerId: providerId(c.instanceId), phase: 'Initialized', conditions: Registered, terminationGracePeriodSeconds: 300, instanceType: 'm5.xlarge', zone: 'us-east-1a', capacityType: 'on-demand' }));
-      w.cloud.addInstance({ instanceId: c.instanceId, launchTime: '2026-01-01T00:00:00.000Z', tags: { 'nodefleet.io/cluster': Cluster, 'karpenter.sh/nodepool': c.nodePool, 'karpenter.sh/nodeclaim': c.name } });
+      await must('POST', '/api/v1/namespaces/apps/pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `${c.name}-app`, labels: { app: c.nodePool } },
+        spec: {
+          nodeName: c.node,
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1' } } }],
+        },
+      });
+      w.store.put(
+        nodeClaim({
+          name: c.name,
+          cluster: Cluster,
+          nodePool: c.nodePool,
+          nodeName: c.node,
+          instanceId: c.instanceId,
+          providerId: providerId(c.instanceId),
+          phase: 'Initialized',
+          conditions: Registered,
+          terminationGracePeriodSeconds: 300,
+          instanceType: 'm5.xlarge',
+          zone: 'us-east-1a',
+          capacityType: 'on-demand',
+        }),
+      );
+      w.cloud.addInstance({
+        instanceId: c.instanceId,
+        launchTime: '2026-01-01T00:00:00.000Z',
+        tags: { 'nodefleet.io/cluster': Cluster, 'karpenter.sh/nodepool': c.nodePool, 'karpenter.sh/nodeclaim': c.name },
+      });
     }
-    for (const c of Claims) await until(`pod ${c.name}-app running`, async () => ((await cp.request('GET', `/api/v1/namespaces/apps/pods/${c.name}-app`)).body.status?.phase === 'Running' ? true : undefined));
+    for (const c of Claims)
+      await until(`pod ${c.name}-app running`, async () =>
+        (await cp.request('GET', `/api/v1/namespaces/apps/pods/${c.name}-app`)).body.status?.phase === 'Running' ? true : undefined,
+      );
     // The first pass mirrors the records into NodeClaim objects (validated by the real CRD).
     const first = await gcRun({}, deps);
     expect(first.failed).toEqual([]);
@@ -148,7 +228,7 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     expect((await cp.request('GET', `${NodeClaims}/batch-ccccc`)).status).toBe(404);
   });
 
-  it('a Node deleted with no event delivered: gc\'s pass starts its termination, and the Node goes after its instance', async () => {
+  it("a Node deleted with no event delivered: gc's pass starts its termination, and the Node goes after its instance", async () => {
     const c = Claims[1];
     await must('DELETE', `/api/v1/nodes/${c.node}`);
     expect((await must('GET', `/api/v1/nodes/${c.node}`)).metadata.deletionTimestamp).toBeDefined();

@@ -36,6 +36,8 @@ if (import.meta.main) {
   for (const f of failed) console.log(`FAIL ${f.identity}: ${f.check}: expected ${f.expected}, got ${f.got}`);
   const ids = new Set(results.map((r) => r.identity)).size;
   const reviews = results.filter((r) => r.check.startsWith('access ')).length;
-  console.log(`real-rbac: ${ids} identities, ${results.length} checks (${reviews} access reviews, ${results.length - reviews} real requests and identity checks), ${failed.length} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `real-rbac: ${ids} identities, ${results.length} checks (${reviews} access reviews, ${results.length - reviews} real requests and identity checks), ${failed.length} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   process.exit(failed.length ? 1 : 0);
 }

@@ -37,7 +37,11 @@ const key = (p: RbacPermission) => `${p.apiGroup || 'core'}/${p.resource}:${p.ve
 export function functionIdentities(): Identity[] {
   const all = [
     ...Functions.map((f) => ({ name: f.name, entry: f.entry })),
-    ...readTerminationDefinition(RepoRoot, TerminationAslPath)!.tasks.map((t) => ({ name: `termination${t.name}`, entry: t.entry, perms: TerminationTaskPermissions[t.name] ?? DefaultTerminationTaskPermissions })),
+    ...readTerminationDefinition(RepoRoot, TerminationAslPath)!.tasks.map((t) => ({
+      name: `termination${t.name}`,
+      entry: t.entry,
+      perms: TerminationTaskPermissions[t.name] ?? DefaultTerminationTaskPermissions,
+    })),
   ];
   const out: Identity[] = [];
   for (const f of all) {
@@ -134,7 +138,11 @@ async function accessReview(cp: ControlPlane, token: string, p: RbacPermission):
   const r = await cp.request(
     'POST',
     '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-    { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: p.apiGroup, resource, subresource, verb: p.verb } } },
+    {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: { group: p.apiGroup, resource, subresource, verb: p.verb } },
+    },
     { token },
   );
   if (r.status !== 201) throw new Error(`SelfSubjectAccessReview: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
@@ -154,7 +162,12 @@ export async function agentToken(cp: ControlPlane): Promise<string> {
 
 /** The user the server sees for a token (SelfSubjectReview). */
 async function whoAmI(cp: ControlPlane, token: string): Promise<{ username: string; groups: string[] }> {
-  const r = await cp.request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }, { token });
+  const r = await cp.request(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    { token },
+  );
   if (r.status !== 201) throw new Error(`SelfSubjectReview: HTTP ${r.status}`);
   return r.body.status.userInfo;
 }
@@ -167,7 +180,13 @@ export async function accessMatrix(cp: ControlPlane, identities: Identity[], tok
     const token = tokens[id.name];
     const me = await whoAmI(cp, token);
     const sameUser = me.username === id.user && id.groups.every((g) => me.groups.includes(g));
-    out.push({ identity: id.name, check: 'authenticated as its user and groups', expected: 'allowed', got: `${me.username} [${me.groups.join(',')}]`, ok: sameUser });
+    out.push({
+      identity: id.name,
+      check: 'authenticated as its user and groups',
+      expected: 'allowed',
+      got: `${me.username} [${me.groups.join(',')}]`,
+      ok: sameUser,
+    });
     const needed = new Set(id.needed.map(key));
     const answers: boolean[] = [];
     for (let i = 0; i < perms.length; i += 16) answers.push(...(await Promise.all(perms.slice(i, i + 16).map((p) => accessReview(cp, token, p)))));
@@ -200,13 +219,20 @@ async function must(cp: ControlPlane, method: string, path: string, body?: unkno
  */
 export async function realRequests(cp: ControlPlane, identities: Identity[], tokens: Record<string, string>): Promise<CheckResult[]> {
   const out: CheckResult[] = [];
-  const record = (identity: string, check: string, expected: 'allowed' | 'refused', got: string) => out.push({ identity, check, expected, got, ok: got === expected });
+  const record = (identity: string, check: string, expected: 'allowed' | 'refused', got: string) =>
+    out.push({ identity, check, expected, got, ok: got === expected });
   // The namespace's default ServiceAccount (kube-controller-manager makes it when it runs).
   await must(cp, 'POST', '/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
   const status = (err: unknown) => (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
   for (const id of identities) {
     if (id.calls.length === 0) continue;
-    const kube = new ClientNodeKubeApi(async () => ({ kind: 'token', server: cp.server, caData: Buffer.from(cp.caData).toString('base64'), token: tokens[id.name], clusterName: 'real' }));
+    const kube = new ClientNodeKubeApi(async () => ({
+      kind: 'token',
+      server: cp.server,
+      caData: Buffer.from(cp.caData).toString('base64'),
+      token: tokens[id.name],
+      clusterName: 'real',
+    }));
     const n = `rbac-${id.name}`.slice(0, 60);
     await must(cp, 'POST', '/api/v1/nodes', node(n, { [LabelNodePool]: 'default' }));
     await must(cp, 'POST', '/api/v1/namespaces/default/pods', pod(`${n}-a`));
@@ -214,41 +240,72 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
     // Mutations last, so the reads see the objects.
     const order = (c: string) => (c.startsWith('delete') ? 3 : c.startsWith('evict') ? 2 : c.startsWith('patch') || c.startsWith('put') ? 1 : 0);
     // A NodeClaim object as gc mirrors a record (validated by the real CRD), for the NodeClaim calls.
-    const claimObject = toKubeNodeClaim(nodeClaim({ name: n, providerId: 'aws:///us-east-1a/i-0123456789abcdef0', nodeName: n }), { [AnnotationNodeClaimMirror]: 'real' }, { ownerReference: false });
+    const claimObject = toKubeNodeClaim(
+      nodeClaim({ name: n, providerId: 'aws:///us-east-1a/i-0123456789abcdef0', nodeName: n }),
+      { [AnnotationNodeClaimMirror]: 'real' },
+      { ownerReference: false },
+    );
     for (const call of [...id.calls].sort((a, b) => order(a) - order(b))) {
       const [method, arg] = call.split(':');
       const run = async (): Promise<unknown> => {
         switch (method) {
-          case 'listNodePools': return kube.listNodePools();
-          case 'listNodePoolNames': return kube.listNodePoolNames();
-          case 'listNodeClasses': return kube.listNodeClasses();
-          case 'listNodes': return kube.listNodes();
-          case 'getNode': { const got = await kube.getNode(n); if (!got) throw new Error('node not found'); return got; }
-          case 'listPods': return kube.listPods();
-          case 'listPodDisruptionBudgets': return kube.listPodDisruptionBudgets();
-          case 'listObjects': { const [apiVersion, kind] = arg.split(' '); return kube.listObjects(apiVersion, kind); }
-          case 'patchNode': return kube.patchNode(n, { labels: { 'example.com/rbac': 'checked' } });
-          case 'deleteNode': return kube.deleteNode(n);
-          case 'evictPod': { const r = await kube.evictPod('default', `${n}-a`); if (r !== 'evicted') throw new Error(r); return r; }
-          case 'deletePod': return kube.deletePod('default', `${n}-b`, 0);
+          case 'listNodePools':
+            return kube.listNodePools();
+          case 'listNodePoolNames':
+            return kube.listNodePoolNames();
+          case 'listNodeClasses':
+            return kube.listNodeClasses();
+          case 'listNodes':
+            return kube.listNodes();
+          case 'getNode': {
+            const got = await kube.getNode(n);
+            if (!got) throw new Error('node not found');
+            return got;
+          }
+          case 'listPods':
+            return kube.listPods();
+          case 'listPodDisruptionBudgets':
+            return kube.listPodDisruptionBudgets();
+          case 'listObjects': {
+            const [apiVersion, kind] = arg.split(' ');
+            return kube.listObjects(apiVersion, kind);
+          }
+          case 'patchNode':
+            return kube.patchNode(n, { labels: { 'example.com/rbac': 'checked' } });
+          case 'deleteNode':
+            return kube.deleteNode(n);
+          case 'evictPod': {
+            const r = await kube.evictPod('default', `${n}-a`);
+            if (r !== 'evicted') throw new Error(r);
+            return r;
+          }
+          case 'deletePod':
+            return kube.deletePod('default', `${n}-b`, 0);
           case 'setNodeFinalizer': {
             // put on, then taken off (the node is deleted after the calls)
             const on = await kube.setNodeFinalizer(n, FinalizerTermination, true);
             if (!on?.metadata.finalizers?.includes(FinalizerTermination)) throw new Error('finalizer not set');
             return kube.setNodeFinalizer(n, FinalizerTermination, false);
           }
-          case 'listNodeClaimObjects': return kube.listNodeClaimObjects();
+          case 'listNodeClaimObjects':
+            return kube.listNodeClaimObjects();
           // twice: the create, then the patch of an existing object (and its status both times)
-          case 'putNodeClaimObject': await kube.putNodeClaimObject(claimObject); return kube.putNodeClaimObject(claimObject);
+          case 'putNodeClaimObject':
+            await kube.putNodeClaimObject(claimObject);
+            return kube.putNodeClaimObject(claimObject);
           case 'deleteNodeClaimObject': {
             const live = (await kube.listNodeClaimObjects()).find((o) => o.metadata.name === n);
             if (!live) throw new Error('nodeclaim object not found');
             return kube.deleteNodeClaimObject(live);
           }
-          default: throw new Error(`no real request for kube.${call}`);
+          default:
+            throw new Error(`no real request for kube.${call}`);
         }
       };
-      const got = await run().then(() => 'allowed', (err: unknown) => `refused (${status(err) ?? (err as Error).message})`);
+      const got = await run().then(
+        () => 'allowed',
+        (err: unknown) => `refused (${status(err) ?? (err as Error).message})`,
+      );
       record(id.name, `request kube.${call}`, 'allowed', got);
     }
     await must(cp, 'DELETE', `/api/v1/nodes/${n}`);
@@ -283,10 +340,15 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
       const got = await new Promise<string>((resolve) => {
         let settled = false;
         void new Watch(kc)
-          .watch(`/api/v1/${kind}`, { resourceVersion: list.body?.metadata?.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 2 }, () => {}, (err) => {
-            if (!settled) resolve(err ? `refused (${(err as Error).message})` : 'allowed');
-            settled = true;
-          })
+          .watch(
+            `/api/v1/${kind}`,
+            { resourceVersion: list.body?.metadata?.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 2 },
+            () => {},
+            (err) => {
+              if (!settled) resolve(err ? `refused (${(err as Error).message})` : 'allowed');
+              settled = true;
+            },
+          )
           .catch((err: unknown) => {
             if (!settled) resolve(`refused (${(err as Error).message})`);
             settled = true;
@@ -305,7 +367,12 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
     // A new policy takes effect once the server's policy informer has it: retry for up to 30 s.
     let p = { status: 0 } as { status: number };
     for (let i = 0; i < 60; i++) {
-      p = await cp.request('PATCH', '/api/v1/nodes/rbac-unmanaged', { metadata: { labels: { 'example.com/x': `y${i}` } } }, { token: tokens[gc.name], contentType: 'application/merge-patch+json' });
+      p = await cp.request(
+        'PATCH',
+        '/api/v1/nodes/rbac-unmanaged',
+        { metadata: { labels: { 'example.com/x': `y${i}` } } },
+        { token: tokens[gc.name], contentType: 'application/merge-patch+json' },
+      );
       if (p.status === 403) break;
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -30,7 +30,13 @@ describe('scenarios on the real control plane', () => {
       name,
       async () => {
         const lines: string[] = [];
-        const result = await runScenario(scenario, { cluster: realCluster, workDir: join(workDir, name), persist: false, failFast: true, out: (l) => lines.push(l) });
+        const result = await runScenario(scenario, {
+          cluster: realCluster,
+          workDir: join(workDir, name),
+          persist: false,
+          failFast: true,
+          out: (l) => lines.push(l),
+        });
         const failed = result.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
         process.stdout.write(`${name}: ${result.ok ? 'ok' : 'FAILED'} in ${result.realSeconds.toFixed(0)} s\n`);
         if (failed.length) process.stdout.write(`${lines.join('\n')}\n`);

@@ -31,7 +31,11 @@ export const KarpenterCrds = [
 /** Downloads (module proxy) and reads Karpenter's CRDs. */
 export function karpenterCrds(): Obj[] {
   return KarpenterCrds.flatMap(({ module, version, files }) => {
-    const r = spawnSync('go', ['mod', 'download', '-json', `${module}@${version}`], { cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, GOFLAGS: '', GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto' } });
+    const r = spawnSync('go', ['mod', 'download', '-json', `${module}@${version}`], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      env: { ...process.env, GOFLAGS: '', GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'auto' },
+    });
     if (r.error || r.status !== 0) throw new Error(`go mod download ${module}@${version} failed: ${r.error?.message ?? r.stderr.trim()}`);
     const dir = (JSON.parse(r.stdout) as { Dir: string }).Dir;
     return files.flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as Obj));
@@ -127,7 +131,9 @@ if (import.meta.main) {
   try {
     opts = parseArgs(process.argv.slice(2));
   } catch (err) {
-    console.error(`validate-differential: ${(err as Error).message}\nusage: npm run validate-differential -- [--seed N] [--count N] [--strict] [--show N] [--out FILE]`);
+    console.error(
+      `validate-differential: ${(err as Error).message}\nusage: npm run validate-differential -- [--seed N] [--count N] [--strict] [--show N] [--out FILE]`,
+    );
     process.exit(2);
   }
   const t0 = Date.now();
@@ -145,7 +151,9 @@ if (import.meta.main) {
     console.log(`server: ${v.server.accepted ? 'accepted' : `rejected: ${v.server.message}`}`);
     console.log(`nodefleet: ${v.nodefleet.accepted ? 'accepted' : `rejected: ${v.nodefleet.problems.join(' | ')}`}`);
   }
-  const doc = Object.entries(s.documented).map(([k, n]) => `${k}=${n}`).join(', ');
+  const doc = Object.entries(s.documented)
+    .map(([k, n]) => `${k}=${n}`)
+    .join(', ');
   console.log(
     `validate-differential: seed ${s.seed}, ${s.count} manifests: server accepted ${s.serverAccepted}, nodefleet accepted ${s.nodefleetAccepted}, ` +
       `agreed ${s.agreed}, documented differences ${s.count - s.agreed - s.undocumented.length}${doc ? ` (${doc})` : ''}, undocumented ${s.undocumented.length} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,

@@ -25,7 +25,17 @@ import { providerIdOf } from '../../../shared/api/provider-id.ts';
 import { parseDurationSeconds } from '../../../shared/api/duration.ts';
 
 /** The `expect` keys this module checks. */
-export const DisruptionExpectKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionExpectKeys = [
+  'disrupt',
+  'keep',
+  'disruptCount',
+  'disruptFrom',
+  'disruptReason',
+  'replaceWith',
+  'allowedDisruptions',
+  'deleteNodeClaims',
+  'terminateInstances',
+] as const;
 
 /** A scenario case as parsed from YAML (only the fields disruption reads are typed). */
 export interface DisruptionCaseDoc {
@@ -84,7 +94,12 @@ export function caseNow(doc: DisruptionCaseDoc): Date {
  * descriptions only (cases, parity, benchmarks): the functions never invent a claim — there, a
  * node without a stored claim is not nodefleet's.
  */
-export function withStandInClaims(nodes: readonly Node[], claims: readonly NodeClaim[], cluster = 'case', nodePools: readonly NodePool[] = []): { nodes: Node[]; nodeClaims: NodeClaim[] } {
+export function withStandInClaims(
+  nodes: readonly Node[],
+  claims: readonly NodeClaim[],
+  cluster = 'case',
+  nodePools: readonly NodePool[] = [],
+): { nodes: Node[]; nodeClaims: NodeClaim[] } {
   const byProviderId = claimsByProviderId(claims);
   const grace = new Map(nodePools.map((p) => [p.metadata.name, parseDurationSeconds(p.spec.template.spec.terminationGracePeriod)]));
   const outNodes: Node[] = [];
@@ -170,14 +185,23 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
   // NodePool annotation, then `settings.packing`, then the default.
   const packing = choosePacking(nodePools, isPackingMode(settings.packing) ? settings.packing : undefined).packing;
   // A case states the whole cluster: a claim it does not list does not exist.
-  const storage = { claims: objects.filter((o) => o.kind === 'PersistentVolumeClaim'), volumes: objects.filter((o) => o.kind === 'PersistentVolume'), classes: objects.filter((o) => o.kind === 'StorageClass') };
+  const storage = {
+    claims: objects.filter((o) => o.kind === 'PersistentVolumeClaim'),
+    volumes: objects.filter((o) => o.kind === 'PersistentVolume'),
+    classes: objects.filter((o) => o.kind === 'StorageClass'),
+  };
 
   return {
     nodePools,
     nodeClasses,
     nodePoolHashes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, nodePoolHash(p)])),
     nodeClassHashes: Object.fromEntries(nodeClasses.map((c) => [c.metadata.name, nodeClassHash(c)])),
-    ...withStandInClaims(doc.nodes ?? [], (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)), 'case', nodePools),
+    ...withStandInClaims(
+      doc.nodes ?? [],
+      (doc.existingNodeClaims ?? []).map((c) => nodeClaimFromCase(c)),
+      'case',
+      nodePools,
+    ),
     pods,
     pdbs,
     instanceTypes,
@@ -210,7 +234,9 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
   const expect = doc.expect ?? {};
   const failures: string[] = [];
   let plan: DisruptionPlan | undefined;
-  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions'].some((k) => k in expect);
+  const needsPlan = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions'].some(
+    (k) => k in expect,
+  );
   if (needsPlan) {
     let snapshot = snapshotFromCase(doc);
     const reasons = new Map<string, string>();
@@ -228,18 +254,28 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
       if (plan.command) decided = plan;
       if (chosenNow.length === 0) break;
       const deleting = new Set(chosenNow);
-      snapshot = { ...snapshot, nodes: snapshot.nodes.map((n) => (deleting.has(n.metadata.name) && !n.metadata.deletionTimestamp ? { ...n, metadata: { ...n.metadata, deletionTimestamp: now.toISOString() } } : n)) };
+      snapshot = {
+        ...snapshot,
+        nodes: snapshot.nodes.map((n) =>
+          deleting.has(n.metadata.name) && !n.metadata.deletionTimestamp ? { ...n, metadata: { ...n.metadata, deletionTimestamp: now.toISOString() } } : n,
+        ),
+      };
     }
     if (!plan) throw new Error('no disruption pass ran');
     const chosen = [...reasons.keys()];
     const last = plan;
-    const why = (name: string) => last.blocked.filter((b) => b.nodeName === name).map((b) => `${b.method}: ${b.reason}`).join('; ') || 'no method chose it';
+    const why = (name: string) =>
+      last.blocked
+        .filter((b) => b.nodeName === name)
+        .map((b) => `${b.method}: ${b.reason}`)
+        .join('; ') || 'no method chose it';
     for (const n of asList(expect.disrupt)) if (!reasons.has(n)) failures.push(`expected ${n} to be disrupted, it was not (${why(n)})`);
     for (const n of asList(expect.keep)) if (reasons.has(n)) failures.push(`expected ${n} to be kept, it was disrupted (${reasons.get(n)})`);
     if ('disruptCount' in expect) {
       const from = 'disruptFrom' in expect ? asList(expect.disruptFrom) : (doc.nodes ?? []).map((n) => n.metadata.name);
       const n = from.filter((x) => reasons.has(x)).length;
-      if (!countMatches(n, expect.disruptCount)) failures.push(`expected disruptCount ${JSON.stringify(expect.disruptCount)}, got ${n} (${chosen.join(', ') || 'none'})`);
+      if (!countMatches(n, expect.disruptCount))
+        failures.push(`expected disruptCount ${JSON.stringify(expect.disruptCount)}, got ${n} (${chosen.join(', ') || 'none'})`);
     }
     for (const [node, reason] of Object.entries((expect.disruptReason ?? {}) as Record<string, string>)) {
       if (reasons.get(node) !== reason) failures.push(`expected ${node} disrupted as ${reason}, got ${reasons.get(node) ?? 'not disrupted'}`);
@@ -254,10 +290,19 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
     }
     if ('replacementCount' in expect) {
       const n = (decided ?? plan).command?.replacements.length ?? 0;
-      if (!countMatches(n, expect.replacementCount)) failures.push(`expected replacementCount ${JSON.stringify(expect.replacementCount)}, got ${n}${decided ? '' : ' (no command)'}`);
+      if (!countMatches(n, expect.replacementCount))
+        failures.push(`expected replacementCount ${JSON.stringify(expect.replacementCount)}, got ${n}${decided ? '' : ' (no command)'}`);
     }
     if (expect.replaceWith) {
-      const want = expect.replaceWith as { instanceTypeIn?: string[]; capacityType?: string; nodePool?: string; labels?: Record<string, string>; includes?: string[]; excludes?: string[]; launchCount?: number };
+      const want = expect.replaceWith as {
+        instanceTypeIn?: string[];
+        capacityType?: string;
+        nodePool?: string;
+        labels?: Record<string, string>;
+        includes?: string[];
+        excludes?: string[];
+        launchCount?: number;
+      };
       const reps = (decided ?? plan).command?.replacements ?? [];
       const catalog = new Map((snapshot.catalog ?? []).map((t) => [t.name, t]));
       const ok = reps.some((r) => {
@@ -268,7 +313,10 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
         if (want.launchCount !== undefined && r.instanceTypes.length !== want.launchCount) return false;
         if (want.nodePool && r.nodePool !== want.nodePool) return false;
         if (want.capacityType) {
-          const offers = catalog.get(first)?.offerings.filter((o) => o.available && r.capacityTypes.includes(o.capacityType) && (r.zones.length === 0 || r.zones.includes(o.zone))) ?? [];
+          const offers =
+            catalog
+              .get(first)
+              ?.offerings.filter((o) => o.available && r.capacityTypes.includes(o.capacityType) && (r.zones.length === 0 || r.zones.includes(o.zone))) ?? [];
           const cheapest = offers.sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour)[0];
           if ((cheapest?.capacityType ?? r.capacityTypes[0]) !== want.capacityType) return false;
         }
@@ -280,7 +328,13 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
         return true;
       });
       if (!ok) {
-        const got = reps.map((r) => `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|…(${r.instanceTypes.length})` : ''} ${r.capacityTypes.join('/')}`).join(', ') || 'no replacement';
+        const got =
+          reps
+            .map(
+              (r) =>
+                `${r.nodePool}:${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|…(${r.instanceTypes.length})` : ''} ${r.capacityTypes.join('/')}`,
+            )
+            .join(', ') || 'no replacement';
         failures.push(`expected a replacement ${JSON.stringify(want)}, got ${got}`);
       }
     }
@@ -299,9 +353,13 @@ export function checkDisruptionCase(doc: DisruptionCaseDoc, now: Date = caseNow(
     const deleted = new Set(gc.deleteNodeClaims.map((d) => d.nodeClaim));
     const terminated = new Set(gc.terminateInstances.map((t) => t.instanceId));
     for (const c of asList(expect.deleteNodeClaims)) if (!deleted.has(c)) failures.push(`expected NodeClaim ${c} to be garbage-collected, it was not`);
-    for (const d of deleted) if ('deleteNodeClaims' in expect && !asList(expect.deleteNodeClaims).includes(d)) failures.push(`NodeClaim ${d} was garbage-collected but is not in deleteNodeClaims`);
+    for (const d of deleted)
+      if ('deleteNodeClaims' in expect && !asList(expect.deleteNodeClaims).includes(d))
+        failures.push(`NodeClaim ${d} was garbage-collected but is not in deleteNodeClaims`);
     for (const i of asList(expect.terminateInstances)) if (!terminated.has(i)) failures.push(`expected instance ${i} to be terminated, it was not`);
-    for (const t of terminated) if ('terminateInstances' in expect && !asList(expect.terminateInstances).includes(t)) failures.push(`instance ${t} was terminated but is not in terminateInstances`);
+    for (const t of terminated)
+      if ('terminateInstances' in expect && !asList(expect.terminateInstances).includes(t))
+        failures.push(`instance ${t} was terminated but is not in terminateInstances`);
   }
   return { failures, ...(plan ? { plan } : {}) };
 }

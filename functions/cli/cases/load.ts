@@ -12,19 +12,56 @@ import { CliError, readErrorReason, readInputText } from '../io.ts';
 
 /** Top-level keys of a case. */
 export const CaseKeys = [
-  'name', 'about', 'origin', 'region', 'now', 'settings', 'instanceTypes', 'unavailableOfferings',
-  'nodePools', 'nodeClasses', 'nodes', 'existingNodeClaims', 'instances', 'objects', 'expect',
-  'knownDifference', 'passes', 'account',
+  'name',
+  'about',
+  'origin',
+  'region',
+  'now',
+  'settings',
+  'instanceTypes',
+  'unavailableOfferings',
+  'nodePools',
+  'nodeClasses',
+  'nodes',
+  'existingNodeClaims',
+  'instances',
+  'objects',
+  'expect',
+  'knownDifference',
+  'passes',
+  'account',
 ] as const;
 
 /** Provisioning expectations (checked with the scheduling simulation). */
 export const ProvisioningExpectKeys = [
-  'scheduled', 'unschedulable', 'unschedulableCount', 'nodeClaims', 'nodeClaimsMatch', 'allNodeClaims',
-  'podsOnSameNode', 'podsOnDifferentNodes', 'podsInSameDomain', 'zonesDistinct', 'maxSkew', 'domainCounts', 'reasonIncludes',
+  'scheduled',
+  'unschedulable',
+  'unschedulableCount',
+  'nodeClaims',
+  'nodeClaimsMatch',
+  'allNodeClaims',
+  'podsOnSameNode',
+  'podsOnDifferentNodes',
+  'podsInSameDomain',
+  'zonesDistinct',
+  'maxSkew',
+  'domainCounts',
+  'reasonIncludes',
 ] as const;
 
 /** Disruption and garbage-collection expectations (delegated to ./disruption.ts). */
-export const DisruptionKeys = ['disrupt', 'keep', 'disruptCount', 'disruptFrom', 'disruptReason', 'replaceWith', 'replacementCount', 'allowedDisruptions', 'deleteNodeClaims', 'terminateInstances'] as const;
+export const DisruptionKeys = [
+  'disrupt',
+  'keep',
+  'disruptCount',
+  'disruptFrom',
+  'disruptReason',
+  'replaceWith',
+  'replacementCount',
+  'allowedDisruptions',
+  'deleteNodeClaims',
+  'terminateInstances',
+] as const;
 
 /** Bad-input expectations. */
 export const ValidationExpectKeys = ['errors'] as const;
@@ -94,12 +131,17 @@ export const SettingsKeys: readonly string[] = [...CaseSettingKeys, 'packing', '
  * the shapes of some `fields`. Keys without a shape hold scalars, lists of names or free maps
  * (labels, requests, allowedDisruptions).
  */
-type Shape = readonly string[] | { list: Shape } | { oneOrList: Shape } | { range: true } | { fields: Readonly<Record<string, Shape>>; keys: readonly string[] };
+type Shape =
+  readonly string[] | { list: Shape } | { oneOrList: Shape } | { range: true } | { fields: Readonly<Record<string, Shape>>; keys: readonly string[] };
 const Range: Shape = { range: true };
 const TaintKeys = ['key', 'value', 'effect'];
 const ClaimCriteria: Shape = {
   keys: ['nodePool', 'instanceTypeIn', 'labels', 'capacityType', 'priceUsdPerHour', 'launchTypes', 'launchTypeCount', 'taints', 'requests'],
-  fields: { launchTypes: { keys: ['labels', 'offering'], fields: { offering: ['zone', 'capacityType'] } }, launchTypeCount: Range, taints: { list: TaintKeys } },
+  fields: {
+    launchTypes: { keys: ['labels', 'offering'], fields: { offering: ['zone', 'capacityType'] } },
+    launchTypeCount: Range,
+    taints: { list: TaintKeys },
+  },
 };
 const ExpectShapes: Readonly<Record<string, Shape>> = {
   nodeClaims: Range,
@@ -119,7 +161,9 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 function checkShape(path: string, value: unknown, shape: Shape): string[] {
   if (Array.isArray(shape)) {
     if (!isMap(value)) return [`${path}: expected a mapping`];
-    return Object.keys(value).filter((k) => !shape.includes(k)).map((k) => `unknown key "${path}.${k}"`);
+    return Object.keys(value)
+      .filter((k) => !shape.includes(k))
+      .map((k) => `unknown key "${path}.${k}"`);
   }
   const s = shape as Exclude<Shape, readonly string[]>;
   if ('range' in s) {
@@ -130,7 +174,8 @@ function checkShape(path: string, value: unknown, shape: Shape): string[] {
     if (!Array.isArray(value)) return [`${path}: expected a list`];
     return value.flatMap((v, i) => checkShape(`${path}[${i}]`, v, s.list));
   }
-  if ('oneOrList' in s) return Array.isArray(value) ? value.flatMap((v, i) => checkShape(`${path}[${i}]`, v, s.oneOrList)) : checkShape(path, value, s.oneOrList);
+  if ('oneOrList' in s)
+    return Array.isArray(value) ? value.flatMap((v, i) => checkShape(`${path}[${i}]`, v, s.oneOrList)) : checkShape(path, value, s.oneOrList);
   const problems = checkShape(path, value, s.keys);
   if (isMap(value)) for (const [k, sub] of Object.entries(s.fields)) if (value[k] !== undefined) problems.push(...checkShape(`${path}.${k}`, value[k], sub));
   return problems;
@@ -139,7 +184,9 @@ function checkShape(path: string, value: unknown, shape: Shape): string[] {
 function checkExpect(doc: Record<string, any>): string[] {
   const expect = doc.expect;
   if (!expect || typeof expect !== 'object' || Object.keys(expect).length === 0) return ['no expect'];
-  const problems = Object.keys(expect).filter((k) => !ExpectKeys.includes(k)).map((k) => `unknown key "expect.${k}"`);
+  const problems = Object.keys(expect)
+    .filter((k) => !ExpectKeys.includes(k))
+    .map((k) => `unknown key "expect.${k}"`);
   for (const [k, shape] of Object.entries(ExpectShapes)) if (expect[k] !== undefined) problems.push(...checkShape(`expect.${k}`, expect[k], shape));
   if (doc.settings !== undefined) {
     problems.push(...checkShape('settings', doc.settings, SettingsKeys));
@@ -186,7 +233,8 @@ function loadGroup(file: string, stem: string, doc: Record<string, any>): Loaded
     return [{ file, name: stem, doc: {}, problems: [`cannot read an include: ${(e as Error).message.split('\n')[0]}`] }];
   }
   const groupProblems = checkDoc(doc, GroupKeys);
-  if (!Array.isArray(doc.cases) || doc.cases.length === 0) return [{ file, name: stem, doc: {}, problems: [...groupProblems, 'cases: expected a non-empty list'] }];
+  if (!Array.isArray(doc.cases) || doc.cases.length === 0)
+    return [{ file, name: stem, doc: {}, problems: [...groupProblems, 'cases: expected a non-empty list'] }];
   const seen = new Set<string>();
   return (doc.cases as Record<string, any>[]).map((entry, i) => {
     const entryName = typeof entry?.name === 'string' ? entry.name : `#${i + 1}`;

@@ -33,7 +33,10 @@ export function claimLabels(c: NewNodeClaim): Record<string, string> {
 
 /** Parses "app=web,tier!=db,key,!key" into a matcher. */
 export function parseSelector(text: string): (labels: Record<string, string> | undefined) => boolean {
-  const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const tests = parts.map((p) => {
     let m = /^([^!=]+)!=(.*)$/.exec(p);
     if (m) return (l: Record<string, string>) => l[m![1].trim()] !== m![2].trim();
@@ -62,7 +65,11 @@ interface ClaimCriteria {
   requests?: Record<string, string | number>;
 }
 
-const taintText = (ts: readonly { key: string; value?: string; effect: string }[]) => ts.map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`).sort().join(',');
+const taintText = (ts: readonly { key: string; value?: string; effect: string }[]) =>
+  ts
+    .map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`)
+    .sort()
+    .join(',');
 
 function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
   if (want.nodePool && c.nodePool !== want.nodePool) return false;
@@ -75,7 +82,10 @@ function claimMeets(c: NewNodeClaim, want: ClaimCriteria): boolean {
     const { labels: wl = {}, offering } = want.launchTypes;
     const ok = (t: NewNodeClaim['launchInstanceTypes'][number]) =>
       Object.entries(wl).every(([k, v]) => t.labels[k] === String(v)) &&
-      (!offering || t.offerings.some((o) => (offering.zone === undefined || o.zone === offering.zone) && (offering.capacityType === undefined || o.capacityType === offering.capacityType)));
+      (!offering ||
+        t.offerings.some(
+          (o) => (offering.zone === undefined || o.zone === offering.zone) && (offering.capacityType === undefined || o.capacityType === offering.capacityType),
+        ));
     if (c.launchInstanceTypes.length === 0 || !c.launchInstanceTypes.every(ok)) return false;
   }
   const labels = claimLabels(c);
@@ -123,25 +133,34 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
   const claimsText = () => result.newNodeClaims.map(describeClaim).join('; ') || 'none';
   const reasonsOf = (p: Pod) => {
     const u = result.unschedulable.find((x) => x.pod === p);
-    return u ? Object.entries(u.reasons).map(([k, v]) => `${k}: ${v}`).join('; ') || 'no nodepool' : '';
+    return u
+      ? Object.entries(u.reasons)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('; ') || 'no nodepool'
+      : '';
   };
 
   if ('scheduled' in expect) {
     const want = expect.scheduled === 'all' ? snapshot.countedPending.length : Number(expect.scheduled);
     if (placedCounted.length !== want) {
       const missing = snapshot.countedPending.filter((p) => !places.has(p)).map((p) => `${p.metadata.name} (${reasonsOf(p)})`);
-      failures.push(`scheduled: expected ${expect.scheduled === 'all' ? `all ${want}` : want}, got ${placedCounted.length}${missing.length ? `; not placed: ${missing.slice(0, 5).join(', ')}` : ''}`);
+      failures.push(
+        `scheduled: expected ${expect.scheduled === 'all' ? `all ${want}` : want}, got ${placedCounted.length}${missing.length ? `; not placed: ${missing.slice(0, 5).join(', ')}` : ''}`,
+      );
     }
   }
   for (const prefix of (expect.unschedulable ?? []) as string[]) {
-    const pods = [...snapshot.workloads.pendingPods, ...snapshot.workloads.notProvisionable].filter((p) => p.metadata.name === prefix || p.metadata.name.startsWith(prefix));
+    const pods = [...snapshot.workloads.pendingPods, ...snapshot.workloads.notProvisionable].filter(
+      (p) => p.metadata.name === prefix || p.metadata.name.startsWith(prefix),
+    );
     if (pods.length === 0) failures.push(`unschedulable: no pending pod named ${prefix}*`);
     for (const p of pods) if (places.has(p)) failures.push(`unschedulable: expected ${p.metadata.name} to stay pending, got a place on ${places.get(p)!.node}`);
   }
   if (expect.reasonIncludes !== undefined) {
     const want = String(expect.reasonIncludes).toLowerCase();
     for (const p of snapshot.countedPending.filter((x) => !places.has(x))) {
-      if (!reasonsOf(p).toLowerCase().includes(want)) failures.push(`reasonIncludes: expected ${p.metadata.name}'s reason to mention "${expect.reasonIncludes}", got "${reasonsOf(p)}"`);
+      if (!reasonsOf(p).toLowerCase().includes(want))
+        failures.push(`reasonIncludes: expected ${p.metadata.name}'s reason to mention "${expect.reasonIncludes}", got "${reasonsOf(p)}"`);
     }
   }
   if ('unschedulableCount' in expect) {
@@ -161,7 +180,10 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
   for (const group of (expect.podsOnSameNode ?? []) as string[][]) {
     const nodes = group.map((n) => findPods(n).map((p) => where(p)?.node ?? '(not placed)'));
     const flat = new Set(nodes.flat());
-    if (flat.size !== 1 || flat.has('(not placed)')) failures.push(`podsOnSameNode: expected ${group.join(', ')} together, got ${group.map((n, i) => `${n}→${nodes[i].join('|') || '(no such pod)'}`).join(', ')}`);
+    if (flat.size !== 1 || flat.has('(not placed)'))
+      failures.push(
+        `podsOnSameNode: expected ${group.join(', ')} together, got ${group.map((n, i) => `${n}→${nodes[i].join('|') || '(no such pod)'}`).join(', ')}`,
+      );
   }
   for (const group of (expect.podsOnDifferentNodes ?? []) as string[][]) {
     const nodes = group.flatMap((n) => findPods(n).map((p) => ({ n: p.metadata.name, node: where(p)?.node })));
@@ -171,18 +193,23 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
       if (!x.node || seen.has(x.node)) ok = false;
       if (x.node) seen.add(x.node);
     }
-    if (!ok) failures.push(`podsOnDifferentNodes: expected ${group.join(', ')} apart, got ${nodes.map((x) => `${x.n}→${x.node ?? '(not placed)'}`).join(', ')}`);
+    if (!ok)
+      failures.push(`podsOnDifferentNodes: expected ${group.join(', ')} apart, got ${nodes.map((x) => `${x.n}→${x.node ?? '(not placed)'}`).join(', ')}`);
   }
   for (const e of (expect.podsInSameDomain ?? []) as { topologyKey: string; pods: string[] }[]) {
     const got = e.pods.flatMap((n) => findPods(n).map((p) => ({ n: p.metadata.name, d: where(p)?.labels[e.topologyKey] })));
     const domains = new Set(got.map((g) => g.d));
-    if (domains.size !== 1 || domains.has(undefined)) failures.push(`podsInSameDomain: expected ${e.pods.join(', ')} in one ${e.topologyKey}, got ${got.map((g) => `${g.n}→${g.d ?? '?'}`).join(', ')}`);
+    if (domains.size !== 1 || domains.has(undefined))
+      failures.push(`podsInSameDomain: expected ${e.pods.join(', ')} in one ${e.topologyKey}, got ${got.map((g) => `${g.n}→${g.d ?? '?'}`).join(', ')}`);
   }
   if (expect.zonesDistinct) {
     const match = parseSelector(String(expect.zonesDistinct));
     const pods = allPods.filter((p) => match(p.metadata.labels) && places.has(p));
     const zones = pods.map((p) => where(p)!.labels[L.LabelTopologyZone]);
-    if (new Set(zones).size !== zones.length || zones.includes(undefined as unknown as string)) failures.push(`zonesDistinct: expected ${expect.zonesDistinct} pods in distinct zones, got ${pods.map((p, i) => `${p.metadata.name}→${zones[i]}`).join(', ')}`);
+    if (new Set(zones).size !== zones.length || zones.includes(undefined as unknown as string))
+      failures.push(
+        `zonesDistinct: expected ${expect.zonesDistinct} pods in distinct zones, got ${pods.map((p, i) => `${p.metadata.name}→${zones[i]}`).join(', ')}`,
+      );
   }
   const skews = expect.maxSkew ? (Array.isArray(expect.maxSkew) ? expect.maxSkew : [expect.maxSkew]) : [];
   for (const s of skews as { selector: string; topologyKey: string; skew: number }[]) {
@@ -195,7 +222,12 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
         const np = snapshot.nodePools.find((p) => p.metadata.name === name)!;
         const req = Requirements.fromSpecs(np.spec.template.spec.requirements).get(s.topologyKey);
         for (const t of types) {
-          const values = s.topologyKey === L.LabelTopologyZone ? t.offerings.map((o) => o.zone) : s.topologyKey === L.LabelCapacityType ? t.offerings.map((o) => o.capacityType) : [t.labels[s.topologyKey]];
+          const values =
+            s.topologyKey === L.LabelTopologyZone
+              ? t.offerings.map((o) => o.zone)
+              : s.topologyKey === L.LabelCapacityType
+                ? t.offerings.map((o) => o.capacityType)
+                : [t.labels[s.topologyKey]];
           for (const v of values) if (v !== undefined && (!req || req.has(v))) counts.set(v, counts.get(v) ?? 0);
         }
       }
@@ -210,7 +242,10 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     if (unpinned.length > 0) failures.push(`maxSkew: ${unpinned.join(', ')} placed on nodes not pinned to one ${s.topologyKey}`);
     const values = [...counts.values()];
     const skew = values.length > 0 ? Math.max(...values) - Math.min(...values) : 0;
-    if (skew > s.skew) failures.push(`maxSkew: expected ${s.selector} on ${s.topologyKey} skew ≤ ${s.skew}, got ${skew} (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`);
+    if (skew > s.skew)
+      failures.push(
+        `maxSkew: expected ${s.selector} on ${s.topologyKey} skew ≤ ${s.skew}, got ${skew} (${[...counts].map(([k, v]) => `${k}=${v}`).join(', ')})`,
+      );
   }
   const domainCounts = expect.domainCounts ? (Array.isArray(expect.domainCounts) ? expect.domainCounts : [expect.domainCounts]) : [];
   for (const s of domainCounts as { selector: string; topologyKey: string; namespace?: string; counts?: number[]; max?: number }[]) {
@@ -232,9 +267,11 @@ export function checkProvisioning(snapshot: CaseSnapshot, expect: Record<string,
     const got = [...counts.values()].sort((a, b) => a - b);
     if (s.counts) {
       const want = [...s.counts].map(Number).sort((a, b) => a - b);
-      if (got.join(',') !== want.join(',')) failures.push(`domainCounts: expected ${s.selector} per ${s.topologyKey} [${want.join(', ')}], got [${got.join(', ')}] ${seen}`);
+      if (got.join(',') !== want.join(','))
+        failures.push(`domainCounts: expected ${s.selector} per ${s.topologyKey} [${want.join(', ')}], got [${got.join(', ')}] ${seen}`);
     }
-    if (s.max !== undefined && got.some((n) => n > Number(s.max))) failures.push(`domainCounts: expected at most ${s.max} ${s.selector} pods per ${s.topologyKey}, got ${seen}`);
+    if (s.max !== undefined && got.some((n) => n > Number(s.max)))
+      failures.push(`domainCounts: expected at most ${s.max} ${s.selector} pods per ${s.topologyKey}, got ${seen}`);
   }
   return { failures, result };
 }

@@ -42,7 +42,8 @@ export async function runCase(c: LoadedCase): Promise<CaseResult> {
       const problems = [...(c.doc.nodePools ?? []), ...(c.doc.nodeClasses ?? [])].flatMap((o: unknown) => validateObject(o));
       const text = problems.join('\n').toLowerCase();
       for (const want of expect.errors as string[]) {
-        if (!text.includes(String(want).toLowerCase())) messages.push(`errors: expected a problem mentioning "${want}", got ${problems.length ? problems.join('; ') : 'no problems'}`);
+        if (!text.includes(String(want).toLowerCase()))
+          messages.push(`errors: expected a problem mentioning "${want}", got ${problems.length ? problems.join('; ') : 'no problems'}`);
       }
     }
     if (ProvisioningExpectKeys.some((k) => k in expect)) {

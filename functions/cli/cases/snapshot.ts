@@ -112,10 +112,14 @@ export function snapshotFromCase(doc: Record<string, any>, resolutions?: Pick<No
     const className = np.spec.template.spec.nodeClassRef.name;
     // A NodePool launches only types whose OS its node class's image runs.
     const os = AmiFamilyFeatureTable[amiFamilyOf(classByName.get(className))].os;
-    typesByPool.set(np.metadata.name, typesForClass(className).filter((t) => (t.labels[L.LabelOS] ?? 'linux') === os));
+    typesByPool.set(
+      np.metadata.name,
+      typesForClass(className).filter((t) => (t.labels[L.LabelOS] ?? 'linux') === os),
+    );
   }
   const workloads = readWorkloads([...((doc.objects ?? []) as unknown[]), ...((doc.nodes ?? []) as unknown[])]);
-  const startupOf = (n: Node) => (nodePools.find((p) => p.metadata.name === n.metadata.labels?.[L.LabelNodePool])?.spec.template.spec.startupTaints ?? []) as Taint[];
+  const startupOf = (n: Node) =>
+    (nodePools.find((p) => p.metadata.name === n.metadata.labels?.[L.LabelNodePool])?.spec.template.spec.startupTaints ?? []) as Taint[];
   // A listed NodeClaim with a node: its recorded allocatable stands in for what that node's kubelet does not report yet.
   const claimAllocatable = new Map<string, Record<string, string>>();
   for (const c of (doc.existingNodeClaims ?? []) as KubeObject[]) {

@@ -11,14 +11,7 @@ import type { EC2NodeClass, NodePool } from '../../../shared/api/nodepool.ts';
 import { checkRegion, encode, outputFormat, readText } from '../io.ts';
 import { nodePoolPriceGaps, readNodePoolFile } from './plan.ts';
 import { formatResources } from '../../../shared/api/quantity.ts';
-import {
-  cheapestPrice,
-  filterInstanceTypes,
-  loadCatalog,
-  nodePoolRequirements,
-  sortByPrice,
-  type InstanceType,
-} from '../../../shared/catalog/index.ts';
+import { cheapestPrice, filterInstanceTypes, loadCatalog, nodePoolRequirements, sortByPrice, type InstanceType } from '../../../shared/catalog/index.ts';
 
 /** One row of the output. Prices in USD per hour. */
 export interface InstanceTypeRow {
@@ -60,7 +53,20 @@ function minPrice(row: InstanceTypeRow, capacityType: string): string {
 /** A fixed-width table for people: one line per type; `wide` adds the extended resources (GPUs, ENIs, …). */
 export function formatTable(rows: readonly InstanceTypeRow[], wide = false): string {
   const withPool = rows.some((r) => r.nodePool);
-  const header = [...(withPool ? ['NODEPOOL'] : []), 'NAME', 'CPU', 'MEMORY', 'PODS', 'ALLOC CPU', 'ALLOC MEMORY', 'ALLOC STORAGE', 'ON-DEMAND $/H', 'SPOT $/H', 'ZONES', ...(wide ? ['EXTENDED'] : [])];
+  const header = [
+    ...(withPool ? ['NODEPOOL'] : []),
+    'NAME',
+    'CPU',
+    'MEMORY',
+    'PODS',
+    'ALLOC CPU',
+    'ALLOC MEMORY',
+    'ALLOC STORAGE',
+    'ON-DEMAND $/H',
+    'SPOT $/H',
+    'ZONES',
+    ...(wide ? ['EXTENDED'] : []),
+  ];
   const base = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
   const body = rows.map((r) => [
     ...(withPool ? [r.nodePool ?? ''] : []),
@@ -74,10 +80,21 @@ export function formatTable(rows: readonly InstanceTypeRow[], wide = false): str
     minPrice(r, 'on-demand'),
     minPrice(r, 'spot'),
     String(new Set(r.offerings.map((o) => o.zone)).size),
-    ...(wide ? [Object.entries(r.capacity).filter(([k]) => !base.has(k)).map(([k, v]) => `${k}=${v}`).join(',') || '-'] : []),
+    ...(wide
+      ? [
+          Object.entries(r.capacity)
+            .filter(([k]) => !base.has(k))
+            .map(([k, v]) => `${k}=${v}`)
+            .join(',') || '-',
+        ]
+      : []),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...body.map(line)].join('\n') + '\n';
 }
 

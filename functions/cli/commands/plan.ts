@@ -150,7 +150,9 @@ export function relaxedLines(relaxed: PlanOutput['relaxed']): string[] {
       else groups.set(key, { preference: step.preference, why, pods: [r.pod] });
     }
   }
-  return [...groups.values()].map((g) => `relaxed ${g.preference} for ${g.pods.length} pod(s) (${firstFive(g.pods)}): with it the pod(s) fit nowhere: ${g.why}`);
+  return [...groups.values()].map(
+    (g) => `relaxed ${g.preference} for ${g.pods.length} pod(s) (${firstFive(g.pods)}): with it the pod(s) fit nowhere: ${g.why}`,
+  );
 }
 
 function firstFew(xs: readonly string[], n: number): string {
@@ -159,7 +161,12 @@ function firstFew(xs: readonly string[], n: number): string {
 
 function extended(requests: Record<string, string | number>): string {
   const base = new Set(['cpu', 'memory', 'ephemeral-storage', 'pods']);
-  return Object.entries(requests).filter(([k]) => !base.has(k)).map(([k, v]) => `${k}=${v}`).join(',') || '-';
+  return (
+    Object.entries(requests)
+      .filter(([k]) => !base.has(k))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',') || '-'
+  );
 }
 
 /** A table for people; `wide` adds the first launch types and the extended resources. */
@@ -181,7 +188,19 @@ export function formatPlanTable(out: PlanOutput, wide = false): string {
       c.zones.join(','),
       ...(wide ? [firstFew(c.instanceTypes, 5), extended(c.requests)] : []),
     ]);
-    const header = [...(byRound ? ['ROUND'] : []), 'NODEPOOL', 'CHEAPEST', 'PRICE', 'CAPACITY', 'LAUNCH-SET', 'CPU', 'MEMORY', 'PODS', 'ZONES', ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : [])];
+    const header = [
+      ...(byRound ? ['ROUND'] : []),
+      'NODEPOOL',
+      'CHEAPEST',
+      'PRICE',
+      'CAPACITY',
+      'LAUNCH-SET',
+      'CPU',
+      'MEMORY',
+      'PODS',
+      'ZONES',
+      ...(wide ? ['INSTANCE-TYPES', 'EXTENDED'] : []),
+    ];
     lines.push(formatTable(header, rows).trimEnd());
     const total = out.nodeClaims.reduce((s, c) => s + (c.price ?? 0), 0);
     const unpriced = out.nodeClaims.filter((c) => c.price === null).length;
@@ -229,10 +248,13 @@ export interface PlanTexts {
 function readWorkloadObjects(x: { file: string; text: string }): unknown[] {
   const { objects, errors } = parseYamlObjects(x.text);
   const problems = [
-    ...errors.map((e) => `${x.file}: document ${e.document}: ${e.line !== undefined ? `line ${e.line}, column ${e.column}: ` : ''}YAML syntax error: ${e.message}`),
+    ...errors.map(
+      (e) => `${x.file}: document ${e.document}: ${e.line !== undefined ? `line ${e.line}, column ${e.column}: ` : ''}YAML syntax error: ${e.message}`,
+    ),
     ...workloadInputProblems(objects).map((p) => `${x.file}: ${p}`),
   ];
-  if (objects.length === 0 && errors.length === 0) problems.push(`${x.file}: no objects found (expected kubectl get pods -A -o yaml|json output, Pods or workloads)`);
+  if (objects.length === 0 && errors.length === 0)
+    problems.push(`${x.file}: no objects found (expected kubectl get pods -A -o yaml|json output, Pods or workloads)`);
   const kinds = new Set(objects.map((o) => (o.object as { kind?: unknown } | null)?.kind));
   if (objects.length > 0 && [...kinds].every((k) => k === 'NodePool' || k === 'EC2NodeClass')) {
     problems.push(`${x.file}: holds only ${[...kinds].join(' and ')} objects, no pods or workloads (a NodePool file goes to --nodepools)`);
@@ -281,7 +303,9 @@ export function planInput(t: PlanTexts, notes?: PlanNotes): SchedulingInput {
     if (!types) {
       const nodeClass = nodeClasses.find((c) => c.metadata.name === name);
       const os = AmiFamilyFeatureTable[amiFamilyOf(nodeClass)].os;
-      types = loadCatalog({ region: t.region, nodeClass, subnets: t.resolutions?.resolved.get(name)?.subnets }).filter((it) => (it.labels[L.LabelOS] ?? 'linux') === os);
+      types = loadCatalog({ region: t.region, nodeClass, subnets: t.resolutions?.resolved.get(name)?.subnets }).filter(
+        (it) => (it.labels[L.LabelOS] ?? 'linux') === os,
+      );
       byClass.set(name, types);
     }
     return types;
@@ -314,7 +338,9 @@ function hasStorage(s: StorageObjects): boolean {
 export function notProvisionableLine(file: string, pods: readonly Pod[]): string[] {
   const listed = pods.map((p) => ({ p, why: notProvisionableReason(p, { assumeUnschedulable: true }) })).filter((x) => x.why && x.why !== 'DaemonSet pod');
   if (listed.length === 0) return [];
-  return [`${file}: ${listed.length} unbound pod(s) not planned for, as the provisioner skips them: ${firstFive(listed.map((x) => `${x.p.metadata.namespace ?? 'default'}/${x.p.metadata.name} (${x.why})`))}`];
+  return [
+    `${file}: ${listed.length} unbound pod(s) not planned for, as the provisioner skips them: ${firstFive(listed.map((x) => `${x.p.metadata.namespace ?? 'default'}/${x.p.metadata.name} (${x.why})`))}`,
+  ];
 }
 
 /**
@@ -341,7 +367,9 @@ export function uncheckedVolumesLine(file: string, input: Pick<SchedulingInput, 
   if (input.storage) return [];
   const n = input.pods.filter(hasClaimVolumes).length;
   if (n === 0) return [];
-  return [`${file}: ${n} pod(s) mount PersistentVolumeClaims but the input holds no PersistentVolumeClaim, PersistentVolume or StorageClass: their volumes are not checked (add \`kubectl get pvc,pv,storageclass -A -o yaml\` to check them)`];
+  return [
+    `${file}: ${n} pod(s) mount PersistentVolumeClaims but the input holds no PersistentVolumeClaim, PersistentVolume or StorageClass: their volumes are not checked (add \`kubectl get pvc,pv,storageclass -A -o yaml\` to check them)`,
+  ];
 }
 
 /**
@@ -350,7 +378,12 @@ export function uncheckedVolumesLine(file: string, input: Pick<SchedulingInput, 
  * object and the field: `np.yaml: NodePool/gpu: spec.template.spec.requirements[0].values[1]: instance type "p3.2xlarge" is not in the catalog (…)`.
  * Pods asking for the same value are reported once, with how many others do.
  */
-export function unknownInstanceTypeLines(files: { nodePools: string; pods: string }, nodePools: readonly NodePool[], pods: readonly Pod[], region: string): string[] {
+export function unknownInstanceTypeLines(
+  files: { nodePools: string; pods: string },
+  nodePools: readonly NodePool[],
+  pods: readonly Pod[],
+  region: string,
+): string[] {
   const lines: string[] = [];
   nodePools.forEach((np) => {
     np.spec.template.spec.requirements.forEach((r, i) => {
@@ -375,7 +408,13 @@ export function unknownInstanceTypeLines(files: { nodePools: string; pods: strin
     const terms = p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
     terms.forEach((t, ti) =>
       (t.matchExpressions ?? []).forEach((e, ei) => {
-        if (e.operator === 'In') for (const v of e.values ?? []) note(e.key, v, `${name}: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${ti}].matchExpressions[${ei}]`);
+        if (e.operator === 'In')
+          for (const v of e.values ?? [])
+            note(
+              e.key,
+              v,
+              `${name}: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${ti}].matchExpressions[${ei}]`,
+            );
       }),
     );
   }
@@ -396,12 +435,25 @@ export const AnnotationPlannedRound = 'nodefleet.io/planned-round';
  * Event per pod: `Nominated` (the NodeClaim or existing node it would run on) or
  * `FailedScheduling` (why, per NodePool).
  */
-export function planObjects(result: SchedulingResult, input: SchedulingInput, nodeClasses: readonly EC2NodeClass[], opts: { cluster: string; now: Date; claimRounds?: readonly number[] }) {
+export function planObjects(
+  result: SchedulingResult,
+  input: SchedulingInput,
+  nodeClasses: readonly EC2NodeClass[],
+  opts: { cluster: string; now: Date; claimRounds?: readonly number[] },
+) {
   const claims = result.newNodeClaims.map((c, i) => {
     const nodePool = input.nodePools.find((p) => p.metadata.name === c.nodePool)!;
     const nodeClass = nodeClasses.find((nc) => nc.metadata.name === nodePool.spec.template.spec.nodeClassRef.name);
-    const name = previewNodeClaimName(c.nodePool, c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`));
-    return { planned: c, gap: priceGap(nodeClass), round: opts.claimRounds?.[i] ?? 1, claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }) };
+    const name = previewNodeClaimName(
+      c.nodePool,
+      c.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`),
+    );
+    return {
+      planned: c,
+      gap: priceGap(nodeClass),
+      round: opts.claimRounds?.[i] ?? 1,
+      claim: toNodeClaim(c, { cluster: opts.cluster, nodePool, nodeClass, now: opts.now, name }),
+    };
   });
   const event = (p: Pod, reason: 'Nominated' | 'FailedScheduling', message: string) => ({
     apiVersion: 'v1',
@@ -415,7 +467,9 @@ export function planObjects(result: SchedulingResult, input: SchedulingInput, no
   });
   const events = [
     ...claims.flatMap(({ planned, claim, round }) =>
-      planned.pods.map((p) => event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}${round > 1 ? ` (placed in a later round: ${round})` : ''}`)),
+      planned.pods.map((p) =>
+        event(p, 'Nominated', `Pod should schedule on: nodeclaim/${claim.name}${round > 1 ? ` (placed in a later round: ${round})` : ''}`),
+      ),
     ),
     ...result.placements.map((pl) => event(pl.pod, 'Nominated', `Pod should schedule on: node/${pl.node}`)),
     ...result.unschedulable.map((u) => {
@@ -445,59 +499,100 @@ export function register(program: Command): void {
     .option('-o, --output <format>', 'json|yaml (a List of karpenter.sh/v1 NodeClaims and pod Events), wide, or a table by default', 'table')
     .option('--launch-requests', 'add per NodeClaim the exact CreateFleet input under launchRequest (prints JSON)')
     .option('--cluster-name <name>', 'cluster name used in --launch-requests', 'my-cluster')
-    .option('--packing <mode>', 'cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more); env NODEFLEET_PACKING; a NodePool\'s nodefleet.io/packing annotation wins')
-    .option('--account <file>', 'the account: JSON of aws ec2 describe-subnets / describe-security-groups / describe-images (several in one file, or the option repeated); the EC2NodeClasses are resolved against it, claims go only where their subnets are', (v: string, prev: string[]) => [...prev, v], [] as string[])
-    .action(async (opts: { nodepools: string; pods: string; nodes?: string; region: string; output: string; launchRequests?: boolean; clusterName: string; packing?: string; account: string[] }) => {
-      const envPacking = process.env[Env.packing] || undefined;
-      if (opts.packing === undefined && envPacking !== undefined && !isPackingMode(envPacking)) throw new CliError(`${Env.packing}: ${packingProblem(envPacking)}`, 2);
-      const settingFrom = opts.packing !== undefined ? '--packing' : Env.packing;
-      opts.packing ??= envPacking;
-      const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
-      if (opts.packing !== undefined && !isPackingMode(opts.packing)) throw new CliError(`--packing: ${packingProblem(opts.packing)}`, 2);
-      const nameProblem = clusterNameProblem(opts.clusterName);
-      if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
-      const nodePoolText = readText(opts.nodepools);
-      checkRegion(opts.region);
-      const account = opts.account.length > 0 ? readAccountFiles(opts.account.map(readText), opts.region) : undefined;
-      const pools = readNodePoolFile(nodePoolText);
-      const against = account ? await resolveAgainstAccount(account, pools.nodePools, pools.nodeClasses, { region: opts.region, clusterName: opts.clusterName }) : undefined;
-      const notes: PlanNotes = {};
-      const input = planInput({
-        nodePools: nodePoolText,
-        pods: readText(opts.pods),
-        nodes: opts.nodes ? readText(opts.nodes) : undefined,
-        region: opts.region,
-        packing: opts.packing as PlanTexts['packing'],
-        ...(against ? { resolutions: against.resolutions } : {}),
-      }, notes);
-      const { nodeClasses } = pools;
-      // The plan places pods as Karpenter would; a class nodefleet refuses launches nothing at runtime: said here.
-      for (const c of nodeClasses) for (const line of nodeClassRefusals(c.spec)) process.stderr.write(`${opts.nodepools}: EC2NodeClass/${c.metadata.name}: ${line} (nodefleet launches nothing from this class)\n`);
-      for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region)) process.stderr.write(`${line}\n`);
-      for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
-      for (const line of notProvisionableLine(opts.pods, notes.notProvisionable ?? [])) process.stderr.write(`${line}\n`);
-      for (const line of daemonSetsFromPodsLine(opts.pods, notes.daemonSetsFromPods ?? [])) process.stderr.write(`${line}\n`);
-      for (const [name, problem] of against?.resolutions.problems ?? []) process.stderr.write(`${opts.account.join(', ')}: EC2NodeClass/${name}: ${problem} (nodefleet launches nothing from this class)\n`);
-      if (!against) process.stderr.write(`no --account: subnets, security groups and AMIs are placeholders (every zone of ${opts.region} assumed, zone ids as in the shipped catalog)\n`);
-      else if (against.placeholders.length > 0) process.stderr.write(`${opts.account.join(', ')}: placeholders for ${against.placeholders.join('; ')}\n`);
-      const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);
-      if (packing.conflict) process.stderr.write(`${opts.nodepools}: ${packing.conflict}\n`);
-      const rounds = planRounds(input);
-      const result = rounds.result;
-      const out = toPlanOutput(result, { rounds, priceGaps: nodePoolPriceGaps(input.nodePools, nodeClasses) });
-      if (opts.launchRequests) {
-        // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
-        const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
-        const nodeClaims = addLaunchRequests(out.nodeClaims, result.newNodeClaims, { nodeClasses, nodeClassOf, clusterName: opts.clusterName, region: opts.region, ...(against ? { resolved: against.resolutions.resolved } : {}) });
-        process.stdout.write(`${JSON.stringify({ ...out, nodeClaims }, null, 2)}\n`);
-        return;
-      }
-      if (format === 'json' || format === 'yaml') {
-        process.stdout.write(encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date(), claimRounds: rounds.claimRounds }), format));
-      } else {
-        const from = { annotation: ` (${L.AnnotationPacking})`, setting: ` (${settingFrom})`, default: '' }[packing.source];
-        const header = `region ${opts.region} (shipped catalog; --region to change), packing ${packing.packing ?? 'cost'}${from}${against ? `, account ${opts.account.join(', ')}` : ''}`;
-        process.stdout.write(`${header}\n${formatPlanTable(out, format === 'wide')}\n`);
-      }
-    });
+    .option(
+      '--packing <mode>',
+      "cost (default: a claim stops growing when no efficiently priced type could hold it) or karpenter (grow until no type can hold more); env NODEFLEET_PACKING; a NodePool's nodefleet.io/packing annotation wins",
+    )
+    .option(
+      '--account <file>',
+      'the account: JSON of aws ec2 describe-subnets / describe-security-groups / describe-images (several in one file, or the option repeated); the EC2NodeClasses are resolved against it, claims go only where their subnets are',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .action(
+      async (opts: {
+        nodepools: string;
+        pods: string;
+        nodes?: string;
+        region: string;
+        output: string;
+        launchRequests?: boolean;
+        clusterName: string;
+        packing?: string;
+        account: string[];
+      }) => {
+        const envPacking = process.env[Env.packing] || undefined;
+        if (opts.packing === undefined && envPacking !== undefined && !isPackingMode(envPacking))
+          throw new CliError(`${Env.packing}: ${packingProblem(envPacking)}`, 2);
+        const settingFrom = opts.packing !== undefined ? '--packing' : Env.packing;
+        opts.packing ??= envPacking;
+        const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
+        if (opts.packing !== undefined && !isPackingMode(opts.packing)) throw new CliError(`--packing: ${packingProblem(opts.packing)}`, 2);
+        const nameProblem = clusterNameProblem(opts.clusterName);
+        if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
+        const nodePoolText = readText(opts.nodepools);
+        checkRegion(opts.region);
+        const account = opts.account.length > 0 ? readAccountFiles(opts.account.map(readText), opts.region) : undefined;
+        const pools = readNodePoolFile(nodePoolText);
+        const against = account
+          ? await resolveAgainstAccount(account, pools.nodePools, pools.nodeClasses, { region: opts.region, clusterName: opts.clusterName })
+          : undefined;
+        const notes: PlanNotes = {};
+        const input = planInput(
+          {
+            nodePools: nodePoolText,
+            pods: readText(opts.pods),
+            nodes: opts.nodes ? readText(opts.nodes) : undefined,
+            region: opts.region,
+            packing: opts.packing as PlanTexts['packing'],
+            ...(against ? { resolutions: against.resolutions } : {}),
+          },
+          notes,
+        );
+        const { nodeClasses } = pools;
+        // The plan places pods as Karpenter would; a class nodefleet refuses launches nothing at runtime: said here.
+        for (const c of nodeClasses)
+          for (const line of nodeClassRefusals(c.spec))
+            process.stderr.write(`${opts.nodepools}: EC2NodeClass/${c.metadata.name}: ${line} (nodefleet launches nothing from this class)\n`);
+        for (const line of unknownInstanceTypeLines({ nodePools: opts.nodepools, pods: opts.pods }, input.nodePools, input.pods, opts.region))
+          process.stderr.write(`${line}\n`);
+        for (const line of uncheckedVolumesLine(opts.pods, input)) process.stderr.write(`${line}\n`);
+        for (const line of notProvisionableLine(opts.pods, notes.notProvisionable ?? [])) process.stderr.write(`${line}\n`);
+        for (const line of daemonSetsFromPodsLine(opts.pods, notes.daemonSetsFromPods ?? [])) process.stderr.write(`${line}\n`);
+        for (const [name, problem] of against?.resolutions.problems ?? [])
+          process.stderr.write(`${opts.account.join(', ')}: EC2NodeClass/${name}: ${problem} (nodefleet launches nothing from this class)\n`);
+        if (!against)
+          process.stderr.write(
+            `no --account: subnets, security groups and AMIs are placeholders (every zone of ${opts.region} assumed, zone ids as in the shipped catalog)\n`,
+          );
+        else if (against.placeholders.length > 0) process.stderr.write(`${opts.account.join(', ')}: placeholders for ${against.placeholders.join('; ')}\n`);
+        const packing = choosePacking(input.nodePools, opts.packing as PackingMode | undefined);
+        if (packing.conflict) process.stderr.write(`${opts.nodepools}: ${packing.conflict}\n`);
+        const rounds = planRounds(input);
+        const result = rounds.result;
+        const out = toPlanOutput(result, { rounds, priceGaps: nodePoolPriceGaps(input.nodePools, nodeClasses) });
+        if (opts.launchRequests) {
+          // Added for issue 4: the CreateFleet input per NodeClaim (shared/aws/launch-preview.ts).
+          const nodeClassOf = (np: string) => input.nodePools.find((p) => p.metadata.name === np)?.spec.template.spec.nodeClassRef.name ?? 'default';
+          const nodeClaims = addLaunchRequests(out.nodeClaims, result.newNodeClaims, {
+            nodeClasses,
+            nodeClassOf,
+            clusterName: opts.clusterName,
+            region: opts.region,
+            ...(against ? { resolved: against.resolutions.resolved } : {}),
+          });
+          process.stdout.write(`${JSON.stringify({ ...out, nodeClaims }, null, 2)}\n`);
+          return;
+        }
+        if (format === 'json' || format === 'yaml') {
+          process.stdout.write(
+            encode(planObjects(result, input, nodeClasses, { cluster: opts.clusterName, now: new Date(), claimRounds: rounds.claimRounds }), format),
+          );
+        } else {
+          const from = { annotation: ` (${L.AnnotationPacking})`, setting: ` (${settingFrom})`, default: '' }[packing.source];
+          const header = `region ${opts.region} (shipped catalog; --region to change), packing ${packing.packing ?? 'cost'}${from}${against ? `, account ${opts.account.join(', ')}` : ''}`;
+          process.stdout.write(`${header}\n${formatPlanTable(out, format === 'wide')}\n`);
+        }
+      },
+    );
 }

@@ -51,7 +51,11 @@ export function shortDuration(ms: number): string {
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('   ')
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
 }
 
@@ -83,10 +87,27 @@ export function formatStatus(claims: NodeClaim[], nowMs: number, opts: { phase?:
       ...(opts.phase ? [c.phase] : []),
       humanDuration(nowMs - Date.parse(c.createdAt)),
       ...(opts.wide
-        ? [c.imageId ?? '', c.providerId ?? '', c.nodePool, c.nodeClass, getCondition(c, 'Drifted')?.status ?? '', c.priceUsdPerHour !== undefined ? `$${c.priceUsdPerHour.toFixed(4)}/h` : '']
+        ? [
+            c.imageId ?? '',
+            c.providerId ?? '',
+            c.nodePool,
+            c.nodeClass,
+            getCondition(c, 'Drifted')?.status ?? '',
+            c.priceUsdPerHour !== undefined ? `$${c.priceUsdPerHour.toFixed(4)}/h` : '',
+          ]
         : []),
     ]);
-  const header = ['NAME', 'TYPE', 'CAPACITY', 'ZONE', 'NODE', 'READY', ...(opts.phase ? ['PHASE'] : []), 'AGE', ...(opts.wide ? ['IMAGEID', 'ID', 'NODEPOOL', 'NODECLASS', 'DRIFTED', 'PRICE'] : [])];
+  const header = [
+    'NAME',
+    'TYPE',
+    'CAPACITY',
+    'ZONE',
+    'NODE',
+    'READY',
+    ...(opts.phase ? ['PHASE'] : []),
+    'AGE',
+    ...(opts.wide ? ['IMAGEID', 'ID', 'NODEPOOL', 'NODECLASS', 'DRIFTED', 'PRICE'] : []),
+  ];
   return table(header, rows);
 }
 
@@ -117,7 +138,15 @@ export function buildTimeline(rec: ExecutionRecord, opts: { verbose?: boolean } 
   for (const e of rec.events) {
     const ms = Date.parse(e.timestamp);
     if (e.type.endsWith('StateEntered')) {
-      open = { time: e.timestamp, offsetMs: ms - startMs, state: e.stateName ?? '?', type: e.type.replace(/StateEntered$/, ''), durationMs: 0, count: 1, detail: '' };
+      open = {
+        time: e.timestamp,
+        offsetMs: ms - startMs,
+        state: e.stateName ?? '?',
+        type: e.type.replace(/StateEntered$/, ''),
+        durationMs: 0,
+        count: 1,
+        detail: '',
+      };
       visits.push(open);
     } else if (e.type.endsWith('StateExited') && open) {
       open.durationMs = ms - Date.parse(open.time);
@@ -254,7 +283,9 @@ export function chooseSource(local: string | boolean | undefined, env: Record<st
     const root = resolve(cwd, typeof local === 'string' ? local : '.');
     const dir = resolve(root, StateDir);
     if (!existsSync(dir)) {
-      throw new CliError(`--local ${typeof local === 'string' ? local : '.'}: ${existsSync(root) ? `no ${StateDir}/ in ${root}` : 'no such folder'} (run \`nodefleet demo\` there first)`);
+      throw new CliError(
+        `--local ${typeof local === 'string' ? local : '.'}: ${existsSync(root) ? `no ${StateDir}/ in ${root}` : 'no such folder'} (run \`nodefleet demo\` there first)`,
+      );
     }
     return { kind: 'local', dir };
   }
@@ -383,7 +414,9 @@ function fail(message: string, code = 1): never {
 }
 
 function noSource(): never {
-  return fail(`no source: run \`nodefleet demo\` first (creates ${StateDir}/), pass --local DIR, or set NODEFLEET_CLUSTER_NAME, NODEFLEET_TABLE_NAME and AWS_REGION`);
+  return fail(
+    `no source: run \`nodefleet demo\` first (creates ${StateDir}/), pass --local DIR, or set NODEFLEET_CLUSTER_NAME, NODEFLEET_TABLE_NAME and AWS_REGION`,
+  );
 }
 
 // ---------------------------------------------------------------- commands
@@ -415,7 +448,10 @@ export function register(program: Command): void {
       if (format === 'json' || format === 'yaml') {
         const sorted = [...claims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
         process.stdout.write(encode(kubeList(sorted.map((c) => toKubeNodeClaim(c))), format));
-      } else if (claims.length === 0) process.stdout.write(`No NodeClaims found.${terminated ? ` (${terminated} terminated: status --all lists them, history NODECLAIM shows how each ended)` : ''}\n`);
+      } else if (claims.length === 0)
+        process.stdout.write(
+          `No NodeClaims found.${terminated ? ` (${terminated} terminated: status --all lists them, history NODECLAIM shows how each ended)` : ''}\n`,
+        );
       else process.stdout.write(formatStatus(claims, nowMs, { phase: opts.all, wide: format === 'wide' }));
     });
 

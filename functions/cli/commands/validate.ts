@@ -26,14 +26,21 @@ export function summarize(o: ValidatedObject): string {
   if (o.kind === 'NodePool') {
     const np = NodePoolSchema.parse(o.object);
     const reqs = np.spec.template.spec.requirements.length;
-    const budgets = np.spec.disruption.budgets.map((b) => b.nodes + (b.schedule ? ` @ "${b.schedule}" for ${b.duration}` : '') + (b.reasons ? ` (${b.reasons.join('/')})` : '')).join('; ');
+    const budgets = np.spec.disruption.budgets
+      .map((b) => b.nodes + (b.schedule ? ` @ "${b.schedule}" for ${b.duration}` : '') + (b.reasons ? ` (${b.reasons.join('/')})` : ''))
+      .join('; ');
     const parts = [
       `${reqs} requirement${reqs === 1 ? '' : 's'}`,
       `budgets ${budgets}`,
       `expireAfter ${np.spec.template.spec.expireAfter}`,
       `${np.spec.disruption.consolidationPolicy} after ${np.spec.disruption.consolidateAfter}`,
     ];
-    if (np.spec.limits) parts.push(`limits ${Object.entries(np.spec.limits).map(([k, v]) => `${k}=${v}`).join(',')}`);
+    if (np.spec.limits)
+      parts.push(
+        `limits ${Object.entries(np.spec.limits)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`,
+      );
     if (np.spec.weight !== undefined) parts.push(`weight ${np.spec.weight}`);
     parts.push(`nodeClassRef ${np.spec.template.spec.nodeClassRef.kind}/${np.spec.template.spec.nodeClassRef.name}`);
     return `valid (${parts.join(', ')})`;
@@ -80,7 +87,10 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
       if (!o.checked) continue;
       const key = `${o.kind}/${o.name}`;
       if (seenInFile.has(key)) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" in this file; names are cluster-wide`);
-      else if (opts.cluster && seenInCluster.has(key)) problems.push(`${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" (also defined in ${seenInCluster.get(key)}); names are cluster-wide`);
+      else if (opts.cluster && seenInCluster.has(key))
+        problems.push(
+          `${input.file}: ${key}: metadata.name: duplicate ${o.kind} "${o.name}" (also defined in ${seenInCluster.get(key)}); names are cluster-wide`,
+        );
       seenInFile.add(key);
       if (!seenInCluster.has(key)) seenInCluster.set(key, input.file);
       if (o.kind === 'EC2NodeClass') {
@@ -100,12 +110,16 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
     }
     lines.push(...problems);
     if (problems.length > 0) failed = true;
-    for (const o of r.objects) if (o.problems.length === 0 && !problems.some((p) => p.startsWith(`${input.file}: ${o.kind}/${o.name}: `))) lines.push(`${input.file}: ${o.kind}/${o.name}: ${summarize(o)}`);
+    for (const o of r.objects)
+      if (o.problems.length === 0 && !problems.some((p) => p.startsWith(`${input.file}: ${o.kind}/${o.name}: `)))
+        lines.push(`${input.file}: ${o.kind}/${o.name}: ${summarize(o)}`);
   }
   if (opts.cluster) {
     for (const { file, pool, ref } of refs) {
       if (ref.group !== 'karpenter.k8s.aws' || ref.kind !== 'EC2NodeClass' || typeof ref.name !== 'string' || nodeClassNames.has(ref.name)) continue;
-      lines.push(`${file}: NodePool/${pool}: spec.template.spec.nodeClassRef.name: EC2NodeClass "${ref.name}" is defined in none of the files (--cluster checks the files as one cluster)`);
+      lines.push(
+        `${file}: NodePool/${pool}: spec.template.spec.nodeClassRef.name: EC2NodeClass "${ref.name}" is defined in none of the files (--cluster checks the files as one cluster)`,
+      );
       failed = true;
     }
   }
@@ -134,7 +148,10 @@ export function register(program: Command): void {
       if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
       const nodeRole = opts.nodeRole ?? (opts.clusterName !== undefined ? nodeRoleNameOf(opts.clusterName) : undefined);
       if (opts.clusterName !== undefined && nodeRole === undefined) {
-        throw new CliError(`--cluster-name: the stack lets CloudFormation name the node role of "${opts.clusterName}" (name too long); pass --node-role with the stack output NodeRoleName`, 2);
+        throw new CliError(
+          `--cluster-name: the stack lets CloudFormation name the node role of "${opts.clusterName}" (name too long); pass --node-role with the stack output NodeRoleName`,
+          2,
+        );
       }
       const { lines, exitCode } = validateFiles(files.map(readInput), { cluster: opts.cluster, nodeRole });
       process.stdout.write(lines.map((l) => `${l}\n`).join(''));

@@ -24,14 +24,19 @@ describe('LocalEc2', () => {
     // Prepare
     const ec2 = region();
     ec2.setCapacity('c5a.2xlarge', 'ap-northeast-2a', 'on-demand', 1);
-    const req = request([{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a' }, { instanceType: 'c5.2xlarge', zone: 'ap-northeast-2a' }]);
+    const req = request([
+      { instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a' },
+      { instanceType: 'c5.2xlarge', zone: 'ap-northeast-2a' },
+    ]);
     // Act
     const first = ec2.createFleet(req);
     const second = ec2.createFleet(req);
     // Assess
     expect(first.instances.map((i) => i.instanceType)).toEqual(['c5a.2xlarge']);
     expect(second.instances.map((i) => i.instanceType)).toEqual(['c5.2xlarge']);
-    expect(second.errors.map((e) => [e.errorCode, e.override?.instanceType, e.override?.zone])).toEqual([['InsufficientInstanceCapacity', 'c5a.2xlarge', 'ap-northeast-2a']]);
+    expect(second.errors.map((e) => [e.errorCode, e.override?.instanceType, e.override?.zone])).toEqual([
+      ['InsufficientInstanceCapacity', 'c5a.2xlarge', 'ap-northeast-2a'],
+    ]);
   });
 
   it('spreads an override without a zone over every zone and skips types not sold there', () => {

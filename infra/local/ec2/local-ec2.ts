@@ -238,14 +238,24 @@ export class LocalEc2 {
       const z = o.subnetId ? this.zoneOfSubnet(o.subnetId) : o.zone ? this.zone(o.zone) : undefined;
       const zones = z ? [z] : o.zone || o.subnetId ? [] : this.zones;
       if (zones.length === 0) {
-        errors.push({ override: { ...o, zone: o.zone ?? '' }, lifecycle: req.capacityType, errorCode: 'InvalidSubnetID.NotFound', errorMessage: `The subnet ID '${o.subnetId}' does not exist` });
+        errors.push({
+          override: { ...o, zone: o.zone ?? '' },
+          lifecycle: req.capacityType,
+          errorCode: 'InvalidSubnetID.NotFound',
+          errorMessage: `The subnet ID '${o.subnetId}' does not exist`,
+        });
         continue;
       }
       for (const zz of zones) {
         const price = this.priceOf(o.instanceType, zz.zone, req.capacityType);
         const full = { ...o, zone: zz.zone, subnetId: zz.subnetId };
         if (price === undefined) {
-          errors.push({ override: full, lifecycle: req.capacityType, errorCode: 'Unsupported', errorMessage: `The requested configuration is currently not supported. Your requested instance type (${o.instanceType}) is not supported in your requested Availability Zone (${zz.zone}).` });
+          errors.push({
+            override: full,
+            lifecycle: req.capacityType,
+            errorCode: 'Unsupported',
+            errorMessage: `The requested configuration is currently not supported. Your requested instance type (${o.instanceType}) is not supported in your requested Availability Zone (${zz.zone}).`,
+          });
           continue;
         }
         candidates.push({ o: full, price });
@@ -279,7 +289,16 @@ export class LocalEc2 {
       // EC2 adds a fleet-level error without overrides when the target was not met.
       errors.push({ errorCode: 'UnfulfillableCapacity', errorMessage: 'Failed to fulfill capacity. Please review errors in the response.' });
     }
-    this.calls.push({ action: 'CreateFleet', atMs: this.clock.nowMs(), detail: { capacityType: req.capacityType, overrides: req.overrides.length, launched: instances.map((i) => i.instanceType), errors: errors.map((e) => e.errorCode) } });
+    this.calls.push({
+      action: 'CreateFleet',
+      atMs: this.clock.nowMs(),
+      detail: {
+        capacityType: req.capacityType,
+        overrides: req.overrides.length,
+        launched: instances.map((i) => i.instanceType),
+        errors: errors.map((e) => e.errorCode),
+      },
+    });
     const outcome = { fleetId, instances, errors };
     this.listeners.onCreateFleet?.(req, outcome);
     return outcome;
@@ -304,7 +323,10 @@ export class LocalEc2 {
       state: 'pending',
       launchTimeMs: this.clock.nowMs(),
       // EC2 tags an instance launched from a template with that template's id and version.
-      tags: { ...req.tags, ...(o.launchTemplate ? { 'aws:ec2launchtemplate:id': o.launchTemplate.id, 'aws:ec2launchtemplate:version': String(o.launchTemplate.version) } : {}) },
+      tags: {
+        ...req.tags,
+        ...(o.launchTemplate ? { 'aws:ec2launchtemplate:id': o.launchTemplate.id, 'aws:ec2launchtemplate:version': String(o.launchTemplate.version) } : {}),
+      },
       privateIp: ip,
       privateDnsName: `ip-${ip.replaceAll('.', '-')}.${this.region}.compute.internal`,
       fleetId,
@@ -495,6 +517,11 @@ function matchesFilter(i: LocalInstance, f: { name: string; values: string[] }):
 /** EC2 filter values accept `*` and `?` wildcards. */
 function globMatch(pattern: string, value: string): boolean {
   if (!/[*?]/.test(pattern)) return pattern === value;
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(value);
 }

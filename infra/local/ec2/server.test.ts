@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CreateFleetCommand, DescribeInstancesCommand, EC2Client, TerminateInstancesCommand, CreateTagsCommand, CreateLaunchTemplateCommand, DescribeLaunchTemplatesCommand, type _InstanceType } from '@aws-sdk/client-ec2';
+import {
+  CreateFleetCommand,
+  DescribeInstancesCommand,
+  EC2Client,
+  TerminateInstancesCommand,
+  CreateTagsCommand,
+  CreateLaunchTemplateCommand,
+  DescribeLaunchTemplatesCommand,
+  type _InstanceType,
+} from '@aws-sdk/client-ec2';
 import { SSMClient, GetParameterCommand } from '@aws-sdk/client-ssm';
 import { VirtualClock } from '../clock.ts';
 import { LocalEc2 } from './local-ec2.ts';
@@ -35,7 +44,12 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     server = new LocalAwsServer({ ec2, clusterName: 'karpenter-demo' });
     const url = await server.start();
     client = new EC2Client({ endpoint: url, region: 'ap-northeast-2', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    await client.send(new CreateLaunchTemplateCommand({ LaunchTemplateName: 'nodefleet/abc', LaunchTemplateData: { UserData: Buffer.from('--node-labels=karpenter.sh/nodepool=default').toString('base64') } }));
+    await client.send(
+      new CreateLaunchTemplateCommand({
+        LaunchTemplateName: 'nodefleet/abc',
+        LaunchTemplateData: { UserData: Buffer.from('--node-labels=karpenter.sh/nodepool=default').toString('base64') },
+      }),
+    );
   });
 
   afterEach(async () => {
@@ -90,7 +104,14 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     const out = await client.send(fleet('on-demand'));
     // Assess
     expect(out.Instances?.[0].InstanceType).toBe('c5.2xlarge');
-    expect(out.Errors?.map((e) => [e.ErrorCode, e.LaunchTemplateAndOverrides?.Overrides?.InstanceType, e.LaunchTemplateAndOverrides?.Overrides?.AvailabilityZone, e.Lifecycle])).toEqual([
+    expect(
+      out.Errors?.map((e) => [
+        e.ErrorCode,
+        e.LaunchTemplateAndOverrides?.Overrides?.InstanceType,
+        e.LaunchTemplateAndOverrides?.Overrides?.AvailabilityZone,
+        e.Lifecycle,
+      ]),
+    ).toEqual([
       ['InsufficientInstanceCapacity', 'c5a.2xlarge', 'ap-northeast-2a', 'on-demand'],
       ['InsufficientInstanceCapacity', 'c5a.2xlarge', 'ap-northeast-2b', 'on-demand'],
     ]);
@@ -101,15 +122,24 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     const out = await client.send(fleet('spot'));
     expect(out.Instances ?? []).toEqual([]);
     expect(out.Errors).toHaveLength(7);
-    expect(out.Errors!.at(-1)).toEqual({ ErrorCode: 'UnfulfillableCapacity', ErrorMessage: 'Failed to fulfill capacity. Please review errors in the response.' });
+    expect(out.Errors!.at(-1)).toEqual({
+      ErrorCode: 'UnfulfillableCapacity',
+      ErrorMessage: 'Failed to fulfill capacity. Please review errors in the response.',
+    });
   });
 
   it('terminates, emitting shutting-down then terminated, and rejects unknown ids as EC2 does', async () => {
     const out = await client.send(fleet('on-demand'));
     const id = out.Instances![0].InstanceIds![0];
     const t = await client.send(new TerminateInstancesCommand({ InstanceIds: [id] }));
-    expect(t.TerminatingInstances?.[0]).toMatchObject({ InstanceId: id, CurrentState: { Code: 32, Name: 'shutting-down' }, PreviousState: { Code: 0, Name: 'pending' } });
-    await expect(client.send(new TerminateInstancesCommand({ InstanceIds: ['i-0ffffffffffffffff'] }))).rejects.toMatchObject({ name: 'InvalidInstanceID.NotFound' });
+    expect(t.TerminatingInstances?.[0]).toMatchObject({
+      InstanceId: id,
+      CurrentState: { Code: 32, Name: 'shutting-down' },
+      PreviousState: { Code: 0, Name: 'pending' },
+    });
+    await expect(client.send(new TerminateInstancesCommand({ InstanceIds: ['i-0ffffffffffffffff'] }))).rejects.toMatchObject({
+      name: 'InvalidInstanceID.NotFound',
+    });
     await clock.sleep(11_000);
     expect(ec2.instances.get(id)?.state).toBe('terminated');
     expect(events.map((e) => e.detail.state)).toEqual(['pending', 'shutting-down', 'terminated']);
@@ -137,10 +167,18 @@ describe('local EC2 endpoint (real @aws-sdk/client-ec2 against it)', () => {
     const id = out.Instances![0].InstanceIds![0];
     await client.send(new CreateTagsCommand({ Resources: [id], Tags: [{ Key: 'Name', Value: 'n1' }] }));
     expect(ec2.instances.get(id)?.tags.Name).toBe('n1');
-    await client.send(new CreateLaunchTemplateCommand({ LaunchTemplateName: 'nodefleet/x', LaunchTemplateData: { ImageId: 'ami-1' }, TagSpecifications: [{ ResourceType: 'launch-template', Tags: [{ Key: 'k', Value: 'v' }] }] }));
+    await client.send(
+      new CreateLaunchTemplateCommand({
+        LaunchTemplateName: 'nodefleet/x',
+        LaunchTemplateData: { ImageId: 'ami-1' },
+        TagSpecifications: [{ ResourceType: 'launch-template', Tags: [{ Key: 'k', Value: 'v' }] }],
+      }),
+    );
     const lts = await client.send(new DescribeLaunchTemplatesCommand({ Filters: [{ Name: 'tag:k', Values: ['v'] }] }));
     expect(lts.LaunchTemplates?.map((l) => l.LaunchTemplateName)).toEqual(['nodefleet/x']);
-    await expect(client.send(new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: ['nope'] }))).rejects.toMatchObject({ name: 'InvalidLaunchTemplateName.NotFoundException' });
+    await expect(client.send(new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: ['nope'] }))).rejects.toMatchObject({
+      name: 'InvalidLaunchTemplateName.NotFoundException',
+    });
     const ssm = new SSMClient({ endpoint: server.url, region: 'ap-northeast-2', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const p = await ssm.send(new GetParameterCommand({ Name: '/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/arm64/standard/recommended/image_id' }));
     expect(p.Parameter?.Value).toBe('ami-0b1c2d3e4f5a60719');
@@ -161,7 +199,9 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
       LaunchTemplateName: name,
       LaunchTemplateData: {
         IamInstanceProfile: { Name: 'KarpenterNodeInstanceProfile' },
-        TagSpecifications: (capacityType === 'spot' ? (['network-interface', 'spot-instances-request'] as const) : (['network-interface'] as const)).map((ResourceType) => ({ ResourceType, Tags: tags() })),
+        TagSpecifications: (capacityType === 'spot' ? (['network-interface', 'spot-instances-request'] as const) : (['network-interface'] as const)).map(
+          (ResourceType) => ({ ResourceType, Tags: tags() }),
+        ),
       },
       TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags() }],
     });
@@ -176,8 +216,16 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     new CreateFleetCommand({
       Type: 'instant',
       TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType },
-      LaunchTemplateConfigs: [{ LaunchTemplateSpecification: { LaunchTemplateName: name, Version: '$Latest' }, Overrides: [{ InstanceType: 'c5a.2xlarge', SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718' }] }],
-      TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: [...tags(), { Key: 'karpenter.sh/nodeclaim', Value: 'default-abcde' }] })),
+      LaunchTemplateConfigs: [
+        {
+          LaunchTemplateSpecification: { LaunchTemplateName: name, Version: '$Latest' },
+          Overrides: [{ InstanceType: 'c5a.2xlarge', SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718' }],
+        },
+      ],
+      TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({
+        ResourceType,
+        Tags: [...tags(), { Key: 'karpenter.sh/nodeclaim', Value: 'default-abcde' }],
+      })),
     });
 
   async function start(permissions: readonly Permission[]) {
@@ -185,9 +233,25 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     ec2 = new LocalEc2({ clock, region, zones: [{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1' }], bootSeconds: 300, priceOf: () => 0.3 });
     const account = ec2.accountId;
     const nodeRoleArn = `arn:aws:iam::${account}:role/KarpenterNodeRole`;
-    const policy = policyDocument(permissions, { partition: 'aws', region, account, clusterName: cluster, tableArn: `arn:aws:dynamodb:${region}:${account}:table/t`, nodeRoleArn, eventBusArn: `arn:aws:events:${region}:${account}:event-bus/b` });
-    const authorizer = new LocalAuthorizer(new Map([['provisioner-key', { name: 'provisioner', roleArn: `arn:aws:iam::${account}:role/provisioner`, policies: [policy] }]]), evaluate);
-    server = new LocalAwsServer({ ec2, clusterName: cluster, authorizer, roleOfInstanceProfile: (p) => (p === 'KarpenterNodeInstanceProfile' ? nodeRoleArn : undefined) });
+    const policy = policyDocument(permissions, {
+      partition: 'aws',
+      region,
+      account,
+      clusterName: cluster,
+      tableArn: `arn:aws:dynamodb:${region}:${account}:table/t`,
+      nodeRoleArn,
+      eventBusArn: `arn:aws:events:${region}:${account}:event-bus/b`,
+    });
+    const authorizer = new LocalAuthorizer(
+      new Map([['provisioner-key', { name: 'provisioner', roleArn: `arn:aws:iam::${account}:role/provisioner`, policies: [policy] }]]),
+      evaluate,
+    );
+    server = new LocalAwsServer({
+      ec2,
+      clusterName: cluster,
+      authorizer,
+      roleOfInstanceProfile: (p) => (p === 'KarpenterNodeInstanceProfile' ? nodeRoleArn : undefined),
+    });
     url = await server.start();
     return authorizer;
   }
@@ -206,7 +270,9 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     const out = await c.send(launch('spot-template', 'on-demand'));
     // Assess
     expect(out.Instances ?? []).toEqual([]);
-    expect(out.Errors?.map((e) => [e.ErrorCode, e.ErrorMessage, e.Lifecycle])).toEqual([['InvalidParameterValue', SpotRequestTagsOnOnDemandMessage, 'on-demand']]);
+    expect(out.Errors?.map((e) => [e.ErrorCode, e.ErrorMessage, e.Lifecycle])).toEqual([
+      ['InvalidParameterValue', SpotRequestTagsOnOnDemandMessage, 'on-demand'],
+    ]);
     expect(ec2.instances.size).toBe(0);
   });
 
@@ -254,10 +320,19 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
       Type: 'instant',
       TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: 'on-demand' },
       LaunchTemplateConfigs: [
-        { LaunchTemplateSpecification: { LaunchTemplateName: first, Version: '$Latest' }, Overrides: [{ InstanceType: 'c5a.2xlarge', SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718', Priority: 2 }] },
-        { LaunchTemplateSpecification: { LaunchTemplateName: second, Version: '$Latest' }, Overrides: [{ InstanceType: secondType, SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718', Priority: 1 }] },
+        {
+          LaunchTemplateSpecification: { LaunchTemplateName: first, Version: '$Latest' },
+          Overrides: [{ InstanceType: 'c5a.2xlarge', SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718', Priority: 2 }],
+        },
+        {
+          LaunchTemplateSpecification: { LaunchTemplateName: second, Version: '$Latest' },
+          Overrides: [{ InstanceType: secondType, SubnetId: ec2.zones[0].subnetId, ImageId: 'ami-0a1b2c3d4e5f60718', Priority: 1 }],
+        },
       ],
-      TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: [...tags(), { Key: 'karpenter.sh/nodeclaim', Value: 'default-abcde' }] })),
+      TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({
+        ResourceType,
+        Tags: [...tags(), { Key: 'karpenter.sh/nodeclaim', Value: 'default-abcde' }],
+      })),
     });
 
   it('a fleet whose second launch template no longer exists is NotFound, not a denial (chaos seeds 1090, 1136)', async () => {
@@ -273,14 +348,22 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     expect(ec2.instances.size).toBe(0);
   });
 
-  it('an instance launched from a fleet\'s second config carries that config\'s template id and user data', async () => {
+  it("an instance launched from a fleet's second config carries that config's template id and user data", async () => {
     // Prepare
     await start(['ec2Launch']);
     const c = client('provisioner-key');
     await c.send(template('od-template', 'on-demand'));
-    const second = await c.send(new CreateLaunchTemplateCommand({ ...template('od-template-2', 'on-demand').input, LaunchTemplateName: 'od-template-2', LaunchTemplateData: { ...template('x', 'on-demand').input.LaunchTemplateData, UserData: Buffer.from('second').toString('base64') } }));
+    const second = await c.send(
+      new CreateLaunchTemplateCommand({
+        ...template('od-template-2', 'on-demand').input,
+        LaunchTemplateName: 'od-template-2',
+        LaunchTemplateData: { ...template('x', 'on-demand').input.LaunchTemplateData, UserData: Buffer.from('second').toString('base64') },
+      }),
+    );
     // Act
-    const out = await c.send(new CreateFleetCommand({ ...launchTwo('od-template', 'od-template-2', 'm5.large').input, OnDemandOptions: { AllocationStrategy: 'prioritized' } }));
+    const out = await c.send(
+      new CreateFleetCommand({ ...launchTwo('od-template', 'od-template-2', 'm5.large').input, OnDemandOptions: { AllocationStrategy: 'prioritized' } }),
+    );
     // Assess
     expect(out.Instances?.[0]?.InstanceType).toBe('m5.large');
     const inst = [...ec2.instances.values()][0];
@@ -289,7 +372,7 @@ describe('local EC2 endpoint: what EC2 refuses, and IAM enforcement per calling 
     expect(Buffer.from(inst.userData ?? '', 'base64').toString()).toBe('second');
   });
 
-  it('denies what the caller\'s policy does not grant (no ec2Terminate) and callers it does not know (AuthFailure)', async () => {
+  it("denies what the caller's policy does not grant (no ec2Terminate) and callers it does not know (AuthFailure)", async () => {
     // Prepare
     await start(['ec2Launch', 'ec2Describe']);
     const c = client('provisioner-key');

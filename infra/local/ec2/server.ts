@@ -53,7 +53,8 @@ const JsonTargetActions: Record<string, string> = {
 };
 
 /** EC2's answer when a launch template tags spot requests and the launch creates none (seen in aws/karpenter-provider-aws#5850). */
-export const SpotRequestTagsOnOnDemandMessage = 'You cannot specify tags for Spot instances requests if there are no Spot instances requests being created by the request.';
+export const SpotRequestTagsOnOnDemandMessage =
+  'You cannot specify tags for Spot instances requests if there are no Spot instances requests being created by the request.';
 
 interface LaunchTemplate {
   id: string;
@@ -243,7 +244,14 @@ export class LocalAwsServer {
         if ([...this.templates.values()].some((t) => t.name === name)) {
           throw new Ec2ApiError('InvalidLaunchTemplateName.AlreadyExistsException', `Launch template name already in use.`);
         }
-        const lt: LaunchTemplate = { id: `lt-0${localUuid().replaceAll('-', '').slice(0, 16)}`, name, createdMs: this.ec2.nowMs(), version: 1, data: obj(q.LaunchTemplateData), tags: tagsFromSpecs(q.TagSpecification, 'launch-template') };
+        const lt: LaunchTemplate = {
+          id: `lt-0${localUuid().replaceAll('-', '').slice(0, 16)}`,
+          name,
+          createdMs: this.ec2.nowMs(),
+          version: 1,
+          data: obj(q.LaunchTemplateData),
+          tags: tagsFromSpecs(q.TagSpecification, 'launch-template'),
+        };
         this.templates.set(lt.id, lt);
         return { launchTemplate: templateXml(lt) };
       }
@@ -255,7 +263,11 @@ export class LocalAwsServer {
         if (names.length) {
           found = found.filter((t) => names.includes(t.name));
           // EC2 fails the whole call when a named template does not exist.
-          if (found.length < names.length) throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', 'At least one of the launch templates specified in the request does not exist.');
+          if (found.length < names.length)
+            throw new Ec2ApiError(
+              'InvalidLaunchTemplateName.NotFoundException',
+              'At least one of the launch templates specified in the request does not exist.',
+            );
         }
         if (ids.length) found = found.filter((t) => ids.includes(t.id));
         for (const f of filters) {
@@ -307,16 +319,18 @@ export class LocalAwsServer {
           filtersOf(q),
         );
         return {
-          securityGroupInfo: !ok ? [] : [
-            {
-              ownerId: this.ec2.accountId,
-              groupId: this.securityGroupId,
-              groupName: `${this.opts.clusterName}-node`,
-              groupDescription: 'EKS node security group',
-              vpcId: 'vpc-0123456789abcdef0',
-              tagSet: tagSet({ 'karpenter.sh/discovery': this.opts.clusterName }),
-            },
-          ],
+          securityGroupInfo: !ok
+            ? []
+            : [
+                {
+                  ownerId: this.ec2.accountId,
+                  groupId: this.securityGroupId,
+                  groupName: `${this.opts.clusterName}-node`,
+                  groupDescription: 'EKS node security group',
+                  vpcId: 'vpc-0123456789abcdef0',
+                  tagSet: tagSet({ 'karpenter.sh/discovery': this.opts.clusterName }),
+                },
+              ],
         };
       }
       case 'DescribeImages': {
@@ -340,7 +354,13 @@ export class LocalAwsServer {
       }
       case 'DescribeAvailabilityZones':
         return {
-          availabilityZoneInfo: this.ec2.zones.map((z) => ({ zoneName: z.zone, zoneId: z.zoneId, zoneState: 'available', regionName: this.ec2.region, zoneType: 'availability-zone' })),
+          availabilityZoneInfo: this.ec2.zones.map((z) => ({
+            zoneName: z.zone,
+            zoneId: z.zoneId,
+            zoneState: 'available',
+            regionName: this.ec2.region,
+            zoneType: 'availability-zone',
+          })),
         };
       default:
         this.unsupported.add(action || '(no Action)');
@@ -360,7 +380,11 @@ export class LocalAwsServer {
       const id = str(spec.LaunchTemplateId);
       if (!name && !id) return undefined;
       const template = [...this.templates.values()].find((t) => (name !== undefined && t.name === name) || (id !== undefined && t.id === id));
-      if (!template) throw new Ec2ApiError('InvalidLaunchTemplateName.NotFoundException', `The specified launch template, with template name ${name ?? id}, does not exist.`);
+      if (!template)
+        throw new Ec2ApiError(
+          'InvalidLaunchTemplateName.NotFoundException',
+          `The specified launch template, with template name ${name ?? id}, does not exist.`,
+        );
       return template;
     });
   }
@@ -395,7 +419,10 @@ export class LocalAwsServer {
       return {
         fleetId: `fleet-${localUuid()}`,
         errorSet: overrides.map((o) => ({
-          launchTemplateAndOverrides: { launchTemplateSpecification: { launchTemplateId: o.launchTemplate?.id, version: String(o.launchTemplate?.version ?? 1) }, overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId } },
+          launchTemplateAndOverrides: {
+            launchTemplateSpecification: { launchTemplateId: o.launchTemplate?.id, version: String(o.launchTemplate?.version ?? 1) },
+            overrides: { instanceType: o.instanceType, availabilityZone: o.zone, subnetId: o.subnetId, imageId: o.imageId },
+          },
           lifecycle: 'on-demand',
           errorCode: 'InvalidParameterValue',
           errorMessage: SpotRequestTagsOnOnDemandMessage,
@@ -423,7 +450,10 @@ export class LocalAwsServer {
       fleetId: outcome.fleetId,
       errorSet: outcome.errors.map((e) => ({
         launchTemplateAndOverrides: e.override
-          ? { launchTemplateSpecification: specOf(e.override), overrides: { instanceType: e.override.instanceType, availabilityZone: e.override.zone, subnetId: e.override.subnetId } }
+          ? {
+              launchTemplateSpecification: specOf(e.override),
+              overrides: { instanceType: e.override.instanceType, availabilityZone: e.override.zone, subnetId: e.override.subnetId },
+            }
           : undefined,
         lifecycle: e.lifecycle,
         errorCode: e.errorCode,
@@ -444,9 +474,21 @@ export class LocalAwsServer {
 }
 
 /** EC2 filter semantics over one resource: every filter must match one of its values (`*`/`?` wildcards). */
-function resourceMatches(fields: Record<string, string>, tags: Record<string, string>, ids: (string | undefined)[], id: string, filters: { name: string; values: string[] }[]): boolean {
+function resourceMatches(
+  fields: Record<string, string>,
+  tags: Record<string, string>,
+  ids: (string | undefined)[],
+  id: string,
+  filters: { name: string; values: string[] }[],
+): boolean {
   if (ids.length && !ids.includes(id)) return false;
-  const glob = (p: string, v: string): boolean => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(v);
+  const glob = (p: string, v: string): boolean =>
+    new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    ).test(v);
   return filters.every((f) => {
     if (f.name.startsWith('tag:')) {
       const v = tags[f.name.slice(4)];

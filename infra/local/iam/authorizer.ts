@@ -66,7 +66,10 @@ export class LocalAuthorizer {
   async authorize(accessKeyId: string | undefined, action: string, input: Record<string, unknown>, ctx: RequestContext): Promise<Denial | undefined> {
     const principal = accessKeyId ? this.principals.get(accessKeyId) : undefined;
     if (!principal) {
-      const denial: Denial = { code: 'AuthFailure', message: `AWS was not able to validate the provided access credentials (access key ${accessKeyId ?? 'none'} belongs to no function of this environment)` };
+      const denial: Denial = {
+        code: 'AuthFailure',
+        message: `AWS was not able to validate the provided access credentials (access key ${accessKeyId ?? 'none'} belongs to no function of this environment)`,
+      };
       this.denials.push({ ...denial, action });
       return denial;
     }

@@ -107,7 +107,11 @@ function creates(c: RequestContext, actions: string[], resourceType: string, tag
   const resource = ec2Arn(c, `${resourceType}/*`);
   const out: IamRequest[] = actions.map((action) => ({ action, resource, context: { 'aws:RequestedRegion': c.region, ...requestTagContext(tags) } }));
   if (Object.keys(tags).length > 0) {
-    out.push({ action: 'ec2:CreateTags', resource, context: { 'aws:RequestedRegion': c.region, 'ec2:CreateAction': createAction, ...requestTagContext(tags) } });
+    out.push({
+      action: 'ec2:CreateTags',
+      resource,
+      context: { 'aws:RequestedRegion': c.region, 'ec2:CreateAction': createAction, ...requestTagContext(tags) },
+    });
   }
   return out;
 }
@@ -148,7 +152,11 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
     case 'ssm:GetParameters': {
       const names: string[] = action === 'ssm:GetParameter' ? [String(input.Name ?? '')] : asList(input.Names).map(String);
       // Public parameters (`/aws/service/…`) are owned by AWS: no account in their ARN.
-      return names.map((n) => ({ action, resource: `arn:${c.partition}:ssm:${c.region}:${n.startsWith('/aws/service/') ? '' : c.account}:parameter/${n.replace(/^\//, '')}`, context: region }));
+      return names.map((n) => ({
+        action,
+        resource: `arn:${c.partition}:ssm:${c.region}:${n.startsWith('/aws/service/') ? '' : c.account}:parameter/${n.replace(/^\//, '')}`,
+        context: region,
+      }));
     }
     case 'eks:DescribeCluster':
       return [{ action, resource: `arn:${c.partition}:eks:${c.region}:${c.account}:cluster/${String(input.name ?? '')}`, context: region }];
@@ -174,7 +182,13 @@ export function authorizationRequests(action: string, input: Json, c: RequestCon
       if (/^dynamodb:(GetItem|PutItem|UpdateItem|DeleteItem|Query|Scan)$/.test(action)) {
         const table = `arn:${c.partition}:dynamodb:${c.region}:${c.account}:table/${String(input.TableName ?? '')}`;
         const leading = leadingKey(input);
-        return [{ action, resource: input.IndexName ? `${table}/index/${String(input.IndexName)}` : table, context: { ...region, ...(leading === undefined ? {} : { 'dynamodb:LeadingKeys': [leading] }) } }];
+        return [
+          {
+            action,
+            resource: input.IndexName ? `${table}/index/${String(input.IndexName)}` : table,
+            context: { ...region, ...(leading === undefined ? {} : { 'dynamodb:LeadingKeys': [leading] }) },
+          },
+        ];
       }
       if (/^sqs:/.test(action)) {
         const url = String(input.QueueUrl ?? '');
@@ -245,7 +259,10 @@ function createFleetRequests(input: Json, c: RequestContext): IamRequest[] {
     for (const [type, tags] of created) once(creates(c, launchActions(type), type, tags, 'CreateFleet'));
 
     const data: Json = lt?.data ?? {};
-    const groups = [...asList(data.SecurityGroupIds ?? data.SecurityGroupId), ...asList(data.NetworkInterfaces ?? data.NetworkInterface).flatMap((n: Json) => asList(n?.Groups ?? n?.SecurityGroupId))];
+    const groups = [
+      ...asList(data.SecurityGroupIds ?? data.SecurityGroupId),
+      ...asList(data.NetworkInterfaces ?? data.NetworkInterface).flatMap((n: Json) => asList(n?.Groups ?? n?.SecurityGroupId)),
+    ];
     for (const g of groups) once(uses(c, launchActions('security-group'), ec2Arn(c, `security-group/${g}`, c.ownerOf?.(String(g)) ?? c.account)));
     // A reserved launch targets a capacity reservation (Karpenter's reserved launch templates set
     // CapacityReservationSpecification.CapacityReservationTarget); an ODCR may be shared from another account.

@@ -76,7 +76,11 @@ export class ApiCore {
   /** Evictions refused with 429 because a PDB allowed no disruption (pod and PDB namespace/name, RFC 3339 time), for scenario checks. */
   readonly evictionsRefused: { pod: string; pdb: string; at: string }[] = [];
 
-  constructor(readonly store: ObjectStore, readonly now: () => Date, private readonly onWrite: () => void = () => {}) {}
+  constructor(
+    readonly store: ObjectStore,
+    readonly now: () => Date,
+    private readonly onWrite: () => void = () => {},
+  ) {}
 
   /** A 5-character suffix as generateName / ReplicaSets produce (deterministic sequence). */
   randomSuffix(length = 5): string {
@@ -162,13 +166,19 @@ export class ApiCore {
       const classes = this.store.list(T.priorityclasses) as unknown as { metadata: { name: string }; value?: number; globalDefault?: boolean }[];
       const pc = spec.priorityClassName ? classes.find((c) => c.metadata.name === spec.priorityClassName) : classes.find((c) => c.globalDefault);
       if (spec.priorityClassName && !pc && !['system-cluster-critical', 'system-node-critical'].includes(spec.priorityClassName)) {
-        throw new ApiError(403, 'Forbidden', `pods "${o.metadata.name}" is forbidden: no PriorityClass with name ${spec.priorityClassName} was found`, { name: o.metadata.name, kind: 'pods' });
+        throw new ApiError(403, 'Forbidden', `pods "${o.metadata.name}" is forbidden: no PriorityClass with name ${spec.priorityClassName} was found`, {
+          name: o.metadata.name,
+          kind: 'pods',
+        });
       }
-      const builtin = spec.priorityClassName === 'system-node-critical' ? 2000001000 : spec.priorityClassName === 'system-cluster-critical' ? 2000000000 : undefined;
+      const builtin =
+        spec.priorityClassName === 'system-node-critical' ? 2000001000 : spec.priorityClassName === 'system-cluster-critical' ? 2000000000 : undefined;
       spec.priority = spec.priority ?? pc?.value ?? builtin ?? 0;
       spec.tolerations = spec.tolerations ?? [];
       for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
-        const has = (spec.tolerations as { key?: string; effect?: string; operator?: string }[]).some((x) => (x.key === key || (!x.key && x.operator === 'Exists')) && (!x.effect || x.effect === 'NoExecute'));
+        const has = (spec.tolerations as { key?: string; effect?: string; operator?: string }[]).some(
+          (x) => (x.key === key || (!x.key && x.operator === 'Exists')) && (!x.effect || x.effect === 'NoExecute'),
+        );
         if (!has) spec.tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: DEFAULT_TOLERATION_SECONDS });
       }
       o.status = { phase: 'Pending', qosClass: 'Burstable', ...(o.status ?? {}) };
@@ -192,7 +202,8 @@ export class ApiCore {
    */
   replace(t: ResourceType, namespace: string | undefined, name: string, body: KubeObject, subresource?: string): KubeObject {
     const current = this.get(t, namespace, name);
-    if (body.metadata?.name && body.metadata.name !== name) throw ApiError.badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`);
+    if (body.metadata?.name && body.metadata.name !== name)
+      throw ApiError.badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`);
     const next = this.mergeForWrite(t, current, clone(body), subresource);
     next.metadata.resourceVersion = body.metadata?.resourceVersion;
     return this.write(t, next);
@@ -247,7 +258,10 @@ export class ApiCore {
     const current = this.get(t, namespace, name);
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== current.metadata.uid) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`, { name, kind: t.plural });
+      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`, {
+        name,
+        kind: t.plural,
+      });
     }
     if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) throw ApiError.conflict(t, name);
     let out: KubeObject;
@@ -313,12 +327,16 @@ export class ApiCore {
 
   /** PDBs in the pod's namespace whose selector matches the pod. */
   pdbsFor(pod: Pod): PodDisruptionBudget[] {
-    return (this.store.listShared(T.pdbs, pod.metadata.namespace) as unknown as PodDisruptionBudget[]).filter((p) => matchesLabelSelector(p.spec.selector, pod.metadata.labels));
+    return (this.store.listShared(T.pdbs, pod.metadata.namespace) as unknown as PodDisruptionBudget[]).filter((p) =>
+      matchesLabelSelector(p.spec.selector, pod.metadata.labels),
+    );
   }
 
   /** Live status of a PDB (what the disruption controller would write). */
   pdbStatus(pdb: PodDisruptionBudget): ReturnType<typeof computePdbStatus> {
-    const pods = (this.store.listShared(T.pods, pdb.metadata.namespace) as unknown as Pod[]).filter((p) => !isTerminal(p) && matchesLabelSelector(pdb.spec.selector, p.metadata.labels));
+    const pods = (this.store.listShared(T.pods, pdb.metadata.namespace) as unknown as Pod[]).filter(
+      (p) => !isTerminal(p) && matchesLabelSelector(pdb.spec.selector, p.metadata.labels),
+    );
     return computePdbStatus(pdb, pods, (p) => this.controllerScale(p));
   }
 
@@ -350,12 +368,18 @@ export class ApiCore {
     const pod = this.get(T.pods, namespace, name) as unknown as Pod;
     const grace = body.deleteOptions?.gracePeriodSeconds;
     const refusal = this.evictionRefusal(pod);
-    if (refusal?.kind === 'several-pdbs') throw new ApiError(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+    if (refusal?.kind === 'several-pdbs')
+      throw new ApiError(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
     if (refusal?.kind === 'pdb') {
       const { pdb, status: st } = refusal;
       this.evictionsRefused.push({ pod: `${namespace}/${name}`, pdb: `${pdb.metadata.namespace ?? namespace}/${pdb.metadata.name}`, at: rfc3339(this.now()) });
       throw new ApiError(429, EVICTION_BLOCKED.reason, EVICTION_BLOCKED.message, {
-        causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently` }],
+        causes: [
+          {
+            reason: 'DisruptionBudget',
+            message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently`,
+          },
+        ],
       });
     }
     this.delete(T.pods, namespace, name, { gracePeriodSeconds: grace });
@@ -366,7 +390,12 @@ export class ApiCore {
   bind(namespace: string, name: string, nodeName: string): object {
     const pod = this.get(T.pods, namespace, name) as unknown as Pod;
     if (pod.spec.nodeName) {
-      throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${pod.spec.nodeName}"`, { name, kind: 'pods/binding' });
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${pod.spec.nodeName}"`,
+        { name, kind: 'pods/binding' },
+      );
     }
     pod.spec.nodeName = nodeName;
     this.store.update(T.pods, pod as unknown as KubeObject);
@@ -383,7 +412,12 @@ export class ApiCore {
       apiVersion: 'autoscaling/v1',
       metadata: { name, namespace, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion, creationTimestamp: o.metadata.creationTimestamp },
       spec: { replicas: o.spec?.replicas ?? 1 },
-      status: { replicas: o.status?.replicas ?? 0, selector: Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') },
+      status: {
+        replicas: o.status?.replicas ?? 0,
+        selector: Object.entries(sel)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+      },
     };
   }
 
@@ -392,10 +426,17 @@ export class ApiCore {
    * @throws ApiError 404, 422 for a negative or missing count.
    */
   setScale(t: ResourceType, namespace: string, name: string, scaleOrPatch: { contentType?: string; body: unknown }): object {
-    const scale = scaleOrPatch.contentType ? (applyPatch(scaleOrPatch.contentType, this.getScale(t, namespace, name), scaleOrPatch.body) as { spec?: { replicas?: number } }) : (scaleOrPatch.body as { spec?: { replicas?: number } });
+    const scale = scaleOrPatch.contentType
+      ? (applyPatch(scaleOrPatch.contentType, this.getScale(t, namespace, name), scaleOrPatch.body) as { spec?: { replicas?: number } })
+      : (scaleOrPatch.body as { spec?: { replicas?: number } });
     const replicas = scale?.spec?.replicas;
     if (typeof replicas !== 'number' || replicas < 0 || !Number.isInteger(replicas)) {
-      throw new ApiError(422, 'Invalid', `Scale.autoscaling "${name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`, { name, group: 'autoscaling', kind: 'Scale' });
+      throw new ApiError(
+        422,
+        'Invalid',
+        `Scale.autoscaling "${name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+        { name, group: 'autoscaling', kind: 'Scale' },
+      );
     }
     const o = this.get(t, namespace, name);
     o.spec = { ...(o.spec ?? {}), replicas };

@@ -71,7 +71,11 @@ export class LocalCluster {
     const now = () => this.now();
     this.store = new ObjectStore(now, options.eventLogSize);
     this.api = new ApiCore(this.store, now, () => this.queueReconcile());
-    this.controllers = new Controllers(this.api, { podPending: (p, m) => this.notifyPending(p, m), error: options.onControllerError }, { podStartupSeconds: options.podStartupSeconds, podTerminationSeconds: options.podTerminationSeconds });
+    this.controllers = new Controllers(
+      this.api,
+      { podPending: (p, m) => this.notifyPending(p, m), error: options.onControllerError },
+      { podStartupSeconds: options.podStartupSeconds, podTerminationSeconds: options.podTerminationSeconds },
+    );
     for (const ns of options.namespaces ?? ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
       this.store.create(T.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns }, status: { phase: 'Active' } } as KubeObject);
     }
@@ -201,7 +205,12 @@ export class LocalCluster {
         stored = this.store.update(t, {
           ...existing,
           ...o,
-          metadata: { ...existing.metadata, labels: o.metadata.labels ?? existing.metadata.labels, annotations: o.metadata.annotations ?? existing.metadata.annotations, resourceVersion: undefined },
+          metadata: {
+            ...existing.metadata,
+            labels: o.metadata.labels ?? existing.metadata.labels,
+            annotations: o.metadata.annotations ?? existing.metadata.annotations,
+            resourceVersion: undefined,
+          },
           status: o.status ?? existing.status,
         } as KubeObject);
       } else {
@@ -221,7 +230,7 @@ export class LocalCluster {
   delete(apiVersion: string, kind: string, name: string, namespace?: string, opts: { gracePeriodSeconds?: number } = {}): void {
     const t = findTypeByKind(apiVersion, kind);
     if (!t) throw new Error(`no matches for kind "${kind}" in version "${apiVersion}"`);
-    const ns = t.namespaced ? namespace ?? 'default' : undefined;
+    const ns = t.namespaced ? (namespace ?? 'default') : undefined;
     if (this.store.get(t, ns, name)) this.api.delete(t, ns, name, opts);
   }
 
@@ -292,7 +301,7 @@ export class LocalCluster {
   get(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined {
     const t = findTypeByKind(apiVersion, kind);
     if (!t) throw new Error(`no matches for kind "${kind}" in version "${apiVersion}"`);
-    return this.store.get(t, t.namespaced ? namespace ?? 'default' : undefined, name);
+    return this.store.get(t, t.namespaced ? (namespace ?? 'default') : undefined, name);
   }
 
   private notifyPending(pod: Pod, message: string): void {
@@ -336,7 +345,7 @@ export function parseYamlObjects(text: string): KubeObject[] {
     if (doc.errors.length > 0) throw new Error(`invalid YAML: ${doc.errors[0].message}`);
     const o = doc.toJS() as KubeObject | null;
     if (!o) continue;
-    if (o.kind === 'List' && Array.isArray((o as { items?: unknown }).items)) out.push(...((o as unknown as { items: KubeObject[] }).items));
+    if (o.kind === 'List' && Array.isArray((o as { items?: unknown }).items)) out.push(...(o as unknown as { items: KubeObject[] }).items);
     else out.push(o);
   }
   return out;

@@ -245,7 +245,9 @@ export class Controllers {
     const now = this.now;
     node.status = node.status ?? {};
     node.status.conditions = (node.status.conditions ?? []).map((c) =>
-      c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: rfc3339(now) } : c,
+      c.type === 'Ready'
+        ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: rfc3339(now) }
+        : c,
     ) as never;
     node.spec = node.spec ?? {};
     const taints = (node.spec.taints ?? []).filter((t) => !TaintsUnreachable.some((u) => u.key === t.key && u.effect === t.effect));
@@ -299,7 +301,9 @@ export class Controllers {
         const n = this.api.store.get(T.nodes, undefined, st.nodeName) as Node | undefined;
         if (n) {
           n.status!.conditions = (n.status!.conditions ?? []).map((c) =>
-            c.type === 'Ready' ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastTransitionTime: rfc3339(now) } : c,
+            c.type === 'Ready'
+              ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastTransitionTime: rfc3339(now) }
+              : c,
           ) as never;
           n.spec!.taints = (n.spec!.taints ?? []).filter((t) => t.key !== TaintNotReady.key);
           this.api.store.update(T.nodes, n as unknown as KubeObject);
@@ -390,8 +394,9 @@ export class Controllers {
           this.wake(boundMs + (this.options.podStartupSeconds ?? 0) * 1000);
           continue;
         }
-        const ip = `10.0.${128 + (fnv32a(pod.metadata.name) % 120)}.${fnv32a(ns + pod.metadata.name) % 250 + 2}`;
-        const hostIP = node.status && (node.status as { addresses?: { type: string; address: string }[] }).addresses?.find((a) => a.type === 'InternalIP')?.address;
+        const ip = `10.0.${128 + (fnv32a(pod.metadata.name) % 120)}.${(fnv32a(ns + pod.metadata.name) % 250) + 2}`;
+        const hostIP =
+          node.status && (node.status as { addresses?: { type: string; address: string }[] }).addresses?.find((a) => a.type === 'InternalIP')?.address;
         let conds = pod.status?.conditions ?? [];
         for (const t of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) conds = setCondition(conds, condition(t, 'True', now));
         pod.status = {
@@ -401,7 +406,15 @@ export class Controllers {
           startTime: rfc3339(now),
           ...(hostIP ? { hostIP } : {}),
           podIP: ip,
-          containerStatuses: (pod.spec.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt: rfc3339(now) } } })),
+          containerStatuses: (pod.spec.containers ?? []).map((c) => ({
+            name: c.name,
+            image: c.image ?? '',
+            imageID: '',
+            ready: true,
+            started: true,
+            restartCount: 0,
+            state: { running: { startedAt: rfc3339(now) } },
+          })),
         } as Pod['status'];
         this.api.store.update(T.pods, pod as unknown as KubeObject);
       }
@@ -414,7 +427,12 @@ export class Controllers {
     return pods.filter((p) => p.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid));
   }
 
-  private createPod(owner: KubeObject, name: string, template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Pod['spec'] }, extra: { nodeName?: string; tolerations?: Toleration[]; labels?: Record<string, string> } = {}): void {
+  private createPod(
+    owner: KubeObject,
+    name: string,
+    template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Pod['spec'] },
+    extra: { nodeName?: string; tolerations?: Toleration[]; labels?: Record<string, string> } = {},
+  ): void {
     const spec = structuredClone(template.spec);
     if (extra.nodeName) spec.nodeName = extra.nodeName;
     if (extra.tolerations) spec.tolerations = [...(spec.tolerations ?? []), ...extra.tolerations];
@@ -426,7 +444,9 @@ export class Controllers {
         namespace: owner.metadata.namespace,
         labels: { ...(template.metadata?.labels ?? {}), ...(extra.labels ?? {}) },
         annotations: { ...(template.metadata?.annotations ?? {}) },
-        ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
+        ],
       },
       spec,
     } as unknown as KubeObject;
@@ -446,7 +466,16 @@ export class Controllers {
 
   /** Ranks pods for deletion on scale down as the ReplicaSet controller: unassigned, pending, not ready, then newest first. */
   private deletionOrder(a: Pod, b: Pod): number {
-    const rank = (p: Pod) => (!p.spec.nodeName ? 0 : p.status?.phase === 'Pending' ? 1 : p.status?.phase !== 'Running' ? 2 : (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') ? 3 : 2);
+    const rank = (p: Pod) =>
+      !p.spec.nodeName
+        ? 0
+        : p.status?.phase === 'Pending'
+          ? 1
+          : p.status?.phase !== 'Running'
+            ? 2
+            : (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+              ? 3
+              : 2;
     const ra = rank(a);
     const rb = rank(b);
     if (ra !== rb) return ra - rb;
@@ -468,8 +497,16 @@ export class Controllers {
           this.api.delete(T.pods, p.metadata.namespace, p.metadata.name);
         }
       }
-      const ready = active.filter((p) => p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length;
-      const status = { replicas: Math.min(active.length, Math.max(want, active.length)), fullyLabeledReplicas: active.length, readyReplicas: ready, availableReplicas: ready, observedGeneration: rs.metadata.generation };
+      const ready = active.filter(
+        (p) => p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
+      const status = {
+        replicas: Math.min(active.length, Math.max(want, active.length)),
+        fullyLabeledReplicas: active.length,
+        readyReplicas: ready,
+        availableReplicas: ready,
+        observedGeneration: rs.metadata.generation,
+      };
       if (JSON.stringify(status) !== JSON.stringify(rs.status)) this.api.store.update(T.replicasets, { ...rs, status });
     }
   }
@@ -481,7 +518,9 @@ export class Controllers {
       const template = d.spec?.template ?? { spec: { containers: [] } };
       const hash = podTemplateHash(template);
       const rsName = `${d.metadata.name}-${hash}`;
-      const owned = allRs.filter((rs) => rs.metadata.namespace === d.metadata.namespace && rs.metadata.ownerReferences?.some((r) => r.controller && r.uid === d.metadata.uid));
+      const owned = allRs.filter(
+        (rs) => rs.metadata.namespace === d.metadata.namespace && rs.metadata.ownerReferences?.some((r) => r.controller && r.uid === d.metadata.uid),
+      );
       const replicas = d.spec?.replicas ?? 1;
       let current = owned.find((rs) => rs.metadata.name === rsName);
       if (!current) {
@@ -494,26 +533,37 @@ export class Controllers {
             namespace: d.metadata.namespace,
             labels,
             annotations: { 'deployment.kubernetes.io/desired-replicas': String(replicas), 'deployment.kubernetes.io/revision': String(owned.length + 1) },
-            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true }],
+            ownerReferences: [
+              { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true },
+            ],
           },
           spec: {
             replicas,
-            selector: { matchLabels: { ...(d.spec?.selector?.matchLabels ?? {}), 'pod-template-hash': hash }, ...(d.spec?.selector?.matchExpressions ? { matchExpressions: d.spec.selector.matchExpressions } : {}) },
+            selector: {
+              matchLabels: { ...(d.spec?.selector?.matchLabels ?? {}), 'pod-template-hash': hash },
+              ...(d.spec?.selector?.matchExpressions ? { matchExpressions: d.spec.selector.matchExpressions } : {}),
+            },
             template: { ...template, metadata: { ...(template.metadata ?? {}), labels } },
           },
         } as unknown as KubeObject);
       } else if ((current.spec?.replicas ?? 1) !== replicas) {
         current = this.api.store.update(T.replicasets, {
           ...current,
-          metadata: { ...current.metadata, annotations: { ...(current.metadata.annotations ?? {}), 'deployment.kubernetes.io/desired-replicas': String(replicas) } },
+          metadata: {
+            ...current.metadata,
+            annotations: { ...(current.metadata.annotations ?? {}), 'deployment.kubernetes.io/desired-replicas': String(replicas) },
+          },
           spec: { ...current.spec, replicas },
         });
       }
       // old template revisions scale to zero (a Recreate-style rollout; enough for the simulation)
       for (const old of owned) {
-        if (old.metadata.name !== rsName && (old.spec?.replicas ?? 1) !== 0) this.api.store.update(T.replicasets, { ...old, spec: { ...old.spec, replicas: 0 } });
+        if (old.metadata.name !== rsName && (old.spec?.replicas ?? 1) !== 0)
+          this.api.store.update(T.replicasets, { ...old, spec: { ...old.spec, replicas: 0 } });
       }
-      const rsNow = this.api.store.listShared(T.replicasets, d.metadata.namespace).filter((rs) => rs.metadata.ownerReferences?.some((r) => r.controller && r.uid === d.metadata.uid));
+      const rsNow = this.api.store
+        .listShared(T.replicasets, d.metadata.namespace)
+        .filter((rs) => rs.metadata.ownerReferences?.some((r) => r.controller && r.uid === d.metadata.uid));
       const sum = (f: (s: Record<string, number>) => number | undefined) => rsNow.reduce((a, rs) => a + (f(rs.status ?? {}) ?? 0), 0);
       const total = sum((s) => s.replicas);
       const ready = sum((s) => s.readyReplicas);
@@ -525,7 +575,13 @@ export class Controllers {
         readyReplicas: ready,
         availableReplicas: ready,
         ...(total - ready > 0 ? { unavailableReplicas: total - ready } : {}),
-        conditions: [{ type: 'Available', status: ready >= replicas ? 'True' : 'False', reason: ready >= replicas ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable' }],
+        conditions: [
+          {
+            type: 'Available',
+            status: ready >= replicas ? 'True' : 'False',
+            reason: ready >= replicas ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+          },
+        ],
       };
       if (JSON.stringify(status) !== JSON.stringify(d.status)) this.api.store.update(T.deployments, { ...d, status });
     }
@@ -538,14 +594,21 @@ export class Controllers {
       const want = sts.spec?.replicas ?? 1;
       for (let i = 0; i < want; i++) {
         const name = `${sts.metadata.name}-${i}`;
-        if (!owned.some((p) => p.metadata.name === name)) this.createPod(sts, name, sts.spec.template, { labels: { 'statefulset.kubernetes.io/pod-name': name, 'apps.kubernetes.io/pod-index': String(i) } });
+        if (!owned.some((p) => p.metadata.name === name))
+          this.createPod(sts, name, sts.spec.template, { labels: { 'statefulset.kubernetes.io/pod-name': name, 'apps.kubernetes.io/pod-index': String(i) } });
       }
       for (const p of owned) {
         const idx = Number(p.metadata.name.slice(sts.metadata.name.length + 1));
         if (idx >= want && !p.metadata.deletionTimestamp) this.api.delete(T.pods, p.metadata.namespace, p.metadata.name);
       }
       const ready = owned.filter((p) => p.status?.phase === 'Running').length;
-      const status = { observedGeneration: sts.metadata.generation, replicas: Math.min(owned.length, want), readyReplicas: ready, availableReplicas: ready, currentReplicas: Math.min(owned.length, want) };
+      const status = {
+        observedGeneration: sts.metadata.generation,
+        replicas: Math.min(owned.length, want),
+        readyReplicas: ready,
+        availableReplicas: ready,
+        currentReplicas: Math.min(owned.length, want),
+      };
       if (JSON.stringify(status) !== JSON.stringify(sts.status)) this.api.store.update(T.statefulsets, { ...sts, status });
     }
   }
@@ -554,7 +617,10 @@ export class Controllers {
     for (const ds of this.api.store.listShared(T.daemonsets)) {
       if (ds.metadata.deletionTimestamp) continue;
       const template = ds.spec?.template ?? { spec: { containers: [] } };
-      const probe = { metadata: { name: 'probe', labels: template.metadata?.labels }, spec: { ...template.spec, tolerations: [...(template.spec?.tolerations ?? []), ...DAEMONSET_TOLERATIONS] } } as Pod;
+      const probe = {
+        metadata: { name: 'probe', labels: template.metadata?.labels },
+        spec: { ...template.spec, tolerations: [...(template.spec?.tolerations ?? []), ...DAEMONSET_TOLERATIONS] },
+      } as Pod;
       const owned = this.ownedPods(pods, ds.metadata.uid);
       let desired = 0;
       for (const node of nodes) {
@@ -563,14 +629,26 @@ export class Controllers {
         const mine = owned.filter((p) => p.spec.nodeName === node.metadata.name && !p.metadata.deletionTimestamp);
         if (eligible) {
           desired++;
-          if (mine.length === 0) this.createPod(ds, `${ds.metadata.name}-${this.api.randomSuffix()}`, template, { nodeName: node.metadata.name, tolerations: DAEMONSET_TOLERATIONS });
+          if (mine.length === 0)
+            this.createPod(ds, `${ds.metadata.name}-${this.api.randomSuffix()}`, template, {
+              nodeName: node.metadata.name,
+              tolerations: DAEMONSET_TOLERATIONS,
+            });
         } else {
           for (const p of mine) this.api.delete(T.pods, p.metadata.namespace, p.metadata.name);
         }
       }
       const current = owned.filter((p) => !p.metadata.deletionTimestamp);
       const ready = current.filter((p) => p.status?.phase === 'Running').length;
-      const status = { observedGeneration: ds.metadata.generation, desiredNumberScheduled: desired, currentNumberScheduled: current.length, numberReady: ready, numberAvailable: ready, updatedNumberScheduled: current.length, numberMisscheduled: 0 };
+      const status = {
+        observedGeneration: ds.metadata.generation,
+        desiredNumberScheduled: desired,
+        currentNumberScheduled: current.length,
+        numberReady: ready,
+        numberAvailable: ready,
+        updatedNumberScheduled: current.length,
+        numberMisscheduled: 0,
+      };
       if (JSON.stringify(status) !== JSON.stringify(ds.status)) this.api.store.update(T.daemonsets, { ...ds, status });
     }
   }
@@ -607,8 +685,15 @@ export class Controllers {
    */
   private schedule(pods: Pod[], nodes: Node[]): void {
     const pending = pods
-      .filter((p) => !p.spec.nodeName && !p.metadata.deletionTimestamp && !isTerminal(p) && (p.spec.schedulerName ?? 'default-scheduler') === 'default-scheduler')
-      .sort((a, b) => (b.spec.priority ?? 0) - (a.spec.priority ?? 0) || (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+      .filter(
+        (p) => !p.spec.nodeName && !p.metadata.deletionTimestamp && !isTerminal(p) && (p.spec.schedulerName ?? 'default-scheduler') === 'default-scheduler',
+      )
+      .sort(
+        (a, b) =>
+          (b.spec.priority ?? 0) - (a.spec.priority ?? 0) ||
+          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+          a.metadata.name.localeCompare(b.metadata.name),
+      );
     if (pending.length === 0) return;
     const bound = pods.filter((p) => p.spec.nodeName && !isTerminal(p));
     const used = new Map<string, Resources>();
@@ -642,9 +727,13 @@ export class Controllers {
         bound.push(pod);
         continue;
       }
-      const message = nodes.length === 0
-        ? 'no nodes available to schedule pods'
-        : `0/${nodes.length} nodes are available: ${[...reasons.entries()].map(([r, n]) => `${n} ${r}`).sort().join(', ')}.`;
+      const message =
+        nodes.length === 0
+          ? 'no nodes available to schedule pods'
+          : `0/${nodes.length} nodes are available: ${[...reasons.entries()]
+              .map(([r, n]) => `${n} ${r}`)
+              .sort()
+              .join(', ')}.`;
       const conds = setCondition(pod.status?.conditions ?? [], condition('PodScheduled', 'False', now, 'Unschedulable', message));
       if (conds !== pod.status?.conditions) {
         pod = { ...pod, status: { ...(pod.status ?? {}), phase: 'Pending', conditions: conds } };
@@ -688,13 +777,23 @@ export class Controllers {
     for (const term of pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
       const value = node.metadata.labels?.[term.topologyKey];
       if (value === undefined) continue;
-      if (bound.some((p) => !p.metadata.deletionTimestamp && this.selects(term.labelSelector, p, term.namespaces ?? [ns]) && domainOf(p, term.topologyKey) === value)) return "node(s) didn't match pod anti-affinity rules";
+      if (
+        bound.some(
+          (p) => !p.metadata.deletionTimestamp && this.selects(term.labelSelector, p, term.namespaces ?? [ns]) && domainOf(p, term.topologyKey) === value,
+        )
+      )
+        return "node(s) didn't match pod anti-affinity rules";
     }
     // existing pods' anti-affinity against the incoming pod
     for (const p of bound) {
       for (const term of p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
         const value = node.metadata.labels?.[term.topologyKey];
-        if (value !== undefined && domainOf(p, term.topologyKey) === value && this.selects(term.labelSelector, pod, term.namespaces ?? [p.metadata.namespace ?? 'default'])) return "node(s) didn't satisfy existing pods anti-affinity rules";
+        if (
+          value !== undefined &&
+          domainOf(p, term.topologyKey) === value &&
+          this.selects(term.labelSelector, pod, term.namespaces ?? [p.metadata.namespace ?? 'default'])
+        )
+          return "node(s) didn't satisfy existing pods anti-affinity rules";
       }
     }
     for (const term of pod.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
@@ -714,12 +813,18 @@ export class Controllers {
       if (c.whenUnsatisfiable !== 'DoNotSchedule') continue;
       const value = node.metadata.labels?.[c.topologyKey];
       if (value === undefined) return "node(s) didn't match pod topology spread constraints (missing required label)";
-      const eligible = nodes.filter((n) => n.metadata.labels?.[c.topologyKey] !== undefined && (c.nodeAffinityPolicy === 'Ignore' || matchesNodeSelection(pod, n)) && (c.nodeTaintsPolicy !== 'Honor' || !untoleratedTaint(n.spec?.taints, pod.spec.tolerations)));
+      const eligible = nodes.filter(
+        (n) =>
+          n.metadata.labels?.[c.topologyKey] !== undefined &&
+          (c.nodeAffinityPolicy === 'Ignore' || matchesNodeSelection(pod, n)) &&
+          (c.nodeTaintsPolicy !== 'Honor' || !untoleratedTaint(n.spec?.taints, pod.spec.tolerations)),
+      );
       const counts = new Map<string, number>();
       for (const n of eligible) counts.set(n.metadata.labels![c.topologyKey], 0);
       const domainOf = new Map(nodes.map((n) => [n.metadata.name, n.metadata.labels?.[c.topologyKey]]));
       for (const p of bound) {
-        if (p.metadata.deletionTimestamp || (p.metadata.namespace ?? 'default') !== ns || !matchesLabelSelector(c.labelSelector ?? {}, p.metadata.labels)) continue;
+        if (p.metadata.deletionTimestamp || (p.metadata.namespace ?? 'default') !== ns || !matchesLabelSelector(c.labelSelector ?? {}, p.metadata.labels))
+          continue;
         const d = domainOf.get(p.spec.nodeName ?? '');
         if (d !== undefined && counts.has(d)) counts.set(d, (counts.get(d) ?? 0) + 1);
       }
@@ -799,7 +904,11 @@ export function kubeletNode(st: Pick<InstanceState, 'spec' | 'nodeName' | 'provi
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: st.nodeName, labels, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'alpha.kubernetes.io/provided-node-ip': st.privateIp, ...(s.annotations ?? {}) } },
+    metadata: {
+      name: st.nodeName,
+      labels,
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'alpha.kubernetes.io/provided-node-ip': st.privateIp, ...(s.annotations ?? {}) },
+    },
     spec: {
       providerID: st.providerID,
       taints: [...(s.taints ?? []), ...(s.startupTaints ?? []), { ...TaintNotReady, timeAdded: rfc3339(now) }],

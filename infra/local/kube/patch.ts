@@ -116,7 +116,10 @@ export interface JsonPatchOp {
 function pointer(path: string): string[] {
   if (path === '') return [];
   if (!path.startsWith('/')) throw ApiError.badRequest(`the server rejected our request due to an error in our request: invalid JSON pointer "${path}"`);
-  return path.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return path
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function getAt(doc: Json, parts: string[]): Json {
@@ -215,5 +218,9 @@ export function applyPatch(contentType: string, target: Json, body: Json): Json 
   if (ct === PatchContentType.json) return jsonPatch(target, body);
   if (ct === PatchContentType.merge) return mergePatch(target, body);
   if (ct === PatchContentType.strategic || ct === PatchContentType.apply) return strategicMergePatch(target, body);
-  throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+  throw new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+  );
 }

@@ -103,7 +103,11 @@ export interface PdbStatus {
  * `expectedPods` is the sum of the owning controllers' replicas when every pod has a scalable
  * owner (as pkg/controller/disruption getExpectedScale), otherwise the number of selected pods.
  */
-export function computePdbStatus(pdb: PodDisruptionBudget, pods: readonly Pod[], controllerScale: (pod: Pod) => { uid: string; replicas: number } | undefined): PdbStatus {
+export function computePdbStatus(
+  pdb: PodDisruptionBudget,
+  pods: readonly Pod[],
+  controllerScale: (pod: Pod) => { uid: string; replicas: number } | undefined,
+): PdbStatus {
   const currentHealthy = pods.filter(isPodHealthy).length;
   let expectedPods = pods.length;
   const { minAvailable, maxUnavailable } = pdb.spec;

@@ -42,7 +42,15 @@ export function parseLabelSelector(s: string | undefined): Matcher {
   if (!s) return () => true;
   const terms: Term[] = splitTerms(s).map((raw) => {
     let m = /^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(raw);
-    if (m) return { key: m[1], op: m[2] as 'in' | 'notin', values: m[3].split(',').map((v) => v.trim()).filter(Boolean) };
+    if (m)
+      return {
+        key: m[1],
+        op: m[2] as 'in' | 'notin',
+        values: m[3]
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      };
     m = /^([^\s!=]+)\s*(==|=|!=)\s*([^\s]*)$/.exec(raw);
     if (m) return { key: m[1], op: m[2] === '!=' ? '!=' : '=', values: [m[3]] };
     m = /^!\s*([^\s!=]+)$/.exec(raw);

@@ -130,20 +130,36 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
   if (t === T.nodes) {
     cols = [
       name,
-      { name: 'Status', type: 'string', description: 'Ready', cell: (o) => {
-        const ready = o.status?.conditions?.find((c: { type: string }) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady';
-        return o.spec?.unschedulable ? `${ready},SchedulingDisabled` : ready;
-      } },
+      {
+        name: 'Status',
+        type: 'string',
+        description: 'Ready',
+        cell: (o) => {
+          const ready = o.status?.conditions?.find((c: { type: string }) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'NotReady';
+          return o.spec?.unschedulable ? `${ready},SchedulingDisabled` : ready;
+        },
+      },
       { name: 'Roles', type: 'string', description: 'Roles', cell: () => '<none>' },
       age,
       { name: 'Version', type: 'string', description: 'Kubelet version', cell: (o) => o.status?.nodeInfo?.kubeletVersion ?? '' },
-      { name: 'Instance-Type', type: 'string', priority: 1, description: 'Instance type', cell: (o) => o.metadata.labels?.['node.kubernetes.io/instance-type'] ?? '' },
+      {
+        name: 'Instance-Type',
+        type: 'string',
+        priority: 1,
+        description: 'Instance type',
+        cell: (o) => o.metadata.labels?.['node.kubernetes.io/instance-type'] ?? '',
+      },
     ];
   } else if (t === T.pods) {
     cols = [
       name,
-      { name: 'Ready', type: 'string', description: 'Ready containers', cell: (o) => `${(o.status?.containerStatuses ?? []).filter((c: { ready: boolean }) => c.ready).length}/${(o.spec?.containers ?? []).length}` },
-      { name: 'Status', type: 'string', description: 'Phase', cell: (o) => (o.metadata.deletionTimestamp ? 'Terminating' : o.status?.phase ?? 'Pending') },
+      {
+        name: 'Ready',
+        type: 'string',
+        description: 'Ready containers',
+        cell: (o) => `${(o.status?.containerStatuses ?? []).filter((c: { ready: boolean }) => c.ready).length}/${(o.spec?.containers ?? []).length}`,
+      },
+      { name: 'Status', type: 'string', description: 'Phase', cell: (o) => (o.metadata.deletionTimestamp ? 'Terminating' : (o.status?.phase ?? 'Pending')) },
       { name: 'Restarts', type: 'string', description: 'Restarts', cell: () => '0' },
       age,
       { name: 'Node', type: 'string', priority: 1, description: 'Node', cell: (o) => o.spec?.nodeName ?? '<none>' },
@@ -151,7 +167,10 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
   } else if (t.group === 'karpenter.sh' && t.plural === 'nodeclaims') {
     // The printer columns of the NodeClaim CRD (infra/k8s/crds/karpenter.sh_nodeclaims.yaml), as a real API server prints them.
     const label = (k: string) => (o: KubeObject) => o.metadata.labels?.[k] ?? '';
-    const cond = (type: string) => (o: KubeObject) => (o as KubeObject & { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find((c: { type: string; status: string }) => c.type === type)?.status ?? '';
+    const cond = (type: string) => (o: KubeObject) =>
+      (o as KubeObject & { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find(
+        (c: { type: string; status: string }) => c.type === type,
+      )?.status ?? '';
     const status = (k: string) => (o: KubeObject) => ((o as KubeObject & { status?: Record<string, unknown> }).status?.[k] as string | undefined) ?? '';
     cols = [
       name,
@@ -164,7 +183,13 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
       { name: 'ImageID', type: 'string', priority: 1, description: 'Image', cell: status('imageID') },
       { name: 'ID', type: 'string', priority: 1, description: 'Provider ID', cell: status('providerID') },
       { name: 'NodePool', type: 'string', priority: 1, description: 'NodePool', cell: label('karpenter.sh/nodepool') },
-      { name: 'NodeClass', type: 'string', priority: 1, description: 'Node class', cell: (o) => (o as KubeObject & { spec?: { nodeClassRef?: { name?: string } } }).spec?.nodeClassRef?.name ?? '' },
+      {
+        name: 'NodeClass',
+        type: 'string',
+        priority: 1,
+        description: 'Node class',
+        cell: (o) => (o as KubeObject & { spec?: { nodeClassRef?: { name?: string } } }).spec?.nodeClassRef?.name ?? '',
+      },
       { name: 'Drifted', type: 'string', priority: 1, description: 'Drifted', cell: cond('Drifted') },
     ];
   }
@@ -175,7 +200,12 @@ function toTable(t: ResourceType, items: KubeObject[], rv: string, now: Date, in
     columnDefinitions: cols.map(({ cell: _c, ...d }) => ({ priority: 0, format: '', ...d })),
     rows: items.map((o) => ({
       cells: cols.map((c) => c.cell(o)),
-      object: includeObject === 'None' ? undefined : includeObject === 'Object' ? o : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
+      object:
+        includeObject === 'None'
+          ? undefined
+          : includeObject === 'Object'
+            ? o
+            : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
     })),
   };
 }
@@ -235,7 +265,10 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
   }
 
   const route = segments[0] === 'api' || segments[0] === 'apis' ? parseResourcePath(segments) : undefined;
-  if (!route) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', { causes: [{ reason: 'UnexpectedServerResponse', message: '404 page not found' }] });
+  if (!route)
+    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {
+      causes: [{ reason: 'UnexpectedServerResponse', message: '404 page not found' }],
+    });
   const { t, namespace, name, subresource } = route;
 
   if (method === 'GET' && (route.watchPath || q.get('watch') === 'true' || q.get('watch') === '1')) {
@@ -249,7 +282,8 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
       const page = paginate(all.items, all.resourceVersion, q.get('limit'), q.get('continue'));
       // Serialised straight from the stored objects (JSON.stringify reads, never writes them).
       const { items, metadata } = page;
-      if ((req.headers.accept ?? '').includes('as=Table')) return send(res, 200, toTable(t, items, metadata.resourceVersion, api.now(), q.get('includeObject')));
+      if ((req.headers.accept ?? '').includes('as=Table'))
+        return send(res, 200, toTable(t, items, metadata.resourceVersion, api.now(), q.get('includeObject')));
       return send(res, 200, { kind: listKind(t), apiVersion: groupVersion(t), metadata, items });
     }
     if (method === 'POST') {
@@ -282,7 +316,8 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
     if (!(t.subresources ?? []).includes('scale')) throw notFoundPath();
     if (method === 'GET') return send(res, 200, api.getScale(t, namespace ?? 'default', name));
     if (method === 'PUT') return send(res, 200, api.setScale(t, namespace ?? 'default', name, { body: await readBody(req) }));
-    if (method === 'PATCH') return send(res, 200, api.setScale(t, namespace ?? 'default', name, { contentType: req.headers['content-type'] ?? '', body: await readBody(req) }));
+    if (method === 'PATCH')
+      return send(res, 200, api.setScale(t, namespace ?? 'default', name, { contentType: req.headers['content-type'] ?? '', body: await readBody(req) }));
     throw methodNotAllowed(method);
   }
   if (subresource && subresource !== 'status') throw notFoundPath();
@@ -315,7 +350,12 @@ async function handle(api: ApiCore, req: IncomingMessage, res: ServerResponse, s
  * current objects, which is enough for list-then-watch clients).
  * @throws ApiError 400 for a malformed continue token.
  */
-function paginate(items: readonly KubeObject[], resourceVersion: string, limitParam: string | null, cont: string | null): { items: KubeObject[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } } {
+function paginate(
+  items: readonly KubeObject[],
+  resourceVersion: string,
+  limitParam: string | null,
+  cont: string | null,
+): { items: KubeObject[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } } {
   let offset = 0;
   let rv = resourceVersion;
   if (cont) {
@@ -350,7 +390,15 @@ function notFoundPath(): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource');
 }
 
-function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: ResourceType, namespace: string | undefined, q: URLSearchParams, registry?: Set<() => void>): void {
+function serveWatch(
+  api: ApiCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  t: ResourceType,
+  namespace: string | undefined,
+  q: URLSearchParams,
+  registry?: Set<() => void>,
+): void {
   const label = parseLabelSelector(q.get('labelSelector') ?? undefined);
   const field = parseFieldSelector(q.get('fieldSelector') ?? undefined);
   const matches = (o: KubeObject) => (!namespace || !t.namespaced || o.metadata.namespace === namespace) && label(o.metadata.labels ?? {}) && field(o);
@@ -382,7 +430,11 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
   if (q.get('sendInitialEvents') === 'true') {
     // streaming list (WatchList): the current state as ADDED, then a bookmark marking its end
     for (const o of api.store.list(t, namespace)) if (matches(o)) deliver('ADDED', o);
-    write('BOOKMARK', { kind: t.kind, apiVersion: groupVersion(t), metadata: { resourceVersion: String(api.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    write('BOOKMARK', {
+      kind: t.kind,
+      apiVersion: groupVersion(t),
+      metadata: { resourceVersion: String(api.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } },
+    });
   } else if (!rvParam || rvParam === '0') {
     for (const o of api.store.list(t, namespace)) if (matches(o)) deliver('ADDED', o);
   } else {
@@ -420,7 +472,10 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
     if (!res.writableEnded) res.end();
   };
   if (q.get('allowWatchBookmarks') === 'true') {
-    const iv = setInterval(() => write('BOOKMARK', { kind: t.kind, apiVersion: groupVersion(t), metadata: { resourceVersion: String(api.store.resourceVersion) } }), BOOKMARK_INTERVAL_MS);
+    const iv = setInterval(
+      () => write('BOOKMARK', { kind: t.kind, apiVersion: groupVersion(t), metadata: { resourceVersion: String(api.store.resourceVersion) } }),
+      BOOKMARK_INTERVAL_MS,
+    );
     iv.unref();
     timers.push(iv);
   }
@@ -442,7 +497,10 @@ function serveWatch(api: ApiCore, req: IncomingMessage, res: ServerResponse, t: 
 /** Fault injection (infra/local/faults.ts): an error status to answer instead of serving the request. */
 export type RequestFault = (method: string, path: string) => { status: number; code: string; message: string } | undefined;
 
-export async function startApiServer(api: ApiCore, opts: { host?: string; port?: number; log?: RequestLogger; fault?: RequestFault } = {}): Promise<RunningServer> {
+export async function startApiServer(
+  api: ApiCore,
+  opts: { host?: string; port?: number; log?: RequestLogger; fault?: RequestFault } = {},
+): Promise<RunningServer> {
   const server = createApiServer(api, opts.log, opts.fault);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {

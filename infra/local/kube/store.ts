@@ -37,7 +37,16 @@ export class ApiError extends Error {
 
   /** The Status body the real API server sends for this error. */
   toStatus(): object {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
+      code: this.code,
+    };
   }
 
   static notFound(t: ResourceType, name: string): ApiError {
@@ -49,7 +58,12 @@ export class ApiError extends Error {
   }
 
   static conflict(t: ResourceType, name: string): ApiError {
-    return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(t)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, details(t, name));
+    return new ApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${qualified(t)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      details(t, name),
+    );
   }
 
   static invalid(t: ResourceType, name: string, problem: string): ApiError {
@@ -88,7 +102,10 @@ export class ObjectStore {
   private readonly listeners = new Set<(e: StoreEvent) => void>();
 
   /** @param now the cluster clock (creationTimestamp, deletionTimestamp). */
-  constructor(private readonly now: () => Date, private readonly logSize: number = EVENT_LOG_SIZE) {}
+  constructor(
+    private readonly now: () => Date,
+    private readonly logSize: number = EVENT_LOG_SIZE,
+  ) {}
 
   /** The latest resourceVersion (as a number). */
   get resourceVersion(): number {

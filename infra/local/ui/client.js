@@ -62,7 +62,11 @@
 
   function podEl(p) {
     const cls = ['pod', p.terminating ? 'terminating' : p.phase.toLowerCase(), p.daemonSet ? 'ds' : ''].join(' ');
-    return h('span', { class: cls, 'data-pod': `${p.namespace}/${p.name}`, title: `${p.namespace}/${p.name} ${p.phase}${p.terminating ? ' (terminating)' : ''} cpu ${cpu(p.cpuMilli)} mem ${mem(p.memoryBytes)}` });
+    return h('span', {
+      class: cls,
+      'data-pod': `${p.namespace}/${p.name}`,
+      title: `${p.namespace}/${p.name} ${p.phase}${p.terminating ? ' (terminating)' : ''} cpu ${cpu(p.cpuMilli)} mem ${mem(p.memoryBytes)}`,
+    });
   }
 
   function nodeEl(n) {
@@ -70,7 +74,12 @@
     const state = !n.ready ? 'notready' : n.cordoned ? 'cordoned' : 'ready';
     return h(
       'div',
-      { class: `node ${n.managed ? 'managed' : 'nodefleet'} ${n.capacityType} ${state}`, 'data-node': n.name, 'data-nodepool': n.nodePool, 'data-instance-type': n.instanceType },
+      {
+        class: `node ${n.managed ? 'managed' : 'nodefleet'} ${n.capacityType} ${state}`,
+        'data-node': n.name,
+        'data-nodepool': n.nodePool,
+        'data-instance-type': n.instanceType,
+      },
       h('div', { class: 'node-title', title: n.name }, shortNode(n.name)),
       h('div', { class: 'node-type' }, h('b', {}, n.instanceType), ' ', h('span', { class: `cap ${n.capacityType}` }, n.capacityType)),
       h('div', { class: 'node-meta' }, n.zone, ' · ', n.managed ? 'managed node group' : h('span', {}, 'NodePool ', h('b', {}, n.nodePool || '?'))),
@@ -111,7 +120,11 @@
         : h(
             'table',
             {},
-            h('tr', {}, ['name', 'NodePool', 'instance type', 'capacity', 'zone', 'price', 'state', 'lifecycle'].map((x) => h('th', {}, x))),
+            h(
+              'tr',
+              {},
+              ['name', 'NodePool', 'instance type', 'capacity', 'zone', 'price', 'state', 'lifecycle'].map((x) => h('th', {}, x)),
+            ),
             snap.claims.map((c) =>
               h(
                 'tr',
@@ -129,7 +142,11 @@
                   h('span', { class: 'step done' }, `Created ${clock(c.createdT)}`),
                   steps.map((st) => {
                     const hit = c.lifecycle.find((x) => x.type === st);
-                    return h('span', { class: `step ${hit ? 'done' : ''}` }, `${st === 'InstanceTerminating' ? 'Terminating' : st}${hit ? ` ${clock(hit.t)}` : ''}`);
+                    return h(
+                      'span',
+                      { class: `step ${hit ? 'done' : ''}` },
+                      `${st === 'InstanceTerminating' ? 'Terminating' : st}${hit ? ` ${clock(hit.t)}` : ''}`,
+                    );
                   }),
                 ),
               ),
@@ -146,7 +163,11 @@
       h(
         'table',
         {},
-        h('tr', {}, ['instance', 'launched by', 'instance type', 'capacity', 'zone', 'price', 'state', 'ran', 'cost'].map((x) => h('th', {}, x))),
+        h(
+          'tr',
+          {},
+          ['instance', 'launched by', 'instance type', 'capacity', 'zone', 'price', 'state', 'ran', 'cost'].map((x) => h('th', {}, x)),
+        ),
         snap.instances.map((i) =>
           h(
             'tr',
@@ -182,7 +203,11 @@
       {
         width,
         height: 260,
-        scales: { x: { time: false }, count: { range: (_u, _min, max) => [0, Math.max(4, max + 1)] }, usd: { range: (_u, _min, max) => [0, Math.max(0.1, max * 1.25)] } },
+        scales: {
+          x: { time: false },
+          count: { range: (_u, _min, max) => [0, Math.max(4, max + 1)] },
+          usd: { range: (_u, _min, max) => [0, Math.max(0.1, max * 1.25)] },
+        },
         axes: [
           { space: 70, incrs: [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200], values: (_u, ticks) => ticks.map(clock) },
           { scale: 'count', label: 'nodes / pods' },
@@ -192,7 +217,15 @@
           { label: 'time', value: (_u, v) => (v === null ? '–' : clock(v)) },
           { label: 'nodes', scale: 'count', stroke: '#2563eb', width: 2, paths: uPlot.paths.stepped({ align: 1 }) },
           { label: 'pending pods', scale: 'count', stroke: '#d97706', width: 2, dash: [6, 4], paths: uPlot.paths.stepped({ align: 1 }) },
-          { label: 'cost USD/h', scale: 'usd', stroke: '#059669', fill: 'rgba(5,150,105,0.10)', width: 2, paths: uPlot.paths.stepped({ align: 1 }), value: (_u, v) => (v === null ? '–' : `$${v.toFixed(4)}`) },
+          {
+            label: 'cost USD/h',
+            scale: 'usd',
+            stroke: '#059669',
+            fill: 'rgba(5,150,105,0.10)',
+            width: 2,
+            paths: uPlot.paths.stepped({ align: 1 }),
+            value: (_u, v) => (v === null ? '–' : `$${v.toFixed(4)}`),
+          },
         ],
       },
       data,
@@ -205,7 +238,11 @@
       'section',
       { id: 'timeline' },
       h('h2', {}, 'Timeline'),
-      h('ol', {}, snap.timeline.map((e) => h('li', {}, h('code', {}, clock(e.t)), ' ', e.text))),
+      h(
+        'ol',
+        {},
+        snap.timeline.map((e) => h('li', {}, h('code', {}, clock(e.t)), ' ', e.text)),
+      ),
     );
   }
 
@@ -226,7 +263,12 @@
     }
     const prog = exec.progress;
     const visited = new Set(prog.entered);
-    const marker = (id, fill) => s('marker', { id, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' }, s('path', { d: 'M0,0 L10,5 L0,10 z', fill }));
+    const marker = (id, fill) =>
+      s(
+        'marker',
+        { id, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' },
+        s('path', { d: 'M0,0 L10,5 L0,10 z', fill }),
+      );
     const idBase = `g-${exec.name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
     const svg = s(
       'svg',
@@ -261,7 +303,12 @@
       svg.append(
         s(
           'path',
-          { d, class: `edge ${e.kind}${e.back ? ' back' : ''}${taken ? ' taken' : ''}`, 'data-edge': `${e.from}→${e.to}`, 'marker-end': `url(#${idBase}-${taken ? 'h' : 'a'})` },
+          {
+            d,
+            class: `edge ${e.kind}${e.back ? ' back' : ''}${taken ? ' taken' : ''}`,
+            'data-edge': `${e.from}→${e.to}`,
+            'marker-end': `url(#${idBase}-${taken ? 'h' : 'a'})`,
+          },
           s('title', {}, `${e.from} → ${e.to} (${e.kind})${taken ? `, taken ${taken}×` : ''}`),
         ),
       );
@@ -298,8 +345,20 @@
               h(
                 'div',
                 { class: `execution ${e.status.toLowerCase()}`, 'data-execution': e.name, 'data-status': e.status, 'data-current': e.progress.current || '' },
-                h('div', { class: 'exec-title' }, h('b', {}, e.name), ' ', h('span', { class: `status ${e.status.toLowerCase()}` }, e.status), ` reason ${e.reason || '?'}`),
-                h('div', { class: 'node-meta' }, `node ${e.nodeName ? shortNode(e.nodeName) : '?'} · ${e.instanceId || '?'} · ${clock(e.startT)} → ${e.stopT === undefined ? 'running' : clock(e.stopT)} · ${e.events} events · now in `, h('b', {}, e.progress.current || '–')),
+                h(
+                  'div',
+                  { class: 'exec-title' },
+                  h('b', {}, e.name),
+                  ' ',
+                  h('span', { class: `status ${e.status.toLowerCase()}` }, e.status),
+                  ` reason ${e.reason || '?'}`,
+                ),
+                h(
+                  'div',
+                  { class: 'node-meta' },
+                  `node ${e.nodeName ? shortNode(e.nodeName) : '?'} · ${e.instanceId || '?'} · ${clock(e.startT)} → ${e.stopT === undefined ? 'running' : clock(e.stopT)} · ${e.events} events · now in `,
+                  h('b', {}, e.progress.current || '–'),
+                ),
                 graphSvg(snap.graph, e),
               ),
             ),

@@ -11,10 +11,23 @@ describe('stateGraph', () => {
     // Assess
     const at = (name: string) => g.states.find((s) => s.name === name)!;
     expect(g.states).toHaveLength(Object.keys(termination.States).length);
-    const main = g.states.filter((s) => s.column === g.mainColumn).sort((a, b) => a.layer - b.layer).map((s) => s.name);
+    const main = g.states
+      .filter((s) => s.column === g.mainColumn)
+      .sort((a, b) => a.layer - b.layer)
+      .map((s) => s.name);
     expect(main).toEqual(['Cordon', 'Drain', 'DrainProgress', 'TerminateInstance', 'InstanceGone', 'DeleteNode', 'Finalize', 'Outcome', 'Terminated']);
-    expect(g.edges.filter((e) => e.back).map((e) => `${e.from}→${e.to}`).sort()).toEqual(['WaitAfterDrainFailure→Cordon', 'WaitAfterUnrecordedFailure→Cordon', 'WaitForDrain→Drain', 'WaitForInstance→TerminateInstance']);
-    expect(g.states.filter((s) => s.column < g.mainColumn).map((s) => s.name).sort()).toEqual(['WaitAfterDrainFailure', 'WaitAfterUnrecordedFailure', 'WaitForDrain', 'WaitForInstance']);
+    expect(
+      g.edges
+        .filter((e) => e.back)
+        .map((e) => `${e.from}→${e.to}`)
+        .sort(),
+    ).toEqual(['WaitAfterDrainFailure→Cordon', 'WaitAfterUnrecordedFailure→Cordon', 'WaitForDrain→Drain', 'WaitForInstance→TerminateInstance']);
+    expect(
+      g.states
+        .filter((s) => s.column < g.mainColumn)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['WaitAfterDrainFailure', 'WaitAfterUnrecordedFailure', 'WaitForDrain', 'WaitForInstance']);
     expect(Math.min(...g.states.map((s) => s.column))).toBe(0);
     // Every forward edge goes down at least one layer; no two states share a cell.
     for (const e of g.edges.filter((x) => !x.back)) expect(at(e.to).layer).toBeGreaterThan(at(e.from).layer);

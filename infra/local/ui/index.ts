@@ -32,7 +32,10 @@ export class LiveView {
   /** Set once the run has ended: the live page then shows the result and the summary too. */
   private result?: { ok: boolean; summary: string };
 
-  private constructor(private readonly env: LocalEnvironment, timeline: readonly TimelineEntry[]) {
+  private constructor(
+    private readonly env: LocalEnvironment,
+    timeline: readonly TimelineEntry[],
+  ) {
     this.recorder = new ViewRecorder(env, timeline);
   }
 

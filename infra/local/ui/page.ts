@@ -83,7 +83,10 @@ pre { background: #fff; border: 1px solid var(--line); border-radius: 6px; paddi
 
 /** JSON safe to put inside a <script> element (no `</script>`, no `<!--`). */
 function scriptJson(x: unknown): string {
-  return JSON.stringify(x).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(x)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** Text safe inside a <script> element. */

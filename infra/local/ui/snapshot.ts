@@ -163,7 +163,8 @@ export class ViewRecorder {
       costUsdPerHour: round4(rateAt([...this.env.ec2.instances.values()], this.env.clock.nowMs())),
     };
     const last = this.series[this.series.length - 1];
-    if (last && last.nodes === s.nodes && last.readyNodes === s.readyNodes && last.pendingPods === s.pendingPods && last.costUsdPerHour === s.costUsdPerHour) return;
+    if (last && last.nodes === s.nodes && last.readyNodes === s.readyNodes && last.pendingPods === s.pendingPods && last.costUsdPerHour === s.costUsdPerHour)
+      return;
     // A step: repeat the previous values just before the change so the chart draws it square.
     if (last && s.t > last.t) this.series.push({ ...last, t: s.t });
     if (last && last.t === s.t) this.series[this.series.length - 1] = s;
@@ -203,12 +204,8 @@ export class ViewRecorder {
       t: tNow,
       nodes,
       pendingPods,
-      claims: claims
-        .map((c) => this.viewClaim(c))
-        .sort((a, b) => a.createdT - b.createdT || a.name.localeCompare(b.name)),
-      instances: instances
-        .map((i) => this.viewInstance(i, nowMs))
-        .sort((a, b) => Number(b.managed) - Number(a.managed) || a.launchT - b.launchT),
+      claims: claims.map((c) => this.viewClaim(c)).sort((a, b) => a.createdT - b.createdT || a.name.localeCompare(b.name)),
+      instances: instances.map((i) => this.viewInstance(i, nowMs)).sort((a, b) => Number(b.managed) - Number(a.managed) || a.launchT - b.launchT),
       series,
       timeline: this.timeline.map((e) => ({ t: this.t(e.atMs), text: e.text })),
       graph: this.graph,
@@ -230,7 +227,7 @@ export class ViewRecorder {
       launchT: this.t(i.launchTimeMs),
       ...(i.terminatingAtMs !== undefined ? { endT: this.t(i.terminatingAtMs) } : {}),
       priceUsdPerHour: i.priceUsdPerHour,
-      costUsd: Math.round(((((i.terminatingAtMs ?? nowMs) - i.launchTimeMs) / 3_600_000) * (i.priceUsdPerHour ?? 0)) * 1e5) / 1e5,
+      costUsd: Math.round((((i.terminatingAtMs ?? nowMs) - i.launchTimeMs) / 3_600_000) * (i.priceUsdPerHour ?? 0) * 1e5) / 1e5,
     };
   }
 
@@ -285,10 +282,11 @@ function isReady(n: Node): boolean {
 function viewPod(p: Pod): ViewPod {
   const sum = (containers: { resources?: { requests?: Record<string, string | number> } }[] | undefined, r: string) =>
     (containers ?? []).map((c) => quantity(r, c.resources?.requests?.[r]));
-  const req = (r: string) => Math.max(
-    sum(p.spec.containers, r).reduce((a, b) => a + b, 0),
-    ...sum((p.spec as { initContainers?: { resources?: { requests?: Record<string, string | number> } }[] }).initContainers, r),
-  );
+  const req = (r: string) =>
+    Math.max(
+      sum(p.spec.containers, r).reduce((a, b) => a + b, 0),
+      ...sum((p.spec as { initContainers?: { resources?: { requests?: Record<string, string | number> } }[] }).initContainers, r),
+    );
   return {
     namespace: p.metadata.namespace ?? 'default',
     name: p.metadata.name,

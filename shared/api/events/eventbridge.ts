@@ -192,7 +192,13 @@ export function toInterruptionMessage(e: InterruptionEvent): InterruptionMessage
   const base = { eventId: e.id, timeEpochMs: Date.parse(e.time), account: e.account, region: e.region };
   switch (e['detail-type']) {
     case DetailTypeSpotInterruption:
-      return { ...base, kind: 'SpotInterruption', instanceIds: [e.detail['instance-id']], noticeDeadlineEpochMs: base.timeEpochMs + SpotNoticeSeconds * 1000, detail: e.detail['instance-action'] };
+      return {
+        ...base,
+        kind: 'SpotInterruption',
+        instanceIds: [e.detail['instance-id']],
+        noticeDeadlineEpochMs: base.timeEpochMs + SpotNoticeSeconds * 1000,
+        detail: e.detail['instance-action'],
+      };
     case DetailTypeRebalance:
       return { ...base, kind: 'RebalanceRecommendation', instanceIds: [e.detail['instance-id']] };
     case DetailTypeStateChange:

@@ -30,13 +30,23 @@ const MiB = (b: number) => Math.round(b / 2 ** 20);
 const log: AgentLog = (level, message, fields) => {
   if (!process.env.BENCH_VERBOSE && (level === 'debug' || level === 'info')) return;
   const m = process.env.BENCH_VERBOSE ? process.memoryUsage() : undefined;
-  const mem = m ? ` rss=${MiB(m.rss)} peak=${Math.round(process.resourceUsage().maxRSS / 1024)} heap=${MiB(m.heapUsed)}/${MiB(m.heapTotal)} ext=${MiB(m.external)} ab=${MiB(m.arrayBuffers)}` : '';
+  const mem = m
+    ? ` rss=${MiB(m.rss)} peak=${Math.round(process.resourceUsage().maxRSS / 1024)} heap=${MiB(m.heapUsed)}/${MiB(m.heapTotal)} ext=${MiB(m.external)} ab=${MiB(m.arrayBuffers)}`
+    : '';
   process.stderr.write(`agent ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}${mem}\n`);
 };
 
 async function main(): Promise<void> {
-  const views = process.env.BENCH_NO_VIEW ? undefined : createS3ClusterViewStore({ region: BenchRegion, bucket: ready.viewBucket, cluster: BenchCluster, endpoint: ready.s3Endpoint });
-  const agent = new Agent({ connection: { kind: 'kubeconfig', path: ready.kubeconfig }, publisher, clusterName: BenchCluster, ...(views ? { views } : {}), log });
+  const views = process.env.BENCH_NO_VIEW
+    ? undefined
+    : createS3ClusterViewStore({ region: BenchRegion, bucket: ready.viewBucket, cluster: BenchCluster, endpoint: ready.s3Endpoint });
+  const agent = new Agent({
+    connection: { kind: 'kubeconfig', path: ready.kubeconfig },
+    publisher,
+    clusterName: BenchCluster,
+    ...(views ? { views } : {}),
+    log,
+  });
   const t0 = performance.now();
   await agent.start();
   while (!agent.ready()) await new Promise((r) => setTimeout(r, 50));
@@ -48,7 +58,15 @@ async function main(): Promise<void> {
     if (m.op !== 'memory') return;
     global.gc?.();
     const mem = process.memoryUsage();
-    process.send!({ view: agent.publisher?.lastBytes, memory: { heapMiB: Math.round(mem.heapUsed / 2 ** 20), rssMiB: Math.round(mem.rss / 2 ** 20), peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024) }, published: { ...published } });
+    process.send!({
+      view: agent.publisher?.lastBytes,
+      memory: {
+        heapMiB: Math.round(mem.heapUsed / 2 ** 20),
+        rssMiB: Math.round(mem.rss / 2 ** 20),
+        peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+      },
+      published: { ...published },
+    });
   });
 }
 

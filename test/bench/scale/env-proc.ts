@@ -29,17 +29,27 @@ import { LocalEc2 } from '../../../infra/local/ec2/local-ec2.ts';
 import { LocalAwsServer } from '../../../infra/local/ec2/server.ts';
 import { VirtualClock } from '../../../infra/local/clock.ts';
 import { zonesOf } from '../../../infra/local/environment.ts';
-import { CreatedAt, BenchDaemonSets, BenchRegion, benchDaemonSet, benchNode, benchNodeClass, benchNodePool, benchPdbs, benchPod, nodeName, pendingPods, podsOfNode } from './objects.ts';
+import {
+  CreatedAt,
+  BenchDaemonSets,
+  BenchRegion,
+  benchDaemonSet,
+  benchNode,
+  benchNodeClass,
+  benchNodePool,
+  benchPdbs,
+  benchPod,
+  nodeName,
+  pendingPods,
+  podsOfNode,
+} from './objects.ts';
 
 export { BenchCluster } from './objects.ts';
 import { BenchCluster } from './objects.ts';
 
 /** Commands from the parent; each answered with `{ id, ok, result | error }`. */
 export type Command =
-  | { op: 'counters'; reset?: boolean }
-  | { op: 'addPending'; count: number; prefix: string }
-  | { op: 'churn'; pods: number }
-  | { op: 'stop' };
+  { op: 'counters'; reset?: boolean } | { op: 'addPending'; count: number; prefix: string } | { op: 'churn'; pods: number } | { op: 'stop' };
 
 /** Endpoints the parent builds deps from (sent once, after seeding). */
 export interface EnvReady {
@@ -87,11 +97,13 @@ async function main(): Promise<void> {
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, kubeconfigYaml(kubeUrl));
 
-  for (const ns of ['default', 'kube-system', ...Array.from({ length: 8 }, (_, i) => `team-${i}`)]) store.create(T.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } as KubeObject);
+  for (const ns of ['default', 'kube-system', ...Array.from({ length: 8 }, (_, i) => `team-${i}`)])
+    store.create(T.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } as KubeObject);
   store.create(T.nodepools, benchNodePool() as KubeObject);
   store.create(T.ec2nodeclasses, benchNodeClass() as KubeObject);
   for (const ds of BenchDaemonSets) store.create(T.daemonsets, benchDaemonSet(ds) as KubeObject);
-  for (const p of benchPdbs()) store.create(T.pdbs, { ...p, status: { disruptionsAllowed: 1, currentHealthy: 10, desiredHealthy: 9, expectedPods: 10 } } as KubeObject);
+  for (const p of benchPdbs())
+    store.create(T.pdbs, { ...p, status: { disruptionsAllowed: 1, currentHealthy: 10, desiredHealthy: 9, expectedPods: 10 } } as KubeObject);
   let seq = 0;
   for (let i = 0; i < nodes; i++) {
     store.create(T.nodes, benchNode(i) as KubeObject);
@@ -103,7 +115,12 @@ async function main(): Promise<void> {
   const dynamo = await startLocalDynamo({ region: BenchRegion });
   const clock = new VirtualClock({ start: new Date(), speed: 1 });
   const catalog = new Map(loadCatalog({ region: BenchRegion }).map((t) => [t.name, t]));
-  const ec2 = new LocalEc2({ clock, region: BenchRegion, zones: zonesOf(BenchRegion), priceOf: (type, zone, ct) => catalog.get(type)?.offerings.find((o) => o.zone === zone && o.capacityType === ct)?.priceUsdPerHour });
+  const ec2 = new LocalEc2({
+    clock,
+    region: BenchRegion,
+    zones: zonesOf(BenchRegion),
+    priceOf: (type, zone, ct) => catalog.get(type)?.offerings.find((o) => o.zone === zone && o.capacityType === ct)?.priceUsdPerHour,
+  });
   const s3 = await startLocalS3();
   const aws = new LocalAwsServer({ ec2, clusterName: BenchCluster });
   const ec2Endpoint = await aws.start();
@@ -142,7 +159,13 @@ async function main(): Promise<void> {
             store.update(T.pods, terminating);
             store.remove(T.pods, victim.metadata.namespace, victim.metadata.name);
           }
-          const fresh = benchPod({ name: `churn-${churnSeq}`, app: `app-${churnSeq % 40}`, kind: 'app', requests: victim?.spec?.containers?.[0]?.resources?.requests ?? { cpu: '100m', memory: '128Mi' }, seq: 500_000 + churnSeq });
+          const fresh = benchPod({
+            name: `churn-${churnSeq}`,
+            app: `app-${churnSeq % 40}`,
+            kind: 'app',
+            requests: victim?.spec?.containers?.[0]?.resources?.requests ?? { cpu: '100m', memory: '128Mi' },
+            seq: 500_000 + churnSeq,
+          });
           const pending: Record<string, any> = { ...fresh, spec: { ...fresh.spec } };
           delete pending.spec.nodeName;
           store.create(T.pods, { ...pending, status: { phase: 'Pending' } } as KubeObject);
@@ -150,7 +173,14 @@ async function main(): Promise<void> {
           bound.spec.nodeName = node.name;
           store.update(T.pods, bound);
           const running = store.get(T.pods, pending.metadata.namespace, pending.metadata.name)!;
-          running.status = benchPod({ name: fresh.metadata.name, app: `app-${churnSeq % 40}`, kind: 'app', node, requests: fresh.spec.containers[0].resources.requests, seq: 500_000 + churnSeq }).status;
+          running.status = benchPod({
+            name: fresh.metadata.name,
+            app: `app-${churnSeq % 40}`,
+            kind: 'app',
+            node,
+            requests: fresh.spec.containers[0].resources.requests,
+            seq: 500_000 + churnSeq,
+          }).status;
           store.update(T.pods, running);
           churnSeq++;
         }
@@ -171,7 +201,18 @@ async function main(): Promise<void> {
       (err: Error) => process.send!({ id: m.id, ok: false, error: err.message }),
     );
   });
-  const ready: EnvReady = { kubeconfig, kubeUrl, dynamodbEndpoint: dynamo.endpoint, ec2Endpoint, tableName: dynamo.tableName, s3Endpoint: s3.endpoint, viewBucket: s3.bucket, nodes, pods: nodes * podsPerNode, seedSeconds: Math.round((performance.now() - started) / 100) / 10 };
+  const ready: EnvReady = {
+    kubeconfig,
+    kubeUrl,
+    dynamodbEndpoint: dynamo.endpoint,
+    ec2Endpoint,
+    tableName: dynamo.tableName,
+    s3Endpoint: s3.endpoint,
+    viewBucket: s3.bucket,
+    nodes,
+    pods: nodes * podsPerNode,
+    seedSeconds: Math.round((performance.now() - started) / 100) / 10,
+  };
   process.send!({ ready });
 }
 

@@ -29,9 +29,12 @@ export interface FnArgs {
 const args = JSON.parse(process.argv[2]) as FnArgs;
 
 const t0 = performance.now();
-const echo = (level: string) => (m: string, f?: Record<string, unknown>) => process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(3)} ${level} ${m} ${JSON.stringify(f ?? {}).slice(0, 200)}\n`);
+const echo = (level: string) => (m: string, f?: Record<string, unknown>) =>
+  process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(3)} ${level} ${m} ${JSON.stringify(f ?? {}).slice(0, 200)}\n`);
 /** Silent unless BENCH_VERBOSE=1 (then every line with seconds since start, on stderr). */
-const silent: Log = process.env.BENCH_VERBOSE ? { debug: echo('debug'), info: echo('info'), warn: echo('warn'), error: echo('error') } : { debug() {}, info() {}, warn() {}, error() {} };
+const silent: Log = process.env.BENCH_VERBOSE
+  ? { debug: echo('debug'), info: echo('info'), warn: echo('warn'), error: echo('error') }
+  : { debug() {}, info() {}, warn() {}, error() {} };
 
 let peakHeap = 0;
 const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 2);
@@ -97,7 +100,15 @@ async function main(): Promise<void> {
     const out = await fn();
     const wallMs = Math.round(performance.now() - t0);
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
-    await ask({ mark: 'end', label, wallMs, heapMiB: Math.round(peakHeap / 2 ** 20), rssMiB: Math.round(process.resourceUsage().maxRSS / 1024), dynamoReadUnits: Math.round(rcu.units * 10) / 10, out: summarize(out) });
+    await ask({
+      mark: 'end',
+      label,
+      wallMs,
+      heapMiB: Math.round(peakHeap / 2 ** 20),
+      rssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+      dynamoReadUnits: Math.round(rcu.units * 10) / 10,
+      out: summarize(out),
+    });
     return out;
   };
 
@@ -132,7 +143,14 @@ async function main(): Promise<void> {
 /** The small part of a handler's output the table shows. */
 function summarize(out: unknown): Record<string, unknown> {
   const o = out as Record<string, any>;
-  if (o && 'provisionable' in o) return { provisionable: o.provisionable, created: o.created.length, launched: o.launched.length, placedOnExisting: o.placedOnExisting, unschedulable: o.unschedulable.length };
+  if (o && 'provisionable' in o)
+    return {
+      provisionable: o.provisionable,
+      created: o.created.length,
+      launched: o.launched.length,
+      placedOnExisting: o.placedOnExisting,
+      unschedulable: o.unschedulable.length,
+    };
   return { status: o?.status, simulations: o?.simulations, method: o?.command?.method, candidates: o?.command?.candidates?.length ?? 0 };
 }
 

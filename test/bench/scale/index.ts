@@ -56,7 +56,18 @@ export interface ScaleRow {
   seedSeconds: number;
   provisioning: Measured & { cold: Measured };
   disruption: Measured & { simulations?: number; method?: string; candidates?: number; first?: Measured };
-  agent: { syncMs: number; listBytes: number; bytesPerMinute: number; watchBytesPerMinute: number; heapMiB: number; rssMiB: number; peakRssMiB: number; eventsPerMinute: number; viewGzipBytes?: number; viewJsonBytes?: number };
+  agent: {
+    syncMs: number;
+    listBytes: number;
+    bytesPerMinute: number;
+    watchBytesPerMinute: number;
+    heapMiB: number;
+    rssMiB: number;
+    peakRssMiB: number;
+    eventsPerMinute: number;
+    viewGzipBytes?: number;
+    viewJsonBytes?: number;
+  };
 }
 
 export interface Measured {
@@ -73,7 +84,10 @@ export interface Measured {
 class Env {
   private seq = 0;
   private readonly waiting = new Map<number, (m: any) => void>();
-  constructor(readonly child: ChildProcess, readonly ready: EnvReady) {
+  constructor(
+    readonly child: ChildProcess,
+    readonly ready: EnvReady,
+  ) {
     child.on('message', (m: any) => {
       if (m.id !== undefined) {
         this.waiting.get(m.id)?.(m);
@@ -123,7 +137,15 @@ async function runFunction(env: Env, args: FnArgs): Promise<Record<string, Measu
       } else if (m.mark === 'end') {
         const c = await env.call<{ requests: number; bytes: number; watchBytes: number }>({ op: 'counters' });
         // Watch streams are the agent's (functions never watch).
-        out[m.label] = { wallMs: m.wallMs, kubeRequests: c.requests, kubeBytes: c.bytes - c.watchBytes, heapMiB: m.heapMiB, rssMiB: m.rssMiB, dynamoReadUnits: m.dynamoReadUnits, out: m.out };
+        out[m.label] = {
+          wallMs: m.wallMs,
+          kubeRequests: c.requests,
+          kubeBytes: c.bytes - c.watchBytes,
+          heapMiB: m.heapMiB,
+          rssMiB: m.rssMiB,
+          dynamoReadUnits: m.dynamoReadUnits,
+          out: m.out,
+        };
         current = undefined;
         child.send({ go: true });
       } else if (m.done) resolve();
@@ -166,7 +188,10 @@ async function measureAgent(env: Env): Promise<{ row: ScaleRow['agent']; child: 
   // the one stall traced was the local API server blocking on resumed watches (fixed). A fallback.
   const args = [JSON.stringify({ ...env.ready, cluster: BenchCluster, region: BenchRegion })];
   const child = process.env.BENCH_AGENT_TSX
-    ? fork(here('./agent-proc.ts'), args, { execArgv: ['--import', 'tsx', '--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    ? fork(here('./agent-proc.ts'), args, {
+        execArgv: ['--import', 'tsx', '--expose-gc', ...agentNodeOptions()],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      })
     : fork(await bundleAgentProc(), args, { execArgv: ['--expose-gc', ...agentNodeOptions()], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = <T>(key: string) => new Promise<T>((resolve) => child.on('message', (m: any) => m[key] !== undefined && resolve(m)));
   const synced = await next<{ syncMs: number }>('synced');
@@ -182,7 +207,11 @@ async function measureAgent(env: Env): Promise<{ row: ScaleRow['agent']; child: 
   const seconds = (performance.now() - t0) / 1000;
   const churn = await env.call<{ bytes: number; watchBytes: number }>({ op: 'counters' });
   child.send({ op: 'memory' });
-  const mem = await next<{ memory: { heapMiB: number; rssMiB: number; peakRssMiB: number }; published: { entries: number }; view?: { gzip: number; json: number } }>('memory');
+  const mem = await next<{
+    memory: { heapMiB: number; rssMiB: number; peakRssMiB: number };
+    published: { entries: number };
+    view?: { gzip: number; json: number };
+  }>('memory');
   const reflector = (await import('../../../shared/kube/reflector.ts')) as Record<string, unknown>;
   const relistMs = typeof reflector.DefaultRelistIntervalMs === 'number' ? reflector.DefaultRelistIntervalMs : 0;
   const watchPerMinute = (churn.bytes / seconds) * 60;
@@ -219,7 +248,13 @@ export async function benchScale(nodes: number, pods: number, log: (s: string) =
       pods,
       seedSeconds: env.ready.seedSeconds,
       provisioning: { ...p['pending-b'], cold: p['pending-a'] },
-      disruption: { ...dis, simulations: dis?.out?.simulations as number | undefined, method: dis?.out?.method as string | undefined, candidates: dis?.out?.candidates as number | undefined, first: d['disruption-first'] },
+      disruption: {
+        ...dis,
+        simulations: dis?.out?.simulations as number | undefined,
+        method: dis?.out?.method as string | undefined,
+        candidates: dis?.out?.candidates as number | undefined,
+        first: d['disruption-first'],
+      },
       agent,
     };
   } finally {
@@ -232,24 +267,42 @@ const MiB = (b: number) => (Number.isFinite(b) ? (b / 2 ** 20).toFixed(b < 2 ** 
 
 /** The table printed for the rows (one line per size). */
 export function scaleTable(rows: readonly ScaleRow[]): string {
-  const cols = ['nodes', 'pods', 'prov wall ms', 'prov cold ms', 'prov kube req', 'prov kube MiB', 'prov RCU', 'prov heap MiB', 'dis wall ms', 'dis first ms', 'dis sims', 'dis kube MiB', 'dis heap MiB', 'agent rss MiB', 'agent MiB/min'];
-  const cells = rows.map((r) => [
-    r.nodes,
-    r.pods,
-    r.provisioning.wallMs,
-    r.provisioning.cold?.wallMs,
-    r.provisioning.kubeRequests,
-    MiB(r.provisioning.kubeBytes),
-    r.provisioning.dynamoReadUnits,
-    r.provisioning.heapMiB,
-    r.disruption.timedOut ? `>${FunctionTimeoutMs}` : r.disruption.wallMs,
-    r.disruption.first?.wallMs,
-    r.disruption.simulations ?? '-',
-    MiB(r.disruption.kubeBytes),
-    r.disruption.heapMiB,
-    r.agent.rssMiB,
-    MiB(r.agent.bytesPerMinute),
-  ].map((c) => String(c ?? '-')));
+  const cols = [
+    'nodes',
+    'pods',
+    'prov wall ms',
+    'prov cold ms',
+    'prov kube req',
+    'prov kube MiB',
+    'prov RCU',
+    'prov heap MiB',
+    'dis wall ms',
+    'dis first ms',
+    'dis sims',
+    'dis kube MiB',
+    'dis heap MiB',
+    'agent rss MiB',
+    'agent MiB/min',
+  ];
+  const cells = rows.map((r) =>
+    [
+      r.nodes,
+      r.pods,
+      r.provisioning.wallMs,
+      r.provisioning.cold?.wallMs,
+      r.provisioning.kubeRequests,
+      MiB(r.provisioning.kubeBytes),
+      r.provisioning.dynamoReadUnits,
+      r.provisioning.heapMiB,
+      r.disruption.timedOut ? `>${FunctionTimeoutMs}` : r.disruption.wallMs,
+      r.disruption.first?.wallMs,
+      r.disruption.simulations ?? '-',
+      MiB(r.disruption.kubeBytes),
+      r.disruption.heapMiB,
+      r.agent.rssMiB,
+      MiB(r.agent.bytesPerMinute),
+    ].map((c) => String(c ?? '-')),
+  );
   const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i].length)));
   return [cols, ...cells].map((r) => r.map((c, i) => c.padStart(widths[i])).join('  ')).join('\n');
 }

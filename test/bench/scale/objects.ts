@@ -47,7 +47,10 @@ export function benchNode(i: number): Record<string, any> {
   const name = nodeName(i);
   const instanceId = `i-0${createHash('md5').update(`node-${i}`).digest('hex').slice(0, 16)}`;
   const images = Array.from({ length: 18 }, (_, k) => ({
-    names: [`123456789012.dkr.ecr.us-east-1.amazonaws.com/app-${k}@sha256:${createHash('sha256').update(`img-${k}`).digest('hex')}`, `123456789012.dkr.ecr.us-east-1.amazonaws.com/app-${k}:v1.${k}.0`],
+    names: [
+      `123456789012.dkr.ecr.us-east-1.amazonaws.com/app-${k}@sha256:${createHash('sha256').update(`img-${k}`).digest('hex')}`,
+      `123456789012.dkr.ecr.us-east-1.amazonaws.com/app-${k}:v1.${k}.0`,
+    ],
     sizeBytes: 40_000_000 + k * 1_234_567,
   }));
   return {
@@ -90,9 +93,61 @@ export function benchNode(i: number): Record<string, any> {
       },
       finalizers: ['karpenter.sh/termination'],
       managedFields: [
-        { manager: 'kubelet', operation: 'Update', apiVersion: 'v1', time: CreatedAt, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:alpha.kubernetes.io/provided-node-ip': {}, 'f:volumes.kubernetes.io/controller-managed-attach-detach': {} }, 'f:labels': { '.': {}, 'f:beta.kubernetes.io/arch': {}, 'f:beta.kubernetes.io/os': {}, 'f:kubernetes.io/arch': {}, 'f:kubernetes.io/hostname': {}, 'f:kubernetes.io/os': {} } }, 'f:spec': { 'f:providerID': {} } } },
-        { manager: 'karpenter', operation: 'Update', apiVersion: 'v1', time: CreatedAt, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"karpenter.sh/termination"': {} }, 'f:labels': { 'f:karpenter.sh/initialized': {}, 'f:karpenter.sh/nodepool': {}, 'f:karpenter.sh/registered': {} } } } },
-        { manager: 'kubelet', operation: 'Update', apiVersion: 'v1', time: CreatedAt, fieldsType: 'FieldsV1', subresource: 'status', fieldsV1: { 'f:status': { 'f:allocatable': { 'f:cpu': {}, 'f:memory': {} }, 'f:conditions': { 'k:{"type":"DiskPressure"}': { 'f:lastHeartbeatTime': {} }, 'k:{"type":"MemoryPressure"}': { 'f:lastHeartbeatTime': {} }, 'k:{"type":"PIDPressure"}': { 'f:lastHeartbeatTime': {} }, 'k:{"type":"Ready"}': { 'f:lastHeartbeatTime': {}, 'f:lastTransitionTime': {}, 'f:message': {}, 'f:reason': {}, 'f:status': {} } }, 'f:images': {}, 'f:nodeInfo': { 'f:bootID': {}, 'f:kernelVersion': {} } } } },
+        {
+          manager: 'kubelet',
+          operation: 'Update',
+          apiVersion: 'v1',
+          time: CreatedAt,
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': {
+              'f:annotations': { '.': {}, 'f:alpha.kubernetes.io/provided-node-ip': {}, 'f:volumes.kubernetes.io/controller-managed-attach-detach': {} },
+              'f:labels': {
+                '.': {},
+                'f:beta.kubernetes.io/arch': {},
+                'f:beta.kubernetes.io/os': {},
+                'f:kubernetes.io/arch': {},
+                'f:kubernetes.io/hostname': {},
+                'f:kubernetes.io/os': {},
+              },
+            },
+            'f:spec': { 'f:providerID': {} },
+          },
+        },
+        {
+          manager: 'karpenter',
+          operation: 'Update',
+          apiVersion: 'v1',
+          time: CreatedAt,
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': {
+              'f:finalizers': { '.': {}, 'v:"karpenter.sh/termination"': {} },
+              'f:labels': { 'f:karpenter.sh/initialized': {}, 'f:karpenter.sh/nodepool': {}, 'f:karpenter.sh/registered': {} },
+            },
+          },
+        },
+        {
+          manager: 'kubelet',
+          operation: 'Update',
+          apiVersion: 'v1',
+          time: CreatedAt,
+          fieldsType: 'FieldsV1',
+          subresource: 'status',
+          fieldsV1: {
+            'f:status': {
+              'f:allocatable': { 'f:cpu': {}, 'f:memory': {} },
+              'f:conditions': {
+                'k:{"type":"DiskPressure"}': { 'f:lastHeartbeatTime': {} },
+                'k:{"type":"MemoryPressure"}': { 'f:lastHeartbeatTime': {} },
+                'k:{"type":"PIDPressure"}': { 'f:lastHeartbeatTime': {} },
+                'k:{"type":"Ready"}': { 'f:lastHeartbeatTime': {}, 'f:lastTransitionTime': {}, 'f:message': {}, 'f:reason': {}, 'f:status': {} },
+              },
+              'f:images': {},
+              'f:nodeInfo': { 'f:bootID': {}, 'f:kernelVersion': {} },
+            },
+          },
+        },
       ],
     },
     spec: { providerID: `aws:///${zone}/${instanceId}` },
@@ -102,17 +157,63 @@ export function benchNode(i: number): Record<string, any> {
         { type: 'InternalDNS', address: name },
         { type: 'Hostname', address: name },
       ],
-      allocatable: { cpu: shape.allocCpu, 'ephemeral-storage': '95491281146', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: shape.allocMemory, pods: shape.pods },
+      allocatable: {
+        cpu: shape.allocCpu,
+        'ephemeral-storage': '95491281146',
+        'hugepages-1Gi': '0',
+        'hugepages-2Mi': '0',
+        memory: shape.allocMemory,
+        pods: shape.pods,
+      },
       capacity: { cpu: shape.cpu, 'ephemeral-storage': '104845292Ki', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: shape.memory, pods: shape.pods },
       conditions: [
-        { type: 'MemoryPressure', status: 'False', lastHeartbeatTime: CreatedAt, lastTransitionTime: CreatedAt, reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-        { type: 'DiskPressure', status: 'False', lastHeartbeatTime: CreatedAt, lastTransitionTime: CreatedAt, reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-        { type: 'PIDPressure', status: 'False', lastHeartbeatTime: CreatedAt, lastTransitionTime: CreatedAt, reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
-        { type: 'Ready', status: 'True', lastHeartbeatTime: CreatedAt, lastTransitionTime: CreatedAt, reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+        {
+          type: 'MemoryPressure',
+          status: 'False',
+          lastHeartbeatTime: CreatedAt,
+          lastTransitionTime: CreatedAt,
+          reason: 'KubeletHasSufficientMemory',
+          message: 'kubelet has sufficient memory available',
+        },
+        {
+          type: 'DiskPressure',
+          status: 'False',
+          lastHeartbeatTime: CreatedAt,
+          lastTransitionTime: CreatedAt,
+          reason: 'KubeletHasNoDiskPressure',
+          message: 'kubelet has no disk pressure',
+        },
+        {
+          type: 'PIDPressure',
+          status: 'False',
+          lastHeartbeatTime: CreatedAt,
+          lastTransitionTime: CreatedAt,
+          reason: 'KubeletHasSufficientPID',
+          message: 'kubelet has sufficient PID available',
+        },
+        {
+          type: 'Ready',
+          status: 'True',
+          lastHeartbeatTime: CreatedAt,
+          lastTransitionTime: CreatedAt,
+          reason: 'KubeletReady',
+          message: 'kubelet is posting ready status',
+        },
       ],
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
       images,
-      nodeInfo: { architecture: 'amd64', bootID: uid(`boot-${i}`), containerRuntimeVersion: 'containerd://1.7.22', kernelVersion: '6.1.112-122.189.amzn2023.x86_64', kubeProxyVersion: 'v1.31.2-eks-7f9249a', kubeletVersion: 'v1.31.2-eks-7f9249a', machineID: uid(`machine-${i}`).replace(/-/g, ''), operatingSystem: 'linux', osImage: 'Amazon Linux 2023.6.20241121', systemUUID: uid(`sys-${i}`) },
+      nodeInfo: {
+        architecture: 'amd64',
+        bootID: uid(`boot-${i}`),
+        containerRuntimeVersion: 'containerd://1.7.22',
+        kernelVersion: '6.1.112-122.189.amzn2023.x86_64',
+        kubeProxyVersion: 'v1.31.2-eks-7f9249a',
+        kubeletVersion: 'v1.31.2-eks-7f9249a',
+        machineID: uid(`machine-${i}`).replace(/-/g, ''),
+        operatingSystem: 'linux',
+        osImage: 'Amazon Linux 2023.6.20241121',
+        systemUUID: uid(`sys-${i}`),
+      },
     },
   };
 }
@@ -132,11 +233,22 @@ function appRequests(i: number, podsPerNode: number): { cpu: string; memory: str
  * Pod j of node i (bound, Running), or an unbound Pending pod when `nodeIndex` is undefined.
  * `kind`: 'app' (ReplicaSet-owned, app = j mod 40) or 'ds' (DaemonSet-owned).
  */
-export function benchPod(opts: { name: string; app: string; kind: 'app' | 'ds'; node?: { index: number; name: string }; requests: { cpu: string; memory: string }; nodeSelector?: Record<string, string>; seq: number }): Record<string, any> {
+export function benchPod(opts: {
+  name: string;
+  app: string;
+  kind: 'app' | 'ds';
+  node?: { index: number; name: string };
+  requests: { cpu: string; memory: string };
+  nodeSelector?: Record<string, string>;
+  seq: number;
+}): Record<string, any> {
   const { name, app, kind, node, requests } = opts;
   const ns = kind === 'ds' ? 'kube-system' : `team-${app.split('-')[1] ?? '0'}`.replace(/team-(\d+)/, (_, d) => `team-${Number(d) % 8}`);
   const hash = createHash('md5').update(app).digest('hex').slice(0, 10);
-  const owner = kind === 'ds' ? { apiVersion: 'apps/v1', kind: 'DaemonSet', name: app, uid: uid(`ds-${app}`), controller: true, blockOwnerDeletion: true } : { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-${hash}`, uid: uid(`rs-${app}`), controller: true, blockOwnerDeletion: true };
+  const owner =
+    kind === 'ds'
+      ? { apiVersion: 'apps/v1', kind: 'DaemonSet', name: app, uid: uid(`ds-${app}`), controller: true, blockOwnerDeletion: true }
+      : { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-${hash}`, uid: uid(`rs-${app}`), controller: true, blockOwnerDeletion: true };
   const ip = `10.${(opts.seq >> 16) & 255}.${(opts.seq >> 8) & 255}.${opts.seq & 255}`;
   const image = `123456789012.dkr.ecr.us-east-1.amazonaws.com/${app}:v1.24.3`;
   const started = CreatedAt;
@@ -150,7 +262,9 @@ export function benchPod(opts: { name: string; app: string; kind: 'app' | 'ds'; 
     restartCount: 0,
     started: true,
     state: { running: { startedAt: started } },
-    volumeMounts: [{ mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', name: 'kube-api-access-x7k2p', readOnly: true, recursiveReadOnly: 'Disabled' }],
+    volumeMounts: [
+      { mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', name: 'kube-api-access-x7k2p', readOnly: true, recursiveReadOnly: 'Disabled' },
+    ],
   };
   return {
     apiVersion: 'v1',
@@ -162,12 +276,81 @@ export function benchPod(opts: { name: string; app: string; kind: 'app' | 'ds'; 
       uid: uid(name),
       resourceVersion: String(200_000 + opts.seq),
       creationTimestamp: CreatedAt,
-      labels: kind === 'ds' ? { 'app.kubernetes.io/name': app, 'controller-revision-hash': '6d8f7c9b5', 'pod-template-generation': '3' } : { app, 'app.kubernetes.io/name': app, 'app.kubernetes.io/part-of': 'shop', 'pod-template-hash': hash, tier: opts.seq % 2 ? 'backend' : 'frontend' },
+      labels:
+        kind === 'ds'
+          ? { 'app.kubernetes.io/name': app, 'controller-revision-hash': '6d8f7c9b5', 'pod-template-generation': '3' }
+          : { app, 'app.kubernetes.io/name': app, 'app.kubernetes.io/part-of': 'shop', 'pod-template-hash': hash, tier: opts.seq % 2 ? 'backend' : 'frontend' },
       annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-11-20T09:12:44Z', 'prometheus.io/port': '9090', 'prometheus.io/scrape': 'true' },
       ownerReferences: [owner],
       managedFields: [
-        { manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'v1', time: CreatedAt, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/restartedAt': {}, 'f:prometheus.io/port': {}, 'f:prometheus.io/scrape': {} }, 'f:generateName': {}, 'f:labels': { '.': {}, 'f:app': {}, 'f:app.kubernetes.io/name': {}, 'f:pod-template-hash': {} }, 'f:ownerReferences': { '.': {}, [`k:{"uid":"${owner.uid}"}`]: {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"main"}': { '.': {}, 'f:env': { '.': {}, 'k:{"name":"LOG_LEVEL"}': { '.': {}, 'f:name': {}, 'f:value': {} }, 'k:{"name":"POD_NAME"}': { '.': {}, 'f:name': {}, 'f:valueFrom': { '.': {}, 'f:fieldRef': {} } } }, 'f:image': {}, 'f:imagePullPolicy': {}, 'f:livenessProbe': { '.': {}, 'f:httpGet': { '.': {}, 'f:path': {}, 'f:port': {}, 'f:scheme': {} } }, 'f:name': {}, 'f:ports': { '.': {}, 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {}, 'f:protocol': {} } }, 'f:readinessProbe': { '.': {}, 'f:httpGet': { '.': {}, 'f:path': {}, 'f:port': {} } }, 'f:resources': { '.': {}, 'f:limits': { '.': {}, 'f:memory': {} }, 'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} } } } }, 'f:dnsPolicy': {}, 'f:enableServiceLinks': {}, 'f:restartPolicy': {}, 'f:schedulerName': {}, 'f:securityContext': {}, 'f:terminationGracePeriodSeconds': {} } } },
-        ...(node ? [{ manager: 'kubelet', operation: 'Update', apiVersion: 'v1', time: started, fieldsType: 'FieldsV1', subresource: 'status', fieldsV1: { 'f:status': { 'f:conditions': { 'k:{"type":"ContainersReady"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} }, 'k:{"type":"Initialized"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} }, 'k:{"type":"Ready"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} } }, 'f:containerStatuses': {}, 'f:hostIP': {}, 'f:hostIPs': {}, 'f:phase': {}, 'f:podIP': {}, 'f:podIPs': { '.': {}, [`k:{"ip":"${ip}"}`]: { '.': {}, 'f:ip': {} } }, 'f:startTime': {} } } }] : []),
+        {
+          manager: 'kube-controller-manager',
+          operation: 'Update',
+          apiVersion: 'v1',
+          time: CreatedAt,
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': {
+              'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/restartedAt': {}, 'f:prometheus.io/port': {}, 'f:prometheus.io/scrape': {} },
+              'f:generateName': {},
+              'f:labels': { '.': {}, 'f:app': {}, 'f:app.kubernetes.io/name': {}, 'f:pod-template-hash': {} },
+              'f:ownerReferences': { '.': {}, [`k:{"uid":"${owner.uid}"}`]: {} },
+            },
+            'f:spec': {
+              'f:containers': {
+                'k:{"name":"main"}': {
+                  '.': {},
+                  'f:env': {
+                    '.': {},
+                    'k:{"name":"LOG_LEVEL"}': { '.': {}, 'f:name': {}, 'f:value': {} },
+                    'k:{"name":"POD_NAME"}': { '.': {}, 'f:name': {}, 'f:valueFrom': { '.': {}, 'f:fieldRef': {} } },
+                  },
+                  'f:image': {},
+                  'f:imagePullPolicy': {},
+                  'f:livenessProbe': { '.': {}, 'f:httpGet': { '.': {}, 'f:path': {}, 'f:port': {}, 'f:scheme': {} } },
+                  'f:name': {},
+                  'f:ports': { '.': {}, 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {}, 'f:protocol': {} } },
+                  'f:readinessProbe': { '.': {}, 'f:httpGet': { '.': {}, 'f:path': {}, 'f:port': {} } },
+                  'f:resources': { '.': {}, 'f:limits': { '.': {}, 'f:memory': {} }, 'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} } },
+                },
+              },
+              'f:dnsPolicy': {},
+              'f:enableServiceLinks': {},
+              'f:restartPolicy': {},
+              'f:schedulerName': {},
+              'f:securityContext': {},
+              'f:terminationGracePeriodSeconds': {},
+            },
+          },
+        },
+        ...(node
+          ? [
+              {
+                manager: 'kubelet',
+                operation: 'Update',
+                apiVersion: 'v1',
+                time: started,
+                fieldsType: 'FieldsV1',
+                subresource: 'status',
+                fieldsV1: {
+                  'f:status': {
+                    'f:conditions': {
+                      'k:{"type":"ContainersReady"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                      'k:{"type":"Initialized"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                      'k:{"type":"Ready"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                    },
+                    'f:containerStatuses': {},
+                    'f:hostIP': {},
+                    'f:hostIPs': {},
+                    'f:phase': {},
+                    'f:podIP': {},
+                    'f:podIPs': { '.': {}, [`k:{"ip":"${ip}"}`]: { '.': {}, 'f:ip': {} } },
+                    'f:startTime': {},
+                  },
+                },
+              },
+            ]
+          : []),
       ],
     },
     spec: {
@@ -183,9 +366,24 @@ export function benchPod(opts: { name: string; app: string; kind: 'app' | 'ds'; 
             { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
             { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel-collector.observability:4317' },
           ],
-          ports: [{ containerPort: 8080, name: 'http', protocol: 'TCP' }, { containerPort: 9090, name: 'metrics', protocol: 'TCP' }],
-          livenessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, failureThreshold: 3, periodSeconds: 10, successThreshold: 1, timeoutSeconds: 1 },
-          readinessProbe: { httpGet: { path: '/ready', port: 8080, scheme: 'HTTP' }, failureThreshold: 3, periodSeconds: 5, successThreshold: 1, timeoutSeconds: 1 },
+          ports: [
+            { containerPort: 8080, name: 'http', protocol: 'TCP' },
+            { containerPort: 9090, name: 'metrics', protocol: 'TCP' },
+          ],
+          livenessProbe: {
+            httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' },
+            failureThreshold: 3,
+            periodSeconds: 10,
+            successThreshold: 1,
+            timeoutSeconds: 1,
+          },
+          readinessProbe: {
+            httpGet: { path: '/ready', port: 8080, scheme: 'HTTP' },
+            failureThreshold: 3,
+            periodSeconds: 5,
+            successThreshold: 1,
+            timeoutSeconds: 1,
+          },
           resources: { limits: { memory: requests.memory }, requests },
           terminationMessagePath: '/dev/termination-log',
           terminationMessagePolicy: 'File',
@@ -242,7 +440,17 @@ export function benchPod(opts: { name: string; app: string; kind: 'app' | 'ds'; 
           startTime: started,
         }
       : {
-          conditions: [{ type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: CreatedAt, reason: 'Unschedulable', message: '0/5000 nodes are available: 5000 Insufficient cpu. preemption: 0/5000 nodes are available: 5000 No preemption victims found for incoming pod.' }],
+          conditions: [
+            {
+              type: 'PodScheduled',
+              status: 'False',
+              lastProbeTime: null,
+              lastTransitionTime: CreatedAt,
+              reason: 'Unschedulable',
+              message:
+                '0/5000 nodes are available: 5000 Insufficient cpu. preemption: 0/5000 nodes are available: 5000 No preemption victims found for incoming pod.',
+            },
+          ],
           phase: 'Pending',
           qosClass: 'Burstable',
         },
@@ -257,7 +465,10 @@ export function podsOfNode(i: number, podsPerNode: number, seqStart: number): Re
   const name = nodeName(i);
   const out: Record<string, any>[] = [];
   let seq = seqStart;
-  for (const ds of BenchDaemonSets) out.push(benchPod({ name: `${ds}-${i.toString(36)}`, app: ds, kind: 'ds', node: { index: i, name }, requests: { cpu: '100m', memory: '128Mi' }, seq: seq++ }));
+  for (const ds of BenchDaemonSets)
+    out.push(
+      benchPod({ name: `${ds}-${i.toString(36)}`, app: ds, kind: 'ds', node: { index: i, name }, requests: { cpu: '100m', memory: '128Mi' }, seq: seq++ }),
+    );
   const req = appRequests(i, podsPerNode);
   for (let j = 0; j < podsPerNode - BenchDaemonSets.length; j++) {
     const app = `app-${(i * 7 + j) % Apps}`;
@@ -269,7 +480,14 @@ export function podsOfNode(i: number, podsPerNode: number, seqStart: number): Re
 /** `count` pending pods (1 cpu / 2 Gi, asking for spot so no existing on-demand node fits). */
 export function pendingPods(count: number, prefix: string): Record<string, any>[] {
   return Array.from({ length: count }, (_, k) =>
-    benchPod({ name: `${prefix}-${k}`, app: 'batch-1', kind: 'app', requests: { cpu: '1', memory: '2Gi' }, nodeSelector: { 'karpenter.sh/capacity-type': 'spot' }, seq: 900_000 + k }),
+    benchPod({
+      name: `${prefix}-${k}`,
+      app: 'batch-1',
+      kind: 'app',
+      requests: { cpu: '1', memory: '2Gi' },
+      nodeSelector: { 'karpenter.sh/capacity-type': 'spot' },
+      seq: 900_000 + k,
+    }),
   );
 }
 
@@ -319,7 +537,12 @@ export function benchDaemonSet(name: string): Record<string, any> {
       selector: { matchLabels: { 'app.kubernetes.io/name': name } },
       template: {
         metadata: { labels: { 'app.kubernetes.io/name': name } },
-        spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'main', image: `602401143452.dkr.ecr.us-east-1.amazonaws.com/${name}:v1.19.0`, resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
+        spec: {
+          tolerations: [{ operator: 'Exists' }],
+          containers: [
+            { name: 'main', image: `602401143452.dkr.ecr.us-east-1.amazonaws.com/${name}:v1.19.0`, resources: { requests: { cpu: '100m', memory: '128Mi' } } },
+          ],
+        },
       },
     },
   };

@@ -16,7 +16,9 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-const sizes = (process.argv.slice(2).length ? process.argv.slice(2) : ['100x2000', '1000x20000', '5000x100000']).map((s) => s.split('x').map(Number) as [number, number]);
+const sizes = (process.argv.slice(2).length ? process.argv.slice(2) : ['100x2000', '1000x20000', '5000x100000']).map(
+  (s) => s.split('x').map(Number) as [number, number],
+);
 for (const [nodes, pods] of sizes) {
   const b = new ClusterViewBuilder();
   const perNode = Math.round(pods / nodes);

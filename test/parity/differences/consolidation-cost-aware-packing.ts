@@ -31,7 +31,7 @@ const isConsolidation = (method: string) => method === 'multi-node-consolidation
 export const ConsolidationCostAwarePacking: DisruptionDifference = {
   id: 'consolidation-cost-aware-packing',
   reason:
-    'nodefleet\'s consolidation simulations pack cost-aware, as its provisioner does; Karpenter\'s use its CPU-' +
+    "nodefleet's consolidation simulations pack cost-aware, as its provisioner does; Karpenter's use its CPU-" +
     'then-memory pod order, which can change which candidate sets consolidate. Explained only when nodefleet with ' +
     'packing: karpenter decides exactly as Karpenter and the cost-aware decision saves at least as much per hour.',
   cases: ['parity/disruption-consolidation-cost-packing.yaml'],

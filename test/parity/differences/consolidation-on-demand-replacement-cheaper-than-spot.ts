@@ -6,7 +6,7 @@ export const ConsolidationOnDemandReplacementCheaperThanSpot: DisruptionDifferen
   reason:
     'Replacing on-demand nodes under a NodePool allowing both capacity types, Karpenter keeps the types cheaper at ' +
     'the capacity type each would launch with, then pins the replacement to spot, so a type sold only on-demand ' +
-    'cannot launch and it buys a dearer spot node. nodefleet\'s launch drops spot offerings dearer than the ' +
+    "cannot launch and it buys a dearer spot node. nodefleet's launch drops spot offerings dearer than the " +
     'cheapest on-demand one, so its replacement launches on-demand and costs less.',
   cases: ['parity/disruption-replacement-on-demand-cheaper-than-spot.yaml'],
   explains: (d, _s, k, plan) => {
@@ -16,7 +16,10 @@ export const ConsolidationOnDemandReplacementCheaperThanSpot: DisruptionDifferen
     const theirs = k.command.replacements[0];
     const ours = plan.command.replacements[0];
     return (
-      sameMultiset(k.command.candidates, plan.command.candidates.map((c) => c.nodeName)) &&
+      sameMultiset(
+        k.command.candidates,
+        plan.command.candidates.map((c) => c.nodeName),
+      ) &&
       theirs.nodePool === ours.nodePool &&
       sameMultiset(theirs.capacityTypes ?? [], ['spot']) &&
       sameMultiset(ours.capacityTypes, ['on-demand']) &&

@@ -42,10 +42,11 @@ export const ContradictoryNodeSelector: Difference = {
   reason:
     'A pod whose nodeSelector and required node affinity exclude each other fits no node, so kube-scheduler never ' +
     'binds it. Karpenter v1.15 still places it; nodefleet leaves it pending with the conflict as reason. Where such' +
-    ' a pod\'s Karpenter claim spends a NodePool limit, nodefleet places the pods Karpenter then refuses for that ' +
+    " a pod's Karpenter claim spends a NodePool limit, nodefleet places the pods Karpenter then refuses for that " +
     'limit.',
   cases: ['parity/contradictory-node-selector-stays-pending.yaml', 'parity/contradictory-pod-spends-nodepool-limit.yaml'],
   explains: (d, s, karpenter) =>
     (d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every(contradictoryNodeSelector)) ||
-    (everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => limitSpentOnContradictoryPod(s, reason, karpenter)) && withinLimitsKarpentersWay(s, nodefleetDecision(s).result)),
+    (everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => limitSpentOnContradictoryPod(s, reason, karpenter)) &&
+      withinLimitsKarpentersWay(s, nodefleetDecision(s).result)),
 };

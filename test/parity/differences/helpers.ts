@@ -54,7 +54,10 @@ export function placesKarpentersPods(r: SchedulingResult, karpenter: OracleOutpu
 
 /** True when a nodefleet decision is Karpenter's: the same pods on the same existing nodes and the same pods together on new claims. */
 export function decidesAsKarpenter(r: SchedulingResult, karpenter: OracleOutput): boolean {
-  if (onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
+  if (
+    onNodes(karpenter.placements.map((x): [string, string] => [x.pod, x.node])) !== onNodes(r.placements.map((x): [string, string] => [podKey(x.pod), x.node]))
+  )
+    return false;
   return claimGroups(karpenter.nodeClaims.map((k) => k.pods ?? [])) === claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey)));
 }
 
@@ -83,7 +86,12 @@ export function nodefleetSeats(s: ParityScenario): Seat[] {
  * True when `d` names pods and each, where nodefleet placed it (`seat`, with every seat of the
  * decision in `all`) and with Karpenter's reason for leaving it pending, passes `ok`.
  */
-export function everyExtraPod(d: Divergence, s: ParityScenario, karpenter: OracleOutput, ok: (pod: Pod, seat: Seat, reason: string, all: readonly Seat[]) => boolean): boolean {
+export function everyExtraPod(
+  d: Divergence,
+  s: ParityScenario,
+  karpenter: OracleOutput,
+  ok: (pod: Pod, seat: Seat, reason: string, all: readonly Seat[]) => boolean,
+): boolean {
   if (d.kind !== 'extra-placed') return false;
   const keys = extraPodKeys(d);
   const pods = s.pods.filter((p) => keys.includes(podKey(p)));
@@ -113,7 +121,12 @@ export function pinnedDomain(reason: string, key: string): string | undefined {
  * of the comparison are of `kinds`, both packings place as many pods as Karpenter, and the
  * decision's claims cost no more than Karpenter's; otherwise undefined.
  */
-export function samePodsNoDearer(d: Divergence, s: ParityScenario, c: Comparison, kinds: readonly Divergence['kind'][]): { result: SchedulingResult; seats: Seat[] } | undefined {
+export function samePodsNoDearer(
+  d: Divergence,
+  s: ParityScenario,
+  c: Comparison,
+  kinds: readonly Divergence['kind'][],
+): { result: SchedulingResult; seats: Seat[] } | undefined {
   if (!kinds.includes(d.kind) || c.divergences.some((x) => !kinds.includes(x.kind))) return undefined;
   if (c.placed.karpenterPacking !== c.placed.karpenter || c.placed.default !== c.placed.karpenter) return undefined;
   const decided = nodefleetDecision(s);
@@ -122,12 +135,19 @@ export function samePodsNoDearer(d: Divergence, s: ParityScenario, c: Comparison
 
 /** Pods per claim as one comparable string (claims and their pods in any order; empty claims dropped; each pod key mapped by `name`). */
 export function claimGroups(groups: readonly (readonly string[])[], name: (key: string) => string = (k) => k): string {
-  return groups.filter((g) => g.length > 0).map((g) => g.map(name).sort().join(',')).sort().join(' | ');
+  return groups
+    .filter((g) => g.length > 0)
+    .map((g) => g.map(name).sort().join(','))
+    .sort()
+    .join(' | ');
 }
 
 /** `pod@node` pairs as one comparable string (any order). */
 export function onNodes(pairs: readonly (readonly [string, string])[]): string {
-  return pairs.map(([pod, node]) => `${pod}@${node}`).sort().join(' ');
+  return pairs
+    .map(([pod, node]) => `${pod}@${node}`)
+    .sort()
+    .join(' ');
 }
 
 /** The pods a divergence names (`namespace/name`). */

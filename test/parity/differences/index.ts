@@ -44,11 +44,15 @@ export const DisruptionDifferences: DisruptionDifference[] = [
  * Open gaps: nodefleet differs from Karpenter v1.15 here not by choice. Counted apart
  * (`knownOpen`), printed, not failed on; each should become a fix and a case.
  */
-export const DisruptionGaps: DisruptionDifference[] = [
-];
+export const DisruptionGaps: DisruptionDifference[] = [];
 
 /** The id of the documented difference explaining `d`, or undefined. */
-export function documentedDisruptionReason(d: DisruptionDivergence, s: DisruptionScenario, karpenter: OracleDisruption, plan: DisruptionPlan): string | undefined {
+export function documentedDisruptionReason(
+  d: DisruptionDivergence,
+  s: DisruptionScenario,
+  karpenter: OracleDisruption,
+  plan: DisruptionPlan,
+): string | undefined {
   return DisruptionDifferences.find((x) => x.explains(d, s, karpenter, plan))?.id;
 }
 
@@ -113,9 +117,14 @@ function followsFromRoot(d: Divergence, s: ParityScenario, karpenter: OracleOutp
       continue;
     }
     const keep = (k: string) => !pods.has(k);
-    const theirs = d.kind === 'existing' ? onNodes(karpenter.placements.filter((x) => keep(x.pod)).map((x): [string, string] => [x.pod, x.node])) : claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(keep)));
+    const theirs =
+      d.kind === 'existing'
+        ? onNodes(karpenter.placements.filter((x) => keep(x.pod)).map((x): [string, string] => [x.pod, x.node]))
+        : claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(keep)));
     const mine = (r: SchedulingResult) =>
-      d.kind === 'existing' ? onNodes(r.placements.filter((x) => keep(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node])) : claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey).filter(keep)));
+      d.kind === 'existing'
+        ? onNodes(r.placements.filter((x) => keep(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node]))
+        : claimGroups(r.newNodeClaims.map((n) => n.pods.map(podKey).filter(keep)));
     if (mine(nodefleetDecision(s).result) === theirs) return id;
     if (mine(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => keep(podKey(p))) }, 'karpenter'))) === theirs) return id;
     // Pods Karpenter places and nodefleet does not, on the existing nodes Karpenter put them on:
@@ -127,7 +136,12 @@ function followsFromRoot(d: Divergence, s: ParityScenario, karpenter: OracleOutp
     }
     // The root's extra pods with the replicas of theirs both leave pending (one of which nodefleet
     // would place in their stead once they are gone): nodefleet without every pod Karpenter leaves pending.
-    if (pendingInKarpenter.size > 0 && [...pods].every((k) => pendingInKarpenter.has(k)) && mine(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !pendingInKarpenter.has(podKey(p))) }, 'karpenter'))) === theirs) return id;
+    if (
+      pendingInKarpenter.size > 0 &&
+      [...pods].every((k) => pendingInKarpenter.has(k)) &&
+      mine(solve(toSchedulingInput({ ...s, pods: s.pods.filter((p) => !pendingInKarpenter.has(podKey(p))) }, 'karpenter'))) === theirs
+    )
+      return id;
   }
   return undefined;
 }

@@ -1,6 +1,15 @@
 /** The documented difference `inverse-anti-affinity-misses-node-domains` (index.ts lists them all). */
 import { type Comparison, type Divergence, podKey } from '../compare.ts';
-import { type Difference, claimGroups, decidesAsKarpenter, everyExtraPod, nodefleetDecision, onNodes, placesKarpentersPods, samePodsNoDearer } from './helpers.ts';
+import {
+  type Difference,
+  claimGroups,
+  decidesAsKarpenter,
+  everyExtraPod,
+  nodefleetDecision,
+  onNodes,
+  placesKarpentersPods,
+  samePodsNoDearer,
+} from './helpers.ts';
 import { OfferingKeys, type Seat, karpenterPoolDomains, seatOf } from '../domains.ts';
 import type { OracleOutput } from '../oracle.ts';
 import { type ParityScenario, toSchedulingInput } from '../scenario.ts';
@@ -79,7 +88,13 @@ function karpentersOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, ka
 function placedOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, karpenter: OracleOutput): boolean {
   if (d.kind !== 'extra-placed') return false;
   const { result, seats: all } = nodefleetDecision(s);
-  if (!result.placements.some((p) => { const seat = seatOf(all, podKey(p.pod)); return !!seat && aloneOutsidePoolDomains(s, p.pod, seat, all); })) return false;
+  if (
+    !result.placements.some((p) => {
+      const seat = seatOf(all, podKey(p.pod));
+      return !!seat && aloneOutsidePoolDomains(s, p.pod, seat, all);
+    })
+  )
+    return false;
   // Karpenter's rule for every pending pod that repels its own kind on an offering key: no
   // existing node's domain outside the pools it tolerates.
   let changed = false;
@@ -103,7 +118,9 @@ function placedOnceKeptOutOfNodeDomains(d: Divergence, s: ParityScenario, karpen
 /** `pod` with a required node affinity `key NotIn [value]` for each of `domains`, added to every term (or as the one term). */
 function keptOutOf(pod: Pod, domains: readonly { key: string; value: string }[]): Pod {
   const out = structuredClone(pod);
-  const spec = out.spec as { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: unknown[] }[] } } } };
+  const spec = out.spec as {
+    affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: unknown[] }[] } } };
+  };
   const exprs = domains.map((x) => ({ key: x.key, operator: 'NotIn', values: [x.value] }));
   const na = ((spec.affinity ??= {}).nodeAffinity ??= {});
   const req = (na.requiredDuringSchedulingIgnoredDuringExecution ??= { nodeSelectorTerms: [] });
@@ -132,7 +149,10 @@ function movedOntoNodesOutsidePoolDomains(d: Divergence, s: ParityScenario, karp
   if (moved.size === 0) return false;
   const theirPlacements = [...karpenter.placements.map((x): [string, string] => [x.pod, x.node]), ...moved];
   if (onNodes(theirPlacements) !== onNodes(result.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  return claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return (
+    claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) ===
+    claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)))
+  );
 }
 
 export const InverseAntiAffinityMissesNodeDomains: Difference = {

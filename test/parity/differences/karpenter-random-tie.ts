@@ -10,7 +10,7 @@ function karpenterKey(method: string, c: OracleCandidate): string {
 export const KarpenterRandomTie: DisruptionDifference = {
   id: 'karpenter-random-tie',
   reason:
-    'Karpenter orders a method\'s candidates with an unstable sort over nodes that come out of a Go map, so ' +
+    "Karpenter orders a method's candidates with an unstable sort over nodes that come out of a Go map, so " +
     'candidates with equal keys come in random order and a budget takes any of them. nodefleet breaks the tie by ' +
     'age, then name. Explained when both sets have the same Karpenter keys.',
   cases: ['parity/disruption-empty-tie-budget-one.yaml'],

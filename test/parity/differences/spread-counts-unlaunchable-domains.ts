@@ -57,17 +57,21 @@ function movedWhereUnlaunchableDomainsRefuse(d: Divergence, s: ParityScenario, k
   if (moved.size === 0) return false;
   const theirPlacements = [...karpenter.placements.filter((x) => !moved.has(x.pod)).map((x): [string, string] => [x.pod, x.node]), ...moved];
   if (onNodes(theirPlacements) !== onNodes(result.placements.map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  return claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)));
+  return (
+    claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter((p) => !moved.has(p)))) ===
+    claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)))
+  );
 }
 
 export const SpreadCountsUnlaunchableDomains: Difference = {
   id: 'spread-counts-unlaunchable-domains',
   reason:
     'Karpenter v1.15 counts topology-spread domains no node has and no NodePool can launch (zones of types a ' +
-    'NodePool excludes, values of a NodePool\'s own In requirement offered by no type), so an empty domain holds ' +
+    "NodePool excludes, values of a NodePool's own In requirement offered by no type), so an empty domain holds " +
     'the minimum at 0 and replicas stay pending. kube-scheduler counts only the domains of nodes the spread counts;' +
     ' nodefleet counts those of existing nodes and of what its NodePools can launch, and places them.',
   cases: ['parity/spread-ignores-unlaunchable-zones.yaml', 'parity/spread-unlaunchable-zone-sends-replica-to-claim.yaml'],
   explains: (d, s, karpenter, c) =>
-    everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) => skewedOnlyByUnlaunchable(s, pod, all)) || movedWhereUnlaunchableDomainsRefuse(d, s, karpenter, c),
+    everyExtraPod(d, s, karpenter, (pod, _seat, _reason, all) => skewedOnlyByUnlaunchable(s, pod, all)) ||
+    movedWhereUnlaunchableDomainsRefuse(d, s, karpenter, c),
 };

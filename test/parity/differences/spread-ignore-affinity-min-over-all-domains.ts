@@ -29,7 +29,9 @@ export function spreadIgnoresOwnAffinity(pod: Pod, anyWhen = false): boolean {
 function refusedByDomainsItRefuses(s: ParityScenario, pod: Pod, all: readonly Seat[]): boolean {
   const info = new PodInfo(pod);
   return info.spreads.some((sp) => {
-    const c = (pod.spec.topologySpreadConstraints ?? []).find((x) => x.topologyKey === sp.key && x.whenUnsatisfiable === 'DoNotSchedule' && ignoresOwnAffinity(pod, x));
+    const c = (pod.spec.topologySpreadConstraints ?? []).find(
+      (x) => x.topologyKey === sp.key && x.whenUnsatisfiable === 'DoNotSchedule' && ignoresOwnAffinity(pod, x),
+    );
     const counts = c && OfferingKeys.has(sp.key) ? spreadCounts(pod, sp, all) : undefined;
     if (!counts) return false;
     // A domain only a NodePool offers and the pod refuses holds no node kube-scheduler counts.
@@ -50,7 +52,8 @@ type SpreadConstraint = NonNullable<Pod['spec']['topologySpreadConstraints']>[nu
 
 function ignoresOwnAffinity(pod: Pod, c: SpreadConstraint): boolean {
   const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  const restricted = (key: string) => key in (pod.spec.nodeSelector ?? {}) || (terms.length > 0 && terms.every((t) => (t.matchExpressions ?? []).some((e) => e.key === key)));
+  const restricted = (key: string) =>
+    key in (pod.spec.nodeSelector ?? {}) || (terms.length > 0 && terms.every((t) => (t.matchExpressions ?? []).some((e) => e.key === key)));
   return c.nodeAffinityPolicy === 'Ignore' && restricted(c.topologyKey);
 }
 
@@ -89,12 +92,14 @@ function karpentersOnceSpreadsHonorAffinity(d: Divergence, s: ParityScenario, ka
 export const SpreadIgnoreAffinityMinOverAllDomains: Difference = {
   id: 'spread-ignore-affinity-min-over-all-domains',
   reason:
-    'Under nodeAffinityPolicy Ignore kube-scheduler counts the domain of every node, whatever the pod\'s node ' +
-    'affinity; Karpenter v1.15 takes the spread\'s minimum only over the domains the pod\'s own affinity allows, so' +
+    "Under nodeAffinityPolicy Ignore kube-scheduler counts the domain of every node, whatever the pod's node " +
+    "affinity; Karpenter v1.15 takes the spread's minimum only over the domains the pod's own affinity allows, so" +
     ' replicas confined to one zone all go there and kube-scheduler binds only one. nodefleet counts every domain ' +
     'and leaves the others pending; under ScheduleAnyway the same count changes which preference gives way first.',
   cases: ['parity/spread-ignore-affinity-counts-every-zone.yaml', 'parity/spread-ignore-affinity-relaxes-preference-onto-node.yaml'],
   explains: (d, s, karpenter, c) =>
-    (d.kind === 'unplaced' && namedPods(d, s).length > 0 && namedPods(d, s).every((p) => spreadIgnoresOwnAffinity(p) && refusedByDomainsItRefuses(s, p, seats(s, solve(toSchedulingInput(s, 'cost')))))) ||
+    (d.kind === 'unplaced' &&
+      namedPods(d, s).length > 0 &&
+      namedPods(d, s).every((p) => spreadIgnoresOwnAffinity(p) && refusedByDomainsItRefuses(s, p, seats(s, solve(toSchedulingInput(s, 'cost')))))) ||
     karpentersOnceSpreadsHonorAffinity(d, s, karpenter, c),
 };

@@ -1,6 +1,15 @@
 /** The documented difference `topology-domain-ignores-claim-offerings` (index.ts lists them all). */
 import { type Comparison, type Divergence, podKey } from '../compare.ts';
-import { type Difference, LimitsExhausted, claimGroups, everyExtraPod, nodefleetDecision, pinnedDomain, samePodsNoDearer, withinLimitsKarpentersWay } from './helpers.ts';
+import {
+  type Difference,
+  LimitsExhausted,
+  claimGroups,
+  everyExtraPod,
+  nodefleetDecision,
+  pinnedDomain,
+  samePodsNoDearer,
+  withinLimitsKarpentersWay,
+} from './helpers.ts';
 import { LabelCapacityType, LabelTopologyZone } from '../../../shared/api/labels.ts';
 import { OfferingKeys, type Seat, karpenterSpreadDomains, seatOf, skew, spreadCounts } from '../domains.ts';
 import type { OracleOutput } from '../oracle.ts';
@@ -18,11 +27,23 @@ type OracleClaim = OracleOutput['nodeClaims'][number];
  * on `key` (zone or capacity type), among `k`'s values on the other key; with `boundOwn`, also
  * among `k`'s own values on `key`. `types`: the scenario's types by name.
  */
-function claimOffers(types: ReadonlyMap<string, { offerings: readonly { zone: string; capacityType: string; available: boolean }[] }>, k: OracleClaim, key: string, v: string, boundOwn: boolean): boolean {
+function claimOffers(
+  types: ReadonlyMap<string, { offerings: readonly { zone: string; capacityType: string; available: boolean }[] }>,
+  k: OracleClaim,
+  key: string,
+  v: string,
+  boundOwn: boolean,
+): boolean {
   const zones = key === LabelTopologyZone && !boundOwn ? [] : (k.zones ?? []);
   const capacityTypes = key === LabelCapacityType && !boundOwn ? [] : (k.capacityTypes ?? []);
   return (k.instanceTypes ?? []).some((n) =>
-    (types.get(n)?.offerings ?? []).some((o) => o.available && (key === LabelTopologyZone ? o.zone : o.capacityType) === v && (!capacityTypes.length || capacityTypes.includes(o.capacityType)) && (!zones.length || zones.includes(o.zone))),
+    (types.get(n)?.offerings ?? []).some(
+      (o) =>
+        o.available &&
+        (key === LabelTopologyZone ? o.zone : o.capacityType) === v &&
+        (!capacityTypes.length || capacityTypes.includes(o.capacityType)) &&
+        (!zones.length || zones.includes(o.zone)),
+    ),
   );
 }
 
@@ -53,7 +74,8 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   // scenario) is on K: then it may have pinned K after P was refused (parity seed 11, path 380).
   const replica = replicaOf(s);
   const order = new Map(s.pods.map((p, i) => [podKey(p), i]));
-  const pinnedLater = (k: OracleClaim, p: string) => (k.pods ?? []).some((x) => x !== p && replica(x) === replica(p) && (order.get(x) ?? -1) > (order.get(p) ?? Infinity));
+  const pinnedLater = (k: OracleClaim, p: string) =>
+    (k.pods ?? []).some((x) => x !== p && replica(x) === replica(p) && (order.get(x) ?? -1) > (order.get(p) ?? Infinity));
   const offeredIn = (k: OracleClaim, key: string, v: string) => claimOffers(types, k, key, v, values(k, key).length > 1);
   const moved = new Map<string, OracleClaim>();
   for (const claim of result.newNodeClaims) {
@@ -71,7 +93,10 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
         // that claim only after relaxing a preference, the least-populated domain of K's values
         // when P's turn came (parity seed 15, path 981).
         const own = values(from, sp.key);
-        const pins = new Set([...(own.length === 1 ? own : []), ...[karpenterPinAtTurn(s, karpenter, pod, sp, values(to, sp.key))].filter((v) => v !== undefined)]);
+        const pins = new Set([
+          ...(own.length === 1 ? own : []),
+          ...[karpenterPinAtTurn(s, karpenter, pod, sp, values(to, sp.key))].filter((v) => v !== undefined),
+        ]);
         if (![...pins].some((v) => !offeredIn(to, sp.key, v) && seat.labels[sp.key] !== v)) return false;
         const counts = spreadCounts(pod, sp, all);
         return !!counts && skew(counts, karpenterSpreadDomains(s, pod, sp), sp.minDomains) <= sp.maxSkew;
@@ -83,7 +108,13 @@ function joinedOpenClaimWhereOffered(d: Divergence, s: ParityScenario, karpenter
   // Identical replicas are interchangeable: which of them Karpenter left alone on a claim of its
   // own is a tie nodefleet's queue may break the other way (parity seed 9, path 434).
   const theirs = karpenter.nodeClaims.map((k) => [...(k.pods ?? []).filter((p) => !moved.has(p)), ...[...moved].filter(([, to]) => to === k).map(([p]) => p)]);
-  return claimGroups(theirs, replica) === claimGroups(result.newNodeClaims.map((n) => n.pods.map(podKey)), replica);
+  return (
+    claimGroups(theirs, replica) ===
+    claimGroups(
+      result.newNodeClaims.map((n) => n.pods.map(podKey)),
+      replica,
+    )
+  );
 }
 
 /**
@@ -122,7 +153,8 @@ function karpenterPinAtTurn(s: ParityScenario, karpenter: OracleOutput, pod: Pod
       if (before(p)) taken.push({ pod: p, labels: vs.length === 1 ? { [sp.key]: vs[0] } : {}, taints: poolTaints.get(k.nodePool) ?? [] });
     }
   }
-  if (sp.honorTaints && taken.some((x) => untoleratedTaint(x.taints, info.tolerations, false) && !untoleratedTaint(x.taints, info.tolerations, true))) return undefined;
+  if (sp.honorTaints && taken.some((x) => untoleratedTaint(x.taints, info.tolerations, false) && !untoleratedTaint(x.taints, info.tolerations, true)))
+    return undefined;
   const counts = spreadCounts(pod, sp, taken);
   if (!counts) return undefined;
   // Karpenter narrows the claim's requirements by the pod's own before it pins (nodeclaim.go
@@ -189,7 +221,10 @@ function spreadPinMissesAffinity(s: ParityScenario, pod: Pod, info: PodInfo, sp:
   const here = seat.labels[sp.key];
   if (!OfferingKeys.has(sp.key) || here === undefined || !reason.includes(`${sp.key} DoesNotExist`)) return false;
   const followed = info.affinity.some(
-    (a) => a.key === sp.key && matchesSelector(a.selector, pod.metadata.labels) && all.some((x) => x !== seat && matchesSelector(a.selector, x.pod.metadata.labels) && x.labels[a.key] === here),
+    (a) =>
+      a.key === sp.key &&
+      matchesSelector(a.selector, pod.metadata.labels) &&
+      all.some((x) => x !== seat && matchesSelector(a.selector, x.pod.metadata.labels) && x.labels[a.key] === here),
   );
   if (!followed) return false;
   const counts = spreadCounts(pod, sp, all);
@@ -203,8 +238,8 @@ export const TopologyDomainIgnoresClaimOfferings: Difference = {
   id: 'topology-domain-ignores-claim-offerings',
   reason:
     'Karpenter v1.15 narrows a claim to one domain for a topology spread (the least-populated) or a self-selecting ' +
-    'pod affinity (the first) whether or not the claim\'s instance types are offered there; it then finds no type, ' +
-    'and the pod stays pending or opens a claim of its own. nodefleet chooses among the domains the claim\'s types ' +
+    "pod affinity (the first) whether or not the claim's instance types are offered there; it then finds no type, " +
+    "and the pod stays pending or opens a claim of its own. nodefleet chooses among the domains the claim's types " +
     'are offered in, within maxSkew, where kube-scheduler binds the pod.',
   cases: [
     'parity/spread-domain-where-the-claim-launches.yaml',

@@ -6,9 +6,9 @@ import { toSchedulingInput } from '../scenario.ts';
 export const UnstableClaimOrderBeyond12: Difference = {
   id: 'unstable-claim-order-beyond-12',
   reason:
-    'With packing: karpenter, Karpenter v1.15 sorts its in-flight claims fewest pods first with Go\'s sort.Slice ' +
+    "With packing: karpenter, Karpenter v1.15 sorts its in-flight claims fewest pods first with Go's sort.Slice " +
     'before each pod, which is stable only up to 12 elements: with 13 or more claims the pairing of pods depends on' +
-    ' the sort\'s internal moves. nodefleet keeps the stable order. Only the pairing differs: the same pods on as ' +
+    " the sort's internal moves. nodefleet keeps the stable order. Only the pairing differs: the same pods on as " +
     'many claims at the same prices.',
   cases: ['parity/inflight-claims-keep-sorted-order.yaml'],
   explains: (d, s, karpenter, c) => {

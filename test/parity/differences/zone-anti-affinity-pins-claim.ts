@@ -1,6 +1,18 @@
 /** The documented difference `zone-anti-affinity-pins-claim` (index.ts lists them all). */
 import { type Comparison, type Divergence, podKey } from '../compare.ts';
-import { type Difference, LimitsExhausted, claimGroups, decidesAsKarpenter, everyExtraPod, nodefleetDecision, onNodes, pinnedDomain, placesKarpentersPods, samePodsNoDearer, withinLimitsKarpentersWay } from './helpers.ts';
+import {
+  type Difference,
+  LimitsExhausted,
+  claimGroups,
+  decidesAsKarpenter,
+  everyExtraPod,
+  nodefleetDecision,
+  onNodes,
+  pinnedDomain,
+  placesKarpentersPods,
+  samePodsNoDearer,
+  withinLimitsKarpentersWay,
+} from './helpers.ts';
 import { LabelTopologyZone } from '../../../shared/api/labels.ts';
 import { OfferingKeys, type Seat, karpenterPoolDomains } from '../domains.ts';
 import type { OracleOutput } from '../oracle.ts';
@@ -158,7 +170,9 @@ function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, kar
         const q = byKey.get(key);
         return !!q && q !== p && matchesSelector(a.selector, q.metadata.labels) && comparePodsKarpenter(new PodInfo(q), info) < 0;
       };
-      const values = new Set(karpenter.nodeClaims.filter((k) => (k.pods ?? []).some(earlier)).flatMap((k) => (a.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? []));
+      const values = new Set(
+        karpenter.nodeClaims.filter((k) => (k.pods ?? []).some(earlier)).flatMap((k) => (a.key === LabelTopologyZone ? k.zones : k.capacityTypes) ?? []),
+      );
       if (values.size > 0) blocks.push({ key: a.key, operator: 'NotIn', values: [...values].sort() });
     }
     if (blocks.length === 0) return p;
@@ -174,8 +188,15 @@ function karpentersOnceClaimsBlockReplicas(d: Divergence, s: ParityScenario, kar
   // claims and nodes hold the pods together as Karpenter's do.
   const other = (key: string) => !blocked.has(key);
   const mine = decided.result;
-  if (onNodes(karpenter.placements.filter((x) => other(x.pod)).map((x): [string, string] => [x.pod, x.node])) !== onNodes(mine.placements.filter((x) => other(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node]))) return false;
-  if (claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(other))) !== claimGroups(mine.newNodeClaims.map((n) => n.pods.map(podKey).filter(other)))) return false;
+  if (
+    onNodes(karpenter.placements.filter((x) => other(x.pod)).map((x): [string, string] => [x.pod, x.node])) !==
+    onNodes(mine.placements.filter((x) => other(podKey(x.pod))).map((x): [string, string] => [podKey(x.pod), x.node]))
+  )
+    return false;
+  if (
+    claimGroups(karpenter.nodeClaims.map((k) => (k.pods ?? []).filter(other))) !== claimGroups(mine.newNodeClaims.map((n) => n.pods.map(podKey).filter(other)))
+  )
+    return false;
   return decidesAsKarpenter(solve(toSchedulingInput({ ...s, pods }, 'karpenter')), karpenter);
 }
 
@@ -196,7 +217,8 @@ export const ZoneAntiAffinityPinsClaim: Difference = {
     'parity/zone-anti-affinity-blocked-replica-claim-joined-by-later-pods.yaml',
   ],
   explains: (d, s, karpenter, c) => {
-    if (d.kind === 'claims' || d.kind === 'claim-shapes') return replicaAloneWhereClaimsBlocked(d, s, karpenter, c) || karpentersOnceClaimsBlockReplicas(d, s, karpenter, c);
+    if (d.kind === 'claims' || d.kind === 'claim-shapes')
+      return replicaAloneWhereClaimsBlocked(d, s, karpenter, c) || karpentersOnceClaimsBlockReplicas(d, s, karpenter, c);
     if (d.kind !== 'extra-placed') return false;
     const reasons = karpenterReasons(d, karpenter);
     if (reasons.length > 0 && reasons.every((r) => r.includes(AntiAffinityAllDomains))) return true;
@@ -208,7 +230,11 @@ export const ZoneAntiAffinityPinsClaim: Difference = {
     // hostname pod affinity join a pinned replica's claim together).
     const blockedReplica = (pod: Pod, reason: string) => reason.includes(AntiAffinityAllDomains) && repelledBySiblingOnClaim(s, pod, karpenter);
     if (!everyExtraPod(d, s, karpenter, (pod, _seat, reason) => !blockedReplica(pod, reason)) && roomLeftByRepelledReplicas(s, karpenter)) return true;
-    if (!everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => reason.includes(LimitsExhausted)) || !withinLimitsKarpentersWay(s, nodefleetDecision(s).result)) return false;
+    if (
+      !everyExtraPod(d, s, karpenter, (_pod, _seat, reason) => reason.includes(LimitsExhausted)) ||
+      !withinLimitsKarpentersWay(s, nodefleetDecision(s).result)
+    )
+      return false;
     const repelled = everyExtraPod(d, s, karpenter, (pod) => repelledBySiblingOnClaim(s, pod, karpenter));
     // Some pods are such replicas, and the others run only because of them.
     const someRepelled = !everyExtraPod(d, s, karpenter, (pod) => !repelledBySiblingOnClaim(s, pod, karpenter));

@@ -215,7 +215,19 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const auditLog = opts.auditEvictions ? join(logs, 'audit.jsonl') : undefined;
     const auditPolicy = join(dir, 'certs', 'audit-policy.yaml');
     if (auditLog) {
-      writeFileSync(auditPolicy, ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:', '  - level: RequestResponse', '    resources: [{ group: "", resources: ["pods/eviction"] }]', '  - level: None', ''].join('\n'));
+      writeFileSync(
+        auditPolicy,
+        [
+          'apiVersion: audit.k8s.io/v1',
+          'kind: Policy',
+          'omitStages: [RequestReceived]',
+          'rules:',
+          '  - level: RequestResponse',
+          '    resources: [{ group: "", resources: ["pods/eviction"] }]',
+          '  - level: None',
+          '',
+        ].join('\n'),
+      );
     }
     const certDir = join(dir, 'certs', 'apiserver');
     run('kube-apiserver', [
@@ -273,7 +285,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     if (opts.controllers) {
       const [sched, kcm] = [await freePort(), await freePort()];
       const schedConfig = kubeconfigOf('kube-scheduler');
-      run('kube-scheduler', [`--kubeconfig=${schedConfig}`, `--authentication-kubeconfig=${schedConfig}`, `--authorization-kubeconfig=${schedConfig}`, '--leader-elect=false', `--secure-port=${sched}`, '--bind-address=127.0.0.1']);
+      run('kube-scheduler', [
+        `--kubeconfig=${schedConfig}`,
+        `--authentication-kubeconfig=${schedConfig}`,
+        `--authorization-kubeconfig=${schedConfig}`,
+        '--leader-elect=false',
+        `--secure-port=${sched}`,
+        '--bind-address=127.0.0.1',
+      ]);
       const kcmConfig = kubeconfigOf('kube-controller-manager');
       run('kube-controller-manager', [
         `--kubeconfig=${kcmConfig}`,
@@ -293,7 +312,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     }
     if (opts.kwok) {
       const stages = join(bin, '..', 'kwok-stages');
-      const configs = readdirSync(stages).filter((f) => f.endsWith('.yaml')).map((f) => `--config=${join(stages, f)}`);
+      const configs = readdirSync(stages)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => `--config=${join(stages, f)}`);
       const health = await freePort();
       run('kwok', [
         `--kubeconfig=${kubeconfigOf('kwok')}`,

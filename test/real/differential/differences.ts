@@ -22,7 +22,8 @@ export const Differences: Difference[] = [
   {
     id: 'static-nodepool',
     reason: 'static NodePools (spec.replicas, StaticCapacity) are refused: nodefleet provisions for pending pods only',
-    problem: /^spec\.(replicas: static NodePools|weight: cannot be set on a static NodePool|limits\.[^:]+: only the nodes limit is allowed on a static NodePool)/,
+    problem:
+      /^spec\.(replicas: static NodePools|weight: cannot be set on a static NodePool|limits\.[^:]+: only the nodes limit is allowed on a static NodePool)/,
   },
   {
     id: 'kubelet-checked-at-validate',
@@ -31,14 +32,17 @@ export const Differences: Difference[] = [
   },
   {
     id: 'nodepool-runtime-validation',
-    reason: "label keys, requirement keys and requirement values the CRD lets through but Karpenter's controller refuses (NodePool RuntimeValidate): nodefleet refuses them at validate",
+    reason:
+      "label keys, requirement keys and requirement values the CRD lets through but Karpenter's controller refuses (NodePool RuntimeValidate): nodefleet refuses them at validate",
     problem:
       /^spec\.template\.(metadata\.labels\.[^:]+: "[^"]*" is not a valid label key|spec\.requirements\[\d+\]\.key: unknown key "[^"]*": label domain "[^"]*" is restricted|spec\.requirements\[\d+\]\.values\[\d+\]: "[^"]*" is not a valid label value)/,
   },
   {
     id: 'no-known-capacity-type',
-    reason: "an In requirement on karpenter.sh/capacity-type (or instance-tenancy) with no known value passes the CRD; Karpenter's controller marks the NodePool not ready ('no valid values found'), nodefleet refuses it at validate and marks it not ready at runtime",
-    problem: /^spec\.template\.spec\.requirements\[\d+\]\.values: no valid values found in \[[^\]]*\] for (karpenter\.sh\/capacity-type|karpenter\.k8s\.aws\/instance-tenancy),/,
+    reason:
+      "an In requirement on karpenter.sh/capacity-type (or instance-tenancy) with no known value passes the CRD; Karpenter's controller marks the NodePool not ready ('no valid values found'), nodefleet refuses it at validate and marks it not ready at runtime",
+    problem:
+      /^spec\.template\.spec\.requirements\[\d+\]\.values: no valid values found in \[[^\]]*\] for (karpenter\.sh\/capacity-type|karpenter\.k8s\.aws\/instance-tenancy),/,
   },
   {
     id: 'negative-limit',
@@ -47,12 +51,14 @@ export const Differences: Difference[] = [
   },
   {
     id: 'invalid-cron-schedule',
-    reason: "a budget schedule that matches the CRD's five-field pattern but is no cron (61 * * * *): Karpenter's controller fails closed (no disruption), nodefleet refuses it at validate",
+    reason:
+      "a budget schedule that matches the CRD's five-field pattern but is no cron (61 * * * *): Karpenter's controller fails closed (no disruption), nodefleet refuses it at validate",
     problem: /^spec\.disruption\.budgets\[\d+\]\.schedule: "[^"]*" is not a valid cron schedule/,
   },
   {
     id: 'unhealthy-budget-reason',
-    reason: 'budget reason Unhealthy (node repair as a disruption method, the NodeRepair gate) is refused: nodefleet repairs as the node.health controller, which budgets do not pace (docs/settings.md)',
+    reason:
+      'budget reason Unhealthy (node repair as a disruption method, the NodeRepair gate) is refused: nodefleet repairs as the node.health controller, which budgets do not pace (docs/settings.md)',
     problem: /^spec\.disruption\.budgets\[\d+\]\.reasons\[\d+\]: "Unhealthy" is not valid/,
   },
 ];

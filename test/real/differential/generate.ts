@@ -8,7 +8,8 @@ import fc from 'fast-check';
 type Obj = Record<string, unknown>;
 
 /** Present with weight 1, absent with weight `absent`. */
-const opt = <T>(a: fc.Arbitrary<T>, absent = 1): fc.Arbitrary<T | undefined> => fc.oneof({ weight: absent, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
+const opt = <T>(a: fc.Arbitrary<T>, absent = 1): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ weight: absent, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
 const pick = <T>(...xs: T[]) => fc.constantFrom(...xs);
 /** Mostly one of `valid`, sometimes anything of `any`. */
 const mix = <T>(valid: fc.Arbitrary<T>, any: fc.Arbitrary<T>, weight = 3) => fc.oneof({ weight, arbitrary: valid }, { weight: 1, arbitrary: any });
@@ -38,7 +39,10 @@ const anyLabelKey = pick(
 );
 const anyLabelValue = pick('blue', '', 'bad value', 'x'.repeat(63), 'x'.repeat(64), '-x', 'a.b_c-d', 'spot', 'on-demand', 'reserved');
 const anyDuration = pick('720h', 'Never', '1h30m', '10m10s', '0s', '30s', '5x', '', '-1h', '1.5h', '1d', '100h0m0s', '1h0m', 'never');
-const labelKey = mix(pick('team', 'example.com/team', 'karpenter.sh/capacity-type', 'topology.kubernetes.io/zone', 'node.kubernetes.io/instance-type'), anyLabelKey);
+const labelKey = mix(
+  pick('team', 'example.com/team', 'karpenter.sh/capacity-type', 'topology.kubernetes.io/zone', 'node.kubernetes.io/instance-type'),
+  anyLabelKey,
+);
 const labelValue = mix(pick('blue', 'spot', 'x'.repeat(63), 'a.b_c-d'), anyLabelValue);
 const duration = mix(pick('720h', 'Never', '1h30m', '30s', '0s', '10m10s'), anyDuration);
 const effect = pick('NoSchedule', 'NoExecute', 'PreferNoSchedule', 'Bogus', '');
@@ -65,11 +69,41 @@ const reqKey = pick(
   '',
 );
 const operator = pick('In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte', 'Bogus');
-const reqValues = pick<string[] | undefined>(undefined, [], ['c'], ['c', 'm', 'r'], ['5'], ['-1'], ['1.5'], ['5', '6'], ['x y'], ['spot', 'on-demand'], ['amd64'], ['us-east-1a'], ['0']);
+const reqValues = pick<string[] | undefined>(
+  undefined,
+  [],
+  ['c'],
+  ['c', 'm', 'r'],
+  ['5'],
+  ['-1'],
+  ['1.5'],
+  ['5', '6'],
+  ['x y'],
+  ['spot', 'on-demand'],
+  ['amd64'],
+  ['us-east-1a'],
+  ['0'],
+);
 const anyRequirement = fc.record({ key: reqKey, operator, values: reqValues, minValues: opt(pick(0, 1, 2, 3, 50, 51), 3) });
 const validRequirement = fc.oneof(
-  fc.record({ key: pick('karpenter.k8s.aws/instance-category', 'kubernetes.io/arch', 'karpenter.sh/capacity-type', 'topology.kubernetes.io/zone', 'example.com/team', 'karpenter.k8s.aws/instance-family'), operator: pick('In', 'NotIn'), values: pick(['c', 'm'], ['amd64'], ['spot', 'on-demand'], ['us-east-1a']), minValues: opt(pick(1, 2), 3) }),
-  fc.record({ key: pick('karpenter.k8s.aws/instance-cpu', 'karpenter.k8s.aws/instance-generation', 'karpenter.k8s.aws/instance-memory'), operator: pick('Gt', 'Lt', 'Gte', 'Lte'), values: pick(['5'], ['0'], ['64']) }),
+  fc.record({
+    key: pick(
+      'karpenter.k8s.aws/instance-category',
+      'kubernetes.io/arch',
+      'karpenter.sh/capacity-type',
+      'topology.kubernetes.io/zone',
+      'example.com/team',
+      'karpenter.k8s.aws/instance-family',
+    ),
+    operator: pick('In', 'NotIn'),
+    values: pick(['c', 'm'], ['amd64'], ['spot', 'on-demand'], ['us-east-1a']),
+    minValues: opt(pick(1, 2), 3),
+  }),
+  fc.record({
+    key: pick('karpenter.k8s.aws/instance-cpu', 'karpenter.k8s.aws/instance-generation', 'karpenter.k8s.aws/instance-memory'),
+    operator: pick('Gt', 'Lt', 'Gte', 'Lte'),
+    values: pick(['5'], ['0'], ['64']),
+  }),
   fc.record({ key: pick('example.com/team', 'kubernetes.io/os', 'karpenter.k8s.aws/instance-gpu-count'), operator: pick('Exists', 'DoesNotExist') }),
 );
 const requirement = mix(validRequirement, anyRequirement, 4);
@@ -95,7 +129,11 @@ export const nodePool: fc.Arbitrary<Obj> = fc
       { weight: 15, arbitrary: fc.constant({ group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }) },
       {
         weight: 1,
-        arbitrary: fc.record({ group: opt(pick('karpenter.k8s.aws', '', 'example.com')), kind: opt(pick('EC2NodeClass', '', 'Foo')), name: opt(pick('default', '', 'Bad_Name')) }),
+        arbitrary: fc.record({
+          group: opt(pick('karpenter.k8s.aws', '', 'example.com')),
+          kind: opt(pick('EC2NodeClass', '', 'Foo')),
+          name: opt(pick('default', '', 'Bad_Name')),
+        }),
       },
     ),
     requirements: fc.array(requirement, { maxLength: 3 }),
@@ -140,14 +178,33 @@ const idTerm = (prefix: string) => pick(`${prefix}-0abc1234`, `${prefix}-0123456
 const subnetTerm = fc.record({ tags: opt(tags, 1), id: opt(idTerm('subnet'), 1) });
 const sgTerm = fc.record({ tags: opt(tags, 1), id: opt(idTerm('sg'), 2), name: opt(pick('prod-nodes', ''), 3) });
 const amiTerm = fc.record({
-  alias: opt(pick('al2023@latest', 'al2023@v20260101', 'al2@latest', 'bottlerocket@latest', 'bottlerocket@v1.20.0', 'windows2022@latest', 'bogus', 'al2023@', 'AL2023@latest', 'al2023@1.0'), 1),
+  alias: opt(
+    pick(
+      'al2023@latest',
+      'al2023@v20260101',
+      'al2@latest',
+      'bottlerocket@latest',
+      'bottlerocket@v1.20.0',
+      'windows2022@latest',
+      'bogus',
+      'al2023@',
+      'AL2023@latest',
+      'al2023@1.0',
+    ),
+    1,
+  ),
   id: opt(idTerm('ami'), 3),
   name: opt(pick('my-ami-*', ''), 4),
   owner: opt(pick('self', 'amazon', '123456789012'), 5),
   tags: opt(tags, 4),
   ssmParameter: opt(pick('/aws/service/eks/x', ''), 8),
 });
-const crTerm = fc.record({ id: opt(idTerm('cr'), 2), tags: opt(tags, 2), ownerID: opt(pick('123456789012', '12345'), 3), instanceMatchCriteria: opt(pick('open', 'targeted', 'bogus'), 3) });
+const crTerm = fc.record({
+  id: opt(idTerm('cr'), 2),
+  tags: opt(tags, 2),
+  ownerID: opt(pick('123456789012', '12345'), 3),
+  instanceMatchCriteria: opt(pick('open', 'targeted', 'bogus'), 3),
+});
 
 const kubelet = fc.record({
   maxPods: opt(pick(0, 1, 110, -1), 2),
@@ -200,7 +257,18 @@ export const nodeClass: fc.Arbitrary<Obj> = fc
       }),
       3,
     ),
-    tags: opt(pick<Obj>({ team: 'blue' }, { 'kubernetes.io/cluster/prod': 'owned' }, { 'karpenter.sh/nodepool': 'x' }, { 'karpenter.sh/nodeclaim': 'x' }, { 'eks:eks-cluster-name': 'x' }, { 'karpenter.k8s.aws/ec2nodeclass': 'x' }, { Name: 'x' }), 3),
+    tags: opt(
+      pick<Obj>(
+        { team: 'blue' },
+        { 'kubernetes.io/cluster/prod': 'owned' },
+        { 'karpenter.sh/nodepool': 'x' },
+        { 'karpenter.sh/nodeclaim': 'x' },
+        { 'eks:eks-cluster-name': 'x' },
+        { 'karpenter.k8s.aws/ec2nodeclass': 'x' },
+        { Name: 'x' },
+      ),
+      3,
+    ),
     userData: opt(pick('#!/bin/bash\necho hi\n', ''), 4),
     associatePublicIPAddress: opt(fc.boolean(), 5),
     detailedMonitoring: opt(fc.boolean(), 5),

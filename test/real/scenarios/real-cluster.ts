@@ -20,7 +20,16 @@ import { applyShipped } from '../control-plane/manifests.ts';
 import { until } from '../control-plane/until.ts';
 import { agentToken, functionIdentities } from '../rbac.ts';
 import { kubernetesGroupOf, AgentNamespace } from '../../../infra/aws/config.ts';
-import { AnnotationSimulateTerminationSeconds, kubeletNode, podStopsAtMs, preStopSeconds, TaintNotReady, type InstanceSpec, type StoreEvent, type WatchEventType } from '../../../infra/local/kube/index.ts';
+import {
+  AnnotationSimulateTerminationSeconds,
+  kubeletNode,
+  podStopsAtMs,
+  preStopSeconds,
+  TaintNotReady,
+  type InstanceSpec,
+  type StoreEvent,
+  type WatchEventType,
+} from '../../../infra/local/kube/index.ts';
 import type { ScenarioCluster, ScenarioClusterFactory } from '../../../infra/local/scenario-cluster.ts';
 import type { KubeObject, Node, Pod } from '../../../shared/api/kube.ts';
 import { providerIdOf } from '../../../shared/api/provider-id.ts';
@@ -70,13 +79,27 @@ export const realCluster: ScenarioClusterFactory = async ({ clock, log }) => {
   // The embedded environment's termination tasks share one Kubernetes client: one user in every
   // task's group, so it has what each task's RBAC gives (and the admission policy sees a nodefleet identity).
   const termination = { user: 'nodefleet-termination', groups: fns.filter((f) => f.name.startsWith('nodefleet-termination-')).flatMap((f) => f.groups) };
-  const cp = await startControlPlane({ controllers: true, kwok: true, auditEvictions: true, identities: { ...Object.fromEntries(fns.map((f) => [f.name, { user: f.user, groups: f.groups }])), termination }, log });
+  const cp = await startControlPlane({
+    controllers: true,
+    kwok: true,
+    auditEvictions: true,
+    identities: { ...Object.fromEntries(fns.map((f) => [f.name, { user: f.user, groups: f.groups }])), termination },
+    log,
+  });
   try {
     await applyShipped(cp);
     // The agent runs in-process (as in the embedded environment): its shipped Deployment would
     // be one more pod on the managed nodes the scenarios do not count.
-    await must(cp, 'PATCH', `/apis/apps/v1/namespaces/${AgentNamespace}/deployments/nodefleet-agent/scale`, { spec: { replicas: 0 } }, 'application/merge-patch+json');
-    await until('the default ServiceAccount', async () => ((await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined));
+    await must(
+      cp,
+      'PATCH',
+      `/apis/apps/v1/namespaces/${AgentNamespace}/deployments/nodefleet-agent/scale`,
+      { spec: { replicas: 0 } },
+      'application/merge-patch+json',
+    );
+    await until('the default ServiceAccount', async () =>
+      (await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined,
+    );
     const tokens: Record<string, string> = { agent: await agentToken(cp), termination: cp.tokens.termination };
     for (const f of FunctionsWithKube) {
       const group = kubernetesGroupOf(f);
@@ -226,17 +249,21 @@ export class RealCluster implements ScenarioCluster {
       while (!this.stopped) {
         try {
           if (!rv) rv = await list();
-          rv = await this.watch(`${path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`, (type, raw) => {
-            const o = { ...raw, apiVersion, kind } as Obj;
-            if (type === 'DELETED') {
-              items.delete(keyOf(o));
-              emit('DELETED', o);
-            } else {
-              items.set(keyOf(o), o);
-              emit(type, o);
-              if (kind === 'Pod') this.holdStopping(o);
-            }
-          }, rv);
+          rv = await this.watch(
+            `${path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`,
+            (type, raw) => {
+              const o = { ...raw, apiVersion, kind } as Obj;
+              if (type === 'DELETED') {
+                items.delete(keyOf(o));
+                emit('DELETED', o);
+              } else {
+                items.set(keyOf(o), o);
+                emit(type, o);
+                if (kind === 'Pod') this.holdStopping(o);
+              }
+            },
+            rv,
+          );
         } catch {
           if (this.stopped) return;
           rv = '';
@@ -251,33 +278,37 @@ export class RealCluster implements ScenarioCluster {
   private watch(path: string, on: (type: WatchEventType, o: Obj) => void, fromRv: string): Promise<string> {
     let rv = fromRv;
     return new Promise((resolve, reject) => {
-      const req = httpsRequest(`${this.cp.server}${path}`, { method: 'GET', ca: this.cp.caData, headers: { authorization: `Bearer ${this.cp.adminToken}`, accept: 'application/json' } }, (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          resolve(res.statusCode === 410 ? '' : rv);
-          return;
-        }
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-            const line = buf.slice(0, i).trim();
-            buf = buf.slice(i + 1);
-            if (!line) continue;
-            const ev = JSON.parse(line) as { type: string; object: Obj & { code?: number } };
-            if (ev.type === 'ERROR') {
-              rv = ev.object.code === 410 ? '' : rv;
-              continue;
-            }
-            rv = ev.object.metadata?.resourceVersion ?? rv;
-            if (ev.type === 'BOOKMARK') continue;
-            on(ev.type as WatchEventType, ev.object);
+      const req = httpsRequest(
+        `${this.cp.server}${path}`,
+        { method: 'GET', ca: this.cp.caData, headers: { authorization: `Bearer ${this.cp.adminToken}`, accept: 'application/json' } },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            resolve(res.statusCode === 410 ? '' : rv);
+            return;
           }
-        });
-        res.on('end', () => resolve(rv));
-        res.on('error', reject);
-      });
+          let buf = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buf += chunk;
+            for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+              const line = buf.slice(0, i).trim();
+              buf = buf.slice(i + 1);
+              if (!line) continue;
+              const ev = JSON.parse(line) as { type: string; object: Obj & { code?: number } };
+              if (ev.type === 'ERROR') {
+                rv = ev.object.code === 410 ? '' : rv;
+                continue;
+              }
+              rv = ev.object.metadata?.resourceVersion ?? rv;
+              if (ev.type === 'BOOKMARK') continue;
+              on(ev.type as WatchEventType, ev.object);
+            }
+          });
+          res.on('end', () => resolve(rv));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       this.watches.push(req);
       req.end();
@@ -295,7 +326,9 @@ export class RealCluster implements ScenarioCluster {
   }
 
   pods(opts: { namespace?: string; nodeName?: string } = {}): Pod[] {
-    return ([...this.cached('v1', 'Pod').values()] as unknown as Pod[]).filter((p) => (opts.namespace === undefined || p.metadata.namespace === opts.namespace) && (opts.nodeName === undefined || p.spec.nodeName === opts.nodeName));
+    return ([...this.cached('v1', 'Pod').values()] as unknown as Pod[]).filter(
+      (p) => (opts.namespace === undefined || p.metadata.namespace === opts.namespace) && (opts.nodeName === undefined || p.spec.nodeName === opts.nodeName),
+    );
   }
 
   pendingPods(): Pod[] {
@@ -338,7 +371,14 @@ export class RealCluster implements ScenarioCluster {
     this.stopping.add(key);
     const release = () => {
       const finalizers = (pod.metadata.finalizers ?? []).filter((f: string) => f !== FinalizerPodStopping);
-      void this.cp.request('PATCH', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, { metadata: { finalizers } }, { contentType: 'application/merge-patch+json' }).catch(() => undefined);
+      void this.cp
+        .request(
+          'PATCH',
+          `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
+          { metadata: { finalizers } },
+          { contentType: 'application/merge-patch+json' },
+        )
+        .catch(() => undefined);
     };
     const waitMs = podStopsAtMs(pod as unknown as Pod) - this.clock.nowMs();
     if (!(waitMs > 0)) release();
@@ -349,7 +389,9 @@ export class RealCluster implements ScenarioCluster {
   private withStoppingFinalizer(o: Obj): Obj {
     const tpl = o.kind === 'Pod' ? o : o.spec?.template;
     if (!tpl?.spec) return o;
-    const stops = preStopSeconds({ metadata: tpl.metadata ?? {}, spec: tpl.spec } as Pod) > 0 || Number(tpl.metadata?.annotations?.[AnnotationSimulateTerminationSeconds] ?? 0) > 0;
+    const stops =
+      preStopSeconds({ metadata: tpl.metadata ?? {}, spec: tpl.spec } as Pod) > 0 ||
+      Number(tpl.metadata?.annotations?.[AnnotationSimulateTerminationSeconds] ?? 0) > 0;
     if (!stops) return o;
     const meta = { ...(tpl.metadata ?? {}), finalizers: [...new Set([...(tpl.metadata?.finalizers ?? []), FinalizerPodStopping])] };
     return o.kind === 'Pod' ? { ...o, metadata: meta } : { ...o, spec: { ...o.spec, template: { ...o.spec.template, metadata: meta } } };
@@ -380,7 +422,13 @@ export class RealCluster implements ScenarioCluster {
   }
 
   async scale(namespace: string, deployment: string, replicas: number): Promise<void> {
-    await must(this.cp, 'PATCH', `/apis/apps/v1/namespaces/${namespace}/deployments/${deployment}/scale`, { spec: { replicas } }, 'application/merge-patch+json');
+    await must(
+      this.cp,
+      'PATCH',
+      `/apis/apps/v1/namespaces/${namespace}/deployments/${deployment}/scale`,
+      { spec: { replicas } },
+      'application/merge-patch+json',
+    );
   }
 
   // ------------------------------------------------------------------ kubelets
@@ -452,8 +500,12 @@ export class RealCluster implements ScenarioCluster {
       const names = new Set(this.nodes().map((n) => n.metadata.name));
       const registered = [...this.kubelets.values()].every((k) => (k.spec.bootDelaySeconds ?? 0) > 0 || (k.phase === 'ready' && names.has(k.nodeName)));
       const ready = registered && this.nodes().every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-      const made = [...this.objects('apps/v1', 'Deployment'), ...this.objects('apps/v1', 'StatefulSet')].every((o: Obj) => (o.status?.replicas ?? 0) === (o.spec?.replicas ?? 1) && o.status?.observedGeneration === o.metadata.generation);
-      const daemons = this.objects('apps/v1', 'DaemonSet').every((o: Obj) => o.status?.observedGeneration === o.metadata.generation && o.status?.currentNumberScheduled === o.status?.desiredNumberScheduled);
+      const made = [...this.objects('apps/v1', 'Deployment'), ...this.objects('apps/v1', 'StatefulSet')].every(
+        (o: Obj) => (o.status?.replicas ?? 0) === (o.spec?.replicas ?? 1) && o.status?.observedGeneration === o.metadata.generation,
+      );
+      const daemons = this.objects('apps/v1', 'DaemonSet').every(
+        (o: Obj) => o.status?.observedGeneration === o.metadata.generation && o.status?.currentNumberScheduled === o.status?.desiredNumberScheduled,
+      );
       return ready && made && daemons && this.pendingPods().length === 0 ? true : undefined;
     };
     await until('the starting cluster to settle', async () => settled(), 120_000).catch(() => undefined);
@@ -466,7 +518,12 @@ export class RealCluster implements ScenarioCluster {
     const out: { pod: string; pdb: string; at: string }[] = [];
     for (const line of readFileSync(f, 'utf8').split('\n')) {
       if (!line.trim()) continue;
-      const e = JSON.parse(line) as { objectRef?: { subresource?: string; name?: string; namespace?: string }; responseStatus?: { code?: number }; responseObject?: { details?: { causes?: { reason?: string; message?: string }[] } }; stageTimestamp?: string };
+      const e = JSON.parse(line) as {
+        objectRef?: { subresource?: string; name?: string; namespace?: string };
+        responseStatus?: { code?: number };
+        responseObject?: { details?: { causes?: { reason?: string; message?: string }[] } };
+        stageTimestamp?: string;
+      };
       if (e.objectRef?.subresource !== 'eviction' || e.responseStatus?.code !== 429) continue;
       const cause = e.responseObject?.details?.causes?.find((c) => c.reason === 'DisruptionBudget')?.message ?? '';
       const name = /disruption budget (\S+)/.exec(cause)?.[1];

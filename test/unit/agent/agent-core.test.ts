@@ -100,7 +100,13 @@ describe('AgentCore batching', () => {
   it('a node starting to be deleted (karpenter.sh/disrupted taint) sends one Unschedulable Pods event without pods: the provisioner runs a full pass', async () => {
     // Prepare
     const up = node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true });
-    const disrupted = node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, unschedulable: true, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] });
+    const disrupted = node({
+      name: 'n1',
+      providerID: 'aws:///ap-northeast-2a/i-1',
+      ready: true,
+      unschedulable: true,
+      taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+    });
     core.nodeChanged('ADDED', 'n1', up);
     await core.flush();
     expect(publisher.ofType('Unschedulable Pods')).toHaveLength(0);
@@ -123,11 +129,19 @@ describe('AgentCore batching', () => {
     core.nodeChanged('ADDED', 'n1', ours);
     core.nodeChanged('ADDED', 'm1', managed);
     await core.flush();
-    const sent = () => publisher.ofType('Node Lifecycle').map((e) => NodeLifecycleDetailSchema.parse(e.detail)).map((d) => `${d.change}:${d.node.metadata.name}`);
+    const sent = () =>
+      publisher
+        .ofType('Node Lifecycle')
+        .map((e) => NodeLifecycleDetailSchema.parse(e.detail))
+        .map((d) => `${d.change}:${d.node.metadata.name}`);
     // Act
     await vi.advanceTimersByTimeAsync(PendingResendMs + PendingResendMs / 3);
     const afterResend = sent();
-    core.nodeChanged('MODIFIED', 'n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, labels: { ...labels, 'karpenter.sh/initialized': 'true' } }));
+    core.nodeChanged(
+      'MODIFIED',
+      'n1',
+      node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1', ready: true, labels: { ...labels, 'karpenter.sh/initialized': 'true' } }),
+    );
     await vi.advanceTimersByTimeAsync(3 * PendingResendMs);
     // Assess
     expect(afterResend).toEqual(['added:n1', 'added:m1', 'updated:n1']);
@@ -147,7 +161,8 @@ describe('AgentCore pod events per node (lastPodEventTime)', () => {
     if (extra.daemonSet) p.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds' }];
     return p;
   };
-  const ev = (type: 'ADDED' | 'MODIFIED' | 'DELETED', p: Pod) => core.onPodViewEvent(type, `default/${p.metadata.name}`, type === 'DELETED' ? undefined : AgentCore.podView(p));
+  const ev = (type: 'ADDED' | 'MODIFIED' | 'DELETED', p: Pod) =>
+    core.onPodViewEvent(type, `default/${p.metadata.name}`, type === 'DELETED' ? undefined : AgentCore.podView(p));
   const podEvents = () =>
     publisher
       .ofType('Node Lifecycle')
@@ -160,7 +175,12 @@ describe('AgentCore pod events per node (lastPodEventTime)', () => {
     vi.setSystemTime(t0);
     publisher = new FakeEventPublisher();
     core = new AgentCore({ clusterName: 'c1', publisher, nowMs: () => Date.now() });
-    core.onNodeSync(new Map([['n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1' })], ['n2', node({ name: 'n2', providerID: 'aws:///ap-northeast-2a/i-2' })]]));
+    core.onNodeSync(
+      new Map([
+        ['n1', node({ name: 'n1', providerID: 'aws:///ap-northeast-2a/i-1' })],
+        ['n2', node({ name: 'n2', providerID: 'aws:///ap-northeast-2a/i-2' })],
+      ]),
+    );
     // The first list is the baseline: pods already there are no event.
     core.onPodViewSync(new Map([['default/old', AgentCore.podView(bound('old', 'n1'))!]]));
     await core.flush();
@@ -255,8 +275,14 @@ describe('compactPod', () => {
 describe('Agent health endpoints', () => {
   it('/healthz is 200 while running; /readyz is 503 until both informers listed', async () => {
     const { Agent } = await import('../../../functions/agent/agent.ts');
-    const yaml = 'apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: http://127.0.0.1:9\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: u\ncurrent-context: t\n';
-    const agent = new Agent({ connection: { kind: 'kubeconfig-string', yaml }, publisher: new FakeEventPublisher(), clusterName: 'c1', healthPort: 18_000 + Math.floor(Math.random() * 1000) });
+    const yaml =
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: http://127.0.0.1:9\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: u\ncurrent-context: t\n';
+    const agent = new Agent({
+      connection: { kind: 'kubeconfig-string', yaml },
+      publisher: new FakeEventPublisher(),
+      clusterName: 'c1',
+      healthPort: 18_000 + Math.floor(Math.random() * 1000),
+    });
     await agent.start();
     const port = (agent as unknown as { opts: { healthPort: number } }).opts.healthPort;
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);

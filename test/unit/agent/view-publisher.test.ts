@@ -12,7 +12,12 @@ import { ViewPieceChars, ViewPublisher, gzipPieces } from '../../../functions/ag
 function builderWith(pods: number): ClusterViewBuilder {
   const b = new ClusterViewBuilder();
   b.syncNodes([['n0', node({ name: 'n0' })]]);
-  b.syncPods(Array.from({ length: pods }, (_, i) => [`default/web-${i}`, toViewPod(pod({ name: `web-${i}`, nodeName: 'n0', labels: { app: 'web' }, phase: 'Running' }))] as const));
+  b.syncPods(
+    Array.from(
+      { length: pods },
+      (_, i) => [`default/web-${i}`, toViewPod(pod({ name: `web-${i}`, nodeName: 'n0', labels: { app: 'web' }, phase: 'Running' }))] as const,
+    ),
+  );
   return b;
 }
 

@@ -4,7 +4,7 @@ import { parseDurationSeconds as scenarioDurationSeconds } from '../../../infra/
 import { NodePoolSchema } from '../../../shared/api/nodepool.ts';
 
 describe('durations: one home (shared/api/duration.ts)', () => {
-  it('API fields take only Karpenter\'s (s|m|h) pattern', () => {
+  it("API fields take only Karpenter's (s|m|h) pattern", () => {
     expect(parseDurationSeconds('1h30m')).toBe(5400);
     expect(parseDurationSeconds('Never')).toBeUndefined();
     expect(() => parseDurationSeconds('1.5h')).toThrow(/not a duration/);
@@ -34,7 +34,9 @@ describe('durations: one home (shared/api/duration.ts)', () => {
 
   it('NodePool schema refuses what the pattern refuses', () => {
     const np = (expireAfter: string) => ({
-      apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'a' },
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'a' },
       spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [], expireAfter } } },
     });
     expect(NodePoolSchema.safeParse(np('720h')).success).toBe(true);

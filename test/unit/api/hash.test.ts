@@ -12,7 +12,10 @@ const base = () => ({
       spec: {
         nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
         requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }],
-        taints: [{ key: 'a', effect: 'NoSchedule' }, { key: 'b', value: 'x', effect: 'NoExecute' }],
+        taints: [
+          { key: 'a', effect: 'NoSchedule' },
+          { key: 'b', value: 'x', effect: 'NoExecute' },
+        ],
       },
     },
   } as Record<string, any>,

@@ -92,25 +92,88 @@ describe('every field of the CRDs', () => {
 
 describe('EC2NodeClass rules, as the API server applies them', () => {
   it.each<[string, Record<string, unknown>, string[]]>([
-    ['connectionTracking uses the *Timeout names', { connectionTracking: { tcpEstablished: 3600 } }, ['spec.connectionTracking.tcpEstablished: unknown field "tcpEstablished" (Karpenter names it tcpEstablishedTimeout)', 'spec.connectionTracking: set at least one of tcpEstablishedTimeout, udpStreamTimeout, udpTimeout']],
+    [
+      'connectionTracking uses the *Timeout names',
+      { connectionTracking: { tcpEstablished: 3600 } },
+      [
+        'spec.connectionTracking.tcpEstablished: unknown field "tcpEstablished" (Karpenter names it tcpEstablishedTimeout)',
+        'spec.connectionTracking: set at least one of tcpEstablishedTimeout, udpStreamTimeout, udpTimeout',
+      ],
+    ],
     ['udpTimeout is 30–60 s', { connectionTracking: { udpTimeout: 61 } }, ['spec.connectionTracking.udpTimeout: must be at most 60, got 61']],
     ['a capacity reservation term of only instanceMatchCriteria is valid', { capacityReservationSelectorTerms: [{ instanceMatchCriteria: 'targeted' }] }, []],
-    ['an empty capacityReservationSelectorTerms is rejected (Karpenter\'s !self.all rule)', { capacityReservationSelectorTerms: [] }, ["spec.capacityReservationSelectorTerms: 'id' is mutually exclusive with tags, ownerID and instanceMatchCriteria (and the list may not be empty)"]],
+    [
+      "an empty capacityReservationSelectorTerms is rejected (Karpenter's !self.all rule)",
+      { capacityReservationSelectorTerms: [] },
+      ["spec.capacityReservationSelectorTerms: 'id' is mutually exclusive with tags, ownerID and instanceMatchCriteria (and the list may not be empty)"],
+    ],
     ['role "" is rejected', { role: '' }, ['spec.role: must not be empty (the IAM role name of the nodes)']],
-    ['an amiFamily contradicting the alias is rejected', { amiFamily: 'AL2' }, ['spec.amiFamily: contradicts the amiSelectorTerms alias: leave amiFamily out, set it to the alias family (al2023@latest → AL2023), or to Custom']],
+    [
+      'an amiFamily contradicting the alias is rejected',
+      { amiFamily: 'AL2' },
+      ['spec.amiFamily: contradicts the amiSelectorTerms alias: leave amiFamily out, set it to the alias family (al2023@latest → AL2023), or to Custom'],
+    ],
     ['amiFamily Custom goes with any alias', { amiFamily: 'Custom' }, []],
-    ['placementGroupSelector takes name or id, not both', { placementGroupSelector: { name: 'pg', id: 'pg-0abc' } }, ["spec.placementGroupSelector: 'name' and 'id' are mutually exclusive"]],
-    ['placementGroupSelector id pattern', { placementGroupSelector: { id: 'placement-1' } }, ['spec.placementGroupSelector.id: "placement-1" must be a placement group id such as pg-0123456789abcdef0']],
-    ['a subnet term with id and tags is rejected when it is the only term', { subnetSelectorTerms: [{ id: 'subnet-1', tags: { a: 'b' } }] }, ["spec.subnetSelectorTerms: 'id' and 'tags' are mutually exclusive"]],
-    ['…but not when another term has only tags (Karpenter\'s !self.all rule)', { subnetSelectorTerms: [{ id: 'subnet-1', tags: { a: 'b' } }, { tags: { a: 'b' } }] }, []],
-    ['subnet terms take no alias', { subnetSelectorTerms: [{ alias: 'al2023@latest' }] }, ['spec.subnetSelectorTerms[0].alias: unknown field "alias" (allowed fields: id, tags)', 'spec.subnetSelectorTerms: every term needs one of tags, id']],
-    ['a primary network interface is required', { networkInterfaces: [{ networkCardIndex: 1, deviceIndex: 0, interfaceType: 'interface' }] }, ['spec.networkInterfaces: needs a primary interface: networkCardIndex 0, deviceIndex 0, interfaceType interface']],
-    ['volumeInitializationRate needs a snapshot', { blockDeviceMappings: [{ ebs: { volumeSize: '10Gi', volumeInitializationRate: 150 } }] }, ['spec.blockDeviceMappings[0].ebs.snapshotID: required when volumeInitializationRate is set']],
-    ['an ebs mapping needs a size or a snapshot', { blockDeviceMappings: [{ deviceName: '/dev/xvdb', ebs: { volumeType: 'gp3' } }] }, ['spec.blockDeviceMappings[0].ebs: needs volumeSize or snapshotID']],
-    ['volumeSize follows the CRD pattern', { blockDeviceMappings: [{ ebs: { volumeSize: '60000Gi' } }] }, ['spec.blockDeviceMappings[0].ebs.volumeSize: "60000Gi" must be a size such as 20Gi or 100G (1–59000Gi, 1–64000G, 1–58Ti, 1–64T)']],
-    ['evictionSoft without any grace period fails (CEL evaluation error rejects too)', { kubelet: { evictionSoft: { 'memory.available': '1Gi' } } }, ['spec.kubelet.evictionSoftGracePeriod: every evictionSoft signal needs a grace period']],
-    ['Windows aliases only at latest', { amiFamily: undefined, amiSelectorTerms: [{ alias: 'windows2022@v1' }] }, ['spec.amiSelectorTerms[0].alias: Windows families only support the version latest (e.g. windows2022@latest)']],
-    ['restricted tags', { tags: { 'kubernetes.io/cluster/prod': 'owned' } }, ['spec.tags: tags starting with kubernetes.io/cluster are restricted (Karpenter sets them itself)']],
+    [
+      'placementGroupSelector takes name or id, not both',
+      { placementGroupSelector: { name: 'pg', id: 'pg-0abc' } },
+      ["spec.placementGroupSelector: 'name' and 'id' are mutually exclusive"],
+    ],
+    [
+      'placementGroupSelector id pattern',
+      { placementGroupSelector: { id: 'placement-1' } },
+      ['spec.placementGroupSelector.id: "placement-1" must be a placement group id such as pg-0123456789abcdef0'],
+    ],
+    [
+      'a subnet term with id and tags is rejected when it is the only term',
+      { subnetSelectorTerms: [{ id: 'subnet-1', tags: { a: 'b' } }] },
+      ["spec.subnetSelectorTerms: 'id' and 'tags' are mutually exclusive"],
+    ],
+    [
+      "…but not when another term has only tags (Karpenter's !self.all rule)",
+      { subnetSelectorTerms: [{ id: 'subnet-1', tags: { a: 'b' } }, { tags: { a: 'b' } }] },
+      [],
+    ],
+    [
+      'subnet terms take no alias',
+      { subnetSelectorTerms: [{ alias: 'al2023@latest' }] },
+      ['spec.subnetSelectorTerms[0].alias: unknown field "alias" (allowed fields: id, tags)', 'spec.subnetSelectorTerms: every term needs one of tags, id'],
+    ],
+    [
+      'a primary network interface is required',
+      { networkInterfaces: [{ networkCardIndex: 1, deviceIndex: 0, interfaceType: 'interface' }] },
+      ['spec.networkInterfaces: needs a primary interface: networkCardIndex 0, deviceIndex 0, interfaceType interface'],
+    ],
+    [
+      'volumeInitializationRate needs a snapshot',
+      { blockDeviceMappings: [{ ebs: { volumeSize: '10Gi', volumeInitializationRate: 150 } }] },
+      ['spec.blockDeviceMappings[0].ebs.snapshotID: required when volumeInitializationRate is set'],
+    ],
+    [
+      'an ebs mapping needs a size or a snapshot',
+      { blockDeviceMappings: [{ deviceName: '/dev/xvdb', ebs: { volumeType: 'gp3' } }] },
+      ['spec.blockDeviceMappings[0].ebs: needs volumeSize or snapshotID'],
+    ],
+    [
+      'volumeSize follows the CRD pattern',
+      { blockDeviceMappings: [{ ebs: { volumeSize: '60000Gi' } }] },
+      ['spec.blockDeviceMappings[0].ebs.volumeSize: "60000Gi" must be a size such as 20Gi or 100G (1–59000Gi, 1–64000G, 1–58Ti, 1–64T)'],
+    ],
+    [
+      'evictionSoft without any grace period fails (CEL evaluation error rejects too)',
+      { kubelet: { evictionSoft: { 'memory.available': '1Gi' } } },
+      ['spec.kubelet.evictionSoftGracePeriod: every evictionSoft signal needs a grace period'],
+    ],
+    [
+      'Windows aliases only at latest',
+      { amiFamily: undefined, amiSelectorTerms: [{ alias: 'windows2022@v1' }] },
+      ['spec.amiSelectorTerms[0].alias: Windows families only support the version latest (e.g. windows2022@latest)'],
+    ],
+    [
+      'restricted tags',
+      { tags: { 'kubernetes.io/cluster/prod': 'owned' } },
+      ['spec.tags: tags starting with kubernetes.io/cluster are restricted (Karpenter sets them itself)'],
+    ],
   ])('%s', (_name, spec, problems) => {
     expect(validateObject(withSpec(spec))).toEqual(problems);
   });
@@ -135,7 +198,9 @@ describe('NodePool rules', () => {
     expect(pool((p) => (p.spec.template.spec.nodeClassRef.group = 'karpenter.k8s.aws/v1'))).toEqual([
       'spec.template.spec.nodeClassRef.group: "karpenter.k8s.aws/v1" must be an API group without a version, e.g. karpenter.k8s.aws',
     ]);
-    expect(pool((p) => (p.spec.disruption.budgets[1].duration = '1h1h'))).toEqual(['spec.disruption.budgets[1].duration: "1h1h" must be a duration in h/m such as 8h, 30m or 1h30m']);
+    expect(pool((p) => (p.spec.disruption.budgets[1].duration = '1h1h'))).toEqual([
+      'spec.disruption.budgets[1].duration: "1h1h" must be a duration in h/m such as 8h, 30m or 1h30m',
+    ]);
   });
   it('taint values are qualified names; karpenter.k8s.aws/ec2nodeclass is a well-known key', () => {
     expect(pool((p) => (p.spec.template.spec.taints[0].value = 'example.com/yes'))).toEqual([]);

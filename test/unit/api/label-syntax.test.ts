@@ -37,12 +37,32 @@ function runtimeProblems(obj: unknown): string[] {
 
 describe('NodePoolSchema refuses label, taint and requirement values that could reach a kubelet flag unescaped', () => {
   it.each([
-    ['a template label value carrying a second label', pool({ labels: { team: 'a,topology.kubernetes.io/zone=us-east-1z' } }), 'spec.template.metadata.labels.team: "a,topology.kubernetes.io/zone=us-east-1z" is not a valid label value'],
+    [
+      'a template label value carrying a second label',
+      pool({ labels: { team: 'a,topology.kubernetes.io/zone=us-east-1z' } }),
+      'spec.template.metadata.labels.team: "a,topology.kubernetes.io/zone=us-east-1z" is not a valid label value',
+    ],
     ['a template label key with "="', pool({ labels: { 'team=x': 'a' } }), 'spec.template.metadata.labels.team=x: "team=x" is not a valid label key'],
-    ['a taint value carrying a second taint', pool({ taints: [{ key: 'dedicated', value: 'v:NoSchedule,evil', effect: 'NoSchedule' }] }), 'spec.template.spec.taints[0].value: "v:NoSchedule,evil" is not a valid taint value'],
-    ['a startup taint key with ","', pool({ startupTaints: [{ key: 'a,b', effect: 'NoSchedule' }] }), 'spec.template.spec.startupTaints[0].key: "a,b" is not a valid taint key'],
-    ['a requirement value with ","', pool({ requirements: [{ key: 'team', operator: 'In', values: ['a,b=c'] }] }), 'spec.template.spec.requirements[0].values[0]: "a,b=c" is not a valid label value'],
-    ['a requirement key with ":"', pool({ requirements: [{ key: 'team:x', operator: 'Exists' }] }), 'spec.template.spec.requirements[0].key: "team:x" is not a valid label key'],
+    [
+      'a taint value carrying a second taint',
+      pool({ taints: [{ key: 'dedicated', value: 'v:NoSchedule,evil', effect: 'NoSchedule' }] }),
+      'spec.template.spec.taints[0].value: "v:NoSchedule,evil" is not a valid taint value',
+    ],
+    [
+      'a startup taint key with ","',
+      pool({ startupTaints: [{ key: 'a,b', effect: 'NoSchedule' }] }),
+      'spec.template.spec.startupTaints[0].key: "a,b" is not a valid taint key',
+    ],
+    [
+      'a requirement value with ","',
+      pool({ requirements: [{ key: 'team', operator: 'In', values: ['a,b=c'] }] }),
+      'spec.template.spec.requirements[0].values[0]: "a,b=c" is not a valid label value',
+    ],
+    [
+      'a requirement key with ":"',
+      pool({ requirements: [{ key: 'team:x', operator: 'Exists' }] }),
+      'spec.template.spec.requirements[0].key: "team:x" is not a valid label key',
+    ],
   ])('%s', (_what, obj, line) => {
     const runtime = runtimeProblems(obj);
     expect(runtime).toHaveLength(1);

@@ -3,7 +3,8 @@ import { parseMultipart, serializeMultipart } from '../../../shared/api/mime.ts'
 
 describe('MIME multi-part (user data)', () => {
   it('reads CRLF documents, folded headers and the preamble; serializing the parts and reading them again gives the same parts', () => {
-    const text = 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed;\r\n boundary=XYZ\r\n\r\npreamble\r\n--XYZ\r\nContent-Type: text/x-shellscript\r\n\r\necho a\r\n\r\n--XYZ \r\nContent-Type: text/cloud-config\r\n\r\n#cloud-config\r\n--XYZ--\r\nepilogue';
+    const text =
+      'MIME-Version: 1.0\r\nContent-Type: multipart/mixed;\r\n boundary=XYZ\r\n\r\npreamble\r\n--XYZ\r\nContent-Type: text/x-shellscript\r\n\r\necho a\r\n\r\n--XYZ \r\nContent-Type: text/cloud-config\r\n\r\n#cloud-config\r\n--XYZ--\r\nepilogue';
     const r = parseMultipart(text);
     expect(r).toEqual({
       parts: [

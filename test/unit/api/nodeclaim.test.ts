@@ -1,9 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { fromKubeNodeClaim, inFlightKeyMs, inFlightSince, NodeClaimPhase, NotInitializedInFlightKeyMs, toKubeNodeClaim, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
+import {
+  fromKubeNodeClaim,
+  inFlightKeyMs,
+  inFlightSince,
+  NodeClaimPhase,
+  NotInitializedInFlightKeyMs,
+  toKubeNodeClaim,
+  type NodeClaim,
+} from '../../../shared/api/nodeclaim.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 
 const InitializedAt = '2026-01-01T00:10:00.000Z';
-const initialized = (phase: NodeClaim['phase']) => ({ ...nodeClaim({ name: 'a', phase }), conditions: [{ type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: InitializedAt }] });
+const initialized = (phase: NodeClaim['phase']) => ({
+  ...nodeClaim({ name: 'a', phase }),
+  conditions: [{ type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: InitializedAt }],
+});
 
 describe('inFlightKeyMs (the in-flight index key: shared/api/contract.ts Table.inFlightAttribute)', () => {
   // Every phase of the schema, so a phase added later must be placed here.
@@ -54,13 +65,30 @@ describe('fromKubeNodeClaim: the inverse of toKubeNodeClaim, every field kept', 
       requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge'], minValues: 2 }],
     };
     const back = fromKubeNodeClaim(toKubeNodeClaim(c), c.cluster);
-    for (const k of ['name', 'nodePool', 'instanceId', 'providerId', 'zone', 'instanceType', 'capacityType', 'expireAt', 'terminationGracePeriodSeconds', 'taints', 'startupTaints', 'requirements', 'nodeName'] as const) {
+    for (const k of [
+      'name',
+      'nodePool',
+      'instanceId',
+      'providerId',
+      'zone',
+      'instanceType',
+      'capacityType',
+      'expireAt',
+      'terminationGracePeriodSeconds',
+      'taints',
+      'startupTaints',
+      'requirements',
+      'nodeName',
+    ] as const) {
       expect(back[k], k).toEqual(c[k]);
     }
   });
 
   it('expireAfter Never and no terminationGracePeriod stay absent', () => {
-    const back = fromKubeNodeClaim({ metadata: { name: 'x', creationTimestamp: '2026-03-02T10:00:00Z', labels: { 'karpenter.sh/nodepool': 'p' } }, spec: { expireAfter: 'Never' } }, 'c');
+    const back = fromKubeNodeClaim(
+      { metadata: { name: 'x', creationTimestamp: '2026-03-02T10:00:00Z', labels: { 'karpenter.sh/nodepool': 'p' } }, spec: { expireAfter: 'Never' } },
+      'c',
+    );
     expect(back.expireAt).toBeUndefined();
     expect(back.terminationGracePeriodSeconds).toBeUndefined();
   });

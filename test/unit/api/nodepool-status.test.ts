@@ -4,7 +4,7 @@ import type { NodeClaim } from '../../../shared/api/nodeclaim.ts';
 import { nodePoolLimits, nodePoolResources, resourceGauges } from '../../../shared/api/nodepool-status.ts';
 
 describe('NodePool usage and limits', () => {
-  it('sums the capacity of the pool\'s live claims, counts them as nodes, and gives cpu in cores with resource_type in snake case', () => {
+  it("sums the capacity of the pool's live claims, counts them as nodes, and gives cpu in cores with resource_type in snake case", () => {
     const claims = [
       { nodePool: 'default', phase: 'Initialized' as const, capacity: { cpu: '4', memory: '16Gi', 'ephemeral-storage': '20Gi', pods: '58' } },
       { nodePool: 'default', phase: 'Launched' as const, capacity: { cpu: '2', memory: '8Gi' } },

@@ -50,7 +50,9 @@ kind: NodePool
 metadata: {name: a, annotations: {nodefleet.io/packing: tight}}
 spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, requirements: []}}}
 `;
-    expect(validateYamlText(text, 'np.yaml').problems).toEqual(['np.yaml: NodePool/a: metadata.annotations["nodefleet.io/packing"]: unknown packing mode "tight"; modes: cost, karpenter']);
+    expect(validateYamlText(text, 'np.yaml').problems).toEqual([
+      'np.yaml: NodePool/a: metadata.annotations["nodefleet.io/packing"]: unknown packing mode "tight"; modes: cost, karpenter',
+    ]);
     expect(validateYamlText(text.replace('tight', 'karpenter'), 'np.yaml').problems).toEqual([]);
   });
 

@@ -9,7 +9,9 @@ describe('Requirement', () => {
     expect(r.complement).toBe(false);
   });
   it('applies Gt/Lte bounds to In values', () => {
-    const r = Requirement.from({ key: 'gen', operator: 'Gt', values: ['2'] }).intersect(Requirement.from({ key: 'gen', operator: 'In', values: ['1', '3', '5'] }));
+    const r = Requirement.from({ key: 'gen', operator: 'Gt', values: ['2'] }).intersect(
+      Requirement.from({ key: 'gen', operator: 'In', values: ['1', '3', '5'] }),
+    );
     expect([...r.values].sort()).toEqual(['3', '5']);
     expect(Requirement.from({ key: 'cpu', operator: 'Lte', values: ['8'] }).has('8')).toBe(true);
     expect(Requirement.from({ key: 'cpu', operator: 'Lt', values: ['8'] }).has('8')).toBe(false);

@@ -17,14 +17,51 @@ const baseEnv = { NODEFLEET_CLUSTER_NAME: 'c1', NODEFLEET_TABLE_NAME: 't', AWS_R
 
 describe('settings', () => {
   it("has Karpenter v1.15's defaults", () => {
-    expect(DefaultSettings).toMatchObject({ batchMaxDuration: 10_000, batchIdleDuration: 1_000, preferencePolicy: 'Respect', minValuesPolicy: 'Strict', vmMemoryOverheadPercent: 0.075, reservedENIs: 0, isolatedVPC: false });
-    expect(DefaultSettings.featureGates).toEqual({ NodeRepair: false, ReservedCapacity: true, SpotToSpotConsolidation: false, NodeOverlay: false, StaticCapacity: false, CapacityBuffer: false, TerminateFirstDrift: false, TerminateFirstRepair: false, PodDeletionCostManagement: false });
+    expect(DefaultSettings).toMatchObject({
+      batchMaxDuration: 10_000,
+      batchIdleDuration: 1_000,
+      preferencePolicy: 'Respect',
+      minValuesPolicy: 'Strict',
+      vmMemoryOverheadPercent: 0.075,
+      reservedENIs: 0,
+      isolatedVPC: false,
+    });
+    expect(DefaultSettings.featureGates).toEqual({
+      NodeRepair: false,
+      ReservedCapacity: true,
+      SpotToSpotConsolidation: false,
+      NodeOverlay: false,
+      StaticCapacity: false,
+      CapacityBuffer: false,
+      TerminateFirstDrift: false,
+      TerminateFirstRepair: false,
+      PodDeletionCostManagement: false,
+    });
     expect(parseSettings({})).toEqual(DefaultSettings);
   });
 
   it('parses what nodefleet reads', () => {
-    const s = parseSettings({ BATCH_MAX_DURATION: '20s', BATCH_IDLE_DURATION: '500ms', MIN_VALUES_POLICY: 'BestEffort', PREFERENCE_POLICY: 'Ignore', VM_MEMORY_OVERHEAD_PERCENT: '0.1', RESERVED_ENIS: '1', FEATURE_GATES: 'SpotToSpotConsolidation=true', CLUSTER_ENDPOINT: 'https://example.eks.amazonaws.com', ISOLATED_VPC: 'true' });
-    expect(s).toMatchObject({ batchMaxDuration: 20_000, batchIdleDuration: 500, minValuesPolicy: 'BestEffort', preferencePolicy: 'Ignore', vmMemoryOverheadPercent: 0.1, reservedENIs: 1, clusterEndpoint: 'https://example.eks.amazonaws.com', isolatedVPC: true });
+    const s = parseSettings({
+      BATCH_MAX_DURATION: '20s',
+      BATCH_IDLE_DURATION: '500ms',
+      MIN_VALUES_POLICY: 'BestEffort',
+      PREFERENCE_POLICY: 'Ignore',
+      VM_MEMORY_OVERHEAD_PERCENT: '0.1',
+      RESERVED_ENIS: '1',
+      FEATURE_GATES: 'SpotToSpotConsolidation=true',
+      CLUSTER_ENDPOINT: 'https://example.eks.amazonaws.com',
+      ISOLATED_VPC: 'true',
+    });
+    expect(s).toMatchObject({
+      batchMaxDuration: 20_000,
+      batchIdleDuration: 500,
+      minValuesPolicy: 'BestEffort',
+      preferencePolicy: 'Ignore',
+      vmMemoryOverheadPercent: 0.1,
+      reservedENIs: 1,
+      clusterEndpoint: 'https://example.eks.amazonaws.com',
+      isolatedVPC: true,
+    });
     expect(s.featureGates).toEqual({ ...FeatureGateDefaults, SpotToSpotConsolidation: true });
   });
 
@@ -41,7 +78,14 @@ describe('settings', () => {
     [{ FEATURE_GATES: 'NodeOverlay=true' }, 'setting FEATURE_GATES: NodeOverlay=true is not supported'],
   ])('refuses %o in one line', (env, message) => {
     expect(() => parseSettings(env)).toThrow(message);
-    const text = (() => { try { parseSettings(env); } catch (e) { return (e as Error).message; } return ''; })();
+    const text = (() => {
+      try {
+        parseSettings(env);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
     expect(text.split('\n')).toHaveLength(1);
   });
 
@@ -52,7 +96,9 @@ describe('settings', () => {
   });
 
   it('refuses at runtime, naming the variable', () => {
-    expect(() => parseRuntimeEnv({ ...baseEnv, FEATURE_GATES: 'CapacityBuffer=true' })).toThrow('environment variable FEATURE_GATES: CapacityBuffer=true is not supported');
+    expect(() => parseRuntimeEnv({ ...baseEnv, FEATURE_GATES: 'CapacityBuffer=true' })).toThrow(
+      'environment variable FEATURE_GATES: CapacityBuffer=true is not supported',
+    );
     // NodeRepair is implemented (gc, shared/disruption/repair.ts): accepted, off by default as in Karpenter.
     expect(parseRuntimeEnv({ ...baseEnv, FEATURE_GATES: 'NodeRepair=true' }).settings?.featureGates.NodeRepair).toBe(true);
     expect(parseRuntimeEnv({ ...baseEnv, LEGACY_NODE_REPAIR: 'true' }).settings).toBeDefined();
@@ -60,13 +106,24 @@ describe('settings', () => {
   });
 
   it('scenario cases use the same settings (camelCase)', () => {
-    expect(settingsFromCase({ featureGates: { SpotToSpotConsolidation: true }, minValuesPolicy: 'BestEffort', reservedENIs: 1 })).toMatchObject({ minValuesPolicy: 'BestEffort', reservedENIs: 1, featureGates: { SpotToSpotConsolidation: true } });
+    expect(settingsFromCase({ featureGates: { SpotToSpotConsolidation: true }, minValuesPolicy: 'BestEffort', reservedENIs: 1 })).toMatchObject({
+      minValuesPolicy: 'BestEffort',
+      reservedENIs: 1,
+      featureGates: { SpotToSpotConsolidation: true },
+    });
     expect(() => settingsFromCase({ featureGates: { CapacityBuffer: true } })).toThrow('CapacityBuffer=true is not supported');
   });
 
   it('disruption reads SpotToSpotConsolidation (off by default) and the scheduling policies', async () => {
     const w = fakeWorld({ start: new Date('2026-03-01T12:00:00Z') });
-    w.kube.setNodePools([NodePoolSchema.parse({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } })]);
+    w.kube.setNodePools([
+      NodePoolSchema.parse({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'default' },
+        spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } },
+      }),
+    ]);
     const snap = async (env: Record<string, string>) => {
       const deps: SnapshotDeps = { env: parseRuntimeEnv({ ...baseEnv, ...env }), store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets };
       return (await readSnapshot(deps, w.clock.now())).settings;

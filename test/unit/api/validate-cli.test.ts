@@ -19,13 +19,19 @@ describe('validate command', () => {
   it('prints one summary line per valid object and exits 0', () => {
     expect(validateFiles([{ file: 'nodepool.yaml', text: good }])).toEqual({
       exitCode: 0,
-      lines: ['nodepool.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)'],
+      lines: [
+        'nodepool.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)',
+      ],
     });
   });
 
   it('prints the problems and the valid objects of every file, and exits 1', () => {
     const bad = good.replace('operator: In, values: [amd64]', 'operator: Gt, values: [amd64]').replace('metadata: {name: default}', 'metadata: {name: other}');
-    const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: bad }, { file: 'c.yaml', readError: 'ENOENT' }]);
+    const r = validateFiles([
+      { file: 'a.yaml', text: good },
+      { file: 'b.yaml', text: bad },
+      { file: 'c.yaml', readError: 'ENOENT' },
+    ]);
     expect(r.exitCode).toBe(1);
     expect(r.lines).toEqual([
       'a.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)',
@@ -35,19 +41,33 @@ describe('validate command', () => {
   });
 
   it('treats a file without objects as a problem', () => {
-    expect(validateFiles([{ file: 'empty.yaml', text: '# nothing\n' }])).toEqual({ exitCode: 1, lines: ['empty.yaml: no objects found (expected NodePool or EC2NodeClass YAML)'] });
+    expect(validateFiles([{ file: 'empty.yaml', text: '# nothing\n' }])).toEqual({
+      exitCode: 1,
+      lines: ['empty.yaml: no objects found (expected NodePool or EC2NodeClass YAML)'],
+    });
   });
 
   it('checks each file on its own: the same name in two files is fine, twice in one file is not', () => {
     const valid = 'valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)';
-    expect(validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: good }])).toEqual({ exitCode: 0, lines: [`a.yaml: NodePool/default: ${valid}`, `b.yaml: NodePool/default: ${valid}`] });
+    expect(
+      validateFiles([
+        { file: 'a.yaml', text: good },
+        { file: 'b.yaml', text: good },
+      ]),
+    ).toEqual({ exitCode: 0, lines: [`a.yaml: NodePool/default: ${valid}`, `b.yaml: NodePool/default: ${valid}`] });
     expect(validateFiles([{ file: 'a.yaml', text: `${good}---\n${good}` }]).lines).toEqual([
       'a.yaml: NodePool/default: metadata.name: duplicate NodePool "default" in this file; names are cluster-wide',
     ]);
   });
 
   it('--cluster: names unique across the files, and every nodeClassRef defined in one of them', () => {
-    const r = validateFiles([{ file: 'a.yaml', text: good }, { file: 'b.yaml', text: good }], { cluster: true });
+    const r = validateFiles(
+      [
+        { file: 'a.yaml', text: good },
+        { file: 'b.yaml', text: good },
+      ],
+      { cluster: true },
+    );
     expect(r.exitCode).toBe(1);
     expect(r.lines).toEqual([
       'a.yaml: NodePool/default: valid (4 requirements, budgets 10%, expireAfter 720h, WhenEmptyOrUnderutilized after 0s, nodeClassRef EC2NodeClass/default)',
@@ -55,13 +75,23 @@ describe('validate command', () => {
       'a.yaml: NodePool/default: spec.template.spec.nodeClassRef.name: EC2NodeClass "default" is defined in none of the files (--cluster checks the files as one cluster)',
       'b.yaml: NodePool/default: spec.template.spec.nodeClassRef.name: EC2NodeClass "default" is defined in none of the files (--cluster checks the files as one cluster)',
     ]);
-    const nodeClass = 'apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {role: r, amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {a: b}}], securityGroupSelectorTerms: [{tags: {a: b}}]}\n';
-    expect(validateFiles([{ file: 'a.yaml', text: good }, { file: 'nc.yaml', text: nodeClass }], { cluster: true }).exitCode).toBe(0);
+    const nodeClass =
+      'apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {role: r, amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {a: b}}], securityGroupSelectorTerms: [{tags: {a: b}}]}\n';
+    expect(
+      validateFiles(
+        [
+          { file: 'a.yaml', text: good },
+          { file: 'nc.yaml', text: nodeClass },
+        ],
+        { cluster: true },
+      ).exitCode,
+    ).toBe(0);
     expect(validateFiles([{ file: 'a.yaml', text: good }]).exitCode).toBe(0);
   });
 
-  it('--cluster-name / --node-role: an EC2NodeClass role other than the stack\'s node role is a problem', () => {
-    const nodeClass = (role: string) => `apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {${role}, amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {a: b}}], securityGroupSelectorTerms: [{tags: {a: b}}]}\n`;
+  it("--cluster-name / --node-role: an EC2NodeClass role other than the stack's node role is a problem", () => {
+    const nodeClass = (role: string) =>
+      `apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {${role}, amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {a: b}}], securityGroupSelectorTerms: [{tags: {a: b}}]}\n`;
     const other = validateFiles([{ file: 'nc.yaml', text: nodeClass('role: KarpenterNodeRole-demo') }], { nodeRole: 'nodefleet-node-demo' });
     expect(other).toEqual({
       exitCode: 1,

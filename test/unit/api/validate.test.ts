@@ -80,7 +80,9 @@ describe('NodePool errors a Karpenter user can act on', () => {
 
   it('Gt/Lt/Gte/Lte need exactly one non-negative integer', () => {
     const msg = (op: string, values: unknown) => validateObject(requirement({ key: 'karpenter.k8s.aws/instance-cpu', operator: op, values }));
-    expect(msg('Gt', ['large'])).toEqual(['spec.template.spec.requirements[0].values: operator Gt needs exactly one non-negative integer value, got ["large"]']);
+    expect(msg('Gt', ['large'])).toEqual([
+      'spec.template.spec.requirements[0].values: operator Gt needs exactly one non-negative integer value, got ["large"]',
+    ]);
     expect(msg('Lt', ['-1'])).toHaveLength(1);
     expect(msg('Gte', ['1', '2'])).toHaveLength(1);
     expect(msg('Lte', [])).toHaveLength(1);
@@ -119,10 +121,20 @@ describe('NodePool errors a Karpenter user can act on', () => {
   });
 
   it('rejects unknown karpenter.sh keys and restricted domains, accepts well-known and custom ones', () => {
-    expect(validateObject(requirement({ key: 'karpenter.sh/capacity-typ', operator: 'In', values: ['spot'] }))[0]).toContain('did you mean "karpenter.sh/capacity-type"?');
+    expect(validateObject(requirement({ key: 'karpenter.sh/capacity-typ', operator: 'In', values: ['spot'] }))[0]).toContain(
+      'did you mean "karpenter.sh/capacity-type"?',
+    );
     expect(validateObject(requirement({ key: 'karpenter.k8s.aws/instance-cpus', operator: 'Exists' }))[0]).toContain('"karpenter.k8s.aws" is restricted');
     expect(validateObject(requirement({ key: 'kubernetes.io/hostname', operator: 'Exists' }))[0]).toContain('"kubernetes.io/hostname" is restricted');
-    for (const key of ['node.kubernetes.io/instance-type', 'kubernetes.io/test', 'subdomain.k8s.io/test', 'topology.k8s.aws/zone-id', 'karpenter.k8s.aws/instance-gpu-count', 'example.com/team', 'team']) {
+    for (const key of [
+      'node.kubernetes.io/instance-type',
+      'kubernetes.io/test',
+      'subdomain.k8s.io/test',
+      'topology.k8s.aws/zone-id',
+      'karpenter.k8s.aws/instance-gpu-count',
+      'example.com/team',
+      'team',
+    ]) {
       expect(validateObject(requirement({ key, operator: 'Exists' }))).toEqual([]);
     }
     const labelled = nodePool();
@@ -171,7 +183,12 @@ describe('NodePool errors a Karpenter user can act on', () => {
 
 describe('EC2NodeClass', () => {
   it('accepts a typical v1 EC2NodeClass', () => {
-    const nc = parseNodeClass(nodeClass({ kubelet: { maxPods: 110, evictionHard: { 'memory.available': '5%' } }, blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi', volumeType: 'gp3' } }] }));
+    const nc = parseNodeClass(
+      nodeClass({
+        kubelet: { maxPods: 110, evictionHard: { 'memory.available': '5%' } },
+        blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi', volumeType: 'gp3' } }],
+      }),
+    );
     expect(nc.spec.kubelet?.maxPods).toBe(110);
   });
 
@@ -180,7 +197,9 @@ describe('EC2NodeClass', () => {
     expect(validateObject(nodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }, { id: 'ami-1' }] }))).toEqual([
       "spec.amiSelectorTerms: 'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
     ]);
-    expect(validateObject(nodeClass({ amiSelectorTerms: [{ id: 'ami-1' }] }))[0]).toMatch(/^spec\.amiFamily: required when amiSelectorTerms does not use an alias/);
+    expect(validateObject(nodeClass({ amiSelectorTerms: [{ id: 'ami-1' }] }))[0]).toMatch(
+      /^spec\.amiFamily: required when amiSelectorTerms does not use an alias/,
+    );
     expect(validateObject(nodeClass({ tags: { 'karpenter.sh/nodepool': 'x' } }))[0]).toContain('is restricted');
     expect(validateObject(nodeClass({ kubelet: { evictionHard: { 'memory.availble': '5%' } } }))[0]).toContain('unknown eviction signal');
   });
@@ -201,11 +220,15 @@ describe('validateYamlText', () => {
     ].join('\n');
     const r = validateYamlText(text, 'f.yaml');
     expect(r.problems).toEqual([]);
-    expect(r.objects.map((o) => [o.kind, o.name, o.checked])).toEqual([['NodePool', 'a', true], ['Deployment', 'web', false]]);
+    expect(r.objects.map((o) => [o.kind, o.name, o.checked])).toEqual([
+      ['NodePool', 'a', true],
+      ['Deployment', 'web', false],
+    ]);
   });
 
   it('prefixes each problem with file and kind/name, unknown fields (the likely typo) first', () => {
-    const text = 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: bad}\nspec:\n  template:\n    spec:\n      requirements: []\n      colour: blue\n';
+    const text =
+      'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: bad}\nspec:\n  template:\n    spec:\n      requirements: []\n      colour: blue\n';
     expect(validateYamlText(text, 'np.yaml').problems).toEqual([
       'np.yaml: NodePool/bad: spec.template.spec.colour: unknown field "colour" (allowed fields: nodeClassRef, taints, startupTaints, requirements, expireAfter, terminationGracePeriod)',
       'np.yaml: NodePool/bad: spec.template.spec.nodeClassRef: required: the EC2NodeClass this NodePool launches with, e.g. nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}',
@@ -229,7 +252,8 @@ describe('validateYamlText', () => {
   });
 
   it('shows only the first YAML syntax error of a document, with its line', () => {
-    const text = 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      requirements:\n        - key: a\n         operator: In\n';
+    const text =
+      'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      requirements:\n        - key: a\n         operator: In\n';
     const problems = validateYamlText(text, 'np.yaml').problems;
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^np\.yaml: document 1: line \d+, column \d+: YAML syntax error: /);

@@ -14,21 +14,29 @@ const repo = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** path → source; imports only (the rules look at nothing else). */
 const tree: Record<string, string> = {
-  'shared/api/a.ts': "import { z } from 'zod'; import { parse } from 'yaml'; import { CronExpressionParser } from 'cron-parser'; import { createHash } from 'node:crypto'; import { x } from '../catalog/c.ts'; import fs from 'node:fs'; export const a = 1;",
+  'shared/api/a.ts':
+    "import { z } from 'zod'; import { parse } from 'yaml'; import { CronExpressionParser } from 'cron-parser'; import { createHash } from 'node:crypto'; import { x } from '../catalog/c.ts'; import fs from 'node:fs'; export const a = 1;",
   'shared/api/b.ts': "import { EC2Client } from '@aws-sdk/client-ec2'; export const b = 1;",
   'shared/catalog/c.ts': "import { a } from '../api/a.ts'; import { s } from '../scheduling/s.ts'; export const x = 1;",
   'shared/scheduling/s.ts': "import { d } from '../disruption/d.ts'; export const s = 1;",
-  'shared/disruption/d.ts': "import { s } from '../scheduling/s.ts'; import { k } from '../kube/k.ts'; import { CronExpressionParser } from 'cron-parser'; import { h } from '../../functions/gc/handler.ts'; export const d = 1;",
-  'shared/aws/w.ts': "import { EC2Client } from '@aws-sdk/client-ec2'; import { x } from '../catalog/c.ts'; import { s } from '../scheduling/s.ts'; import { Logger } from '@aws-lambda-powertools/logger'; export const w = 1;",
+  'shared/disruption/d.ts':
+    "import { s } from '../scheduling/s.ts'; import { k } from '../kube/k.ts'; import { CronExpressionParser } from 'cron-parser'; import { h } from '../../functions/gc/handler.ts'; export const d = 1;",
+  'shared/aws/w.ts':
+    "import { EC2Client } from '@aws-sdk/client-ec2'; import { x } from '../catalog/c.ts'; import { s } from '../scheduling/s.ts'; import { Logger } from '@aws-lambda-powertools/logger'; export const w = 1;",
   'shared/aws/eventbridge-publisher.ts': 'export const e = 1;',
   'shared/kube/k.ts': "import * as k8s from '@kubernetes/client-node'; import { w } from '../aws/w.ts'; export const k = 1;",
-  'shared/runtime/r.ts': "import middy from '@middy/core'; import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware'; import { w } from '../aws/w.ts'; import { s } from '../scheduling/s.ts'; export const r = 1;",
-  'functions/gc/handler.ts': "import { p } from '../provisioner/handler.ts'; import { l } from '../../infra/local/l.ts'; import * as k8s from '@kubernetes/client-node'; export const h = 1;",
+  'shared/runtime/r.ts':
+    "import middy from '@middy/core'; import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware'; import { w } from '../aws/w.ts'; import { s } from '../scheduling/s.ts'; export const r = 1;",
+  'functions/gc/handler.ts':
+    "import { p } from '../provisioner/handler.ts'; import { l } from '../../infra/local/l.ts'; import * as k8s from '@kubernetes/client-node'; export const h = 1;",
   'functions/provisioner/handler.ts': "import { r } from '../../shared/runtime/r.ts'; import { s } from '../../shared/scheduling/s.ts'; export const p = 1;",
-  'functions/agent/main.ts': "import { s } from '../../shared/scheduling/s.ts'; import { w } from '../../shared/aws/w.ts'; import { e } from '../../shared/aws/eventbridge-publisher.ts'; export const m = 1;",
+  'functions/agent/main.ts':
+    "import { s } from '../../shared/scheduling/s.ts'; import { w } from '../../shared/aws/w.ts'; import { e } from '../../shared/aws/eventbridge-publisher.ts'; export const m = 1;",
   'functions/cli/main.ts': "import { p } from '../provisioner/handler.ts'; import { l } from '../../infra/local/l.ts'; export const c = 1;",
-  'infra/aws/stack.ts': "import * as cdk from 'aws-cdk-lib'; import fs from 'node:fs'; import { a } from '../../shared/api/a.ts'; import { l } from '../local/l.ts'; export const st = 1;",
-  'infra/local/l.ts': "import { h } from '../../functions/gc/handler.ts'; import { x } from '../../shared/catalog/c.ts'; import { st } from '../aws/stack.ts'; import { w } from '../../shared/aws/w.ts'; import { EC2Client } from '@aws-sdk/client-ec2'; import { Stack } from 'aws-cdk-lib'; import { nope } from './missing.ts'; export const l = 1;",
+  'infra/aws/stack.ts':
+    "import * as cdk from 'aws-cdk-lib'; import fs from 'node:fs'; import { a } from '../../shared/api/a.ts'; import { l } from '../local/l.ts'; export const st = 1;",
+  'infra/local/l.ts':
+    "import { h } from '../../functions/gc/handler.ts'; import { x } from '../../shared/catalog/c.ts'; import { st } from '../aws/stack.ts'; import { w } from '../../shared/aws/w.ts'; import { EC2Client } from '@aws-sdk/client-ec2'; import { Stack } from 'aws-cdk-lib'; import { nope } from './missing.ts'; export const l = 1;",
   'infra/local/l.test.ts': "import { EC2Client } from '@aws-sdk/client-ec2'; export const t = 1;",
 };
 
@@ -59,11 +67,24 @@ beforeAll(() => {
   );
   let out: string;
   try {
-    out = execFileSync(process.execPath, [join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'functions', 'shared', 'infra', '--config', 'rules.cjs', '--output-type', 'json'], {
-      cwd: dir,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    out = execFileSync(
+      process.execPath,
+      [
+        join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'),
+        'functions',
+        'shared',
+        'infra',
+        '--config',
+        'rules.cjs',
+        '--output-type',
+        'json',
+      ],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
   } catch (err) {
     out = (err as { stdout: string }).stdout; // exit code 1 when violations are found
   }
@@ -138,6 +159,10 @@ describe('.dependency-cruiser.cjs', () => {
       'infra/local/l.ts → shared/catalog/c.ts',
       'infra/local/l.test.ts',
     ];
-    for (const a of allowed) expect(found.filter((f) => f.slice(f.indexOf(': ') + 2).startsWith(a)), a).toEqual([]);
+    for (const a of allowed)
+      expect(
+        found.filter((f) => f.slice(f.indexOf(': ') + 2).startsWith(a)),
+        a,
+      ).toEqual([]);
   });
 });

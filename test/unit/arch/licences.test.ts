@@ -20,7 +20,10 @@ export const AllowedLicences = new Set(['MIT', 'MIT-0', 'Apache-2.0', 'ISC', 'BS
 
 /** Whether an SPDX expression (`MIT`, `(MIT OR Apache-2.0)`, `A AND B`) only grants allowed terms: OR needs one side, AND both. */
 export function licenceAllowed(expression: string): boolean {
-  const e = expression.trim().replace(/^\((.*)\)$/, '$1').trim();
+  const e = expression
+    .trim()
+    .replace(/^\((.*)\)$/, '$1')
+    .trim();
   const or = e.split(/\s+OR\s+/);
   if (or.length > 1) return or.some(licenceAllowed);
   const and = e.split(/\s+AND\s+/);
@@ -131,7 +134,11 @@ describe('licences of what ships', () => {
     expect(Object.keys(entries).filter((n) => n.startsWith('lambda ')).length).toBeGreaterThanOrEqual(Functions.length + 1);
     // The bundles are real: the SDK is in every handler, the Kubernetes client in the agent.
     for (const [name, packages] of bundled) {
-      if (name.startsWith('lambda ')) expect([...packages.keys()].some((p) => p.startsWith('@aws-sdk/')), name).toBe(true);
+      if (name.startsWith('lambda '))
+        expect(
+          [...packages.keys()].some((p) => p.startsWith('@aws-sdk/')),
+          name,
+        ).toBe(true);
     }
     expect([...bundled.get('agent')!.keys()].some((p) => p.startsWith('@kubernetes/client-node@'))).toBe(true);
   });

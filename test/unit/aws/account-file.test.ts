@@ -14,21 +14,47 @@ const account = readAccountFiles([
     file: 'subnets.json',
     text: JSON.stringify({
       Subnets: [
-        { SubnetId: 'subnet-0a', AvailabilityZone: 'us-east-1a', AvailabilityZoneId: 'use1-az4', AvailableIpAddressCount: 10, OwnerId: '111122223333', Tags: tags({ 'karpenter.sh/discovery': 'demo', Name: 'demo-private-a' }) },
-        { SubnetId: 'subnet-0b', AvailabilityZone: 'us-east-1b', AvailabilityZoneId: 'use1-az6', AvailableIpAddressCount: 20, OwnerId: '111122223333', Tags: tags({ 'karpenter.sh/discovery': 'other', Name: 'demo-private-b' }) },
+        {
+          SubnetId: 'subnet-0a',
+          AvailabilityZone: 'us-east-1a',
+          AvailabilityZoneId: 'use1-az4',
+          AvailableIpAddressCount: 10,
+          OwnerId: '111122223333',
+          Tags: tags({ 'karpenter.sh/discovery': 'demo', Name: 'demo-private-a' }),
+        },
+        {
+          SubnetId: 'subnet-0b',
+          AvailabilityZone: 'us-east-1b',
+          AvailabilityZoneId: 'use1-az6',
+          AvailableIpAddressCount: 20,
+          OwnerId: '111122223333',
+          Tags: tags({ 'karpenter.sh/discovery': 'other', Name: 'demo-private-b' }),
+        },
         { SubnetId: 'subnet-0c', AvailabilityZone: 'us-east-1c', AvailableIpAddressCount: 30, Tags: tags({ tier: 'public' }) },
       ],
     }),
   },
   {
     file: 'rest.json',
-    text: `${JSON.stringify({ SecurityGroups: [{ GroupId: 'sg-0nodes', GroupName: 'demo-nodes', OwnerId: '111122223333' }, { GroupId: 'sg-0web', GroupName: 'web', Tags: tags({ team: 'web' }) }] })}
+    text: `${JSON.stringify({
+      SecurityGroups: [
+        { GroupId: 'sg-0nodes', GroupName: 'demo-nodes', OwnerId: '111122223333' },
+        { GroupId: 'sg-0web', GroupName: 'web', Tags: tags({ team: 'web' }) },
+      ],
+    })}
 ${JSON.stringify({
   Images: [
     { ImageId: 'ami-0mine-old', Name: 'golden-2025', Architecture: 'x86_64', CreationDate: '2025-01-01T00:00:00.000Z', OwnerId: '111122223333' },
     { ImageId: 'ami-0mine-new', Name: 'golden-2026', Architecture: 'x86_64', CreationDate: '2026-01-01T00:00:00.000Z', OwnerId: '111122223333' },
     { ImageId: 'ami-0theirs', Name: 'golden-2027', Architecture: 'x86_64', CreationDate: '2027-01-01T00:00:00.000Z', OwnerId: '999988887777' },
-    { ImageId: 'ami-0amazon', Name: 'golden-arm', Architecture: 'arm64', CreationDate: '2026-01-01T00:00:00.000Z', OwnerId: '137112412989', ImageOwnerAlias: 'amazon' },
+    {
+      ImageId: 'ami-0amazon',
+      Name: 'golden-arm',
+      Architecture: 'arm64',
+      CreationDate: '2026-01-01T00:00:00.000Z',
+      OwnerId: '137112412989',
+      ImageOwnerAlias: 'amazon',
+    },
   ],
 })}`,
   },
@@ -40,7 +66,13 @@ function nodeClass(spec: Record<string, unknown>): EC2NodeClass {
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
     metadata: { name: 'default' },
-    spec: { role: 'r', amiSelectorTerms: [{ name: 'golden-*' }], subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }], securityGroupSelectorTerms: [{ id: 'sg-0nodes' }], ...spec },
+    spec: {
+      role: 'r',
+      amiSelectorTerms: [{ name: 'golden-*' }],
+      subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
+      securityGroupSelectorTerms: [{ id: 'sg-0nodes' }],
+      ...spec,
+    },
   });
 }
 
@@ -49,7 +81,11 @@ describe('the production resolver over account files', () => {
     const subnetsOf = async (subnetSelectorTerms: unknown[]) => (await resolver().resolve(nodeClass({ subnetSelectorTerms }))).subnets.map((s) => s.subnetId);
     expect(await subnetsOf([{ tags: { 'karpenter.sh/discovery': 'demo' } }])).toEqual(['subnet-0a']);
     expect(await subnetsOf([{ tags: { 'karpenter.sh/discovery': '*' } }])).toEqual(['subnet-0a', 'subnet-0b']);
-    expect(await subnetsOf([{ tags: { Name: 'demo-private-?' } }, { id: 'subnet-0c' }, { id: 'subnet-0gone' }])).toEqual(['subnet-0a', 'subnet-0b', 'subnet-0c']);
+    expect(await subnetsOf([{ tags: { Name: 'demo-private-?' } }, { id: 'subnet-0c' }, { id: 'subnet-0gone' }])).toEqual([
+      'subnet-0a',
+      'subnet-0b',
+      'subnet-0c',
+    ]);
     await expect(subnetsOf([{ id: 'subnet-0gone' }])).rejects.toThrow(new ValidationError('ec2nodeclass default: subnetSelectorTerms match no subnet'));
     const r = await resolver().resolve(nodeClass({ securityGroupSelectorTerms: [{ name: 'demo-*' }, { tags: { team: 'web' } }] }));
     expect(r.securityGroupIds).toEqual(['sg-0nodes', 'sg-0web']);
@@ -62,7 +98,9 @@ describe('the production resolver over account files', () => {
   });
 
   it('parts the files lack are placeholders, and said so', async () => {
-    const lookups = accountLookups(readAccountFiles([{ file: 'a.json', text: '{"Subnets": []}' }]), { placeholderZones: [{ zone: 'us-east-1a', zoneId: 'use1-az4' }] });
+    const lookups = accountLookups(readAccountFiles([{ file: 'a.json', text: '{"Subnets": []}' }]), {
+      placeholderZones: [{ zone: 'us-east-1a', zoneId: 'use1-az4' }],
+    });
     const r = await new Ec2NodeClassResolver(lookups, '1.32').resolve(nodeClass({ amiSelectorTerms: [{ alias: 'al2023@latest' }] }));
     expect(r.subnets).toEqual([{ subnetId: 'subnet-placeholder-us-east-1a', zone: 'us-east-1a', zoneId: 'use1-az4', availableIpAddressCount: 4096 }]);
     expect(r.securityGroupIds).toEqual(['sg-placeholder']);
@@ -89,7 +127,9 @@ describe('readAccountFiles', () => {
 
   it('the first problem as one line: file, document, field, reason', () => {
     const bad = (text: string) => () => readAccountFiles([{ file: 'acct.json', text }], 'us-east-1');
-    expect(bad('{"Subnets": [{"SubnetId": "subnet-1", "AvailabilityZone": "us-east-1a", "AvailableIpAddressCount": -1}]}')).toThrow('acct.json: Subnets[0].AvailableIpAddressCount: expected a number ≥ 0');
+    expect(bad('{"Subnets": [{"SubnetId": "subnet-1", "AvailabilityZone": "us-east-1a", "AvailableIpAddressCount": -1}]}')).toThrow(
+      'acct.json: Subnets[0].AvailableIpAddressCount: expected a number ≥ 0',
+    );
     expect(bad('{"Images": [{"ImageId": "ami-1"}]}')).toThrow('acct.json: Images[0].Architecture: required: x86_64 or arm64');
     expect(bad('[{"Subnets": []}, {"Subnets": [{"SubnetId": 7}]}]')).toThrow('acct.json: item 2: Subnets[0].SubnetId: expected text, got 7');
     expect(bad('{"Subnets": {}}')).toThrow('acct.json: Subnets: expected a list (aws ec2 describe-subnets)');

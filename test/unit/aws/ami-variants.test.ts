@@ -49,18 +49,31 @@ describe('AL2023 alias: every AMI variant', () => {
     ssm.on(GetParameterCommand).resolves({ Parameter: { Value: 'ami-0pinned' } });
     const nc = nodeClass();
     await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32').resolve(nc);
-    expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input.Name)).toContain(`${base}/x86_64/nvidia/amazon-eks-node-al2023-x86_64-nvidia-1.32-v20250228/image_id`);
+    expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input.Name)).toContain(
+      `${base}/x86_64/nvidia/amazon-eks-node-al2023-x86_64-nvidia-1.32-v20250228/image_id`,
+    );
   });
 });
 
 describe('the launch: each type gets the image of its variant', () => {
-  const cluster = { name: 'karpenter-demo', endpoint: 'https://x.example', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+  const cluster = {
+    name: 'karpenter-demo',
+    endpoint: 'https://x.example',
+    certificateAuthority: 'Q0E=',
+    serviceCidr: '10.100.0.0/16',
+    kubernetesVersion: '1.32',
+  };
   const subnets = [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 10 }];
   const types = ['c5a.xlarge', 'g5.xlarge', 'inf2.xlarge', 'g5g.xlarge', 'c6g.xlarge'];
   const overrides = (resolved: ResolvedNodeClass) =>
     Object.fromEntries(
-      buildLaunchRequests(nodeClaim({ name: 'default-abc', phase: 'Pending' }), { instanceTypes: types, zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nodeClass(), resolved, { cluster, architectureOf: catalogArchitecture })
-        .createFleet.LaunchTemplateConfigs![0].Overrides!.map((o) => [o.InstanceType, o.ImageId]),
+      buildLaunchRequests(
+        nodeClaim({ name: 'default-abc', phase: 'Pending' }),
+        { instanceTypes: types, zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] },
+        nodeClass(),
+        resolved,
+        { cluster, architectureOf: catalogArchitecture },
+      ).createFleet.LaunchTemplateConfigs![0].Overrides!.map((o) => [o.InstanceType, o.ImageId]),
     );
 
   it('the catalog says which variant a type needs', () => {
@@ -68,8 +81,19 @@ describe('the launch: each type gets the image of its variant', () => {
   });
 
   it('alias resolution: GPU types the nvidia image, Neuron types the neuron image, others the standard one', () => {
-    const resolved = { subnets, securityGroupIds: ['sg-1'], images: { amd64: 'ami-std', arm64: 'ami-std-arm' }, variants: { nvidia: { amd64: 'ami-nv', arm64: 'ami-nv-arm' }, neuron: { amd64: 'ami-neuron' } } };
-    expect(overrides(resolved)).toEqual({ 'c5a.xlarge': 'ami-std', 'g5.xlarge': 'ami-nv', 'inf2.xlarge': 'ami-neuron', 'g5g.xlarge': 'ami-nv-arm', 'c6g.xlarge': 'ami-std-arm' });
+    const resolved = {
+      subnets,
+      securityGroupIds: ['sg-1'],
+      images: { amd64: 'ami-std', arm64: 'ami-std-arm' },
+      variants: { nvidia: { amd64: 'ami-nv', arm64: 'ami-nv-arm' }, neuron: { amd64: 'ami-neuron' } },
+    };
+    expect(overrides(resolved)).toEqual({
+      'c5a.xlarge': 'ami-std',
+      'g5.xlarge': 'ami-nv',
+      'inf2.xlarge': 'ami-neuron',
+      'g5g.xlarge': 'ami-nv-arm',
+      'c6g.xlarge': 'ami-std-arm',
+    });
   });
 
   it('a variant without an image is not launched (never the standard image on a GPU type)', () => {
@@ -79,6 +103,12 @@ describe('the launch: each type gets the image of its variant', () => {
 
   it('AMIs chosen by id, name or tags (no variants): every type launches the image of its architecture, as Karpenter does', () => {
     const resolved = { subnets, securityGroupIds: ['sg-1'], images: { amd64: 'ami-own', arm64: 'ami-own-arm' } };
-    expect(overrides(resolved)).toEqual({ 'c5a.xlarge': 'ami-own', 'g5.xlarge': 'ami-own', 'inf2.xlarge': 'ami-own', 'g5g.xlarge': 'ami-own-arm', 'c6g.xlarge': 'ami-own-arm' });
+    expect(overrides(resolved)).toEqual({
+      'c5a.xlarge': 'ami-own',
+      'g5.xlarge': 'ami-own',
+      'inf2.xlarge': 'ami-own',
+      'g5g.xlarge': 'ami-own-arm',
+      'c6g.xlarge': 'ami-own-arm',
+    });
   });
 });

@@ -22,7 +22,17 @@ const cluster = { name: 'demo', endpoint: 'https://x.example', certificateAuthor
 type Settings = { settings: { kubernetes: Record<string, unknown>; 'bootstrap-commands'?: Record<string, unknown>; [k: string]: unknown } };
 const toml = (text: string) => parse(text) as unknown as Settings;
 const build = (over: Partial<Parameters<typeof buildBottlerocketUserData>[0]> = {}, version?: string) =>
-  toml(buildBottlerocketUserData({ cluster, labels: { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/arch': 'amd64' }, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }], ...over }, version));
+  toml(
+    buildBottlerocketUserData(
+      {
+        cluster,
+        labels: { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/arch': 'amd64' },
+        taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }],
+        ...over,
+      },
+      version,
+    ),
+  );
 
 describe('Bottlerocket alias: SSM parameters', () => {
   const ec2 = mockClient(EC2Client);
@@ -60,7 +70,14 @@ describe('Bottlerocket alias: SSM parameters', () => {
 
 describe('Bottlerocket settings TOML', () => {
   it('sets the cluster, DNS IP, max pods, labels the kubelet may set and taints as key → ["value:Effect"]', () => {
-    const k = build({ maxPods: 29, taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }, { key: 'dedicated', effect: 'NoExecute' }, { key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] }).settings.kubernetes;
+    const k = build({
+      maxPods: 29,
+      taints: [
+        { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' },
+        { key: 'dedicated', effect: 'NoExecute' },
+        { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+      ],
+    }).settings.kubernetes;
     expect(k).toEqual({
       'cluster-name': 'demo',
       'api-server': 'https://x.example',
@@ -107,14 +124,24 @@ describe('Bottlerocket settings TOML', () => {
     expect(Object.keys(k).some((x) => x.includes('per-core'))).toBe(false);
   });
 
-  it('merges the class userData: other settings kept, labels merged (Karpenter wins), its taints replace the user\'s, kubelet fields replace', () => {
+  it("merges the class userData: other settings kept, labels merged (Karpenter wins), its taints replace the user's, kubelet fields replace", () => {
     const custom = [
-      '[settings]', 'motd = "hi"',
-      '[settings.kubernetes]', 'cluster-name = "mine"', 'max-pods = 7', 'shutdown-grace-period = "30s"',
-      '[settings.kubernetes.node-labels]', 'team = "a"', '"karpenter.sh/nodepool" = "mine"',
-      '[settings.kubernetes.node-taints]', 'user = ["x:NoSchedule"]',
-      '[settings.kubernetes.eviction-hard]', '"memory.available" = "1Gi"',
-      '[settings.bootstrap-commands.hello]', 'commands = [["echo", "hi"]]', 'mode = "once"',
+      '[settings]',
+      'motd = "hi"',
+      '[settings.kubernetes]',
+      'cluster-name = "mine"',
+      'max-pods = 7',
+      'shutdown-grace-period = "30s"',
+      '[settings.kubernetes.node-labels]',
+      'team = "a"',
+      '"karpenter.sh/nodepool" = "mine"',
+      '[settings.kubernetes.node-taints]',
+      'user = ["x:NoSchedule"]',
+      '[settings.kubernetes.eviction-hard]',
+      '"memory.available" = "1Gi"',
+      '[settings.bootstrap-commands.hello]',
+      'commands = [["echo", "hi"]]',
+      'mode = "once"',
     ].join('\n');
     const s = build({ custom, maxPods: 29, kubelet: { evictionHard: { 'nodefs.available': '5%' } } }).settings;
     expect(s.motd).toBe('hi');
@@ -128,9 +155,27 @@ describe('Bottlerocket settings TOML', () => {
   });
 
   it('RAID0: a bootstrap command mounts the instance store; releases before 1.46 bind the directories by name', () => {
-    const cmd = (version?: string) => (build({ instanceStorePolicy: 'RAID0' }, version).settings['bootstrap-commands'] as Record<string, { commands: string[][] }>)['000-mount-instance-storage'];
-    expect(cmd('latest')).toEqual({ commands: [['apiclient', 'ephemeral-storage', 'init'], ['apiclient', 'ephemeral-storage', 'bind']], mode: 'always', essential: true });
-    expect(cmd('v1.45.2').commands[1]).toEqual(['apiclient', 'ephemeral-storage', 'bind', '--dirs', '/var/lib/containerd', '/var/lib/kubelet', '/var/log/pods']);
+    const cmd = (version?: string) =>
+      (build({ instanceStorePolicy: 'RAID0' }, version).settings['bootstrap-commands'] as Record<string, { commands: string[][] }>)[
+        '000-mount-instance-storage'
+      ];
+    expect(cmd('latest')).toEqual({
+      commands: [
+        ['apiclient', 'ephemeral-storage', 'init'],
+        ['apiclient', 'ephemeral-storage', 'bind'],
+      ],
+      mode: 'always',
+      essential: true,
+    });
+    expect(cmd('v1.45.2').commands[1]).toEqual([
+      'apiclient',
+      'ephemeral-storage',
+      'bind',
+      '--dirs',
+      '/var/lib/containerd',
+      '/var/lib/kubelet',
+      '/var/log/pods',
+    ]);
     expect(cmd(undefined).commands[1]).toContain('--dirs');
     expect(build({}).settings['bootstrap-commands']).toBeUndefined();
   });
@@ -138,26 +183,64 @@ describe('Bottlerocket settings TOML', () => {
   it('the release: alias, else a name term, else the image an id term chose, else any chosen Bottlerocket image', () => {
     expect(bottlerocketVersion([{ alias: 'bottlerocket@v1.46.0' }])).toBe('v1.46.0');
     expect(bottlerocketVersion([{ name: 'bottlerocket-aws-k8s-1.33-x86_64-v1.47.1-abcdef' }])).toBe('v1.47.1');
-    expect(bottlerocketVersion([{ id: 'ami-2' }], [{ id: 'ami-1', name: 'bottlerocket-aws-k8s-1.33-arm64-v1.40.0-x' }, { id: 'ami-2', name: 'bottlerocket-aws-k8s-1.33-x86_64-v1.48.0-x' }])).toBe('v1.48.0');
-    expect(bottlerocketVersion([{ tags: { a: 'b' } } as never], [{ id: 'ami-1', name: 'custom-1.2.3' }, { id: 'ami-2', name: 'bottlerocket-aws-k8s-1.33-x86_64-v1.44.0-x' }])).toBe('v1.44.0');
-    expect([supportsDefaultBind('1.46.0'), supportsDefaultBind('v1.45.9'), supportsDefaultBind('2.0.0'), supportsDefaultBind('latest'), supportsDefaultBind('1.46')]).toEqual([true, false, true, true, false]);
+    expect(
+      bottlerocketVersion(
+        [{ id: 'ami-2' }],
+        [
+          { id: 'ami-1', name: 'bottlerocket-aws-k8s-1.33-arm64-v1.40.0-x' },
+          { id: 'ami-2', name: 'bottlerocket-aws-k8s-1.33-x86_64-v1.48.0-x' },
+        ],
+      ),
+    ).toBe('v1.48.0');
+    expect(
+      bottlerocketVersion(
+        [{ tags: { a: 'b' } } as never],
+        [
+          { id: 'ami-1', name: 'custom-1.2.3' },
+          { id: 'ami-2', name: 'bottlerocket-aws-k8s-1.33-x86_64-v1.44.0-x' },
+        ],
+      ),
+    ).toBe('v1.44.0');
+    expect([
+      supportsDefaultBind('1.46.0'),
+      supportsDefaultBind('v1.45.9'),
+      supportsDefaultBind('2.0.0'),
+      supportsDefaultBind('latest'),
+      supportsDefaultBind('1.46'),
+    ]).toEqual([true, false, true, true, false]);
   });
 
   it('helpers: the .10 DNS address of the service CIDR, Go durations', () => {
     expect([clusterDnsIp('10.100.0.0/16'), clusterDnsIp('172.20.0.0/16'), clusterDnsIp('fd00::/108')]).toEqual(['10.100.0.10', '172.20.0.10', undefined]);
-    expect([formatGoDuration(60_000), formatGoDuration(90_000), formatGoDuration(3_600_000), formatGoDuration(1500), formatGoDuration(0)]).toEqual(['1m0s', '1m30s', '1h0m0s', '1.5s', '0s']);
+    expect([formatGoDuration(60_000), formatGoDuration(90_000), formatGoDuration(3_600_000), formatGoDuration(1500), formatGoDuration(0)]).toEqual([
+      '1m0s',
+      '1m30s',
+      '1h0m0s',
+      '1.5s',
+      '0s',
+    ]);
   });
 });
 
 describe('the launch template of a Bottlerocket class', () => {
-  const resolved: ResolvedNodeClass = { subnets: [{ subnetId: 'subnet-a', zone: 'us-west-2a', availableIpAddressCount: 10 }], securityGroupIds: ['sg-1'], images: { amd64: 'ami-br' } };
+  const resolved: ResolvedNodeClass = {
+    subnets: [{ subnetId: 'subnet-a', zone: 'us-west-2a', availableIpAddressCount: 10 }],
+    securityGroupIds: ['sg-1'],
+    images: { amd64: 'ami-br' },
+  };
   const launch = (spec: Partial<EC2NodeClass['spec']>) => {
     const nc = nodeClass();
     nc.spec = { ...nc.spec, amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], ...spec };
-    return buildLaunchRequests(nodeClaim({ name: 'default-abc', phase: 'Pending' }), { instanceTypes: ['m5.large'], zones: ['us-west-2a'], capacityTypes: ['on-demand'], maxPods: { 'm5.large': 29 } }, nc, resolved, { cluster, architectureOf: catalogArchitecture }).launchTemplates[0].LaunchTemplateData!;
+    return buildLaunchRequests(
+      nodeClaim({ name: 'default-abc', phase: 'Pending' }),
+      { instanceTypes: ['m5.large'], zones: ['us-west-2a'], capacityTypes: ['on-demand'], maxPods: { 'm5.large': 29 } },
+      nc,
+      resolved,
+      { cluster, architectureOf: catalogArchitecture },
+    ).launchTemplates[0].LaunchTemplateData!;
   };
 
-  it('user data is the settings TOML (no MIME), the type\'s pod capacity as max-pods', () => {
+  it("user data is the settings TOML (no MIME), the type's pod capacity as max-pods", () => {
     const text = Buffer.from(launch({}).UserData!, 'base64').toString();
     expect(text).not.toMatch(/MIME-Version/);
     expect(toml(text).settings.kubernetes['max-pods']).toBe(29);
@@ -168,6 +251,8 @@ describe('the launch template of a Bottlerocket class', () => {
       { DeviceName: '/dev/xvda', Ebs: { VolumeSize: 6, VolumeType: 'gp3', Encrypted: true } },
       { DeviceName: '/dev/xvdb', Ebs: { VolumeSize: 20, VolumeType: 'gp3', Encrypted: true } },
     ]);
-    expect(launch({ blockDeviceMappings: [{ deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi' } }] }).BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvdb', Ebs: { VolumeSize: 100 } }]);
+    expect(launch({ blockDeviceMappings: [{ deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi' } }] }).BlockDeviceMappings).toEqual([
+      { DeviceName: '/dev/xvdb', Ebs: { VolumeSize: 100 } },
+    ]);
   });
 });

@@ -111,7 +111,9 @@ const m5Large: Ec2InstanceTypeInfo = {
     MaximumNetworkInterfaces: 3,
     MaximumNetworkCards: 1,
     DefaultNetworkCardIndex: 0,
-    NetworkCards: [{ NetworkCardIndex: 0, NetworkPerformance: 'Up to 10 Gigabit', MaximumNetworkInterfaces: 3, BaselineBandwidthInGbps: 0.75, PeakBandwidthInGbps: 10 }],
+    NetworkCards: [
+      { NetworkCardIndex: 0, NetworkPerformance: 'Up to 10 Gigabit', MaximumNetworkInterfaces: 3, BaselineBandwidthInGbps: 0.75, PeakBandwidthInGbps: 10 },
+    ],
     Ipv4AddressesPerInterface: 10,
     Ipv6AddressesPerInterface: 10,
     Ipv6Supported: true,
@@ -143,7 +145,10 @@ const inf2Xlarge: Ec2InstanceTypeInfo = {
     EfaSupported: false,
     EncryptionInTransitSupported: true,
   },
-  NeuronInfo: { NeuronDevices: [{ Count: 1, Name: 'Inferentia2', CoreInfo: { Count: 2, Version: 2 }, MemoryInfo: { SizeInMiB: 32768 } }], TotalNeuronDeviceMemoryInMiB: 32768 },
+  NeuronInfo: {
+    NeuronDevices: [{ Count: 1, Name: 'Inferentia2', CoreInfo: { Count: 2, Version: 2 }, MemoryInfo: { SizeInMiB: 32768 } }],
+    TotalNeuronDeviceMemoryInMiB: 32768,
+  },
   BurstablePerformanceSupported: false,
 };
 
@@ -259,7 +264,9 @@ describe('fetchOnDemandPrices (Pricing GetProducts)', () => {
 
   it('skips zero prices, entries without an instance type and unparseable entries', () => {
     const noType = JSON.stringify({ product: { attributes: { regionCode: 'us-east-1' } }, terms: { OnDemand: {} } });
-    expect(parsePriceList([priceListItem('m5.large', '0.0000000000', 'Z'), noType, '{not json', priceListItem('c5.large', '0.0850000000', 'Y')])).toEqual({ 'c5.large': 0.085 });
+    expect(parsePriceList([priceListItem('m5.large', '0.0000000000', 'Z'), noType, '{not json', priceListItem('c5.large', '0.0850000000', 'Y')])).toEqual({
+      'c5.large': 0.085,
+    });
   });
 
   it('fails (so the shipped prices stay) when no price comes back or a page is throttled', async () => {
@@ -326,7 +333,15 @@ describe('instanceTypeInfoFromEc2 (DescribeInstanceTypes)', () => {
 
   it('maps Neuron devices to the accelerator (name kebab-case, cores per type)', () => {
     const row = instanceTypeInfoFromEc2(inf2Xlarge)!;
-    expect(row).toMatchObject({ category: 'inf', generation: 2, cpuManufacturer: 'amd', maxPods: 58, networkBandwidthMbps: 2083, ebsBandwidthMbps: 10000, encryptionInTransitSupported: true });
+    expect(row).toMatchObject({
+      category: 'inf',
+      generation: 2,
+      cpuManufacturer: 'amd',
+      maxPods: 58,
+      networkBandwidthMbps: 2083,
+      ebsBandwidthMbps: 10000,
+      encryptionInTransitSupported: true,
+    });
     expect(row.accelerator).toEqual({ count: 1, name: 'inferentia2', manufacturer: 'aws', neuronCores: 2 });
     expect(row.accelerator).toEqual(instanceTypeInfos.find((i) => i.name === 'inf2.xlarge')!.accelerator);
   });
@@ -341,7 +356,13 @@ describe('instanceTypeInfoFromEc2 (DescribeInstanceTypes)', () => {
       InstanceStorageSupported: true,
       InstanceStorageInfo: { TotalSizeInGB: 250, Disks: [{ SizeInGB: 250, Count: 1, Type: 'ssd' }], NvmeSupport: 'required' },
       GpuInfo: { Gpus: [{ Name: 'A10G', Manufacturer: 'NVIDIA', Count: 1, MemoryInfo: { SizeInMiB: 24576 } }], TotalGpuMemoryInMiB: 24576 },
-      NetworkInfo: { ...m5Large.NetworkInfo, MaximumNetworkInterfaces: 4, NetworkCards: [{ NetworkCardIndex: 0, MaximumNetworkInterfaces: 4, BaselineBandwidthInGbps: 2.5 }], Ipv4AddressesPerInterface: 15, EncryptionInTransitSupported: true },
+      NetworkInfo: {
+        ...m5Large.NetworkInfo,
+        MaximumNetworkInterfaces: 4,
+        NetworkCards: [{ NetworkCardIndex: 0, MaximumNetworkInterfaces: 4, BaselineBandwidthInGbps: 2.5 }],
+        Ipv4AddressesPerInterface: 15,
+        EncryptionInTransitSupported: true,
+      },
     };
     const row = instanceTypeInfoFromEc2(g5)!;
     expect(row).toMatchObject({ category: 'g', generation: 5, vcpu: 4, maxPods: 58, localNvmeGiB: 250, networkBandwidthMbps: 2500, cpuManufacturer: 'amd' });
@@ -397,7 +418,16 @@ describe('CatalogRefresher (per-cold-start cache)', () => {
     ]);
     // m9a.large: only known from DescribeInstanceTypes; priced by the Pricing API, no spot data.
     const m9a = catalog.find((t) => t.name === 'm9a.large')!;
-    expect(m9a.offerings).toEqual([{ zone: 'us-east-1a', zoneId: 'use1-az6', capacityType: 'on-demand', priceUsdPerHour: 0.129 + (20 * 0.08) / 730, volumeUsdPerHour: (20 * 0.08) / 730, available: true }]);
+    expect(m9a.offerings).toEqual([
+      {
+        zone: 'us-east-1a',
+        zoneId: 'use1-az6',
+        capacityType: 'on-demand',
+        priceUsdPerHour: 0.129 + (20 * 0.08) / 730,
+        volumeUsdPerHour: (20 * 0.08) / 730,
+        available: true,
+      },
+    ]);
     expect(m9a.labels['karpenter.k8s.aws/instance-family']).toBe('m9a');
     expect(m9a.allocatable.cpu).toBe(1930);
     expect(m9a.capacity.pods).toBe(3 * (20 - 1) + 2);

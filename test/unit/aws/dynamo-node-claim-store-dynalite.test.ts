@@ -23,7 +23,10 @@ beforeAll(async () => {
 });
 afterAll(() => local.stop());
 
-const initialized = (name: string, at: string) => ({ ...nodeClaim({ name, phase: 'Initialized' }), conditions: [{ type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: at }] });
+const initialized = (name: string, at: string) => ({
+  ...nodeClaim({ name, phase: 'Initialized' }),
+  conditions: [{ type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: at }],
+});
 
 /** Names of the cluster's claims in the in-flight index, whatever their key: read straight from the index, consistently. */
 async function indexed(cluster: string): Promise<string[]> {
@@ -78,7 +81,10 @@ describe('DynamoNodeClaimStore.listInFlight (dynalite: the sparse in-flight LSI 
     await observe('Registered');
     c = await s.update({ ...setCondition(c, 'Initialized', 'True', '2026-01-01T00:10:00.000Z'), phase: 'Initialized' });
     await observe('Initialized');
-    seen['Initialized, read past the window'] = { listed: (await s.listInFlight(Date.parse('2026-01-01T00:11:00Z'))).some((x) => x.name === 'a'), indexed: (await indexed('c2')).includes('a') };
+    seen['Initialized, read past the window'] = {
+      listed: (await s.listInFlight(Date.parse('2026-01-01T00:11:00Z'))).some((x) => x.name === 'a'),
+      indexed: (await indexed('c2')).includes('a'),
+    };
     c = await s.update({ ...c, phase: 'Terminating' });
     await observe('Terminating');
     await s.update({ ...c, phase: 'Terminated', retainUntil: '2026-01-01T01:10:00.000Z' });
@@ -140,9 +146,17 @@ describe('DynamoNodeClaimStore.listInFlight (dynalite: the sparse in-flight LSI 
   });
 });
 
-describe('DynamoNodeClaimStore claims epoch (dynalite: the meta item gc\'s orphan guard reads)', () => {
+describe("DynamoNodeClaimStore claims epoch (dynalite: the meta item gc's orphan guard reads)", () => {
   const epochItem = async (cluster: string) =>
-    (await clients.doc.send(new GetCommand({ TableName: local.tableName, Key: { [Table.partitionKey]: keys.cluster(cluster), [Table.sortKey]: keys.claimsEpoch() }, ConsistentRead: true }))).Item;
+    (
+      await clients.doc.send(
+        new GetCommand({
+          TableName: local.tableName,
+          Key: { [Table.partitionKey]: keys.cluster(cluster), [Table.sortKey]: keys.claimsEpoch() },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
   const t = (iso: string) => Date.parse(iso);
 
   it('is recorded once, by the first of concurrent callers, and read back by every later one', async () => {
@@ -171,7 +185,12 @@ describe('DynamoNodeClaimStore claims epoch (dynalite: the meta item gc\'s orpha
     expect((await s.list()).map((c) => c.name).sort()).toEqual(['first', 'second']);
 
     // An epoch already there (written by gc, here directly) is kept by a create's conditional put
-    await clients.doc.send(new PutCommand({ TableName: local.tableName, Item: { [Table.partitionKey]: keys.cluster('e3'), [Table.sortKey]: keys.claimsEpoch(), type: 'ClaimsEpoch', createdAt: '2026-02-01T00:00:00.000Z' } }));
+    await clients.doc.send(
+      new PutCommand({
+        TableName: local.tableName,
+        Item: { [Table.partitionKey]: keys.cluster('e3'), [Table.sortKey]: keys.claimsEpoch(), type: 'ClaimsEpoch', createdAt: '2026-02-01T00:00:00.000Z' },
+      }),
+    );
     const s3 = new DynamoNodeClaimStore(clients.doc, local.tableName, 'e3');
     await s3.create(nodeClaim({ name: 'later', createdAt: '2026-03-01T10:00:00.000Z' }));
     expect(await s3.claimsEpochMs(t('2026-03-01T12:00:00Z'))).toBe(t('2026-02-01T00:00:00Z'));
@@ -187,7 +206,12 @@ describe('DynamoNodeClaimStore: a malformed item is skipped and reported, never 
     const s = new DynamoNodeClaimStore(clients.doc, local.tableName, 'm1', (m) => seen.push(m));
     await s.create(nodeClaim({ name: 'good', phase: 'Launched', instanceId: 'i-0000000000000good' }));
     const put = (name: string, extra: Record<string, unknown>) =>
-      clients.doc.send(new PutCommand({ TableName: local.tableName, Item: { [Table.partitionKey]: keys.cluster('m1'), [Table.sortKey]: keys.nodeClaim(name), type: 'NodeClaim', ...extra } }));
+      clients.doc.send(
+        new PutCommand({
+          TableName: local.tableName,
+          Item: { [Table.partitionKey]: keys.cluster('m1'), [Table.sortKey]: keys.nodeClaim(name), type: 'NodeClaim', ...extra },
+        }),
+      );
     const bad = { ...nodeClaim({ name: 'bad-phase', instanceId: 'i-00000000000000bad' }), phase: 'Exploded' };
     await put('bad-phase', { version: 0, phase: 'Exploded', [Table.inFlightAttribute]: 0, [Table.instanceIdAttribute]: 'i-00000000000000bad', claim: bad });
     await put('no-claim', { version: 'x' });

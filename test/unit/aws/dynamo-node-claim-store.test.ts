@@ -61,7 +61,13 @@ describe('DynamoNodeClaimStore', () => {
     await store().listInFlight(1_000);
     await store().list();
     const [inFlight, all] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
-    expect(inFlight).toMatchObject({ IndexName: 'inFlight', ConsistentRead: true, KeyConditionExpression: '#pk = :pk AND #inFlight >= :since', ExpressionAttributeNames: { '#inFlight': 'inFlightKeyMs' }, ExpressionAttributeValues: { ':pk': 'CLUSTER#c1', ':since': 1_000 } });
+    expect(inFlight).toMatchObject({
+      IndexName: 'inFlight',
+      ConsistentRead: true,
+      KeyConditionExpression: '#pk = :pk AND #inFlight >= :since',
+      ExpressionAttributeNames: { '#inFlight': 'inFlightKeyMs' },
+      ExpressionAttributeValues: { ':pk': 'CLUSTER#c1', ':since': 1_000 },
+    });
     expect(inFlight).not.toHaveProperty('FilterExpression');
     expect(all).toMatchObject({ ConsistentRead: true, ExpressionAttributeValues: { ':prefix': 'NODECLAIM#' } });
     expect(all.IndexName).toBeUndefined();
@@ -79,7 +85,10 @@ describe('DynamoNodeClaimStore', () => {
   });
 
   it('a stale update is a ConflictError; throttling is a TransientError', async () => {
-    ddb.on(PutCommand).rejectsOnce(ccf()).rejectsOnce(Object.assign(new Error('slow'), { name: 'ProvisionedThroughputExceededException' }));
+    ddb
+      .on(PutCommand)
+      .rejectsOnce(ccf())
+      .rejectsOnce(Object.assign(new Error('slow'), { name: 'ProvisionedThroughputExceededException' }));
     await expect(store().update(nodeClaim({ name: 'a', version: 1 }))).rejects.toBeInstanceOf(ConflictError);
     await expect(store().update(nodeClaim({ name: 'a', version: 1 }))).rejects.toBeInstanceOf(TransientError);
   });
@@ -101,7 +110,10 @@ describe('DynamoUnavailableOfferings', () => {
     ddb.on(PutCommand).resolves({});
     ddb.on(QueryCommand).resolves({ Items: [{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot' }] });
     const ice = new DynamoUnavailableOfferings(doc, 'nodefleet', 'c1');
-    await ice.mark([{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot', reason: 'InsufficientCapacityError' }], 1000 + UnavailableOfferingsTtlSeconds);
+    await ice.mark(
+      [{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot', reason: 'InsufficientCapacityError' }],
+      1000 + UnavailableOfferingsTtlSeconds,
+    );
     expect(ddb.commandCalls(PutCommand)[0].args[0].input.Item).toMatchObject({ sk: 'ICE#c5.large#z1#spot', ttl: 1180 });
     expect(await ice.list(1000)).toEqual([{ instanceType: 'c5.large', zone: 'z1', capacityType: 'spot' }]);
     expect(ddb.commandCalls(QueryCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({ ':now': 1000, ':prefix': 'ICE#' });

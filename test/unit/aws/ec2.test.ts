@@ -19,9 +19,16 @@ import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { readLaunchTemplateUserData } from './nodeadm-reader.ts';
 
-const fleetErrors = () => JSON.parse(readFileSync(new URL('../../fixtures/events/createfleet-response-errors.json', import.meta.url), 'utf8')) as CreateFleetCommandOutput;
+const fleetErrors = () =>
+  JSON.parse(readFileSync(new URL('../../fixtures/events/createfleet-response-errors.json', import.meta.url), 'utf8')) as CreateFleetCommandOutput;
 
-const cluster = { name: 'karpenter-demo', endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+const cluster = {
+  name: 'karpenter-demo',
+  endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.32',
+};
 const resolved = {
   subnets: [
     { subnetId: 'subnet-a1', zone: 'ap-northeast-2a', availableIpAddressCount: 100 },
@@ -44,19 +51,38 @@ const ctx = { cluster, instanceProfileName: 'KarpenterNodeInstanceProfile', arch
 
 describe('buildLaunchRequests', () => {
   it('one launch template per maxPods value: each type launches with the pods it was planned with, unless the class sets kubelet.maxPods', () => {
-    const launch = { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge', 'c5a.xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'], maxPods: { 'c5a.2xlarge': 58, 'c6g.2xlarge': 58, 'c5a.xlarge': 29 } };
+    const launch = {
+      instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge', 'c5a.xlarge'],
+      zones: ['ap-northeast-2a'],
+      capacityTypes: ['on-demand'],
+      maxPods: { 'c5a.2xlarge': 58, 'c6g.2xlarge': 58, 'c5a.xlarge': 29 },
+    };
     const r = buildLaunchRequests(claim(), launch, nodeClass(), resolved, ctx);
-    const maxPodsOf = (name: string | undefined) => readLaunchTemplateUserData(r.launchTemplates.find((t) => t.LaunchTemplateName === name)!.LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet?.config?.maxPods;
-    const byConfig = r.createFleet.LaunchTemplateConfigs!.map((c) => ({ maxPods: maxPodsOf(c.LaunchTemplateSpecification!.LaunchTemplateName), types: c.Overrides!.map((o) => o.InstanceType) }));
+    const maxPodsOf = (name: string | undefined) =>
+      readLaunchTemplateUserData(r.launchTemplates.find((t) => t.LaunchTemplateName === name)!.LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet
+        ?.config?.maxPods;
+    const byConfig = r.createFleet.LaunchTemplateConfigs!.map((c) => ({
+      maxPods: maxPodsOf(c.LaunchTemplateSpecification!.LaunchTemplateName),
+      types: c.Overrides!.map((o) => o.InstanceType),
+    }));
     expect(r.launchTemplates).toHaveLength(2);
-    expect(byConfig).toEqual([{ maxPods: 58, types: ['c5a.2xlarge', 'c6g.2xlarge'] }, { maxPods: 29, types: ['c5a.xlarge'] }]);
+    expect(byConfig).toEqual([
+      { maxPods: 58, types: ['c5a.2xlarge', 'c6g.2xlarge'] },
+      { maxPods: 29, types: ['c5a.xlarge'] },
+    ]);
     const base = nodeClass();
     const fixed = buildLaunchRequests(claim(), launch, { ...base, spec: { ...base.spec, kubelet: { maxPods: 40 } } }, resolved, ctx);
     expect(fixed.launchTemplates).toHaveLength(1);
     expect(readLaunchTemplateUserData(fixed.launchTemplates[0].LaunchTemplateData!.UserData!).nodeConfigs[0].spec?.kubelet?.config?.maxPods).toBe(40);
   });
   it('CreateFleet instant, lowest-price on-demand, types × one subnet per admitted zone (most free IPs), AMI per arch', () => {
-    const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge'], zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['on-demand'] }, nodeClass(), resolved, ctx);
+    const r = buildLaunchRequests(
+      claim(),
+      { instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge'], zones: ['ap-northeast-2a', 'ap-northeast-2b'], capacityTypes: ['on-demand'] },
+      nodeClass(),
+      resolved,
+      ctx,
+    );
     const f = r.createFleet;
     expect(f.Type).toBe('instant');
     expect(f.TargetCapacitySpecification).toEqual({ TotalTargetCapacity: 1, DefaultTargetCapacityType: 'on-demand' });
@@ -69,7 +95,12 @@ describe('buildLaunchRequests', () => {
       { InstanceType: 'c6g.2xlarge', SubnetId: 'subnet-b1', AvailabilityZone: 'ap-northeast-2b', ImageId: 'ami-0arm64' },
     ]);
     const tags = Object.fromEntries(f.TagSpecifications![0].Tags!.map((t) => [t.Key, t.Value]));
-    expect(tags).toMatchObject({ 'nodefleet.io/cluster': 'karpenter-demo', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-9hnrc', 'kubernetes.io/cluster/karpenter-demo': 'owned' });
+    expect(tags).toMatchObject({
+      'nodefleet.io/cluster': 'karpenter-demo',
+      'karpenter.sh/nodepool': 'default',
+      'karpenter.sh/nodeclaim': 'default-9hnrc',
+      'kubernetes.io/cluster/karpenter-demo': 'owned',
+    });
     expect(f.TagSpecifications!.map((t) => t.ResourceType)).toEqual(['instance', 'volume', 'fleet']);
     const data = r.launchTemplates[0].LaunchTemplateData!;
     expect(data.MetadataOptions).toEqual({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 1, HttpTokens: 'required' });
@@ -111,8 +142,20 @@ describe('buildLaunchRequests', () => {
   });
 
   it('spot uses price-capacity-optimized; the same claim and launch give the same ClientToken', () => {
-    const a = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['spot', 'on-demand'] }, nodeClass(), resolved, ctx);
-    const b = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['spot', 'on-demand'] }, nodeClass(), resolved, ctx);
+    const a = buildLaunchRequests(
+      claim(),
+      { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['spot', 'on-demand'] },
+      nodeClass(),
+      resolved,
+      ctx,
+    );
+    const b = buildLaunchRequests(
+      claim(),
+      { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['spot', 'on-demand'] },
+      nodeClass(),
+      resolved,
+      ctx,
+    );
     expect(a.createFleet.SpotOptions).toEqual({ AllocationStrategy: 'price-capacity-optimized' });
     expect(a.createFleet.TargetCapacitySpecification!.DefaultTargetCapacityType).toBe('spot');
     expect(a.createFleet.ClientToken).toBe(b.createFleet.ClientToken);
@@ -159,7 +202,9 @@ describe('EC2 error mapping (fixture: createfleet-response-errors.json)', () => 
     ]);
     // Carried by the error a launch that placed nothing throws, whatever its kind.
     expect(launchFailuresOf(launchFailure(errs.slice(0, 1), 'spot'))).toHaveLength(1);
-    expect(launchFailuresOf(launchFailure([{ errorCode: 'RequestLimitExceeded' }], 'spot'))).toEqual([{ zone: '', capacityType: 'spot', reason: 'RequestLimitExceeded' }]);
+    expect(launchFailuresOf(launchFailure([{ errorCode: 'RequestLimitExceeded' }], 'spot'))).toEqual([
+      { zone: '', capacityType: 'spot', reason: 'RequestLimitExceeded' },
+    ]);
     expect(launchFailuresOf(launchFailure([{ errorCode: 'InvalidParameterValue', instanceType: 'x', zone: 'z' }], 'spot'))[0].reason).toBe('LaunchFailed');
   });
 });
@@ -167,7 +212,19 @@ describe('EC2 error mapping (fixture: createfleet-response-errors.json)', () => 
 describe('Ec2CloudProvider (aws-sdk-client-mock)', () => {
   const ec2 = mockClient(EC2Client);
   beforeEach(() => ec2.reset());
-  const provider = () => new Ec2CloudProvider({ ec2: new EC2Client({ region: 'us-east-1' }), resolver: new StaticNodeClassResolver({ ...resolved, subnets: [{ subnetId: 'subnet-1a', zone: 'us-east-1a', availableIpAddressCount: 10 }, { subnetId: 'subnet-1b', zone: 'us-east-1b', availableIpAddressCount: 10 }] }), cluster, architectureOf: guessArchitecture });
+  const provider = () =>
+    new Ec2CloudProvider({
+      ec2: new EC2Client({ region: 'us-east-1' }),
+      resolver: new StaticNodeClassResolver({
+        ...resolved,
+        subnets: [
+          { subnetId: 'subnet-1a', zone: 'us-east-1a', availableIpAddressCount: 10 },
+          { subnetId: 'subnet-1b', zone: 'us-east-1b', availableIpAddressCount: 10 },
+        ],
+      }),
+      cluster,
+      architectureOf: guessArchitecture,
+    });
 
   it('creates the launch template once, launches, and reports the pools that failed alongside', async () => {
     ec2.on(DescribeLaunchTemplatesCommand).rejects(Object.assign(new Error('not found'), { name: 'InvalidLaunchTemplateName.NotFoundException' }));
@@ -176,7 +233,13 @@ describe('Ec2CloudProvider (aws-sdk-client-mock)', () => {
     const p = provider();
     const launch = { instanceTypes: ['c5.large', 'c4.xlarge', 'c5.xlarge'], zones: ['us-east-1a', 'us-east-1b'], capacityTypes: ['on-demand'] };
     const r = await p.create(claim(), launch, nodeClass());
-    expect(r).toMatchObject({ instanceId: 'i-0abc1234def567891', instanceType: 'c5.large', zone: 'us-east-1a', capacityType: 'on-demand', imageId: 'ami-0amd64' });
+    expect(r).toMatchObject({
+      instanceId: 'i-0abc1234def567891',
+      instanceType: 'c5.large',
+      zone: 'us-east-1a',
+      capacityType: 'on-demand',
+      imageId: 'ami-0amd64',
+    });
     expect(r.unavailableOfferings).toEqual([
       { instanceType: 'c4.xlarge', zone: 'us-east-1a', capacityType: 'on-demand' },
       { instanceType: 'c5.xlarge', zone: 'us-east-1b', capacityType: 'spot' },
@@ -210,11 +273,33 @@ describe('Ec2CloudProvider (aws-sdk-client-mock)', () => {
   it('list pages through DescribeInstances filtered by the cluster tag', async () => {
     ec2
       .on(DescribeInstancesCommand)
-      .resolvesOnce({ Reservations: [{ Instances: [{ InstanceId: 'i-1', InstanceType: 'm5.large', Placement: { AvailabilityZone: 'us-east-1a' }, State: { Name: 'running' }, LaunchTime: new Date('2026-01-01T00:00:00Z'), InstanceLifecycle: 'spot', Tags: [{ Key: 'karpenter.sh/nodeclaim', Value: 'a' }] }] }], NextToken: 't' })
+      .resolvesOnce({
+        Reservations: [
+          {
+            Instances: [
+              {
+                InstanceId: 'i-1',
+                InstanceType: 'm5.large',
+                Placement: { AvailabilityZone: 'us-east-1a' },
+                State: { Name: 'running' },
+                LaunchTime: new Date('2026-01-01T00:00:00Z'),
+                InstanceLifecycle: 'spot',
+                Tags: [{ Key: 'karpenter.sh/nodeclaim', Value: 'a' }],
+              },
+            ],
+          },
+        ],
+        NextToken: 't',
+      })
       .resolvesOnce({ Reservations: [{ Instances: [{ InstanceId: 'i-2', State: { Name: 'pending' } }] }] });
     const list = await provider().list();
     expect(list.map((i) => i.instanceId)).toEqual(['i-1', 'i-2']);
-    expect(list[0]).toMatchObject({ capacityType: 'spot', zone: 'us-east-1a', launchTime: '2026-01-01T00:00:00.000Z', tags: { 'karpenter.sh/nodeclaim': 'a' } });
+    expect(list[0]).toMatchObject({
+      capacityType: 'spot',
+      zone: 'us-east-1a',
+      launchTime: '2026-01-01T00:00:00.000Z',
+      tags: { 'karpenter.sh/nodeclaim': 'a' },
+    });
     expect(ec2.commandCalls(DescribeInstancesCommand)[0].args[0].input.Filters?.[0]).toEqual({ Name: 'tag:nodefleet.io/cluster', Values: ['karpenter-demo'] });
   });
 });
@@ -245,15 +330,24 @@ describe('user data and architecture', () => {
     expect(ud).not.toContain('--node-labels');
   });
   it('refuses a label or taint that would inject a second one into --node-labels / --register-with-taints (F9)', () => {
-    const build = (labels: Record<string, string>, taints: { key: string; value?: string; effect: 'NoSchedule' }[] = []) => () => buildAl2023UserData({ cluster, labels, taints });
+    const build =
+      (labels: Record<string, string>, taints: { key: string; value?: string; effect: 'NoSchedule' }[] = []) =>
+      () =>
+        buildAl2023UserData({ cluster, labels, taints });
     // the review's reproductions: a label value carrying a zone label, a taint value carrying a second taint
     expect(build({ team: 'a,topology.kubernetes.io/zone=us-east-1z' })).toThrow(ValidationError);
-    expect(build({ team: 'a,topology.kubernetes.io/zone=us-east-1z' })).toThrow(/--node-labels: label "team": "a,topology.kubernetes.io\/zone=us-east-1z" is not a valid label value/);
-    expect(build({}, [{ key: 'dedicated', value: 'v:NoSchedule,evil', effect: 'NoSchedule' }])).toThrow(/--register-with-taints: taint "dedicated": "v:NoSchedule,evil" is not a valid taint value/);
+    expect(build({ team: 'a,topology.kubernetes.io/zone=us-east-1z' })).toThrow(
+      /--node-labels: label "team": "a,topology.kubernetes.io\/zone=us-east-1z" is not a valid label value/,
+    );
+    expect(build({}, [{ key: 'dedicated', value: 'v:NoSchedule,evil', effect: 'NoSchedule' }])).toThrow(
+      /--register-with-taints: taint "dedicated": "v:NoSchedule,evil" is not a valid taint value/,
+    );
     expect(build({ 'team=x,evil': 'a' })).toThrow(/is not a valid label key/);
     expect(build({}, [{ key: 'a,b', effect: 'NoSchedule' }])).toThrow(/is not a valid taint key/);
     // valid ones pass unchanged
-    expect(build({ team: 'a-1.b_2' }, [{ key: 'example.com/dedicated', value: 'gpu', effect: 'NoSchedule' }])()).toContain('--register-with-taints=example.com/dedicated=gpu:NoSchedule');
+    expect(build({ team: 'a-1.b_2' }, [{ key: 'example.com/dedicated', value: 'gpu', effect: 'NoSchedule' }])()).toContain(
+      '--register-with-taints=example.com/dedicated=gpu:NoSchedule',
+    );
   });
   it('architecture from the catalog', () => {
     expect(catalogArchitecture('c6g.large')).toBe('arm64');

@@ -5,7 +5,12 @@ import { EventBridgePublisher, chunkEntries, entrySizeBytes, MaxPutEventsBytes, 
 
 const eb = mockClient(EventBridgeClient);
 const sleeps: number[] = [];
-const publisher = () => new EventBridgePublisher(new EventBridgeClient({ region: 'us-east-1' }), { eventBusName: 'nodefleet', sleep: async (ms) => void sleeps.push(ms), random: () => 1 });
+const publisher = () =>
+  new EventBridgePublisher(new EventBridgeClient({ region: 'us-east-1' }), {
+    eventBusName: 'nodefleet',
+    sleep: async (ms) => void sleeps.push(ms),
+    random: () => 1,
+  });
 const entry = (i: number) => ({ source: 'nodefleet.agent', detailType: 'Unschedulable Pods', detail: { i } });
 
 describe('EventBridgePublisher', () => {
@@ -18,7 +23,12 @@ describe('EventBridgePublisher', () => {
     eb.on(PutEventsCommand).callsFake((input: { Entries: unknown[] }) => ({ FailedEntryCount: 0, Entries: input.Entries.map(() => ({ EventId: 'x' })) }));
     expect(await publisher().publish(Array.from({ length: 25 }, (_, i) => entry(i)))).toEqual({ failed: 0 });
     expect(eb.commandCalls(PutEventsCommand).map((c) => c.args[0].input.Entries!.length)).toEqual([10, 10, 5]);
-    expect(eb.commandCalls(PutEventsCommand)[0].args[0].input.Entries![0]).toEqual({ Source: 'nodefleet.agent', DetailType: 'Unschedulable Pods', Detail: '{"i":0}', EventBusName: 'nodefleet' });
+    expect(eb.commandCalls(PutEventsCommand)[0].args[0].input.Entries![0]).toEqual({
+      Source: 'nodefleet.agent',
+      DetailType: 'Unschedulable Pods',
+      Detail: '{"i":0}',
+      EventBusName: 'nodefleet',
+    });
   });
 
   it('PutEvents partial failure: only the failed entry is retried, with backoff', async () => {
@@ -37,7 +47,11 @@ describe('EventBridgePublisher', () => {
       .rejectsOnce(Object.assign(new Error('slow down'), { name: 'ThrottlingException' }))
       .resolves({ FailedEntryCount: 1, Entries: [{ ErrorCode: 'InternalFailure' }] });
     const dropped: string[] = [];
-    const p = new EventBridgePublisher(new EventBridgeClient({ region: 'us-east-1' }), { eventBusName: 'b', sleep: async () => {}, onDropped: (_e, reason) => dropped.push(reason) });
+    const p = new EventBridgePublisher(new EventBridgeClient({ region: 'us-east-1' }), {
+      eventBusName: 'b',
+      sleep: async () => {},
+      onDropped: (_e, reason) => dropped.push(reason),
+    });
     expect(await p.publish([entry(0)])).toEqual({ failed: 1 });
     expect(eb.commandCalls(PutEventsCommand)).toHaveLength(PublishMaxAttempts);
     expect(dropped[0]).toMatch(/InternalFailure/);

@@ -16,7 +16,13 @@ import { validateFiles } from '../../../functions/cli/commands/validate.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
 
-const cluster = { name: 'demo', endpoint: 'https://ABC.gr7.us-east-1.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.33' };
+const cluster = {
+  name: 'demo',
+  endpoint: 'https://ABC.gr7.us-east-1.eks.amazonaws.com',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.33',
+};
 const zones = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 const resolved = {
   subnets: zones.map((zone, i) => ({ subnetId: `subnet-${i}`, zone, availableIpAddressCount: 100 })),
@@ -29,13 +35,27 @@ const withSpec = (spec: Partial<EC2NodeClass['spec']>): EC2NodeClass => {
   const base = nodeClass();
   return { ...base, spec: { ...base.spec, ...spec } };
 };
-const efaClaim = (requests: Record<string, string> = { 'vpc.amazonaws.com/efa': '1', cpu: '4' }) => nodeClaim({ name: 'train-abcde', nodePool: 'train', phase: 'Pending', labels: { 'karpenter.sh/nodepool': 'train' }, resources: { requests } });
+const efaClaim = (requests: Record<string, string> = { 'vpc.amazonaws.com/efa': '1', cpu: '4' }) =>
+  nodeClaim({ name: 'train-abcde', nodePool: 'train', phase: 'Pending', labels: { 'karpenter.sh/nodepool': 'train' }, resources: { requests } });
 
 describe('EFA: a claim requesting vpc.amazonaws.com/efa launches with EFA interfaces', () => {
   const types = loadCatalog({ region: 'us-east-1' }).filter((t) => ['m6idn.32xlarge', 'c6in.32xlarge', 'c5n.18xlarge'].includes(t.name));
   const launchOf = (claim: ReturnType<typeof efaClaim>) => {
     const choice = chooseLaunch(types, Requirements.fromSpecs([{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }]), new Set())!;
-    return buildLaunchRequests(claim, { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: [choice.capacityType], offerings: choice.offerings, maxPods: choice.maxPods, efaCount: choice.efaCount }, withSpec({ kubelet: { maxPods: 110 } }), resolved, ctx);
+    return buildLaunchRequests(
+      claim,
+      {
+        instanceTypes: choice.instanceTypes,
+        zones: choice.zones,
+        capacityTypes: [choice.capacityType],
+        offerings: choice.offerings,
+        maxPods: choice.maxPods,
+        efaCount: choice.efaCount,
+      },
+      withSpec({ kubelet: { maxPods: 110 } }),
+      resolved,
+      ctx,
+    );
   };
 
   it("one interface per EFA device of the type (the catalog's count), card i, device 0 then 1, type efa, the class's groups; one launch template per count", () => {
@@ -43,7 +63,11 @@ describe('EFA: a claim requesting vpc.amazonaws.com/efa launches with EFA interf
     const byTemplate = new Map(r.launchTemplates.map((t) => [t.LaunchTemplateName, t.LaunchTemplateData!]));
     const shapes = r.createFleet.LaunchTemplateConfigs!.map((c) => {
       const data = byTemplate.get(c.LaunchTemplateSpecification!.LaunchTemplateName!)!;
-      return { types: [...new Set(c.Overrides!.map((o) => String(o.InstanceType)))].sort(), interfaces: data.NetworkInterfaces, securityGroupIds: data.SecurityGroupIds };
+      return {
+        types: [...new Set(c.Overrides!.map((o) => String(o.InstanceType)))].sort(),
+        interfaces: data.NetworkInterfaces,
+        securityGroupIds: data.SecurityGroupIds,
+      };
     });
     const efa = (card: number) => ({ NetworkCardIndex: card, DeviceIndex: card === 0 ? 0 : 1, InterfaceType: 'efa', Groups: ['sg-1', 'sg-2'] });
     expect(shapes.sort((a, b) => String(a.types[0]).localeCompare(String(b.types[0])))).toEqual([
@@ -54,8 +78,15 @@ describe('EFA: a claim requesting vpc.amazonaws.com/efa launches with EFA interf
 
   it('associatePublicIPAddress goes on every EFA interface', () => {
     const choice = chooseLaunch(types, Requirements.fromSpecs([]), new Set())!;
-    const r = buildLaunchRequests(efaClaim(), { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: ['on-demand'], offerings: choice.offerings, efaCount: choice.efaCount }, withSpec({ associatePublicIPAddress: false, kubelet: { maxPods: 110 } }), resolved, ctx);
-    for (const t of r.launchTemplates) for (const ni of t.LaunchTemplateData!.NetworkInterfaces!) expect(ni).toMatchObject({ InterfaceType: 'efa', AssociatePublicIpAddress: false });
+    const r = buildLaunchRequests(
+      efaClaim(),
+      { instanceTypes: choice.instanceTypes, zones: choice.zones, capacityTypes: ['on-demand'], offerings: choice.offerings, efaCount: choice.efaCount },
+      withSpec({ associatePublicIPAddress: false, kubelet: { maxPods: 110 } }),
+      resolved,
+      ctx,
+    );
+    for (const t of r.launchTemplates)
+      for (const ni of t.LaunchTemplateData!.NetworkInterfaces!) expect(ni).toMatchObject({ InterfaceType: 'efa', AssociatePublicIpAddress: false });
   });
 
   it('without the request, the same types launch with the default interface only', () => {
@@ -70,7 +101,10 @@ describe("CreateFleet: at most 50 LaunchTemplateConfigs (EC2's limit)", () => {
   it('several AMIs × 60 types with distinct maxPods × 3 zones: the cheapest types that fit in 50 templates, every override of them', () => {
     // 60 types (amd64, Graviton and NVIDIA: three images), each planned with its own pod count: 60 templates unless capped.
     const catalogNames = loadCatalog({ region: 'us-east-1' }).map((t) => t.name);
-    const names = [...catalogNames.filter((n) => n.startsWith('g4dn.')), ...catalogNames.filter((n) => /^(m5|m6g|c5|c6g|r5|r6g)\./.test(n))].slice(0, MaxLaunchInstanceTypes);
+    const names = [...catalogNames.filter((n) => n.startsWith('g4dn.')), ...catalogNames.filter((n) => /^(m5|m6g|c5|c6g|r5|r6g)\./.test(n))].slice(
+      0,
+      MaxLaunchInstanceTypes,
+    );
     expect(names).toHaveLength(MaxLaunchInstanceTypes);
     const maxPods = Object.fromEntries(names.map((n, i) => [n, 10 + i]));
     const r = buildLaunchRequests(efaClaim({ cpu: '1' }), { instanceTypes: names, zones, capacityTypes: ['spot'], maxPods }, nodeClass(), resolved, ctx);
@@ -91,14 +125,25 @@ describe("user data over EC2's 16 KB (raw, before base64) is never sent", () => 
     stringify({ apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'big' }, spec: { ...nodeClass().spec, ...spec } });
   const script = (bytes: number) => `#!/bin/bash\n${'#'.repeat(bytes - 13)}\n`;
   const launch = (userData: string, spec: Record<string, unknown> = {}) =>
-    buildLaunchRequests(efaClaim({ cpu: '1' }), { instanceTypes: ['m5.large'], zones: ['us-east-1a'], capacityTypes: ['on-demand'] }, EC2NodeClassSchema.parse({ ...nodeClass(), spec: { ...nodeClass().spec, ...spec, userData } }), resolved, ctx);
+    buildLaunchRequests(
+      efaClaim({ cpu: '1' }),
+      { instanceTypes: ['m5.large'], zones: ['us-east-1a'], capacityTypes: ['on-demand'] },
+      EC2NodeClassSchema.parse({ ...nodeClass(), spec: { ...nodeClass().spec, ...spec, userData } }),
+      resolved,
+      ctx,
+    );
 
   it('validate refuses a class whose user data alone is over the limit, naming spec.userData', () => {
-    for (const spec of [{ userData: script(MaxUserDataBytes + 1) }, { amiSelectorTerms: [{ alias: 'windows2022@latest' }], userData: 'Write-Host "x"\n'.repeat(1200) }]) {
+    for (const spec of [
+      { userData: script(MaxUserDataBytes + 1) },
+      { amiSelectorTerms: [{ alias: 'windows2022@latest' }], userData: 'Write-Host "x"\n'.repeat(1200) },
+    ]) {
       const r = validateFiles([{ file: 'nc.yaml', text: yamlOf(spec) }]);
       expect(r.exitCode).toBe(1);
       expect(r.lines).toHaveLength(1);
-      expect(r.lines[0]).toMatch(/^nc\.yaml: EC2NodeClass\/big: spec\.userData: the user data with the least nodefleet adds to it is \d+ bytes, over EC2's user data limit of 16384 bytes/);
+      expect(r.lines[0]).toMatch(
+        /^nc\.yaml: EC2NodeClass\/big: spec\.userData: the user data with the least nodefleet adds to it is \d+ bytes, over EC2's user data limit of 16384 bytes/,
+      );
     }
     expect(validateFiles([{ file: 'nc.yaml', text: yamlOf({ userData: script(8000) }) }]).exitCode).toBe(0);
   });
@@ -112,11 +157,19 @@ describe("user data over EC2's 16 KB (raw, before base64) is never sent", () => 
     const nc = EC2NodeClassSchema.parse({ ...nodeClass(), spec: { ...nodeClass().spec, userData: near } });
     let message = '';
     try {
-      buildLaunchRequests(efaClaim({ cpu: '1' }), { instanceTypes: ['m5.large'], zones: ['us-east-1a'], capacityTypes: ['on-demand'] }, nc, resolved, bigCluster);
+      buildLaunchRequests(
+        efaClaim({ cpu: '1' }),
+        { instanceTypes: ['m5.large'], zones: ['us-east-1a'], capacityTypes: ['on-demand'] },
+        nc,
+        resolved,
+        bigCluster,
+      );
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).toMatch(/^ec2nodeclass default: spec\.userData: the user data nodefleet would send \(the class's merged with its bootstrap\) is \d+ bytes, over EC2's user data limit of 16384 bytes/);
+    expect(message).toMatch(
+      /^ec2nodeclass default: spec\.userData: the user data nodefleet would send \(the class's merged with its bootstrap\) is \d+ bytes, over EC2's user data limit of 16384 bytes/,
+    );
     expect(message).not.toContain('\n');
     expect(launch(script(4000)).launchTemplates).toHaveLength(1);
   });

@@ -3,7 +3,13 @@ import { MaxLaunchTemplateNameLength, buildLaunchRequests, catalogArchitecture, 
 import { EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 
-const cluster = { name: 'karpenter-demo', endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+const cluster = {
+  name: 'karpenter-demo',
+  endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.32',
+};
 /** A valid Kubernetes name of the longest length (253). */
 const longName = (tail: string) => `${'team-payments-production-general-purpose-'.repeat(6)}`.slice(0, 253 - tail.length) + tail;
 const Ec2NamePattern = /^[a-zA-Z0-9().\-/_]+$/;
@@ -37,11 +43,23 @@ describe('launch template names (EC2: 3–128 characters of [a-zA-Z0-9().-/_])',
       apiVersion: 'karpenter.k8s.aws/v1',
       kind: 'EC2NodeClass',
       metadata: { name },
-      spec: { role: 'KarpenterNodeRole-karpenter-demo', amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ id: 'subnet-a' }], securityGroupSelectorTerms: [{ id: 'sg-1' }] },
+      spec: {
+        role: 'KarpenterNodeRole-karpenter-demo',
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        subnetSelectorTerms: [{ id: 'subnet-a' }],
+        securityGroupSelectorTerms: [{ id: 'sg-1' }],
+      },
     });
     const claim = nodeClaim({ name: 'long-abcde', cluster: 'karpenter-demo', nodeClass: name, labels: { 'karpenter.sh/nodepool': 'default' } });
-    const resolved = { subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 100 }], securityGroupIds: ['sg-1'], images: { amd64: 'ami-0amd64' } };
-    const r = buildLaunchRequests(claim, { instanceTypes: ['m5.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, { cluster, architectureOf: catalogArchitecture });
+    const resolved = {
+      subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 100 }],
+      securityGroupIds: ['sg-1'],
+      images: { amd64: 'ami-0amd64' },
+    };
+    const r = buildLaunchRequests(claim, { instanceTypes: ['m5.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, {
+      cluster,
+      architectureOf: catalogArchitecture,
+    });
     const lt = r.launchTemplates[0].LaunchTemplateName;
     expect(lt.length).toBeLessThanOrEqual(MaxLaunchTemplateNameLength);
     expect(r.createFleet.LaunchTemplateConfigs?.[0].LaunchTemplateSpecification?.LaunchTemplateName).toBe(lt);

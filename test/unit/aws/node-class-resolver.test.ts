@@ -60,18 +60,39 @@ describe('Ec2NodeClassResolver: AMI terms as the AWS provider queries them', () 
   it('id terms are asked for in one query; the newest image per architecture wins', async () => {
     ec2.on(DescribeImagesCommand).resolves({ Images: [image('ami-0old', '2025-01-01T00:00:00.000Z'), image('ami-0new', '2026-06-01T00:00:00.000Z')] });
     const r = await resolver().resolve(withAmiTerms([{ id: 'ami-0old' }, { id: 'ami-0new' }]));
-    expect(ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input)).toEqual([{ Filters: [{ Name: 'image-id', Values: ['ami-0old', 'ami-0new'] }] }]);
+    expect(ec2.commandCalls(DescribeImagesCommand).map((c) => c.args[0].input)).toEqual([
+      { Filters: [{ Name: 'image-id', Values: ['ami-0old', 'ami-0new'] }] },
+    ]);
     expect(r.images.amd64).toBe('ami-0new');
   });
   it('a deprecated image only when no other is left; on the same creation second, the greater name (KA compareAMI)', async () => {
     const at = Date.parse('2026-03-01T00:00:00.000Z');
     const resolve = async (images: object[]) => {
       ec2.on(DescribeImagesCommand).resolves({ Images: images });
-      return (await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32', () => at).resolve(withAmiTerms([{ tags: { team: 'a' } }]))).images.amd64;
+      return (
+        await new Ec2NodeClassResolver(sdkLookups(new EC2Client({ region: 'us-east-1' }), new SSMClient({ region: 'us-east-1' })), '1.32', () => at).resolve(
+          withAmiTerms([{ tags: { team: 'a' } }]),
+        )
+      ).images.amd64;
     };
-    expect(await resolve([{ ...image('ami-0a'), Name: 'node-neuron' }, { ...image('ami-0b'), Name: 'node-standard' }])).toBe('ami-0b');
-    expect(await resolve([{ ...image('ami-0new', '2026-02-01T00:00:00.000Z'), DeprecationTime: '2026-02-15T00:00:00.000Z' }, image('ami-0old', '2025-01-01T00:00:00.000Z')])).toBe('ami-0old');
-    expect(await resolve([{ ...image('ami-0new', '2026-02-01T00:00:00.000Z'), DeprecationTime: '2027-01-01T00:00:00.000Z' }, image('ami-0old', '2025-01-01T00:00:00.000Z')])).toBe('ami-0new');
+    expect(
+      await resolve([
+        { ...image('ami-0a'), Name: 'node-neuron' },
+        { ...image('ami-0b'), Name: 'node-standard' },
+      ]),
+    ).toBe('ami-0b');
+    expect(
+      await resolve([
+        { ...image('ami-0new', '2026-02-01T00:00:00.000Z'), DeprecationTime: '2026-02-15T00:00:00.000Z' },
+        image('ami-0old', '2025-01-01T00:00:00.000Z'),
+      ]),
+    ).toBe('ami-0old');
+    expect(
+      await resolve([
+        { ...image('ami-0new', '2026-02-01T00:00:00.000Z'), DeprecationTime: '2027-01-01T00:00:00.000Z' },
+        image('ami-0old', '2025-01-01T00:00:00.000Z'),
+      ]),
+    ).toBe('ami-0new');
   });
 });
 
@@ -83,7 +104,9 @@ describe('Ec2NodeClassResolver: subnet and security group terms as the AWS provi
   });
 
   it('one query per tag term, every id term in one subnet-id / group-id filter (an id EC2 does not know matches nothing)', async () => {
-    ec2.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-1', AvailabilityZone: 'us-east-1a', AvailabilityZoneId: 'use1-az4', AvailableIpAddressCount: 10 }] });
+    ec2
+      .on(DescribeSubnetsCommand)
+      .resolves({ Subnets: [{ SubnetId: 'subnet-1', AvailabilityZone: 'us-east-1a', AvailabilityZoneId: 'use1-az4', AvailableIpAddressCount: 10 }] });
     ec2.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-1' }] });
     const nc = withAmiTerms([{ id: 'ami-0a' }]);
     nc.spec.subnetSelectorTerms = [{ id: 'subnet-1' }, { tags: { 'karpenter.sh/discovery': 'demo' } }, { id: 'subnet-2' }];
@@ -93,7 +116,10 @@ describe('Ec2NodeClassResolver: subnet and security group terms as the AWS provi
       { Filters: [{ Name: 'tag:karpenter.sh/discovery', Values: ['demo'] }] },
       { Filters: [{ Name: 'subnet-id', Values: ['subnet-1', 'subnet-2'] }] },
     ]);
-    expect(ec2.commandCalls(DescribeSecurityGroupsCommand).map((c) => c.args[0].input)).toEqual([{ Filters: [{ Name: 'group-name', Values: ['nodes'] }] }, { Filters: [{ Name: 'group-id', Values: ['sg-1'] }] }]);
+    expect(ec2.commandCalls(DescribeSecurityGroupsCommand).map((c) => c.args[0].input)).toEqual([
+      { Filters: [{ Name: 'group-name', Values: ['nodes'] }] },
+      { Filters: [{ Name: 'group-id', Values: ['sg-1'] }] },
+    ]);
     expect(r.subnets).toEqual([{ subnetId: 'subnet-1', zone: 'us-east-1a', zoneId: 'use1-az4', availableIpAddressCount: 10 }]);
   });
 });

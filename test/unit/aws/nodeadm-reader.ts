@@ -107,7 +107,9 @@ export interface NodeConfig {
 /** User data as the node reads it: the MIME parts and, parsed, the NodeConfig of each `application/node.eks.aws` part. */
 export function readUserData(userData: string): { parts: MimePart[]; nodeConfigs: NodeConfig[] } {
   const { parts } = mimeParts(userData);
-  const nodeConfigs = parts.filter((p) => (p.headers['content-type'] ?? '').split(';')[0].trim() === 'application/node.eks.aws').map((p) => parse(p.body) as NodeConfig);
+  const nodeConfigs = parts
+    .filter((p) => (p.headers['content-type'] ?? '').split(';')[0].trim() === 'application/node.eks.aws')
+    .map((p) => parse(p.body) as NodeConfig);
   return { parts, nodeConfigs };
 }
 

@@ -15,7 +15,9 @@ async function throttlingDynamo(throttled: number): Promise<{ endpoint: string; 
       res.setHeader('content-type', 'application/x-amz-json-1.0');
       if (n <= throttled) {
         res.statusCode = 400;
-        res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }));
+        res.end(
+          JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }),
+        );
       } else res.end(JSON.stringify({ TableNames: ['t'] }));
     });
   });
@@ -27,7 +29,7 @@ describe('SDK retries', () => {
   let server: Server | undefined;
   afterEach(() => server?.close());
 
-  it('a throttled call waits each retry\'s backoff through the clients\' sleep (the embedded environment\'s clock), then succeeds', async () => {
+  it("a throttled call waits each retry's backoff through the clients' sleep (the embedded environment's clock), then succeeds", async () => {
     // Arrange
     process.env.AWS_ACCESS_KEY_ID ??= 'local';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -45,7 +47,10 @@ describe('SDK retries', () => {
   });
 
   it('backoff is full jitter over base × 2^retry: throttling from 1 s, other retryable errors from 50 ms, 3 attempts in all', async () => {
-    const s = new SleepingRetryStrategy(async () => {}, () => 0.999);
+    const s = new SleepingRetryStrategy(
+      async () => {},
+      () => 0.999,
+    );
     expect([0, 1, 2].map((r) => s.backoffMs(r, true))).toEqual([999, 1998, 3996]);
     expect([0, 1].map((r) => s.backoffMs(r, false))).toEqual([49, 99]);
     const t0 = await s.acquireInitialRetryToken();

@@ -10,7 +10,10 @@ const arn = 'arn:aws:states:ap-northeast-2:123456789012:stateMachine:nodefleet-t
 describe('SfnTerminationStarter', () => {
   it('names the execution after the claim; ExecutionAlreadyExists counts as started', async () => {
     const sfn = mockClient(SFNClient);
-    sfn.on(StartExecutionCommand).resolvesOnce({ executionArn: `${arn.replace(':stateMachine:', ':execution:')}:default-abcde`, startDate: new Date() }).rejectsOnce(Object.assign(new Error('exists'), { name: 'ExecutionAlreadyExists' }));
+    sfn
+      .on(StartExecutionCommand)
+      .resolvesOnce({ executionArn: `${arn.replace(':stateMachine:', ':execution:')}:default-abcde`, startDate: new Date() })
+      .rejectsOnce(Object.assign(new Error('exists'), { name: 'ExecutionAlreadyExists' }));
     const s = new SfnTerminationStarter(new SFNClient({ region: 'ap-northeast-2' }), arn);
     const a = await s.start({ nodeClaim: 'default-abcde', reason: 'gc' });
     const b = await s.start({ nodeClaim: 'default-abcde', reason: 'gc' });
@@ -38,7 +41,12 @@ describe('SfnTerminationStarter', () => {
 
 describe('EKS token', () => {
   it('is k8s-aws-v1. + base64url of a presigned STS GetCallerIdentity URL signing x-k8s-aws-id', async () => {
-    const token = await eksToken('karpenter-demo', 'ap-northeast-2', { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, new Date('2026-01-01T00:00:00Z'));
+    const token = await eksToken(
+      'karpenter-demo',
+      'ap-northeast-2',
+      { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+      new Date('2026-01-01T00:00:00Z'),
+    );
     expect(token.startsWith(EksTokenPrefix)).toBe(true);
     const body = token.slice(EksTokenPrefix.length);
     expect(body).not.toMatch(/[=+/]/);

@@ -10,8 +10,18 @@ import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { readLaunchTemplateUserData, unreadNodeConfigKeys } from './nodeadm-reader.ts';
 
-const cluster = { name: 'karpenter-demo', endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
-const resolved = { subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 100 }], securityGroupIds: ['sg-1'], images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' } };
+const cluster = {
+  name: 'karpenter-demo',
+  endpoint: 'https://ABC.gr7.ap-northeast-2.eks.amazonaws.com',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.32',
+};
+const resolved = {
+  subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 100 }],
+  securityGroupIds: ['sg-1'],
+  images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' },
+};
 const ctx = { cluster, architectureOf: catalogArchitecture };
 const claim = () =>
   nodeClaim({
@@ -64,10 +74,23 @@ describe('AL2023 user data, parsed as nodeadm reads it', () => {
     for (const [field, value] of Object.entries(everyKubeletField)) expect({ field, value: kubeletConfig[field] }).toEqual({ field, value });
     expect(Object.keys(kubeletConfig).sort()).toEqual(Object.keys(everyKubeletField).sort());
     const flags = config.spec?.kubelet?.flags ?? [];
-    const flag = (name: string) => flags.find((f) => f.startsWith(`${name}=`))?.slice(name.length + 1).split(',');
+    const flag = (name: string) =>
+      flags
+        .find((f) => f.startsWith(`${name}=`))
+        ?.slice(name.length + 1)
+        .split(',');
     // kubernetes.io/arch is the kubelet's own (left out, as KA RejectForbiddenLabels); the capacity type and do-not-sync-taints as Karpenter adds them.
-    expect(flag('--node-labels')).toEqual(['karpenter.sh/capacity-type=on-demand', 'karpenter.sh/do-not-sync-taints=true', 'karpenter.sh/nodepool=default', 'team=a']);
-    expect(flag('--register-with-taints')?.sort()).toEqual(['cni/not-ready:NoSchedule', 'example.com/dedicated=gpu:NoSchedule', 'karpenter.sh/unregistered:NoExecute']);
+    expect(flag('--node-labels')).toEqual([
+      'karpenter.sh/capacity-type=on-demand',
+      'karpenter.sh/do-not-sync-taints=true',
+      'karpenter.sh/nodepool=default',
+      'team=a',
+    ]);
+    expect(flag('--register-with-taints')?.sort()).toEqual([
+      'cni/not-ready:NoSchedule',
+      'example.com/dedicated=gpu:NoSchedule',
+      'karpenter.sh/unregistered:NoExecute',
+    ]);
   });
 
   it('no kubelet block: no kubelet config (nodeadm keeps its defaults, maxPods from the ENI limits)', () => {
@@ -102,7 +125,11 @@ describe('AL2023 spec.userData, merged part by part', () => {
 
   it("a MIME multi-part document keeps the user's parts, in order, with nodefleet's NodeConfig after them", () => {
     const { parts, nodeConfigs } = sentUserData({ maxPods: 42 }, userMime);
-    expect(parts.map((p) => p.headers['content-type'])).toEqual(['application/node.eks.aws', 'text/x-shellscript; charset="us-ascii"', 'application/node.eks.aws']);
+    expect(parts.map((p) => p.headers['content-type'])).toEqual([
+      'application/node.eks.aws',
+      'text/x-shellscript; charset="us-ascii"',
+      'application/node.eks.aws',
+    ]);
     expect(parts[1].body).toBe('#!/bin/bash\necho "--//" > /etc/marker');
     expect(nodeConfigs).toHaveLength(2);
     for (const c of nodeConfigs) expect(unreadNodeConfigKeys(c)).toEqual([]);
@@ -117,7 +144,10 @@ describe('AL2023 spec.userData, merged part by part', () => {
       ['text/x-shellscript; charset="us-ascii"', '#!/bin/bash\necho hi'],
       ['application/node.eks.aws', expect.any(String)],
     ]);
-    const yaml = sentUserData(undefined, 'apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 30s\n');
+    const yaml = sentUserData(
+      undefined,
+      'apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 30s\n',
+    );
     expect(yaml.parts.map((p) => p.headers['content-type'])).toEqual(['application/node.eks.aws', 'application/node.eks.aws']);
     expect(yaml.nodeConfigs[0].spec?.kubelet?.config).toEqual({ shutdownGracePeriod: '30s' });
   });
@@ -126,7 +156,9 @@ describe('AL2023 spec.userData, merged part by part', () => {
     const unclosed = userMime.replace('--USER-BOUNDARY--\n', '');
     expect(() => sentUserData(undefined, unclosed)).toThrow(ValidationError);
     expect(() => sentUserData(undefined, unclosed)).toThrow('spec.userData: MIME document is not closed: no "--USER-BOUNDARY--" line');
-    expect(() => sentUserData(undefined, 'MIME-Version: 1.0\nContent-Type: text/plain\n\nhello\n')).toThrow('spec.userData: MIME Content-Type "text/plain" is not multipart/*');
+    expect(() => sentUserData(undefined, 'MIME-Version: 1.0\nContent-Type: text/plain\n\nhello\n')).toThrow(
+      'spec.userData: MIME Content-Type "text/plain" is not multipart/*',
+    );
   });
 });
 
@@ -143,7 +175,14 @@ describe('honoured EC2NodeClass fields reach the node', () => {
 
   it('associatePublicIPAddress, instanceProfile, metadataOptions, detailedMonitoring and tags are sent in the launch template', () => {
     const nc = nodeClass();
-    Object.assign(nc.spec, { role: undefined, instanceProfile: 'my-profile', associatePublicIPAddress: false, metadataOptions: { httpPutResponseHopLimit: 2, httpTokens: 'optional' }, detailedMonitoring: true, tags: { team: 'blue' } });
+    Object.assign(nc.spec, {
+      role: undefined,
+      instanceProfile: 'my-profile',
+      associatePublicIPAddress: false,
+      metadataOptions: { httpPutResponseHopLimit: 2, httpTokens: 'optional' },
+      detailedMonitoring: true,
+      tags: { team: 'blue' },
+    });
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
     const data = r.launchTemplates[0].LaunchTemplateData!;
     expect(data.IamInstanceProfile).toEqual({ Name: 'my-profile' });
@@ -151,13 +190,18 @@ describe('honoured EC2NodeClass fields reach the node', () => {
     expect(data.SecurityGroupIds).toBeUndefined();
     expect(data.MetadataOptions).toEqual({ HttpEndpoint: 'enabled', HttpProtocolIpv6: 'disabled', HttpPutResponseHopLimit: 2, HttpTokens: 'optional' });
     expect(data.Monitoring).toEqual({ Enabled: true });
-    for (const spec of [...r.createFleet.TagSpecifications!, ...data.TagSpecifications!, ...r.launchTemplates[0].TagSpecifications!]) expect(spec.Tags).toContainEqual({ Key: 'team', Value: 'blue' });
+    for (const spec of [...r.createFleet.TagSpecifications!, ...data.TagSpecifications!, ...r.launchTemplates[0].TagSpecifications!])
+      expect(spec.Tags).toContainEqual({ Key: 'team', Value: 'blue' });
   });
 
   it('blockDeviceMappings[].ebs.volumeInitializationRate is sent in the launch template', () => {
     const nc = nodeClass();
-    nc.spec.blockDeviceMappings = [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 250 } }];
+    nc.spec.blockDeviceMappings = [
+      { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 250 } },
+    ];
     const r = buildLaunchRequests(claim(), { instanceTypes: ['c5a.2xlarge'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, ctx);
-    expect(r.launchTemplates[0].LaunchTemplateData!.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 40, SnapshotId: 'snap-0123456789abcdef0', VolumeInitializationRate: 250 } }]);
+    expect(r.launchTemplates[0].LaunchTemplateData!.BlockDeviceMappings).toEqual([
+      { DeviceName: '/dev/xvda', Ebs: { VolumeSize: 40, SnapshotId: 'snap-0123456789abcdef0', VolumeInitializationRate: 250 } },
+    ]);
   });
 });

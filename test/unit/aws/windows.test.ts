@@ -24,18 +24,36 @@ function readScript(text: string) {
 
 describe('Windows', () => {
   it('reads the Windows Server Core EKS-optimized parameter; 2025 only from Kubernetes 1.35', () => {
-    expect(windowsAmiParameters('Windows2022', '1.33')).toEqual([{ name: '/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.33/image_id', arch: 'amd64', variants: ['standard', 'nvidia', 'neuron'] }]);
+    expect(windowsAmiParameters('Windows2022', '1.33')).toEqual([
+      {
+        name: '/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.33/image_id',
+        arch: 'amd64',
+        variants: ['standard', 'nvidia', 'neuron'],
+      },
+    ]);
     expect(windowsAmiParameters('Windows2025', '1.34')).toEqual([]);
-    expect(windowsAmiParameters('Windows2025', '1.35')[0].name).toBe('/aws/service/ami-windows-latest/Windows_Server-2025-English-Core-EKS_Optimized-1.35/image_id');
+    expect(windowsAmiParameters('Windows2025', '1.35')[0].name).toBe(
+      '/aws/service/ami-windows-latest/Windows_Server-2025-English-Core-EKS_Optimized-1.35/image_id',
+    );
   });
 
-  it('user data: the class\'s PowerShell, then Start-EKSBootstrap.ps1 with the cluster, DNS IP and kubelet flags', () => {
+  it("user data: the class's PowerShell, then Start-EKSBootstrap.ps1 with the cluster, DNS IP and kubelet flags", () => {
     const s = readScript(
       buildWindowsUserData({
         cluster,
         labels: { 'karpenter.sh/nodepool': 'win', 'kubernetes.io/os': 'windows' },
-        taints: [{ key: 'os', value: 'windows', effect: 'NoSchedule' }, { key: 'karpenter.sh/unregistered', effect: 'NoExecute' }],
-        kubelet: { podsPerCore: 2, systemReserved: { memory: '1Gi', cpu: '100m' }, evictionHard: { 'memory.available': '5%' }, evictionSoftGracePeriod: { 'memory.available': '90s' }, imageGCHighThresholdPercent: 80, cpuCFSQuota: true },
+        taints: [
+          { key: 'os', value: 'windows', effect: 'NoSchedule' },
+          { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+        ],
+        kubelet: {
+          podsPerCore: 2,
+          systemReserved: { memory: '1Gi', cpu: '100m' },
+          evictionHard: { 'memory.available': '5%' },
+          evictionSoftGracePeriod: { 'memory.available': '90s' },
+          imageGCHighThresholdPercent: 80,
+          cpuCFSQuota: true,
+        },
         maxPods: 110,
         custom: 'Write-Host "hi"',
       }),
@@ -56,10 +74,20 @@ describe('Windows', () => {
   });
 
   it('the launch template: the PowerShell user data and one 50 GiB gp3 /dev/sda1', () => {
-    const resolved: ResolvedNodeClass = { subnets: [{ subnetId: 'subnet-a', zone: 'us-west-2a', availableIpAddressCount: 10 }], securityGroupIds: ['sg-1'], images: { amd64: 'ami-win' } };
+    const resolved: ResolvedNodeClass = {
+      subnets: [{ subnetId: 'subnet-a', zone: 'us-west-2a', availableIpAddressCount: 10 }],
+      securityGroupIds: ['sg-1'],
+      images: { amd64: 'ami-win' },
+    };
     const nc = nodeClass();
     nc.spec = { ...nc.spec, amiSelectorTerms: [{ alias: 'windows2022@latest' }] } as EC2NodeClass['spec'];
-    const lt = buildLaunchRequests(nodeClaim({ name: 'default-abc', phase: 'Pending' }), { instanceTypes: ['m5.large'], zones: ['us-west-2a'], capacityTypes: ['on-demand'], maxPods: { 'm5.large': 110 } }, nc, resolved, { cluster, architectureOf: catalogArchitecture }).launchTemplates[0].LaunchTemplateData!;
+    const lt = buildLaunchRequests(
+      nodeClaim({ name: 'default-abc', phase: 'Pending' }),
+      { instanceTypes: ['m5.large'], zones: ['us-west-2a'], capacityTypes: ['on-demand'], maxPods: { 'm5.large': 110 } },
+      nc,
+      resolved,
+      { cluster, architectureOf: catalogArchitecture },
+    ).launchTemplates[0].LaunchTemplateData!;
     expect(readScript(Buffer.from(lt.UserData!, 'base64').toString()).flags['--max-pods']).toBe('110');
     expect(lt.BlockDeviceMappings).toEqual([{ DeviceName: '/dev/sda1', Ebs: { VolumeSize: 50, VolumeType: 'gp3', Encrypted: true } }]);
   });

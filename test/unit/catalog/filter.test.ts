@@ -8,11 +8,14 @@ const reqs = (specs: Parameters<typeof Requirements.fromSpecs>[0]) => Requiremen
 
 describe('filterInstanceTypes', () => {
   it('selects by AWS labels with Gt/Lte and In', () => {
-    const got = filterInstanceTypes(catalog, reqs([
-      { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5a'] },
-      { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gt', values: ['2'] },
-      { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Lte', values: ['16'] },
-    ]));
+    const got = filterInstanceTypes(
+      catalog,
+      reqs([
+        { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5a'] },
+        { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gt', values: ['2'] },
+        { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Lte', values: ['16'] },
+      ]),
+    );
     expect(got.map((t) => t.name).sort()).toEqual(['c5a.2xlarge', 'c5a.4xlarge', 'c5a.xlarge']);
   });
 
@@ -26,11 +29,14 @@ describe('filterInstanceTypes', () => {
   });
 
   it('keeps only offerings in the allowed zones and capacity types', () => {
-    const [c5a] = filterInstanceTypes(catalog, reqs([
-      { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c5a.2xlarge'] },
-      { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] },
-      { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a', 'us-east-1b'] },
-    ]));
+    const [c5a] = filterInstanceTypes(
+      catalog,
+      reqs([
+        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c5a.2xlarge'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] },
+        { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a', 'us-east-1b'] },
+      ]),
+    );
     expect(c5a.offerings.map((o) => `${o.zone}/${o.capacityType}`).sort()).toEqual(['us-east-1a/spot', 'us-east-1b/spot']);
   });
 
@@ -64,10 +70,13 @@ describe('filterInstanceTypes', () => {
 
 describe('per-offering labels', () => {
   it('matches topology.k8s.aws/zone-id against the offering zone id', () => {
-    const [c5a] = filterInstanceTypes(catalog, reqs([
-      { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c5a.2xlarge'] },
-      { key: 'topology.k8s.aws/zone-id', operator: 'In', values: ['use1-az4'] },
-    ]));
+    const [c5a] = filterInstanceTypes(
+      catalog,
+      reqs([
+        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c5a.2xlarge'] },
+        { key: 'topology.k8s.aws/zone-id', operator: 'In', values: ['use1-az4'] },
+      ]),
+    );
     expect(new Set(c5a.offerings.map((o) => o.zone))).toEqual(new Set(['us-east-1a']));
   });
 });

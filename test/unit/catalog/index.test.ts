@@ -44,7 +44,7 @@ describe('computeAllocatable', () => {
     expect(kubeReservedCpuMilli(96000)).toBe(310);
   });
 
-  it('equals Karpenter\'s documented allocatable for every type in the catalog', () => {
+  it("equals Karpenter's documented allocatable for every type in the catalog", () => {
     const differ: string[] = [];
     for (const info of instanceTypeInfos) {
       const { allocatable } = computeAllocatable(shapeOf(info));
@@ -95,7 +95,9 @@ describe('computeAllocatable', () => {
     const win = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ amiFamily: 'Windows2022' }) });
     expect(win.capacity.pods).toBe(110);
     expect(win.capacity['ephemeral-storage']).toBe(50 * GiB);
-    const br = computeAllocatable(shapeOf(c5a2xl), { nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 20 } }) });
+    const br = computeAllocatable(shapeOf(c5a2xl), {
+      nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 20 } }),
+    });
     expect(br.allocatable.memory).toBe(15155 * MiB - (11 * 20 + 255) * MiB - 100 * MiB);
     // Bottlerocket ignores podsPerCore, AL2023 honours it; evictionSoft reduces allocatable for neither (KA v1.15 evictionThreshold).
     const soft = { podsPerCore: 2, evictionSoft: { 'memory.available': '500Mi' }, evictionSoftGracePeriod: { 'memory.available': '1m' } };
@@ -110,7 +112,10 @@ describe('computeAllocatable', () => {
   it('a type whose overhead exceeds its capacity offers nothing (KA resources.Fits refuses a negative allocatable)', () => {
     const t4gSmall = instanceTypeInfos.find((i) => i.name === 't4g.small')!;
     // Bottlerocket sizes kube-reserved memory by maxPods: 11 Mi × 250 + 255 Mi is more than 2 GiB.
-    const br = instanceTypeFromInfo(t4gSmall, { region: 'us-west-2', nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 250 } }) });
+    const br = instanceTypeFromInfo(t4gSmall, {
+      region: 'us-west-2',
+      nodeClass: nodeClass({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }], kubelet: { maxPods: 250 } }),
+    });
     expect(br.overcommitted).toBe(true);
     expect(br.offerings.length).toBeGreaterThan(0);
     expect(br.offerings.filter((o) => o.available)).toEqual([]);
@@ -148,9 +153,12 @@ describe('loadCatalog', () => {
 
   it('offers each zone on-demand and spot', () => {
     expect(c5a.offerings).toHaveLength(8);
-    expect(c5a.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.zone).sort()).toEqual([
-      'ap-northeast-2a', 'ap-northeast-2b', 'ap-northeast-2c', 'ap-northeast-2d',
-    ]);
+    expect(
+      c5a.offerings
+        .filter((o) => o.capacityType === 'on-demand')
+        .map((o) => o.zone)
+        .sort(),
+    ).toEqual(['ap-northeast-2a', 'ap-northeast-2b', 'ap-northeast-2c', 'ap-northeast-2d']);
     expect(instancePriceUsdPerHour(c5a.offerings.find((o) => o.capacityType === 'on-demand')!)).toBe(0.344);
     expect(instancePriceUsdPerHour(c5a.offerings.find((o) => o.capacityType === 'spot')!)).toBe(0.135267);
     // The node price adds the default 20 GiB gp3 root volume: 20 × $0.08 / 730 h.
@@ -161,7 +169,16 @@ describe('loadCatalog', () => {
   it('marks unavailable offerings', () => {
     const cat = loadCatalog({ region: 'ap-northeast-2', unavailable: [{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a', capacityType: 'spot' }] });
     const offs = cat.find((t) => t.name === 'c5a.2xlarge')!.offerings;
-    expect(offs.filter((o) => !o.available)).toEqual([{ zone: 'ap-northeast-2a', zoneId: 'apne2-az1', capacityType: 'spot', priceUsdPerHour: 0.135267 + (20 * 0.08) / 730, volumeUsdPerHour: (20 * 0.08) / 730, available: false }]);
+    expect(offs.filter((o) => !o.available)).toEqual([
+      {
+        zone: 'ap-northeast-2a',
+        zoneId: 'apne2-az1',
+        capacityType: 'spot',
+        priceUsdPerHour: 0.135267 + (20 * 0.08) / 730,
+        volumeUsdPerHour: (20 * 0.08) / 730,
+        available: false,
+      },
+    ]);
   });
 
   it('leaves out the architectures a Windows AMI family has no image for, and says it has no Windows prices', () => {
@@ -180,7 +197,17 @@ describe('loadCatalog', () => {
 });
 
 describe('instanceTypeFromCase', () => {
-  const base = { name: 'small', cpu: 2, memoryMiB: 4096, pods: 110, arch: 'amd64' as const, os: 'linux', zones: ['us-east-1a', 'us-east-1b'], capacityTypes: ['on-demand', 'spot'], price: { 'on-demand': 0.1, spot: 0.03 } };
+  const base = {
+    name: 'small',
+    cpu: 2,
+    memoryMiB: 4096,
+    pods: 110,
+    arch: 'amd64' as const,
+    os: 'linux',
+    zones: ['us-east-1a', 'us-east-1b'],
+    capacityTypes: ['on-demand', 'spot'],
+    price: { 'on-demand': 0.1, spot: 0.03 },
+  };
 
   it('uses the AWS arithmetic by default', () => {
     const t = instanceTypeFromCase(base);

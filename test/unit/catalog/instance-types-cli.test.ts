@@ -33,11 +33,15 @@ describe('instance-types command', () => {
         blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '100Gi' } }],
       },
     });
-    const np = pool('c', [
-      { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5a'] },
-      { key: 'karpenter.k8s.aws/instance-cpu', operator: 'In', values: ['8'] },
-      { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-    ], 'big-disk');
+    const np = pool(
+      'c',
+      [
+        { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5a'] },
+        { key: 'karpenter.k8s.aws/instance-cpu', operator: 'In', values: ['8'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+      'big-disk',
+    );
     const rows = listInstanceTypes('ap-northeast-2', [np], [nc]);
     expect(rows.map((r) => r.name)).toEqual(['c5a.2xlarge']);
     expect(rows[0].allocatable['ephemeral-storage']).toBe('89Gi');

@@ -55,7 +55,11 @@ describe('zoneOfferingPrices', () => {
   });
 
   it('a region without shipped zones uses the zones EC2 lists', () => {
-    const refreshed: CatalogRefresh = { region: 'xx-test-1', zonesByType: { 'm5.large': ['xx-test-1b', 'xx-test-1a'] }, onDemandUsdPerHour: { 'm5.large': 0.1 } };
+    const refreshed: CatalogRefresh = {
+      region: 'xx-test-1',
+      zonesByType: { 'm5.large': ['xx-test-1b', 'xx-test-1a'] },
+      onDemandUsdPerHour: { 'm5.large': 0.1 },
+    };
     expect(zoneOfferingPrices('m5.large', shippedRegionData('xx-test-1'), refreshed).map((r) => r.zone)).toEqual(['xx-test-1a', 'xx-test-1b']);
   });
 });
@@ -85,7 +89,11 @@ describe('loadCatalog with refreshed data', () => {
   });
 
   it('marks ICE-cached offerings unavailable on refreshed per-zone spot offerings', () => {
-    const refreshed: CatalogRefresh = { region: 'us-east-1', zonesByType: { 'm5.large': ['us-east-1a', 'us-east-1b'] }, spotUsdPerHour: { 'm5.large': { 'us-east-1a': 0.04, 'us-east-1b': 0.05 } } };
+    const refreshed: CatalogRefresh = {
+      region: 'us-east-1',
+      zonesByType: { 'm5.large': ['us-east-1a', 'us-east-1b'] },
+      spotUsdPerHour: { 'm5.large': { 'us-east-1a': 0.04, 'us-east-1b': 0.05 } },
+    };
     const catalog = loadCatalog({ region: 'us-east-1', refreshed, unavailable: [{ instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'spot' }] });
     expect(catalog.map((t) => t.name)).toEqual(['m5.large']);
     expect(catalog[0].offerings.map((o) => `${o.zone}/${o.capacityType}/${instancePriceUsdPerHour(o)}/${o.available}`)).toEqual([
@@ -98,7 +106,10 @@ describe('loadCatalog with refreshed data', () => {
 
   it('works in a region the shipped zone data lacks when zones were refreshed', () => {
     expect(() => loadCatalog({ region: 'xx-test-1' })).toThrow(/no zone data/);
-    const catalog = loadCatalog({ region: 'xx-test-1', refreshed: { region: 'xx-test-1', zoneIds: { 'xx-test-1a': 'xxt1-az1' }, onDemandUsdPerHour: { 'c5.large': 0.09 } } });
+    const catalog = loadCatalog({
+      region: 'xx-test-1',
+      refreshed: { region: 'xx-test-1', zoneIds: { 'xx-test-1a': 'xxt1-az1' }, onDemandUsdPerHour: { 'c5.large': 0.09 } },
+    });
     expect(catalog.map((t) => [t.name, t.offerings.map((o) => `${o.zone}/${o.zoneId}/${o.capacityType}/${instancePriceUsdPerHour(o)}`)])).toEqual([
       ['c5.large', ['xx-test-1a/xxt1-az1/on-demand/0.09']],
     ]);

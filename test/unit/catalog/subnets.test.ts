@@ -18,7 +18,10 @@ const subnets = [
 describe('subnetPerZone', () => {
   it('the most available IPs per zone; a tie goes to the smallest subnet id (whatever the order given)', () => {
     for (const order of [subnets, [...subnets].reverse()]) {
-      expect(Object.fromEntries([...subnetPerZone(order)].map(([z, s]) => [z, s.subnetId]))).toEqual({ 'us-east-1b': 'subnet-0b1', 'us-east-1c': 'subnet-0c2' });
+      expect(Object.fromEntries([...subnetPerZone(order)].map(([z, s]) => [z, s.subnetId]))).toEqual({
+        'us-east-1b': 'subnet-0b1',
+        'us-east-1c': 'subnet-0c2',
+      });
     }
     expect([...subnetPerZone(subnets, ['us-east-1c']).keys()]).toEqual(['us-east-1c']);
   });
@@ -35,12 +38,22 @@ describe('loadCatalog with the node class subnets', () => {
     // The account's pairing wins over the shipped example pairing (us-east-1b is use1-az6 in both; 1c is use1-az1 in both): another account's
     const other = loadCatalog({ region: 'us-east-1', subnets: [{ zone: 'us-east-1a', zoneId: 'use1-az2' }] }).find((t) => t.name === 'm5.large')!;
     expect(other.offerings.find((o) => o.available)?.zoneId).toBe('use1-az2');
-    expect(subnetCoverage(subnets)).toEqual(new Map([['us-east-1b', 'use1-az6'], ['us-east-1c', 'use1-az1']]));
+    expect(subnetCoverage(subnets)).toEqual(
+      new Map([
+        ['us-east-1b', 'use1-az6'],
+        ['us-east-1c', 'use1-az1'],
+      ]),
+    );
   });
 });
 
 describe('topology.k8s.aws/zone-id restricts placement', () => {
-  const types = [instanceTypeFromCase({ name: 'small', cpu: 4, memoryMiB: 16384, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], capacityTypes: ['on-demand'], price: { 'on-demand': 0.2 } }, { subnets })];
+  const types = [
+    instanceTypeFromCase(
+      { name: 'small', cpu: 4, memoryMiB: 16384, zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'], capacityTypes: ['on-demand'], price: { 'on-demand': 0.2 } },
+      { subnets },
+    ),
+  ];
 
   it('a NodePool zone-id requirement: claims only in that zone', () => {
     const pool = nodePool('default', { requirements: [{ key: 'topology.k8s.aws/zone-id', operator: 'In', values: ['use1-az1'] }] });
@@ -52,7 +65,15 @@ describe('topology.k8s.aws/zone-id restricts placement', () => {
   it('a pod zone-id requirement (nodeSelector or affinity NotIn): its claim only in the zones it admits', () => {
     const pinned = pendingPod('pinned', { spec: { nodeSelector: { 'topology.k8s.aws/zone-id': 'use1-az6' } } });
     const notAz6 = pendingPod('not-az6', {
-      spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.k8s.aws/zone-id', operator: 'NotIn', values: ['use1-az6'] }] }] } } } },
+      spec: {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.k8s.aws/zone-id', operator: 'NotIn', values: ['use1-az6'] }] }],
+            },
+          },
+        },
+      },
     });
     const nowhere = pendingPod('nowhere', { spec: { nodeSelector: { 'topology.k8s.aws/zone-id': 'use1-az4' } } });
     const r = solve(input([pinned, notAz6, nowhere], types, [nodePool('default')]));

@@ -11,7 +11,13 @@ const nodeClass = (spec: Record<string, unknown>) =>
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
     metadata: { name: 'default' },
-    spec: { role: 'KarpenterNodeRole', amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ tags: { k: 'v' } }], securityGroupSelectorTerms: [{ tags: { k: 'v' } }], ...spec },
+    spec: {
+      role: 'KarpenterNodeRole',
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      subnetSelectorTerms: [{ tags: { k: 'v' } }],
+      securityGroupSelectorTerms: [{ tags: { k: 'v' } }],
+      ...spec,
+    },
   });
 
 describe('node volumes in the node price', () => {
@@ -43,7 +49,12 @@ describe('node volumes in the node price', () => {
     const od = m5.offerings.find((o) => o.capacityType === 'on-demand')!;
     expect(instancePriceUsdPerHour(od)).toBe(0.096);
     expect(od.priceUsdPerHour).toBeCloseTo(0.096 + 16 / 730, 9);
-    const pool = nodePool('default', { requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }, { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] });
+    const pool = nodePool('default', {
+      requirements: [
+        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+    });
     const r = solve(input(pendingPods('web', 1, { cpu: '1' }), types, [pool]));
     expect(r.newNodeClaims[0].priceUsdPerHour).toBeCloseTo(0.096 + 16 / 730, 9);
   });

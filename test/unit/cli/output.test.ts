@@ -65,12 +65,19 @@ describe('plan -o yaml|json', () => {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
       metadata: { labels: { 'karpenter.sh/nodepool': 'general' }, finalizers: ['karpenter.sh/termination'] },
-      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, expireAfter: '168h', resources: { requests: { cpu: '1500m', memory: '3Gi' } } },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        expireAfter: '168h',
+        resources: { requests: { cpu: '1500m', memory: '3Gi' } },
+      },
     });
     expect(claim.metadata.name).toMatch(/^general-[a-z0-9]{5}$/);
     expect(claim.spec.requirements.find((r: { key: string }) => r.key === 'node.kubernetes.io/instance-type').values).toContain('m7i.large');
     expect(Number(claim.metadata.annotations['nodefleet.io/planned-price-usd-per-hour'])).toBeGreaterThan(0.05);
-    expect(events.map((e: { reason: string; involvedObject: { name: string } }) => `${e.reason} ${e.involvedObject.name}`)).toEqual(['Nominated web', 'FailedScheduling huge']);
+    expect(events.map((e: { reason: string; involvedObject: { name: string } }) => `${e.reason} ${e.involvedObject.name}`)).toEqual([
+      'Nominated web',
+      'FailedScheduling huge',
+    ]);
     expect(events[0].message).toBe(`Pod should schedule on: nodeclaim/${claim.metadata.name}`);
     const j = await capture(['plan', '--nodepools', join(dir, 'np.yaml'), '--pods', join(dir, 'pods.yaml'), '--output', 'json']);
     // Names carry a random suffix (as the provisioner's) and the time differs: align both.
@@ -79,7 +86,7 @@ describe('plan -o yaml|json', () => {
     expect(fromJson).toEqual(list);
   });
 
-  it('--packing reaches the scheduler settings (default: the scheduler\'s own)', () => {
+  it("--packing reaches the scheduler settings (default: the scheduler's own)", () => {
     const texts = { nodePools: { file: 'np.yaml', text: nodePools }, pods: { file: 'pods.yaml', text: pods }, region: 'us-east-1' };
     expect(planInput({ ...texts, packing: 'karpenter' }).settings?.packing).toBe('karpenter');
     expect(planInput(texts).settings?.packing).toBeUndefined();
@@ -123,7 +130,12 @@ describe('status', () => {
     expect(k.metadata).toMatchObject({
       name: 'general-abcde',
       creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: { 'karpenter.sh/nodepool': 'general', 'node.kubernetes.io/instance-type': 'm7i.large', 'topology.kubernetes.io/zone': 'us-east-1a', 'karpenter.sh/capacity-type': 'on-demand' },
+      labels: {
+        'karpenter.sh/nodepool': 'general',
+        'node.kubernetes.io/instance-type': 'm7i.large',
+        'topology.kubernetes.io/zone': 'us-east-1a',
+        'karpenter.sh/capacity-type': 'on-demand',
+      },
     });
     expect(k.spec).toMatchObject({ expireAfter: '720h', terminationGracePeriod: '1h30m', resources: { requests: { cpu: '1500m', memory: '3Gi' } } });
     expect(k.status).toEqual({
@@ -151,7 +163,9 @@ describe('status', () => {
 
 describe('entry point (bin.mjs)', () => {
   const bin = join(repo, 'functions/cli/bin.mjs');
-  const node20 = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => existsSync(p) && Number(spawnSync(p, ['-p', 'process.versions.node.split(".")[0]']).stdout?.toString().trim()) < 22);
+  const node20 = ['/usr/bin/node', '/usr/local/bin/node'].find(
+    (p) => existsSync(p) && Number(spawnSync(p, ['-p', 'process.versions.node.split(".")[0]']).stdout?.toString().trim()) < 22,
+  );
 
   it.skipIf(!node20)('under an older Node.js says Node.js 22 is needed, before loading anything', () => {
     const r = spawnSync(node20!, [bin, 'demo'], { cwd: tmpdir(), encoding: 'utf8' });

@@ -82,7 +82,11 @@ const parameters = `{"Parameters": [
 // The output of three commands appended in one file.
 const account = file('account.json', `${subnets}\n${groups}\n${parameters}\n`);
 
-type Claim = { zones: string[]; launchRequest: { LaunchTemplateConfigs: { Overrides: { SubnetId: string; AvailabilityZone: string; ImageId: string }[] }[] }; launchTemplates: { LaunchTemplateData: { SecurityGroupIds: string[] } }[] };
+type Claim = {
+  zones: string[];
+  launchRequest: { LaunchTemplateConfigs: { Overrides: { SubnetId: string; AvailabilityZone: string; ImageId: string }[] }[] };
+  launchTemplates: { LaunchTemplateData: { SecurityGroupIds: string[] } }[];
+};
 
 describe('plan --account', () => {
   it('claims only in the zones the selected subnets cover (without it: every zone of the region)', async () => {
@@ -93,7 +97,9 @@ describe('plan --account', () => {
     expect(r.err).toBe('');
     const without = await capture(['plan', '--nodepools', np, '--pods', spread, '--launch-requests']);
     expect(new Set((JSON.parse(without.out) as { nodeClaims: Claim[] }).nodeClaims.flatMap((c) => c.zones)).size).toBe(6);
-    expect(without.err).toBe('no --account: subnets, security groups and AMIs are placeholders (every zone of us-east-1 assumed, zone ids as in the shipped catalog)\n');
+    expect(without.err).toBe(
+      'no --account: subnets, security groups and AMIs are placeholders (every zone of us-east-1 assumed, zone ids as in the shipped catalog)\n',
+    );
   });
 
   it('the launch requests name the account’s ids: per zone the subnet with the most free IPs, its security groups, the AMIs of its parameters', async () => {
@@ -123,24 +129,43 @@ spec:
   containers: [{name: c, image: i, resources: {requests: {cpu: "1", memory: 2Gi}}}]
 `,
     );
-    const r = JSON.parse((await capture(['plan', '--nodepools', np, '--pods', pods, '--account', account, '--launch-requests'])).out) as { nodeClaims: (Claim & { pods: string[] })[]; unschedulable: { pod: string }[] };
+    const r = JSON.parse((await capture(['plan', '--nodepools', np, '--pods', pods, '--account', account, '--launch-requests'])).out) as {
+      nodeClaims: (Claim & { pods: string[] })[];
+      unschedulable: { pod: string }[];
+    };
     expect(r.nodeClaims.map((c) => [c.pods, c.zones])).toEqual([[['default/pinned'], ['us-east-1a']]]);
     expect(r.unschedulable.map((u) => u.pod)).toEqual(['default/uncovered']);
     // Without the account, use1-az1 is us-east-1c in the shipped example pairing.
-    const offline = JSON.parse((await capture(['plan', '--nodepools', np, '--pods', pods, '--launch-requests'])).out) as { nodeClaims: (Claim & { pods: string[] })[] };
+    const offline = JSON.parse((await capture(['plan', '--nodepools', np, '--pods', pods, '--launch-requests'])).out) as {
+      nodeClaims: (Claim & { pods: string[] })[];
+    };
     expect(offline.nodeClaims.find((c) => c.pods.includes('default/pinned'))?.zones).toEqual(['us-east-1c']);
   });
 
   it('several files, the parts they lack said as placeholders; a class whose terms select no subnet launches nothing', async () => {
     const r = await capture(['plan', '--nodepools', np, '--pods', spread, '--account', file('subnets.json', subnets), '-o', 'json']);
     expect(r.code).toBe(0);
-    expect(r.err).toBe(`${join(dir, 'subnets.json')}: placeholders for AMIs of aliases (the files hold no such public SSM parameter: aws ssm get-parameters --names …); security groups (the files hold no SecurityGroups)\n`);
-    const two = await capture(['plan', '--nodepools', np, '--pods', spread, '--account', join(dir, 'subnets.json'), '--account', file('groups.json', `[${groups}, ${parameters}]`)]);
+    expect(r.err).toBe(
+      `${join(dir, 'subnets.json')}: placeholders for AMIs of aliases (the files hold no such public SSM parameter: aws ssm get-parameters --names …); security groups (the files hold no SecurityGroups)\n`,
+    );
+    const two = await capture([
+      'plan',
+      '--nodepools',
+      np,
+      '--pods',
+      spread,
+      '--account',
+      join(dir, 'subnets.json'),
+      '--account',
+      file('groups.json', `[${groups}, ${parameters}]`),
+    ]);
     expect(two.err).toBe('');
     const elsewhere = file('elsewhere.json', subnets.replaceAll('karpenter.sh/discovery', 'team'));
     const none = await capture(['plan', '--nodepools', np, '--pods', spread, '--account', elsewhere, '--account', join(dir, 'groups.json')]);
     expect(none.code).toBe(0);
-    expect(none.err.split('\n')[0]).toBe(`${elsewhere}, ${join(dir, 'groups.json')}: EC2NodeClass/default: subnetSelectorTerms match no subnet (nodefleet launches nothing from this class)`);
+    expect(none.err.split('\n')[0]).toBe(
+      `${elsewhere}, ${join(dir, 'groups.json')}: EC2NodeClass/default: subnetSelectorTerms match no subnet (nodefleet launches nothing from this class)`,
+    );
     expect(none.out).toContain('No new NodeClaims.');
     expect(none.out).toContain('unschedulable default/web-0: default: ec2nodeclass default is not ready: subnetSelectorTerms match no subnet');
   });

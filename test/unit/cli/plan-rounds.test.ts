@@ -105,6 +105,8 @@ describe('plan over rounds', () => {
     expect(r.truncated).toBe(true);
     expect(r.result.newNodeClaims).toHaveLength(MaxPlanRounds);
     expect(r.result.unschedulable).toHaveLength(5);
-    expect(formatPlanTable(toPlanOutput(r.result, { rounds: r }))).toMatch(new RegExp(`^stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits$`, 'm'));
+    expect(formatPlanTable(toPlanOutput(r.result, { rounds: r }))).toMatch(
+      new RegExp(`^stopped after ${MaxPlanRounds} rounds: the pods below still wait on NodePool limits$`, 'm'),
+    );
   });
 });

@@ -105,7 +105,10 @@ describe('plan and instance types the catalog does not hold', () => {
       ].join('\n'),
     ) + nodeClass('default', 'al2023@latest'),
   );
-  writeFileSync(join(dir, 'pods.yaml'), pod('train-0', 'node.kubernetes.io/instance-type: p3.2xlarge') + pod('train-1', 'node.kubernetes.io/instance-type: p3.2xlarge'));
+  writeFileSync(
+    join(dir, 'pods.yaml'),
+    pod('train-0', 'node.kubernetes.io/instance-type: p3.2xlarge') + pod('train-1', 'node.kubernetes.io/instance-type: p3.2xlarge'),
+  );
 
   it('names each unknown type or family with its file, object and field, once per value for pods', async () => {
     // Act
@@ -127,7 +130,14 @@ describe('plan and instance types the catalog does not hold', () => {
 describe('plan and the packing mode', () => {
   it('a NodePool annotation wins over --packing; --packing applies when no NodePool says', () => {
     const texts = (annotation: string) => ({
-      nodePools: { file: 'np.yaml', text: pool('a', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}').replace('metadata: {name: a}', `metadata: {name: a${annotation}}`) + nodeClass('default', 'al2023@latest') },
+      nodePools: {
+        file: 'np.yaml',
+        text:
+          pool('a', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}').replace(
+            'metadata: {name: a}',
+            `metadata: {name: a${annotation}}`,
+          ) + nodeClass('default', 'al2023@latest'),
+      },
       pods: { file: 'pods.yaml', text: pod('p', 'kubernetes.io/os: linux') },
       region: 'us-east-1',
     });
@@ -140,7 +150,10 @@ describe('plan and the packing mode', () => {
 describe('plan and persistent volumes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-vol-'));
   const np = join(dir, 'np.yaml');
-  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + nodeClass('default', 'al2023@latest'));
+  writeFileSync(
+    np,
+    pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + nodeClass('default', 'al2023@latest'),
+  );
   const withClaim = `${pod('db', 'kubernetes.io/os: linux')}  volumes: [{name: data, persistentVolumeClaim: {claimName: data-db}}]\n`;
 
   it('with storage objects in the input, a pod whose claim does not exist gets no node, naming the claim', async () => {
@@ -154,7 +167,14 @@ describe('plan and persistent volumes', () => {
 
   it('a StatefulSet listed without pods: the replica whose bound volume is in a zone no NodePool allows gets no node, the others do', async () => {
     const npZonal = join(dir, 'np-zonal.yaml');
-    writeFileSync(npZonal, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}') + nodeClass('default', 'al2023@latest'));
+    writeFileSync(
+      npZonal,
+      pool(
+        'default',
+        'default',
+        '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b]}',
+      ) + nodeClass('default', 'al2023@latest'),
+    );
     const pods = join(dir, 'sts.yaml');
     writeFileSync(
       pods,
@@ -178,7 +198,9 @@ items:
     );
     const r = await capture(['plan', '--nodepools', npZonal, '--pods', pods, '--region', 'us-east-1', '-o', 'json']);
     expect(r.code).toBe(0);
-    const events = (JSON.parse(r.out) as { items: { kind: string; reason: string; involvedObject: { name: string } }[] }).items.filter((i) => i.kind === 'Event');
+    const events = (JSON.parse(r.out) as { items: { kind: string; reason: string; involvedObject: { name: string } }[] }).items.filter(
+      (i) => i.kind === 'Event',
+    );
     expect(events.map((e) => [e.involvedObject.name, e.reason])).toEqual([
       ['pg-1', 'Nominated'],
       ['pg-0', 'FailedScheduling'],
@@ -190,17 +212,25 @@ items:
     writeFileSync(pods, withClaim);
     const r = await capture(['plan', '--nodepools', np, '--pods', pods]);
     expect(r.code).toBe(0);
-    expect(r.err).toContain(`${pods}: 1 pod(s) mount PersistentVolumeClaims but the input holds no PersistentVolumeClaim, PersistentVolume or StorageClass: their volumes are not checked`);
+    expect(r.err).toContain(
+      `${pods}: 1 pod(s) mount PersistentVolumeClaims but the input holds no PersistentVolumeClaim, PersistentVolume or StorageClass: their volumes are not checked`,
+    );
     expect(r.out).not.toContain('does not exist');
   });
 });
 
-describe('plan picks pending pods with the provisioner\'s rule', () => {
+describe("plan picks pending pods with the provisioner's rule", () => {
   const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-pending-'));
   const np = join(dir, 'np.yaml');
   writeFileSync(np, pool('default', 'default', '        - {key: kubernetes.io/arch, operator: In, values: [amd64]}') + nodeClass('default', 'al2023@latest'));
   const pods = join(dir, 'pods.json');
-  const p = (name: string, status: unknown) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] }, status });
+  const p = (name: string, status: unknown) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] },
+    status,
+  });
   writeFileSync(
     pods,
     JSON.stringify({
@@ -221,14 +251,19 @@ describe('plan picks pending pods with the provisioner\'s rule', () => {
     const claims = out.items.filter((i) => i.kind === 'NodeClaim');
     expect(claims).toHaveLength(1);
     expect(claims[0].spec!.resources.requests.pods).toBe('1');
-    expect(r.err).toContain(`${pods}: 2 unbound pod(s) not planned for, as the provisioner skips them: default/preempting (nominated to n1 (preempting)), default/gated (PodScheduled=False (SchedulingGated), not Unschedulable)`);
+    expect(r.err).toContain(
+      `${pods}: 2 unbound pod(s) not planned for, as the provisioner skips them: default/preempting (nominated to n1 (preempting)), default/gated (PodScheduled=False (SchedulingGated), not Unschedulable)`,
+    );
   });
 });
 
 describe('plan and the DaemonSets of plain kubectl get pods -A', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-ds-'));
   const np = join(dir, 'np.yaml');
-  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + nodeClass('default', 'al2023@latest'));
+  writeFileSync(
+    np,
+    pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + nodeClass('default', 'al2023@latest'),
+  );
   const dsPod = (ds: string, node: string, requests: Record<string, string>) => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -236,16 +271,34 @@ describe('plan and the DaemonSets of plain kubectl get pods -A', () => {
     spec: {
       nodeName: node,
       tolerations: [{ operator: 'Exists' }],
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] },
+        },
+      },
       containers: [{ name: 'c', image: 'i', resources: { requests } }],
     },
     status: { phase: 'Running' },
   });
-  const pending = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1', memory: '2Gi' } } }] }, status: { phase: 'Pending' } };
+  const pending = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1', memory: '2Gi' } } }] },
+    status: { phase: 'Pending' },
+  };
   // What `kubectl get pods -A -o json` prints: a List of pods only, the DaemonSets' among them.
   const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
   const podsOnly = join(dir, 'pods.json');
-  writeFileSync(podsOnly, list([dsPod('aws-node', 'ip-10-0-0-1', { cpu: '25m' }), dsPod('aws-node', 'ip-10-0-0-2', { cpu: '25m' }), dsPod('kube-proxy', 'ip-10-0-0-1', { cpu: '100m', memory: '128Mi' }), pending]));
+  writeFileSync(
+    podsOnly,
+    list([
+      dsPod('aws-node', 'ip-10-0-0-1', { cpu: '25m' }),
+      dsPod('aws-node', 'ip-10-0-0-2', { cpu: '25m' }),
+      dsPod('kube-proxy', 'ip-10-0-0-1', { cpu: '100m', memory: '128Mi' }),
+      pending,
+    ]),
+  );
 
   it('counts the DaemonSets whose pods are listed in each new claim, and says so in one line', async () => {
     const r = await capture(['plan', '--nodepools', np, '--pods', podsOnly, '--launch-requests']);
@@ -261,11 +314,21 @@ describe('plan and the DaemonSets of plain kubectl get pods -A', () => {
 
   it('says nothing when the DaemonSet objects are in the input', async () => {
     const withObjects = join(dir, 'with-ds.json');
-    const ds = (name: string, requests: Record<string, string>) => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name, namespace: 'kube-system' }, spec: { selector: {}, template: { spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', resources: { requests } }] } } } });
-    writeFileSync(withObjects, list([ds('aws-node', { cpu: '25m' }), ds('kube-proxy', { cpu: '100m', memory: '128Mi' }), dsPod('aws-node', 'ip-10-0-0-1', { cpu: '25m' }), pending]));
+    const ds = (name: string, requests: Record<string, string>) => ({
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name, namespace: 'kube-system' },
+      spec: { selector: {}, template: { spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', resources: { requests } }] } } },
+    });
+    writeFileSync(
+      withObjects,
+      list([ds('aws-node', { cpu: '25m' }), ds('kube-proxy', { cpu: '100m', memory: '128Mi' }), dsPod('aws-node', 'ip-10-0-0-1', { cpu: '25m' }), pending]),
+    );
     const r = await capture(['plan', '--nodepools', np, '--pods', withObjects, '--launch-requests']);
     expect(r.code).toBe(0);
-    expect((JSON.parse(r.out) as { nodeClaims: { requests: Record<string, string | number> }[] }).nodeClaims[0].requests).toEqual(expect.objectContaining({ cpu: '1125m', memory: '2176Mi' }));
+    expect((JSON.parse(r.out) as { nodeClaims: { requests: Record<string, string | number> }[] }).nodeClaims[0].requests).toEqual(
+      expect.objectContaining({ cpu: '1125m', memory: '2176Mi' }),
+    );
     expect(r.err).not.toContain('DaemonSet');
   });
 });
@@ -273,7 +336,12 @@ describe('plan and the DaemonSets of plain kubectl get pods -A', () => {
 describe('plan and relaxed preferences', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nodefleet-plan-relax-'));
   const np = join(dir, 'np.yaml');
-  writeFileSync(np, pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') + '  limits: {cpu: "8"}\n' + nodeClass('default', 'al2023@latest'));
+  writeFileSync(
+    np,
+    pool('default', 'default', '        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}') +
+      '  limits: {cpu: "8"}\n' +
+      nodeClass('default', 'al2023@latest'),
+  );
   const web = (i: number) => `---
 apiVersion: v1
 kind: Pod

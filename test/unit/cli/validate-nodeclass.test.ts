@@ -18,14 +18,18 @@ const base = {
   subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
   securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
 };
-const yamlOf = (spec: Record<string, unknown>) => stringify({ apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'nc' }, spec: { ...base, ...spec } });
+const yamlOf = (spec: Record<string, unknown>) =>
+  stringify({ apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'nc' }, spec: { ...base, ...spec } });
 const validate = (spec: Record<string, unknown>) => validateFiles([{ file: 'nc.yaml', text: yamlOf(spec) }]);
 
 /** A value Karpenter's CRD accepts for each field nodefleet refuses. */
 const refusedValues: Record<string, unknown> = {
   capacityReservationSelectorTerms: [{ id: 'cr-0123456789abcdef0' }],
   ipPrefixCount: 1,
-  networkInterfaces: [{ networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' }, { networkCardIndex: 1, deviceIndex: 0, interfaceType: 'efa-only' }],
+  networkInterfaces: [
+    { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
+    { networkCardIndex: 1, deviceIndex: 0, interfaceType: 'efa-only' },
+  ],
   placementGroupSelector: { name: 'pg-training' },
   context: 'cr-fleet-context',
   connectionTracking: { tcpEstablishedTimeout: 120 },
@@ -40,19 +44,26 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
   });
 
   it.each(Object.entries(refusedValues))('spec.%s: one "not supported" line, exit 1', (field, value) => {
-    expect(validate({ [field]: value })).toEqual({ exitCode: 1, lines: [`nc.yaml: EC2NodeClass/nc: spec.${field}: not supported by nodefleet: ${UnsupportedNodeClassFields[field]}; remove spec.${field}`] });
+    expect(validate({ [field]: value })).toEqual({
+      exitCode: 1,
+      lines: [`nc.yaml: EC2NodeClass/nc: spec.${field}: not supported by nodefleet: ${UnsupportedNodeClassFields[field]}; remove spec.${field}`],
+    });
   });
 
   it.each(['al2@v20240807', 'al2@latest'])('alias %s is refused', (alias) => {
     const r = validate({ amiSelectorTerms: [{ alias }] });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`]);
+    expect(r.lines).toEqual([
+      `nc.yaml: EC2NodeClass/nc: spec.amiSelectorTerms[0].alias: ${JSON.stringify(alias)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; use al2023@latest, bottlerocket@latest (or a pinned version of either) or windows2022@latest`,
+    ]);
   });
 
   it.each(['AL2', 'Custom'])('amiFamily %s is refused', (amiFamily) => {
     const r = validate({ amiFamily, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual([`nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`]);
+    expect(r.lines).toEqual([
+      `nc.yaml: EC2NodeClass/nc: spec.amiFamily: ${JSON.stringify(amiFamily)} is not supported by nodefleet: nodefleet launches AL2023, Bottlerocket and Windows nodes only (nodeadm, Bottlerocket TOML or EKS bootstrap PowerShell user data), so such a node could not join; set amiFamily: AL2023, Bottlerocket or Windows2019/2022/2025, or use an al2023@, bottlerocket@ or windows20xx@ alias`,
+    ]);
   });
 
   it.each([
@@ -65,12 +76,19 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
   it('RAID0 on Windows is refused (the Windows bootstrap does not assemble the instance store)', () => {
     const r = validate({ amiSelectorTerms: [{ alias: 'windows2025@latest' }], instanceStorePolicy: 'RAID0' });
     expect(r.exitCode).toBe(1);
-    expect(r.lines).toEqual(['nc.yaml: EC2NodeClass/nc: spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy']);
+    expect(r.lines).toEqual([
+      'nc.yaml: EC2NodeClass/nc: spec.instanceStorePolicy: RAID0 is not supported by nodefleet for Windows: the Windows bootstrap does not assemble the instance store, so the node would not have the storage the catalog counts; remove spec.instanceStorePolicy',
+    ]);
   });
 
   it.each([
     [{ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }] }],
-    [{ amiSelectorTerms: [{ alias: 'bottlerocket@v1.46.0' }], userData: '[settings.kubernetes]\nshutdown-grace-period = "30s"\n[settings.host-containers.admin]\nenabled = true\n' }],
+    [
+      {
+        amiSelectorTerms: [{ alias: 'bottlerocket@v1.46.0' }],
+        userData: '[settings.kubernetes]\nshutdown-grace-period = "30s"\n[settings.host-containers.admin]\nenabled = true\n',
+      },
+    ],
     [{ amiFamily: 'Bottlerocket', amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }], instanceStorePolicy: 'RAID0' }],
   ])('Bottlerocket passes: %j', (spec) => {
     const r = validate(spec);
@@ -80,7 +98,10 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
 
   it.each([
     ['#!/bin/bash\necho hi\n', /^spec\.userData: not a Bottlerocket TOML document \(line 2\): /],
-    ['[settings.kubernetes]\nnot-a-setting = 1\n', /^spec\.userData: settings\.kubernetes\.not-a-setting is not supported by nodefleet: not a Kubernetes setting Karpenter passes to Bottlerocket/],
+    [
+      '[settings.kubernetes]\nnot-a-setting = 1\n',
+      /^spec\.userData: settings\.kubernetes\.not-a-setting is not supported by nodefleet: not a Kubernetes setting Karpenter passes to Bottlerocket/,
+    ],
     ['[settings.kubernetes]\nmax-pods = "110"\n', /^spec\.userData: settings\.kubernetes\.max-pods must be an integer$/],
     ['[other]\nx = 1\n', /^spec\.userData: "other": only the \[settings\] table of Bottlerocket user data is passed to the node/],
     ['[settings.bootstrap-commands.a]\ncommands = [["echo"]]\n', /^spec\.userData: settings\.bootstrap-commands\.a\.mode must be one of always, once, off$/],
@@ -101,7 +122,13 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
       amiFamily: 'AL2023',
       amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }],
       instanceStorePolicy: 'RAID0',
-      blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', volumeType: 'gp3', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 200 } }],
+      blockDeviceMappings: [
+        {
+          deviceName: '/dev/xvda',
+          rootVolume: true,
+          ebs: { volumeSize: '40Gi', volumeType: 'gp3', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 200 },
+        },
+      ],
       kubelet: { maxPods: 110, systemReserved: { cpu: '100m' } },
       userData: 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: text/x-shellscript\n\necho hi\n--B--\n',
       metadataOptions: { httpPutResponseHopLimit: 2 },
@@ -124,6 +151,8 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
     const exit = process.exitCode;
     process.exitCode = undefined;
     expect([code, exit]).toContain(1);
-    expect(out).toBe(`${join(dir, 'nc.yaml')}: EC2NodeClass/nc: spec.ipPrefixCount: not supported by nodefleet: ${UnsupportedNodeClassFields.ipPrefixCount}; remove spec.ipPrefixCount\n`);
+    expect(out).toBe(
+      `${join(dir, 'nc.yaml')}: EC2NodeClass/nc: spec.ipPrefixCount: not supported by nodefleet: ${UnsupportedNodeClassFields.ipPrefixCount}; remove spec.ipPrefixCount\n`,
+    );
   });
 });

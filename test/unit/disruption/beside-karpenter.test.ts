@@ -6,7 +6,19 @@ import { instanceTypeFromCase } from '../../../shared/catalog/index.ts';
 import { planDisruption, type DisruptionSnapshot } from '../../../shared/disruption/index.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
-const Medium = instanceTypeFromCase({ name: 'medium', cpu: 4, memoryMiB: 16384, pods: 110, zones: ['us-east-1a'], capacityTypes: ['on-demand'], price: { 'on-demand': 0.2 }, allocatable: { cpu: '4', memory: '16384Mi', pods: '110' } }, { region: 'us-east-1' });
+const Medium = instanceTypeFromCase(
+  {
+    name: 'medium',
+    cpu: 4,
+    memoryMiB: 16384,
+    pods: 110,
+    zones: ['us-east-1a'],
+    capacityTypes: ['on-demand'],
+    price: { 'on-demand': 0.2 },
+    allocatable: { cpu: '4', memory: '16384Mi', pods: '110' },
+  },
+  { region: 'us-east-1' },
+);
 
 /** The same NodePool name on both sides, as during a migration: Karpenter's nodes carry its label too. */
 const pool: NodePool = NodePoolSchema.parse({
@@ -25,13 +37,27 @@ function emptyNode(name: string, instanceId: string): Node {
     name,
     providerID: `aws:///us-east-1a/${instanceId}`,
     allocatable: { cpu: '4', memory: '16384Mi', pods: '110' },
-    labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'karpenter.sh/registered': 'true', 'node.kubernetes.io/instance-type': 'medium', 'topology.kubernetes.io/zone': 'us-east-1a', 'karpenter.sh/capacity-type': 'on-demand' },
+    labels: {
+      'karpenter.sh/nodepool': 'default',
+      'karpenter.sh/initialized': 'true',
+      'karpenter.sh/registered': 'true',
+      'node.kubernetes.io/instance-type': 'medium',
+      'topology.kubernetes.io/zone': 'us-east-1a',
+      'karpenter.sh/capacity-type': 'on-demand',
+    },
   });
   n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
   return n;
 }
 
-const snapshot = (nodes: Node[], claimed: Node[]): DisruptionSnapshot => ({ nodePools: [pool], nodes, nodeClaims: claimed.map((n) => nodeClaimOf(n)), pods: [], instanceTypes: () => [Medium], catalog: [Medium] });
+const snapshot = (nodes: Node[], claimed: Node[]): DisruptionSnapshot => ({
+  nodePools: [pool],
+  nodes,
+  nodeClaims: claimed.map((n) => nodeClaimOf(n)),
+  pods: [],
+  instanceTypes: () => [Medium],
+  catalog: [Medium],
+});
 
 describe('disruption beside Karpenter (docs/migration.md)', () => {
   it("never disrupts a node labelled karpenter.sh/nodepool that has no nodefleet claim (Karpenter's own)", () => {
@@ -48,9 +74,13 @@ describe('disruption beside Karpenter (docs/migration.md)', () => {
   });
 });
 
-describe('claim conditions a disruption pass records (Karpenter\'s Drifted and Consolidatable)', () => {
+describe("claim conditions a disruption pass records (Karpenter's Drifted and Consolidatable)", () => {
   const n = emptyNode('nodefleet-node', 'i-0bbbbbbbbbbbbbbb2');
-  const conditionsOf = (s: DisruptionSnapshot) => planDisruption(s, Now).claimConditions.map((c) => ({ name: c.name, conditions: c.conditions.filter((x) => x.type === 'Drifted' || x.type === 'Consolidatable').map((x) => `${x.type}=${x.status}/${x.reason}`) }));
+  const conditionsOf = (s: DisruptionSnapshot) =>
+    planDisruption(s, Now).claimConditions.map((c) => ({
+      name: c.name,
+      conditions: c.conditions.filter((x) => x.type === 'Drifted' || x.type === 'Consolidatable').map((x) => `${x.type}=${x.status}/${x.reason}`),
+    }));
 
   it('marks a drifted claim Drifted (reason), clears it once the NodePool is back, and marks an idle one Consolidatable', () => {
     const claim = { ...nodeClaimOf(n), nodePoolHash: 'old' };

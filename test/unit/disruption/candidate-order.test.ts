@@ -9,11 +9,23 @@ function pod(annotations: Record<string, string> = {}): Pod {
 }
 
 function candidate(nodeName: string, nodePool: string, priceUsdPerHour: number, pods: Pod[] = []): Candidate {
-  return { nodeName, nodeClaim: nodeName, nodePool, instanceType: 'std', zone: 'us-east-1a', capacityType: 'on-demand', priceUsdPerHour, reschedulablePods: pods, disruptionCost: pods.length, createdAt: '2026-03-02T08:00:00Z', consolidatable: true };
+  return {
+    nodeName,
+    nodeClaim: nodeName,
+    nodePool,
+    instanceType: 'std',
+    zone: 'us-east-1a',
+    capacityType: 'on-demand',
+    priceUsdPerHour,
+    reschedulablePods: pods,
+    disruptionCost: pods.length,
+    createdAt: '2026-03-02T08:00:00Z',
+    consolidatable: true,
+  };
 }
 
 describe('consolidation candidate order (Karpenter v1.15)', () => {
-  it('divides the price by 1 plus the pods\' eviction costs, a negative cost counting 0', () => {
+  it("divides the price by 1 plus the pods' eviction costs, a negative cost counting 0", () => {
     // Prepare: one pod of cost 1, one whose disruption-cost annotation takes it below 0.
     const c = candidate('n', 'a', 0.3, [pod(), pod({ 'karpenter.sh/disruption-cost': '-2147483647' })]);
     // Act / Assess
@@ -27,7 +39,13 @@ describe('consolidation candidate order (Karpenter v1.15)', () => {
 
   it('single-node consolidation takes one candidate of each NodePool in turn, pools by their best candidate', () => {
     // Prepare: pool a holds the three best ratios, pool b the fourth and fifth.
-    const sorted = sortBySavingsRatio([candidate('a1', 'a', 0.9), candidate('a2', 'a', 0.8), candidate('a3', 'a', 0.7), candidate('b1', 'b', 0.5), candidate('b2', 'b', 0.4)]);
+    const sorted = sortBySavingsRatio([
+      candidate('a1', 'a', 0.9),
+      candidate('a2', 'a', 0.8),
+      candidate('a3', 'a', 0.7),
+      candidate('b1', 'b', 0.5),
+      candidate('b2', 'b', 0.4),
+    ]);
     // Act
     const order = interleaveByNodePool(sorted);
     // Assess

@@ -36,11 +36,22 @@ describe('disruption-loop.asl.json', () => {
         },
       }),
     ]);
-    for (const [name, zone] of [['busy', 'us-east-1a'], ['idle', 'us-east-1b']]) {
+    for (const [name, zone] of [
+      ['busy', 'us-east-1a'],
+      ['idle', 'us-east-1b'],
+    ]) {
       const n = node({
         name,
         providerID: `aws:///${zone}/i-0000000000000${name === 'busy' ? '0001' : '0002'}`,
-        labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'karpenter.sh/capacity-type': 'on-demand', 'node.kubernetes.io/instance-type': 'm5.large', 'topology.kubernetes.io/zone': zone, 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+        labels: {
+          'karpenter.sh/nodepool': 'default',
+          'karpenter.sh/initialized': 'true',
+          'karpenter.sh/capacity-type': 'on-demand',
+          'node.kubernetes.io/instance-type': 'm5.large',
+          'topology.kubernetes.io/zone': zone,
+          'kubernetes.io/arch': 'amd64',
+          'kubernetes.io/os': 'linux',
+        },
       });
       n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
       w.kube.addNode(n);
@@ -98,11 +109,22 @@ describe('disruption-loop.asl.json', () => {
         },
       }),
     ]);
-    for (const [name, zone] of [['busy', 'us-east-1a'], ['idle', 'us-east-1b']]) {
+    for (const [name, zone] of [
+      ['busy', 'us-east-1a'],
+      ['idle', 'us-east-1b'],
+    ]) {
       const n = node({
         name,
         providerID: `aws:///${zone}/i-0000000000000${name === 'busy' ? '0001' : '0002'}`,
-        labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'karpenter.sh/capacity-type': 'on-demand', 'node.kubernetes.io/instance-type': 'm5.large', 'topology.kubernetes.io/zone': zone, 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+        labels: {
+          'karpenter.sh/nodepool': 'default',
+          'karpenter.sh/initialized': 'true',
+          'karpenter.sh/capacity-type': 'on-demand',
+          'node.kubernetes.io/instance-type': 'm5.large',
+          'topology.kubernetes.io/zone': zone,
+          'kubernetes.io/arch': 'amd64',
+          'kubernetes.io/os': 'linux',
+        },
       });
       n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
       w.kube.addNode(n);

@@ -31,7 +31,11 @@ describe('DynamoBudgetCounter', () => {
     await counter.release('default', 'claim-a'); // absent = success, no double decrement
     expect(await counter.holders('default')).toEqual({});
     expect(await counter.take('default', 'claim-b', 1, '2026-03-02T10:01:00Z')).toBe(true);
-    const item = await dynamo.call('GetItem', { TableName: dynamo.tableName, Key: { pk: { S: 'CLUSTER#c1' }, sk: { S: 'BUDGET#default' } }, ConsistentRead: true });
+    const item = await dynamo.call('GetItem', {
+      TableName: dynamo.tableName,
+      Key: { pk: { S: 'CLUSTER#c1' }, sk: { S: 'BUDGET#default' } },
+      ConsistentRead: true,
+    });
     expect(item.Item.inFlight).toEqual({ N: '1' });
   });
 

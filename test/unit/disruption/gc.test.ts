@@ -5,9 +5,14 @@ import { ClaimsEpochSkewSeconds, OrphanInstanceGraceSeconds, planGarbageCollecti
 
 const Now = new Date('2026-03-02T10:00:00Z');
 /** The tags a launch puts on a claim's instance (shared/aws/ec2.ts launchTags; the fake claims' cluster is `test`). */
-const launchTags = (claim: string, nodePool = 'default') => ({ 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': nodePool, 'karpenter.sh/nodeclaim': claim });
+const launchTags = (claim: string, nodePool = 'default') => ({
+  'nodefleet.io/cluster': 'test',
+  'karpenter.sh/nodepool': nodePool,
+  'karpenter.sh/nodeclaim': claim,
+});
 /** A registered Node of instance `instanceId` in NodePool default. */
-const nodeOfInstance = (name: string, instanceId: string) => node({ name, providerID: `aws:///us-east-1a/${instanceId}`, labels: { 'karpenter.sh/nodepool': 'default' } });
+const nodeOfInstance = (name: string, instanceId: string) =>
+  node({ name, providerID: `aws:///us-east-1a/${instanceId}`, labels: { 'karpenter.sh/nodepool': 'default' } });
 /** A running instance of `claim`, launched at 09:00. */
 const instanceOf = (claim: string, instanceId: string) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: launchTags(claim) });
 /** The table has kept claims since well before every instance of these tests (the guard below has its own). */
@@ -17,9 +22,28 @@ describe('planGarbageCollection', () => {
   it('deletes claims that never launched (5 min) or never registered (15 min)', () => {
     const notLaunched = nodeClaim({ name: 'a', phase: 'Pending', createdAt: '2026-03-02T09:54:00Z' });
     const young = nodeClaim({ name: 'b', phase: 'Pending', createdAt: '2026-03-02T09:58:00Z' });
-    const unregistered = setCondition(nodeClaim({ name: 'c', phase: 'Launched', instanceId: 'i-0c', createdAt: '2026-03-02T09:44:00Z' }), 'Launched', 'True', '2026-03-02T09:44:05Z');
-    const registering = setCondition(nodeClaim({ name: 'd', phase: 'Launched', instanceId: 'i-0d', createdAt: '2026-03-02T09:50:00Z' }), 'Launched', 'True', '2026-03-02T09:50:05Z');
-    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [notLaunched, young, unregistered, registering], nodes: [], instances: [instanceOf('c', 'i-0c'), instanceOf('d', 'i-0d')] }, Now);
+    const unregistered = setCondition(
+      nodeClaim({ name: 'c', phase: 'Launched', instanceId: 'i-0c', createdAt: '2026-03-02T09:44:00Z' }),
+      'Launched',
+      'True',
+      '2026-03-02T09:44:05Z',
+    );
+    const registering = setCondition(
+      nodeClaim({ name: 'd', phase: 'Launched', instanceId: 'i-0d', createdAt: '2026-03-02T09:50:00Z' }),
+      'Launched',
+      'True',
+      '2026-03-02T09:50:05Z',
+    );
+    const plan = planGarbageCollection(
+      {
+        cluster: 'test',
+        tableEpochMs: Epoch,
+        nodeClaims: [notLaunched, young, unregistered, registering],
+        nodes: [],
+        instances: [instanceOf('c', 'i-0c'), instanceOf('d', 'i-0d')],
+      },
+      Now,
+    );
     expect(plan.deleteNodeClaims).toEqual([
       { nodeClaim: 'a', reason: 'launch_timeout' },
       { nodeClaim: 'c', reason: 'registration_timeout', instanceId: 'i-0c' },
@@ -38,7 +62,12 @@ describe('planGarbageCollection', () => {
         instances: [
           { instanceId: 'i-0gone', state: 'terminated', tags: { 'nodefleet.io/cluster': 'test' } },
           { instanceId: 'i-0fine', state: 'running', tags: { 'nodefleet.io/cluster': 'test' } },
-          { instanceId: 'i-0orphan', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default' } },
+          {
+            instanceId: 'i-0orphan',
+            state: 'running',
+            launchTime: '2026-03-02T09:00:00Z',
+            tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default' },
+          },
           { instanceId: 'i-0launching', state: 'pending', launchTime: '2026-03-02T09:59:50Z', tags: { 'nodefleet.io/cluster': 'test' } },
           { instanceId: 'i-0notours', state: 'running', launchTime: '2026-03-01T00:00:00Z', tags: { Name: 'bastion' } },
         ],
@@ -88,7 +117,12 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
   });
 
   it('never terminates an orphan whose Node is live and registered: it is reported with its node; one whose Node never registered is terminated (F4)', () => {
-    const orphan = (id: string) => ({ instanceId: id, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': `lost-${id}` } });
+    const orphan = (id: string) => ({
+      instanceId: id,
+      state: 'running',
+      launchTime: '2026-03-02T09:00:00Z',
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': `lost-${id}` },
+    });
     const plan = planGarbageCollection(
       {
         cluster: 'test',
@@ -102,7 +136,9 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
       },
       Now,
     );
-    expect(plan.orphansWithNode).toEqual([{ instanceId: 'i-0busy', nodeName: 'busy', launchTime: '2026-03-02T09:00:00Z', nodeClaim: 'lost-i-0busy', nodePool: 'default' }]);
+    expect(plan.orphansWithNode).toEqual([
+      { instanceId: 'i-0busy', nodeName: 'busy', launchTime: '2026-03-02T09:00:00Z', nodeClaim: 'lost-i-0busy', nodePool: 'default' },
+    ]);
     expect(plan.terminateInstances).toEqual([
       { instanceId: 'i-0fresh', reason: 'orphan' },
       { instanceId: 'i-0bare', reason: 'orphan' },
@@ -110,11 +146,19 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
   });
 
   it('an orphan launched after the epoch keeps the 30 s launch grace, and is not reported while it waits', () => {
-    const young = { instanceId: 'i-0young', state: 'running', launchTime: new Date(Now.getTime() - (OrphanInstanceGraceSeconds - 1) * 1000).toISOString(), tags: ours('default-young') };
+    const young = {
+      instanceId: 'i-0young',
+      state: 'running',
+      launchTime: new Date(Now.getTime() - (OrphanInstanceGraceSeconds - 1) * 1000).toISOString(),
+      tags: ours('default-young'),
+    };
     const plan = planGarbageCollection({ cluster: 'test', nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, Now);
     expect(plan.terminateInstances).toEqual([]);
     expect(plan.unownedBeforeEpoch).toEqual([]);
-    const later = planGarbageCollection({ cluster: 'test', nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs }, new Date(Now.getTime() + 2000));
+    const later = planGarbageCollection(
+      { cluster: 'test', nodeClaims: [], nodes: [], instances: [young], tableEpochMs: epochMs },
+      new Date(Now.getTime() + 2000),
+    );
     expect(later.terminateInstances).toEqual([{ instanceId: 'i-0young', reason: 'orphan' }]);
   });
 });
@@ -122,8 +166,23 @@ describe('planGarbageCollection: instances launched before the claims epoch (a r
 describe('planGarbageCollection beside Karpenter (docs/migration.md)', () => {
   it("never terminates nor reports an instance without nodefleet's cluster tag: Karpenter's own, or another cluster's", () => {
     // Prepare: Karpenter's instance (its tags, no nodefleet.io/cluster), another stack's, and a real orphan
-    const karpenters = { instanceId: 'i-0karp', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'karpenter.sh/nodepool': 'theirs', 'karpenter.sh/nodeclaim': 'theirs-abc', 'karpenter.sh/managed-by': 'test', 'karpenter.k8s.aws/ec2nodeclass': 'default' } };
-    const otherCluster = { instanceId: 'i-0other', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'prod', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-x' } };
+    const karpenters = {
+      instanceId: 'i-0karp',
+      state: 'running',
+      launchTime: '2026-03-02T09:00:00Z',
+      tags: {
+        'karpenter.sh/nodepool': 'theirs',
+        'karpenter.sh/nodeclaim': 'theirs-abc',
+        'karpenter.sh/managed-by': 'test',
+        'karpenter.k8s.aws/ec2nodeclass': 'default',
+      },
+    };
+    const otherCluster = {
+      instanceId: 'i-0other',
+      state: 'running',
+      launchTime: '2026-03-02T09:00:00Z',
+      tags: { 'nodefleet.io/cluster': 'prod', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-x' },
+    };
     const orphan = { instanceId: 'i-0mine', state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: launchTags('default-lost') };
     const nodes = [node({ name: 'karp', providerID: 'aws:///us-east-1a/i-0karp', labels: { 'karpenter.sh/nodepool': 'theirs' } })];
     // Act
@@ -140,16 +199,34 @@ describe('staleDisruptions', () => {
   it('releases holders whose claim and node are gone, and leases not renewed for DisruptionLeaseSeconds (untainting their node); keeps a terminating one and a live lease', async () => {
     const { staleDisruptions, DisruptionLeaseSeconds } = await import('../../../shared/disruption/gc.ts');
     const disrupted = [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' as const }];
-    const nodes = [node({ name: 'n-draining', taints: disrupted }), node({ name: 'n-stuck', taints: disrupted }), node({ name: 'n-idle' }), node({ name: 'n-renewed', taints: disrupted })];
+    const nodes = [
+      node({ name: 'n-draining', taints: disrupted }),
+      node({ name: 'n-stuck', taints: disrupted }),
+      node({ name: 'n-idle' }),
+      node({ name: 'n-renewed', taints: disrupted }),
+    ];
     const claims = [
-      nodeClaim({ name: 'c-draining', nodeName: 'n-draining', phase: 'Terminating', termination: { attempt: 1, reason: 'drift', startedAt: Now.toISOString(), heartbeatAt: Now.toISOString(), failures: 0, budgetNodePool: 'default' } }),
+      nodeClaim({
+        name: 'c-draining',
+        nodeName: 'n-draining',
+        phase: 'Terminating',
+        termination: { attempt: 1, reason: 'drift', startedAt: Now.toISOString(), heartbeatAt: Now.toISOString(), failures: 0, budgetNodePool: 'default' },
+      }),
       nodeClaim({ name: 'c-stuck', nodeName: 'n-stuck' }),
       nodeClaim({ name: 'c-idle', nodeName: 'n-idle' }),
       nodeClaim({ name: 'c-renewed', nodeName: 'n-renewed' }),
     ];
     const at = (s: number) => new Date(Now.getTime() - s * 1000).toISOString();
     const out = staleDisruptions(
-      { default: { 'c-gone': at(60), 'c-draining': at(7200), 'c-stuck': at(DisruptionLeaseSeconds), 'c-idle': at(DisruptionLeaseSeconds + 60), 'c-renewed': at(DisruptionLeaseSeconds - 1) } },
+      {
+        default: {
+          'c-gone': at(60),
+          'c-draining': at(7200),
+          'c-stuck': at(DisruptionLeaseSeconds),
+          'c-idle': at(DisruptionLeaseSeconds + 60),
+          'c-renewed': at(DisruptionLeaseSeconds - 1),
+        },
+      },
       claims,
       nodes,
       Now,
@@ -173,7 +250,12 @@ describe('staleDisruptions', () => {
       nodeClaim({ name: 'c-terminated', nodeName: 'n-terminated', phase: 'Terminated', termination: interruption }),
       nodeClaim({ name: 'c-young', nodeName: 'n-young', phase: 'Terminated', termination: interruption }),
     ];
-    const out = staleDisruptions({ default: { 'c-interrupted': at(DisruptionLeaseSeconds), 'c-terminated': at(DisruptionLeaseSeconds + 60), 'c-young': at(60) } }, claims, nodes, Now);
+    const out = staleDisruptions(
+      { default: { 'c-interrupted': at(DisruptionLeaseSeconds), 'c-terminated': at(DisruptionLeaseSeconds + 60), 'c-young': at(60) } },
+      claims,
+      nodes,
+      Now,
+    );
     expect(out.releaseBudgetSlots).toEqual([
       { nodePool: 'default', holder: 'c-interrupted', reason: 'abandoned' },
       { nodePool: 'default', holder: 'c-terminated', reason: 'abandoned' },
@@ -189,7 +271,11 @@ describe('staleDisruptions', () => {
       node({ name: 'young', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: at(60) }] }),
       node({ name: 'draining', taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: at(7200) }] }),
     ];
-    const claims = [nodeClaim({ name: 'a', nodeName: 'old' }), nodeClaim({ name: 'b', nodeName: 'young' }), nodeClaim({ name: 'c', nodeName: 'draining', phase: 'Terminating' })];
+    const claims = [
+      nodeClaim({ name: 'a', nodeName: 'old' }),
+      nodeClaim({ name: 'b', nodeName: 'young' }),
+      nodeClaim({ name: 'c', nodeName: 'draining', phase: 'Terminating' }),
+    ];
     expect(staleDisruptions({}, claims, nodes, Now).untaintNodes).toEqual([{ nodeName: 'old', reason: 'abandoned' }]);
   });
 });
@@ -198,35 +284,82 @@ describe('planGarbageCollection: a node that never initializes (chaos never-read
   it('a registered claim not Initialized 15 min after registration is deleted with its instance and node; an initialized one is kept', async () => {
     const { InitializationTimeoutSeconds } = await import('../../../shared/disruption/gc.ts');
     const reg = (name: string, secondsAgo: number) =>
-      setCondition(setCondition(nodeClaim({ name, instanceId: `i-0${name}`, providerId: `aws:///us-east-1a/i-0${name}`, nodeName: `n-${name}`, createdAt: '2026-03-02T09:00:00Z' }), 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', new Date(Now.getTime() - secondsAgo * 1000).toISOString());
+      setCondition(
+        setCondition(
+          nodeClaim({ name, instanceId: `i-0${name}`, providerId: `aws:///us-east-1a/i-0${name}`, nodeName: `n-${name}`, createdAt: '2026-03-02T09:00:00Z' }),
+          'Launched',
+          'True',
+          '2026-03-02T09:00:00Z',
+        ),
+        'Registered',
+        'True',
+        new Date(Now.getTime() - secondsAgo * 1000).toISOString(),
+      );
     const stuck = reg('a', InitializationTimeoutSeconds);
     const young = reg('b', InitializationTimeoutSeconds - 1);
     const ready = setCondition(reg('c', InitializationTimeoutSeconds + 600), 'Initialized', 'True', '2026-03-02T09:02:00Z');
     const nodes = ['a', 'b', 'c'].map((n) => nodeOfInstance(`n-${n}`, `i-0${n}`));
-    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes, instances: ['a', 'b', 'c'].map((n) => instanceOf(n, `i-0${n}`)) }, Now);
+    const plan = planGarbageCollection(
+      { cluster: 'test', tableEpochMs: Epoch, nodeClaims: [stuck, young, ready], nodes, instances: ['a', 'b', 'c'].map((n) => instanceOf(n, `i-0${n}`)) },
+      Now,
+    );
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'a', reason: 'initialization_timeout', instanceId: 'i-0a', nodeName: 'n-a' }]);
   });
 });
 
 describe('planGarbageCollection: a Node deleted out of band', () => {
-  const registeredAt = (c: ReturnType<typeof nodeClaim>, iso: string) => setCondition(setCondition(setCondition(c, 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', iso), 'Initialized', 'True', iso);
+  const registeredAt = (c: ReturnType<typeof nodeClaim>, iso: string) =>
+    setCondition(setCondition(setCondition(c, 'Launched', 'True', '2026-03-02T09:00:00Z'), 'Registered', 'True', iso), 'Initialized', 'True', iso);
 
   it('a registered claim whose Node is gone (by name and providerID) has its instance terminated and is deleted, after the grace', async () => {
     const { NodeGoneGraceSeconds } = await import('../../../shared/disruption/gc.ts');
-    const gone = registeredAt(nodeClaim({ name: 'gone', instanceId: 'i-0gone', nodeName: 'n-gone', providerId: 'aws:///us-east-1a/i-0gone', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
-    const fresh = registeredAt(nodeClaim({ name: 'fresh', instanceId: 'i-0fresh', nodeName: 'n-fresh', createdAt: '2026-03-02T09:00:00Z' }), new Date(Now.getTime() - (NodeGoneGraceSeconds - 1) * 1000).toISOString());
-    const renamed = registeredAt(nodeClaim({ name: 'renamed', instanceId: 'i-0ren', nodeName: 'n-old-name', providerId: 'aws:///us-east-1a/i-0ren', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
+    const gone = registeredAt(
+      nodeClaim({ name: 'gone', instanceId: 'i-0gone', nodeName: 'n-gone', providerId: 'aws:///us-east-1a/i-0gone', createdAt: '2026-03-02T09:00:00Z' }),
+      '2026-03-02T09:01:00Z',
+    );
+    const fresh = registeredAt(
+      nodeClaim({ name: 'fresh', instanceId: 'i-0fresh', nodeName: 'n-fresh', createdAt: '2026-03-02T09:00:00Z' }),
+      new Date(Now.getTime() - (NodeGoneGraceSeconds - 1) * 1000).toISOString(),
+    );
+    const renamed = registeredAt(
+      nodeClaim({ name: 'renamed', instanceId: 'i-0ren', nodeName: 'n-old-name', providerId: 'aws:///us-east-1a/i-0ren', createdAt: '2026-03-02T09:00:00Z' }),
+      '2026-03-02T09:01:00Z',
+    );
     const instances = [instanceOf('gone', 'i-0gone'), instanceOf('fresh', 'i-0fresh'), instanceOf('renamed', 'i-0ren')];
-    const plan = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [gone, fresh, renamed], nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })], instances }, Now);
+    const plan = planGarbageCollection(
+      {
+        cluster: 'test',
+        tableEpochMs: Epoch,
+        nodeClaims: [gone, fresh, renamed],
+        nodes: [node({ name: 'n-new-name', providerID: 'aws:///us-east-1a/i-0ren' })],
+        instances,
+      },
+      Now,
+    );
     expect(plan.deleteNodeClaims).toEqual([{ nodeClaim: 'gone', reason: 'node_gone', instanceId: 'i-0gone' }]);
     expect(plan.terminateInstances).toEqual([]);
   });
 
   it('a claim still launching (not registered) or terminating is not judged by its missing Node', () => {
-    const launching = setCondition(nodeClaim({ name: 'l', phase: 'Launched', instanceId: 'i-0l', createdAt: '2026-03-02T09:55:00Z' }), 'Launched', 'True', '2026-03-02T09:55:00Z');
-    const terminating = registeredAt(nodeClaim({ name: 't', phase: 'Terminating', instanceId: 'i-0t', nodeName: 'n-t', createdAt: '2026-03-02T09:00:00Z' }), '2026-03-02T09:01:00Z');
-    const instances = ['i-0l', 'i-0t'].map((instanceId) => ({ instanceId, state: 'running', launchTime: '2026-03-02T09:00:00Z', tags: { 'nodefleet.io/cluster': 'test' } }));
-    expect(planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [launching, terminating], nodes: [], instances }, Now).deleteNodeClaims).toEqual([]);
+    const launching = setCondition(
+      nodeClaim({ name: 'l', phase: 'Launched', instanceId: 'i-0l', createdAt: '2026-03-02T09:55:00Z' }),
+      'Launched',
+      'True',
+      '2026-03-02T09:55:00Z',
+    );
+    const terminating = registeredAt(
+      nodeClaim({ name: 't', phase: 'Terminating', instanceId: 'i-0t', nodeName: 'n-t', createdAt: '2026-03-02T09:00:00Z' }),
+      '2026-03-02T09:01:00Z',
+    );
+    const instances = ['i-0l', 'i-0t'].map((instanceId) => ({
+      instanceId,
+      state: 'running',
+      launchTime: '2026-03-02T09:00:00Z',
+      tags: { 'nodefleet.io/cluster': 'test' },
+    }));
+    expect(
+      planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [launching, terminating], nodes: [], instances }, Now).deleteNodeClaims,
+    ).toEqual([]);
   });
 });
 
@@ -248,7 +381,10 @@ describe('planGarbageCollection: terminations and records', () => {
         ended: { attempt: o.failures, outcome: 'failed' as const, at: new Date(Now.getTime() - o.endedSecondsAgo * 1000).toISOString() },
       },
     });
-  const restarts = (c: ReturnType<typeof nodeClaim>) => planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [c], nodes: [node({ name: 'n-f' })] }, Now).restartTerminations.map((r) => r.input.attempt);
+  const restarts = (c: ReturnType<typeof nodeClaim>) =>
+    planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [c], nodes: [node({ name: 'n-f' })] }, Now).restartTerminations.map(
+      (r) => r.input.attempt,
+    );
 
   it('restarts a failed termination within 3 minutes however often it failed (never left without an attempt for long)', () => {
     expect(restarts(failed({ failures: 6, endedSecondsAgo: 179 }))).toEqual([]);
@@ -287,10 +423,26 @@ describe('planGarbageCollection: terminations and records', () => {
   });
 });
 
-describe('planGarbageCollection: a record naming another claim\'s instance (forged or corrupted item; npm run attack, records)', () => {
+describe("planGarbageCollection: a record naming another claim's instance (forged or corrupted item; npm run attack, records)", () => {
   // The victim: a registered, initialized claim whose instance and Node are live.
   const victim = setCondition(
-    setCondition(setCondition(nodeClaim({ name: 'default-victim', instanceId: 'i-0victim', nodeName: 'n-victim', providerId: 'aws:///us-east-1a/i-0victim', createdAt: '2026-03-01T00:00:00Z' }), 'Launched', 'True', '2026-03-01T00:00:00Z'), 'Registered', 'True', '2026-03-01T00:01:00Z'),
+    setCondition(
+      setCondition(
+        nodeClaim({
+          name: 'default-victim',
+          instanceId: 'i-0victim',
+          nodeName: 'n-victim',
+          providerId: 'aws:///us-east-1a/i-0victim',
+          createdAt: '2026-03-01T00:00:00Z',
+        }),
+        'Launched',
+        'True',
+        '2026-03-01T00:00:00Z',
+      ),
+      'Registered',
+      'True',
+      '2026-03-01T00:01:00Z',
+    ),
     'Initialized',
     'True',
     '2026-03-01T00:02:00Z',
@@ -298,8 +450,10 @@ describe('planGarbageCollection: a record naming another claim\'s instance (forg
   const nodes = [nodeOfInstance('n-victim', 'i-0victim')];
   const instances = [instanceOf('default-victim', 'i-0victim')];
   const old = '2026-02-01T00:00:00Z';
-  const plan = (evil: ReturnType<typeof nodeClaim>) => planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim, evil], nodes, instances }, Now);
-  const touched = (p: ReturnType<typeof plan>) => [...p.deleteNodeClaims.flatMap((d) => [d.instanceId, d.nodeName]), ...p.terminateInstances.map((t) => t.instanceId)].filter(Boolean);
+  const plan = (evil: ReturnType<typeof nodeClaim>) =>
+    planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim, evil], nodes, instances }, Now);
+  const touched = (p: ReturnType<typeof plan>) =>
+    [...p.deleteNodeClaims.flatMap((d) => [d.instanceId, d.nodeName]), ...p.terminateInstances.map((t) => t.instanceId)].filter(Boolean);
 
   it('a Launched claim past the registration timeout: deleted, the instance and Node left alone', () => {
     const evil = setCondition(nodeClaim({ name: 'evil-1', phase: 'Launched', instanceId: 'i-0victim', createdAt: old }), 'Launched', 'True', old);
@@ -309,32 +463,66 @@ describe('planGarbageCollection: a record naming another claim\'s instance (forg
   });
 
   it('a Registered claim whose Node is gone: deleted, the instance left alone', () => {
-    const evil = setCondition(setCondition(nodeClaim({ name: 'evil-2', instanceId: 'i-0victim', nodeName: 'n-ghost', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+    const evil = setCondition(
+      setCondition(nodeClaim({ name: 'evil-2', instanceId: 'i-0victim', nodeName: 'n-ghost', createdAt: old }), 'Launched', 'True', old),
+      'Registered',
+      'True',
+      old,
+    );
     const p = plan(evil);
     expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'evil-2', reason: 'node_gone' }]);
     expect(touched(p)).toEqual([]);
   });
 
-  it('a Registered claim that never initialized, naming the victim\'s Node too: neither the Node nor the instance is touched', () => {
-    const evil = setCondition(setCondition(nodeClaim({ name: 'evil-3', phase: 'Registered', instanceId: 'i-0victim', nodeName: 'n-victim', providerId: 'aws:///us-east-1a/i-0victim', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+  it("a Registered claim that never initialized, naming the victim's Node too: neither the Node nor the instance is touched", () => {
+    const evil = setCondition(
+      setCondition(
+        nodeClaim({
+          name: 'evil-3',
+          phase: 'Registered',
+          instanceId: 'i-0victim',
+          nodeName: 'n-victim',
+          providerId: 'aws:///us-east-1a/i-0victim',
+          createdAt: old,
+        }),
+        'Launched',
+        'True',
+        old,
+      ),
+      'Registered',
+      'True',
+      old,
+    );
     expect(touched(plan(evil))).toEqual([]);
   });
 
   it('a Terminating claim past its deadline: the deadline backstop does not terminate the instance', () => {
-    const evil = nodeClaim({ name: 'evil-4', phase: 'Terminating', instanceId: 'i-0victim', nodeName: 'n-victim', createdAt: old, termination: { attempt: 1, reason: 'expiration', deadlineEpochMs: 0, startedAt: old, failures: 0 } });
+    const evil = nodeClaim({
+      name: 'evil-4',
+      phase: 'Terminating',
+      instanceId: 'i-0victim',
+      nodeName: 'n-victim',
+      createdAt: old,
+      termination: { attempt: 1, reason: 'expiration', deadlineEpochMs: 0, startedAt: old, failures: 0 },
+    });
     expect(plan(evil).terminateInstances).toEqual([]);
   });
 
-  it('a claim naming the victim\'s Node (with or without its providerID) and an instance that is gone: deleted, the Node left alone', () => {
+  it("a claim naming the victim's Node (with or without its providerID) and an instance that is gone: deleted, the Node left alone", () => {
     for (const providerId of ['aws:///us-east-1a/i-0victim', 'aws:///us-east-1a/i-0gone']) {
-      const evil = setCondition(setCondition(nodeClaim({ name: 'evil-5', instanceId: 'i-0gone', providerId, nodeName: 'n-victim', createdAt: old }), 'Launched', 'True', old), 'Registered', 'True', old);
+      const evil = setCondition(
+        setCondition(nodeClaim({ name: 'evil-5', instanceId: 'i-0gone', providerId, nodeName: 'n-victim', createdAt: old }), 'Launched', 'True', old),
+        'Registered',
+        'True',
+        old,
+      );
       const p = plan(evil);
       expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'evil-5', reason: 'instance_gone' }]);
       expect(touched(p)).toEqual([]);
     }
   });
 
-  it('the victim\'s own record still works: its Node gone, its instance is terminated; its instance gone, its Node is deleted', () => {
+  it("the victim's own record still works: its Node gone, its instance is terminated; its instance gone, its Node is deleted", () => {
     const p = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim], nodes: [], instances }, Now);
     expect(p.deleteNodeClaims).toEqual([{ nodeClaim: 'default-victim', reason: 'node_gone', instanceId: 'i-0victim' }]);
     const q = planGarbageCollection({ cluster: 'test', tableEpochMs: Epoch, nodeClaims: [victim], nodes, instances: [] }, Now);

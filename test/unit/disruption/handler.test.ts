@@ -40,7 +40,10 @@ function nodePool(budgetNodes = '100%'): NodePool {
 function managedNode(name: string, instanceType: string, allocatable: Record<string, string>, zone = 'us-east-1a') {
   const n = node({
     name,
-    providerID: `aws:///${zone}/i-${name.replace(/[^0-9a-z]/g, '').padEnd(17, '0').slice(0, 17)}`,
+    providerID: `aws:///${zone}/i-${name
+      .replace(/[^0-9a-z]/g, '')
+      .padEnd(17, '0')
+      .slice(0, 17)}`,
     allocatable,
     labels: {
       'karpenter.sh/nodepool': 'default',
@@ -88,7 +91,11 @@ describe('disruption handler run()', () => {
 
   it('plans an empty node, validates after 15 s, takes a budget slot, taints it and starts its termination', async () => {
     // Prepare
-    await addManaged(w, managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
+    await addManaged(
+      w,
+      managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }),
+      managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'),
+    );
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '500m' }));
     const deps = depsOf(w);
 
@@ -108,7 +115,9 @@ describe('disruption handler run()', () => {
     w.clock.advanceSeconds(15);
     const acted = await run({ command: planned.command }, deps);
     expect(acted.status).toBe('terminating');
-    expect(w.starter.started).toEqual([{ nodeClaim: 'idle', nodeName: 'idle', instanceId: expect.stringMatching(/^i-/), reason: 'emptiness', budgetNodePool: 'default' }]);
+    expect(w.starter.started).toEqual([
+      { nodeClaim: 'idle', nodeName: 'idle', instanceId: expect.stringMatching(/^i-/), reason: 'emptiness', budgetNodePool: 'default' },
+    ]);
     expect(w.budgets.inFlight('default')).toBe(1);
     expect(w.kube.peekNode('idle')?.spec?.taints).toContainEqual(expect.objectContaining({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }));
   });
@@ -130,7 +139,11 @@ describe('disruption handler run()', () => {
   });
 
   it('drops the command when the node got a pod during the validation delay', async () => {
-    await addManaged(w, managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }));
+    await addManaged(
+      w,
+      managedNode('busy', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }),
+      managedNode('idle', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }),
+    );
     w.kube.addPod(pod({ name: 'web-1', nodeName: 'busy', cpu: '1500m' }));
     const deps = depsOf(w);
     const planned = await run({}, deps);
@@ -267,7 +280,12 @@ describe('disruption handler run()', () => {
     const going = managedNode('going', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' });
     going.spec = { ...going.spec, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: Start }], unschedulable: true };
     w.kube.addNode(going);
-    await w.store.create(nodeClaimOf(going, { phase: 'Terminating', termination: { attempt: 1, reason: 'consolidation', budgetNodePool: 'default', startedAt: Start, failures: 0 } }));
+    await w.store.create(
+      nodeClaimOf(going, {
+        phase: 'Terminating',
+        termination: { attempt: 1, reason: 'consolidation', budgetNodePool: 'default', startedAt: Start, failures: 0 },
+      }),
+    );
     await w.budgets.take('default', 'going', 1, Start);
     const c = nodeClaimOf(going);
     const command = {
@@ -275,7 +293,17 @@ describe('disruption handler run()', () => {
       method: 'emptiness' as const,
       reason: 'Empty' as const,
       decision: 'delete' as const,
-      candidates: [{ nodeName: 'going', nodeClaim: c.name, nodePool: 'default', instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' as const, pods: [] }],
+      candidates: [
+        {
+          nodeName: 'going',
+          nodeClaim: c.name,
+          nodePool: 'default',
+          instanceType: 'm5.large',
+          zone: 'us-east-1a',
+          capacityType: 'on-demand' as const,
+          pods: [],
+        },
+      ],
       replacements: [],
       createdAt: Start,
       validateAfter: Start,
@@ -322,7 +350,9 @@ describe('two disruption runs at once against one budget of 1 (DynamoDB counter 
   let doc: DynamoDBDocumentClient;
   beforeAll(async () => {
     dynamo = await startLocalDynamo({ tableName: 'disruption-race' });
-    doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
   }, 30_000);
   afterAll(async () => {
     await dynamo?.stop();
@@ -332,7 +362,11 @@ describe('two disruption runs at once against one budget of 1 (DynamoDB counter 
     // Prepare: two empty nodes, budget nodes "1"
     const w = fakeWorld({ start: Start });
     w.kube.setNodePools([nodePool('1')]);
-    await addManaged(w, managedNode('empty-a', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }), managedNode('empty-b', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'));
+    await addManaged(
+      w,
+      managedNode('empty-a', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }),
+      managedNode('empty-b', 'm5.large', { cpu: '1930m', memory: '7220Mi', pods: '29' }, 'us-east-1b'),
+    );
     const counter = new DynamoBudgetCounter(doc, dynamo.tableName, 'race');
     const deps = depsOf(w, counter);
     const planned = await run({}, deps);
@@ -340,7 +374,11 @@ describe('two disruption runs at once against one budget of 1 (DynamoDB counter 
     expect(cmdA.candidates).toHaveLength(1);
     // A second run that planned from a slightly different view picked the other node.
     const other = cmdA.candidates[0].nodeName === 'empty-a' ? 'empty-b' : 'empty-a';
-    const cmdB = { ...cmdA, id: `${cmdA.id}-b`, candidates: [{ ...cmdA.candidates[0], nodeName: other, nodeClaim: other, zone: other === 'empty-b' ? 'us-east-1b' : 'us-east-1a' }] };
+    const cmdB = {
+      ...cmdA,
+      id: `${cmdA.id}-b`,
+      candidates: [{ ...cmdA.candidates[0], nodeName: other, nodeClaim: other, zone: other === 'empty-b' ? 'us-east-1b' : 'us-east-1a' }],
+    };
     w.clock.advanceSeconds(15);
 
     // Act: both invocations at once

@@ -10,7 +10,12 @@ import { evictionCost } from '../../../shared/disruption/cost.ts';
 const Standard = 1;
 
 function pod(annotations: Record<string, string> = {}, priority?: number): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', annotations }, spec: { containers: [{ name: 'c' }], ...(priority === undefined ? {} : { priority }) } } as Pod;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'default', annotations },
+    spec: { containers: [{ name: 'c' }], ...(priority === undefined ? {} : { priority }) },
+  } as Pod;
 }
 const deletionCost = (v: string) => pod({ 'controller.kubernetes.io/pod-deletion-cost': v });
 

@@ -19,16 +19,34 @@ const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(t0 + minutes * 60_000);
 const BadNode: RepairPolicy = { conditionType: 'BadNode', conditionStatus: 'False', tolerationSeconds: 30 * 60, action: 'ReplaceNode' };
 
-function pair(name: string, conditions: NodeCondition[] = [], o: { pool?: string; annotations?: Record<string, string> } = {}): { node: Node; claim: NodeClaim } {
-  const n = nodeOf({ name, providerID: `aws:///us-east-1a/i-${name}`, labels: { 'karpenter.sh/nodepool': o.pool ?? 'default', 'karpenter.sh/capacity-type': 'on-demand' } });
+function pair(
+  name: string,
+  conditions: NodeCondition[] = [],
+  o: { pool?: string; annotations?: Record<string, string> } = {},
+): { node: Node; claim: NodeClaim } {
+  const n = nodeOf({
+    name,
+    providerID: `aws:///us-east-1a/i-${name}`,
+    labels: { 'karpenter.sh/nodepool': o.pool ?? 'default', 'karpenter.sh/capacity-type': 'on-demand' },
+  });
   n.metadata.creationTimestamp = at(0).toISOString();
   if (o.annotations) n.metadata.annotations = o.annotations;
   n.status!.conditions = [{ type: 'Ready', status: 'True', lastTransitionTime: at(0).toISOString() }, ...conditions];
   return { node: n, claim: nodeClaimOf(n) };
 }
-const bad = (type = 'BadNode', status: NodeCondition['status'] = 'False', reason?: string): NodeCondition => ({ type, status, lastTransitionTime: at(0).toISOString(), ...(reason ? { reason } : {}) });
+const bad = (type = 'BadNode', status: NodeCondition['status'] = 'False', reason?: string): NodeCondition => ({
+  type,
+  status,
+  lastTransitionTime: at(0).toISOString(),
+  ...(reason ? { reason } : {}),
+});
 const plan = (pairs: { node: Node; claim: NodeClaim }[], minutes: number, policies: RepairPolicy[] = [BadNode]) =>
-  planNodeRepair(pairs.map((p) => p.claim), pairs.map((p) => p.node), at(minutes), policies);
+  planNodeRepair(
+    pairs.map((p) => p.claim),
+    pairs.map((p) => p.node),
+    at(minutes),
+    policies,
+  );
 const repaired = (r: ReturnType<typeof plan>) => r.repair.map((x) => x.nodeClaim);
 
 describe('Node Health › Reconciliation', () => {
@@ -45,7 +63,10 @@ describe('Node Health › Reconciliation', () => {
     expect(repaired(plan([pair('n1', [bad()])], 20))).toEqual([]);
   });
   it('should return the requeue interval for the condition closest to its terminationDuration', () => {
-    const policies: RepairPolicy[] = [{ ...BadNode, tolerationSeconds: 60 * 60 }, { ...BadNode, conditionType: 'ValidUnhealthyCondition' }];
+    const policies: RepairPolicy[] = [
+      { ...BadNode, tolerationSeconds: 60 * 60 },
+      { ...BadNode, conditionType: 'ValidUnhealthyCondition' },
+    ];
     const { node } = pair('n1', [bad('ValidUnhealthyCondition'), bad('BadNode')]);
     const u = unhealthyCondition(node, policies)!;
     expect(u.condition.type).toBe('ValidUnhealthyCondition');
@@ -87,7 +108,10 @@ describe('Repair Policies › Matching', () => {
     expect(unhealthyCondition(node, [accel])?.repairAtMs).toBe(at(15).getTime());
   });
   it('reconstructs eligibility from the current condition after restart', () => {
-    const policies: RepairPolicy[] = [{ ...accel, reasonRegex: '^ImmediateReason$', tolerationSeconds: 30 * 60 }, { ...accel, tolerationSeconds: 2 * 60 * 60 }];
+    const policies: RepairPolicy[] = [
+      { ...accel, reasonRegex: '^ImmediateReason$', tolerationSeconds: 30 * 60 },
+      { ...accel, tolerationSeconds: 2 * 60 * 60 },
+    ];
     const cond = (reason: string): NodeCondition => ({ type: 'AcceleratorReady', status: 'False', reason, lastTransitionTime: at(0).toISOString() });
     expect(repaired(plan([pair('n1', [cond('UnknownReason')])], 60, policies))).toEqual([]);
     expect(unhealthyCondition(pair('n1', [cond('ImmediateReason')]).node, policies)?.repairAtMs).toBe(at(30).getTime());
@@ -113,24 +137,51 @@ describe('Node Health › Forceful termination', () => {
     expect(allowedUnhealthy(3)).toBe(1);
   });
   it('counts each NodePool on its own (an unhealthy pool does not block another)', () => {
-    const pairs = [pair('a0', [bad()], { pool: 'a' }), pair('a1', [bad()], { pool: 'a' }), pair('b0', [bad()], { pool: 'b' }), pair('b1', [], { pool: 'b' }), pair('b2', [], { pool: 'b' })];
+    const pairs = [
+      pair('a0', [bad()], { pool: 'a' }),
+      pair('a1', [bad()], { pool: 'a' }),
+      pair('b0', [bad()], { pool: 'b' }),
+      pair('b1', [], { pool: 'b' }),
+      pair('b2', [], { pool: 'b' }),
+    ];
     const r = plan(pairs, 60);
     expect(repaired(r)).toEqual(['b0']);
     expect(r.blocked.map((b) => b.nodeClaim)).toEqual(['a0', 'a1']);
   });
-  it('leaves a claim already terminating, and a Node that is not the claim\'s, alone', () => {
+  it("leaves a claim already terminating, and a Node that is not the claim's, alone", () => {
     const t = pair('n0', [bad()]);
     const other = pair('n1', [bad()]);
-    const r = plan([{ node: t.node, claim: { ...t.claim, phase: 'Terminating' } }, { node: other.node, claim: { ...other.claim, providerId: 'aws:///us-east-1a/i-else' } }, pair('n2'), pair('n3'), pair('n4'), pair('n5'), pair('n6'), pair('n7'), pair('n8'), pair('n9')], 60);
+    const r = plan(
+      [
+        { node: t.node, claim: { ...t.claim, phase: 'Terminating' } },
+        { node: other.node, claim: { ...other.claim, providerId: 'aws:///us-east-1a/i-else' } },
+        pair('n2'),
+        pair('n3'),
+        pair('n4'),
+        pair('n5'),
+        pair('n6'),
+        pair('n7'),
+        pair('n8'),
+        pair('n9'),
+      ],
+      60,
+    );
     expect(r.repair).toEqual([]);
   });
 });
 
-describe('Node Health › through gc (the AWS provider\'s policies)', () => {
+describe("Node Health › through gc (the AWS provider's policies)", () => {
   function world(gates = 'NodeRepair=true') {
     const w = fakeWorld({ start: at(0) });
     // The claims' NodePool exists (gc terminates the claims of a deleted NodePool).
-    w.kube.setNodePools([NodePoolSchema.parse({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } })]);
+    w.kube.setNodePools([
+      NodePoolSchema.parse({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'default' },
+        spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } },
+      }),
+    ]);
     const metrics = new RecordingMetrics();
     const log = new RecordingLog();
     const env = parseRuntimeEnv({ NODEFLEET_CLUSTER_NAME: 'test', NODEFLEET_TABLE_NAME: 'nodefleet', AWS_REGION: 'us-east-1', FEATURE_GATES: gates });
@@ -141,11 +192,24 @@ describe('Node Health › through gc (the AWS provider\'s policies)', () => {
     const p = pair(name, []);
     p.node.status!.conditions = [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', lastTransitionTime: at(0).toISOString() }];
     w.kube.addNode(p.node);
-    w.cloud.addInstance({ instanceId: `i-${name}`, launchTime: at(0).toISOString(), tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': name } });
-    await w.store.create({ ...p.claim, imageId: 'ami-1', conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: at(0).toISOString() }, { type: 'Registered', status: 'True', lastTransitionTime: at(0).toISOString() }, { type: 'Initialized', status: 'True', lastTransitionTime: at(0).toISOString() }], ...(o.tgpSeconds !== undefined ? { terminationGracePeriodSeconds: o.tgpSeconds } : {}) });
+    w.cloud.addInstance({
+      instanceId: `i-${name}`,
+      launchTime: at(0).toISOString(),
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': name },
+    });
+    await w.store.create({
+      ...p.claim,
+      imageId: 'ami-1',
+      conditions: [
+        { type: 'Launched', status: 'True', lastTransitionTime: at(0).toISOString() },
+        { type: 'Registered', status: 'True', lastTransitionTime: at(0).toISOString() },
+        { type: 'Initialized', status: 'True', lastTransitionTime: at(0).toISOString() },
+      ],
+      ...(o.tgpSeconds !== undefined ? { terminationGracePeriodSeconds: o.tgpSeconds } : {}),
+    });
   }
 
-  it('should set annotation termination grace period when force termination is started (the termination\'s deadline is now)', async () => {
+  it("should set annotation termination grace period when force termination is started (the termination's deadline is now)", async () => {
     const { w, deps } = world();
     await unhealthyNode(w, 'n1');
     w.clock.advanceSeconds(30 * 60 - 60);
@@ -167,14 +231,28 @@ describe('Node Health › through gc (the AWS provider\'s policies)', () => {
     await unhealthyNode(w, 'n1');
     const c = (await w.store.get('n1'))!;
     const deadline = at(57).getTime();
-    await w.store.update({ ...c, phase: 'Terminating', termination: { attempt: 1, reason: 'drift', deadlineEpochMs: deadline, startedAt: at(50).toISOString(), heartbeatAt: at(59).toISOString(), failures: 0 } });
+    await w.store.update({
+      ...c,
+      phase: 'Terminating',
+      termination: { attempt: 1, reason: 'drift', deadlineEpochMs: deadline, startedAt: at(50).toISOString(), heartbeatAt: at(59).toISOString(), failures: 0 },
+    });
     w.clock.advanceSeconds(60 * 60);
     expect((await run({}, deps)).repaired).toEqual([]);
     expect((await w.store.get('n1'))?.termination?.deadlineEpochMs).toBe(deadline);
   });
   it('should ignore node disruption budgets', async () => {
     const { w, deps } = world();
-    w.kube.setNodePools([NodePoolSchema.parse({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } }, disruption: { budgets: [{ nodes: '0' }] } } })]);
+    w.kube.setNodePools([
+      NodePoolSchema.parse({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'default' },
+        spec: {
+          template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } },
+          disruption: { budgets: [{ nodes: '0' }] },
+        },
+      }),
+    ]);
     await unhealthyNode(w, 'n1');
     w.clock.advanceSeconds(60 * 60);
     expect((await run({}, { ...deps, budgets: w.budgets })).repaired.map((x) => x.nodeClaim)).toEqual(['n1']);
@@ -188,7 +266,7 @@ describe('Node Health › through gc (the AWS provider\'s policies)', () => {
     expect(metrics.total('karpenter_nodeclaims_unhealthy_disrupted_total', { condition: 'ready', nodepool: 'default', image_id: 'ami-1' })).toBe(1);
     expect(log.withMessage('deleting unhealthy node')[0].fields).toMatchObject({ condition: 'Ready', status: 'Unknown' });
   });
-  it('does nothing with the NodeRepair gate off (Karpenter\'s default)', async () => {
+  it("does nothing with the NodeRepair gate off (Karpenter's default)", async () => {
     const { w, deps } = world('NodeRepair=false');
     await unhealthyNode(w, 'n1');
     w.clock.advanceSeconds(60 * 60);
@@ -206,7 +284,11 @@ describe('Node Health › through gc (the AWS provider\'s policies)', () => {
     expect(r.repairBlocked.map((b) => b.nodeClaim)).toEqual(['n1', 'n2']);
     expect(log.withMessage('NodeRepairBlocked')).toHaveLength(2);
   });
-  it('conditionLabel is Karpenter\'s snake case', () => {
-    expect(['Ready', 'AcceleratedHardwareReady', 'ContainerRuntimeReady'].map(conditionLabel)).toEqual(['ready', 'accelerated_hardware_ready', 'container_runtime_ready']);
+  it("conditionLabel is Karpenter's snake case", () => {
+    expect(['Ready', 'AcceleratedHardwareReady', 'ContainerRuntimeReady'].map(conditionLabel)).toEqual([
+      'ready',
+      'accelerated_hardware_ready',
+      'container_runtime_ready',
+    ]);
   });
 });

@@ -19,39 +19,81 @@ const During = new Date(T.getTime() + 5_000);
 const After = new Date(T.getTime() + 31_000);
 
 function itype(name: string, cpu: number, price: number, capacityType: 'on-demand' | 'spot' = 'on-demand'): CaseInstanceType {
-  return { name, cpu, memoryMiB: cpu * 4096, pods: 100, arch: 'amd64', os: 'linux', overhead: { cpu: '100m', memory: '10Mi' }, offerings: [{ zone: 'test-zone-1', capacityType, price }] };
+  return {
+    name,
+    cpu,
+    memoryMiB: cpu * 4096,
+    pods: 100,
+    arch: 'amd64',
+    os: 'linux',
+    overhead: { cpu: '100m', memory: '10Mi' },
+    offerings: [{ zone: 'test-zone-1', capacityType, price }],
+  };
 }
 const Types = [itype('small', 2, 0.2), itype('small-spot', 2, 0.2, 'spot'), itype('big', 32, 3.2), itype('big-spot', 32, 3.2, 'spot')];
 
 function node(name: string, type: string, capacityType = 'on-demand'): Node {
   const labels = {
-    'karpenter.sh/nodepool': 'default', 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true',
-    'node.kubernetes.io/instance-type': type, 'karpenter.sh/capacity-type': capacityType, 'topology.kubernetes.io/zone': 'test-zone-1',
-    'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name,
+    'karpenter.sh/nodepool': 'default',
+    'karpenter.sh/registered': 'true',
+    'karpenter.sh/initialized': 'true',
+    'node.kubernetes.io/instance-type': type,
+    'karpenter.sh/capacity-type': capacityType,
+    'topology.kubernetes.io/zone': 'test-zone-1',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/hostname': name,
   };
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: { name, creationTimestamp: '2026-03-02T08:00:00Z', labels },
     spec: { providerID: `aws:///test-zone-1/i-${name}` },
-    status: { allocatable: { cpu: '32', memory: '64Gi', pods: '100' }, capacity: { cpu: '32', memory: '64Gi', pods: '100' }, conditions: [{ type: 'Ready', status: 'True' }] },
+    status: {
+      allocatable: { cpu: '32', memory: '64Gi', pods: '100' },
+      capacity: { cpu: '32', memory: '64Gi', pods: '100' },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
   } as Node;
 }
 
 function pod(name: string, nodeName: string, o: { cpu?: string; annotations?: Record<string, string>; labels?: Record<string, string> } = {}): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, namespace: 'default', labels: o.labels ?? { app: 'test' }, ...(o.annotations ? { annotations: o.annotations } : {}), ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-1', controller: true }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: o.labels ?? { app: 'test' },
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-1', controller: true }],
+    },
     spec: { nodeName, containers: [{ name: 'c', ...(o.cpu ? { resources: { requests: { cpu: o.cpu } } } : {}) }] },
     status: { phase: 'Running', startTime: '2026-03-02T09:00:00Z' },
   } as Pod;
 }
 
-const BlockingPdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'pdb', namespace: 'default' }, spec: { selector: { matchLabels: { blocked: 'yes' } }, maxUnavailable: 0 } } as KubeObject;
+const BlockingPdb = {
+  apiVersion: 'policy/v1',
+  kind: 'PodDisruptionBudget',
+  metadata: { name: 'pdb', namespace: 'default' },
+  spec: { selector: { matchLabels: { blocked: 'yes' } }, maxUnavailable: 0 },
+} as KubeObject;
 
 function doc(nodes: Node[], objects: (Pod | KubeObject)[]): DisruptionCaseDoc {
   return {
     instanceTypes: Types,
-    nodePools: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }] }, template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } }],
+    nodePools: [
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'default' },
+        spec: {
+          disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }] },
+          template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } },
+        },
+      },
+    ],
     nodes,
     objects: objects as KubeObject[],
     // consolidation_test.go's BeforeEach turns the gate on for the whole suite.
@@ -87,7 +129,10 @@ describe('Karpenter consolidation TTL: the command is re-checked after the valid
   });
 
   it('should not consolidate if the action becomes invalid during the node TTL wait', () => {
-    const { outcome } = decideThenValidate(doc([node('n0', 'small')], []), doc([node('n0', 'small')], [pod('p0', 'n0', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]));
+    const { outcome } = decideThenValidate(
+      doc([node('n0', 'small')], []),
+      doc([node('n0', 'small')], [pod('p0', 'n0', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]),
+    );
     expect(outcome.status).toBe('invalid');
   });
 
@@ -141,19 +186,22 @@ describe('Karpenter consolidation Multi-NodeClaim TTL', () => {
   // its candidates during the wait (pod churn); nodefleet re-simulates and keeps the command while
   // the same decision still holds, so this expectation fails — `it.fails` keeps that visible and
   // turns red the day nodefleet behaves like Karpenter here.
-  it.fails.each([['on-demand'], ['spot']])('should continue to single nodeclaim consolidation when multi-nodeclaim consolidation fails validation after the node ttl [%s]', (ct) => {
-    // Three big nodes with a pod each; during the wait n0 and n1 get another pod each: the
-    // multi-node command is dropped, and the next decision consolidates n2 alone.
-    const type = ct === 'spot' ? 'big-spot' : 'big';
-    const three = [node('n0', type, ct), node('n1', type, ct), node('n2', type, ct)];
-    const pods = [pod('p0', 'n0'), pod('p1', 'n1'), pod('p2', 'n2')];
-    const later = doc(three, [...pods, pod('x0', 'n0'), pod('x1', 'n1')]);
-    const { cmd, outcome } = decideThenValidate(doc(three, pods), later);
-    expect(cmd.method).toBe('multi-node-consolidation');
-    expect(outcome.status).toBe('invalid');
-    const next = planDisruption(snapshotFromCase(later), After).command;
-    expect(next?.candidates.map((c) => c.nodeName)).toEqual(['n2']);
-  });
+  it.fails.each([['on-demand'], ['spot']])(
+    'should continue to single nodeclaim consolidation when multi-nodeclaim consolidation fails validation after the node ttl [%s]',
+    (ct) => {
+      // Three big nodes with a pod each; during the wait n0 and n1 get another pod each: the
+      // multi-node command is dropped, and the next decision consolidates n2 alone.
+      const type = ct === 'spot' ? 'big-spot' : 'big';
+      const three = [node('n0', type, ct), node('n1', type, ct), node('n2', type, ct)];
+      const pods = [pod('p0', 'n0'), pod('p1', 'n1'), pod('p2', 'n2')];
+      const later = doc(three, [...pods, pod('x0', 'n0'), pod('x1', 'n1')]);
+      const { cmd, outcome } = decideThenValidate(doc(three, pods), later);
+      expect(cmd.method).toBe('multi-node-consolidation');
+      expect(outcome.status).toBe('invalid');
+      const next = planDisruption(snapshotFromCase(later), After).command;
+      expect(next?.candidates.map((c) => c.nodeName)).toEqual(['n2']);
+    },
+  );
 });
 
 describe('Karpenter consolidation Delete: emptiness under pod churn', () => {

@@ -11,7 +11,16 @@ import { instanceIdOfClaim } from '../../../shared/api/provider-id.ts';
 const Now = new Date('2026-03-02T10:00:00Z');
 
 function itype(name: string, cpu: number, memoryMiB: number, price: Record<string, number>): InstanceType {
-  const t: CaseInstanceType = { name, cpu, memoryMiB, pods: 110, zones: ['us-east-1a', 'us-east-1b'], capacityTypes: Object.keys(price), price, allocatable: { cpu: String(cpu), memory: `${memoryMiB}Mi`, pods: '110' } };
+  const t: CaseInstanceType = {
+    name,
+    cpu,
+    memoryMiB,
+    pods: 110,
+    zones: ['us-east-1a', 'us-east-1b'],
+    capacityTypes: Object.keys(price),
+    price,
+    allocatable: { cpu: String(cpu), memory: `${memoryMiB}Mi`, pods: '110' },
+  };
   return instanceTypeFromCase(t, { region: 'us-east-1' });
 }
 
@@ -19,7 +28,9 @@ const Small = itype('small', 2, 8192, { 'on-demand': 0.1, spot: 0.03 });
 const Medium = itype('medium', 4, 16384, { 'on-demand': 0.2, spot: 0.06 });
 const Big = itype('big', 16, 65536, { 'on-demand': 0.8, spot: 0.24 });
 
-function pool(over: { name?: string; disruption?: Record<string, unknown>; capacityTypes?: string[]; annotations?: Record<string, string>; expireAfter?: string } = {}): NodePool {
+function pool(
+  over: { name?: string; disruption?: Record<string, unknown>; capacityTypes?: string[]; annotations?: Record<string, string>; expireAfter?: string } = {},
+): NodePool {
   const input: NodePoolInput = {
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
@@ -32,7 +43,12 @@ function pool(over: { name?: string; disruption?: Record<string, unknown>; capac
           ...(over.expireAfter ? { expireAfter: over.expireAfter } : {}),
         },
       },
-      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }], ...(over.disruption ?? {}) } as never,
+      disruption: {
+        consolidationPolicy: 'WhenEmptyOrUnderutilized',
+        consolidateAfter: '0s',
+        budgets: [{ nodes: '100%' }],
+        ...(over.disruption ?? {}),
+      } as never,
     },
   };
   return NodePoolSchema.parse(input);
@@ -41,7 +57,11 @@ function pool(over: { name?: string; disruption?: Record<string, unknown>; capac
 /** The providerID {@link node} gives `name` (a claim must name it to own the node). */
 const providerOf = (name: string, zone = 'us-east-1a') => `aws:///${zone}/i-${name.padEnd(17, '0').slice(0, 17)}`;
 
-function node(name: string, it: InstanceType, o: { zone?: string; capacityType?: string; created?: string; annotations?: Record<string, string>; initialized?: boolean; pool?: string } = {}): Node {
+function node(
+  name: string,
+  it: InstanceType,
+  o: { zone?: string; capacityType?: string; created?: string; annotations?: Record<string, string>; initialized?: boolean; pool?: string } = {},
+): Node {
   const n = nodeBuilder({
     name,
     providerID: providerOf(name, o.zone),
@@ -138,22 +158,40 @@ describe('planDisruption', () => {
   it('spot-to-spot needs 15 cheaper types, and launches the 15 cheapest', () => {
     const spotPool = pool({ capacityTypes: ['spot'] });
     const on = { spotToSpotConsolidation: true };
-    const few = planDisruption(snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }), Now);
+    const few = planDisruption(
+      snapshot({ nodePools: [spotPool], nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }),
+      Now,
+    );
     expect(few.command).toBeUndefined();
     expect(few.blocked.some((b) => /15 cheaper instance types, found 2/.test(b.reason))).toBe(true);
 
     const many = Array.from({ length: 20 }, (_, i) => itype(`t${String(i).padStart(2, '0')}`, 2, 8192, { spot: 0.01 + i * 0.001 }));
     const types = [...many, Big];
-    const ok = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }), Now);
+    const ok = planDisruption(
+      snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: on }),
+      Now,
+    );
     expect(ok.command?.decision).toBe('replace');
     expect(ok.command?.replacements[0].instanceTypes).toHaveLength(15);
     expect(ok.command?.replacements[0].instanceTypes[0]).toBe('t00');
     expect(ok.command?.replacements[0].capacityTypes).toEqual(['spot']);
 
-    const off = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')], settings: { spotToSpotConsolidation: false } }), Now);
+    const off = planDisruption(
+      snapshot({
+        nodePools: [spotPool],
+        types,
+        nodes: [node('s', Big, { capacityType: 'spot' })],
+        pods: [pod('p', 's', '500m')],
+        settings: { spotToSpotConsolidation: false },
+      }),
+      Now,
+    );
     expect(off.command).toBeUndefined();
     // Off by default, as Karpenter's SpotToSpotConsolidation gate.
-    const byDefault = planDisruption(snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }), Now);
+    const byDefault = planDisruption(
+      snapshot({ nodePools: [spotPool], types, nodes: [node('s', Big, { capacityType: 'spot' })], pods: [pod('p', 's', '500m')] }),
+      Now,
+    );
     expect(byDefault.command).toBeUndefined();
     expect(byDefault.blocked.some((b) => /spot-to-spot consolidation is disabled/.test(b.reason))).toBe(true);
   });
@@ -168,7 +206,11 @@ describe('planDisruption', () => {
   it('honours consolidateAfter from the last pod event', () => {
     const recent = pod('p', 'a', '1500m');
     recent.status = { phase: 'Running', startTime: '2026-03-02T09:55:00Z' };
-    const s = snapshot({ nodePools: [pool({ disruption: { consolidateAfter: '10m' } })], nodes: [node('a', Medium), node('b', Medium)], pods: [recent, pod('q', 'b', '1500m')] });
+    const s = snapshot({
+      nodePools: [pool({ disruption: { consolidateAfter: '10m' } })],
+      nodes: [node('a', Medium), node('b', Medium)],
+      pods: [recent, pod('q', 'b', '1500m')],
+    });
     const plan = planDisruption(s, Now);
     expect(plan.blocked.some((b) => b.nodeName === 'a' && /consolidateAfter \(10m\)/.test(b.reason))).toBe(true);
     expect(names(plan)).toEqual(['b']);
@@ -177,7 +219,10 @@ describe('planDisruption', () => {
 
   it('blocks do-not-disrupt pods and uninitialized nodes with a reason', () => {
     const pinned = pod('pinned', 'a', '100m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
-    const plan = planDisruption(snapshot({ nodes: [node('a', Medium), node('b', Medium, { initialized: false }), node('c', Medium)], pods: [pinned, pod('q', 'c', '100m')] }), Now);
+    const plan = planDisruption(
+      snapshot({ nodes: [node('a', Medium), node('b', Medium, { initialized: false }), node('c', Medium)], pods: [pinned, pod('q', 'c', '100m')] }),
+      Now,
+    );
     expect(plan.blocked).toContainEqual({ nodeName: 'b', nodePool: 'default', method: 'candidates', reason: 'node is not initialized' });
     expect(plan.blocked.some((b) => b.nodeName === 'a' && b.reason === 'pod default/pinned has "karpenter.sh/do-not-disrupt" annotation')).toBe(true);
     expect(names(plan)).toEqual(['c']);
@@ -185,27 +230,55 @@ describe('planDisruption', () => {
 
   it('drift: a claim whose NodePool hash changed is replaced, within the Drifted budget', () => {
     const nodes = [node('old', Medium)];
-    const claims = [nodeClaim({ name: 'default-abc', nodeName: 'old', providerId: providerOf('old'), nodePoolHash: 'h-old', createdAt: '2026-03-01T10:00:00Z' })];
+    const claims = [
+      nodeClaim({ name: 'default-abc', nodeName: 'old', providerId: providerOf('old'), nodePoolHash: 'h-old', createdAt: '2026-03-01T10:00:00Z' }),
+    ];
     const base = { nodes, nodeClaims: claims, pods: [pod('p', 'old', '1500m')], nodePoolHashes: { default: 'h-new' } };
     const plan = planDisruption(snapshot({ ...base, nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })] }), Now);
     expect(plan.command?.method).toBe('drift');
     expect(plan.command?.candidates[0]).toMatchObject({ nodeName: 'old', nodeClaim: 'default-abc', driftReason: 'NodePoolDrifted' });
     expect(plan.command?.replacements).toHaveLength(1);
 
-    const blocked = planDisruption(snapshot({ ...base, nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', reasons: ['Drifted'] }] } })] }), Now);
+    const blocked = planDisruption(
+      snapshot({ ...base, nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', reasons: ['Drifted'] }] } })] }),
+      Now,
+    );
     expect(blocked.command).toBeUndefined();
     expect(blocked.blocked.some((b) => b.method === 'drift' && /budget for Drifted/.test(b.reason))).toBe(true);
   });
 
   it('ignores a NodePool hash written by another hash version (Karpenter re-hashes instead)', () => {
-    const claims = [nodeClaim({ name: 'c', nodeName: 'n', providerId: providerOf('n'), nodePoolHash: '1234567890', annotations: { 'karpenter.sh/nodepool-hash-version': 'v3' }, createdAt: '2026-03-01T10:00:00Z' })];
-    const plan = planDisruption(snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')], nodePoolHashes: { default: 'ours' } }), Now);
+    const claims = [
+      nodeClaim({
+        name: 'c',
+        nodeName: 'n',
+        providerId: providerOf('n'),
+        nodePoolHash: '1234567890',
+        annotations: { 'karpenter.sh/nodepool-hash-version': 'v3' },
+        createdAt: '2026-03-01T10:00:00Z',
+      }),
+    ];
+    const plan = planDisruption(
+      snapshot({
+        nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })],
+        nodes: [node('n', Medium)],
+        nodeClaims: claims,
+        pods: [pod('p', 'n', '1500m')],
+        nodePoolHashes: { default: 'ours' },
+      }),
+      Now,
+    );
     expect(plan.command).toBeUndefined();
   });
 
   it('AMI drift: a claim launched from an image the node class no longer resolves to', () => {
     const claims = [nodeClaim({ name: 'default-ami', nodeName: 'n', providerId: providerOf('n'), imageId: 'ami-old', createdAt: '2026-03-01T10:00:00Z' })];
-    const base = { nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')] };
+    const base = {
+      nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })],
+      nodes: [node('n', Medium)],
+      nodeClaims: claims,
+      pods: [pod('p', 'n', '1500m')],
+    };
     const drifted = planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-new-amd64', 'ami-new-arm64'] } }), Now);
     expect(drifted.command?.candidates[0]).toMatchObject({ nodeName: 'n', driftReason: 'AMIDrift' });
     expect(planDisruption(snapshot({ ...base, resolvedImageIds: { default: ['ami-old', 'ami-new-arm64'] } }), Now).command).toBeUndefined();
@@ -214,9 +287,16 @@ describe('planDisruption', () => {
   it('subnet and security-group drift: the instance as EC2 lists it against what the node class resolves to now', () => {
     const claims = [nodeClaim({ name: 'default-net', nodeName: 'n', providerId: providerOf('n'), createdAt: '2026-03-01T10:00:00Z' })];
     const instanceId = instanceIdOfClaim(claims[0])!;
-    const base = { nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })], nodes: [node('n', Medium)], nodeClaims: claims, pods: [pod('p', 'n', '1500m')] };
+    const base = {
+      nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty' } })],
+      nodes: [node('n', Medium)],
+      nodeClaims: claims,
+      pods: [pod('p', 'n', '1500m')],
+    };
     const resolvedNetworks = { default: { subnetIds: ['subnet-a', 'subnet-b'], securityGroupIds: ['sg-1', 'sg-2'] } };
-    const at = (subnetId: string, securityGroupIds: string[]) => planDisruption(snapshot({ ...base, resolvedNetworks, instanceNetworks: { [instanceId]: { subnetId, securityGroupIds } } }), Now).command?.candidates[0]?.driftReason;
+    const at = (subnetId: string, securityGroupIds: string[]) =>
+      planDisruption(snapshot({ ...base, resolvedNetworks, instanceNetworks: { [instanceId]: { subnetId, securityGroupIds } } }), Now).command?.candidates[0]
+        ?.driftReason;
     expect(at('subnet-b', ['sg-2', 'sg-1'])).toBeUndefined();
     expect(at('subnet-c', ['sg-1', 'sg-2'])).toBe('SubnetDrift');
     expect(at('subnet-a', ['sg-1'])).toBe('SecurityGroupDrift');
@@ -224,7 +304,16 @@ describe('planDisruption', () => {
     // security groups are compared first, as KA
     expect(at('subnet-c', ['sg-9'])).toBe('SecurityGroupDrift');
     // nothing resolved, or the instance not listed: no verdict
-    expect(planDisruption(snapshot({ ...base, resolvedNetworks: { default: { subnetIds: [], securityGroupIds: [] } }, instanceNetworks: { [instanceId]: { subnetId: 'subnet-c', securityGroupIds: ['sg-9'] } } }), Now).command).toBeUndefined();
+    expect(
+      planDisruption(
+        snapshot({
+          ...base,
+          resolvedNetworks: { default: { subnetIds: [], securityGroupIds: [] } },
+          instanceNetworks: { [instanceId]: { subnetId: 'subnet-c', securityGroupIds: ['sg-9'] } },
+        }),
+        Now,
+      ).command,
+    ).toBeUndefined();
     expect(planDisruption(snapshot({ ...base, resolvedNetworks }), Now).command).toBeUndefined();
   });
 
@@ -234,7 +323,8 @@ describe('planDisruption', () => {
     const forceful = planDisruption(snapshot({ nodePools: [pool({ disruption: { budgets: [{ nodes: '0' }] } })], nodes: [old], pods }), Now);
     expect(forceful.expirations.map((e) => e.nodeName)).toEqual(['old']);
 
-    const gracefulPool = (nodes: string) => pool({ annotations: { 'nodefleet.io/graceful-expiration': 'true' }, disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes }] } });
+    const gracefulPool = (nodes: string) =>
+      pool({ annotations: { 'nodefleet.io/graceful-expiration': 'true' }, disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes }] } });
     const waiting = planDisruption(snapshot({ nodePools: [gracefulPool('0')], nodes: [old], pods }), Now);
     expect(waiting.expirations).toEqual([]);
     expect(waiting.command).toBeUndefined();
@@ -261,7 +351,13 @@ describe('planDisruption', () => {
     const bound = [pod('pa', 'a', '1500m'), pod('pb', 'b', '3500m')];
     const pending = pod('waiting', '', '1500m');
     delete pending.spec.nodeName;
-    const forIt = nodeClaim({ name: 'default-wait1', phase: 'Pending', pods: ['default/waiting'], requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'] }], createdAt: '2026-03-02T09:59:50Z' });
+    const forIt = nodeClaim({
+      name: 'default-wait1',
+      phase: 'Pending',
+      pods: ['default/waiting'],
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'] }],
+      createdAt: '2026-03-02T09:59:50Z',
+    });
     const unclaimed = planDisruption(snapshot({ nodes, pods: [...bound, pending] }), Now);
     // Act
     const claimed = planDisruption(snapshot({ nodes, pods: [...bound, pending], nodeClaims: [forIt] }), Now);
@@ -273,7 +369,13 @@ describe('planDisruption', () => {
 
   it('orders candidates by disruption cost: pod-deletion-cost makes a node dearer', () => {
     const nodes = [node('a', Medium), node('b', Medium)];
-    const cheap = planDisruption(snapshot({ nodes, pods: [pod('pa', 'a', '1500m'), pod('pb', 'b', '1500m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000000000' } })] }), Now);
+    const cheap = planDisruption(
+      snapshot({
+        nodes,
+        pods: [pod('pa', 'a', '1500m'), pod('pb', 'b', '1500m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000000000' } })],
+      }),
+      Now,
+    );
     expect(names(cheap)).toEqual(['a']);
   });
 });
@@ -292,18 +394,33 @@ describe('validateCommand', () => {
 });
 
 describe('rebalance (nodefleet.io/rebalance-replace)', () => {
-  const optIn = (budget = '100%') => pool({ capacityTypes: ['spot', 'on-demand'], annotations: { 'nodefleet.io/rebalance-replace': 'true' }, disruption: { budgets: [{ nodes: budget }] } });
+  const optIn = (budget = '100%') =>
+    pool({ capacityTypes: ['spot', 'on-demand'], annotations: { 'nodefleet.io/rebalance-replace': 'true' }, disruption: { budgets: [{ nodes: budget }] } });
   const flagged = (at: string) => ({ 'nodefleet.io/rebalance-recommended-at': at });
   const nodes = [node('a', Medium, { capacityType: 'spot' }), node('b', Medium, { capacityType: 'spot', zone: 'us-east-1b' }), node('idle', Medium)];
   const pods = [pod('pa', 'a', '3'), pod('pb', 'b', '3')];
   const claims = (annotated: Record<string, string>) =>
-    ['a', 'b', 'idle'].map((n) => nodeClaim({ name: `${n}-claim`, nodeName: n, providerId: providerOf(n, n === 'b' ? 'us-east-1b' : undefined), createdAt: '2026-03-01T10:00:00Z', ...(annotated[n] ? { annotations: flagged(annotated[n]) } : {}) }));
+    ['a', 'b', 'idle'].map((n) =>
+      nodeClaim({
+        name: `${n}-claim`,
+        nodeName: n,
+        providerId: providerOf(n, n === 'b' ? 'us-east-1b' : undefined),
+        createdAt: '2026-03-01T10:00:00Z',
+        ...(annotated[n] ? { annotations: flagged(annotated[n]) } : {}),
+      }),
+    );
 
   it('runs before emptiness, oldest recommendation first; replaced only when its pods need a new node', () => {
     const nodeClaims = claims({ a: '2026-03-02T09:58:00Z', b: '2026-03-02T09:50:00Z' });
     // b's 3 CPU fit on the idle medium node: no new node, the drain alone moves it
     const plan = planDisruption(snapshot({ nodePools: [optIn()], nodes, pods, nodeClaims }), Now);
-    expect(plan.command).toMatchObject({ method: 'rebalance', reason: 'Rebalance', decision: 'delete', candidates: [{ nodeName: 'b', nodeClaim: 'b-claim' }], replacements: [] });
+    expect(plan.command).toMatchObject({
+      method: 'rebalance',
+      reason: 'Rebalance',
+      decision: 'delete',
+      candidates: [{ nodeName: 'b', nodeClaim: 'b-claim' }],
+      replacements: [],
+    });
     // without the idle node: one replacement, launched before the drain
     const busy = planDisruption(snapshot({ nodePools: [optIn()], nodes: nodes.slice(0, 2), pods, nodeClaims }), Now);
     expect(busy.command).toMatchObject({ method: 'rebalance', decision: 'replace', candidates: [{ nodeName: 'b' }] });
@@ -318,12 +435,28 @@ describe('rebalance (nodefleet.io/rebalance-replace)', () => {
 
     const zero = planDisruption(snapshot({ nodePools: [optIn('0')], nodes, pods, nodeClaims }), Now);
     expect(zero.command).toBeUndefined();
-    expect(zero.blocked).toContainEqual({ nodeName: 'a', nodePool: 'default', method: 'rebalance', reason: 'disruption budget for Rebalance in nodepool "default" is spent (allows 0 of 3 nodes, 0 already disrupting)' });
-    expect(zero.budgets.find((b) => b.reason === 'Rebalance')).toEqual({ nodePool: 'default', reason: 'Rebalance', nodes: 3, cap: 0, disrupting: 0, allowed: 0 });
+    expect(zero.blocked).toContainEqual({
+      nodeName: 'a',
+      nodePool: 'default',
+      method: 'rebalance',
+      reason: 'disruption budget for Rebalance in nodepool "default" is spent (allows 0 of 3 nodes, 0 already disrupting)',
+    });
+    expect(zero.budgets.find((b) => b.reason === 'Rebalance')).toEqual({
+      nodePool: 'default',
+      reason: 'Rebalance',
+      nodes: 3,
+      cap: 0,
+      disrupting: 0,
+      allowed: 0,
+    });
     expect(plain.budgets.map((b) => b.reason)).toEqual(['Empty', 'Drifted', 'Underutilized']);
 
     // Monday 2026-03-02: "0 9 * * mon-fri" for 8h is active at 10:00 UTC, not at 18:00 UTC
-    const scheduled = pool({ capacityTypes: ['spot', 'on-demand'], annotations: { 'nodefleet.io/rebalance-replace': 'true' }, disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h' }] } });
+    const scheduled = pool({
+      capacityTypes: ['spot', 'on-demand'],
+      annotations: { 'nodefleet.io/rebalance-replace': 'true' },
+      disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h' }] },
+    });
     expect(planDisruption(snapshot({ nodePools: [scheduled], nodes, pods, nodeClaims }), Now).command).toBeUndefined();
     expect(planDisruption(snapshot({ nodePools: [scheduled], nodes, pods, nodeClaims }), new Date('2026-03-02T18:00:00Z')).command?.method).toBe('rebalance');
   });
@@ -334,7 +467,10 @@ describe('rebalance (nodefleet.io/rebalance-replace)', () => {
     const later = new Date('2026-03-02T10:00:15Z');
     expect(validateCommand(cmd, s, later)).toMatchObject({ status: 'valid', command: { method: 'rebalance', candidates: [{ nodeName: 'a' }] } });
     const optedOut = { ...s, nodePools: [pool({ capacityTypes: ['spot', 'on-demand'] })] };
-    expect(validateCommand(cmd, optedOut, later)).toEqual({ status: 'invalid', reason: 'a: no rebalance recommendation to act on (or its nodepool no longer opts in)' });
+    expect(validateCommand(cmd, optedOut, later)).toEqual({
+      status: 'invalid',
+      reason: 'a: no rebalance recommendation to act on (or its nodepool no longer opts in)',
+    });
   });
 });
 
@@ -376,7 +512,6 @@ describe('consolidation time budgets (Karpenter: 1 min multi-node, 3 min single-
   });
 });
 
-
 describe('eventual disruption (drift with a terminationGracePeriod, KC types.go NewCandidate)', () => {
   const drifted = (name: string, grace?: number) =>
     nodeClaim({
@@ -393,7 +528,13 @@ describe('eventual disruption (drift with a terminationGracePeriod, KC types.go 
   const held = pod('held', 'n', '1', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
   const free = pod('free', 'n', '1');
   const base = (grace: number | undefined, pods: Pod[], extra: Partial<DisruptionSnapshot> = {}) =>
-    snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })], nodes: [node('n', Medium)], nodeClaims: [drifted('n', grace)], pods, ...extra });
+    snapshot({
+      nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })],
+      nodes: [node('n', Medium)],
+      nodeClaims: [drifted('n', grace)],
+      pods,
+      ...extra,
+    });
 
   it('drift passes a do-not-disrupt pod only when the NodeClaim bounds its drain, and places only the pods the drain moves', () => {
     const unbounded = planDisruption(base(undefined, [held, free]), Now);
@@ -409,18 +550,40 @@ describe('eventual disruption (drift with a terminationGracePeriod, KC types.go 
 
   it('a fully blocking PDB: no capacity for its pod; a PDB allowing none now: a replacement for it', () => {
     const labelled = pod('web', 'n', '1', { labels: { app: 'web' } });
-    const pdb = (spec: Record<string, unknown>) => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } }) as never;
+    const pdb = (spec: Record<string, unknown>) =>
+      ({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { selector: { matchLabels: { app: 'web' } }, ...spec },
+      }) as never;
     expect(planDisruption(base(undefined, [labelled], { pdbs: [pdb({ maxUnavailable: 0 })] }), Now).command).toBeUndefined();
     expect(planDisruption(base(300, [labelled], { pdbs: [pdb({ maxUnavailable: 0 })] }), Now).command).toMatchObject({ decision: 'delete', replacements: [] });
     expect(planDisruption(base(300, [labelled], { pdbs: [pdb({ minAvailable: 1 })] }), Now).command?.replacements).toHaveLength(1);
   });
 
   it('the node\u2019s own do-not-disrupt and consolidation stay graceful', () => {
-    const annotated = snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })], nodes: [node('n', Medium, { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })], nodeClaims: [drifted('n', 300)], pods: [free] });
+    const annotated = snapshot({
+      nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })],
+      nodes: [node('n', Medium, { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })],
+      nodeClaims: [drifted('n', 300)],
+      pods: [free],
+    });
     expect(planDisruption(annotated, Now).command).toBeUndefined();
     // not drifted, underused but for a held pod, in a pool that consolidates: kept with a grace period
-    const claim = nodeClaim({ name: 'm-claim', nodeName: 'm', providerId: providerOf('m'), createdAt: '2026-03-01T10:00:00Z', terminationGracePeriodSeconds: 300, conditions: [{ type: 'Initialized', status: 'True', lastTransitionTime: '2026-03-01T10:05:00Z' }] });
-    const consolidating = snapshot({ nodes: [node('m', Medium), node('other', Medium)], nodeClaims: [claim], pods: [pod('held', 'm', '100m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }), pod('busy', 'other', '100m')] });
+    const claim = nodeClaim({
+      name: 'm-claim',
+      nodeName: 'm',
+      providerId: providerOf('m'),
+      createdAt: '2026-03-01T10:00:00Z',
+      terminationGracePeriodSeconds: 300,
+      conditions: [{ type: 'Initialized', status: 'True', lastTransitionTime: '2026-03-01T10:05:00Z' }],
+    });
+    const consolidating = snapshot({
+      nodes: [node('m', Medium), node('other', Medium)],
+      nodeClaims: [claim],
+      pods: [pod('held', 'm', '100m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }), pod('busy', 'other', '100m')],
+    });
     const plan = planDisruption(consolidating, Now);
     expect(names(plan)).not.toContain('m');
   });
@@ -434,7 +597,12 @@ describe('eventual disruption (drift with a terminationGracePeriod, KC types.go 
 
   it('a held pod of a node being deleted gets no capacity in later simulations (KC deleting nodes\u2019 currently reschedulable pods)', () => {
     const leaving = { ...node('n', Medium), metadata: { ...node('n', Medium).metadata, deletionTimestamp: '2026-03-02T09:59:00Z' } };
-    const s = snapshot({ nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })], nodes: [leaving, node('d', Small)], nodeClaims: [drifted('n', 300), drifted('d', 300)], pods: [held, pod('big', 'd', '1500m')] });
+    const s = snapshot({
+      nodePools: [pool({ disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' } })],
+      nodes: [leaving, node('d', Small)],
+      nodeClaims: [drifted('n', 300), drifted('d', 300)],
+      pods: [held, pod('big', 'd', '1500m')],
+    });
     // d's pod fits on a new small node only if n's held pod (1 CPU) is not also asking for room there
     const plan = planDisruption(s, Now);
     expect(plan.command).toMatchObject({ method: 'drift', candidates: [{ nodeName: 'd' }] });

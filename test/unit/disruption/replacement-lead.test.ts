@@ -5,7 +5,16 @@
  * provisioner, and the provisioner's pass reading the deadline from the claim's record.
  */
 import { describe, expect, it } from 'vitest';
-import { cutoffDeletionMs, deletingNodePods, DefaultPodGraceSeconds, isCurrentlyReschedulable, PdbLimits, podGraceSeconds, ReplacementLeadSeconds, replacementDueMs } from '../../../shared/disruption/pods.ts';
+import {
+  cutoffDeletionMs,
+  deletingNodePods,
+  DefaultPodGraceSeconds,
+  isCurrentlyReschedulable,
+  PdbLimits,
+  podGraceSeconds,
+  ReplacementLeadSeconds,
+  replacementDueMs,
+} from '../../../shared/disruption/pods.ts';
 import { planDrain } from '../../../shared/disruption/drain-plan.ts';
 import { AnnotationDoNotDisrupt } from '../../../shared/api/labels.ts';
 import { DetailTypeUnschedulablePods, TerminationSource } from '../../../shared/api/contract.ts';
@@ -19,7 +28,12 @@ import { ValidationError } from '../../../shared/api/errors.ts';
 
 const t0 = Date.parse('2026-03-11T02:00:00Z');
 const Lead = ReplacementLeadSeconds * 1000;
-const blockingPdb = (app: string): PodDisruptionBudget => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: app, namespace: 'default' }, spec: { selector: { matchLabels: { app } }, maxUnavailable: 0 } });
+const blockingPdb = (app: string): PodDisruptionBudget => ({
+  apiVersion: 'policy/v1',
+  kind: 'PodDisruptionBudget',
+  metadata: { name: app, namespace: 'default' },
+  spec: { selector: { matchLabels: { app } }, maxUnavailable: 0 },
+});
 
 describe('the rule: when the cutoff deletes a pod, and when its replacement is due', () => {
   it('the cutoff deletes a pod its grace period before the node deadline; capacity is due the lead time before that', () => {
@@ -47,7 +61,10 @@ describe('the rule: when the cutoff deletes a pod, and when its replacement is d
   it('so does a pod do-not-disrupt holds; a DaemonSet or terminating pod never does', () => {
     const held = pod({ name: 'batch', nodeName: 'n1', annotations: { [AnnotationDoNotDisrupt]: 'true' } });
     const ds = pod({ name: 'agent', nodeName: 'n1', owner: 'DaemonSet' });
-    const terminating = { ...pod({ name: 'old', nodeName: 'n1' }), metadata: { ...pod({ name: 'old' }).metadata, deletionTimestamp: new Date(t0).toISOString() } };
+    const terminating = {
+      ...pod({ name: 'old', nodeName: 'n1' }),
+      metadata: { ...pod({ name: 'old' }).metadata, deletionTimestamp: new Date(t0).toISOString() },
+    };
     const limits = new PdbLimits([], []);
     const deadline = t0 + 200_000;
     const at = new Date(deadline - 30_000);
@@ -57,18 +74,24 @@ describe('the rule: when the cutoff deletes a pod, and when its replacement is d
     expect(isCurrentlyReschedulable(terminating, limits, at, deadline)).toBe(false);
   });
 
-  it('deletingNodePods takes a deleting node\'s held pod from the due time on, with that node\'s deadline only', () => {
+  it("deletingNodePods takes a deleting node's held pod from the due time on, with that node's deadline only", () => {
     const tainted = (name: string) => node({ name, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] });
     const nodes = [tainted('n1'), tainted('n2')];
     const ledger = (n: string) => pod({ name: `ledger-${n}`, nodeName: n, labels: { app: 'ledger' }, terminationGracePeriodSeconds: 60 });
-    const byNode = new Map([['n1', [ledger('n1')]], ['n2', [ledger('n2')]]]);
+    const byNode = new Map([
+      ['n1', [ledger('n1')]],
+      ['n2', [ledger('n2')]],
+    ]);
     const deadline = t0 + 300_000;
     const due = deadline - 60_000 - Lead;
-    const names = (at: number) => deletingNodePods(nodes, byNode, [blockingPdb('ledger')], new Date(at), { deadlines: new Map([['n1', deadline]]) }).map((p) => p.metadata.name);
+    const names = (at: number) =>
+      deletingNodePods(nodes, byNode, [blockingPdb('ledger')], new Date(at), { deadlines: new Map([['n1', deadline]]) }).map((p) => p.metadata.name);
     expect(names(due - 1)).toEqual([]);
     expect(names(due)).toEqual(['ledger-n1']);
     expect(deletingNodePods(nodes, byNode, [blockingPdb('ledger')], new Date(due))[0]).toBeUndefined();
-    expect(deletingNodePods(nodes, byNode, [blockingPdb('ledger')], new Date(due), { deadlines: new Map([['n1', deadline]]) })[0].spec.nodeName).toBeUndefined();
+    expect(
+      deletingNodePods(nodes, byNode, [blockingPdb('ledger')], new Date(due), { deadlines: new Map([['n1', deadline]]) })[0].spec.nodeName,
+    ).toBeUndefined();
   });
 });
 
@@ -125,12 +148,24 @@ describe('the provisioner launches the capacity from the deadline the claim reco
     const world = provisionerWorld();
     const { w } = world;
     const providerID = 'aws:///ap-northeast-2a/i-0ledger00000000001';
-    const n = node({ name: 'ip-10-0-9-9', providerID, labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' }, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }], unschedulable: true, allocatable: { cpu: '3', memory: '6Gi', pods: '20' } });
+    const n = node({
+      name: 'ip-10-0-9-9',
+      providerID,
+      labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' },
+      taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+      unschedulable: true,
+      allocatable: { cpu: '3', memory: '6Gi', pods: '20' },
+    });
     w.kube.addNode(n);
     w.kube.addPod(pod({ name: 'ledger', cpu: '1', memory: '1Gi', nodeName: n.metadata.name, labels: { app: 'ledger' }, terminationGracePeriodSeconds: 60 }));
     w.kube.addPdb(blockingPdb('ledger'));
     const deadline = w.clock.nowMs() + 300_000;
-    w.store.put(nodeClaimOf(n, { phase: 'Terminating', termination: { attempt: 1, reason: 'expiration', deadlineEpochMs: deadline, startedAt: w.clock.now().toISOString() } }));
+    w.store.put(
+      nodeClaimOf(n, {
+        phase: 'Terminating',
+        termination: { attempt: 1, reason: 'expiration', deadlineEpochMs: deadline, startedAt: w.clock.now().toISOString() },
+      }),
+    );
     return { ...world, deadline };
   }
 

@@ -22,7 +22,13 @@ const pool = (annotations?: Record<string, string>) =>
 async function packingOf(packing: 'cost' | 'karpenter' | undefined, annotations?: Record<string, string>) {
   const w = fakeWorld({ start: new Date('2026-03-01T12:00:00Z') });
   w.kube.setNodePools([pool(annotations)]);
-  const deps: SnapshotDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO', packing }, store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets };
+  const deps: SnapshotDeps = {
+    env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO', packing },
+    store: w.store,
+    unavailable: w.unavailable,
+    kube: w.kube,
+    budgets: w.budgets,
+  };
   return (await readSnapshot(deps, w.clock.now())).settings?.scheduling?.packing;
 }
 
@@ -44,7 +50,13 @@ describe('disruption snapshot storage', () => {
     p.spec.volumes = volumes;
     w.kube.addPod(p);
     w.kube.addObject({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' }, spec: { storageClassName: 'gp3' } });
-    const deps: SnapshotDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets };
+    const deps: SnapshotDeps = {
+      env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+      store: w.store,
+      unavailable: w.unavailable,
+      kube: w.kube,
+      budgets: w.budgets,
+    };
     return readSnapshot(deps, w.clock.now());
   };
 
@@ -69,14 +81,27 @@ describe('disruption snapshot: replacements only where the node class subnets ar
     apiVersion: 'karpenter.k8s.aws/v1',
     kind: 'EC2NodeClass',
     metadata: { name: 'default' },
-    spec: { role: 'NodeRole', amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ tags: { team: 'a' } }], securityGroupSelectorTerms: [{ tags: { team: 'a' } }] },
+    spec: {
+      role: 'NodeRole',
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      subnetSelectorTerms: [{ tags: { team: 'a' } }],
+      securityGroupSelectorTerms: [{ tags: { team: 'a' } }],
+    },
   });
   const consolidating = NodePoolSchema.parse({
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
     metadata: { name: 'default' },
     spec: {
-      template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }, { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] } },
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+          ],
+        },
+      },
       disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }] },
     },
   });
@@ -89,14 +114,31 @@ describe('disruption snapshot: replacements only where the node class subnets ar
       name: 'big',
       providerID: 'aws:///us-east-1b/i-0big000000000000',
       allocatable: { cpu: '15890m', memory: '57632Mi', pods: '234' },
-      labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'karpenter.sh/registered': 'true', 'karpenter.sh/capacity-type': 'on-demand', 'node.kubernetes.io/instance-type': 'm5.4xlarge', 'topology.kubernetes.io/zone': 'us-east-1b', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+      labels: {
+        'karpenter.sh/nodepool': 'default',
+        'karpenter.sh/initialized': 'true',
+        'karpenter.sh/registered': 'true',
+        'karpenter.sh/capacity-type': 'on-demand',
+        'node.kubernetes.io/instance-type': 'm5.4xlarge',
+        'topology.kubernetes.io/zone': 'us-east-1b',
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/os': 'linux',
+      },
     });
     n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
     w.kube.addNode(n);
     await w.store.create(nodeClaimOf(n));
     w.kube.addPod(pod({ name: 'web', nodeName: 'big', cpu: '1' }));
     if (instance) w.cloud.addInstance({ instanceId: 'i-0big000000000000', instanceType: 'm5.4xlarge', zone: 'us-east-1b', ...instance });
-    const deps: SnapshotDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, store: w.store, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, cloud: w.cloud, ...(resolver ? { resolver } : {}) };
+    const deps: SnapshotDeps = {
+      env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+      store: w.store,
+      unavailable: w.unavailable,
+      kube: w.kube,
+      budgets: w.budgets,
+      cloud: w.cloud,
+      ...(resolver ? { resolver } : {}),
+    };
     return planDisruption(await readSnapshot(deps, w.clock.now()), w.clock.now());
   }
 

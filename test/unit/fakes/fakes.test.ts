@@ -65,7 +65,12 @@ describe('FakeKubeApi', () => {
     await w.kube.evictPod('default', 'slow');
     await w.kube.evictPod('default', 'stuck');
     w.clock.advanceSeconds(59);
-    expect(w.kube.peekPods('n1').map((p) => p.metadata.name).sort()).toEqual(['slow', 'stuck']);
+    expect(
+      w.kube
+        .peekPods('n1')
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(['slow', 'stuck']);
     w.clock.advanceSeconds(1);
     expect(w.kube.peekPods('n1').map((p) => p.metadata.name)).toEqual(['stuck']);
     await w.kube.deletePod('default', 'stuck', 0);
@@ -109,7 +114,12 @@ describe('budgets, offerings, starter, publisher', () => {
     expect(a).toBe(b);
     expect(starter.started).toHaveLength(1);
     publisher.failEntries(1);
-    expect(await publisher.publish([{ source: 's', detailType: 'd', detail: {} }, { source: 's', detailType: 'd', detail: {} }])).toEqual({ failed: 1 });
+    expect(
+      await publisher.publish([
+        { source: 's', detailType: 'd', detail: {} },
+        { source: 's', detailType: 'd', detail: {} },
+      ]),
+    ).toEqual({ failed: 1 });
     expect(publisher.published).toHaveLength(1);
   });
 });

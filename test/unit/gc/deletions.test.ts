@@ -17,10 +17,19 @@ const OtherClaim = 'other-q9w8e';
 const OtherNode = 'ip-10-0-9-9.ec2.internal';
 const OtherInstance = 'i-0fff0000aaaa11112';
 const OtherProviderId = `aws:///us-east-1a/${OtherInstance}`;
-const Registered: NodeClaim['conditions'] = [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }, { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' }, { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' }];
+const Registered: NodeClaim['conditions'] = [
+  { type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' },
+  { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' },
+  { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' },
+];
 
 function pool(name: string, deletionTimestamp?: string): NodePool {
-  return NodePoolSchema.parse({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name, ...(deletionTimestamp ? { deletionTimestamp } : {}) }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } });
+  return NodePoolSchema.parse({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } },
+  });
 }
 
 /**
@@ -32,15 +41,45 @@ async function world(): Promise<{ h: Harness; deps: GcDeps; arns: string[] }> {
   const h = harness();
   const { w } = h;
   w.store.put({ ...w.store.peek(ClaimName)!, phase: 'Initialized', conditions: Registered });
-  w.store.put(nodeClaim({ name: OtherClaim, nodePool: 'other', nodeName: OtherNode, instanceId: OtherInstance, providerId: OtherProviderId, phase: 'Initialized', conditions: Registered }));
+  w.store.put(
+    nodeClaim({
+      name: OtherClaim,
+      nodePool: 'other',
+      nodeName: OtherNode,
+      instanceId: OtherInstance,
+      providerId: OtherProviderId,
+      phase: 'Initialized',
+      conditions: Registered,
+    }),
+  );
   w.kube.addNode(node({ name: OtherNode, providerID: OtherProviderId, labels: { 'karpenter.sh/nodepool': 'other' } }));
-  w.cloud.addInstance({ instanceId: OtherInstance, launchTime: '2026-01-01T00:00:00.000Z', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'other', 'karpenter.sh/nodeclaim': OtherClaim } });
+  w.cloud.addInstance({
+    instanceId: OtherInstance,
+    launchTime: '2026-01-01T00:00:00.000Z',
+    tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'other', 'karpenter.sh/nodeclaim': OtherClaim },
+  });
   await w.kube.setNodeFinalizer(NodeName, FinalizerTermination, true);
   await w.kube.setNodeFinalizer(OtherNode, FinalizerTermination, true);
   w.kube.setNodePools([pool('default'), pool('other')]);
   const arns: string[] = [];
-  const termination = { start: async (i: Parameters<typeof h.starter.start>[0]) => { const a = await h.starter.start(i); arns.push(a); return a; } };
-  const deps: GcDeps = { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube, budgets: w.budgets, termination };
+  const termination = {
+    start: async (i: Parameters<typeof h.starter.start>[0]) => {
+      const a = await h.starter.start(i);
+      arns.push(a);
+      return a;
+    },
+  };
+  const deps: GcDeps = {
+    env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+    clock: w.clock,
+    log: new RecordingLog(),
+    metrics: new RecordingMetrics(),
+    store: w.store,
+    cloud: w.cloud,
+    kube: w.kube,
+    budgets: w.budgets,
+    termination,
+  };
   const first = await run({}, deps);
   expect(first.nodeClaimObjects?.put.sort()).toEqual([ClaimName, OtherClaim].sort());
   expect(first.started).toEqual([]);
@@ -58,7 +97,7 @@ async function finished(h: Harness, arns: string[]): Promise<void> {
 }
 
 describe('gc: deletions start terminations', () => {
-  it('kubectl delete nodeclaim: drains and terminates that claim\'s instance; the object goes only after the instance is terminated', async () => {
+  it("kubectl delete nodeclaim: drains and terminates that claim's instance; the object goes only after the instance is terminated", async () => {
     // Prepare
     const { h, deps, arns } = await world();
     const instanceStateAtObjectRemoval: (string | undefined)[] = [];
@@ -148,32 +187,45 @@ describe('gc: deletions start terminations', () => {
     expect(h.w.store.peek(OtherClaim)?.phase).toBe('Initialized');
   });
 
-  it('a Node being deleted without the finalizer, or whose providerID is another claim\'s, starts nothing', async () => {
+  it("a Node being deleted without the finalizer, or whose providerID is another claim's, starts nothing", async () => {
     const { h, deps, arns } = await world();
     await h.w.kube.setNodeFinalizer(NodeName, FinalizerTermination, false);
     const live = (await h.w.kube.getNode(NodeName))!;
     h.w.kube.addNode({ ...live, metadata: { ...live.metadata, deletionTimestamp: h.w.clock.nowIso(), finalizers: ['example.com/other'] } });
     expect((await run({}, deps)).started).toEqual([]);
-    h.w.kube.addNode({ ...live, metadata: { ...live.metadata, deletionTimestamp: h.w.clock.nowIso(), finalizers: [FinalizerTermination] }, spec: { ...live.spec, providerID: OtherProviderId } });
+    h.w.kube.addNode({
+      ...live,
+      metadata: { ...live.metadata, deletionTimestamp: h.w.clock.nowIso(), finalizers: [FinalizerTermination] },
+      spec: { ...live.spec, providerID: OtherProviderId },
+    });
     expect((await run({}, deps)).started).toEqual([]);
     expect(arns).toEqual([]);
   });
 
-  it('deleting a NodePool terminates every instance of its claims and none of another NodePool\'s', async () => {
+  it("deleting a NodePool terminates every instance of its claims and none of another NodePool's", async () => {
     // Prepare: a second claim in `default`
     const { h, deps, arns } = await world();
     const second = 'default-b2c3d';
     const secondNode = 'ip-10-0-1-77.ec2.internal';
     const secondInstance = 'i-0abc1234def5678bb';
     const secondProvider = `aws:///us-east-1a/${secondInstance}`;
-    h.w.store.put(nodeClaim({ name: second, nodeName: secondNode, instanceId: secondInstance, providerId: secondProvider, phase: 'Initialized', conditions: Registered }));
+    h.w.store.put(
+      nodeClaim({ name: second, nodeName: secondNode, instanceId: secondInstance, providerId: secondProvider, phase: 'Initialized', conditions: Registered }),
+    );
     h.w.kube.addNode(node({ name: secondNode, providerID: secondProvider, labels: { 'karpenter.sh/nodepool': 'default' } }));
-    h.w.cloud.addInstance({ instanceId: secondInstance, launchTime: '2026-01-01T00:00:00.000Z', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': second } });
+    h.w.cloud.addInstance({
+      instanceId: secondInstance,
+      launchTime: '2026-01-01T00:00:00.000Z',
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': second },
+    });
     // Act: kubectl delete nodepool default
     h.w.kube.setNodePools([pool('other')]);
     const r = await run({}, deps);
     // Assess
-    expect(r.started.sort((a, b) => a.nodeClaim.localeCompare(b.nodeClaim))).toEqual([{ nodeClaim: second, cause: 'nodepool' }, { nodeClaim: ClaimName, cause: 'nodepool' }]);
+    expect(r.started.sort((a, b) => a.nodeClaim.localeCompare(b.nodeClaim))).toEqual([
+      { nodeClaim: second, cause: 'nodepool' },
+      { nodeClaim: ClaimName, cause: 'nodepool' },
+    ]);
     await finished(h, arns);
     expect(h.w.cloud.peek(InstanceId)?.state).not.toBe('running');
     expect(h.w.cloud.peek(secondInstance)?.state).not.toBe('running');
@@ -207,4 +259,3 @@ describe('gc: deletions start terminations', () => {
     expect(h.w.cloud.peek(InstanceId)?.state).toBe('running');
   });
 });
-

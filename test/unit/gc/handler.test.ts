@@ -7,7 +7,19 @@ import { fakeWorld, nodeClaim } from '../../fakes/index.ts';
 function world() {
   const w = fakeWorld({ cloud: { tags: { 'nodefleet.io/cluster': 'test' } } });
   const log = new RecordingLog();
-  return { w, log, deps: { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' as const }, clock: w.clock, log, metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube } };
+  return {
+    w,
+    log,
+    deps: {
+      env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' as const },
+      clock: w.clock,
+      log,
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      cloud: w.cloud,
+      kube: w.kube,
+    },
+  };
 }
 
 const t0 = '2026-01-01T00:00:00.000Z';
@@ -15,8 +27,20 @@ const t0 = '2026-01-01T00:00:00.000Z';
 describe('gc', () => {
   it('a node that never registers: instance terminated and claim deleted after 15 minutes', async () => {
     const { w, log, deps } = world();
-    w.cloud.addInstance({ instanceId: 'i-1', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-a' } });
-    await w.store.create(nodeClaim({ name: 'default-a', phase: 'Launched', instanceId: 'i-1', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }] }));
+    w.cloud.addInstance({
+      instanceId: 'i-1',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-a' },
+    });
+    await w.store.create(
+      nodeClaim({
+        name: 'default-a',
+        phase: 'Launched',
+        instanceId: 'i-1',
+        createdAt: t0,
+        conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }],
+      }),
+    );
     w.clock.advanceSeconds(RegistrationTimeoutSeconds - 1);
     expect((await run({}, deps)).deleted).toEqual([]);
     w.clock.advanceSeconds(2);
@@ -40,7 +64,11 @@ describe('gc', () => {
     // Its claim was written (recording the table's claims epoch), then lost.
     await w.store.create(nodeClaim({ name: 'gone-x', createdAt: t0 }));
     await w.store.delete('gone-x');
-    w.cloud.addInstance({ instanceId: 'i-old', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'gone-x' } });
+    w.cloud.addInstance({
+      instanceId: 'i-old',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'gone-x' },
+    });
     w.clock.advanceSeconds(31);
     w.cloud.addInstance({ instanceId: 'i-new', launchTime: w.clock.nowIso(), tags: { 'nodefleet.io/cluster': 'test' } });
     const r = await run({}, deps);
@@ -51,7 +79,19 @@ describe('gc', () => {
   it('a claim whose instance was terminated outside nodefleet is cleaned up with its node', async () => {
     const { w, deps } = world();
     w.cloud.addInstance({ instanceId: 'i-2', launchTime: t0, state: 'terminated' });
-    await w.store.create(nodeClaim({ name: 'default-c', instanceId: 'i-2', providerId: 'aws:///us-east-1a/i-2', nodeName: 'n-2', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    await w.store.create(
+      nodeClaim({
+        name: 'default-c',
+        instanceId: 'i-2',
+        providerId: 'aws:///us-east-1a/i-2',
+        nodeName: 'n-2',
+        createdAt: t0,
+        conditions: [
+          { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+          { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+        ],
+      }),
+    );
     w.kube.addNode({ metadata: { name: 'n-2', labels: { 'karpenter.sh/nodepool': 'default' } }, spec: { providerID: 'aws:///us-east-1a/i-2' } });
     w.clock.advanceSeconds(60);
     const r = await run({}, deps);
@@ -64,11 +104,41 @@ describe('gc', () => {
     // band or by the agent), so it waits on the finalizer; then the instance went.
     const { w, deps } = world();
     w.cloud.addInstance({ instanceId: 'i-3', launchTime: t0, state: 'terminated' });
-    await w.store.create(nodeClaim({ name: 'default-d', instanceId: 'i-3', providerId: 'aws:///us-east-1a/i-3', nodeName: 'n-3', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
-    w.kube.addNode({ metadata: { name: 'n-3', labels: { 'karpenter.sh/nodepool': 'default' }, finalizers: ['karpenter.sh/termination'], deletionTimestamp: t0 }, spec: { providerID: 'aws:///us-east-1a/i-3' } });
-    w.kube.addNode({ metadata: { name: 'n-4', labels: { 'karpenter.sh/nodepool': 'default' }, finalizers: ['karpenter.sh/termination'] }, spec: { providerID: 'aws:///us-east-1a/i-4' } });
+    await w.store.create(
+      nodeClaim({
+        name: 'default-d',
+        instanceId: 'i-3',
+        providerId: 'aws:///us-east-1a/i-3',
+        nodeName: 'n-3',
+        createdAt: t0,
+        conditions: [
+          { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+          { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+        ],
+      }),
+    );
+    w.kube.addNode({
+      metadata: { name: 'n-3', labels: { 'karpenter.sh/nodepool': 'default' }, finalizers: ['karpenter.sh/termination'], deletionTimestamp: t0 },
+      spec: { providerID: 'aws:///us-east-1a/i-3' },
+    });
+    w.kube.addNode({
+      metadata: { name: 'n-4', labels: { 'karpenter.sh/nodepool': 'default' }, finalizers: ['karpenter.sh/termination'] },
+      spec: { providerID: 'aws:///us-east-1a/i-4' },
+    });
     w.cloud.addInstance({ instanceId: 'i-4', launchTime: t0, state: 'terminated' });
-    await w.store.create(nodeClaim({ name: 'default-e', instanceId: 'i-4', providerId: 'aws:///us-east-1a/i-4', nodeName: 'n-4', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] }));
+    await w.store.create(
+      nodeClaim({
+        name: 'default-e',
+        instanceId: 'i-4',
+        providerId: 'aws:///us-east-1a/i-4',
+        nodeName: 'n-4',
+        createdAt: t0,
+        conditions: [
+          { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+          { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+        ],
+      }),
+    );
     w.clock.advanceSeconds(60);
     // Act
     const r = await run({}, deps);
@@ -121,8 +191,15 @@ describe('gc: a Node deleted out of band (chaos seeds 2, 3: instance-without-nod
   it('terminates the instance of a registered claim whose Node is gone and deletes the claim', async () => {
     // Prepare
     const { w, log, deps } = world();
-    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
-    w.cloud.addInstance({ instanceId: 'i-n', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-n' } });
+    const registered = [
+      { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+      { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+    ] as const;
+    w.cloud.addInstance({
+      instanceId: 'i-n',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-n' },
+    });
     await w.store.create(nodeClaim({ name: 'default-n', instanceId: 'i-n', nodeName: 'n-deleted', createdAt: t0, conditions: [...registered] }));
     w.clock.advanceSeconds(120);
     // Act
@@ -141,9 +218,20 @@ describe('gc: restarting a failed termination', () => {
     const { w, deps } = world();
     const ended = { attempt: 1, outcome: 'failed' as const, at: t0 };
     await w.store.create(
-      nodeClaim({ name: 'default-t', phase: 'Terminating', instanceId: 'i-t', nodeName: 'n-t', createdAt: t0, termination: { attempt: 1, reason: 'drift', startedAt: t0, heartbeatAt: t0, failures: 1, ended } }),
+      nodeClaim({
+        name: 'default-t',
+        phase: 'Terminating',
+        instanceId: 'i-t',
+        nodeName: 'n-t',
+        createdAt: t0,
+        termination: { attempt: 1, reason: 'drift', startedAt: t0, heartbeatAt: t0, failures: 1, ended },
+      }),
     );
-    w.cloud.addInstance({ instanceId: 'i-t', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-t' } });
+    w.cloud.addInstance({
+      instanceId: 'i-t',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-t' },
+    });
     w.kube.addNode({ metadata: { name: 'n-t' } });
     w.clock.advanceSeconds(61);
     w.store.failNext('update', Object.assign(new Error('throttled'), { name: 'TransientError' }));
@@ -162,9 +250,20 @@ describe('gc: a failed list of nodes or instances', () => {
     const { w, deps } = world();
     const ended = { attempt: 1, outcome: 'failed' as const, at: t0 };
     await w.store.create(
-      nodeClaim({ name: 'default-i', phase: 'Terminating', instanceId: 'i-i', nodeName: 'n-i', createdAt: t0, termination: { attempt: 1, reason: 'interruption', startedAt: t0, heartbeatAt: t0, failures: 1, ended, deadlineEpochMs: Date.parse(t0) } }),
+      nodeClaim({
+        name: 'default-i',
+        phase: 'Terminating',
+        instanceId: 'i-i',
+        nodeName: 'n-i',
+        createdAt: t0,
+        termination: { attempt: 1, reason: 'interruption', startedAt: t0, heartbeatAt: t0, failures: 1, ended, deadlineEpochMs: Date.parse(t0) },
+      }),
     );
-    w.cloud.addInstance({ instanceId: 'i-i', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-i' } });
+    w.cloud.addInstance({
+      instanceId: 'i-i',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-i' },
+    });
     w.kube.addNode({ metadata: { name: 'n-i' } });
     w.clock.advanceSeconds(30);
     w.kube.failNext('listNodes', Object.assign(new Error('list nodes: HTTP 429'), { name: 'TransientError' }));
@@ -193,7 +292,9 @@ describe('gc: one failing action does not stop the others', () => {
     // Act
     const r = await run({}, deps);
     // Assess
-    expect(r.failed).toEqual([{ action: 'terminate-instance', subject: 'i-refused', error: 'NodefleetError: You are not authorized to perform this operation.' }]);
+    expect(r.failed).toEqual([
+      { action: 'terminate-instance', subject: 'i-refused', error: 'NodefleetError: You are not authorized to perform this operation.' },
+    ]);
     expect(r.terminated).toEqual(['i-orphan']);
     expect(r.deleted).toEqual([{ nodeClaim: 'default-old', reason: 'expired' }]);
     expect(log.withMessage('garbage collection action failed')).toHaveLength(1);
@@ -201,7 +302,7 @@ describe('gc: one failing action does not stop the others', () => {
 });
 
 describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', () => {
-  it('carries out exactly planGarbageCollection\'s plan: a duplicate instance of a live claim is terminated, an expired record deleted', async () => {
+  it("carries out exactly planGarbageCollection's plan: a duplicate instance of a live claim is terminated, an expired record deleted", async () => {
     const { w, deps } = world();
     const registered = [
       { type: 'Launched', status: 'True', lastTransitionTime: t0 },
@@ -216,7 +317,10 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
     await w.store.create(nodeClaim({ name: 'default-old', phase: 'Terminated', createdAt: t0, retainUntil: '2026-01-01T00:30:00.000Z' }));
     w.clock.advanceSeconds(3600);
     const claims = await w.store.list();
-    const plan = planGarbageCollection({ cluster: 'test', nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list(), tableEpochMs: w.store.peekEpoch()! }, w.clock.now());
+    const plan = planGarbageCollection(
+      { cluster: 'test', nodeClaims: claims, nodes: await w.kube.listNodes(), instances: await w.cloud.list(), tableEpochMs: w.store.peekEpoch()! },
+      w.clock.now(),
+    );
     const r = await run({}, deps);
     expect(r.terminated).toEqual(plan.terminateInstances.map((t) => t.instanceId));
     expect(r.terminated).toEqual(['i-two']);
@@ -227,8 +331,15 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
 
   it('an abandoned karpenter.sh/disrupted taint and its slot are released after the stated bound', async () => {
     const { w, deps } = world();
-    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
-    w.cloud.addInstance({ instanceId: 'i-s', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-s' } });
+    const registered = [
+      { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+      { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+    ] as const;
+    w.cloud.addInstance({
+      instanceId: 'i-s',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-s' },
+    });
     await w.store.create(nodeClaim({ name: 'default-s', nodePool: 'default', instanceId: 'i-s', nodeName: 'n-s', createdAt: t0, conditions: [...registered] }));
     w.kube.addNode({ metadata: { name: 'n-s' }, spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: t0 }] } });
     expect(await w.budgets.take('default', 'default-s', 1, t0)).toBe(true);
@@ -247,11 +358,26 @@ describe('gc runs the planner (shared/disruption/gc.ts), not rules of its own', 
 describe('gc: disruption budget slots', () => {
   it('releases the slot of a finished claim and of a run whose lease ran out; keeps a live disruption (renewed) and a terminating one', async () => {
     const { w, log, deps } = world();
-    const registered = [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] as const;
-    w.cloud.addInstance({ instanceId: 'i-a', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-abandoned' } });
-    w.cloud.addInstance({ instanceId: 'i-b', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-draining' } });
-    await w.store.create(nodeClaim({ name: 'default-abandoned', nodePool: 'default', instanceId: 'i-a', nodeName: 'n-a', createdAt: t0, conditions: [...registered] }));
-    await w.store.create(nodeClaim({ name: 'default-draining', nodePool: 'default', instanceId: 'i-b', nodeName: 'n-b', createdAt: t0, conditions: [...registered] }));
+    const registered = [
+      { type: 'Launched', status: 'True', lastTransitionTime: t0 },
+      { type: 'Registered', status: 'True', lastTransitionTime: t0 },
+    ] as const;
+    w.cloud.addInstance({
+      instanceId: 'i-a',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-abandoned' },
+    });
+    w.cloud.addInstance({
+      instanceId: 'i-b',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-draining' },
+    });
+    await w.store.create(
+      nodeClaim({ name: 'default-abandoned', nodePool: 'default', instanceId: 'i-a', nodeName: 'n-a', createdAt: t0, conditions: [...registered] }),
+    );
+    await w.store.create(
+      nodeClaim({ name: 'default-draining', nodePool: 'default', instanceId: 'i-b', nodeName: 'n-b', createdAt: t0, conditions: [...registered] }),
+    );
     w.kube.addNode({ metadata: { name: 'n-a' } });
     w.kube.addNode({ metadata: { name: 'n-b' }, spec: { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] } });
     for (const h of ['default-finished', 'default-abandoned', 'default-draining']) expect(await w.budgets.take('default', h, 3, t0)).toBe(true);

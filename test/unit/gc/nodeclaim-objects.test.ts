@@ -15,8 +15,21 @@ function world(besideKarpenter = false) {
 describe('gc: NodeClaim objects mirror the records', () => {
   it('writes each record as a karpenter.sh/v1 NodeClaim with its conditions, updates it as the claim moves on, removes it (finalizer off) when the record goes', async () => {
     const { w, deps } = world(true);
-    w.cloud.addInstance({ instanceId: 'i-1', launchTime: t0, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-a' } });
-    await w.store.create(nodeClaim({ name: 'default-a', phase: 'Launched', instanceId: 'i-1', providerId: 'aws:///us-east-1a/i-1', createdAt: t0, conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }] }));
+    w.cloud.addInstance({
+      instanceId: 'i-1',
+      launchTime: t0,
+      tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-a' },
+    });
+    await w.store.create(
+      nodeClaim({
+        name: 'default-a',
+        phase: 'Launched',
+        instanceId: 'i-1',
+        providerId: 'aws:///us-east-1a/i-1',
+        createdAt: t0,
+        conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: t0 }],
+      }),
+    );
     // Act 1: first pass
     const r1 = await run({}, deps);
     // Assess 1
@@ -27,9 +40,17 @@ describe('gc: NodeClaim objects mirror the records', () => {
     // Act 2: nothing changed, nothing written; then the node registers
     expect((await run({}, deps)).nodeClaimObjects?.put).toEqual([]);
     const c = (await w.store.get('default-a'))!;
-    await w.store.update({ ...c, phase: 'Registered', nodeName: 'n-1', conditions: [...c.conditions, { type: 'Registered', status: 'True', lastTransitionTime: t0 }] });
+    await w.store.update({
+      ...c,
+      phase: 'Registered',
+      nodeName: 'n-1',
+      conditions: [...c.conditions, { type: 'Registered', status: 'True', lastTransitionTime: t0 }],
+    });
     expect((await run({}, deps)).nodeClaimObjects?.put).toEqual(['default-a']);
-    expect(w.kube.nodeClaimObjects.get('default-a')?.status).toMatchObject({ nodeName: 'n-1', conditions: [{ type: 'Launched' }, { type: 'Registered', status: 'True' }, { type: 'Ready', status: 'Unknown', reason: 'InitializedNotTrue' }] });
+    expect(w.kube.nodeClaimObjects.get('default-a')?.status).toMatchObject({
+      nodeName: 'n-1',
+      conditions: [{ type: 'Launched' }, { type: 'Registered', status: 'True' }, { type: 'Ready', status: 'Unknown', reason: 'InitializedNotTrue' }],
+    });
     // Act 3: the record is gone
     await w.store.delete('default-a');
     expect((await run({}, deps)).nodeClaimObjects?.removed).toEqual(['default-a']);

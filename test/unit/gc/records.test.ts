@@ -32,7 +32,14 @@ function world(cluster: string) {
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();
   const deps = buildDeps(
-    { clusterName: cluster, tableName: local.tableName, region: 'us-east-1', dynamodbEndpoint: local.endpoint, ec2Endpoint: 'http://127.0.0.1:1', logLevel: 'INFO' },
+    {
+      clusterName: cluster,
+      tableName: local.tableName,
+      region: 'us-east-1',
+      dynamodbEndpoint: local.endpoint,
+      ec2Endpoint: 'http://127.0.0.1:1',
+      logLevel: 'INFO',
+    },
     { log, metrics, clock: w.clock, overrides: { cloud: w.cloud, kube: w.kube, clock: w.clock } },
   );
   return { w, log, metrics, deps: { ...deps, termination: undefined } };
@@ -51,12 +58,20 @@ async function running(x: ReturnType<typeof world>, name: string, instanceId: st
     ...(registered ? { nodeName: `node-${name}` } : {}),
     conditions: [
       { type: 'Launched', status: 'True', lastTransitionTime: at },
-      ...(registered ? [{ type: 'Registered' as const, status: 'True' as const, lastTransitionTime: at }, { type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: at }] : []),
+      ...(registered
+        ? [
+            { type: 'Registered' as const, status: 'True' as const, lastTransitionTime: at },
+            { type: 'Initialized' as const, status: 'True' as const, lastTransitionTime: at },
+          ]
+        : []),
     ],
   });
   await x.deps.store.create(claim);
   x.w.cloud.addInstance({ instanceId, launchTime: at, tags: tags(name, x.deps.env.clusterName) });
-  if (opts.node !== false) x.w.kube.addNode(node({ name: `node-${name}`, providerID: providerID(instanceId), taints: registered ? [] : [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] }));
+  if (opts.node !== false)
+    x.w.kube.addNode(
+      node({ name: `node-${name}`, providerID: providerID(instanceId), taints: registered ? [] : [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] }),
+    );
   if (registered) x.w.kube.addPod(pod({ name: `db-${name}`, nodeName: `node-${name}`, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
   return claim;
 }
@@ -64,7 +79,13 @@ async function running(x: ReturnType<typeof world>, name: string, instanceId: st
 /** Every item of the cluster's partition (claims and the claims epoch): what a backup holds. */
 async function partition(x: ReturnType<typeof world>, cluster: string): Promise<Record<string, unknown>[]> {
   const out = await x.deps.clients!.doc.send(
-    new QueryCommand({ TableName: local.tableName, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': Table.partitionKey }, ExpressionAttributeValues: { ':pk': keys.cluster(cluster) }, ConsistentRead: true }),
+    new QueryCommand({
+      TableName: local.tableName,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': Table.partitionKey },
+      ExpressionAttributeValues: { ':pk': keys.cluster(cluster) },
+      ConsistentRead: true,
+    }),
   );
   return out.Items ?? [];
 }
@@ -83,7 +104,9 @@ describe('gc after a point-in-time restore of the table (F4: a lost claim never 
     x.w.clock.advanceSeconds(600);
     // the table is put back to the backup: every item replaced by the backup's
     for (const item of await partition(x, 'restore-1')) {
-      await x.deps.clients!.doc.send(new DeleteCommand({ TableName: local.tableName, Key: { [Table.partitionKey]: item[Table.partitionKey], [Table.sortKey]: item[Table.sortKey] } }));
+      await x.deps.clients!.doc.send(
+        new DeleteCommand({ TableName: local.tableName, Key: { [Table.partitionKey]: item[Table.partitionKey], [Table.sortKey]: item[Table.sortKey] } }),
+      );
     }
     for (const item of backup) await x.deps.clients!.doc.send(new PutCommand({ TableName: local.tableName, Item: item }));
     expect((await x.deps.store.list()).map((c) => c.name)).toEqual(['default-a']);
@@ -97,7 +120,10 @@ describe('gc after a point-in-time restore of the table (F4: a lost claim never 
     for (const id of ['i-0aaaaaaaaaaaaaaa1', 'i-0bbbbbbbbbbbbbbb2']) expect(x.w.cloud.peek(id)?.state).toBe('running');
     expect(x.w.kube.callsOf('evictPod')).toEqual([]);
     expect(x.w.kube.callsOf('deletePod')).toEqual([]);
-    for (const r of [first, second]) expect(r.orphansWithNode).toEqual([{ instanceId: 'i-0bbbbbbbbbbbbbbb2', nodeName: 'node-default-b', launchTime: expect.any(String), nodeClaim: 'default-b', nodePool: 'default' }]);
+    for (const r of [first, second])
+      expect(r.orphansWithNode).toEqual([
+        { instanceId: 'i-0bbbbbbbbbbbbbbb2', nodeName: 'node-default-b', launchTime: expect.any(String), nodeClaim: 'default-b', nodePool: 'default' },
+      ]);
     const warned = x.log.withMessage('instance has no nodeclaim but its node is live, not terminating it: drain and remove the node');
     expect(warned).toHaveLength(2);
     expect(warned[0].fields).toMatchObject({ instance: 'i-0bbbbbbbbbbbbbbb2', Node: { name: 'node-default-b' } });
@@ -115,7 +141,10 @@ describe('gc over a table holding a malformed item (F5: one bad item never stops
     x.w.cloud.addInstance({ instanceId: 'i-0eeeeeeeeeeeeeee5', launchTime: t0, tags: tags('gone', 'malformed-1') });
     const bad = { ...nodeClaim({ name: 'default-bad' }), conditions: 'nope' };
     await x.deps.clients!.doc.send(
-      new PutCommand({ TableName: local.tableName, Item: { [Table.partitionKey]: keys.cluster('malformed-1'), [Table.sortKey]: keys.nodeClaim('default-bad'), type: 'NodeClaim', version: 0, claim: bad } }),
+      new PutCommand({
+        TableName: local.tableName,
+        Item: { [Table.partitionKey]: keys.cluster('malformed-1'), [Table.sortKey]: keys.nodeClaim('default-bad'), type: 'NodeClaim', version: 0, claim: bad },
+      }),
     );
     x.w.clock.advanceSeconds(600);
     // Act

@@ -19,7 +19,9 @@ const binding = docs.find((d) => d.kind === 'ValidatingAdmissionPolicyBinding')!
 type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 /** The API server's answer: 'allowed' or the policy's message. */
 function admit(op: Operation, resource: string, groups: string[], oldObject: Obj | null, object: Obj | null): string {
-  const matches = policy.spec.matchConstraints.resourceRules.some((r: Obj) => r.operations.includes(op) && r.resources.includes(resource) && r.apiGroups.includes(''));
+  const matches = policy.spec.matchConstraints.resourceRules.some(
+    (r: Obj) => r.operations.includes(op) && r.resources.includes(resource) && r.apiGroups.includes(''),
+  );
   if (!matches) return 'allowed';
   const request = { operation: op, userInfo: { username: 'arn:aws:sts::111122223333:assumed-role/x/y', groups: [...groups, 'system:authenticated'] } };
   const vars = { request, object, oldObject };
@@ -36,12 +38,20 @@ const node = (name: string, labels?: Record<string, string>): Obj => ({ apiVersi
 const ours = node('ip-10-0-1-5.ec2.internal', { [LabelNodePool]: 'default', 'kubernetes.io/os': 'linux' });
 const mng = node('ip-10-0-9-9.ec2.internal', { 'eks.amazonaws.com/nodegroup': 'system' });
 const bare = node('ip-10-0-9-10.ec2.internal');
-const rbac = parseAllDocuments(readFileSync(join(RepoRoot, 'infra/k8s/rbac-controllers.yaml'), 'utf8')).map((d) => d.toJS() as Obj).filter(Boolean);
+const rbac = parseAllDocuments(readFileSync(join(RepoRoot, 'infra/k8s/rbac-controllers.yaml'), 'utf8'))
+  .map((d) => d.toJS() as Obj)
+  .filter(Boolean);
 /** Every Kubernetes group nodefleet's functions are bound to (the EKS access entries' groups). */
-const groups: string[] = rbac.filter((d) => d.kind === 'ClusterRoleBinding').flatMap((b) => b.subjects.filter((s: Obj) => s.kind === 'Group').map((s: Obj) => s.name));
+const groups: string[] = rbac
+  .filter((d) => d.kind === 'ClusterRoleBinding')
+  .flatMap((b) => b.subjects.filter((s: Obj) => s.kind === 'Group').map((s: Obj) => s.name));
 /** The groups whose ClusterRole may patch, update or delete nodes. */
 const nodeWriters = rbac
-  .filter((d) => d.kind === 'ClusterRole' && d.rules.some((r: Obj) => r.resources.includes('nodes') && r.verbs.some((v: string) => ['patch', 'update', 'delete'].includes(v))))
+  .filter(
+    (d) =>
+      d.kind === 'ClusterRole' &&
+      d.rules.some((r: Obj) => r.resources.includes('nodes') && r.verbs.some((v: string) => ['patch', 'update', 'delete'].includes(v))),
+  )
   .map((r) => r.metadata.name);
 
 describe('ValidatingAdmissionPolicy: nodefleet touches only NodePool nodes', () => {

@@ -35,7 +35,12 @@ describe('Lambda bundles', () => {
     // Prepare: the stack with only the provisioner (no termination definition: no task bundles), bundled for real
     const app = new App({ outdir, context: { clusterName: TestCluster } });
     const provisioner = Functions.filter((f) => f.name === 'provisioner');
-    new NodefleetStack(app, 'Bundle', { config: readConfig(app.node), repoRoot: RepoRoot, terminationAslPath: 'test/unit/infra/fixtures/none.asl.json', functions: provisioner });
+    new NodefleetStack(app, 'Bundle', {
+      config: readConfig(app.node),
+      repoRoot: RepoRoot,
+      terminationAslPath: 'test/unit/infra/fixtures/none.asl.json',
+      functions: provisioner,
+    });
     // Act
     app.synth();
     // Assess

@@ -10,7 +10,13 @@ const finding = (Id: string, Level: CfnLintFinding['Level']): CfnLintFinding => 
 describe('cfn-lint findings', () => {
   it('fails on every error, even of an accepted rule id, and on warnings not accepted; passes accepted warnings', () => {
     const accepted = Object.keys(AcceptedWarnings)[0];
-    const all = [finding('E3002', 'Error'), finding(accepted, 'Error'), finding('W1001', 'Warning'), finding(accepted, 'Warning'), finding('I3042', 'Informational')];
+    const all = [
+      finding('E3002', 'Error'),
+      finding(accepted, 'Error'),
+      finding('W1001', 'Warning'),
+      finding(accepted, 'Warning'),
+      finding('I3042', 'Informational'),
+    ];
     expect(failingFindings(all).map((f) => `${f.Level} ${f.Rule.Id}`)).toEqual(['Error E3002', `Error ${accepted}`, 'Warning W1001', 'Informational I3042']);
   });
 

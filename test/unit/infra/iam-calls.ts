@@ -64,7 +64,18 @@ export interface RecordedCall {
 }
 
 /** lib-dynamodb command → the DynamoDB operation it sends. */
-const DocumentCommands: Record<string, string> = { Put: 'PutItem', Get: 'GetItem', Query: 'Query', Update: 'UpdateItem', Delete: 'DeleteItem', Scan: 'Scan', BatchGet: 'BatchGetItem', BatchWrite: 'BatchWriteItem', TransactWrite: 'TransactWriteItems', TransactGet: 'TransactGetItems' };
+const DocumentCommands: Record<string, string> = {
+  Put: 'PutItem',
+  Get: 'GetItem',
+  Query: 'Query',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  Scan: 'Scan',
+  BatchGet: 'BatchGetItem',
+  BatchWrite: 'BatchWriteItem',
+  TransactWrite: 'TransactWriteItems',
+  TransactGet: 'TransactGetItems',
+};
 
 const Services: [any, string][] = [
   [EC2Client, 'ec2'],
@@ -93,28 +104,73 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
     for (const m of mocks) m.mock.onAnyCommand().resolves({});
     ec2m.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [] });
     ec2m.on(CreateLaunchTemplateCommand).resolves({ LaunchTemplate: { LaunchTemplateId } });
-    ec2m.on(CreateFleetCommand).resolves({ Instances: [{ InstanceIds: [InstanceId], InstanceType: 'm5.large', Lifecycle: t.capacityType === 'spot' ? 'spot' : 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', AvailabilityZone: `${t.region}a`, SubnetId: 'subnet-0a' } } }] });
+    ec2m.on(CreateFleetCommand).resolves({
+      Instances: [
+        {
+          InstanceIds: [InstanceId],
+          InstanceType: 'm5.large',
+          Lifecycle: t.capacityType === 'spot' ? 'spot' : 'on-demand',
+          LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', AvailabilityZone: `${t.region}a`, SubnetId: 'subnet-0a' } },
+        },
+      ],
+    });
     ec2m.on(DescribeSubnetsCommand).resolves({ Subnets: [{ SubnetId: 'subnet-0a', AvailabilityZone: `${t.region}a`, AvailableIpAddressCount: 100 }] });
     ec2m.on(DescribeSecurityGroupsCommand).resolves({ SecurityGroups: [{ GroupId: 'sg-0a' }] });
     ec2m.on(DescribeImagesCommand).resolves({ Images: [] });
     ssmm.on(GetParameterCommand).resolves({ Parameter: { Value: 'ami-0amd64' } });
     ebm.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'e-1' }] });
-    eksm.on(DescribeClusterCommand).resolves({ cluster: { name: t.clusterName, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: { data: 'Q0E=' }, version: '1.32', kubernetesNetworkConfig: { serviceIpv4Cidr: '10.100.0.0/16' } } });
+    eksm.on(DescribeClusterCommand).resolves({
+      cluster: {
+        name: t.clusterName,
+        endpoint: 'https://example.eks.amazonaws.com',
+        certificateAuthority: { data: 'Q0E=' },
+        version: '1.32',
+        kubernetesNetworkConfig: { serviceIpv4Cidr: '10.100.0.0/16' },
+      },
+    });
 
     const ec2 = new EC2Client({ region: t.region, credentials: Credentials });
     const ssm = new SSMClient({ region: t.region, credentials: Credentials });
     const ddb = new DynamoDBClient({ region: t.region, credentials: Credentials });
     const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
-    const cluster = { name: t.clusterName, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
-    const claim = nodeClaim({ name: 'default-abcde', cluster: t.clusterName, nodePool: 'default', phase: 'Pending', labels: { 'karpenter.sh/nodepool': 'default' } } as any);
-    const cloud = (resolver = new StaticNodeClassResolver({ subnets: [{ subnetId: 'subnet-0a', zone: `${t.region}a`, availableIpAddressCount: 100 }], securityGroupIds: ['sg-0a'], images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' } })) =>
-      new Ec2CloudProvider({ ec2, resolver, cluster, instanceProfileName: t.instanceProfileName, nodeRoleName: t.nodeRoleName, architectureOf: catalogArchitecture });
+    const cluster = {
+      name: t.clusterName,
+      endpoint: 'https://example.eks.amazonaws.com',
+      certificateAuthority: 'Q0E=',
+      serviceCidr: '10.100.0.0/16',
+      kubernetesVersion: '1.32',
+    };
+    const claim = nodeClaim({
+      name: 'default-abcde',
+      cluster: t.clusterName,
+      nodePool: 'default',
+      phase: 'Pending',
+      labels: { 'karpenter.sh/nodepool': 'default' },
+    } as any);
+    const cloud = (
+      resolver = new StaticNodeClassResolver({
+        subnets: [{ subnetId: 'subnet-0a', zone: `${t.region}a`, availableIpAddressCount: 100 }],
+        securityGroupIds: ['sg-0a'],
+        images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' },
+      }),
+    ) =>
+      new Ec2CloudProvider({
+        ec2,
+        resolver,
+        cluster,
+        instanceProfileName: t.instanceProfileName,
+        nodeRoleName: t.nodeRoleName,
+        architectureOf: catalogArchitecture,
+      });
     const store = new DynamoNodeClaimStore(doc, t.tableName, t.clusterName);
     const budgets = new DynamoBudgetCounter(doc, t.tableName, t.clusterName);
     const nc = nodeClass();
     nc.spec.role = t.nodeRoleName;
     // What CreateFleet tags an instance of this claim with (the adapter's own tag builder), plus EC2's launch-template tag.
-    const instanceTags = { ...Object.fromEntries(launchTags(claim, nc, t.clusterName).map((x) => [x.Key!, x.Value!])), [Tags.launchTemplateId]: LaunchTemplateId };
+    const instanceTags = {
+      ...Object.fromEntries(launchTags(claim, nc, t.clusterName).map((x) => [x.Key!, x.Value!])),
+      [Tags.launchTemplateId]: LaunchTemplateId,
+    };
     const tagList = Object.entries(instanceTags).map(([Key, Value]) => ({ Key, Value }));
 
     switch (call) {
@@ -126,13 +182,17 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
         break;
       case 'cloud.get':
       case 'cloud.list': {
-        ec2m.on(DescribeInstancesCommand).resolves({ Reservations: [{ Instances: [{ InstanceId, InstanceType: 'm5.large', State: { Name: 'running' }, Tags: tagList }] }] });
+        ec2m
+          .on(DescribeInstancesCommand)
+          .resolves({ Reservations: [{ Instances: [{ InstanceId, InstanceType: 'm5.large', State: { Name: 'running' }, Tags: tagList }] }] });
         if (call === 'cloud.get') await cloud().get(InstanceId);
         else await cloud().list();
         break;
       }
       case 'cloud.collectLaunchTemplates': {
-        ec2m.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [{ LaunchTemplateId, LaunchTemplateName: 'nodefleet/x/default/0', CreateTime: new Date(0), Tags: tagList }] });
+        ec2m
+          .on(DescribeLaunchTemplatesCommand)
+          .resolves({ LaunchTemplates: [{ LaunchTemplateId, LaunchTemplateName: 'nodefleet/x/default/0', CreateTime: new Date(0), Tags: tagList }] });
         ec2m.on(DeleteLaunchTemplateCommand).resolves({});
         await cloud().collectLaunchTemplates([], Date.now());
         break;
@@ -140,12 +200,22 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
       case 'resolver.resolve': {
         // An alias (public SSM parameter) and an AMI id term (DescribeImages).
         await new Ec2NodeClassResolver(sdkLookups(ec2, ssm), '1.32').resolve(nc);
-        ec2m.on(DescribeImagesCommand).resolves({ Images: [{ ImageId: 'ami-0123456789abcdef0', Architecture: 'x86_64', CreationDate: '2026-01-01T00:00:00Z' }] });
-        await new Ec2NodeClassResolver(sdkLookups(ec2, ssm), '1.32').resolve({ ...nc, spec: { ...nc.spec, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] } });
+        ec2m
+          .on(DescribeImagesCommand)
+          .resolves({ Images: [{ ImageId: 'ami-0123456789abcdef0', Architecture: 'x86_64', CreationDate: '2026-01-01T00:00:00Z' }] });
+        await new Ec2NodeClassResolver(sdkLookups(ec2, ssm), '1.32').resolve({
+          ...nc,
+          spec: { ...nc.spec, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] },
+        });
         break;
       }
       case 'eks.connect':
-        await new EksConnectionProvider(new EKSClient({ region: t.region, credentials: Credentials }), new STSClient({ region: t.region, credentials: Credentials }), t.clusterName, t.region).connection();
+        await new EksConnectionProvider(
+          new EKSClient({ region: t.region, credentials: Credentials }),
+          new STSClient({ region: t.region, credentials: Credentials }),
+          t.clusterName,
+          t.region,
+        ).connection();
         break;
       case 'store.create':
         await store.create(claim);
@@ -173,7 +243,10 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
         await store.delete(claim.name);
         break;
       case 'unavailable.mark':
-        await new DynamoUnavailableOfferings(doc, t.tableName, t.clusterName).mark([{ instanceType: 'm5.large', zone: `${t.region}a`, capacityType: 'spot', reason: 'InsufficientInstanceCapacity' }], 1_900_000_000);
+        await new DynamoUnavailableOfferings(doc, t.tableName, t.clusterName).mark(
+          [{ instanceType: 'm5.large', zone: `${t.region}a`, capacityType: 'spot', reason: 'InsufficientInstanceCapacity' }],
+          1_900_000_000,
+        );
         break;
       case 'unavailable.list':
         await new DynamoUnavailableOfferings(doc, t.tableName, t.clusterName).list(1_800_000_000);
@@ -195,31 +268,54 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
         await budgets.holders('default');
         break;
       case 'termination.start':
-        await new SfnTerminationStarter(new SFNClient({ region: t.region, credentials: Credentials }), t.stateMachineArn).start({ nodeClaim: claim.name, reason: 'emptiness' });
+        await new SfnTerminationStarter(new SFNClient({ region: t.region, credentials: Credentials }), t.stateMachineArn).start({
+          nodeClaim: claim.name,
+          reason: 'emptiness',
+        });
         break;
       case 'views.get':
       case 'views.put': {
         const views = new S3ClusterViewStore(new S3Client({ region: t.region, credentials: Credentials }), t.viewBucket ?? 'nodefleet-view', t.clusterName);
         if (call === 'views.get') {
-          mocks.find((m) => m.service === 's3')!.mock.on(GetObjectCommand).resolves({ ETag: '"v1"', ContentLength: 2, Body: (async function* () { yield new Uint8Array([31, 139]); })() } as never);
+          mocks
+            .find((m) => m.service === 's3')!
+            .mock.on(GetObjectCommand)
+            .resolves({
+              ETag: '"v1"',
+              ContentLength: 2,
+              Body: (async function* () {
+                yield new Uint8Array([31, 139]);
+              })(),
+            } as never);
           await views.get();
-        }
-        else await views.put(new Uint8Array([31, 139]));
+        } else await views.put(new Uint8Array([31, 139]));
         break;
       }
       case 'publisher.publish':
-        await new EventBridgePublisher(new EventBridgeClient({ region: t.region, credentials: Credentials }), { eventBusName: t.eventBusName }).publish([{ source: t.event?.source ?? 'nodefleet.agent', detailType: t.event?.detailType ?? 'Node Lifecycle', detail: {} }]);
+        await new EventBridgePublisher(new EventBridgeClient({ region: t.region, credentials: Credentials }), { eventBusName: t.eventBusName }).publish([
+          { source: t.event?.source ?? 'nodefleet.agent', detailType: t.event?.detailType ?? 'Node Lifecycle', detail: {} },
+        ]);
         break;
       case 'catalogRefresher.get':
-        await new CatalogRefresher({ ec2, pricing: new PricingClient({ region: 'us-east-1', credentials: Credentials }), region: t.region, onError: () => undefined }).get(Date.now());
+        await new CatalogRefresher({
+          ec2,
+          pricing: new PricingClient({ region: 'us-east-1', credentials: Credentials }),
+          region: t.region,
+          onError: () => undefined,
+        }).get(Date.now());
         break;
       case 'idempotency': {
         // Completed; then a handler that throws (its record deleted); then a conditional put that
         // fails without returning the old item (the record read back).
         await idempotentOn(async () => ({ ok: true }), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-1' });
-        await idempotentOn(async () => Promise.reject(new Error('handler failed')), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-2' }).catch(() => undefined);
+        await idempotentOn(
+          async () => Promise.reject(new Error('handler failed')),
+          idempotencyStore(ddb, t.tableName, 'provisioner'),
+          'id',
+        )({ id: 'event-2' }).catch(() => undefined);
         // (Not rejectsOnce: sinon counts the earlier puts of this case as matching calls.)
-        for (const m of [docm, ddbm]) m.on(PutItemCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+        for (const m of [docm, ddbm])
+          m.on(PutItemCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
         await idempotentOn(async () => ({ ok: true }), idempotencyStore(ddb, t.tableName, 'provisioner'), 'id')({ id: 'event-3' }).catch(() => undefined);
         break;
       }

@@ -20,7 +20,17 @@ import { StaticNodeClassResolver } from '../../../shared/aws/node-class-resolver
 import { evaluateAll, type IamRequest, type PolicyDocument, type Verdict } from '../../../infra/local/iam/evaluate.ts';
 import { authorizationRequests, tagSpecifications, type RequestContext } from '../../../infra/local/iam/aws-requests.ts';
 import { nodeClaim } from '../../fakes/index.ts';
-import { AgentDetailTypes, AgentSource, DetailTypeSpotInterruption, DetailTypeUnschedulablePods, InterruptionRuleNames, Table, TerminationSource, clusterViewKey, keys } from '../../../shared/api/contract.ts';
+import {
+  AgentDetailTypes,
+  AgentSource,
+  DetailTypeSpotInterruption,
+  DetailTypeUnschedulablePods,
+  InterruptionRuleNames,
+  Table,
+  TerminationSource,
+  clusterViewKey,
+  keys,
+} from '../../../shared/api/contract.ts';
 import { nodeClass } from '../provisioner/world.ts';
 import { arnOf, logicalIdOf, resolve, resourcePolicyOf, rolePolicies, type Deployment } from './iam-template.ts';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -36,7 +46,9 @@ const Cluster = 'sim-cluster';
 const D: Deployment = { partition: 'aws', region: 'ap-northeast-2', account: '111122223333' };
 const BuildTimeoutMs = 240_000;
 /** The event each publishing function puts (publisher.publish), when not the agent's. */
-const PublishedEvents: Partial<Record<string, CallTargets['event']>> = { terminationDrain: { source: TerminationSource, detailType: DetailTypeUnschedulablePods } };
+const PublishedEvents: Partial<Record<string, CallTargets['event']>> = {
+  terminationDrain: { source: TerminationSource, detailType: DetailTypeUnschedulablePods },
+};
 
 type Resources = Record<string, { Type: string; Properties?: any }>;
 
@@ -58,7 +70,9 @@ async function verdicts(functionId: string, requests: IamRequest[]): Promise<Ver
 
 /** `action resource → decision` lines of the denied ones (readable failures). */
 function denied(vs: Verdict[]): string[] {
-  return vs.filter((v) => v.decision !== 'Allowed').map((v) => `${v.request.action} ${v.request.resource} ${JSON.stringify(v.request.context)} → ${v.decision}`);
+  return vs
+    .filter((v) => v.decision !== 'Allowed')
+    .map((v) => `${v.request.action} ${v.request.resource} ${JSON.stringify(v.request.context)} → ${v.decision}`);
 }
 
 const ec2Ctx = (extra: Partial<RequestContext> = {}): RequestContext => ({ partition: D.partition, region: D.region, account: D.account, ...extra });
@@ -69,15 +83,40 @@ async function launch(capacityType: 'spot' | 'on-demand'): Promise<{ launchTempl
   try {
     ec2.on(DescribeLaunchTemplatesCommand).resolves({ LaunchTemplates: [] });
     ec2.on(CreateLaunchTemplateCommand).resolves({ LaunchTemplate: { LaunchTemplateId: 'lt-0123456789abcdef0' } });
-    ec2.on(CreateFleetCommand).resolves({ Instances: [{ InstanceIds: ['i-0123456789abcdef0'], InstanceType: 'm5.large', Lifecycle: capacityType === 'spot' ? 'spot' : 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', AvailabilityZone: `${D.region}a`, SubnetId: 'subnet-0a' } } }] });
+    ec2.on(CreateFleetCommand).resolves({
+      Instances: [
+        {
+          InstanceIds: ['i-0123456789abcdef0'],
+          InstanceType: 'm5.large',
+          Lifecycle: capacityType === 'spot' ? 'spot' : 'on-demand',
+          LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', AvailabilityZone: `${D.region}a`, SubnetId: 'subnet-0a' } },
+        },
+      ],
+    });
     const cloud = new Ec2CloudProvider({
       ec2: new EC2Client({ region: D.region }),
-      resolver: new StaticNodeClassResolver({ subnets: [{ subnetId: 'subnet-0a', zone: `${D.region}a`, availableIpAddressCount: 100 }], securityGroupIds: ['sg-0a'], images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' } }),
-      cluster: { name: Cluster, endpoint: 'https://example.eks.amazonaws.com', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' },
+      resolver: new StaticNodeClassResolver({
+        subnets: [{ subnetId: 'subnet-0a', zone: `${D.region}a`, availableIpAddressCount: 100 }],
+        securityGroupIds: ['sg-0a'],
+        images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' },
+      }),
+      cluster: {
+        name: Cluster,
+        endpoint: 'https://example.eks.amazonaws.com',
+        certificateAuthority: 'Q0E=',
+        serviceCidr: '10.100.0.0/16',
+        kubernetesVersion: '1.32',
+      },
       instanceProfileName,
       architectureOf: catalogArchitecture,
     });
-    const claim = nodeClaim({ name: 'default-abcde', cluster: Cluster, nodePool: 'default', phase: 'Pending', labels: { 'karpenter.sh/nodepool': 'default' } } as any);
+    const claim = nodeClaim({
+      name: 'default-abcde',
+      cluster: Cluster,
+      nodePool: 'default',
+      phase: 'Pending',
+      labels: { 'karpenter.sh/nodepool': 'default' },
+    } as any);
     await cloud.create(claim, { instanceTypes: ['m5.large'], zones: [`${D.region}a`], capacityTypes: [capacityType] }, nodeClass());
     return {
       launchTemplate: ec2.commandCalls(CreateLaunchTemplateCommand)[0].args[0].input,
@@ -90,7 +129,11 @@ async function launch(capacityType: 'spot' | 'on-demand'): Promise<{ launchTempl
 
 /** Authorization requests of a recorded launch, with EC2 knowing the launch template it created. */
 function launchRequests(l: { launchTemplate: any; createFleet: any }, extra: Partial<RequestContext> = {}): IamRequest[] {
-  const stored = { id: 'lt-0123456789abcdef0', tags: tagSpecifications(l.launchTemplate).get('launch-template') ?? {}, data: l.launchTemplate.LaunchTemplateData };
+  const stored = {
+    id: 'lt-0123456789abcdef0',
+    tags: tagSpecifications(l.launchTemplate).get('launch-template') ?? {},
+    data: l.launchTemplate.LaunchTemplateData,
+  };
   const ctx = ec2Ctx({
     ...extra,
     launchTemplate: (key) => (key === l.launchTemplate.LaunchTemplateName || key === stored.id ? stored : undefined),
@@ -138,10 +181,16 @@ async function requestsOf(calls: readonly AdapterCall[], event?: CallTargets['ev
       continue;
     }
     const recorded: RecordedCall[] = [];
-    for (const capacityType of call === 'cloud.create' ? (['on-demand', 'spot'] as const) : [undefined]) recorded.push(...(await record(call, { ...t, capacityType })));
+    for (const capacityType of call === 'cloud.create' ? (['on-demand', 'spot'] as const) : [undefined])
+      recorded.push(...(await record(call, { ...t, capacityType })));
     expect(recorded.length, `${call} sent nothing`).toBeGreaterThan(0);
     for (const r of recorded) {
-      const ltNow = r.action === 'ec2:CreateFleet' ? launches.find((l) => l.createFleet.TargetCapacitySpecification.DefaultTargetCapacityType === r.input.TargetCapacitySpecification.DefaultTargetCapacityType)!.launchTemplate : lt;
+      const ltNow =
+        r.action === 'ec2:CreateFleet'
+          ? launches.find(
+              (l) => l.createFleet.TargetCapacitySpecification.DefaultTargetCapacityType === r.input.TargetCapacitySpecification.DefaultTargetCapacityType,
+            )!.launchTemplate
+          : lt;
       const ctx = ec2Ctx({
         tagsOf: (id) => (id === InstanceId ? instanceTags : undefined),
         launchTemplate: () => ({ ...stored, tags: tagSpecifications(ltNow).get('launch-template') ?? {}, data: ltNow.LaunchTemplateData }),
@@ -168,7 +217,9 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     for (const fn of ['Provisioner', 'Disruption']) {
       it(`${fn}: an on-demand launch is allowed (CreateLaunchTemplate, CreateFleet, RunInstances, CreateTags, PassRole)`, async () => {
         const reqs = launchRequests(await launch('on-demand'));
-        expect(reqs.map((r) => r.action)).toEqual(expect.arrayContaining(['ec2:CreateLaunchTemplate', 'ec2:CreateFleet', 'ec2:RunInstances', 'ec2:CreateTags', 'iam:PassRole']));
+        expect(reqs.map((r) => r.action)).toEqual(
+          expect.arrayContaining(['ec2:CreateLaunchTemplate', 'ec2:CreateFleet', 'ec2:RunInstances', 'ec2:CreateTags', 'iam:PassRole']),
+        );
         expect(denied(await verdicts(fn, reqs))).toEqual([]);
       });
       // Issue 14: the spot-instances-request a spot launch creates must carry the cluster tags (the spot launch template tags it).
@@ -202,7 +253,12 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     }
     it('Provisioner: a launch into a capacity reservation shared from another account is allowed', async () => {
       const owner = '444455556666';
-      const share = { Version: '2012-10-17', Statement: [{ Effect: 'Allow' as const, Principal: { AWS: `arn:aws:iam::${D.account}:root` }, Action: ['ec2:RunInstances', 'ec2:CreateFleet'], Resource: '*' }] };
+      const share = {
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow' as const, Principal: { AWS: `arn:aws:iam::${D.account}:root` }, Action: ['ec2:RunInstances', 'ec2:CreateFleet'], Resource: '*' },
+        ],
+      };
       const reqs = launchRequests(await reserved('cr-0fedcba9876543210'), { ownerOf: (id) => (id.startsWith('cr-') ? owner : undefined) }).map((r) =>
         r.resource.includes(`:${owner}:`) ? { ...r, resourcePolicy: share as any } : r,
       );
@@ -212,7 +268,10 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     it('no function but the launching ones may use a capacity reservation', async () => {
       const cr = launchRequests(await reserved('cr-0123456789abcdef0')).filter((r) => r.resource.includes(':capacity-reservation/'));
       for (const fn of ['Gc', 'Registration', 'Interruption', 'TerminationTerminateInstance']) {
-        expect((await verdicts(fn, cr)).map((v) => v.decision), fn).toEqual(cr.map(() => 'ImplicitlyDenied'));
+        expect(
+          (await verdicts(fn, cr)).map((v) => v.decision),
+          fn,
+        ).toEqual(cr.map(() => 'ImplicitlyDenied'));
       }
     });
   });
@@ -226,7 +285,11 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       });
       it(`${fn}: terminating an instance of another cluster is denied`, async () => {
         const tags = await launchedInstanceTags();
-        const other = Object.fromEntries(Object.entries(tags).filter(([k]) => !k.includes(Cluster)).map(([k, v]) => [k, v === Cluster ? 'other' : v]));
+        const other = Object.fromEntries(
+          Object.entries(tags)
+            .filter(([k]) => !k.includes(Cluster))
+            .map(([k, v]) => [k, v === Cluster ? 'other' : v]),
+        );
         other['kubernetes.io/cluster/other'] = 'owned';
         const reqs = authorizationRequests('ec2:TerminateInstances', { InstanceIds: ['i-0ffffffffffffffff'] }, ec2Ctx({ tagsOf: () => other }));
         expect((await verdicts(fn, reqs)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
@@ -241,7 +304,7 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       ...readTerminationDefinition(RepoRoot, TerminationAslPath)!.tasks.map((t) => ({ name: `termination${t.name}`, entry: t.entry, queue: false })),
     ];
 
-    it('each function\'s row is what its source calls (port methods, plus what they imply)', () => {
+    it("each function's row is what its source calls (port methods, plus what they imply)", () => {
       // (Only methods the ports declare: a local `unavailable` Set or `budgets` array shares the name.)
       const portMethods = new Set([...readFileSync(join(RepoRoot, 'shared/api/ports.ts'), 'utf8').matchAll(/^\s+(\w+)\(/gm)].map((m) => m[1]));
       for (const f of all) {
@@ -278,7 +341,11 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         const id = fn.charAt(0).toUpperCase() + fn.slice(1);
         const read = new Set((await requestsOf(calls)).filter((r) => r.action === 'dynamodb:Query').map((r) => r.resource));
         const granted = new Set(
-          roleOf(id).docs.flatMap((d) => d.Statement.filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes('dynamodb:Query')).flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]))),
+          roleOf(id).docs.flatMap((d) =>
+            d.Statement.filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes('dynamodb:Query')).flatMap((st) =>
+              Array.isArray(st.Resource) ? st.Resource : [st.Resource],
+            ),
+          ),
         );
         expect([...granted].sort(), fn).toEqual([...read].sort());
       });
@@ -310,14 +377,17 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       expect([...new Set(granted)].sort()).toEqual(['events:PutEvents', 's3:PutObject']);
     });
 
-    it('the agent\'s code publishes only the source and detail-types its role and the bus admit (contract.ts AgentSource, AgentDetailTypes)', () => {
+    it("the agent's code publishes only the source and detail-types its role and the bus admit (contract.ts AgentSource, AgentDetailTypes)", () => {
       const dir = join(RepoRoot, 'functions/agent');
       const published = readdirSync(dir)
         .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
         .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/\.publish\(([^;]*)/g)].map((m) => m[1]));
       expect(published.length).toBeGreaterThan(0);
       for (const call of published) {
-        const pairs = [...call.matchAll(/source:\s*(\w+),\s*detailType:\s*(\w+)/g)].map((m) => [contract[m[1] as keyof typeof contract], contract[m[2] as keyof typeof contract]]);
+        const pairs = [...call.matchAll(/source:\s*(\w+),\s*detailType:\s*(\w+)/g)].map((m) => [
+          contract[m[1] as keyof typeof contract],
+          contract[m[2] as keyof typeof contract],
+        ]);
         expect(pairs.length, call).toBeGreaterThan(0);
         for (const [source, detailType] of pairs) {
           expect(source, call).toBe(AgentSource);
@@ -326,7 +396,7 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       }
     });
 
-    it('the functions read only their own cluster view; the agent may not read it, no one may write another cluster\'s', async () => {
+    it("the functions read only their own cluster view; the agent may not read it, no one may write another cluster's", async () => {
       const bucket = callTargets().viewBucket!;
       const other = { action: 's3:PutObject', resource: `arn:${D.partition}:s3:::${bucket}/clusters/another/view.json.gz`, context: {} };
       expect(denied(await verdicts('Agent', [other]))).toHaveLength(1);
@@ -385,9 +455,17 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
     describe('the bus', () => {
       const busId = () => logicalIdOf(resources, 'AWS::Events::EventBus', 'Bus');
       const busArn = () => `arn:${D.partition}:events:${D.region}:${D.account}:event-bus/${callTargets().eventBusName}`;
-      const putEvents = (source: string, detailType: string): IamRequest => ({ action: 'events:PutEvents', resource: busArn(), context: { 'events:source': source, 'events:detail-type': detailType } });
+      const putEvents = (source: string, detailType: string): IamRequest => ({
+        action: 'events:PutEvents',
+        resource: busArn(),
+        context: { 'events:source': source, 'events:detail-type': detailType },
+      });
       const agentEvents = () => AgentDetailTypes.map((t) => putEvents(AgentSource, t));
-      const forged = () => [putEvents('aws.ec2', DetailTypeSpotInterruption), putEvents(AgentSource, DetailTypeSpotInterruption), putEvents('nodefleet.other', DetailTypeUnschedulablePods)];
+      const forged = () => [
+        putEvents('aws.ec2', DetailTypeSpotInterruption),
+        putEvents(AgentSource, DetailTypeSpotInterruption),
+        putEvents('nodefleet.other', DetailTypeUnschedulablePods),
+      ];
 
       it('the agent may publish its own source and detail-types', async () => {
         expect(await decide('Agent', busId(), agentEvents())).toEqual(AgentDetailTypes.map(() => 'Allowed'));
@@ -405,10 +483,12 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         const provisioner = { arn: roleOf('Provisioner').arn, docs: [Everything] };
         expect(await decide(provisioner, busId(), agentEvents())).toEqual(AgentDetailTypes.map(() => 'ExplicitlyDenied'));
       });
-      it('the Drain task may publish only the termination source\'s Unschedulable Pods; the bus refuses it anything else, and refuses that source to the agent', async () => {
+      it("the Drain task may publish only the termination source's Unschedulable Pods; the bus refuses it anything else, and refuses that source to the agent", async () => {
         const request = putEvents(TerminationSource, DetailTypeUnschedulablePods);
         expect(await decide('TerminationDrain', busId(), [request])).toEqual(['Allowed']);
-        expect((await verdicts('TerminationDrain', [...agentEvents(), ...forged()])).map((v) => v.decision)).toEqual([...agentEvents(), ...forged()].map(() => 'ImplicitlyDenied'));
+        expect((await verdicts('TerminationDrain', [...agentEvents(), ...forged()])).map((v) => v.decision)).toEqual(
+          [...agentEvents(), ...forged()].map(() => 'ImplicitlyDenied'),
+        );
         const drain = { arn: roleOf('TerminationDrain').arn, docs: [Everything] };
         expect(await decide(drain, busId(), [...agentEvents(), ...forged()])).toEqual([...agentEvents(), ...forged()].map(() => 'ExplicitlyDenied'));
         const agent = { arn: roleOf('Agent').arn, docs: [Everything] };
@@ -417,7 +497,11 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       });
       it('administration is not locked out: the account can still update, describe and delete the bus', async () => {
         // (events:PutPermission, which sets its policy, has no resource-level permissions: no bus policy applies to it.)
-        const admin = ['events:UpdateEventBus', 'events:DescribeEventBus', 'events:DeleteEventBus'].map((action) => ({ action, resource: busArn(), context: {} }));
+        const admin = ['events:UpdateEventBus', 'events:DescribeEventBus', 'events:DeleteEventBus'].map((action) => ({
+          action,
+          resource: busArn(),
+          context: {},
+        }));
         expect(await decide(intruder, busId(), admin)).toEqual(['Allowed', 'Allowed', 'Allowed']);
       });
     });
@@ -429,13 +513,15 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       const send = (context: Record<string, string> = {}): IamRequest => ({ action: 'sqs:SendMessage', resource: queueArn(), context: { ...tls, ...context } });
       const Events = 'events.amazonaws.com';
 
-      it('EventBridge may deliver for each of the stack\'s interruption rules', async () => {
+      it("EventBridge may deliver for each of the stack's interruption rules", async () => {
         const reqs = InterruptionRuleNames.map((r) => send({ 'aws:SourceArn': ruleArn(r), 'aws:SourceAccount': D.account }));
         expect(await decide({ arn: Events, docs: [] }, queueId(), reqs)).toEqual(reqs.map(() => 'Allowed'));
       });
       it('EventBridge delivering for another rule of the account is denied', async () => {
         const other = `arn:${D.partition}:events:${D.region}:${D.account}:rule/forged`;
-        expect(await decide({ arn: Events, docs: [] }, queueId(), [send({ 'aws:SourceArn': other, 'aws:SourceAccount': D.account })])).toEqual(['ExplicitlyDenied']);
+        expect(await decide({ arn: Events, docs: [] }, queueId(), [send({ 'aws:SourceArn': other, 'aws:SourceAccount': D.account })])).toEqual([
+          'ExplicitlyDenied',
+        ]);
       });
       it('another principal allowed everything may not send; nor may the interruption function, given sqs:*', async () => {
         expect(await decide(intruder, queueId(), [send()])).toEqual(['ExplicitlyDenied']);
@@ -456,9 +542,22 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       const roleArn = arnOf(resources, logicalIdOf(resources, 'AWS::IAM::Role', 'ProvisionerRole'), cn);
       const nodeRole = arnOf(resources, logicalIdOf(resources, 'AWS::IAM::Role', 'NodeRole'), cn);
       const l = await launch('spot');
-      const stored = { id: 'lt-0123456789abcdef0', tags: tagSpecifications(l.launchTemplate).get('launch-template') ?? {}, data: l.launchTemplate.LaunchTemplateData };
-      const ctx: RequestContext = { partition: 'aws-cn', region: 'cn-north-1', account: D.account, launchTemplate: () => stored, roleOfInstanceProfile: () => nodeRole };
-      const reqs = [...authorizationRequests('ec2:CreateLaunchTemplate', l.launchTemplate, ctx), ...authorizationRequests('ec2:CreateFleet', l.createFleet, ctx)];
+      const stored = {
+        id: 'lt-0123456789abcdef0',
+        tags: tagSpecifications(l.launchTemplate).get('launch-template') ?? {},
+        data: l.launchTemplate.LaunchTemplateData,
+      };
+      const ctx: RequestContext = {
+        partition: 'aws-cn',
+        region: 'cn-north-1',
+        account: D.account,
+        launchTemplate: () => stored,
+        roleOfInstanceProfile: () => nodeRole,
+      };
+      const reqs = [
+        ...authorizationRequests('ec2:CreateLaunchTemplate', l.launchTemplate, ctx),
+        ...authorizationRequests('ec2:CreateFleet', l.createFleet, ctx),
+      ];
       expect(reqs.find((r) => r.action === 'iam:PassRole')?.context).toEqual({ 'iam:PassedToService': 'ec2.amazonaws.com.cn' });
       expect(denied(await evaluateAll(roleArn, docs, reqs))).toEqual([]);
     });
@@ -467,7 +566,12 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       const l = await launch('on-demand');
       const owner = '444455556666';
       // The owner shares them with this account through AWS RAM: the share is the owner's grant (a resource policy).
-      const share = { Version: '2012-10-17', Statement: [{ Effect: 'Allow' as const, Principal: { AWS: `arn:aws:iam::${D.account}:root` }, Action: ['ec2:RunInstances', 'ec2:CreateFleet'], Resource: '*' }] };
+      const share = {
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow' as const, Principal: { AWS: `arn:aws:iam::${D.account}:root` }, Action: ['ec2:RunInstances', 'ec2:CreateFleet'], Resource: '*' },
+        ],
+      };
       const reqs = launchRequests(l, { ownerOf: () => owner }).map((r) => (r.resource.includes(`:${owner}:`) ? { ...r, resourcePolicy: share as any } : r));
       expect(reqs.some((r) => r.resource === `arn:aws:ec2:${D.region}:${owner}:subnet/subnet-0a`)).toBe(true);
       expect(denied(await verdicts('Provisioner', reqs))).toEqual([]);
@@ -494,15 +598,26 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       const lt = { id: 'lt-0123456789abcdef0', tags, data: {} };
       const del = authorizationRequests('ec2:DeleteLaunchTemplate', { LaunchTemplateId: lt.id }, ec2Ctx({ launchTemplate: () => lt }));
       for (const fn of ['Provisioner', 'Disruption', 'Registration', 'Interruption', 'TerminationCordon', 'TerminationDrain']) {
-        expect((await verdicts(fn, [...term, ...del])).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
+        expect(
+          (await verdicts(fn, [...term, ...del])).map((v) => v.decision),
+          fn,
+        ).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
       }
       expect((await verdicts('Gc', del)).map((v) => v.decision)).toEqual(['Allowed']);
-      const foreign = authorizationRequests('ec2:DeleteLaunchTemplate', { LaunchTemplateId: lt.id }, ec2Ctx({ launchTemplate: () => ({ ...lt, tags: { 'kubernetes.io/cluster/other': 'owned', 'karpenter.sh/nodepool': 'default' } }) }));
+      const foreign = authorizationRequests(
+        'ec2:DeleteLaunchTemplate',
+        { LaunchTemplateId: lt.id },
+        ec2Ctx({ launchTemplate: () => ({ ...lt, tags: { 'kubernetes.io/cluster/other': 'owned', 'karpenter.sh/nodepool': 'default' } }) }),
+      );
       expect((await verdicts('Gc', foreign)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
     });
     it('no tagging outside a launch (CreateTags with no ec2:CreateAction)', async () => {
       const tags = await launchedInstanceTags();
-      const req: IamRequest = { action: 'ec2:CreateTags', resource: `arn:aws:ec2:${D.region}:${D.account}:instance/i-0ffffffffffffffff`, context: Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])) };
+      const req: IamRequest = {
+        action: 'ec2:CreateTags',
+        resource: `arn:aws:ec2:${D.region}:${D.account}:instance/i-0ffffffffffffffff`,
+        context: Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])),
+      };
       for (const fn of ['Provisioner', 'Disruption', 'Gc']) expect((await verdicts(fn, [req]))[0].decision, fn).toBe('ImplicitlyDenied');
     });
     it('no function may touch another table, queue or state machine', async () => {
@@ -518,7 +633,10 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
           { action: 'states:StartExecution', resource: loop, context: {} },
           { action: 'states:StartExecution', resource: other('states', 'stateMachine:other'), context: {} },
         ]);
-        expect(v.map((x) => x.decision), fn).toEqual(Array(5).fill('ImplicitlyDenied'));
+        expect(
+          v.map((x) => x.decision),
+          fn,
+        ).toEqual(Array(5).fill('ImplicitlyDenied'));
       }
     });
     it('functions that never delete or update an item may not (DynamoDB narrowed per function)', async () => {
@@ -527,28 +645,46 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
       const del: IamRequest = { action: 'dynamodb:DeleteItem', resource: table, context: inCluster };
       const upd: IamRequest = { action: 'dynamodb:UpdateItem', resource: table, context: inCluster };
       for (const fn of ['Registration', 'Interruption', 'TerminationCordon', 'TerminationDrain', 'TerminationTerminateInstance', 'TerminationRecordFailure']) {
-        expect((await verdicts(fn, [del, upd])).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
+        expect(
+          (await verdicts(fn, [del, upd])).map((v) => v.decision),
+          fn,
+        ).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
       }
       // Cutoff reads its NodeClaim (target and deadline: functions/termination/target.ts) but never deletes or updates it.
       expect((await verdicts('TerminationCutoff', [del, upd])).map((v) => v.decision)).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
       expect((await verdicts('Gc', [del]))[0].decision).toBe('Allowed');
     });
-    it('no function may launch without nodefleet\'s own cluster tag (nodefleet.io/cluster), Karpenter\'s tags notwithstanding', async () => {
+    it("no function may launch without nodefleet's own cluster tag (nodefleet.io/cluster), Karpenter's tags notwithstanding", async () => {
       const l = await launch('on-demand');
-      for (const spec of [...l.createFleet.TagSpecifications, ...l.launchTemplate.TagSpecifications]) spec.Tags = spec.Tags.filter((t: any) => t.Key !== TagNodefleetCluster);
-      const reqs = launchRequests(l).filter((r) => (r.resource.endsWith(':instance/*') && r.action === 'ec2:RunInstances') || r.action === 'ec2:CreateLaunchTemplate');
+      for (const spec of [...l.createFleet.TagSpecifications, ...l.launchTemplate.TagSpecifications])
+        spec.Tags = spec.Tags.filter((t: any) => t.Key !== TagNodefleetCluster);
+      const reqs = launchRequests(l).filter(
+        (r) => (r.resource.endsWith(':instance/*') && r.action === 'ec2:RunInstances') || r.action === 'ec2:CreateLaunchTemplate',
+      );
       expect(reqs).toHaveLength(2);
-      for (const fn of ['Provisioner', 'Disruption']) expect((await verdicts(fn, reqs)).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
+      for (const fn of ['Provisioner', 'Disruption'])
+        expect(
+          (await verdicts(fn, reqs)).map((v) => v.decision),
+          fn,
+        ).toEqual(['ImplicitlyDenied', 'ImplicitlyDenied']);
     });
     it('a Karpenter instance or launch template of this cluster (its tags, not nodefleet.io/cluster) may not be terminated or deleted', async () => {
       const karpenter = await launchedInstanceTags();
       delete karpenter[TagNodefleetCluster];
       const term = authorizationRequests('ec2:TerminateInstances', { InstanceIds: ['i-0123456789abcdef0'] }, ec2Ctx({ tagsOf: () => karpenter }));
-      for (const fn of ['Gc', 'TerminationTerminateInstance']) expect((await verdicts(fn, term)).map((v) => v.decision), fn).toEqual(['ImplicitlyDenied']);
-      const del = authorizationRequests('ec2:DeleteLaunchTemplate', { LaunchTemplateId: 'lt-0123456789abcdef0' }, ec2Ctx({ launchTemplate: () => ({ id: 'lt-0123456789abcdef0', tags: karpenter, data: {} }) }));
+      for (const fn of ['Gc', 'TerminationTerminateInstance'])
+        expect(
+          (await verdicts(fn, term)).map((v) => v.decision),
+          fn,
+        ).toEqual(['ImplicitlyDenied']);
+      const del = authorizationRequests(
+        'ec2:DeleteLaunchTemplate',
+        { LaunchTemplateId: 'lt-0123456789abcdef0' },
+        ec2Ctx({ launchTemplate: () => ({ id: 'lt-0123456789abcdef0', tags: karpenter, data: {} }) }),
+      );
       expect((await verdicts('Gc', del)).map((v) => v.decision)).toEqual(['ImplicitlyDenied']);
     });
-    it('each function reaches only its cluster\'s partition of the table, and only the provisioner its own idempotency records (dynamodb:LeadingKeys)', async () => {
+    it("each function reaches only its cluster's partition of the table, and only the provisioner its own idempotency records (dynamodb:LeadingKeys)", async () => {
       const table = resolve({ 'Fn::GetAtt': [logicalIdOf(resources, 'AWS::DynamoDB::Table', 'Table'), 'Arn'] }, resources, D);
       const itemActions = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'];
       const at = (action: string, pk?: string): IamRequest => ({ action, resource: table, context: pk === undefined ? {} : { 'dynamodb:LeadingKeys': [pk] } });
@@ -556,17 +692,33 @@ describe('IAM simulation of the synthesized policies', { timeout: BuildTimeoutMs
         const id = fn.charAt(0).toUpperCase() + fn.slice(1);
         // The actions its statements on the table itself grant (indexes and the provisioner's idempotency statement aside).
         const onTable = (st: { Sid?: string; Resource: string | string[] }) => st.Sid !== 'OwnIdempotencyRecords' && [st.Resource].flat().includes(table);
-        const granted = new Set(roleOf(id).docs.flatMap((d) => d.Statement.filter(onTable).flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]))));
+        const granted = new Set(
+          roleOf(id).docs.flatMap((d) => d.Statement.filter(onTable).flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]))),
+        );
         const actions = itemActions.filter((a) => granted.has(a));
         expect(actions.length, fn).toBeGreaterThan(0);
         // Its own cluster's partition: allowed.
-        expect((await verdicts(id, actions.map((a) => at(a, keys.cluster(Cluster))))).map((v) => v.decision), fn).toEqual(actions.map(() => 'Allowed'));
+        expect(
+          (
+            await verdicts(
+              id,
+              actions.map((a) => at(a, keys.cluster(Cluster))),
+            )
+          ).map((v) => v.decision),
+          fn,
+        ).toEqual(actions.map(() => 'Allowed'));
         // Another cluster's partition, a request naming none, another function's idempotency records: denied.
         const forged = actions.flatMap((a) => [at(a, keys.cluster('other')), at(a), at(a, keys.idempotency('disruption'))]);
-        expect((await verdicts(id, forged)).map((v) => v.decision), fn).toEqual(forged.map(() => 'ImplicitlyDenied'));
+        expect(
+          (await verdicts(id, forged)).map((v) => v.decision),
+          fn,
+        ).toEqual(forged.map(() => 'ImplicitlyDenied'));
         // The provisioner's idempotency records: the provisioner only (put, get, update, delete; no query).
         const idem = IdempotencyActions.map((a) => at(a, keys.idempotency('provisioner')));
-        expect((await verdicts(id, idem)).map((v) => v.decision), fn).toEqual(idem.map(() => (fn === 'provisioner' ? 'Allowed' : 'ImplicitlyDenied')));
+        expect(
+          (await verdicts(id, idem)).map((v) => v.decision),
+          fn,
+        ).toEqual(idem.map(() => (fn === 'provisioner' ? 'Allowed' : 'ImplicitlyDenied')));
       }
     });
     it('no function may pass another role', async () => {

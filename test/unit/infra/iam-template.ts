@@ -19,7 +19,9 @@ type Resources = Record<string, { Type: string; Properties?: any }>;
 function physicalName(resources: Resources, id: string): string {
   const r = resources[id];
   const p = r?.Properties ?? {};
-  return String(p.RoleName ?? p.TableName ?? p.Name ?? p.QueueName ?? p.FunctionName ?? p.StateMachineName ?? p.LogGroupName ?? p.InstanceProfileName ?? p.BucketName ?? id);
+  return String(
+    p.RoleName ?? p.TableName ?? p.Name ?? p.QueueName ?? p.FunctionName ?? p.StateMachineName ?? p.LogGroupName ?? p.InstanceProfileName ?? p.BucketName ?? id,
+  );
 }
 
 /** The ARN CloudFormation's `Fn::GetAtt [id, Arn]` returns for the resource types nodefleet uses. */
@@ -77,7 +79,9 @@ export function resolve(value: unknown, resources: Resources, d: Deployment): an
       default:
         // Ref of a state machine or topic is its ARN, of a queue its URL, of the rest its name.
         if (['AWS::StepFunctions::StateMachine', 'AWS::SNS::Topic'].includes(resources[o.Ref]?.Type)) return arnOf(resources, o.Ref, d);
-        return resources[o.Ref]?.Type === 'AWS::SQS::Queue' ? `https://sqs.${d.region}.amazonaws.com/${d.account}/${physicalName(resources, o.Ref)}` : physicalName(resources, o.Ref);
+        return resources[o.Ref]?.Type === 'AWS::SQS::Queue'
+          ? `https://sqs.${d.region}.amazonaws.com/${d.account}/${physicalName(resources, o.Ref)}`
+          : physicalName(resources, o.Ref);
     }
   }
   if ('Fn::GetAtt' in o) {
@@ -120,7 +124,9 @@ export function resourcePolicyOf(resources: Resources, id: string, d: Deployment
   if (r?.Type === 'AWS::Events::EventBus') doc = r.Properties?.Policy;
   else {
     const policy = Object.values(resources).find(
-      (x) => (x.Type === 'AWS::S3::BucketPolicy' && refersTo(x.Properties.Bucket)) || (x.Type === 'AWS::SQS::QueuePolicy' && (x.Properties.Queues as unknown[]).some(refersTo)),
+      (x) =>
+        (x.Type === 'AWS::S3::BucketPolicy' && refersTo(x.Properties.Bucket)) ||
+        (x.Type === 'AWS::SQS::QueuePolicy' && (x.Properties.Queues as unknown[]).some(refersTo)),
     );
     doc = policy?.Properties.PolicyDocument;
   }

@@ -33,7 +33,11 @@ function yamlFiles(dir: string): string[] {
 
 function load(file: string): Obj[] {
   const docs = parseAllDocuments(readFileSync(file, 'utf8'));
-  for (const d of docs) expect(d.errors.map((e) => e.message), relative(RepoRoot, file)).toEqual([]);
+  for (const d of docs)
+    expect(
+      d.errors.map((e) => e.message),
+      relative(RepoRoot, file),
+    ).toEqual([]);
   return docs.map((d) => d.toJS() as Obj).filter((d) => d !== null);
 }
 
@@ -45,7 +49,14 @@ const one = (kind: string, name: string) => {
   expect(found, `${kind}/${name}`).toHaveLength(1);
   return found[0];
 };
-const ClusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+const ClusterScoped = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 describe('infra/k8s documents', () => {
   it('every YAML file parses and every object has apiVersion, kind and metadata.name', () => {
@@ -110,7 +121,10 @@ describe('agent Deployment', () => {
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(pod.securityContext.seccompProfile).toEqual({ type: 'RuntimeDefault' });
     for (const v of pod.volumes ?? []) {
-      expect(Object.keys(v).filter((k) => k !== 'name'), v.name).toEqual([expect.stringMatching(/^(configMap|emptyDir|projected|secret|downwardAPI|csi|persistentVolumeClaim|ephemeral)$/)]);
+      expect(
+        Object.keys(v).filter((k) => k !== 'name'),
+        v.name,
+      ).toEqual([expect.stringMatching(/^(configMap|emptyDir|projected|secret|downwardAPI|csi|persistentVolumeClaim|ephemeral)$/)]);
     }
     for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
       const sc = c.securityContext;
@@ -124,7 +138,7 @@ describe('agent Deployment', () => {
     }
   });
 
-  it('probes the agent\'s /healthz and /readyz on its health port', () => {
+  it("probes the agent's /healthz and /readyz on its health port", () => {
     const port = container.ports.find((p: Obj) => p.name === 'health');
     expect(container.env).toContainEqual({ name: 'NODEFLEET_AGENT_HEALTH_PORT', value: String(port.containerPort) });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
@@ -181,7 +195,11 @@ describe('RBAC', () => {
   it("gives the agent only its Reflectors' list/watch on pods and nodes", () => {
     const role = one('ClusterRole', 'nodefleet-agent');
     expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] }]);
-    const granted = flatten(role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb }))))));
+    const granted = flatten(
+      role.rules.flatMap((r: Obj) =>
+        r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb })))),
+      ),
+    );
     expect(granted).toEqual(flatten([...ReflectorRbac('pods'), ...ReflectorRbac('nodes')]));
     const binding = one('ClusterRoleBinding', 'nodefleet-agent');
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'nodefleet-agent' });
@@ -225,11 +243,17 @@ describe('RBAC', () => {
       expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: group });
       const role = one('ClusterRole', group);
       noWildcards(role.rules);
-      const granted = flatten(role.rules.flatMap((r: Obj) => r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb }))))));
+      const granted = flatten(
+        role.rules.flatMap((r: Obj) =>
+          r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb })))),
+        ),
+      );
       expect(granted, `${group}: granted vs used by ${f.entry}`).toEqual(needed);
     }
     // No group for a function that does not exist, and none shared.
-    const bound = byKind('ClusterRoleBinding').map((b) => b.metadata.name).filter((n) => n !== 'nodefleet-agent');
+    const bound = byKind('ClusterRoleBinding')
+      .map((b) => b.metadata.name)
+      .filter((n) => n !== 'nodefleet-agent');
     expect(bound.sort()).toEqual([...groups].sort());
   });
 
@@ -314,9 +338,46 @@ describe('CRDs', () => {
     expect(c.metadata.name).toBe('nodeclaims.karpenter.sh');
     expect(c.spec).toMatchObject({ group: 'karpenter.sh', scope: 'Cluster', names: { kind: 'NodeClaim', plural: 'nodeclaims' } });
     expect(c.spec.versions[0].subresources).toEqual({ status: {} });
-    expect(c.spec.versions[0].additionalPrinterColumns.map((p: Obj) => `${p.name}${p.priority ? '*' : ''}`)).toEqual(['Type', 'Capacity', 'Zone', 'Node', 'Ready', 'Age', 'ImageID*', 'ID*', 'NodePool*', 'NodeClass*', 'Drifted*']);
+    expect(c.spec.versions[0].additionalPrinterColumns.map((p: Obj) => `${p.name}${p.priority ? '*' : ''}`)).toEqual([
+      'Type',
+      'Capacity',
+      'Zone',
+      'Node',
+      'Ready',
+      'Age',
+      'ImageID*',
+      'ID*',
+      'NodePool*',
+      'NodeClass*',
+      'Drifted*',
+    ]);
     expect(structuralProblems(schemaOf(c), 'NodeClaim')).toEqual([]);
-    const launched = setCondition(setCondition(nodeClaim({ name: 'default-x', instanceId: 'i-1', providerId: 'aws:///z/i-1', instanceType: 'm5.large', zone: 'z', capacityType: 'spot', nodeName: 'n', imageId: 'ami-1', capacity: { cpu: '2', memory: '8Gi' }, expireAt: '2026-01-31T00:00:00.000Z', taints: [{ key: 'a', effect: 'NoSchedule' }], requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }], resources: { requests: { cpu: '1500m' } } }), 'Launched', 'True', '2026-01-01T00:00:10.000Z'), 'Drifted', 'True', '2026-01-02T00:00:00.000Z', 'NodePoolDrifted');
+    const launched = setCondition(
+      setCondition(
+        nodeClaim({
+          name: 'default-x',
+          instanceId: 'i-1',
+          providerId: 'aws:///z/i-1',
+          instanceType: 'm5.large',
+          zone: 'z',
+          capacityType: 'spot',
+          nodeName: 'n',
+          imageId: 'ami-1',
+          capacity: { cpu: '2', memory: '8Gi' },
+          expireAt: '2026-01-31T00:00:00.000Z',
+          taints: [{ key: 'a', effect: 'NoSchedule' }],
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }],
+          resources: { requests: { cpu: '1500m' } },
+        }),
+        'Launched',
+        'True',
+        '2026-01-01T00:00:10.000Z',
+      ),
+      'Drifted',
+      'True',
+      '2026-01-02T00:00:00.000Z',
+      'NodePoolDrifted',
+    );
     const { put } = planNodeClaimObjects([launched], [], { cluster: 'test', nodeClassGroup: 'nodefleet.io' });
     expect(put).toHaveLength(1);
     expect(validate(schemaOf(c), put[0], '')).toEqual([]);
@@ -351,7 +412,7 @@ describe('CRDs', () => {
     expect(fieldDifferences(zodJson.properties.spec, schemaOf(crds[kind]).properties.spec, `${kind}.spec`)).toEqual([]);
   });
 
-  it('NodePool: label values, requirement keys and values, taint keys and values carry the patterns of the runtime rule (shared/api/nodepool.ts; Karpenter\'s CRD patterns)', () => {
+  it("NodePool: label values, requirement keys and values, taint keys and values carry the patterns of the runtime rule (shared/api/nodepool.ts; Karpenter's CRD patterns)", () => {
     const t = schemaOf(crds.NodePool).properties.spec.properties.template.properties;
     const req = t.spec.properties.requirements.items.properties;
     const found = {

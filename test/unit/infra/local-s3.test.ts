@@ -16,7 +16,7 @@ describe('local S3', () => {
   });
   afterAll(() => s3.stop());
 
-  it('a PUT is atomic: a GET during it reads the old or the new body whole, under that body\'s ETag', async () => {
+  it("a PUT is atomic: a GET during it reads the old or the new body whole, under that body's ETag", async () => {
     // Arrange: bodies large enough that writing one takes many chunks.
     const bodies = [randomBytes(4 << 20), randomBytes(4 << 20), randomBytes(4 << 20)];
     await store.put(bodies[0]);

@@ -9,7 +9,10 @@ import { buildTestStack } from './stack-fixture.ts';
 function findings(context: Record<string, unknown>) {
   const { stack, template } = buildTestStack(context, { nag: true });
   const annotations = Annotations.fromStack(stack);
-  const all = [...annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))];
+  const all = [
+    ...annotations.findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ...annotations.findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+  ];
   const suppressions = Object.values(template.toJSON().Resources as Record<string, any>).flatMap(
     (r) => (r.Metadata?.cdk_nag?.rules_to_suppress ?? []) as { id: string; reason: string; applies_to?: unknown[] }[],
   );

@@ -15,7 +15,8 @@ import { Functions, TerminationTaskPermissions } from '../../../infra/aws/functi
 import { NodefleetStack } from '../../../infra/aws/nodefleet-stack.ts';
 import { readTerminationDefinition, type TerminationDefinition } from '../../../infra/aws/termination.ts';
 
-const exportsHandler = (file: string) => /export\s+(const|async function|function|let)\s+handler\b|export\s*\{[^}]*\bhandler\b[^}]*\}/.test(readFileSync(join(RepoRoot, file), 'utf8'));
+const exportsHandler = (file: string) =>
+  /export\s+(const|async function|function|let)\s+handler\b|export\s*\{[^}]*\bhandler\b[^}]*\}/.test(readFileSync(join(RepoRoot, file), 'utf8'));
 
 describe('the stack against the repository', { timeout: 240_000 }, () => {
   let definition: TerminationDefinition | undefined;
@@ -38,7 +39,15 @@ describe('the stack against the repository', { timeout: 240_000 }, () => {
   });
 
   it('declares least-privilege permissions for the seven tasks known today (a new task gets table + kube until listed)', () => {
-    expect(Object.keys(TerminationTaskPermissions).sort()).toEqual(['Cordon', 'Cutoff', 'DeleteNode', 'Drain', 'Finalize', 'RecordFailure', 'TerminateInstance']);
+    expect(Object.keys(TerminationTaskPermissions).sort()).toEqual([
+      'Cordon',
+      'Cutoff',
+      'DeleteNode',
+      'Drain',
+      'Finalize',
+      'RecordFailure',
+      'TerminateInstance',
+    ]);
     expect(TerminationTaskPermissions.TerminateInstance).toContain('ec2Terminate');
     for (const [task, perms] of Object.entries(TerminationTaskPermissions)) if (task !== 'TerminateInstance') expect(perms, task).not.toContain('ec2Terminate');
   });
@@ -64,6 +73,8 @@ describe('the stack against the repository', { timeout: 240_000 }, () => {
     // The disruption loop: the real statemachines/disruption-loop.asl.json, its one substitution the disruption function.
     const loop = machines.find(([id]) => id.startsWith('DisruptionLoop'))![1];
     expect(loop.Properties.DefinitionString).toBe(readFileSync(join(RepoRoot, 'statemachines/disruption-loop.asl.json'), 'utf8'));
-    expect(loop.Properties.DefinitionSubstitutions).toEqual({ DisruptionFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^Disruption[A-F0-9]{8}$/), 'Arn'] } });
+    expect(loop.Properties.DefinitionSubstitutions).toEqual({
+      DisruptionFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^Disruption[A-F0-9]{8}$/), 'Arn'] },
+    });
   });
 });

@@ -24,7 +24,12 @@ export function sourceClosure(entry: string): string[] {
     const text = readFileSync(join(RepoRoot, rel), 'utf8');
     for (const m of text.matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
       const target = relative(RepoRoot, resolve(dirname(join(RepoRoot, rel)), m[1]));
-      if ((target.startsWith('functions/') || target.startsWith('shared/runtime/') || target.startsWith('shared/launch/')) && target.endsWith('.ts') && existsSync(join(RepoRoot, target))) visit(target);
+      if (
+        (target.startsWith('functions/') || target.startsWith('shared/runtime/') || target.startsWith('shared/launch/')) &&
+        target.endsWith('.ts') &&
+        existsSync(join(RepoRoot, target))
+      )
+        visit(target);
     }
   };
   visit(entry);
@@ -37,7 +42,9 @@ export function portCalls(entry: string): string[] {
   const ports = ScannedPorts.join('|');
   for (const file of sourceClosure(entry)) {
     // Comments mention calls too; only code counts.
-    const code = readFileSync(join(RepoRoot, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+    const code = readFileSync(join(RepoRoot, file), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/(^|[^:])\/\/.*$/gm, '$1');
     for (const m of code.matchAll(new RegExp(`\\b(${ports})[!?]?\\.(\\w+)\\(`, 'g'))) {
       if (m[2] === 'listObjects') continue;
       calls.add(`${m[1] === 'starter' ? 'termination' : m[1]}.${m[2]}`);

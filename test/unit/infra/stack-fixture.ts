@@ -17,7 +17,12 @@ export const TestCluster = 'test-cluster';
 /** A synthesised test stack and its template. */
 export function buildTestStack(context: Record<string, unknown> = {}, opts: { nag?: boolean; functions?: readonly FunctionSpec[] } = {}) {
   const app = new App({ context: { clusterName: TestCluster, [InlineCodeContextKey]: true, ...context } });
-  const stack = new NodefleetStack(app, 'Test', { config: readConfig(app.node), repoRoot: RepoRoot, terminationAslPath: FixtureAsl, functions: opts.functions });
+  const stack = new NodefleetStack(app, 'Test', {
+    config: readConfig(app.node),
+    repoRoot: RepoRoot,
+    terminationAslPath: FixtureAsl,
+    functions: opts.functions,
+  });
   if (opts.nag) Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
   const template = Template.fromStack(stack);
   return { app, stack, template };

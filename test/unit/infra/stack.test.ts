@@ -5,7 +5,16 @@
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentDetailTypes, AgentSource, Env, EventRules, InterruptionRuleNames, Table, TerminationSource, tableCreateInput } from '../../../shared/api/contract.ts';
+import {
+  AgentDetailTypes,
+  AgentSource,
+  Env,
+  EventRules,
+  InterruptionRuleNames,
+  Table,
+  TerminationSource,
+  tableCreateInput,
+} from '../../../shared/api/contract.ts';
 import { ConfigError } from '../../../infra/aws/config.ts';
 import { Functions } from '../../../infra/aws/functions.ts';
 import { MetricNames, MetricsNamespace } from '../../../shared/api/metrics.ts';
@@ -17,11 +26,18 @@ type Statement = { Sid?: string; Effect: string; Action: string | string[]; Reso
 const ClusterTag = `kubernetes.io/cluster/${TestCluster}`;
 /** What a launch must tag what it creates with: nodefleet's own cluster tag, then Karpenter's. */
 const RequestTags = {
-  StringEquals: { 'aws:RequestTag/nodefleet.io/cluster': TestCluster, [`aws:RequestTag/${ClusterTag}`]: 'owned', 'aws:RequestTag/eks:eks-cluster-name': TestCluster },
+  StringEquals: {
+    'aws:RequestTag/nodefleet.io/cluster': TestCluster,
+    [`aws:RequestTag/${ClusterTag}`]: 'owned',
+    'aws:RequestTag/eks:eks-cluster-name': TestCluster,
+  },
   StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
 };
 /** What an instance or launch template must carry to be used, terminated or deleted. */
-const ResourceTags = { StringEquals: { 'aws:ResourceTag/nodefleet.io/cluster': TestCluster, [`aws:ResourceTag/${ClusterTag}`]: 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' } };
+const ResourceTags = {
+  StringEquals: { 'aws:ResourceTag/nodefleet.io/cluster': TestCluster, [`aws:ResourceTag/${ClusterTag}`]: 'owned' },
+  StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' },
+};
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 
 /** The logical id of the resource whose id starts with `prefix` (exactly one). */
@@ -60,9 +76,22 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   beforeAll(() => {
     template = buildTestStack().template;
     resources = template.toJSON().Resources;
-    const functions = Functions.map((f) => (f.name === 'provisioner' ? { ...f, trigger: { kind: 'fifoQueue', rule: 'provisioner' } as const, reservedConcurrency: undefined } : f));
+    const functions = Functions.map((f) =>
+      f.name === 'provisioner' ? { ...f, trigger: { kind: 'fifoQueue', rule: 'provisioner' } as const, reservedConcurrency: undefined } : f,
+    );
     const variantTemplate = buildTestStack(
-      { logLevel: 'debug', packing: 'karpenter', interruption: 'false', agentIdentity: 'irsa', oidcProviderArn: OidcProviderArn, vpcId: 'vpc-0123456789abcdef0', subnetIds: VariantSubnets.join(','), FEATURE_GATES: 'SpotToSpotConsolidation=true', MIN_VALUES_POLICY: 'BestEffort', BATCH_IDLE_DURATION: '2s' },
+      {
+        logLevel: 'debug',
+        packing: 'karpenter',
+        interruption: 'false',
+        agentIdentity: 'irsa',
+        oidcProviderArn: OidcProviderArn,
+        vpcId: 'vpc-0123456789abcdef0',
+        subnetIds: VariantSubnets.join(','),
+        FEATURE_GATES: 'SpotToSpotConsolidation=true',
+        MIN_VALUES_POLICY: 'BestEffort',
+        BATCH_IDLE_DURATION: '2s',
+      },
       { functions },
     ).template.toJSON();
     variant = variantTemplate.Resources;
@@ -83,7 +112,11 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         DeletionProtectionEnabled: true,
         SSESpecification: { SSEEnabled: true },
         GlobalSecondaryIndexes: [
-          { IndexName: Table.instanceIdIndex, KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
+          {
+            IndexName: Table.instanceIdIndex,
+            KeySchema: [{ AttributeName: Table.instanceIdAttribute, KeyType: 'HASH' }],
+            Projection: { ProjectionType: 'ALL' },
+          },
         ],
       });
     });
@@ -91,13 +124,21 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     it('has the keys and indexes of contract.ts tableCreateInput (the definition dynalite creates), the sparse in-flight LSI included', () => {
       const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
       const want = tableCreateInput('x');
-      const bySortedName = <T extends { AttributeName?: string; IndexName?: string }>(xs: T[]) => [...xs].sort((a, b) => String(a.AttributeName ?? a.IndexName).localeCompare(String(b.AttributeName ?? b.IndexName)));
+      const bySortedName = <T extends { AttributeName?: string; IndexName?: string }>(xs: T[]) =>
+        [...xs].sort((a, b) => String(a.AttributeName ?? a.IndexName).localeCompare(String(b.AttributeName ?? b.IndexName)));
       expect(table.Properties.KeySchema).toEqual(want.KeySchema);
       expect(bySortedName(table.Properties.AttributeDefinitions)).toEqual(bySortedName(want.AttributeDefinitions));
       expect(table.Properties.GlobalSecondaryIndexes).toEqual(want.GlobalSecondaryIndexes);
       expect(table.Properties.LocalSecondaryIndexes).toEqual(want.LocalSecondaryIndexes);
       expect(table.Properties.LocalSecondaryIndexes).toEqual([
-        { IndexName: Table.inFlightIndex, KeySchema: [{ AttributeName: Table.partitionKey, KeyType: 'HASH' }, { AttributeName: Table.inFlightAttribute, KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } },
+        {
+          IndexName: Table.inFlightIndex,
+          KeySchema: [
+            { AttributeName: Table.partitionKey, KeyType: 'HASH' },
+            { AttributeName: Table.inFlightAttribute, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
       ]);
       // Replacing the table (an LSI added to a deployed stack) keeps the old one: it holds which instances nodefleet owns.
       expect(table.DeletionPolicy).toBe('Retain');
@@ -147,15 +188,22 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
 
     it('passes context packing to the provisioner and disruption only, as NODEFLEET_PACKING (unset by default)', () => {
       const packingOf = (r: Resources) =>
-        Object.fromEntries(Object.entries(r).filter(([, x]) => x.Type === 'AWS::Lambda::Function').map(([id, x]) => [id.replace(/[A-F0-9]{8}$/, ''), x.Properties.Environment.Variables[Env.packing]]).filter(([, v]) => v !== undefined));
+        Object.fromEntries(
+          Object.entries(r)
+            .filter(([, x]) => x.Type === 'AWS::Lambda::Function')
+            .map(([id, x]) => [id.replace(/[A-F0-9]{8}$/, ''), x.Properties.Environment.Variables[Env.packing]])
+            .filter(([, v]) => v !== undefined),
+        );
       expect(packingOf(variant)).toEqual({ Provisioner: 'karpenter', Disruption: 'karpenter' });
       expect(packingOf(resources)).toEqual({});
     });
 
     it("passes Karpenter's settings set as context to every function under their names, the agent's as the AgentSettings output", () => {
       const fns = Object.values(variant).filter((r) => r.Type === 'AWS::Lambda::Function');
-      for (const f of fns) expect(f.Properties.Environment.Variables).toMatchObject({ FEATURE_GATES: 'SpotToSpotConsolidation=true', MIN_VALUES_POLICY: 'BestEffort' });
-      for (const f of Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function')) expect(f.Properties.Environment.Variables.FEATURE_GATES).toBeUndefined();
+      for (const f of fns)
+        expect(f.Properties.Environment.Variables).toMatchObject({ FEATURE_GATES: 'SpotToSpotConsolidation=true', MIN_VALUES_POLICY: 'BestEffort' });
+      for (const f of Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function'))
+        expect(f.Properties.Environment.Variables.FEATURE_GATES).toBeUndefined();
       expect(variantOutputs.AgentSettings.Value).toBe('BATCH_IDLE_DURATION=2s');
     });
 
@@ -185,7 +233,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('EventBridge', () => {
-    it('sets the bus policy inline on the bus (an AWS::Events::EventBusPolicy is named by its statement id account-wide: two clusters\' stacks would collide)', () => {
+    it("sets the bus policy inline on the bus (an AWS::Events::EventBusPolicy is named by its statement id account-wide: two clusters' stacks would collide)", () => {
       template.resourceCountIs('AWS::Events::EventBusPolicy', 0);
       const bus = Object.values(resources).find((r) => r.Type === 'AWS::Events::EventBus')!;
       const sids = (bus.Properties.Policy.Statement as Statement[]).map((x) => [x.Sid, x.Effect]);
@@ -200,7 +248,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const drainSources = (bus.Properties.Policy.Statement as Statement[]).find((x) => x.Sid === 'DenyPublisher1OtherSources')!;
       expect(JSON.stringify(drainSources)).toContain(TerminationSource);
     });
-    it('routes agent events on nodefleet\'s bus with the contract patterns (the provisioner\'s: the termination\'s source too)', () => {
+    it("routes agent events on nodefleet's bus with the contract patterns (the provisioner's: the termination's source too)", () => {
       template.hasResourceProperties('AWS::Events::EventBus', { Name: `nodefleet-${TestCluster}` });
       template.hasResourceProperties('AWS::Events::Rule', {
         EventBusName: { Ref: Match.stringLikeRegexp('^Bus') },
@@ -222,7 +270,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(queue.ContentBasedDeduplication).toBe(true);
       expect(queue.SqsManagedSseEnabled).toBe(true);
       expect(res[queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]].Properties.FifoQueue).toBe(true);
-      const rule = Object.values(res).find((r) => r.Type === 'AWS::Events::Rule' && r.Properties.EventPattern['detail-type'][0] === EventRules.provisioner['detail-type'][0])!;
+      const rule = Object.values(res).find(
+        (r) => r.Type === 'AWS::Events::Rule' && r.Properties.EventPattern['detail-type'][0] === EventRules.provisioner['detail-type'][0],
+      )!;
       expect(rule.Properties.Targets[0]).toMatchObject({ Arn: { 'Fn::GetAtt': [queueId, 'Arn'] }, SqsParameters: { MessageGroupId: TestCluster } });
       const mapping = Object.values(res).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!;
       expect(mapping.Properties).toMatchObject({ EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] }, FunctionResponseTypes: ['ReportBatchItemFailures'] });
@@ -329,7 +379,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(sm.TracingConfiguration).toEqual({ Enabled: true });
       expect(sm.LoggingConfiguration.Level).toBe('ALL');
       expect(sm.LoggingConfiguration.IncludeExecutionData).toBe(true);
-      expect(sm.DefinitionSubstitutions).toEqual({ DisruptionFunctionArn: { 'Fn::GetAtt': [logicalId(resources, 'AWS::Lambda::Function', 'Disruption'), 'Arn'] } });
+      expect(sm.DefinitionSubstitutions).toEqual({
+        DisruptionFunctionArn: { 'Fn::GetAtt': [logicalId(resources, 'AWS::Lambda::Function', 'Disruption'), 'Arn'] },
+      });
       const definition = JSON.parse(sm.DefinitionString);
       expect(definition.States.Disrupt.Resource).toBe('${DisruptionFunctionArn}');
       expect(definition.States.Wait.SecondsPath).toBe('$.retryAfterSeconds');
@@ -340,7 +392,12 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const sm = resources[logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop')].Properties;
       const statements = roleStatements(resources, sm.RoleArn['Fn::GetAtt'][0]);
       const invoke = statements.filter((s) => asArray(s.Action).includes('lambda:InvokeFunction'));
-      expect(invoke).toEqual([expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [logicalId(resources, 'AWS::Lambda::Function', 'Disruption'), 'Arn'] } })]);
+      expect(invoke).toEqual([
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunction',
+          Resource: { 'Fn::GetAtt': [logicalId(resources, 'AWS::Lambda::Function', 'Disruption'), 'Arn'] },
+        }),
+      ]);
       const others = actionsOf(statements).filter((a) => a !== 'lambda:InvokeFunction');
       for (const a of others) expect(a).toMatch(/^(logs|xray):/);
     });
@@ -356,7 +413,8 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     });
 
     it('uses Resource "*" only for actions without resource-level permissions', () => {
-      const allowed = /^(ec2:Describe[A-Za-z]+|pricing:GetProducts|xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/;
+      const allowed =
+        /^(ec2:Describe[A-Za-z]+|pricing:GetProducts|xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/;
       const star = Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy')
         .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[])
@@ -367,12 +425,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       }
     });
 
-    it('scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with nodefleet\'s cluster tag and Karpenter\'s cluster, EKS cluster name and NodePool request tags', () => {
+    it("scopes RunInstances/CreateFleet/CreateLaunchTemplate on created resources with nodefleet's cluster tag and Karpenter's cluster, EKS cluster name and NodePool request tags", () => {
       const s = roleStatements(resources, 'ProvisionerRole').find((x) => x.Sid === 'LaunchCreatesClusterTaggedResources')!;
       expect(asArray(s.Action).sort()).toEqual(['ec2:CreateFleet', 'ec2:CreateLaunchTemplate', 'ec2:RunInstances']);
       expect(s.Condition).toEqual(RequestTags);
       const res = JSON.stringify(s.Resource);
-      for (const r of ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*']) expect(res).toContain(`:${r}`);
+      for (const r of ['fleet/*', 'instance/*', 'volume/*', 'network-interface/*', 'launch-template/*', 'spot-instances-request/*'])
+        expect(res).toContain(`:${r}`);
     });
 
     it('lets RunInstances/CreateFleet use only existing subnet/SG/image/snapshot/capacity-reservation/placement-group ARNs (any account: shared VPC), and only cluster- and NodePool-tagged launch templates', () => {
@@ -385,7 +444,11 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(lt.Condition).toEqual(ResourceTags);
       // No other statement grants a launch action.
       const launchers = statements.filter((x) => actionsOf([x]).some((a) => ['ec2:RunInstances', 'ec2:CreateFleet'].includes(a)));
-      expect(launchers.map((x) => x.Sid).sort()).toEqual(['LaunchCreatesClusterTaggedResources', 'LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates']);
+      expect(launchers.map((x) => x.Sid).sort()).toEqual([
+        'LaunchCreatesClusterTaggedResources',
+        'LaunchUsesExistingResources',
+        'LaunchUsesOwnLaunchTemplates',
+      ]);
     });
 
     it('allows CreateTags only inside a launch that carries the cluster, EKS cluster name and NodePool tags', () => {
@@ -396,7 +459,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       });
     });
 
-    it('allows TerminateInstances only on instances with nodefleet\'s cluster tag and the cluster and NodePool tags, and only to gc and the TerminateInstance task', () => {
+    it("allows TerminateInstances only on instances with nodefleet's cluster tag and the cluster and NodePool tags, and only to gc and the TerminateInstance task", () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const terminators: string[] = [];
       for (const role of roles) {
@@ -417,7 +480,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(s.Condition).toEqual(ResourceTags);
     });
 
-    it('passes only the node role, only to EC2 (both partitions\' service principals)', () => {
+    it("passes only the node role, only to EC2 (both partitions' service principals)", () => {
       const roles = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::IAM::Role');
       const pass = roles.flatMap((r) => roleStatements(resources, r).filter((s) => asArray(s.Action).includes('iam:PassRole')));
       expect(pass.length).toBe(2); // provisioner and disruption (replacements)
@@ -432,7 +495,14 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const provisioner = roleStatements(resources, 'ProvisionerRole');
       const bySid = (list: Statement[], sid: string) => list.find((x) => x.Sid === sid)!;
       // Launch statements: the provisioner's request/resource-tag conditions exactly.
-      for (const sid of ['LaunchUsesExistingResources', 'LaunchUsesOwnLaunchTemplates', 'LaunchCreatesClusterTaggedResources', 'TagOnLaunchOnly', 'PassNodeRoleToEc2', 'ReadPublicAmiParameters']) {
+      for (const sid of [
+        'LaunchUsesExistingResources',
+        'LaunchUsesOwnLaunchTemplates',
+        'LaunchCreatesClusterTaggedResources',
+        'TagOnLaunchOnly',
+        'PassNodeRoleToEc2',
+        'ReadPublicAmiParameters',
+      ]) {
         // CDK may order merged actions differently per role: compare them as sets.
         const norm = (x: Statement) => ({ ...x, Action: asArray(x.Action).sort() });
         expect(norm(bySid(statements, sid)), sid).toEqual(norm(bySid(provisioner, sid)));
@@ -445,16 +515,34 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
         Resource: { Ref: expect.stringMatching(/^Termination[A-F0-9]{8}$/) },
       });
       expect(bySid(statements, 'DescribeThisCluster').Resource).toEqual(bySid(provisioner, 'DescribeThisCluster').Resource);
-      for (const [sid, action] of [['NodefleetTableGet', 'dynamodb:GetItem'], ['NodefleetTablePut', 'dynamodb:PutItem'], ['NodefleetTableUpdate', 'dynamodb:UpdateItem'], ['NodefleetTableDelete', 'dynamodb:DeleteItem'], ['NodefleetTableQuery', 'dynamodb:Query']]) {
+      for (const [sid, action] of [
+        ['NodefleetTableGet', 'dynamodb:GetItem'],
+        ['NodefleetTablePut', 'dynamodb:PutItem'],
+        ['NodefleetTableUpdate', 'dynamodb:UpdateItem'],
+        ['NodefleetTableDelete', 'dynamodb:DeleteItem'],
+        ['NodefleetTableQuery', 'dynamodb:Query'],
+      ]) {
         expect(asArray(bySid(statements, sid).Action), sid).toEqual([action]);
       }
       const actions = new Set(actionsOf(statements));
       // DescribeInstances: the instances' subnets and security groups (subnet / security-group drift).
-      for (const a of ['ec2:DescribeLaunchTemplates', 'ec2:DescribeImages', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeInstances', 'ssm:GetParameter', 'iam:PassRole']) expect(actions, a).toContain(a);
+      for (const a of [
+        'ec2:DescribeLaunchTemplates',
+        'ec2:DescribeImages',
+        'ec2:DescribeSubnets',
+        'ec2:DescribeSecurityGroups',
+        'ec2:DescribeInstances',
+        'ssm:GetParameter',
+        'iam:PassRole',
+      ])
+        expect(actions, a).toContain(a);
       // Nothing it does not call: no termination of instances, no reading executions, no events.
-      for (const a of ['ec2:TerminateInstances', 'states:DescribeExecution', 'events:PutEvents', 'ec2:DeleteLaunchTemplate']) expect(actions, a).not.toContain(a);
+      for (const a of ['ec2:TerminateInstances', 'states:DescribeExecution', 'events:PutEvents', 'ec2:DeleteLaunchTemplate'])
+        expect(actions, a).not.toContain(a);
       // Its own access entry maps it to its own Kubernetes group.
-      const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry').map((r) => r.Properties);
+      const entries = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::EKS::AccessEntry')
+        .map((r) => r.Properties);
       expect(entries.filter((e) => e.PrincipalArn['Fn::GetAtt']?.[0]?.startsWith('DisruptionRole'))).toEqual([
         expect.objectContaining({ ClusterName: TestCluster, Type: 'STANDARD', KubernetesGroups: ['nodefleet-disruption'] }),
       ]);
@@ -466,7 +554,12 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       for (const role of roles) {
         for (const s of roleStatements(resources, role)) {
           if (s.Sid === 'CatalogDescribeInRegion') {
-            expect(asArray(s.Action).sort()).toEqual(['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeInstanceTypes', 'ec2:DescribeSpotPriceHistory']);
+            expect(asArray(s.Action).sort()).toEqual([
+              'ec2:DescribeAvailabilityZones',
+              'ec2:DescribeInstanceTypeOfferings',
+              'ec2:DescribeInstanceTypes',
+              'ec2:DescribeSpotPriceHistory',
+            ]);
             expect(s.Resource).toBe('*');
             expect(s.Condition).toEqual({ StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } } });
           }
@@ -488,9 +581,12 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       });
     });
 
-    it('gives registration EC2 DescribeInstances only (the node-name check) and StartExecution only (a deleted Node\'s termination)', () => {
+    it("gives registration EC2 DescribeInstances only (the node-name check) and StartExecution only (a deleted Node's termination)", () => {
       const actions = actionsOf(roleStatements(resources, 'RegistrationRole'));
-      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:')).sort()).toEqual(['ec2:DescribeInstances', 'states:StartExecution']);
+      expect(actions.filter((a) => a.startsWith('ec2:') || a.startsWith('states:') || a.startsWith('iam:')).sort()).toEqual([
+        'ec2:DescribeInstances',
+        'states:StartExecution',
+      ]);
     });
   });
 
@@ -504,7 +600,9 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
     });
 
     it('maps the node role (EC2_LINUX) and every Kubernetes-using function role (its own group nodefleet-<function>) with access entries', () => {
-      const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry').map((r) => r.Properties);
+      const entries = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::EKS::AccessEntry')
+        .map((r) => r.Properties);
       const node = entries.filter((e) => e.Type === 'EC2_LINUX');
       expect(node).toHaveLength(1);
       expect(node[0].PrincipalArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^NodeRole/), 'Arn'] });
@@ -519,7 +617,7 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('the agent', () => {
-    it('may only PutEvents on nodefleet\'s bus and write its cluster view, through an EKS Pod Identity association', () => {
+    it("may only PutEvents on nodefleet's bus and write its cluster view, through an EKS Pod Identity association", () => {
       const statements = roleStatements(resources, 'AgentRole');
       expect(statements).toEqual([
         {
@@ -527,9 +625,17 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
           Effect: 'Allow',
           Action: 'events:PutEvents',
           Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Bus/), 'Arn'] },
-          Condition: { 'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] }, Null: { 'events:source': 'false', 'events:detail-type': 'false' } },
+          Condition: {
+            'ForAllValues:StringEquals': { 'events:source': [AgentSource], 'events:detail-type': [...AgentDetailTypes] },
+            Null: { 'events:source': 'false', 'events:detail-type': 'false' },
+          },
         },
-        { Sid: 'WriteClusterView', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ViewBucket/), 'Arn'] }, `/clusters/${TestCluster}/view.json.gz`]] } },
+        {
+          Sid: 'WriteClusterView',
+          Effect: 'Allow',
+          Action: 's3:PutObject',
+          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^ViewBucket/), 'Arn'] }, `/clusters/${TestCluster}/view.json.gz`]] },
+        },
       ]);
       const trust = resources[logicalId(resources, 'AWS::IAM::Role', 'AgentRole')].Properties.AssumeRolePolicyDocument.Statement;
       expect(trust).toEqual([
@@ -546,7 +652,11 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
           },
         }),
       ]);
-      template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', { ClusterName: TestCluster, Namespace: 'nodefleet', ServiceAccount: 'nodefleet-agent' });
+      template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', {
+        ClusterName: TestCluster,
+        Namespace: 'nodefleet',
+        ServiceAccount: 'nodefleet-agent',
+      });
     });
 
     it('the view bucket: S3-managed encryption, TLS only, no public access, abandoned views expire; functions that read it get its name', () => {
@@ -554,9 +664,13 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       const b = resources[id].Properties;
       expect(b.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
       expect(b.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
-      expect(b.LifecycleConfiguration.Rules).toEqual([expect.objectContaining({ Status: 'Enabled', ExpirationInDays: 1, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } })]);
+      expect(b.LifecycleConfiguration.Rules).toEqual([
+        expect.objectContaining({ Status: 'Enabled', ExpirationInDays: 1, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+      ]);
       const policy = Object.values(resources).find((r: any) => r.Type === 'AWS::S3::BucketPolicy' && r.Properties.Bucket.Ref === id) as any;
-      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
       for (const fn of ['Provisioner', 'Disruption']) {
         expect(resources[logicalId(resources, 'AWS::Lambda::Function', fn)].Properties.Environment.Variables.NODEFLEET_VIEW_BUCKET).toEqual({ Ref: id });
       }
@@ -588,18 +702,29 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
   });
 
   describe('observability', () => {
-    it('alarms on every DLQ, failed/timed-out/throttled executions and each function\'s throttles', () => {
-      const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties);
+    it("alarms on every DLQ, failed/timed-out/throttled executions and each function's throttles", () => {
+      const alarms = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+        .map((r) => r.Properties);
       const dlqs = Object.keys(resources).filter((id) => resources[id].Type === 'AWS::SQS::Queue' && /Dlq/.test(id));
       expect(dlqs.length).toBe(5); // delivery, provisioner/registration/gc async, interruption queue
       for (const dlq of dlqs) {
-        expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions[0].Value['Fn::GetAtt'][0] === dlq), dlq).toBe(true);
+        expect(
+          alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions[0].Value['Fn::GetAtt'][0] === dlq),
+          dlq,
+        ).toBe(true);
       }
       const smOf = (a: any) => a.Dimensions[0].Value.Ref as string;
       const terminationId = logicalId(resources, 'AWS::StepFunctions::StateMachine', 'Termination');
       const loopId = logicalId(resources, 'AWS::StepFunctions::StateMachine', 'DisruptionLoop');
       for (const m of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
-        expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === m).map(smOf).sort(), m).toEqual([loopId, terminationId].sort());
+        expect(
+          alarms
+            .filter((a) => a.Namespace === 'AWS/States' && a.MetricName === m)
+            .map(smOf)
+            .sort(),
+          m,
+        ).toEqual([loopId, terminationId].sort());
       }
       expect(alarms.filter((a) => a.Namespace === 'AWS/States' && a.MetricName === 'ExecutionThrottled').map(smOf)).toEqual([terminationId]);
       const fnOf = (a: any) => a.Dimensions[0].Value.Ref as string;
@@ -608,11 +733,12 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(throttled).toHaveLength(7);
       expect(throttled.some((id) => id.startsWith('Provisioner'))).toBe(false);
       expect(alarms.filter((a) => a.MetricName === 'AsyncEventAge').map(fnOf)).toEqual([expect.stringMatching(/^Provisioner/)]);
-      expect(alarms.filter((a) => a.MetricName === 'AsyncEventsDropped').map(fnOf).sort()).toEqual([
-        expect.stringMatching(/^Gc/),
-        expect.stringMatching(/^Provisioner/),
-        expect.stringMatching(/^Registration/),
-      ]);
+      expect(
+        alarms
+          .filter((a) => a.MetricName === 'AsyncEventsDropped')
+          .map(fnOf)
+          .sort(),
+      ).toEqual([expect.stringMatching(/^Gc/), expect.stringMatching(/^Provisioner/), expect.stringMatching(/^Registration/)]);
       for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
     });
 
@@ -621,7 +747,12 @@ describe('NodefleetStack template', { timeout: BuildTimeoutMs }, () => {
       expect(MetricsNamespace).toBe('nodefleet');
       // Core Karpenter names the functions emit (shared/runtime/observability.ts MetricNames); names
       // added later are covered by the catch-all graph until they get their own.
-      const core = ['karpenter_nodeclaims_created_total', 'karpenter_nodeclaims_disrupted_total', 'karpenter_scheduler_unschedulable_pods_count', 'karpenter_interruption_received_messages_total'];
+      const core = [
+        'karpenter_nodeclaims_created_total',
+        'karpenter_nodeclaims_disrupted_total',
+        'karpenter_scheduler_unschedulable_pods_count',
+        'karpenter_interruption_received_messages_total',
+      ];
       for (const m of core) expect(Object.values(MetricNames)).toContain(m);
       for (const m of core) {
         expect(body, m).toContain(`MetricName=\\\\\\"${m}\\\\\\"`);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { kebab, parseTerminationDefinition, TerminationDefinitionError } from '../../../infra/aws/termination.ts';
 
-const task = (resource: string, extra: Record<string, unknown> = {}) => JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Task', Resource: resource, End: true, ...extra } } });
+const task = (resource: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Task', Resource: resource, End: true, ...extra } } });
 
 describe('parseTerminationDefinition', () => {
   it('maps ${XxxFunctionArn} to functions/termination/<kebab>.ts and keeps resource substitutions', () => {
@@ -10,11 +11,22 @@ describe('parseTerminationDefinition', () => {
         StartAt: 'A',
         States: {
           A: { Type: 'Task', Resource: '${TerminateInstanceFunctionArn}', Next: 'B' },
-          B: { Type: 'Parallel', Branches: [{ StartAt: 'C', States: { C: { Type: 'Task', Resource: 'arn:aws:states:::dynamodb:putItem', Parameters: { TableName: '${TableName}' }, End: true } } }], End: true },
+          B: {
+            Type: 'Parallel',
+            Branches: [
+              {
+                StartAt: 'C',
+                States: { C: { Type: 'Task', Resource: 'arn:aws:states:::dynamodb:putItem', Parameters: { TableName: '${TableName}' }, End: true } },
+              },
+            ],
+            End: true,
+          },
         },
       }),
     );
-    expect(def.tasks).toEqual([{ substitution: 'TerminateInstanceFunctionArn', name: 'TerminateInstance', entry: 'functions/termination/terminate-instance.ts' }]);
+    expect(def.tasks).toEqual([
+      { substitution: 'TerminateInstanceFunctionArn', name: 'TerminateInstance', entry: 'functions/termination/terminate-instance.ts' },
+    ]);
     expect(def.resources).toEqual(['TableName']);
     expect(def.dynamodbActions).toEqual(['dynamodb:PutItem']);
     expect(def.putsEvents).toBe(false);

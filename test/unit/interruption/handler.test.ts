@@ -14,10 +14,24 @@ const InstanceId = 'i-0abc1234def567890';
 const fixture = (name: string): Record<string, any> => JSON.parse(readFileSync(new URL(`../../fixtures/events/${name}.json`, import.meta.url), 'utf8'));
 const sqs = (...bodies: (string | object)[]): SqsEvent =>
   SqsEventSchema.parse({
-    Records: bodies.map((b, i) => ({ ...fixture('sqs-record-wrapping').Records[0], messageId: `m-${i + 1}`, body: typeof b === 'string' ? b : JSON.stringify(b) })),
+    Records: bodies.map((b, i) => ({
+      ...fixture('sqs-record-wrapping').Records[0],
+      messageId: `m-${i + 1}`,
+      body: typeof b === 'string' ? b : JSON.stringify(b),
+    })),
   });
 
-function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalanceReplace?: boolean; budgets?: { nodes: string; schedule?: string; duration?: string }[]; tgpSeconds?: number; now?: string; region?: string; instanceTags?: Record<string, string> } = {}) {
+function setup(
+  opts: {
+    capacityType?: 'spot' | 'on-demand' | 'reserved';
+    rebalanceReplace?: boolean;
+    budgets?: { nodes: string; schedule?: string; duration?: string }[];
+    tgpSeconds?: number;
+    now?: string;
+    region?: string;
+    instanceTags?: Record<string, string>;
+  } = {},
+) {
   const w = fakeWorld({ start: opts.now ?? '2026-03-10T12:00:05Z' });
   w.store.put(
     nodeClaim({
@@ -55,7 +69,11 @@ function setup(opts: { capacityType?: 'spot' | 'on-demand' | 'reserved'; rebalan
   const deps: InterruptionDeps = {
     store: w.store,
     cloud: w.cloud,
-    env: { clusterName: 'test', region: opts.region ?? 'us-east-2', stateMachineArn: `arn:aws:states:${opts.region ?? 'us-east-2'}:123456789012:stateMachine:termination` },
+    env: {
+      clusterName: 'test',
+      region: opts.region ?? 'us-east-2',
+      stateMachineArn: `arn:aws:states:${opts.region ?? 'us-east-2'}:123456789012:stateMachine:termination`,
+    },
     termination: w.starter,
     unavailable: w.unavailable,
     kube: w.kube,
@@ -73,12 +91,26 @@ describe('interruption handler with the real AWS sample events', () => {
     const res = await run(SqsEventSchema.parse(fixture('sqs-record-wrapping')), deps);
     expect(res.batchItemFailures).toEqual([]);
     expect(w.starter.started).toEqual([
-      { nodeClaim: 'spot-abc12', instanceId: InstanceId, nodeName: 'ip-10-0-0-1.us-east-2.compute.internal', reason: 'interruption', deadlineEpochMs: Date.parse('2026-03-10T12:02:05Z') },
+      {
+        nodeClaim: 'spot-abc12',
+        instanceId: InstanceId,
+        nodeName: 'ip-10-0-0-1.us-east-2.compute.internal',
+        reason: 'interruption',
+        deadlineEpochMs: Date.parse('2026-03-10T12:02:05Z'),
+      },
     ]);
     // never earlier than now + 2 minutes (max(now + 120 s, time + 120 s)); written on the claim before the start
     expect(w.store.peek('spot-abc12')?.noticeDeadlineEpochMs).toBe(Date.parse('2026-03-10T12:02:05Z'));
     const now = Date.parse('2026-03-10T12:00:05Z') / 1000;
-    expect(w.unavailable.all()).toEqual([{ instanceType: 'm5.xlarge', zone: 'us-east-2a', capacityType: 'spot', reason: 'SpotInterruption', untilEpochSeconds: now + UnavailableOfferingsTtlSeconds }]);
+    expect(w.unavailable.all()).toEqual([
+      {
+        instanceType: 'm5.xlarge',
+        zone: 'us-east-2a',
+        capacityType: 'spot',
+        reason: 'SpotInterruption',
+        untilEpochSeconds: now + UnavailableOfferingsTtlSeconds,
+      },
+    ]);
     expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 179)).toBe(true);
     expect(w.unavailable.isUnavailable('m5.xlarge', 'us-east-2a', 'spot', now + 180)).toBe(false);
   });
@@ -177,7 +209,11 @@ describe('interruption handler with the real AWS sample events', () => {
     const { w, deps, logs } = setup({ rebalanceReplace: true, budgets: [{ nodes: '0' }] });
     const res = await run(sqs(fixture('rebalance-recommendation')), deps);
     expect(res.results[0].outcomes).toEqual([
-      { instanceId: InstanceId, action: 'budget-exhausted', reason: 'disruption budget for Rebalance in nodepool "spot" is spent (allows 0 of 1 nodes, 0 already disrupting)' },
+      {
+        instanceId: InstanceId,
+        action: 'budget-exhausted',
+        reason: 'disruption budget for Rebalance in nodepool "spot" is spent (allows 0 of 1 nodes, 0 already disrupting)',
+      },
     ]);
     expect(logs.find((l) => l.message.startsWith('rebalance replacement blocked'))?.fields?.reason).toMatch(/budget for Rebalance/);
     expect(w.starter.started).toEqual([]);
@@ -232,7 +268,11 @@ describe('interruption handler with the real AWS sample events', () => {
 
   it("counts Karpenter's interruption metrics: received by message_type, deleted for every acknowledged record, none for a redelivered one", async () => {
     const { deps } = setup();
-    const state = { ...fixture('spot-interruption-warning'), 'detail-type': 'EC2 Instance State-change Notification', detail: { 'instance-id': InstanceId, state: 'stopping' } };
+    const state = {
+      ...fixture('spot-interruption-warning'),
+      'detail-type': 'EC2 Instance State-change Notification',
+      detail: { 'instance-id': InstanceId, state: 'stopping' },
+    };
     await run(sqs('not json', fixture('spot-interruption-warning'), state), deps);
     const m = deps.metrics as RecordingMetrics;
     expect(m.total(MetricNames.interruptionReceived, { message_type: 'spot_interrupted' })).toBe(1);
@@ -259,7 +299,11 @@ describe('interruption handler with the real AWS sample events', () => {
     const { w, deps } = setup({ region: 'us-west-1' });
     w.cloud.setState(InstanceId, 'terminated');
     const now = w.clock.nowMs();
-    w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating', termination: { attempt: 1, reason: 'consolidation', deadlineEpochMs: now, startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 } });
+    w.store.put({
+      ...w.store.peek('spot-abc12')!,
+      phase: 'Terminating',
+      termination: { attempt: 1, reason: 'consolidation', deadlineEpochMs: now, startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 },
+    });
     const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
     expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'already-terminating' }]);
     expect(w.starter.started).toHaveLength(0);
@@ -268,10 +312,16 @@ describe('interruption handler with the real AWS sample events', () => {
   it('a claim terminating without a deadline (drain blocked by a PDB) is not ignored: the notice starts attempt 2 with its deadline', async () => {
     const { w, deps } = setup({ region: 'us-west-1' });
     w.cloud.setState(InstanceId, 'terminated');
-    w.store.put({ ...w.store.peek('spot-abc12')!, phase: 'Terminating', termination: { attempt: 1, reason: 'drift', budgetNodePool: 'spot', startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 } });
+    w.store.put({
+      ...w.store.peek('spot-abc12')!,
+      phase: 'Terminating',
+      termination: { attempt: 1, reason: 'drift', budgetNodePool: 'spot', startedAt: w.clock.nowIso(), heartbeatAt: w.clock.nowIso(), failures: 0 },
+    });
     const res = await run(sqs(fixture('instance-state-change-terminated')), deps);
     expect(res.results[0].outcomes).toEqual([expect.objectContaining({ instanceId: InstanceId, action: 'terminate', deadlineEpochMs: w.clock.nowMs() })]);
-    expect(w.starter.started).toEqual([expect.objectContaining({ nodeClaim: 'spot-abc12', attempt: 2, reason: 'interruption', deadlineEpochMs: w.clock.nowMs(), budgetNodePool: 'spot' })]);
+    expect(w.starter.started).toEqual([
+      expect.objectContaining({ nodeClaim: 'spot-abc12', attempt: 2, reason: 'interruption', deadlineEpochMs: w.clock.nowMs(), budgetNodePool: 'spot' }),
+    ]);
     expect(w.store.peek('spot-abc12')?.termination).toMatchObject({ attempt: 2, deadlineEpochMs: w.clock.nowMs(), reason: 'interruption' });
   });
 });
@@ -296,21 +346,20 @@ describe('F7: the message is a claim, EC2 and the stack decide', () => {
     expect(w.starter.started).toEqual([]);
   });
 
-  it('a spot warning for an on-demand claim (the stack\'s own account) → refused after EC2 says on-demand', async () => {
+  it("a spot warning for an on-demand claim (the stack's own account) → refused after EC2 says on-demand", async () => {
     const { w, deps, logs } = setup({ capacityType: 'on-demand' });
     const res = await run(sqs(forged()), deps);
     expect(res.batchItemFailures).toEqual([]);
-    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'refused', reason: 'SpotInterruption for nodeclaim spot-abc12, which is on-demand (EC2: on-demand)' }]);
+    expect(res.results[0].outcomes).toEqual([
+      { instanceId: InstanceId, action: 'refused', reason: 'SpotInterruption for nodeclaim spot-abc12, which is on-demand (EC2: on-demand)' },
+    ]);
     expect(logs.filter((l) => l.level === 'warn')).toHaveLength(1);
     expect(w.starter.started).toEqual([]);
     expect(w.unavailable.all()).toEqual([]);
   });
 
   it('a spot warning EC2 does not bear out (instance stopped, unknown, or tagged for another claim) → refused', async () => {
-    for (const prepare of [
-      (w: FakeWorldT) => w.cloud.setState(InstanceId, 'stopped'),
-      (w: FakeWorldT) => w.cloud.forget(InstanceId),
-    ]) {
+    for (const prepare of [(w: FakeWorldT) => w.cloud.setState(InstanceId, 'stopped'), (w: FakeWorldT) => w.cloud.forget(InstanceId)]) {
       const { w, deps } = setup();
       prepare(w);
       const res = await run(sqs(forged()), deps);
@@ -326,11 +375,13 @@ describe('F7: the message is a claim, EC2 and the stack decide', () => {
   it('a state change EC2 contradicts (EC2 says running) → refused, no immediate cutoff', async () => {
     const { w, deps } = setup({ region: 'us-east-1' });
     const res = await run(sqs(fixture('instance-state-change-stopping')), deps);
-    expect(res.results[0].outcomes).toEqual([{ instanceId: InstanceId, action: 'refused', reason: `EC2 says instance ${InstanceId} is running, not stopping` }]);
+    expect(res.results[0].outcomes).toEqual([
+      { instanceId: InstanceId, action: 'refused', reason: `EC2 says instance ${InstanceId} is running, not stopping` },
+    ]);
     expect(w.starter.started).toEqual([]);
   });
 
-  it('a spot warning dated 2000-01-01 in the stack\'s account: the deadline is now + 2 minutes, not the message\'s', async () => {
+  it("a spot warning dated 2000-01-01 in the stack's account: the deadline is now + 2 minutes, not the message's", async () => {
     const { w, deps } = setup();
     await run(sqs(forged({ time: '2000-01-01T00:00:00Z' })), deps);
     expect(w.starter.started[0].deadlineEpochMs).toBe(w.clock.nowMs() + 120_000);
@@ -342,7 +393,10 @@ describe('F7: the message is a claim, EC2 and the stack decide', () => {
     const e = fixture('health-scheduled-change-bare-id');
     e.detail.affectedEntities = Array.from({ length: MaxHealthEventInstances + 1 }, (_, i) => ({ entityValue: `i-0${i.toString(16).padStart(16, '0')}` }));
     const res = await run(sqs(e), deps);
-    expect(res).toMatchObject({ batchItemFailures: [], results: [{ status: 'refused', error: expect.stringMatching(new RegExp(`^health event names 5[12] instances, more than ${MaxHealthEventInstances}$`)) }] });
+    expect(res).toMatchObject({
+      batchItemFailures: [],
+      results: [{ status: 'refused', error: expect.stringMatching(new RegExp(`^health event names 5[12] instances, more than ${MaxHealthEventInstances}$`)) }],
+    });
     expect(w.starter.started).toEqual([]);
   });
 });

@@ -18,7 +18,9 @@ const InstanceId = 'i-0abc1234def567890';
 const NodeName = 'ip-10-0-0-1.ec2.internal';
 const fixture = (name: string): Record<string, any> => JSON.parse(readFileSync(new URL(`../../fixtures/events/${name}.json`, import.meta.url), 'utf8'));
 const rebalanceEvent = (): SqsEvent =>
-  SqsEventSchema.parse({ Records: [{ ...fixture('sqs-record-wrapping').Records[0], messageId: 'm-1', body: JSON.stringify(fixture('rebalance-recommendation')) }] });
+  SqsEventSchema.parse({
+    Records: [{ ...fixture('sqs-record-wrapping').Records[0], messageId: 'm-1', body: JSON.stringify(fixture('rebalance-recommendation')) }],
+  });
 
 function spotPool(opts: { optIn: boolean; budget?: string }): NodePool {
   return NodePoolSchema.parse({
@@ -63,7 +65,20 @@ function setup(opts: { optIn: boolean; budget?: string }) {
   n.metadata.creationTimestamp = '2026-03-10T08:00:00Z';
   w.kube.addNode(n);
   w.kube.addPod(pod({ name: 'api-1', nodeName: NodeName, cpu: '1500m', memory: '2Gi' }));
-  w.store.put(nodeClaim({ name: 'spot-abc12', nodePool: 'spot', instanceId: InstanceId, providerId: `aws:///us-east-1a/${InstanceId}`, nodeName: NodeName, instanceType: 'm5.xlarge', zone: 'us-east-1a', capacityType: 'spot', createdAt: '2026-03-10T08:00:00.000Z', terminationGracePeriodSeconds: 600 }));
+  w.store.put(
+    nodeClaim({
+      name: 'spot-abc12',
+      nodePool: 'spot',
+      instanceId: InstanceId,
+      providerId: `aws:///us-east-1a/${InstanceId}`,
+      nodeName: NodeName,
+      instanceType: 'm5.xlarge',
+      zone: 'us-east-1a',
+      capacityType: 'spot',
+      createdAt: '2026-03-10T08:00:00.000Z',
+      terminationGracePeriodSeconds: 600,
+    }),
+  );
   const log = new RecordingLog();
   const deps: Deps = {
     env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
@@ -80,7 +95,18 @@ function setup(opts: { optIn: boolean; budget?: string }) {
   };
   // the rebalance recommendation fixture's account and region are the stack's
   const stack = { clusterName: 'test', region: 'us-east-2', stateMachineArn: 'arn:aws:states:us-east-2:123456789012:stateMachine:termination' };
-  const interruptionDeps: InterruptionDeps = { store: w.store, cloud: w.cloud, env: stack, termination: w.starter, unavailable: w.unavailable, kube: w.kube, budgets: w.budgets, clock: w.clock, log, metrics: new RecordingMetrics() };
+  const interruptionDeps: InterruptionDeps = {
+    store: w.store,
+    cloud: w.cloud,
+    env: stack,
+    termination: w.starter,
+    unavailable: w.unavailable,
+    kube: w.kube,
+    budgets: w.budgets,
+    clock: w.clock,
+    log,
+    metrics: new RecordingMetrics(),
+  };
   return { w, deps, interruptionDeps, log };
 }
 
@@ -125,7 +151,14 @@ describe('rebalance recommendation → early replacement through the disruption 
     const done = await disrupt({ command: launched.command, replacementClaims: launched.replacementClaims }, s.deps);
     expect(done.status).toBe('terminating');
     expect(w.starter.started).toEqual([
-      { nodeClaim: 'spot-abc12', nodeName: NodeName, instanceId: InstanceId, reason: 'interruption', deadlineEpochMs: w.clock.nowMs() + 600_000, budgetNodePool: 'spot' },
+      {
+        nodeClaim: 'spot-abc12',
+        nodeName: NodeName,
+        instanceId: InstanceId,
+        reason: 'interruption',
+        deadlineEpochMs: w.clock.nowMs() + 600_000,
+        budgetNodePool: 'spot',
+      },
     ]);
   });
 
@@ -150,11 +183,21 @@ describe('rebalance recommendation → early replacement through the disruption 
 
     it('blocked with the reason, in the interruption log and in the disruption run', async () => {
       const out = (await interrupt(rebalanceEvent(), ctx.interruptionDeps)).results[0].outcomes;
-      expect(out).toEqual([{ instanceId: InstanceId, action: 'budget-exhausted', reason: 'disruption budget for Rebalance in nodepool "spot" is spent (allows 0 of 1 nodes, 0 already disrupting)' }]);
+      expect(out).toEqual([
+        {
+          instanceId: InstanceId,
+          action: 'budget-exhausted',
+          reason: 'disruption budget for Rebalance in nodepool "spot" is spent (allows 0 of 1 nodes, 0 already disrupting)',
+        },
+      ]);
       const planned = await disrupt({}, ctx.deps);
       expect(planned.status).toBe('idle');
       const blocked = ctx.log.withMessage('disruption blocked').find((l) => l.fields.method === 'rebalance');
-      expect(blocked?.fields).toMatchObject({ node: NodeName, nodePool: 'spot', reason: expect.stringMatching(/^disruption budget for Rebalance in nodepool "spot" is spent/) });
+      expect(blocked?.fields).toMatchObject({
+        node: NodeName,
+        nodePool: 'spot',
+        reason: expect.stringMatching(/^disruption budget for Rebalance in nodepool "spot" is spent/),
+      });
       expect(w.cloud.callsOf('create')).toEqual([]);
       expect(w.starter.started).toEqual([]);
     });

@@ -46,8 +46,18 @@ describe('ClientNodeKubeApi against recorded API responses', () => {
   beforeAll(async () => {
     server = apiServer(
       {
-        'GET /apis/karpenter.sh/v1/nodepools': [200, { apiVersion: 'karpenter.sh/v1', kind: 'NodePoolList', items: [nodePool, { ...nodePool, metadata: { name: 'broken' }, spec: { template: { spec: {} } } }] }],
-        'GET /api/v1/nodes/n1': [200, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { providerID: 'aws:///z/i-1' } }],
+        'GET /apis/karpenter.sh/v1/nodepools': [
+          200,
+          {
+            apiVersion: 'karpenter.sh/v1',
+            kind: 'NodePoolList',
+            items: [nodePool, { ...nodePool, metadata: { name: 'broken' }, spec: { template: { spec: {} } } }],
+          },
+        ],
+        'GET /api/v1/nodes/n1': [
+          200,
+          { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { providerID: 'aws:///z/i-1' } },
+        ],
         'PATCH /api/v1/nodes/n1': [200, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { a: 'b' } } }],
         'POST /api/v1/namespaces/default/pods/web-1/eviction': [429, eviction429],
         'POST /api/v1/namespaces/default/pods/web-2/eviction': [201, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-2' } }],
@@ -58,7 +68,10 @@ describe('ClientNodeKubeApi against recorded API responses', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const yaml = `apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: abc\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: u\ncurrent-context: t\n`;
-    api = new ClientNodeKubeApi(async () => ({ kind: 'kubeconfig-string', yaml }), (kind, name) => invalid.push(`${kind}/${name}`));
+    api = new ClientNodeKubeApi(
+      async () => ({ kind: 'kubeconfig-string', yaml }),
+      (kind, name) => invalid.push(`${kind}/${name}`),
+    );
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
@@ -99,13 +112,30 @@ describe('ClientNodeKubeApi beside Karpenter (docs/migration.md): only the NodeP
   const seen: Seen[] = [];
   let server: Server;
   let yaml = '';
-  const pool = (name: string, group: string) => ({ ...nodePool, metadata: { ...nodePool.metadata, name }, spec: { template: { spec: { nodeClassRef: { group, kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } } });
-  const nodeClass = (apiVersion: string, role: string) => ({ apiVersion, kind: 'EC2NodeClass', metadata: { name: 'default' }, spec: { role, amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ tags: { a: 'b' } }], securityGroupSelectorTerms: [{ tags: { a: 'b' } }] } });
+  const pool = (name: string, group: string) => ({
+    ...nodePool,
+    metadata: { ...nodePool.metadata, name },
+    spec: { template: { spec: { nodeClassRef: { group, kind: 'EC2NodeClass', name: 'default' }, requirements: [] } } },
+  });
+  const nodeClass = (apiVersion: string, role: string) => ({
+    apiVersion,
+    kind: 'EC2NodeClass',
+    metadata: { name: 'default' },
+    spec: {
+      role,
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      subnetSelectorTerms: [{ tags: { a: 'b' } }],
+      securityGroupSelectorTerms: [{ tags: { a: 'b' } }],
+    },
+  });
 
   beforeAll(async () => {
     server = apiServer(
       {
-        'GET /apis/karpenter.sh/v1/nodepools': [200, { kind: 'NodePoolList', items: [pool('karpenters', 'karpenter.k8s.aws'), pool('ours', 'nodefleet.io'), pool('kwok', 'karpenter.kwok.sh')] }],
+        'GET /apis/karpenter.sh/v1/nodepools': [
+          200,
+          { kind: 'NodePoolList', items: [pool('karpenters', 'karpenter.k8s.aws'), pool('ours', 'nodefleet.io'), pool('kwok', 'karpenter.kwok.sh')] },
+        ],
         'GET /apis/karpenter.k8s.aws/v1/ec2nodeclasses': [200, { kind: 'EC2NodeClassList', items: [nodeClass('karpenter.k8s.aws/v1', 'KarpenterNodeRole')] }],
         'GET /apis/nodefleet.io/v1/ec2nodeclasses': [200, { kind: 'EC2NodeClassList', items: [nodeClass('nodefleet.io/v1', 'NodefleetNodeRole')] }],
       },
@@ -120,9 +150,16 @@ describe('ClientNodeKubeApi beside Karpenter (docs/migration.md): only the NodeP
   it.each([
     [true, 'nodefleet.io', ['ours'], 'NodefleetNodeRole'],
     [false, 'karpenter.k8s.aws', ['karpenters'], 'KarpenterNodeRole'],
-  ] as const)('besideKarpenter=%s: NodePools of %s EC2NodeClasses only, and that group\'s classes (same names in both groups)', async (beside, _group, pools, role) => {
-    const api = new ClientNodeKubeApi(async () => ({ kind: 'kubeconfig-string', yaml }), () => {}, managedNodeClassGroup(beside));
-    expect((await api.listNodePools()).map((p) => p.metadata.name)).toEqual(pools);
-    expect((await api.listNodeClasses()).map((c) => c.spec.role)).toEqual([role]);
-  });
+  ] as const)(
+    "besideKarpenter=%s: NodePools of %s EC2NodeClasses only, and that group's classes (same names in both groups)",
+    async (beside, _group, pools, role) => {
+      const api = new ClientNodeKubeApi(
+        async () => ({ kind: 'kubeconfig-string', yaml }),
+        () => {},
+        managedNodeClassGroup(beside),
+      );
+      expect((await api.listNodePools()).map((p) => p.metadata.name)).toEqual(pools);
+      expect((await api.listNodeClasses()).map((c) => c.spec.role)).toEqual([role]);
+    },
+  );
 });

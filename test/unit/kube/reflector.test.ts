@@ -30,14 +30,23 @@ function server(log: string[], timeouts: number[]): Server {
       } else if (watches === 2) {
         res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } })}\n`);
       } else {
-        res.write(`${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'a', namespace: 'd', resourceVersion: '21' }, spec: { nodeName: 'n1' } } })}\n`);
+        res.write(
+          `${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'a', namespace: 'd', resourceVersion: '21' }, spec: { nodeName: 'n1' } } })}\n`,
+        );
       }
       return;
     }
     lists++;
     log.push(`list ${lists}`);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: lists === 1 ? '10' : '20' }, items: [{ metadata: { name: 'a', namespace: 'd' }, spec: {} }] }));
+    res.end(
+      JSON.stringify({
+        kind: 'PodList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: lists === 1 ? '10' : '20' },
+        items: [{ metadata: { name: 'a', namespace: 'd' }, spec: {} }],
+      }),
+    );
   });
 }
 
@@ -87,7 +96,8 @@ describe('Reflector (list + watch)', () => {
 describe('Reflector on the local API server', () => {
   it('lists 1 234 pods in pages of ListPageSize through continue tokens, every one kept once, then watches from the list', async () => {
     const store = new ObjectStore(() => new Date('2026-01-01T00:00:00Z'));
-    const pod = (i: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${i}`, namespace: `ns-${i % 5}` }, spec: { nodeName: `n-${i % 40}` } }) as KubeObject;
+    const pod = (i: number) =>
+      ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${i}`, namespace: `ns-${i % 5}` }, spec: { nodeName: `n-${i % 40}` } }) as KubeObject;
     for (let i = 0; i < 1_234; i++) store.create(T.pods, pod(i));
     const server = await startApiServer(new ApiCore(store, () => new Date()));
     const pages: number[] = [];

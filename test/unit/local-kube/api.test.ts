@@ -39,7 +39,14 @@ describe('ApiCore semantics', () => {
 
   it('keeps objects with finalizers until the last one is removed', () => {
     const c = cluster();
-    c.apply([{ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name: 'default-abcde', finalizers: ['karpenter.sh/termination'] }, spec: {} } as KubeObject]);
+    c.apply([
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        metadata: { name: 'default-abcde', finalizers: ['karpenter.sh/termination'] },
+        spec: {},
+      } as KubeObject,
+    ]);
     const t = c.api.delete(nodeClaims, undefined, 'default-abcde');
     expect(t.metadata.deletionTimestamp).toBe('2026-03-02T10:00:00Z');
     expect(c.objects('karpenter.sh/v1', 'NodeClaim')).toHaveLength(1);
@@ -50,21 +57,39 @@ describe('ApiCore semantics', () => {
   it('names pods from generateName, requires the namespace, applies PriorityClass values', () => {
     const c = cluster();
     c.apply([{ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000 } as unknown as KubeObject]);
-    const p = c.api.create(T.pods, 'default', { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'job-' } as never, spec: { priorityClassName: 'high', containers: [{ name: 'c' }] } });
+    const p = c.api.create(T.pods, 'default', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: 'job-' } as never,
+      spec: { priorityClassName: 'high', containers: [{ name: 'c' }] },
+    });
     expect(p.metadata.name).toMatch(/^job-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
     expect(p.spec.priority).toBe(1000);
     expect(p.spec.tolerations.map((t: { key: string }) => t.key)).toEqual(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
-    expect(apiError(() => c.api.create(T.pods, 'nope', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: { containers: [] } })).toStatus()).toMatchObject({ code: 404, message: 'namespaces "nope" not found' });
+    expect(
+      apiError(() => c.api.create(T.pods, 'nope', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: { containers: [] } })).toStatus(),
+    ).toMatchObject({ code: 404, message: 'namespaces "nope" not found' });
   });
 
   it('answers 500 when two PDBs select the pod being evicted', () => {
     const c = cluster();
     c.addInstance(managedNode(1));
     c.apply([deployment('w', 1, { cpu: '100m' })]);
-    for (const name of ['a', 'b']) c.apply([{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name, namespace: 'default' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'w' } } } } as KubeObject]);
+    for (const name of ['a', 'b'])
+      c.apply([
+        {
+          apiVersion: 'policy/v1',
+          kind: 'PodDisruptionBudget',
+          metadata: { name, namespace: 'default' },
+          spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'w' } } },
+        } as KubeObject,
+      ]);
     c.tick(at(1));
     const pod = c.pods()[0].metadata.name;
-    expect(apiError(() => c.api.evict('default', pod)).toStatus()).toMatchObject({ code: 500, message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.' });
+    expect(apiError(() => c.api.evict('default', pod)).toStatus()).toMatchObject({
+      code: 500,
+      message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    });
   });
 
   it('deleting a Deployment removes its ReplicaSet and pods', () => {

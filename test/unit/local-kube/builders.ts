@@ -50,7 +50,11 @@ export function c5a2xlarge(instanceId: string, over: Partial<InstanceSpec> = {})
 }
 
 /** Deployment `name` of pause pods requesting `cpu`. */
-export function deployment(name: string, replicas: number, opts: { cpu?: string; namespace?: string; annotations?: Record<string, string>; grace?: number } = {}): KubeObject {
+export function deployment(
+  name: string,
+  replicas: number,
+  opts: { cpu?: string; namespace?: string; annotations?: Record<string, string>; grace?: number } = {},
+): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

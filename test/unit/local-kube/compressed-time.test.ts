@@ -39,7 +39,14 @@ describe('idle background passes are skipped until something is due', () => {
     await cluster.start();
     try {
       cluster.addInstance(c5a2xlarge('i-0idle', { startupTaints: [] }));
-      cluster.apply([{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } }]);
+      cluster.apply([
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'p', namespace: 'default' },
+          spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] },
+        },
+      ]);
       const waitFor = async (f: () => boolean) => {
         while (!f() && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 20));
         return Date.now() - start;

@@ -52,13 +52,35 @@ describe('ClientNodeKubeApi on the local cluster', () => {
     const { nodeName } = cluster.addInstance(managedNode(1));
     cluster.addInstance(managedNode(2));
     cluster.apply([deployment('inflate', 2, { cpu: '500m' })]);
-    cluster.apply([{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'inflate', namespace: 'default' }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'inflate' } } } }]);
-    cluster.apply([{ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-proxy', namespace: 'kube-system' }, spec: { selector: { matchLabels: { k: 'p' } }, template: { metadata: { labels: { k: 'p' } }, spec: { containers: [{ name: 'p', resources: { requests: { cpu: '100m' } } }] } } } }]);
+    cluster.apply([
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'inflate', namespace: 'default' },
+        spec: { minAvailable: 2, selector: { matchLabels: { app: 'inflate' } } },
+      },
+    ]);
+    cluster.apply([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'kube-proxy', namespace: 'kube-system' },
+        spec: {
+          selector: { matchLabels: { k: 'p' } },
+          template: { metadata: { labels: { k: 'p' } }, spec: { containers: [{ name: 'p', resources: { requests: { cpu: '100m' } } }] } },
+        },
+      },
+    ]);
     cluster.tick(at(1));
 
     expect((await kube.listNodePools()).map((p) => p.metadata.name)).toEqual(['default']);
     expect((await kube.listNodeClasses()).map((c) => c.metadata.name)).toEqual(['default']);
-    expect((await kube.listNodes()).map((n) => n.metadata.name).sort()).toEqual(cluster.nodes().map((n) => n.metadata.name).sort());
+    expect((await kube.listNodes()).map((n) => n.metadata.name).sort()).toEqual(
+      cluster
+        .nodes()
+        .map((n) => n.metadata.name)
+        .sort(),
+    );
     expect(await kube.getNode('nope')).toBeUndefined();
     expect((await kube.getNode(nodeName))?.spec?.providerID).toBe('aws:///ap-northeast-2c/i-0managed000000001');
     expect(await kube.listPods()).toHaveLength(4); // 2 inflate + 2 kube-proxy
@@ -69,13 +91,21 @@ describe('ClientNodeKubeApi on the local cluster', () => {
     expect((await kube.listObjects('apps/v1', 'ReplicaSet'))[0].metadata.name).toMatch(/^inflate-/);
   });
 
-  it('listNodePoolNames: every NodePool, the ones listNodePools skips (invalid, another controller\'s) too, and which are being deleted', async () => {
+  it("listNodePoolNames: every NodePool, the ones listNodePools skips (invalid, another controller's) too, and which are being deleted", async () => {
     cluster.apply(NODEPOOL);
     const [pool] = cluster.apply(NODEPOOL.split('---')[0]);
     const named = (name: string, spec: unknown, finalizers?: string[]) => ({ ...pool, metadata: { name, ...(finalizers ? { finalizers } : {}) }, spec });
     cluster.apply([
       named('invalid', { ...(pool as { spec: object }).spec, notAField: true }),
-      named('theirs', { ...(pool as { spec: { template: { spec: object } } }).spec, template: { spec: { ...(pool as { spec: { template: { spec: object } } }).spec.template.spec, nodeClassRef: { group: 'example.com', kind: 'OtherClass', name: 'x' } } } }),
+      named('theirs', {
+        ...(pool as { spec: { template: { spec: object } } }).spec,
+        template: {
+          spec: {
+            ...(pool as { spec: { template: { spec: object } } }).spec.template.spec,
+            nodeClassRef: { group: 'example.com', kind: 'OtherClass', name: 'x' },
+          },
+        },
+      }),
       named('held', (pool as { spec: object }).spec, ['example.com/hold']),
     ]);
     cluster.delete('karpenter.sh/v1', 'NodePool', 'held');
@@ -90,22 +120,53 @@ describe('ClientNodeKubeApi on the local cluster', () => {
 
   it('lists the storage objects the provisioner reads for pods with claims (shared/runtime/cluster-picture.ts readStorage)', async () => {
     cluster.apply([
-      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, provisioner: 'ebs.csi.aws.com', volumeBindingMode: 'WaitForFirstConsumer' },
-      { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-1' } } },
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' }, spec: { storageClassName: 'gp3', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: 'gp3' },
+        provisioner: 'ebs.csi.aws.com',
+        volumeBindingMode: 'WaitForFirstConsumer',
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-1' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-1' } },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data', namespace: 'default' },
+        spec: { storageClassName: 'gp3', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
     ]);
-    expect((await kube.listObjects('storage.k8s.io/v1', 'StorageClass')).map((o) => [o.kind, o.metadata.name, o.volumeBindingMode])).toEqual([['StorageClass', 'gp3', 'WaitForFirstConsumer']]);
+    expect((await kube.listObjects('storage.k8s.io/v1', 'StorageClass')).map((o) => [o.kind, o.metadata.name, o.volumeBindingMode])).toEqual([
+      ['StorageClass', 'gp3', 'WaitForFirstConsumer'],
+    ]);
     expect((await kube.listObjects('v1', 'PersistentVolume')).map((o) => [o.kind, o.metadata.name])).toEqual([['PersistentVolume', 'pv-1']]);
-    expect((await kube.listObjects('v1', 'PersistentVolumeClaim')).map((o) => [o.kind, `${o.metadata.namespace}/${o.metadata.name}`, o.spec.storageClassName])).toEqual([['PersistentVolumeClaim', 'default/data', 'gp3']]);
+    expect(
+      (await kube.listObjects('v1', 'PersistentVolumeClaim')).map((o) => [o.kind, `${o.metadata.namespace}/${o.metadata.name}`, o.spec.storageClassName]),
+    ).toEqual([['PersistentVolumeClaim', 'default/data', 'gp3']]);
   });
 
   it('cordons, taints, evicts (blocked by a PDB, then allowed), deletes pods and nodes', async () => {
     const { nodeName } = cluster.addInstance(c5a2xlarge('i-0drain', { startupTaints: [] }));
     cluster.apply([deployment('web', 2, { cpu: '1' })]);
-    cluster.apply([{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'web' } } } }]);
+    cluster.apply([
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'web' } } },
+      },
+    ]);
     cluster.tick(at(1));
 
-    const node = await kube.patchNode(nodeName, { unschedulable: true, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }], labels: { 'nodefleet.io/draining': 'true' } });
+    const node = await kube.patchNode(nodeName, {
+      unschedulable: true,
+      taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+      labels: { 'nodefleet.io/draining': 'true' },
+    });
     expect(node.spec?.unschedulable).toBe(true);
     expect(node.spec?.taints).toEqual([{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }]);
     await expect(kube.patchNode('nope', { unschedulable: true })).rejects.toMatchObject({ name: 'NotFoundError' });

@@ -1,6 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, CustomObjectsApi, PolicyV1Api, AppsV1Api, Watch, PatchStrategy, setHeaderOptions, ApiException, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PolicyV1Api,
+  AppsV1Api,
+  Watch,
+  PatchStrategy,
+  setHeaderOptions,
+  ApiException,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { LocalCluster, AnnotationSimulateStuckPreStop, AnnotationSimulateTerminationSeconds, EVICTION_BLOCKED } from '../../../infra/local/kube/index.ts';
 import { at, c5a2xlarge, deployment, managedNode, startCluster } from './builders.ts';
 
@@ -21,7 +31,10 @@ async function getJson(path: string): Promise<any> {
 }
 
 function running(ns = 'default'): string[] {
-  return cluster.pods({ namespace: ns }).filter((p) => p.status?.phase === 'Running').map((p) => p.metadata.name);
+  return cluster
+    .pods({ namespace: ns })
+    .filter((p) => p.status?.phase === 'Running')
+    .map((p) => p.metadata.name);
 }
 
 describe('discovery', () => {
@@ -36,7 +49,12 @@ describe('discovery', () => {
     const pods = core.resources.find((r: { name: string }) => r.name === 'pods');
     expect(pods).toMatchObject({ namespaced: true, kind: 'Pod', shortNames: ['po'] });
     expect(pods.verbs).toEqual(expect.arrayContaining(['get', 'list', 'watch', 'create', 'delete', 'patch']));
-    expect(core.resources.find((r: { name: string }) => r.name === 'pods/eviction')).toMatchObject({ group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+    expect(core.resources.find((r: { name: string }) => r.name === 'pods/eviction')).toMatchObject({
+      group: 'policy',
+      version: 'v1',
+      kind: 'Eviction',
+      verbs: ['create'],
+    });
     expect(core.resources.find((r: { name: string }) => r.name === 'nodes')).toMatchObject({ namespaced: false, shortNames: ['no'] });
     const karpenter = (await getJson('/apis/karpenter.sh/v1')).body;
     expect(karpenter.resources.find((r: { name: string }) => r.name === 'nodepools')).toMatchObject({ namespaced: false, kind: 'NodePool' });
@@ -86,9 +104,16 @@ describe('kubelets', () => {
   });
 
   it('removes startup taints after Ready when configured', () => {
-    const { nodeName } = cluster.addInstance(c5a2xlarge('i-0aaa', { startupTaints: [{ key: 'example.com/cni-not-ready', effect: 'NoSchedule' }], startupTaintsRemovalSeconds: 5 }));
+    const { nodeName } = cluster.addInstance(
+      c5a2xlarge('i-0aaa', { startupTaints: [{ key: 'example.com/cni-not-ready', effect: 'NoSchedule' }], startupTaintsRemovalSeconds: 5 }),
+    );
     cluster.tick(at(1));
-    expect(cluster.nodes().find((n) => n.metadata.name === nodeName)?.spec?.taints?.map((t) => t.key)).toEqual(['example.com/cni-not-ready']);
+    expect(
+      cluster
+        .nodes()
+        .find((n) => n.metadata.name === nodeName)
+        ?.spec?.taints?.map((t) => t.key),
+    ).toEqual(['example.com/cni-not-ready']);
     cluster.tick(at(6));
     expect(cluster.nodes().find((n) => n.metadata.name === nodeName)?.spec?.taints ?? []).toEqual([]);
   });
@@ -101,7 +126,10 @@ describe('kubelets', () => {
     cluster.removeInstance('i-0managed000000001');
     const node = cluster.nodes().find((n) => n.metadata.name === nodeName)!;
     expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('Unknown');
-    expect(node.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual(['node.kubernetes.io/unreachable:NoSchedule', 'node.kubernetes.io/unreachable:NoExecute']);
+    expect(node.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual([
+      'node.kubernetes.io/unreachable:NoSchedule',
+      'node.kubernetes.io/unreachable:NoExecute',
+    ]);
     expect(cluster.pods({ nodeName })).toHaveLength(0);
     // the replacement pod waits for capacity
     expect(cluster.pendingPods()).toHaveLength(1);
@@ -116,9 +144,16 @@ describe('node lifecycle and taint manager', () => {
     cluster.apply([deployment('plain', 1, { cpu: '100m' }), patient]);
     cluster.tick(at(1));
     const core = kc.makeApiClient(CoreV1Api);
-    await core.patchNode({ name: nodeName, body: { spec: { taints: [{ key: 'maintenance', effect: 'NoExecute', timeAdded: at(10).toISOString() }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNode(
+      { name: nodeName, body: { spec: { taints: [{ key: 'maintenance', effect: 'NoExecute', timeAdded: at(10).toISOString() }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     cluster.tick(at(10));
-    const onNode = () => cluster.pods({ nodeName }).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.labels?.app);
+    const onNode = () =>
+      cluster
+        .pods({ nodeName })
+        .filter((p) => !p.metadata.deletionTimestamp)
+        .map((p) => p.metadata.labels?.app);
     expect(onNode()).toEqual(['patient']);
     expect(cluster.pendingPods().map((p) => p.metadata.labels?.app)).toEqual(['plain']); // its replacement cannot land
     cluster.tick(at(69));
@@ -157,7 +192,11 @@ describe('deployments and the scheduler', () => {
     expect(running()).toHaveLength(2); // 1930m allocatable: one 1-cpu pod per managed node
     const unschedulable = cluster.pendingPods();
     expect(unschedulable).toHaveLength(3);
-    expect(unschedulable[0].status?.conditions?.find((c) => c.type === 'PodScheduled')).toMatchObject({ status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available: 2 Insufficient cpu.' });
+    expect(unschedulable[0].status?.conditions?.find((c) => c.type === 'PodScheduled')).toMatchObject({
+      status: 'False',
+      reason: 'Unschedulable',
+      message: '0/2 nodes are available: 2 Insufficient cpu.',
+    });
     expect(pending).toHaveLength(3);
 
     cluster.addInstance(c5a2xlarge('i-0c5a', { bootDelaySeconds: 20, readyDelaySeconds: 5 }));
@@ -168,7 +207,10 @@ describe('deployments and the scheduler', () => {
     // the NodePool's registration step removes the unregistered taint; here a patch stands in
     const core = kc.makeApiClient(CoreV1Api);
     const newNode = cluster.nodes().find((n) => n.metadata.labels?.['karpenter.sh/nodepool'] === 'default')!;
-    await core.patchNode({ name: newNode.metadata.name, body: [{ op: 'remove', path: '/spec/taints/0' }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+    await core.patchNode(
+      { name: newNode.metadata.name, body: [{ op: 'remove', path: '/spec/taints/0' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
     cluster.tick(at(26));
     expect(running()).toHaveLength(5);
     expect(cluster.pods({ nodeName: newNode.metadata.name })).toHaveLength(3);
@@ -177,7 +219,12 @@ describe('deployments and the scheduler', () => {
     expect(dep).toMatchObject({ replicas: 5, readyReplicas: 5, availableReplicas: 5 });
 
     // scale to 0 through the scale subresource: pods terminate gracefully, then go
-    await kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({ name: 'inflate', namespace: 'default', body: { spec: { replicas: 0 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await kc
+      .makeApiClient(AppsV1Api)
+      .patchNamespacedDeploymentScale(
+        { name: 'inflate', namespace: 'default', body: { spec: { replicas: 0 } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     cluster.tick(at(27));
     expect(cluster.pods()).toHaveLength(0);
   });
@@ -189,9 +236,17 @@ describe('deployments and the scheduler', () => {
     d.spec.template.spec.nodeSelector = { 'topology.kubernetes.io/zone': 'ap-northeast-2c' }; // node 1 only
     cluster.apply([d]);
     cluster.tick(at(1));
-    expect(cluster.pendingPods()[0].status?.conditions?.[0].message).toBe('0/2 nodes are available: 1 node(s) didn\'t match Pod\'s node affinity/selector, 1 node(s) had untolerated taint {dedicated: gpu}.');
+    expect(cluster.pendingPods()[0].status?.conditions?.[0].message).toBe(
+      "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: gpu}.",
+    );
     d.spec.template.spec.tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }];
-    d.spec.template.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }] }] } } };
+    d.spec.template.spec.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }] }],
+        },
+      },
+    };
     cluster.apply([d]);
     cluster.tick(at(2));
     const pods = cluster.pods().filter((p) => !p.metadata.deletionTimestamp);
@@ -203,7 +258,9 @@ describe('deployments and the scheduler', () => {
     cluster.addInstance(c5a2xlarge('i-1', { startupTaints: [] }));
     cluster.addInstance(c5a2xlarge('i-2', { startupTaints: [] }));
     const d = deployment('spread', 4, { cpu: '100m' });
-    d.spec.template.spec.topologySpreadConstraints = [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'spread' } } }];
+    d.spec.template.spec.topologySpreadConstraints = [
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'spread' } } },
+    ];
     cluster.apply([d]);
     cluster.tick(at(1));
     const perNode = cluster.instances().map((i) => cluster.pods({ nodeName: i.nodeName }).length);
@@ -227,7 +284,12 @@ spec:
 `);
     cluster.tick(at(1));
     const ds = cluster.pods({ namespace: 'kube-system' });
-    expect(ds.map((p) => p.spec.nodeName).sort()).toEqual(cluster.instances().map((i) => i.nodeName).sort());
+    expect(ds.map((p) => p.spec.nodeName).sort()).toEqual(
+      cluster
+        .instances()
+        .map((i) => i.nodeName)
+        .sort(),
+    );
     expect(ds.every((p) => p.status?.phase === 'Running' || p.spec.nodeName)).toBe(true);
   });
 });
@@ -245,13 +307,22 @@ describe('client-node against the server', () => {
     expect((await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app in (a,b),app!=b' })).items).toHaveLength(2);
     expect((await core.listPodForAllNamespaces({ fieldSelector: 'status.phase=Running' })).items).toHaveLength(3);
 
-    await core.patchNode({ name: nodeName, body: { spec: { unschedulable: true, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] }, metadata: { labels: { x: 'y' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNode(
+      {
+        name: nodeName,
+        body: { spec: { unschedulable: true, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] }, metadata: { labels: { x: 'y' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     let n = await core.readNode({ name: nodeName });
     expect(n.spec?.unschedulable).toBe(true);
     expect(n.spec?.taints).toEqual([{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }]);
     expect(n.metadata?.labels?.x).toBe('y');
 
-    await core.patchNode({ name: nodeName, body: { metadata: { labels: { x: null } }, spec: { unschedulable: false } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+    await core.patchNode(
+      { name: nodeName, body: { metadata: { labels: { x: null } }, spec: { unschedulable: false } } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
     n = await core.readNode({ name: nodeName });
     expect(n.metadata?.labels?.x).toBeUndefined();
     expect(n.spec?.unschedulable).toBe(false);
@@ -316,12 +387,17 @@ spec:
     cluster.tick(at(2));
     expect(cluster.pods().find((p) => p.metadata.name === first)?.metadata.deletionTimestamp).toBeDefined();
 
-    const blocked = await core.createNamespacedPodEviction({ name: second, namespace: 'default', body: { metadata: { name: second, namespace: 'default' } } }).catch((e: ApiException<string>) => e);
+    const blocked = await core
+      .createNamespacedPodEviction({ name: second, namespace: 'default', body: { metadata: { name: second, namespace: 'default' } } })
+      .catch((e: ApiException<string>) => e);
     expect((blocked as ApiException<string>).code).toBe(429);
     const body = JSON.parse((blocked as ApiException<string>).body);
     const fixture = JSON.parse(readFileSync(new URL('../../fixtures/events/eviction-429.json', import.meta.url), 'utf8'));
     expect(EVICTION_BLOCKED).toEqual({ reason: fixture.reason, message: fixture.message });
-    expect(body).toEqual({ ...fixture, details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 2 healthy pods and has 2 currently' }] } });
+    expect(body).toEqual({
+      ...fixture,
+      details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 2 healthy pods and has 2 currently' }] },
+    });
 
     const pdb = await kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ name: 'web-pdb', namespace: 'default' });
     expect(pdb.status).toMatchObject({ expectedPods: 3, currentHealthy: 2, desiredHealthy: 2, disruptionsAllowed: 0 });
@@ -337,13 +413,27 @@ spec:
   it('blocks every eviction under minAvailable 100% and allows them under a percentage that leaves room', async () => {
     cluster.addInstance(c5a2xlarge('i-pdb', { startupTaints: [] }));
     cluster.apply([deployment('db', 4, { cpu: '100m' })]);
-    cluster.apply([{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'db', namespace: 'default' }, spec: { minAvailable: '100%', selector: { matchLabels: { app: 'db' } } } }]);
+    cluster.apply([
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'db', namespace: 'default' },
+        spec: { minAvailable: '100%', selector: { matchLabels: { app: 'db' } } },
+      },
+    ]);
     cluster.tick(at(1));
     const core = kc.makeApiClient(CoreV1Api);
     const name = running()[0];
     const r = await core.createNamespacedPodEviction({ name, namespace: 'default', body: {} }).catch((e: ApiException<string>) => e);
     expect((r as ApiException<string>).code).toBe(429);
-    cluster.apply([{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'db', namespace: 'default' }, spec: { minAvailable: '75%', selector: { matchLabels: { app: 'db' } } } }]);
+    cluster.apply([
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'db', namespace: 'default' },
+        spec: { minAvailable: '75%', selector: { matchLabels: { app: 'db' } } },
+      },
+    ]);
     await core.createNamespacedPodEviction({ name, namespace: 'default', body: {} });
   });
 
@@ -354,7 +444,12 @@ spec:
     const list = await core.listNamespacedPod({ namespace: 'default' });
     const events: string[] = [];
     const watch = new Watch(kc);
-    const req = await watch.watch('/api/v1/namespaces/default/pods', { resourceVersion: list.metadata?.resourceVersion }, (type, obj) => events.push(`${type} ${obj.metadata.name} ${obj.spec.nodeName ?? '-'}`), () => {});
+    const req = await watch.watch(
+      '/api/v1/namespaces/default/pods',
+      { resourceVersion: list.metadata?.resourceVersion },
+      (type, obj) => events.push(`${type} ${obj.metadata.name} ${obj.spec.nodeName ?? '-'}`),
+      () => {},
+    );
     cluster.apply([deployment('w', 1, { cpu: '100m' })]);
     cluster.tick(at(2));
     cluster.scale('default', 'w', 0);
@@ -374,20 +469,48 @@ spec:
   it('serves NodePools and EC2NodeClasses as cluster-scoped custom objects', async () => {
     const custom = kc.makeApiClient(CustomObjectsApi);
     await custom.createClusterCustomObject({
-      group: 'karpenter.sh', version: 'v1', plural: 'nodepools',
-      body: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' }, spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } }, limits: { cpu: '1000' } } },
+      group: 'karpenter.sh',
+      version: 'v1',
+      plural: 'nodepools',
+      body: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'default' },
+        spec: {
+          template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] } },
+          limits: { cpu: '1000' },
+        },
+      },
     });
-    cluster.apply([{ apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass', metadata: { name: 'default' }, spec: { role: 'KarpenterNodeRole', amiSelectorTerms: [{ alias: 'al2023@latest' }] } }]);
-    const pools = (await custom.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' })) as { items: { metadata: { name: string; generation: number } }[] };
+    cluster.apply([
+      {
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name: 'default' },
+        spec: { role: 'KarpenterNodeRole', amiSelectorTerms: [{ alias: 'al2023@latest' }] },
+      },
+    ]);
+    const pools = (await custom.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools' })) as {
+      items: { metadata: { name: string; generation: number } }[];
+    };
     expect(pools.items.map((p) => p.metadata.name)).toEqual(['default']);
-    await custom.patchClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: 'default', body: { spec: { limits: { cpu: '2000' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    const pool = (await custom.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: 'default' })) as { spec: { limits: { cpu: string } }; metadata: { generation: number } };
+    await custom.patchClusterCustomObject(
+      { group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: 'default', body: { spec: { limits: { cpu: '2000' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const pool = (await custom.getClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodepools', name: 'default' })) as {
+      spec: { limits: { cpu: string } };
+      metadata: { generation: number };
+    };
     expect(pool.spec.limits.cpu).toBe('2000');
     expect(pool.metadata.generation).toBe(2);
     const classes = (await custom.listClusterCustomObject({ group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' })) as { items: unknown[] };
     expect(classes.items).toHaveLength(1);
     const events = kc.makeApiClient(CoreV1Api);
-    await events.createNamespacedEvent({ namespace: 'default', body: { metadata: { generateName: 'default.' }, involvedObject: { kind: 'NodePool', name: 'default' }, reason: 'Launched', message: 'x', type: 'Normal' } });
+    await events.createNamespacedEvent({
+      namespace: 'default',
+      body: { metadata: { generateName: 'default.' }, involvedObject: { kind: 'NodePool', name: 'default' }, reason: 'Launched', message: 'x', type: 'Normal' },
+    });
     expect((await events.listNamespacedEvent({ namespace: 'default' })).items.map((e) => e.reason)).toEqual(['Launched']);
   });
 
@@ -400,7 +523,12 @@ spec:
     const k = new KubeConfig();
     k.loadFromFile(path);
     expect(k.getCurrentCluster()?.server).toBe(url);
-    expect((await k.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name)).toEqual(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+    expect((await k.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name)).toEqual([
+      'default',
+      'kube-node-lease',
+      'kube-public',
+      'kube-system',
+    ]);
   });
 });
 
@@ -412,17 +540,28 @@ describe('watch details', () => {
     const ac = new AbortController();
     const r = await fetch(`${url}/api/v1/nodes?watch=true&labelSelector=pool%3Dblue&resourceVersion=${cluster.store.resourceVersion}`, { signal: ac.signal });
     const core = kc.makeApiClient(CoreV1Api);
-    const label = (v: string | null) => core.patchNode({ name: nodeName, body: { metadata: { labels: { pool: v } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const label = (v: string | null) =>
+      core.patchNode({ name: nodeName, body: { metadata: { labels: { pool: v } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     await label('blue');
     await label('green');
     const reader = r.body!.getReader();
     let text = '';
     while (text.split('\n').filter(Boolean).length < 2) text += new TextDecoder().decode((await reader.read()).value);
     ac.abort();
-    expect(text.split('\n').filter(Boolean).map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'DELETED']);
+    expect(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(['ADDED', 'DELETED']);
 
-    const init = await fetch(`${url}/api/v1/namespaces?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`);
-    const lines = (await init.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const init = await fetch(
+      `${url}/api/v1/namespaces?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`,
+    );
+    const lines = (await init.text())
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'ADDED', 'BOOKMARK']);
     expect(lines[4].object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
   });
@@ -444,6 +583,11 @@ describe('paging', () => {
       pages++;
     } while (cont);
     expect(pages).toBe(3);
-    expect(names.sort()).toEqual(cluster.pods().map((p) => p.metadata.name).sort());
+    expect(names.sort()).toEqual(
+      cluster
+        .pods()
+        .map((p) => p.metadata.name)
+        .sort(),
+    );
   });
 });

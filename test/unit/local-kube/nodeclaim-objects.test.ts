@@ -20,7 +20,12 @@ afterEach(async () => {
 });
 
 const t = (s: number) => new Date(Date.parse('2026-01-01T00:00:00Z') + s * 1000).toISOString();
-const record = setCondition(nodeClaim({ name: 'default-a', phase: 'Launched', instanceId: 'i-1', providerId: 'aws:///z/i-1', instanceType: 'm5.large', zone: 'z', capacityType: 'spot' }), 'Launched', 'True', t(10));
+const record = setCondition(
+  nodeClaim({ name: 'default-a', phase: 'Launched', instanceId: 'i-1', providerId: 'aws:///z/i-1', instanceType: 'm5.large', zone: 'z', capacityType: 'spot' }),
+  'Launched',
+  'True',
+  t(10),
+);
 const opts = { cluster: 'test', nodeClassGroup: 'karpenter.k8s.aws' };
 
 describe('NodeClaim objects through the API server (ClientNodeKubeApi)', () => {

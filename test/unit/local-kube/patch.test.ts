@@ -5,12 +5,20 @@ import { ApiError } from '../../../infra/local/kube/store.ts';
 const node = () => ({
   metadata: { name: 'n1', labels: { a: '1', b: '2' }, finalizers: ['x'] },
   spec: { taints: [{ key: 't1', effect: 'NoSchedule' }] },
-  status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'DiskPressure', status: 'False' }] },
+  status: {
+    conditions: [
+      { type: 'Ready', status: 'True' },
+      { type: 'DiskPressure', status: 'False' },
+    ],
+  },
 });
 
 describe('merge patch (RFC 7386)', () => {
   it('merges objects, deletes on null and replaces lists', () => {
-    const out = mergePatch(node(), { metadata: { labels: { a: null, c: '3' } }, spec: { taints: [{ key: 't2', effect: 'NoExecute' }], unschedulable: true } }) as ReturnType<typeof node> & { spec: { unschedulable: boolean } };
+    const out = mergePatch(node(), {
+      metadata: { labels: { a: null, c: '3' } },
+      spec: { taints: [{ key: 't2', effect: 'NoExecute' }], unschedulable: true },
+    }) as ReturnType<typeof node> & { spec: { unschedulable: boolean } };
     expect(out.metadata.labels).toEqual({ b: '2', c: '3' });
     expect(out.spec).toEqual({ taints: [{ key: 't2', effect: 'NoExecute' }], unschedulable: true });
   });
@@ -25,11 +33,17 @@ describe('strategic merge patch', () => {
     }) as ReturnType<typeof node>;
     expect(out.metadata.finalizers).toEqual(['x', 'y']);
     expect(out.spec.taints).toEqual([]);
-    expect(out.status.conditions).toEqual([{ type: 'Ready', status: 'False', reason: 'KubeletNotReady' }, { type: 'DiskPressure', status: 'False' }]);
+    expect(out.status.conditions).toEqual([
+      { type: 'Ready', status: 'False', reason: 'KubeletNotReady' },
+      { type: 'DiskPressure', status: 'False' },
+    ]);
   });
 
   it('honours $patch: delete in merged lists and $deleteFromPrimitiveList', () => {
-    const out = strategicMergePatch(node(), { metadata: { '$deleteFromPrimitiveList/finalizers': ['x'] }, status: { conditions: [{ type: 'DiskPressure', $patch: 'delete' }] } }) as ReturnType<typeof node>;
+    const out = strategicMergePatch(node(), {
+      metadata: { '$deleteFromPrimitiveList/finalizers': ['x'] },
+      status: { conditions: [{ type: 'DiskPressure', $patch: 'delete' }] },
+    }) as ReturnType<typeof node>;
     expect(out.metadata.finalizers).toEqual([]);
     expect(out.status.conditions.map((c) => c.type)).toEqual(['Ready']);
   });

@@ -13,7 +13,10 @@ function pod(name: string, over: Partial<Pod['spec']> = {}, ready = true): Pod {
 describe('podRequests', () => {
   it('takes the larger of app containers and the biggest init container, plus overhead and one pod', () => {
     const p = pod('p', {
-      containers: [{ name: 'a', resources: { requests: { cpu: '250m' } } }, { name: 'b', resources: { requests: { cpu: '250m', memory: '256Mi' } } }],
+      containers: [
+        { name: 'a', resources: { requests: { cpu: '250m' } } },
+        { name: 'b', resources: { requests: { cpu: '250m', memory: '256Mi' } } },
+      ],
       initContainers: [{ name: 'init', resources: { requests: { cpu: '2', memory: '128Mi' } } }],
       overhead: { cpu: '100m' },
     });
@@ -21,7 +24,10 @@ describe('podRequests', () => {
   });
 
   it('adds restartable init containers (sidecars) to the app containers', () => {
-    const p = pod('p', { containers: [{ name: 'a', resources: { requests: { cpu: '1' } } }], initContainers: [{ name: 'proxy', restartPolicy: 'Always', resources: { requests: { cpu: '200m' } } }] });
+    const p = pod('p', {
+      containers: [{ name: 'a', resources: { requests: { cpu: '1' } } }],
+      initContainers: [{ name: 'proxy', restartPolicy: 'Always', resources: { requests: { cpu: '200m' } } }],
+    });
     expect(podRequests(p).cpu).toBe(1200);
   });
 });
@@ -36,7 +42,10 @@ describe('tolerations', () => {
 });
 
 describe('PDB arithmetic', () => {
-  const pdb = (spec: PodDisruptionBudget['spec']): PodDisruptionBudget => ({ metadata: { name: 'b' }, spec: { selector: { matchLabels: { app: 'w' } }, ...spec } });
+  const pdb = (spec: PodDisruptionBudget['spec']): PodDisruptionBudget => ({
+    metadata: { name: 'b' },
+    spec: { selector: { matchLabels: { app: 'w' } }, ...spec },
+  });
   const pods = [pod('a'), pod('b'), pod('c'), pod('d', {}, false)];
   it.each([
     [{ minAvailable: 2 }, { expectedPods: 4, currentHealthy: 3, desiredHealthy: 2, disruptionsAllowed: 1 }],

@@ -25,7 +25,12 @@ function karpenter(method: string, candidates: string[], ranked: OracleCandidate
   };
 }
 
-function plan(method: string, candidates: string[], replacements: { type: string; price: number; pods?: string[] }[] = [], pods: string[] = []): DisruptionPlan {
+function plan(
+  method: string,
+  candidates: string[],
+  replacements: { type: string; price: number; pods?: string[] }[] = [],
+  pods: string[] = [],
+): DisruptionPlan {
   return {
     expirations: [],
     command: {
@@ -46,9 +51,17 @@ function scenario(consolidateAfter: string, podStarted: string): DisruptionScena
   return {
     now: '2026-03-02T10:00:00Z',
     instanceTypes: [],
-    nodePools: [{ metadata: { name: 'np-0' }, spec: { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter, budgets: [{ nodes: '100%' }] } } }],
+    nodePools: [
+      { metadata: { name: 'np-0' }, spec: { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter, budgets: [{ nodes: '100%' }] } } },
+    ],
     nodes: [{ metadata: { name: 'node-0', creationTimestamp: '2026-03-02T08:00:00Z', labels: { 'karpenter.sh/nodepool': 'np-0' } } }],
-    pods: [{ metadata: { name: 'p', namespace: 'default', creationTimestamp: podStarted }, spec: { nodeName: 'node-0', containers: [] }, status: { startTime: podStarted } }],
+    pods: [
+      {
+        metadata: { name: 'p', namespace: 'default', creationTimestamp: podStarted },
+        spec: { nodeName: 'node-0', containers: [] },
+        status: { startTime: podStarted },
+      },
+    ],
     daemonSets: [],
     pdbs: [],
     settings: {},
@@ -71,7 +84,9 @@ describe('compareDisruption', () => {
     expect(compareDisruption(k, plan('emptiness', ['node-1'])).map((d) => d.kind)).toEqual(['method']);
     expect(compareDisruption(k, plan('single-node-consolidation', ['node-2'])).map((d) => d.kind)).toEqual(['candidates']);
     expect(compareDisruption(k, plan('single-node-consolidation', ['node-1'])).map((d) => d.kind)).toEqual(['replacements']);
-    expect(compareDisruption(k, plan('single-node-consolidation', ['node-1'], [{ type: 'medium', price: 0.2 }])).map((d) => d.kind)).toEqual(['replacement-type']);
+    expect(compareDisruption(k, plan('single-node-consolidation', ['node-1'], [{ type: 'medium', price: 0.2 }])).map((d) => d.kind)).toEqual([
+      'replacement-type',
+    ]);
   });
 });
 

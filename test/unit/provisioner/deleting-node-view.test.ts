@@ -31,7 +31,13 @@ function dbPod(bound: boolean): Pod {
 function world() {
   const w0 = provisionerWorld();
   const labels = { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' };
-  const n = node({ name: DeletingNode, labels, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }], unschedulable: true, allocatable: { cpu: '3', memory: '6Gi', pods: '20' } });
+  const n = node({
+    name: DeletingNode,
+    labels,
+    taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+    unschedulable: true,
+    allocatable: { cpu: '3', memory: '6Gi', pods: '20' },
+  });
   w0.w.kube.addNode(n);
   w0.w.kube.addPod(dbPod(false));
   const views = new InMemoryClusterViewStore();
@@ -54,7 +60,16 @@ describe('provisioner: a re-created StatefulSet pod the view still shows on its 
   it('gets no second claim when a claim launched for it (for the terminating copy) is in flight', async () => {
     // Prepare: the claim an earlier pass launched for db-0 while it drained
     const { w, deps } = world();
-    await w.store.create(nodeClaim({ name: 'default-aaaaa', cluster: Cluster, phase: 'Launched', pods: ['default/db-0'], allocatable: { cpu: '1930m', memory: '3Gi', pods: '29' }, createdAt: w.clock.now().toISOString() }));
+    await w.store.create(
+      nodeClaim({
+        name: 'default-aaaaa',
+        cluster: Cluster,
+        phase: 'Launched',
+        pods: ['default/db-0'],
+        allocatable: { cpu: '1930m', memory: '3Gi', pods: '29' },
+        createdAt: w.clock.now().toISOString(),
+      }),
+    );
     // Act: a full pass (an event without pods: another node started being deleted)
     const summary = await run(parseInput(unschedulableEvent([], 'e1')), deps);
     // Assess

@@ -18,7 +18,13 @@ const resolved = {
   securityGroupIds: ['sg-0a'],
   images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' },
 };
-const cluster = { name: 'karpenter-demo', endpoint: 'https://x.example', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+const cluster = {
+  name: 'karpenter-demo',
+  endpoint: 'https://x.example',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.32',
+};
 
 describe('provisioner: EFA pods launch with EFA interfaces', () => {
   const ec2 = mockClient(EC2Client);
@@ -29,7 +35,10 @@ describe('provisioner: EFA pods launch with EFA interfaces', () => {
     let seq = 0;
     ec2.on(CreateFleetCommand).callsFake((input: CreateFleetCommandInput) => {
       const o = input.LaunchTemplateConfigs![0].Overrides![0];
-      return { Instances: [{ InstanceIds: [`i-0000000000000000${++seq}`], InstanceType: o.InstanceType, LaunchTemplateAndOverrides: { Overrides: o } }], Errors: [] };
+      return {
+        Instances: [{ InstanceIds: [`i-0000000000000000${++seq}`], InstanceType: o.InstanceType, LaunchTemplateAndOverrides: { Overrides: o } }],
+        Errors: [],
+      };
     });
   });
 
@@ -47,13 +56,15 @@ describe('provisioner: EFA pods launch with EFA interfaces', () => {
   };
   const efaOf = (type: string) => instanceTypeInfos.find((t) => t.name === type)!.efaCount;
 
-  it("every template of the fleet has one efa interface per device of its types (card i, device 0 then 1), and the types all have EFA", async () => {
+  it('every template of the fleet has one efa interface per device of its types (card i, device 0 then 1), and the types all have EFA', async () => {
     const pods = [efaPod('train-0')];
     const { deps } = world(pods);
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     expect(summary.failed).toEqual([]);
     expect(summary.launched).toHaveLength(1);
-    const templates = new Map(ec2.commandCalls(CreateLaunchTemplateCommand).map((c) => [c.args[0].input.LaunchTemplateName, c.args[0].input.LaunchTemplateData!]));
+    const templates = new Map(
+      ec2.commandCalls(CreateLaunchTemplateCommand).map((c) => [c.args[0].input.LaunchTemplateName, c.args[0].input.LaunchTemplateData!]),
+    );
     const configs = ec2.commandCalls(CreateFleetCommand)[0].args[0].input.LaunchTemplateConfigs!;
     for (const cfg of configs) {
       const data = templates.get(cfg.LaunchTemplateSpecification!.LaunchTemplateName)!;
@@ -61,7 +72,9 @@ describe('provisioner: EFA pods launch with EFA interfaces', () => {
       expect(counts.size).toBe(1);
       const n = [...counts][0];
       expect(n).toBeGreaterThan(0);
-      expect(data.NetworkInterfaces).toEqual(Array.from({ length: n }, (_, i) => ({ NetworkCardIndex: i, DeviceIndex: i === 0 ? 0 : 1, InterfaceType: 'efa', Groups: ['sg-0a'] })));
+      expect(data.NetworkInterfaces).toEqual(
+        Array.from({ length: n }, (_, i) => ({ NetworkCardIndex: i, DeviceIndex: i === 0 ? 0 : 1, InterfaceType: 'efa', Groups: ['sg-0a'] })),
+      );
       expect(data.SecurityGroupIds).toBeUndefined();
     }
   });

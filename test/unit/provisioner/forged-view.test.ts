@@ -20,7 +20,14 @@ function roomyNode(name: string, cpu: string, extra: { taints?: { key: string; e
   return node({
     name,
     allocatable: { cpu, memory: '1024Gi', pods: '250' },
-    labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'karpenter.sh/capacity-type': 'on-demand', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'topology.kubernetes.io/zone': 'ap-northeast-2a' },
+    labels: {
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+      'karpenter.sh/capacity-type': 'on-demand',
+      'karpenter.sh/nodepool': 'default',
+      'karpenter.sh/initialized': 'true',
+      'topology.kubernetes.io/zone': 'ap-northeast-2a',
+    },
     ...extra,
   });
 }
@@ -69,7 +76,7 @@ describe('provisioner: a forged view launches nothing beyond what live pods need
     expect(w.cloud.callsOf('create')).toHaveLength(0);
   });
 
-  it('a node really being deleted: only its live, bound, reschedulable pods are provisioned for, not the view\'s', async () => {
+  it("a node really being deleted: only its live, bound, reschedulable pods are provisioned for, not the view's", async () => {
     // Prepare: "draining" is live and tainted; live it runs one 2-cpu pod and a DaemonSet pod, the view claims 40 15-cpu pods
     const { w, deps } = world([roomyNode('draining', '96', { taints: [Disrupted] })], madeUpPods('draining'));
     w.kube.addNode(roomyNode('draining', '96', { taints: [Disrupted] }));
@@ -114,7 +121,16 @@ describe('provisioner: a view that cannot be trusted is refused and the cluster 
 
   /** A valid view of n1 empty (the agent's builder), as a JSON object. */
   function emptyN1View(generatedAt: string): Record<string, unknown> {
-    return { schemaVersion: 1, cluster: Cluster, agent: '2026-01-01T00:00:00Z', sequence: 1, generatedAt, nodes: [JSON.parse(JSON.stringify(roomyNode('n1', '8')))], templates: [], pods: [] };
+    return {
+      schemaVersion: 1,
+      cluster: Cluster,
+      agent: '2026-01-01T00:00:00Z',
+      sequence: 1,
+      generatedAt,
+      nodes: [JSON.parse(JSON.stringify(roomyNode('n1', '8')))],
+      templates: [],
+      pods: [],
+    };
   }
 
   async function assessRefusedAndLaunched(t: ReturnType<typeof liveFullNode>, summary: Awaited<ReturnType<typeof run>>, reason: RegExp, kind: string) {
@@ -140,11 +156,19 @@ describe('provisioner: a view that cannot be trusted is refused and the cluster 
   it('a malformed pod row or template is refused the same way', async () => {
     const t = liveFullNode();
     const v = emptyN1View(t.w.clock.now().toISOString());
-    await putRaw(t.views, { ...v, templates: [{ metadata: { namespace: 'default' }, spec: { containers: [] } }], pods: [['x', 0, 'n1', 'Running', '', '', '']] });
+    await putRaw(t.views, {
+      ...v,
+      templates: [{ metadata: { namespace: 'default' }, spec: { containers: [] } }],
+      pods: [['x', 0, 'n1', 'Running', '', '', '']],
+    });
     const summary = await run(parseInput(unschedulableEvent([t.p])), t.deps);
     await assessRefusedAndLaunched(t, summary, /templates\[0\]\.spec\.containers/, 'invalid');
     t.w.clock.advanceSeconds(1);
-    await putRaw(t.views, { ...v, pods: [['x', 0.5, 'n1', 'Running', '', '', '']], templates: [{ metadata: { namespace: 'default' }, spec: { containers: [{ name: 'c' }] } }] });
+    await putRaw(t.views, {
+      ...v,
+      pods: [['x', 0.5, 'n1', 'Running', '', '', '']],
+      templates: [{ metadata: { namespace: 'default' }, spec: { containers: [{ name: 'c' }] } }],
+    });
     await run(parseInput(unschedulableEvent([], 'e2')), t.deps); // a full pass (the pod is on its claim now)
     expect(String(t.log.withMessage(Refused)[1].fields?.reason)).toMatch(/pods\[0\]/);
   });

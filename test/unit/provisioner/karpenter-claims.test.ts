@@ -11,7 +11,12 @@ import { solve } from '../../../shared/scheduling/index.ts';
 import { toNodeClaim } from '../../../shared/launch/claims.ts';
 
 const Now = new Date('2026-03-02T10:00:00Z');
-const Types = [instanceTypeFromCase({ name: 'std', cpu: 4, memoryMiB: 8192, pods: 110, zones: ['us-east-1a'], capacityTypes: ['on-demand'], price: { 'on-demand': 0.2 } }, { region: 'us-east-1' })];
+const Types = [
+  instanceTypeFromCase(
+    { name: 'std', cpu: 4, memoryMiB: 8192, pods: 110, zones: ['us-east-1a'], capacityTypes: ['on-demand'], price: { 'on-demand': 0.2 } },
+    { region: 'us-east-1' },
+  ),
+];
 
 function pool(template: { terminationGracePeriod?: string; annotations?: Record<string, string> } = {}): NodePool {
   return NodePoolSchema.parse({
@@ -31,7 +36,13 @@ function pool(template: { terminationGracePeriod?: string; annotations?: Record<
   });
 }
 
-const pending: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c' }] }, status: { phase: 'Pending' } } as Pod;
+const pending: Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'default' },
+  spec: { containers: [{ name: 'c' }] },
+  status: { phase: 'Pending' },
+} as Pod;
 
 /** The one NodeClaim nodefleet would create for one pending pod under `np`. */
 function claimFor(np: NodePool) {

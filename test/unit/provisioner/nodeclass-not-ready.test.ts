@@ -13,7 +13,8 @@ import type { EC2NodeClass } from '../../../shared/api/nodepool.ts';
 import { nodeClaim } from '../../fakes/index.ts';
 import { nodeClass, pendingPod, provisionerWorld, unschedulableEvent } from './world.ts';
 
-const Reason = 'ec2nodeclass default is not ready: spec.placementGroupSelector: not supported by nodefleet: instances are not launched into placement groups; remove spec.placementGroupSelector';
+const Reason =
+  'ec2nodeclass default is not ready: spec.placementGroupSelector: not supported by nodefleet: instances are not launched into placement groups; remove spec.placementGroupSelector';
 
 function withSpec(spec: Partial<EC2NodeClass['spec']>): EC2NodeClass {
   const c = nodeClass();
@@ -28,23 +29,49 @@ describe('an EC2NodeClass nodefleet does not honour, at runtime', () => {
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     expect(summary.created).toEqual([]);
     expect(w.cloud.callsOf('create')).toHaveLength(0);
-    expect(log.withMessage('ec2nodeclass not ready').map((l) => [l.level, l.fields])).toEqual([['error', { EC2NodeClass: { name: 'default' }, error: Reason }]]);
+    expect(log.withMessage('ec2nodeclass not ready').map((l) => [l.level, l.fields])).toEqual([
+      ['error', { EC2NodeClass: { name: 'default' }, error: Reason }],
+    ]);
     expect(summary.unschedulable.map((u) => u.reasons)).toEqual([{ default: Reason }, { default: Reason }]);
   });
 
   it('a class with only honoured fields (RAID0 instance store, volume initialization rate) launches', async () => {
     const pods = [pendingPod('web-0', '1')];
     const { w, log, deps } = provisionerWorld({ pods });
-    w.kube.setNodeClasses([withSpec({ instanceStorePolicy: 'RAID0', blockDeviceMappings: [{ deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 200 } }] })]);
+    w.kube.setNodeClasses([
+      withSpec({
+        instanceStorePolicy: 'RAID0',
+        blockDeviceMappings: [
+          { deviceName: '/dev/xvda', rootVolume: true, ebs: { volumeSize: '40Gi', snapshotID: 'snap-0123456789abcdef0', volumeInitializationRate: 200 } },
+        ],
+      }),
+    ]);
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     expect(summary.launched).toHaveLength(1);
     expect(log.withMessage('ec2nodeclass not ready')).toEqual([]);
   });
 
   it('the launch refuses it with the same reason', () => {
-    const cluster = { name: 'karpenter-demo', endpoint: 'https://x.example', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
-    const resolved = { subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 10 }], securityGroupIds: ['sg-1'], images: { amd64: 'ami-0amd64' } };
-    const launch = (nc: EC2NodeClass) => () => buildLaunchRequests(nodeClaim({ name: 'default-abc', phase: 'Pending' }), { instanceTypes: ['c5a.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] }, nc, resolved, { cluster, architectureOf: catalogArchitecture });
+    const cluster = {
+      name: 'karpenter-demo',
+      endpoint: 'https://x.example',
+      certificateAuthority: 'Q0E=',
+      serviceCidr: '10.100.0.0/16',
+      kubernetesVersion: '1.32',
+    };
+    const resolved = {
+      subnets: [{ subnetId: 'subnet-a', zone: 'ap-northeast-2a', availableIpAddressCount: 10 }],
+      securityGroupIds: ['sg-1'],
+      images: { amd64: 'ami-0amd64' },
+    };
+    const launch = (nc: EC2NodeClass) => () =>
+      buildLaunchRequests(
+        nodeClaim({ name: 'default-abc', phase: 'Pending' }),
+        { instanceTypes: ['c5a.large'], zones: ['ap-northeast-2a'], capacityTypes: ['on-demand'] },
+        nc,
+        resolved,
+        { cluster, architectureOf: catalogArchitecture },
+      );
     expect(launch(withSpec({ placementGroupSelector: { name: 'training' } }))).toThrow(ValidationError);
     expect(launch(withSpec({ placementGroupSelector: { name: 'training' } }))).toThrow(Reason);
     expect(launch(withSpec({ amiFamily: 'AL2' }))).toThrow(/^ec2nodeclass default is not ready: spec.amiFamily: "AL2" is not supported by nodefleet/);
@@ -59,9 +86,22 @@ describe('an EC2NodeClass whose selector terms select nothing in the account', (
       {
         file: 'account.json',
         text: JSON.stringify({
-          Subnets: [{ SubnetId: 'subnet-0a', AvailabilityZone: 'ap-northeast-2a', AvailabilityZoneId: 'apne2-az1', AvailableIpAddressCount: 100, Tags: [{ Key: 'karpenter.sh/discovery', Value: subnetTag }] }],
+          Subnets: [
+            {
+              SubnetId: 'subnet-0a',
+              AvailabilityZone: 'ap-northeast-2a',
+              AvailabilityZoneId: 'apne2-az1',
+              AvailableIpAddressCount: 100,
+              Tags: [{ Key: 'karpenter.sh/discovery', Value: subnetTag }],
+            },
+          ],
           SecurityGroups: [{ GroupId: 'sg-0a', Tags: [{ Key: 'karpenter.sh/discovery', Value: 'karpenter-demo' }] }],
-          Parameters: [{ Name: '/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.32-v20250228/image_id', Value: 'ami-0a' }],
+          Parameters: [
+            {
+              Name: '/aws/service/eks/optimized-ami/1.32/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.32-v20250228/image_id',
+              Value: 'ami-0a',
+            },
+          ],
         }),
       },
     ]);
@@ -78,7 +118,10 @@ describe('an EC2NodeClass whose selector terms select nothing in the account', (
     expect(summary.unschedulable.map((u) => u.reasons)).toEqual([{ default: Unresolved }]);
     // The same class with a subnet of the cluster launches, in that subnet's zone.
     const ok = provisionerWorld({ pods });
-    const launched = await run(parseInput(unschedulableEvent(pods)), { ...ok.deps, resolver: new Ec2NodeClassResolver(accountLookups(account('karpenter-demo'), { placeholderZones: [] }), '1.32') });
+    const launched = await run(parseInput(unschedulableEvent(pods)), {
+      ...ok.deps,
+      resolver: new Ec2NodeClassResolver(accountLookups(account('karpenter-demo'), { placeholderZones: [] }), '1.32'),
+    });
     expect(launched.launched.map((l) => l.zone)).toEqual(['ap-northeast-2a']);
   });
 

@@ -86,7 +86,13 @@ describe('provisioner run', () => {
     const pods = [pendingPod('web-0', '1'), pendingPod('web-1', '1')];
     for (const p of pods) {
       p.metadata.labels = { app: 'web' };
-      p.spec.affinity = { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } } }] } };
+      p.spec.affinity = {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } } },
+          ],
+        },
+      };
     }
     const { w, log, deps } = provisionerWorld({ pods });
     const np = nodePool();
@@ -97,7 +103,11 @@ describe('provisioner run', () => {
     // Assess: both on one claim, and the log says which preference was dropped for which pod, and why
     expect(summary.created).toHaveLength(1);
     expect(log.withMessage('relaxing soft constraints for pod since it previously failed to schedule').map((l) => l.fields)).toEqual([
-      { Pod: { name: 'web-1', namespace: 'default' }, reason: 'removing: preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web)', error: 'nodepool default: exceeds limits: nodepool default has no room left under its cpu limit (8000m)' },
+      {
+        Pod: { name: 'web-1', namespace: 'default' },
+        reason: 'removing: preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=web)',
+        error: 'nodepool default: exceeds limits: nodepool default has no room left under its cpu limit (8000m)',
+      },
     ]);
   });
 
@@ -193,9 +203,21 @@ describe('provisioner run', () => {
     const first = await run(parseInput(unschedulableEvent(pods, 'e1')), deps);
     const claim = (await w.store.get(first.created[0]))!;
     const at = w.clock.nowIso();
-    await w.store.update({ ...claim, phase: 'Initialized', nodeName: 'ip-10-0-1-1', conditions: [...claim.conditions, { type: 'Initialized', status: 'True', lastTransitionTime: at }] });
+    await w.store.update({
+      ...claim,
+      phase: 'Initialized',
+      nodeName: 'ip-10-0-1-1',
+      conditions: [...claim.conditions, { type: 'Initialized', status: 'True', lastTransitionTime: at }],
+    });
     // Its node is up, and other pods took all of its room.
-    w.kube.addNode(node({ name: 'ip-10-0-1-1', providerID: claim.providerId, labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' }, allocatable: { cpu: '7', memory: '14Gi', pods: '58' } }));
+    w.kube.addNode(
+      node({
+        name: 'ip-10-0-1-1',
+        providerID: claim.providerId,
+        labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' },
+        allocatable: { cpu: '7', memory: '14Gi', pods: '58' },
+      }),
+    );
     w.kube.addPod(pod({ name: 'other', cpu: '7', nodeName: 'ip-10-0-1-1' }));
     // Act: within the nomination period the pods count as placed; after it they need capacity.
     w.clock.advanceSeconds(10);
@@ -229,13 +251,20 @@ describe('provisioner run', () => {
     expect(initializedResult.created).toHaveLength(1);
   });
 
-  it('a node coming up whose kubelet reports an extended resource as 0 counts it at its claim\'s recorded allocatable', async () => {
+  it("a node coming up whose kubelet reports an extended resource as 0 counts it at its claim's recorded allocatable", async () => {
     // Prepare: a claim launched and registered as node ip-10-0-1-7; its record says 2 dongles, the kubelet 0 so far.
     const first = [pendingPod('first', '1')];
     const { w, deps } = provisionerWorld({ pods: first });
     const claim = (await w.store.get((await run(parseInput(unschedulableEvent(first, 'e1')), deps)).created[0]))!;
     await w.store.update({ ...claim, phase: 'Registered', nodeName: 'ip-10-0-1-7', allocatable: { ...claim.allocatable, 'example.com/dongle': '2' } });
-    w.kube.addNode(node({ name: 'ip-10-0-1-7', providerID: claim.providerId, labels: { 'karpenter.sh/nodepool': 'default' }, allocatable: { cpu: '7', memory: '14Gi', pods: '58', 'example.com/dongle': '0' } }));
+    w.kube.addNode(
+      node({
+        name: 'ip-10-0-1-7',
+        providerID: claim.providerId,
+        labels: { 'karpenter.sh/nodepool': 'default' },
+        allocatable: { cpu: '7', memory: '14Gi', pods: '58', 'example.com/dongle': '0' },
+      }),
+    );
     const second = pendingPod('second', '100m');
     second.spec.containers[0].resources = { requests: { cpu: '100m', 'example.com/dongle': '1' }, limits: { 'example.com/dongle': '1' } };
     w.kube.addPod(second);
@@ -267,7 +296,12 @@ describe('provisioner run', () => {
     const zones = ['ap-northeast-2a', 'ap-northeast-2b', 'ap-northeast-2c', 'ap-northeast-2d'];
     // CreateFleet answers with InsufficientInstanceCapacity for every pool of that type.
     const refused = zones.map((zone) => ({ instanceType: cheapest, zone, capacityType: 'on-demand' }));
-    w.cloud.failNext('create', new InsufficientCapacityError('InsufficientInstanceCapacity', refused, { launchFailures: refused.map((o) => ({ zone: o.zone, capacityType: o.capacityType, reason: 'LaunchFailed' })) }));
+    w.cloud.failNext(
+      'create',
+      new InsufficientCapacityError('InsufficientInstanceCapacity', refused, {
+        launchFailures: refused.map((o) => ({ zone: o.zone, capacityType: o.capacityType, reason: 'LaunchFailed' })),
+      }),
+    );
     const summary = await run(parseInput(unschedulableEvent(pods)), deps);
     expect(summary.launched).toHaveLength(1);
     expect(summary.launched[0].instanceType).not.toBe(cheapest);
@@ -281,7 +315,7 @@ describe('provisioner run', () => {
     expect(metrics.total(MetricNames.launchFailures)).toBe(4);
   });
 
-  it('spot → on-demand fallback when no spot capacity is left in the claim\'s launch set', async () => {
+  it("spot → on-demand fallback when no spot capacity is left in the claim's launch set", async () => {
     const pods = inflate();
     // EC2 has no spot capacity at all: the spot fleet over the claim's ≤ 60 types fails for capacity.
     const { w, deps, log } = provisionerWorld({ pods, capacityTypes: ['spot', 'on-demand'], cloud: { isOffered: (o) => o.capacityType !== 'spot' } });
@@ -345,7 +379,12 @@ describe('provisioner: pods with persistent volumes (shared/scheduling/volumes.t
     p.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName } }];
     return p;
   };
-  const storageLists = (w: ReturnType<typeof provisionerWorld>['w']) => w.kube.callsOf('listObjects').map((c) => c.join(' ')).filter((c) => !c.includes('DaemonSet')).sort();
+  const storageLists = (w: ReturnType<typeof provisionerWorld>['w']) =>
+    w.kube
+      .callsOf('listObjects')
+      .map((c) => c.join(' '))
+      .filter((c) => !c.includes('DaemonSet'))
+      .sort();
 
   it('launches nothing for a pod whose claim does not exist, names the claim, and still provisions for the valid pod beside it', async () => {
     // Prepare
@@ -367,7 +406,13 @@ describe('provisioner: pods with persistent volumes (shared/scheduling/volumes.t
     expect((await run(parseInput(unschedulableEvent(pods, 'e1')), deps)).created).toHaveLength(0);
     w.kube.addObject(
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default' }, spec: { storageClassName: 'gp3' } },
-      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'gp3' }, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', values: [`${Region}b`] }] }] },
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: 'gp3' },
+        volumeBindingMode: 'WaitForFirstConsumer',
+        allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', values: [`${Region}b`] }] }],
+      },
     );
     w.clock.advanceSeconds(10);
     const again = await run(parseInput(unschedulableEvent(pods, 'e2')), deps);
@@ -403,7 +448,15 @@ describe('provisioner: the pods of a node being deleted', () => {
   function deletingWorld() {
     const world = provisionerWorld();
     const labels = { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' };
-    world.w.kube.addNode(node({ name: 'ip-10-0-9-9', labels, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }], unschedulable: true, allocatable: { cpu: '3', memory: '6Gi', pods: '20' } }));
+    world.w.kube.addNode(
+      node({
+        name: 'ip-10-0-9-9',
+        labels,
+        taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+        unschedulable: true,
+        allocatable: { cpu: '3', memory: '6Gi', pods: '20' },
+      }),
+    );
     world.w.kube.addPod(pod({ name: 'web', cpu: '2', memory: '1Gi', nodeName: 'ip-10-0-9-9', phase: 'Running', labels: { app: 'web' } }));
     world.w.kube.addPod(pod({ name: 'ds', cpu: '100m', memory: '64Mi', nodeName: 'ip-10-0-9-9', phase: 'Running', owner: 'DaemonSet' }));
     return world;
@@ -445,7 +498,12 @@ describe('provisioner: the pods of a node being deleted', () => {
   it('a pod a fully blocking PodDisruptionBudget keeps on its node gets no capacity', async () => {
     // Prepare
     const { w, deps } = deletingWorld();
-    w.kube.addPdb({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, maxUnavailable: 0 } });
+    w.kube.addPdb({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { selector: { matchLabels: { app: 'web' } }, maxUnavailable: 0 },
+    });
     // Act
     const summary = await run(parseInput(unschedulableEvent([], 'e1')), deps);
     // Assess

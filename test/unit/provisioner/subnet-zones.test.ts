@@ -24,7 +24,13 @@ const resolved: ResolvedNodeClass = {
   securityGroupIds: ['sg-0a'],
   images: { amd64: 'ami-0amd64', arm64: 'ami-0arm64' },
 };
-const cluster = { name: 'karpenter-demo', endpoint: 'https://x.example', certificateAuthority: 'Q0E=', serviceCidr: '10.100.0.0/16', kubernetesVersion: '1.32' };
+const cluster = {
+  name: 'karpenter-demo',
+  endpoint: 'https://x.example',
+  certificateAuthority: 'Q0E=',
+  serviceCidr: '10.100.0.0/16',
+  kubernetesVersion: '1.32',
+};
 
 /** Spot sold only in ap-northeast-2a (uncovered), at half the on-demand price, for every type: the cheapest offering is where no subnet is. */
 const cheapestInUncoveredZone = {
@@ -44,7 +50,17 @@ describe('provisioner: offerings only in the zones of the node class subnets', (
     let seq = 0;
     ec2.on(CreateFleetCommand).callsFake((input: CreateFleetCommandInput) => {
       const o = input.LaunchTemplateConfigs![0].Overrides![0];
-      return { Instances: [{ InstanceIds: [`i-0000000000000000${++seq}`], InstanceType: o.InstanceType, Lifecycle: input.TargetCapacitySpecification!.DefaultTargetCapacityType === 'spot' ? 'spot' : undefined, LaunchTemplateAndOverrides: { Overrides: o } }], Errors: [] };
+      return {
+        Instances: [
+          {
+            InstanceIds: [`i-0000000000000000${++seq}`],
+            InstanceType: o.InstanceType,
+            Lifecycle: input.TargetCapacitySpecification!.DefaultTargetCapacityType === 'spot' ? 'spot' : undefined,
+            LaunchTemplateAndOverrides: { Overrides: o },
+          },
+        ],
+        Errors: [],
+      };
     });
   });
 
@@ -55,7 +71,8 @@ describe('provisioner: offerings only in the zones of the node class subnets', (
     const cloud = new Ec2CloudProvider({ ec2: new EC2Client({ region: Region }), resolver, cluster, architectureOf: catalogArchitecture });
     return { ...x, deps: { ...x.deps, cloud, resolver, catalogRefresher: cheapestInUncoveredZone } };
   }
-  const fleetZones = () => ec2.commandCalls(CreateFleetCommand).map((c) => [...new Set(c.args[0].input.LaunchTemplateConfigs![0].Overrides!.map((o) => o.AvailabilityZone))]);
+  const fleetZones = () =>
+    ec2.commandCalls(CreateFleetCommand).map((c) => [...new Set(c.args[0].input.LaunchTemplateConfigs![0].Overrides!.map((o) => o.AvailabilityZone))]);
 
   it('the cheapest offering in an uncovered zone: the claim launches in a covered zone on the first CreateFleet', async () => {
     const pods = [pendingPod('web-0')];
@@ -73,7 +90,9 @@ describe('provisioner: offerings only in the zones of the node class subnets', (
     const pods = ['web-0', 'web-1', 'web-2', 'web-3'].map((n) => {
       const p = pendingPod(n);
       p.metadata.labels = { app: 'web' };
-      p.spec.topologySpreadConstraints = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } } }];
+      p.spec.topologySpreadConstraints = [
+        { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } } },
+      ];
       return p;
     });
     const { w, deps } = world(pods, ['on-demand']);

@@ -69,7 +69,15 @@ export function unschedulableEvent(pods: Pod[], id = 'evt-1') {
     time: '2026-01-01T00:00:00Z',
     region: Region,
     resources: [],
-    detail: { schemaVersion: AgentSchemaVersion, cluster: Cluster, batchId: id, part: 0, parts: 1, observedAt: '2026-01-01T00:00:00Z', pods: pods.map(compactPod) },
+    detail: {
+      schemaVersion: AgentSchemaVersion,
+      cluster: Cluster,
+      batchId: id,
+      part: 0,
+      parts: 1,
+      observedAt: '2026-01-01T00:00:00Z',
+      pods: pods.map(compactPod),
+    },
   };
 }
 

@@ -39,10 +39,30 @@ function world(ready: boolean) {
     conditions: [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }],
   });
   void w.store.create(claim);
-  const n = node({ name: 'ip-10-0-0-1', providerID, ready, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }, { key: 'cni.example/not-ready', effect: 'NoSchedule' }] });
+  const n = node({
+    name: 'ip-10-0-0-1',
+    providerID,
+    ready,
+    taints: [
+      { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+      { key: 'cni.example/not-ready', effect: 'NoSchedule' },
+    ],
+  });
   w.kube.addNode(n);
   w.cloud.addInstance({ instanceId: 'i-0abc1234def567891', zone: 'ap-northeast-2a', privateDnsName: 'ip-10-0-0-1' });
-  return { w, n, deps: { env: { clusterName: 'test' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube, cloud: w.cloud } };
+  return {
+    w,
+    n,
+    deps: {
+      env: { clusterName: 'test' },
+      clock: w.clock,
+      log: new RecordingLog(),
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      kube: w.kube,
+      cloud: w.cloud,
+    },
+  };
 }
 
 describe('registration', () => {
@@ -117,7 +137,7 @@ describe('registration', () => {
     expect(deps.log.withMessage('ignoring node event for another cluster')).toHaveLength(1);
   });
 
-  it('the node named in the event must carry the claim\'s providerID: another node of that name is never bound', async () => {
+  it("the node named in the event must carry the claim's providerID: another node of that name is never bound", async () => {
     const { w, n, deps } = world(true);
     // The event names ip-10-0-0-1 with the claim's providerID, but the live node of that name is another instance.
     await w.kube.deleteNode('ip-10-0-0-1');
@@ -131,7 +151,7 @@ describe('registration', () => {
     expect(claim?.nodeName).toBeUndefined();
   });
 
-  it('registers a node only under its instance\'s EC2 private DNS name: another name is refused and logged, the claim untouched (F10)', async () => {
+  it("registers a node only under its instance's EC2 private DNS name: another name is refused and logged, the claim untouched (F10)", async () => {
     // Prepare: a node with the node role sets the pending instance's providerID on its own Node
     const { w, deps } = world(true);
     const impostor = node({ name: 'ip-10-9-9-9', providerID, ready: true });
@@ -140,8 +160,8 @@ describe('registration', () => {
     // Act
     const r = await run(event(impostor), deps);
     // Assess
-    expect(r).toEqual({ action: 'ignored', reason: 'node ip-10-9-9-9 is not instance i-0abc1234def567891\'s private DNS name ip-10-0-0-1' });
-    expect(deps.log.withMessage('ignoring node event: the node name is not the instance\'s private DNS name')).toHaveLength(1);
+    expect(r).toEqual({ action: 'ignored', reason: "node ip-10-9-9-9 is not instance i-0abc1234def567891's private DNS name ip-10-0-0-1" });
+    expect(deps.log.withMessage("ignoring node event: the node name is not the instance's private DNS name")).toHaveLength(1);
     expect(await w.store.get('default-abcde')).toEqual(before);
     expect((await w.kube.getNode('ip-10-9-9-9'))?.metadata.labels?.['karpenter.sh/registered']).toBeUndefined();
     expect(w.kube.callsOf('patchNode')).toEqual([]);
@@ -172,7 +192,14 @@ describe('registration: last pod event time (consolidateAfter restarts)', () => 
       'detail-type': DetailTypeNodeLifecycle,
       source: AgentSource,
       time: lastPodEventTime,
-      detail: { schemaVersion: AgentSchemaVersion, cluster: 'test', change: 'updated', observedAt: lastPodEventTime, node: { metadata: { name: 'ip-10-0-0-1' }, spec: { providerID } }, lastPodEventTime },
+      detail: {
+        schemaVersion: AgentSchemaVersion,
+        cluster: 'test',
+        change: 'updated',
+        observedAt: lastPodEventTime,
+        node: { metadata: { name: 'ip-10-0-0-1' }, spec: { providerID } },
+        lastPodEventTime,
+      },
     });
   }
 
@@ -246,7 +273,8 @@ describe('registrationPatch: karpenter.sh/do-not-sync-taints', () => {
     const { registrationPatch } = await import('../../../functions/registration/handler.ts');
     const { nodeClaim } = await import('../../fakes/index.ts');
     const c = nodeClaim({ name: 'default-abcde', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
-    const node = (labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n', labels }, spec: { taints: [] } }) as unknown as Node;
+    const node = (labels: Record<string, string>) =>
+      ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n', labels }, spec: { taints: [] } }) as unknown as Node;
     expect(registrationPatch(node({}), c).taints).toEqual([{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }]);
     expect(registrationPatch(node({ 'karpenter.sh/do-not-sync-taints': 'true' }), c).taints).toEqual([]);
   });

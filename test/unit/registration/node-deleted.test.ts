@@ -19,12 +19,22 @@ const OtherClaim = 'default-other';
 const OtherNode = 'ip-10-0-9-9.ec2.internal';
 const OtherInstance = 'i-0fff0000aaaa11112';
 const OtherProviderId = `aws:///us-east-1a/${OtherInstance}`;
-const Registered: NodeClaim['conditions'] = [{ type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' }, { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' }, { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' }];
+const Registered: NodeClaim['conditions'] = [
+  { type: 'Launched', status: 'True', lastTransitionTime: '2026-01-01T00:00:00.000Z' },
+  { type: 'Registered', status: 'True', lastTransitionTime: '2026-01-01T00:00:10.000Z' },
+  { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:20.000Z' },
+];
 
 function event(n: Node, cluster = 'test') {
   return parseInput({
-    version: '0', id: 'e-1', 'detail-type': DetailTypeNodeLifecycle, source: AgentSource, account: '123456789012',
-    time: '2026-01-01T00:01:00Z', region: 'us-east-1', resources: [],
+    version: '0',
+    id: 'e-1',
+    'detail-type': DetailTypeNodeLifecycle,
+    source: AgentSource,
+    account: '123456789012',
+    time: '2026-01-01T00:01:00Z',
+    region: 'us-east-1',
+    resources: [],
     detail: { schemaVersion: AgentSchemaVersion, cluster, change: 'updated', observedAt: '2026-01-01T00:01:00Z', node: compactNode(n) },
   });
 }
@@ -34,19 +44,39 @@ async function world(): Promise<{ h: Harness; deps: RegistrationDeps; arns: stri
   const h = harness();
   const { w } = h;
   w.store.put({ ...w.store.peek(ClaimName)!, phase: 'Initialized', conditions: Registered });
-  w.store.put(nodeClaim({ name: OtherClaim, nodeName: OtherNode, instanceId: OtherInstance, providerId: OtherProviderId, phase: 'Initialized', conditions: Registered }));
+  w.store.put(
+    nodeClaim({ name: OtherClaim, nodeName: OtherNode, instanceId: OtherInstance, providerId: OtherProviderId, phase: 'Initialized', conditions: Registered }),
+  );
   w.kube.addNode(node({ name: OtherNode, providerID: OtherProviderId, labels: { 'karpenter.sh/nodepool': 'default' } }));
-  w.cloud.addInstance({ instanceId: OtherInstance, tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': OtherClaim } });
+  w.cloud.addInstance({
+    instanceId: OtherInstance,
+    tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': OtherClaim },
+  });
   await w.kube.setNodeFinalizer(NodeName, FinalizerTermination, true);
   await w.kube.setNodeFinalizer(OtherNode, FinalizerTermination, true);
   const arns: string[] = [];
-  const termination = { start: async (i: Parameters<typeof h.starter.start>[0]) => { const a = await h.starter.start(i); arns.push(a); return a; } };
-  const deps = { env: { clusterName: 'test' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, kube: w.kube, cloud: w.cloud, termination };
+  const termination = {
+    start: async (i: Parameters<typeof h.starter.start>[0]) => {
+      const a = await h.starter.start(i);
+      arns.push(a);
+      return a;
+    },
+  };
+  const deps = {
+    env: { clusterName: 'test' },
+    clock: w.clock,
+    log: new RecordingLog(),
+    metrics: new RecordingMetrics(),
+    store: w.store,
+    kube: w.kube,
+    cloud: w.cloud,
+    termination,
+  };
   return { h, deps, arns };
 }
 
 describe('kubectl delete node (termination finalizer)', () => {
-  it('cordons, drains and terminates exactly that claim\'s instance, then the finalizer comes off and the Node goes', async () => {
+  it("cordons, drains and terminates exactly that claim's instance, then the finalizer comes off and the Node goes", async () => {
     // Prepare
     const { h, deps, arns } = await world();
     await h.w.kube.deleteNode(NodeName);
@@ -103,12 +133,15 @@ describe('kubectl delete node (termination finalizer)', () => {
   it('a Node deleted without the finalizer (removed by hand) starts nothing: gc handles its claim', async () => {
     const { h, deps, arns } = await world();
     await h.w.kube.setNodeFinalizer(NodeName, FinalizerTermination, false);
-    h.w.kube.addNode({ ...(await h.w.kube.getNode(NodeName))!, metadata: { ...(await h.w.kube.getNode(NodeName))!.metadata, deletionTimestamp: '2026-01-01T00:00:50Z', finalizers: ['example.com/other'] } });
+    h.w.kube.addNode({
+      ...(await h.w.kube.getNode(NodeName))!,
+      metadata: { ...(await h.w.kube.getNode(NodeName))!.metadata, deletionTimestamp: '2026-01-01T00:00:50Z', finalizers: ['example.com/other'] },
+    });
     expect(await run(event((await h.w.kube.getNode(NodeName))!), deps)).toMatchObject({ action: 'ignored' });
     expect(arns).toEqual([]);
   });
 
-  it('an event for a registered claim\'s Node without the finalizer puts it back', async () => {
+  it("an event for a registered claim's Node without the finalizer puts it back", async () => {
     const { h, deps } = await world();
     await h.w.kube.setNodeFinalizer(NodeName, FinalizerTermination, false);
     await run(event((await h.w.kube.getNode(NodeName))!), deps);

@@ -78,7 +78,10 @@ describe('readClusterPicture: refusals', () => {
   it('a store refusing the object as too large (S3 ContentLength) is a refusal, not an error', async () => {
     const { w, deps } = provisionerWorld();
     const metrics = new RecordingMetrics();
-    const views = { put: async () => {}, get: async () => Promise.reject(new ClusterViewTooLargeError('cluster view object s3://b/k is 99999999 bytes (cap 16777216)')) };
+    const views = {
+      put: async () => {},
+      get: async () => Promise.reject(new ClusterViewTooLargeError('cluster view object s3://b/k is 99999999 bytes (cap 16777216)')),
+    };
     const got = await readClusterPicture({ ...deps, metrics, views }, w.clock.now());
     expect(got.source).toBe('live');
     expect(got.refused).toMatch(/99999999 bytes/);
@@ -89,7 +92,7 @@ describe('readClusterPicture: refusals', () => {
 describe('readClusterPicture liveNodes: the nodes are the live list, the view gives their pods', () => {
   const labelled = (name: string) => node({ name, allocatable: { cpu: '8', memory: '32Gi', pods: '110' } });
 
-  it('a view node absent live is dropped with its pods; a live node the view lacks has its pods listed live; others keep the view\'s pods', async () => {
+  it("a view node absent live is dropped with its pods; a live node the view lacks has its pods listed live; others keep the view's pods", async () => {
     // Prepare: live a, b (new since the view); the view shows a and ghost
     const { w, deps } = provisionerWorld();
     const views = new InMemoryClusterViewStore();

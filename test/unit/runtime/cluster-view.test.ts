@@ -23,15 +23,21 @@ function roomyNode(name: string, cpu: string) {
   return node({
     name,
     allocatable: { cpu, memory: '64Gi', pods: '110' },
-    labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'karpenter.sh/capacity-type': 'on-demand', 'topology.kubernetes.io/zone': 'ap-northeast-2a' },
+    labels: {
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+      'karpenter.sh/capacity-type': 'on-demand',
+      'topology.kubernetes.io/zone': 'ap-northeast-2a',
+    },
   });
 }
 
 /** The calls of listPods that list the bound pods of the whole cluster (no node name, not the pending ones). */
-const clusterWidePodLists = (calls: unknown[][]) => calls.filter((c) => {
-  const o = c[0] as { nodeName?: string; unbound?: boolean } | undefined;
-  return o?.nodeName === undefined && !o?.unbound;
-});
+const clusterWidePodLists = (calls: unknown[][]) =>
+  calls.filter((c) => {
+    const o = c[0] as { nodeName?: string; unbound?: boolean } | undefined;
+    return o?.nodeName === undefined && !o?.unbound;
+  });
 
 describe('cluster view', () => {
   it("carries a pod's Ready time, so the pods startup metric reads the same from the view as live; a 7-field row of an older agent still parses", () => {
@@ -96,13 +102,21 @@ describe('cluster view', () => {
   it('syncPods: a re-list drops pods no longer listed, or listed but not kept, and their unused templates', () => {
     const b = new ClusterViewBuilder();
     const row = (name: string) => toViewPod(pod({ name, nodeName: 'n0', labels: { app: 'web' }, phase: 'Running', owner: 'none' }))!;
-    b.syncPods([['default/a', row('a')], ['default/b', row('b')], ['default/c', row('c')]]);
+    b.syncPods([
+      ['default/a', row('a')],
+      ['default/b', row('b')],
+      ['default/c', row('c')],
+    ]);
     expect(b.podCount).toBe(3);
     expect(b.templateCount).toBe(1);
     const first = b.render({ cluster: 'c', agent: 'a', sequence: 1, generatedAt: '2026-01-01T00:00:00Z' });
     expect(first.templates).toHaveLength(1);
     // b finished (listed, not kept), c gone, d new
-    b.syncPods([['default/a', row('a')], ['default/b', undefined], ['default/d', row('d')]]);
+    b.syncPods([
+      ['default/a', row('a')],
+      ['default/b', undefined],
+      ['default/d', row('d')],
+    ]);
     const view = b.render({ cluster: 'c', agent: 'a', sequence: 2, generatedAt: '2026-01-01T00:00:00Z' });
     expect(view.pods.map((r) => r[0]).sort()).toEqual(['a', 'd']);
     expect(b.templateCount).toBe(1);
@@ -181,7 +195,12 @@ describe('cluster view', () => {
         kind: 'NodePool',
         metadata: { name: 'default' },
         spec: {
-          template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] } },
+          template: {
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+              requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }],
+            },
+          },
           disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets: [{ nodes: '100%' }] },
         },
       }),
@@ -190,7 +209,15 @@ describe('cluster view', () => {
       const n = node({
         name,
         providerID: `aws:///us-east-1a/i-0${name.padEnd(16, '0')}`,
-        labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true', 'karpenter.sh/capacity-type': 'on-demand', 'node.kubernetes.io/instance-type': 'm5.large', 'topology.kubernetes.io/zone': 'us-east-1a', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+        labels: {
+          'karpenter.sh/nodepool': 'default',
+          'karpenter.sh/initialized': 'true',
+          'karpenter.sh/capacity-type': 'on-demand',
+          'node.kubernetes.io/instance-type': 'm5.large',
+          'topology.kubernetes.io/zone': 'us-east-1a',
+          'kubernetes.io/arch': 'amd64',
+          'kubernetes.io/os': 'linux',
+        },
       });
       n.metadata.creationTimestamp = '2026-03-01T10:00:00Z';
       return n;
@@ -203,7 +230,20 @@ describe('cluster view', () => {
     w.store.put(nodeClaimOf(busy));
     w.store.put(nodeClaimOf(idle));
     const views = new InMemoryClusterViewStore();
-    const deps = { env: { clusterName: 'test', tableName: 't', region: 'us-east-1', logLevel: 'INFO' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, unavailable: w.unavailable, cloud: w.cloud, kube: w.kube, termination: w.starter, budgets: w.budgets, views, clusterInfo: async () => ({}) as never } as Deps;
+    const deps = {
+      env: { clusterName: 'test', tableName: 't', region: 'us-east-1', logLevel: 'INFO' },
+      clock: w.clock,
+      log: new RecordingLog(),
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      unavailable: w.unavailable,
+      cloud: w.cloud,
+      kube: w.kube,
+      termination: w.starter,
+      budgets: w.budgets,
+      views,
+      clusterInfo: async () => ({}) as never,
+    } as Deps;
     views.publish('test', [busy, idle], [web1], w.clock.now());
     const planned = await disruptionRun({}, deps);
     expect(planned.command?.candidates.map((c) => c.nodeName)).toEqual(['idle']);

@@ -39,11 +39,17 @@ describe('env', () => {
     expect(() => parseRuntimeEnv({ ...baseEnv, NODEFLEET_TABLE_NAME: undefined })).toThrow('environment variable NODEFLEET_TABLE_NAME: is required');
     expect(() => parseRuntimeEnv({ ...baseEnv, NODEFLEET_EC2_ENDPOINT: 'not a url' })).toThrow(/NODEFLEET_EC2_ENDPOINT/);
     expect(() => parseRuntimeEnv(baseEnv, ['stateMachineArn'])).toThrow(EnvError);
-    expect(parseRuntimeEnv({ ...baseEnv, NODEFLEET_DYNAMODB_ENDPOINT: 'http://127.0.0.1:4567' })).toMatchObject({ clusterName: 'c1', dynamodbEndpoint: 'http://127.0.0.1:4567', logLevel: 'INFO' });
+    expect(parseRuntimeEnv({ ...baseEnv, NODEFLEET_DYNAMODB_ENDPOINT: 'http://127.0.0.1:4567' })).toMatchObject({
+      clusterName: 'c1',
+      dynamodbEndpoint: 'http://127.0.0.1:4567',
+      logLevel: 'INFO',
+    });
   });
 
   it('buildDeps wires endpoint overrides into the clients once', async () => {
-    const deps = buildDeps(parseRuntimeEnv({ ...baseEnv, NODEFLEET_DYNAMODB_ENDPOINT: 'http://127.0.0.1:4567', NODEFLEET_EC2_ENDPOINT: 'http://127.0.0.1:4568' }));
+    const deps = buildDeps(
+      parseRuntimeEnv({ ...baseEnv, NODEFLEET_DYNAMODB_ENDPOINT: 'http://127.0.0.1:4567', NODEFLEET_EC2_ENDPOINT: 'http://127.0.0.1:4568' }),
+    );
     const ddb = await deps.clients!.dynamodb.config.endpoint!();
     const ec2 = await deps.clients!.ec2.config.endpoint!();
     const ssm = await deps.clients!.ssm.config.endpoint!();

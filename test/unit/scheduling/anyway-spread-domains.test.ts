@@ -13,14 +13,26 @@ import { input, itype, nodePool, pendingPods } from './builders.ts';
 const web = pendingPods('web', 4, {
   cpu: '1',
   labels: { app: 'web' },
-  spec: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } }] },
+  spec: {
+    topologySpreadConstraints: [
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } },
+    ],
+  },
 });
 const type = itype({ name: 'm-4x16', labels: { 'karpenter.k8s.aws/instance-family': 'm' } });
 const twoZones = nodePool('np-a', { requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a', 'us-east-1b'] }] });
 /** A roomy node of np-a in us-east-1a: placed pods go there before any claim. */
-const node0 = existingFromNode(node({ name: 'node-0', allocatable: { cpu: '16', memory: '64Gi', pods: '110' }, labels: { 'karpenter.sh/nodepool': 'np-a', 'topology.kubernetes.io/zone': 'us-east-1a' } }), []);
+const node0 = existingFromNode(
+  node({
+    name: 'node-0',
+    allocatable: { cpu: '16', memory: '64Gi', pods: '110' },
+    labels: { 'karpenter.sh/nodepool': 'np-a', 'topology.kubernetes.io/zone': 'us-east-1a' },
+  }),
+  [],
+);
 
-const run = (extra: Partial<SchedulingInput>): SchedulingResult => solve({ ...input(web, [type], [twoZones], { settings: { packing: 'karpenter' }, existingNodes: [node0] }), ...extra });
+const run = (extra: Partial<SchedulingInput>): SchedulingResult =>
+  solve({ ...input(web, [type], [twoZones], { settings: { packing: 'karpenter' }, existingNodes: [node0] }), ...extra });
 const onNode0 = (r: SchedulingResult) => r.placements.filter((p) => p.node === 'node-0').length;
 
 describe('ScheduleAnyway zone spread under packing: karpenter, zones of pools that launch nothing', () => {

@@ -23,7 +23,15 @@ export function itype(o: Partial<CaseInstanceType> & { name: string }): Instance
 }
 
 /** A NodePool named `name` with the given requirements (default: on-demand only). */
-export function nodePool(name: string, o: { requirements?: RequirementSpec[]; spec?: Partial<NodePoolInput['spec']>; taints?: NodePoolInput['spec']['template']['spec']['taints']; labels?: Record<string, string> } = {}): NodePool {
+export function nodePool(
+  name: string,
+  o: {
+    requirements?: RequirementSpec[];
+    spec?: Partial<NodePoolInput['spec']>;
+    taints?: NodePoolInput['spec']['template']['spec']['taints'];
+    labels?: Record<string, string>;
+  } = {},
+): NodePool {
   return NodePoolSchema.parse({
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
@@ -43,7 +51,10 @@ export function nodePool(name: string, o: { requirements?: RequirementSpec[]; sp
 }
 
 /** A pending pod with one container (default 100m / 128Mi) and spec overrides. */
-export function pendingPod(name: string, o: { cpu?: string; memory?: string; labels?: Record<string, string>; spec?: Partial<PodSpec>; namespace?: string } = {}): Pod {
+export function pendingPod(
+  name: string,
+  o: { cpu?: string; memory?: string; labels?: Record<string, string>; spec?: Partial<PodSpec>; namespace?: string } = {},
+): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -6,7 +6,10 @@ const small = itype({ name: 'small', cpu: 2, memoryMiB: 8192, price: { 'on-deman
 const std = itype({ name: 'std' });
 const big = itype({ name: 'big', cpu: 16, memoryMiB: 65536, price: { 'on-demand': 0.8 } });
 const types = [big, std, small];
-const daemon: DaemonSetTemplate = { metadata: { name: 'proxy', namespace: 'kube-system' }, spec: { containers: [{ name: 'p', resources: { requests: { cpu: '100m' } } }] } };
+const daemon: DaemonSetTemplate = {
+  metadata: { name: 'proxy', namespace: 'kube-system' },
+  spec: { containers: [{ name: 'p', resources: { requests: { cpu: '100m' } } }] },
+};
 
 const summary = (r: SchedulingResult) => r.newNodeClaims.map((c) => [c.launchInstanceTypes.map((t) => t.name), c.requests, c.pods.length, c.priceUsdPerHour]);
 

@@ -18,12 +18,34 @@ import { itype, nodePool, pendingPod } from './builders.ts';
 // Allocatable as written; the DaemonSet takes 500m and one pod slot from every node, so the room
 // for pods is small 2000m / 4Gi / 3 pods, big 8000m / 16Gi / 29, gpu 4000m / 16Gi / 29 / 1 GPU.
 const types = [
-  itype({ name: 'small', cpu: 2, memoryMiB: 4096, offerings: [{ zone: 'us-east-1a', capacityType: 'on-demand', price: 0.1 }, { zone: 'us-east-1b', capacityType: 'on-demand', price: 0.11 }], allocatable: { cpu: '2500m', memory: '4Gi', pods: 4 } }),
+  itype({
+    name: 'small',
+    cpu: 2,
+    memoryMiB: 4096,
+    offerings: [
+      { zone: 'us-east-1a', capacityType: 'on-demand', price: 0.1 },
+      { zone: 'us-east-1b', capacityType: 'on-demand', price: 0.11 },
+    ],
+    allocatable: { cpu: '2500m', memory: '4Gi', pods: 4 },
+  }),
   itype({ name: 'small-arm', arch: 'arm64', cpu: 2, memoryMiB: 4096, price: { 'on-demand': 0.12 }, allocatable: { cpu: '2500m', memory: '4Gi', pods: 4 } }),
   itype({ name: 'big', cpu: 8, memoryMiB: 16384, price: { 'on-demand': 0.3 }, allocatable: { cpu: '8500m', memory: '16Gi', pods: 30 } }),
-  itype({ name: 'gpu', cpu: 4, memoryMiB: 16384, price: { 'on-demand': 0.5 }, resources: { 'nvidia.com/gpu': 1 }, allocatable: { cpu: '4500m', memory: '16Gi', pods: 30, 'nvidia.com/gpu': 1 }, labels: { 'karpenter.k8s.aws/instance-gpu-count': '1' } }),
+  itype({
+    name: 'gpu',
+    cpu: 4,
+    memoryMiB: 16384,
+    price: { 'on-demand': 0.5 },
+    resources: { 'nvidia.com/gpu': 1 },
+    allocatable: { cpu: '4500m', memory: '16Gi', pods: 30, 'nvidia.com/gpu': 1 },
+    labels: { 'karpenter.k8s.aws/instance-gpu-count': '1' },
+  }),
 ];
-const daemonSets: DaemonSetTemplate[] = [{ metadata: { name: 'ds', namespace: 'kube-system' }, spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'd', resources: { requests: { cpu: '500m' } } }] } }];
+const daemonSets: DaemonSetTemplate[] = [
+  {
+    metadata: { name: 'ds', namespace: 'kube-system' },
+    spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'd', resources: { requests: { cpu: '500m' } } }] },
+  },
+];
 const pool = nodePool('default', { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] });
 
 function pod(name: string, cpu: string, memory: string, extra: { gpus?: number; nodeSelector?: Record<string, string> } = {}): Pod {
@@ -43,12 +65,32 @@ describe('exact packing (bench reference)', () => {
   it.each([
     ['cpu: 1000m + 1200m exceed a small node (2000m)', [pod('a', '1000m', '1Gi'), pod('b', '1200m', '1Gi')], 0.2, ['small@a', 'small@a']],
     ['memory: 3Gi + 2Gi exceed a small node (4Gi)', [pod('a', '500m', '3Gi'), pod('b', '400m', '2Gi')], 0.2, ['small@a', 'small@a']],
-    ['pods: four pods exceed a small node (3 after the DaemonSet)', [pod('a', '100m', '100Mi'), pod('b', '150m', '100Mi'), pod('c', '200m', '100Mi'), pod('d', '250m', '100Mi')], 0.2, ['small@a', 'small@a']],
+    [
+      'pods: four pods exceed a small node (3 after the DaemonSet)',
+      [pod('a', '100m', '100Mi'), pod('b', '150m', '100Mi'), pod('c', '200m', '100Mi'), pod('d', '250m', '100Mi')],
+      0.2,
+      ['small@a', 'small@a'],
+    ],
     ['GPUs: two 1-GPU pods need two 1-GPU nodes', [pod('a', '1000m', '2Gi', { gpus: 1 }), pod('b', '1500m', '2Gi', { gpus: 1 })], 1.0, ['gpu@a', 'gpu@a']],
-    ['DaemonSet overhead: 2200m fits a small node\'s allocatable (2500m) but not its room', [pod('a', '2200m', '1Gi')], 0.3, ['big@a']],
-    ['requirements: an arm64 pod goes on the arm64 type', [pod('a', '500m', '1Gi', { nodeSelector: { 'kubernetes.io/arch': 'arm64' } })], 0.12, ['small-arm@a']],
-    ['offerings: a pod pinned to us-east-1b pays that zone\'s price', [pod('a', '500m', '1Gi', { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } })], 0.11, ['small@b']],
-    ['one big node beats four small ones', [pod('a', '1500m', '3Gi'), pod('b', '1500m', '3Gi'), pod('c', '1500m', '3Gi'), pod('d', '1500m', '3Gi')], 0.3, ['big@a']],
+    ["DaemonSet overhead: 2200m fits a small node's allocatable (2500m) but not its room", [pod('a', '2200m', '1Gi')], 0.3, ['big@a']],
+    [
+      'requirements: an arm64 pod goes on the arm64 type',
+      [pod('a', '500m', '1Gi', { nodeSelector: { 'kubernetes.io/arch': 'arm64' } })],
+      0.12,
+      ['small-arm@a'],
+    ],
+    [
+      "offerings: a pod pinned to us-east-1b pays that zone's price",
+      [pod('a', '500m', '1Gi', { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } })],
+      0.11,
+      ['small@b'],
+    ],
+    [
+      'one big node beats four small ones',
+      [pod('a', '1500m', '3Gi'), pod('b', '1500m', '3Gi'), pod('c', '1500m', '3Gi'), pod('d', '1500m', '3Gi')],
+      0.3,
+      ['big@a'],
+    ],
   ] as const)('%s', async (_name, pods, cost, nodes) => {
     const r = await exact([...pods]);
     expect(r.status).toBe('optimal');
@@ -60,7 +102,13 @@ describe('exact packing (bench reference)', () => {
     const r = await exact([pod('huge', '64', '1Gi'), pod('ok', '500m', '1Gi')]);
     expect(r.unplaceable).toEqual(['default/huge']);
     expect(r.costPerHour).toBeCloseTo(0.1, 9);
-    const spread = pendingPod('s', { spec: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { a: 'b' } } }] } });
+    const spread = pendingPod('s', {
+      spec: {
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { a: 'b' } } },
+        ],
+      },
+    });
     await expect(exact([spread])).rejects.toThrow(/not a per-type predicate/);
   });
 
@@ -105,7 +153,8 @@ function bruteForce(pods: readonly Pod[], tpl: ReturnType<typeof exactTemplate>)
     for (const t of tpl.types) {
       if (!fitsRoom(sum, t.room)) continue;
       for (const o of t.offerings) {
-        if (block.every((i) => typeMatches(t.type, tpl.requirements.intersect(infos[i].requirements), tpl.typeKeys, [o]))) best = Math.min(best, o.priceUsdPerHour);
+        if (block.every((i) => typeMatches(t.type, tpl.requirements.intersect(infos[i].requirements), tpl.typeKeys, [o])))
+          best = Math.min(best, o.priceUsdPerHour);
       }
     }
     return best;

@@ -13,14 +13,22 @@ import { input, itype, nodePool, pendingPod } from './builders.ts';
 const Types = [itype({ name: 'small', cpu: 2, memoryMiB: 4096 })];
 const pool = (values: string[], key = 'karpenter.sh/capacity-type') => nodePool('default', { requirements: [{ key, operator: 'In', values }] });
 const raw = (values: string[], key = 'karpenter.sh/capacity-type') => ({
-  apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'default' },
-  spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key, operator: 'In', values }] } } },
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'default' },
+  spec: {
+    template: {
+      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key, operator: 'In', values }] },
+    },
+  },
 });
 
 describe('Karpenter NodePool validation: well-known values', () => {
   it('should fail validation with only invalid capacity types', () => {
     const np = pool(['xspot']);
-    expect(nodePoolNotReadyReason(np)).toBe('nodepool is not ready: no valid values found in [xspot] for karpenter.sh/capacity-type, expected one of: [on-demand spot reserved], got: [xspot]');
+    expect(nodePoolNotReadyReason(np)).toBe(
+      'nodepool is not ready: no valid values found in [xspot] for karpenter.sh/capacity-type, expected one of: [on-demand spot reserved], got: [xspot]',
+    );
     const r = solve(input([pendingPod('p', { cpu: '1' })], Types, [np]));
     expect(r.newNodeClaims).toHaveLength(0);
     expect(JSON.stringify(r.unschedulable[0].reasons)).toContain('no valid values found');
@@ -41,7 +49,9 @@ describe('Karpenter NodePool validation: well-known values', () => {
   });
 
   it('instance tenancy has known values too (the AWS provider adds dedicated, default)', () => {
-    expect(nodePoolNotReadyReason(pool(['shared'], 'karpenter.k8s.aws/instance-tenancy'))).toContain('no valid values found in [shared] for karpenter.k8s.aws/instance-tenancy');
+    expect(nodePoolNotReadyReason(pool(['shared'], 'karpenter.k8s.aws/instance-tenancy'))).toContain(
+      'no valid values found in [shared] for karpenter.k8s.aws/instance-tenancy',
+    );
     expect(nodePoolNotReadyReason(pool(['default'], 'karpenter.k8s.aws/instance-tenancy'))).toBeUndefined();
   });
 

@@ -29,8 +29,20 @@ describe('launch planning', () => {
     // Three types hold the claim; only one sells spot. Karpenter schedules it (three values over
     // both capacity types) and launches spot with the one spot type.
     const mk = (name: string, spot: number | undefined, od: number): TemplateType => {
-      const type = itype({ name, capacityTypes: spot === undefined ? ['on-demand'] : ['on-demand', 'spot'], price: { 'on-demand': od, ...(spot === undefined ? {} : { spot }) } });
-      return { type, offerings: type.offerings, daemonOverhead: {}, room: type.allocatable, exotic: false, efficient: true, minPriceUsdPerHour: Math.min(od, spot ?? od) };
+      const type = itype({
+        name,
+        capacityTypes: spot === undefined ? ['on-demand'] : ['on-demand', 'spot'],
+        price: { 'on-demand': od, ...(spot === undefined ? {} : { spot }) },
+      });
+      return {
+        type,
+        offerings: type.offerings,
+        daemonOverhead: {},
+        room: type.allocatable,
+        exotic: false,
+        efficient: true,
+        minPriceUsdPerHour: Math.min(od, spot ?? od),
+      };
     };
     const reqs = Requirements.fromSpecs([{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 3 }]);
     const plan = planLaunch([mk('s', 0.06, 0.15), mk('o1', undefined, 0.16), mk('o2', undefined, 0.2)], reqs);

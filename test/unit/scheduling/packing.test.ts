@@ -19,9 +19,17 @@ describe('cost-aware packing', () => {
     // Assess: Karpenter's order (cpu, then memory, descending) fills the first claim with the
     // 8 GiB pods and lands it on r-16x with half its memory idle; the balanced queue puts 15
     // pods of mixed shape on each m-16x (cpu-bound) and the last 2 on c-4x.
-    expect(launched(karpenter)).toEqual([['r-16x', 15], ['m-16x', 15], ['c-4x', 2]]);
+    expect(launched(karpenter)).toEqual([
+      ['r-16x', 15],
+      ['m-16x', 15],
+      ['c-4x', 2],
+    ]);
     expect(cost(karpenter)).toBe(1.5584);
-    expect(launched(costAware)).toEqual([['m-16x', 15], ['m-16x', 15], ['c-4x', 2]]);
+    expect(launched(costAware)).toEqual([
+      ['m-16x', 15],
+      ['m-16x', 15],
+      ['c-4x', 2],
+    ]);
     expect(cost(costAware)).toBe(1.368);
   });
 
@@ -34,7 +42,10 @@ describe('cost-aware packing', () => {
     // Disruption simulations keep the claim whole (one replacement at most).
     expect(launched(solve(input(pods, types, [nodePool('default')], { splitClaims: false })))).toEqual([['c-16x', 8]]);
     const r = solve(input(pods, types, [nodePool('default')]));
-    expect(launched(r)).toEqual([['c-8x', 6], ['c-4x', 2]]);
+    expect(launched(r)).toEqual([
+      ['c-8x', 6],
+      ['c-4x', 2],
+    ]);
     expect(cost(r)).toBe(0.408);
   });
 
@@ -42,9 +53,16 @@ describe('cost-aware packing', () => {
     const pods = pendingPods('web', 30, { cpu: '1', memory: '2Gi' });
     // First-fit (and Karpenter) fill two m-16x ($1.232/h); two c-16x hold 14 each (memory) and a
     // c-4x the last 2, for $1.224/h (re-pack of a small batch, repack.ts).
-    expect(launched(solve(input(pods, types, [nodePool('default')], { settings: { packing: 'karpenter' } })))).toEqual([['m-16x', 15], ['m-16x', 15]]);
+    expect(launched(solve(input(pods, types, [nodePool('default')], { settings: { packing: 'karpenter' } })))).toEqual([
+      ['m-16x', 15],
+      ['m-16x', 15],
+    ]);
     const r = solve(input(pods, types, [nodePool('default')]));
-    expect(launched(r)).toEqual([['c-16x', 14], ['c-16x', 14], ['c-4x', 2]]);
+    expect(launched(r)).toEqual([
+      ['c-16x', 14],
+      ['c-16x', 14],
+      ['c-4x', 2],
+    ]);
     expect(cost(r)).toBe(1.224);
   });
 
@@ -55,9 +73,16 @@ describe('cost-aware packing', () => {
     const pods = pendingPods('web', 30, { cpu: '1', memory: '2Gi' });
     const costAware = solve(input(pods, dearM, [nodePool('default')]));
     const karpenter = solve(input(pods, dearM, [nodePool('default')], { settings: { packing: 'karpenter' } }));
-    expect(launched(karpenter)).toEqual([['m-16x', 15], ['m-16x', 15]]);
+    expect(launched(karpenter)).toEqual([
+      ['m-16x', 15],
+      ['m-16x', 15],
+    ]);
     expect(cost(karpenter)).toBe(1.44);
-    expect(launched(costAware)).toEqual([['c-16x', 14], ['c-16x', 14], ['c-4x', 2]]);
+    expect(launched(costAware)).toEqual([
+      ['c-16x', 14],
+      ['c-16x', 14],
+      ['c-4x', 2],
+    ]);
     expect(cost(costAware)).toBe(1.224);
   });
 });
@@ -65,7 +90,9 @@ describe('cost-aware packing', () => {
 describe('cost-aware packing with a zone spread (web-stateful scenario)', () => {
   // A 1-vCPU type (940m room) and a 2-vCPU type; 4 pods of 500m spread over 3 zones.
   const tiny = itype({ name: 'tiny', cpu: 1, memoryMiB: 2048, pods: 8, price: { 'on-demand': 0.006 } });
-  const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' as const, labelSelector: { matchLabels: { app: 'web' } } }];
+  const spread = [
+    { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' as const, labelSelector: { matchLabels: { app: 'web' } } },
+  ];
   const pods = pendingPods('web', 4, { cpu: '500m', memory: '512Mi', labels: { app: 'web' }, spec: { topologySpreadConstraints: spread } });
   const zonesAndTypes = (r: SchedulingResult) => r.newNodeClaims.map((c) => [c.zones[0], c.launchInstanceTypes[0].name, c.pods.length]);
 
@@ -114,9 +141,19 @@ describe('cost-aware packing never costs more than Karpenter packing', () => {
   // The 8-vCPU type is over 10 % dearer per vCPU than the 2-vCPU one, so it is not "efficient"
   // and cost-aware claims stop at 2-vCPU nodes; but one 8-vCPU node holds all ten pods for less.
   // 800m of the 2-vCPU type's cpu goes to the system (agents, kube-reserved): room for two pods.
-  const tiny = itype({ name: 'tiny', cpu: 2, memoryMiB: 4096, pods: 20, zones: ['us-east-1a'], price: { 'on-demand': 0.0168 }, overhead: { cpu: '800m', memory: '512Mi' } });
+  const tiny = itype({
+    name: 'tiny',
+    cpu: 2,
+    memoryMiB: 4096,
+    pods: 20,
+    zones: ['us-east-1a'],
+    price: { 'on-demand': 0.0168 },
+    overhead: { cpu: '800m', memory: '512Mi' },
+  });
   const big = itype({ name: 'big', cpu: 8, memoryMiB: 16384, pods: 58, zones: ['us-east-1a'], price: { 'on-demand': 0.0756 } });
-  const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' as const, labelSelector: { matchLabels: { app: 'web' } } }];
+  const spread = [
+    { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' as const, labelSelector: { matchLabels: { app: 'web' } } },
+  ];
   const pods = pendingPods('web', 10, { cpu: '500m', memory: '512Mi', labels: { app: 'web' }, spec: { topologySpreadConstraints: spread } });
 
   it('launches one 8-vCPU node instead of five 2-vCPU nodes that cost more', () => {
@@ -131,7 +168,13 @@ describe('cost-aware packing never costs more than Karpenter packing', () => {
   it('keeps the cost-aware plan when its small nodes cost less', () => {
     const dearBig = itype({ name: 'big', cpu: 8, memoryMiB: 16384, pods: 58, zones: ['us-east-1a'], price: { 'on-demand': 0.1 } });
     const r = solve(input(pods, [tiny, dearBig], [nodePool('web')]));
-    expect(launched(r)).toEqual([['tiny', 2], ['tiny', 2], ['tiny', 2], ['tiny', 2], ['tiny', 2]]);
+    expect(launched(r)).toEqual([
+      ['tiny', 2],
+      ['tiny', 2],
+      ['tiny', 2],
+      ['tiny', 2],
+      ['tiny', 2],
+    ]);
     expect(cost(r)).toBe(0.084);
   });
 });

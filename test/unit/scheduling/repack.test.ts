@@ -13,8 +13,10 @@ import { pendingPod } from './builders.ts';
 
 const catalog = loadCatalog({ region: 'us-east-1' });
 const cost = (r: SchedulingResult) => r.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
-const plan = (pods: Pod[], settings = {}) => solve({ pods, nodePools: [Pools['small-spot']], instanceTypes: () => catalog, daemonSets: ExactDaemonSets, settings });
-const optimum = async (pods: Pod[]) => (await exactPacking({ pods, nodePool: Pools['small-spot'], instanceTypes: catalog, daemonSets: ExactDaemonSets })).costPerHour;
+const plan = (pods: Pod[], settings = {}) =>
+  solve({ pods, nodePools: [Pools['small-spot']], instanceTypes: () => catalog, daemonSets: ExactDaemonSets, settings });
+const optimum = async (pods: Pod[]) =>
+  (await exactPacking({ pods, nodePool: Pools['small-spot'], instanceTypes: catalog, daemonSets: ExactDaemonSets })).costPerHour;
 const placedOnce = (r: SchedulingResult, pods: Pod[]) => {
   const placed = r.newNodeClaims.flatMap((c) => c.pods.map((p) => p.metadata.name)).sort();
   expect(placed).toEqual(pods.map((p) => p.metadata.name).sort());
@@ -25,7 +27,11 @@ describe('re-packing a small batch (cost packing)', () => {
   it('keeps an on-demand pod off the node of pods that may run on spot (seed 1 #438, shrunk)', async () => {
     // Prepare: the small-spot pool (c/m, generation > 5, < 17 vCPU, spot or on-demand); one pod
     // requires on-demand, two do not.
-    const pods = [pendingPod('od', { cpu: '250m', memory: '1Gi', spec: { nodeSelector: { 'karpenter.sh/capacity-type': 'on-demand' } } }), pendingPod('a', { cpu: '2', memory: '6Gi' }), pendingPod('b', { cpu: '2', memory: '6Gi' })];
+    const pods = [
+      pendingPod('od', { cpu: '250m', memory: '1Gi', spec: { nodeSelector: { 'karpenter.sh/capacity-type': 'on-demand' } } }),
+      pendingPod('a', { cpu: '2', memory: '6Gi' }),
+      pendingPod('b', { cpu: '2', memory: '6Gi' }),
+    ];
     // Act
     const r = plan(pods);
     // Assess: first-fit put all three on one on-demand c6g.2xlarge ($0.274/h, 2.3× the optimum);

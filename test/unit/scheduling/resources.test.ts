@@ -3,7 +3,12 @@ import { podRequests } from '../../../shared/scheduling/resources.ts';
 
 describe('podRequests', () => {
   it('sums app containers and counts one pod slot', () => {
-    const r = podRequests({ containers: [{ name: 'a', resources: { requests: { cpu: '250m', memory: '1Gi' } } }, { name: 'b', resources: { requests: { cpu: '1', memory: '512Mi' } } }] });
+    const r = podRequests({
+      containers: [
+        { name: 'a', resources: { requests: { cpu: '250m', memory: '1Gi' } } },
+        { name: 'b', resources: { requests: { cpu: '1', memory: '512Mi' } } },
+      ],
+    });
     expect(r).toEqual({ cpu: 1250, memory: 1536 * 2 ** 20, pods: 1 });
   });
 

@@ -29,7 +29,14 @@ describe('solve: bin packing', () => {
   it('uses existing nodes with room before creating claims', () => {
     const r = solve(
       input(pendingPods('w', 2, { cpu: '500m' }), [std], [nodePool('default')], {
-        existingNodes: [{ name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', 'topology.kubernetes.io/zone': 'us-east-1a' }, allocatable: { cpu: 1500, memory: 4 * GiB, pods: 10 }, pods: [pendingPod('running', { cpu: '600m', spec: { nodeName: 'n1', containers: [{ name: 'a', resources: { requests: { cpu: '600m' } } }] } })] }],
+        existingNodes: [
+          {
+            name: 'n1',
+            labels: { 'kubernetes.io/hostname': 'n1', 'topology.kubernetes.io/zone': 'us-east-1a' },
+            allocatable: { cpu: 1500, memory: 4 * GiB, pods: 10 },
+            pods: [pendingPod('running', { cpu: '600m', spec: { nodeName: 'n1', containers: [{ name: 'a', resources: { requests: { cpu: '600m' } } }] } })],
+          },
+        ],
       }),
     );
     // 1500 - 600 = 900m left: one 500m pod fits, the second needs a claim.
@@ -39,7 +46,12 @@ describe('solve: bin packing', () => {
   });
 
   it('counts a running pod once, on the first node that lists it, and same-named pods of two namespaces both', () => {
-    const node = (name: string, pods: ReturnType<typeof pendingPod>[]) => ({ name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': 'us-east-1a' }, allocatable: { cpu: 1500, memory: 4 * GiB, pods: 10 }, pods });
+    const node = (name: string, pods: ReturnType<typeof pendingPod>[]) => ({
+      name,
+      labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': 'us-east-1a' },
+      allocatable: { cpu: 1500, memory: 4 * GiB, pods: 10 },
+      pods,
+    });
     const running = (ns: string, nodeName: string) => pendingPod('running', { cpu: '600m', namespace: ns, spec: { nodeName } });
     // "running" in namespace a is listed on n1, again on n2, and again in boundPods: it takes room on n1 only.
     const once = solve(
@@ -51,14 +63,26 @@ describe('solve: bin packing', () => {
     // n1: 900m left (one 500m pod), n2: 1500m (two).
     expect(once.placements.map((p) => p.node)).toEqual(['n1', 'n2', 'n2']);
     // Same name in namespaces a (on n1) and b (on n2): two pods, each takes room on its node.
-    const two = solve(input(pendingPods('w', 3, { cpu: '500m' }), [std], [nodePool('default')], { existingNodes: [node('n1', [running('a', 'n1')]), node('n2', [running('b', 'n2')])] }));
+    const two = solve(
+      input(pendingPods('w', 3, { cpu: '500m' }), [std], [nodePool('default')], {
+        existingNodes: [node('n1', [running('a', 'n1')]), node('n2', [running('b', 'n2')])],
+      }),
+    );
     expect(two.placements.map((p) => p.node)).toEqual(['n1', 'n2']);
   });
 
   it('fills an in-flight claim before launching another', () => {
     const r = solve(
       input(pendingPods('w', 3, { cpu: '1' }), [std], [nodePool('default')], {
-        existingNodes: [{ name: 'claim-x', launching: true, nodePool: 'default', labels: { 'karpenter.sh/nodepool': 'default' }, allocatable: { cpu: 3920, memory: 14 * GiB, pods: 110 } }],
+        existingNodes: [
+          {
+            name: 'claim-x',
+            launching: true,
+            nodePool: 'default',
+            labels: { 'karpenter.sh/nodepool': 'default' },
+            allocatable: { cpu: 3920, memory: 14 * GiB, pods: 110 },
+          },
+        ],
       }),
     );
     expect(r.placements).toHaveLength(3);
@@ -94,11 +118,19 @@ describe('solve: daemonset overhead per instance type', () => {
     const armOnly = {
       metadata: { name: 'arm-agent' },
       spec: {
-        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In' as const, values: ['arm64'] }] }] } } },
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In' as const, values: ['arm64'] }] }],
+            },
+          },
+        },
         containers: [{ name: 'c', resources: { requests: { cpu: '500m' } } }],
       },
     };
-    const pod = pendingPod('x', { spec: { nodeSelector: { 'kubernetes.io/arch': 'amd64' }, containers: [{ name: 'a', resources: { requests: { cpu: '1' } } }] } });
+    const pod = pendingPod('x', {
+      spec: { nodeSelector: { 'kubernetes.io/arch': 'amd64' }, containers: [{ name: 'a', resources: { requests: { cpu: '1' } } }] },
+    });
     const r = solve(input([pod], [arm, x86], [nodePool('default')], { daemonSets: [armOnly] }));
     expect(r.newNodeClaims[0].launchInstanceTypes.map((t) => t.name)).toEqual(['x86']);
     expect(r.newNodeClaims[0].requests.cpu).toBe(1000);
@@ -122,36 +154,85 @@ describe('solve: requirements and offerings', () => {
     const storage = {
       claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default' }, spec: { storageClassName: 'zonal' } }],
       volumes: [],
-      classes: [{ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'zonal' }, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c'] }] }] }],
+      classes: [
+        {
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          metadata: { name: 'zonal' },
+          volumeBindingMode: 'WaitForFirstConsumer',
+          allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-east-1c'] }] }],
+        },
+      ],
     };
     const r = solve(input([pod], [std], [nodePool('default')], { storage }));
     expect(r.newNodeClaims[0].zones).toEqual(['us-east-1c']);
   });
 
-  it('names the claim and its volume when the volume\'s zone is one the NodePool does not allow, and only on that reason', () => {
+  it("names the claim and its volume when the volume's zone is one the NodePool does not allow, and only on that reason", () => {
     const pod = pendingPod('db', { cpu: '1', spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
     const storage = {
-      claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { storageClassName: 'gp3', volumeName: 'pv-1' } }],
-      volumes: [{ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', operator: 'In', values: ['us-east-1c'] }] }] } } } }],
+      claims: [
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'data-db', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } },
+          spec: { storageClassName: 'gp3', volumeName: 'pv-1' },
+        },
+      ],
+      volumes: [
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name: 'pv-1' },
+          spec: {
+            nodeAffinity: {
+              required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', operator: 'In', values: ['us-east-1c'] }] }] },
+            },
+          },
+        },
+      ],
       classes: [],
     };
     const zonal = nodePool('zonal', { requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] });
     const capped = nodePool('capped', { spec: { limits: { cpu: '0' } } });
     const r = solve(input([pod], [std], [zonal, capped], { storage }));
     expect(r.newNodeClaims).toHaveLength(0);
-    expect(r.unschedulable[0].reasons.zonal).toMatch(/^incompatible requirements, key topology.kubernetes.io\/zone, .* \(its volumes: persistentvolumeclaim "default\/data-db": its persistentvolume "pv-1" allows topology.kubernetes.io\/zone In \[us-east-1c\]\)$/);
+    expect(r.unschedulable[0].reasons.zonal).toMatch(
+      /^incompatible requirements, key topology.kubernetes.io\/zone, .* \(its volumes: persistentvolumeclaim "default\/data-db": its persistentvolume "pv-1" allows topology.kubernetes.io\/zone In \[us-east-1c\]\)$/,
+    );
     expect(r.unschedulable[0].reasons.capped).not.toContain('its volumes');
   });
 
   it('names the claim when its (non-local) volume is pinned to a hostname no new node can have', () => {
     const pod = pendingPod('db', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db' } }] } });
     const storage = {
-      claims: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { volumeName: 'pv-1' } }],
-      volumes: [{ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-1' }, spec: { csi: { driver: 'ebs.csi.aws.com' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['old-node'] }] }] } } } }],
+      claims: [
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'data-db', namespace: 'default', annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } },
+          spec: { volumeName: 'pv-1' },
+        },
+      ],
+      volumes: [
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name: 'pv-1' },
+          spec: {
+            csi: { driver: 'ebs.csi.aws.com' },
+            nodeAffinity: {
+              required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['old-node'] }] }] },
+            },
+          },
+        },
+      ],
       classes: [],
     };
     const r = solve(input([pod], [std], [nodePool('default')], { storage }));
-    expect(r.unschedulable[0].reasons.default).toContain('label "kubernetes.io/hostname" does not have known values (its volumes: persistentvolumeclaim "default/data-db": its persistentvolume "pv-1" allows kubernetes.io/hostname In [old-node])');
+    expect(r.unschedulable[0].reasons.default).toContain(
+      'label "kubernetes.io/hostname" does not have known values (its volumes: persistentvolumeclaim "default/data-db": its persistentvolume "pv-1" allows kubernetes.io/hostname In [old-node])',
+    );
   });
 
   it('explains a pod larger than every type', () => {
@@ -187,7 +268,9 @@ describe('solve: requirements and offerings', () => {
 
   it('avoids GPU types for pods that do not ask for them', () => {
     const gpu = itype({ name: 'gpu', price: { 'on-demand': 0.05 }, resources: { 'nvidia.com/gpu': 1 } });
-    const r = solve(input([pendingPod('a'), pendingPod('g', { spec: { containers: [{ name: 'g', resources: { limits: { 'nvidia.com/gpu': 1 } } }] } })], [gpu, std]));
+    const r = solve(
+      input([pendingPod('a'), pendingPod('g', { spec: { containers: [{ name: 'g', resources: { limits: { 'nvidia.com/gpu': 1 } } }] } })], [gpu, std]),
+    );
     const byPod = Object.fromEntries(r.newNodeClaims.flatMap((c) => c.pods.map((p) => [p.metadata.name, c.launchInstanceTypes[0].name])));
     expect(byPod).toEqual({ a: 'std', g: 'gpu' });
   });
@@ -207,8 +290,15 @@ describe('solve: requirements and offerings', () => {
 
   it('skips a NodePool whose types cannot meet its own minValues (Strict), also after a limit cut (parity seed 1 #786, #1855)', () => {
     // Prepare: "picky" wants 2 instance types; with all of small/std/big it has 3, under a 3-cpu limit only small.
-    const picky = (limits?: Record<string, string>) => nodePool('picky', { spec: { weight: 50, ...(limits ? { limits } : {}) }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 2 }] });
-    const onlySmall = nodePool('picky', { spec: { weight: 50 }, requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'], minValues: 2 }] });
+    const picky = (limits?: Record<string, string>) =>
+      nodePool('picky', {
+        spec: { weight: 50, ...(limits ? { limits } : {}) },
+        requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 2 }],
+      });
+    const onlySmall = nodePool('picky', {
+      spec: { weight: 50 },
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['small'], minValues: 2 }],
+    });
     const pods = pendingPods('w', 2, { cpu: '500m' });
     // Act + Assess: the pod goes to the lighter pool rather than staying pending.
     expect(solve(input(pods, [small, std, big], [nodePool('light'), picky()])).newNodeClaims.map((c) => c.nodePool)).toEqual(['picky']);
@@ -228,7 +318,13 @@ describe('solve: requirements and offerings', () => {
 
 describe('solve: topology', () => {
   it('spreads zonal anti-affinity pods over distinct zones and leaves the fourth pending', () => {
-    const spec = { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'topology.kubernetes.io/zone' }] } } };
+    const spec = {
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'topology.kubernetes.io/zone' }],
+        },
+      },
+    };
     const r = solve(input(pendingPods('db', 4, { labels: { app: 'db' }, spec }), [std]));
     expect(r.newNodeClaims.map((c) => c.zones).sort()).toEqual([['us-east-1a'], ['us-east-1b'], ['us-east-1c']]);
     expect(r.unschedulable).toHaveLength(1);
@@ -236,18 +332,36 @@ describe('solve: topology', () => {
   });
 
   it('relaxes preferred anti-affinity when it cannot be met', () => {
-    const spec = { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, podAffinityTerm: { labelSelector: { matchLabels: { app: 'w' } }, topologyKey: 'topology.kubernetes.io/zone' } }] } } };
+    const spec = {
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 10, podAffinityTerm: { labelSelector: { matchLabels: { app: 'w' } }, topologyKey: 'topology.kubernetes.io/zone' } },
+          ],
+        },
+      },
+    };
     const r = solve(input(pendingPods('w', 5, { labels: { app: 'w' }, spec }), [std]));
     expect(r.unschedulable).toEqual([]);
     expect(r.newNodeClaims.reduce((s, c) => s + c.pods.length, 0)).toBe(5);
   });
 
   it('says which preference it relaxed for which pod and why: a one-per-node anti-affinity dropped under a NodePool limit', () => {
-    const spec = { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'w' } }, topologyKey: 'kubernetes.io/hostname' } }] } } };
+    const spec = {
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'w' } }, topologyKey: 'kubernetes.io/hostname' } },
+          ],
+        },
+      },
+    };
     const pods = pendingPods('w', 2, { labels: { app: 'w' }, spec });
     const tight = solve(input(pods, [std], [nodePool('capped', { spec: { limits: { cpu: '4' } } })]));
     expect(tight.newNodeClaims.map((c) => c.pods.length)).toEqual([2]);
-    expect(tight.relaxed?.map((r) => [r.pod.metadata.name, r.relaxed.map((x) => x.preference)])).toEqual([['w-1', ['preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=w)']]]);
+    expect(tight.relaxed?.map((r) => [r.pod.metadata.name, r.relaxed.map((x) => x.preference)])).toEqual([
+      ['w-1', ['preferred pod anti-affinity (topologyKey kubernetes.io/hostname, app=w)']],
+    ]);
     expect(tight.relaxed?.[0].relaxed[0].reasons).toEqual({ capped: 'exceeds limits: nodepool capped has no room left under its cpu limit (4000m)' });
     // Room for a second node: nothing relaxed, nothing said.
     const roomy = solve(input(pods, [std], [nodePool('capped', { spec: { limits: { cpu: '8' } } })]));
@@ -257,7 +371,18 @@ describe('solve: topology', () => {
 
   it('follows zonal pod affinity to the zone of the selected pod', () => {
     const leader = pendingPod('leader', { labels: { role: 'leader' }, spec: { nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' } } });
-    const follower = pendingPod('follower', { cpu: '3500m', spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { role: 'leader' } }, topologyKey: 'topology.kubernetes.io/zone' }] } } } });
+    const follower = pendingPod('follower', {
+      cpu: '3500m',
+      spec: {
+        affinity: {
+          podAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { labelSelector: { matchLabels: { role: 'leader' } }, topologyKey: 'topology.kubernetes.io/zone' },
+            ],
+          },
+        },
+      },
+    });
     const r = solve(input([leader, follower], [std]));
     expect(r.unschedulable).toEqual([]);
     for (const c of r.newNodeClaims) expect(c.zones).toEqual(['us-east-1b']);
@@ -265,10 +390,19 @@ describe('solve: topology', () => {
 
   it('counts running pods for zonal spread (minDomains and existing skew)', () => {
     const running = pendingPod('old', { labels: { app: 's' }, spec: { nodeName: 'n1', containers: [{ name: 'a' }] } });
-    const tsc = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' as const, labelSelector: { matchLabels: { app: 's' } } }];
+    const tsc = [
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' as const, labelSelector: { matchLabels: { app: 's' } } },
+    ];
     const r = solve(
       input(pendingPods('s', 2, { labels: { app: 's' }, spec: { topologySpreadConstraints: tsc } }), [std], [nodePool('default')], {
-        existingNodes: [{ name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', 'topology.kubernetes.io/zone': 'us-east-1a' }, allocatable: { cpu: 100, memory: GiB, pods: 10 }, pods: [running] }],
+        existingNodes: [
+          {
+            name: 'n1',
+            labels: { 'kubernetes.io/hostname': 'n1', 'topology.kubernetes.io/zone': 'us-east-1a' },
+            allocatable: { cpu: 100, memory: GiB, pods: 10 },
+            pods: [running],
+          },
+        ],
       }),
     );
     expect(r.newNodeClaims.map((c) => c.zones[0]).sort()).toEqual(['us-east-1b', 'us-east-1c']);
@@ -279,6 +413,9 @@ describe('static NodePools', () => {
   it('launches nothing from a pool with spec.replicas and says it is not supported', () => {
     const r = solve(input(pendingPods('web', 2), [itype({ name: 'std' })], [nodePool('static', { spec: { replicas: 3 } })]));
     expect(r.newNodeClaims).toEqual([]);
-    expect(r.unschedulable.map((u) => u.reasons.static)).toEqual([expect.stringContaining('static NodePools (spec.replicas) are not supported'), expect.stringContaining('not supported')]);
+    expect(r.unschedulable.map((u) => u.reasons.static)).toEqual([
+      expect.stringContaining('static NodePools (spec.replicas) are not supported'),
+      expect.stringContaining('not supported'),
+    ]);
   });
 });

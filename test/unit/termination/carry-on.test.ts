@@ -15,7 +15,17 @@ import { ClaimName, InstanceId, NodeName, harness, type Harness } from './helper
 
 function gcDeps(h: Harness) {
   const { w } = h;
-  return { env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, clock: w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: w.store, cloud: w.cloud, kube: w.kube, budgets: w.budgets, termination: h.starter };
+  return {
+    env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+    clock: w.clock,
+    log: new RecordingLog(),
+    metrics: new RecordingMetrics(),
+    store: w.store,
+    cloud: w.cloud,
+    kube: w.kube,
+    budgets: w.budgets,
+    termination: h.starter,
+  };
 }
 
 describe('termination carried through (state machine + gc)', () => {
@@ -44,7 +54,13 @@ describe('termination carried through (state machine + gc)', () => {
     expect(first.status).toBe('FAILED');
     const claim = h.w.store.peek(ClaimName)!;
     expect(claim.phase).toBe('Terminating');
-    expect(claim.termination).toMatchObject({ attempt: 1, failures: 1, ended: { attempt: 1, outcome: 'failed' }, budgetNodePool: 'default', deadlineEpochMs: h.t0 + 60_000 });
+    expect(claim.termination).toMatchObject({
+      attempt: 1,
+      failures: 1,
+      ended: { attempt: 1, outcome: 'failed' },
+      budgetNodePool: 'default',
+      deadlineEpochMs: h.t0 + 60_000,
+    });
 
     // Starting attempt 1 again is a no-op (same name): only gc's next attempt carries it on.
     await h.starter.start({ nodeClaim: ClaimName, reason: 'consolidation' });
@@ -72,7 +88,18 @@ describe('termination carried through (state machine + gc)', () => {
     const h = harness();
     const deadline = h.t0 + 120_000;
     // The claim is terminating with a deadline but its execution is gone (never started / lost).
-    h.w.store.put({ ...h.w.store.peek(ClaimName)!, phase: 'Terminating', termination: { attempt: 1, reason: 'consolidation', deadlineEpochMs: deadline, startedAt: h.w.clock.nowIso(), heartbeatAt: h.w.clock.nowIso(), failures: 0 } });
+    h.w.store.put({
+      ...h.w.store.peek(ClaimName)!,
+      phase: 'Terminating',
+      termination: {
+        attempt: 1,
+        reason: 'consolidation',
+        deadlineEpochMs: deadline,
+        startedAt: h.w.clock.nowIso(),
+        heartbeatAt: h.w.clock.nowIso(),
+        failures: 0,
+      },
+    });
     const deps = { ...gcDeps(h), termination: undefined };
     h.w.clock.advanceSeconds(120 + DeadlineBackstopSeconds - 1);
     expect((await gc({}, deps)).terminated).toEqual([]);
@@ -83,7 +110,11 @@ describe('termination carried through (state machine + gc)', () => {
 
   it('a silent attempt (no heartbeat for 30 min) is carried on as the next attempt', async () => {
     const h = harness();
-    h.w.store.put({ ...h.w.store.peek(ClaimName)!, phase: 'Terminating', termination: { attempt: 1, reason: 'drift', startedAt: h.w.clock.nowIso(), heartbeatAt: h.w.clock.nowIso(), failures: 0 } });
+    h.w.store.put({
+      ...h.w.store.peek(ClaimName)!,
+      phase: 'Terminating',
+      termination: { attempt: 1, reason: 'drift', startedAt: h.w.clock.nowIso(), heartbeatAt: h.w.clock.nowIso(), failures: 0 },
+    });
     const deps = gcDeps(h);
     h.w.clock.advanceSeconds(29 * 60);
     expect((await gc({}, deps)).restarted).toEqual([]);

@@ -30,7 +30,7 @@ describe('planDrain', () => {
     expect([web, ds, dns, cni].map(drainGroup)).toEqual([...DrainGroups]);
     const all = [cni, dns, ds, web];
     const order: string[] = [];
-    for (let left = all; left.length; ) {
+    for (let left = all; left.length;) {
       const evict = names(planDrain(left, t0, undefined).evict);
       order.push(...evict);
       left = left.filter((p) => !evict.includes(p.metadata.name));
@@ -39,7 +39,10 @@ describe('planDrain', () => {
   });
 
   it('VolumeAttachments keep the instance, except those of pods the drain does not move (and those without a PersistentVolume)', () => {
-    const va = (name: string, pv?: string) => ({ metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName: 'n', source: pv ? { persistentVolumeName: pv } : {} } });
+    const va = (name: string, pv?: string) => ({
+      metadata: { name },
+      spec: { attacher: 'ebs.csi.aws.com', nodeName: 'n', source: pv ? { persistentVolumeName: pv } : {} },
+    });
     const vas = [va('a', 'pv-a'), va('b', 'pv-b'), va('c', 'pv-c'), va('inline')];
     const tolerant = pod({ name: 'tolerant', tolerations: [{ operator: 'Exists' }] });
     tolerant.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-b' } }];
@@ -48,7 +51,11 @@ describe('planDrain', () => {
     stuck.spec.volumes = [{ name: 'scratch', ephemeral: {} }];
     const web = pod({ name: 'web' });
     web.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-a' } }];
-    const pvs = new Map([['default/data-a', 'pv-a'], ['default/data-b', 'pv-b'], ['default/stuck-scratch', 'pv-c']]);
+    const pvs = new Map([
+      ['default/data-a', 'pv-a'],
+      ['default/data-b', 'pv-b'],
+      ['default/stuck-scratch', 'pv-c'],
+    ]);
     expect(pendingVolumeAttachments(vas, [tolerant, stuck, web], pvs, t0).map((v) => v.metadata.name)).toEqual(['a']);
     // Not yet stuck: its volume still waits.
     expect(pendingVolumeAttachments(vas, [tolerant, stuck, web], pvs, t0 - 2_000).map((v) => v.metadata.name)).toEqual(['a', 'c']);

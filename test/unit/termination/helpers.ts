@@ -29,7 +29,17 @@ export interface Harness {
 export function harness(opts: { withNode?: boolean; withInstance?: boolean; metrics?: MetricsSink } = {}): Harness {
   const w = fakeWorld({ kube: { podTermination: 'graceful' } });
   const t0 = w.clock.nowMs();
-  w.store.put(nodeClaim({ name: ClaimName, nodeName: NodeName, instanceId: InstanceId, providerId: ProviderId, instanceType: 'm5.large', zone: 'us-east-1a', capacityType: 'on-demand' }));
+  w.store.put(
+    nodeClaim({
+      name: ClaimName,
+      nodeName: NodeName,
+      instanceId: InstanceId,
+      providerId: ProviderId,
+      instanceType: 'm5.large',
+      zone: 'us-east-1a',
+      capacityType: 'on-demand',
+    }),
+  );
   if (opts.withNode !== false) w.kube.addNode(node({ name: NodeName, providerID: ProviderId, labels: { 'karpenter.sh/nodepool': 'default' } }));
   if (opts.withInstance !== false) w.cloud.addInstance({ instanceId: InstanceId, tags: InstanceTags });
   const terminateCalls: number[] = [];
@@ -39,7 +49,15 @@ export function harness(opts: { withNode?: boolean; withInstance?: boolean; metr
     return terminate(id);
   };
   const { sfn, starter } = createLocalTermination(
-    { kube: w.kube, cloud: w.cloud, store: w.store, budgets: w.budgets, clock: w.clock, publisher: w.publisher, ...(opts.metrics ? { metrics: opts.metrics } : {}) },
+    {
+      kube: w.kube,
+      cloud: w.cloud,
+      store: w.store,
+      budgets: w.budgets,
+      clock: w.clock,
+      publisher: w.publisher,
+      ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    },
     { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0 },
   );
   return {

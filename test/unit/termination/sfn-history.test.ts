@@ -12,7 +12,14 @@ const arn = executionArnOf('arn:aws:states:us-east-1:123456789012:stateMachine:n
 describe('readExecution (GetExecutionHistory sample)', () => {
   it('reads every page and names Task events after the state they belong to', async () => {
     const sfn = mockClient(SFNClient);
-    sfn.on(DescribeExecutionCommand).resolves({ name: 'default-x7k2p', status: 'SUCCEEDED', startDate: new Date('2026-03-10T12:00:00.100Z'), stopDate: new Date('2026-03-10T12:00:12Z'), executionArn: arn, stateMachineArn: 'x' });
+    sfn.on(DescribeExecutionCommand).resolves({
+      name: 'default-x7k2p',
+      status: 'SUCCEEDED',
+      startDate: new Date('2026-03-10T12:00:00.100Z'),
+      stopDate: new Date('2026-03-10T12:00:12Z'),
+      executionArn: arn,
+      stateMachineArn: 'x',
+    });
     const events = fixture.events.map((e: any) => ({ ...e, timestamp: new Date(e.timestamp) }));
     sfn
       .on(GetExecutionHistoryCommand)
@@ -48,13 +55,19 @@ describe('readTerminationAttempts: every attempt, not only the first', () => {
     sfn.on(DescribeExecutionCommand).callsFake((input: { executionArn: string }) => {
       const name = input.executionArn.split(':').pop()!;
       if (!exist.includes(name)) throw missing();
-      return { name, status: name === exist.at(-1) ? 'SUCCEEDED' : 'FAILED', startDate: new Date('2026-03-10T12:00:00Z'), executionArn: input.executionArn, stateMachineArn: machine };
+      return {
+        name,
+        status: name === exist.at(-1) ? 'SUCCEEDED' : 'FAILED',
+        startDate: new Date('2026-03-10T12:00:00Z'),
+        executionArn: input.executionArn,
+        stateMachineArn: machine,
+      };
     });
     sfn.on(GetExecutionHistoryCommand).resolves({ events: [] });
     return sfn as unknown as SFNClient;
   };
 
-  it('reads <claim>, <claim>_2, … up to the claim\'s last attempt, skipping one recorded but never started', async () => {
+  it("reads <claim>, <claim>_2, … up to the claim's last attempt, skipping one recorded but never started", async () => {
     const recs = await readTerminationAttempts(mockAttempts(['default-x7k2p', 'default-x7k2p_3']), machine, 'default-x7k2p', 3);
     expect(recs.map((r) => [r.name, r.status])).toEqual([
       ['default-x7k2p', 'FAILED'],

@@ -2,7 +2,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildTimeline, chooseSource, formatAttempts, formatStatus, formatTimeline, humanDuration, localExecution, localTerminationAttempts, unmarshal } from '../../../functions/cli/commands/status.ts';
+import {
+  buildTimeline,
+  chooseSource,
+  formatAttempts,
+  formatStatus,
+  formatTimeline,
+  humanDuration,
+  localExecution,
+  localTerminationAttempts,
+  unmarshal,
+} from '../../../functions/cli/commands/status.ts';
 import { createLocalTermination } from '../../../infra/local/sfn.ts';
 import { fakeWorld, node, nodeClaim, pdb, pod } from '../../fakes/index.ts';
 import type { ExecutionRecord } from '../../../shared/api/termination.ts';
@@ -15,7 +25,10 @@ async function blockedExecution(): Promise<ExecutionRecord> {
   const w = fakeWorld({ kube: { podTermination: 'graceful' } });
   w.store.put(nodeClaim({ name: 'default-x7k2p', nodeName: 'n1', instanceId: 'i-1', providerId: 'aws:///us-east-1a/i-1', terminationGracePeriodSeconds: 120 }));
   w.kube.addNode(node({ name: 'n1', providerID: 'aws:///us-east-1a/i-1', labels: { 'karpenter.sh/nodepool': 'default' } }));
-  w.cloud.addInstance({ instanceId: 'i-1', tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-x7k2p' } });
+  w.cloud.addInstance({
+    instanceId: 'i-1',
+    tags: { 'nodefleet.io/cluster': 'test', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-x7k2p' },
+  });
   w.kube.addPdb(pdb({ name: 'web', matchLabels: { app: 'web' }, disruptionsAllowed: 0 }));
   w.kube.addPod(pod({ name: 'web-1', nodeName: 'n1', labels: { app: 'web' } }));
   const { sfn, starter } = createLocalTermination(
@@ -23,7 +36,9 @@ async function blockedExecution(): Promise<ExecutionRecord> {
     { wait: (s) => w.clock.advanceSeconds(s), retryPauseMs: 0, historyDir: join(dir, '.nodefleet', 'executions') },
   );
   await starter.start({ nodeClaim: 'default-x7k2p', reason: 'drift', deadlineEpochMs: w.clock.nowMs() + 120_000 });
-  expect(await starter.start({ nodeClaim: 'default-x7k2p', reason: 'drift' })).toBe('arn:aws:states:us-east-1:123456789012:execution:termination:default-x7k2p');
+  expect(await starter.start({ nodeClaim: 'default-x7k2p', reason: 'drift' })).toBe(
+    'arn:aws:states:us-east-1:123456789012:execution:termination:default-x7k2p',
+  );
   return sfn.waitForExecution('default-x7k2p');
 }
 
@@ -36,7 +51,20 @@ describe('nodefleet history', () => {
     expect(JSON.parse(readFileSync(join(dir, '.nodefleet', 'executions', 'default-x7k2p.json'), 'utf8')).name).toBe('default-x7k2p');
 
     const rows = buildTimeline(rec);
-    expect(rows.map((r) => r.state)).toEqual(['Cordon', 'Drain', 'WaitForDrain', 'Drain', 'WaitForDrain', 'Drain', 'WaitForDrain', 'Drain', 'TerminateInstance', 'DeleteNode', 'Finalize', 'Terminated']);
+    expect(rows.map((r) => r.state)).toEqual([
+      'Cordon',
+      'Drain',
+      'WaitForDrain',
+      'Drain',
+      'WaitForDrain',
+      'Drain',
+      'WaitForDrain',
+      'Drain',
+      'TerminateInstance',
+      'DeleteNode',
+      'Finalize',
+      'Terminated',
+    ]);
     // 18 blocked rounds at 5 s fold into one row; at deadline − 30 s (the pod's grace) it is deleted early.
     expect(rows[1]).toMatchObject({ count: 18, detail: 'blocked by PDB 1 (default/web-1), 1 pod(s) left (default/web-1)' });
     expect(rows[2]).toMatchObject({ count: 18, durationMs: 90_000 });
@@ -56,8 +84,19 @@ describe('nodefleet history', () => {
     const attemptsDir = mkdtempSync(join(tmpdir(), 'nodefleet-attempts-'));
     const execDir = join(attemptsDir, 'executions');
     mkdirSync(execDir);
-    const rec = (name: string, status: ExecutionRecord['status']): ExecutionRecord => ({ name, status, startDate: '2026-01-01T00:00:00.000Z', events: [{ id: 1, type: 'ExecutionStarted', timestamp: '2026-01-01T00:00:00.000Z' }] });
-    for (const [name, status] of [['default-a', 'FAILED'], ['default-a_2', 'FAILED'], ['default-a_10', 'SUCCEEDED'], ['default-ab', 'SUCCEEDED'], ['default-a_x', 'SUCCEEDED']] as const) {
+    const rec = (name: string, status: ExecutionRecord['status']): ExecutionRecord => ({
+      name,
+      status,
+      startDate: '2026-01-01T00:00:00.000Z',
+      events: [{ id: 1, type: 'ExecutionStarted', timestamp: '2026-01-01T00:00:00.000Z' }],
+    });
+    for (const [name, status] of [
+      ['default-a', 'FAILED'],
+      ['default-a_2', 'FAILED'],
+      ['default-a_10', 'SUCCEEDED'],
+      ['default-ab', 'SUCCEEDED'],
+      ['default-a_x', 'SUCCEEDED'],
+    ] as const) {
       writeFileSync(join(execDir, `${name}.json`), JSON.stringify(rec(name, status)));
     }
     // Act
@@ -78,9 +117,22 @@ describe('nodefleet history', () => {
       events: [
         { id: 1, type: 'ExecutionStarted', timestamp: '2026-01-01T00:00:00.000Z' },
         { id: 2, type: 'TaskStateEntered', stateName: 'TerminateInstance', timestamp: '2026-01-01T00:00:01.000Z' },
-        { id: 3, type: 'LambdaFunctionFailed', stateName: 'TerminateInstance', error: 'TransientError', cause: 'RequestLimitExceeded', timestamp: '2026-01-01T00:00:01.500Z' },
+        {
+          id: 3,
+          type: 'LambdaFunctionFailed',
+          stateName: 'TerminateInstance',
+          error: 'TransientError',
+          cause: 'RequestLimitExceeded',
+          timestamp: '2026-01-01T00:00:01.500Z',
+        },
         { id: 4, type: 'TaskStateRetried', stateName: 'TerminateInstance', timestamp: '2026-01-01T00:00:03.000Z' },
-        { id: 5, type: 'TaskStateExited', stateName: 'TerminateInstance', output: '{"instance":{"done":true,"state":"shutting-down"}}', timestamp: '2026-01-01T00:00:04.000Z' },
+        {
+          id: 5,
+          type: 'TaskStateExited',
+          stateName: 'TerminateInstance',
+          output: '{"instance":{"done":true,"state":"shutting-down"}}',
+          timestamp: '2026-01-01T00:00:04.000Z',
+        },
       ],
     };
     expect(formatTimeline(rec).split('\n')[2]).toBe(
@@ -92,8 +144,23 @@ describe('nodefleet history', () => {
 describe('nodefleet status', () => {
   it('prints kubectl-style columns with kubectl ages', () => {
     const claims = [
-      nodeClaim({ name: 'default-b', instanceType: 'c6g.large', capacityType: 'spot', zone: 'us-east-1b', nodeName: 'ip-10-0-2-2', createdAt: '2026-01-01T00:10:00Z' }),
-      nodeClaim({ name: 'default-a', instanceType: 'm5.large', capacityType: 'on-demand', zone: 'us-east-1a', nodeName: 'ip-10-0-1-1', createdAt: '2026-01-01T00:00:00Z', phase: 'Launched' }),
+      nodeClaim({
+        name: 'default-b',
+        instanceType: 'c6g.large',
+        capacityType: 'spot',
+        zone: 'us-east-1b',
+        nodeName: 'ip-10-0-2-2',
+        createdAt: '2026-01-01T00:10:00Z',
+      }),
+      nodeClaim({
+        name: 'default-a',
+        instanceType: 'm5.large',
+        capacityType: 'on-demand',
+        zone: 'us-east-1a',
+        nodeName: 'ip-10-0-1-1',
+        createdAt: '2026-01-01T00:00:00Z',
+        phase: 'Launched',
+      }),
     ];
     expect(formatStatus(claims, Date.parse('2026-01-01T00:15:30Z'))).toBe(
       [
@@ -106,7 +173,16 @@ describe('nodefleet status', () => {
   });
 
   it('humanDuration matches kubectl', () => {
-    expect([5_000, 119_000, 330_000, 2_700_000, 19_800_000, 82_800_000, 273_600_000, 3_888_000_000].map(humanDuration)).toEqual(['5s', '119s', '5m30s', '45m', '5h30m', '23h', '3d4h', '45d']);
+    expect([5_000, 119_000, 330_000, 2_700_000, 19_800_000, 82_800_000, 273_600_000, 3_888_000_000].map(humanDuration)).toEqual([
+      '5s',
+      '119s',
+      '5m30s',
+      '45m',
+      '5h30m',
+      '23h',
+      '3d4h',
+      '45d',
+    ]);
   });
 
   it('unmarshals DynamoDB JSON and picks the source', () => {

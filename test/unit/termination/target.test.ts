@@ -21,7 +21,17 @@ function expectUntouched(h: Harness): void {
   expect(h.terminateCalls).toEqual([]);
 }
 
-const gcDeps = (h: Harness) => ({ env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' }, clock: h.w.clock, log: new RecordingLog(), metrics: new RecordingMetrics(), store: h.w.store, cloud: h.w.cloud, kube: h.w.kube, budgets: h.w.budgets, termination: h.starter });
+const gcDeps = (h: Harness) => ({
+  env: { clusterName: 'test', tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
+  clock: h.w.clock,
+  log: new RecordingLog(),
+  metrics: new RecordingMetrics(),
+  store: h.w.store,
+  cloud: h.w.cloud,
+  kube: h.w.kube,
+  budgets: h.w.budgets,
+  termination: h.starter,
+});
 
 describe('termination target: from the NodeClaim only', () => {
   it('F6: StartExecution naming a managed node group node (no claim) deletes no pod and no Node: Refused, error TargetRefused', async () => {
@@ -54,7 +64,7 @@ describe('termination target: from the NodeClaim only', () => {
     expect(h.w.store.peek(ClaimName)?.termination).toBeUndefined();
   });
 
-  it('F1 step 3: an input instanceId that is not the claim\'s → no TerminateInstances of it (nor of the claim\'s)', async () => {
+  it("F1 step 3: an input instanceId that is not the claim's → no TerminateInstances of it (nor of the claim's)", async () => {
     const h = harness();
     const victim = 'i-0aaaaaaaaaaaaaaa1';
     h.w.cloud.addInstance({ instanceId: victim, tags: { ...InstanceTags, 'karpenter.sh/nodeclaim': 'default-victm' } });
@@ -81,7 +91,12 @@ describe('termination target: from the NodeClaim only', () => {
   });
 
   it("the instance's tags must name this cluster, the claim's NodePool and the claim", async () => {
-    for (const tags of [{ ...InstanceTags, 'nodefleet.io/cluster': 'other' }, { ...InstanceTags, 'karpenter.sh/nodepool': 'gpu' }, { ...InstanceTags, 'karpenter.sh/nodeclaim': 'default-other' }, {}]) {
+    for (const tags of [
+      { ...InstanceTags, 'nodefleet.io/cluster': 'other' },
+      { ...InstanceTags, 'karpenter.sh/nodepool': 'gpu' },
+      { ...InstanceTags, 'karpenter.sh/nodeclaim': 'default-other' },
+      {},
+    ]) {
       const h = harness({ withInstance: false });
       h.w.cloud.addInstance({ instanceId: InstanceId, tags });
       const rec = await h.run({ deadlineEpochMs: 0 });
@@ -95,7 +110,11 @@ describe('termination target: from the NodeClaim only', () => {
     const h = harness({ withNode: false });
     h.w.kube.addNode(node({ name: NodeName, providerID: 'aws:///us-east-1a/i-0someoneelse0001', labels: { 'karpenter.sh/nodepool': 'default' } }));
     const t = h.w.clock.nowIso();
-    h.w.store.put({ ...h.w.store.peek(ClaimName)!, phase: 'Terminating', termination: { attempt: 1, reason: 'drift', startedAt: t, heartbeatAt: t, failures: 0 } });
+    h.w.store.put({
+      ...h.w.store.peek(ClaimName)!,
+      phase: 'Terminating',
+      termination: { attempt: 1, reason: 'drift', startedAt: t, heartbeatAt: t, failures: 0 },
+    });
 
     const rec = await h.run({ reason: 'drift' });
 
@@ -123,7 +142,7 @@ describe('termination target: from the NodeClaim only', () => {
 });
 
 describe('termination deadline: from the claim record, not the input', () => {
-  it('F1 step 3: a real claim with deadlineEpochMs 0 in the input → evictions respect the PDB until the claim\'s own grace period', async () => {
+  it("F1 step 3: a real claim with deadlineEpochMs 0 in the input → evictions respect the PDB until the claim's own grace period", async () => {
     const h = harness();
     const grace = 600;
     h.w.store.put({ ...h.w.store.peek(ClaimName)!, terminationGracePeriodSeconds: grace });
@@ -148,7 +167,6 @@ describe('termination deadline: from the claim record, not the input', () => {
     expect(h.terminateCalls).toHaveLength(1);
     expect(h.terminateCalls[0]).toBeGreaterThanOrEqual(deadline);
   });
-
 });
 
 describe('terminationDeadline (the rule the tasks apply)', () => {

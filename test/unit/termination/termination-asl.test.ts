@@ -24,7 +24,17 @@ describe('termination.asl.json definition', () => {
   it('gives every Task a Retry on TransientError and a Catch', () => {
     const d = JSON.parse(definitionText);
     const tasks = Object.entries<any>(d.States).filter(([, s]) => s.Type === 'Task');
-    expect(tasks.map(([n]) => n)).toEqual(['Cordon', 'Drain', 'RecordDrainFailure', 'RecordContinuation', 'Cutoff', 'TerminateInstance', 'DeleteNode', 'Finalize', 'RecordTerminationFailure']);
+    expect(tasks.map(([n]) => n)).toEqual([
+      'Cordon',
+      'Drain',
+      'RecordDrainFailure',
+      'RecordContinuation',
+      'Cutoff',
+      'TerminateInstance',
+      'DeleteNode',
+      'Finalize',
+      'RecordTerminationFailure',
+    ]);
     for (const [, s] of tasks) {
       expect(s.Retry[0].ErrorEquals).toContain('TransientError');
       expect(s.Retry[0].ErrorEquals).not.toContain('TargetRefusedError');
@@ -32,7 +42,12 @@ describe('termination.asl.json definition', () => {
     }
     // Every task that acts on a target ends a refusal in Refused (Fail, error TargetRefused), never in a retry or the next step.
     const refusing = tasks.filter(([, s]) => s.Catch.some((c: any) => c.ErrorEquals.includes('TargetRefusedError'))).map(([n, s]) => [n, s.Catch[0]]);
-    expect(refusing).toEqual(['Cordon', 'Drain', 'Cutoff', 'TerminateInstance', 'DeleteNode'].map((n) => [n, { ErrorEquals: ['TargetRefusedError'], ResultPath: '$.refusal', Next: 'Refused' }]));
+    expect(refusing).toEqual(
+      ['Cordon', 'Drain', 'Cutoff', 'TerminateInstance', 'DeleteNode'].map((n) => [
+        n,
+        { ErrorEquals: ['TargetRefusedError'], ResultPath: '$.refusal', Next: 'Refused' },
+      ]),
+    );
     expect(d.States.Refused).toMatchObject({ Type: 'Fail', Error: 'TargetRefused', CausePath: '$.refusal.Cause' });
   });
 });
@@ -77,7 +92,7 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     expect(visited).not.toContain('Cutoff');
   });
 
-  it('waits for the VolumeAttachments of drained pods to detach before TerminateInstances; a tolerating pod\'s volume does not wait', async () => {
+  it("waits for the VolumeAttachments of drained pods to detach before TerminateInstances; a tolerating pod's volume does not wait", async () => {
     const h = harness();
     const { w } = h;
     const web = pod({ name: 'web-1', nodeName: NodeName });
@@ -85,9 +100,19 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     const agent = pod({ name: 'agent', nodeName: NodeName, tolerations: [{ operator: 'Exists' }] });
     agent.spec.volumes = [{ name: 'state', persistentVolumeClaim: { claimName: 'agent-state' } }];
     w.kube.addPods(web, agent);
-    const pvc = (name: string, volumeName: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' }, spec: { volumeName } });
+    const pvc = (name: string, volumeName: string) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: 'default' },
+      spec: { volumeName },
+    });
     w.kube.addObject(pvc('data-web-1', 'pv-web'), pvc('agent-state', 'pv-agent'));
-    const va = (name: string, pv: string) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName: NodeName, source: { persistentVolumeName: pv } } });
+    const va = (name: string, pv: string) => ({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name },
+      spec: { attacher: 'ebs.csi.aws.com', nodeName: NodeName, source: { persistentVolumeName: pv } },
+    });
     const detachAt = h.t0 + 120_000;
     const list = w.kube.listObjects.bind(w.kube);
     w.kube.listObjects = async (apiVersion, kind) => {
@@ -113,7 +138,12 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     const web = pod({ name: 'web-1', nodeName: NodeName });
     web.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-web-1' } }];
     w.kube.addPod(web);
-    w.kube.addObject({ apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name: 'csi-web' }, spec: { attacher: 'ebs.csi.aws.com', nodeName: NodeName, source: { persistentVolumeName: 'pv-web' } } });
+    w.kube.addObject({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: 'csi-web' },
+      spec: { attacher: 'ebs.csi.aws.com', nodeName: NodeName, source: { persistentVolumeName: 'pv-web' } },
+    });
     const deadline = h.t0 + 300_000;
 
     const rec = await h.run({ deadlineEpochMs: deadline });
@@ -298,7 +328,15 @@ describe('termination state machine (aws-local-stepfunctions, real tasks, fakes)
     w.cloud.setState(InstanceId, 'shutting-down');
     w.store.put({ ...w.store.peek(ClaimName)!, phase: 'Terminating' });
     w.kube.reset();
-    w.kube.addNode(node({ name: NodeName, providerID: ProviderId, labels: { 'karpenter.sh/nodepool': 'default', 'node.kubernetes.io/exclude-from-external-load-balancers': 'karpenter' }, unschedulable: true, taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }] }));
+    w.kube.addNode(
+      node({
+        name: NodeName,
+        providerID: ProviderId,
+        labels: { 'karpenter.sh/nodepool': 'default', 'node.kubernetes.io/exclude-from-external-load-balancers': 'karpenter' },
+        unschedulable: true,
+        taints: [{ key: TaintDisrupted.key, effect: 'NoSchedule' }],
+      }),
+    );
 
     const rec = await h.run({ deadlineEpochMs: h.t0 + 60_000 });
 
