@@ -16,6 +16,7 @@ import { claimExpireAt, isClaimExpired, liveNodeProblem } from '../../shared/dis
 import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims.ts';
 import { launchClaim } from '../../shared/launch/launch.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
+import { fnv1a32 } from '../../shared/api/hash.ts';
 
 const TerminationReasons: Record<DisruptionReason, TerminationInput['reason']> = {
   Empty: 'emptiness',
@@ -73,15 +74,6 @@ export async function setDisruptedTaint(deps: Pick<Deps, 'kube' | 'clock'>, cand
   }
 }
 
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(36);
-}
-
 /**
  * The replacement claim names of a command: derived from the candidates (not the command id), so
  * two overlapping runs that planned the same move at different minutes create the same claims
@@ -92,7 +84,7 @@ export function replacementNames(command: DisruptionCommand): string[] {
     .map((c) => c.nodeClaim)
     .sort()
     .join(',');
-  return command.replacements.map((r, i) => `${r.nodePool}-r${fnv1a(`${key}/${i}/${r.instanceTypes[0]}`)}`);
+  return command.replacements.map((r, i) => `${r.nodePool}-r${fnv1a32(`${key}/${i}/${r.instanceTypes[0]}`).toString(36)}`);
 }
 
 /**

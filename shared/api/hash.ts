@@ -83,3 +83,13 @@ export function nodeClassHash(nc: Pick<EC2NodeClass, 'spec'>): string {
   for (const k of NodeClassHashIgnored) delete spec[k];
   return digest(spec);
 }
+
+/** 32-bit FNV-1a of the UTF-16 code units of `text` (a short stable id part; callers format it). */
+export function fnv1a32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}

@@ -228,5 +228,10 @@ export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
  * pkg/utils/pod `IsOwnedByDaemonSet`). The one rule for the agent, scheduling and disruption.
  */
 export function isDaemonSetPod(pod: { metadata: ObjectMeta }): boolean {
-  return !!pod.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet' && (o.apiVersion === undefined || o.apiVersion === 'apps/v1'));
+  return daemonSetOwnerName(pod) !== undefined;
+}
+
+/** The name of the DaemonSet owning the pod ({@link isDaemonSetPod}'s owner reference), or undefined. */
+export function daemonSetOwnerName(pod: { metadata: ObjectMeta }): string | undefined {
+  return pod.metadata.ownerReferences?.find((o) => o.kind === 'DaemonSet' && (o.apiVersion === undefined || o.apiVersion === 'apps/v1'))?.name;
 }

@@ -4,6 +4,8 @@
  * statemachines/termination.asl.json, and the execution-history record the CLI prints.
  */
 
+import { fnv1a32 } from './hash.ts';
+
 /** Step Functions execution names: 1–80 characters of [0-9A-Za-z_-] (StartExecution `name`). */
 export const ExecutionNameMaxLength = 80;
 
@@ -22,7 +24,7 @@ export function terminationExecutionName(nodeClaim: string, attempt = 1): string
   const max = ExecutionNameMaxLength - suffix.length;
   const clean = nodeClaim.replace(/[^0-9A-Za-z_-]/g, '-');
   if (clean === nodeClaim && clean.length > 0 && clean.length <= max) return `${clean}${suffix}`;
-  const hash = fnv1a(nodeClaim);
+  const hash = fnv1a32(nodeClaim).toString(16).padStart(8, '0');
   return `${clean.slice(0, max - hash.length - 1)}-${hash}${suffix}`;
 }
 
@@ -30,15 +32,6 @@ export function terminationExecutionName(nodeClaim: string, attempt = 1): string
 export function terminationAttemptOf(executionName: string): number {
   const m = /_(\d+)$/.exec(executionName);
   return m ? Number(m[1]) : 1;
-}
-
-function fnv1a(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
 }
 
 /**

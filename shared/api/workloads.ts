@@ -12,6 +12,7 @@
  * (the template's spec, marked {@link PlannedClaimAnnotation}), so its volume is checked too.
  */
 import type { KubeObject, LabelSelector, Node, Pod, PodDisruptionBudget, PodSpec, ObjectMeta } from './kube.ts';
+import { daemonSetOwnerName } from './kube.ts';
 import { parseQuantity } from './quantity.ts';
 import { matchesSelector } from './label-selector.ts';
 import { isProvisionable } from './agent-events.ts';
@@ -160,10 +161,10 @@ function plannedClaims(o: KubeObject, expanded: readonly Pod[], existing: readon
   return out;
 }
 
-/** The DaemonSet (`namespace/name`) that owns a pod, if any (shared/api/kube.ts `isDaemonSetPod`'s owner reference). */
+/** The DaemonSet (`namespace/name`) that owns a pod, if any. */
 function daemonSetOwner(p: Pod): string | undefined {
-  const ref = p.metadata.ownerReferences?.find((r) => r.kind === 'DaemonSet' && (r.apiVersion === undefined || r.apiVersion === 'apps/v1'));
-  return ref ? `${p.metadata.namespace ?? 'default'}/${ref.name}` : undefined;
+  const name = daemonSetOwnerName(p);
+  return name === undefined ? undefined : `${p.metadata.namespace ?? 'default'}/${name}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { toCommandCandidate } from './consolidation.ts';
 import type { Simulator } from './simulate.ts';
 import type { ClusterState } from './state.ts';
 import type { BlockedCandidate, Candidate, DisruptionClass, DisruptionCommand, DisruptionReason, MethodName, ReplacementClaim } from './types.ts';
+import { fnv1a32 } from '../api/hash.ts';
 
 /** What a method reads and where it reports blocks. */
 export interface MethodContext {
@@ -38,16 +39,6 @@ export interface DisruptionMethod {
   compute(ctx: MethodContext): DisruptionCommand | undefined;
 }
 
-/** 32-bit FNV-1a, hex: a short stable id part. */
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
-
 /** Builds a command; its id is derived from the method, the candidates and `now`. */
 export function makeCommand(
   method: MethodName,
@@ -60,7 +51,7 @@ export function makeCommand(
   const names = candidates.map((c) => c.nodeName).sort();
   const createdAt = now.toISOString();
   return {
-    id: `${method}-${now.getTime()}-${fnv1a(names.join(','))}`,
+    id: `${method}-${now.getTime()}-${fnv1a32(names.join(',')).toString(16).padStart(8, '0')}`,
     method,
     reason,
     decision: replacements.length > 0 ? 'replace' : 'delete',

@@ -16,6 +16,7 @@ import { ApiError, rfc3339 } from './store.ts';
 import { isNodeReady, isTerminal, matchesNodeSelection, podRequests, tolerates, untoleratedTaint } from './pods.ts';
 import { matchesLabelSelector } from './selectors.ts';
 import { providerIdOf } from '../../../shared/api/provider-id.ts';
+import { fnv1a32 } from '../../../shared/api/hash.ts';
 
 /** Pod annotation: the pod's preStop hook hangs, so it finishes terminating only when its grace period ends (the kubelet kills it), is force-deleted (gracePeriodSeconds=0) or its node is gone. */
 export const AnnotationSimulateStuckPreStop = 'nodefleet.io/simulate-stuck-prestop';
@@ -121,16 +122,10 @@ export interface ControllerHooks {
 /** Kubernetes version the simulated kubelets report. */
 export const KUBELET_VERSION = 'v1.31.4-eks-local';
 
-function fnv32a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h >>> 0;
-}
-
 /** pod-template-hash as the Deployment controller computes it (fnv32a, then SafeEncodeString). */
 export function podTemplateHash(template: unknown): string {
   const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  return [...String(fnv32a(JSON.stringify(template)))].map((c) => alphabet[c.charCodeAt(0) % alphabet.length]).join('');
+  return [...String(fnv1a32(JSON.stringify(template)))].map((c) => alphabet[c.charCodeAt(0) % alphabet.length]).join('');
 }
 
 function condition(type: string, status: 'True' | 'False' | 'Unknown', now: Date, reason?: string, message?: string): PodCondition {
@@ -394,7 +389,7 @@ export class Controllers {
           this.wake(boundMs + (this.options.podStartupSeconds ?? 0) * 1000);
           continue;
         }
-        const ip = `10.0.${128 + (fnv32a(pod.metadata.name) % 120)}.${(fnv32a(ns + pod.metadata.name) % 250) + 2}`;
+        const ip = `10.0.${128 + (fnv1a32(pod.metadata.name) % 120)}.${(fnv1a32(ns + pod.metadata.name) % 250) + 2}`;
         const hostIP =
           node.status && (node.status as { addresses?: { type: string; address: string }[] }).addresses?.find((a) => a.type === 'InternalIP')?.address;
         let conds = pod.status?.conditions ?? [];
