@@ -11,6 +11,7 @@
  * the fields (and reject an empty capacityReservationSelectorTerms list).
  */
 import type { CelRule } from './cel.ts';
+import { RestrictedTagKeys } from './iam-policy.ts';
 
 /** Kubelet eviction signals (k8s.io/kubelet config `evictionHard`; KA CRD kubelet rules). */
 export const EvictionSignals = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'];
@@ -18,8 +19,7 @@ export const EvictionSignals = ['memory.available', 'nodefs.available', 'nodefs.
 export const ReservedResources = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
 /** AMI alias families. */
 export const AliasFamilies = ['al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'];
-/** Tag keys Karpenter sets itself: an EC2NodeClass may not set them. */
-export const RestrictedTagKeys = ['eks:eks-cluster-name', 'karpenter.sh/nodepool', 'karpenter.sh/nodeclaim', 'karpenter.k8s.aws/ec2nodeclass'];
+export { RestrictedTagKeys };
 
 const list = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
 const noEmptyTags: Omit<CelRule, 'path'> = { rule: `self.all(k, k != '' && self[k] != '')`, message: "empty tag keys or values aren't supported" };

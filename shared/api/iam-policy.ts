@@ -24,7 +24,7 @@
  */
 
 import { AgentDetailTypes, AgentSource, Table, TerminationDetailTypes, TerminationSource, clusterViewKey, keys } from './contract.ts';
-import { TagNodefleetCluster } from './labels.ts';
+import { LabelNodePool, TagNodeClaim, TagNodefleetCluster } from './labels.ts';
 
 /** Named permission sets; each maps to statements in {@link policyStatements}. */
 export type Permission =
@@ -146,8 +146,12 @@ export function clusterTagKey(clusterName: string): string {
 export const ClusterTagValue = 'owned';
 /** Tag with the EKS cluster name (Karpenter's `eks:eks-cluster-name`). */
 export const EksClusterNameTagKey = 'eks:eks-cluster-name';
-/** Tag with the NodePool name. */
-export const NodePoolTagKey = 'karpenter.sh/nodepool';
+/** Tag with the NodePool name: the same key as the node label, as Karpenter tags. */
+export const NodePoolTagKey = LabelNodePool;
+/** Tag with the EC2NodeClass name (Karpenter's `karpenter.k8s.aws/ec2nodeclass`). */
+export const NodeClassTagKey = 'karpenter.k8s.aws/ec2nodeclass';
+/** Tag keys Karpenter sets itself, which an EC2NodeClass's `spec.tags` may not name (KA CRD CEL). */
+export const RestrictedTagKeys = [EksClusterNameTagKey, NodePoolTagKey, TagNodeClaim, NodeClassTagKey];
 
 /** EC2 Describe call of the cloud provider's get / list (shared/aws/ec2.ts). */
 export const Ec2DescribeActions = ['ec2:DescribeInstances'];

@@ -43,7 +43,7 @@ import {
   type VolumeType,
 } from '@aws-sdk/client-ec2';
 import type { CloudInstance, CloudProvider, LaunchResult } from '../api/ports.ts';
-import { ClusterTagValue, EksClusterNameTagKey, NodePoolTagKey, clusterTagKey } from '../api/iam-policy.ts';
+import { ClusterTagValue, EksClusterNameTagKey, NodeClassTagKey, NodePoolTagKey, clusterTagKey } from '../api/iam-policy.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import type { EC2NodeClass } from '../api/nodepool.ts';
 import type { Taint } from '../api/kube.ts';
@@ -79,7 +79,7 @@ export const Tags = {
   cluster: TagNodefleetCluster,
   nodePool: NodePoolTagKey,
   nodeClaim: TagNodeClaim,
-  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
+  nodeClass: NodeClassTagKey,
   eksClusterName: EksClusterNameTagKey,
   /** `kubernetes.io/cluster/<name>` = owned (what the AWS cloud controller expects). */
   kubernetesCluster: clusterTagKey,
