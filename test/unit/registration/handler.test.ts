@@ -270,7 +270,7 @@ describe('registration: last pod event time (consolidateAfter restarts)', () => 
 
 describe('registrationPatch: karpenter.sh/do-not-sync-taints', () => {
   it('syncs the claim taints unless the node carries the label (the kubelet registered them)', async () => {
-    const { registrationPatch } = await import('../../../functions/registration/handler.ts');
+    const { registrationPatch } = await import('../../../shared/api/registration.ts');
     const { nodeClaim } = await import('../../fakes/index.ts');
     const c = nodeClaim({ name: 'default-abcde', taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
     const node = (labels: Record<string, string>) =>
