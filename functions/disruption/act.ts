@@ -150,7 +150,7 @@ export async function recordReplacement(
   // that claim's: the replacement gives it up (its room stays). The candidates' pods are the
   // replacement's whatever else names them (shared/launch/named-elsewhere.ts; chaos seed 1136).
   const keep = new Set(command.candidates.flatMap((c) => c.pods));
-  const y = await yieldPodsNamedElsewhere(deps, claim, now, { ignore: new Set(replacementNames(command)), keep });
+  const y = await yieldPodsNamedElsewhere(deps, claim, await deps.store.list(), now, { ignore: new Set(replacementNames(command)), keep });
   if (y.given.length) deps.log.info('replacement gives up pod(s) another nodeclaim was made for', { NodeClaim: { name }, Pods: y.given.join(', ') });
   return y.claim ?? claim;
 }

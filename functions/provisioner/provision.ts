@@ -18,7 +18,7 @@ import { MetricNames } from '../../shared/api/metrics.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from '../../shared/launch/claims.ts';
 import { chooseLaunch, launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
-import { claimsAfterWrite, yieldPodsNamedElsewhere } from '../../shared/launch/named-elsewhere.ts';
+import { yieldPodsNamedElsewhere } from '../../shared/launch/named-elsewhere.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
 import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 import { readStorage } from '../../shared/runtime/cluster-picture.ts';
@@ -245,10 +245,10 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
   // pods since the pass read the claims: each claim gives those up, and one left with none is
   // deleted unlaunched (shared/launch/named-elsewhere.ts; chaos seed 1136).
   if (toLaunch.length) {
-    const others = await claimsAfterWrite(deps, now);
+    const others = await inFlightClaims(deps, now);
     const own = new Set(toLaunch.map((t) => t.claim.name));
     for (let i = toLaunch.length - 1; i >= 0; i--) {
-      const y = await yieldPodsNamedElsewhere(deps, toLaunch[i].claim, now, { others, ignore: own, deleteWhenEmpty: true });
+      const y = await yieldPodsNamedElsewhere(deps, toLaunch[i].claim, others, now, { ignore: own, deleteWhenEmpty: true });
       if (y.given.length === 0) continue;
       deps.log.info('nodeclaim gives up pod(s) another nodeclaim was made for', {
         NodeClaim: { name: toLaunch[i].claim.name },

@@ -2,13 +2,13 @@
  * One pod, one claim, between two writers of claims. The provisioner and a disruption command's
  * replacement each decide on the claims they read, then write their own: when both decide at one
  * instant, each can read before the other writes, and both record the same pod (a pending pod, or
- * a deleting node's pod) as the reason for their claim. Each writer therefore reads the in-flight
+ * a deleting node's pod) as the reason for their claim. Each writer therefore reads the
  * claims again after its write and gives up the pods another claim names ({@link yieldPodsNamedElsewhere}):
  * of two such writes, the later one's read always sees the earlier write, so at least one gives
  * way and no pod stays the reason for two launching claims. When both see each other, both give
  * way; the pod is solved again on the next pass, with the room the claims hold.
  */
-import { InFlightPhases, NominationSeconds, nominates, type NodeClaim } from '../api/nodeclaim.ts';
+import { InFlightPhases, nominates, type NodeClaim } from '../api/nodeclaim.ts';
 import type { NodeClaimStore } from '../api/ports.ts';
 import { ConflictError } from '../api/errors.ts';
 
@@ -33,8 +33,10 @@ export function podsNamedElsewhere(
 }
 
 /**
- * After writing `claim` (not launched yet, or launched: only its record changes), reads the
- * in-flight claims again and gives up the pods another claim names ({@link podsNamedElsewhere}):
+ * After writing `claim` (not launched yet, or launched: only its record changes), gives up the
+ * pods another of `others` names ({@link podsNamedElsewhere}); `others` are the claims the
+ * writer read after its write, consistently (the provisioner its in-flight claims, the
+ * disruption loop every claim: the reads each is allowed):
  * they leave the claim's `pods`; with none left and `deleteWhenEmpty`, the claim is deleted
  * (it has nothing to launch for). A version conflict (the claim changed meanwhile) re-reads it.
  * @returns the claim as stored now (undefined when deleted) and the pods given up.
@@ -42,10 +44,10 @@ export function podsNamedElsewhere(
 export async function yieldPodsNamedElsewhere(
   deps: { store: NodeClaimStore },
   claim: NodeClaim,
+  others: readonly NodeClaim[],
   now: Date,
-  opts: { ignore?: ReadonlySet<string>; keep?: ReadonlySet<string>; deleteWhenEmpty?: boolean; others?: readonly NodeClaim[] } = {},
+  opts: { ignore?: ReadonlySet<string>; keep?: ReadonlySet<string>; deleteWhenEmpty?: boolean } = {},
 ): Promise<{ claim?: NodeClaim; given: string[] }> {
-  const others = opts.others ?? (await claimsAfterWrite(deps, now));
   let current: NodeClaim | undefined = claim;
   for (let attempt = 1; current; attempt++) {
     const given = podsNamedElsewhere(current, others, now, opts);
@@ -63,9 +65,4 @@ export async function yieldPodsNamedElsewhere(
     }
   }
   return { given: [] };
-}
-
-/** The claims that may name a pod as placed on them at `now`, read (consistently) after a write of claims. */
-export function claimsAfterWrite(deps: { store: NodeClaimStore }, now: Date): Promise<NodeClaim[]> {
-  return deps.store.listInFlight(now.getTime() - NominationSeconds * 1000);
 }
