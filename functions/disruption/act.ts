@@ -5,7 +5,8 @@
  * and termination executions (named after the claim).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { isTrue } from '../../shared/api/nodeclaim.ts';
+import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import type { NodePool } from '../../shared/api/nodepool.ts';
 import { ConflictError, NodefleetError } from '../../shared/api/errors.ts';
 import { LabelTopologyZone, TaintDisrupted } from '../../shared/api/labels.ts';
 import type { TerminationInput } from '../../shared/api/ports.ts';
@@ -15,6 +16,7 @@ import type { CommandCandidate, DisruptionCommand, DisruptionReason, DisruptionS
 import { claimExpireAt, isClaimExpired, liveNodeProblem } from '../../shared/disruption/index.ts';
 import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims.ts';
 import { launchClaim } from '../../shared/launch/launch.ts';
+import { yieldPodsNamedElsewhere } from '../../shared/launch/named-elsewhere.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 import { fnv1a32 } from '../../shared/api/hash.ts';
 
@@ -88,59 +90,88 @@ export function replacementNames(command: DisruptionCommand): string[] {
 }
 
 /**
- * Creates (if absent) and launches (if not launched) one replacement claim, with the
- * provisioner's own record builder and launch (shared/launch: the NodePool's template labels and
- * annotations, allocatable, hashes, expiry; capacity retries and on-demand fallback), as
- * Karpenter's disruption calls the provisioner's CreateNodeClaims. The claim's requirements carry
- * the simulation's launch set, capacity types and zones.
+ * Records (creates if absent) one replacement claim, with the provisioner's own record builder
+ * (shared/launch: the NodePool's template labels and annotations, allocatable, hashes, expiry),
+ * as Karpenter's disruption calls the provisioner's CreateNodeClaims. The claim's requirements
+ * carry the simulation's launch set, capacity types and zones; its `pods` the pods it is sized for.
+ * The command records every replacement before it taints a candidate ({@link launchReplacement}
+ * after): the taint makes the candidate a deleting node to the provisioner, which then provisions
+ * for its pods unless a claim already names them.
+ * @returns the stored claim, or why there is none (unknown NodePool).
+ */
+export async function recordReplacement(
+  deps: Pick<Deps, 'store' | 'env' | 'log'>,
+  r: ReplacementClaim,
+  name: string,
+  command: DisruptionCommand,
+  now: Date,
+  snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
+): Promise<NodeClaim | string> {
+  const pool = snapshot.nodePools.find((p) => p.metadata.name === r.nodePool);
+  if (!pool) return `nodepool "${r.nodePool}" not found`;
+  const nodeClass = snapshot.nodeClasses?.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
+  const stored = await deps.store.get(name);
+  if (stored && (stored.phase === 'Failed' || stored.phase === 'Terminated')) {
+    // left over from an earlier, abandoned attempt at the same move: start afresh
+    await deps.store.delete(name);
+  } else if (stored) return stored;
+  const types = replacementTypes(r, pool, snapshot);
+  let requirements = Requirements.fromSpecs(r.requirements);
+  if (r.zones.length > 0) requirements = requirements.add(Requirement.from({ key: LabelTopologyZone, operator: 'In', values: [...r.zones] }));
+  const fresh = newNodeClaimRecord(
+    {
+      nodePool: r.nodePool,
+      requirements: requirements.toSpecs(),
+      taints: r.taints,
+      startupTaints: r.startupTaints,
+      labels: r.labels,
+      requests: r.requests,
+      ...(types.length > 0 ? { allocatable: formatResources(minAllocatableOf(types)) } : {}),
+      pods: r.pods,
+    },
+    { cluster: deps.env.clusterName, nodePool: pool, nodeClass, now, name, annotations: { [AnnotationDisruptionCommand]: command.id } },
+  );
+  let claim: NodeClaim;
+  try {
+    claim = await deps.store.create(fresh);
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+    return (await deps.store.get(name)) ?? fresh;
+  }
+  // A pending pod the replacement is sized for that a provisioner claim written meanwhile names is
+  // that claim's: the replacement gives it up (its room stays). The candidates' pods are the
+  // replacement's whatever else names them (shared/launch/named-elsewhere.ts; chaos seed 1136).
+  const keep = new Set(command.candidates.flatMap((c) => c.pods));
+  const y = await yieldPodsNamedElsewhere(deps, claim, await deps.store.list(), now, { ignore: new Set(replacementNames(command)), keep });
+  if (y.given.length) deps.log.info('replacement gives up pod(s) another nodeclaim was made for', { NodeClaim: { name }, Pods: y.given.join(', ') });
+  return y.claim ?? claim;
+}
+
+/** The replacement's launch set: the NodePool's instance types the simulation chose. */
+function replacementTypes(r: ReplacementClaim, pool: NodePool, snapshot: Pick<DisruptionSnapshot, 'instanceTypes'>) {
+  const launchSet = new Set(r.instanceTypes);
+  return snapshot.instanceTypes(pool).filter((t) => launchSet.has(t.name));
+}
+
+/**
+ * Launches (if not launched) one replacement claim {@link recordReplacement} recorded, with the
+ * provisioner's launch (capacity retries and on-demand fallback).
  * @returns undefined on success, else why it failed (no capacity, unknown NodePool).
  */
 export async function launchReplacement(
   deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock'>,
   r: ReplacementClaim,
-  name: string,
-  command: DisruptionCommand,
+  claim: NodeClaim,
   now: Date,
   snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
 ): Promise<string | undefined> {
   const pool = snapshot.nodePools.find((p) => p.metadata.name === r.nodePool);
   if (!pool) return `nodepool "${r.nodePool}" not found`;
   const nodeClass = snapshot.nodeClasses?.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
-  const launchSet = new Set(r.instanceTypes);
-  const types = snapshot.instanceTypes(pool).filter((t) => launchSet.has(t.name));
-  let claim = await deps.store.get(name);
-  if (claim && (claim.phase === 'Failed' || claim.phase === 'Terminated')) {
-    // left over from an earlier, abandoned attempt at the same move: start afresh
-    await deps.store.delete(name);
-    claim = undefined;
-  }
-  if (!claim) {
-    let requirements = Requirements.fromSpecs(r.requirements);
-    if (r.zones.length > 0) requirements = requirements.add(Requirement.from({ key: LabelTopologyZone, operator: 'In', values: [...r.zones] }));
-    const fresh = newNodeClaimRecord(
-      {
-        nodePool: r.nodePool,
-        requirements: requirements.toSpecs(),
-        taints: r.taints,
-        startupTaints: r.startupTaints,
-        labels: r.labels,
-        requests: r.requests,
-        ...(types.length > 0 ? { allocatable: formatResources(minAllocatableOf(types)) } : {}),
-        pods: r.pods,
-      },
-      { cluster: deps.env.clusterName, nodePool: pool, nodeClass, now, name, annotations: { [AnnotationDisruptionCommand]: command.id } },
-    );
-    try {
-      claim = await deps.store.create(fresh);
-    } catch (err) {
-      if (!(err instanceof ConflictError)) throw err;
-      claim = (await deps.store.get(name)) ?? fresh;
-    }
-  }
   if (claim.instanceId || isTrue(claim, 'Launched')) return undefined;
-  const out = await launchClaim(deps, claim, nodeClass, types, undefined, now);
+  const out = await launchClaim(deps, claim, nodeClass, replacementTypes(r, pool, snapshot), undefined, now);
   if (out.status === 'failed') throw out.error;
-  return out.status === 'unfulfillable' ? `replacement ${name}: ${out.reason}` : undefined;
+  return out.status === 'unfulfillable' ? `replacement ${claim.name}: ${out.reason}` : undefined;
 }
 
 /** The annotation a replacement claim carries: the id of the command that launched it. */

@@ -32,6 +32,7 @@ import { readSnapshot } from './snapshot.ts';
 import {
   confirmExpirations,
   launchReplacement,
+  recordReplacement,
   releaseSlots,
   renewSlots,
   replacementNames,
@@ -177,12 +178,25 @@ async function actStep(deps: DisruptionDeps, command: DisruptionCommand, now: Da
   });
   for (const c of cmd.candidates)
     deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: c.nodePool, reason: cmd.reason.toLowerCase(), capacity_type: c.capacityType });
-  await setDisruptedTaint(deps, cmd.candidates, true);
-  if (cmd.replacements.length === 0)
+  if (cmd.replacements.length === 0) {
+    await setDisruptedTaint(deps, cmd.candidates, true);
     return { status: 'terminating', command: cmd, terminationsStarted: await startTerminations(deps, cmd.candidates, cmd.reason, now, true) };
+  }
+  // The replacements are recorded before the taint, and launched after it. Tainted, a candidate is
+  // a deleting node to the provisioner (shared/disruption/pods.ts isNodeDeleting), whose next pass
+  // provisions for its pods and for the pending pods the replacements are sized for unless a
+  // claim names them: tainted first, the pass could read the claims before the replacements
+  // existed and launch a second claim for the same pods (chaos seed 1136).
   const names = replacementNames(cmd);
+  const claims: NodeClaim[] = [];
   for (let i = 0; i < names.length; i++) {
-    const failed = await launchReplacement(deps, cmd.replacements[i], names[i], cmd, now, snapshot);
+    const claim = await recordReplacement(deps, cmd.replacements[i], names[i], cmd, now, snapshot);
+    if (typeof claim === 'string') return abandon(deps, cmd, claim);
+    claims.push(claim);
+  }
+  await setDisruptedTaint(deps, cmd.candidates, true);
+  for (let i = 0; i < names.length; i++) {
+    const failed = await launchReplacement(deps, cmd.replacements[i], claims[i], now, snapshot);
     if (failed) return abandon(deps, cmd, failed);
   }
   return { status: 'waiting-for-replacements', command: cmd, replacementClaims: names, retryAfterSeconds: ReplacementPollSeconds, terminationsStarted: [] };

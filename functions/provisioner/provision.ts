@@ -18,6 +18,7 @@ import { MetricNames } from '../../shared/api/metrics.ts';
 import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { firstFive, toNodeClaim } from '../../shared/launch/claims.ts';
 import { chooseLaunch, launchClaim, type LaunchOutcome } from '../../shared/launch/launch.ts';
+import { yieldPodsNamedElsewhere } from '../../shared/launch/named-elsewhere.ts';
 import { Requirements } from '../../shared/api/requirements.ts';
 import { assignedPods, inFlightClaims, loadSnapshot, provisionablePods } from './snapshot.ts';
 import { readStorage } from '../../shared/runtime/cluster-picture.ts';
@@ -239,6 +240,24 @@ export async function provision(deps: ProvisionerDeps, eventPods: readonly Pod[]
       'instance-types': firstFive(c.instanceTypes.map((t) => t.name)),
     });
     toLaunch.push({ claim, index });
+  }
+  // Another writer of claims (a disruption command's replacement) may have named some of these
+  // pods since the pass read the claims: each claim gives those up, and one left with none is
+  // deleted unlaunched (shared/launch/named-elsewhere.ts; chaos seed 1136).
+  if (toLaunch.length) {
+    const others = await inFlightClaims(deps, now);
+    const own = new Set(toLaunch.map((t) => t.claim.name));
+    for (let i = toLaunch.length - 1; i >= 0; i--) {
+      const y = await yieldPodsNamedElsewhere(deps, toLaunch[i].claim, others, now, { ignore: own, deleteWhenEmpty: true });
+      if (y.given.length === 0) continue;
+      deps.log.info('nodeclaim gives up pod(s) another nodeclaim was made for', {
+        NodeClaim: { name: toLaunch[i].claim.name },
+        Pods: firstFive(y.given),
+        launched: !!y.claim,
+      });
+      if (y.claim) toLaunch[i].claim = y.claim;
+      else toLaunch.splice(i, 1);
+    }
   }
   const outcomes: LaunchOutcome[] = await Promise.all(
     toLaunch.map(({ claim, index }) => {

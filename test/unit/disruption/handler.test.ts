@@ -13,6 +13,8 @@ import { startLocalDynamo, type LocalDynamo } from '../../../infra/local/dynamo.
 import { run, blockKind, BlockedLogQuietMs } from '../../../functions/disruption/handler.ts';
 import { MetricNames } from '../../../shared/api/metrics.ts';
 import { loadCatalog } from '../../../shared/catalog/index.ts';
+import { provision } from '../../../functions/provisioner/provision.ts';
+import { nodeClass, pendingPod } from '../provisioner/world.ts';
 
 const Start = '2026-03-02T10:00:00Z';
 
@@ -192,6 +194,65 @@ describe('disruption handler run()', () => {
     const done = await run({ command: launched.command, replacementClaims: launched.replacementClaims }, deps);
     expect(done.status).toBe('terminating');
     expect(w.starter.started.map((s) => [s.nodeClaim, s.reason])).toEqual([['big', 'consolidation']]);
+  });
+
+  it("records the replacement before it taints the candidate: a provisioning pass the taint sets off finds the candidate's pods and the pending pods it is sized for on the replacement (chaos seed 1136)", async () => {
+    // Prepare: a big node whose one pod, and a pending pod, fit one cheaper replacement
+    w.kube.setNodeClasses([nodeClass()]);
+    await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
+    w.kube.addPod(pendingPod('db-0', '500m'));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    expect(planned.command?.decision).toBe('replace');
+    expect(planned.command!.replacements[0].pods.sort()).toEqual(['default/api-1', 'default/db-0']);
+    // The provisioner's full pass runs the moment the candidate is tainted (the agent's node-deletion event).
+    const passes: Awaited<ReturnType<typeof provision>>[] = [];
+    const patchNode = w.kube.patchNode.bind(w.kube);
+    w.kube.patchNode = async (name, patch) => {
+      const n = await patchNode(name, patch);
+      if (patch.taints?.some((t) => t.key === 'karpenter.sh/disrupted')) passes.push(await provision(deps, []));
+      return n;
+    };
+
+    // Act
+    w.clock.advanceSeconds(15);
+    const launched = await run({ command: planned.command }, deps);
+
+    // Assess: the pass saw both pods on the replacement and made no claim of its own; one launch in all
+    expect(launched.status).toBe('waiting-for-replacements');
+    expect(passes).toHaveLength(1);
+    expect(passes[0].created).toEqual([]);
+    expect(w.cloud.callsOf('create')).toHaveLength(1);
+    expect((await w.store.list()).map((c) => c.name).sort()).toEqual(['big', ...launched.replacementClaims!].sort());
+  });
+
+  it("a provisioner claim written for a pending pod after the command read the claims takes that pod: the replacement gives it up and keeps the candidate's pods (chaos seed 1136)", async () => {
+    // Prepare
+    w.kube.setNodeClasses([nodeClass()]);
+    await addManaged(w, managedNode('big', 'm5.4xlarge', { cpu: '15890m', memory: '57691Mi', pods: '234' }));
+    w.kube.addPod(pod({ name: 'api-1', nodeName: 'big', cpu: '500m', memory: '512Mi' }));
+    w.kube.addPod(pendingPod('db-0', '500m'));
+    const deps = depsOf(w);
+    const planned = await run({}, deps);
+    expect(planned.command!.replacements[0].pods.sort()).toEqual(['default/api-1', 'default/db-0']);
+    // The provisioner's claim for db-0 (and, racing too, the candidate's pod) lands just before the replacement's record.
+    const create = w.store.create.bind(w.store);
+    w.store.create = async (claim) => {
+      if (claim.annotations?.['nodefleet.io/disruption-command'])
+        await create({ ...claim, name: 'default-p1234', annotations: {}, pods: ['default/db-0', 'default/api-1'] });
+      return create(claim);
+    };
+
+    // Act
+    w.clock.advanceSeconds(15);
+    const launched = await run({ command: planned.command }, deps);
+
+    // Assess
+    expect(launched.status).toBe('waiting-for-replacements');
+    const replacement = (await w.store.get(launched.replacementClaims![0]))!;
+    expect(replacement.pods).toEqual(['default/api-1']);
+    expect(replacement.phase).toBe('Launched');
   });
 
   it('a replacement is made like a provisioned claim (template annotations, allocatable) and launched with its capacity retries (shared/launch; #28)', async () => {

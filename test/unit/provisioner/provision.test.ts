@@ -161,6 +161,48 @@ describe('provisioner run', () => {
     expect(w.cloud.all()).toHaveLength(1);
   });
 
+  it('two writers at one instant: a claim another writer recorded for the same pods after the pass read the claims makes the pass give them up, delete its claim unlaunched, and launch nothing (chaos seed 1136)', async () => {
+    // Prepare: a disruption command's replacement names db-0 and web-0 the moment this pass creates its own claim
+    const pods = [pendingPod('db-0'), pendingPod('web-0')];
+    const { w, deps, log } = provisionerWorld({ pods });
+    const create = w.store.create.bind(w.store);
+    let raced = false;
+    w.store.create = async (claim) => {
+      if (!raced) {
+        raced = true;
+        await create({ ...claim, name: 'default-rreplacement', pods: ['default/db-0', 'default/web-0'] });
+      }
+      return create(claim);
+    };
+    // Act
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    // Assess: each pod is the reason for one claim, the other writer's; nothing launched here
+    expect(summary.created).toHaveLength(1);
+    expect(summary.launched).toEqual([]);
+    expect(w.cloud.callsOf('create')).toHaveLength(0);
+    expect((await w.store.list()).map((c) => [c.name, c.pods])).toEqual([['default-rreplacement', ['default/db-0', 'default/web-0']]]);
+    expect(log.withMessage('nodeclaim gives up pod(s) another nodeclaim was made for')[0].fields).toMatchObject({ launched: false });
+  });
+
+  it("two writers at one instant: a pass whose claim shares only some pods with another writer's gives those up and launches for the rest", async () => {
+    const pods = [pendingPod('db-0'), pendingPod('web-0')];
+    const { w, deps } = provisionerWorld({ pods });
+    const create = w.store.create.bind(w.store);
+    let raced = false;
+    w.store.create = async (claim) => {
+      if (!raced) {
+        raced = true;
+        await create({ ...claim, name: 'default-rreplacement', pods: ['default/db-0'] });
+      }
+      return create(claim);
+    };
+    const summary = await run(parseInput(unschedulableEvent(pods)), deps);
+    expect(summary.launched).toHaveLength(1);
+    const own = (await w.store.get(summary.launched[0].nodeClaim))!;
+    expect(own.pods).toEqual(['default/web-0']);
+    expect(own.phase).toBe('Launched');
+  });
+
   it('an event for another cluster provisions nothing', async () => {
     const pods = inflate();
     const { w, deps, log } = provisionerWorld({ pods });
