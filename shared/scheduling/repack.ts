@@ -29,6 +29,15 @@ export const RepackMaxPods = 64;
 /** USD/hour below which two prices count as equal (sums of floats). */
 const PriceEpsilonUsd = 1e-9;
 
+/**
+ * The exact re-pack ({@link exactByKinds}) runs when the batch has at most this many pod kinds,
+ * its count vectors at most {@link ExactMaxStates} and its min-plus steps at most
+ * {@link ExactMaxSteps}; larger batches get the greedy alone.
+ */
+export const ExactMaxKinds = 6;
+export const ExactMaxStates = 40_000;
+export const ExactMaxSteps = 4_000_000;
+
 interface Kind {
   pods: PodInfo[];
   value: number;
@@ -72,8 +81,11 @@ export function repackPods(
     if (!(open instanceof SimClaim)) return undefined;
     kinds.push({ pods: list, value: 0, exoticOnly: open.options.every((o) => o.exotic) });
   }
+  const exact = exactByKinds(t, kinds, groupsOf, loose, price);
+  const exactCost = exact ? exact.prices.reduce((sum, p) => sum + p, 0) : Infinity;
+  const keepExact = () => (exact && exactCost < below - PriceEpsilonUsd ? exact.claims.map((c, n) => copyClaim(c, hostname(n))) : undefined);
   const found = candidateTypes(t, kinds, groupsOf, loose, price);
-  if (found.length === 0) return undefined;
+  if (found.length === 0) return keepExact();
   // Largest value first.
   const order = kinds.map((_, i) => i).sort((a, b) => kinds[b].value - kinds[a].value);
   kinds = order.map((i) => kinds[i]);
@@ -168,6 +180,9 @@ export function repackPods(
     return { claims, prices };
   };
 
+  // The greedy and its local pass only where the exact re-pack did not run (or its nodes would
+  // not build as planned).
+  if (exact) return keepExact();
   const first = greedy(pods, Infinity);
   if (!first) return undefined;
   const { claims, prices } = first;
@@ -257,6 +272,180 @@ function eliminate(
     }
   }
   return [...alive].sort((a, b) => a - b);
+}
+
+/**
+ * The exact re-pack for batches of few pod kinds: pods of one kind are interchangeable, so a node
+ * is a count vector (how many of each kind it holds), and a node's price is that of the cheapest
+ * type (at its cheapest offering under the kinds' requirements) whose room holds the vector: the
+ * price `price` gives a claim of that single type holding one pod of each kind present. The
+ * cheapest partition of the batch's count vector into node vectors is a dynamic program over the
+ * vectors below it, f(v) = min over u ≤ v holding a pod of v's first kind of price(u) + f(v − u).
+ * A pod that a plain type holds never shares an accelerator node (as in the greedy). The nodes
+ * are then built as claims of every type of the pool by the same `add` as any claim, so every
+ * rule holds; undefined when the batch is too large or a node does not build at its planned price.
+ */
+function exactByKinds(
+  t: ClaimTemplate,
+  kinds: readonly Kind[],
+  groupsOf: (info: PodInfo) => PodGroups,
+  ctx: ClaimContext,
+  price: (c: SimClaim) => number,
+): { claims: SimClaim[]; prices: number[] } | undefined {
+  const m = kinds.length;
+  if (m > ExactMaxKinds) return undefined;
+  const n = kinds.map((k) => k.pods.length);
+  const stride: number[] = [];
+  let states = 1;
+  let steps = 1;
+  for (const c of n) {
+    stride.push(states);
+    states *= c + 1;
+    steps *= ((c + 1) * (c + 2)) / 2;
+  }
+  if (states > ExactMaxStates || steps > ExactMaxSteps) return undefined;
+  const keys = [...new Set(kinds.flatMap((k) => Object.keys(k.pods[0].requests)))];
+  const req = kinds.map((k) => keys.map((r) => k.pods[0].requests[r] ?? 0));
+
+  // Per set of kinds (bit mask): the types that hold one pod of each, cheapest first, none
+  // beaten by a cheaper one with as much room.
+  interface Holder {
+    room: number[];
+    price: number;
+  }
+  const single: (Map<TemplateType, number> | undefined)[] = [];
+  const priceAlone = (k: number, type: TemplateType): number => {
+    let byType = single[k];
+    if (!byType) {
+      byType = new Map();
+      for (const o of t.types) {
+        if (o.exotic && !kinds[k].exoticOnly) continue;
+        const head = kinds[k].pods[0];
+        const c = openClaim(t, 'repack-probe', head, groupsOf(head), ctx, false, [o]);
+        const p = c instanceof SimClaim ? price(c) : Infinity;
+        if (p < Infinity) byType.set(o, p);
+      }
+      single[k] = byType;
+    }
+    return byType.get(type) ?? Infinity;
+  };
+  const holders: (Holder[] | undefined)[] = [];
+  const holdersOf = (mask: number): Holder[] => {
+    const known = holders[mask];
+    if (known) return known;
+    const members = kinds.map((_, k) => k).filter((k) => mask & (1 << k));
+    const constrained = members.filter((k) => kinds[k].pods[0].hasRequirements);
+    const list: Holder[] = [];
+    for (const type of t.types) {
+      let p = 0;
+      for (const k of members) p = Math.max(p, priceAlone(k, type));
+      if (!(p < Infinity)) continue;
+      if (constrained.length > 1) {
+        // Several kinds' requirements together may leave dearer offerings only (or none).
+        const [head, ...tail] = members.map((k) => kinds[k].pods[0]);
+        const c = openClaim(t, 'repack-probe', head, groupsOf(head), ctx, false, [type]);
+        if (!(c instanceof SimClaim) || tail.some((q) => c.add(q, groupsOf(q), ctx))) continue;
+        p = price(c);
+        if (!(p < Infinity)) continue;
+      }
+      list.push({ room: keys.map((r) => type.room[r] ?? 0), price: p });
+    }
+    list.sort((a, b) => a.price - b.price);
+    const kept: Holder[] = [];
+    for (const h of list) if (!kept.some((o) => o.price <= h.price && o.room.every((v, i) => v >= h.room[i]))) kept.push(h);
+    holders[mask] = kept;
+    return kept;
+  };
+
+  // Price of every count vector (index = Σ count·stride).
+  const cost = new Float64Array(states);
+  const counts = new Array<number>(m).fill(0);
+  const demand = new Array<number>(keys.length).fill(0);
+  for (let u = 1; u < states; u++) {
+    for (let k = 0; k < m; k++) {
+      if (counts[k] < n[k]) {
+        counts[k]++;
+        for (let r = 0; r < keys.length; r++) demand[r] += req[k][r];
+        break;
+      }
+      for (let r = 0; r < keys.length; r++) demand[r] -= counts[k] * req[k][r];
+      counts[k] = 0;
+    }
+    let mask = 0;
+    for (let k = 0; k < m; k++) if (counts[k] > 0) mask |= 1 << k;
+    let best = Infinity;
+    for (const h of holdersOf(mask)) {
+      let fits = true;
+      for (let r = 0; r < keys.length && fits; r++) fits = demand[r] <= h.room[r];
+      if (fits) {
+        best = h.price;
+        break;
+      }
+    }
+    cost[u] = best;
+  }
+
+  // f(v) and the node u it opens.
+  const f = new Float64Array(states);
+  const choice = new Int32Array(states);
+  counts.fill(0);
+  for (let v = 1; v < states; v++) {
+    for (let k = 0; k < m; k++) {
+      if (counts[k] < n[k]) {
+        counts[k]++;
+        break;
+      }
+      counts[k] = 0;
+    }
+    let first = 0;
+    while (counts[first] === 0) first++;
+    let best = Infinity;
+    let bestU = -1;
+    // u over dims first..m-1 with u[first] ≥ 1; a vector that does not fit stays unfit as it grows.
+    const walk = (d: number, base: number): void => {
+      if (d === first) {
+        for (let c = 1; c <= counts[first]; c++) {
+          const u = base + c * stride[first];
+          const p = cost[u];
+          if (!(p < Infinity)) return;
+          const total = p + f[v - u];
+          if (total < best - PriceEpsilonUsd) {
+            best = total;
+            bestU = u;
+          }
+        }
+        return;
+      }
+      for (let c = 0; c <= counts[d]; c++) {
+        const at = base + c * stride[d];
+        if (!(cost[at + stride[first]] < Infinity)) return;
+        walk(d - 1, at);
+      }
+    };
+    walk(m - 1, 0);
+    f[v] = best;
+    choice[v] = bestU;
+  }
+  if (!(f[states - 1] < Infinity)) return undefined;
+
+  const claims: SimClaim[] = [];
+  const prices: number[] = [];
+  const next = n.map(() => 0);
+  for (let v = states - 1; v > 0; v -= choice[v]) {
+    const u = choice[v];
+    const mine: PodInfo[] = [];
+    for (let k = 0; k < m; k++) {
+      const c = Math.floor(u / stride[k]) % (n[k] + 1);
+      mine.push(...kinds[k].pods.slice(next[k], next[k] + c));
+      next[k] += c;
+    }
+    const claim = build(t, 'repack-node', mine, t.types, groupsOf, ctx);
+    const p = claim ? price(claim) : Infinity;
+    if (!claim || p > cost[u] + PriceEpsilonUsd) return undefined;
+    claims.push(claim);
+    prices.push(p);
+  }
+  return { claims, prices };
 }
 
 /** A copy of the claim (under another hostname) to try a pod on: no topology and no limits, so nothing else holds its state. */
