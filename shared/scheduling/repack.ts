@@ -8,6 +8,10 @@
  * packs claims, so every scheduling rule holds; only cost-aware packing's own refusals (efficient
  * caps, shape rates) are left out, since the price decides here.
  *
+ * A batch of few pod kinds (at most {@link ExactMaxKinds}, and few enough count vectors) is packed
+ * exactly by {@link exactByKinds}: the cheapest partition into nodes priced as the cheapest type
+ * that holds them. Larger batches, or one whose exact nodes do not build as planned, get the greedy.
+ *
  * The greedy: a pod's value is what it costs at the best rate a type that takes it sells its
  * shape ({@link rateOf}, at the offering its requirements allow), so a node's worth is the value
  * of the pods it holds over its price. For each candidate type, a node of that type is filled
@@ -81,11 +85,15 @@ export function repackPods(
     if (!(open instanceof SimClaim)) return undefined;
     kinds.push({ pods: list, value: 0, exoticOnly: open.options.every((o) => o.exotic) });
   }
+  // The greedy and its local pass only where the exact re-pack does not run (or its nodes would
+  // not build as planned).
   const exact = exactByKinds(t, kinds, groupsOf, loose, price);
-  const exactCost = exact ? exact.prices.reduce((sum, p) => sum + p, 0) : Infinity;
-  const keepExact = () => (exact && exactCost < below - PriceEpsilonUsd ? exact.claims.map((c, n) => copyClaim(c, hostname(n))) : undefined);
+  if (exact) {
+    const total = exact.prices.reduce((sum, p) => sum + p, 0);
+    return total < below - PriceEpsilonUsd ? exact.claims.map((c, n) => copyClaim(c, hostname(n))) : undefined;
+  }
   const found = candidateTypes(t, kinds, groupsOf, loose, price);
-  if (found.length === 0) return keepExact();
+  if (found.length === 0) return undefined;
   // Largest value first.
   const order = kinds.map((_, i) => i).sort((a, b) => kinds[b].value - kinds[a].value);
   kinds = order.map((i) => kinds[i]);
@@ -180,9 +188,6 @@ export function repackPods(
     return { claims, prices };
   };
 
-  // The greedy and its local pass only where the exact re-pack did not run (or its nodes would
-  // not build as planned).
-  if (exact) return keepExact();
   const first = greedy(pods, Infinity);
   if (!first) return undefined;
   const { claims, prices } = first;
