@@ -40,7 +40,7 @@ const PriceEpsilonUsd = 1e-9;
  */
 export const ExactMaxKinds = 6;
 export const ExactMaxStates = 40_000;
-export const ExactMaxSteps = 4_000_000;
+export const ExactMaxSteps = 40_000_000;
 
 interface Kind {
   pods: PodInfo[];
@@ -318,19 +318,23 @@ function exactByKinds(
     room: number[];
     price: number;
   }
+  // A claim's price were it of one of its types alone.
+  const pricesByType = (c: SimClaim): Map<TemplateType, number> => {
+    const byType = new Map<TemplateType, number>();
+    for (const o of c.options) {
+      if (o.exotic && c.options.some((x) => !x.exotic)) continue;
+      const p = price(new SimClaim(t, 'repack-probe', c.requirements, [o]));
+      if (p < Infinity) byType.set(o, p);
+    }
+    return byType;
+  };
   const single: (Map<TemplateType, number> | undefined)[] = [];
   const priceAlone = (k: number, type: TemplateType): number => {
     let byType = single[k];
     if (!byType) {
-      byType = new Map();
-      for (const o of t.types) {
-        if (o.exotic && !kinds[k].exoticOnly) continue;
-        const head = kinds[k].pods[0];
-        const c = openClaim(t, 'repack-probe', head, groupsOf(head), ctx, false, [o]);
-        const p = c instanceof SimClaim ? price(c) : Infinity;
-        if (p < Infinity) byType.set(o, p);
-      }
-      single[k] = byType;
+      const head = kinds[k].pods[0];
+      const c = openClaim(t, 'repack-probe', head, groupsOf(head), ctx);
+      single[k] = byType = c instanceof SimClaim ? pricesByType(c) : new Map();
     }
     return byType.get(type) ?? Infinity;
   };
@@ -340,20 +344,27 @@ function exactByKinds(
     if (known) return known;
     const members = kinds.map((_, k) => k).filter((k) => mask & (1 << k));
     const constrained = members.filter((k) => kinds[k].pods[0].hasRequirements);
+    // Several kinds' requirements together may leave dearer offerings only (or none).
+    let together: Map<TemplateType, number> | undefined;
+    if (constrained.length > 1) {
+      const c = build(
+        t,
+        'repack-probe',
+        members.map((k) => kinds[k].pods[0]),
+        t.types,
+        groupsOf,
+        ctx,
+      );
+      together = c ? pricesByType(c) : new Map();
+    }
     const list: Holder[] = [];
+    const plain = members.some((k) => !kinds[k].exoticOnly);
     for (const type of t.types) {
+      if (type.exotic && plain) continue;
       let p = 0;
       for (const k of members) p = Math.max(p, priceAlone(k, type));
-      if (!(p < Infinity)) continue;
-      if (constrained.length > 1) {
-        // Several kinds' requirements together may leave dearer offerings only (or none).
-        const [head, ...tail] = members.map((k) => kinds[k].pods[0]);
-        const c = openClaim(t, 'repack-probe', head, groupsOf(head), ctx, false, [type]);
-        if (!(c instanceof SimClaim) || tail.some((q) => c.add(q, groupsOf(q), ctx))) continue;
-        p = price(c);
-        if (!(p < Infinity)) continue;
-      }
-      list.push({ room: keys.map((r) => type.room[r] ?? 0), price: p });
+      if (together) p = together.get(type) ?? Infinity;
+      if (p < Infinity) list.push({ room: keys.map((r) => type.room[r] ?? 0), price: p });
     }
     list.sort((a, b) => a.price - b.price);
     const kept: Holder[] = [];
@@ -362,8 +373,10 @@ function exactByKinds(
     return kept;
   };
 
-  // Price of every count vector (index = Σ count·stride).
+  // Price of every count vector (index = Σ count·stride); a vector that grows by a pod of its
+  // first kind keeps its kinds, so its type is no cheaper than the smaller one's: the scan starts there.
   const cost = new Float64Array(states);
+  const at = new Int32Array(states);
   const counts = new Array<number>(m).fill(0);
   const demand = new Array<number>(keys.length).fill(0);
   for (let u = 1; u < states; u++) {
@@ -378,23 +391,49 @@ function exactByKinds(
     }
     let mask = 0;
     for (let k = 0; k < m; k++) if (counts[k] > 0) mask |= 1 << k;
-    let best = Infinity;
-    for (const h of holdersOf(mask)) {
+    let first = 0;
+    while (counts[first] === 0) first++;
+    const list = holdersOf(mask);
+    let h = counts[first] > 1 ? at[u - stride[first]] : 0;
+    for (; h < list.length; h++) {
+      const room = list[h].room;
       let fits = true;
-      for (let r = 0; r < keys.length && fits; r++) fits = demand[r] <= h.room[r];
-      if (fits) {
-        best = h.price;
-        break;
-      }
+      for (let r = 0; r < keys.length && fits; r++) fits = demand[r] <= room[r];
+      if (fits) break;
     }
-    cost[u] = best;
+    at[u] = h;
+    cost[u] = h < list.length ? list[h].price : Infinity;
   }
 
-  // f(v) and the node u it opens.
+  // f(v) and the node u it opens: u over dims first..m-1 with u[first] ≥ 1 (dims below first are
+  // empty in v); a vector that does not fit stays unfit as it grows, which ends a dimension's loop.
   const f = new Float64Array(states);
   const choice = new Int32Array(states);
+  let v = 0;
+  let first = 0;
+  let best = Infinity;
+  let bestU = -1;
+  const walk = (d: number, base: number): void => {
+    if (d === first) {
+      const step = stride[first];
+      for (let c = 1, u = base + step; c <= counts[first]; c++, u += step) {
+        const p = cost[u];
+        if (!(p < Infinity)) return;
+        const total = p + f[v - u];
+        if (total < best - PriceEpsilonUsd) {
+          best = total;
+          bestU = u;
+        }
+      }
+      return;
+    }
+    for (let c = 0, a = base; c <= counts[d]; c++, a += stride[d]) {
+      if (!(cost[a + stride[first]] < Infinity)) return;
+      walk(d - 1, a);
+    }
+  };
   counts.fill(0);
-  for (let v = 1; v < states; v++) {
+  for (v = 1; v < states; v++) {
     for (let k = 0; k < m; k++) {
       if (counts[k] < n[k]) {
         counts[k]++;
@@ -402,31 +441,10 @@ function exactByKinds(
       }
       counts[k] = 0;
     }
-    let first = 0;
+    first = 0;
     while (counts[first] === 0) first++;
-    let best = Infinity;
-    let bestU = -1;
-    // u over dims first..m-1 with u[first] ≥ 1; a vector that does not fit stays unfit as it grows.
-    const walk = (d: number, base: number): void => {
-      if (d === first) {
-        for (let c = 1; c <= counts[first]; c++) {
-          const u = base + c * stride[first];
-          const p = cost[u];
-          if (!(p < Infinity)) return;
-          const total = p + f[v - u];
-          if (total < best - PriceEpsilonUsd) {
-            best = total;
-            bestU = u;
-          }
-        }
-        return;
-      }
-      for (let c = 0; c <= counts[d]; c++) {
-        const at = base + c * stride[d];
-        if (!(cost[at + stride[first]] < Infinity)) return;
-        walk(d - 1, at);
-      }
-    };
+    best = Infinity;
+    bestU = -1;
     walk(m - 1, 0);
     f[v] = best;
     choice[v] = bestU;
