@@ -454,8 +454,11 @@ function exactByKinds(
   const claims: SimClaim[] = [];
   const prices: number[] = [];
   const next = n.map(() => 0);
-  for (let v = states - 1; v > 0; v -= choice[v]) {
-    const u = choice[v];
+  // Dearest node first, as the greedy opens the node it values most first.
+  const nodes: number[] = [];
+  for (let v = states - 1; v > 0; v -= choice[v]) nodes.push(choice[v]);
+  nodes.sort((a, b) => cost[b] - cost[a]);
+  for (const u of nodes) {
     const mine: PodInfo[] = [];
     for (let k = 0; k < m; k++) {
       const c = Math.floor(u / stride[k]) % (n[k] + 1);
