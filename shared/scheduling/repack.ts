@@ -8,6 +8,10 @@
  * packs claims, so every scheduling rule holds; only cost-aware packing's own refusals (efficient
  * caps, shape rates) are left out, since the price decides here.
  *
+ * A batch of few pod kinds (at most {@link ExactMaxKinds}, and few enough count vectors) is packed
+ * exactly by {@link exactByKinds}: the cheapest partition into nodes priced as the cheapest type
+ * that holds them. Larger batches, or one whose exact nodes do not build as planned, get the greedy.
+ *
  * The greedy: a pod's value is what it costs at the best rate a type that takes it sells its
  * shape ({@link rateOf}, at the offering its requirements allow), so a node's worth is the value
  * of the pods it holds over its price. For each candidate type, a node of that type is filled
@@ -28,6 +32,15 @@ export const RepackMaxPods = 64;
 
 /** USD/hour below which two prices count as equal (sums of floats). */
 const PriceEpsilonUsd = 1e-9;
+
+/**
+ * The exact re-pack ({@link exactByKinds}) runs when the batch has at most this many pod kinds,
+ * its count vectors at most {@link ExactMaxStates} and its min-plus steps at most
+ * {@link ExactMaxSteps}; larger batches get the greedy alone.
+ */
+export const ExactMaxKinds = 6;
+export const ExactMaxStates = 40_000;
+export const ExactMaxSteps = 40_000_000;
 
 interface Kind {
   pods: PodInfo[];
@@ -71,6 +84,13 @@ export function repackPods(
     const open = openClaim(t, 'repack-probe', head, groupsOf(head), loose);
     if (!(open instanceof SimClaim)) return undefined;
     kinds.push({ pods: list, value: 0, exoticOnly: open.options.every((o) => o.exotic) });
+  }
+  // The greedy and its local pass only where the exact re-pack does not run (or its nodes would
+  // not build as planned).
+  const exact = exactByKinds(t, kinds, groupsOf, loose, price);
+  if (exact) {
+    const total = exact.prices.reduce((sum, p) => sum + p, 0);
+    return total < below - PriceEpsilonUsd ? exact.claims.map((c, n) => copyClaim(c, hostname(n))) : undefined;
   }
   const found = candidateTypes(t, kinds, groupsOf, loose, price);
   if (found.length === 0) return undefined;
@@ -257,6 +277,201 @@ function eliminate(
     }
   }
   return [...alive].sort((a, b) => a - b);
+}
+
+/**
+ * The exact re-pack for batches of few pod kinds: pods of one kind are interchangeable, so a node
+ * is a count vector (how many of each kind it holds), and a node's price is that of the cheapest
+ * type (at its cheapest offering under the kinds' requirements) whose room holds the vector: the
+ * price `price` gives a claim of that single type holding one pod of each kind present. The
+ * cheapest partition of the batch's count vector into node vectors is a dynamic program over the
+ * vectors below it, f(v) = min over u ≤ v holding a pod of v's first kind of price(u) + f(v − u).
+ * A pod that a plain type holds never shares an accelerator node (as in the greedy). The nodes
+ * are then built as claims of every type of the pool by the same `add` as any claim, so every
+ * rule holds; undefined when the batch is too large or a node does not build at its planned price.
+ */
+function exactByKinds(
+  t: ClaimTemplate,
+  kinds: readonly Kind[],
+  groupsOf: (info: PodInfo) => PodGroups,
+  ctx: ClaimContext,
+  price: (c: SimClaim) => number,
+): { claims: SimClaim[]; prices: number[] } | undefined {
+  const m = kinds.length;
+  if (m > ExactMaxKinds) return undefined;
+  const n = kinds.map((k) => k.pods.length);
+  const stride: number[] = [];
+  let states = 1;
+  let steps = 1;
+  for (const c of n) {
+    stride.push(states);
+    states *= c + 1;
+    steps *= ((c + 1) * (c + 2)) / 2;
+  }
+  if (states > ExactMaxStates || steps > ExactMaxSteps) return undefined;
+  const keys = [...new Set(kinds.flatMap((k) => Object.keys(k.pods[0].requests)))];
+  const req = kinds.map((k) => keys.map((r) => k.pods[0].requests[r] ?? 0));
+
+  // Per set of kinds (bit mask): the types that hold one pod of each, cheapest first, none
+  // beaten by a cheaper one with as much room.
+  interface Holder {
+    room: number[];
+    price: number;
+  }
+  // A claim's price were it of one of its types alone.
+  const pricesByType = (c: SimClaim): Map<TemplateType, number> => {
+    const byType = new Map<TemplateType, number>();
+    for (const o of c.options) {
+      if (o.exotic && c.options.some((x) => !x.exotic)) continue;
+      const p = price(new SimClaim(t, 'repack-probe', c.requirements, [o]));
+      if (p < Infinity) byType.set(o, p);
+    }
+    return byType;
+  };
+  const single: (Map<TemplateType, number> | undefined)[] = [];
+  const priceAlone = (k: number, type: TemplateType): number => {
+    let byType = single[k];
+    if (!byType) {
+      const head = kinds[k].pods[0];
+      const c = openClaim(t, 'repack-probe', head, groupsOf(head), ctx);
+      single[k] = byType = c instanceof SimClaim ? pricesByType(c) : new Map();
+    }
+    return byType.get(type) ?? Infinity;
+  };
+  const holders: (Holder[] | undefined)[] = [];
+  const holdersOf = (mask: number): Holder[] => {
+    const known = holders[mask];
+    if (known) return known;
+    const members = kinds.map((_, k) => k).filter((k) => mask & (1 << k));
+    const constrained = members.filter((k) => kinds[k].pods[0].hasRequirements);
+    // Several kinds' requirements together may leave dearer offerings only (or none).
+    let together: Map<TemplateType, number> | undefined;
+    if (constrained.length > 1) {
+      const c = build(
+        t,
+        'repack-probe',
+        members.map((k) => kinds[k].pods[0]),
+        t.types,
+        groupsOf,
+        ctx,
+      );
+      together = c ? pricesByType(c) : new Map();
+    }
+    const list: Holder[] = [];
+    const plain = members.some((k) => !kinds[k].exoticOnly);
+    for (const type of t.types) {
+      if (type.exotic && plain) continue;
+      let p = 0;
+      for (const k of members) p = Math.max(p, priceAlone(k, type));
+      if (together) p = together.get(type) ?? Infinity;
+      if (p < Infinity) list.push({ room: keys.map((r) => type.room[r] ?? 0), price: p });
+    }
+    list.sort((a, b) => a.price - b.price);
+    const kept: Holder[] = [];
+    for (const h of list) if (!kept.some((o) => o.price <= h.price && o.room.every((v, i) => v >= h.room[i]))) kept.push(h);
+    holders[mask] = kept;
+    return kept;
+  };
+
+  // Price of every count vector (index = Σ count·stride); a vector that grows by a pod of its
+  // first kind keeps its kinds, so its type is no cheaper than the smaller one's: the scan starts there.
+  const cost = new Float64Array(states);
+  const at = new Int32Array(states);
+  const counts = new Array<number>(m).fill(0);
+  const demand = new Array<number>(keys.length).fill(0);
+  for (let u = 1; u < states; u++) {
+    for (let k = 0; k < m; k++) {
+      if (counts[k] < n[k]) {
+        counts[k]++;
+        for (let r = 0; r < keys.length; r++) demand[r] += req[k][r];
+        break;
+      }
+      for (let r = 0; r < keys.length; r++) demand[r] -= counts[k] * req[k][r];
+      counts[k] = 0;
+    }
+    let mask = 0;
+    for (let k = 0; k < m; k++) if (counts[k] > 0) mask |= 1 << k;
+    let first = 0;
+    while (counts[first] === 0) first++;
+    const list = holdersOf(mask);
+    let h = counts[first] > 1 ? at[u - stride[first]] : 0;
+    for (; h < list.length; h++) {
+      const room = list[h].room;
+      let fits = true;
+      for (let r = 0; r < keys.length && fits; r++) fits = demand[r] <= room[r];
+      if (fits) break;
+    }
+    at[u] = h;
+    cost[u] = h < list.length ? list[h].price : Infinity;
+  }
+
+  // f(v) and the node u it opens: u over dims first..m-1 with u[first] ≥ 1 (dims below first are
+  // empty in v); a vector that does not fit stays unfit as it grows, which ends a dimension's loop.
+  const f = new Float64Array(states);
+  const choice = new Int32Array(states);
+  let v = 0;
+  let first = 0;
+  let best = Infinity;
+  let bestU = -1;
+  const walk = (d: number, base: number): void => {
+    if (d === first) {
+      const step = stride[first];
+      for (let c = 1, u = base + step; c <= counts[first]; c++, u += step) {
+        const p = cost[u];
+        if (!(p < Infinity)) return;
+        const total = p + f[v - u];
+        if (total < best - PriceEpsilonUsd) {
+          best = total;
+          bestU = u;
+        }
+      }
+      return;
+    }
+    for (let c = 0, a = base; c <= counts[d]; c++, a += stride[d]) {
+      if (!(cost[a + stride[first]] < Infinity)) return;
+      walk(d - 1, a);
+    }
+  };
+  counts.fill(0);
+  for (v = 1; v < states; v++) {
+    for (let k = 0; k < m; k++) {
+      if (counts[k] < n[k]) {
+        counts[k]++;
+        break;
+      }
+      counts[k] = 0;
+    }
+    first = 0;
+    while (counts[first] === 0) first++;
+    best = Infinity;
+    bestU = -1;
+    walk(m - 1, 0);
+    f[v] = best;
+    choice[v] = bestU;
+  }
+  if (!(f[states - 1] < Infinity)) return undefined;
+
+  const claims: SimClaim[] = [];
+  const prices: number[] = [];
+  const next = n.map(() => 0);
+  // Dearest node first, as the greedy opens the node it values most first.
+  const nodes: number[] = [];
+  for (let v = states - 1; v > 0; v -= choice[v]) nodes.push(choice[v]);
+  nodes.sort((a, b) => cost[b] - cost[a]);
+  for (const u of nodes) {
+    const mine: PodInfo[] = [];
+    for (let k = 0; k < m; k++) {
+      const c = Math.floor(u / stride[k]) % (n[k] + 1);
+      mine.push(...kinds[k].pods.slice(next[k], next[k] + c));
+      next[k] += c;
+    }
+    const claim = build(t, 'repack-node', mine, t.types, groupsOf, ctx);
+    const p = claim ? price(claim) : Infinity;
+    if (!claim || p > cost[u] + PriceEpsilonUsd) return undefined;
+    claims.push(claim);
+    prices.push(p);
+  }
+  return { claims, prices };
 }
 
 /** A copy of the claim (under another hostname) to try a pod on: no topology and no limits, so nothing else holds its state. */

@@ -9,14 +9,14 @@ import { loadCatalog } from '../../../shared/catalog/index.ts';
 import { solve, type SchedulingResult } from '../../../shared/scheduling/index.ts';
 import { exactPacking } from '../../bench/exact.ts';
 import { ExactDaemonSets, Pools } from '../../bench/exact-bench.ts';
-import { pendingPod } from './builders.ts';
+import { pendingPod, pendingPods } from './builders.ts';
 
 const catalog = loadCatalog({ region: 'us-east-1' });
 const cost = (r: SchedulingResult) => r.newNodeClaims.reduce((s, c) => s + c.priceUsdPerHour, 0);
-const plan = (pods: Pod[], settings = {}) =>
-  solve({ pods, nodePools: [Pools['small-spot']], instanceTypes: () => catalog, daemonSets: ExactDaemonSets, settings });
-const optimum = async (pods: Pod[]) =>
-  (await exactPacking({ pods, nodePool: Pools['small-spot'], instanceTypes: catalog, daemonSets: ExactDaemonSets })).costPerHour;
+const plan = (pods: Pod[], settings = {}, pool: keyof typeof Pools = 'small-spot') =>
+  solve({ pods, nodePools: [Pools[pool]], instanceTypes: () => catalog, daemonSets: ExactDaemonSets, settings });
+const optimum = async (pods: Pod[], pool: keyof typeof Pools = 'small-spot') =>
+  (await exactPacking({ pods, nodePool: Pools[pool], instanceTypes: catalog, daemonSets: ExactDaemonSets })).costPerHour;
 const placedOnce = (r: SchedulingResult, pods: Pod[]) => {
   const placed = r.newNodeClaims.flatMap((c) => c.pods.map((p) => p.metadata.name)).sort();
   expect(placed).toEqual(pods.map((p) => p.metadata.name).sort());
@@ -54,5 +54,43 @@ describe('re-packing a small batch (cost packing)', () => {
     const best = await optimum(pods);
     expect(cost(r)).toBeLessThanOrEqual(best * 1.1);
     expect(r.newNodeClaims.length).toBeGreaterThan(1);
+  });
+
+  it('mixes pod kinds across nodes where the node with the most value per dollar is not part of the optimum (seed 1 #46)', async () => {
+    // Prepare: the burstable pool (t3, t3a, t4g, m7g, m7i; on-demand); three pod kinds.
+    const pods = [
+      ...pendingPods('a', 6, { cpu: '250m', memory: '2560Mi' }),
+      ...pendingPods('b', 3, { cpu: '3', memory: '1152Mi' }),
+      ...pendingPods('c', 4, { cpu: '2', memory: '8Gi' }),
+    ];
+    // Act
+    const r = plan(pods, {}, 'burstable');
+    // Assess: the greedy opened three t4g.2xlarge ($0.813/h, +19.8 %), one holding two of the
+    // 2-vCPU/8Gi pods; two t4g.2xlarge and a t4g.xlarge hold the same pods mixed ($0.679/h).
+    placedOnce(r, pods);
+    const best = await optimum(pods, 'burstable');
+    expect(best).toBeCloseTo(0.6784, 3);
+    expect(cost(r)).toBeCloseTo(best, 9);
+  });
+
+  it('counts a small type by the pods it may run as well as its cpu and memory (seed 2 #315)', async () => {
+    // Prepare: the burstable pool; one kind requires category t, one amd64, one nothing.
+    const pods = [
+      ...pendingPods('t', 3, { cpu: '100m', memory: '64Mi', spec: { nodeSelector: { 'karpenter.k8s.aws/instance-category': 't' } } }),
+      ...pendingPods('x86', 6, { cpu: '250m', memory: '768Mi', spec: { nodeSelector: { 'kubernetes.io/arch': 'amd64' } } }),
+      ...pendingPods('any', 7, { cpu: '250m', memory: '192Mi' }),
+    ];
+    // Act
+    const r = plan(pods, {}, 'burstable');
+    // Assess: the greedy's t4g.small and two t3a.medium cost $0.0986/h (+14.0 %): the nodes it
+    // picks one by one leave a remainder that fits no cheap type once pod counts are counted.
+    placedOnce(r, pods);
+    const best = await optimum(pods, 'burstable');
+    expect(cost(r)).toBeCloseTo(best, 9);
+    for (const c of r.newNodeClaims) {
+      const names = c.pods.map((p) => p.metadata.name);
+      if (names.some((n) => n.startsWith('x86'))) expect(c.launchInstanceTypes.every((t) => t.labels['kubernetes.io/arch'] === 'amd64')).toBe(true);
+      if (names.some((n) => n.startsWith('t-'))) expect(c.launchInstanceTypes.every((t) => t.labels['karpenter.k8s.aws/instance-category'] === 't')).toBe(true);
+    }
   });
 });
