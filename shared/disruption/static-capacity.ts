@@ -30,6 +30,7 @@ import { Requirement } from '../api/requirements.ts';
 import { LabelInstanceType } from '../api/labels.ts';
 import { collectTypeKeys, PoolTemplate } from '../scheduling/template.ts';
 import { evictionCost, lifetimeRemaining } from './cost.ts';
+import { typesForMinValues } from './consolidation.ts';
 import { isDoNotDisruptActive, isTerminal } from './pods.ts';
 import type { DisruptionSnapshot, ReplacementClaim } from './types.ts';
 
@@ -114,16 +115,26 @@ export function grantedByLimit(counts: StaticPoolCounts, limit: number, wanted: 
 /**
  * The claim a static pool launches (KC NewNodeClaimTemplate for a static pool: the pool's
  * requirements, labels and taints; no pods, no requests; the cloud provider picks among every
- * admitted type): its ≤ 60 cheapest admitted types with an available offering, or why there is none.
+ * admitted type): its ≤ 60 cheapest admitted types with an available offering (more when its
+ * minValues need more), or why there is none.
  */
 export function staticClaimOf(
   pool: NodePool,
-  snapshot: Pick<DisruptionSnapshot, 'instanceTypes' | 'daemonSets' | 'unavailableOfferings'>,
+  snapshot: Pick<DisruptionSnapshot, 'instanceTypes' | 'daemonSets' | 'unavailableOfferings' | 'settings'>,
 ): ReplacementClaim | { reason: string } {
+  const minValuesPolicy = snapshot.settings?.scheduling?.minValuesPolicy ?? 'Strict';
   const types = snapshot.instanceTypes(pool);
   const tmpl = new PoolTemplate(pool, types, snapshot.daemonSets ?? [], snapshot.unavailableOfferings ?? [], collectTypeKeys([types]));
   if (tmpl.unusable && tmpl.types.length === 0) return { reason: tmpl.unusable };
-  const launch = tmpl.types.slice(0, MaxLaunchInstanceTypes);
+  // The cheapest 60, or as many as the pool's minValues need (Karpenter's launch keeps them met).
+  const needed = typesForMinValues(
+    tmpl.types.map((t) => t.type),
+    tmpl.requirements,
+  );
+  // Not met: refused under MIN_VALUES_POLICY=Strict (Karpenter's launch fails the same way), relaxed under BestEffort.
+  if (needed === undefined && minValuesPolicy !== 'BestEffort')
+    return { reason: `minValues requirement is not met: the nodepool's instance types cannot satisfy it (${tmpl.requirements.toString()})` };
+  const launch = tmpl.types.slice(0, Math.max(MaxLaunchInstanceTypes, needed ?? 0));
   const capacityTypes = [...new Set(launch.flatMap((t) => t.offerings.map((o) => o.capacityType)))].sort() as ReplacementClaim['capacityTypes'];
   const zones = [...new Set(launch.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
   const typeReq = tmpl.requirements.get(LabelInstanceType);

@@ -6,13 +6,16 @@
  * and to the disruption pass that carries it out (functions/disruption/handler.ts):
  * test/cases/karpenter/COVERAGE.md, "static capacity".
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeWorld, node, nodeClaim, nodeClaimOf, pod, type FakeWorld } from '../../fakes/index.ts';
 import type { Node, Pod } from '../../../shared/api/kube.ts';
 import type { NodeClaim, NodeClaimInput } from '../../../shared/api/nodeclaim.ts';
 import { NodePoolSchema, StaticCapacityGateOff, StaticNodePoolNotForPods, type NodePool } from '../../../shared/api/nodepool.ts';
 import { parseSettings } from '../../../shared/api/settings.ts';
-import { validateObject } from '../../../shared/api/validate.ts';
+import { validateObject, validateYamlText } from '../../../shared/api/validate.ts';
+import { parseYamlObjects } from '../../../shared/api/yaml.ts';
 import type { Deps } from '../../../shared/runtime/deps.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { loadCatalog } from '../../../shared/catalog/index.ts';
@@ -440,5 +443,77 @@ describe('the disruption pass keeps static pools at their count', () => {
       await add(m);
       expect((await run({}, depsOf())).command).toBeUndefined();
     });
+  });
+});
+
+describe("Karpenter's docs' reference NodePool (static reading)", () => {
+  const fixture = readFileSync(join(import.meta.dirname, '../../fixtures/nodepools/docs-reference-static.yaml'), 'utf8');
+  const pool = () => NodePoolSchema.parse(parseYamlObjects(fixture).objects[0].object);
+
+  it('validates with the StaticCapacity gate on, and is refused in one line with it off', () => {
+    expect(validateYamlText(fixture, 'docs-reference-static.yaml', { staticCapacity: true }).problems).toEqual([]);
+    expect(validateYamlText(fixture, 'docs-reference-static.yaml').problems).toEqual([
+      `docs-reference-static.yaml: NodePool/default: spec.replicas: ${StaticCapacityGateOff}`,
+    ]);
+  });
+
+  const depsFor = (w: FakeWorld, settings: Record<string, string>): Deps => ({
+    env: {
+      clusterName: 'test',
+      tableName: 'nodefleet',
+      region: 'us-west-2',
+      logLevel: 'INFO',
+      settings: parseSettings({ FEATURE_GATES: 'StaticCapacity=true', ...settings }),
+    },
+    clock: w.clock,
+    log: new RecordingLog(),
+    metrics: new RecordingMetrics(),
+    store: w.store,
+    unavailable: w.unavailable,
+    cloud: w.cloud,
+    kube: w.kube,
+    termination: w.starter,
+    budgets: w.budgets,
+    clusterInfo: async () => ({}) as never,
+  });
+
+  it('is honoured as Karpenter honours it under MIN_VALUES_POLICY=Strict: its nitro families are 4 (c4 and r4 are Xen), below minValues 5, so nothing launches and the pass says why', async () => {
+    const w = fakeWorld({ start: Start });
+    w.kube.setNodePools([pool()]);
+    const deps = depsFor(w, {});
+    await run({}, deps);
+    expect(await w.store.list()).toEqual([]);
+    expect((deps.log as RecordingLog).lines).toContainEqual(
+      expect.objectContaining({
+        message: 'nodepool not ready',
+        fields: expect.objectContaining({ error: expect.stringContaining('minValues requirement is not met') }),
+      }),
+    );
+  });
+
+  it('is honoured under MIN_VALUES_POLICY=BestEffort: the disruption pass keeps it at 5 nodes, within limits.nodes, with its template', async () => {
+    const w = fakeWorld({ start: Start });
+    w.kube.setNodePools([pool()]);
+    const deps = depsFor(w, { MIN_VALUES_POLICY: 'BestEffort' });
+    const out = await run({}, deps);
+    expect(out.staticCapacity?.launched).toHaveLength(5);
+    const claims = await w.store.list();
+    expect(claims).toHaveLength(5);
+    for (const c of claims) {
+      expect(c.labels).toMatchObject({ 'billing-team': 'my-team', 'karpenter.sh/nodepool': 'default' });
+      expect(c.annotations).toMatchObject({ 'example.com/owner': 'my-team' });
+      expect(c.taints).toEqual([{ key: 'example.com/special-taint', effect: 'NoSchedule' }]);
+      expect(c.startupTaints).toEqual([{ key: 'example.com/another-taint', effect: 'NoSchedule' }]);
+      expect(c.terminationGracePeriodSeconds).toBe(48 * 3600);
+      expect(Date.parse(c.expireAt!) - Date.parse(Start)).toBe(720 * 3600_000);
+      expect(['us-west-2a', 'us-west-2b']).toContain(c.zone);
+      const families = c.requirements.find((r) => r.key === 'karpenter.k8s.aws/instance-family');
+      expect(families).toMatchObject({ minValues: 5 });
+      const types = c.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type')!.values!;
+      expect(new Set(types.map((t) => t.split('.')[0]))).toEqual(new Set(['c5', 'c5d', 'm5', 'm5d']));
+    }
+    // a second pass, and a third after the pool's count was met, launch nothing more
+    await run({}, deps);
+    expect(await w.store.list()).toHaveLength(5);
   });
 });
