@@ -25,7 +25,6 @@ import { firstFive, minAllocatableOf, newNodeClaimRecord, type NewClaimSpec } fr
 import { randomNodeClaimName, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { InstanceType } from '../../shared/catalog/types.ts';
 import { MetricNames } from '../../shared/api/metrics.ts';
-import { cryptoRandom } from '../../shared/runtime/random.ts';
 import { launchClaim } from '../../shared/launch/launch.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 
@@ -175,45 +174,67 @@ function claimSpecOf(r: ReplacementClaim, types: readonly InstanceType[]): NewCl
   };
 }
 
-/** Attempts at a fresh name when a generated one is taken (as the provisioner's). */
-const StaticNameAttempts = 5;
+/**
+ * A uniform [0, 1) sequence from `seed` (FNV-1a seeded xorshift): the same seed gives the same
+ * names, so two overlapping disruption passes that read the same claims name the same new claims.
+ */
+function seededRandom(seed: string): () => number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < seed.length; i++) {
+    h ^= seed.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  let x = h || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 0x100000000;
+  };
+}
 
 /**
  * Creates and launches `count` claims of a static pool (KC static provisioning → the provisioner's
- * CreateNodeClaims): the record every claim gets (newNodeClaimRecord), a conditional create under
- * a fresh `<nodepool>-<suffix>` name, and the launch every claim takes (launchClaim: capacity
- * retries, the ICE cache, on-demand fallback).
- * @returns the claims launched, and those that could not be (with why).
+ * CreateNodeClaims): the record every claim gets (newNodeClaimRecord), a conditional create, and
+ * the launch every claim takes (launchClaim: capacity retries, the ICE cache, on-demand fallback).
+ * Names are `<nodepool>-<suffix>` drawn from the pool's claim records (`existing`): a pass that
+ * overlaps this one, having read the same claims, draws the same names, its creates conflict and
+ * it launches nothing twice (the disruption function is not serialised; a minute's execution may
+ * still be planning when the next starts).
+ * @returns the claims launched, those another pass created first, and those that could not launch (with why).
  */
 export async function launchStaticClaims(
-  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock' | 'random'>,
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock'>,
   r: ReplacementClaim,
   count: number,
+  existing: readonly string[],
   now: Date,
   snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
-): Promise<{ launched: string[]; failed: { nodeClaim?: string; reason: string }[] }> {
-  const out: { launched: string[]; failed: { nodeClaim?: string; reason: string }[] } = { launched: [], failed: [] };
+): Promise<{ launched: string[]; taken: string[]; failed: { nodeClaim?: string; reason: string }[] }> {
+  const out: { launched: string[]; taken: string[]; failed: { nodeClaim?: string; reason: string }[] } = { launched: [], taken: [], failed: [] };
   const pool = snapshot.nodePools.find((p) => p.metadata.name === r.nodePool);
-  if (!pool) return { launched: [], failed: [{ reason: `nodepool "${r.nodePool}" not found` }] };
+  if (!pool) return { ...out, failed: [{ reason: `nodepool "${r.nodePool}" not found` }] };
   const nodeClass = snapshot.nodeClasses?.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
   const launchSet = new Set(r.instanceTypes);
   const types = snapshot.instanceTypes(pool).filter((t) => launchSet.has(t.name));
-  const random = deps.random ?? cryptoRandom;
+  const random = seededRandom([...existing].sort().join(','));
   for (let i = 0; i < count; i++) {
-    let claim: NodeClaim | undefined;
-    for (let attempt = 1; !claim; attempt++) {
-      const fresh = newNodeClaimRecord(claimSpecOf(r, types), {
-        cluster: deps.env.clusterName,
-        nodePool: pool,
-        nodeClass,
-        now,
-        name: randomNodeClaimName(r.nodePool, random),
-      });
-      try {
-        claim = await deps.store.create(fresh);
-      } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= StaticNameAttempts) throw err;
-      }
+    const fresh = newNodeClaimRecord(claimSpecOf(r, types), {
+      cluster: deps.env.clusterName,
+      nodePool: pool,
+      nodeClass,
+      now,
+      name: randomNodeClaimName(r.nodePool, random),
+    });
+    let claim: NodeClaim;
+    try {
+      claim = await deps.store.create(fresh);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      out.taken.push(fresh.name);
+      continue;
     }
     deps.metrics.count(MetricNames.nodeClaimsCreated, { reason: 'provisioned', nodepool: r.nodePool, min_values_relaxed: 'false' });
     deps.log.info('created nodeclaim', { NodePool: { name: r.nodePool }, NodeClaim: { name: claim.name }, 'instance-types': firstFive(r.instanceTypes) });
@@ -327,7 +348,7 @@ export interface StaticCapacityOutcome {
  * KC static deprovisioning's). A failure of one pool never stops the others or the pass.
  */
 export async function applyStaticCapacity(
-  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock' | 'random' | 'termination'>,
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock' | 'termination'>,
   plan: StaticCapacityPlan,
   snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
   now: Date,
@@ -344,8 +365,9 @@ export async function applyStaticCapacity(
       'provision-count': p.count,
     });
     try {
-      const r = await launchStaticClaims(deps, p.claim, p.count, now, snapshot);
+      const r = await launchStaticClaims(deps, p.claim, p.count, p.existing, now, snapshot);
       out.launched.push(...r.launched);
+      if (r.taken.length) deps.log.info('static nodeclaims already created by an overlapping pass', { NodePool: { name: p.nodePool }, nodeclaims: r.taken });
       for (const f of r.failed) deps.log.warn('could not launch static nodeclaim', { NodePool: { name: p.nodePool }, NodeClaim: f.nodeClaim, error: f.reason });
     } catch (err) {
       deps.log.error('could not create static nodeclaims', { NodePool: { name: p.nodePool }, error: (err as Error).message });

@@ -49,6 +49,8 @@ export interface StaticProvision {
   desired: number;
   /** The claim to create `count` times (the pool's template, every admitted type). */
   claim: ReplacementClaim;
+  /** The pool's claim records (names, any phase): the new claims' names are drawn from them (two passes that read the same records draw the same names). */
+  existing: string[];
 }
 
 /** One claim to terminate because its static pool is over its count. */
@@ -271,7 +273,9 @@ export function planStaticCapacity(
       plan.refused.push({ nodePool: name, reason: claim.reason });
       continue;
     }
-    plan.provision.push({ nodePool: name, count, current: counts.running, desired, claim });
+    // Every record of the pool, terminated ones too: a name drawn from them is never one still stored.
+    const existing = claims.filter((c) => c.nodePool === name).map((c) => c.name);
+    plan.provision.push({ nodePool: name, count, current: counts.running, desired, claim, existing });
   }
   return plan;
 }

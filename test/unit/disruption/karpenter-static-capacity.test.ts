@@ -517,3 +517,65 @@ describe("Karpenter's docs' reference NodePool (static reading)", () => {
     expect(await w.store.list()).toHaveLength(5);
   });
 });
+
+describe('overlapping disruption passes', () => {
+  it('two passes that read the same claims create the missing ones once (same names, conditional creates)', async () => {
+    const w = fakeWorld({ start: Start });
+    w.kube.setNodePools([staticPool('static', 3)]);
+    const deps = (): Deps => ({
+      env: {
+        clusterName: 'test',
+        tableName: 'nodefleet',
+        region: 'us-east-1',
+        logLevel: 'INFO',
+        settings: parseSettings({ FEATURE_GATES: 'StaticCapacity=true' }),
+      },
+      clock: w.clock,
+      log: new RecordingLog(),
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      unavailable: w.unavailable,
+      cloud: w.cloud,
+      kube: w.kube,
+      termination: w.starter,
+      budgets: w.budgets,
+      clusterInfo: async () => ({}) as never,
+    });
+    await Promise.all([run({}, deps()), run({}, deps())]);
+    expect(await w.store.list()).toHaveLength(3);
+    expect(w.cloud.callsOf('create')).toHaveLength(3);
+  });
+});
+
+describe('names of static claims', () => {
+  it('a terminated record still stored does not block its replacement (the name is drawn from every record)', async () => {
+    const w = fakeWorld({ start: Start });
+    w.kube.setNodePools([staticPool('static', 1)]);
+    const deps: Deps = {
+      env: {
+        clusterName: 'test',
+        tableName: 'nodefleet',
+        region: 'us-east-1',
+        logLevel: 'INFO',
+        settings: parseSettings({ FEATURE_GATES: 'StaticCapacity=true' }),
+      },
+      clock: w.clock,
+      log: new RecordingLog(),
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      unavailable: w.unavailable,
+      cloud: w.cloud,
+      kube: w.kube,
+      termination: w.starter,
+      budgets: w.budgets,
+      clusterInfo: async () => ({}) as never,
+    };
+    await run({}, deps);
+    const [first] = await w.store.list();
+    await w.store.update({ ...first, phase: 'Terminated' });
+    w.clock.advanceSeconds(60);
+    const out = await run({}, deps);
+    expect(out.staticCapacity?.launched).toHaveLength(1);
+    expect(out.staticCapacity?.launched[0]).not.toBe(first.name);
+  });
+});
