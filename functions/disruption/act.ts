@@ -5,16 +5,26 @@
  * and termination executions (named after the claim).
  */
 import type { Deps } from '../../shared/runtime/deps.ts';
-import { isTrue, type NodeClaim } from '../../shared/api/nodeclaim.ts';
+import { isTrue, randomNodeClaimName, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { NodePool } from '../../shared/api/nodepool.ts';
 import { ConflictError, NodefleetError } from '../../shared/api/errors.ts';
 import { LabelTopologyZone, TaintDisrupted } from '../../shared/api/labels.ts';
 import type { TerminationInput } from '../../shared/api/ports.ts';
 import { formatResources } from '../../shared/api/quantity.ts';
 import { Requirement, Requirements } from '../../shared/api/requirements.ts';
-import type { CommandCandidate, DisruptionCommand, DisruptionReason, DisruptionSnapshot, Expiration, ReplacementClaim } from '../../shared/disruption/index.ts';
+import type {
+  CommandCandidate,
+  DisruptionCommand,
+  DisruptionReason,
+  DisruptionSnapshot,
+  Expiration,
+  ReplacementClaim,
+  StaticCapacityPlan,
+} from '../../shared/disruption/index.ts';
 import { claimExpireAt, isClaimExpired, liveNodeProblem } from '../../shared/disruption/index.ts';
-import { minAllocatableOf, newNodeClaimRecord } from '../../shared/launch/claims.ts';
+import { firstFive, minAllocatableOf, newNodeClaimRecord, type NewClaimSpec } from '../../shared/launch/claims.ts';
+import type { InstanceType } from '../../shared/catalog/types.ts';
+import { MetricNames } from '../../shared/api/metrics.ts';
 import { launchClaim } from '../../shared/launch/launch.ts';
 import { yieldPodsNamedElsewhere } from '../../shared/launch/named-elsewhere.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
@@ -116,21 +126,14 @@ export async function recordReplacement(
     await deps.store.delete(name);
   } else if (stored) return stored;
   const types = replacementTypes(r, pool, snapshot);
-  let requirements = Requirements.fromSpecs(r.requirements);
-  if (r.zones.length > 0) requirements = requirements.add(Requirement.from({ key: LabelTopologyZone, operator: 'In', values: [...r.zones] }));
-  const fresh = newNodeClaimRecord(
-    {
-      nodePool: r.nodePool,
-      requirements: requirements.toSpecs(),
-      taints: r.taints,
-      startupTaints: r.startupTaints,
-      labels: r.labels,
-      requests: r.requests,
-      ...(types.length > 0 ? { allocatable: formatResources(minAllocatableOf(types)) } : {}),
-      pods: r.pods,
-    },
-    { cluster: deps.env.clusterName, nodePool: pool, nodeClass, now, name, annotations: { [AnnotationDisruptionCommand]: command.id } },
-  );
+  const fresh = newNodeClaimRecord(claimSpecOf(r, types), {
+    cluster: deps.env.clusterName,
+    nodePool: pool,
+    nodeClass,
+    now,
+    name,
+    annotations: { [AnnotationDisruptionCommand]: command.id },
+  });
   let claim: NodeClaim;
   try {
     claim = await deps.store.create(fresh);
@@ -172,6 +175,100 @@ export async function launchReplacement(
   const out = await launchClaim(deps, claim, nodeClass, replacementTypes(r, pool, snapshot), undefined, now);
   if (out.status === 'failed') throw out.error;
   return out.status === 'unfulfillable' ? `replacement ${claim.name}: ${out.reason}` : undefined;
+}
+
+/**
+ * The record spec of a claim decided by disruption (a replacement, or a static pool's claim):
+ * its requirements with the zones it may launch in, and what its launch types hold for sure.
+ */
+function claimSpecOf(r: ReplacementClaim, types: readonly InstanceType[]): NewClaimSpec {
+  let requirements = Requirements.fromSpecs(r.requirements);
+  if (r.zones.length > 0) requirements = requirements.add(Requirement.from({ key: LabelTopologyZone, operator: 'In', values: [...r.zones] }));
+  return {
+    nodePool: r.nodePool,
+    requirements: requirements.toSpecs(),
+    taints: r.taints,
+    startupTaints: r.startupTaints,
+    labels: r.labels,
+    requests: r.requests,
+    ...(types.length > 0 ? { allocatable: formatResources(minAllocatableOf(types)) } : {}),
+    pods: r.pods,
+  };
+}
+
+/**
+ * A uniform [0, 1) sequence from `seed` (FNV-1a seeded xorshift): the same seed gives the same
+ * names, so two overlapping disruption passes that read the same claims name the same new claims.
+ */
+function seededRandom(seed: string): () => number {
+  let x = fnv1a32(seed) || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 0x100000000;
+  };
+}
+
+/**
+ * Creates and launches `count` claims of a static pool (KC static provisioning → the provisioner's
+ * CreateNodeClaims): the record every claim gets (newNodeClaimRecord), a conditional create, and
+ * the launch every claim takes (launchClaim: capacity retries, the ICE cache, on-demand fallback).
+ * Names are `<nodepool>-<suffix>` drawn from the pool's claim records (`existing`): a pass that
+ * overlaps this one, having read the same claims, draws the same names, its creates conflict and
+ * it launches nothing twice (the disruption function is not serialised; a minute's execution may
+ * still be planning when the next starts).
+ * @returns the claims launched, those another pass created first, and those that could not launch (with why).
+ */
+export async function launchStaticClaims(
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock'>,
+  r: ReplacementClaim,
+  count: number,
+  existing: readonly string[],
+  now: Date,
+  snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
+): Promise<{ launched: string[]; taken: string[]; failed: { nodeClaim?: string; reason: string }[] }> {
+  const out: { launched: string[]; taken: string[]; failed: { nodeClaim?: string; reason: string }[] } = { launched: [], taken: [], failed: [] };
+  const pool = snapshot.nodePools.find((p) => p.metadata.name === r.nodePool);
+  if (!pool) return { ...out, failed: [{ reason: `nodepool "${r.nodePool}" not found` }] };
+  const nodeClass = snapshot.nodeClasses?.find((c) => c.metadata.name === pool.spec.template.spec.nodeClassRef.name);
+  const launchSet = new Set(r.instanceTypes);
+  const types = snapshot.instanceTypes(pool).filter((t) => launchSet.has(t.name));
+  const random = seededRandom([...existing].sort().join(','));
+  for (let i = 0; i < count; i++) {
+    const fresh = newNodeClaimRecord(claimSpecOf(r, types), {
+      cluster: deps.env.clusterName,
+      nodePool: pool,
+      nodeClass,
+      now,
+      name: randomNodeClaimName(r.nodePool, random),
+    });
+    let claim: NodeClaim;
+    try {
+      claim = await deps.store.create(fresh);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      out.taken.push(fresh.name);
+      continue;
+    }
+    deps.metrics.count(MetricNames.nodeClaimsCreated, { reason: 'provisioned', nodepool: r.nodePool, min_values_relaxed: 'false' });
+    deps.log.info('created nodeclaim', { NodePool: { name: r.nodePool }, NodeClaim: { name: claim.name }, 'instance-types': firstFive(r.instanceTypes) });
+    const o = await launchClaim(deps, claim, nodeClass, types, undefined, now);
+    if (o.status === 'launched') {
+      out.launched.push(claim.name);
+      deps.metrics.count(MetricNames.nodeClaimsLaunched, { nodepool: r.nodePool });
+      deps.log.info('launched nodeclaim', {
+        NodeClaim: { name: claim.name },
+        'provider-id': o.claim.providerId,
+        'instance-type': o.result.instanceType,
+        zone: o.result.zone,
+        'capacity-type': o.result.capacityType,
+      });
+    } else out.failed.push({ nodeClaim: claim.name, reason: o.status === 'unfulfillable' ? o.reason : o.error.message });
+  }
+  return out;
 }
 
 /** The annotation a replacement claim carries: the id of the command that launched it. */
@@ -250,6 +347,73 @@ export async function confirmExpirations(deps: Pick<Deps, 'kube' | 'store' | 'lo
       continue;
     }
     out.push({ ...e, nodeClaim: claim!.name, nodePool: claim!.nodePool, ...(claim!.nodeName ? { nodeName: claim!.nodeName } : {}) });
+  }
+  return out;
+}
+
+/** What {@link applyStaticCapacity} did. */
+export interface StaticCapacityOutcome {
+  launched: string[];
+  terminating: string[];
+}
+
+/**
+ * Carries out the static pools' plan (shared/disruption/static-capacity.ts): says each refusal
+ * and node-limit stop once per pass, creates and launches the missing claims, and starts the
+ * termination of each excess one — re-read in the store first (present, not terminating), and
+ * through the termination state machine every other termination takes (reason overprovisioned,
+ * KC static deprovisioning's). A failure of one pool never stops the others or the pass.
+ */
+export async function applyStaticCapacity(
+  deps: Pick<Deps, 'store' | 'cloud' | 'unavailable' | 'env' | 'log' | 'metrics' | 'clock' | 'termination'>,
+  plan: StaticCapacityPlan,
+  snapshot: Pick<DisruptionSnapshot, 'nodePools' | 'nodeClasses' | 'instanceTypes'>,
+  now: Date,
+): Promise<StaticCapacityOutcome> {
+  const out: StaticCapacityOutcome = { launched: [], terminating: [] };
+  for (const r of plan.refused) deps.log.error('nodepool not ready', { NodePool: { name: r.nodePool }, error: r.reason });
+  for (const l of plan.limited)
+    deps.log.info('nodepool node limit reached', { NodePool: { name: l.nodePool }, current: l.current, desired: l.desired, limit: l.limit });
+  for (const p of plan.provision) {
+    deps.log.info('provisioning nodeclaims to satisfy replica count', {
+      NodePool: { name: p.nodePool },
+      current: p.current,
+      desired: p.desired,
+      'provision-count': p.count,
+    });
+    try {
+      const r = await launchStaticClaims(deps, p.claim, p.count, p.existing, now, snapshot);
+      out.launched.push(...r.launched);
+      if (r.taken.length) deps.log.info('static nodeclaims already created by an overlapping pass', { NodePool: { name: p.nodePool }, nodeclaims: r.taken });
+      for (const f of r.failed) deps.log.warn('could not launch static nodeclaim', { NodePool: { name: p.nodePool }, NodeClaim: f.nodeClaim, error: f.reason });
+    } catch (err) {
+      deps.log.error('could not create static nodeclaims', { NodePool: { name: p.nodePool }, error: (err as Error).message });
+    }
+  }
+  const byPool = new Map<string, StaticCapacityPlan['deprovision']>();
+  for (const d of plan.deprovision) byPool.set(d.nodePool, [...(byPool.get(d.nodePool) ?? []), d]);
+  for (const [nodePool, ds] of byPool) {
+    deps.log.info('deprovisioning nodeclaims to satisfy replica count', {
+      NodePool: { name: nodePool },
+      current: ds[0].current,
+      desired: ds[0].desired,
+      'deprovision-count': ds.length,
+    });
+    for (const d of ds) {
+      try {
+        const claim = await deps.store.get(d.nodeClaim);
+        if (!claim || claim.phase === 'Terminating' || claim.phase === 'Terminated' || claim.phase === 'Failed') continue;
+        await startClaimTermination(deps.termination, claim, { reason: 'overprovisioned', now });
+        deps.log.info('deleting nodeclaim', {
+          NodeClaim: { name: claim.name },
+          ...(claim.nodeName ? { Node: { name: claim.nodeName } } : {}),
+          reason: 'overprovisioned',
+        });
+        out.terminating.push(claim.name);
+      } catch (err) {
+        deps.log.error('could not terminate static nodeclaim', { NodeClaim: { name: d.nodeClaim }, error: (err as Error).message });
+      }
+    }
   }
   return out;
 }

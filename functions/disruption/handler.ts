@@ -30,6 +30,7 @@ import { planDisruption, validateCommand, type BlockedCandidate, type Disruption
 import { CommandValidationDelaySeconds } from '../../shared/disruption/index.ts';
 import { readSnapshot } from './snapshot.ts';
 import {
+  applyStaticCapacity,
   confirmExpirations,
   launchReplacement,
   recordReplacement,
@@ -137,7 +138,11 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
   for (const e of expirations) deps.metrics.count(MetricNames.nodeClaimsDisrupted, { nodepool: e.nodePool, reason: 'expired' });
   const started = expirations.length > 0 ? await startTerminations(deps, expirations, 'Expired', now, false) : [];
   for (const e of expirations) deps.log.info('deleting expired nodeclaim', { nodeClaim: e.nodeClaim, node: e.nodeName, expiredAt: e.expiredAt });
-  if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations };
+  // Static pools made up to (or brought down to) their count, on the records just read.
+  const statics = await applyStaticCapacity(deps, plan.staticCapacity, snapshot, now);
+  started.push(...statics.terminating);
+  const staticCapacity = statics.launched.length + statics.terminating.length > 0 ? { staticCapacity: statics } : {};
+  if (!plan.command) return { status: 'idle', terminationsStarted: started, simulations: plan.simulations, ...staticCapacity };
   deps.log.info('disruption command planned', {
     id: plan.command.id,
     method: plan.command.method,
@@ -150,6 +155,7 @@ async function planStep(deps: DisruptionDeps, now: Date): Promise<DisruptionOutp
     retryAfterSeconds: CommandValidationDelaySeconds,
     terminationsStarted: started,
     simulations: plan.simulations,
+    ...staticCapacity,
   };
 }
 

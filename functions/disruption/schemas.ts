@@ -60,7 +60,7 @@ export const CommandCandidateSchema = z.object({
 
 export const DisruptionCommandSchema = z.object({
   id: z.string(),
-  method: z.enum(['rebalance', 'emptiness', 'graceful-expiration', 'drift', 'multi-node-consolidation', 'single-node-consolidation']),
+  method: z.enum(['rebalance', 'emptiness', 'static-drift', 'graceful-expiration', 'drift', 'multi-node-consolidation', 'single-node-consolidation']),
   reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired', 'Rebalance']),
   decision: z.enum(['delete', 'replace']),
   candidates: z.array(CommandCandidateSchema).min(1),
@@ -91,4 +91,6 @@ export interface DisruptionOutput {
   /** NodeClaims whose termination was started (expirations and the command's candidates). */
   terminationsStarted: string[];
   simulations?: number;
+  /** Static NodePools' claims launched and excess ones whose termination started this pass. */
+  staticCapacity?: { launched: string[]; terminating: string[] };
 }

@@ -194,6 +194,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
     // The consolidation simulations schedule and pack as the provisioner would (shared/api/packing.ts).
     settings: {
       spotToSpotConsolidation: (deps.env.settings ?? DefaultSettings).featureGates.SpotToSpotConsolidation,
+      staticCapacity: (deps.env.settings ?? DefaultSettings).featureGates.StaticCapacity,
       scheduling: { ...schedulingSettingsOf(deps.env.settings), ...(packing ? { packing } : {}) },
     },
   };

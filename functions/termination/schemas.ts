@@ -12,7 +12,7 @@ export const TerminationInputSchema = z.object({
   nodeClaim: z.string().min(1),
   nodeName: z.string().nullish(),
   instanceId: z.string().nullish(),
-  reason: z.enum(['consolidation', 'drift', 'expiration', 'interruption', 'emptiness', 'manual', 'gc', 'unhealthy']),
+  reason: z.enum(['consolidation', 'drift', 'expiration', 'interruption', 'emptiness', 'manual', 'gc', 'unhealthy', 'overprovisioned']),
   /**
    * Epoch ms, a request: obeyed only as far as the claim's record allows
    * (shared/api/termination-target.ts terminationDeadline); absent = no deadline beyond a verified notice.

@@ -11,10 +11,10 @@ describe('scenario files', () => {
       .filter((f) => f.endsWith('.yaml'))
       .map((f) => f.replace(/\.yaml$/, ''));
     expect(listScenarioNames()).toEqual([...files].sort());
-    expect(listScenarioNames()).toEqual(expect.arrayContaining(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain']));
+    expect(listScenarioNames()).toEqual(expect.arrayContaining(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain', 'static-capacity']));
   });
 
-  it.each(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain'])('%s parses, and its name is its file name', (name) => {
+  it.each(['seed-inflate', 'web-stateful', 'spot-interruption', 'stuck-drain', 'static-capacity'])('%s parses, and its name is its file name', (name) => {
     const s = loadScenario(name);
     expect(s.name).toBe(name);
     expect(s.timeline.length).toBeGreaterThan(1);

@@ -405,11 +405,22 @@ export const EC2NodeClassDefaults = {
   amiFamily: 'AL2023' as const,
 };
 /**
- * Why a static NodePool (`spec.replicas`, Karpenter v1.6+) is refused: nodefleet provisions for
- * pending pods only and keeps no fixed node count, so such a pool launches nothing (validation
- * reports it; the scheduler gives this reason for the pool).
+ * Why a static NodePool (`spec.replicas`, Karpenter v1.6+) is refused while the StaticCapacity
+ * feature gate is off (its default, as in Karpenter, whose API server then accepts the pool and
+ * never launches for it: nodefleet says so instead). validate and the disruption loop give it.
  */
-export const StaticNodePoolUnsupported =
-  'static NodePools (spec.replicas) are not supported by nodefleet: it launches nodes for pending pods only and keeps no fixed node count; remove spec.replicas to use this NodePool for pending pods';
+export const StaticCapacityGateOff =
+  'static NodePools (spec.replicas) need the StaticCapacity feature gate, off by default as in Karpenter (FEATURE_GATES=StaticCapacity=true; validate --feature-gates StaticCapacity=true)';
+
+/**
+ * Why the provisioner's scheduler never launches a static NodePool for pending pods: its node
+ * count is spec.replicas, kept by the disruption loop (KC provisioner.go skips static NodePools).
+ */
+export const StaticNodePoolNotForPods = 'static NodePool (spec.replicas): its node count is kept at replicas, never launched for pending pods';
+
+/** Whether a NodePool is static (spec.replicas set; KC utils/nodepool `IsStatic`). */
+export function isStaticNodePool(nodePool: { spec: { replicas?: number } }): boolean {
+  return nodePool.spec.replicas !== undefined;
+}
 
 export type KubeletConfiguration = z.infer<typeof KubeletSchema>;

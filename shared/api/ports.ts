@@ -223,7 +223,7 @@ export interface TerminationInput {
   nodeClaim: string;
   nodeName?: string;
   instanceId?: string;
-  reason: 'consolidation' | 'drift' | 'expiration' | 'interruption' | 'emptiness' | 'manual' | 'gc' | 'unhealthy';
+  reason: 'consolidation' | 'drift' | 'expiration' | 'interruption' | 'emptiness' | 'manual' | 'gc' | 'unhealthy' | 'overprovisioned';
   /** Epoch ms: after it, whatever is left is deleted and the instance terminated. Absent = wait forever. */
   deadlineEpochMs?: number;
   /** NodePool whose budget slot to release at the end, if one was taken. */

@@ -46,7 +46,6 @@ export type AwsFeatureGateName = keyof typeof AwsFeatureGateDefaults;
  */
 const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName, boolean>> = {
   NodeOverlay: true,
-  StaticCapacity: true,
   CapacityBuffer: true,
   TerminateFirstDrift: true,
   TerminateFirstRepair: true,
@@ -63,7 +62,8 @@ export const FeatureGateSupport: Readonly<Record<FeatureGateName | AwsFeatureGat
   ReservedCapacity: 'accepted either way; no reserved offerings yet, so both act as false',
   SpotToSpotConsolidation: 'disruption (single- and multi-node consolidation, command validation)',
   NodeOverlay: 'true refused: NodeOverlay is not applied',
-  StaticCapacity: 'true refused: spec.replicas is refused by validate',
+  StaticCapacity:
+    'disruption loop (static NodePools kept at spec.replicas: shared/disruption/static-capacity.ts); off: a NodePool with spec.replicas is refused (validate --feature-gates, and at runtime)',
   CapacityBuffer: 'true refused',
   TerminateFirstDrift: 'true refused: replacements always launch first',
   TerminateFirstRepair: 'true refused',
@@ -271,7 +271,7 @@ export const SettingDefs: readonly SettingDef[] = [
       .map(([k, v]) => `${k}=${v}`)
       .join(','),
     nodefleet: 'same',
-    readBy: 'provisioner, disruption (SpotToSpotConsolidation), gc (NodeRepair)',
+    readBy: 'provisioner, disruption (SpotToSpotConsolidation, StaticCapacity), gc (NodeRepair)',
     field: 'featureGates',
     parse: gates(FeatureGateDefaults),
   },

@@ -21,7 +21,7 @@ import {
   EC2NodeClassSchema,
   NodePoolSchema,
   OperatorSchema,
-  StaticNodePoolUnsupported,
+  StaticCapacityGateOff,
   MaxShown,
   labelKeyProblem,
   labelValueProblem,
@@ -334,7 +334,7 @@ export function cronProblem(schedule: string): string | undefined {
   return undefined;
 }
 
-function nodePoolRules(obj: unknown): string[] {
+function nodePoolRules(obj: unknown, opts: ValidateOptions = {}): string[] {
   const out: string[] = [];
   if (!isRecord(obj)) return out;
   const name = isRecord(obj.metadata) ? obj.metadata.name : undefined;
@@ -398,12 +398,13 @@ function nodePoolRules(obj: unknown): string[] {
       }
     });
   }
+  // Karpenter's CEL rules on a static NodePool (KC pkg/apis/v1/nodepool.go, NodePoolSpec).
   if (spec.replicas !== undefined) {
-    out.push(`spec.replicas: ${StaticNodePoolUnsupported}`);
-    if (spec.weight !== undefined) out.push(`spec.weight: cannot be set on a static NodePool (spec.replicas is set)`);
+    if (!opts.staticCapacity) out.push(`spec.replicas: ${StaticCapacityGateOff}`);
+    if (spec.weight !== undefined) out.push(`spec.weight: 'weight' is not supported on static NodePools (spec.replicas is set)`);
     if (isRecord(spec.limits)) {
       for (const k of Object.keys(spec.limits)) {
-        if (k !== 'nodes') out.push(`spec.limits.${k}: only the nodes limit is allowed on a static NodePool (spec.replicas is set)`);
+        if (k !== 'nodes') out.push(`spec.limits.${k}: only 'limits.nodes' is supported on static NodePools (spec.replicas is set)`);
       }
     }
   }
@@ -464,9 +465,9 @@ function ordered(obj: unknown, lines: string[]): string[] {
 }
 
 /** Problems of a NodePool: schema then CEL rules, deduplicated. Empty when valid. */
-export function nodePoolProblems(obj: unknown): string[] {
+export function nodePoolProblems(obj: unknown, opts: ValidateOptions = {}): string[] {
   const r = NodePoolSchema.safeParse(obj);
-  return ordered(obj, [...(r.success ? [] : zodProblems(NodePoolSchema, obj, r.error.issues)), ...nodePoolRules(obj)]);
+  return ordered(obj, [...(r.success ? [] : zodProblems(NodePoolSchema, obj, r.error.issues)), ...nodePoolRules(obj, opts)]);
 }
 
 /** Problems of an EC2NodeClass: schema then CEL rules, deduplicated. Empty when valid. */
@@ -511,14 +512,22 @@ function objectKind(obj: unknown): string {
 }
 
 /**
+ * What a deployment's settings change in validation: `staticCapacity`, the StaticCapacity
+ * feature gate (default off, as Karpenter's: a NodePool with spec.replicas is then refused).
+ */
+export interface ValidateOptions {
+  staticCapacity?: boolean;
+}
+
+/**
  * Problems of any object by kind: NodePool and EC2NodeClass are validated; other Karpenter
  * kinds are skipped; an unknown kind in a Karpenter API group or an object without kind is a
  * problem; kinds of other groups (Deployments, …) are not nodefleet's to check (no problems).
  */
-export function validateObject(obj: unknown): string[] {
+export function validateObject(obj: unknown, opts: ValidateOptions = {}): string[] {
   if (!isRecord(obj)) return [`(root): expected a Kubernetes object (a mapping with apiVersion, kind and metadata), got ${typeName(obj)}`];
   const kind = obj.kind;
-  if (kind === 'NodePool') return nodePoolProblems(obj);
+  if (kind === 'NodePool') return nodePoolProblems(obj, opts);
   if (kind === 'EC2NodeClass') return nodeClassProblems(obj);
   if (typeof kind !== 'string' || kind === '') return ['kind: required (NodePool or EC2NodeClass)'];
   const group = typeof obj.apiVersion === 'string' ? obj.apiVersion.split('/')[0] : '';
@@ -546,7 +555,7 @@ export interface ValidatedObject {
  * `FILE: document N: line L, column C: YAML syntax error: <reason>` (no line and column for an
  * alias bomb, refused as a whole document).
  */
-export function validateYamlText(text: string, file: string): { objects: ValidatedObject[]; problems: string[] } {
+export function validateYamlText(text: string, file: string, opts: ValidateOptions = {}): { objects: ValidatedObject[]; problems: string[] } {
   const { objects: raw, errors } = parseYamlObjects(text);
   const problems: string[] = [];
   // The first syntax error of a document is the one to fix; the parser's later ones are mostly
@@ -562,7 +571,7 @@ export function validateYamlText(text: string, file: string): { objects: Validat
   for (const r of raw) {
     const kind = objectKind(r.object);
     const name = objectName(r.object);
-    const objProblems = validateObject(r.object);
+    const objProblems = validateObject(r.object, opts);
     const shownName = name.length > MaxShown ? `${name.slice(0, MaxShown)}…` : name;
     const label = isRecord(r.object) ? `${kind}/${shownName}` : `document ${r.document}${r.item ? ` item ${r.item}` : ''}`;
     for (const p of objProblems) problems.push(`${file}: ${label}: ${p}`);

@@ -117,7 +117,7 @@ export function toReplacement(nc: NewNodeClaim, types: readonly InstanceType[], 
  * How many of `ordered` (cheapest first) it takes to meet every minValues requirement of `reqs`:
  * 0 without minValues, undefined when the whole list does not meet them (KC `SatisfiesMinValues`).
  */
-function typesForMinValues(ordered: readonly InstanceType[], reqs: Requirements): number | undefined {
+export function typesForMinValues(ordered: readonly InstanceType[], reqs: Requirements): number | undefined {
   const minReqs = reqs.all().filter((r) => r.minValues !== undefined);
   if (minReqs.length === 0) return 0;
   const seen = new Map(minReqs.map((r) => [r.key, new Set<string>()]));

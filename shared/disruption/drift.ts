@@ -8,6 +8,7 @@
  * the next one tried.
  * Budget reason Drifted. Source: KC pkg/controllers/disruption/drift.go.
  */
+import { isStaticNodePool } from '../api/nodepool.ts';
 import { byDisruptionCost } from './cost.ts';
 import { makeCommand, unblocked, type DisruptionMethod, type MethodContext } from './method.ts';
 import { replacementsFor } from './replacements.ts';
@@ -15,7 +16,7 @@ import { budgetFor, describeBudget } from './state.ts';
 import type { Candidate, DisruptionCommand } from './types.ts';
 
 /** When the candidate drifted, ms since epoch: its Drifted condition's transition, else now. */
-function driftTime(c: Candidate, now: Date): number {
+export function driftTime(c: Candidate, now: Date): number {
   const t = c.driftedAt ? Date.parse(c.driftedAt) : NaN;
   return Number.isNaN(t) ? now.getTime() : t;
 }
@@ -25,7 +26,10 @@ export const Drift: DisruptionMethod = {
   reason: 'Drifted',
   disruptionClass: 'eventual',
   compute({ state, sim, blocked, eligible }: MethodContext): DisruptionCommand | undefined {
-    const drifted = state.candidates.filter((c) => c.drifted && !state.leaving.has(c.nodeName));
+    // A static pool's drifted nodes are replaced one for one by static drift (static-drift.ts).
+    const drifted = state.candidates.filter(
+      (c) => c.drifted && !state.leaving.has(c.nodeName) && !isStaticNodePool(state.nodePools.get(c.nodePool) ?? { spec: {} }),
+    );
     const sorted = unblocked(drifted, 'drift', blocked, Drift.disruptionClass).sort(
       (a, b) => driftTime(a, state.now) - driftTime(b, state.now) || byDisruptionCost(a, b),
     );

@@ -8,6 +8,7 @@
  */
 export type * from './types.ts';
 export { planDisruption } from './plan.ts';
+export { planStaticCapacity, type StaticCapacityPlan } from './static-capacity.ts';
 export { validateCommand, type ValidationOutcome } from './validation.ts';
 export { Methods } from './methods.ts';
 export { isBudgetActive, budgetCap, budgetNodes, budgetStatus, counterLimit, normalizeSchedule } from './budgets.ts';

@@ -9,6 +9,7 @@ import { hasRebalanceReplace } from './rebalance.ts';
 import { Simulator } from './simulate.ts';
 import { budgetFor, buildState } from './state.ts';
 import { claimConditionUpdates } from './claim-conditions.ts';
+import { planStaticCapacity } from './static-capacity.ts';
 import type { BudgetStatus, DisruptionPlan, DisruptionReason, DisruptionSnapshot } from './types.ts';
 
 const BudgetReasons: DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized'];
@@ -54,8 +55,14 @@ export function planDisruption(snapshot: DisruptionSnapshot, now: Date, opts: { 
     ];
     for (const r of reasons) budgets.push(budgetFor(state, pool.metadata.name, r));
   }
+  // Static pools kept at their count (KC static provisioning / deprovisioning), on the same records.
+  const staticCapacity = planStaticCapacity(snapshot, now, {
+    enabled: snapshot.settings?.staticCapacity ?? false,
+    expiring: new Set(expirations.map((e) => e.nodeClaim)),
+  });
   return {
     expirations,
+    staticCapacity,
     ...(command ? { command } : {}),
     blocked,
     budgets,

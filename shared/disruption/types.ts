@@ -7,6 +7,7 @@
  * here. Units: prices in USD per hour, times RFC 3339 strings, resources as Kubernetes quantities.
  */
 import type { Node, Pod, PodDisruptionBudget, StorageObjects } from '../api/kube.ts';
+import type { StaticCapacityPlan } from './static-capacity.ts';
 import type { NodePool, EC2NodeClass } from '../api/nodepool.ts';
 import type { NodeClaim } from '../api/nodeclaim.ts';
 import type { RequirementSpec } from '../api/requirements.ts';
@@ -30,7 +31,8 @@ export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Expired'
  */
 export type DisruptionClass = 'graceful' | 'eventual';
 
-export type MethodName = 'rebalance' | 'emptiness' | 'graceful-expiration' | 'drift' | 'multi-node-consolidation' | 'single-node-consolidation';
+export type MethodName =
+  'rebalance' | 'emptiness' | 'static-drift' | 'graceful-expiration' | 'drift' | 'multi-node-consolidation' | 'single-node-consolidation';
 
 /** Why a node is drifted (KC `nodeclaim/disruption/drift.go`, KA `cloudprovider/drift.go`). */
 export type DriftReason =
@@ -49,6 +51,8 @@ export interface DisruptionSettings {
    * off by default, as Karpenter; when on, with the 15-cheaper-types rule for single nodes.
    */
   spotToSpotConsolidation?: boolean;
+  /** The StaticCapacity gate (off by default, as Karpenter): static NodePools are kept at spec.replicas (static-capacity.ts). */
+  staticCapacity?: boolean;
   /** Max candidates the multi-node binary search looks at (Karpenter: 100). */
   multiNodeMaxCandidates?: number;
   /** Upper bound on scheduling simulations in one plan (time guard, replaces Karpenter's timeouts). */
@@ -250,6 +254,8 @@ export interface BudgetStatus {
 export interface DisruptionPlan {
   /** Forceful expirations (act on all of them, no budget). */
   expirations: Expiration[];
+  /** Static NodePools' claims to create and to terminate (static-capacity.ts). */
+  staticCapacity: StaticCapacityPlan;
   /** The graceful command, if any method found one. */
   command?: DisruptionCommand;
   blocked: BlockedCandidate[];

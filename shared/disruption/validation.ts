@@ -14,6 +14,8 @@
  * candidate whose claim has expired: anything else is held to the blocks.
  */
 import { CommandValidationDelaySeconds } from './constants.ts';
+import { staticDriftBlock } from './static-drift.ts';
+import { staticClaimOf } from './static-capacity.ts';
 import { computeConsolidation } from './consolidation.ts';
 import { hasGracefulExpiration } from './graceful-expiration.ts';
 import { candidateBlock, makeCommand } from './method.ts';
@@ -80,6 +82,16 @@ export function validateCommand(command: DisruptionCommand, snapshot: Disruption
   let replacements = command.replacements;
   if (command.reason === 'Empty') {
     replacements = [];
+  } else if (command.method === 'static-drift') {
+    // one for one with the pool's template, while the pool is not over its count and has room under limits.nodes
+    replacements = [];
+    for (const c of current) {
+      const why = staticDriftBlock(state, c);
+      if (why) return { status: 'invalid', reason: `${c.nodeName}: ${why}` };
+      const r = staticClaimOf(state.nodePools.get(c.nodePool)!, snapshot);
+      if ('reason' in r) return { status: 'invalid', reason: `${c.nodeName}: ${r.reason}` };
+      replacements.push(r);
+    }
   } else if (command.reason === 'Underutilized') {
     const spotToSpot = snapshot.settings?.spotToSpotConsolidation ?? false;
     const outcome = computeConsolidation(sim, current, { multi: current.length > 1, spotToSpot });

@@ -7,7 +7,7 @@
  */
 import type { Taint } from '../api/kube.ts';
 import * as L from '../api/labels.ts';
-import { StaticNodePoolUnsupported, type NodePool } from '../api/nodepool.ts';
+import { isStaticNodePool, StaticNodePoolNotForPods, type NodePool } from '../api/nodepool.ts';
 import { type Resources } from '../api/quantity.ts';
 import { nodePoolLimits } from '../api/nodepool-status.ts';
 import { Requirement, Requirements } from '../api/requirements.ts';
@@ -294,12 +294,11 @@ export class ClaimTemplate {
     this.allowUndefined = base.allowUndefined;
     this.zones = base.zones;
     this.capacityTypes = base.capacityTypes;
-    this.unusable =
-      nodePool.spec.replicas !== undefined
-        ? StaticNodePoolUnsupported
-        : notReady(nodePool)
-          ? NodePoolNotReady
-          : (nodePoolNotReadyReason(nodePool) ?? notReadyReason ?? base.unusable);
+    this.unusable = isStaticNodePool(nodePool)
+      ? StaticNodePoolNotForPods
+      : notReady(nodePool)
+        ? NodePoolNotReady
+        : (nodePoolNotReadyReason(nodePool) ?? notReadyReason ?? base.unusable);
 
     const limits = nodePoolLimits(nodePool);
     if (Object.keys(limits).length > 0) {

@@ -211,6 +211,7 @@ export function snapshotFromCase(doc: DisruptionCaseDoc): DisruptionSnapshot {
     storage,
     settings: {
       spotToSpotConsolidation: karpenter.featureGates.SpotToSpotConsolidation,
+      staticCapacity: karpenter.featureGates.StaticCapacity,
       scheduling: { ...(packing ? { packing } : {}), ...schedulingSettingsOf(karpenter) },
     },
   };

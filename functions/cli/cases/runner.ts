@@ -6,6 +6,7 @@
  * that fails to load fails the whole run (no case is ever skipped or left pending).
  */
 import { validateObject } from '../../../shared/api/validate.ts';
+import { settingsFromCase } from '../../../shared/api/settings.ts';
 import { checkDisruptionCase } from './disruption.ts';
 import { DisruptionKeys, ProvisioningExpectKeys, type LoadedCase } from './load.ts';
 import { checkProvisioning } from './provisioning.ts';
@@ -39,7 +40,8 @@ export async function runCase(c: LoadedCase): Promise<CaseResult> {
   const messages: string[] = [];
   try {
     if ('errors' in expect) {
-      const problems = [...(c.doc.nodePools ?? []), ...(c.doc.nodeClasses ?? [])].flatMap((o: unknown) => validateObject(o));
+      const staticCapacity = settingsFromCase((c.doc.settings ?? {}) as Record<string, unknown>).featureGates.StaticCapacity;
+      const problems = [...(c.doc.nodePools ?? []), ...(c.doc.nodeClasses ?? [])].flatMap((o: unknown) => validateObject(o, { staticCapacity }));
       const text = problems.join('\n').toLowerCase();
       for (const want of expect.errors as string[]) {
         if (!text.includes(String(want).toLowerCase()))

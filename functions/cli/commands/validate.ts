@@ -9,7 +9,8 @@
 import type { Command } from 'commander';
 import { CliError, readErrorReason, readInputText } from '../io.ts';
 import { clusterNameProblem, nodeRoleNameOf, nodeRoleProblem } from '../../../shared/api/contract.ts';
-import { validateYamlText, type ValidatedObject } from '../../../shared/api/validate.ts';
+import { validateYamlText, type ValidatedObject, type ValidateOptions } from '../../../shared/api/validate.ts';
+import { checkSetting, SettingsError, type FeatureGates } from '../../../shared/api/settings.ts';
 import { NodePoolSchema, EC2NodeClassSchema } from '../../../shared/api/nodepool.ts';
 import { nodeClassRefusals } from '../../../shared/api/nodeclass-support.ts';
 import { userDataFloorProblem } from '../../../shared/aws/ec2.ts';
@@ -42,6 +43,7 @@ export function summarize(o: ValidatedObject): string {
           .join(',')}`,
       );
     if (np.spec.weight !== undefined) parts.push(`weight ${np.spec.weight}`);
+    if (np.spec.replicas !== undefined) parts.push(`static: replicas ${np.spec.replicas}`);
     parts.push(`nodeClassRef ${np.spec.template.spec.nodeClassRef.kind}/${np.spec.template.spec.nodeClassRef.name}`);
     return `valid (${parts.join(', ')})`;
   }
@@ -66,7 +68,10 @@ export function summarize(o: ValidatedObject): string {
  * (the stack's node role), an EC2NodeClass `spec.role` naming another role is a problem: nodefleet
  * launches only with its own node role (it creates no instance profile per role).
  */
-export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?: boolean; nodeRole?: string } = {}): { lines: string[]; exitCode: number } {
+export function validateFiles(
+  inputs: readonly ValidateInput[],
+  opts: { cluster?: boolean; nodeRole?: string } & ValidateOptions = {},
+): { lines: string[]; exitCode: number } {
   const lines: string[] = [];
   let failed = false;
   // NodePools and EC2NodeClasses are cluster-scoped: one name per kind (per file, or per cluster).
@@ -79,7 +84,7 @@ export function validateFiles(inputs: readonly ValidateInput[], opts: { cluster?
       failed = true;
       continue;
     }
-    const r = validateYamlText(input.text, input.file);
+    const r = validateYamlText(input.text, input.file, { staticCapacity: opts.staticCapacity });
     const problems = [...r.problems];
     if (r.objects.length === 0 && r.problems.length === 0) problems.push(`${input.file}: no objects found (expected NodePool or EC2NodeClass YAML)`);
     const seenInFile = new Set<string>();
@@ -143,7 +148,15 @@ export function register(program: Command): void {
     .option('--cluster', 'the files are one cluster: names unique across them, every nodeClassRef defined in one of them')
     .option('--cluster-name <name>', "the stack's clusterName: an EC2NodeClass spec.role must be its node role, nodefleet-node-<name>")
     .option('--node-role <name>', 'the node role the stack deployed (stack output NodeRoleName), when not nodefleet-node-<cluster-name>')
-    .action((files: string[], opts: { cluster?: boolean; clusterName?: string; nodeRole?: string }) => {
+    .option('--feature-gates <gates>', "the stack's FEATURE_GATES (Karpenter's format, e.g. StaticCapacity=true): static NodePools need StaticCapacity=true")
+    .action((files: string[], opts: { cluster?: boolean; clusterName?: string; nodeRole?: string; featureGates?: string }) => {
+      let gates: FeatureGates | undefined;
+      try {
+        if (opts.featureGates !== undefined) gates = checkSetting('FEATURE_GATES', opts.featureGates) as FeatureGates;
+      } catch (err) {
+        if (err instanceof SettingsError) throw new CliError(`--feature-gates: ${err.message.replace(/^setting FEATURE_GATES: /, '')}`, 2);
+        throw err;
+      }
       const nameProblem = opts.clusterName !== undefined ? clusterNameProblem(opts.clusterName) : undefined;
       if (nameProblem) throw new CliError(`--cluster-name: ${nameProblem}`, 2);
       const nodeRole = opts.nodeRole ?? (opts.clusterName !== undefined ? nodeRoleNameOf(opts.clusterName) : undefined);
@@ -153,7 +166,7 @@ export function register(program: Command): void {
           2,
         );
       }
-      const { lines, exitCode } = validateFiles(files.map(readInput), { cluster: opts.cluster, nodeRole });
+      const { lines, exitCode } = validateFiles(files.map(readInput), { cluster: opts.cluster, nodeRole, staticCapacity: gates?.StaticCapacity });
       process.stdout.write(lines.map((l) => `${l}\n`).join(''));
       process.exitCode = exitCode;
     });

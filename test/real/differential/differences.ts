@@ -21,9 +21,9 @@ export interface Difference {
 export const Differences: Difference[] = [
   {
     id: 'static-nodepool',
-    reason: 'static NodePools (spec.replicas, StaticCapacity) are refused: nodefleet provisions for pending pods only',
-    problem:
-      /^spec\.(replicas: static NodePools|weight: cannot be set on a static NodePool|limits\.[^:]+: only the nodes limit is allowed on a static NodePool)/,
+    reason:
+      "with the StaticCapacity gate off (Karpenter's default) a static NodePool (spec.replicas) is refused: Karpenter's CRD accepts it and its controller then never launches for it",
+    problem: /^spec\.replicas: static NodePools \(spec\.replicas\) need the StaticCapacity feature gate/,
   },
   {
     id: 'kubelet-checked-at-validate',

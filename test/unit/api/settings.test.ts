@@ -74,7 +74,6 @@ describe('settings', () => {
     [{ CLUSTER_ENDPOINT: 'example.com' }, 'setting CLUSTER_ENDPOINT: "example.com" is not an absolute URL with a host'],
     [{ FEATURE_GATES: 'SpotToSpot=true' }, 'setting FEATURE_GATES: unknown feature gate "SpotToSpot"'],
     [{ FEATURE_GATES: 'CapacityBuffer=true' }, 'setting FEATURE_GATES: CapacityBuffer=true is not supported'],
-    [{ FEATURE_GATES: 'StaticCapacity=true' }, 'setting FEATURE_GATES: StaticCapacity=true is not supported'],
     [{ FEATURE_GATES: 'NodeOverlay=true' }, 'setting FEATURE_GATES: NodeOverlay=true is not supported'],
   ])('refuses %o in one line', (env, message) => {
     expect(() => parseSettings(env)).toThrow(message);

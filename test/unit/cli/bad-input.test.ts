@@ -227,6 +227,7 @@ const Table: [string, string, number][] = [
   ['history default-x --local /nonexistent', 'nodefleet history: --local /nonexistent: no such folder (run `nodefleet demo` there first)', 1],
   ['history default-x -o xml --local $', 'nodefleet history: --output: unknown format "xml"; allowed formats: json, yaml (default: timelines)', 2],
   ['validate $/missing.yaml', '', 1],
+  ['validate --feature-gates StaticCapacity=yes $/np.yaml', 'nodefleet validate: --feature-gates: feature gate StaticCapacity needs =true or =false', 2],
   [
     `validate --cluster-name ${'c'.repeat(60)} $/np.yaml`,
     `nodefleet validate: --cluster-name: the stack lets CloudFormation name the node role of "${'c'.repeat(60)}" (name too long); pass --node-role with the stack output NodeRoleName`,

@@ -156,3 +156,27 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
     );
   });
 });
+
+describe('validate --feature-gates (static NodePools)', () => {
+  const text = [
+    'apiVersion: karpenter.sh/v1',
+    'kind: NodePool',
+    'metadata: { name: static }',
+    'spec:',
+    '  replicas: 3',
+    '  limits: { nodes: 4 }',
+    '  template: { spec: { nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }, requirements: [] } }',
+  ].join('\n');
+  it('refuses spec.replicas in one line without StaticCapacity=true', () => {
+    const r = validateFiles([{ file: 'np.yaml', text }]);
+    expect(r.exitCode).toBe(1);
+    expect(r.lines).toEqual([
+      expect.stringMatching(/^np\.yaml: NodePool\/static: spec\.replicas: static NodePools \(spec\.replicas\) need the StaticCapacity feature gate/),
+    ]);
+  });
+  it('validates it with StaticCapacity=true and says it is static', () => {
+    const r = validateFiles([{ file: 'np.yaml', text }], { staticCapacity: true });
+    expect(r.exitCode).toBe(0);
+    expect(r.lines).toEqual([expect.stringContaining('static: replicas 3')]);
+  });
+});

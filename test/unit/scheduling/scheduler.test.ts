@@ -410,12 +410,12 @@ describe('solve: topology', () => {
 });
 
 describe('static NodePools', () => {
-  it('launches nothing from a pool with spec.replicas and says it is not supported', () => {
+  it('launches nothing for pending pods from a pool with spec.replicas, and says why', () => {
     const r = solve(input(pendingPods('web', 2), [itype({ name: 'std' })], [nodePool('static', { spec: { replicas: 3 } })]));
     expect(r.newNodeClaims).toEqual([]);
     expect(r.unschedulable.map((u) => u.reasons.static)).toEqual([
-      expect.stringContaining('static NodePools (spec.replicas) are not supported'),
-      expect.stringContaining('not supported'),
+      expect.stringContaining('static NodePool (spec.replicas): its node count is kept at replicas, never launched for pending pods'),
+      expect.stringContaining('never launched for pending pods'),
     ]);
   });
 });
