@@ -13,10 +13,11 @@ import type { EC2NodeClass } from '../api/nodepool.ts';
 import { NotFoundError, ValidationError } from '../api/errors.ts';
 import * as L from '../api/labels.ts';
 import { parseResources, subtractResources, MiB, type Resources } from '../api/quantity.ts';
-import type { InstanceType, InstanceTypeInfo, Offering } from './types.ts';
+import { instancePriceUsdPerHour, type InstanceType, type InstanceTypeInfo, type Offering } from './types.ts';
 import { amiFamilyOf, AmiFamilyFeatureTable, computeAllocatable, ephemeralStorageBytes, type CapacityOptions } from './capacity.ts';
 import { mergeInstanceTypeInfos, zoneOfferingPrices, type CatalogRefresh, type ShippedRegionData } from './refresh.ts';
 import { nodeVolumesUsdPerHour } from './volume.ts';
+import { ReservedPriceDivisor, reservationRefusal, type CapacityReservation } from '../api/capacity-reservation.ts';
 import { subnetCoverage, zoneAsCovered, type SubnetCoverage, type SubnetInfo } from './subnets.ts';
 
 export * from './capacity.ts';
@@ -66,6 +67,11 @@ export interface LoadCatalogOptions {
    * (./subnets.ts). Absent: every zone of the region, zone ids from `refreshed` or the shipped data.
    */
   subnets?: readonly Pick<SubnetInfo, 'zone' | 'zoneId'>[];
+  /**
+   * The EC2NodeClass's capacity reservations (the node class resolver's, when the ReservedCapacity
+   * feature gate is on): each adds one `reserved` offering to its instance type ({@link reservedOfferings}).
+   */
+  capacityReservations?: readonly CapacityReservation[];
 }
 
 /** Regions with both prices and zone data in the shipped catalog. */
@@ -224,9 +230,11 @@ export function instanceTypeFromInfo(
   const offerings: Offering[] = [];
   // A node's price is the instance's plus its EBS volumes' (./volume.ts), the same for every offering.
   const volumes = nodeVolumesUsdPerHour(opts.nodeClass);
+  const coveredZones = new Set<string>();
   // The shipped name→id pairing was seen in one account; refreshed zone ids replace it.
   for (const { zone, zoneId: catalogZoneId, onDemandUsdPerHour: od, spotUsdPerHour: spot } of zoneOfferingPrices(info.name, shipped, opts.refreshed)) {
     const { covered, zoneId } = zoneAsCovered(coverage, zone, catalogZoneId);
+    if (covered) coveredZones.add(zone);
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
       offerings.push({
@@ -249,6 +257,7 @@ export function instanceTypeFromInfo(
       });
     }
   }
+  if (opts.capacityReservations?.length) offerings.push(...reservedOfferings(info.name, offerings, opts.capacityReservations, coveredZones, overcommitted, opts.unavailable));
   return {
     name: info.name,
     labels: labelsFor(info, opts.region, opts.nodeClass),
@@ -289,6 +298,54 @@ export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
     const it = instanceTypeFromInfo(info, opts, shipped, coverage);
     if (refreshed?.zonesByType && it.offerings.length === 0) continue; // not offered in this region
     out.push(it);
+  }
+  return out;
+}
+
+/**
+ * The `reserved` offerings of one type, one per reservation of that type (KA
+ * reserved_capacity_resolver.go): in the reservation's zone, priced at the type's on-demand price
+ * divided by {@link ReservedPriceDivisor} (plus the node's EBS volumes, as every offering here), with
+ * the reservation's remaining count. Available when the type is offered on demand in that zone and
+ * the class's subnets cover it (`coveredZones`), the reservation is not `expiring`, nodefleet
+ * launches its kind (not a capacity block or interruptible one: `reservationRefusal`), it has room left, and the (type, zone, reserved) offering is
+ * not marked insufficient (the ICE cache is per offering, not per reservation as in KA).
+ * @param onDemand the type's other offerings (the on-demand ones give the zones and the price).
+ */
+export function reservedOfferings(
+  typeName: string,
+  onDemand: readonly Offering[],
+  reservations: readonly CapacityReservation[],
+  coveredZones: ReadonlySet<string>,
+  overcommitted = false,
+  unavailable?: readonly UnavailableOffering[],
+): Offering[] {
+  const out: Offering[] = [];
+  for (const r of reservations) {
+    if (r.instanceType !== typeName) continue;
+    const od = onDemand.find((o) => o.capacityType === 'on-demand' && o.zone === r.availabilityZone);
+    const anyOd = onDemand.find((o) => o.capacityType === 'on-demand');
+    const volumes = (od ?? anyOd)?.volumeUsdPerHour ?? 0;
+    const price = anyOd ? instancePriceUsdPerHour(anyOd) / ReservedPriceDivisor : 0;
+    out.push({
+      zone: r.availabilityZone,
+      ...(od?.zoneId ? { zoneId: od.zoneId } : {}),
+      capacityType: 'reserved',
+      priceUsdPerHour: price + volumes,
+      volumeUsdPerHour: volumes,
+      available:
+        !!od &&
+        coveredZones.has(r.availabilityZone) &&
+        !overcommitted &&
+        r.state === 'active' &&
+        !reservationRefusal(r) &&
+        r.availableInstanceCount > 0 &&
+        !isUnavailable(unavailable, typeName, r.availabilityZone, 'reserved'),
+      reservationId: r.id,
+      reservationCapacity: r.availableInstanceCount,
+      reservationType: r.reservationType,
+      reservationInterruptible: r.interruptible,
+    });
   }
   return out;
 }
