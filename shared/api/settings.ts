@@ -443,6 +443,15 @@ export function catalogSettingsOf(s: Settings = DefaultSettings): { vmMemoryOver
   return { vmMemoryOverheadPercent: s.vmMemoryOverheadPercent, reservedENIs: s.reservedENIs };
 }
 
+/**
+ * The ReservedCapacity feature gate (Karpenter's default: on): when off, capacity reservations are
+ * neither offered nor launched into, as Karpenter skips its reserved offerings and reservation
+ * targeting (KA reserved_capacity_resolver.go, launchtemplate/types.go).
+ */
+export function reservedCapacityOf(s: Settings = DefaultSettings): boolean {
+  return s.featureGates.ReservedCapacity;
+}
+
 /** The settings that change the scheduling simulation (shared/scheduling `SchedulingSettings`). */
 export function schedulingSettingsOf(s: Settings = DefaultSettings): { minValuesPolicy: MinValuesPolicy; preferencePolicy: PreferencePolicy } {
   return { minValuesPolicy: s.minValuesPolicy, preferencePolicy: s.preferencePolicy };
