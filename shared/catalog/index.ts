@@ -257,7 +257,8 @@ export function instanceTypeFromInfo(
       });
     }
   }
-  if (opts.capacityReservations?.length) offerings.push(...reservedOfferings(info.name, offerings, opts.capacityReservations, coveredZones, overcommitted, opts.unavailable));
+  if (opts.capacityReservations?.length)
+    offerings.push(...reservedOfferings(info.name, offerings, opts.capacityReservations, coveredZones, overcommitted, opts.unavailable));
   return {
     name: info.name,
     labels: labelsFor(info, opts.region, opts.nodeClass),
@@ -371,7 +372,16 @@ export interface CaseInstanceType {
   /** USD per hour by capacity type, the same in every zone. */
   price?: Record<string, number>;
   /** Replaces zones × capacityTypes × price. */
-  offerings?: { zone: string; capacityType: string; price: number; available?: boolean }[];
+  offerings?: {
+    zone: string;
+    capacityType: string;
+    price: number;
+    available?: boolean;
+    /** `reserved`: the reservation's id, remaining instances (default 1) and type (default `default`). */
+    reservationId?: string;
+    reservationCapacity?: number;
+    reservationType?: 'default' | 'capacity-block';
+  }[];
   labels?: Record<string, string>;
   /** Extended resources in whole units ({ nvidia.com/gpu: 1 }). */
   resources?: Record<string, string | number>;
@@ -422,18 +432,32 @@ export function instanceTypeFromCase(
     return ct;
   };
   const coverage = opts.subnets && subnetCoverage(opts.subnets);
-  const push = (zone: string, ct: L.CapacityType, price: number, available: boolean) => {
+  const push = (zone: string, ct: L.CapacityType, price: number, available: boolean, reservation?: Partial<Offering>) => {
     const { covered, zoneId } = zoneAsCovered(coverage, zone, undefined);
     offerings.push({
       zone,
       ...(zoneId ? { zoneId } : {}),
       capacityType: ct,
       priceUsdPerHour: price,
-      available: covered && available && !isUnavailable(opts.unavailable, t.name, zone, ct),
+      available: covered && available && (reservation?.reservationCapacity ?? 1) > 0 && !isUnavailable(opts.unavailable, t.name, zone, ct),
+      ...reservation,
     });
   };
   if (t.offerings) {
-    for (const o of t.offerings) push(o.zone, checkType(o.capacityType), o.price, o.available ?? true);
+    for (const o of t.offerings) {
+      const ct = checkType(o.capacityType);
+      if (ct === 'reserved' && !o.reservationId) throw new ValidationError(`instance type ${t.name}: a reserved offering needs a reservationId`);
+      const reservation: Partial<Offering> | undefined =
+        ct === 'reserved'
+          ? {
+              reservationId: o.reservationId,
+              reservationCapacity: o.reservationCapacity ?? 1,
+              reservationType: o.reservationType ?? 'default',
+              reservationInterruptible: false,
+            }
+          : undefined;
+      push(o.zone, ct, o.price, o.available ?? true, reservation);
+    }
   } else {
     for (const zone of t.zones ?? []) {
       for (const c of t.capacityTypes ?? ['on-demand']) {
