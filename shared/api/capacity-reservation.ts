@@ -16,7 +16,6 @@
  */
 import type { CapacityReservationSelectorTerm } from './nodepool.ts';
 
-
 /**
  * A reserved offering costs the type's on-demand price divided by this (KA
  * reserved_capacity_resolver.go `odPrice / 10_000_000`): the capacity is paid for whether used or
@@ -112,7 +111,8 @@ export interface CapacityReservation {
  */
 export function capacityReservationFromEc2(cr: Ec2CapacityReservation, nowMs: number): CapacityReservation | string {
   const id = cr.CapacityReservationId ?? '';
-  if (!id || !cr.InstanceType || !cr.AvailabilityZone || !cr.OwnerId) return `capacity reservation ${id || '(no id)'}: EC2 returned it without an id, type, zone or owner`;
+  if (!id || !cr.InstanceType || !cr.AvailabilityZone || !cr.OwnerId)
+    return `capacity reservation ${id || '(no id)'}: EC2 returned it without an id, type, zone or owner`;
   const criteria = cr.InstanceMatchCriteria;
   if (criteria !== 'open' && criteria !== 'targeted') return `capacity reservation ${id}: unsupported instance match criteria ${JSON.stringify(criteria)}`;
   const type = cr.ReservationType ?? 'default';
@@ -138,7 +138,10 @@ export function capacityReservationFromEc2(cr: Ec2CapacityReservation, nowMs: nu
  * dropped (KA provider.go `filterReservations`), sorted by id (the order of KA's status).
  * `problems` lists the skipped ones (see {@link capacityReservationFromEc2}).
  */
-export function resolveCapacityReservations(found: readonly Ec2CapacityReservation[], nowMs: number): { reservations: CapacityReservation[]; problems: string[] } {
+export function resolveCapacityReservations(
+  found: readonly Ec2CapacityReservation[],
+  nowMs: number,
+): { reservations: CapacityReservation[]; problems: string[] } {
   const byId = new Map<string, CapacityReservation>();
   const problems: string[] = [];
   for (const cr of found) {

@@ -129,7 +129,7 @@ describe('reservedOfferings (KA reserved_capacity_resolver.go)', () => {
     { zone: 'test-zone-1a', capacityType: 'on-demand', priceUsdPerHour: 0.096 + 0.002, volumeUsdPerHour: 0.002, available: true },
     { zone: 'test-zone-1b', capacityType: 'on-demand', priceUsdPerHour: 0.096 + 0.002, volumeUsdPerHour: 0.002, available: true },
   ];
-  const reservation = (o: Partial<CapacityReservation> = {}) => capacityReservationFromEc2(ec2(), now) as CapacityReservation & typeof o;
+  const reservation = () => capacityReservationFromEc2(ec2(), now) as CapacityReservation;
   const covered = new Set(['test-zone-1a', 'test-zone-1b']);
 
   it('one offering per reservation of the type, in its zone, priced at the on-demand price / 10 000 000 (plus the volumes), with its count', () => {
