@@ -372,7 +372,8 @@ function launchDecisions(claims: readonly SimClaim[], settings: SchedulingSettin
   const newNodeClaims: NewNodeClaim[] = [];
   const maxTypes = settings.maxInstanceTypes ?? MaxInstanceTypes;
   const maxLaunch = settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes;
-  const ledger = new ReservationLedger(claims.flatMap((c) => c.options));
+  // Every claim's options are among its template's types: count each pool's offerings once.
+  const ledger = new ReservationLedger([...new Set(claims.map((c) => c.template))].flatMap((t) => t.types));
   for (const claim of claims) {
     if (claim.pods.length === 0) continue;
     // Reservations earlier claims of the run filled are not offered to this one (reservations.ts).
