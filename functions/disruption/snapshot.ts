@@ -11,10 +11,11 @@
  * one GET of the node and one list of the pods bound to it each — and replace what the view said
  * about them, so a command is validated against the cluster as it is, not as the view saw it.
  */
-import { catalogSettingsOf, DefaultSettings, schedulingSettingsOf } from '../../shared/api/settings.ts';
+import { catalogSettingsOf, DefaultSettings, reservedCapacityOf, schedulingSettingsOf } from '../../shared/api/settings.ts';
 import type { Deps } from '../../shared/runtime/deps.ts';
 import type { NodePool, EC2NodeClass } from '../../shared/api/nodepool.ts';
 import { resolveNodeClasses, resolvedImageIds, type NodeClassResolver, type SubnetInfo } from '../../shared/aws/node-class-resolver.ts';
+import type { CapacityReservation } from '../../shared/api/capacity-reservation.ts';
 import { nodeClassHash, nodePoolHash } from '../../shared/api/hash.ts';
 import { LabelOS } from '../../shared/api/labels.ts';
 import { loadCatalog } from '../../shared/catalog/index.ts';
@@ -69,6 +70,7 @@ async function resolveClasses(
   | {
       imageIds: Record<string, string[]>;
       subnets: Map<string, SubnetInfo[]>;
+      reservations: Map<string, CapacityReservation[] | undefined>;
       networks: Record<string, { subnetIds: string[]; securityGroupIds: string[] }>;
       problems: Record<string, string>;
     }
@@ -83,6 +85,7 @@ async function resolveClasses(
   return {
     imageIds: Object.fromEntries([...r.resolved].map(([name, res]) => [name, resolvedImageIds(res)])),
     subnets: new Map([...r.resolved].map(([name, res]) => [name, res.subnets])),
+    reservations: new Map([...r.resolved].map(([name, res]) => [name, res.capacityReservations])),
     networks: Object.fromEntries(
       [...r.resolved].map(([name, res]) => [name, { subnetIds: res.subnets.map((s) => s.subnetId), securityGroupIds: res.securityGroupIds }]),
     ),
@@ -151,6 +154,7 @@ export async function readSnapshot(deps: SnapshotDeps, now: Date, opts: { rechec
         refreshed,
         subnets: resolved?.subnets.get(name),
         settings: catalogSettingsOf(deps.env.settings),
+        capacityReservations: reservedCapacityOf(deps.env.settings) ? resolved?.reservations.get(name) : undefined,
       });
       byClass.set(name, types);
     }

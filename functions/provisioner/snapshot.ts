@@ -11,7 +11,7 @@
  * deleted, which the pass provisions for like pending pods, are listed live for that node
  * (the Node live is really being deleted, the pods exist and are bound to it).
  */
-import { catalogSettingsOf, type Settings } from '../../shared/api/settings.ts';
+import { catalogSettingsOf, reservedCapacityOf, type Settings } from '../../shared/api/settings.ts';
 import type { Node, Pod, PodDisruptionBudget, Taint } from '../../shared/api/kube.ts';
 import { objectKey } from '../../shared/api/kube.ts';
 import { InFlightPhases, NominationSeconds, nominates, type NodeClaim } from '../../shared/api/nodeclaim.ts';
@@ -196,6 +196,7 @@ export async function loadSnapshot(
         refreshed,
         subnets: resolutions?.resolved.get(ref)?.subnets,
         settings: catalogSettingsOf(deps.env.settings),
+        capacityReservations: reservedCapacityOf(deps.env.settings) ? resolutions?.resolved.get(ref)?.capacityReservations : undefined,
       });
       catalogs.set(ref, types);
     }

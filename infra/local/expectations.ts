@@ -68,7 +68,7 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
   for (const l of expect.launched === undefined ? [] : Array.isArray(expect.launched) ? expect.launched : [expect.launched]) {
     const set = launched.filter((i) => !l.nodePool || i.tags['karpenter.sh/nodepool'] === l.nodePool);
     const scope = l.nodePool ? `launched(${l.nodePool})` : 'launched';
-    const text = set.map((i) => `${i.instanceType}/${i.capacityType}`).join(', ') || 'none';
+    const text = set.map((i) => `${i.instanceType}/${i.capacityReservationId ? `reserved ${i.capacityReservationId}` : i.capacityType}`).join(', ') || 'none';
     if (l.count !== undefined)
       out.push({
         name: `${scope}.count`,
@@ -90,6 +90,14 @@ export function checkExpectations(env: LocalEnvironment, expect: ScenarioExpect,
     if (l.capacityTypes) {
       const bad = set.filter((i) => !l.capacityTypes!.includes(i.capacityType));
       out.push({ name: `${scope}.capacityTypes`, ok: bad.length === 0 && set.length > 0, detail: `launched ${text}; allowed ${l.capacityTypes.join(', ')}` });
+    }
+    if (l.reserved !== undefined) {
+      const n = set.filter((i) => i.capacityReservationId).length;
+      out.push({
+        name: `${scope}.reserved`,
+        ok: inRange(n, l.reserved),
+        detail: `${n} of ${set.length} launched into a capacity reservation (want ${rangeText(l.reserved)})`,
+      });
     }
     if (l.archs) {
       const archOf = (t: string) => env.archOf(t);

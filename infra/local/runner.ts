@@ -326,6 +326,19 @@ async function runStep(env: LocalEnvironment, step: ScenarioStep, facts: RunFact
     note(`deleted ${names.join(', ')}`);
     return undefined;
   }
+  if (step.capacityReservation) {
+    const r = step.capacityReservation;
+    env.ec2.addCapacityReservation({
+      id: r.id,
+      instanceType: r.instanceType,
+      zone: r.zone,
+      total: r.count,
+      instanceMatchCriteria: r.instanceMatchCriteria,
+      tags: r.tags,
+    });
+    note(`capacity reservation ${r.id}: ${r.count} × ${r.instanceType} in ${r.zone} (${r.instanceMatchCriteria})`);
+    return undefined;
+  }
   if (step.mark) {
     facts.marks[step.mark] = env.clock.nowMs();
     return undefined;

@@ -23,6 +23,7 @@
  *   - { fault: { insufficientCapacity: { instanceTypes: [c5a.2xlarge], for: 3m } } }
  *   - { fault: { spotInterruption: { nodePool: web } } }
  *   - { mark: scaled-down }          # names the instant for expectations
+ *   - { capacityReservation: { id: cr-0a1, instanceType: m5.xlarge, zone: ap-northeast-2a, count: 1 } }
  * expect: { … see ExpectSchema … }
  * ```
  */
@@ -171,9 +172,20 @@ const Step = z
     /** Virtual time the waitFor may take (default 10m). */
     timeout: Duration.optional(),
     mark: z.string().optional(),
+    /** The account gets an on-demand capacity reservation (as CreateCapacityReservation). */
+    capacityReservation: z
+      .strictObject({
+        id: z.string().regex(/^cr-[0-9a-z]+$/),
+        instanceType: z.string(),
+        zone: z.string(),
+        count: z.number().int().positive(),
+        instanceMatchCriteria: z.enum(['open', 'targeted']).default('targeted'),
+        tags: z.record(z.string(), z.string()).default({}),
+      })
+      .optional(),
   })
-  .refine((s) => [s.scale, s.apply, s.delete, s.fault, s.waitFor, s.mark].filter((x) => x !== undefined).length <= 1, {
-    message: 'a timeline step does one thing: scale, apply, delete, fault, waitFor or mark',
+  .refine((s) => [s.scale, s.apply, s.delete, s.fault, s.waitFor, s.mark, s.capacityReservation].filter((x) => x !== undefined).length <= 1, {
+    message: 'a timeline step does one thing: scale, apply, delete, fault, waitFor, mark or capacityReservation',
   });
 
 const Range = z.strictObject({ min: z.number().optional(), max: z.number().optional() });
@@ -187,6 +199,8 @@ const LaunchedExpect = z.strictObject({
   /** None of the launched instances is of these types (e.g. the one under an ICE fault). */
   excludeInstanceTypes: z.array(z.string()).optional(),
   capacityTypes: z.array(CapacityType).optional(),
+  /** How many of them were launched into a capacity reservation (karpenter.sh/capacity-type reserved). */
+  reserved: CountOrRange.optional(),
   archs: z.array(z.enum(['amd64', 'arm64'])).optional(),
 });
 

@@ -158,9 +158,15 @@ export const Ec2DescribeActions = ['ec2:DescribeInstances'];
 
 /**
  * EC2 Describe calls of a launch: the launch-template lookup (shared/aws/ec2.ts) and the node-class
- * resolver (shared/aws/node-class-resolver.ts: images, subnets, security groups).
+ * resolver (shared/aws/node-class-resolver.ts: images, subnets, security groups, capacity reservations).
  */
-export const LaunchDescribeActions = ['ec2:DescribeImages', 'ec2:DescribeLaunchTemplates', 'ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets'];
+export const LaunchDescribeActions = [
+  'ec2:DescribeCapacityReservations',
+  'ec2:DescribeImages',
+  'ec2:DescribeLaunchTemplates',
+  'ec2:DescribeSecurityGroups',
+  'ec2:DescribeSubnets',
+];
 
 /** EC2 Describe calls of the catalog refresh (shared/aws/catalog-refresh.ts: zones, offerings, types, spot prices). */
 export const CatalogDescribeActions = [

@@ -13,6 +13,12 @@ export const LabelHostname = 'kubernetes.io/hostname';
 export const LabelWindowsBuild = 'node.kubernetes.io/windows-build';
 
 export const LabelCapacityType = 'karpenter.sh/capacity-type';
+/** The id of the capacity reservation a node was launched into (KA pkg/apis/v1/labels.go). */
+export const LabelCapacityReservationID = 'karpenter.k8s.aws/capacity-reservation-id';
+/** `default` or `capacity-block` (KA labels.go `LabelCapacityReservationType`). */
+export const LabelCapacityReservationType = 'karpenter.k8s.aws/capacity-reservation-type';
+/** Whether the reservation is interruptible (KA labels.go `LabelCapacityReservationInterruptible`). */
+export const LabelCapacityReservationInterruptible = 'karpenter.k8s.aws/capacity-reservation-interruptible';
 export const LabelNodePool = 'karpenter.sh/nodepool';
 export const LabelRegistered = 'karpenter.sh/registered';
 export const LabelInitialized = 'karpenter.sh/initialized';
@@ -138,9 +144,9 @@ export const AWSWellKnownLabels: readonly string[] = [
   LabelInstanceAcceleratorName,
   LabelInstanceAcceleratorManufacturer,
   LabelInstanceAcceleratorCount,
-  'karpenter.k8s.aws/capacity-reservation-id',
-  'karpenter.k8s.aws/capacity-reservation-type',
-  'karpenter.k8s.aws/capacity-reservation-interruptible',
+  LabelCapacityReservationID,
+  LabelCapacityReservationType,
+  LabelCapacityReservationInterruptible,
   'karpenter.k8s.aws/placement-group-id',
   'karpenter.k8s.aws/placement-group-partition',
   'karpenter.k8s.aws/ec2nodeclass',

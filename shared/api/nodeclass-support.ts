@@ -75,7 +75,6 @@ export function aliasFamily(alias: string): SupportedAmiFamily | undefined {
  * are listed in docs/nodeclass-fields.md.
  */
 export const UnsupportedNodeClassFields: Readonly<Record<string, string>> = {
-  capacityReservationSelectorTerms: 'capacity reservations are not launched into (no reserved offerings)',
   ipPrefixCount: 'no IPv4 prefixes are assigned to the node interface',
   networkInterfaces: 'only the default primary interface is launched (no EFA or multi-card interfaces)',
   placementGroupSelector: 'instances are not launched into placement groups',

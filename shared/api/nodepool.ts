@@ -392,6 +392,8 @@ export const EC2NodeClassSchema = z.strictObject({
 });
 
 export type EC2NodeClass = z.infer<typeof EC2NodeClassSchema>;
+/** One `capacityReservationSelectorTerms` entry. */
+export type CapacityReservationSelectorTerm = z.infer<typeof CapacityReservationSelectorTermSchema>;
 export type EC2NodeClassInput = z.input<typeof EC2NodeClassSchema>;
 
 /**

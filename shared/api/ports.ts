@@ -82,6 +82,8 @@ export interface LaunchResult {
   /** The zone's id (topology.k8s.aws/zone-id), from the subnet launched into, when known. */
   zoneId?: string;
   capacityType: 'reserved' | 'spot' | 'on-demand';
+  /** For `reserved`: the reservation the instance was launched into. */
+  capacityReservation?: { id: string; type: 'default' | 'capacity-block'; interruptible: boolean };
   imageId?: string;
   priceUsdPerHour?: number;
   /** Pools EC2 refused for capacity while launching this instance (CreateFleet `Errors[]`): mark them unavailable. */
@@ -128,6 +130,8 @@ export interface CloudProvider {
       maxPods?: Record<string, number>;
       /** Each type's EFA devices (its `vpc.amazonaws.com/efa` capacity): its interfaces when the claim requests EFA (shared/aws/ec2.ts LaunchSpec). */
       efaCount?: Record<string, number>;
+      /** Capacity type `reserved`: the reservation the launch targets (shared/aws/ec2.ts LaunchSpec). */
+      capacityReservation?: { id: string; type: 'default' | 'capacity-block'; interruptible: boolean };
     },
     nodeClass?: EC2NodeClass,
   ): Promise<LaunchResult>;

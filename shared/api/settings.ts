@@ -40,10 +40,7 @@ export type FeatureGates = Record<FeatureGateName, boolean>;
 export const AwsFeatureGateDefaults = { NodeClassCEL: false, DRANVIDIAGPU: false, DRAEFA: false, RebootForRepair: false } as const;
 export type AwsFeatureGateName = keyof typeof AwsFeatureGateDefaults;
 
-/**
- * Gate values nodefleet does not implement: setting one is refused. ReservedCapacity is accepted
- * either way (docs/settings.md: nodefleet has no reserved offerings yet, so both act as false).
- */
+/** Gate values nodefleet does not implement: setting one is refused (docs/settings.md). */
 const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName, boolean>> = {
   NodeOverlay: true,
   CapacityBuffer: true,
@@ -59,7 +56,7 @@ const UnsupportedGateValues: Partial<Record<FeatureGateName | AwsFeatureGateName
 /** How nodefleet treats each gate (docs/settings.md). */
 export const FeatureGateSupport: Readonly<Record<FeatureGateName | AwsFeatureGateName, string>> = {
   NodeRepair: "gc (node repair: shared/disruption/repair.ts, as Karpenter's node.health controller)",
-  ReservedCapacity: 'accepted either way; no reserved offerings yet, so both act as false',
+  ReservedCapacity: 'provisioner, disruption (reserved offerings of capacityReservationSelectorTerms; false: none offered or launched into)',
   SpotToSpotConsolidation: 'disruption (single- and multi-node consolidation, command validation)',
   NodeOverlay: 'true refused: NodeOverlay is not applied',
   StaticCapacity:
@@ -441,6 +438,15 @@ export const DefaultSettings: Readonly<Settings> = Object.freeze(defaultSettings
 /** The settings that change the instance catalog (shared/catalog `CatalogSettings`). */
 export function catalogSettingsOf(s: Settings = DefaultSettings): { vmMemoryOverheadPercent: number; reservedENIs: number } {
   return { vmMemoryOverheadPercent: s.vmMemoryOverheadPercent, reservedENIs: s.reservedENIs };
+}
+
+/**
+ * The ReservedCapacity feature gate (Karpenter's default: on): when off, capacity reservations are
+ * neither offered nor launched into, as Karpenter skips its reserved offerings and reservation
+ * targeting (KA reserved_capacity_resolver.go, launchtemplate/types.go).
+ */
+export function reservedCapacityOf(s: Settings = DefaultSettings): boolean {
+  return s.featureGates.ReservedCapacity;
 }
 
 /** The settings that change the scheduling simulation (shared/scheduling `SchedulingSettings`). */

@@ -270,6 +270,8 @@ export function accountLookups(a: AccountData, opts: { placeholderZones: readonl
               );
             return owned && passes(Filters, { 'image-id': i.ImageId, name: i.Name }, i.Tags);
           }),
+    // `plan --account` reads no reservations: a class with capacityReservationSelectorTerms plans without reserved offerings, and says so.
+    describeCapacityReservations: async () => placeholder('capacity reservations (the files are not read for CapacityReservations: none assumed)', []),
     getParameter: async (name) => {
       const value = a.parameters.get(name);
       if (value !== undefined || !name.startsWith('/aws/service/')) return value;

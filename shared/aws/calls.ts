@@ -18,8 +18,8 @@ export const AdapterCalls = {
   'cloud.get': ['ec2:DescribeInstances'],
   'cloud.list': ['ec2:DescribeInstances'],
   'cloud.collectLaunchTemplates': ['ec2:DescribeLaunchTemplates', 'ec2:DeleteLaunchTemplate'],
-  /** Ec2NodeClassResolver.resolve (node-class-resolver.ts), part of every launch: subnets, security groups, AMIs (alias → public SSM parameter). */
-  'resolver.resolve': ['ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeImages', 'ssm:GetParameter'],
+  /** Ec2NodeClassResolver.resolve (node-class-resolver.ts), part of every launch: subnets, security groups, AMIs (alias → public SSM parameter), capacity reservations. */
+  'resolver.resolve': ['ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeImages', 'ec2:DescribeCapacityReservations', 'ssm:GetParameter'],
   /** EksConnectionProvider (eks.ts): endpoint + CA for the Kubernetes client and the launch's user data. */
   'eks.connect': ['eks:DescribeCluster'],
   /** DynamoNodeClaimStore (dynamo-node-claim-store.ts). create: the claims epoch (conditional put) and the claim. */

@@ -50,6 +50,7 @@ import type { Taint } from '../api/kube.ts';
 import { ValidationError } from '../api/errors.ts';
 import { nodeRoleProblem } from '../api/contract.ts';
 import { nodeClassNotReady } from '../api/nodeclass-support.ts';
+import { reservationRefusal } from '../api/capacity-reservation.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { LabelCapacityType, LabelDoNotSync, LabelNodePool, ResourceEFA, TagNodeClaim, TagNodefleetCluster, TaintUnregistered } from '../api/labels.ts';
 import { instanceTypeInfos, subnetPerZone } from '../catalog/index.ts';
@@ -127,6 +128,14 @@ export interface LaunchSpec {
    * into launch templates by that count too (KA amifamily/resolver.go).
    */
   efaCount?: Record<string, number>;
+  /**
+   * Capacity type `reserved` (the first of `capacityTypes`): the one reservation launched into. Its
+   * launch template targets it (`CapacityReservationSpecification` preference
+   * `capacity-reservations-only`, target the id: one template per reservation, KA
+   * launchtemplate/types.go) and the fleet is an on-demand one (KA instance/types.go
+   * `defaultTargetCapacityType`: a default, non-interruptible reservation launches `on-demand`).
+   */
+  capacityReservation?: { id: string; type: 'default' | 'capacity-block'; interruptible: boolean };
 }
 
 /**
@@ -204,7 +213,7 @@ export interface LaunchRequests {
   launchTemplates: (CreateLaunchTemplateCommandInput & { LaunchTemplateName: string })[];
   createFleet: CreateFleetCommandInput;
   /** spot | on-demand. */
-  capacityType: 'spot' | 'on-demand';
+  capacityType: 'reserved' | 'spot' | 'on-demand';
 }
 
 /**
@@ -287,9 +296,10 @@ export function launchTemplateData(
   nodeClass: EC2NodeClass,
   resolved: ResolvedNodeClass,
   ctx: LaunchContext,
-  capacityType: 'spot' | 'on-demand' = 'on-demand',
+  capacityType: 'reserved' | 'spot' | 'on-demand' = 'on-demand',
   maxPods?: number,
   efaCount = 0,
+  capacityReservationId?: string,
 ): RequestLaunchTemplateData {
   const spec = nodeClass.spec;
   const notReady = nodeClassNotReady(nodeClass);
@@ -357,8 +367,12 @@ export function launchTemplateData(
       HttpTokens: metadata.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
-    // Not into open capacity reservations (reserved capacity is not launched: KA sets `none` for spot and on-demand launches).
-    CapacityReservationSpecification: { CapacityReservationPreference: 'none' },
+    // A reserved launch goes into its reservation only; spot and on-demand launches not into open
+    // reservations (KA launchtemplate/types.go with ReservedCapacity on: `none`), which are launched as `reserved`.
+    CapacityReservationSpecification:
+      capacityType === 'reserved' && capacityReservationId
+        ? { CapacityReservationPreference: 'capacity-reservations-only', CapacityReservationTarget: { CapacityReservationId: capacityReservationId } }
+        : { CapacityReservationPreference: 'none' },
     // What the launch creates besides the instance and its volumes carries the cluster and NodePool
     // tags too (IAM conditions on aws:RequestTag; Karpenter does the same): ENIs, and spot requests of a spot launch.
     TagSpecifications: [
@@ -419,9 +433,13 @@ export function buildLaunchRequests(
   resolved: ResolvedNodeClass,
   ctx: LaunchContext,
 ): LaunchRequests {
-  // The first of spot / on-demand in the caller's preference order (the provisioner passes the one it chose).
-  const capacityType: 'spot' | 'on-demand' =
-    (launch.capacityTypes.find((c) => c === 'spot' || c === 'on-demand') as 'spot' | 'on-demand' | undefined) ?? 'on-demand';
+  // The first of reserved / spot / on-demand in the caller's preference order (the provisioner passes the one it chose).
+  const first = launch.capacityTypes.find((c) => c === 'reserved' || c === 'spot' || c === 'on-demand');
+  const reservation = first === 'reserved' ? launch.capacityReservation : undefined;
+  if (first === 'reserved' && !reservation) throw new ValidationError(`nodeclaim ${claim.name}: a reserved launch names no capacity reservation`);
+  const refused = reservation && reservationRefusal({ reservationType: reservation.type, interruptible: reservation.interruptible });
+  if (refused) throw new ValidationError(`nodeclaim ${claim.name}: capacity reservation ${reservation!.id}: ${refused}`);
+  const capacityType: 'reserved' | 'spot' | 'on-demand' = reservation ? 'reserved' : first === 'spot' ? 'spot' : 'on-demand';
   const subnetByZone = subnetPerZone(resolved.subnets, launch.zones);
   const zones = [...subnetByZone.keys()].sort();
   const allowed = launch.offerings ? new Set(launch.offerings.map((o) => `${o.instanceType}/${o.zone}`)) : undefined;
@@ -454,7 +472,7 @@ export function buildLaunchRequests(
   }
   const templateTagSpecs = [{ ResourceType: 'launch-template' as const, Tags: templateTags(claim, nodeClass, ctx.cluster.name) }];
   const configs = [...groups.values()].map(({ maxPods, efaCount, overrides }) => {
-    const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType, maxPods, efaCount);
+    const data = launchTemplateData(claim, nodeClass, resolved, ctx, capacityType, maxPods, efaCount, reservation?.id);
     const name = launchTemplateName(ctx.cluster.name, nodeClass.metadata.name, JSON.stringify({ nodeClassHash: claim.nodeClassHash ?? '', data }));
     return { template: { LaunchTemplateName: name, LaunchTemplateData: data, TagSpecifications: templateTagSpecs }, overrides };
   });
@@ -462,7 +480,7 @@ export function buildLaunchRequests(
   const allOverrides = configs.flatMap((c) => c.overrides);
   const createFleet: CreateFleetCommandInput = {
     Type: 'instant',
-    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType },
+    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType === 'spot' ? 'spot' : 'on-demand' },
     ...(capacityType === 'spot'
       ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
       : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
@@ -594,6 +612,7 @@ export class Ec2CloudProvider implements CloudProvider {
       zone,
       ...(zoneId ? { zoneId } : {}),
       capacityType: launched.Lifecycle === 'spot' ? 'spot' : req.capacityType,
+      ...(req.capacityType === 'reserved' && launch.capacityReservation ? { capacityReservation: launch.capacityReservation } : {}),
       imageId,
       // Pools that failed while another one launched: Karpenter marks these unavailable too.
       ...(errors.length

@@ -5,12 +5,14 @@
  * {@link Ec2NodeClassResolver} against its local EC2 (+ SSM) server.
  *
  * Calls (see the list in shared/aws/ec2.ts), through the {@link NodeClassLookups} port:
- * DescribeSubnets, DescribeSecurityGroups, DescribeImages (id/name/tag/ssmParameter AMI terms) and
- * SSM GetParameter (alias and ssmParameter terms).
+ * DescribeSubnets, DescribeSecurityGroups, DescribeImages (id/name/tag/ssmParameter AMI terms),
+ * DescribeCapacityReservations (capacityReservationSelectorTerms) and SSM GetParameter (alias and
+ * ssmParameter terms).
  * Results are cached for {@link ResolverCacheTtlMs} (Karpenter's default cache TTL for
  * subnets / security groups, KA pkg/cache/cache.go `DefaultTTL = 1m`).
  */
 import {
+  paginateDescribeCapacityReservations,
   DescribeImagesCommand,
   DescribeSecurityGroupsCommand,
   DescribeSubnetsCommand,
@@ -25,6 +27,14 @@ import type { EC2NodeClass } from '../api/nodepool.ts';
 import { ValidationError } from '../api/errors.ts';
 import { aliasFamily, aliasRefusal } from '../api/nodeclass-support.ts';
 import type { SubnetInfo } from '../catalog/subnets.ts';
+import {
+  capacityReservationQueries,
+  resolveCapacityReservations,
+  type CapacityReservation,
+  type CapacityReservationQuery,
+  type Ec2CapacityReservation,
+} from '../api/capacity-reservation.ts';
+import { isNotFound } from './ec2-errors.ts';
 
 /** Node architectures nodefleet launches (values of kubernetes.io/arch). */
 export type Arch = 'amd64' | 'arm64';
@@ -62,6 +72,14 @@ export interface ResolvedNodeClass {
    * its release from them (shared/aws/bottlerocket.ts).
    */
   amis?: { id: string; name: string }[];
+  /**
+   * The reservations `capacityReservationSelectorTerms` select (active, not ended, by id; KA
+   * `status.capacityReservations`) with EC2's remaining counts; absent when the class has no terms.
+   * Read again on every resolution (not cached): the counts change with every launch.
+   */
+  capacityReservations?: CapacityReservation[];
+  /** Reservations EC2 returned that cannot be used, one line each (an unknown match criteria or type). */
+  capacityReservationProblems?: string[];
 }
 
 /** The AMI a type of `arch` / `variant` launches with, or undefined when there is none. */
@@ -240,6 +258,8 @@ export interface NodeClassLookups {
   describeSubnets(input: { Filters: Filter[] }): Promise<Subnet[]>;
   describeSecurityGroups(input: { Filters: Filter[] }): Promise<SecurityGroup[]>;
   describeImages(input: { Owners?: string[]; Filters?: Filter[] }): Promise<Image[]>;
+  /** Every page of one query; a reservation id that does not exist answers no reservation (KA provider.go treats NotFound as none). */
+  describeCapacityReservations(input: CapacityReservationQuery): Promise<Ec2CapacityReservation[]>;
   getParameter(name: string): Promise<string | undefined>;
 }
 
@@ -249,6 +269,15 @@ export function sdkLookups(ec2: EC2Client, ssm: SSMClient): NodeClassLookups {
     describeSubnets: async (input) => (await ec2.send(new DescribeSubnetsCommand(input))).Subnets ?? [],
     describeSecurityGroups: async (input) => (await ec2.send(new DescribeSecurityGroupsCommand(input))).SecurityGroups ?? [],
     describeImages: async (input) => (await ec2.send(new DescribeImagesCommand(input))).Images ?? [],
+    describeCapacityReservations: async (input) => {
+      const out: Ec2CapacityReservation[] = [];
+      try {
+        for await (const page of paginateDescribeCapacityReservations({ client: ec2 }, input)) out.push(...(page.CapacityReservations ?? []));
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return out;
+    },
     getParameter: async (name) => {
       try {
         return (await ssm.send(new GetParameterCommand({ Name: name }))).Parameter?.Value;
@@ -280,7 +309,7 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
   async resolve(nodeClass: EC2NodeClass): Promise<ResolvedNodeClass> {
     const key = JSON.stringify(nodeClass.spec);
     const hit = this.cache.get(key);
-    if (hit && this.nowMs() - hit.atMs < ResolverCacheTtlMs) return hit.value;
+    if (hit && this.nowMs() - hit.atMs < ResolverCacheTtlMs) return this.withReservations(nodeClass, hit.value);
     const [subnets, securityGroupIds, amis] = await Promise.all([this.subnets(nodeClass), this.securityGroups(nodeClass), this.images(nodeClass)]);
     const name = nodeClass.metadata.name;
     if (subnets.length === 0) throw new ValidationError(`ec2nodeclass ${name}: subnetSelectorTerms match no subnet`);
@@ -288,7 +317,21 @@ export class Ec2NodeClassResolver implements NodeClassResolver {
     if (resolvedImageIds(amis).length === 0) throw new ValidationError(`ec2nodeclass ${name}: amiSelectorTerms match no image`);
     const value = { subnets, securityGroupIds, ...amis };
     this.cache.set(key, { atMs: this.nowMs(), value });
-    return value;
+    return this.withReservations(nodeClass, value);
+  }
+
+  /**
+   * The class's capacity reservations added to `value`: one DescribeCapacityReservations per query of
+   * its terms (KA capacityreservation/provider.go `List`), none without terms. Not cached, unlike
+   * Karpenter's one-minute cache that it corrects with each launch and termination: the resolver
+   * lives in short Lambda invocations, so EC2's count is the one that is right.
+   */
+  private async withReservations(nc: EC2NodeClass, value: ResolvedNodeClass): Promise<ResolvedNodeClass> {
+    const terms = nc.spec.capacityReservationSelectorTerms ?? [];
+    if (terms.length === 0) return value;
+    const found = (await Promise.all(capacityReservationQueries(terms).map((q) => this.lookups.describeCapacityReservations(q)))).flat();
+    const { reservations, problems } = resolveCapacityReservations(found, this.nowMs());
+    return { ...value, capacityReservations: reservations, ...(problems.length ? { capacityReservationProblems: problems } : {}) };
   }
 
   /**

@@ -11,12 +11,11 @@
  * - Zone, zone id, capacity type and reservation id are per offering: offerings outside the requirement are dropped,
  *   and a type with no offering left (or none available, when asked) is not admitted.
  */
-import { LabelCapacityType, LabelTopologyZone, LabelTopologyZoneID, WellKnownLabels as WellKnown } from '../api/labels.ts';
+import { LabelCapacityReservationID, LabelCapacityType, LabelTopologyZone, LabelTopologyZoneID, WellKnownLabels as WellKnown } from '../api/labels.ts';
 import { Requirements } from '../api/requirements.ts';
 import type { NodePool } from '../api/nodepool.ts';
 import { cheapestOffering, type InstanceType } from './types.ts';
 
-const LabelCapacityReservationID = 'karpenter.k8s.aws/capacity-reservation-id';
 /** Labels whose value depends on the offering, not the type. */
 const PerOffering = new Set<string>([LabelTopologyZone, LabelCapacityType, LabelTopologyZoneID, LabelCapacityReservationID]);
 

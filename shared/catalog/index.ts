@@ -13,10 +13,11 @@ import type { EC2NodeClass } from '../api/nodepool.ts';
 import { NotFoundError, ValidationError } from '../api/errors.ts';
 import * as L from '../api/labels.ts';
 import { parseResources, subtractResources, MiB, type Resources } from '../api/quantity.ts';
-import type { InstanceType, InstanceTypeInfo, Offering } from './types.ts';
+import { instancePriceUsdPerHour, type InstanceType, type InstanceTypeInfo, type Offering } from './types.ts';
 import { amiFamilyOf, AmiFamilyFeatureTable, computeAllocatable, ephemeralStorageBytes, type CapacityOptions } from './capacity.ts';
 import { mergeInstanceTypeInfos, zoneOfferingPrices, type CatalogRefresh, type ShippedRegionData } from './refresh.ts';
 import { nodeVolumesUsdPerHour } from './volume.ts';
+import { ReservedPriceDivisor, reservationRefusal, type CapacityReservation } from '../api/capacity-reservation.ts';
 import { subnetCoverage, zoneAsCovered, type SubnetCoverage, type SubnetInfo } from './subnets.ts';
 
 export * from './capacity.ts';
@@ -66,6 +67,11 @@ export interface LoadCatalogOptions {
    * (./subnets.ts). Absent: every zone of the region, zone ids from `refreshed` or the shipped data.
    */
   subnets?: readonly Pick<SubnetInfo, 'zone' | 'zoneId'>[];
+  /**
+   * The EC2NodeClass's capacity reservations (the node class resolver's, when the ReservedCapacity
+   * feature gate is on): each adds one `reserved` offering to its instance type ({@link reservedOfferings}).
+   */
+  capacityReservations?: readonly CapacityReservation[];
 }
 
 /** Regions with both prices and zone data in the shipped catalog. */
@@ -224,9 +230,11 @@ export function instanceTypeFromInfo(
   const offerings: Offering[] = [];
   // A node's price is the instance's plus its EBS volumes' (./volume.ts), the same for every offering.
   const volumes = nodeVolumesUsdPerHour(opts.nodeClass);
+  const coveredZones = new Set<string>();
   // The shipped name→id pairing was seen in one account; refreshed zone ids replace it.
   for (const { zone, zoneId: catalogZoneId, onDemandUsdPerHour: od, spotUsdPerHour: spot } of zoneOfferingPrices(info.name, shipped, opts.refreshed)) {
     const { covered, zoneId } = zoneAsCovered(coverage, zone, catalogZoneId);
+    if (covered) coveredZones.add(zone);
     const id = zoneId ? { zoneId } : {};
     if (od !== undefined) {
       offerings.push({
@@ -249,6 +257,8 @@ export function instanceTypeFromInfo(
       });
     }
   }
+  if (opts.capacityReservations?.length)
+    offerings.push(...reservedOfferings(info.name, offerings, opts.capacityReservations, coveredZones, overcommitted, opts.unavailable));
   return {
     name: info.name,
     labels: labelsFor(info, opts.region, opts.nodeClass),
@@ -293,6 +303,54 @@ export function loadCatalog(opts: LoadCatalogOptions): InstanceType[] {
   return out;
 }
 
+/**
+ * The `reserved` offerings of one type, one per reservation of that type (KA
+ * reserved_capacity_resolver.go): in the reservation's zone, priced at the type's on-demand price
+ * divided by {@link ReservedPriceDivisor} (plus the node's EBS volumes, as every offering here), with
+ * the reservation's remaining count. Available when the type is offered on demand in that zone and
+ * the class's subnets cover it (`coveredZones`), the reservation is not `expiring`, nodefleet
+ * launches its kind (not a capacity block or interruptible one: `reservationRefusal`), it has room left, and the (type, zone, reserved) offering is
+ * not marked insufficient (the ICE cache is per offering, not per reservation as in KA).
+ * @param onDemand the type's other offerings (the on-demand ones give the zones and the price).
+ */
+export function reservedOfferings(
+  typeName: string,
+  onDemand: readonly Offering[],
+  reservations: readonly CapacityReservation[],
+  coveredZones: ReadonlySet<string>,
+  overcommitted = false,
+  unavailable?: readonly UnavailableOffering[],
+): Offering[] {
+  const out: Offering[] = [];
+  for (const r of reservations) {
+    if (r.instanceType !== typeName) continue;
+    const od = onDemand.find((o) => o.capacityType === 'on-demand' && o.zone === r.availabilityZone);
+    const anyOd = onDemand.find((o) => o.capacityType === 'on-demand');
+    const volumes = (od ?? anyOd)?.volumeUsdPerHour ?? 0;
+    const price = anyOd ? instancePriceUsdPerHour(anyOd) / ReservedPriceDivisor : 0;
+    out.push({
+      zone: r.availabilityZone,
+      ...(od?.zoneId ? { zoneId: od.zoneId } : {}),
+      capacityType: 'reserved',
+      priceUsdPerHour: price + volumes,
+      volumeUsdPerHour: volumes,
+      available:
+        !!od &&
+        coveredZones.has(r.availabilityZone) &&
+        !overcommitted &&
+        r.state === 'active' &&
+        !reservationRefusal(r) &&
+        r.availableInstanceCount > 0 &&
+        !isUnavailable(unavailable, typeName, r.availabilityZone, 'reserved'),
+      reservationId: r.id,
+      reservationCapacity: r.availableInstanceCount,
+      reservationType: r.reservationType,
+      reservationInterruptible: r.interruptible,
+    });
+  }
+  return out;
+}
+
 function checkRefreshRegion(opts: LoadCatalogOptions): void {
   if (opts.refreshed && opts.refreshed.region !== opts.region) {
     throw new ValidationError(`refreshed catalog data is for region "${opts.refreshed.region}", not "${opts.region}"`);
@@ -314,7 +372,16 @@ export interface CaseInstanceType {
   /** USD per hour by capacity type, the same in every zone. */
   price?: Record<string, number>;
   /** Replaces zones × capacityTypes × price. */
-  offerings?: { zone: string; capacityType: string; price: number; available?: boolean }[];
+  offerings?: {
+    zone: string;
+    capacityType: string;
+    price: number;
+    available?: boolean;
+    /** `reserved`: the reservation's id, remaining instances (default 1) and type (default `default`). */
+    reservationId?: string;
+    reservationCapacity?: number;
+    reservationType?: 'default' | 'capacity-block';
+  }[];
   labels?: Record<string, string>;
   /** Extended resources in whole units ({ nvidia.com/gpu: 1 }). */
   resources?: Record<string, string | number>;
@@ -365,18 +432,32 @@ export function instanceTypeFromCase(
     return ct;
   };
   const coverage = opts.subnets && subnetCoverage(opts.subnets);
-  const push = (zone: string, ct: L.CapacityType, price: number, available: boolean) => {
+  const push = (zone: string, ct: L.CapacityType, price: number, available: boolean, reservation?: Partial<Offering>) => {
     const { covered, zoneId } = zoneAsCovered(coverage, zone, undefined);
     offerings.push({
       zone,
       ...(zoneId ? { zoneId } : {}),
       capacityType: ct,
       priceUsdPerHour: price,
-      available: covered && available && !isUnavailable(opts.unavailable, t.name, zone, ct),
+      available: covered && available && (reservation?.reservationCapacity ?? 1) > 0 && !isUnavailable(opts.unavailable, t.name, zone, ct),
+      ...reservation,
     });
   };
   if (t.offerings) {
-    for (const o of t.offerings) push(o.zone, checkType(o.capacityType), o.price, o.available ?? true);
+    for (const o of t.offerings) {
+      const ct = checkType(o.capacityType);
+      if (ct === 'reserved' && !o.reservationId) throw new ValidationError(`instance type ${t.name}: a reserved offering needs a reservationId`);
+      const reservation: Partial<Offering> | undefined =
+        ct === 'reserved'
+          ? {
+              reservationId: o.reservationId,
+              reservationCapacity: o.reservationCapacity ?? 1,
+              reservationType: o.reservationType ?? 'default',
+              reservationInterruptible: false,
+            }
+          : undefined;
+      push(o.zone, ct, o.price, o.available ?? true, reservation);
+    }
   } else {
     for (const zone of t.zones ?? []) {
       for (const c of t.capacityTypes ?? ['on-demand']) {

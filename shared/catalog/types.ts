@@ -19,6 +19,15 @@ export interface Offering {
   available: boolean;
   /** Capacity reservation id for `reserved` offerings. */
   reservationId?: string;
+  /**
+   * `reserved` offerings: instances the reservation can still take (EC2 `AvailableInstanceCount`,
+   * KC `Offering.ReservationCapacity`); the scheduler places at most this many new claims in it.
+   */
+  reservationCapacity?: number;
+  /** `reserved` offerings: the reservation's type (label karpenter.k8s.aws/capacity-reservation-type). */
+  reservationType?: 'default' | 'capacity-block';
+  /** `reserved` offerings: whether the reservation is interruptible (label karpenter.k8s.aws/capacity-reservation-interruptible). */
+  reservationInterruptible?: boolean;
   /** Zone id (topology.k8s.aws/zone-id, e.g. "use1-az4") when known; the name→id pairing is per account. */
   zoneId?: string;
 }

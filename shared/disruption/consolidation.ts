@@ -158,7 +158,12 @@ export function computeConsolidation(sim: Simulator, candidates: readonly Candid
   const allowed = nc.capacityTypes.filter((ct) => ct !== 'reserved');
   const allSpot = candidates.every((c) => c.capacityType === CapacityTypeSpot);
   let capacityTypes: CapacityType[];
-  if (allSpot && allowed.includes(CapacityTypeSpot)) {
+  if (nc.capacityTypes[0] === 'reserved' && nc.capacityTypes.length === 1) {
+    // The simulation pinned the replacement to a reservation (shared/scheduling/reservations.ts), as
+    // Karpenter's scheduler injects it: an on-demand node is replaced by reserved capacity of the
+    // same type when a reservation opens (KC consolidation.go: "the requirements are injected on by the scheduler").
+    capacityTypes = ['reserved'];
+  } else if (allSpot && allowed.includes(CapacityTypeSpot)) {
     if (!opts.spotToSpot) return { decision: 'none', reason: 'spot-to-spot consolidation is disabled' };
     capacityTypes = [CapacityTypeSpot];
   } else if (allowed.includes(CapacityTypeSpot) && allowed.includes(CapacityTypeOnDemand)) {

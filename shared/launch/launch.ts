@@ -32,7 +32,9 @@ export const MaxSpotAttempts = 2;
 
 /** One launch: capacity type, types cheapest first, zones. */
 export interface LaunchChoice {
-  capacityType: 'spot' | 'on-demand';
+  capacityType: 'reserved' | 'spot' | 'on-demand';
+  /** For `reserved`: the one reservation launched into (the claim is pinned to it, shared/scheduling/reservations.ts). */
+  capacityReservation?: { id: string; type: 'default' | 'capacity-block'; interruptible: boolean };
   instanceTypes: string[];
   zones: string[];
   /** The available (type, zone) pairs: the only ones CreateFleet is offered. */
@@ -51,8 +53,9 @@ const offeringKey = (t: string, z: string, c: string) => `${t}/${z}/${c}`;
  * exotic types (GPU, accelerator, metal: the catalog's `exotic`) are left out while any other type
  * can launch; when the claim allows spot and on-demand and both are offered, spot offerings dearer
  * than the cheapest on-demand one are left out. Then spot when the claim allows it and a spot
- * offering is left (Karpenter's reserved > spot > on-demand; reserved capacity is not modelled),
- * else on-demand; types ordered by their cheapest available offering of that capacity type in the
+ * offering is left, else on-demand; before both, when the claim allows `reserved` (a claim pinned to
+ * a reservation allows nothing else), its cheapest available reserved offering, alone (Karpenter's
+ * reserved > spot > on-demand); types ordered by their cheapest available offering of that capacity type in the
  * allowed zones, at most 60. undefined when nothing is left.
  */
 export function chooseLaunch(
@@ -64,21 +67,49 @@ export function chooseLaunch(
   const zoneReq = requirements.get(L.LabelTopologyZone);
   const ctReq = requirements.get(L.LabelCapacityType);
   const typeReq = requirements.get(L.LabelInstanceType);
-  const allowed = (['spot', 'on-demand'] as const).filter((c) => (!ctReq || ctReq.matches(c)) && !(excludeSpot && c === 'spot'));
+  const reservationReq = requirements.get(L.LabelCapacityReservationID);
+  const allowed = (['reserved', 'spot', 'on-demand'] as const).filter((c) => (!ctReq || ctReq.matches(c)) && !(excludeSpot && c === 'spot'));
   const offers = (t: InstanceType, capacityType: string) =>
     t.offerings.filter(
       (o) =>
-        o.capacityType === capacityType && o.available && (!zoneReq || zoneReq.matches(o.zone)) && !unavailable.has(offeringKey(t.name, o.zone, capacityType)),
+        o.capacityType === capacityType &&
+        o.available &&
+        (!zoneReq || zoneReq.matches(o.zone)) &&
+        (!reservationReq || capacityType !== 'reserved' || reservationReq.matches(o.reservationId)) &&
+        !unavailable.has(offeringKey(t.name, o.zone, capacityType)),
     );
+  // Reserved first (KA instance.go `getCapacityType`), only for a claim the scheduler pinned to a
+  // reservation (an unpinned one found the reservations full): one (type, zone), the cheapest.
+  if (allowed[0] === 'reserved' && reservationReq) {
+    let best: { t: InstanceType; o: InstanceType['offerings'][number] } | undefined;
+    for (const t of types) {
+      if (typeReq && !typeReq.matches(t.name)) continue;
+      for (const o of offers(t, 'reserved')) if (o.reservationId && (!best || o.priceUsdPerHour < best.o.priceUsdPerHour)) best = { t, o };
+    }
+    if (best) {
+      const pods = best.t.capacity.pods;
+      const efa = best.t.capacity[L.ResourceEFA];
+      return {
+        capacityType: 'reserved',
+        capacityReservation: { id: best.o.reservationId!, type: best.o.reservationType ?? 'default', interruptible: best.o.reservationInterruptible ?? false },
+        instanceTypes: [best.t.name],
+        zones: [best.o.zone],
+        offerings: [{ instanceType: best.t.name, zone: best.o.zone }],
+        maxPods: pods === undefined ? {} : { [best.t.name]: pods },
+        efaCount: efa ? { [best.t.name]: efa } : {},
+      };
+    }
+  }
   let candidates = types.filter((t) => (!typeReq || typeReq.matches(t.name)) && allowed.some((c) => offers(t, c).length > 0));
   const minValues = requirements.all().some((r) => r.minValues !== undefined);
   if (!minValues && candidates.some((t) => !t.exotic)) candidates = candidates.filter((t) => !t.exotic);
   let maxSpotPrice = Infinity;
-  if (!minValues && allowed.length === 2) {
+  if (!minValues && allowed.includes('spot') && allowed.includes('on-demand')) {
     const onDemand = candidates.flatMap((t) => offers(t, 'on-demand').map((o) => o.priceUsdPerHour));
     if (onDemand.length > 0 && candidates.some((t) => offers(t, 'spot').length > 0)) maxSpotPrice = Math.min(...onDemand);
   }
   for (const capacityType of allowed) {
+    if (capacityType === 'reserved') continue;
     const priced: { name: string; price: number; zones: string[] }[] = [];
     for (const t of candidates) {
       const o = offers(t, capacityType).filter((x) => capacityType !== 'spot' || x.priceUsdPerHour <= maxSpotPrice);
@@ -155,6 +186,7 @@ export async function launchClaim(
           offerings: choice.offerings,
           maxPods: choice.maxPods,
           efaCount: choice.efaCount,
+          ...(choice.capacityReservation ? { capacityReservation: choice.capacityReservation } : {}),
         },
         nodeClass,
       );
@@ -237,6 +269,14 @@ async function recordLaunch(deps: LaunchDeps, claim: NodeClaim, r: LaunchResult,
           [L.LabelTopologyZone]: r.zone,
           ...(zoneId ? { [L.LabelTopologyZoneID]: zoneId } : {}),
           [L.LabelCapacityType]: r.capacityType,
+          // The reservation launched into (KA cloudprovider.go instanceToNodeClaim).
+          ...(r.capacityReservation
+            ? {
+                [L.LabelCapacityReservationID]: r.capacityReservation.id,
+                [L.LabelCapacityReservationType]: r.capacityReservation.type,
+                [L.LabelCapacityReservationInterruptible]: String(r.capacityReservation.interruptible),
+              }
+            : {}),
           ...(type?.labels ?? {}),
         },
         ...(type ? { capacity: formatResources(type.capacity), allocatable: formatResources(type.allocatable) } : {}),

@@ -392,6 +392,12 @@ export class SimClaim implements TopologyTarget {
           return { reason: 'the pod would move the claim onto instance types that sell its shape dearer', monotone: !narrowed };
         }
       }
+      // A claim that can launch into a reservation keeps it: a pod that would leave it only types
+      // without a reserved offering goes elsewhere (KC nodeclaim.go `offeringsToReserve`, strict:
+      // "satisfying updated nodeclaim constraints would remove all compatible reserved offering options").
+      if (this.pods.length > 0 && options.length < this.options.length && templateHasReserved(t) && hasReserved(this.options) && !hasReserved(options)) {
+        return { reason: 'the pod would remove all compatible reserved offerings from the claim', monotone: !narrowed };
+      }
       if (ctx.strictMinValues && (reqsChanged || options.length < this.options.length)) {
         const m = unmetMinValues(options, reqs);
         if (m) return { reason: m, monotone: !narrowed };
@@ -529,4 +535,19 @@ export function openClaim(
     if (t.remaining) claim.reserve();
   }
   return claim;
+}
+
+const reservedByTemplate = new WeakMap<ClaimTemplate, boolean>();
+
+/** Whether the template's types have any reserved offering (computed once per template: most have none). */
+function templateHasReserved(t: ClaimTemplate): boolean {
+  let v = reservedByTemplate.get(t);
+  if (v === undefined) reservedByTemplate.set(t, (v = hasReserved(t.types)));
+  return v;
+}
+
+/** Whether any of `options` has a reserved offering (template offerings are the available ones). */
+function hasReserved(options: readonly TemplateType[]): boolean {
+  for (const o of options) for (const x of o.offerings) if (x.capacityType === 'reserved') return true;
+  return false;
 }

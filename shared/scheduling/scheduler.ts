@@ -31,7 +31,8 @@ import { isDaemonSetPod } from '../api/kube.ts';
 import { SchedulingQueue } from './queue.ts';
 import { checkPodVolumes } from './volumes.ts';
 import { isLaunchableNodeClassRef } from '../api/nodepool.ts';
-import { ClaimTemplate, collectTypeKeys } from './template.ts';
+import { ClaimTemplate, collectTypeKeys, offeringMatches } from './template.ts';
+import { chooseReservation, ReservationLedger, ReservationsFullReason } from './reservations.ts';
 import { Topology, topologyDomains, type PodGroups } from './topology.ts';
 import type {
   NewNodeClaim,
@@ -371,15 +372,39 @@ function launchDecisions(claims: readonly SimClaim[], settings: SchedulingSettin
   const newNodeClaims: NewNodeClaim[] = [];
   const maxTypes = settings.maxInstanceTypes ?? MaxInstanceTypes;
   const maxLaunch = settings.maxLaunchInstanceTypes ?? MaxLaunchInstanceTypes;
+  // Every claim's options are among its template's types: count each pool's offerings once.
+  const ledger = new ReservationLedger([...new Set(claims.map((c) => c.template))].flatMap((t) => t.types));
   for (const claim of claims) {
     if (claim.pods.length === 0) continue;
-    const plan = planLaunch(claim.options, claim.requirements, maxTypes, maxLaunch, strictMinValues);
+    // Reservations earlier claims of the run filled are not offered to this one (reservations.ts).
+    const options = ledger.withoutFull(claim.options);
+    const plan =
+      options.length > 0
+        ? planLaunch(options, claim.requirements, maxTypes, maxLaunch, strictMinValues)
+        : { problem: ReservationsFullReason, ordered: [], launch: [], capacityTypes: [], zones: [], priceUsdPerHour: Infinity };
     if (plan.problem) {
       for (const p of claim.pods) unschedulable.push({ pod: p.pod, reasons: { [claim.template.name]: plan.problem } });
       continue;
     }
+    let claimReqs = claim.requirements;
+    if (plan.capacityTypes[0] === 'reserved') {
+      // Pinned to one reservation (KC nodeclaim.go FinalizeScheduling): capacity type reserved, its id.
+      const zoneReq = claim.requirements.get(L.LabelTopologyZone);
+      const chosen = chooseReservation(plan.launch, ledger, (o) => offeringMatches(o, zoneReq, undefined));
+      if (chosen) {
+        ledger.take(chosen.offering.reservationId!);
+        claimReqs = claimReqs
+          .add(new Requirement(L.LabelCapacityType, false, new Set(['reserved']), false))
+          .add(new Requirement(L.LabelCapacityReservationID, false, new Set([chosen.offering.reservationId!]), false));
+        plan.ordered = [chosen.type];
+        plan.launch = [chosen.type];
+        plan.capacityTypes = ['reserved'];
+        plan.zones = [chosen.offering.zone];
+        plan.priceUsdPerHour = chosen.offering.priceUsdPerHour;
+      }
+    }
     const launchType = plan.launch[0];
-    const requirements = claim.requirements.add(new Requirement(L.LabelInstanceType, false, new Set(plan.ordered.map((o) => o.type.name)), false));
+    const requirements = claimReqs.add(new Requirement(L.LabelInstanceType, false, new Set(plan.ordered.map((o) => o.type.name)), false));
     const requests: Resources = { ...claim.requests };
     for (const [k, v] of Object.entries(launchType.daemonOverhead)) requests[k] = (requests[k] ?? 0) + v;
     newNodeClaims.push({
@@ -391,7 +416,7 @@ function launchDecisions(claims: readonly SimClaim[], settings: SchedulingSettin
       requests,
       daemonSetRequests: { ...launchType.daemonOverhead },
       pods: claim.pods.map((p) => p.pod),
-      labels: { ...claim.template.labels, ...claim.requirements.singleValueLabels() },
+      labels: { ...claim.template.labels, ...claimReqs.singleValueLabels() },
       taints: claim.template.taints,
       startupTaints: claim.template.startupTaints,
       capacityTypes: plan.capacityTypes,

@@ -57,6 +57,28 @@ export interface LocalInstance {
   /** Base64 user data from the launch template. */
   userData?: string;
   launchTemplateName?: string;
+  /** The capacity reservation it was launched into (its slot is given back when it terminates). */
+  capacityReservationId?: string;
+}
+
+/**
+ * One on-demand capacity reservation of the simulated account: `available` of `total` instances
+ * of one type in one zone can still be launched into it (EC2 `AvailableInstanceCount`); a launch
+ * targeting it takes one, the instance's termination gives it back.
+ */
+export interface LocalCapacityReservation {
+  id: string;
+  instanceType: string;
+  zone: string;
+  total: number;
+  available: number;
+  ownerId: string;
+  instanceMatchCriteria: 'open' | 'targeted';
+  reservationType: 'default' | 'capacity-block';
+  state: 'active' | 'expired' | 'cancelled';
+  tags: Record<string, string>;
+  /** Virtual epoch ms the reservation ends (absent: unlimited). */
+  endMs?: number;
 }
 
 /** A CreateFleet override (one launch template × instance type × subnet/zone). */
@@ -72,6 +94,8 @@ export interface FleetOverride {
    * kubelet maxPods): an instance takes its user data and template tags from its own config's template.
    */
   launchTemplate?: { id: string; name: string; version: number; userData?: string };
+  /** The reservation its launch template targets (`CapacityReservationSpecification.CapacityReservationTarget`). */
+  capacityReservationId?: string;
 }
 
 export interface CreateFleetRequest {
@@ -182,6 +206,8 @@ export class LocalEc2 {
   private readonly faults: CapacityFault[] = [];
   /** Remaining capacity per `type|zone|capacityType` (absent = unlimited). */
   private readonly capacity = new Map<string, number>();
+  /** The account's capacity reservations by id. */
+  readonly capacityReservations = new Map<string, LocalCapacityReservation>();
   private ipCounter = 10;
 
   constructor(opts: LocalEc2Options) {
@@ -198,6 +224,54 @@ export class LocalEc2 {
   /** Limits how many more instances an offering can launch (0 = none left). */
   setCapacity(instanceType: string, zone: string, capacityType: Ec2CapacityType, count: number): void {
     this.capacity.set(`${instanceType}|${zone}|${capacityType}`, count);
+  }
+
+  /** Creates a capacity reservation (as CreateCapacityReservation would); `available` defaults to `total`. */
+  addCapacityReservation(
+    r: Pick<LocalCapacityReservation, 'instanceType' | 'zone' | 'total'> & Partial<Omit<LocalCapacityReservation, 'instanceType' | 'zone' | 'total'>>,
+  ): LocalCapacityReservation {
+    if (!this.zone(r.zone)) throw new Ec2ApiError('InvalidParameterValue', `zone ${r.zone} is not in ${this.region}`);
+    const cr: LocalCapacityReservation = {
+      id: r.id ?? `cr-0${localHex(8)}`,
+      available: r.available ?? r.total,
+      ownerId: r.ownerId ?? this.accountId,
+      instanceMatchCriteria: r.instanceMatchCriteria ?? 'targeted',
+      reservationType: r.reservationType ?? 'default',
+      state: r.state ?? 'active',
+      tags: r.tags ?? {},
+      ...r,
+    };
+    this.capacityReservations.set(cr.id, cr);
+    return cr;
+  }
+
+  /** Ends a reservation now (its state becomes `cancelled`, nothing more is launched into it). */
+  cancelCapacityReservation(id: string): void {
+    const cr = this.capacityReservations.get(id);
+    if (cr) cr.state = 'cancelled';
+  }
+
+  /** DescribeCapacityReservations: by ids (an unknown one fails the call, as EC2), then `state` / `owner-id` / `instance-match-criteria` / `tag:` / `tag-key` filters. */
+  describeCapacityReservations(ids: string[], filters: { name: string; values: string[] }[]): LocalCapacityReservation[] {
+    for (const id of ids)
+      if (!this.capacityReservations.has(id))
+        throw new Ec2ApiError('InvalidCapacityReservationId.NotFound', `The capacity reservation ID '${id}' does not exist`);
+    const now = this.clock.nowMs();
+    for (const cr of this.capacityReservations.values()) if (cr.state === 'active' && cr.endMs !== undefined && now >= cr.endMs) cr.state = 'expired';
+    return [...this.capacityReservations.values()].filter(
+      (cr) =>
+        (ids.length === 0 || ids.includes(cr.id)) &&
+        filters.every((f) => {
+          if (f.name === 'state') return f.values.includes(cr.state);
+          if (f.name === 'owner-id') return f.values.includes(cr.ownerId);
+          if (f.name === 'instance-match-criteria') return f.values.includes(cr.instanceMatchCriteria);
+          if (f.name === 'instance-type') return f.values.includes(cr.instanceType);
+          if (f.name === 'availability-zone') return f.values.includes(cr.zone);
+          if (f.name === 'tag-key') return f.values.some((k) => k in cr.tags);
+          if (f.name.startsWith('tag:')) return f.values.includes(cr.tags[f.name.slice(4)] ?? '\u0000');
+          return true;
+        }),
+    );
   }
 
   /** Adds an insufficient-capacity fault. */
@@ -266,6 +340,26 @@ export class LocalEc2 {
     const instances: LocalInstance[] = [];
     for (const c of candidates) {
       if (instances.length >= req.targetCapacity) break;
+      if (c.o.capacityReservationId) {
+        // A launch targeting a reservation goes into it or fails (preference capacity-reservations-only).
+        const cr = this.capacityReservations.get(c.o.capacityReservationId);
+        const refusal = !cr
+          ? { code: 'InvalidCapacityReservationId.NotFound', message: `The capacity reservation ID '${c.o.capacityReservationId}' does not exist` }
+          : cr.state !== 'active' || (cr.endMs !== undefined && this.clock.nowMs() >= cr.endMs)
+            ? { code: 'InvalidCapacityReservationId.NotFound', message: `The capacity reservation '${cr.id}' is not active` }
+            : cr.instanceType !== c.o.instanceType || cr.zone !== c.o.zone
+              ? { code: 'InvalidParameterCombination', message: `The capacity reservation '${cr.id}' is for ${cr.instanceType} in ${cr.zone}` }
+              : cr.available <= 0
+                ? { code: 'ReservationCapacityExceeded', message: `The requested capacity reservation '${cr.id}' has insufficient capacity` }
+                : undefined;
+        if (refusal) {
+          errors.push({ override: c.o, lifecycle: req.capacityType, errorCode: refusal.code, errorMessage: refusal.message });
+          continue;
+        }
+        cr!.available -= 1;
+        instances.push(this.launch(c.o, req, c.price, fleetId));
+        continue;
+      }
       const fault = this.faultFor(c.o.instanceType, c.o.zone, req.capacityType);
       const key = `${c.o.instanceType}|${c.o.zone}|${req.capacityType}`;
       const left = this.capacity.get(key);
@@ -333,6 +427,7 @@ export class LocalEc2 {
       priceUsdPerHour: price,
       userData: o.launchTemplate ? o.launchTemplate.userData : req.userData,
       launchTemplateName: o.launchTemplate?.name ?? req.launchTemplateName,
+      ...(o.capacityReservationId ? { capacityReservationId: o.capacityReservationId } : {}),
     };
     this.instances.set(inst.instanceId, inst);
     this.emitStateChange(inst);
@@ -392,6 +487,9 @@ export class LocalEc2 {
         this.listeners.onStopping?.(inst);
         this.clock.setTimer(() => {
           inst.state = 'terminated';
+          // A terminated instance gives its reservation slot back.
+          const cr = inst.capacityReservationId ? this.capacityReservations.get(inst.capacityReservationId) : undefined;
+          if (cr) cr.available = Math.min(cr.total, cr.available + 1);
           this.emitStateChange(inst);
           this.listeners.onTerminated?.(inst);
         }, this.shutdownSeconds * 1000);

@@ -352,6 +352,30 @@ export class LocalAwsServer {
           }));
         return { imagesSet: images };
       }
+      case 'DescribeCapacityReservations': {
+        const ids = list(q.CapacityReservationId).map((x) => str(x) ?? '');
+        const found = this.ec2.describeCapacityReservations(ids, filtersOf(q));
+        return {
+          capacityReservationSet: found.map((cr) => ({
+            capacityReservationId: cr.id,
+            ownerId: cr.ownerId,
+            capacityReservationArn: `arn:aws:ec2:${this.ec2.region}:${cr.ownerId}:capacity-reservation/${cr.id}`,
+            instanceType: cr.instanceType,
+            instancePlatform: 'Linux/UNIX',
+            availabilityZone: cr.zone,
+            availabilityZoneId: this.ec2.zone(cr.zone)?.zoneId,
+            tenancy: 'default',
+            totalInstanceCount: cr.total,
+            availableInstanceCount: cr.available,
+            state: cr.state,
+            instanceMatchCriteria: cr.instanceMatchCriteria,
+            reservationType: cr.reservationType,
+            endDateType: cr.endMs === undefined ? 'unlimited' : 'limited',
+            endDate: cr.endMs === undefined ? undefined : new Date(cr.endMs).toISOString(),
+            tagSet: tagSet(cr.tags),
+          })),
+        };
+      }
       case 'DescribeAvailabilityZones':
         return {
           availabilityZoneInfo: this.ec2.zones.map((z) => ({
@@ -399,6 +423,11 @@ export class LocalAwsServer {
       const spec = obj(c.LaunchTemplateSpecification);
       const t = templates[i];
       const launchTemplate = t && { id: t.id, name: t.name, version: t.version, userData: str(t.data.UserData) };
+      const crSpec = obj(t?.data.CapacityReservationSpecification);
+      const capacityReservationId =
+        str(crSpec.CapacityReservationPreference) === 'capacity-reservations-only'
+          ? str(obj(crSpec.CapacityReservationTarget).CapacityReservationId)
+          : undefined;
       for (const o of list(c.Overrides).map(obj)) {
         overrides.push({
           instanceType: str(o.InstanceType) ?? '',
@@ -407,6 +436,7 @@ export class LocalAwsServer {
           imageId: str(o.ImageId),
           priority: str(o.Priority) !== undefined ? Number(str(o.Priority)) : undefined,
           ...(launchTemplate ? { launchTemplate } : {}),
+          ...(capacityReservationId ? { capacityReservationId } : {}),
           spec,
         });
       }
@@ -544,6 +574,8 @@ function instanceXml(i: LocalInstance, securityGroupId: string): Record<string, 
     rootDeviceName: '/dev/xvda',
     groupSet: [{ groupId: securityGroupId, groupName: 'node' }],
     instanceLifecycle: i.capacityType === 'spot' ? 'spot' : undefined,
+    capacityReservationId: i.capacityReservationId,
+    capacityReservationSpecification: { capacityReservationPreference: i.capacityReservationId ? 'capacity-reservations-only' : 'none' },
     spotInstanceRequestId: i.capacityType === 'spot' ? `sir-${i.instanceId.slice(2, 10)}` : undefined,
     stateTransitionReason: i.terminatedBy === 'spot-reclaim' ? 'Service initiated' : i.terminatedBy === 'api' ? 'User initiated' : '',
     tagSet: tagSet(i.tags),

@@ -50,6 +50,45 @@ const claim = () =>
 const ctx = { cluster, instanceProfileName: 'KarpenterNodeInstanceProfile', architectureOf: catalogArchitecture };
 
 describe('buildLaunchRequests', () => {
+  it('a reserved launch targets its reservation: template capacity-reservations-only with the id (one template per reservation), an on-demand fleet (KA launchtemplate/types.go, instance/types.go)', () => {
+    const launch = (id: string) => ({
+      instanceTypes: ['c5a.2xlarge'],
+      zones: ['ap-northeast-2a'],
+      capacityTypes: ['reserved'],
+      offerings: [{ instanceType: 'c5a.2xlarge', zone: 'ap-northeast-2a' }],
+      capacityReservation: { id, type: 'default' as const, interruptible: false },
+    });
+    const r = buildLaunchRequests(claim(), launch('cr-0a1'), nodeClass(), resolved, ctx);
+    expect(r.capacityType).toBe('reserved');
+    expect(r.launchTemplates[0].LaunchTemplateData!.CapacityReservationSpecification).toEqual({
+      CapacityReservationPreference: 'capacity-reservations-only',
+      CapacityReservationTarget: { CapacityReservationId: 'cr-0a1' },
+    });
+    expect(r.createFleet.TargetCapacitySpecification!.DefaultTargetCapacityType).toBe('on-demand');
+    expect(r.createFleet.OnDemandOptions).toEqual({ AllocationStrategy: 'lowest-price' });
+    expect(r.createFleet.LaunchTemplateConfigs![0].Overrides).toHaveLength(1);
+    const other = buildLaunchRequests(claim(), launch('cr-0b2'), nodeClass(), resolved, ctx);
+    expect(other.launchTemplates[0].LaunchTemplateName).not.toBe(r.launchTemplates[0].LaunchTemplateName);
+    // Spot and on-demand launches stay out of open reservations.
+    const od = buildLaunchRequests(claim(), { ...launch('cr-0a1'), capacityTypes: ['on-demand'] }, nodeClass(), resolved, ctx);
+    expect(od.launchTemplates[0].LaunchTemplateData!.CapacityReservationSpecification).toEqual({ CapacityReservationPreference: 'none' });
+  });
+
+  it('a capacity block or an interruptible reservation is refused with one line', () => {
+    const launch = (type: 'default' | 'capacity-block', interruptible: boolean) => ({
+      instanceTypes: ['c5a.2xlarge'],
+      zones: ['ap-northeast-2a'],
+      capacityTypes: ['reserved'],
+      capacityReservation: { id: 'cr-0a1', type, interruptible },
+    });
+    expect(() => buildLaunchRequests(claim(), launch('capacity-block', false), nodeClass(), resolved, ctx)).toThrow(
+      /capacity blocks are not supported by nodefleet/,
+    );
+    expect(() => buildLaunchRequests(claim(), launch('default', true), nodeClass(), resolved, ctx)).toThrow(
+      /interruptible capacity reservations are not supported/,
+    );
+  });
+
   it('one launch template per maxPods value: each type launches with the pods it was planned with, unless the class sets kubelet.maxPods', () => {
     const launch = {
       instanceTypes: ['c5a.2xlarge', 'c6g.2xlarge', 'c5a.xlarge'],

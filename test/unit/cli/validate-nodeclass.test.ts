@@ -24,7 +24,6 @@ const validate = (spec: Record<string, unknown>) => validateFiles([{ file: 'nc.y
 
 /** A value Karpenter's CRD accepts for each field nodefleet refuses. */
 const refusedValues: Record<string, unknown> = {
-  capacityReservationSelectorTerms: [{ id: 'cr-0123456789abcdef0' }],
   ipPrefixCount: 1,
   networkInterfaces: [
     { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
@@ -47,6 +46,13 @@ describe('validate: EC2NodeClass fields nodefleet does not honour', () => {
     expect(validate({ [field]: value })).toEqual({
       exitCode: 1,
       lines: [`nc.yaml: EC2NodeClass/nc: spec.${field}: not supported by nodefleet: ${UnsupportedNodeClassFields[field]}; remove spec.${field}`],
+    });
+  });
+
+  it('capacityReservationSelectorTerms are honoured (reserved offerings), so accepted', () => {
+    expect(validate({ capacityReservationSelectorTerms: [{ id: 'cr-0123456789abcdef0' }, { tags: { team: 'ml' }, ownerID: '123456789012' }] })).toEqual({
+      exitCode: 0,
+      lines: ['nc.yaml: EC2NodeClass/nc: valid (AMI al2023@latest, role KarpenterNodeRole-demo)'],
     });
   });
 

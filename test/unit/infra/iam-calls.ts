@@ -207,6 +207,11 @@ export async function record(call: AdapterCall, t: CallTargets): Promise<Recorde
           ...nc,
           spec: { ...nc.spec, amiSelectorTerms: [{ id: 'ami-0123456789abcdef0' }] },
         });
+        // Capacity reservation terms (DescribeCapacityReservations).
+        await new Ec2NodeClassResolver(sdkLookups(ec2, ssm), '1.32').resolve({
+          ...nc,
+          spec: { ...nc.spec, capacityReservationSelectorTerms: [{ id: 'cr-0123456789abcdef0' }] },
+        });
         break;
       }
       case 'eks.connect':
