@@ -80,6 +80,9 @@ export function clusterWrite(write: () => unknown, onGiveUp: (err: Error) => voi
   });
 }
 
+/** Least time between two kube-apiserver restarts of the real tier (apiserver-restart, watch-expiry). */
+export const MinRestartGapMs = 60_000;
+
 /** The real tier's record of pod deletions (test/real/scenarios/real-cluster.ts RealCluster). */
 interface RealPodDeletions {
   podDeletions(who: (user: string) => boolean): { atMs: number; namespace: string; name: string }[];
@@ -161,6 +164,8 @@ export class ChaosInjector implements FaultHooks {
   private env!: LocalEnvironment;
   /** The real tier: pods as last seen (node, grace period), for the deletions read from the audit log. */
   private podInfo?: Map<string, { nodeName?: string; graceSeconds: number }>;
+  /** When the last real-API restart was armed (epoch ms). */
+  private lastRestartMs = -Infinity;
   /** The real API's restarts in progress (one at a time: a second waits for the first). */
   private restarting: Promise<void> = Promise.resolve();
 
@@ -279,7 +284,10 @@ export class ChaosInjector implements FaultHooks {
       case 'apiserver-restart':
       case 'watch-expiry': {
         const real = this.real?.();
-        if (!real) return;
+        // At most one restart a minute (a planned one closer to the last is not injected): a server
+        // restart takes seconds to tens of seconds here, and back to back they would keep the API down.
+        if (!real || this.now() - this.lastRestartMs < MinRestartGapMs) return;
+        this.lastRestartMs = this.now();
         const kind = f.kind;
         this.restarting = this.restarting.then(async () => {
           if (this.stopped) return;
