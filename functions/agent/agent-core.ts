@@ -3,16 +3,31 @@
  * batches out (idle 1 s / max 10 s as Karpenter), pending pods re-sent periodically, node
  * lifecycle changes forwarded, and per node the last time a pod was bound to or removed from it
  * (Karpenter's NodeClaim `status.lastPodEventTime`, which restarts consolidateAfter), sent at most
- * once per node per {@link PodEventMinIntervalMs}. Failed publishes are kept and retried: nothing is lost while
+ * once per node per {@link PodEventMinIntervalMs}, and NodeClaim objects whose deletion waits on
+ * karpenter.sh/termination (`kubectl delete nodeclaim`, forwarded as a Node deletion is). Failed publishes are kept and retried: nothing is lost while
  * EventBridge is briefly unavailable.
  */
 import { DefaultSettings } from '../../shared/api/settings.ts';
 import { createHash } from 'node:crypto';
 import type { EventPublisher } from '../../shared/api/ports.ts';
 import type { Node, Pod } from '../../shared/api/kube.ts';
-import { compactNode, compactPod, type AgentPod, type NodeLifecycleDetail } from '../../shared/api/agent-events.ts';
-import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods } from '../../shared/api/contract.ts';
-import { LabelInitialized, LabelNodePool, TaintDisrupted, TaintUnregistered } from '../../shared/api/labels.ts';
+import {
+  compactNode,
+  compactNodeClaim,
+  compactPod,
+  type AgentNodeClaim,
+  type AgentPod,
+  type NodeClaimLifecycleDetail,
+  type NodeLifecycleDetail,
+} from '../../shared/api/agent-events.ts';
+import {
+  AgentSchemaVersion,
+  AgentSource,
+  DetailTypeNodeClaimLifecycle,
+  DetailTypeNodeLifecycle,
+  DetailTypeUnschedulablePods,
+} from '../../shared/api/contract.ts';
+import { FinalizerTermination, LabelInitialized, LabelNodePool, TaintDisrupted, TaintUnregistered } from '../../shared/api/labels.ts';
 import { isProvisionable } from './select.ts';
 import { splitDetails } from './split.ts';
 
@@ -154,6 +169,20 @@ export function podBinding(p: Pod): PodBinding | undefined {
   return { node: p.spec.nodeName, removed: terminal || !!p.metadata.deletionTimestamp };
 }
 
+/**
+ * What the agent keeps of a NodeClaim object: its compact form while it is being deleted and
+ * holds karpenter.sh/termination (the deletion waits for nodefleet's termination), else nothing.
+ * Which stored claim it names, and whether it is nodefleet's, registration decides on the live
+ * object (shared/disruption/deletion.ts nodeClaimObjectDeletionRefusal).
+ */
+export function nodeClaimDeletion(raw: {
+  metadata: { name: string; deletionTimestamp?: string; finalizers?: string[] };
+  status?: { providerID?: string };
+}): AgentNodeClaim | undefined {
+  if (!raw.metadata.deletionTimestamp || !(raw.metadata.finalizers ?? []).includes(FinalizerTermination)) return undefined;
+  return compactNodeClaim(raw);
+}
+
 export class AgentCore {
   readonly pending = new Map<string, PendingPod>();
   private readonly nodes = new Map<string, NodeState>();
@@ -169,6 +198,9 @@ export class AgentCore {
   private readonly timers: AgentTimers;
   private stopped = false;
   private readonly nodeOutbox: NodeLifecycleDetail[] = [];
+  /** NodeClaim objects being deleted that were reported (by name), and the reports not sent yet. */
+  private readonly deletingNodeClaims = new Set<string>();
+  private readonly nodeClaimOutbox: NodeClaimLifecycleDetail[] = [];
   /** A node started being deleted since the last flush: ask the provisioner for a full pass. */
   private deletionSeen = false;
   private seq = 0;
@@ -303,6 +335,7 @@ export class AgentCore {
       }
     }
     await this.flushNodes();
+    await this.flushNodeClaims();
     await this.flushDeletion();
   }
 
@@ -445,6 +478,43 @@ export class AgentCore {
       node: compactNode(n),
     });
     void this.flush();
+  }
+
+  // ---- NodeClaim objects ----
+
+  /** A full NodeClaim list ({@link nodeClaimDeletion} form): deletions not reported yet are (a restarted agent reports each again). */
+  onNodeClaimSync(items: Map<string, AgentNodeClaim>): void {
+    for (const name of [...this.deletingNodeClaims]) if (!items.has(name)) this.deletingNodeClaims.delete(name);
+    for (const [name, c] of items) this.nodeClaimChanged('MODIFIED', name, c);
+  }
+
+  /** One NodeClaim watch event; `c` undefined when the object is not being deleted (or is gone). */
+  nodeClaimChanged(type: 'ADDED' | 'MODIFIED' | 'DELETED', name: string, c: AgentNodeClaim | undefined): void {
+    if (type === 'DELETED' || !c) {
+      this.deletingNodeClaims.delete(name);
+      return;
+    }
+    if (this.deletingNodeClaims.has(name)) return;
+    this.deletingNodeClaims.add(name);
+    this.nodeClaimOutbox.push({
+      schemaVersion: AgentSchemaVersion,
+      cluster: this.opts.clusterName,
+      change: 'deleting',
+      observedAt: new Date(this.nowMs()).toISOString(),
+      nodeClaim: c,
+    });
+    void this.flush();
+  }
+
+  private async flushNodeClaims(): Promise<void> {
+    if (this.nodeClaimOutbox.length === 0) return;
+    const out = this.nodeClaimOutbox.splice(0);
+    const r = await this.opts.publisher.publish(out.map((detail) => ({ source: AgentSource, detailType: DetailTypeNodeClaimLifecycle, detail })));
+    if (r.failed > 0) {
+      this.log('warn', 'publishing nodeclaim events failed, will retry', { failedEntries: r.failed });
+      this.nodeClaimOutbox.unshift(...out.slice(out.length - r.failed));
+      this.timers.set(() => void this.flush(), this.opts.batchIdleMs ?? BatchIdleMs);
+    } else this.log('info', 'sent nodeclaim deletions', { nodeClaims: out.map((d) => d.nodeClaim.metadata.name) });
   }
 
   private async flushNodes(): Promise<void> {

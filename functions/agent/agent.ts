@@ -1,5 +1,5 @@
 /**
- * The in-cluster agent: list+watch on pods and nodes (shared/kube Reflector: resumes from
+ * The in-cluster agent: list+watch on pods, nodes and karpenter.sh/v1 NodeClaims (shared/kube Reflector: resumes from
  * resourceVersion with bookmarks, re-lists only on 410 Gone), an {@link AgentCore} that batches
  * unschedulable pods and forwards node changes through any EventPublisher, the cluster view
  * (nodes and bound pods, compact) published through a ClusterViewStore when one is given
@@ -18,7 +18,8 @@ import { compactNode, toNode } from '../../shared/api/agent-events.ts';
 import { ClusterViewBuilder, toViewPod, type ViewPod } from '../../shared/api/cluster-view.ts';
 import { kubeConfigFor, type KubeConnection } from '../../shared/kube/kube-api.ts';
 import { Reflector } from '../../shared/kube/reflector.ts';
-import { AgentCore, type AgentLog, type AgentTimers, type PodView } from './agent-core.ts';
+import { AgentCore, nodeClaimDeletion, type AgentLog, type AgentTimers, type PodView } from './agent-core.ts';
+import type { AgentNodeClaim } from '../../shared/api/agent-events.ts';
 import { ViewPublisher } from './view-publisher.ts';
 
 export interface AgentOptions {
@@ -60,6 +61,7 @@ export class Agent {
   readonly publisher?: ViewPublisher;
   private readonly pods: Reflector<AgentPodItem>;
   private readonly nodes: Reflector<Node>;
+  private readonly nodeClaims: Reflector<AgentNodeClaim>;
   private server?: Server;
 
   constructor(private readonly opts: AgentOptions) {
@@ -113,6 +115,18 @@ export class Agent {
       nowMs,
       onListPage,
     });
+    // NodeClaim objects: only those being deleted are kept (kubectl delete nodeclaim starts the
+    // termination at once, as a Node deletion does; gc's pass is the safety net).
+    this.nodeClaims = new Reflector<AgentNodeClaim>(kc, {
+      kind: 'nodeclaims',
+      transform: (raw) => nodeClaimDeletion(raw),
+      onSync: (items) => this.core.onNodeClaimSync(items),
+      onEvent: (type, key, c) => this.core.nodeClaimChanged(type, key, c),
+      onError: onError('nodeclaims'),
+      relistIntervalMs: relist,
+      nowMs,
+      onListPage,
+    });
     if (opts.views) {
       this.publisher = new ViewPublisher({
         store: opts.views,
@@ -131,7 +145,7 @@ export class Agent {
     }
   }
 
-  /** Both informers have listed once. */
+  /** The pod and node informers have listed once (the NodeClaim one is not waited for: a cluster may lack the CRD). */
   ready(): boolean {
     return this.pods.hasSynced() && this.nodes.hasSynced();
   }
@@ -140,6 +154,7 @@ export class Agent {
     this.core.start();
     this.pods.start();
     this.nodes.start();
+    this.nodeClaims.start();
     this.publisher?.start();
     if (this.opts.healthPort) {
       this.server = createServer((req, res) => {
@@ -154,6 +169,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.pods.stop();
     this.nodes.stop();
+    this.nodeClaims.stop();
     this.publisher?.stop();
     await this.core.flush();
     this.core.stop();

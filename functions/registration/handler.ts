@@ -26,10 +26,21 @@
  * deleted (deletionTimestamp, the finalizer holding it) whose live providerID, name and claim (of
  * this cluster) agree starts the claim's termination execution (shared/runtime/start-termination.ts,
  * reason manual, no budget: Karpenter deletes the NodeClaim); the execution removes the finalizer
- * once the instance is gone.
+ * once the instance is gone. A NodeClaim object being deleted (`kubectl delete nodeclaim`: the
+ * agent's `NodeClaim Lifecycle` event) is handled the same way: the live object is read and must
+ * pass shared/disruption/deletion.ts nodeClaimObjectDeletionRefusal (finalizer, this cluster's
+ * mirror, the claim's name, providerID and NodePool) before the claim's termination starts.
  */
 import type { Context } from 'aws-lambda';
-import { AnnotationLastPodEventTime, NodeLifecycleEventSchema, type NodeLifecycleEvent } from '../../shared/api/agent-events.ts';
+import { z } from 'zod';
+import {
+  AnnotationLastPodEventTime,
+  NodeClaimLifecycleEventSchema,
+  NodeLifecycleEventSchema,
+  type NodeClaimLifecycleEvent,
+  type NodeLifecycleEvent,
+} from '../../shared/api/agent-events.ts';
+import { DetailTypeNodeClaimLifecycle } from '../../shared/api/contract.ts';
 import type { Node } from '../../shared/api/kube.ts';
 import { advancePhase, isTrue, setCondition, type NodeClaim } from '../../shared/api/nodeclaim.ts';
 import { ConflictError } from '../../shared/api/errors.ts';
@@ -41,15 +52,15 @@ import { parseWith, wrapHandler } from '../../shared/runtime/middleware.ts';
 import { instanceIdOfProviderId as instanceIdOf } from '../../shared/api/provider-id.ts';
 import { startClaimTermination } from '../../shared/runtime/start-termination.ts';
 import { notInitializedReason, registrationPatch } from '../../shared/api/registration.ts';
-import { nodeDeletionRefusal, terminationStarted } from '../../shared/disruption/deletion.ts';
+import { nodeClaimObjectDeletionRefusal, nodeDeletionRefusal, terminationStarted, type DeletionCause } from '../../shared/disruption/deletion.ts';
 
 export type RegistrationDeps = Pick<Deps, 'clock' | 'log' | 'metrics' | 'store' | 'kube' | 'cloud' | 'termination'> & { env: Pick<Deps['env'], 'clusterName'> };
-export const InputSchema = NodeLifecycleEventSchema;
-export type Input = NodeLifecycleEvent;
+export const InputSchema = z.discriminatedUnion('detail-type', [NodeLifecycleEventSchema, NodeClaimLifecycleEventSchema]);
+export type Input = NodeLifecycleEvent | NodeClaimLifecycleEvent;
 
 /** Parses the event. @throws ValidationError */
 export function parseInput(input: unknown): Input {
-  return parseWith(NodeLifecycleEventSchema, input, 'node lifecycle event');
+  return parseWith(InputSchema, input, 'node lifecycle event');
 }
 
 /** What run did; `podEventRecorded` when the claim's last-pod-event annotation moved forward. */
@@ -127,30 +138,42 @@ async function nodeNameRefusal(deps: RegistrationDeps, claim: NodeClaim, node: N
 }
 
 /**
- * A live Node being deleted, checked to be the claim's (shared/disruption/deletion.ts
- * nodeDeletionRefusal: finalizer, cluster, registered node, providerID): its termination starts
- * unless the claim's already has. A Node without the finalizer goes at once, and gc deals with its
- * claim (deleted out of band).
+ * A deletion of the claim's live Node or NodeClaim object, checked by the rule of `cause`
+ * (`refused`: shared/disruption/deletion.ts): the claim's termination starts unless it already has.
+ * A Node without the finalizer goes at once, and gc deals with its claim (deleted out of band).
  */
-async function nodeDeleting(deps: RegistrationDeps, claim: NodeClaim, node: Node): Promise<RegistrationResult> {
-  const refused = nodeDeletionRefusal(claim, node, deps.env.clusterName);
+async function deletionRequested(deps: RegistrationDeps, claim: NodeClaim, cause: DeletionCause, refused: string | undefined): Promise<RegistrationResult> {
   if (refused) return { action: 'ignored', reason: refused };
   if (terminationStarted(claim)) return { action: 'terminating', nodeClaim: claim.name, started: false };
   const executionArn = await startClaimTermination(deps.termination, claim, { reason: 'manual', now: deps.clock.now() });
-  deps.log.info('node deleted: terminating its nodeclaim', { NodeClaim: { name: claim.name }, Node: { name: node.metadata.name }, executionArn });
+  deps.log.info(`${cause} deleted: terminating its nodeclaim`, {
+    NodeClaim: { name: claim.name },
+    ...(claim.nodeName ? { Node: { name: claim.nodeName } } : {}),
+    executionArn,
+  });
   return { action: 'terminating', nodeClaim: claim.name, started: true };
 }
 
-/** Handles one node event. */
+/** `kubectl delete nodeclaim`: the live object (not the event) decides (module doc). */
+async function nodeClaimDeleting(deps: RegistrationDeps, name: string): Promise<RegistrationResult> {
+  const claim = await deps.store.get(name);
+  if (!claim) return { action: 'ignored', reason: `no nodeclaim ${name}` };
+  const live = await deps.kube.getNodeClaimObject(name);
+  if (!live) return { action: 'ignored', reason: `nodeclaim object ${name} is gone` };
+  return deletionRequested(deps, claim, 'nodeclaim', nodeClaimObjectDeletionRefusal(claim, live, deps.env.clusterName));
+}
+
+/** Handles one node or NodeClaim event. */
 export async function run(input: Input, deps: RegistrationDeps): Promise<RegistrationResult> {
   if (input.detail.cluster !== deps.env.clusterName) {
     deps.log.warn('ignoring node event for another cluster', {
       cluster: input.detail.cluster,
       expected: deps.env.clusterName,
-      Node: { name: input.detail.node.metadata.name },
+      ...('node' in input.detail ? { Node: { name: input.detail.node.metadata.name } } : { NodeClaim: { name: input.detail.nodeClaim.metadata.name } }),
     });
     return { action: 'ignored', reason: `event for cluster "${input.detail.cluster}", not "${deps.env.clusterName}"` };
   }
+  if (input['detail-type'] === DetailTypeNodeClaimLifecycle) return nodeClaimDeleting(deps, input.detail.nodeClaim.metadata.name);
   const eventNode = input.detail.node;
   const instanceId = instanceIdOf(eventNode.spec?.providerID);
   if (!instanceId) return { action: 'ignored', reason: 'node has no AWS providerID' };
@@ -174,7 +197,7 @@ export async function run(input: Input, deps: RegistrationDeps): Promise<Registr
   }
   if (claim.cluster !== deps.env.clusterName)
     return { action: 'ignored', reason: `nodeclaim ${claim.name} is of cluster "${claim.cluster}", not "${deps.env.clusterName}"` };
-  if (node.metadata.deletionTimestamp) return nodeDeleting(deps, claim, node);
+  if (node.metadata.deletionTimestamp) return deletionRequested(deps, claim, 'node', nodeDeletionRefusal(claim, node, deps.env.clusterName));
   if (!isTrue(claim, 'Registered')) {
     const refused = await nodeNameRefusal(deps, claim, node, instanceId);
     if (refused) return { action: 'ignored', reason: refused };

@@ -23,6 +23,7 @@ import type { KubeObject } from '../../shared/api/kube.ts';
 import { AnnotationNodeClaimMirror } from '../../shared/api/labels.ts';
 import { Table } from '../../shared/api/contract.ts';
 import { instanceIdOfProviderId } from '../../shared/api/provider-id.ts';
+import { replayOnWallTime } from './wall-time.ts';
 import { parseLabelSelector } from './kube/selectors.ts';
 
 /** Real milliseconds between live-view / condition polls. */
@@ -68,6 +69,8 @@ export interface RunResult {
 
 /** Runs `scenario` end to end. Never throws for a scenario failure: `ok` says it. */
 export async function runScenario(scenario: Scenario, opts: RunOptions = {}): Promise<RunResult> {
+  // A real cluster runs on wall time: the scenario's absolute instants move to the wall clock's start.
+  if (opts.cluster) scenario = replayOnWallTime(scenario, Date.now());
   const con: DemoConsole = opts.quiet
     ? { line: () => undefined, status: () => undefined, end: () => undefined }
     : opts.out

@@ -8,7 +8,14 @@
  * version live in test/unit/agent/fixtures/. Added optional fields keep the version.
  */
 import { z } from 'zod';
-import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle, DetailTypeUnschedulablePods, TerminationSource } from './contract.ts';
+import {
+  AgentSchemaVersion,
+  AgentSource,
+  DetailTypeNodeClaimLifecycle,
+  DetailTypeNodeLifecycle,
+  DetailTypeUnschedulablePods,
+  TerminationSource,
+} from './contract.ts';
 import { isDaemonSetPod, type Container, type Node, type Pod } from './kube.ts';
 
 const stringMap = z.record(z.string(), z.string());
@@ -139,6 +146,32 @@ export const NodeLifecycleDetailSchema = z.object({
 });
 export type NodeLifecycleDetail = z.infer<typeof NodeLifecycleDetailSchema>;
 
+/** A karpenter.sh/v1 NodeClaim object as the agent sends it: what names it (registration reads it live before acting). */
+export const AgentNodeClaimSchema = z.object({
+  metadata: z.looseObject({
+    name: z.string().min(1),
+    uid: z.string().optional(),
+    deletionTimestamp: z.string().optional(),
+    finalizers: z.array(z.string()).optional(),
+  }),
+  status: z.looseObject({ providerID: z.string().optional() }).optional(),
+});
+export type AgentNodeClaim = z.infer<typeof AgentNodeClaimSchema>;
+
+/**
+ * Detail of `NodeClaim Lifecycle`: the object got a deletionTimestamp while holding
+ * karpenter.sh/termination (`kubectl delete nodeclaim`); sent once per deletion seen, and again
+ * after each re-list that still sees it (the agent restarted, its watch expired).
+ */
+export const NodeClaimLifecycleDetailSchema = z.object({
+  schemaVersion: z.literal(AgentSchemaVersion),
+  cluster: z.string().min(1),
+  change: z.enum(['deleting']),
+  observedAt: z.string(),
+  nodeClaim: AgentNodeClaimSchema,
+});
+export type NodeClaimLifecycleDetail = z.infer<typeof NodeClaimLifecycleDetailSchema>;
+
 /** The EventBridge envelope (every field EventBridge delivers; `id` is the idempotency key). */
 function envelope<D extends z.ZodType, T extends string>(detailType: T, detail: D, sources: readonly [string, ...string[]] = [AgentSource]) {
   return z.object({
@@ -166,6 +199,8 @@ export const UnschedulablePodsEventSchema = envelope(DetailTypeUnschedulablePods
 export type UnschedulablePodsEvent = z.infer<typeof UnschedulablePodsEventSchema>;
 export const NodeLifecycleEventSchema = envelope(DetailTypeNodeLifecycle, NodeLifecycleDetailSchema);
 export type NodeLifecycleEvent = z.infer<typeof NodeLifecycleEventSchema>;
+export const NodeClaimLifecycleEventSchema = envelope(DetailTypeNodeClaimLifecycle, NodeClaimLifecycleDetailSchema);
+export type NodeClaimLifecycleEvent = z.infer<typeof NodeClaimLifecycleEventSchema>;
 
 function compactContainer(c: Container): Container {
   const ports = c.ports?.filter((p) => p.hostPort !== undefined);
@@ -273,6 +308,23 @@ export function toPod(p: AgentPod): Pod {
 /** An agent node back in the Kubernetes Node shape. */
 export function toNode(n: z.infer<typeof AgentNodeSchema>): Node {
   return { apiVersion: 'v1', kind: 'Node', ...(n as unknown as Node) };
+}
+
+/** Compacts a NodeClaim object (name, uid, deletionTimestamp, finalizers, providerID). */
+export function compactNodeClaim(o: {
+  metadata: { name: string; uid?: string; deletionTimestamp?: string; finalizers?: string[] };
+  status?: { providerID?: string };
+}): AgentNodeClaim {
+  const m = o.metadata;
+  return {
+    metadata: {
+      name: m.name,
+      ...(m.uid ? { uid: m.uid } : {}),
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...(m.finalizers?.length ? { finalizers: [...m.finalizers] } : {}),
+    },
+    ...(o.status?.providerID ? { status: { providerID: o.status.providerID } } : {}),
+  };
 }
 
 /** Compacts a node (labels, taints, providerID, capacity/allocatable, conditions type+status). */

@@ -11,8 +11,10 @@ export const DisruptionLoopPeriodSeconds = 60;
 export const AgentSource = 'nodefleet.agent';
 export const DetailTypeUnschedulablePods = 'Unschedulable Pods';
 export const DetailTypeNodeLifecycle = 'Node Lifecycle';
+/** A karpenter.sh/v1 NodeClaim object started being deleted (`kubectl delete nodeclaim`): registration starts its termination. */
+export const DetailTypeNodeClaimLifecycle = 'NodeClaim Lifecycle';
 /** Every detail-type the agent publishes: all the bus's policy and the agent's role let it send (with {@link AgentSource}). */
-export const AgentDetailTypes = [DetailTypeUnschedulablePods, DetailTypeNodeLifecycle] as const;
+export const AgentDetailTypes = [DetailTypeUnschedulablePods, DetailTypeNodeLifecycle, DetailTypeNodeClaimLifecycle] as const;
 /**
  * Event source of the termination's Drain task: an `Unschedulable Pods` event without pods when
  * capacity is due for pods only the terminationGracePeriod cutoff will move (a full provisioner
@@ -42,8 +44,8 @@ export interface EventPattern {
 export const EventRules = {
   /** Unschedulable pods (the agent's, or the termination's request for a full pass) → provisioner. */
   provisioner: { source: [AgentSource, TerminationSource], 'detail-type': [DetailTypeUnschedulablePods] },
-  /** Node added / ready / deleted → registration. */
-  registration: { source: [AgentSource], 'detail-type': [DetailTypeNodeLifecycle] },
+  /** Node added / ready / deleted, NodeClaim object being deleted → registration. */
+  registration: { source: [AgentSource], 'detail-type': [DetailTypeNodeLifecycle, DetailTypeNodeClaimLifecycle] },
   spotInterruption: { source: ['aws.ec2'], 'detail-type': [DetailTypeSpotInterruption] },
   rebalance: { source: ['aws.ec2'], 'detail-type': [DetailTypeRebalance] },
   stateChange: { source: ['aws.ec2'], 'detail-type': [DetailTypeStateChange] },

@@ -194,6 +194,8 @@ export interface KubeApi {
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void>;
   /** The karpenter.sh/v1 NodeClaim objects in the cluster (nodefleet's mirrors and, beside it, Karpenter's). */
   listNodeClaimObjects(): Promise<KubeNodeClaim[]>;
+  /** One karpenter.sh/v1 NodeClaim object, read live; undefined when it (or the CRD) does not exist. */
+  getNodeClaimObject(name: string): Promise<KubeNodeClaim | undefined>;
   /** Creates or updates a NodeClaim object (metadata and spec), then its status subresource. */
   putNodeClaimObject(o: KubeNodeClaim): Promise<void>;
   /** Takes Karpenter's termination finalizer off the object, then deletes it; absent counts as success. */

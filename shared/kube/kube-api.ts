@@ -111,6 +111,7 @@ export const KubeApiRbac = {
   evictPod: [rbac('', 'pods/eviction', 'create')],
   deletePod: [rbac('', 'pods', 'delete')],
   listNodeClaimObjects: [rbac('karpenter.sh', 'nodeclaims', 'list')],
+  getNodeClaimObject: [rbac('karpenter.sh', 'nodeclaims', 'get')],
   putNodeClaimObject: [
     rbac('karpenter.sh', 'nodeclaims', 'create'),
     rbac('karpenter.sh', 'nodeclaims', 'patch'),
@@ -415,6 +416,16 @@ export class ClientNodeKubeApi implements KubeApi {
     } catch (err) {
       if (statusOf(err) === 404) return []; // no NodeClaim CRD
       throw mapError(err, 'list nodeclaims.karpenter.sh');
+    }
+  }
+
+  async getNodeClaimObject(name: string): Promise<KubeNodeClaim | undefined> {
+    const { custom } = await this.api();
+    try {
+      return plain<KubeNodeClaim>(await custom.getClusterCustomObject({ ...NodeClaims, name }));
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined; // no such object, or no NodeClaim CRD
+      throw mapError(err, `get nodeclaim ${name}`);
     }
   }
 

@@ -16,16 +16,31 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { statusOf, type RbacPermission } from './kube-api.ts';
 import { listPage } from './list-page.ts';
 
+/** What a Reflector can list and watch: its API group and cluster-wide collection path. */
+export const ReflectorKinds = {
+  pods: { apiGroup: '', path: '/api/v1/pods' },
+  nodes: { apiGroup: '', path: '/api/v1/nodes' },
+  /** Karpenter's NodeClaim objects (infra/k8s/crds); a cluster without the CRD answers 404 until it is installed. */
+  nodeclaims: { apiGroup: 'karpenter.sh', path: '/apis/karpenter.sh/v1/nodeclaims' },
+} as const;
+export type ReflectorKind = keyof typeof ReflectorKinds;
+
 /** The RBAC permissions a Reflector of `kind` needs (cluster-wide list and watch; never get). */
-export const ReflectorRbac = (kind: ReflectorOptions<unknown>['kind']): RbacPermission[] => [
-  { apiGroup: '', resource: kind, verb: 'list' },
-  { apiGroup: '', resource: kind, verb: 'watch' },
+export const ReflectorRbac = (kind: ReflectorKind): RbacPermission[] => [
+  { apiGroup: ReflectorKinds[kind].apiGroup, resource: kind, verb: 'list' },
+  { apiGroup: ReflectorKinds[kind].apiGroup, resource: kind, verb: 'watch' },
 ];
 
 /** Page size of the initial list. */
 export const ListPageSize = 500;
 /** Delay before retrying after a failed list or watch. */
 export const RetryDelayMs = 2_000;
+/**
+ * Delay before listing again when the resource is not served (404: a CRD not installed yet): the
+ * CRD is applied with the agent (infra/k8s), so this is an install in progress, not worth a list
+ * (and a warning) every 2 s.
+ */
+export const NotServedRetryDelayMs = 30_000;
 /**
  * The server ends each watch after this long, a normal end that is resumed at once from the last
  * resourceVersion. It is below client-node's Watch inactivity timeout (30 s without a byte), which
@@ -37,7 +52,7 @@ export const WatchTimeoutSeconds = 25;
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface ReflectorOptions<K> {
-  kind: 'pods' | 'nodes';
+  kind: ReflectorKind;
   /** Reduces a raw object (plain JSON) to what is kept; undefined = not interesting. Called on every list item and event. */
   transform: (raw: any) => K | undefined;
   /** Full state after a (re)list: every kept item. */
@@ -50,7 +65,7 @@ export interface ReflectorOptions<K> {
   /** Clock for {@link Reflector.currentAsOfMs} (epoch ms); default Date.now. */
   nowMs?: () => number;
   /** Progress of a (re)list, after each page: items read so far and kept so far (the agent logs it at debug). */
-  onListPage?: (progress: { kind: 'pods' | 'nodes'; read: number; kept: number }) => void;
+  onListPage?: (progress: { kind: ReflectorKind; read: number; kept: number }) => void;
 }
 
 function keyOf(o: { metadata?: { name?: string; namespace?: string } }): string {
@@ -111,7 +126,7 @@ export class Reflector<K> {
   }
 
   private async list(): Promise<Map<string, K>> {
-    const path = this.opts.kind === 'pods' ? '/api/v1/pods' : '/api/v1/nodes';
+    const path = ReflectorKinds[this.opts.kind].path;
     const items = new Map<string, K>();
     let cont: string | undefined;
     let read = 0;
@@ -147,13 +162,13 @@ export class Reflector<K> {
       await this.watch(gen);
     } catch (err) {
       this.opts.onError?.(err, 'list');
-      if (gen === this.generation) this.relistTimer = setTimeout(() => void this.relist(), RetryDelayMs);
+      if (gen === this.generation) this.relistTimer = setTimeout(() => void this.relist(), statusOf(err) === 404 ? NotServedRetryDelayMs : RetryDelayMs);
     }
   }
 
   private async watch(gen: number): Promise<void> {
     if (this.stopped || gen !== this.generation) return;
-    const path = this.opts.kind === 'pods' ? '/api/v1/pods' : '/api/v1/nodes';
+    const path = ReflectorKinds[this.opts.kind].path;
     let gone = false;
     let ended = false;
     const abort = await new Watch(this.kc).watch(

@@ -13,6 +13,7 @@ import type { LocalEnvironment } from '../../infra/local/environment.ts';
 import type { BusAction, CrashPlan, FaultHooks, FaultResponse } from '../../infra/local/faults.ts';
 import { Ec2ApiError } from '../../infra/local/ec2/local-ec2.ts';
 import { AnnotationSimulateStuckPreStop } from '../../infra/local/kube/controllers.ts';
+import type { Pod } from '../../shared/api/kube.ts';
 import { Rng } from './rng.ts';
 import type { World } from './world.ts';
 
@@ -47,7 +48,51 @@ export const FaultKinds = [
   'rebalance',
   'sfn-task-fail',
 ] as const;
-export type FaultKind = (typeof FaultKinds)[number];
+/**
+ * The real API's own faults, on the real control-plane tier (`--cluster real`): kube-apiserver
+ * restarted (every watch ends, requests are refused until it is ready), and a watch expiry (etcd
+ * compacted to its current revision, then kube-apiserver restarted: its watch cache starts over
+ * from etcd, so every watch resumed from an older resourceVersion gets 410 Gone and lists again).
+ * Throttling of evictions is the server's own there: its PDBs answer 429 (`pdb-zero`, `stuck-prestop`).
+ */
+export const RealApiFaultKinds = ['apiserver-restart', 'watch-expiry'] as const;
+export type FaultKind = (typeof FaultKinds)[number] | (typeof RealApiFaultKinds)[number];
+/**
+ * Faults that answer requests of the embedded API server (its HTTP fault hook): none reaches a real
+ * kube-apiserver, whose own faults ({@link RealApiFaultKinds}) replace them on the real tier.
+ */
+const EmbeddedApiFaultKinds: readonly FaultKind[] = ['kube-429', 'kube-500', 'kube-410'];
+/** Every fault kind of the real tier: the harness's own but the embedded API server's, plus the real API's. */
+export const RealTierFaultKinds: readonly FaultKind[] = [...FaultKinds.filter((k) => !EmbeddedApiFaultKinds.includes(k)), ...RealApiFaultKinds];
+
+/**
+ * Runs a harness write to the cluster (a user's kubectl, not nodefleet's). The embedded cluster's
+ * writes are synchronous; the real tier's are promises, and one refused while kube-apiserver
+ * restarts is sent again a second later (at most a minute), as a user would, so a fault of the API
+ * never loses the harness's own change (a PDB left at zero would keep a run from settling).
+ */
+export function clusterWrite(write: () => unknown, onGiveUp: (err: Error) => void = () => {}, attempt = 1): void {
+  const r = write();
+  if (!(r instanceof Promise)) return;
+  r.catch((err: Error) => {
+    if (attempt >= 60) onGiveUp(err);
+    else setTimeout(() => clusterWrite(write, onGiveUp, attempt + 1), 1_000).unref?.();
+  });
+}
+
+/** Least time between two kube-apiserver restarts of the real tier (apiserver-restart, watch-expiry). */
+export const MinRestartGapMs = 60_000;
+
+/** The real tier's record of pod deletions (test/real/scenarios/real-cluster.ts RealCluster). */
+interface RealPodDeletions {
+  podDeletions(who: (user: string) => boolean): { atMs: number; namespace: string; name: string }[];
+}
+
+/** What the injector does to a real control plane (test/real/control-plane/cluster.ts ControlPlane). */
+export interface RealControlPlane {
+  restartApiServer(): Promise<void>;
+  compactEtcd(): Promise<number>;
+}
 
 /** One planned fault. */
 export interface PlannedFault {
@@ -74,18 +119,18 @@ export interface InjectedFault {
 const CrashTargets = ['provisioner', 'registration', 'interruption', 'gc', 'disruption', 'termination.'];
 const InterruptionRules = new Set(['spotInterruption', 'rebalance', 'stateChange', 'capacityReservationInterruption', 'scheduledChange']);
 
-/** Draws the schedule of `seed`: `count` faults in [15 s, activeMs). */
-export function planFaults(seed: number, count: number, activeMs: number): PlannedFault[] {
+/** Draws the schedule of `seed`: `count` faults of `kinds` (default {@link FaultKinds}) in [15 s, activeMs). */
+export function planFaults(seed: number, count: number, activeMs: number, kinds: readonly FaultKind[] = FaultKinds): PlannedFault[] {
   const rng = new Rng(seed ^ 0xfa17);
   const out: PlannedFault[] = [];
   // Every kind once (in a seeded order) before any repeats, so even a short run mixes kinds.
-  const order = [...FaultKinds];
+  const order = [...kinds];
   for (let i = order.length - 1; i > 0; i--) {
     const j = rng.int(0, i);
     [order[i], order[j]] = [order[j], order[i]];
   }
   for (let i = 0; i < count; i++) {
-    const kind = i < order.length ? order[i] : rng.pick(FaultKinds);
+    const kind = i < order.length ? order[i] : rng.pick(kinds);
     out.push({
       index: i,
       atMs: rng.int(15, Math.floor(activeMs / 1000) - 1) * 1000,
@@ -117,11 +162,48 @@ export class ChaosInjector implements FaultHooks {
   private readonly crashPlans = new Map<CrashPlan, PlannedFault>();
   private readonly restores: (() => void)[] = [];
   private env!: LocalEnvironment;
+  /** The real tier: pods as last seen (node, grace period), for the deletions read from the audit log. */
+  private podInfo?: Map<string, { nodeName?: string; graceSeconds: number }>;
+  /** When the last real-API restart was armed (epoch ms). */
+  private lastRestartMs = -Infinity;
+  /** The real API's restarts in progress (one at a time: a second waits for the first). */
+  private restarting: Promise<void> = Promise.resolve();
 
-  constructor(private readonly world: World) {}
+  /** `real`: the run's control plane on the real tier (undefined: the embedded cluster). */
+  constructor(
+    private readonly world: World,
+    private readonly real?: () => RealControlPlane,
+  ) {}
 
   attach(env: LocalEnvironment): void {
     this.env = env;
+  }
+
+  /**
+   * The real tier: nodefleet's pod deletions since the last call, from the API server's audit log
+   * (the embedded API server reports each through the `kube` hook instead), with the pod's node and
+   * grace period as last seen. Call before each check.
+   */
+  pullRealPodDeletes(): void {
+    const cluster = this.env.cluster as Partial<RealPodDeletions>;
+    if (!this.real || typeof cluster.podDeletions !== 'function') return;
+    if (!this.podInfo) {
+      const info = new Map<string, { nodeName?: string; graceSeconds: number }>();
+      this.podInfo = info;
+      const remember = (p: Pod) =>
+        info.set(`${p.metadata.namespace ?? 'default'}/${p.metadata.name}`, {
+          nodeName: p.spec?.nodeName ?? info.get(`${p.metadata.namespace ?? 'default'}/${p.metadata.name}`)?.nodeName,
+          graceSeconds: p.spec?.terminationGracePeriodSeconds ?? 30,
+        });
+      for (const p of this.env.cluster.pods()) remember(p);
+      this.env.cluster.onChange((e) => {
+        if (e.typeKey === 'v1/pods' && e.type !== 'DELETED') remember(e.object as unknown as Pod);
+      });
+    }
+    for (const d of cluster.podDeletions!((u) => u.startsWith('nodefleet-'))) {
+      const p = this.podInfo.get(`${d.namespace}/${d.name}`);
+      this.podDeletes.push({ atMs: d.atMs, namespace: d.namespace, name: d.name, nodeName: p?.nodeName, graceSeconds: p?.graceSeconds ?? 30 });
+    }
   }
 
   private now(): number {
@@ -195,12 +277,36 @@ export class ChaosInjector implements FaultHooks {
         const nodes = env.cluster.nodes().filter((n) => n.metadata.labels?.['karpenter.sh/nodepool']);
         if (!nodes.length) return;
         const n = rng.pick(nodes);
-        env.cluster.delete('v1', 'Node', n.metadata.name);
+        clusterWrite(() => env.cluster.delete('v1', 'Node', n.metadata.name));
         this.record(f, n.metadata.name);
         return;
       }
+      case 'apiserver-restart':
+      case 'watch-expiry': {
+        const real = this.real?.();
+        // At most one restart a minute (a planned one closer to the last is not injected): a server
+        // restart takes seconds to tens of seconds here, and back to back they would keep the API down.
+        if (!real || this.now() - this.lastRestartMs < MinRestartGapMs) return;
+        this.lastRestartMs = this.now();
+        const kind = f.kind;
+        this.restarting = this.restarting.then(async () => {
+          if (this.stopped) return;
+          try {
+            const revision = kind === 'watch-expiry' ? await real.compactEtcd() : undefined;
+            const t = Date.now();
+            await real.restartApiServer();
+            this.record(
+              f,
+              `${revision ? `etcd compacted at revision ${revision}, ` : ''}kube-apiserver restarted (${((Date.now() - t) / 1000).toFixed(1)} s down)`,
+            );
+          } catch (err) {
+            this.record(f, `restart failed: ${(err as Error).message}`);
+          }
+        });
+        return;
+      }
       case 'agent-restart': {
-        if (rng.chance(0.5)) {
+        if (this.real || rng.chance(0.5)) {
           void env.restartAgent();
           this.record(f, 'agent restarted');
         } else {
@@ -211,32 +317,34 @@ export class ChaosInjector implements FaultHooks {
       case 'stuck-prestop': {
         const pool = rng.pick(this.world.pools);
         const name = `stuck-${f.index}`;
-        env.cluster.apply([
-          {
-            apiVersion: 'policy/v1',
-            kind: 'PodDisruptionBudget',
-            metadata: { name, namespace: 'default' },
-            spec: { maxUnavailable: 0, selector: { matchLabels: { app: name } } },
-          },
-          {
-            apiVersion: 'apps/v1',
-            kind: 'Deployment',
-            metadata: { name, namespace: 'default' },
-            spec: {
-              replicas: 1,
-              selector: { matchLabels: { app: name } },
-              template: {
-                metadata: { labels: { app: name }, annotations: { [AnnotationSimulateStuckPreStop]: 'true' } },
-                spec: {
-                  nodeSelector: { 'karpenter.sh/nodepool': pool.name },
-                  ...(pool.tainted ? { tolerations: [{ key: 'chaos/dedicated', operator: 'Equal', value: pool.name, effect: 'NoSchedule' }] } : {}),
-                  terminationGracePeriodSeconds: 30,
-                  containers: [{ name: 'main', image: 'public.ecr.aws/chaos/stuck:1', resources: { requests: { cpu: '250m', memory: '256Mi' } } }],
+        clusterWrite(() =>
+          env.cluster.apply([
+            {
+              apiVersion: 'policy/v1',
+              kind: 'PodDisruptionBudget',
+              metadata: { name, namespace: 'default' },
+              spec: { maxUnavailable: 0, selector: { matchLabels: { app: name } } },
+            },
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name, namespace: 'default' },
+              spec: {
+                replicas: 1,
+                selector: { matchLabels: { app: name } },
+                template: {
+                  metadata: { labels: { app: name }, annotations: { [AnnotationSimulateStuckPreStop]: 'true' } },
+                  spec: {
+                    nodeSelector: { 'karpenter.sh/nodepool': pool.name },
+                    ...(pool.tainted ? { tolerations: [{ key: 'chaos/dedicated', operator: 'Equal', value: pool.name, effect: 'NoSchedule' }] } : {}),
+                    terminationGracePeriodSeconds: 30,
+                    containers: [{ name: 'main', image: 'public.ecr.aws/chaos/stuck:1', resources: { requests: { cpu: '250m', memory: '256Mi' } } }],
+                  },
                 },
               },
             },
-          },
-        ] as any);
+          ] as any),
+        );
         this.record(f, `${name} in ${pool.name} (preStop hangs, PDB maxUnavailable 0)`);
         return;
       }
@@ -245,9 +353,9 @@ export class ChaosInjector implements FaultHooks {
         if (!pdbs.length) return;
         const pdb = rng.pick(pdbs) as any;
         const spec = structuredClone(pdb.spec);
-        env.cluster.apply([{ ...pdb, spec: { ...spec, maxUnavailable: 0 } }]);
+        clusterWrite(() => env.cluster.apply([{ ...pdb, spec: { ...spec, maxUnavailable: 0 } }]));
         const until = rng.int(60, 300) * 1000;
-        const restore = () => env.cluster.apply([{ ...pdb, spec }]);
+        const restore = () => clusterWrite(() => env.cluster.apply([{ ...pdb, spec }]));
         this.restores.push(restore);
         env.clock.setTimer(() => {
           this.restores.splice(this.restores.indexOf(restore), 1);
@@ -269,6 +377,11 @@ export class ChaosInjector implements FaultHooks {
   /** True while EC2 refuses TerminateInstances (an armed terminate-fail window covers `nowMs`). */
   terminateRefusedAt(nowMs: number): boolean {
     return this.refusals.some((r) => r.fromMs <= nowMs && nowMs < r.untilMs);
+  }
+
+  /** Resolves once no real-API restart is under way (the run's end waits for the server). */
+  quiet(): Promise<void> {
+    return this.restarting;
   }
 
   /** Disarms everything and undoes temporary changes (faults stop). */

@@ -49,6 +49,30 @@ import type { NodeClaim } from '../../shared/api/nodeclaim.ts';
 import type { Pod } from '../../shared/api/kube.ts';
 import { planDrain } from '../../shared/disruption/drain-plan.ts';
 import type { ChaosInjector } from './injector.ts';
+import { LocalCluster } from '../../infra/local/kube/index.ts';
+import { matchesLabelSelector } from '../../infra/local/kube/selectors.ts';
+
+/**
+ * Whether the Eviction API would refuse `p` now: the embedded API server's own rule, or on the real
+ * tier the controller-manager's PDB status (a running pod covered by more than one PDB, or by one
+ * that allows no disruption).
+ */
+export function evictionRefusedBy(env: Pick<LocalEnvironment, 'cluster'>): (p: Pod) => boolean {
+  if (env.cluster instanceof LocalCluster) {
+    const api = env.cluster.api;
+    return (p) => api.evictionRefusal(p) !== undefined;
+  }
+  const cluster = env.cluster;
+  return (p) => {
+    if (p.metadata.deletionTimestamp || p.status?.phase !== 'Running') return false;
+    const pdbs = cluster
+      .objects('policy/v1', 'PodDisruptionBudget', p.metadata.namespace ?? 'default')
+      .filter((b) => matchesLabelSelector((b as { spec?: { selector?: never } }).spec?.selector, p.metadata.labels)) as {
+      status?: { disruptionsAllowed?: number };
+    }[];
+    return pdbs.length > 1 || (pdbs.length === 1 && (pdbs[0].status?.disruptionsAllowed ?? 0) <= 0);
+  };
+}
 
 export const CheckEverySeconds = 20;
 /** gc passes a bound allows for: the one that should act, and one lost to an injected fault. */
@@ -435,7 +459,7 @@ export class Monitor {
     // A claim whose node registered but never turns Ready is settled here; gc replaces it after InitializationTimeoutSeconds (its pods then pend, so the run is not settled until they run).
     if (claims.some((c) => ['Pending', 'Launched'].includes(c.phase))) return false;
     const now = env.clock.nowMs();
-    const refused = (p: Pod) => env.localCluster.api.evictionRefusal(p) !== undefined;
+    const refused = evictionRefusedBy(env);
     const onNode = (name: string | undefined) => (name ? env.cluster.pods().filter((p) => p.spec?.nodeName === name) : []);
     return !this.terminations().some((t) => t.running && (t.deadlineMs !== undefined || !drainWaitsForGood(onNode(t.nodeName), now, refused)));
   }

@@ -1,5 +1,10 @@
 /**
- * `npm run chaos -- [--seed N] [--runs N] [--faults-per-run N] [--json] [--only i,j] [--jobs N] [--no-shrink]`
+ * `npm run chaos -- [--seed N] [--runs N] [--faults-per-run N] [--json] [--only i,j] [--jobs N] [--no-shrink] [--cluster real]`
+ *
+ * `--cluster real` runs each run on the real control-plane tier (test/real, `npm run real-build`)
+ * on wall time, with the real API's own faults (kube-apiserver restarts, watch expiry after an etcd
+ * compaction, its PDBs' 429s) in place of the embedded API server's injected answers; one run at a
+ * time unless --jobs says otherwise.
  *
  * Runs `runs` chaos runs with seeds N, N+1, … (default seed 1, 1 run, 30 faults per run), one
  * line per run, then a summary. Runs are spread over `jobs` processes (default: the machine's
@@ -13,8 +18,11 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { Command, InvalidArgumentError } from 'commander';
-import { DefaultActiveSeconds, DefaultMaxRealSeconds, runChaos, shrink, type RunResult } from './run.ts';
+import { DefaultActiveSeconds, DefaultMaxRealSeconds, DefaultSettleSeconds, runChaos, shrink, type RunResult } from './run.ts';
 import type { Violation } from './invariants.ts';
+
+/** Real seconds a real-tier run gets beyond its active and settle windows: the control plane's start and stop, a loaded machine. */
+const RealStartSlackSeconds = 10 * 60;
 
 /** Prefix of a worker's per-run result line. */
 const ResultPrefix = 'CHAOS-RESULT ';
@@ -53,6 +61,7 @@ const program = new Command('chaos')
     int('--shrink-budget-seconds', 0),
     15 * 60,
   )
+  .option('--cluster <kind>', 'embedded (stepped virtual time) or real (the real control-plane tier, wall time)', 'embedded')
   .option('--json', 'last line: one JSON object with the totals')
   .addOption(
     new Command().createOption('--worker-seeds <seeds>', 'internal: run these seeds and print result lines').argParser(list('--worker-seeds')).hideHelp(),
@@ -70,6 +79,7 @@ interface Opts {
   maxRealSeconds: number;
   shrinkBudgetSeconds: number;
   json?: boolean;
+  cluster: string;
   workerSeeds?: number[];
 }
 let opts: Opts;
@@ -80,6 +90,15 @@ try {
   const code = (err as { code?: string }).code;
   process.exit(code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 2);
 }
+if (opts.cluster !== 'embedded' && opts.cluster !== 'real') {
+  process.stderr.write(`chaos: --cluster must be embedded or real, got "${opts.cluster}"\n`);
+  process.exit(2);
+}
+const cluster = opts.cluster as 'embedded' | 'real';
+// One real control plane at a time on a small machine, unless asked; a real run lasts its wall time.
+if (cluster === 'real' && !process.argv.includes('--jobs')) opts.jobs = 1;
+if (cluster === 'real' && !process.argv.includes('--max-real-seconds'))
+  opts.maxRealSeconds = (opts.activeSeconds ?? DefaultActiveSeconds) + DefaultSettleSeconds + RealStartSlackSeconds;
 
 const log = (l: string) => process.stderr.write(`${l}\n`);
 const runOpts = (seed: number) => ({
@@ -88,6 +107,7 @@ const runOpts = (seed: number) => ({
   only: opts.only,
   activeSeconds: opts.activeSeconds,
   maxRealSeconds: opts.maxRealSeconds,
+  cluster,
   log,
 });
 
@@ -132,6 +152,8 @@ function runIsolated(seed: number, only?: number[]): Promise<RunResult> {
     String(opts.faultsPerRun),
     '--max-real-seconds',
     String(opts.maxRealSeconds),
+    '--cluster',
+    cluster,
   ];
   if (opts.activeSeconds) args.push('--active-seconds', String(opts.activeSeconds));
   const replay = only ?? opts.only;
@@ -203,7 +225,7 @@ if (opts.shrink && !opts.only) {
   const deadline = Date.now() + opts.shrinkBudgetSeconds * 1000;
   await pool(failing, opts.jobs, async (r) => {
     const s = await shrink(r, (only) => runOne(r.seed, only), { deadlineMs: deadline });
-    const command = `npm run chaos -- --seed ${r.seed} --faults-per-run ${opts.faultsPerRun}${opts.activeSeconds ? ` --active-seconds ${opts.activeSeconds}` : ''} --only ${s.only.length ? s.only.join(',') : 'none'}`;
+    const command = `npm run chaos -- --seed ${r.seed} --faults-per-run ${opts.faultsPerRun}${opts.activeSeconds ? ` --active-seconds ${opts.activeSeconds}` : ''}${cluster === 'real' ? ' --cluster real' : ''} --only ${s.only.length ? s.only.join(',') : 'none'}`;
     reproductions.push({ seed: r.seed, command, invariant: r.violations[0].invariant });
     process.stdout.write(`seed ${r.seed} reproduction (${s.only.length} of ${r.planned.length} faults): ${command}\n`);
   });
@@ -216,5 +238,7 @@ const faultsInjected = Object.values(faultsByKind).reduce((a, b) => a + b, 0);
 process.stdout.write(
   `${results.length} runs, ${faultsInjected} faults injected (${Object.keys(faultsByKind).length} kinds), ${violations.length} violations\n`,
 );
-if (opts.json) process.stdout.write(`${JSON.stringify({ runs: results.length, faultsInjected, faultsByKind, violations, reproductions })}\n`);
+const realSeconds = Math.round(results.reduce((a, r) => a + r.realSeconds, 0));
+if (opts.json)
+  process.stdout.write(`${JSON.stringify({ cluster, runs: results.length, faultsInjected, faultsByKind, violations, reproductions, realSeconds })}\n`);
 process.exit(violations.length ? 1 : 0);

@@ -16,7 +16,8 @@ import { LocalEnvironment } from '../../infra/local/environment.ts';
 import type { ExecutionHistoryEvent } from '../../shared/api/termination.ts';
 import { RegistrationTimeoutSeconds } from '../../shared/disruption/gc.ts';
 import { buildWorld, type World } from './world.ts';
-import { ChaosInjector, planFaults, type InjectedFault, type PlannedFault } from './injector.ts';
+import { ChaosInjector, RealTierFaultKinds, clusterWrite, planFaults, type InjectedFault, type PlannedFault } from './injector.ts';
+import { RealCluster, realCluster } from '../real/scenarios/real-cluster.ts';
 import { CheckEverySeconds, Monitor, type Violation } from './invariants.ts';
 import type { VirtualClock } from '../../infra/local/clock.ts';
 
@@ -31,6 +32,12 @@ export interface RunOptions {
   settleSeconds?: number;
   /** Real seconds before the run is given up as `did-not-finish` (default {@link DefaultMaxRealSeconds}). */
   maxRealSeconds?: number;
+  /**
+   * `real`: on the real control-plane tier (test/real: kube-apiserver, scheduler, controller-manager,
+   * kwok) on wall time, with the real API's own faults instead of the embedded API server's
+   * (injector.ts RealTierFaultKinds). Default `embedded` (stepped virtual time).
+   */
+  cluster?: 'embedded' | 'real';
   log?: (line: string) => void;
 }
 
@@ -61,10 +68,20 @@ export async function runChaos(o: RunOptions): Promise<RunResult> {
   const realStart = Date.now();
   const activeMs = (o.activeSeconds ?? DefaultActiveSeconds) * 1000;
   const world = buildWorld(o.seed, activeMs);
-  const planned = planFaults(o.seed, o.faultsPerRun, activeMs).filter((f) => !o.only || o.only.includes(f.index));
-  const injector = new ChaosInjector(world);
+  const real = o.cluster === 'real';
+  const planned = planFaults(o.seed, o.faultsPerRun, activeMs, real ? RealTierFaultKinds : undefined).filter((f) => !o.only || o.only.includes(f.index));
+  // The injector reaches the real control plane once the environment has started it.
+  const controlPlane = (): RealCluster['cp'] => (env.cluster as RealCluster).cp;
+  const injector = new ChaosInjector(world, real ? controlPlane : undefined);
   const workDir = mkdtempSync(join(tmpdir(), 'nodefleet-chaos-'));
-  const env = new LocalEnvironment({ scenario: world.scenario, stepped: true, persist: false, workDir, faults: injector, seed: o.seed });
+  const env = new LocalEnvironment({
+    scenario: world.scenario,
+    ...(real ? { cluster: realCluster } : { stepped: true }),
+    persist: false,
+    workDir,
+    faults: injector,
+    seed: o.seed,
+  });
   injector.attach(env);
   const monitor = new Monitor(env, o.seed, injector);
   const capMs = (o.maxRealSeconds ?? DefaultMaxRealSeconds) * 1000;
@@ -112,18 +129,19 @@ async function drive(o: RunOptions, world: World, planned: PlannedFault[], env: 
   await env.start();
   if (env.missing.length) throw new Error(`environment incomplete: ${env.missing.map((m) => `${m.name} (${m.reason})`).join('; ')}`);
   const t0 = env.clock.startEpochMs();
+  const giveUp = (err: Error) => o.log?.(`seed ${o.seed}: a harness write failed for a minute: ${err.message}`);
   for (const a of world.actions) {
     env.clock.setTimerAt(() => {
       try {
         if (a.kind === 'scale') {
           const w = world.workloads.find((x) => x.name === a.workload)!;
-          if (w.kind === 'Deployment') env.cluster.scale('default', w.name, a.replicas);
-          else env.cluster.apply([{ ...w.object, spec: { ...w.object.spec, replicas: a.replicas } }] as any);
+          if (w.kind === 'Deployment') clusterWrite(() => env.cluster.scale('default', w.name, a.replicas), giveUp);
+          else clusterWrite(() => env.cluster.apply([{ ...w.object, spec: { ...w.object.spec, replicas: a.replicas } }] as any), giveUp);
         } else {
           const p = world.pools.find((x) => x.name === a.pool)!;
           const obj = structuredClone(p.object);
           obj.spec.template.metadata.labels['chaos/generation'] = String(a.atMs);
-          env.cluster.apply([obj] as any);
+          clusterWrite(() => env.cluster.apply([obj] as any), giveUp);
         }
       } catch (err) {
         o.log?.(`seed ${o.seed}: action ${a.kind} failed: ${(err as Error).message}`);
@@ -136,6 +154,7 @@ async function drive(o: RunOptions, world: World, planned: PlannedFault[], env: 
   let lastReal = Date.now();
   while (env.clock.nowMs() < t0 + activeMs) {
     await env.clock.sleep(CheckEverySeconds * 1000);
+    injector.pullRealPodDeletes();
     await atOneInstant(() => monitor.check());
     if (process.env.CHAOS_DEBUG && Date.now() - lastReal > 5000) {
       lastReal = Date.now();
@@ -143,10 +162,12 @@ async function drive(o: RunOptions, world: World, planned: PlannedFault[], env: 
     }
   }
   injector.stop();
+  await injector.quiet();
   const quietStart = env.clock.nowMs();
   const settleMs = (o.settleSeconds ?? DefaultSettleSeconds) * 1000;
   while (env.clock.nowMs() < quietStart + settleMs) {
     await env.clock.sleep(CheckEverySeconds * 1000);
+    injector.pullRealPodDeletes();
     settled = await settleLook(env.clock, monitor, env.clock.nowMs() >= quietStart + MinSettleSeconds * 1000);
     if (settled) break;
   }

@@ -24,6 +24,7 @@ type Method =
   | 'evictPod'
   | 'deletePod'
   | 'listNodeClaimObjects'
+  | 'getNodeClaimObject'
   | 'putNodeClaimObject'
   | 'deleteNodeClaimObject';
 
@@ -286,6 +287,12 @@ export class FakeKubeApi extends FakeBase<Method> implements KubeApi {
   async listNodeClaimObjects(): Promise<KubeNodeClaim[]> {
     this.record('listNodeClaimObjects');
     return [...this.nodeClaimObjects.values()].map(clone);
+  }
+
+  async getNodeClaimObject(name: string): Promise<KubeNodeClaim | undefined> {
+    this.record('getNodeClaimObject', name);
+    const o = this.nodeClaimObjects.get(name);
+    return o ? clone(o) : undefined;
   }
 
   /** As the API server with merge patches: a new object keeps its finalizers; an existing one keeps its own and extra labels. */

@@ -1,16 +1,21 @@
 /**
  * The termination finalizer on the real tier: kube-apiserver with infra/k8s and its CRDs as they
- * ship, kwok running the Nodes and their pods. gc runs with its own identity (its shipped RBAC),
- * the termination state machine (local Step Functions) against the same API server; DynamoDB and
- * EC2 are the in-memory fakes. `kubectl delete nodeclaim` drains and terminates, and the NodeClaim
- * object goes only after its instance; deleting a NodePool leaves none of its instances running;
+ * ship, kwok running the Nodes and their pods. gc, registration and the agent run with their own
+ * identities (their shipped RBAC: the agent with its ServiceAccount's token), the termination state
+ * machine (local Step Functions) against the same API server; DynamoDB and EC2 are the in-memory
+ * fakes. `kubectl delete nodeclaim` is seen by the agent's watch at once, registration starts the
+ * drain and termination, and the NodeClaim object goes only after its instance; deleting a NodePool leaves none of its instances running;
  * a Node deleted with no event delivered is terminated by gc's pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from './control-plane/cluster.ts';
 import { applyShipped } from './control-plane/manifests.ts';
-import { functionIdentities } from './rbac.ts';
+import { agentToken, functionIdentities } from './rbac.ts';
 import { run as gcRun, type GcDeps } from '../../functions/gc/handler.ts';
+import { parseInput as registrationInput, run as registrationRun, type RegistrationDeps } from '../../functions/registration/handler.ts';
+import { Agent } from '../../functions/agent/agent.ts';
+import { AgentSource } from '../../shared/api/contract.ts';
+import { FakeEventPublisher } from '../fakes/index.ts';
 import { createLocalTermination } from '../../infra/local/sfn.ts';
 import { ClientNodeKubeApi } from '../../shared/kube/kube-api.ts';
 import { FinalizerTermination } from '../../shared/api/labels.ts';
@@ -39,6 +44,9 @@ const providerId = (id: string) => `aws:///us-east-1a/${id}`;
 let cp: ControlPlane;
 let w: FakeWorld;
 let deps: GcDeps;
+let registration: RegistrationDeps;
+let agent: Agent | undefined;
+const published = new FakeEventPublisher();
 let sfn: ReturnType<typeof createLocalTermination>['sfn'];
 const arns: string[] = [];
 /** Each NodeClaim object gc removed, with its instance's state at that moment. */
@@ -75,7 +83,12 @@ const instanceState = (name: string) => w.cloud.peek(Claims.find((c) => c.name =
 describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event lost', () => {
   beforeAll(async () => {
     const gc = functionIdentities().find((i) => i.name === 'nodefleet-gc')!;
-    cp = await startControlPlane({ kwok: true, identities: { [gc.name]: { user: gc.user, groups: gc.groups } }, log: (l) => console.log(l) });
+    const reg = functionIdentities().find((i) => i.name === 'nodefleet-registration')!;
+    cp = await startControlPlane({
+      kwok: true,
+      identities: { [gc.name]: { user: gc.user, groups: gc.groups }, [reg.name]: { user: reg.user, groups: reg.groups } },
+      log: (l) => console.log(l),
+    });
     await applyShipped(cp);
     w = fakeWorld({ cloud: { tags: { 'nodefleet.io/cluster': Cluster } }, kube: {} });
     const connect = (token: string) =>
@@ -105,6 +118,16 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
         arns.push(a);
         return a;
       },
+    };
+    registration = {
+      env: { clusterName: Cluster },
+      clock: w.clock,
+      log: new RecordingLog(),
+      metrics: new RecordingMetrics(),
+      store: w.store,
+      kube: connect(cp.tokens[reg.name]),
+      cloud: w.cloud,
+      termination,
     };
     deps = {
       env: { clusterName: Cluster, tableName: 'nodefleet', region: 'us-east-1', logLevel: 'INFO' },
@@ -181,21 +204,38 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     expect(first.failed).toEqual([]);
     expect(first.nodeClaimObjects?.put.sort()).toEqual(Claims.map((c) => c.name).sort());
     expect(first.started).toEqual([]);
+    // The agent, with its ServiceAccount's token (no ServiceAccount controller here: the token is
+    // the TokenRequest API's), its events recorded instead of sent.
+    const token = await agentToken(cp);
+    agent = new Agent({
+      connection: { kind: 'token', server: cp.server, caData: Buffer.from(cp.caData).toString('base64'), token, clusterName: Cluster },
+      publisher: published,
+      clusterName: Cluster,
+    });
+    await agent.start();
+    await until('the agent listed', async () => (agent!.ready() ? true : undefined));
   });
   afterAll(async () => {
+    await agent?.stop();
     await cp?.stop();
   });
 
-  it('kubectl delete nodeclaim: the pod is evicted, the instance terminated, the Node deleted; the NodeClaim object goes only after the instance', async () => {
+  it('kubectl delete nodeclaim: the agent forwards it at once, the pod is evicted, the instance terminated, the Node deleted; the NodeClaim object goes only after the instance', async () => {
     // Act: DELETE, as kubectl does; the finalizer holds the object
     const c = Claims[0];
+    const deletedAt = Date.now();
     await must('DELETE', `${NodeClaims}/${c.name}`);
     expect((await must('GET', `${NodeClaims}/${c.name}`)).metadata.deletionTimestamp).toBeDefined();
-    const r = await gcRun({}, deps);
+    // The agent's NodeClaim watch sees it (seconds, not gc's minute) and registration starts the termination.
+    const sent = await until('the agent forwards the deletion', async () => published.ofType('NodeClaim Lifecycle')[0], 15_000);
+    const seconds = (Date.now() - deletedAt) / 1000;
+    expect(seconds).toBeLessThan(10);
+    const started = await registrationRun(
+      registrationInput({ version: '0', id: 'nc-1', 'detail-type': sent.detailType, source: AgentSource, time: new Date().toISOString(), detail: sent.detail }),
+      registration,
+    );
+    expect(started).toEqual({ action: 'terminating', nodeClaim: c.name, started: true });
     // Assess
-    expect(r.started).toEqual([{ nodeClaim: c.name, cause: 'nodeclaim' }]);
-    // Every request of the pass (the mirror of the deleting object updated too) was allowed.
-    expect(r.failed).toEqual([]);
     await finished();
     // Drained through the Eviction API before the deadline: no Cutoff.
     const states = (await sfn.waitForExecution(arns[0].split(':').pop()!)).events.filter((e) => e.type.endsWith('StateEntered')).map((e) => e.stateName);
@@ -206,7 +246,9 @@ describe('real tier: deleting a NodeClaim, a NodePool, a Node with its event los
     expect((await cp.request('GET', `/api/v1/nodes/${c.node}`)).status).toBe(404);
     expect((await cp.request('GET', `${NodeClaims}/${c.name}`)).status).toBe(200);
     expect(removals).toEqual([]);
+    // gc's next pass starts nothing more (every request allowed) and takes the object's finalizer off.
     const after = await gcRun({}, deps);
+    expect(after.started).toEqual([]);
     expect(after.failed).toEqual([]);
     expect(after.nodeClaimObjects?.removed).toEqual([c.name]);
     expect((await cp.request('GET', `${NodeClaims}/${c.name}`)).status).toBe(404);

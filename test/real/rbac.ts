@@ -1,7 +1,7 @@
 /**
  * RBAC of each nodefleet identity against the real API server (infra/k8s applied as it ships):
  * - what the identity needs, derived from the source (the functions' KubeApi calls, as
- *   test/unit/infra/k8s.test.ts derives them; the agent's Reflectors on pods and nodes), is
+ *   test/unit/infra/k8s.test.ts derives them; the agent's Reflectors on pods, nodes and NodeClaims), is
  *   allowed, and everything else of a wide set of resources and verbs is refused, asked with the
  *   identity's own credential (SelfSubjectAccessReview);
  * - real requests: each needed KubeApi method, sent by nodefleet's own adapter
@@ -14,7 +14,7 @@ import { readTerminationDefinition, TerminationAslPath } from '../../infra/aws/t
 import { AgentNamespace, AgentServiceAccount, kubernetesGroupOf } from '../../infra/aws/config.ts';
 import { RepoRoot } from '../../infra/aws/app.ts';
 import { ClientNodeKubeApi, KubeApiRbac, type RbacPermission } from '../../shared/kube/kube-api.ts';
-import { ReflectorRbac } from '../../shared/kube/reflector.ts';
+import { ReflectorKinds, ReflectorRbac } from '../../shared/kube/reflector.ts';
 import { AnnotationNodeClaimMirror, FinalizerTermination, LabelNodePool } from '../../shared/api/labels.ts';
 import { toKubeNodeClaim } from '../../shared/api/nodeclaim.ts';
 import { nodeClaim } from '../fakes/builders.ts';
@@ -66,13 +66,13 @@ function dedupe(perms: RbacPermission[]): RbacPermission[] {
   return [...new Map(perms.map((p) => [key(p), p])).values()];
 }
 
-/** The agent: its two Reflectors (functions/agent/agent.ts). Its credential is a ServiceAccount token. */
+/** The agent: its three Reflectors (functions/agent/agent.ts). Its credential is a ServiceAccount token. */
 export const AgentIdentity: Identity = {
   name: 'nodefleet-agent',
   user: `system:serviceaccount:${AgentNamespace}:${AgentServiceAccount}`,
   groups: [],
   calls: [],
-  needed: [...ReflectorRbac('pods'), ...ReflectorRbac('nodes')],
+  needed: [...ReflectorRbac('pods'), ...ReflectorRbac('nodes'), ...ReflectorRbac('nodeclaims')],
 };
 
 /** The resources asked about: every one a nodefleet role names, and the sensitive rest. */
@@ -289,6 +289,9 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
           }
           case 'listNodeClaimObjects':
             return kube.listNodeClaimObjects();
+          case 'getNodeClaimObject':
+            // allowed = answered (404 is undefined: registration's identity has no create to make one)
+            return kube.getNodeClaimObject(n);
           // twice: the create, then the patch of an existing object (and its status both times)
           case 'putNodeClaimObject':
             await kube.putNodeClaimObject(claimObject);
@@ -324,7 +327,7 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
       record(id.name, `request ${verb} ${path}`, 'refused', r.status === 403 ? 'refused' : `HTTP ${r.status}`);
     }
   }
-  // The agent's Reflectors: list and a watch on pods and nodes with its ServiceAccount token.
+  // The agent's Reflectors: list and a watch on pods, nodes and NodeClaims with its ServiceAccount token.
   const agent = identities.find((i) => i.name === AgentIdentity.name);
   if (agent) {
     const kc = new KubeConfig();
@@ -334,14 +337,15 @@ export async function realRequests(cp: ControlPlane, identities: Identity[], tok
       contexts: [{ name: 'agent', cluster: 'real', user: 'agent' }],
       currentContext: 'agent',
     });
-    for (const kind of ['pods', 'nodes']) {
-      const list = await cp.request('GET', `/api/v1/${kind}?limit=1`, undefined, { token: tokens[agent.name] });
+    for (const kind of ['pods', 'nodes', 'nodeclaims'] as const) {
+      const path = ReflectorKinds[kind].path;
+      const list = await cp.request('GET', `${path}?limit=1`, undefined, { token: tokens[agent.name] });
       record(agent.name, `request list ${kind}`, 'allowed', list.status === 200 ? 'allowed' : `HTTP ${list.status}`);
       const got = await new Promise<string>((resolve) => {
         let settled = false;
         void new Watch(kc)
           .watch(
-            `/api/v1/${kind}`,
+            path,
             { resourceVersion: list.body?.metadata?.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 2 },
             () => {},
             (err) => {

@@ -10,6 +10,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,7 +37,8 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   /**
    * Audit the Eviction API: every `pods/eviction` request with its answer (RequestResponse
-   * level), one JSON line each in {@link ControlPlane.auditLog}.
+   * level), and every pod deletion (Metadata level: who, which pod, when), one JSON line each in
+   * {@link ControlPlane.auditLog}.
    */
   auditEvictions?: boolean;
 }
@@ -59,6 +61,14 @@ export interface ControlPlane {
   request(method: string, path: string, body?: unknown, opts?: { token?: string; contentType?: string }): Promise<ApiResponse>;
   /** Stops every process (SIGTERM, then SIGKILL after 10 s) and removes the temporary directory. */
   stop(): Promise<void>;
+  /**
+   * Stops kube-apiserver (SIGTERM, as a rolling upgrade of a control-plane instance does) and starts it
+   * again with the same flags, port and certificates; resolves when it is ready. Every watch ends,
+   * requests in between are refused, and its watch cache starts over from etcd.
+   */
+  restartApiServer(): Promise<void>;
+  /** Compacts etcd's history up to its current revision (what kube-apiserver does every 5 minutes); returns that revision. */
+  compactEtcd(): Promise<number>;
   /** The temporary directory (logs in <dir>/logs). */
   dir: string;
   /** The audit log (JSON lines) when `auditEvictions` was asked for. */
@@ -89,11 +99,11 @@ export async function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** HTTPS request trusting `ca` (or nothing, for a component's self-signed health endpoint). */
+/** HTTPS request trusting `ca` (or nothing, for a component's self-signed health endpoint); plain HTTP for an http: URL (etcd). */
 function send(url: string, method: string, opts: { ca?: string; token?: string; body?: unknown; contentType?: string }): Promise<ApiResponse> {
   const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(
+    const req = (url.startsWith('http:') ? httpRequest : httpsRequest)(
       url,
       {
         method,
@@ -168,19 +178,20 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     if (c && c.exitCode !== null) throw new Error(`control plane: ${name} exited with ${c.exitCode}:\n${logTail(name)}`);
   };
 
+  const end = async (child: ChildProcess) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const killed = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+    if (!killed) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    for (const { child } of [...children].reverse()) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      child.kill('SIGTERM');
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      const killed = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
-      if (!killed) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }
+    for (const { child } of [...children].reverse()) await end(child);
     rmSync(dir, { recursive: true, force: true });
   };
 
@@ -224,13 +235,17 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           'rules:',
           '  - level: RequestResponse',
           '    resources: [{ group: "", resources: ["pods/eviction"] }]',
+          // Pod deletions (who deleted which pod, when): the chaos harness's force-delete invariant.
+          '  - level: Metadata',
+          '    verbs: ["delete"]',
+          '    resources: [{ group: "", resources: ["pods"] }]',
           '  - level: None',
           '',
         ].join('\n'),
       );
     }
     const certDir = join(dir, 'certs', 'apiserver');
-    run('kube-apiserver', [
+    const apiserverArgs = [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
       `--secure-port=${port}`,
       '--bind-address=127.0.0.1',
@@ -248,23 +263,46 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--enable-priority-and-fairness=false',
       '--profiling=false',
       ...(auditLog ? [`--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json', '--audit-log-mode=blocking'] : []),
-    ]);
+    ];
+    run('kube-apiserver', apiserverArgs);
     const server = `https://127.0.0.1:${port}`;
     // The serving certificate appears once the server has generated it.
     let caData = '';
     const caFile = join(certDir, 'apiserver.crt');
-    for (let i = 0; ; i++) {
-      alive('etcd');
-      alive('kube-apiserver');
-      if (existsSync(caFile)) {
-        caData = readFileSync(caFile, 'utf8');
-        const r = await send(`${server}/readyz`, 'GET', { ca: caData, token: adminToken }).catch(() => undefined);
-        if (r?.status === 200) break;
+    const apiserverReady = async () => {
+      for (let i = 0; ; i++) {
+        alive('etcd');
+        alive('kube-apiserver');
+        if (existsSync(caFile)) {
+          caData = readFileSync(caFile, 'utf8');
+          const r = await send(`${server}/readyz`, 'GET', { ca: caData, token: adminToken }).catch(() => undefined);
+          if (r?.status === 200) return;
+        }
+        if (i > 600) throw new Error(`control plane: kube-apiserver not ready after 120 s:\n${logTail('kube-apiserver')}`);
+        await sleep(200);
       }
-      if (i > 600) throw new Error(`control plane: kube-apiserver not ready after 120 s:\n${logTail('kube-apiserver')}`);
-      await sleep(200);
-    }
+    };
+    await apiserverReady();
     log(`control plane: kube-apiserver ready at ${server}`);
+    const restartApiServer = async () => {
+      const i = children.findIndex((c) => c.name === 'kube-apiserver');
+      if (i >= 0) {
+        const [{ child }] = children.splice(i, 1);
+        await end(child);
+      }
+      run('kube-apiserver', apiserverArgs);
+      await apiserverReady();
+    };
+    const etcd = `http://127.0.0.1:${etcdClient}`;
+    const compactEtcd = async () => {
+      // etcd's JSON gateway: a range on the key "\0" answers with the store's current revision.
+      const range = await send(`${etcd}/v3/kv/range`, 'POST', { body: { key: 'AA==' } });
+      const revision = Number(range.body?.header?.revision);
+      if (!(revision > 0)) throw new Error(`etcd: no revision in ${JSON.stringify(range.body).slice(0, 200)}`);
+      const c = await send(`${etcd}/v3/kv/compaction`, 'POST', { body: { revision, physical: true } });
+      if (c.status !== 200) throw new Error(`etcd compaction at ${revision}: HTTP ${c.status}: ${JSON.stringify(c.body).slice(0, 200)}`);
+      return revision;
+    };
     const request: ControlPlane['request'] = (method, path, body, o = {}) =>
       send(`${server}${path}`, method, { ca: caData, token: o.token ?? adminToken, body, contentType: o.contentType });
 
@@ -337,7 +375,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       log('control plane: kwok healthy');
     }
     const tokens = Object.fromEntries(Object.keys(opts.identities ?? {}).map((n) => [n, all[n].token]));
-    return { server, caData, adminToken, tokens, request, stop, dir, ...(auditLog ? { auditLog } : {}) };
+    return { server, caData, adminToken, tokens, request, stop, restartApiServer, compactEtcd, dir, ...(auditLog ? { auditLog } : {}) };
   } catch (err) {
     await stop();
     throw err;

@@ -511,6 +511,42 @@ export class RealCluster implements ScenarioCluster {
     await until('the starting cluster to settle', async () => settled(), 120_000).catch(() => undefined);
   }
 
+  private auditRead = 0;
+
+  /**
+   * Pod deletions the audit log recorded since the last call, by users `who` accepts (the chaos
+   * harness asks for nodefleet's: a DELETE instead of an eviction).
+   */
+  podDeletions(who: (user: string) => boolean): { atMs: number; namespace: string; name: string; user: string }[] {
+    const f = this.cp.auditLog;
+    if (!f || !existsSync(f)) return [];
+    const text = readFileSync(f);
+    const fresh = text.subarray(this.auditRead);
+    const end = fresh.lastIndexOf(0x0a) + 1;
+    this.auditRead += end;
+    const out: { atMs: number; namespace: string; name: string; user: string }[] = [];
+    for (const line of fresh.subarray(0, end).toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const e = JSON.parse(line) as {
+        verb?: string;
+        user?: { username?: string };
+        objectRef?: { resource?: string; subresource?: string; name?: string; namespace?: string };
+        stageTimestamp?: string;
+        requestReceivedTimestamp?: string;
+      };
+      if (e.verb !== 'delete' || e.objectRef?.resource !== 'pods' || e.objectRef.subresource || !e.objectRef.name) continue;
+      const user = e.user?.username ?? '';
+      if (!who(user)) continue;
+      out.push({
+        atMs: Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? ''),
+        namespace: e.objectRef.namespace ?? 'default',
+        name: e.objectRef.name,
+        user,
+      });
+    }
+    return out;
+  }
+
   /** The server's audit log: each eviction it answered 429 (a PDB allowed no disruption). */
   evictionsRefused(): readonly { pod: string; pdb: string; at: string }[] {
     const f = this.cp.auditLog;
@@ -524,7 +560,7 @@ export class RealCluster implements ScenarioCluster {
         responseObject?: { details?: { causes?: { reason?: string; message?: string }[] } };
         stageTimestamp?: string;
       };
-      if (e.objectRef?.subresource !== 'eviction' || e.responseStatus?.code !== 429) continue;
+      if (e.objectRef?.subresource !== 'eviction' || e.responseStatus?.code !== 429) continue; // also skips the pod deletions
       const cause = e.responseObject?.details?.causes?.find((c) => c.reason === 'DisruptionBudget')?.message ?? '';
       const name = /disruption budget (\S+)/.exec(cause)?.[1];
       const pdb = name ? `${e.objectRef.namespace}/${name}` : '';

@@ -1,8 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AgentCore, BatchIdleMs, BatchMaxMs, PendingResendMs, PodEventMinIntervalMs } from '../../../functions/agent/agent-core.ts';
+import { AgentCore, BatchIdleMs, BatchMaxMs, PendingResendMs, PodEventMinIntervalMs, nodeClaimDeletion } from '../../../functions/agent/agent-core.ts';
 import { isProvisionable } from '../../../functions/agent/select.ts';
 import { splitDetails, MaxDetailBytes } from '../../../functions/agent/split.ts';
-import { UnschedulablePodsDetailSchema, NodeLifecycleDetailSchema, compactPod, type AgentPod } from '../../../shared/api/agent-events.ts';
+import {
+  UnschedulablePodsDetailSchema,
+  NodeClaimLifecycleDetailSchema,
+  NodeLifecycleDetailSchema,
+  compactPod,
+  type AgentPod,
+} from '../../../shared/api/agent-events.ts';
 import type { Pod } from '../../../shared/api/kube.ts';
 import { FakeEventPublisher, node, pod } from '../../fakes/index.ts';
 
@@ -242,6 +248,82 @@ describe('AgentCore pod events per node (lastPodEventTime)', () => {
       ['n1', iso(t0)],
       ['n2', iso(t0)],
     ]);
+  });
+});
+
+describe('AgentCore NodeClaim deletions (kubectl delete nodeclaim)', () => {
+  let publisher: FakeEventPublisher;
+  let core: AgentCore;
+  const object = (name: string, o: { deleting?: boolean; finalizer?: boolean } = {}) => ({
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:30Z' } : {}),
+      finalizers: o.finalizer === false ? [] : ['karpenter.sh/termination'],
+    },
+    status: { providerID: `aws:///us-east-1a/i-${name}` },
+  });
+  const ev = (type: 'ADDED' | 'MODIFIED' | 'DELETED', o: ReturnType<typeof object>) =>
+    core.nodeClaimChanged(type, o.metadata.name, type === 'DELETED' ? undefined : nodeClaimDeletion(o));
+  const sent = () => publisher.ofType('NodeClaim Lifecycle').map((e) => NodeClaimLifecycleDetailSchema.parse(e.detail).nodeClaim.metadata.name);
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(Date.parse('2026-01-01T00:00:00Z'));
+    publisher = new FakeEventPublisher();
+    core = new AgentCore({ clusterName: 'c1', publisher, nowMs: () => Date.now() });
+  });
+  afterEach(() => {
+    core.stop();
+    vi.useRealTimers();
+  });
+
+  it('an object that starts being deleted while holding karpenter.sh/termination is sent at once, once, schema-valid', async () => {
+    ev('ADDED', object('a'));
+    ev('MODIFIED', object('b', { deleting: true, finalizer: false })); // goes at once: nothing to wait for
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent()).toEqual([]);
+    ev('MODIFIED', object('a', { deleting: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    const detail = NodeClaimLifecycleDetailSchema.parse(publisher.ofType('NodeClaim Lifecycle')[0].detail);
+    expect(detail).toEqual({
+      schemaVersion: '1',
+      cluster: 'c1',
+      change: 'deleting',
+      observedAt: '2026-01-01T00:00:00.000Z',
+      nodeClaim: {
+        metadata: { name: 'a', uid: 'uid-a', deletionTimestamp: '2026-01-01T00:00:30Z', finalizers: ['karpenter.sh/termination'] },
+        status: { providerID: 'aws:///us-east-1a/i-a' },
+      },
+    });
+    ev('MODIFIED', object('a', { deleting: true })); // status updates while it drains
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent()).toEqual(['a']);
+  });
+
+  it('a failed publish is sent again; a re-list of a fresh agent reports deletions under way, a re-list of the same agent does not repeat them', async () => {
+    publisher.failEntries(1);
+    ev('MODIFIED', object('a', { deleting: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(BatchIdleMs);
+    expect(sent()).toEqual(['a']);
+    core.onNodeClaimSync(new Map([['a', nodeClaimDeletion(object('a', { deleting: true }))!]]));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent()).toEqual(['a']);
+    const fresh = new AgentCore({ clusterName: 'c1', publisher, nowMs: () => Date.now() });
+    fresh.onNodeClaimSync(new Map([['a', nodeClaimDeletion(object('a', { deleting: true }))!]]));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent()).toEqual(['a', 'a']);
+    fresh.stop();
+  });
+
+  it('an object deleted and created again under the same name is a new deletion', async () => {
+    ev('MODIFIED', object('a', { deleting: true }));
+    ev('DELETED', object('a'));
+    ev('ADDED', object('a'));
+    ev('MODIFIED', object('a', { deleting: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent()).toEqual(['a', 'a']);
   });
 });
 

@@ -192,15 +192,18 @@ describe('RBAC', () => {
     for (const r of rules) for (const k of ['apiGroups', 'resources', 'verbs']) expect(r[k], JSON.stringify(r)).not.toContain('*');
   };
 
-  it("gives the agent only its Reflectors' list/watch on pods and nodes", () => {
+  it("gives the agent only its Reflectors' list/watch on pods, nodes and NodeClaims", () => {
     const role = one('ClusterRole', 'nodefleet-agent');
-    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] }]);
+    expect(role.rules).toEqual([
+      { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] },
+      { apiGroups: ['karpenter.sh'], resources: ['nodeclaims'], verbs: ['list', 'watch'] },
+    ]);
     const granted = flatten(
       role.rules.flatMap((r: Obj) =>
         r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.map((verb: string) => ({ apiGroup: g, resource: res, verb })))),
       ),
     );
-    expect(granted).toEqual(flatten([...ReflectorRbac('pods'), ...ReflectorRbac('nodes')]));
+    expect(granted).toEqual(flatten([...ReflectorRbac('pods'), ...ReflectorRbac('nodes'), ...ReflectorRbac('nodeclaims')]));
     const binding = one('ClusterRoleBinding', 'nodefleet-agent');
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'nodefleet-agent' });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: AgentServiceAccount, namespace: AgentNamespace }]);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ListPageSize, Reflector } from '../../../shared/kube/reflector.ts';
+import { ListPageSize, NotServedRetryDelayMs, Reflector, ReflectorRbac, RetryDelayMs } from '../../../shared/kube/reflector.ts';
 import { kubeConfigFor } from '../../../shared/kube/kube-api.ts';
 import type { KubeObject } from '../../../shared/api/kube.ts';
 import { ObjectStore } from '../../../infra/local/kube/store.ts';
@@ -123,6 +123,57 @@ describe('Reflector on the local API server', () => {
     } finally {
       r.stop();
       await server.close();
+    }
+  });
+});
+
+describe('Reflector of NodeClaims', () => {
+  it('lists and watches karpenter.sh/v1 nodeclaims; a server without the CRD (404) is listed again only after NotServedRetryDelayMs', async () => {
+    const paths: string[] = [];
+    let served = false;
+    const srv = createServer((req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      paths.push(`${url.pathname}${url.searchParams.get('watch') ? ' watch' : ''}`);
+      if (!served) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch')) return; // stays open
+      res.end(JSON.stringify({ kind: 'NodeClaimList', metadata: { resourceVersion: '5' }, items: [{ metadata: { name: 'default-a' } }] }));
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    const errors: number[] = [];
+    let synced: string[] = [];
+    const r = new Reflector<string>(kubeConfigFor({ kind: 'kubeconfig-string', yaml: kubeconfigYaml(`http://127.0.0.1:${port}`) }), {
+      kind: 'nodeclaims',
+      transform: (raw) => raw.metadata.name,
+      onSync: (items) => (synced = [...items.keys()]),
+      onEvent: () => {},
+      onError: (err) => errors.push((err as { code?: number }).code ?? 0),
+    });
+    try {
+      r.start();
+      await new Promise((res) => setTimeout(res, RetryDelayMs + 500));
+      // Not served: one list, one error, no retry at the ordinary 2 s.
+      expect(paths).toEqual(['/apis/karpenter.sh/v1/nodeclaims']);
+      expect(errors).toEqual([404]);
+      expect(NotServedRetryDelayMs).toBeGreaterThan(RetryDelayMs);
+      expect(ReflectorRbac('nodeclaims')).toEqual([
+        { apiGroup: 'karpenter.sh', resource: 'nodeclaims', verb: 'list' },
+        { apiGroup: 'karpenter.sh', resource: 'nodeclaims', verb: 'watch' },
+      ]);
+      served = true;
+      (r as unknown as { relist(): Promise<void> }).relist(); // the retry, without waiting 30 s
+      for (let i = 0; i < 100 && !paths.includes('/apis/karpenter.sh/v1/nodeclaims watch'); i++) await new Promise((res) => setTimeout(res, 20));
+      expect(synced).toEqual(['default-a']);
+      expect(paths).toContain('/apis/karpenter.sh/v1/nodeclaims watch');
+    } finally {
+      r.stop();
+      srv.closeAllConnections();
+      await new Promise<void>((res) => srv.close(() => res()));
     }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { run, parseInput, instanceIdOf, recordPodEvent } from '../../../functions/registration/handler.ts';
-import { AnnotationLastPodEventTime, compactNode } from '../../../shared/api/agent-events.ts';
+import { AnnotationLastPodEventTime, compactNode, type NodeLifecycleEvent } from '../../../shared/api/agent-events.ts';
 import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
 import type { Node } from '../../../shared/api/kube.ts';
 import { isTrue } from '../../../shared/api/nodeclaim.ts';
@@ -8,10 +8,13 @@ import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observab
 import { MetricNames } from '../../../shared/api/metrics.ts';
 import { fakeWorld, node, nodeClaim } from '../../fakes/index.ts';
 
+/** A parsed `Node Lifecycle` event (parseInput also takes `NodeClaim Lifecycle`). */
+const nodeEvent = (e: unknown) => parseInput(e) as NodeLifecycleEvent;
+
 const providerID = 'aws:///ap-northeast-2a/i-0abc1234def567891';
 
-function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'added', cluster = 'test') {
-  return parseInput({
+function event(n: Node, change: 'added' | 'ready' | 'updated' | 'deleted' = 'added', cluster = 'test'): NodeLifecycleEvent {
+  return nodeEvent({
     version: '0',
     id: `e-${change}`,
     'detail-type': DetailTypeNodeLifecycle,
@@ -185,8 +188,8 @@ describe('registration', () => {
 });
 
 describe('registration: last pod event time (consolidateAfter restarts)', () => {
-  function podActivity(lastPodEventTime: string, id: string) {
-    return parseInput({
+  function podActivity(lastPodEventTime: string, id: string): NodeLifecycleEvent {
+    return nodeEvent({
       version: '0',
       id,
       'detail-type': DetailTypeNodeLifecycle,

@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseInput, run, type RegistrationDeps } from '../../../functions/registration/handler.ts';
-import { compactNode } from '../../../shared/api/agent-events.ts';
-import { AgentSchemaVersion, AgentSource, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
+import { compactNode, compactNodeClaim } from '../../../shared/api/agent-events.ts';
+import { AgentSchemaVersion, AgentSource, DetailTypeNodeClaimLifecycle, DetailTypeNodeLifecycle } from '../../../shared/api/contract.ts';
 import type { Node } from '../../../shared/api/kube.ts';
-import type { NodeClaim } from '../../../shared/api/nodeclaim.ts';
-import { FinalizerTermination } from '../../../shared/api/labels.ts';
+import { toKubeNodeClaim, type KubeNodeClaim, type NodeClaim } from '../../../shared/api/nodeclaim.ts';
+import { AnnotationNodeClaimMirror, FinalizerTermination } from '../../../shared/api/labels.ts';
 import { RecordingLog, RecordingMetrics } from '../../../shared/runtime/observability.ts';
 import { node, nodeClaim } from '../../fakes/index.ts';
 import { ClaimName, InstanceId, NodeName, harness, type Harness } from '../termination/helpers.ts';
@@ -146,5 +146,75 @@ describe('kubectl delete node (termination finalizer)', () => {
     await h.w.kube.setNodeFinalizer(NodeName, FinalizerTermination, false);
     await run(event((await h.w.kube.getNode(NodeName))!), deps);
     expect((await h.w.kube.getNode(NodeName))?.metadata.finalizers).toContain(FinalizerTermination);
+  });
+});
+
+/** The agent's `NodeClaim Lifecycle` event for object `o` (as it saw it). */
+function nodeClaimEvent(o: KubeNodeClaim, cluster = 'test') {
+  return parseInput({
+    version: '0',
+    id: `e-nc-${o.metadata.name}`,
+    'detail-type': DetailTypeNodeClaimLifecycle,
+    source: AgentSource,
+    account: '123456789012',
+    time: '2026-01-01T00:01:00Z',
+    region: 'us-east-1',
+    resources: [],
+    detail: { schemaVersion: AgentSchemaVersion, cluster, change: 'deleting', observedAt: '2026-01-01T00:01:00Z', nodeClaim: compactNodeClaim(o) },
+  });
+}
+
+describe('kubectl delete nodeclaim (the agent forwards the deletion)', () => {
+  /** The world above with gc's mirrors of both claims, as the API server keeps them. */
+  async function mirrored() {
+    const r = await world();
+    for (const name of [ClaimName, OtherClaim]) {
+      const o = toKubeNodeClaim(r.h.w.store.peek(name)!, { [AnnotationNodeClaimMirror]: 'test' });
+      r.h.w.kube.nodeClaimObjects.set(name, o);
+    }
+    return r;
+  }
+  const deleting = (o: KubeNodeClaim): KubeNodeClaim => ({ ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:55Z' } });
+
+  it("the live object being deleted starts exactly that claim's termination, at once; a second event starts nothing new", async () => {
+    // Prepare
+    const { h, deps, arns } = await mirrored();
+    const o = deleting(h.w.kube.nodeClaimObjects.get(ClaimName)!);
+    h.w.kube.nodeClaimObjects.set(ClaimName, o);
+    // Act
+    const r = await run(nodeClaimEvent(o), deps);
+    // Assess
+    expect(r).toEqual({ action: 'terminating', nodeClaim: ClaimName, started: true });
+    expect(arns).toHaveLength(1);
+    expect((await h.sfn.waitForExecution(arns[0].split(':').pop()!)).status).toBe('SUCCEEDED');
+    expect(h.terminateCalls).toHaveLength(1);
+    expect((await h.w.cloud.get(InstanceId))?.state).not.toBe('running');
+    expect((await h.w.cloud.get(OtherInstance))?.state).toBe('running');
+    expect((deps.log as RecordingLog).lines.map((l) => l.message)).toContain('nodeclaim deleted: terminating its nodeclaim');
+    expect(await run(nodeClaimEvent(o), deps)).toMatchObject({ action: 'terminating', started: false });
+    expect(arns).toHaveLength(1);
+  });
+
+  it('the event is only a hint: an object not being deleted live, another cluster, a forged providerID or no record start nothing', async () => {
+    const { h, deps, arns } = await mirrored();
+    const live = h.w.kube.nodeClaimObjects.get(ClaimName)!;
+    // The event says deleting; the API server says not.
+    expect(await run(nodeClaimEvent(deleting(live)), deps)).toEqual({ action: 'ignored', reason: `nodeclaim object ${ClaimName} is not being deleted` });
+    // Another cluster's event.
+    expect(await run(nodeClaimEvent(deleting(live), 'other'), deps)).toMatchObject({ action: 'ignored' });
+    // Live and deleting, but carrying the other claim's providerID.
+    h.w.kube.nodeClaimObjects.set(ClaimName, { ...deleting(live), status: { ...live.status, providerID: OtherProviderId } });
+    expect(await run(nodeClaimEvent(deleting(live)), deps)).toMatchObject({ action: 'ignored' });
+    // Another controller's object (no mirror annotation) of the claim's name.
+    h.w.kube.nodeClaimObjects.set(ClaimName, { ...deleting(live), metadata: { ...deleting(live).metadata, annotations: {} } });
+    expect(await run(nodeClaimEvent(deleting(live)), deps)).toMatchObject({ action: 'ignored' });
+    // No record of that name; an object already gone.
+    const ghost = { ...deleting(live), metadata: { ...deleting(live).metadata, name: 'default-ghost' } };
+    h.w.kube.nodeClaimObjects.set('default-ghost', ghost);
+    expect(await run(nodeClaimEvent(ghost), deps)).toEqual({ action: 'ignored', reason: 'no nodeclaim default-ghost' });
+    h.w.kube.nodeClaimObjects.delete(ClaimName);
+    expect(await run(nodeClaimEvent(deleting(live)), deps)).toEqual({ action: 'ignored', reason: `nodeclaim object ${ClaimName} is gone` });
+    expect(arns).toEqual([]);
+    expect(h.terminateCalls).toEqual([]);
   });
 });
