@@ -39,6 +39,11 @@ export interface ControlPlaneOptions {
    * level), one JSON line each in {@link ControlPlane.auditLog}.
    */
   auditEvictions?: boolean;
+  /**
+   * Also audit, at Metadata level (who, verb, object, answer), every write to Nodes, pods (delete,
+   * eviction), NodeClaims and NodePools (and their status): which controller touched which node (test/real/beside-karpenter.test.ts).
+   */
+  auditWrites?: boolean;
 }
 
 /** An HTTP answer: status and parsed JSON body (or the raw text when it is not JSON). */
@@ -61,8 +66,10 @@ export interface ControlPlane {
   stop(): Promise<void>;
   /** The temporary directory (logs in <dir>/logs). */
   dir: string;
-  /** The audit log (JSON lines) when `auditEvictions` was asked for. */
+  /** The audit log (JSON lines) when `auditEvictions` or `auditWrites` was asked for. */
   auditLog?: string;
+  /** The directory of the built binaries. */
+  bin: string;
 }
 
 /** Runs build.sh (skips what is built) and returns the bin directory. */
@@ -212,7 +219,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     // kube-apiserver
     const port = await freePort();
-    const auditLog = opts.auditEvictions ? join(logs, 'audit.jsonl') : undefined;
+    const auditLog = opts.auditEvictions || opts.auditWrites ? join(logs, 'audit.jsonl') : undefined;
     const auditPolicy = join(dir, 'certs', 'audit-policy.yaml');
     if (auditLog) {
       writeFileSync(
@@ -222,8 +229,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           'kind: Policy',
           'omitStages: [RequestReceived]',
           'rules:',
-          '  - level: RequestResponse',
-          '    resources: [{ group: "", resources: ["pods/eviction"] }]',
+          ...(opts.auditEvictions ? ['  - level: RequestResponse', '    resources: [{ group: "", resources: ["pods/eviction"] }]'] : []),
+          ...(opts.auditWrites
+            ? [
+                '  - level: Metadata',
+                '    verbs: [create, update, patch, delete, deletecollection]',
+                '    resources: [{ group: "", resources: ["nodes", "pods", "pods/eviction"] }, { group: karpenter.sh, resources: ["nodeclaims", "nodeclaims/status", "nodepools", "nodepools/status"] }]',
+              ]
+            : []),
           '  - level: None',
           '',
         ].join('\n'),
@@ -337,7 +350,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       log('control plane: kwok healthy');
     }
     const tokens = Object.fromEntries(Object.keys(opts.identities ?? {}).map((n) => [n, all[n].token]));
-    return { server, caData, adminToken, tokens, request, stop, dir, ...(auditLog ? { auditLog } : {}) };
+    return { server, caData, adminToken, tokens, request, stop, dir, bin, ...(auditLog ? { auditLog } : {}) };
   } catch (err) {
     await stop();
     throw err;
