@@ -50,7 +50,9 @@ describe('real tier: Karpenter (kwok provider) beside nodefleet', () => {
           writes = readAuditWrites(c.cp.auditLog);
           karpenterErrors = c.karpenter?.errors() ?? ['karpenter: not running'];
           terminated = env.ec2.calls.filter((x) => x.action === 'TerminateInstances').flatMap((x) => x.detail as string[]);
-          nodefleetInstances = new Set([...env.ec2.instances.values()].filter((i) => !i.preexisting && i.tags['nodefleet.io/cluster'] === scenario.clusterName).map((i) => i.instanceId));
+          nodefleetInstances = new Set(
+            [...env.ec2.instances.values()].filter((i) => !i.preexisting && i.tags['nodefleet.io/cluster'] === scenario.clusterName).map((i) => i.instanceId),
+          );
         },
       });
       const failed = result.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);

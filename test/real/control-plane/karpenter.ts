@@ -89,7 +89,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * kubeconfig holding that ServiceAccount's token; resolves once its health probe answers.
  * Karpenter's CRDs must be applied first ({@link karpenterCrds}).
  */
-export async function startKarpenter(cp: ControlPlane, bin: string, opts: { log?: (line: string) => void; env?: Record<string, string> } = {}): Promise<KarpenterController> {
+export async function startKarpenter(
+  cp: ControlPlane,
+  bin: string,
+  opts: { log?: (line: string) => void; env?: Record<string, string> } = {},
+): Promise<KarpenterController> {
   const log = opts.log ?? (() => {});
   const ns = await cp.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: KarpenterNamespace } });
   if (ns.status >= 300 && ns.status !== 409) throw new Error(`karpenter: namespace: HTTP ${ns.status}`);
