@@ -22,8 +22,6 @@ export const KarpenterNamespace = 'karpenter';
 export const KarpenterServiceAccount = 'karpenter';
 /** The user the API server sees for Karpenter's controller. */
 export const KarpenterUser = `system:serviceaccount:${KarpenterNamespace}:${KarpenterServiceAccount}`;
-/** The NodeClass group Karpenter's kwok provider manages (its GetSupportedNodeClasses). */
-export const KwokNodeClassGroup = 'karpenter.kwok.sh';
 
 /** Where build.sh put the chart's CRDs and RBAC templates (next to the bin directory). */
 function chartDir(bin: string): string {

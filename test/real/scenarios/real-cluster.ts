@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeletStoppedAnnotation, startControlPlane, type ControlPlane } from '../control-plane/cluster.ts';
 import { applyCrds, applyShipped } from '../control-plane/manifests.ts';
-import { karpenterCrds, KwokNodeClassGroup, startKarpenter, type KarpenterController } from '../control-plane/karpenter.ts';
+import { karpenterCrds, startKarpenter, type KarpenterController } from '../control-plane/karpenter.ts';
 import { until } from '../control-plane/until.ts';
 import { agentToken, functionIdentities } from '../rbac.ts';
 import { kubernetesGroupOf, AgentNamespace } from '../../../infra/aws/config.ts';
@@ -80,7 +80,7 @@ export interface RealClusterOptions {
   /**
    * Karpenter's own controller beside nodefleet (test/real/control-plane/karpenter.ts): Karpenter's
    * CRDs instead of the shipped karpenter.sh ones, its controller started with its chart's RBAC,
-   * and every write to Nodes, pods and NodeClaims audited (who touched what).
+   * and every write to Nodes, pods, NodeClaims and NodePools audited (who touched what).
    */
   besideKarpenter?: boolean;
 }
@@ -441,19 +441,7 @@ export class RealCluster implements ScenarioCluster {
       const body = { ...held, metadata: { ...held.metadata, ...(namespace ? { namespace } : {}) } };
       const path = `${this.collection(o.apiVersion, res, namespace)}/${o.metadata.name}?fieldManager=${FieldManager}&force=true&fieldValidation=Strict`;
       await must(this.cp, 'PATCH', path, JSON.stringify(body), 'application/apply-patch+yaml');
-      if (o.kind === 'KWOKNodeClass' && o.apiVersion.startsWith(`${KwokNodeClassGroup}/`)) await this.kwokNodeClassReady(o.apiVersion, o.metadata.name);
     }
-  }
-
-  /**
-   * Nothing in Karpenter's kwok provider sets a KWOKNodeClass's status, and a NodePool whose class
-   * is not Ready gets no capacity (its NodeClassReady condition is False): the harness sets Ready
-   * through the status subresource, as a cloud provider's NodeClass controller would.
-   */
-  private async kwokNodeClassReady(apiVersion: string, name: string): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: now, observedGeneration: 1 }] };
-    await must(this.cp, 'PATCH', `/apis/${apiVersion}/kwoknodeclasses/${name}/status`, { status }, 'application/merge-patch+json');
   }
 
   async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<void> {
