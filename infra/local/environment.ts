@@ -450,6 +450,7 @@ export class LocalEnvironment {
       [Env.stateMachineArn]: `arn:aws:states:${s.region}:123456789012:stateMachine:termination`,
       [Env.instanceProfileName]: this.profileName(),
       [Env.nodeRoleName]: `KarpenterNodeRole-${s.clusterName}`,
+      ...(s.besideKarpenter ? { [Env.besideKarpenter]: 'true' } : {}),
       // Karpenter's settings under their names, as the stack passes them (shared/api/settings.ts).
       ...s.settings,
     };

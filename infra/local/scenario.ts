@@ -290,6 +290,11 @@ export const ScenarioSchema = z.strictObject({
   start: z.string().default('2026-03-02T10:00:00Z'),
   speed: z.number().positive().default(10),
   timeout: Duration.default(1200),
+  /**
+   * nodefleet deployed beside Karpenter (CDK context `besideKarpenter`, docs/migration.md): every
+   * function reads only NodePools of nodefleet.io EC2NodeClasses (NODEFLEET_BESIDE_KARPENTER).
+   */
+  besideKarpenter: z.boolean().default(false),
   /** Karpenter's settings under its names (`FEATURE_GATES: SpotToSpotConsolidation=true`), checked as the functions check them (shared/api/settings.ts). */
   settings: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))

@@ -41,6 +41,11 @@ export interface ControlPlaneOptions {
    * {@link ControlPlane.auditLog}.
    */
   auditEvictions?: boolean;
+  /**
+   * Also audit, at Metadata level (who, verb, object, answer), every write to Nodes, pods (delete,
+   * eviction), NodeClaims and NodePools (and their status): which controller touched which node (test/real/beside-karpenter.test.ts).
+   */
+  auditWrites?: boolean;
 }
 
 /** An HTTP answer: status and parsed JSON body (or the raw text when it is not JSON). */
@@ -71,8 +76,10 @@ export interface ControlPlane {
   compactEtcd(): Promise<number>;
   /** The temporary directory (logs in <dir>/logs). */
   dir: string;
-  /** The audit log (JSON lines) when `auditEvictions` was asked for. */
+  /** The audit log (JSON lines) when `auditEvictions` or `auditWrites` was asked for. */
   auditLog?: string;
+  /** The directory of the built binaries. */
+  bin: string;
 }
 
 /** Runs build.sh (skips what is built) and returns the bin directory. */
@@ -223,7 +230,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     // kube-apiserver
     const port = await freePort();
-    const auditLog = opts.auditEvictions ? join(logs, 'audit.jsonl') : undefined;
+    const auditLog = opts.auditEvictions || opts.auditWrites ? join(logs, 'audit.jsonl') : undefined;
     const auditPolicy = join(dir, 'certs', 'audit-policy.yaml');
     if (auditLog) {
       writeFileSync(
@@ -233,12 +240,23 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           'kind: Policy',
           'omitStages: [RequestReceived]',
           'rules:',
-          '  - level: RequestResponse',
-          '    resources: [{ group: "", resources: ["pods/eviction"] }]',
-          // Pod deletions (who deleted which pod, when): the chaos harness's force-delete invariant.
-          '  - level: Metadata',
-          '    verbs: ["delete"]',
-          '    resources: [{ group: "", resources: ["pods"] }]',
+          ...(opts.auditEvictions
+            ? [
+                '  - level: RequestResponse',
+                '    resources: [{ group: "", resources: ["pods/eviction"] }]',
+                // Pod deletions (who deleted which pod, when): the chaos harness's force-delete invariant.
+                '  - level: Metadata',
+                '    verbs: ["delete"]',
+                '    resources: [{ group: "", resources: ["pods"] }]',
+              ]
+            : []),
+          ...(opts.auditWrites
+            ? [
+                '  - level: Metadata',
+                '    verbs: [create, update, patch, delete, deletecollection]',
+                '    resources: [{ group: "", resources: ["nodes", "pods", "pods/eviction"] }, { group: karpenter.sh, resources: ["nodeclaims", "nodeclaims/status", "nodepools", "nodepools/status"] }]',
+              ]
+            : []),
           '  - level: None',
           '',
         ].join('\n'),
@@ -375,7 +393,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       log('control plane: kwok healthy');
     }
     const tokens = Object.fromEntries(Object.keys(opts.identities ?? {}).map((n) => [n, all[n].token]));
-    return { server, caData, adminToken, tokens, request, stop, restartApiServer, compactEtcd, dir, ...(auditLog ? { auditLog } : {}) };
+    return { server, caData, adminToken, tokens, request, stop, restartApiServer, compactEtcd, dir, bin, ...(auditLog ? { auditLog } : {}) };
   } catch (err) {
     await stop();
     throw err;

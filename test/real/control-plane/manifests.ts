@@ -91,9 +91,14 @@ export async function applyCrds(cp: ControlPlane, crds: Obj[]): Promise<void> {
   }
 }
 
-/** Applies infra/k8s's CRDs, then its manifests (namespace first, as kubectl orders them). */
-export async function applyShipped(cp: ControlPlane): Promise<Obj[]> {
-  await applyCrds(cp, shippedCrds());
+/**
+ * Applies infra/k8s's CRDs, then its manifests (namespace first, as kubectl orders them). With
+ * `crds` (a cluster that has Karpenter's own), those are applied instead of the shipped CRDs of the
+ * same names, as docs/migration.md says (infra/k8s/crds is for clusters without Karpenter's).
+ */
+export async function applyShipped(cp: ControlPlane, opts: { crds?: Obj[] } = {}): Promise<Obj[]> {
+  const own = new Set((opts.crds ?? []).map((c) => c.metadata.name as string));
+  await applyCrds(cp, [...shippedCrds().filter((c) => !own.has(c.metadata.name)), ...(opts.crds ?? [])]);
   const objects = shippedManifests();
   const order = (o: Obj) => (o.kind === 'Namespace' ? 0 : o.kind === 'ServiceAccount' ? 1 : 2);
   for (const o of [...objects].sort((a, b) => order(a) - order(b))) await apply(cp, o);

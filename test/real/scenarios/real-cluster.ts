@@ -16,7 +16,8 @@ import { request as httpsRequest } from 'node:https';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeletStoppedAnnotation, startControlPlane, type ControlPlane } from '../control-plane/cluster.ts';
-import { applyShipped } from '../control-plane/manifests.ts';
+import { applyCrds, applyShipped } from '../control-plane/manifests.ts';
+import { karpenterCrds, startKarpenter, type KarpenterController } from '../control-plane/karpenter.ts';
 import { until } from '../control-plane/until.ts';
 import { agentToken, functionIdentities } from '../rbac.ts';
 import { kubernetesGroupOf, AgentNamespace } from '../../../infra/aws/config.ts';
@@ -47,6 +48,7 @@ const Watched: { apiVersion: string; kind: string }[] = [
   { apiVersion: 'karpenter.sh/v1', kind: 'NodePool' },
   { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim' },
   { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass' },
+  { apiVersion: 'nodefleet.io/v1', kind: 'EC2NodeClass' },
 ];
 /** The function identities that call Kubernetes in the embedded environment's names (LocalIdentities). */
 const FunctionsWithKube = ['provisioner', 'registration', 'interruption', 'disruption', 'gc'];
@@ -73,46 +75,70 @@ interface Kubelet {
   timers: { cancel(): void }[];
 }
 
+/** Options of the tier's cluster. */
+export interface RealClusterOptions {
+  /**
+   * Karpenter's own controller beside nodefleet (test/real/control-plane/karpenter.ts): Karpenter's
+   * CRDs instead of the shipped karpenter.sh ones, its controller started with its chart's RBAC,
+   * and every write to Nodes, pods, NodeClaims and NodePools audited (who touched what).
+   */
+  besideKarpenter?: boolean;
+}
+
 /** Starts the tier and returns the scenario cluster on it (the environment's `cluster` option). */
-export const realCluster: ScenarioClusterFactory = async ({ clock, log }) => {
-  const fns = functionIdentities();
-  // The embedded environment's termination tasks share one Kubernetes client: one user in every
-  // task's group, so it has what each task's RBAC gives (and the admission policy sees a nodefleet identity).
-  const termination = { user: 'nodefleet-termination', groups: fns.filter((f) => f.name.startsWith('nodefleet-termination-')).flatMap((f) => f.groups) };
-  const cp = await startControlPlane({
-    controllers: true,
-    kwok: true,
-    auditEvictions: true,
-    identities: { ...Object.fromEntries(fns.map((f) => [f.name, { user: f.user, groups: f.groups }])), termination },
-    log,
-  });
-  try {
-    await applyShipped(cp);
-    // The agent runs in-process (as in the embedded environment): its shipped Deployment would
-    // be one more pod on the managed nodes the scenarios do not count.
-    await must(
-      cp,
-      'PATCH',
-      `/apis/apps/v1/namespaces/${AgentNamespace}/deployments/nodefleet-agent/scale`,
-      { spec: { replicas: 0 } },
-      'application/merge-patch+json',
-    );
-    await until('the default ServiceAccount', async () =>
-      (await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined,
-    );
-    const tokens: Record<string, string> = { agent: await agentToken(cp), termination: cp.tokens.termination };
-    for (const f of FunctionsWithKube) {
-      const group = kubernetesGroupOf(f);
-      if (cp.tokens[group]) tokens[f] = cp.tokens[group];
+export const realCluster: ScenarioClusterFactory = (ctx) => realClusterWith({})(ctx);
+
+/** {@link realCluster} with options. */
+export function realClusterWith(opts: RealClusterOptions): ScenarioClusterFactory {
+  return async ({ clock, log }) => {
+    const fns = functionIdentities();
+    // The embedded environment's termination tasks share one Kubernetes client: one user in every
+    // task's group, so it has what each task's RBAC gives (and the admission policy sees a nodefleet identity).
+    const termination = { user: 'nodefleet-termination', groups: fns.filter((f) => f.name.startsWith('nodefleet-termination-')).flatMap((f) => f.groups) };
+    const cp = await startControlPlane({
+      controllers: true,
+      kwok: true,
+      auditEvictions: true,
+      auditWrites: opts.besideKarpenter,
+      identities: { ...Object.fromEntries(fns.map((f) => [f.name, { user: f.user, groups: f.groups }])), termination },
+      log,
+    });
+    let karpenter: KarpenterController | undefined;
+    try {
+      const objects = await applyShipped(cp, opts.besideKarpenter ? { crds: karpenterCrds(cp.bin) } : {});
+      // The shipped nodefleet.io EC2NodeClass CRD: served before a scenario applies its classes.
+      await applyCrds(
+        cp,
+        objects.filter((o) => o.kind === 'CustomResourceDefinition'),
+      );
+      // The agent runs in-process (as in the embedded environment): its shipped Deployment would
+      // be one more pod on the managed nodes the scenarios do not count.
+      await must(
+        cp,
+        'PATCH',
+        `/apis/apps/v1/namespaces/${AgentNamespace}/deployments/nodefleet-agent/scale`,
+        { spec: { replicas: 0 } },
+        'application/merge-patch+json',
+      );
+      await until('the default ServiceAccount', async () =>
+        (await cp.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined,
+      );
+      const tokens: Record<string, string> = { agent: await agentToken(cp), termination: cp.tokens.termination };
+      for (const f of FunctionsWithKube) {
+        const group = kubernetesGroupOf(f);
+        if (cp.tokens[group]) tokens[f] = cp.tokens[group];
+      }
+      if (opts.besideKarpenter) karpenter = await startKarpenter(cp, cp.bin, { log });
+      const c = new RealCluster(cp, clock, tokens, karpenter);
+      await c.startCache();
+      return c;
+    } catch (err) {
+      await karpenter?.stop();
+      await cp.stop();
+      throw err;
     }
-    const c = new RealCluster(cp, clock, tokens);
-    await c.startCache();
-    return c;
-  } catch (err) {
-    await cp.stop();
-    throw err;
-  }
-};
+  };
+}
 
 async function must(cp: ControlPlane, method: string, path: string, body?: unknown, contentType?: string): Promise<any> {
   const r = await cp.request(method, path, body, { contentType });
@@ -134,6 +160,8 @@ export class RealCluster implements ScenarioCluster {
     readonly cp: ControlPlane,
     private readonly clock: { nowMs(): number; setTimer(fn: () => void, ms: number): { cancel(): void } },
     private readonly tokens: Record<string, string>,
+    /** Karpenter's controller, when it runs beside nodefleet. */
+    readonly karpenter?: KarpenterController,
   ) {}
 
   now(): Date {
@@ -176,6 +204,7 @@ export class RealCluster implements ScenarioCluster {
     this.stopped = true;
     for (const k of this.kubelets.values()) for (const t of k.timers) t.cancel();
     for (const w of this.watches) w.destroy();
+    await this.karpenter?.stop();
     await this.cp.stop();
   }
 
